@@ -1,0 +1,196 @@
+//! The health of one Flux object, derived from its status the way FACTS §3.8 describes (kstatus
+//! order, Flux condition conventions). The first rule that matches wins.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+use super::FluxKind;
+
+/// What a user needs to know about one object at a glance, worst first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Health {
+    /// Stalled=True: terminal, no retry until the spec changes.
+    Stalled,
+    /// Ready=False: failing, retrying.
+    Failed,
+    /// `metadata.deletionTimestamp` is set.
+    Deleting,
+    /// Reconciling, Ready=Unknown, or a generation not yet observed.
+    Progressing,
+    /// No Ready condition yet ("waiting to be reconciled").
+    Waiting,
+    /// `spec.suspend: true` (the last Ready condition stays as detail).
+    Suspended,
+    Ready,
+    /// Static kinds without status (Alert, Provider).
+    NotApplicable,
+}
+
+impl Health {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Health::Stalled => "stalled",
+            Health::Failed => "failed",
+            Health::Deleting => "deleting",
+            Health::Progressing => "progressing",
+            Health::Waiting => "waiting",
+            Health::Suspended => "suspended",
+            Health::Ready => "ready",
+            Health::NotApplicable => "n/a",
+        }
+    }
+
+    /// Whether this is a problem a triage view should list.
+    pub fn is_problem(self) -> bool {
+        matches!(self, Health::Stalled | Health::Failed)
+    }
+}
+
+impl fmt::Display for Health {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The condition of type `kind` in `status.conditions`, if any.
+pub fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
+    object
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+}
+
+fn condition_status<'a>(object: &'a Value, kind: &str) -> Option<&'a str> {
+    condition(object, kind)?.get("status")?.as_str()
+}
+
+/// Whether the object is suspended: `spec.suspend`, or the reconcile-disabled annotation that
+/// ArtifactGenerator uses instead.
+pub fn is_suspended(kind: FluxKind, object: &Value) -> bool {
+    if kind == FluxKind::ArtifactGenerator {
+        return object
+            .pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
+    }
+    object.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+}
+
+/// Computes the health of a Flux object from its JSON (FACTS §3.8).
+pub fn health_of(kind: FluxKind, object: &Value) -> Health {
+    if object
+        .pointer("/metadata/deletionTimestamp")
+        .is_some_and(|v| !v.is_null())
+    {
+        return Health::Deleting;
+    }
+    if is_suspended(kind, object) {
+        return Health::Suspended;
+    }
+    if condition_status(object, "Stalled") == Some("True") {
+        return Health::Stalled;
+    }
+    let ready = condition(object, "Ready");
+    let ready_status = ready.and_then(|c| c.get("status")).and_then(Value::as_str);
+    if ready_status == Some("False") {
+        return Health::Failed;
+    }
+    let generation = object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64);
+    let observed = object
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    let behind = matches!((generation, observed), (Some(g), Some(o)) if o < g);
+    if condition_status(object, "Reconciling") == Some("True")
+        || ready_status == Some("Unknown")
+        || behind
+    {
+        return Health::Progressing;
+    }
+    if ready_status == Some("True") {
+        let cond_gen = ready
+            .and_then(|c| c.get("observedGeneration"))
+            .and_then(Value::as_i64);
+        let current = match cond_gen {
+            Some(cg) if cg != 0 => Some(cg) == generation,
+            _ => observed == generation,
+        };
+        return if current {
+            Health::Ready
+        } else {
+            Health::Progressing
+        };
+    }
+    if kind.is_static() {
+        return Health::NotApplicable;
+    }
+    Health::Waiting
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ks(status: Value) -> Value {
+        json!({"metadata": {"generation": 3}, "spec": {}, "status": status})
+    }
+
+    #[test]
+    fn ready_needs_the_current_generation() {
+        let cond = |g| {
+            json!({"observedGeneration": g, "conditions": [
+            {"type": "Ready", "status": "True", "observedGeneration": g}]})
+        };
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &ks(cond(3))),
+            Health::Ready
+        );
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &ks(cond(2))),
+            Health::Progressing
+        );
+    }
+
+    #[test]
+    fn stalled_wins_over_failed_and_suspended_over_both() {
+        let mut obj = ks(json!({"observedGeneration": 3, "conditions": [
+            {"type": "Ready", "status": "False", "reason": "InstallFailed"},
+            {"type": "Stalled", "status": "True", "reason": "RetriesExceeded"}]}));
+        assert_eq!(health_of(FluxKind::HelmRelease, &obj), Health::Stalled);
+        obj["spec"]["suspend"] = json!(true);
+        assert_eq!(health_of(FluxKind::HelmRelease, &obj), Health::Suspended);
+    }
+
+    #[test]
+    fn failing_with_retry_is_failed_not_progressing() {
+        let obj = ks(json!({"observedGeneration": 3, "conditions": [
+            {"type": "Reconciling", "status": "True", "reason": "ProgressingWithRetry"},
+            {"type": "Ready", "status": "False", "reason": "HealthCheckFailed"}]}));
+        assert_eq!(health_of(FluxKind::Kustomization, &obj), Health::Failed);
+    }
+
+    #[test]
+    fn new_object_waits_and_static_kinds_are_not_applicable() {
+        let fresh = ks(json!({"observedGeneration": -1}));
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &fresh),
+            Health::Progressing
+        );
+        let none = json!({"metadata": {"generation": 1}, "spec": {}});
+        assert_eq!(health_of(FluxKind::Kustomization, &none), Health::Waiting);
+        assert_eq!(health_of(FluxKind::Alert, &none), Health::NotApplicable);
+    }
+
+    #[test]
+    fn deleting_comes_first() {
+        let mut obj = ks(json!({}));
+        obj["metadata"]["deletionTimestamp"] = json!("2026-08-20T10:00:00Z");
+        obj["spec"]["suspend"] = json!(true);
+        assert_eq!(health_of(FluxKind::Kustomization, &obj), Health::Deleting);
+    }
+}

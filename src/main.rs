@@ -1,0 +1,72 @@
+//! The `fluxfleet` binary: parse the command line, run the command, exit non-zero on failure.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use fluxfleet::cli::{Cli, Command, SimArgs};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fluxfleet: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Sim(args)) => runtime.block_on(sim(args)),
+        None => Err(anyhow::anyhow!(
+            "the fleet TUI is not built yet; run `fluxfleet sim --help` for the simulated fleet"
+        )),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fluxfleet: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn sim(args: SimArgs) -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config = args.config();
+    let handle = fluxfleet::sim::start(config.clone()).await?;
+    println!(
+        "fluxfleet sim: {} clusters in {} workspaces ({} objects each) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
+        config.clusters,
+        config.workspaces,
+        config.objects,
+        handle.base_url,
+        handle.files.dir.display(),
+        handle.startup,
+    );
+    wait_for_signal().await;
+    handle.shutdown().await;
+    Ok(())
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

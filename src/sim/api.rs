@@ -1,0 +1,475 @@
+//! Request routing: `/clusters/<name>/…` (or a cluster's own port) to discovery and resources,
+//! `/sim/…` to the observability endpoints. Every failure is a `Status` body.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode, header};
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Incoming;
+use serde_json::Value;
+
+use super::discovery;
+use super::observe;
+use super::request::{Filter, flag, parse_query};
+use super::resources::{Res, Served};
+use super::server::{Conn, State};
+use super::status::{ApiError, qualified};
+use super::watch::{self, Params, Start};
+use super::world::{Cluster, Role};
+use super::write;
+
+pub type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+
+pub fn full(bytes: Bytes) -> Body {
+    Full::new(bytes)
+        .map_err(|never: Infallible| match never {})
+        .boxed_unsync()
+}
+
+pub fn json(code: StatusCode, bytes: Bytes) -> Response<Body> {
+    let mut r = Response::new(full(bytes));
+    *r.status_mut() = code;
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn error(e: ApiError) -> Response<Body> {
+    json(e.code, e.to_bytes())
+}
+
+pub async fn handle(
+    state: Arc<State>,
+    conn: Arc<Conn>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, Infallible> {
+    state.stats.requests_total.fetch_add(1, Ordering::Relaxed);
+    if conn.h2 {
+        state
+            .stats
+            .h2_requests_total
+            .fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(route(&state, &conn, req).await.unwrap_or_else(error))
+}
+
+fn bearer<B>(req: &Request<B>) -> Option<&str> {
+    req.headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+}
+
+/// A cheap, non-reproducible draw in [0, 1) for fault injection.
+fn draw() -> f64 {
+    use std::sync::atomic::AtomicU64;
+    static SEQ: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+    let mut x = SEQ.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
+    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    (x >> 11) as f64 / (1u64 << 53) as f64
+}
+
+async fn route(
+    state: &Arc<State>,
+    conn: &Arc<Conn>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
+    let path = req.uri().path().to_string();
+    if conn.fixed_cluster.is_none()
+        && let Some(rest) = path.strip_prefix("/sim/")
+    {
+        if bearer(&req) != Some(state.world.sim_token.as_str()) {
+            return Err(ApiError::unauthorized());
+        }
+        let q = parse_query(req.uri().query());
+        return observe::endpoint(state, rest, &q);
+    }
+    let (cluster, rest) = match conn.fixed_cluster {
+        Some(i) => (
+            state
+                .world
+                .clusters
+                .get(i)
+                .cloned()
+                .ok_or_else(ApiError::no_route)?,
+            path.as_str(),
+        ),
+        None => match path.strip_prefix("/clusters/") {
+            Some(tail) => {
+                let (name, rest) = tail.split_once('/').unwrap_or((tail, ""));
+                (
+                    state
+                        .world
+                        .cluster(name)
+                        .cloned()
+                        .ok_or_else(ApiError::no_route)?,
+                    rest,
+                )
+            }
+            // Without the prefix (`kubectl get --raw` drops a server URL's path), the token
+            // says which cluster is meant.
+            None => {
+                let token = bearer(&req).ok_or_else(ApiError::unauthorized)?;
+                let cluster = state
+                    .world
+                    .cluster_of_token(token)
+                    .cloned()
+                    .ok_or_else(ApiError::unauthorized)?;
+                (cluster, path.as_str())
+            }
+        },
+    };
+    if conn.serves(cluster.index) {
+        cluster.counters.connections.fetch_add(1, Ordering::Relaxed);
+    }
+    let counters = &cluster.counters;
+    let method = req.method().clone();
+    if method == Method::PATCH {
+        counters.patch.fetch_add(1, Ordering::Relaxed);
+    } else if method != Method::GET && method != Method::HEAD {
+        counters.other_write.fetch_add(1, Ordering::Relaxed);
+    }
+    let Some(role) = bearer(&req).and_then(|t| cluster.role_of(t)) else {
+        counters.rejected.fetch_add(1, Ordering::Relaxed);
+        return Err(ApiError::unauthorized());
+    };
+    let faults = cluster.faults();
+    if let Some(delay) = faults.slow {
+        tokio::time::sleep(delay).await;
+    }
+    if faults.error5xx.is_some_and(|p| draw() < p) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        ));
+    }
+    let q = parse_query(req.uri().query());
+    let segs: Vec<String> = rest
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect();
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let served = &cluster.served;
+    let ok = |v: Value| Ok(json(StatusCode::OK, Bytes::from(v.to_string())));
+    let discovery_hit = || counters.discovery.fetch_add(1, Ordering::Relaxed);
+    match segs.as_slice() {
+        ["version"] => {
+            discovery_hit();
+            ok(discovery::version(cluster.flux))
+        }
+        ["api"] => {
+            discovery_hit();
+            ok(discovery::core_versions("127.0.0.1:6443"))
+        }
+        ["api", "v1"] => {
+            discovery_hit();
+            ok(discovery::resource_list(served, "", "v1").ok_or_else(ApiError::no_route)?)
+        }
+        ["apis"] => {
+            discovery_hit();
+            ok(discovery::group_list(served))
+        }
+        ["apis", group] => {
+            discovery_hit();
+            ok(discovery::group(served, group).ok_or_else(ApiError::no_route)?)
+        }
+        ["apis", group, version] => {
+            discovery_hit();
+            ok(discovery::resource_list(served, group, version).ok_or_else(ApiError::no_route)?)
+        }
+        ["api", "v1", rest @ ..] => {
+            resource(state, conn, &cluster, role, "", "v1", rest, q, req).await
+        }
+        ["apis", group, version, rest @ ..] => {
+            let (group, version) = (group.to_string(), version.to_string());
+            resource(state, conn, &cluster, role, &group, &version, rest, q, req).await
+        }
+        _ => Err(ApiError::no_route()),
+    }
+}
+
+/// What a resource path names.
+enum Target<'a> {
+    Collection(Option<&'a str>),
+    Item(&'a str, &'a str),
+    Status(&'a str, &'a str),
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn resource(
+    state: &Arc<State>,
+    conn: &Arc<Conn>,
+    cluster: &Arc<Cluster>,
+    role: Role,
+    group: &str,
+    version: &str,
+    rest: &[&str],
+    q: HashMap<String, String>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, ApiError> {
+    let (plural, target) = match rest {
+        ["namespaces"] => ("namespaces", Target::Collection(None)),
+        ["namespaces", name] => ("namespaces", Target::Item("", name)),
+        ["namespaces", ns, plural] => (*plural, Target::Collection(Some(*ns))),
+        ["namespaces", ns, plural, name] => (*plural, Target::Item(ns, name)),
+        ["namespaces", ns, plural, name, "status"] => (*plural, Target::Status(ns, name)),
+        [plural] => (*plural, Target::Collection(None)),
+        _ => return Err(ApiError::no_route()),
+    };
+    let served: &Served = cluster
+        .served
+        .iter()
+        .find(|s| s.res.group() == group && s.res.plural() == plural && s.serves(version))
+        .ok_or_else(ApiError::no_route)?;
+    let res = served.res;
+    if let Target::Item(ns, _) | Target::Status(ns, _) = target
+        && ns.is_empty() == res.namespaced()
+    {
+        return Err(ApiError::no_route());
+    }
+    if let Target::Status(..) = target
+        && !res.has_status()
+    {
+        return Err(ApiError::no_route());
+    }
+    let method = req.method().clone();
+    let verb = match (&method, &target) {
+        (&Method::GET, Target::Collection(_)) if flag(&q, "watch") => "watch",
+        (&Method::GET, Target::Collection(_)) => "list",
+        (&Method::GET, _) => "get",
+        (&Method::PATCH, Target::Item(..) | Target::Status(..)) => "patch",
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                format!(
+                    "the server does not allow this method on the requested resource ({method})"
+                ),
+            ));
+        }
+    };
+    if role == Role::Viewer && (verb == "patch" || res.is_sensitive()) {
+        let (ns, name) = match target {
+            Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
+            Target::Collection(ns) => (ns.unwrap_or(""), ""),
+        };
+        return Err(forbidden(res, verb, ns, name));
+    }
+    let namespace = match target {
+        Target::Collection(ns) => ns.map(str::to_string),
+        Target::Item(ns, _) | Target::Status(ns, _) => Some(ns.to_string()),
+    };
+    let filter = Filter::new(
+        res,
+        version,
+        served.storage_version(),
+        namespace.filter(|n| !n.is_empty()),
+        &q,
+    )?;
+    let mut response = match (verb, target) {
+        ("watch", _) => watch_response(state, conn, cluster, filter, &q)?,
+        ("list", _) => list(cluster, &filter, &q)?,
+        ("get", Target::Item(ns, name) | Target::Status(ns, name)) => {
+            let store = cluster.store();
+            let obj = store
+                .get(res, ns, name)
+                .ok_or_else(|| ApiError::not_found(res.group(), res.plural(), name))?;
+            cluster.counters.get.fetch_add(1, Ordering::Relaxed);
+            json(StatusCode::OK, filter.render(obj))
+        }
+        ("patch", Target::Item(ns, name)) => {
+            write::patch(state, cluster, &filter, ns, name, false, req).await?
+        }
+        ("patch", Target::Status(ns, name)) => {
+            write::patch(state, cluster, &filter, ns, name, true, req).await?
+        }
+        _ => return Err(ApiError::no_route()),
+    };
+    if served
+        .versions
+        .iter()
+        .any(|v| v.version == version && v.deprecated)
+    {
+        let warning = format!(
+            "299 - \"{}/{} {} is deprecated; use {}\"",
+            group,
+            version,
+            res.kind(),
+            served.api_version()
+        );
+        if let Ok(v) = header::HeaderValue::from_str(&warning) {
+            response.headers_mut().insert(header::WARNING, v);
+        }
+    }
+    Ok(response)
+}
+
+fn forbidden(res: Res, verb: &str, ns: &str, name: &str) -> ApiError {
+    let what = qualified(res.plural(), res.group());
+    let subject = if name.is_empty() {
+        what.clone()
+    } else {
+        format!("{what} \"{name}\"")
+    };
+    let scope = if ns.is_empty() {
+        "at the cluster scope".to_string()
+    } else {
+        format!("in the namespace \"{ns}\"")
+    };
+    ApiError::new(
+        StatusCode::FORBIDDEN,
+        "Forbidden",
+        format!(
+            "{subject} is forbidden: User \"system:serviceaccount:flux-system:fluxfleet-viewer\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
+            res.plural(),
+            res.group()
+        ),
+    )
+    .with_details(res.group(), res.plural(), name)
+}
+
+/// `continue` tokens: the list's resourceVersion and the last key returned.
+fn encode_continue(rv: u64, ns: &str, name: &str) -> String {
+    use base64::Engine;
+    let raw = serde_json::json!({"rv": rv, "ns": ns, "name": name}).to_string();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(raw)
+}
+
+fn decode_continue(token: &str) -> Option<(u64, String, String)> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()?;
+    let v: Value = serde_json::from_slice(&raw).ok()?;
+    Some((
+        v["rv"].as_u64()?,
+        v["ns"].as_str()?.to_string(),
+        v["name"].as_str()?.to_string(),
+    ))
+}
+
+fn list(
+    cluster: &Cluster,
+    filter: &Filter,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
+    cluster.counters.list.fetch_add(1, Ordering::Relaxed);
+    let limit = match q.get("limit").map(|l| l.parse::<usize>()) {
+        Some(Ok(n)) if n > 0 => Some(n),
+        Some(Ok(_)) | None => None,
+        Some(Err(_)) => {
+            return Err(ApiError::bad_request(
+                "limit must be a non-negative integer",
+            ));
+        }
+    };
+    let store = cluster.store();
+    let (list_rv, after) = match q.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => {
+            let (rv, ns, name) = decode_continue(token)
+                .ok_or_else(|| ApiError::bad_request("continue key is not valid"))?;
+            if !store.is_retained(rv) {
+                return Err(ApiError::gone(
+                    "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+                ));
+            }
+            (rv, Some((ns, name)))
+        }
+        None => (store.resource_version(), None),
+    };
+    let mut items = store
+        .list(filter.res, filter.namespace.as_deref())
+        .filter(|o| {
+            after
+                .as_ref()
+                .is_none_or(|(ns, name)| (&o.namespace, &o.name) > (ns, name))
+        })
+        .filter(|o| filter.matches(o));
+    let mut body = Vec::with_capacity(4096);
+    body.extend_from_slice(
+        format!(
+            "{{\"apiVersion\":\"{}\",\"kind\":\"{}List\",\"items\":[",
+            filter.api_version, filter.kind
+        )
+        .as_bytes(),
+    );
+    let mut last: Option<(String, String)> = None;
+    for (i, obj) in items.by_ref().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(&filter.render(obj));
+        if limit.is_some_and(|l| i + 1 >= l) {
+            last = Some((obj.namespace.clone(), obj.name.clone()));
+            break;
+        }
+    }
+    let remaining = items.count();
+    let mut meta = serde_json::json!({"resourceVersion": list_rv.to_string()});
+    if let (Some((ns, name)), true) = (last, remaining > 0) {
+        meta["continue"] = Value::String(encode_continue(list_rv, &ns, &name));
+        meta["remainingItemCount"] = Value::from(remaining);
+    }
+    body.extend_from_slice(format!("],\"metadata\":{meta}}}").as_bytes());
+    Ok(json(StatusCode::OK, Bytes::from(body)))
+}
+
+fn watch_response(
+    state: &Arc<State>,
+    conn: &Arc<Conn>,
+    cluster: &Arc<Cluster>,
+    filter: Filter,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
+    cluster.counters.watch.fetch_add(1, Ordering::Relaxed);
+    let initial_events = flag(q, "sendInitialEvents");
+    let start = match q.get("resourceVersion").map(String::as_str) {
+        None | Some("") | Some("0") => Start::Current,
+        Some(_) if initial_events => Start::Current,
+        Some(rv) => Start::After(
+            rv.parse()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version {rv:?}")))?,
+        ),
+    };
+    let timeout = match q.get("timeoutSeconds") {
+        Some(t) => std::time::Duration::from_secs(
+            t.parse()
+                .map_err(|_| ApiError::bad_request("timeoutSeconds must be an integer"))?,
+        ),
+        None => state.timing.default_watch_timeout,
+    };
+    let params = Params {
+        start,
+        filter,
+        bookmarks: flag(q, "allowWatchBookmarks"),
+        initial_events,
+        timeout,
+        bookmark_interval: state.timing.bookmark_interval,
+        cut_after: cluster.faults().flap,
+    };
+    let stream = watch::stream(
+        cluster.clone(),
+        state.stats.clone(),
+        conn.h2,
+        params,
+        state.shutdown.clone(),
+    );
+    let mut r = Response::new(StreamBody::new(stream).boxed_unsync());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("application/json"),
+    );
+    Ok(r)
+}

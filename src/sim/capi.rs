@@ -1,0 +1,151 @@
+//! The management cluster: one Cluster API `Cluster` per workload cluster, in its workspace's
+//! namespace, with its `<name>-kubeconfig` Secret (FACTS §4.2). Stored as v1beta2, also served as
+//! v1beta1 through a conversion like CAPI's webhook.
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use super::clock::Clock;
+use super::populate::uuid;
+use super::rng::Rng;
+
+fn cond(kind: &str, ok: bool, reason_ok: &str, reason_bad: &str, time: &str) -> Value {
+    json!({"type": kind, "status": if ok { "True" } else { "False" }, "reason": if ok { reason_ok } else { reason_bad },
+           "message": if ok { "" } else { "Remote connection probe failed" }, "observedGeneration": 2, "lastTransitionTime": time})
+}
+
+/// A provisioned v1beta2 Cluster. `reachable` decides Available and RemoteConnectionProbe.
+pub fn cluster(
+    rng: &mut Rng,
+    clock: &Clock,
+    name: &str,
+    namespace: &str,
+    labels: &Value,
+    reachable: bool,
+) -> Value {
+    let created = clock.before_start(86400 * (30 + rng.below(300) as i64));
+    let mut all_labels = labels.clone();
+    all_labels["cluster.x-k8s.io/cluster-name"] = json!(name);
+    json!({
+        "apiVersion": "cluster.x-k8s.io/v1beta2", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": namespace, "generation": 2, "uid": uuid(rng),
+                     "creationTimestamp": created, "labels": all_labels, "finalizers": ["cluster.cluster.x-k8s.io"]},
+        "spec": {
+            "clusterNetwork": {"pods": {"cidrBlocks": ["192.168.0.0/16"]}},
+            "controlPlaneEndpoint": {"host": format!("{name}-apiserver.example.net"), "port": 6443},
+            "controlPlaneRef": {"apiGroup": "controlplane.cluster.x-k8s.io", "kind": "KubeadmControlPlane", "name": format!("{name}-control-plane")},
+            "infrastructureRef": {"apiGroup": "infrastructure.cluster.x-k8s.io", "kind": "AWSCluster", "name": name},
+        },
+        "status": {
+            "observedGeneration": 2, "phase": "Provisioned",
+            "initialization": {"infrastructureProvisioned": true, "controlPlaneInitialized": true},
+            "controlPlane": {"desiredReplicas": 3, "replicas": 3, "readyReplicas": 3, "availableReplicas": 3, "upToDateReplicas": 3},
+            "workers": {"desiredReplicas": 6, "replicas": 6, "readyReplicas": 6, "availableReplicas": 6, "upToDateReplicas": 6},
+            "conditions": [
+                cond("Available", reachable, "Available", "NotAvailable", &created),
+                cond("InfrastructureReady", true, "Ready", "NotReady", &created),
+                cond("ControlPlaneInitialized", true, "Initialized", "NotInitialized", &created),
+                cond("RemoteConnectionProbe", reachable, "ProbeSucceeded", "ProbeFailed", &created),
+                cond("Paused", false, "", "NotPaused", &created),
+                cond("Deleting", false, "", "NotDeleting", &created),
+            ],
+            "deprecated": {"v1beta1": {"conditions": [
+                {"type": "Ready", "status": if reachable { "True" } else { "False" }, "lastTransitionTime": created},
+                {"type": "ControlPlaneReady", "status": "True", "lastTransitionTime": created},
+                {"type": "InfrastructureReady", "status": "True", "lastTransitionTime": created},
+            ]}},
+        },
+    })
+}
+
+/// The kubeconfig Secret CAPI writes for a cluster.
+pub fn kubeconfig_secret(
+    rng: &mut Rng,
+    clock: &Clock,
+    name: &str,
+    namespace: &str,
+    kubeconfig: &str,
+) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+        "metadata": {"name": format!("{name}-kubeconfig"), "namespace": namespace, "uid": uuid(rng),
+                     "creationTimestamp": clock.before_start(86400 * 30),
+                     "labels": {"cluster.x-k8s.io/cluster-name": name},
+                     "ownerReferences": [{"apiVersion": "controlplane.cluster.x-k8s.io/v1beta2", "kind": "KubeadmControlPlane",
+                                          "name": format!("{name}-control-plane"), "uid": uuid(rng), "controller": true, "blockOwnerDeletion": true}]},
+        "data": {"value": base64::engine::general_purpose::STANDARD.encode(kubeconfig)},
+    })
+}
+
+/// Converts a stored v1beta2 Cluster to v1beta1, as CAPI's conversion webhook does for the fields
+/// a client reads (phase, readiness booleans, paused, references, v1beta1 conditions).
+pub fn to_v1beta1(mut v: Value) -> Value {
+    v["apiVersion"] = json!("cluster.x-k8s.io/v1beta1");
+    let status = v.get("status").cloned().unwrap_or(json!({}));
+    let init = |k: &str| {
+        status
+            .pointer(&format!("/initialization/{k}"))
+            .cloned()
+            .unwrap_or(json!(false))
+    };
+    let mut s = json!({
+        "phase": status.get("phase").cloned().unwrap_or(Value::Null),
+        "infrastructureReady": init("infrastructureProvisioned"),
+        "controlPlaneReady": init("controlPlaneInitialized"),
+        "observedGeneration": status.get("observedGeneration").cloned().unwrap_or(Value::Null),
+    });
+    if let Some(c) = status.pointer("/deprecated/v1beta1/conditions") {
+        s["conditions"] = c.clone();
+    }
+    s["v1beta2"] = json!({"conditions": status.get("conditions").cloned().unwrap_or(json!([]))});
+    v["status"] = s;
+    for r in ["controlPlaneRef", "infrastructureRef"] {
+        if let Some(obj) = v.pointer_mut(&format!("/spec/{r}")) {
+            let group = obj
+                .get("apiGroup")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("apiGroup");
+                m.insert("apiVersion".into(), json!(format!("{group}/v1beta2")));
+            }
+        }
+    }
+    if v.pointer("/spec/paused").is_none() {
+        v["spec"]["paused"] = json!(false);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1beta1_view_has_phase_and_ready_booleans() {
+        let clock = Clock::new(Some(1_790_000_000));
+        let c = cluster(
+            &mut Rng::fork(1, ""),
+            &clock,
+            "prod-1",
+            "payments",
+            &json!({"env": "prod"}),
+            false,
+        );
+        assert_eq!(c["status"]["conditions"][3]["status"], "False");
+        let old = to_v1beta1(c);
+        assert_eq!(old["apiVersion"], "cluster.x-k8s.io/v1beta1");
+        assert_eq!(old["status"]["phase"], "Provisioned");
+        assert_eq!(old["status"]["controlPlaneReady"], true);
+        assert_eq!(old["status"]["conditions"][0]["status"], "False");
+        assert_eq!(
+            old["spec"]["controlPlaneRef"]["apiVersion"],
+            "controlplane.cluster.x-k8s.io/v1beta2"
+        );
+        assert_eq!(
+            old["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"],
+            "prod-1"
+        );
+    }
+}

@@ -1,0 +1,596 @@
+//! A small Flux controller for the simulated fleet: it handles reconcile requests after a short
+//! delay, leaves suspended objects alone, honours HelmRelease forceAt/resetAt (FACTS §2.5), makes
+//! objects fail and recover at the churn rate, rolls new revisions out workspace by workspace, and
+//! fires the time-based faults (410 storms, expiring tokens).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use super::clock::Clock;
+use super::flux::{self, Context, Failure};
+use super::populate::{consumed_revision, event, source_of, source_revision};
+use super::resources::Res;
+use super::rng::Rng;
+use super::store::{Intent, Store};
+use super::world::{Cluster, World};
+use crate::fleet::{FluxKind, Health};
+
+/// Told by the API handlers after a Flux object changed.
+#[derive(Debug)]
+pub enum Msg {
+    Changed {
+        cluster: usize,
+        kind: FluxKind,
+        namespace: String,
+        name: String,
+    },
+}
+
+pub type Sender = mpsc::UnboundedSender<Msg>;
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub seed: u64,
+    /// Failures and recoveries per second across the fleet; 0 disables churn and rollouts.
+    pub churn: f64,
+    pub reconcile_delay: Duration,
+    pub rollout_interval: Duration,
+    pub rollout_step: Duration,
+}
+
+type Key = (FluxKind, String, String);
+
+#[derive(Debug)]
+enum Job {
+    Start {
+        cluster: usize,
+        key: Key,
+    },
+    Finish {
+        cluster: usize,
+        key: Key,
+        target: Intent,
+    },
+    NewRelease,
+    Ring {
+        workspace: usize,
+        generation: usize,
+    },
+    Compact {
+        cluster: usize,
+        every: Duration,
+    },
+    ExpireTokens {
+        cluster: usize,
+    },
+}
+
+struct Controller {
+    world: Arc<World>,
+    clock: Clock,
+    settings: Settings,
+    rng: Rng,
+    timers: BTreeMap<(Instant, u64), Job>,
+    seq: u64,
+    /// Rollout generation per workspace.
+    rings: Vec<usize>,
+    latest: usize,
+}
+
+const SOURCES_ROLLED: [FluxKind; 2] = [FluxKind::GitRepository, FluxKind::HelmChart];
+
+impl Controller {
+    fn at(&mut self, when: Instant, job: Job) {
+        self.seq += 1;
+        self.timers.insert((when, self.seq), job);
+    }
+
+    fn after(&mut self, delay: Duration, job: Job) {
+        self.at(Instant::now() + delay, job);
+    }
+
+    fn cluster(&self, i: usize) -> Option<Arc<Cluster>> {
+        self.world.clusters.get(i).cloned()
+    }
+
+    /// The revision an object should reach now: its source's artifact for appliers, its own
+    /// artifact (or its ring's revision) for sources.
+    fn revision(&self, store: &Store, cluster: &Cluster, kind: FluxKind, obj: &Value) -> String {
+        if let Some((skind, sns, sname)) = source_of(kind, obj) {
+            if let Some(src) = store.get(Res::Flux(skind), &sns, &sname)
+                && let Some(rev) = src
+                    .value()
+                    .pointer("/status/artifact/revision")
+                    .and_then(Value::as_str)
+            {
+                return consumed_revision(kind, skind, rev);
+            }
+            return obj
+                .pointer("/status/lastAttemptedRevision")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+        }
+        if let Some(rev) = obj
+            .pointer("/status/artifact/revision")
+            .and_then(Value::as_str)
+        {
+            return rev.to_string();
+        }
+        let ring = self
+            .world
+            .workspaces
+            .iter()
+            .position(|w| *w == cluster.workspace)
+            .and_then(|i| self.rings.get(i))
+            .copied()
+            .unwrap_or(self.latest);
+        source_revision(self.settings.seed, kind, obj, ring)
+    }
+
+    /// Re-renders one object's status for `intent`, stores it, and records an event.
+    fn write(
+        &mut self,
+        cluster: &Cluster,
+        key: &Key,
+        intent: Intent,
+        handled: Option<String>,
+        revision: Option<String>,
+        emit: bool,
+    ) {
+        let mut store = cluster.store();
+        let Some(current) = store.get(Res::Flux(key.0), &key.1, &key.2).cloned() else {
+            return;
+        };
+        let mut obj = current.value();
+        let revision = revision.unwrap_or_else(|| self.revision(&store, cluster, key.0, &obj));
+        let now = self.clock.now();
+        let ctx = Context {
+            kind: key.0,
+            revision: &revision,
+            now: &now,
+            handled: handled.as_deref(),
+        };
+        obj["status"] = flux::render_status(&obj, intent, &ctx);
+        let ev = emit.then(|| {
+            let (reason, message, warning) = match (intent.health, intent.failure) {
+                (Health::Failed | Health::Stalled, Some(f)) => {
+                    let (r, m) = flux::failure_text(f, &obj, &ctx);
+                    (r.to_string(), m, true)
+                }
+                _ => {
+                    let m = match key.0 {
+                        FluxKind::Kustomization | FluxKind::HelmRelease => format!(
+                            "Reconciliation finished in 1.204s, next run in {}",
+                            obj.pointer("/spec/interval")
+                                .and_then(Value::as_str)
+                                .unwrap_or("10m0s")
+                        ),
+                        _ => format!("stored artifact for revision '{revision}'"),
+                    };
+                    ("ReconciliationSucceeded".to_string(), m, false)
+                }
+            };
+            event(
+                &mut self.rng,
+                &self.clock,
+                &obj,
+                key.0,
+                &reason,
+                &message,
+                warning,
+            )
+        });
+        let stored = store.put(Res::Flux(key.0), obj, Some(intent));
+        let mut rv = stored.rv;
+        if let Some(ev) = ev {
+            rv = store.put(Res::Event, ev, None).rv;
+        }
+        drop(store);
+        cluster.notify(rv);
+    }
+
+    /// A changed object: schedule a reconcile if it asks for one (a new requestedAt, or a
+    /// generation not yet observed) and is not suspended.
+    fn changed(&mut self, cluster: usize, key: Key) {
+        let Some(c) = self.cluster(cluster) else {
+            return;
+        };
+        let store = c.store();
+        let Some(obj) = store.get(Res::Flux(key.0), &key.1, &key.2) else {
+            return;
+        };
+        if obj.suspended || key.0.is_static() {
+            return;
+        }
+        let v = obj.value();
+        let requested = v
+            .pointer("/metadata/annotations/reconcile.fluxcd.io~1requestedAt")
+            .and_then(Value::as_str);
+        let handled = v
+            .pointer("/status/lastHandledReconcileAt")
+            .and_then(Value::as_str);
+        let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
+        let observed = v
+            .pointer("/status/observedGeneration")
+            .and_then(Value::as_i64);
+        let wants = (requested.is_some() && requested != handled) || generation > observed;
+        drop(store);
+        if wants {
+            self.after(
+                self.settings.reconcile_delay / 2,
+                Job::Start { cluster, key },
+            );
+        }
+    }
+
+    fn start(&mut self, cluster: usize, key: Key) {
+        let Some(c) = self.cluster(cluster) else {
+            return;
+        };
+        let target = {
+            let store = c.store();
+            let Some(obj) = store.get(Res::Flux(key.0), &key.1, &key.2) else {
+                return;
+            };
+            if obj.suspended {
+                return;
+            }
+            obj.intent.unwrap_or(Intent {
+                health: Health::Ready,
+                failure: None,
+            })
+        };
+        // What the reconcile will end in; a Progressing object was already on its way to Ready.
+        let target = if target.health == Health::Progressing {
+            Intent {
+                health: Health::Ready,
+                failure: None,
+            }
+        } else {
+            target
+        };
+        self.write(
+            &c,
+            &key,
+            Intent {
+                health: Health::Progressing,
+                failure: None,
+            },
+            None,
+            None,
+            false,
+        );
+        self.after(
+            self.settings.reconcile_delay - self.settings.reconcile_delay / 2,
+            Job::Finish {
+                cluster,
+                key,
+                target,
+            },
+        );
+    }
+
+    fn finish(&mut self, cluster: usize, key: Key, mut target: Intent) {
+        let Some(c) = self.cluster(cluster) else {
+            return;
+        };
+        let (handled, force, reset, spec_changed) = {
+            let store = c.store();
+            let Some(obj) = store.get(Res::Flux(key.0), &key.1, &key.2) else {
+                return;
+            };
+            if obj.suspended {
+                return;
+            }
+            let v = obj.value();
+            let ann = |k: &str| {
+                v.pointer(&format!("/metadata/annotations/reconcile.fluxcd.io~1{k}"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let stat = |k: &str| {
+                v.pointer(&format!("/status/{k}"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            let requested = ann("requestedAt");
+            let handled = requested
+                .clone()
+                .filter(|r| Some(r) != stat("lastHandledReconcileAt").as_ref());
+            // FACTS §2.5: only when forceAt/resetAt equal requestedAt and were not handled yet.
+            let pending = |k: &str, status_key: &str| {
+                ann(k).filter(|a| {
+                    Some(a) == requested.as_ref() && Some(a) != stat(status_key).as_ref()
+                })
+            };
+            let hr = key.0 == FluxKind::HelmRelease;
+            let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
+            let observed = v
+                .pointer("/status/observedGeneration")
+                .and_then(Value::as_i64);
+            (
+                handled,
+                pending("forceAt", "lastHandledForceAt").filter(|_| hr),
+                pending("resetAt", "lastHandledResetAt").filter(|_| hr),
+                generation > observed,
+            )
+        };
+        if reset.is_some() && target.health == Health::Stalled {
+            target = Intent {
+                health: Health::Failed,
+                failure: Some(Failure::InstallFailed),
+            };
+        }
+        if force.is_some() || (spec_changed && target.health == Health::Stalled) {
+            target = Intent {
+                health: Health::Ready,
+                failure: None,
+            };
+        }
+        self.write(&c, &key, target, handled, None, true);
+        if force.is_some() || reset.is_some() {
+            let mut store = c.store();
+            if let Some(obj) = store.get(Res::Flux(key.0), &key.1, &key.2).cloned() {
+                let mut v = obj.value();
+                if let Some(f) = force {
+                    v["status"]["lastHandledForceAt"] = json!(f);
+                    let version = v
+                        .pointer("/status/history/0/version")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(1);
+                    v["status"]["history"][0]["version"] = json!(version + 1);
+                }
+                if let Some(r) = reset {
+                    v["status"]["lastHandledResetAt"] = json!(r);
+                    for counter in ["failures", "installFailures", "upgradeFailures"] {
+                        if let Some(m) = v["status"].as_object_mut() {
+                            m.remove(counter);
+                        }
+                    }
+                }
+                let rv = store.put(Res::Flux(key.0), v, obj.intent).rv;
+                drop(store);
+                c.notify(rv);
+            }
+        }
+    }
+
+    /// One random failure or recovery somewhere in the fleet.
+    fn churn_once(&mut self) {
+        let n = self.world.clusters.len();
+        if n == 0 {
+            return;
+        }
+        let c = self.world.clusters[self.rng.below(n)].clone();
+        let candidate = {
+            let store = c.store();
+            let flux: Vec<_> = store
+                .all()
+                .filter(|o| {
+                    matches!(o.res, Res::Flux(_))
+                        && !o.suspended
+                        && o.intent.is_some_and(|i| {
+                            i.health != Health::Stalled && i.health != Health::NotApplicable
+                        })
+                })
+                .cloned()
+                .collect();
+            if flux.is_empty() {
+                return;
+            }
+            flux[self.rng.below(flux.len())].clone()
+        };
+        let Res::Flux(kind) = candidate.res else {
+            return;
+        };
+        if kind.is_static() {
+            return;
+        }
+        let next = match candidate.intent.map(|i| i.health) {
+            Some(Health::Ready) => Intent {
+                health: Health::Failed,
+                failure: Some(*self.rng.pick(Failure::for_kind(kind).0)),
+            },
+            _ => Intent {
+                health: Health::Ready,
+                failure: None,
+            },
+        };
+        let key = (kind, candidate.namespace.clone(), candidate.name.clone());
+        self.write(&c, &key, next, None, None, true);
+    }
+
+    /// A workspace reaches a new rollout generation: its sources get new revisions, and their
+    /// consumers reconcile shortly after.
+    fn ring(&mut self, workspace: usize, generation: usize) {
+        if let Some(r) = self.rings.get_mut(workspace) {
+            *r = generation;
+        }
+        let Some(ws) = self.world.workspaces.get(workspace).cloned() else {
+            return;
+        };
+        let clusters: Vec<Arc<Cluster>> = self
+            .world
+            .clusters
+            .iter()
+            .filter(|c| c.workspace == ws && !c.management)
+            .cloned()
+            .collect();
+        for c in clusters {
+            let (sources, consumers) = {
+                let store = c.store();
+                let sources: Vec<(Key, Value)> = store
+                    .all()
+                    .filter_map(|o| match o.res {
+                        Res::Flux(k)
+                            if SOURCES_ROLLED.contains(&k)
+                                && !o.suspended
+                                && o.intent.is_some_and(|i| i.health == Health::Ready) =>
+                        {
+                            let v = o.value();
+                            let rolled = k != FluxKind::GitRepository || o.name == "flux-system";
+                            rolled.then(|| ((k, o.namespace.clone(), o.name.clone()), v))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let keys: Vec<Key> = sources.iter().map(|(k, _)| k.clone()).collect();
+                let consumers: Vec<Key> = store
+                    .all()
+                    .filter_map(|o| match o.res {
+                        Res::Flux(k) if !o.suspended => source_of(k, &o.value())
+                            .filter(|s| keys.contains(s))
+                            .map(|_| (k, o.namespace.clone(), o.name.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                (sources, consumers)
+            };
+            for (key, v) in sources {
+                let rev = source_revision(self.settings.seed, key.0, &v, generation);
+                let intent = Intent {
+                    health: Health::Ready,
+                    failure: None,
+                };
+                self.write(&c, &key, intent, None, Some(rev), true);
+            }
+            for key in consumers {
+                let delay = self.settings.reconcile_delay / 2;
+                self.after(
+                    delay,
+                    Job::Start {
+                        cluster: c.index,
+                        key,
+                    },
+                );
+            }
+        }
+    }
+
+    fn run_job(&mut self, job: Job) {
+        match job {
+            Job::Start { cluster, key } => self.start(cluster, key),
+            Job::Finish {
+                cluster,
+                key,
+                target,
+            } => self.finish(cluster, key, target),
+            Job::NewRelease => {
+                self.latest += 1;
+                for w in 0..self.world.workspaces.len() {
+                    let step = self.settings.rollout_step * w as u32;
+                    self.after(
+                        step,
+                        Job::Ring {
+                            workspace: w,
+                            generation: self.latest,
+                        },
+                    );
+                }
+                self.after(self.settings.rollout_interval, Job::NewRelease);
+            }
+            Job::Ring {
+                workspace,
+                generation,
+            } => self.ring(workspace, generation),
+            Job::Compact { cluster, every } => {
+                if let Some(c) = self.cluster(cluster) {
+                    let rv = {
+                        let mut store = c.store();
+                        store.compact();
+                        store.resource_version()
+                    };
+                    // Wake every watch so that each sees its resourceVersion is gone.
+                    c.changed.send_modify(|v| *v = rv);
+                }
+                self.after(every, Job::Compact { cluster, every });
+            }
+            Job::ExpireTokens { cluster } => {
+                if let Some(c) = self.cluster(cluster) {
+                    c.tokens_valid.store(false, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+}
+
+/// Runs until shutdown. `rings` holds each workspace's starting rollout generation.
+pub async fn run(
+    world: Arc<World>,
+    clock: Clock,
+    settings: Settings,
+    rings: Vec<usize>,
+    mut rx: mpsc::UnboundedReceiver<Msg>,
+    shutdown: CancellationToken,
+) {
+    let latest = rings.iter().copied().max().unwrap_or(0);
+    let mut ctl = Controller {
+        rng: Rng::fork(settings.seed, "controller"),
+        world: world.clone(),
+        clock,
+        settings,
+        timers: BTreeMap::new(),
+        seq: 0,
+        rings,
+        latest,
+    };
+    for c in world.clusters.iter() {
+        let f = c.faults();
+        if let Some(every) = f.gone {
+            ctl.after(
+                every,
+                Job::Compact {
+                    cluster: c.index,
+                    every,
+                },
+            );
+        }
+        if let Some(after) = f.expired_token {
+            ctl.after(after, Job::ExpireTokens { cluster: c.index });
+        }
+    }
+    let churn = ctl.settings.churn;
+    if churn > 0.0 {
+        let interval = ctl.settings.rollout_interval;
+        ctl.after(interval, Job::NewRelease);
+    }
+    let tick = Duration::from_millis(100);
+    let mut next_tick = Instant::now() + tick;
+    let mut budget = 0.0f64;
+    loop {
+        let next_timer = ctl.timers.keys().next().map(|(t, _)| *t);
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            msg = rx.recv() => match msg {
+                Some(Msg::Changed { cluster, kind, namespace, name }) => ctl.changed(cluster, (kind, namespace, name)),
+                None => return,
+            },
+            _ = async { match next_timer { Some(t) => sleep_until(t).await, None => std::future::pending().await } } => {
+                let now = Instant::now();
+                while let Some(entry) = ctl.timers.first_entry() {
+                    if entry.key().0 > now {
+                        break;
+                    }
+                    let job = entry.remove();
+                    ctl.run_job(job);
+                }
+            }
+            _ = sleep_until(next_tick), if churn > 0.0 => {
+                next_tick += tick;
+                budget += churn * tick.as_secs_f64();
+                while budget >= 1.0 {
+                    budget -= 1.0;
+                    ctl.churn_once();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! Per-cluster faults, chosen by a spec such as
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%`.
+
+use std::time::Duration;
+
+use super::rng::Rng;
+use crate::fleet::FluxRelease;
+
+/// What can go wrong with one cluster.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Faults {
+    /// The kubeconfig points at a closed port.
+    pub unreachable: bool,
+    /// Every response is delayed this long.
+    pub slow: Option<Duration>,
+    /// Watch streams are cut after this long.
+    pub flap: Option<Duration>,
+    /// The change history is compacted this often: every watch gets 410 Gone and relists.
+    pub gone: Option<Duration>,
+    /// This fraction of requests fails with 500/503.
+    pub error5xx: Option<f64>,
+    /// The admin and viewer tokens stop working this long after start.
+    pub expired_token: Option<Duration>,
+    /// Flux is not installed: no Flux API groups.
+    pub no_flux: bool,
+    /// An older Flux release that serves older API versions.
+    pub old_flux: Option<FluxRelease>,
+}
+
+impl Faults {
+    pub fn is_empty(&self) -> bool {
+        *self == Faults::default()
+    }
+
+    /// Short names of the active faults, for `/sim/truth` and logs.
+    pub fn names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut push = |on: bool, name: String| {
+            if on {
+                out.push(name);
+            }
+        };
+        push(self.unreachable, "unreachable".into());
+        push(
+            self.slow.is_some(),
+            format!("slow:{:?}", self.slow.unwrap_or_default()),
+        );
+        push(
+            self.flap.is_some(),
+            format!("flap:{:?}", self.flap.unwrap_or_default()),
+        );
+        push(
+            self.gone.is_some(),
+            format!("gone:{:?}", self.gone.unwrap_or_default()),
+        );
+        push(
+            self.error5xx.is_some(),
+            format!("error5xx:{}", self.error5xx.unwrap_or_default()),
+        );
+        push(
+            self.expired_token.is_some(),
+            format!("expired-token:{:?}", self.expired_token.unwrap_or_default()),
+        );
+        push(self.no_flux, "no-flux".into());
+        push(
+            self.old_flux.is_some(),
+            format!(
+                "old-flux:{}",
+                self.old_flux.map(|r| r.name()).unwrap_or_default()
+            ),
+        );
+        out
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Kind {
+    Unreachable,
+    Slow(Duration),
+    Flap(Duration),
+    Gone(Duration),
+    Error5xx(f64),
+    ExpiredToken(Duration),
+    NoFlux,
+    OldFlux(Option<FluxRelease>),
+}
+
+/// A parsed `--faults` spec: each fault with the share of clusters it hits.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Spec(Vec<(Kind, f64)>);
+
+/// Parses `1.5s`, `800ms`, `2m`, `1h` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(
+        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len()),
+    );
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?} (try 800ms, 20s, 5m)"))?;
+    let secs = match unit {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => {
+            return Err(format!(
+                "invalid duration unit in {s:?} (use ms, s, m or h)"
+            ));
+        }
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+impl Spec {
+    pub fn parse(spec: &str) -> Result<Spec, String> {
+        let mut out = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, rest) = item
+                .split_once('=')
+                .ok_or_else(|| format!("fault {item:?}: expected NAME=PERCENT[:PARAM]"))?;
+            let (pct, param) = match rest.split_once(':') {
+                Some((p, a)) => (p, Some(a)),
+                None => (rest, None),
+            };
+            let pct: f64 = pct
+                .trim()
+                .trim_end_matches('%')
+                .parse()
+                .map_err(|_| format!("fault {name:?}: {pct:?} is not a percentage"))?;
+            if !(0.0..=100.0).contains(&pct) {
+                return Err(format!("fault {name:?}: {pct}% is not between 0 and 100"));
+            }
+            let dur = |default: f64| -> Result<Duration, String> {
+                param
+                    .map_or(Ok(Duration::from_secs_f64(default)), parse_duration)
+                    .map_err(|e| format!("fault {name:?}: {e}"))
+            };
+            let kind = match name.trim() {
+                "unreachable" => Kind::Unreachable,
+                "slow" => Kind::Slow(dur(0.8)?),
+                "flap" => Kind::Flap(dur(20.0)?),
+                "gone" => Kind::Gone(dur(30.0)?),
+                "error5xx" => {
+                    Kind::Error5xx(match param {
+                        Some(p) => {
+                            p.trim().trim_end_matches('%').parse::<f64>().map_err(|_| {
+                                format!("fault \"error5xx\": {p:?} is not a percentage")
+                            })? / 100.0
+                        }
+                        None => 0.5,
+                    })
+                }
+                "expired-token" => Kind::ExpiredToken(dur(60.0)?),
+                "no-flux" => Kind::NoFlux,
+                "old-flux" => Kind::OldFlux(match param {
+                    Some(p) => Some(parse_release(p).ok_or_else(|| {
+                        format!(
+                            "fault \"old-flux\": {p:?} is not a Flux release such as 2.0 or v2.6"
+                        )
+                    })?),
+                    None => None,
+                }),
+                other => {
+                    return Err(format!(
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux)"
+                    ));
+                }
+            };
+            out.push((kind, pct / 100.0));
+        }
+        Ok(Spec(out))
+    }
+
+    /// Chooses, reproducibly for `seed`, which of `n` clusters get which faults.
+    pub fn assign(&self, n: usize, seed: u64) -> Vec<Faults> {
+        let mut out = vec![Faults::default(); n];
+        for (i, (kind, share)) in self.0.iter().enumerate() {
+            let count = if *share > 0.0 {
+                ((share * n as f64).round() as usize).clamp(1, n)
+            } else {
+                0
+            };
+            let mut rng = Rng::fork(seed, &format!("fault-{i}"));
+            let mut order: Vec<usize> = (0..n).collect();
+            for j in (1..order.len()).rev() {
+                order.swap(j, rng.below(j + 1));
+            }
+            for &c in order.iter().take(count) {
+                let f = &mut out[c];
+                match kind {
+                    Kind::Unreachable => f.unreachable = true,
+                    Kind::Slow(d) => f.slow = Some(*d),
+                    Kind::Flap(d) => f.flap = Some(*d),
+                    Kind::Gone(d) => f.gone = Some(*d),
+                    Kind::Error5xx(p) => f.error5xx = Some(*p),
+                    Kind::ExpiredToken(d) => f.expired_token = Some(*d),
+                    Kind::NoFlux => f.no_flux = true,
+                    Kind::OldFlux(r) => {
+                        let releases = [
+                            FluxRelease(0),
+                            FluxRelease(2),
+                            FluxRelease(3),
+                            FluxRelease(6),
+                        ];
+                        f.old_flux = Some(r.unwrap_or(*rng.pick(&releases)));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn parse_release(s: &str) -> Option<FluxRelease> {
+    let minor = s.trim().trim_start_matches('v').strip_prefix("2.")?;
+    let minor: u8 = minor.split('.').next()?.parse().ok()?;
+    (minor <= FluxRelease::LATEST.0).then_some(FluxRelease(minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let spec = Spec::parse("unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%").unwrap();
+        let faults = spec.assign(100, 1);
+        let count = |f: &dyn Fn(&Faults) -> bool| faults.iter().filter(|x| f(x)).count();
+        assert_eq!(count(&|f| f.unreachable), 2);
+        assert_eq!(count(&|f| f.slow == Some(Duration::from_millis(800))), 5);
+        assert_eq!(
+            count(&|f| f.old_flux.is_some_and(|r| r < FluxRelease::LATEST)),
+            5
+        );
+        assert_eq!(faults, spec.assign(100, 1), "same seed, same assignment");
+    }
+
+    #[test]
+    fn bad_specs_say_what_is_wrong() {
+        assert!(
+            Spec::parse("slowness=5%")
+                .unwrap_err()
+                .contains("unknown fault \"slowness\"")
+        );
+        assert!(
+            Spec::parse("slow=abc")
+                .unwrap_err()
+                .contains("not a percentage")
+        );
+        assert!(
+            Spec::parse("slow=5%:fast")
+                .unwrap_err()
+                .contains("invalid duration")
+        );
+        assert!(
+            Spec::parse("old-flux=5%:1.9")
+                .unwrap_err()
+                .contains("not a Flux release")
+        );
+        assert_eq!(
+            Spec::parse("old-flux=100%:2.0").unwrap().assign(1, 0)[0].old_flux,
+            Some(FluxRelease(0))
+        );
+    }
+
+    #[test]
+    fn a_small_share_still_hits_one_cluster() {
+        assert_eq!(
+            Spec::parse("no-flux=1%")
+                .unwrap()
+                .assign(10, 3)
+                .iter()
+                .filter(|f| f.no_flux)
+                .count(),
+            1
+        );
+    }
+}

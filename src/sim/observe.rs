@@ -1,0 +1,124 @@
+//! `/sim/truth` and `/sim/stats`: what is really in the fleet and what the server saw, so tests
+//! and benchmarks can compare a client's picture with reality.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::api::{Body, json as respond};
+use super::resources::Res;
+use super::server::State;
+use super::status::ApiError;
+use super::world::{Cluster, World};
+use crate::fleet::Health;
+
+/// One Flux object as the simulator means it to be.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TruthObject {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub health: Health,
+    pub suspended: bool,
+    pub resource_version: String,
+}
+
+/// One cluster as the simulator means it to be.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TruthCluster {
+    pub name: String,
+    pub workspace: String,
+    pub management: bool,
+    /// `v2.9`, or None when Flux is not installed.
+    pub flux: Option<String>,
+    pub faults: Vec<String>,
+    pub objects: Vec<TruthObject>,
+}
+
+pub fn truth_of(cluster: &Cluster) -> TruthCluster {
+    let store = cluster.store();
+    let objects = store
+        .all()
+        .filter_map(|o| {
+            let Res::Flux(kind) = o.res else { return None };
+            let intent = o.intent?;
+            Some(TruthObject {
+                kind: kind.as_str().to_string(),
+                namespace: o.namespace.clone(),
+                name: o.name.clone(),
+                health: if o.suspended {
+                    Health::Suspended
+                } else {
+                    intent.health
+                },
+                suspended: o.suspended,
+                resource_version: o.rv.to_string(),
+            })
+        })
+        .collect();
+    TruthCluster {
+        name: cluster.name.clone(),
+        workspace: cluster.workspace.clone(),
+        management: cluster.management,
+        flux: cluster.flux.map(|r| r.name()),
+        faults: cluster.faults().names(),
+        objects,
+    }
+}
+
+pub fn truth(world: &World, only: Option<&str>) -> Vec<TruthCluster> {
+    world
+        .clusters
+        .iter()
+        .filter(|c| only.is_none_or(|n| n == c.name))
+        .map(|c| truth_of(c))
+        .collect()
+}
+
+pub fn stats(state: &State) -> Value {
+    let g = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
+    let clusters: serde_json::Map<String, Value> = state
+        .world
+        .clusters
+        .iter()
+        .map(|c| {
+            let k = &c.counters;
+            (c.name.clone(), json!({
+                "connections": g(&k.connections), "openWatches": g(&k.open_watches),
+                "get": g(&k.get), "list": g(&k.list), "watch": g(&k.watch), "patch": g(&k.patch),
+                "otherWrites": g(&k.other_write), "discovery": g(&k.discovery), "rejected": g(&k.rejected),
+                "mutating": k.mutating(),
+            }))
+        })
+        .collect();
+    let mut v = state.stats.to_value();
+    v["mutatingTotal"] = json!(
+        state
+            .world
+            .clusters
+            .iter()
+            .map(|c| c.counters.mutating())
+            .sum::<u64>()
+    );
+    v["clusters"] = Value::Object(clusters);
+    v
+}
+
+pub fn endpoint(
+    state: &State,
+    rest: &str,
+    q: &HashMap<String, String>,
+) -> Result<Response<Body>, ApiError> {
+    let body = match rest.trim_end_matches('/') {
+        "truth" => json!({"clusters": truth(&state.world, q.get("cluster").map(String::as_str))}),
+        "stats" => stats(state),
+        _ => return Err(ApiError::no_route()),
+    };
+    Ok(respond(StatusCode::OK, Bytes::from(body.to_string())))
+}

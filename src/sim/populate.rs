@@ -1,0 +1,417 @@
+//! Fills a cluster with its namespaces and Flux objects, reproducibly for a seed: mostly ready,
+//! some failing with the controllers' real reasons, a few stalled, suspended or progressing, and
+//! one "hot" failure per workspace that hits many of its clusters identically.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde_json::{Value, json};
+
+use super::catalog::{self, Planned};
+use super::clock::Clock;
+use super::flux::{self, Context, Failure};
+use super::resources::{Res, api_version};
+use super::rng::Rng;
+use super::store::{Intent, Store};
+use super::world::Cluster;
+use crate::fleet::{FluxKind, Health};
+
+/// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
+pub fn git_revision(seed: u64, generation: usize) -> String {
+    format!(
+        "main@sha1:{}",
+        Rng::fork(seed, &format!("git-{generation}")).hex(40)
+    )
+}
+
+/// The chart version at a rollout generation: the catalog's three, then patch bumps.
+pub fn chart_version(versions: &[&str; 3], generation: usize) -> String {
+    if generation < 3 {
+        return versions[generation].to_string();
+    }
+    let last = versions[2];
+    match last.rsplit_once('.') {
+        Some((head, patch)) => match patch.parse::<usize>() {
+            Ok(p) => format!("{head}.{}", p + generation - 2),
+            Err(_) => last.to_string(),
+        },
+        None => last.to_string(),
+    }
+}
+
+pub fn uuid(rng: &mut Rng) -> String {
+    let h = rng.hex(32);
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
+pub type ObjKey = (FluxKind, String, String);
+
+fn key_of(kind: FluxKind, obj: &Value) -> ObjKey {
+    let m = &obj["metadata"];
+    (
+        kind,
+        m["namespace"].as_str().unwrap_or("").into(),
+        m["name"].as_str().unwrap_or("").into(),
+    )
+}
+
+/// The source an applier or chart reads from, as a store key.
+pub fn source_of(kind: FluxKind, obj: &Value) -> Option<ObjKey> {
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let reference = |r: &Value, default_ns: &str| -> Option<ObjKey> {
+        let kind = FluxKind::from_kind(r.get("kind")?.as_str()?)?;
+        let name = r.get("name")?.as_str()?.to_string();
+        let ns = r
+            .get("namespace")
+            .and_then(Value::as_str)
+            .unwrap_or(default_ns)
+            .to_string();
+        Some((kind, ns, name))
+    };
+    match kind {
+        FluxKind::Kustomization => reference(obj.pointer("/spec/sourceRef")?, ns),
+        FluxKind::HelmRelease => {
+            if let Some(r) = obj.pointer("/spec/chartRef") {
+                return reference(r, ns);
+            }
+            let src_ns = obj
+                .pointer("/spec/chart/spec/sourceRef/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or(ns);
+            let name = obj.pointer("/metadata/name").and_then(Value::as_str)?;
+            Some((
+                FluxKind::HelmChart,
+                src_ns.to_string(),
+                format!("{ns}-{name}"),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The revision a consumer gets from its source's artifact revision.
+pub fn consumed_revision(kind: FluxKind, source: FluxKind, source_revision: &str) -> String {
+    if kind == FluxKind::HelmRelease && source == FluxKind::OciRepository {
+        // `<tag>+<first 12 hex of the digest>` (FACTS §3.5).
+        let (tag, digest) = source_revision
+            .split_once("@sha256:")
+            .unwrap_or((source_revision, ""));
+        return format!("{tag}+{}", &digest[..digest.len().min(12)]);
+    }
+    source_revision.to_string()
+}
+
+/// The revision a source has at a rollout generation.
+pub fn source_revision(seed: u64, kind: FluxKind, obj: &Value, generation: usize) -> String {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let digest = |label: &str| Rng::fork(seed, label).hex(64);
+    match kind {
+        FluxKind::GitRepository if name == "flux-system" => git_revision(seed, generation),
+        FluxKind::GitRepository => format!("main@sha1:{}", Rng::fork(seed, name).hex(40)),
+        FluxKind::OciRepository => {
+            let tag = if name.starts_with("redis") {
+                "21.2.5"
+            } else {
+                "6.9.0"
+            };
+            format!("{tag}@sha256:{}", digest(name))
+        }
+        FluxKind::HelmChart => catalog::chart_versions(name)
+            .map_or_else(|| "1.0.0".to_string(), |v| chart_version(v, generation)),
+        _ => format!("sha256:{}", digest(name)),
+    }
+}
+
+/// Decides what an object is meant to be. `hot` is this workspace's widespread failure.
+fn decide(
+    rng: &mut Rng,
+    kind: FluxKind,
+    obj: &Value,
+    hot: Option<(&str, Failure)>,
+    deps: &HashMap<ObjKey, Health>,
+) -> Intent {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    if let Some(dep) = obj
+        .pointer("/spec/dependsOn/0/name")
+        .and_then(Value::as_str)
+    {
+        let dep_key = (
+            FluxKind::Kustomization,
+            "flux-system".to_string(),
+            dep.to_string(),
+        );
+        if deps.get(&dep_key).is_some_and(|h| *h != Health::Ready) {
+            return Intent {
+                health: Health::Failed,
+                failure: Some(Failure::DependencyNotReady),
+            };
+        }
+    }
+    if let Some((hot_name, failure)) = hot
+        && hot_name == name
+        && rng.chance(0.6)
+    {
+        return Intent {
+            health: Health::Failed,
+            failure: Some(failure),
+        };
+    }
+    let is_source = !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease);
+    let r = rng.next_u64() as f64 / u64::MAX as f64;
+    let (retrying, stalled) = Failure::for_kind(kind);
+    let (fail, stall, progress) = if is_source {
+        (0.03, 0.0, 0.02)
+    } else {
+        (0.07, 0.015, 0.03)
+    };
+    if r < fail {
+        Intent {
+            health: Health::Failed,
+            failure: Some(*rng.pick(retrying)),
+        }
+    } else if r < fail + stall {
+        Intent {
+            health: Health::Stalled,
+            failure: Some(stalled),
+        }
+    } else if r < fail + stall + progress {
+        Intent {
+            health: Health::Progressing,
+            failure: None,
+        }
+    } else {
+        Intent {
+            health: Health::Ready,
+            failure: None,
+        }
+    }
+}
+
+/// Metadata as the API server and the controllers leave it.
+fn finish_metadata(
+    rng: &mut Rng,
+    clock: &Clock,
+    obj: &mut Value,
+    api_version: &str,
+    created_ago: i64,
+) {
+    obj["apiVersion"] = json!(api_version);
+    let m = &mut obj["metadata"];
+    m["uid"] = json!(uuid(rng));
+    m["creationTimestamp"] = json!(clock.before_start(created_ago));
+    m["generation"] = json!(1 + rng.below(4));
+    m["finalizers"] = json!(["finalizers.fluxcd.io"]);
+    m["managedFields"] = json!([{
+        "manager": "kustomize-controller", "operation": "Apply", "apiVersion": api_version,
+        "time": clock.before_start(created_ago / 2), "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:metadata": {"f:labels": {}}, "f:spec": {"f:interval": {}, "f:sourceRef": {}}},
+    }]);
+}
+
+/// A core/v1 Event as a Flux controller records it (FACTS §3.7).
+pub fn event(
+    rng: &mut Rng,
+    clock: &Clock,
+    obj: &Value,
+    kind: FluxKind,
+    reason: &str,
+    message: &str,
+    warning: bool,
+) -> Value {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let ns = obj
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let controller = controller_of(kind);
+    let now = clock.now();
+    let mut ev = json!({
+        "apiVersion": "v1", "kind": "Event",
+        "metadata": {"name": format!("{name}.{}", rng.hex(16)), "namespace": ns, "creationTimestamp": now},
+        "involvedObject": {"apiVersion": obj["apiVersion"], "kind": kind.as_str(), "name": name, "namespace": ns, "uid": obj["metadata"]["uid"]},
+        "reason": reason, "message": message, "type": if warning { "Warning" } else { "Normal" },
+        "count": 1, "firstTimestamp": now, "lastTimestamp": now,
+        "source": {"component": controller}, "reportingComponent": controller, "reportingInstance": format!("{controller}-7d9f8b6c5-x2k4p"),
+    });
+    let revision = obj
+        .pointer("/status/lastAttemptedRevision")
+        .or_else(|| obj.pointer("/status/artifact/revision"));
+    if let Some(rev) = revision {
+        ev["metadata"]["annotations"] = json!({ format!("{}/revision", kind.group()): rev });
+    }
+    ev
+}
+
+pub fn controller_of(kind: FluxKind) -> &'static str {
+    match kind {
+        FluxKind::Kustomization => "kustomize-controller",
+        FluxKind::HelmRelease => "helm-controller",
+        FluxKind::ImageRepository | FluxKind::ImagePolicy => "image-reflector-controller",
+        FluxKind::ImageUpdateAutomation => "image-automation-controller",
+        FluxKind::Alert | FluxKind::Provider | FluxKind::Receiver => "notification-controller",
+        FluxKind::ArtifactGenerator => "source-watcher",
+        _ => "source-controller",
+    }
+}
+
+fn namespace(name: &str, created: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace",
+           "metadata": {"name": name, "creationTimestamp": created, "labels": {"kubernetes.io/metadata.name": name}},
+           "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"}})
+}
+
+/// Puts the namespaces into a store.
+pub fn add_namespaces<'a>(
+    store: &mut Store,
+    clock: &Clock,
+    names: impl IntoIterator<Item = &'a str>,
+) {
+    for ns in names {
+        store.put(
+            Res::Namespace,
+            namespace(ns, &clock.before_start(90 * 86400)),
+            None,
+        );
+    }
+}
+
+/// Populates a cluster with `count` Flux objects. `generation` is its ring's rollout generation.
+pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, generation: usize) {
+    let mut rng = Rng::fork(seed, &cluster.name);
+    let mut store = cluster.store();
+    let mut namespaces: BTreeSet<String> =
+        ["default", "kube-system", "kube-public", "kube-node-lease"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    if cluster.flux.is_none() {
+        add_namespaces(&mut store, clock, namespaces.iter().map(String::as_str));
+        return;
+    }
+    namespaces.insert("flux-system".into());
+    let planned = catalog::plan(&cluster.name, &cluster.workspace, count);
+    let mut ws_rng = Rng::fork(seed, &format!("hot-{}", cluster.workspace));
+    let appliers: Vec<&Planned> = planned
+        .iter()
+        .filter(|p| matches!(p.kind, FluxKind::Kustomization | FluxKind::HelmRelease))
+        .collect();
+    let hot = (!appliers.is_empty()).then(|| {
+        let p = appliers[ws_rng.below(appliers.len())];
+        let name = p.object["metadata"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (name, *ws_rng.pick(Failure::for_kind(p.kind).0))
+    });
+    let mut healths: HashMap<ObjKey, Health> = HashMap::new();
+    let mut revisions: HashMap<ObjKey, String> = HashMap::new();
+    let mut events = Vec::new();
+    for p in planned {
+        let Some(served) = cluster.served(Res::Flux(p.kind)) else {
+            continue;
+        };
+        let mut obj = p.object;
+        let api = api_version(p.kind.group(), served.storage_version());
+        let age = 3600 * (24 + rng.below(24 * 120) as i64);
+        finish_metadata(&mut rng, clock, &mut obj, &api, age);
+        if let Some(ns) = obj.pointer("/metadata/namespace").and_then(Value::as_str) {
+            namespaces.insert(ns.to_string());
+        }
+        let intent = decide(
+            &mut rng,
+            p.kind,
+            &obj,
+            hot.as_ref().map(|(n, f)| (n.as_str(), *f)),
+            &healths,
+        );
+        let revision = match source_of(p.kind, &obj) {
+            Some(src) => revisions.get(&src).map_or_else(
+                || {
+                    source_revision(
+                        seed,
+                        src.0,
+                        &json!({"metadata": {"name": src.2}}),
+                        generation,
+                    )
+                },
+                |r| consumed_revision(p.kind, src.0, r),
+            ),
+            None => source_revision(seed, p.kind, &obj, generation),
+        };
+        let key = key_of(p.kind, &obj);
+        // A failing object shows an older applied revision: render it once ready at the
+        // previous generation first, like a controller that succeeded before.
+        if intent.health != Health::Ready && generation > 0 {
+            let before = Intent {
+                health: Health::Ready,
+                failure: None,
+            };
+            let prev_rev = match source_of(p.kind, &obj) {
+                Some(src) => consumed_revision(
+                    p.kind,
+                    src.0,
+                    &source_revision(
+                        seed,
+                        src.0,
+                        &json!({"metadata": {"name": src.2}}),
+                        generation - 1,
+                    ),
+                ),
+                None => source_revision(seed, p.kind, &obj, generation - 1),
+            };
+            let ctx = Context {
+                kind: p.kind,
+                revision: &prev_rev,
+                now: &clock.before_start(86400),
+                handled: None,
+            };
+            obj["status"] = flux::render_status(&obj, before, &ctx);
+        }
+        let ago = clock.before_start(60 * (5 + rng.below(60 * 24 * 7)) as i64);
+        let ctx = Context {
+            kind: p.kind,
+            revision: &revision,
+            now: &ago,
+            handled: None,
+        };
+        obj["status"] = flux::render_status(&obj, intent, &ctx);
+        if rng.chance(0.03) {
+            obj["spec"]["suspend"] = json!(true);
+        }
+        if let (Some(f), true) = (intent.failure, intent.health.is_problem()) {
+            let (reason, message) = flux::failure_text(f, &obj, &ctx);
+            events.push(event(&mut rng, clock, &obj, p.kind, reason, &message, true));
+        }
+        if let Some(rev) = obj
+            .pointer("/status/artifact/revision")
+            .and_then(Value::as_str)
+        {
+            revisions.insert(key.clone(), rev.to_string());
+        }
+        // A suspended dependency that is Ready still counts as ready for dependsOn.
+        healths.insert(key, intent.health);
+        store.put(Res::Flux(p.kind), obj, Some(intent));
+    }
+    add_namespaces(&mut store, clock, namespaces.iter().map(String::as_str));
+    for ev in events {
+        store.put(Res::Event, ev, None);
+    }
+}

@@ -1,0 +1,319 @@
+//! One virtual cluster's objects. Objects are kept serialized (a list or watch response is then a
+//! concatenation, not a serialization), with a bounded history of changes: a watch can resume from
+//! any resourceVersion still in the history, and gets 410 Gone for anything older.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::flux::Failure;
+use super::resources::Res;
+use crate::fleet::Health;
+
+/// Store key: resource, namespace ("" for cluster-scoped), name.
+pub type Key = (Res, String, String);
+
+/// What the simulator means an object to be (the ground truth), beside what it serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    /// The health the object's status is written to show when not suspended.
+    pub health: Health,
+    /// Why it fails, when it does.
+    pub failure: Option<Failure>,
+}
+
+/// One stored object, immutable: a change stores a new one.
+#[derive(Debug)]
+pub struct Object {
+    pub res: Res,
+    pub namespace: String,
+    pub name: String,
+    pub rv: u64,
+    pub labels: Vec<(String, String)>,
+    pub suspended: bool,
+    pub intent: Option<Intent>,
+    /// The whole object as JSON, in its storage version.
+    pub json: Bytes,
+}
+
+impl Object {
+    pub fn key(&self) -> Key {
+        (self.res, self.namespace.clone(), self.name.clone())
+    }
+
+    pub fn value(&self) -> Value {
+        serde_json::from_slice(&self.json).unwrap_or(Value::Null)
+    }
+
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
+        self.labels.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl ChangeType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeType::Added => "ADDED",
+            ChangeType::Modified => "MODIFIED",
+            ChangeType::Deleted => "DELETED",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Change {
+    pub rv: u64,
+    pub kind: ChangeType,
+    pub object: Arc<Object>,
+    /// The version before this change, for selector-filtered watches.
+    pub previous: Option<Arc<Object>>,
+}
+
+/// The watch asked for a resourceVersion older than the retained history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Expired {
+    pub requested: u64,
+    pub oldest: u64,
+}
+
+pub struct Store {
+    rv: u64,
+    /// Every change with an rv greater than this is in `history`.
+    compacted: u64,
+    objects: BTreeMap<Key, Arc<Object>>,
+    history: VecDeque<Change>,
+    history_limit: usize,
+    /// Events in creation order, to expire the oldest like the API server's TTL.
+    events: VecDeque<Key>,
+    event_limit: usize,
+}
+
+fn labels_of(value: &Value) -> Vec<(String, String)> {
+    value
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl Store {
+    pub fn new(first_rv: u64, history_limit: usize, event_limit: usize) -> Store {
+        Store {
+            rv: first_rv,
+            compacted: first_rv,
+            objects: BTreeMap::new(),
+            history: VecDeque::new(),
+            history_limit: history_limit.max(1),
+            events: VecDeque::new(),
+            event_limit: event_limit.max(1),
+        }
+    }
+
+    pub fn resource_version(&self) -> u64 {
+        self.rv
+    }
+
+    pub fn get(&self, res: Res, namespace: &str, name: &str) -> Option<&Arc<Object>> {
+        self.objects
+            .get(&(res, namespace.to_string(), name.to_string()))
+    }
+
+    /// Objects of `res`, in one namespace or all, in key order.
+    pub fn list<'a>(
+        &'a self,
+        res: Res,
+        namespace: Option<&'a str>,
+    ) -> impl Iterator<Item = &'a Arc<Object>> + 'a {
+        let start = (res, namespace.unwrap_or("").to_string(), String::new());
+        self.objects
+            .range(start..)
+            .take_while(move |((r, ns, _), _)| *r == res && namespace.is_none_or(|n| n == ns))
+            .map(|(_, o)| o)
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Arc<Object>> {
+        self.objects.values()
+    }
+
+    /// Stores `value` (created or replaced) with the next resourceVersion, and records the change.
+    pub fn put(&mut self, res: Res, mut value: Value, intent: Option<Intent>) -> Arc<Object> {
+        self.rv += 1;
+        let rv = self.rv;
+        value["metadata"]["resourceVersion"] = json!(rv.to_string());
+        let meta = &value["metadata"];
+        let namespace = meta["namespace"].as_str().unwrap_or("").to_string();
+        let name = meta["name"].as_str().unwrap_or("").to_string();
+        let suspended = value.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+            || value
+                .pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
+                .and_then(Value::as_str)
+                .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
+        let object = Arc::new(Object {
+            res,
+            labels: labels_of(&value),
+            suspended,
+            intent,
+            json: Bytes::from(value.to_string()),
+            namespace,
+            name,
+            rv,
+        });
+        let key = object.key();
+        let previous = self.objects.insert(key.clone(), object.clone());
+        let kind = if previous.is_some() {
+            ChangeType::Modified
+        } else {
+            ChangeType::Added
+        };
+        if res == Res::Event && previous.is_none() {
+            self.events.push_back(key);
+            if self.events.len() > self.event_limit
+                && let Some(old) = self.events.pop_front()
+            {
+                self.delete(&old);
+            }
+        }
+        self.record(Change {
+            rv,
+            kind,
+            object: object.clone(),
+            previous,
+        });
+        object
+    }
+
+    pub fn delete(&mut self, key: &Key) -> Option<Arc<Object>> {
+        let old = self.objects.remove(key)?;
+        self.rv += 1;
+        let mut value = old.value();
+        value["metadata"]["resourceVersion"] = json!(self.rv.to_string());
+        let gone = Arc::new(Object {
+            res: old.res,
+            namespace: old.namespace.clone(),
+            name: old.name.clone(),
+            rv: self.rv,
+            labels: old.labels.clone(),
+            suspended: old.suspended,
+            intent: old.intent,
+            json: Bytes::from(value.to_string()),
+        });
+        let rv = self.rv;
+        self.record(Change {
+            rv,
+            kind: ChangeType::Deleted,
+            object: gone,
+            previous: Some(old.clone()),
+        });
+        Some(old)
+    }
+
+    fn record(&mut self, change: Change) {
+        self.history.push_back(change);
+        while self.history.len() > self.history_limit {
+            if let Some(old) = self.history.pop_front() {
+                self.compacted = old.rv;
+            }
+        }
+    }
+
+    /// Forgets the whole history, as an etcd compaction does: every watch must relist.
+    pub fn compact(&mut self) {
+        self.history.clear();
+        self.compacted = self.rv;
+    }
+
+    /// The changes after `rv`, oldest first, or Expired when some of them were forgotten.
+    pub fn changes_since(&self, rv: u64) -> Result<impl Iterator<Item = &Change>, Expired> {
+        if rv < self.compacted {
+            return Err(Expired {
+                requested: rv,
+                oldest: self.compacted,
+            });
+        }
+        let skip = self.history.partition_point(|c| c.rv <= rv);
+        Ok(self.history.iter().skip(skip))
+    }
+
+    /// Whether a list or watch at `rv` can still be served consistently.
+    pub fn is_retained(&self, rv: u64) -> bool {
+        rv >= self.compacted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::FluxKind;
+
+    fn ks(name: &str) -> Value {
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+               "metadata": {"name": name, "namespace": "flux-system", "labels": {"a": "b"}},
+               "spec": {"suspend": true}})
+    }
+
+    const KS: Res = Res::Flux(FluxKind::Kustomization);
+
+    #[test]
+    fn put_assigns_increasing_versions_and_lists_by_namespace() {
+        let mut s = Store::new(100, 10, 10);
+        let a = s.put(KS, ks("a"), None);
+        let b = s.put(KS, ks("b"), None);
+        assert_eq!((a.rv, b.rv), (101, 102));
+        assert!(a.suspended);
+        assert_eq!(a.value()["metadata"]["resourceVersion"], "101");
+        assert_eq!(s.list(KS, Some("flux-system")).count(), 2);
+        assert_eq!(s.list(KS, Some("other")).count(), 0);
+        assert_eq!(s.list(Res::Event, None).count(), 0);
+    }
+
+    #[test]
+    fn history_window_expires_old_versions() {
+        let mut s = Store::new(0, 2, 10);
+        for _ in 0..3 {
+            s.put(KS, ks("a"), None);
+        }
+        assert_eq!(
+            s.changes_since(0).err(),
+            Some(Expired {
+                requested: 0,
+                oldest: 1
+            })
+        );
+        let rvs: Vec<u64> = s.changes_since(1).unwrap().map(|c| c.rv).collect();
+        assert_eq!(rvs, [2, 3]);
+        s.compact();
+        assert!(s.changes_since(2).is_err());
+        assert_eq!(s.changes_since(3).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn oldest_events_expire() {
+        let mut s = Store::new(0, 100, 2);
+        for i in 0..3 {
+            s.put(
+                Res::Event,
+                json!({"metadata": {"name": format!("e{i}"), "namespace": "x"}}),
+                None,
+            );
+        }
+        let names: Vec<&str> = s.list(Res::Event, None).map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["e1", "e2"]);
+        assert_eq!(
+            s.changes_since(3).unwrap().next().unwrap().kind,
+            ChangeType::Deleted
+        );
+    }
+}

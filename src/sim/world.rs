@@ -1,0 +1,211 @@
+//! The simulated fleet in memory: clusters with their tokens, faults, served resources and stores.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::watch;
+
+use super::faults::Faults;
+use super::resources::{Res, Served, served_resources};
+use super::store::Store;
+use crate::fleet::FluxRelease;
+
+/// Which credentials a request carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Admin,
+    Viewer,
+}
+
+/// Request counters by verb, for `/sim/stats`.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub get: AtomicU64,
+    pub list: AtomicU64,
+    pub watch: AtomicU64,
+    pub patch: AtomicU64,
+    pub other_write: AtomicU64,
+    pub discovery: AtomicU64,
+    pub rejected: AtomicU64,
+    /// Connections currently open that served this cluster.
+    pub connections: AtomicU64,
+    /// Watch streams currently open.
+    pub open_watches: AtomicU64,
+}
+
+impl Counters {
+    pub fn mutating(&self) -> u64 {
+        self.patch.load(Ordering::Relaxed) + self.other_write.load(Ordering::Relaxed)
+    }
+}
+
+pub struct Cluster {
+    pub index: usize,
+    pub name: String,
+    pub workspace: String,
+    pub labels: BTreeMap<String, String>,
+    pub management: bool,
+    pub admin_token: String,
+    pub viewer_token: String,
+    pub flux: Option<FluxRelease>,
+    pub served: Vec<Served>,
+    pub faults: Mutex<Faults>,
+    /// Cleared when an `expired-token` fault fires.
+    pub tokens_valid: AtomicBool,
+    store: Mutex<Store>,
+    /// The store's resourceVersion, for watches to wait on.
+    pub changed: watch::Sender<u64>,
+    pub counters: Counters,
+}
+
+impl Cluster {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        index: usize,
+        name: String,
+        workspace: String,
+        labels: BTreeMap<String, String>,
+        management: bool,
+        tokens: (String, String),
+        faults: Faults,
+        history: usize,
+        events: usize,
+    ) -> Cluster {
+        let flux = if faults.no_flux {
+            None
+        } else {
+            Some(faults.old_flux.unwrap_or(FluxRelease::LATEST))
+        };
+        // Distinct starting points make a resourceVersion from one cluster useless on another,
+        // as it is between real clusters.
+        let first_rv = 1000 + index as u64 * 7919;
+        Cluster {
+            index,
+            served: served_resources(flux, management),
+            name,
+            workspace,
+            labels,
+            management,
+            admin_token: tokens.0,
+            viewer_token: tokens.1,
+            flux,
+            faults: Mutex::new(faults),
+            tokens_valid: AtomicBool::new(true),
+            store: Mutex::new(Store::new(first_rv, history, events)),
+            changed: watch::Sender::new(first_rv),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Locks the store. Never held across an await.
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Wakes the watches after the store changed.
+    pub fn notify(&self, rv: u64) {
+        self.changed.send_replace(rv);
+    }
+
+    pub fn faults(&self) -> Faults {
+        self.faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    pub fn served(&self, res: Res) -> Option<&Served> {
+        self.served.iter().find(|s| s.res == res)
+    }
+
+    /// The role a bearer token grants on this cluster, if any.
+    pub fn role_of(&self, token: &str) -> Option<Role> {
+        if !self.tokens_valid.load(Ordering::Relaxed) {
+            return None;
+        }
+        if constant_time_eq(token, &self.admin_token) {
+            Some(Role::Admin)
+        } else if constant_time_eq(token, &self.viewer_token) {
+            Some(Role::Viewer)
+        } else {
+            None
+        }
+    }
+}
+
+fn constant_time_eq(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+/// Fresh random bearer tokens (from the OS, never from the fleet seed).
+pub fn random_token() -> String {
+    use ring::rand::SecureRandom;
+    let mut bytes = [0u8; 24];
+    let rng = ring::rand::SystemRandom::new();
+    if rng.fill(&mut bytes).is_err() {
+        // The OS refused entropy; fall back to time and address noise rather than failing.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes[..16].copy_from_slice(&t.to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// All clusters of the simulation, workload clusters first and the management cluster last.
+pub struct World {
+    pub clusters: Vec<Arc<Cluster>>,
+    by_name: HashMap<String, usize>,
+    /// Every admin and viewer token belongs to one cluster.
+    by_token: HashMap<String, usize>,
+    pub workspaces: Vec<String>,
+    /// Token for `/sim/*`.
+    pub sim_token: String,
+}
+
+impl World {
+    pub fn new(clusters: Vec<Arc<Cluster>>, workspaces: Vec<String>) -> World {
+        let by_name = clusters.iter().map(|c| (c.name.clone(), c.index)).collect();
+        let by_token = clusters
+            .iter()
+            .flat_map(|c| {
+                [
+                    (c.admin_token.clone(), c.index),
+                    (c.viewer_token.clone(), c.index),
+                ]
+            })
+            .collect();
+        World {
+            clusters,
+            by_name,
+            by_token,
+            workspaces,
+            sim_token: random_token(),
+        }
+    }
+
+    pub fn cluster(&self, name: &str) -> Option<&Arc<Cluster>> {
+        self.by_name.get(name).map(|&i| &self.clusters[i])
+    }
+
+    /// The cluster a bearer token belongs to (valid or not).
+    pub fn cluster_of_token(&self, token: &str) -> Option<&Arc<Cluster>> {
+        self.by_token.get(token).map(|&i| &self.clusters[i])
+    }
+
+    pub fn management(&self) -> Option<&Arc<Cluster>> {
+        self.clusters.iter().rev().find(|c| c.management)
+    }
+
+    pub fn workloads(&self) -> impl Iterator<Item = &Arc<Cluster>> {
+        self.clusters.iter().filter(|c| !c.management)
+    }
+}

@@ -1,0 +1,150 @@
+//! PATCH, as the API server does it for custom resources: JSON merge patch on the object (never
+//! touching `.status`) or on the status subresource (touching only `.status`); a spec change bumps
+//! `metadata.generation`; a `metadata.resourceVersion` in the patch is a precondition.
+
+use std::sync::Arc;
+
+use http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::Value;
+
+use super::api::{Body, json};
+use super::controller::Msg;
+use super::merge::merge_patch;
+use super::request::Filter;
+use super::resources::Res;
+use super::server::State;
+use super::status::{ApiError, qualified};
+use super::world::Cluster;
+
+/// The largest request body the API server accepts (3 MiB).
+const MAX_BODY: usize = 3 * 1024 * 1024;
+
+const PROTECTED: [&str; 6] = [
+    "name",
+    "namespace",
+    "uid",
+    "creationTimestamp",
+    "generation",
+    "managedFields",
+];
+
+pub async fn patch(
+    state: &Arc<State>,
+    cluster: &Arc<Cluster>,
+    filter: &Filter,
+    ns: &str,
+    name: &str,
+    status_only: bool,
+    req: Request<Incoming>,
+) -> Result<http::Response<Body>, ApiError> {
+    let res = filter.res;
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if media != "application/merge-patch+json" {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json (the simulator does not implement {media:?})"
+            ),
+        ));
+    }
+    let body = http_body_util::Limited::new(req.into_body(), MAX_BODY)
+        .collect()
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "RequestEntityTooLarge",
+                format!("request body: {e}"),
+            )
+        })?
+        .to_bytes();
+    let patch: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+    if !patch.is_object() {
+        return Err(ApiError::bad_request(
+            "error decoding patch: a merge patch must be a JSON object",
+        ));
+    }
+    let mut store = cluster.store();
+    let current = store
+        .get(res, ns, name)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(res.group(), res.plural(), name))?;
+    let old = current.value();
+    if let Some(want) = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        && want != current.rv.to_string()
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again", qualified(res.plural(), res.group())),
+        )
+        .with_details(res.group(), res.plural(), name));
+    }
+    let mut new = old.clone();
+    if status_only {
+        let status_patch =
+            serde_json::json!({"status": patch.get("status").cloned().unwrap_or(Value::Null)});
+        if patch.get("status").is_some() {
+            merge_patch(&mut new, &status_patch);
+        }
+    } else {
+        merge_patch(&mut new, &patch);
+        match old.get("status") {
+            Some(s) => new["status"] = s.clone(),
+            None => {
+                if let Some(m) = new.as_object_mut() {
+                    m.remove("status");
+                }
+            }
+        }
+    }
+    new["apiVersion"] = old["apiVersion"].clone();
+    new["kind"] = old["kind"].clone();
+    for key in PROTECTED {
+        match old["metadata"].get(key) {
+            Some(v) => new["metadata"][key] = v.clone(),
+            None => {
+                if let Some(m) = new["metadata"].as_object_mut() {
+                    m.remove(key);
+                }
+            }
+        }
+    }
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    if new == old {
+        // A no-op patch changes nothing, not even the resourceVersion.
+        return Ok(json(StatusCode::OK, filter.render(&current)));
+    }
+    if !status_only && new.get("spec") != old.get("spec") {
+        let generation = old
+            .pointer("/metadata/generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(1);
+        new["metadata"]["generation"] = Value::from(generation + 1);
+    }
+    let stored = store.put(res, new, current.intent);
+    drop(store);
+    cluster.notify(stored.rv);
+    if let Res::Flux(kind) = res {
+        // The controller decides whether this asks for a reconcile.
+        let _ = state.controller.send(Msg::Changed {
+            cluster: cluster.index,
+            kind,
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        });
+    }
+    Ok(json(StatusCode::OK, filter.render(&stored)))
+}
