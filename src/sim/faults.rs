@@ -187,6 +187,9 @@ impl Spec {
             for j in (1..order.len()).rev() {
                 order.swap(j, rng.below(j + 1));
             }
+            // Clusters without a fault first: combined faults (no Flux *and* old Flux) only when
+            // the shares add up to more than the fleet.
+            order.sort_by_key(|&c| !out[c].is_empty());
             for &c in order.iter().take(count) {
                 let f = &mut out[c];
                 match kind {
@@ -263,6 +266,14 @@ mod tests {
             Spec::parse("old-flux=100%:2.0").unwrap().assign(1, 0)[0].old_flux,
             Some(FluxRelease(0))
         );
+    }
+
+    #[test]
+    fn faults_spread_over_distinct_clusters_first() {
+        let faults = Spec::parse("no-flux=50%,old-flux=50%")
+            .unwrap()
+            .assign(4, 9);
+        assert!(faults.iter().all(|f| f.no_flux != f.old_flux.is_some()));
     }
 
     #[test]

@@ -229,8 +229,10 @@ impl Store {
         }
     }
 
-    /// Forgets the whole history, as an etcd compaction does: every watch must relist.
+    /// Forgets the whole history and moves past every version handed out so far, as an API
+    /// server restart with a compacted etcd does: every open watch gets 410 Gone and relists.
     pub fn compact(&mut self) {
+        self.rv += 1;
         self.history.clear();
         self.compacted = self.rv;
     }
@@ -295,8 +297,11 @@ mod tests {
         let rvs: Vec<u64> = s.changes_since(1).unwrap().map(|c| c.rv).collect();
         assert_eq!(rvs, [2, 3]);
         s.compact();
-        assert!(s.changes_since(2).is_err());
-        assert_eq!(s.changes_since(3).unwrap().count(), 0);
+        assert!(
+            s.changes_since(3).is_err(),
+            "a watch at the newest version is gone too"
+        );
+        assert_eq!(s.changes_since(4).unwrap().count(), 0);
     }
 
     #[test]

@@ -1,0 +1,127 @@
+//! Shared helpers for tests that run the simulated fleet in-process and talk to it with kube-rs.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::time::Duration;
+
+use fluxfleet::sim::{self, Handle};
+use kube::Client;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+/// A running simulation and the directory holding its kubeconfigs.
+pub struct Sim {
+    pub handle: Handle,
+    pub dir: tempfile::TempDir,
+}
+
+/// A small, still fleet with a pinned clock, quick reconciles and frequent bookmarks.
+pub fn config(dir: &Path) -> sim::Config {
+    sim::Config {
+        clusters: 6,
+        workspaces: 2,
+        objects: 30,
+        seed: 7,
+        out: dir.to_path_buf(),
+        reconcile_delay: Duration::from_millis(100),
+        bookmark_interval: Duration::from_millis(200),
+        epoch: Some(1_790_000_000),
+        ..sim::Config::default()
+    }
+}
+
+pub async fn start_with(tweak: impl FnOnce(&mut sim::Config)) -> Sim {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cfg = config(dir.path());
+    tweak(&mut cfg);
+    let handle = sim::start(cfg).await.expect("sim starts");
+    Sim { handle, dir }
+}
+
+pub async fn start() -> Sim {
+    start_with(|_| {}).await
+}
+
+/// A kube client for one context of a kubeconfig file, as any kube-rs program would build it.
+pub async fn client(kubeconfig: &Path, context: &str) -> Client {
+    let kc = Kubeconfig::read_from(kubeconfig).expect("kubeconfig parses");
+    client_from(kc, context).await
+}
+
+pub async fn client_from(kc: Kubeconfig, context: &str) -> Client {
+    let opts = KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+        .await
+        .expect("kube config");
+    Client::try_from(config).expect("kube client")
+}
+
+/// The resource of a Flux kind at a version.
+pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
+    ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
+}
+
+pub fn kustomizations() -> ApiResource {
+    resource(
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "Kustomization",
+        "kustomizations",
+    )
+}
+
+pub fn helmreleases() -> ApiResource {
+    resource(
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
+    )
+}
+
+pub fn api(client: &Client, ar: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+/// The first workload cluster whose truth satisfies `pred`.
+pub fn cluster_where(sim: &Sim, pred: impl Fn(&sim::TruthCluster) -> bool) -> String {
+    sim.handle
+        .truth()
+        .into_iter()
+        .find(|c| !c.management && pred(c))
+        .map(|c| c.name)
+        .expect("a matching cluster")
+}
+
+/// Waits (bounded) for a condition on the simulator's truth or an API read.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let mut delay = Duration::from_millis(10);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for: {what}"
+        );
+        // Polling interval, not synchronisation: the check above decides.
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(200));
+    }
+}
+
+/// The status code of a kube API error.
+pub fn api_code(err: &kube::Error) -> Option<u16> {
+    match err {
+        kube::Error::Api(s) => Some(s.code),
+        _ => None,
+    }
+}
