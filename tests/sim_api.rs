@@ -1,4 +1,5 @@
 //! Conformance of the simulated API server, driven by kube-rs over real HTTPS.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
 

@@ -1,5 +1,5 @@
 //! Shared helpers for tests that run the simulated fleet in-process and talk to it with kube-rs.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::path::Path;
 use std::time::Duration;

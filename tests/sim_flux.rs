@@ -1,0 +1,496 @@
+//! The simulated fleet behaves like Flux: what it serves means what its ground truth says, and
+//! its controller handles reconcile, suspend, resume, force and reset as FACTS §2 describes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+
+use std::time::Duration;
+
+use base64::Engine;
+use common::*;
+use fluxfleet::fleet::{FluxKind, Health, health_of};
+use kube::api::{ListParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+const FLUX_KINDS: [(&str, &str, &str, &str); 7] = [
+    (
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "GitRepository",
+        "gitrepositories",
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "OCIRepository",
+        "ocirepositories",
+    ),
+    (
+        "source.toolkit.fluxcd.io",
+        "v1",
+        "HelmRepository",
+        "helmrepositories",
+    ),
+    ("source.toolkit.fluxcd.io", "v1", "HelmChart", "helmcharts"),
+    ("source.toolkit.fluxcd.io", "v1", "Bucket", "buckets"),
+    (
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "Kustomization",
+        "kustomizations",
+    ),
+    (
+        "helm.toolkit.fluxcd.io",
+        "v2",
+        "HelmRelease",
+        "helmreleases",
+    ),
+];
+
+#[tokio::test]
+async fn served_statuses_mean_what_the_truth_says() {
+    let sim = start_with(|c| c.clusters = 12).await;
+    let truth = sim.handle.truth();
+    let mut seen = std::collections::BTreeMap::<Health, usize>::new();
+    for cluster in truth.iter().filter(|c| !c.management) {
+        let client = client(&sim.handle.files.fleet, &cluster.name).await;
+        let mut listed = 0;
+        for (group, version, kind, plural) in FLUX_KINDS {
+            let items = api(&client, &resource(group, version, kind, plural), None)
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items;
+            for obj in items {
+                let value = serde_json::to_value(&obj).unwrap();
+                let name = obj.metadata.name.clone().unwrap();
+                let t = cluster
+                    .objects
+                    .iter()
+                    .find(|o| o.kind == kind && o.name == name)
+                    .expect("listed object is in the truth");
+                let computed = health_of(FluxKind::from_kind(kind).unwrap(), &value);
+                assert_eq!(
+                    computed, t.health,
+                    "{}/{kind}/{name}: served status disagrees with the truth",
+                    cluster.name
+                );
+                *seen.entry(computed).or_default() += 1;
+                listed += 1;
+            }
+        }
+        assert_eq!(
+            listed,
+            cluster.objects.len(),
+            "{}: every object is listed",
+            cluster.name
+        );
+    }
+    for h in [Health::Ready, Health::Failed, Health::Suspended] {
+        assert!(
+            seen.get(&h).copied().unwrap_or(0) > 0,
+            "the fleet shows some {h} objects: {seen:?}"
+        );
+    }
+    assert!(
+        seen[&Health::Ready] > seen.values().sum::<usize>() / 2,
+        "mostly ready: {seen:?}"
+    );
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_same_seed_gives_the_same_fleet() {
+    let a = start().await;
+    let b = start().await;
+    // Cluster, kind, name and health of every object: the fleet's content without versions.
+    let strip = |t: Vec<fluxfleet::sim::TruthCluster>| -> Vec<String> {
+        t.into_iter()
+            .flat_map(|c| {
+                let cluster = c.name;
+                c.objects
+                    .into_iter()
+                    .map(move |o| format!("{cluster}/{}/{}={}", o.kind, o.name, o.health))
+            })
+            .collect()
+    };
+    assert_eq!(strip(a.handle.truth()), strip(b.handle.truth()));
+    a.handle.shutdown().await;
+    b.handle.shutdown().await;
+}
+
+fn status_str<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
+    v.pointer(path).and_then(Value::as_str)
+}
+
+#[tokio::test]
+async fn a_reconcile_request_is_handled_and_suspend_freezes_the_object() {
+    let sim = start().await;
+    let name = cluster_where(&sim, |c| {
+        c.objects
+            .iter()
+            .any(|o| o.kind == "Kustomization" && o.name == "infra-controllers" && !o.suspended)
+    });
+    let client = client(&sim.handle.files.fleet, &name).await;
+    let ks = api(&client, &kustomizations(), Some("flux-system"));
+    let request = |token: &str| json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": token}}});
+    ks.patch(
+        "infra-controllers",
+        &PatchParams::default(),
+        &Patch::Merge(&request("2026-11-21T10:00:00.1+00:00")),
+    )
+    .await
+    .unwrap();
+    eventually("lastHandledReconcileAt equals the token", || async {
+        let obj = ks.get("infra-controllers").await.unwrap();
+        let v = serde_json::to_value(&obj).unwrap();
+        status_str(&v, "/status/lastHandledReconcileAt") == Some("2026-11-21T10:00:00.1+00:00")
+    })
+    .await;
+
+    // Suspend (the flux CLI's exact patch), then ask again: nothing is handled.
+    ks.patch(
+        "infra-controllers",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"spec": {"suspend": true}})),
+    )
+    .await
+    .unwrap();
+    let truth = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find(|c| c.name == name)
+        .unwrap();
+    assert!(truth.objects.iter().any(|o| o.name == "infra-controllers"
+        && o.kind == "Kustomization"
+        && o.health == Health::Suspended));
+    ks.patch(
+        "infra-controllers",
+        &PatchParams::default(),
+        &Patch::Merge(&request("second")),
+    )
+    .await
+    .unwrap();
+    // Resume ({"spec":{"suspend":null}}) bumps the generation; the controller then handles the
+    // pending request and observes the new generation.
+    let resumed = ks
+        .patch(
+            "infra-controllers",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"suspend": null}})),
+        )
+        .await
+        .unwrap();
+    let generation = resumed.metadata.generation.unwrap();
+    let v = serde_json::to_value(&resumed).unwrap();
+    assert_ne!(
+        status_str(&v, "/status/lastHandledReconcileAt"),
+        Some("second"),
+        "not handled while suspended"
+    );
+    eventually(
+        "the resumed object observes its generation and handles the request",
+        || async {
+            let v = serde_json::to_value(ks.get("infra-controllers").await.unwrap()).unwrap();
+            v.pointer("/status/observedGeneration")
+                .and_then(Value::as_i64)
+                == Some(generation)
+                && status_str(&v, "/status/lastHandledReconcileAt") == Some("second")
+        },
+    )
+    .await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn helmrelease_force_and_reset_are_honoured_only_with_the_matching_request() {
+    let sim = start().await;
+    let name = sim.handle.cluster_names()[0].clone();
+    let client = client(&sim.handle.files.fleet, &name).await;
+    let hrs = api(&client, &helmreleases(), None)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let hr = hrs
+        .items
+        .iter()
+        .find(|o| o.data["spec"]["suspend"] != json!(true))
+        .expect("an active HelmRelease");
+    let (ns, hr_name) = (
+        hr.metadata.namespace.clone().unwrap(),
+        hr.metadata.name.clone().unwrap(),
+    );
+    let api = api(&client, &helmreleases(), Some(&ns));
+    // forceAt different from requestedAt: ignored (FACTS §2.5).
+    let mismatched = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "t1", "reconcile.fluxcd.io/forceAt": "t0"}}});
+    api.patch(
+        &hr_name,
+        &PatchParams::default(),
+        &Patch::Merge(&mismatched),
+    )
+    .await
+    .unwrap();
+    eventually("t1 handled", || async {
+        let v = serde_json::to_value(api.get(&hr_name).await.unwrap()).unwrap();
+        status_str(&v, "/status/lastHandledReconcileAt") == Some("t1")
+    })
+    .await;
+    let v = serde_json::to_value(api.get(&hr_name).await.unwrap()).unwrap();
+    assert_eq!(
+        v.pointer("/status/lastHandledForceAt"),
+        None,
+        "a forceAt that differs from requestedAt is not handled"
+    );
+    // The flux CLI's --force --reset: the same token on all three annotations.
+    let both = json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "t2", "reconcile.fluxcd.io/forceAt": "t2", "reconcile.fluxcd.io/resetAt": "t2"}}});
+    api.patch(&hr_name, &PatchParams::default(), &Patch::Merge(&both))
+        .await
+        .unwrap();
+    eventually("force and reset handled", || async {
+        let v = serde_json::to_value(api.get(&hr_name).await.unwrap()).unwrap();
+        status_str(&v, "/status/lastHandledForceAt") == Some("t2")
+            && status_str(&v, "/status/lastHandledResetAt") == Some("t2")
+    })
+    .await;
+    let v = serde_json::to_value(api.get(&hr_name).await.unwrap()).unwrap();
+    assert_eq!(
+        health_of(FluxKind::HelmRelease, &v),
+        Health::Ready,
+        "a forced upgrade succeeds"
+    );
+    assert_eq!(
+        v.pointer("/status/failures"),
+        None,
+        "reset clears the failure counters"
+    );
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_workload_cluster_is_reachable_through_its_management_secret() {
+    let sim = start().await;
+    let mgmt = client(&sim.handle.files.management, fluxfleet::sim::MANAGEMENT).await;
+    let capi = resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters");
+    let clusters = api(&mgmt, &capi, None)
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(clusters.items.len(), sim.handle.cluster_names().len());
+    let first = &clusters.items[0];
+    let (ns, name) = (
+        first.metadata.namespace.clone().unwrap(),
+        first.metadata.name.clone().unwrap(),
+    );
+    assert_eq!(
+        first.metadata.labels.as_ref().unwrap()["cluster.x-k8s.io/cluster-name"],
+        name
+    );
+    // v1beta1 is served too, converted.
+    let old = api(
+        &mgmt,
+        &resource("cluster.x-k8s.io", "v1beta1", "Cluster", "clusters"),
+        Some(&ns),
+    )
+    .get(&name)
+    .await
+    .unwrap();
+    assert_eq!(old.data["status"]["phase"], "Provisioned");
+    assert_eq!(old.data["status"]["controlPlaneReady"], true);
+
+    let secret_api: kube::Api<k8s_openapi::api::core::v1::Secret> =
+        kube::Api::namespaced(mgmt.clone(), &ns);
+    let list = secret_api
+        .list(&ListParams::default().labels(&format!("cluster.x-k8s.io/cluster-name={name}")))
+        .await
+        .unwrap();
+    let secret = list
+        .items
+        .iter()
+        .find(|s| s.metadata.name.as_deref() == Some(&format!("{name}-kubeconfig")))
+        .expect("the kubeconfig secret");
+    assert_eq!(secret.type_.as_deref(), Some("cluster.x-k8s.io/secret"));
+    let bytes = &secret.data.as_ref().unwrap()["value"].0;
+    let kc = kube::config::Kubeconfig::from_yaml(std::str::from_utf8(bytes).unwrap()).unwrap();
+    let workload = client_from(kc, &name).await;
+    let ks = api(&workload, &kustomizations(), Some("flux-system"))
+        .get("flux-system")
+        .await
+        .unwrap();
+    assert_eq!(ks.data["spec"]["path"], format!("./clusters/{ns}/{name}"));
+    // The viewer may not read secrets.
+    let viewer_kc = kube::config::Kubeconfig::read_from(&sim.handle.files.viewer).unwrap();
+    let viewer = client_from(viewer_kc, &name).await;
+    let err = kube::Api::<k8s_openapi::api::core::v1::Secret>::all(viewer)
+        .list(&ListParams::default())
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(&err), Some(403));
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn http2_multiplexes_a_clusters_requests_over_one_connection() {
+    use http_body_util::{BodyExt, Empty};
+    use hyper_util::rt::TokioIo;
+    use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+
+    let sim = start().await;
+    let name = sim.handle.cluster_names()[0].clone();
+    let kc = kube::config::Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
+    let entry = kc
+        .clusters
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap()
+        .cluster
+        .clone()
+        .unwrap();
+    let ca_pem = base64::engine::general_purpose::STANDARD
+        .decode(entry.certificate_authority_data.unwrap())
+        .unwrap();
+    let token = kc
+        .auth_infos
+        .iter()
+        .find(|a| a.name == format!("{name}-admin"))
+        .unwrap()
+        .auth_info
+        .clone()
+        .unwrap()
+        .token
+        .unwrap();
+    let token = secrecy::ExposeSecret::expose_secret(&token).to_string();
+
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(&ca_pem).unwrap())
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let tcp = tokio::net::TcpStream::connect(sim.handle.addr)
+        .await
+        .unwrap();
+    let stream = tokio_rustls::TlsConnector::from(std::sync::Arc::new(tls))
+        .connect(ServerName::try_from("127.0.0.1").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(
+        stream.get_ref().1.alpn_protocol(),
+        Some(&b"h2"[..]),
+        "the server picks h2"
+    );
+    let (sender, conn) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(conn);
+
+    let base = format!(
+        "https://127.0.0.1:{}/clusters/{name}",
+        sim.handle.addr.port()
+    );
+    let request = |path: &str| {
+        http::Request::get(format!("{base}{path}"))
+            .header("authorization", format!("Bearer {token}"))
+            .body(Empty::<bytes::Bytes>::new())
+            .unwrap()
+    };
+    // Seven watches (one per kind) and a list, all at once, on one connection.
+    let mut watches = Vec::new();
+    for (group, version, _, plural) in FLUX_KINDS {
+        let mut s = sender.clone();
+        let resp = s
+            .send_request(request(&format!(
+                "/apis/{group}/{version}/{plural}?watch=1&timeoutSeconds=30"
+            )))
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        watches.push(resp);
+    }
+    let mut s = sender.clone();
+    let list = s
+        .send_request(request(
+            "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations",
+        ))
+        .await
+        .unwrap();
+    let body = list.into_body().collect().await.unwrap().to_bytes();
+    assert!(
+        serde_json::from_slice::<Value>(&body).unwrap()["items"]
+            .as_array()
+            .is_some()
+    );
+
+    let stats = sim.handle.stats();
+    assert_eq!(
+        stats["clusters"][&name]["connections"], 1,
+        "one connection for the cluster: {stats}"
+    );
+    assert_eq!(stats["clusters"][&name]["openWatches"], 7);
+    assert_eq!(stats["h2ConnectionsOpen"], 1);
+    assert_eq!(stats["h2OpenStreams"], 7);
+    drop(watches);
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn churn_makes_objects_fail_and_recover() {
+    let sim = start_with(|c| {
+        c.churn = 200.0;
+        c.rollout_interval = Duration::from_secs(3600);
+    })
+    .await;
+    let before = sim.handle.truth();
+    eventually("some object changed health", || async {
+        let now = sim.handle.truth();
+        now.iter().zip(before.iter()).any(|(a, b)| {
+            a.objects
+                .iter()
+                .zip(b.objects.iter())
+                .any(|(x, y)| x.health != y.health)
+        })
+    })
+    .await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_rollout_moves_workspaces_to_a_new_revision_ring_by_ring() {
+    let sim = start_with(|c| {
+        c.churn = 0.001;
+        c.rollout_interval = Duration::from_millis(200);
+        c.rollout_step = Duration::from_millis(300);
+    })
+    .await;
+    let name = sim.handle.cluster_names()[0].clone();
+    let client = client(&sim.handle.files.fleet, &name).await;
+    let git = api(
+        &client,
+        &resource(
+            "source.toolkit.fluxcd.io",
+            "v1",
+            "GitRepository",
+            "gitrepositories",
+        ),
+        Some("flux-system"),
+    );
+    let first = serde_json::to_value(git.get("flux-system").await.unwrap()).unwrap();
+    let first_rev = status_str(&first, "/status/artifact/revision")
+        .unwrap()
+        .to_string();
+    assert!(first_rev.starts_with("main@sha1:"));
+    eventually("the bootstrap repository gets a new revision", || async {
+        let v = serde_json::to_value(git.get("flux-system").await.unwrap()).unwrap();
+        status_str(&v, "/status/artifact/revision").is_some_and(|r| r != first_rev)
+    })
+    .await;
+    sim.handle.shutdown().await;
+}
