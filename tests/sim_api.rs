@@ -14,8 +14,7 @@ use serde_json::json;
 #[tokio::test]
 async fn discovery_serves_each_flux_kind_at_its_own_version() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let groups = client.list_api_groups().await.unwrap();
     let notification = groups
         .groups
@@ -109,8 +108,7 @@ async fn old_flux_serves_old_versions_and_no_flux_serves_none() {
 #[tokio::test]
 async fn list_pages_with_limit_and_continue_and_filters_by_label() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let all_ns = api(&client, &kustomizations(), None);
     let full = all_ns.list(&ListParams::default()).await.unwrap();
     assert!(full.items.len() > 4);
@@ -167,8 +165,7 @@ async fn list_pages_with_limit_and_continue_and_filters_by_label() {
 #[tokio::test]
 async fn merge_patch_bumps_generation_on_spec_change_and_never_touches_status() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let ks = api(&client, &kustomizations(), Some("flux-system"));
     let before = ks.get("infra-controllers").await.unwrap();
     let patch = json!({"spec": {"interval": "7m0s"}, "status": {"observedGeneration": 999}, "metadata": {"labels": {"team": "sre"}}});
@@ -279,8 +276,7 @@ async fn next_event(
 #[tokio::test]
 async fn watch_resumes_streams_changes_and_sends_bookmarks() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let ks = api(&client, &kustomizations(), Some("flux-system"));
     let list = ks.list(&ListParams::default()).await.unwrap();
     let rv = list.metadata.resource_version.clone().unwrap();
@@ -321,8 +317,7 @@ async fn watch_resumes_streams_changes_and_sends_bookmarks() {
 #[tokio::test]
 async fn watch_from_a_compacted_version_gets_410_then_a_relist_works() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (name, client) = first_cluster(&sim).await;
     let ks = api(&client, &kustomizations(), None);
     let rv = ks
         .list(&ListParams::default())
@@ -388,8 +383,7 @@ async fn watch_from_a_compacted_version_gets_410_then_a_relist_works() {
 async fn kube_runtime_watcher_recovers_from_a_410_storm() {
     use kube::runtime::watcher;
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (name, client) = first_cluster(&sim).await;
     let ks = api(&client, &kustomizations(), None);
     let mut events = watcher::watcher(ks.clone(), watcher::Config::default()).boxed();
     let (mut init_done, mut gone) = (0, 0);

@@ -206,8 +206,7 @@ async fn a_reconcile_request_is_handled_and_suspend_freezes_the_object() {
 #[tokio::test]
 async fn helmrelease_force_and_reset_are_honoured_only_with_the_matching_request() {
     let sim = start().await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let hrs = api(&client, &helmreleases(), None)
         .list(&ListParams::default())
         .await
@@ -470,8 +469,7 @@ async fn a_rollout_moves_workspaces_to_a_new_revision_ring_by_ring() {
         c.rollout_step = Duration::from_millis(300);
     })
     .await;
-    let name = sim.handle.cluster_names()[0].clone();
-    let client = client(&sim.handle.files.fleet, &name).await;
+    let (_, client) = first_cluster(&sim).await;
     let git = api(
         &client,
         &resource(

@@ -64,6 +64,32 @@ pub struct Context<'a> {
     pub handled: Option<&'a str>,
 }
 
+/// Reconciling=True and Ready=Unknown, both reason Progressing: a reconcile under way.
+fn progressing(
+    conditions: &mut Vec<Value>,
+    reconciling: &str,
+    ready: &str,
+    generation: i64,
+    time: &str,
+) {
+    conditions.push(cond(
+        "Reconciling",
+        "True",
+        "Progressing",
+        reconciling,
+        generation,
+        time,
+    ));
+    conditions.push(cond(
+        "Ready",
+        "Unknown",
+        "Progressing",
+        ready,
+        generation,
+        time,
+    ));
+}
+
 fn cond(
     kind: &str,
     status: &str,
@@ -338,22 +364,7 @@ fn source(
         }
         Health::Progressing => {
             let msg = format!("building artifact: new upstream revision '{rev}'");
-            conditions.push(cond(
-                "Reconciling",
-                "True",
-                "Progressing",
-                &msg,
-                generation,
-                ctx.now,
-            ));
-            conditions.push(cond(
-                "Ready",
-                "Unknown",
-                "Progressing",
-                &msg,
-                generation,
-                ctx.now,
-            ));
+            progressing(&mut conditions, &msg, &msg, generation, ctx.now);
             if let Some(prev) = old.get("artifact") {
                 status["artifact"] = prev.clone();
             }
@@ -492,22 +503,13 @@ fn applier(
             } else {
                 format!("Running 'upgrade' action with timeout of 5m0s for release {ns}/{name}")
             };
-            conditions.push(cond(
-                "Reconciling",
-                "True",
-                "Progressing",
+            progressing(
+                &mut conditions,
                 &msg,
-                generation,
-                ctx.now,
-            ));
-            conditions.push(cond(
-                "Ready",
-                "Unknown",
-                "Progressing",
                 "Reconciliation in progress",
                 generation,
                 ctx.now,
-            ));
+            );
             if let Some(prev) = prev_applied {
                 status["lastAppliedRevision"] = prev;
             }

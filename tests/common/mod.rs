@@ -59,6 +59,13 @@ pub async fn client_from(kc: Kubeconfig, context: &str) -> Client {
     Client::try_from(config).expect("kube client")
 }
 
+/// The first workload cluster's name and an admin client for it.
+pub async fn first_cluster(sim: &Sim) -> (String, Client) {
+    let name = sim.handle.cluster_names()[0].clone();
+    let client = client(&sim.handle.files.fleet, &name).await;
+    (name, client)
+}
+
 /// The resource of a Flux kind at a version.
 pub fn resource(group: &str, version: &str, kind: &str, plural: &str) -> ApiResource {
     ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural)
