@@ -7,6 +7,9 @@ use fluxfleet::cli::{Cli, Command, SimArgs};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // One socket per cluster (and per watch over HTTP/1.1): a fleet needs more descriptors than
+    // the usual soft limit of 1024. Failing to raise it is not fatal.
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
