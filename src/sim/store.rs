@@ -97,6 +97,12 @@ pub struct Store {
     event_limit: usize,
 }
 
+/// Serialized JSON in an allocation of exactly its size: a serializer's buffer grows by
+/// doubling, and tens of thousands of stored objects would otherwise keep that slack.
+fn exact_bytes(value: &Value) -> Bytes {
+    Bytes::from(serde_json::to_vec(value).unwrap_or_default().into_boxed_slice())
+}
+
 fn labels_of(value: &Value) -> Vec<(String, String)> {
     value
         .pointer("/metadata/labels")
@@ -166,7 +172,7 @@ impl Store {
             labels: labels_of(&value),
             suspended,
             intent,
-            json: Bytes::from(value.to_string()),
+            json: exact_bytes(&value),
             namespace,
             name,
             rv,
@@ -208,7 +214,7 @@ impl Store {
             labels: old.labels.clone(),
             suspended: old.suspended,
             intent: old.intent,
-            json: Bytes::from(value.to_string()),
+            json: exact_bytes(&value),
         });
         let rv = self.rv;
         self.record(Change {
