@@ -100,7 +100,11 @@ pub struct Store {
 /// Serialized JSON in an allocation of exactly its size: a serializer's buffer grows by
 /// doubling, and tens of thousands of stored objects would otherwise keep that slack.
 fn exact_bytes(value: &Value) -> Bytes {
-    Bytes::from(serde_json::to_vec(value).unwrap_or_default().into_boxed_slice())
+    Bytes::from(
+        serde_json::to_vec(value)
+            .unwrap_or_default()
+            .into_boxed_slice(),
+    )
 }
 
 fn labels_of(value: &Value) -> Vec<(String, String)> {

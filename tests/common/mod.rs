@@ -53,9 +53,12 @@ pub async fn client_from(kc: Kubeconfig, context: &str) -> Client {
         context: Some(context.to_string()),
         ..Default::default()
     };
-    let config = kube::Config::from_custom_kubeconfig(kc, &opts)
+    let mut config = kube::Config::from_custom_kubeconfig(kc, &opts)
         .await
         .expect("kube config");
+    // kube retries 429/503/504 up to 15 times with exponential backoff (minutes): tests want
+    // to see the server's answer, as fluxfleet's engine will.
+    config.default_retry = false;
     Client::try_from(config).expect("kube client")
 }
 
