@@ -4,7 +4,7 @@
 //!
 //! ```sh
 //! cargo run --release -- sim --clusters 2000 --workspaces 12 --objects 30 --out /tmp/fleet &
-//! cargo bench --bench sim_load -- --dir /tmp/fleet [--pid <sim pid>] [--hold 10]
+//! cargo bench --bench sim_load -- --dir /tmp/fleet [--pid <sim pid>] [--kinds 1..7] [--hold 10]
 //! ```
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool, not product code
 
@@ -80,10 +80,10 @@ fn get(base: &str, path: &str, token: &str) -> http::Request<Empty<Bytes>> {
 
 /// Opens the cluster's watches; returns when each has delivered its initial objects, leaving
 /// the streams open in the background.
-async fn watch_cluster(tls: Arc<rustls::ClientConfig>, t: Target) -> usize {
+async fn watch_cluster(tls: Arc<rustls::ClientConfig>, t: Target, kinds: usize) -> usize {
     let (sender, base) = connect(tls, &t.server).await;
     let mut waits = Vec::new();
-    for (gv, plural) in KINDS {
+    for (gv, plural) in KINDS.into_iter().take(kinds) {
         let mut s = sender.clone();
         let req = get(
             &base,
@@ -184,6 +184,10 @@ async fn main() {
         })
         .collect();
     let clusters = targets.len();
+    let kinds: usize = arg("--kinds")
+        .and_then(|k| k.parse().ok())
+        .unwrap_or(KINDS.len())
+        .clamp(1, KINDS.len());
     let pid = arg("--pid");
     let before = pid.as_deref().and_then(rss_mib);
     let started = Instant::now();
@@ -193,7 +197,7 @@ async fn main() {
         let (tls, limit) = (tls.clone(), limit.clone());
         tasks.push(tokio::spawn(async move {
             let _permit = limit.acquire_owned().await.unwrap();
-            watch_cluster(tls, t).await
+            watch_cluster(tls, t, kinds).await
         }));
     }
     let mut events = 0;
@@ -223,7 +227,7 @@ async fn main() {
     let stats: serde_json::Value = serde_json::from_slice(&stats).unwrap();
     println!(
         "clusters: {clusters}; watches: {} live, {events} initial events, all delivered in {elapsed:.2?}",
-        clusters * KINDS.len()
+        clusters * kinds
     );
     println!(
         "server: {} connections open ({} HTTP/2), {} HTTP/2 streams, {} open watches",

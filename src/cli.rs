@@ -75,6 +75,9 @@ pub struct SimArgs {
     /// Changes kept per cluster for watches to resume from; older resourceVersions get 410 Gone.
     #[arg(long, default_value_t = 512)]
     pub history: usize,
+    /// How long changes are kept for watches to resume from, at most.
+    #[arg(long, value_parser = duration, default_value = "2m")]
+    pub history_age: Duration,
 }
 
 impl SimArgs {
@@ -93,6 +96,7 @@ impl SimArgs {
             rollout_interval: self.rollout_interval,
             rollout_step: self.rollout_step,
             history: self.history,
+            history_age: self.history_age,
             ..sim::Config::default()
         }
     }

@@ -57,7 +57,11 @@ pub async fn handle(
             .h2_requests_total
             .fetch_add(1, Ordering::Relaxed);
     }
-    Ok(route(&state, &conn, req).await.unwrap_or_else(error))
+    // Boxed: hyper keeps each HTTP/2 stream's task sized for this future for as long as the
+    // response body lives, and a watch lives for minutes. Unboxed, every open watch would hold
+    // the whole request handler's state (kilobytes) after it finished.
+    let response = Box::pin(route(&state, &conn, req)).await;
+    Ok(response.unwrap_or_else(error))
 }
 
 fn bearer<B>(req: &Request<B>) -> Option<&str> {

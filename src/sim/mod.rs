@@ -84,8 +84,10 @@ pub struct Config {
     pub rollout_interval: Duration,
     pub rollout_step: Duration,
     pub bookmark_interval: Duration,
-    /// Changes kept per cluster for watches to resume from; older ones get 410 Gone.
+    /// Changes kept per cluster for watches to resume from; older ones get 410 Gone …
     pub history: usize,
+    /// … and for at most this long.
+    pub history_age: Duration,
     pub events_per_cluster: usize,
     /// Unix seconds to use as "now" at start (None: the wall clock). Pinned in tests.
     pub epoch: Option<i64>,
@@ -108,6 +110,7 @@ impl Default for Config {
             rollout_step: Duration::from_secs(15),
             bookmark_interval: Duration::from_secs(60),
             history: 512,
+            history_age: Duration::from_secs(120),
             events_per_cluster: 100,
             epoch: None,
         }
@@ -317,6 +320,11 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
 
     let workspaces = workspace_names(config.workspaces);
     let faults = config.faults.assign(config.clusters, config.seed);
+    let limits = store::Limits {
+        history: config.history,
+        history_age: config.history_age,
+        events: config.events_per_cluster,
+    };
     let mut clusters = Vec::with_capacity(config.clusters + 1);
     for (i, f) in faults.into_iter().enumerate() {
         let ws = &workspaces[i % workspaces.len()];
@@ -335,8 +343,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             false,
             (random_token(), random_token()),
             f,
-            config.history,
-            config.events_per_cluster,
+            limits,
         )));
     }
     let mgmt_index = clusters.len();
@@ -348,8 +355,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         true,
         (random_token(), random_token()),
         Faults::default(),
-        config.history,
-        config.events_per_cluster,
+        limits,
     )));
     let world = Arc::new(World::new(clusters, workspaces.clone()));
     let clock = clock::Clock::new(config.epoch);

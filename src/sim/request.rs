@@ -104,7 +104,11 @@ impl Filter {
         {
             return false;
         }
-        if !self.labels.matches(obj.labels()) {
+        if !self.labels.is_empty()
+            && !self
+                .labels
+                .matches(obj.labels().iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        {
             return false;
         }
         if self.fields.is_empty() {

@@ -98,6 +98,10 @@ impl LabelSelector {
         Ok(LabelSelector(reqs))
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     pub fn matches<'a, I>(&self, labels: I) -> bool
     where
         I: IntoIterator<Item = (&'a str, &'a str)> + Clone,

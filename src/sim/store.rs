@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use serde_json::{Value, json};
@@ -31,7 +32,6 @@ pub struct Object {
     pub namespace: String,
     pub name: String,
     pub rv: u64,
-    pub labels: Vec<(String, String)>,
     pub suspended: bool,
     pub intent: Option<Intent>,
     /// The whole object as JSON, in its storage version.
@@ -47,8 +47,21 @@ impl Object {
         serde_json::from_slice(&self.json).unwrap_or(Value::Null)
     }
 
-    pub fn labels(&self) -> impl Iterator<Item = (&str, &str)> + Clone {
-        self.labels.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    /// `metadata.labels`, read from the JSON when a label selector needs them: keeping them
+    /// parsed would cost more memory than the objects' JSON at fleet scale.
+    pub fn labels(&self) -> Vec<(String, String)> {
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(default)]
+            labels: std::collections::BTreeMap<String, String>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Partial {
+            metadata: Meta,
+        }
+        serde_json::from_slice::<Partial>(&self.json)
+            .map(|p| p.metadata.labels.into_iter().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -72,6 +85,8 @@ impl ChangeType {
 #[derive(Clone, Debug)]
 pub struct Change {
     pub rv: u64,
+    /// When it happened, to expire history by age.
+    pub at: Instant,
     pub kind: ChangeType,
     pub object: Arc<Object>,
     /// The version before this change, for selector-filtered watches.
@@ -85,16 +100,26 @@ pub struct Expired {
     pub oldest: u64,
 }
 
+/// How much a store keeps.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Changes kept for watches to resume from …
+    pub history: usize,
+    /// … and for at most this long, like the API server's watch cache.
+    pub history_age: Duration,
+    /// Events kept; the oldest expire first.
+    pub events: usize,
+}
+
 pub struct Store {
     rv: u64,
     /// Every change with an rv greater than this is in `history`.
     compacted: u64,
     objects: BTreeMap<Key, Arc<Object>>,
     history: VecDeque<Change>,
-    history_limit: usize,
+    limits: Limits,
     /// Events in creation order, to expire the oldest like the API server's TTL.
     events: VecDeque<Key>,
-    event_limit: usize,
 }
 
 /// Serialized JSON in an allocation of exactly its size: a serializer's buffer grows by
@@ -107,28 +132,15 @@ fn exact_bytes(value: &Value) -> Bytes {
     )
 }
 
-fn labels_of(value: &Value) -> Vec<(String, String)> {
-    value
-        .pointer("/metadata/labels")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 impl Store {
-    pub fn new(first_rv: u64, history_limit: usize, event_limit: usize) -> Store {
+    pub fn new(first_rv: u64, limits: Limits) -> Store {
         Store {
             rv: first_rv,
             compacted: first_rv,
             objects: BTreeMap::new(),
             history: VecDeque::new(),
-            history_limit: history_limit.max(1),
+            limits,
             events: VecDeque::new(),
-            event_limit: event_limit.max(1),
         }
     }
 
@@ -173,7 +185,6 @@ impl Store {
                 .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
         let object = Arc::new(Object {
             res,
-            labels: labels_of(&value),
             suspended,
             intent,
             json: exact_bytes(&value),
@@ -190,7 +201,7 @@ impl Store {
         };
         if res == Res::Event && previous.is_none() {
             self.events.push_back(key);
-            if self.events.len() > self.event_limit
+            if self.events.len() > self.limits.events.max(1)
                 && let Some(old) = self.events.pop_front()
             {
                 self.delete(&old);
@@ -198,6 +209,7 @@ impl Store {
         }
         self.record(Change {
             rv,
+            at: Instant::now(),
             kind,
             object: object.clone(),
             previous,
@@ -215,7 +227,6 @@ impl Store {
             namespace: old.namespace.clone(),
             name: old.name.clone(),
             rv: self.rv,
-            labels: old.labels.clone(),
             suspended: old.suspended,
             intent: old.intent,
             json: exact_bytes(&value),
@@ -223,6 +234,7 @@ impl Store {
         let rv = self.rv;
         self.record(Change {
             rv,
+            at: Instant::now(),
             kind: ChangeType::Deleted,
             object: gone,
             previous: Some(old.clone()),
@@ -232,10 +244,16 @@ impl Store {
 
     fn record(&mut self, change: Change) {
         self.history.push_back(change);
-        while self.history.len() > self.history_limit {
-            if let Some(old) = self.history.pop_front() {
-                self.compacted = old.rv;
+        let limits = self.limits;
+        while let Some(front) = self.history.front() {
+            let too_many = self.history.len() > limits.history.max(1);
+            // The newest change always stays: a watch at the current version can resume.
+            let too_old = self.history.len() > 1 && front.at.elapsed() >= limits.history_age;
+            if !too_many && !too_old {
+                break;
             }
+            self.compacted = front.rv;
+            self.history.pop_front();
         }
     }
 
@@ -278,9 +296,17 @@ mod tests {
 
     const KS: Res = Res::Flux(FluxKind::Kustomization);
 
+    fn limits(history: usize, events: usize) -> Limits {
+        Limits {
+            history,
+            history_age: Duration::from_secs(3600),
+            events,
+        }
+    }
+
     #[test]
     fn put_assigns_increasing_versions_and_lists_by_namespace() {
-        let mut s = Store::new(100, 10, 10);
+        let mut s = Store::new(100, limits(10, 10));
         let a = s.put(KS, ks("a"), None);
         let b = s.put(KS, ks("b"), None);
         assert_eq!((a.rv, b.rv), (101, 102));
@@ -293,7 +319,7 @@ mod tests {
 
     #[test]
     fn history_window_expires_old_versions() {
-        let mut s = Store::new(0, 2, 10);
+        let mut s = Store::new(0, limits(2, 10));
         for _ in 0..3 {
             s.put(KS, ks("a"), None);
         }
@@ -315,8 +341,25 @@ mod tests {
     }
 
     #[test]
+    fn history_also_expires_by_age() {
+        let mut s = Store::new(
+            0,
+            Limits {
+                history: 100,
+                history_age: Duration::ZERO,
+                events: 10,
+            },
+        );
+        s.put(KS, ks("a"), None);
+        s.put(KS, ks("a"), None);
+        // Each change ages out as soon as the next is recorded: only the newest is kept.
+        assert!(s.changes_since(0).is_err());
+        assert_eq!(s.changes_since(1).unwrap().count(), 1);
+    }
+
+    #[test]
     fn oldest_events_expire() {
-        let mut s = Store::new(0, 100, 2);
+        let mut s = Store::new(0, limits(100, 2));
         for i in 0..3 {
             s.put(
                 Res::Event,

@@ -8,7 +8,7 @@ use tokio::sync::watch;
 
 use super::faults::Faults;
 use super::resources::{Res, Served, served_resources};
-use super::store::Store;
+use super::store::{Limits, Store};
 use crate::fleet::FluxRelease;
 
 /// Which credentials a request carried.
@@ -69,8 +69,7 @@ impl Cluster {
         management: bool,
         tokens: (String, String),
         faults: Faults,
-        history: usize,
-        events: usize,
+        limits: Limits,
     ) -> Cluster {
         let flux = if faults.no_flux {
             None
@@ -92,7 +91,7 @@ impl Cluster {
             flux,
             faults: Mutex::new(faults),
             tokens_valid: AtomicBool::new(true),
-            store: Mutex::new(Store::new(first_rv, history, events)),
+            store: Mutex::new(Store::new(first_rv, limits)),
             changed: watch::Sender::new(first_rv),
             counters: Counters::default(),
         }
