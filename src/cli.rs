@@ -76,7 +76,7 @@ pub struct SimArgs {
     #[arg(long, default_value_t = 512)]
     pub history: usize,
     /// How long changes are kept for watches to resume from, at most.
-    #[arg(long, value_parser = duration, default_value = "2m")]
+    #[arg(long, value_parser = duration, default_value = "90s")]
     pub history_age: Duration,
 }
 

@@ -463,3 +463,48 @@ async fn events_are_selected_by_involved_object() {
     assert_eq!(api_code(&err), Some(400));
     sim.handle.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_label_selected_watch_sees_objects_enter_and_leave_its_selection() {
+    let sim = start().await;
+    let (_, client) = first_cluster(&sim).await;
+    let ks = api(&client, &kustomizations(), Some("flux-system"));
+    let rv = ks
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .metadata
+        .resource_version
+        .unwrap();
+    let wp = WatchParams::default()
+        .labels("team=sre")
+        .disable_bookmarks()
+        .timeout(60);
+    let mut stream = ks.watch(&wp, &rv).await.unwrap().boxed();
+    let label = |v: Option<&str>| json!({"metadata": {"labels": {"team": v}}});
+    let pp = PatchParams::default();
+    ks.patch("apps", &pp, &Patch::Merge(&label(Some("sre"))))
+        .await
+        .unwrap();
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Added(o) if o.metadata.name.as_deref() == Some("apps"))
+    );
+    ks.patch(
+        "apps",
+        &pp,
+        &Patch::Merge(&json!({"spec": {"interval": "3m0s"}})),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(
+        next_event(&mut stream).await,
+        WatchEvent::Modified(_)
+    ));
+    ks.patch("apps", &pp, &Patch::Merge(&label(None)))
+        .await
+        .unwrap();
+    assert!(
+        matches!(next_event(&mut stream).await, WatchEvent::Deleted(o) if o.metadata.name.as_deref() == Some("apps"))
+    );
+    sim.handle.shutdown().await;
+}

@@ -110,8 +110,8 @@ impl Default for Config {
             rollout_step: Duration::from_secs(15),
             bookmark_interval: Duration::from_secs(60),
             history: 512,
-            history_age: Duration::from_secs(120),
-            events_per_cluster: 100,
+            history_age: Duration::from_secs(90),
+            events_per_cluster: 40,
             epoch: None,
         }
     }

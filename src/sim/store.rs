@@ -89,7 +89,8 @@ pub struct Change {
     pub at: Instant,
     pub kind: ChangeType,
     pub object: Arc<Object>,
-    /// The version before this change, for selector-filtered watches.
+    /// The version before this change, kept only when its labels differ: only then can a
+    /// label-selected watch see the object enter or leave its selection.
     pub previous: Option<Arc<Object>>,
 }
 
@@ -193,13 +194,13 @@ impl Store {
             rv,
         });
         let key = object.key();
-        let previous = self.objects.insert(key.clone(), object.clone());
-        let kind = if previous.is_some() {
+        let replaced = self.objects.insert(key.clone(), object.clone());
+        let kind = if replaced.is_some() {
             ChangeType::Modified
         } else {
             ChangeType::Added
         };
-        if res == Res::Event && previous.is_none() {
+        if res == Res::Event && replaced.is_none() {
             self.events.push_back(key);
             if self.events.len() > self.limits.events.max(1)
                 && let Some(old) = self.events.pop_front()
@@ -212,7 +213,8 @@ impl Store {
             at: Instant::now(),
             kind,
             object: object.clone(),
-            previous,
+            // Keeping every superseded version would hold the whole churn of the history window.
+            previous: replaced.filter(|old| old.labels() != object.labels()),
         });
         object
     }
@@ -237,7 +239,7 @@ impl Store {
             at: Instant::now(),
             kind: ChangeType::Deleted,
             object: gone,
-            previous: Some(old.clone()),
+            previous: None,
         });
         Some(old)
     }

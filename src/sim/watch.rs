@@ -122,7 +122,13 @@ impl State {
             last = change.rv;
             let f = &self.params.filter;
             let now = f.matches(&change.object);
-            let before = change.previous.as_deref().is_some_and(|p| f.matches(p));
+            // Without a recorded previous version the labels did not change, so it matched
+            // before exactly when it matches now (an ADDED object did not exist before).
+            let before = match (&change.previous, change.kind) {
+                (Some(p), _) => f.matches(p),
+                (None, ChangeType::Added) => false,
+                (None, _) => now,
+            };
             let kind = match (change.kind, before, now) {
                 (ChangeType::Deleted, true, _) => ChangeType::Deleted,
                 (ChangeType::Deleted, false, _) => continue,
