@@ -6,8 +6,12 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::clock::Clock;
-use super::populate::uuid;
+use super::kubeconfig;
+use super::populate::{self, uuid};
+use super::resources::Res;
 use super::rng::Rng;
+use super::world::World;
+use std::collections::BTreeMap;
 
 fn cond(kind: &str, ok: bool, reason_ok: &str, reason_bad: &str, time: &str) -> Value {
     json!({"type": kind, "status": if ok { "True" } else { "False" }, "reason": if ok { reason_ok } else { reason_bad },
@@ -116,6 +120,56 @@ pub fn to_v1beta1(mut v: Value) -> Value {
         v["spec"]["paused"] = json!(false);
     }
     v
+}
+
+/// The management cluster: a namespace per workspace, a CAPI Cluster and kubeconfig Secret per
+/// workload cluster, and its own small Flux setup.
+pub fn populate_management(
+    world: &World,
+    seed: u64,
+    objects: usize,
+    clock: &Clock,
+    urls: &[String],
+    ca: &str,
+) {
+    let Some(m) = world.management() else { return };
+    populate::populate(m, seed, clock, objects.min(8), 2);
+    let mut rng = Rng::fork(seed, "management");
+    let mut store = m.store();
+    populate::add_namespaces(
+        &mut store,
+        clock,
+        world.workspaces.iter().map(String::as_str),
+    );
+    for c in world.workloads() {
+        let labels = json!(c.labels.iter().collect::<BTreeMap<_, _>>());
+        let cluster = cluster(
+            &mut rng,
+            clock,
+            &c.name,
+            &c.workspace,
+            &labels,
+            !c.faults().unreachable,
+        );
+        store.put(Res::CapiCluster, cluster, None);
+        let entry = kubeconfig::Entry {
+            name: &c.name,
+            server: &urls[c.index],
+            token: &c.admin_token,
+            role: "admin",
+        };
+        let secret = kubeconfig_secret(
+            &mut rng,
+            clock,
+            &c.name,
+            &c.workspace,
+            &kubeconfig::render(&[entry], ca),
+        );
+        store.put(Res::Secret, secret, None);
+    }
+    let rv = store.resource_version();
+    drop(store);
+    m.notify(rv);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod clock;
 mod controller;
 mod discovery;
 pub mod faults;
+mod files;
 mod flux;
 mod kubeconfig;
 mod merge;
@@ -30,16 +31,16 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 pub use faults::Faults;
+pub use files::Files;
 pub use observe::{TruthCluster, TruthObject};
 use world::{Cluster, World, random_token};
 
@@ -115,21 +116,6 @@ impl Default for Config {
             epoch: None,
         }
     }
-}
-
-/// The files written for clients.
-#[derive(Clone, Debug)]
-pub struct Files {
-    pub dir: PathBuf,
-    /// Every workload cluster as a context, admin credentials.
-    pub fleet: PathBuf,
-    /// The same with read-only tokens.
-    pub viewer: PathBuf,
-    pub management: PathBuf,
-    /// `kubeconfigs/<workspace>/<cluster>.yaml`, in cluster order.
-    pub clusters: Vec<PathBuf>,
-    /// The bearer token for `/sim/truth` and `/sim/stats`.
-    pub sim_token: PathBuf,
 }
 
 /// A running simulation.
@@ -255,27 +241,6 @@ fn check(config: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-fn write_file(path: &Path, contents: &str) -> Result<(), Error> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let io = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
-    }
-    // Kubeconfigs hold bearer tokens: owner-only, like kubectl writes them.
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(io)?;
-    f.write_all(contents.as_bytes()).map_err(io)
-}
-
 /// A port nothing listens on, for clusters that must be unreachable.
 fn closed_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -293,7 +258,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         source,
     })?;
     let probe = config.out.join(".fluxfleet-write-test");
-    write_file(&probe, "")?;
+    files::write_file(&probe, "")?;
     let _ = std::fs::remove_file(&probe);
 
     let tls = tls::generate(&[config.listen.ip().to_string()])?;
@@ -370,7 +335,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             }
         })
         .collect();
-    populate_all(&world, &config, &clock, &rings);
+    populate::populate_all(&world, config.seed, config.objects, &clock, &rings);
 
     // Per-cluster listeners, when asked for.
     let mut extra = Vec::new();
@@ -396,8 +361,15 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         };
         urls.push(url);
     }
-    let files = write_files(&config, &world, &urls, &tls.ca_pem)?;
-    populate_management(&world, &config, &clock, &urls, &tls.ca_pem);
+    let files = files::write_files(&config.out, &world, &urls, &tls.ca_pem)?;
+    capi::populate_management(
+        &world,
+        config.seed,
+        config.objects,
+        &clock,
+        &urls,
+        &tls.ca_pem,
+    );
 
     let shutdown = CancellationToken::new();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
@@ -451,133 +423,4 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         tasks,
         startup: started.elapsed(),
     })
-}
-
-/// Populates the workload clusters on all cores.
-fn populate_all(world: &Arc<World>, config: &Config, clock: &clock::Clock, rings: &[usize]) {
-    let workloads: Vec<&Arc<Cluster>> = world.workloads().collect();
-    let threads = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
-        .min(workloads.len().max(1));
-    let chunk = workloads.len().div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        for part in workloads.chunks(chunk) {
-            s.spawn(move || {
-                for c in part {
-                    let ring = world
-                        .workspaces
-                        .iter()
-                        .position(|w| *w == c.workspace)
-                        .map_or(0, |i| rings[i]);
-                    populate::populate(c, config.seed, clock, config.objects, ring);
-                }
-            });
-        }
-    });
-    for c in workloads {
-        let rv = c.store().resource_version();
-        c.notify(rv);
-    }
-}
-
-fn write_files(config: &Config, world: &World, urls: &[String], ca: &str) -> Result<Files, Error> {
-    use kubeconfig::{Entry, render};
-    let dir = config.out.clone();
-    let mut per_cluster = Vec::new();
-    let (mut admin, mut viewer) = (Vec::new(), Vec::new());
-    for c in world.workloads() {
-        let url = &urls[c.index];
-        let entry = Entry {
-            name: &c.name,
-            server: url,
-            token: &c.admin_token,
-            role: "admin",
-        };
-        let path = dir
-            .join("kubeconfigs")
-            .join(&c.workspace)
-            .join(format!("{}.yaml", c.name));
-        write_file(&path, &render(std::slice::from_ref(&entry), ca))?;
-        per_cluster.push(path);
-        admin.push(entry);
-        viewer.push(Entry {
-            name: &c.name,
-            server: url,
-            token: &c.viewer_token,
-            role: "viewer",
-        });
-    }
-    let fleet = dir.join("fleet.kubeconfig");
-    write_file(&fleet, &render(&admin, ca))?;
-    let viewer_path = dir.join("viewer.kubeconfig");
-    write_file(&viewer_path, &render(&viewer, ca))?;
-    let management = dir.join("management.kubeconfig");
-    if let Some(m) = world.management() {
-        let entry = Entry {
-            name: &m.name,
-            server: &urls[m.index],
-            token: &m.admin_token,
-            role: "admin",
-        };
-        write_file(&management, &render(&[entry], ca))?;
-    }
-    let sim_token = dir.join("sim-token");
-    write_file(&sim_token, &world.sim_token)?;
-    Ok(Files {
-        dir,
-        fleet,
-        viewer: viewer_path,
-        management,
-        clusters: per_cluster,
-        sim_token,
-    })
-}
-
-/// The management cluster: a namespace per workspace, a CAPI Cluster and kubeconfig Secret per
-/// workload cluster, and its own small Flux setup.
-fn populate_management(
-    world: &World,
-    config: &Config,
-    clock: &clock::Clock,
-    urls: &[String],
-    ca: &str,
-) {
-    let Some(m) = world.management() else { return };
-    populate::populate(m, config.seed, clock, config.objects.min(8), 2);
-    let mut rng = rng::Rng::fork(config.seed, "management");
-    let mut store = m.store();
-    populate::add_namespaces(
-        &mut store,
-        clock,
-        world.workspaces.iter().map(String::as_str),
-    );
-    for c in world.workloads() {
-        let labels = json!(c.labels.iter().collect::<BTreeMap<_, _>>());
-        let cluster = capi::cluster(
-            &mut rng,
-            clock,
-            &c.name,
-            &c.workspace,
-            &labels,
-            !c.faults().unreachable,
-        );
-        store.put(resources::Res::CapiCluster, cluster, None);
-        let entry = kubeconfig::Entry {
-            name: &c.name,
-            server: &urls[c.index],
-            token: &c.admin_token,
-            role: "admin",
-        };
-        let secret = capi::kubeconfig_secret(
-            &mut rng,
-            clock,
-            &c.name,
-            &c.workspace,
-            &kubeconfig::render(&[entry], ca),
-        );
-        store.put(resources::Res::Secret, secret, None);
-    }
-    let rv = store.resource_version();
-    drop(store);
-    m.notify(rv);
 }

@@ -3,6 +3,7 @@
 //! one "hot" failure per workspace that hits many of its clusters identically.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 use serde_json::{Value, json};
 
@@ -12,7 +13,7 @@ use super::flux::{self, Context, Failure};
 use super::resources::{Res, api_version};
 use super::rng::Rng;
 use super::store::{Intent, Store};
-use super::world::Cluster;
+use super::world::{Cluster, World};
 use crate::fleet::{FluxKind, Health};
 
 /// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
@@ -413,5 +414,32 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
     add_namespaces(&mut store, clock, namespaces.iter().map(String::as_str));
     for ev in events {
         store.put(Res::Event, ev, None);
+    }
+}
+
+/// Populates the workload clusters on all cores.
+pub fn populate_all(world: &Arc<World>, seed: u64, objects: usize, clock: &Clock, rings: &[usize]) {
+    let workloads: Vec<&Arc<Cluster>> = world.workloads().collect();
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(workloads.len().max(1));
+    let chunk = workloads.len().div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for part in workloads.chunks(chunk) {
+            s.spawn(move || {
+                for c in part {
+                    let ring = world
+                        .workspaces
+                        .iter()
+                        .position(|w| *w == c.workspace)
+                        .map_or(0, |i| rings[i]);
+                    populate(c, seed, clock, objects, ring);
+                }
+            });
+        }
+    });
+    for c in workloads {
+        let rv = c.store().resource_version();
+        c.notify(rv);
     }
 }

@@ -1,0 +1,101 @@
+//! The files `fluxfleet sim` writes for clients: kubeconfigs per cluster, for the whole fleet
+//! (admin and viewer), for the management cluster, and the token for `/sim`.
+
+use std::path::{Path, PathBuf};
+
+use super::Error;
+use super::kubeconfig::{Entry, render};
+use super::world::World;
+
+/// The files written for clients.
+#[derive(Clone, Debug)]
+pub struct Files {
+    pub dir: PathBuf,
+    /// Every workload cluster as a context, admin credentials.
+    pub fleet: PathBuf,
+    /// The same with read-only tokens.
+    pub viewer: PathBuf,
+    pub management: PathBuf,
+    /// `kubeconfigs/<workspace>/<cluster>.yaml`, in cluster order.
+    pub clusters: Vec<PathBuf>,
+    /// The bearer token for `/sim/truth` and `/sim/stats`.
+    pub sim_token: PathBuf,
+}
+
+pub(super) fn write_file(path: &Path, contents: &str) -> Result<(), Error> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    // Kubeconfigs hold bearer tokens: owner-only, like kubectl writes them.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(contents.as_bytes()).map_err(io)
+}
+
+pub(super) fn write_files(
+    dir: &Path,
+    world: &World,
+    urls: &[String],
+    ca: &str,
+) -> Result<Files, Error> {
+    let dir = dir.to_path_buf();
+    let mut per_cluster = Vec::new();
+    let (mut admin, mut viewer) = (Vec::new(), Vec::new());
+    for c in world.workloads() {
+        let url = &urls[c.index];
+        let entry = Entry {
+            name: &c.name,
+            server: url,
+            token: &c.admin_token,
+            role: "admin",
+        };
+        let path = dir
+            .join("kubeconfigs")
+            .join(&c.workspace)
+            .join(format!("{}.yaml", c.name));
+        write_file(&path, &render(std::slice::from_ref(&entry), ca))?;
+        per_cluster.push(path);
+        admin.push(entry);
+        viewer.push(Entry {
+            name: &c.name,
+            server: url,
+            token: &c.viewer_token,
+            role: "viewer",
+        });
+    }
+    let fleet = dir.join("fleet.kubeconfig");
+    write_file(&fleet, &render(&admin, ca))?;
+    let viewer_path = dir.join("viewer.kubeconfig");
+    write_file(&viewer_path, &render(&viewer, ca))?;
+    let management = dir.join("management.kubeconfig");
+    if let Some(m) = world.management() {
+        let entry = Entry {
+            name: &m.name,
+            server: &urls[m.index],
+            token: &m.admin_token,
+            role: "admin",
+        };
+        write_file(&management, &render(&[entry], ca))?;
+    }
+    let sim_token = dir.join("sim-token");
+    write_file(&sim_token, &world.sim_token)?;
+    Ok(Files {
+        dir,
+        fleet,
+        viewer: viewer_path,
+        management,
+        clusters: per_cluster,
+        sim_token,
+    })
+}
