@@ -43,6 +43,8 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+    // Listen for signals before saying we are up: a supervisor may stop us right after the line.
+    let mut stop = Signals::install()?;
     let config = args.config();
     let handle = fluxfleet::sim::start(config.clone()).await?;
     println!(
@@ -54,22 +56,30 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         handle.files.dir.display(),
         handle.startup,
     );
-    wait_for_signal().await;
+    stop.wait().await;
     handle.shutdown().await;
     Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
+/// SIGINT and SIGTERM, registered up front.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt())?,
+            terminate: signal(SignalKind::terminate())?,
+        })
+    }
+
+    async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
         }
     }
 }
