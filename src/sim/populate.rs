@@ -135,6 +135,22 @@ pub fn source_revision(seed: u64, kind: FluxKind, obj: &Value, generation: usize
     }
 }
 
+/// The revision an object reaches at a rollout generation: its own for a source, its source's
+/// (as consumed) for an applier.
+fn revision_at(seed: u64, kind: FluxKind, obj: &Value, generation: usize) -> String {
+    match source_of(kind, obj) {
+        Some((skind, _, sname)) => {
+            let source = json!({"metadata": {"name": sname}});
+            consumed_revision(
+                kind,
+                skind,
+                &source_revision(seed, skind, &source, generation),
+            )
+        }
+        None => source_revision(seed, kind, obj, generation),
+    }
+}
+
 /// Decides what an object is meant to be. `hot` is this workspace's widespread failure.
 fn decide(
     rng: &mut Rng,
@@ -343,20 +359,14 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
             hot.as_ref().map(|(n, f)| (n.as_str(), *f)),
             &healths,
         );
-        let revision = match source_of(p.kind, &obj) {
-            Some(src) => revisions.get(&src).map_or_else(
-                || {
-                    source_revision(
-                        seed,
-                        src.0,
-                        &json!({"metadata": {"name": src.2}}),
-                        generation,
-                    )
-                },
-                |r| consumed_revision(p.kind, src.0, r),
-            ),
-            None => source_revision(seed, p.kind, &obj, generation),
-        };
+        // What its source really holds (a failing source keeps an older artifact), else the ring's.
+        let revision = source_of(p.kind, &obj)
+            .and_then(|src| {
+                revisions
+                    .get(&src)
+                    .map(|r| consumed_revision(p.kind, src.0, r))
+            })
+            .unwrap_or_else(|| revision_at(seed, p.kind, &obj, generation));
         let key = key_of(p.kind, &obj);
         // A failing object shows an older applied revision: render it once ready at the
         // previous generation first, like a controller that succeeded before.
@@ -365,19 +375,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
                 health: Health::Ready,
                 failure: None,
             };
-            let prev_rev = match source_of(p.kind, &obj) {
-                Some(src) => consumed_revision(
-                    p.kind,
-                    src.0,
-                    &source_revision(
-                        seed,
-                        src.0,
-                        &json!({"metadata": {"name": src.2}}),
-                        generation - 1,
-                    ),
-                ),
-                None => source_revision(seed, p.kind, &obj, generation - 1),
-            };
+            let prev_rev = revision_at(seed, p.kind, &obj, generation - 1);
             let ctx = Context {
                 kind: p.kind,
                 revision: &prev_rev,

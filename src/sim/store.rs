@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::flux::Failure;
 use super::resources::Res;
-use crate::fleet::Health;
+use crate::fleet::{Health, is_suspended};
 
 /// Store key: resource, namespace ("" for cluster-scoped), name.
 pub type Key = (Res, String, String);
@@ -179,11 +179,10 @@ impl Store {
         let meta = &value["metadata"];
         let namespace = meta["namespace"].as_str().unwrap_or("").to_string();
         let name = meta["name"].as_str().unwrap_or("").to_string();
-        let suspended = value.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
-            || value
-                .pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
-                .and_then(Value::as_str)
-                .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
+        let suspended = match res {
+            Res::Flux(kind) => is_suspended(kind, &value),
+            _ => false,
+        };
         let object = Arc::new(Object {
             res,
             suspended,

@@ -94,10 +94,8 @@ pub async fn patch(
     }
     let mut new = old.clone();
     if status_only {
-        let status_patch =
-            serde_json::json!({"status": patch.get("status").cloned().unwrap_or(Value::Null)});
-        if patch.get("status").is_some() {
-            merge_patch(&mut new, &status_patch);
+        if let Some(status) = patch.get("status") {
+            merge_patch(&mut new, &serde_json::json!({ "status": status }));
         }
     } else {
         merge_patch(&mut new, &patch);

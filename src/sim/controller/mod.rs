@@ -86,6 +86,28 @@ struct Controller {
     latest: usize,
 }
 
+/// What an object asks of its controller: an unhandled `reconcile.fluxcd.io/requestedAt` (its
+/// token), and whether its generation is ahead of what the status observed (a spec change).
+struct Request {
+    unhandled: Option<String>,
+    spec_changed: bool,
+}
+
+fn request_of(v: &Value) -> Request {
+    let text = |path: &str| v.pointer(path).and_then(Value::as_str);
+    let requested = text("/metadata/annotations/reconcile.fluxcd.io~1requestedAt");
+    let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
+    let observed = v
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
+    Request {
+        unhandled: requested
+            .filter(|r| Some(*r) != text("/status/lastHandledReconcileAt"))
+            .map(str::to_string),
+        spec_changed: generation > observed,
+    }
+}
+
 impl Controller {
     fn at(&mut self, when: Instant, job: Job) {
         self.seq += 1;
@@ -210,18 +232,8 @@ impl Controller {
         if obj.suspended || key.0.is_static() {
             return;
         }
-        let v = obj.value();
-        let requested = v
-            .pointer("/metadata/annotations/reconcile.fluxcd.io~1requestedAt")
-            .and_then(Value::as_str);
-        let handled = v
-            .pointer("/status/lastHandledReconcileAt")
-            .and_then(Value::as_str);
-        let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
-        let observed = v
-            .pointer("/status/observedGeneration")
-            .and_then(Value::as_i64);
-        let wants = (requested.is_some() && requested != handled) || generation > observed;
+        let request = request_of(&obj.value());
+        let wants = request.unhandled.is_some() || request.spec_changed;
         drop(store);
         if wants {
             self.after(
@@ -301,10 +313,8 @@ impl Controller {
                     .and_then(Value::as_str)
                     .map(str::to_string)
             };
+            let request = request_of(&v);
             let requested = ann("requestedAt");
-            let handled = requested
-                .clone()
-                .filter(|r| Some(r) != stat("lastHandledReconcileAt").as_ref());
             // FACTS §2.5: only when forceAt/resetAt equal requestedAt and were not handled yet.
             let pending = |k: &str, status_key: &str| {
                 ann(k).filter(|a| {
@@ -312,15 +322,11 @@ impl Controller {
                 })
             };
             let hr = key.0 == FluxKind::HelmRelease;
-            let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
-            let observed = v
-                .pointer("/status/observedGeneration")
-                .and_then(Value::as_i64);
             (
-                handled,
+                request.unhandled,
                 pending("forceAt", "lastHandledForceAt").filter(|_| hr),
                 pending("resetAt", "lastHandledResetAt").filter(|_| hr),
-                generation > observed,
+                request.spec_changed,
             )
         };
         if reset.is_some() && target.health == Health::Stalled {

@@ -255,21 +255,16 @@ fn chart_name(obj: &Value) -> &str {
 
 /// The new `status` of `obj` for the intended state.
 pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
-    let failure = intent.failure;
     let generation = obj
         .pointer("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(1);
     let old = obj.get("status").cloned().unwrap_or_else(|| json!({}));
     let mut status = match ctx.kind {
-        FluxKind::Kustomization => {
-            status::applier(obj, &old, intent, failure, ctx, generation, true)
-        }
-        FluxKind::HelmRelease => {
-            status::applier(obj, &old, intent, failure, ctx, generation, false)
-        }
+        FluxKind::Kustomization => status::applier(obj, &old, intent, ctx, generation, true),
+        FluxKind::HelmRelease => status::applier(obj, &old, intent, ctx, generation, false),
         FluxKind::Alert | FluxKind::Provider => return json!({}),
-        _ => status::source(obj, &old, intent, failure, ctx, generation),
+        _ => status::source(obj, &old, intent, ctx, generation),
     };
     status["observedGeneration"] = match intent.health {
         Health::Failed | Health::Stalled => old

@@ -14,10 +14,10 @@ pub(super) fn source(
     obj: &Value,
     old: &Value,
     intent: Intent,
-    failure: Option<Failure>,
     ctx: &Context,
     generation: i64,
 ) -> Value {
+    let failure = intent.failure;
     let name = meta_str(obj, "/metadata/name");
     let ns = meta_str(obj, "/metadata/namespace");
     let plural = ctx.kind.as_str().to_ascii_lowercase();
@@ -113,16 +113,15 @@ pub(super) fn source(
     status
 }
 
-#[allow(clippy::too_many_arguments)]
 pub(super) fn applier(
     obj: &Value,
     old: &Value,
     intent: Intent,
-    failure: Option<Failure>,
     ctx: &Context,
     generation: i64,
     ks: bool,
 ) -> Value {
+    let failure = intent.failure;
     let name = meta_str(obj, "/metadata/name");
     let ns = meta_str(obj, "/metadata/namespace");
     let rev = ctx.revision;
