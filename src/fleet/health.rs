@@ -29,6 +29,18 @@ pub enum Health {
 }
 
 impl Health {
+    /// Every health, worst first.
+    pub const ALL: [Health; 8] = [
+        Health::Stalled,
+        Health::Failed,
+        Health::Deleting,
+        Health::Progressing,
+        Health::Waiting,
+        Health::Suspended,
+        Health::Ready,
+        Health::NotApplicable,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Health::Stalled => "stalled",
@@ -39,6 +51,14 @@ impl Health {
             Health::Suspended => "suspended",
             Health::Ready => "ready",
             Health::NotApplicable => "n/a",
+        }
+    }
+
+    /// The name in JSON output (`not-applicable` where the tables print `n/a`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Health::NotApplicable => "not-applicable",
+            other => other.as_str(),
         }
     }
 
@@ -115,17 +135,22 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
         let cond_gen = ready
             .and_then(|c| c.get("observedGeneration"))
             .and_then(Value::as_i64);
-        let current = match cond_gen {
-            Some(cg) if cg != 0 => Some(cg) == generation,
-            _ => observed == generation,
-        };
+        // Without metadata.generation (a hand-written document) there is nothing to be behind.
+        let current = generation.is_none()
+            || match cond_gen {
+                Some(cg) if cg != 0 => Some(cg) == generation,
+                _ => observed == generation,
+            };
         return if current {
             Health::Ready
         } else {
             Health::Progressing
         };
     }
-    if kind.is_static() {
+    // OCI HelmRepositories are static too: the source-controller never reconciles them.
+    let oci_helm_repository = kind == FluxKind::HelmRepository
+        && object.pointer("/spec/type").and_then(Value::as_str) == Some("oci");
+    if kind.is_static() || oci_helm_repository {
         return Health::NotApplicable;
     }
     Health::Waiting

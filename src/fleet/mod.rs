@@ -1,7 +1,16 @@
-//! Pure domain: Flux kinds and versions, health rules. No I/O, no terminal, no kube client.
+//! Pure domain: Flux kinds and versions, health rules, object summaries, connection states and
+//! the index with its rollups. No I/O, no terminal, no kube client.
 
+mod connection;
 mod health;
+pub mod index;
 mod kind;
+mod rollup;
+mod summary;
 
+pub use connection::{Connection, Phase, PhaseCounts};
 pub use health::{Health, condition, health_of, is_suspended};
+pub use index::{ClusterEntry, ClusterId, ClusterInfo, Index, WorkspaceEntry, WorkspaceId};
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
+pub use rollup::HealthCounts;
+pub use summary::{FluxSummary, ObjectKey, ObjectRef};

@@ -1,0 +1,171 @@
+//! How fluxfleet's link to one cluster is doing. Every view shows it next to the cluster's objects:
+//! a cluster that cannot be seen must never look like a cluster with nothing in it.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use super::FluxKind;
+
+/// Where a cluster's connection stands, best last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// The kubeconfig entry cannot be used (bad server URL, unreadable certificate …).
+    Invalid,
+    /// No route, refused, reset: the API server cannot be reached.
+    Unreachable,
+    /// Connected, but no answer in time.
+    TimedOut,
+    /// The TLS handshake failed (unknown CA, wrong name, expired certificate).
+    TlsError,
+    /// 401, or the credentials could not be obtained (exec plugin, token file).
+    Unauthorized,
+    /// 403 on every watched kind.
+    Forbidden,
+    /// The server answers with 5xx or with something that is not the Kubernetes API.
+    ServerError,
+    /// The server serves none of the Flux kinds.
+    FluxNotInstalled,
+    /// Building the client and discovering the Flux kinds.
+    Connecting,
+    /// Watches started; not every kind is listed yet.
+    Syncing,
+    /// Every watched kind is listed and being watched.
+    Live,
+}
+
+impl Phase {
+    pub const ALL: [Phase; 11] = [
+        Phase::Invalid,
+        Phase::Unreachable,
+        Phase::TimedOut,
+        Phase::TlsError,
+        Phase::Unauthorized,
+        Phase::Forbidden,
+        Phase::ServerError,
+        Phase::FluxNotInstalled,
+        Phase::Connecting,
+        Phase::Syncing,
+        Phase::Live,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Invalid => "invalid",
+            Phase::Unreachable => "unreachable",
+            Phase::TimedOut => "timed-out",
+            Phase::TlsError => "tls-error",
+            Phase::Unauthorized => "unauthorized",
+            Phase::Forbidden => "forbidden",
+            Phase::ServerError => "server-error",
+            Phase::FluxNotInstalled => "flux-not-installed",
+            Phase::Connecting => "connecting",
+            Phase::Syncing => "syncing",
+            Phase::Live => "live",
+        }
+    }
+
+    /// Still on the way to its first picture of the cluster.
+    pub fn is_pending(self) -> bool {
+        matches!(self, Phase::Connecting | Phase::Syncing)
+    }
+
+    /// Something is wrong with this cluster's link (not merely slow to come up).
+    pub fn is_failure(self) -> bool {
+        !matches!(
+            self,
+            Phase::Connecting | Phase::Syncing | Phase::Live | Phase::FluxNotInstalled
+        )
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The connection state the engine reports for one cluster, replaced whole on every change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Connection {
+    pub phase: Phase,
+    /// What went wrong, in words a user can act on (never a credential).
+    pub error: Option<Box<str>>,
+    /// When this phase began.
+    pub since: Option<Timestamp>,
+    /// Set while backing off: when the next attempt starts.
+    pub retry_at: Option<Timestamp>,
+    /// Kinds the credentials may not list; everything else stays visible.
+    pub forbidden: Box<[FluxKind]>,
+    /// Kinds being watched, with the API version chosen for each.
+    pub watching: Box<[(FluxKind, Box<str>)]>,
+    /// `HTTP/2` or `HTTP/1.1` once a connection exists.
+    pub protocol: Option<&'static str>,
+}
+
+impl Connection {
+    pub fn new(phase: Phase) -> Connection {
+        Connection {
+            phase,
+            error: None,
+            since: None,
+            retry_at: None,
+            forbidden: Box::new([]),
+            watching: Box::new([]),
+            protocol: None,
+        }
+    }
+}
+
+impl Default for Connection {
+    fn default() -> Connection {
+        Connection::new(Phase::Connecting)
+    }
+}
+
+/// How many clusters are in each phase.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PhaseCounts([u32; Phase::ALL.len()]);
+
+impl PhaseCounts {
+    pub fn get(&self, phase: Phase) -> u32 {
+        self.0[phase.index()]
+    }
+
+    pub(crate) fn add(&mut self, phase: Phase) {
+        self.0[phase.index()] += 1;
+    }
+
+    pub(crate) fn sub(&mut self, phase: Phase) {
+        self.0[phase.index()] = self.0[phase.index()].saturating_sub(1);
+    }
+
+    pub fn total(&self) -> u32 {
+        self.0.iter().sum()
+    }
+
+    pub fn pending(&self) -> u32 {
+        self.get(Phase::Connecting) + self.get(Phase::Syncing)
+    }
+
+    pub fn failed(&self) -> u32 {
+        Phase::ALL
+            .iter()
+            .filter(|p| p.is_failure())
+            .map(|p| self.get(*p))
+            .sum()
+    }
+
+    /// Non-zero phases, worst first.
+    pub fn iter(&self) -> impl Iterator<Item = (Phase, u32)> + '_ {
+        Phase::ALL
+            .iter()
+            .map(|p| (*p, self.get(*p)))
+            .filter(|(_, n)| *n > 0)
+    }
+}

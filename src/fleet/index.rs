@@ -1,0 +1,251 @@
+//! The live picture of the fleet: every cluster's connection and Flux objects, with rollups per
+//! cluster, per workspace and for the fleet, each updated by the change that touches it.
+//!
+//! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
+
+/// A cluster's place in the index. Stable for the life of the index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ClusterId(pub u32);
+
+/// A workspace's place in the index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct WorkspaceId(pub u32);
+
+/// What the index knows about a cluster before connecting.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClusterInfo {
+    pub name: String,
+    pub workspace: String,
+    pub server: String,
+    pub labels: BTreeMap<String, String>,
+}
+
+/// One change, from the engine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub cluster: ClusterId,
+    /// When the engine saw it (freshness; the index never reads a clock).
+    pub at: Timestamp,
+    pub change: Change,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change {
+    Connection(Connection),
+    /// An object was added or modified.
+    Applied(FluxSummary),
+    Deleted(ObjectKey),
+    /// A (re)list of one kind: these are now all the objects of that kind in the cluster.
+    Replaced(FluxKind, Vec<FluxSummary>),
+}
+
+/// One cluster in the index.
+#[derive(Debug)]
+pub struct ClusterEntry {
+    pub info: ClusterInfo,
+    pub workspace: WorkspaceId,
+    pub connection: Connection,
+    /// When the last object change from this cluster arrived.
+    pub last_event: Option<Timestamp>,
+    pub objects: BTreeMap<ObjectKey, FluxSummary>,
+    pub health: HealthCounts,
+}
+
+/// One workspace in the index.
+#[derive(Debug)]
+pub struct WorkspaceEntry {
+    pub name: String,
+    pub clusters: Vec<ClusterId>,
+    pub health: HealthCounts,
+    pub phases: PhaseCounts,
+}
+
+/// The fleet.
+#[derive(Debug, Default)]
+pub struct Index {
+    clusters: Vec<ClusterEntry>,
+    workspaces: Vec<WorkspaceEntry>,
+    workspace_ids: HashMap<String, WorkspaceId>,
+    health: HealthCounts,
+    phases: PhaseCounts,
+}
+
+impl Index {
+    pub fn new() -> Index {
+        Index::default()
+    }
+
+    /// Adds a cluster, in phase `Connecting`, to its workspace (created on first use).
+    pub fn add_cluster(&mut self, info: ClusterInfo) -> ClusterId {
+        let id = ClusterId(self.clusters.len() as u32);
+        let workspace = match self.workspace_ids.get(&info.workspace) {
+            Some(w) => *w,
+            None => {
+                let w = WorkspaceId(self.workspaces.len() as u32);
+                self.workspaces.push(WorkspaceEntry {
+                    name: info.workspace.clone(),
+                    clusters: Vec::new(),
+                    health: HealthCounts::default(),
+                    phases: PhaseCounts::default(),
+                });
+                self.workspace_ids.insert(info.workspace.clone(), w);
+                w
+            }
+        };
+        let connection = Connection::default();
+        let ws = &mut self.workspaces[workspace.0 as usize];
+        ws.clusters.push(id);
+        ws.phases.add(connection.phase);
+        self.phases.add(connection.phase);
+        self.clusters.push(ClusterEntry {
+            info,
+            workspace,
+            connection,
+            last_event: None,
+            objects: BTreeMap::new(),
+            health: HealthCounts::default(),
+        });
+        id
+    }
+
+    /// Applies one change. Events for unknown clusters are ignored.
+    pub fn apply(&mut self, event: Event) {
+        let Some(cluster) = self.clusters.get_mut(event.cluster.0 as usize) else {
+            return;
+        };
+        let ws = &mut self.workspaces[cluster.workspace.0 as usize];
+        let mut counts = Counts {
+            cluster: &mut cluster.health,
+            workspace: &mut ws.health,
+            fleet: &mut self.health,
+        };
+        match event.change {
+            Change::Connection(connection) => {
+                let (old, new) = (cluster.connection.phase, connection.phase);
+                if old != new {
+                    ws.phases.sub(old);
+                    ws.phases.add(new);
+                    self.phases.sub(old);
+                    self.phases.add(new);
+                }
+                cluster.connection = connection;
+            }
+            Change::Applied(summary) => {
+                cluster.last_event = Some(event.at);
+                counts.add(&summary);
+                if let Some(old) = cluster.objects.insert(summary.key.clone(), summary) {
+                    counts.sub(&old);
+                }
+            }
+            Change::Deleted(key) => {
+                cluster.last_event = Some(event.at);
+                if let Some(old) = cluster.objects.remove(&key) {
+                    counts.sub(&old);
+                }
+            }
+            Change::Replaced(kind, objects) => {
+                cluster.last_event = Some(event.at);
+                let stale: Vec<ObjectKey> = cluster
+                    .objects
+                    .range(kind_range(kind))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for key in stale {
+                    if let Some(old) = cluster.objects.remove(&key) {
+                        counts.sub(&old);
+                    }
+                }
+                for summary in objects.into_iter().filter(|s| s.key.kind == kind) {
+                    counts.add(&summary);
+                    if let Some(old) = cluster.objects.insert(summary.key.clone(), summary) {
+                        counts.sub(&old);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn clusters(&self) -> &[ClusterEntry] {
+        &self.clusters
+    }
+
+    pub fn cluster(&self, id: ClusterId) -> Option<&ClusterEntry> {
+        self.clusters.get(id.0 as usize)
+    }
+
+    pub fn workspaces(&self) -> &[WorkspaceEntry] {
+        &self.workspaces
+    }
+
+    pub fn workspace(&self, id: WorkspaceId) -> Option<&WorkspaceEntry> {
+        self.workspaces.get(id.0 as usize)
+    }
+
+    pub fn workspace_id(&self, name: &str) -> Option<WorkspaceId> {
+        self.workspace_ids.get(name).copied()
+    }
+
+    /// Objects of the whole fleet by health.
+    pub fn health(&self) -> &HealthCounts {
+        &self.health
+    }
+
+    /// Clusters of the whole fleet by connection phase.
+    pub fn phases(&self) -> &PhaseCounts {
+        &self.phases
+    }
+
+    /// No cluster is still connecting or syncing.
+    pub fn settled(&self) -> bool {
+        self.phases.pending() == 0
+    }
+
+    /// How many objects the fleet holds.
+    pub fn object_count(&self) -> u32 {
+        self.health.total()
+    }
+}
+
+/// Every key of one kind, in order (keys sort by kind first).
+fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
+    let start = ObjectKey::new(kind, "", "");
+    let end = FluxKind::ALL
+        .into_iter()
+        .filter(|k| *k > kind)
+        .min()
+        .map(|next| Bound::Excluded(ObjectKey::new(next, "", "")))
+        .unwrap_or(Bound::Unbounded);
+    (Bound::Included(start), end)
+}
+
+/// The three rollups one object change touches.
+struct Counts<'a> {
+    cluster: &'a mut HealthCounts,
+    workspace: &'a mut HealthCounts,
+    fleet: &'a mut HealthCounts,
+}
+
+impl Counts<'_> {
+    fn add(&mut self, s: &FluxSummary) {
+        self.cluster.add(s.health);
+        self.workspace.add(s.health);
+        self.fleet.add(s.health);
+    }
+
+    fn sub(&mut self, s: &FluxSummary) {
+        self.cluster.sub(s.health);
+        self.workspace.sub(s.health);
+        self.fleet.sub(s.health);
+    }
+}
+
+#[cfg(test)]
+mod tests;

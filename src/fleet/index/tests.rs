@@ -1,0 +1,191 @@
+use super::*;
+use crate::fleet::Phase;
+use crate::fleet::Health;
+use serde_json::json;
+
+fn info(name: &str, workspace: &str) -> ClusterInfo {
+    ClusterInfo {
+        name: name.into(),
+        workspace: workspace.into(),
+        server: format!("https://{name}"),
+        labels: BTreeMap::new(),
+    }
+}
+
+fn summary(kind: FluxKind, name: &str, ready: &str) -> FluxSummary {
+    let obj = json!({"metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+        "status": {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": ready}]}});
+    FluxSummary::of(kind, &obj).unwrap()
+}
+
+fn at(cluster: ClusterId, change: Change) -> Event {
+    Event {
+        cluster,
+        at: Timestamp::UNIX_EPOCH,
+        change,
+    }
+}
+
+/// The rollups, recomputed the slow way, must equal the incremental ones.
+fn assert_rollups_consistent(index: &Index) {
+    let mut fleet = HealthCounts::default();
+    for ws in index.workspaces() {
+        let mut counts = HealthCounts::default();
+        for id in &ws.clusters {
+            let c = index.cluster(*id).unwrap();
+            let mut own = HealthCounts::default();
+            for s in c.objects.values() {
+                own.add(s.health);
+                counts.add(s.health);
+                fleet.add(s.health);
+            }
+            assert_eq!(own, c.health, "cluster {}", c.info.name);
+        }
+        assert_eq!(counts, ws.health, "workspace {}", ws.name);
+    }
+    assert_eq!(&fleet, index.health());
+}
+
+#[test]
+fn applies_duplicates_and_unknown_deletes_without_miscounting() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "payments"));
+    let ks = FluxKind::Kustomization;
+    index.apply(at(a, Change::Applied(summary(ks, "apps", "True"))));
+    index.apply(at(a, Change::Applied(summary(ks, "apps", "True"))));
+    index.apply(at(a, Change::Applied(summary(ks, "apps", "False"))));
+    index.apply(at(
+        a,
+        Change::Deleted(ObjectKey::new(ks, "flux-system", "gone")),
+    ));
+    index.apply(at(
+        a,
+        Change::Deleted(ObjectKey::new(ks, "flux-system", "gone")),
+    ));
+    assert_eq!(index.object_count(), 1);
+    assert_eq!(index.health().get(Health::Failed), 1);
+    assert_eq!(index.health().get(Health::Ready), 0);
+    assert_rollups_consistent(&index);
+}
+
+#[test]
+fn a_relist_replaces_only_that_kind_of_that_cluster() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "payments"));
+    let b = index.add_cluster(info("b", "payments"));
+    let (ks, hr, git) = (
+        FluxKind::Kustomization,
+        FluxKind::HelmRelease,
+        FluxKind::GitRepository,
+    );
+    for c in [a, b] {
+        for name in ["one", "two", "three"] {
+            index.apply(at(c, Change::Applied(summary(ks, name, "True"))));
+        }
+        index.apply(at(c, Change::Applied(summary(hr, "web", "False"))));
+        index.apply(at(c, Change::Applied(summary(git, "fleet", "True"))));
+    }
+    // The relist lost "one" and "three" and saw "four" appear.
+    let relist = vec![summary(ks, "two", "True"), summary(ks, "four", "Unknown")];
+    index.apply(at(a, Change::Replaced(ks, relist)));
+    let names: Vec<_> = index
+        .cluster(a)
+        .unwrap()
+        .objects
+        .keys()
+        .map(|k| format!("{}/{}", k.kind, k.name))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "GitRepository/fleet",
+            "Kustomization/four",
+            "Kustomization/two",
+            "HelmRelease/web"
+        ]
+    );
+    assert_eq!(index.cluster(b).unwrap().objects.len(), 5);
+    assert_eq!(index.object_count(), 9);
+    assert_rollups_consistent(&index);
+}
+
+#[test]
+fn a_relist_ignores_objects_of_other_kinds() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    let wrong = vec![summary(FluxKind::HelmRelease, "x", "True")];
+    index.apply(at(a, Change::Replaced(FluxKind::Kustomization, wrong)));
+    assert_eq!(index.object_count(), 0);
+}
+
+#[test]
+fn phases_roll_up_per_workspace_and_fleet() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "payments"));
+    let b = index.add_cluster(info("b", "payments"));
+    let c = index.add_cluster(info("c", "retail"));
+    assert_eq!(index.phases().pending(), 3);
+    assert!(!index.settled());
+    index.apply(at(a, Change::Connection(Connection::new(Phase::Live))));
+    index.apply(at(
+        b,
+        Change::Connection(Connection::new(Phase::Unreachable)),
+    ));
+    index.apply(at(c, Change::Connection(Connection::new(Phase::Syncing))));
+    let payments = index
+        .workspace(index.workspace_id("payments").unwrap())
+        .unwrap();
+    assert_eq!(payments.phases.get(Phase::Live), 1);
+    assert_eq!(payments.phases.get(Phase::Unreachable), 1);
+    assert_eq!(payments.phases.failed(), 1);
+    assert!(!index.settled());
+    index.apply(at(c, Change::Connection(Connection::new(Phase::Live))));
+    assert!(index.settled());
+    assert_eq!(index.phases().get(Phase::Live), 2);
+    assert_eq!(index.phases().total(), 3);
+}
+
+#[test]
+fn events_for_unknown_clusters_are_ignored() {
+    let mut index = Index::new();
+    index.apply(at(
+        ClusterId(7),
+        Change::Applied(summary(FluxKind::Bucket, "b", "True")),
+    ));
+    assert_eq!(index.object_count(), 0);
+}
+
+#[test]
+fn a_synthetic_stream_keeps_rollups_exact() {
+    // A deterministic pseudo-random stream of applies, deletes and relists over 3 clusters.
+    let mut index = Index::new();
+    let ids: Vec<_> = (0..3)
+        .map(|i| index.add_cluster(info(&format!("c{i}"), if i == 2 { "x" } else { "y" })))
+        .collect();
+    let kinds = [FluxKind::Kustomization, FluxKind::HelmRelease];
+    let readiness = ["True", "False", "Unknown"];
+    let mut state = 0x2545_f491_u64;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    for _ in 0..5_000 {
+        let cluster = ids[next(3) as usize];
+        let kind = kinds[next(2) as usize];
+        let name = format!("o{}", next(20));
+        let change = match next(10) {
+            0 => Change::Replaced(
+                kind,
+                (0..next(8))
+                    .map(|i| summary(kind, &format!("o{i}"), readiness[next(3) as usize]))
+                    .collect(),
+            ),
+            1..=3 => Change::Deleted(ObjectKey::new(kind, "flux-system", &name)),
+            _ => Change::Applied(summary(kind, &name, readiness[next(3) as usize])),
+        };
+        index.apply(at(cluster, change));
+    }
+    assert_rollups_consistent(&index);
+}

@@ -1,0 +1,63 @@
+//! Objects counted by health: per cluster, per workspace, for the fleet. Kept up to date one
+//! change at a time by the index, never recomputed by scanning.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use super::Health;
+
+/// How many objects are in each health.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealthCounts([u32; Health::ALL.len()]);
+
+impl HealthCounts {
+    pub fn get(&self, health: Health) -> u32 {
+        self.0[health as usize]
+    }
+
+    pub fn add(&mut self, health: Health) {
+        self.0[health as usize] += 1;
+    }
+
+    pub fn sub(&mut self, health: Health) {
+        let n = &mut self.0[health as usize];
+        *n = n.saturating_sub(1);
+    }
+
+    pub fn total(&self) -> u32 {
+        self.0.iter().sum()
+    }
+
+    /// Stalled plus failed: what the triage view lists.
+    pub fn failing(&self) -> u32 {
+        self.get(Health::Stalled) + self.get(Health::Failed)
+    }
+
+    /// Everything that is neither ready nor without a status to judge.
+    pub fn not_ready(&self) -> u32 {
+        self.total() - self.get(Health::Ready) - self.get(Health::NotApplicable)
+    }
+
+    /// The worst health present, if any object is counted.
+    pub fn worst(&self) -> Option<Health> {
+        Health::ALL.into_iter().find(|h| self.get(*h) > 0)
+    }
+
+    /// Non-zero healths, worst first.
+    pub fn iter(&self) -> impl Iterator<Item = (Health, u32)> + '_ {
+        Health::ALL
+            .into_iter()
+            .map(|h| (h, self.get(h)))
+            .filter(|(_, n)| *n > 0)
+    }
+}
+
+/// `{"ready": 12, "failed": 1, …}` with every health present, so scripts need no defaults.
+impl Serialize for HealthCounts {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(Health::ALL.len()))?;
+        for h in Health::ALL {
+            map.serialize_entry(h.key(), &self.get(h))?;
+        }
+        map.end()
+    }
+}

@@ -1,0 +1,272 @@
+//! `FluxSummary`: the only thing fluxfleet keeps per Flux object — a few hundred bytes instead of
+//! the whole object (HelmRelease values and Kustomization inventories can be megabytes).
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::health::{condition, health_of, is_suspended};
+use super::{FluxKind, Health};
+
+/// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectKey {
+    pub kind: FluxKind,
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+}
+
+impl ObjectKey {
+    pub fn new(kind: FluxKind, namespace: &str, name: &str) -> ObjectKey {
+        ObjectKey {
+            kind,
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+/// A reference from one Flux object to another (`sourceRef`, `chartRef`, `dependsOn`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObjectRef {
+    /// Empty for `dependsOn`, which always names an object of the same kind.
+    pub kind: Box<str>,
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+}
+
+/// What fluxfleet shows about one Flux object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FluxSummary {
+    pub key: ObjectKey,
+    pub health: Health,
+    pub suspended: bool,
+    /// Reason of the condition that decided the health (Stalled, else Ready).
+    pub reason: Option<Box<str>>,
+    pub message: Option<Box<str>>,
+    /// What `flux get` prints as REVISION for this kind.
+    pub revision: Option<Box<str>>,
+    pub generation: i64,
+    pub observed_generation: Option<i64>,
+    /// `lastTransitionTime` of the Ready condition.
+    pub last_transition: Option<Timestamp>,
+    /// `status.lastHandledReconcileAt`: the last reconcile request token the controller handled.
+    pub last_handled_reconcile_at: Option<Box<str>>,
+    /// `reconcile.fluxcd.io/requestedAt`: the last reconcile request token written.
+    pub requested_at: Option<Box<str>>,
+    pub source: Option<ObjectRef>,
+    pub depends_on: Box<[ObjectRef]>,
+}
+
+const REQUESTED_AT: &str = "/metadata/annotations/reconcile.fluxcd.io~1requestedAt";
+
+/// Why a JSON document cannot be summarised as a Flux object.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum Error {
+    #[error("object has no metadata.name")]
+    NoName,
+    #[error("{0} is not a Flux kind fluxfleet knows")]
+    UnknownKind(String),
+}
+
+impl FluxSummary {
+    /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
+    /// is missing or malformed shows as absent, never as a failure to see the object at all.
+    pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
+        let str_at = |path: &str| object.pointer(path).and_then(Value::as_str);
+        let name = str_at("/metadata/name").ok_or(Error::NoName)?;
+        let namespace = str_at("/metadata/namespace").unwrap_or_default();
+        let health = health_of(kind, object);
+        let stalled = condition(object, "Stalled")
+            .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"));
+        let ready = condition(object, "Ready");
+        let shown = if health == Health::Stalled {
+            stalled
+        } else {
+            ready
+        };
+        let text = |c: Option<&Value>, field: &str| -> Option<Box<str>> {
+            c?.get(field)?
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(Into::into)
+        };
+        Ok(FluxSummary {
+            key: ObjectKey::new(kind, namespace, name),
+            health,
+            suspended: is_suspended(kind, object),
+            reason: text(shown, "reason"),
+            message: text(shown, "message"),
+            revision: revision_of(kind, object).map(Into::into),
+            generation: object
+                .pointer("/metadata/generation")
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            observed_generation: object
+                .pointer("/status/observedGeneration")
+                .and_then(Value::as_i64),
+            last_transition: ready
+                .and_then(|c| c.get("lastTransitionTime")?.as_str()?.parse().ok()),
+            last_handled_reconcile_at: str_at("/status/lastHandledReconcileAt").map(Into::into),
+            requested_at: str_at(REQUESTED_AT).map(Into::into),
+            source: source_of(kind, object),
+            depends_on: depends_on(object, namespace),
+        })
+    }
+
+    /// Summarises an object that names its own kind in `kind`.
+    pub fn from_object(object: &Value) -> Result<FluxSummary, Error> {
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
+        let kind = FluxKind::from_kind(kind).ok_or_else(|| Error::UnknownKind(kind.to_string()))?;
+        FluxSummary::of(kind, object)
+    }
+
+    /// Whether the last reconcile request written has been handled by the controller.
+    pub fn reconcile_handled(&self) -> bool {
+        match (&self.requested_at, &self.last_handled_reconcile_at) {
+            (Some(requested), Some(handled)) => requested == handled,
+            (Some(_), None) => false,
+            (None, _) => true,
+        }
+    }
+}
+
+/// REVISION as `flux get` prints it (FACTS §3.3).
+fn revision_of(kind: FluxKind, object: &Value) -> Option<&str> {
+    let at = |path: &str| object.pointer(path).and_then(Value::as_str);
+    match kind {
+        FluxKind::Kustomization => at("/status/lastAppliedRevision"),
+        FluxKind::HelmRelease => at("/status/history/0/chartVersion")
+            .or_else(|| at("/status/lastAppliedRevision"))
+            .or_else(|| at("/status/lastAttemptedRevision")),
+        FluxKind::ImagePolicy => at("/status/latestRef/tag").or_else(|| at("/status/latestImage")),
+        FluxKind::ImageRepository => at("/status/lastScanResult/scanTime"),
+        FluxKind::ImageUpdateAutomation => at("/status/lastAutomationRunTime"),
+        FluxKind::ArtifactGenerator | FluxKind::Alert | FluxKind::Provider | FluxKind::Receiver => {
+            None
+        }
+        _ => at("/status/artifact/revision"),
+    }
+}
+
+fn object_ref(value: &Value, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
+    let name = value.get("name")?.as_str()?;
+    let field = |f: &str, default: &str| -> Box<str> {
+        value
+            .get(f)
+            .and_then(Value::as_str)
+            .unwrap_or(default)
+            .into()
+    };
+    Some(ObjectRef {
+        kind: field("kind", default_kind),
+        namespace: field("namespace", default_namespace),
+        name: name.into(),
+    })
+}
+
+/// Where this object gets its artifact from.
+fn source_of(kind: FluxKind, object: &Value) -> Option<ObjectRef> {
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let path = match kind {
+        FluxKind::HelmRelease => {
+            if let Some(chart_ref) = object.pointer("/spec/chartRef") {
+                return object_ref(chart_ref, namespace, "");
+            }
+            "/spec/chart/spec/sourceRef"
+        }
+        FluxKind::ImagePolicy => {
+            let r = object.pointer("/spec/imageRepositoryRef")?;
+            return object_ref(r, namespace, "ImageRepository");
+        }
+        FluxKind::Kustomization | FluxKind::HelmChart | FluxKind::ImageUpdateAutomation => {
+            "/spec/sourceRef"
+        }
+        _ => return None,
+    };
+    object_ref(object.pointer(path)?, namespace, "")
+}
+
+fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
+    object
+        .pointer("/spec/dependsOn")
+        .and_then(Value::as_array)
+        .map(|deps| {
+            deps.iter()
+                .filter_map(|d| object_ref(d, namespace, ""))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn missing_name_is_an_error_and_everything_else_is_optional() {
+        let bare = json!({"metadata": {"name": "x"}});
+        let s = FluxSummary::of(FluxKind::Kustomization, &bare).unwrap();
+        assert_eq!(s.health, Health::Waiting);
+        assert_eq!(&*s.key.namespace, "");
+        assert_eq!(s.revision, None);
+        assert_eq!(
+            FluxSummary::of(FluxKind::Kustomization, &json!({"metadata": {}})),
+            Err(Error::NoName)
+        );
+        assert_eq!(
+            FluxSummary::from_object(&json!({"kind": "Deployment"})),
+            Err(Error::UnknownKind("Deployment".into()))
+        );
+    }
+
+    #[test]
+    fn malformed_fields_show_as_absent() {
+        let odd = json!({"metadata": {"name": "x", "generation": "two"},
+            "spec": {"dependsOn": "nope", "sourceRef": 3},
+            "status": {"conditions": {"type": "Ready"}, "observedGeneration": []}});
+        let s = FluxSummary::of(FluxKind::Kustomization, &odd).unwrap();
+        assert_eq!(s.generation, 0);
+        assert_eq!(s.observed_generation, None);
+        assert!(s.depends_on.is_empty());
+        assert_eq!(s.source, None);
+    }
+
+    #[test]
+    fn dependencies_default_to_the_object_namespace() {
+        let ks = json!({"metadata": {"name": "apps", "namespace": "flux-system"},
+            "spec": {"dependsOn": [{"name": "infra"}, {"name": "crds", "namespace": "base"}],
+                     "sourceRef": {"kind": "GitRepository", "name": "fleet"}}});
+        let s = FluxSummary::of(FluxKind::Kustomization, &ks).unwrap();
+        let deps: Vec<_> = s
+            .depends_on
+            .iter()
+            .map(|d| format!("{}/{}", d.namespace, d.name))
+            .collect();
+        assert_eq!(deps, ["flux-system/infra", "base/crds"]);
+        let source = s.source.unwrap();
+        assert_eq!(
+            (&*source.kind, &*source.namespace, &*source.name),
+            ("GitRepository", "flux-system", "fleet")
+        );
+    }
+
+    #[test]
+    fn a_reconcile_is_handled_when_the_tokens_match() {
+        let mut obj = json!({"metadata": {"name": "x", "annotations":
+            {"reconcile.fluxcd.io/requestedAt": "t2"}},
+            "status": {"lastHandledReconcileAt": "t1"}});
+        let s = FluxSummary::of(FluxKind::Kustomization, &obj).unwrap();
+        assert!(!s.reconcile_handled());
+        obj["status"]["lastHandledReconcileAt"] = json!("t2");
+        assert!(
+            FluxSummary::of(FluxKind::Kustomization, &obj)
+                .unwrap()
+                .reconcile_handled()
+        );
+    }
+}
