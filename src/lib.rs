@@ -10,5 +10,9 @@
 //! talks to API servers), `app/` and `ui/` (the TUI), `config/`, `export/`.
 
 pub mod cli;
+pub mod config;
+pub mod errors;
 pub mod fleet;
+pub mod inventory;
 pub mod sim;
+pub mod units;

@@ -89,29 +89,7 @@ enum Kind {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Spec(Vec<(Kind, f64)>);
 
-/// Parses `1.5s`, `800ms`, `2m`, `1h` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let (num, unit) = s.split_at(
-        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(s.len()),
-    );
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration {s:?} (try 800ms, 20s, 5m)"))?;
-    let secs = match unit {
-        "ms" => n / 1000.0,
-        "" | "s" => n,
-        "m" => n * 60.0,
-        "h" => n * 3600.0,
-        _ => {
-            return Err(format!(
-                "invalid duration unit in {s:?} (use ms, s, m or h)"
-            ));
-        }
-    };
-    Ok(Duration::from_secs_f64(secs))
-}
+pub use crate::units::parse_duration;
 
 impl Spec {
     pub fn parse(spec: &str) -> Result<Spec, String> {

@@ -1,6 +1,6 @@
 use super::*;
-use crate::fleet::Phase;
 use crate::fleet::Health;
+use crate::fleet::Phase;
 use serde_json::json;
 
 fn info(name: &str, workspace: &str) -> ClusterInfo {

@@ -1,0 +1,335 @@
+//! Settings: the embedded `config/default.toml`, the user's file merged over it, then the command
+//! line (applied by the caller). A bad file never stops fluxfleet: it is reported as a warning
+//! naming the file and the key, and the defaults stand in for what could not be read.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::fleet::FluxKind;
+use crate::units::parse_duration;
+
+/// The defaults, commented, as shipped.
+pub const DEFAULT: &str = include_str!("../../config/default.toml");
+
+/// Everything fluxfleet can be configured with (so far: the engine and the inventory).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub engine: Engine,
+    pub inventory: Inventory,
+    pub sources: Vec<Source>,
+    pub workspaces: Vec<WorkspaceRule>,
+    pub labels: Vec<LabelRule>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Engine {
+    pub connect_concurrency: usize,
+    pub connect_timeout: Duration,
+    pub exec_concurrency: usize,
+    pub exec_timeout: Duration,
+    pub kinds: Vec<FluxKind>,
+    pub max_backoff: Duration,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Inventory {
+    pub default_workspace: String,
+}
+
+/// A kubeconfig file or a directory of them.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub kubeconfig: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
+}
+
+/// Puts clusters into a workspace: `name` + context globs, or a regex whose first capture group
+/// is the workspace name.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceRule {
+    pub name: Option<String>,
+    #[serde(default)]
+    pub contexts: Vec<String>,
+    pub regex: Option<String>,
+}
+
+/// Adds labels to the clusters whose context matches.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LabelRule {
+    #[serde(default)]
+    pub contexts: Vec<String>,
+    pub regex: Option<String>,
+    #[serde(default)]
+    pub set: std::collections::BTreeMap<String, String>,
+}
+
+/// Something wrong with a config file: fluxfleet goes on without that part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Warning {
+    pub file: PathBuf,
+    pub message: String,
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.message)
+    }
+}
+
+/// The file as written: strings where the typed config has durations and kinds, so that one bad
+/// value can be reported and replaced by its default instead of failing the whole file.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    engine: RawEngine,
+    inventory: Inventory,
+    #[serde(default)]
+    sources: Vec<Source>,
+    #[serde(default)]
+    workspaces: Vec<WorkspaceRule>,
+    #[serde(default)]
+    labels: Vec<LabelRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEngine {
+    connect_concurrency: usize,
+    connect_timeout: String,
+    exec_concurrency: usize,
+    exec_timeout: String,
+    kinds: Vec<String>,
+    max_backoff: String,
+}
+
+/// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
+pub fn default_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FLUXFLEET_CONFIG") {
+        return Some(PathBuf::from(p));
+    }
+    directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")
+        .map(|d| d.config_dir().join("config.toml"))
+}
+
+impl Config {
+    /// The shipped defaults alone.
+    pub fn defaults() -> Config {
+        // The embedded file is tested to parse cleanly; a broken build would show it at once.
+        Config::parse(None, Path::new("<default>")).0
+    }
+
+    /// Loads `path` (or the default location, if it exists) merged over the defaults.
+    /// `explicit` is true when the user named the file: then a missing file is a warning too.
+    pub fn load(path: Option<&Path>, explicit: bool) -> (Config, Vec<Warning>) {
+        let Some(path) = path else {
+            return (Config::defaults(), Vec::new());
+        };
+        match std::fs::read_to_string(path) {
+            Ok(text) => Config::parse(Some(&text), path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                (Config::defaults(), Vec::new())
+            }
+            Err(e) => (
+                Config::defaults(),
+                vec![Warning {
+                    file: path.to_path_buf(),
+                    message: format!("cannot read the config file: {e}; using the defaults"),
+                }],
+            ),
+        }
+    }
+
+    /// Parses the user's text (if any) merged over the defaults.
+    pub fn parse(user: Option<&str>, file: &Path) -> (Config, Vec<Warning>) {
+        let mut warnings = Vec::new();
+        let mut warn = |message: String| {
+            warnings.push(Warning {
+                file: file.to_path_buf(),
+                message,
+            })
+        };
+        let mut merged: toml::Table = match DEFAULT.parse() {
+            Ok(t) => t,
+            Err(e) => {
+                warn(format!("the built-in defaults do not parse: {e}"));
+                toml::Table::new()
+            }
+        };
+        if let Some(text) = user {
+            match text.parse::<toml::Table>() {
+                Ok(user) => merge(&mut merged, user),
+                Err(e) => warn(format!("invalid TOML, using the defaults: {e}")),
+            }
+        }
+        let raw = match Raw::deserialize(toml::Value::Table(merged.clone())) {
+            Ok(raw) => raw,
+            Err(e) => {
+                warn(format!("{e}; using the defaults"));
+                let defaults: toml::Table = DEFAULT.parse().unwrap_or_default();
+                match Raw::deserialize(toml::Value::Table(defaults)) {
+                    Ok(raw) => raw,
+                    Err(_) => return (Config::fallback(), warnings),
+                }
+            }
+        };
+        let fallback = Config::fallback().engine;
+        let mut duration = |key: &str, text: &str, default: Duration| {
+            parse_duration(text).unwrap_or_else(|e| {
+                warn(format!("engine.{key}: {e}; using the default"));
+                default
+            })
+        };
+        let connect_timeout = duration(
+            "connect_timeout",
+            &raw.engine.connect_timeout,
+            fallback.connect_timeout,
+        );
+        let exec_timeout = duration(
+            "exec_timeout",
+            &raw.engine.exec_timeout,
+            fallback.exec_timeout,
+        );
+        let max_backoff = duration("max_backoff", &raw.engine.max_backoff, fallback.max_backoff);
+        let mut kinds = Vec::new();
+        for name in &raw.engine.kinds {
+            match FluxKind::from_kind(name) {
+                Some(k) if !kinds.contains(&k) => kinds.push(k),
+                Some(_) => {}
+                None => warn(format!(
+                    "engine.kinds: {name:?} is not a Flux kind; ignored"
+                )),
+            }
+        }
+        let mut positive = |key: &str, n: usize, default: usize| {
+            if n == 0 {
+                warn(format!("engine.{key} must be at least 1; using {default}"));
+                default
+            } else {
+                n
+            }
+        };
+        let engine = Engine {
+            connect_concurrency: positive(
+                "connect_concurrency",
+                raw.engine.connect_concurrency,
+                fallback.connect_concurrency,
+            ),
+            connect_timeout,
+            exec_concurrency: positive(
+                "exec_concurrency",
+                raw.engine.exec_concurrency,
+                fallback.exec_concurrency,
+            ),
+            exec_timeout,
+            kinds,
+            max_backoff,
+        };
+        let config = Config {
+            engine,
+            inventory: raw.inventory,
+            sources: raw.sources,
+            workspaces: raw.workspaces,
+            labels: raw.labels,
+        };
+        (config, warnings)
+    }
+
+    /// Used only if the embedded defaults themselves were unreadable.
+    fn fallback() -> Config {
+        Config {
+            engine: Engine {
+                connect_concurrency: 64,
+                connect_timeout: Duration::from_secs(15),
+                exec_concurrency: 4,
+                exec_timeout: Duration::from_secs(60),
+                kinds: vec![
+                    FluxKind::GitRepository,
+                    FluxKind::OciRepository,
+                    FluxKind::HelmRepository,
+                    FluxKind::HelmChart,
+                    FluxKind::Bucket,
+                    FluxKind::Kustomization,
+                    FluxKind::HelmRelease,
+                ],
+                max_backoff: Duration::from_secs(60),
+            },
+            inventory: Inventory {
+                default_workspace: "default".into(),
+            },
+            sources: Vec::new(),
+            workspaces: Vec::new(),
+            labels: Vec::new(),
+        }
+    }
+}
+
+/// Merges `over` into `base`: tables key by key, everything else replaced.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_defaults_parse_cleanly_and_match_the_fallback() {
+        let (config, warnings) = Config::parse(None, Path::new("default.toml"));
+        assert_eq!(warnings, []);
+        assert_eq!(config, Config::fallback());
+    }
+
+    #[test]
+    fn a_user_file_overrides_only_what_it_names() {
+        let text = "[engine]\nconnect_concurrency = 8\n[[sources]]\ndir = \"/fleet\"\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("user.toml"));
+        assert_eq!(warnings, []);
+        assert_eq!(config.engine.connect_concurrency, 8);
+        assert_eq!(config.engine.kinds.len(), 7);
+        assert_eq!(config.sources[0].dir.as_deref(), Some(Path::new("/fleet")));
+    }
+
+    #[test]
+    fn bad_values_are_warnings_naming_file_and_key_and_defaults_stand_in() {
+        let text =
+            "[engine]\nconnect_timeout = \"soon\"\nkinds = [\"Kustomization\", \"Deployment\"]\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("/home/me/fluxfleet.toml"));
+        let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(text[0].starts_with("/home/me/fluxfleet.toml: engine.connect_timeout"));
+        assert!(text[1].contains("\"Deployment\" is not a Flux kind"));
+        assert_eq!(config.engine.connect_timeout, Duration::from_secs(15));
+        assert_eq!(config.engine.kinds, [FluxKind::Kustomization]);
+    }
+
+    #[test]
+    fn unknown_keys_and_broken_toml_fall_back_to_the_defaults_with_a_warning() {
+        let (config, warnings) = Config::parse(Some("[engine]\nturbo = true\n"), Path::new("u"));
+        assert!(warnings[0].message.contains("turbo"), "{warnings:?}");
+        assert_eq!(config, Config::defaults());
+        let (config, warnings) = Config::parse(Some("[engine\n"), Path::new("u"));
+        assert!(warnings[0].message.starts_with("invalid TOML"));
+        assert_eq!(config, Config::defaults());
+    }
+
+    #[test]
+    fn an_explicit_missing_file_is_reported() {
+        let (_, warnings) = Config::load(Some(Path::new("/nonexistent/fluxfleet.toml")), true);
+        assert_eq!(warnings.len(), 1);
+        let (_, warnings) = Config::load(Some(Path::new("/nonexistent/fluxfleet.toml")), false);
+        assert_eq!(warnings, []);
+    }
+}

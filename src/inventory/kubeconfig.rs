@@ -1,0 +1,244 @@
+//! Reading kubeconfig files into one self-contained kubeconfig per context.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use kube::config::{
+    AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+};
+
+use super::Problem;
+
+/// One usable context.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub context: String,
+    pub source: PathBuf,
+    pub server: String,
+    /// `DIR/<workspace>/…` when the file was found under a `--kubeconfig-dir`.
+    pub dir_workspace: Option<String>,
+    pub kubeconfig: Kubeconfig,
+}
+
+/// One parsed file and where it sits.
+struct File {
+    path: PathBuf,
+    dir_workspace: Option<String>,
+    config: Kubeconfig,
+}
+
+#[derive(Default)]
+pub(super) struct Loader {
+    loaded: Vec<Loaded>,
+    problems: Vec<Problem>,
+}
+
+/// File names a kubeconfig directory may hold; anything else (READMEs, keys) is skipped.
+const EXTENSIONS: [&str; 6] = ["yaml", "yml", "kubeconfig", "conf", "config", "json"];
+
+impl Loader {
+    pub fn problem(&mut self, problem: Problem) {
+        self.problems.push(problem);
+    }
+
+    fn problem_at(&mut self, path: &Path, context: Option<&str>, message: String) {
+        self.problems.push(Problem {
+            source: path.display().to_string(),
+            context: context.map(str::to_string),
+            message,
+        });
+    }
+
+    fn read(&mut self, path: &Path, dir_workspace: Option<String>) -> Option<File> {
+        if let Err(e) = std::fs::metadata(path) {
+            let message = if e.kind() == std::io::ErrorKind::NotFound {
+                "file not found".to_string()
+            } else {
+                format!("cannot read: {e}")
+            };
+            self.problem_at(path, None, message);
+            return None;
+        }
+        match Kubeconfig::read_from(path) {
+            Ok(config) => Some(File {
+                path: path.to_path_buf(),
+                dir_workspace,
+                config,
+            }),
+            Err(e) => {
+                self.problem_at(
+                    path,
+                    None,
+                    format!("not a valid kubeconfig: {}", crate::errors::chain(&e)),
+                );
+                None
+            }
+        }
+    }
+
+    /// One file on its own: its contexts resolve their cluster and user in that file.
+    pub fn file(&mut self, path: &Path, dir_workspace: Option<String>) {
+        if let Some(file) = self.read(path, dir_workspace) {
+            self.resolve(&[file]);
+        }
+    }
+
+    /// `KUBECONFIG`: the files merged as kubectl merges them — for a cluster, user or context
+    /// name, the first file that defines it wins. A context that kubectl would hide because an
+    /// earlier file has the same name is kept (renamed later) and resolves in its own file first.
+    pub fn merged(&mut self, paths: &[PathBuf]) {
+        let files: Vec<File> = paths.iter().filter_map(|p| self.read(p, None)).collect();
+        self.resolve(&files);
+    }
+
+    /// Every kubeconfig under `dir`, recursively, in name order.
+    pub fn dir(&mut self, dir: &Path) {
+        let mut found = Vec::new();
+        if let Err(e) = walk(dir, &mut found) {
+            self.problem_at(dir, None, format!("cannot read the directory: {e}"));
+            return;
+        }
+        if found.is_empty() {
+            self.problem_at(dir, None, "holds no kubeconfig files".into());
+        }
+        for path in found {
+            let workspace = path
+                .strip_prefix(dir)
+                .ok()
+                .filter(|rel| rel.components().count() > 1)
+                .and_then(|rel| rel.components().next())
+                .map(|c| c.as_os_str().to_string_lossy().into_owned());
+            self.file(&path, workspace);
+        }
+    }
+
+    /// Resolves every context of `files`, looking names up as described on [`Loader::merged`].
+    fn resolve(&mut self, files: &[File]) {
+        let mut seen_contexts = HashSet::new();
+        for (i, file) in files.iter().enumerate() {
+            if file.config.contexts.is_empty() {
+                self.problem_at(&file.path, None, "defines no contexts".into());
+            }
+            for named in &file.config.contexts {
+                // kubectl hides a later context of the same name; we keep it, own file first.
+                let shadowed = !seen_contexts.insert(named.name.clone());
+                let order: Vec<&File> = if shadowed {
+                    std::iter::once(file)
+                        .chain(
+                            files
+                                .iter()
+                                .enumerate()
+                                .filter(|(j, _)| *j != i)
+                                .map(|(_, f)| f),
+                        )
+                        .collect()
+                } else {
+                    files.iter().collect()
+                };
+                match resolve_context(named, &order) {
+                    Ok(loaded) => self.loaded.push(Loaded {
+                        source: file.path.clone(),
+                        dir_workspace: file.dir_workspace.clone(),
+                        ..loaded
+                    }),
+                    Err(message) => self.problem_at(&file.path, Some(&named.name), message),
+                }
+            }
+        }
+    }
+
+    pub fn finish(self) -> (Vec<Loaded>, Vec<Problem>) {
+        (self.loaded, self.problems)
+    }
+}
+
+fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, String> {
+    let context: &Context = named
+        .context
+        .as_ref()
+        .ok_or("has no `context` section (cluster and user)")?;
+    let cluster: &Cluster = files
+        .iter()
+        .find_map(|f| f.config.clusters.iter().find(|c| c.name == context.cluster))
+        .ok_or_else(|| format!("names cluster {:?}, which is not defined", context.cluster))?
+        .cluster
+        .as_ref()
+        .ok_or_else(|| format!("cluster {:?} has no settings", context.cluster))?;
+    let user: Option<AuthInfo> = match &context.user {
+        None => None,
+        Some(user) => Some(
+            files
+                .iter()
+                .find_map(|f| f.config.auth_infos.iter().find(|u| &u.name == user))
+                .ok_or_else(|| format!("names user {user:?}, which is not defined"))?
+                .auth_info
+                .clone()
+                .unwrap_or_default(),
+        ),
+    };
+    let server = cluster
+        .server
+        .clone()
+        .ok_or_else(|| format!("cluster {:?} has no server", context.cluster))?;
+    match server.parse::<http::Uri>() {
+        Ok(uri) if matches!(uri.scheme_str(), Some("https" | "http")) && uri.host().is_some() => {}
+        _ => return Err(format!("server {server:?} is not an http(s) URL")),
+    }
+    // A kubeconfig holding this one context, under fixed names, so nothing can resolve
+    // differently later.
+    let kubeconfig = Kubeconfig {
+        clusters: vec![NamedCluster {
+            name: "cluster".into(),
+            cluster: Some(cluster.clone()),
+            ..Default::default()
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: "user".into(),
+            auth_info: Some(user.unwrap_or_default()),
+            ..Default::default()
+        }],
+        contexts: vec![NamedContext {
+            name: named.name.clone(),
+            context: Some(Context {
+                cluster: "cluster".into(),
+                user: Some("user".into()),
+                namespace: context.namespace.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        current_context: Some(named.name.clone()),
+        ..Default::default()
+    };
+    Ok(Loaded {
+        context: named.name.clone(),
+        source: PathBuf::new(),
+        server,
+        dir_workspace: None,
+        kubeconfig,
+    })
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        if name.to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        // Symlinked directories are not followed: they could loop.
+        let is_dir = entry.file_type()?.is_dir();
+        if is_dir {
+            walk(&path, out)?;
+        } else if path.is_file()
+            && path
+                .extension()
+                .is_none_or(|e| EXTENSIONS.contains(&&*e.to_string_lossy()))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,208 @@
+//! Where clusters come from: kubeconfig files and directories, `KUBECONFIG`, the config file.
+//! Turns them into [`ClusterSpec`]s without ever opening a connection, and reports every problem
+//! per source: one broken file never hides the clusters of the others.
+
+mod kubeconfig;
+pub mod rules;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use kube::config::Kubeconfig;
+use serde::Serialize;
+
+use crate::config::Config;
+pub use kubeconfig::Loaded;
+use rules::{Rules, glob_match};
+
+/// One cluster of the fleet and how to reach it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ClusterSpec {
+    /// Unique in the fleet: the context name, disambiguated when two files use the same one.
+    #[serde(rename = "cluster")]
+    pub name: String,
+    /// The context name in its file.
+    pub context: String,
+    pub workspace: String,
+    pub server: String,
+    pub labels: BTreeMap<String, String>,
+    /// The kubeconfig file the context comes from.
+    pub source: PathBuf,
+    /// A self-contained kubeconfig with just this context, its cluster and its user.
+    #[serde(skip)]
+    pub kubeconfig: Kubeconfig,
+}
+
+/// Something wrong with one source or one context in it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Problem {
+    /// The file (or config rule) at fault.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.context {
+            Some(c) => write!(f, "{}: context {c:?}: {}", self.source, self.message),
+            None => write!(f, "{}: {}", self.source, self.message),
+        }
+    }
+}
+
+/// The resolved fleet.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Inventory {
+    pub clusters: Vec<ClusterSpec>,
+    pub problems: Vec<Problem>,
+}
+
+/// Where to look, as the command line says.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// `--kubeconfig` (each file on its own).
+    pub kubeconfigs: Vec<PathBuf>,
+    /// `--kubeconfig-dir` (recursive; `DIR/<workspace>/<file>`).
+    pub dirs: Vec<PathBuf>,
+    /// `--context` globs; empty keeps every context.
+    pub contexts: Vec<String>,
+    /// `KUBECONFIG` as found in the environment.
+    pub kubeconfig_env: Option<std::ffi::OsString>,
+    /// The user's home, for `~/.kube/config` and `~` in config paths.
+    pub home: Option<PathBuf>,
+}
+
+impl Request {
+    /// The command-line sources plus `KUBECONFIG` and `$HOME` from the environment.
+    pub fn from_env(kubeconfigs: Vec<PathBuf>, dirs: Vec<PathBuf>, contexts: Vec<String>) -> Self {
+        Request {
+            kubeconfigs,
+            dirs,
+            contexts,
+            kubeconfig_env: std::env::var_os("KUBECONFIG"),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+        }
+    }
+}
+
+/// Reads every source and resolves the fleet. Sources, in order of precedence: the command line,
+/// else the config file's `[[sources]]`, else `KUBECONFIG` (merged as kubectl merges it), else
+/// `~/.kube/config`.
+pub fn load(request: &Request, config: &Config) -> Inventory {
+    let mut loader = kubeconfig::Loader::default();
+    let expand = |p: &Path| expand_home(p, request.home.as_deref());
+    if !request.kubeconfigs.is_empty() || !request.dirs.is_empty() {
+        for file in &request.kubeconfigs {
+            loader.file(file, None);
+        }
+        for dir in &request.dirs {
+            loader.dir(dir);
+        }
+    } else if !config.sources.is_empty() {
+        for (i, source) in config.sources.iter().enumerate() {
+            match (&source.kubeconfig, &source.dir) {
+                (Some(file), None) => loader.file(&expand(file), None),
+                (None, Some(dir)) => loader.dir(&expand(dir)),
+                _ => loader.problem(Problem {
+                    source: format!("config sources[{i}]"),
+                    context: None,
+                    message: "give exactly one of `kubeconfig` or `dir`".into(),
+                }),
+            }
+        }
+    } else if let Some(env) = request.kubeconfig_env.as_ref().filter(|v| !v.is_empty()) {
+        let paths: Vec<PathBuf> = std::env::split_paths(env)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        loader.merged(&paths);
+    } else if let Some(home) = &request.home {
+        loader.file(&home.join(".kube").join("config"), None);
+    } else {
+        loader.problem(Problem {
+            source: "~/.kube/config".into(),
+            context: None,
+            message: "no kubeconfig given and $HOME is not set".into(),
+        });
+    }
+    let (loaded, mut problems) = loader.finish();
+    let (rules, rule_problems) = Rules::compile(&config.workspaces, &config.labels);
+    problems.extend(rule_problems.into_iter().map(|message| Problem {
+        source: "config".into(),
+        context: None,
+        message,
+    }));
+    let mut clusters = Vec::new();
+    let mut taken: HashMap<String, usize> = HashMap::new();
+    for entry in loaded {
+        if !request.contexts.is_empty()
+            && !request
+                .contexts
+                .iter()
+                .any(|g| glob_match(g, &entry.context))
+        {
+            continue;
+        }
+        let name = unique_name(&entry, &mut taken);
+        let workspace = rules
+            .workspace(&entry.context)
+            .or_else(|| entry.dir_workspace.clone())
+            .unwrap_or_else(|| config.inventory.default_workspace.clone());
+        clusters.push(ClusterSpec {
+            labels: rules.labels(&entry.context),
+            name,
+            context: entry.context,
+            workspace,
+            server: entry.server,
+            source: entry.source,
+            kubeconfig: entry.kubeconfig,
+        });
+    }
+    if clusters.is_empty() && !request.contexts.is_empty() && problems.is_empty() {
+        problems.push(Problem {
+            source: "--context".into(),
+            context: None,
+            message: format!(
+                "no context matches {}",
+                request
+                    .contexts
+                    .iter()
+                    .map(|c| format!("{c:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
+    }
+    Inventory { clusters, problems }
+}
+
+/// The context name, or `context@file` when another file already used it (then `#2`, `#3` …).
+fn unique_name(entry: &Loaded, taken: &mut HashMap<String, usize>) -> String {
+    let mut name = entry.context.clone();
+    if taken.contains_key(&name) {
+        let stem = entry
+            .source
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        name = format!("{}@{stem}", entry.context);
+    }
+    let n = taken.entry(name.clone()).or_insert(0);
+    *n += 1;
+    if *n > 1 {
+        name = format!("{name}#{n}");
+        taken.insert(name.clone(), 1);
+    }
+    name
+}
+
+fn expand_home(path: &Path, home: Option<&Path>) -> PathBuf {
+    match (path.strip_prefix("~"), home) {
+        (Ok(rest), Some(home)) => home.join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
