@@ -14,5 +14,6 @@ pub mod config;
 pub mod errors;
 pub mod fleet;
 pub mod inventory;
+pub mod k8s;
 pub mod sim;
 pub mod units;

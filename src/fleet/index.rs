@@ -55,6 +55,9 @@ pub struct ClusterEntry {
     pub connection: Connection,
     /// When the last object change from this cluster arrived.
     pub last_event: Option<Timestamp>,
+    /// The cluster has been live or has failed at least once: there is a first answer about it
+    /// (a later reconnection does not take that back).
+    pub answered: bool,
     pub objects: BTreeMap<ObjectKey, FluxSummary>,
     pub health: HealthCounts,
 }
@@ -76,6 +79,7 @@ pub struct Index {
     workspace_ids: HashMap<String, WorkspaceId>,
     health: HealthCounts,
     phases: PhaseCounts,
+    unanswered: u32,
 }
 
 impl Index {
@@ -105,11 +109,13 @@ impl Index {
         ws.clusters.push(id);
         ws.phases.add(connection.phase);
         self.phases.add(connection.phase);
+        self.unanswered += 1;
         self.clusters.push(ClusterEntry {
             info,
             workspace,
             connection,
             last_event: None,
+            answered: false,
             objects: BTreeMap::new(),
             health: HealthCounts::default(),
         });
@@ -135,6 +141,10 @@ impl Index {
                     ws.phases.add(new);
                     self.phases.sub(old);
                     self.phases.add(new);
+                }
+                if !cluster.answered && !new.is_pending() {
+                    cluster.answered = true;
+                    self.unanswered -= 1;
                 }
                 cluster.connection = connection;
             }
@@ -203,9 +213,9 @@ impl Index {
         &self.phases
     }
 
-    /// No cluster is still connecting or syncing.
+    /// Every cluster has answered once: live, or failed in a way worth reporting.
     pub fn settled(&self) -> bool {
-        self.phases.pending() == 0
+        self.unanswered == 0
     }
 
     /// How many objects the fleet holds.

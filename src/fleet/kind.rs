@@ -122,6 +122,16 @@ impl FluxKind {
         FluxKind::ALL.into_iter().find(|k| k.as_str() == kind)
     }
 
+    /// Reads a kind the way kubectl and flux take it on the command line: the kind, its plural,
+    /// a short name, or the singular in lower case, in any letter case (`ks`, `helmreleases`,
+    /// `GitRepository`, `ocirepository`).
+    pub fn parse(text: &str) -> Option<FluxKind> {
+        let t = text.to_ascii_lowercase();
+        FluxKind::ALL.into_iter().find(|k| {
+            k.as_str().eq_ignore_ascii_case(&t) || k.plural() == t || k.short_names().contains(&&*t)
+        })
+    }
+
     pub fn group(self) -> &'static str {
         match self {
             FluxKind::GitRepository
@@ -386,5 +396,20 @@ mod tests {
             assert_eq!(FluxKind::from_kind(kind.as_str()), Some(kind));
         }
         assert_eq!(FluxKind::from_kind("Deployment"), None);
+    }
+
+    #[test]
+    fn command_line_names_parse_like_kubectl() {
+        for (text, kind) in [
+            ("ks", FluxKind::Kustomization),
+            ("Kustomizations", FluxKind::Kustomization),
+            ("helmrelease", FluxKind::HelmRelease),
+            ("HR", FluxKind::HelmRelease),
+            ("OCIRepository", FluxKind::OciRepository),
+            ("imgpol", FluxKind::ImagePolicy),
+        ] {
+            assert_eq!(FluxKind::parse(text), Some(kind), "{text}");
+        }
+        assert_eq!(FluxKind::parse("deployments"), None);
     }
 }

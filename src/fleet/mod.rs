@@ -13,4 +13,4 @@ pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{ClusterEntry, ClusterId, ClusterInfo, Index, WorkspaceEntry, WorkspaceId};
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollup::HealthCounts;
-pub use summary::{FluxSummary, ObjectKey, ObjectRef};
+pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};

@@ -35,12 +35,22 @@ pub struct ObjectRef {
     pub name: Box<str>,
 }
 
+/// The `status` of the Ready condition, as `flux get` prints it in READY.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ready {
+    True,
+    False,
+    Unknown,
+}
+
 /// What fluxfleet shows about one Flux object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FluxSummary {
     pub key: ObjectKey,
     pub health: Health,
     pub suspended: bool,
+    /// The Ready condition's status; None when there is no Ready condition.
+    pub ready: Option<Ready>,
     /// Reason of the condition that decided the health (Stalled, else Ready).
     pub reason: Option<Box<str>>,
     pub message: Option<Box<str>>,
@@ -95,6 +105,12 @@ impl FluxSummary {
             key: ObjectKey::new(kind, namespace, name),
             health,
             suspended: is_suspended(kind, object),
+            ready: match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
+                Some("True") => Some(Ready::True),
+                Some("False") => Some(Ready::False),
+                Some(_) => Some(Ready::Unknown),
+                None => None,
+            },
             reason: text(shown, "reason"),
             message: text(shown, "message"),
             revision: revision_of(kind, object).map(Into::into),

@@ -141,6 +141,12 @@ fn phases_roll_up_per_workspace_and_fleet() {
     assert!(!index.settled());
     index.apply(at(c, Change::Connection(Connection::new(Phase::Live))));
     assert!(index.settled());
+    // Reconnecting later does not make the fleet unsettled again.
+    index.apply(at(
+        b,
+        Change::Connection(Connection::new(Phase::Connecting)),
+    ));
+    assert!(index.settled());
     assert_eq!(index.phases().get(Phase::Live), 2);
     assert_eq!(index.phases().total(), 3);
 }

@@ -1,0 +1,137 @@
+//! Which Flux kinds a cluster serves, and at which version — chosen per kind, not per group: a
+//! group's preferred version can lack a kind (notification v1 has Receiver but not Alert; old
+//! source groups prefer v1 while HelmRepository is still v1beta2). FACTS §1.1.
+
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+
+use futures::future::join_all;
+
+use crate::fleet::{FluxKind, compare_versions};
+
+/// A kind and the version to watch it at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Served {
+    pub kind: FluxKind,
+    pub version: String,
+}
+
+/// Asks the server: the group list, then the resource list of every version of every Flux group
+/// that holds a wanted kind.
+pub async fn discover(
+    client: &kube::Client,
+    wanted: &[FluxKind],
+) -> Result<Vec<Served>, kube::Error> {
+    let groups: BTreeSet<&str> = wanted.iter().map(|k| k.group()).collect();
+    let list = client.list_api_groups().await?;
+    let versions: Vec<(String, String)> = list
+        .groups
+        .iter()
+        .filter(|g| groups.contains(g.name.as_str()))
+        .flat_map(|g| {
+            g.versions
+                .iter()
+                .map(move |v| (g.name.clone(), v.version.clone()))
+        })
+        .collect();
+    let lists = join_all(versions.iter().map(|(group, version)| async move {
+        let gv = format!("{group}/{version}");
+        (group, version, client.list_api_group_resources(&gv).await)
+    }))
+    .await;
+    let mut resources = Vec::new();
+    for (group, version, result) in lists {
+        match result {
+            Ok(list) => {
+                for r in list.resources.into_iter().filter(|r| !r.name.contains('/')) {
+                    resources.push((group.as_str(), version.as_str(), r.kind));
+                }
+            }
+            // A version listed in /apis but gone by now (a CRD being updated): skip it.
+            Err(kube::Error::Api(s)) if s.code == 404 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let found: Vec<(&str, &str, &str)> = resources
+        .iter()
+        .map(|(g, v, k)| (*g, *v, k.as_str()))
+        .collect();
+    Ok(choose(&found, wanted))
+}
+
+/// For each wanted kind, the most preferred version that serves it (kube-aware order).
+pub fn choose(found: &[(&str, &str, &str)], wanted: &[FluxKind]) -> Vec<Served> {
+    wanted
+        .iter()
+        .filter_map(|kind| {
+            found
+                .iter()
+                .filter(|(g, _, k)| *g == kind.group() && *k == kind.as_str())
+                .map(|(_, v, _)| *v)
+                .min_by(|a, b| match compare_versions(a, b) {
+                    Ordering::Equal => a.cmp(b),
+                    o => o,
+                })
+                .map(|version| Served {
+                    kind: *kind,
+                    version: version.to_string(),
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::FluxRelease;
+
+    /// What a cluster on `release` lists, per FACTS §1.1.
+    fn listing(release: FluxRelease) -> Vec<(&'static str, &'static str, &'static str)> {
+        FluxKind::ALL
+            .iter()
+            .flat_map(|k| {
+                k.served_versions(release)
+                    .iter()
+                    .map(move |v| (k.group(), v.version, k.as_str()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_kind_gets_its_own_best_version_on_every_release() {
+        let wanted = FluxKind::ALL;
+        let old = choose(&listing(FluxRelease(0)), &wanted);
+        let version = |served: &[Served], kind| {
+            served
+                .iter()
+                .find(|s| s.kind == kind)
+                .map(|s| s.version.clone())
+        };
+        assert_eq!(
+            version(&old, FluxKind::HelmRelease).as_deref(),
+            Some("v2beta1")
+        );
+        assert_eq!(
+            version(&old, FluxKind::HelmRepository).as_deref(),
+            Some("v1beta2")
+        );
+        assert_eq!(
+            version(&old, FluxKind::GitRepository).as_deref(),
+            Some("v1")
+        );
+        assert_eq!(version(&old, FluxKind::ExternalArtifact), None);
+        let new = choose(&listing(FluxRelease::LATEST), &wanted);
+        assert_eq!(version(&new, FluxKind::Alert).as_deref(), Some("v1beta3"));
+        assert_eq!(version(&new, FluxKind::Receiver).as_deref(), Some("v1"));
+        assert_eq!(version(&new, FluxKind::HelmRelease).as_deref(), Some("v2"));
+    }
+
+    #[test]
+    fn only_wanted_kinds_in_the_requested_order() {
+        let wanted = [FluxKind::HelmRelease, FluxKind::Kustomization];
+        let served = choose(&listing(FluxRelease::LATEST), &wanted);
+        let kinds: Vec<_> = served.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, wanted);
+        assert!(choose(&[], &wanted).is_empty());
+    }
+}

@@ -1,0 +1,65 @@
+//! The engine: one task per cluster, all reporting into one channel of [`Event`]s that the owner
+//! of the fleet index (the TUI, `fluxfleet get`) drains.
+
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use super::cluster::{self, Shared};
+use super::{exec, transport};
+use crate::config;
+use crate::fleet::ClusterId;
+use crate::fleet::index::Event;
+use crate::inventory::ClusterSpec;
+
+/// Events in flight between the cluster tasks and the index. When the owner falls behind, the
+/// watches wait (HTTP/2 flow control holds the rest on the servers) instead of memory growing.
+const CHANNEL: usize = 4096;
+
+/// The running engine. Dropping it without [`Engine::shutdown`] also stops every task.
+pub struct Engine {
+    cancel: CancellationToken,
+    tasks: JoinSet<()>,
+}
+
+impl Engine {
+    /// Starts watching `clusters` (ids as the index gave them). Must run inside a tokio runtime.
+    pub fn start(
+        clusters: Vec<(ClusterId, ClusterSpec)>,
+        settings: &config::Engine,
+    ) -> (Engine, mpsc::Receiver<Event>) {
+        let (events, receiver) = mpsc::channel(CHANNEL);
+        let shared = Arc::new(Shared {
+            transport: transport::Transport {
+                tls: transport::TlsCache::default(),
+                connect_timeout: settings.connect_timeout,
+            },
+            exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
+            connecting: Semaphore::new(settings.connect_concurrency.max(1)),
+            kinds: settings.kinds.clone(),
+            connect_timeout: settings.connect_timeout,
+            max_backoff: settings.max_backoff,
+            events,
+        });
+        let cancel = CancellationToken::new();
+        let mut tasks = JoinSet::new();
+        for (id, spec) in clusters {
+            tasks.spawn(cluster::run(id, spec, shared.clone(), cancel.clone()));
+        }
+        (Engine { cancel, tasks }, receiver)
+    }
+
+    /// Stops every cluster task and waits for them to end.
+    pub async fn shutdown(mut self) {
+        self.cancel.cancel();
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}

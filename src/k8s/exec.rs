@@ -1,0 +1,282 @@
+//! Exec credential plugins (`aws eks get-token`, `gke-gcloud-auth-plugin`, `kubelogin` …), run by
+//! fluxfleet itself instead of by kube: never interactive (no stdin, stderr captured, so nothing
+//! reaches the screen), a few at a time, with a deadline, and once per distinct command — 300
+//! clusters behind the same `aws eks get-token` invocation share one run.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use jiff::Timestamp;
+use kube::config::{AuthInfo, ExecConfig};
+use secrecy::SecretString;
+use serde::Deserialize;
+use tokio::sync::{OnceCell, Semaphore};
+
+/// What a plugin gave: a token or a client certificate, maybe with an expiry.
+#[derive(Clone)]
+pub struct Credential {
+    token: Option<SecretString>,
+    certificate: Option<String>,
+    key: Option<SecretString>,
+    pub expires: Option<Timestamp>,
+}
+
+impl std::fmt::Debug for Credential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the token or key themselves.
+        f.debug_struct("Credential")
+            .field("token", &self.token.is_some())
+            .field("certificate", &self.certificate.is_some())
+            .field("expires", &self.expires)
+            .finish()
+    }
+}
+
+impl Credential {
+    /// Puts the credential into `auth` in place of the exec section.
+    pub fn apply(&self, auth: &mut AuthInfo) {
+        auth.exec = None;
+        if let Some(token) = &self.token {
+            auth.token = Some(token.clone());
+            auth.token_file = None;
+        }
+        if let (Some(cert), Some(key)) = (&self.certificate, &self.key) {
+            use secrecy::ExposeSecret;
+            let b64 = base64::engine::general_purpose::STANDARD;
+            auth.client_certificate_data = Some(b64.encode(cert));
+            auth.client_key_data = Some(b64.encode(key.expose_secret()).into());
+            auth.client_certificate = None;
+            auth.client_key = None;
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct ExecCredential {
+    status: Option<Status>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Status {
+    token: Option<String>,
+    client_certificate_data: Option<String>,
+    client_key_data: Option<String>,
+    expiration_timestamp: Option<String>,
+}
+
+type Outcome = Result<Credential, String>;
+
+/// One cached run: shared while in flight, reused while valid.
+struct Slot {
+    cell: Arc<OnceCell<(Outcome, std::time::Instant)>>,
+}
+
+/// Runs plugins for every cluster of the fleet.
+pub struct Runner {
+    permits: Semaphore,
+    timeout: Duration,
+    slots: Mutex<HashMap<String, Slot>>,
+}
+
+/// A failed run is reused this long, so a broken plugin is not started once per cluster.
+const FAILURE_TTL: Duration = Duration::from_secs(10);
+/// Renew a credential this long before it expires.
+const EXPIRY_MARGIN: jiff::SignedDuration = jiff::SignedDuration::from_secs(60);
+
+impl Runner {
+    pub fn new(concurrency: usize, timeout: Duration) -> Runner {
+        Runner {
+            permits: Semaphore::new(concurrency.max(1)),
+            timeout,
+            slots: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The credential for `exec`, from a run in flight or still valid, or from a new run.
+    pub async fn credential(&self, exec: &ExecConfig) -> Outcome {
+        let key = key_of(exec);
+        let cell = {
+            let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+            let reusable = slots.get(&key).is_some_and(|slot| match slot.cell.get() {
+                None => true,
+                Some((Ok(c), _)) => c
+                    .expires
+                    .is_none_or(|t| t > Timestamp::now() + EXPIRY_MARGIN),
+                Some((Err(_), at)) => at.elapsed() < FAILURE_TTL,
+            });
+            if !reusable {
+                slots.insert(
+                    key.clone(),
+                    Slot {
+                        cell: Arc::new(OnceCell::new()),
+                    },
+                );
+            }
+            slots.get(&key).map(|s| s.cell.clone())
+        };
+        let Some(cell) = cell else {
+            return Err("exec credential cache is unavailable".into());
+        };
+        let (outcome, _) = cell
+            .get_or_init(|| async { (self.run(exec).await, std::time::Instant::now()) })
+            .await;
+        outcome.clone()
+    }
+
+    /// Forgets the cached credential (after a 401: it was revoked or rotated).
+    pub fn invalidate(&self, exec: &ExecConfig) {
+        let key = key_of(exec);
+        let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
+        if slots.get(&key).is_some_and(|s| s.cell.initialized()) {
+            slots.remove(&key);
+        }
+    }
+
+    async fn run(&self, exec: &ExecConfig) -> Outcome {
+        let command = exec
+            .command
+            .as_deref()
+            .ok_or("the exec section names no command")?;
+        let _permit = self
+            .permits
+            .acquire()
+            .await
+            .map_err(|_| "exec plugins are shutting down".to_string())?;
+        let api_version = exec
+            .api_version
+            .clone()
+            .unwrap_or_else(|| "client.authentication.k8s.io/v1".into());
+        let mut spec = serde_json::json!({"interactive": false});
+        if exec.provide_cluster_info
+            && let Some(cluster) = &exec.cluster
+        {
+            spec["cluster"] = serde_json::to_value(cluster).unwrap_or_default();
+        }
+        let info =
+            serde_json::json!({"apiVersion": api_version, "kind": "ExecCredential", "spec": spec});
+        let mut cmd = tokio::process::Command::new(command);
+        cmd.args(exec.args.iter().flatten())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .env("KUBERNETES_EXEC_INFO", info.to_string());
+        for name in exec.drop_env.iter().flatten() {
+            cmd.env_remove(name);
+        }
+        for pair in exec.env.iter().flatten() {
+            if let (Some(name), Some(value)) = (pair.get("name"), pair.get("value")) {
+                cmd.env(name, value);
+            }
+        }
+        let child = cmd.spawn().map_err(|e| {
+            let hint = exec
+                .install_hint
+                .as_deref()
+                .map(|h| format!(" ({})", h.trim()))
+                .unwrap_or_default();
+            format!("exec plugin {command:?} cannot start: {e}{hint}")
+        })?;
+        let output = tokio::time::timeout(self.timeout, child.wait_with_output())
+            .await
+            .map_err(|_| {
+                format!(
+                    "exec plugin {command:?} gave no credential within {}",
+                    crate::units::format_duration(self.timeout)
+                )
+            })?
+            .map_err(|e| format!("exec plugin {command:?} failed: {e}"))?;
+        if !output.status.success() {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+            return Err(format!(
+                "exec plugin {command:?} failed ({}){}",
+                output.status,
+                last.map(|l| format!(": {}", l.trim())).unwrap_or_default()
+            ));
+        }
+        parse(&output.stdout).map_err(|e| format!("exec plugin {command:?}: {e}"))
+    }
+}
+
+fn parse(stdout: &[u8]) -> Outcome {
+    let cred: ExecCredential = serde_json::from_slice(stdout)
+        .map_err(|e| format!("output is not an ExecCredential: {e}"))?;
+    let status = cred.status.ok_or("output has no status")?;
+    let expires = match status.expiration_timestamp {
+        Some(t) => Some(
+            t.parse::<Timestamp>()
+                .map_err(|e| format!("invalid expirationTimestamp {t:?}: {e}"))?,
+        ),
+        None => None,
+    };
+    let credential = Credential {
+        token: status
+            .token
+            .filter(|t| !t.is_empty())
+            .map(SecretString::from),
+        certificate: status.client_certificate_data,
+        key: status.client_key_data.map(SecretString::from),
+        expires,
+    };
+    if credential.token.is_none() && (credential.certificate.is_none() || credential.key.is_none())
+    {
+        return Err("output has neither a token nor a client certificate and key".into());
+    }
+    Ok(credential)
+}
+
+/// Two clusters share a run exactly when they would run the identical command.
+fn key_of(exec: &ExecConfig) -> String {
+    let cluster = if exec.provide_cluster_info {
+        exec.cluster
+            .as_ref()
+            .and_then(|c| serde_json::to_string(c).ok())
+    } else {
+        None
+    };
+    let mut env: Vec<(String, String)> = exec
+        .env
+        .iter()
+        .flatten()
+        .filter_map(|p| Some((p.get("name")?.clone(), p.get("value")?.clone())))
+        .collect();
+    env.sort();
+    serde_json::json!([
+        exec.api_version,
+        exec.command,
+        exec.args,
+        env,
+        exec.drop_env,
+        cluster
+    ])
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_tokens_and_refuses_empty_credentials() {
+        let ok = br#"{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
+            "status":{"token":"abc","expirationTimestamp":"2030-01-01T00:00:00Z"}}"#;
+        let c = parse(ok).unwrap();
+        assert!(c.expires.is_some());
+        assert!(!format!("{c:?}").contains("abc"));
+        assert!(
+            parse(br#"{"status":{}}"#)
+                .unwrap_err()
+                .contains("neither a token")
+        );
+        assert!(
+            parse(b"please log in")
+                .unwrap_err()
+                .contains("not an ExecCredential")
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! The only code that talks to API servers: the HTTP/2 transport, exec credentials, per-kind
+//! discovery, and one task per cluster that watches its Flux objects and reports summaries and
+//! connection states as [`crate::fleet::index::Event`]s.
+
+mod backoff;
+mod cluster;
+pub mod discovery;
+mod engine;
+pub mod errors;
+mod exec;
+mod observe;
+mod summarize;
+pub mod transport;
+
+pub use engine::Engine;

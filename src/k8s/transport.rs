@@ -1,0 +1,230 @@
+//! The HTTP transport under every kube client: hyper-util over rustls, offering ALPN `h2` so
+//! that all watches of one cluster share one TCP connection (kube's own client speaks HTTP/1.1
+//! only, one socket per watch), with kube's base-URI, auth and header layers on top.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
+use hyper_util::client::legacy::connect::{Connection, HttpConnector};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use kube::client::ConfigExt;
+use tokio::net::TcpStream;
+use tower::{BoxError, ServiceBuilder};
+
+use super::observe::{ObserveLayer, Observer};
+
+/// Which HTTP version a client speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    /// ALPN `h2` required: every request multiplexed on one connection.
+    Http2,
+    /// The server refused h2 (or is plain http): HTTP/1.1, one connection per watch.
+    Http1,
+}
+
+impl Protocol {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Http2 => "HTTP/2",
+            Protocol::Http1 => "HTTP/1.1",
+        }
+    }
+}
+
+/// The error a connection attempt fails with when the server does not speak HTTP/2; the caller
+/// falls back to HTTP/1.1.
+#[derive(Debug, thiserror::Error)]
+#[error("the server does not offer HTTP/2 (ALPN)")]
+pub struct NotHttp2;
+
+/// One TLS configuration for every cluster that brings no CA data and no client certificate:
+/// building it means reading the system trust store, which is slow and large to do per cluster.
+#[derive(Default)]
+pub struct TlsCache {
+    system: Mutex<Option<Arc<rustls::ClientConfig>>>,
+}
+
+impl TlsCache {
+    fn config_for(&self, config: &kube::Config) -> Result<rustls::ClientConfig, kube::Error> {
+        let auth = &config.auth_info;
+        let plain = config.root_cert.is_none()
+            && !config.accept_invalid_certs
+            && auth.client_certificate.is_none()
+            && auth.client_certificate_data.is_none();
+        if !plain {
+            return config.rustls_client_config();
+        }
+        let mut shared = self.system.lock().unwrap_or_else(|e| e.into_inner());
+        let tls = match &*shared {
+            Some(tls) => tls.clone(),
+            None => {
+                let tls = Arc::new(config.rustls_client_config()?);
+                *shared = Some(tls.clone());
+                tls
+            }
+        };
+        // Cheap: the verifier and roots inside are shared behind their own Arcs.
+        Ok((*tls).clone())
+    }
+}
+
+/// TCP, directly or through the kubeconfig's `proxy-url` (HTTP CONNECT or SOCKS5).
+#[derive(Clone)]
+enum Dial {
+    Direct(HttpConnector),
+    Http(Tunnel<HttpConnector>),
+    Socks(SocksV5<HttpConnector>),
+}
+
+type DialFuture = Pin<Box<dyn Future<Output = Result<TokioIo<TcpStream>, BoxError>> + Send>>;
+
+impl tower::Service<Uri> for Dial {
+    type Response = TokioIo<TcpStream>;
+    type Error = BoxError;
+    type Future = DialFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        match self {
+            Dial::Direct(c) => c.poll_ready(cx).map_err(Into::into),
+            Dial::Http(c) => c.poll_ready(cx).map_err(Into::into),
+            Dial::Socks(c) => c.poll_ready(cx).map_err(Into::into),
+        }
+    }
+
+    fn call(&mut self, uri: Uri) -> DialFuture {
+        match self {
+            Dial::Direct(c) => {
+                let f = c.call(uri);
+                Box::pin(async move { f.await.map_err(Into::into) })
+            }
+            Dial::Http(c) => {
+                let f = c.call(uri);
+                Box::pin(async move { f.await.map_err(Into::into) })
+            }
+            Dial::Socks(c) => {
+                let f = c.call(uri);
+                Box::pin(async move { f.await.map_err(Into::into) })
+            }
+        }
+    }
+}
+
+/// Wraps the TLS connector: in HTTP/2 mode a connection that did not negotiate `h2` is an error
+/// (so the caller can fall back), and the whole handshake has a deadline.
+#[derive(Clone)]
+struct Connector {
+    inner: HttpsConnector<Dial>,
+    require_h2: bool,
+    timeout: Duration,
+}
+
+type Io = hyper_rustls::MaybeHttpsStream<TokioIo<TcpStream>>;
+type ConnectFuture = Pin<Box<dyn Future<Output = Result<Io, BoxError>> + Send>>;
+
+impl tower::Service<Uri> for Connector {
+    type Response = Io;
+    type Error = BoxError;
+    type Future = ConnectFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, uri: Uri) -> ConnectFuture {
+        let connecting = self.inner.call(uri);
+        let (require_h2, timeout) = (self.require_h2, self.timeout);
+        Box::pin(async move {
+            let io = match tokio::time::timeout(timeout, connecting).await {
+                Ok(io) => io?,
+                Err(_) => return Err(Box::new(super::errors::ConnectTimeout(timeout)) as BoxError),
+            };
+            if require_h2 && !io.connected().is_negotiated_h2() {
+                return Err(Box::new(NotHttp2) as BoxError);
+            }
+            Ok(io)
+        })
+    }
+}
+
+/// Everything needed to build clients, shared by all clusters.
+pub struct Transport {
+    pub tls: TlsCache,
+    pub connect_timeout: Duration,
+}
+
+impl Transport {
+    /// A kube client for `config` speaking `protocol`. Synchronous and possibly slow (it may
+    /// read certificate files and the system trust store): call it off the async threads.
+    pub fn client(
+        &self,
+        config: &kube::Config,
+        protocol: Protocol,
+        observer: Observer,
+    ) -> Result<kube::Client, kube::Error> {
+        let mut tls = self.tls.config_for(config)?;
+        // hyper-rustls sets ALPN itself (and refuses a config that already has it).
+        tls.alpn_protocols.clear();
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_nodelay(true);
+        http.set_connect_timeout(Some(self.connect_timeout));
+        http.set_keepalive(Some(Duration::from_secs(60)));
+        let dial = match &config.proxy_url {
+            None => Dial::Direct(http),
+            Some(proxy) if proxy.scheme_str() == Some("socks5") => {
+                Dial::Socks(SocksV5::new(proxy.clone(), http))
+            }
+            Some(proxy) => Dial::Http(Tunnel::new(proxy.clone(), http)),
+        };
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let builder = match &config.tls_server_name {
+            Some(name) => {
+                let name = name.clone().try_into().map_err(|e| {
+                    kube::Error::RustlsTls(kube::client::RustlsTlsError::InvalidServerName(e))
+                })?;
+                builder.with_server_name_resolver(FixedServerNameResolver::new(name))
+            }
+            None => builder,
+        };
+        // HTTP/2 mode offers `h2` and `http/1.1` (so a refusal is visible and not a TLS error);
+        // HTTP/1.1 mode offers no ALPN at all, which every server reads as HTTP/1.1.
+        let https = match protocol {
+            Protocol::Http2 => builder.enable_http1().enable_http2().wrap_connector(dial),
+            Protocol::Http1 => builder.enable_http1().wrap_connector(dial),
+        };
+        let connector = Connector {
+            inner: https,
+            require_h2: protocol == Protocol::Http2,
+            timeout: self.connect_timeout,
+        };
+        let mut hyper = HyperClient::builder(TokioExecutor::new());
+        hyper.timer(TokioTimer::new()).pool_timer(TokioTimer::new());
+        if protocol == Protocol::Http2 {
+            // Only h2 mode shares one connection among concurrent requests; keep-alive pings
+            // find a dead connection even when no watch event is due.
+            hyper
+                .http2_only(true)
+                .http2_keep_alive_interval(Duration::from_secs(30))
+                .http2_keep_alive_timeout(Duration::from_secs(10))
+                .http2_keep_alive_while_idle(true);
+        }
+        let hyper: HyperClient<Connector, kube::client::Body> = hyper.build(connector);
+        let service = ServiceBuilder::new()
+            .layer(config.base_uri_layer())
+            .option_layer(config.auth_layer()?)
+            .layer(config.extra_headers_layer()?)
+            .layer(ObserveLayer::new(observer))
+            .map_err(BoxError::from)
+            .service(hyper);
+        Ok(kube::Client::new(service, config.default_namespace.clone()))
+    }
+}
