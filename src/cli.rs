@@ -1,5 +1,5 @@
-//! The command line: `fluxfleet <command>`. Later issues add the TUI (no command), `demo`, `get`,
-//! `inventory` and the action commands.
+//! The command line: `fluxfleet <command>`. Later issues add the TUI (no command), `demo` and the
+//! action commands.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::export::get::{Output, Request, Sources};
+use crate::export::{Filter, Status};
+use crate::fleet::FluxKind;
 use crate::sim;
 
 #[derive(Debug, Parser)]
@@ -22,8 +25,119 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List Flux objects across the fleet, like `flux get` with WORKSPACE and CLUSTER columns.
+    #[command(after_help = EXIT_CODES)]
+    Get(GetArgs),
+    /// Print the resolved fleet (cluster, workspace, server, labels, source) without connecting.
+    #[command(after_help = EXIT_CODES)]
+    Inventory(InventoryArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
+}
+
+const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config problems (or no \
+clusters), 4 some clusters not live, 5 --fail-on matched.";
+
+/// Where the fleet comes from.
+#[derive(Clone, Debug, Args)]
+pub struct FleetArgs {
+    /// A kubeconfig file; every context in it is a cluster (repeatable). Default: KUBECONFIG
+    /// (merged as kubectl merges it), the config file's sources, or ~/.kube/config.
+    #[arg(long = "kubeconfig", value_name = "PATH")]
+    pub kubeconfigs: Vec<PathBuf>,
+    /// A directory of kubeconfigs, searched recursively; DIR/<workspace>/<file> puts the file's
+    /// clusters in that workspace (repeatable).
+    #[arg(long = "kubeconfig-dir", value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Only the contexts matching this glob (repeatable).
+    #[arg(long = "context", value_name = "GLOB")]
+    pub contexts: Vec<String>,
+    /// The config file (default: FLUXFLEET_CONFIG, else the platform config directory).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+impl FleetArgs {
+    pub fn sources(&self) -> Sources {
+        Sources {
+            kubeconfigs: self.kubeconfigs.clone(),
+            dirs: self.dirs.clone(),
+            contexts: self.contexts.clone(),
+            config: self.config.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: Output,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    /// The kind: ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket … (kind, plural or short name),
+    /// or `all` (the watched kinds, the default).
+    pub kind: Option<String>,
+    /// Only objects with this name.
+    pub name: Option<String>,
+    /// Only clusters of this workspace.
+    #[arg(long)]
+    pub workspace: Option<String>,
+    /// Only clusters matching this glob (repeatable).
+    #[arg(long = "cluster", value_name = "GLOB")]
+    pub clusters: Vec<String>,
+    /// Only objects in this namespace.
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+    /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
+    #[arg(long, value_parser = Status::parse)]
+    pub status: Option<Status>,
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: Output,
+    /// Print the rollups per workspace and per cluster instead of the objects.
+    #[arg(long)]
+    pub summary: bool,
+    /// Wait at most this long for every cluster to answer.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+    /// After the first output, stream every change as NDJSON until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+    /// Exit with code 5 when an object with this status is found (e.g. failing).
+    #[arg(long, value_parser = Status::parse, value_name = "STATUS")]
+    pub fail_on: Option<Status>,
+}
+
+impl GetArgs {
+    pub fn request(&self) -> Result<Request, String> {
+        let kind = match self.kind.as_deref() {
+            None | Some("all") => None,
+            Some(text) => Some(FluxKind::parse(text).ok_or_else(|| {
+                format!("{text:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")
+            })?),
+        };
+        Ok(Request {
+            sources: self.fleet.sources(),
+            filter: Filter {
+                kind,
+                name: self.name.clone(),
+                workspace: self.workspace.clone(),
+                clusters: self.clusters.clone(),
+                namespace: self.namespace.clone(),
+                status: self.status,
+            },
+            output: self.output,
+            summary: self.summary,
+            timeout: self.timeout,
+            watch: self.watch,
+            fail_on: self.fail_on,
+        })
+    }
 }
 
 fn duration(s: &str) -> Result<Duration, String> {

@@ -12,6 +12,7 @@
 pub mod cli;
 pub mod config;
 pub mod errors;
+pub mod export;
 pub mod fleet;
 pub mod inventory;
 pub mod k8s;

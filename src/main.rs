@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use fluxfleet::cli::{Cli, Command, SimArgs};
+use fluxfleet::export::get::{exit, get, inventory};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -21,6 +22,20 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Some(Command::Get(args)) => {
+            let request = match args.request() {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("fluxfleet: {e}");
+                    return ExitCode::from(exit::USAGE);
+                }
+            };
+            logs();
+            return ExitCode::from(runtime.block_on(get(request)));
+        }
+        Some(Command::Inventory(args)) => {
+            return ExitCode::from(inventory(&args.fleet.sources(), args.output));
+        }
         Some(Command::Sim(args)) => runtime.block_on(sim(args)),
         None => Err(anyhow::anyhow!(
             "the fleet TUI is not built yet; run `fluxfleet sim --help` for the simulated fleet"
@@ -35,7 +50,8 @@ fn main() -> ExitCode {
     }
 }
 
-async fn sim(args: SimArgs) -> anyhow::Result<()> {
+/// Logs go to stderr, at `FLUXFLEET_LOG` (default: warnings only).
+fn logs() {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
@@ -43,6 +59,10 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
+}
+
+async fn sim(args: SimArgs) -> anyhow::Result<()> {
+    logs();
     // Listen for signals before saying we are up: a supervisor may stop us right after the line.
     let mut stop = Signals::install()?;
     let config = args.config();

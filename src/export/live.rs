@@ -1,0 +1,94 @@
+//! The engine and the index together, for commands without a terminal (and for tests): start
+//! watching an inventory, apply events until every cluster has answered, then read the index.
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::config;
+use crate::fleet::index::Event;
+use crate::fleet::{ClusterInfo, Index};
+use crate::inventory::Inventory;
+use crate::k8s::Engine;
+
+/// A watched fleet.
+pub struct Live {
+    pub index: Index,
+    engine: Engine,
+    events: mpsc::Receiver<Event>,
+    batch: Vec<Event>,
+}
+
+impl Live {
+    /// Adds every cluster of `inventory` to a new index and starts watching them.
+    pub fn start(inventory: &Inventory, settings: &config::Engine) -> Live {
+        let mut index = Index::new();
+        let clusters = inventory
+            .clusters
+            .iter()
+            .map(|spec| {
+                let id = index.add_cluster(ClusterInfo {
+                    name: spec.name.clone(),
+                    workspace: spec.workspace.clone(),
+                    server: spec.server.clone(),
+                    labels: spec.labels.clone(),
+                });
+                (id, spec.clone())
+            })
+            .collect();
+        let (engine, events) = Engine::start(clusters, settings);
+        Live {
+            index,
+            engine,
+            events,
+            batch: Vec::with_capacity(1024),
+        }
+    }
+
+    /// Applies events until every cluster has answered once (live or failed) or `timeout`
+    /// passes. Returns whether every cluster answered.
+    pub async fn settle(&mut self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while !self.index.settled() {
+            tokio::select! {
+                n = self.events.recv_many(&mut self.batch, 1024) => {
+                    if n == 0 {
+                        break;
+                    }
+                    for event in self.batch.drain(..) {
+                        self.index.apply(event);
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => return false,
+            }
+        }
+        self.index.settled()
+    }
+
+    /// Applies whatever arrives during `window`.
+    pub async fn pump(&mut self, window: Duration) {
+        let deadline = tokio::time::Instant::now() + window;
+        loop {
+            tokio::select! {
+                n = self.events.recv_many(&mut self.batch, 1024) => {
+                    if n == 0 {
+                        return;
+                    }
+                    for event in self.batch.drain(..) {
+                        self.index.apply(event);
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
+    /// The next event, not yet applied (for callers that look at the change first).
+    pub async fn next_event(&mut self) -> Option<Event> {
+        self.events.recv().await
+    }
+
+    pub async fn shutdown(self) {
+        self.engine.shutdown().await;
+    }
+}

@@ -1,0 +1,166 @@
+//! The JSON shapes of `fluxfleet get` (documented in the README; add fields, never rename them).
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::fleet::{
+    ClusterEntry, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready,
+    WorkspaceEntry,
+};
+
+/// One Flux object of one cluster.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Object<'a> {
+    pub workspace: &'a str,
+    pub cluster: &'a str,
+    pub kind: &'static str,
+    pub namespace: &'a str,
+    pub name: &'a str,
+    /// The health (FACTS §3.8): stalled, failed, deleting, progressing, waiting, suspended,
+    /// ready, not-applicable.
+    pub status: &'static str,
+    pub suspended: bool,
+    pub ready: Option<Ready>,
+    pub reason: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub revision: Option<&'a str>,
+    pub generation: i64,
+    pub observed_generation: Option<i64>,
+    pub last_transition_time: Option<Timestamp>,
+    pub last_handled_reconcile_at: Option<&'a str>,
+    pub reconcile_requested_at: Option<&'a str>,
+    pub source: Option<&'a ObjectRef>,
+    pub depends_on: &'a [ObjectRef],
+}
+
+impl<'a> Object<'a> {
+    pub fn new(cluster: &'a ClusterEntry, s: &'a FluxSummary) -> Object<'a> {
+        Object {
+            workspace: &cluster.info.workspace,
+            cluster: &cluster.info.name,
+            kind: s.key.kind.as_str(),
+            namespace: &s.key.namespace,
+            name: &s.key.name,
+            status: s.health.key(),
+            suspended: s.suspended,
+            ready: s.ready,
+            reason: s.reason.as_deref(),
+            message: s.message.as_deref(),
+            revision: s.revision.as_deref(),
+            generation: s.generation,
+            observed_generation: s.observed_generation,
+            last_transition_time: s.last_transition,
+            last_handled_reconcile_at: s.last_handled_reconcile_at.as_deref(),
+            reconcile_requested_at: s.requested_at.as_deref(),
+            source: s.source.as_ref(),
+            depends_on: &s.depends_on,
+        }
+    }
+}
+
+/// One cluster: where it comes from, how the connection is, its objects by health.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Cluster<'a> {
+    pub cluster: &'a str,
+    pub workspace: &'a str,
+    pub server: &'a str,
+    pub labels: &'a BTreeMap<String, String>,
+    /// connecting, syncing, live, unreachable, timed-out, tls-error, unauthorized, forbidden,
+    /// server-error, flux-not-installed, invalid.
+    pub state: &'static str,
+    pub error: Option<&'a str>,
+    pub since: Option<Timestamp>,
+    /// While backing off: when the next attempt starts.
+    pub retry_at: Option<Timestamp>,
+    /// When the last object change arrived.
+    pub last_event: Option<Timestamp>,
+    pub protocol: Option<&'static str>,
+    /// Kind → API version watched.
+    pub watching: BTreeMap<&'static str, &'a str>,
+    /// Kinds the credentials may not list.
+    pub forbidden: Vec<&'static str>,
+    pub objects: &'a HealthCounts,
+}
+
+impl<'a> Cluster<'a> {
+    pub fn new(c: &'a ClusterEntry) -> Cluster<'a> {
+        let conn = &c.connection;
+        Cluster {
+            cluster: &c.info.name,
+            workspace: &c.info.workspace,
+            server: &c.info.server,
+            labels: &c.info.labels,
+            state: conn.phase.as_str(),
+            error: conn.error.as_deref(),
+            since: conn.since,
+            retry_at: conn.retry_at,
+            last_event: c.last_event,
+            protocol: conn.protocol,
+            watching: conn
+                .watching
+                .iter()
+                .map(|(k, v)| (k.as_str(), &**v))
+                .collect(),
+            forbidden: conn.forbidden.iter().map(|k| k.as_str()).collect(),
+            objects: &c.health,
+        }
+    }
+}
+
+/// Clusters counted by state, every state present.
+pub struct States<'a>(pub &'a PhaseCounts);
+
+impl Serialize for States<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(Phase::ALL.len()))?;
+        for p in Phase::ALL {
+            map.serialize_entry(p.as_str(), &self.0.get(p))?;
+        }
+        map.end()
+    }
+}
+
+/// One workspace's rollup.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Workspace<'a> {
+    pub workspace: &'a str,
+    pub clusters: u32,
+    pub states: States<'a>,
+    pub objects: &'a HealthCounts,
+}
+
+impl<'a> Workspace<'a> {
+    pub fn new(w: &'a WorkspaceEntry) -> Workspace<'a> {
+        Workspace {
+            workspace: &w.name,
+            clusters: w.clusters.len() as u32,
+            states: States(&w.phases),
+            objects: &w.health,
+        }
+    }
+}
+
+/// The whole fleet's rollup.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fleet<'a> {
+    pub clusters: u32,
+    pub states: States<'a>,
+    pub objects: &'a HealthCounts,
+}
+
+impl<'a> Fleet<'a> {
+    pub fn new(index: &'a Index) -> Fleet<'a> {
+        Fleet {
+            clusters: index.clusters().len() as u32,
+            states: States(index.phases()),
+            objects: index.health(),
+        }
+    }
+}
