@@ -86,12 +86,17 @@ pub fn inventory(sources: &Sources, output: Output) -> u8 {
         Output::Table => {
             let mut t = Table::new(vec!["CLUSTER", "WORKSPACE", "SERVER", "LABELS", "SOURCE"]);
             for c in &inventory.clusters {
-                let labels: Vec<String> = c.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let labels: Vec<String> =
+                    c.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 t.row(vec![
                     c.name.clone(),
                     c.workspace.clone(),
                     c.server.clone(),
-                    if labels.is_empty() { "-".into() } else { labels.join(",") },
+                    if labels.is_empty() {
+                        "-".into()
+                    } else {
+                        labels.join(",")
+                    },
                     c.source.display().to_string(),
                 ]);
             }
@@ -154,7 +159,10 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
     if !clean {
         return exit::INVENTORY;
     }
-    if clusters().any(|c| c.connection.phase != Phase::Live && c.connection.phase != Phase::FluxNotInstalled || !c.connection.forbidden.is_empty()) {
+    if clusters().any(|c| {
+        c.connection.phase != Phase::Live && c.connection.phase != Phase::FluxNotInstalled
+            || !c.connection.forbidden.is_empty()
+    }) {
         return exit::UNREACHABLE;
     }
     if let Some(fail_on) = request.fail_on {
@@ -203,9 +211,8 @@ fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
 /// Clusters by workspace, then name.
 fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
     let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().collect();
-    clusters.sort_by(|a, b| {
-        (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name))
-    });
+    clusters
+        .sort_by(|a, b| (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name)));
     clusters.into_iter()
 }
 
@@ -277,13 +284,23 @@ fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<
                 selected(index, filter).map(|(_, s)| s.key.kind).collect();
             let qualified = kinds.len() > 1;
             let mut t = Table::new(vec![
-                "WORKSPACE", "CLUSTER", "NAMESPACE", "NAME", "REVISION", "SUSPENDED", "READY",
+                "WORKSPACE",
+                "CLUSTER",
+                "NAMESPACE",
+                "NAME",
+                "REVISION",
+                "SUSPENDED",
+                "READY",
                 "MESSAGE",
             ]);
             for (c, s) in selected(index, filter) {
                 let (ready, message) = ready_and_message(s);
                 let name = if qualified {
-                    format!("{}/{}", s.key.kind.as_str().to_ascii_lowercase(), s.key.name)
+                    format!(
+                        "{}/{}",
+                        s.key.kind.as_str().to_ascii_lowercase(),
+                        s.key.name
+                    )
                 } else {
                     s.key.name.to_string()
                 };
@@ -307,7 +324,12 @@ fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<
     }
 }
 
-fn summary(index: &Index, request: &Request, now: Timestamp, out: &mut dyn Write) -> io::Result<()> {
+fn summary(
+    index: &Index,
+    request: &Request,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let filter = &request.filter;
     let clusters: Vec<&ClusterEntry> = sorted(index).filter(|c| filter.cluster(c)).collect();
     match request.output {
@@ -330,7 +352,14 @@ fn summary(index: &Index, request: &Request, now: Timestamp, out: &mut dyn Write
                 .iter()
                 .filter(|w| filter.workspace.as_ref().is_none_or(|n| *n == w.name))
             {
-                write_line(out, &Line { kind: "workspace", event: None, item: view::Workspace::new(w) })?;
+                write_line(
+                    out,
+                    &Line {
+                        kind: "workspace",
+                        event: None,
+                        item: view::Workspace::new(w),
+                    },
+                )?;
             }
             for c in clusters {
                 write_cluster_line(out, c, None)?;
@@ -339,8 +368,16 @@ fn summary(index: &Index, request: &Request, now: Timestamp, out: &mut dyn Write
         }
         Output::Table => {
             let mut ws = Table::new(vec![
-                "WORKSPACE", "CLUSTERS", "LIVE", "NOT-LIVE", "OBJECTS", "READY", "FAILING",
-                "SUSPENDED", "PROGRESSING", "OTHER",
+                "WORKSPACE",
+                "CLUSTERS",
+                "LIVE",
+                "NOT-LIVE",
+                "OBJECTS",
+                "READY",
+                "FAILING",
+                "SUSPENDED",
+                "PROGRESSING",
+                "OTHER",
             ]);
             let mut workspaces: Vec<_> = index
                 .workspaces()
@@ -351,7 +388,9 @@ fn summary(index: &Index, request: &Request, now: Timestamp, out: &mut dyn Write
             for w in workspaces {
                 let h = &w.health;
                 let live = w.phases.get(Phase::Live);
-                let other = h.total() - h.get(crate::fleet::Health::Ready) - h.failing()
+                let other = h.total()
+                    - h.get(crate::fleet::Health::Ready)
+                    - h.failing()
                     - h.get(crate::fleet::Health::Suspended)
                     - h.get(crate::fleet::Health::Progressing);
                 ws.row(vec![
@@ -370,7 +409,13 @@ fn summary(index: &Index, request: &Request, now: Timestamp, out: &mut dyn Write
             ws.write(out)?;
             writeln!(out)?;
             let mut cs = Table::new(vec![
-                "WORKSPACE", "CLUSTER", "STATE", "LAST EVENT", "OBJECTS", "READY", "FAILING",
+                "WORKSPACE",
+                "CLUSTER",
+                "STATE",
+                "LAST EVENT",
+                "OBJECTS",
+                "READY",
+                "FAILING",
                 "WORST",
             ]);
             for c in clusters {
@@ -417,7 +462,11 @@ fn write_object_line(
     )
 }
 
-fn write_cluster_line(out: &mut dyn Write, c: &ClusterEntry, event: Option<&'static str>) -> io::Result<()> {
+fn write_cluster_line(
+    out: &mut dyn Write,
+    c: &ClusterEntry,
+    event: Option<&'static str>,
+) -> io::Result<()> {
     write_line(
         out,
         &Line {
@@ -455,7 +504,9 @@ async fn watch(live: &mut Live, request: &Request) -> u8 {
         let lines = changes(&live.index, &request.filter, &event);
         live.index.apply(event.clone());
         let mut out = io::stdout().lock();
-        let written = lines.iter().try_for_each(|l| l.write(&live.index, event.cluster, &mut out));
+        let written = lines
+            .iter()
+            .try_for_each(|l| l.write(&live.index, event.cluster, &mut out));
         if let Err(code) = finish(written.and_then(|()| out.flush())) {
             return code;
         }
@@ -464,12 +515,17 @@ async fn watch(live: &mut Live, request: &Request) -> u8 {
 
 /// What one event changes, in watch terms, computed before it is applied.
 enum Changed {
-    Object(&'static str, FluxSummary),
+    Object(&'static str, Box<FluxSummary>),
     Cluster,
 }
 
 impl Changed {
-    fn write(&self, index: &Index, id: crate::fleet::ClusterId, out: &mut dyn Write) -> io::Result<()> {
+    fn write(
+        &self,
+        index: &Index,
+        id: crate::fleet::ClusterId,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         let Some(c) = index.cluster(id) else {
             return Ok(());
         };
@@ -492,9 +548,9 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
     let upsert = |out: &mut Vec<Changed>, new: &FluxSummary| {
         let old = cluster.objects.get(&new.key).filter(|s| filter.object(s));
         match (old, filter.object(new)) {
-            (None, true) => out.push(Changed::Object("ADDED", new.clone())),
-            (Some(old), true) if old != new => out.push(Changed::Object("MODIFIED", new.clone())),
-            (Some(old), false) => out.push(Changed::Object("DELETED", old.clone())),
+            (None, true) => out.push(Changed::Object("ADDED", Box::new(new.clone()))),
+            (Some(old), true) if old != new => out.push(Changed::Object("MODIFIED", Box::new(new.clone()))),
+            (Some(old), false) => out.push(Changed::Object("DELETED", Box::new(old.clone()))),
             _ => {}
         }
     };
@@ -507,7 +563,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         Change::Applied(s) => upsert(&mut out, s),
         Change::Deleted(key) => {
             if let Some(old) = cluster.objects.get(key).filter(|s| filter.object(s)) {
-                out.push(Changed::Object("DELETED", old.clone()));
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
             }
         }
         Change::Replaced(kind, objects) => {
@@ -520,7 +576,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
                 .values()
                 .filter(|s| s.key.kind == *kind && !kept.contains(&s.key) && filter.object(s))
             {
-                out.push(Changed::Object("DELETED", old.clone()));
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
             }
         }
     }

@@ -63,7 +63,10 @@ impl Filter {
             .as_ref()
             .is_none_or(|w| *w == cluster.info.workspace)
             && (self.clusters.is_empty()
-                || self.clusters.iter().any(|g| glob_match(g, &cluster.info.name)))
+                || self
+                    .clusters
+                    .iter()
+                    .any(|g| glob_match(g, &cluster.info.name)))
     }
 
     pub fn object(&self, s: &FluxSummary) -> bool {
@@ -89,7 +92,11 @@ mod tests {
             Status::parse("not-applicable"),
             Ok(Status::Is(Health::NotApplicable))
         );
-        assert!(Status::parse("broken").unwrap_err().contains("unknown status"));
+        assert!(
+            Status::parse("broken")
+                .unwrap_err()
+                .contains("unknown status")
+        );
         assert!(Status::Failing.matches(Health::Stalled));
         assert!(!Status::Failing.matches(Health::Progressing));
         assert!(Status::NotReady.matches(Health::Suspended));

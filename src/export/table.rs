@@ -68,7 +68,9 @@ pub fn truncate_hex(text: &str) -> String {
         let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
         let at_boundary = i == 0 || !word(bytes[i - 1]);
         if at_boundary && is_hex(bytes[i]) {
-            let end = (i..bytes.len()).find(|&j| !is_hex(bytes[j])).unwrap_or(bytes.len());
+            let end = (i..bytes.len())
+                .find(|&j| !is_hex(bytes[j]))
+                .unwrap_or(bytes.len());
             let run = end - i;
             let ends_word = end == bytes.len() || !word(bytes[end]);
             if (40..=128).contains(&run) && ends_word {
@@ -136,7 +138,10 @@ mod tests {
     #[test]
     fn hex_runs_are_shortened_like_flux_get() {
         let sha = "2f22765d04931a078909145ca628d2264c852d7d";
-        assert_eq!(truncate_hex(&format!("main@sha1:{sha}")), "main@sha1:2f22765d");
+        assert_eq!(
+            truncate_hex(&format!("main@sha1:{sha}")),
+            "main@sha1:2f22765d"
+        );
         assert_eq!(
             truncate_hex(&format!("applied {sha} and {sha}")),
             "applied 2f22765d and 2f22765d"

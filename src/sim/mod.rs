@@ -173,6 +173,14 @@ impl Handle {
         true
     }
 
+    /// Changes the churn rate while running; 0 stops churn (tests compare a still fleet).
+    pub fn set_churn(&self, per_second: f64) {
+        let _ = self
+            .state
+            .controller
+            .send(controller::Msg::SetChurn(per_second.max(0.0)));
+    }
+
     pub fn cluster_names(&self) -> Vec<String> {
         self.world.workloads().map(|c| c.name.clone()).collect()
     }

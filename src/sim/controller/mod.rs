@@ -33,6 +33,8 @@ pub enum Msg {
         namespace: String,
         name: String,
     },
+    /// A new churn rate (0 stops churn and new rollouts; objects in flight still settle).
+    SetChurn(f64),
 }
 
 pub type Sender = mpsc::UnboundedSender<Msg>;
@@ -389,7 +391,9 @@ impl Controller {
                         },
                     );
                 }
-                self.after(self.settings.rollout_interval, Job::NewRelease);
+                if self.settings.churn > 0.0 {
+                    self.after(self.settings.rollout_interval, Job::NewRelease);
+                }
             }
             Job::Ring {
                 workspace,
@@ -451,7 +455,7 @@ pub async fn run(
             ctl.after(after, Job::ExpireTokens { cluster: c.index });
         }
     }
-    let churn = ctl.settings.churn;
+    let mut churn = ctl.settings.churn;
     if churn > 0.0 {
         let interval = ctl.settings.rollout_interval;
         ctl.after(interval, Job::NewRelease);
@@ -465,6 +469,15 @@ pub async fn run(
             _ = shutdown.cancelled() => return,
             msg = rx.recv() => match msg {
                 Some(Msg::Changed { cluster, kind, namespace, name }) => ctl.changed(cluster, (kind, namespace, name)),
+                Some(Msg::SetChurn(rate)) => {
+                    if churn <= 0.0 && rate > 0.0 {
+                        let interval = ctl.settings.rollout_interval;
+                        ctl.after(interval, Job::NewRelease);
+                    }
+                    churn = rate;
+                    ctl.settings.churn = rate;
+                    next_tick = Instant::now() + tick;
+                }
                 None => return,
             },
             _ = async { match next_timer { Some(t) => sleep_until(t).await, None => std::future::pending().await } } => {

@@ -1,0 +1,315 @@
+//! The fleet engine against the simulated fleet, over real HTTPS: states per fault, the picture
+//! equal to the simulator's truth, recovery from 410 storms and dropped connections, and one
+//! connection per cluster.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use fluxfleet::config::{self, Config};
+use fluxfleet::export::live::Live;
+use fluxfleet::fleet::{FluxKind, Health, Index, Phase};
+use fluxfleet::inventory::{self, Inventory};
+use fluxfleet::sim::Faults;
+
+use common::Sim;
+
+fn settings() -> config::Engine {
+    let mut engine = Config::defaults().engine;
+    engine.kinds = FluxKind::ALL.to_vec();
+    engine.connect_timeout = Duration::from_secs(3);
+    engine.max_backoff = Duration::from_secs(1);
+    engine
+}
+
+fn fleet_of(sim: &Sim) -> Inventory {
+    let request = inventory::Request {
+        dirs: vec![sim.dir.path().join("kubeconfigs")],
+        ..inventory::Request::default()
+    };
+    let inventory = inventory::load(&request, &Config::defaults());
+    assert_eq!(inventory.problems, []);
+    inventory
+}
+
+type Picture = BTreeMap<String, BTreeSet<(String, String, String, Health, bool)>>;
+
+/// What the index shows, per cluster.
+fn shown(index: &Index) -> Picture {
+    index
+        .clusters()
+        .iter()
+        .map(|c| {
+            let objects = c
+                .objects
+                .values()
+                .map(|s| {
+                    (
+                        s.key.kind.as_str().to_string(),
+                        s.key.namespace.to_string(),
+                        s.key.name.to_string(),
+                        s.health,
+                        s.suspended,
+                    )
+                })
+                .collect();
+            (c.info.name.clone(), objects)
+        })
+        .collect()
+}
+
+/// What the simulator holds, per reachable workload cluster.
+fn truth(sim: &Sim) -> Picture {
+    sim.handle
+        .truth()
+        .into_iter()
+        .filter(|c| !c.management && !c.faults.iter().any(|f| f == "unreachable"))
+        .map(|c| {
+            let objects = c
+                .objects
+                .into_iter()
+                .map(|o| (o.kind, o.namespace, o.name, o.health, o.suspended))
+                .collect();
+            (c.name, objects)
+        })
+        .collect()
+}
+
+/// Applies events until the index shows exactly the truth, or fails with the difference.
+async fn until_truth(live: &mut Live, sim: &Sim, within: Duration) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        live.pump(Duration::from_millis(200)).await;
+        let (shown, truth) = (shown(&live.index), truth(sim));
+        if shown == truth {
+            return;
+        }
+        if std::time::Instant::now() > deadline {
+            for (cluster, objects) in &truth {
+                let seen = shown.get(cluster).cloned().unwrap_or_default();
+                let missing: Vec<_> = objects.difference(&seen).take(3).collect();
+                let extra: Vec<_> = seen.difference(objects).take(3).collect();
+                if !missing.is_empty() || !extra.is_empty() {
+                    eprintln!("{cluster}: missing {missing:?}, extra {extra:?}");
+                }
+            }
+            panic!("the index never matched the simulator's truth");
+        }
+    }
+}
+
+fn phase_of(index: &Index, cluster: &str) -> Phase {
+    index
+        .clusters()
+        .iter()
+        .find(|c| c.info.name == cluster)
+        .map(|c| c.connection.phase)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
+    let sim = common::start_with(|c| {
+        c.clusters = 10;
+        c.faults = fluxfleet::sim::faults::Spec::parse(
+            "unreachable=1%,no-flux=1%,old-flux=1%:2.0,expired-token=1%:0s,error5xx=1%:100%,slow=1%:10s",
+        )
+        .unwrap();
+    })
+    .await;
+    let mut live = Live::start(&fleet_of(&sim), &settings());
+    assert!(
+        live.settle(Duration::from_secs(20)).await,
+        "every cluster answers"
+    );
+    let expected = [
+        ("unreachable", Phase::Unreachable, "refused"),
+        (
+            "no-flux",
+            Phase::FluxNotInstalled,
+            "none of the watched Flux kinds",
+        ),
+        ("expired-token", Phase::Unauthorized, "401 Unauthorized"),
+        ("error5xx", Phase::ServerError, "503 Service Unavailable"),
+        ("slow", Phase::TimedOut, "no answer within 3s"),
+        ("old-flux", Phase::Live, ""),
+    ];
+    let truth = sim.handle.truth();
+    for (fault, phase, text) in expected {
+        let cluster = truth
+            .iter()
+            .find(|c| c.faults.iter().any(|f| f.starts_with(fault)))
+            .unwrap();
+        let entry = live
+            .index
+            .clusters()
+            .iter()
+            .find(|c| c.info.name == cluster.name)
+            .unwrap();
+        let conn = &entry.connection;
+        // A 503 on one request can also surface as a failed watch; both are server errors.
+        assert_eq!(conn.phase, phase, "{fault}: {conn:?}");
+        let error = conn.error.as_deref().unwrap_or("");
+        assert!(error.contains(text), "{fault}: {error:?} lacks {text:?}");
+        if phase != Phase::Live {
+            assert!(conn.retry_at.is_some(), "{fault}: a retry is scheduled");
+            assert!(entry.objects.is_empty(), "{fault}: nothing shown");
+        }
+    }
+    // The old-Flux cluster shows its HelmReleases, watched at the version it serves.
+    let old = truth
+        .iter()
+        .find(|c| c.faults.iter().any(|f| f.starts_with("old-flux")))
+        .unwrap();
+    let entry = live
+        .index
+        .clusters()
+        .iter()
+        .find(|c| c.info.name == old.name)
+        .unwrap();
+    let hr_version = entry
+        .connection
+        .watching
+        .iter()
+        .find(|(k, _)| *k == FluxKind::HelmRelease)
+        .map(|(_, v)| v.to_string());
+    assert_eq!(hr_version.as_deref(), Some("v2beta1"));
+    let releases = entry
+        .objects
+        .keys()
+        .filter(|k| k.kind == FluxKind::HelmRelease)
+        .count();
+    let truth_releases = old
+        .objects
+        .iter()
+        .filter(|o| o.kind == "HelmRelease")
+        .count();
+    assert!(releases > 0);
+    assert_eq!(releases, truth_releases);
+    // Healthy clusters are live and complete.
+    for c in truth
+        .iter()
+        .filter(|c| !c.management && c.faults.is_empty())
+    {
+        assert_eq!(phase_of(&live.index, &c.name), Phase::Live, "{}", c.name);
+    }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_churn_stops_the_index_equals_the_truth() {
+    let sim = common::start_with(|c| {
+        c.clusters = 8;
+        c.churn = 40.0;
+        c.rollout_interval = Duration::from_millis(700);
+        c.rollout_step = Duration::from_millis(100);
+    })
+    .await;
+    let mut live = Live::start(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    live.pump(Duration::from_secs(2)).await;
+    sim.handle.set_churn(0.0);
+    until_truth(&mut live, &sim, Duration::from_secs(20)).await;
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_410_storm_and_dropped_connections_lose_and_duplicate_nothing() {
+    let sim = common::start_with(|c| {
+        c.clusters = 6;
+        c.churn = 30.0;
+        c.history = 20;
+    })
+    .await;
+    let names = sim.handle.cluster_names();
+    let mut live = Live::start(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    let lists = |sim: &Sim| -> u64 {
+        let stats = sim.handle.stats();
+        names
+            .iter()
+            .map(|n| stats["clusters"][n]["list"].as_u64().unwrap())
+            .sum()
+    };
+    let before = lists(&sim);
+    // Watches are cut every 300 ms on two clusters; every cluster's history is forgotten
+    // repeatedly, so every watch gets 410 Gone and relists while objects keep changing.
+    for name in &names[..2] {
+        sim.handle.set_faults(
+            name,
+            Faults {
+                flap: Some(Duration::from_millis(300)),
+                ..Faults::default()
+            },
+        );
+    }
+    for _ in 0..6 {
+        for name in &names {
+            sim.handle.compact(name);
+        }
+        live.pump(Duration::from_millis(250)).await;
+    }
+    for name in &names[..2] {
+        sim.handle.set_faults(name, Faults::default());
+    }
+    sim.handle.set_churn(0.0);
+    until_truth(&mut live, &sim, Duration::from_secs(25)).await;
+    // Every watch of every cluster really was sent back to list again.
+    let relists = lists(&sim) - before;
+    assert!(
+        relists >= (names.len() * 15) as u64,
+        "only {relists} relists"
+    );
+    for name in &names {
+        assert_eq!(phase_of(&live.index, name), Phase::Live, "{name}");
+    }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_watches_of_a_cluster_share_one_connection() {
+    let sim = common::start_with(|c| c.clusters = 5).await;
+    let inventory = fleet_of(&sim);
+    let mut live = Live::start(&inventory, &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    for c in live.index.clusters() {
+        assert_eq!(c.connection.phase, Phase::Live);
+        assert_eq!(c.connection.protocol, Some("HTTP/2"));
+        assert!(c.connection.watching.len() >= 7);
+    }
+    // The watches open right after each kind's list: give them a moment.
+    let watching = |stats: &serde_json::Value| {
+        inventory
+            .clusters
+            .iter()
+            .all(|c| stats["clusters"][&c.name]["openWatches"].as_u64() >= Some(7))
+    };
+    for _ in 0..50 {
+        if watching(&sim.handle.stats()) {
+            break;
+        }
+        live.pump(Duration::from_millis(100)).await;
+    }
+    let stats = sim.handle.stats();
+    assert!(watching(&stats), "{stats:#}");
+    let n = inventory.clusters.len() as u64;
+    // Never more than one connection per cluster, not even briefly at start.
+    assert_eq!(stats["connectionsTotal"].as_u64(), Some(n), "{stats:#}");
+    assert_eq!(stats["h2ConnectionsOpen"].as_u64(), Some(n), "{stats:#}");
+    assert_eq!(stats["http1ConnectionsOpen"].as_u64(), Some(0), "{stats:#}");
+    for c in &inventory.clusters {
+        assert_eq!(
+            stats["clusters"][&c.name]["connections"].as_u64(),
+            Some(1),
+            "{}",
+            c.name
+        );
+    }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
