@@ -549,7 +549,9 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         let old = cluster.objects.get(&new.key).filter(|s| filter.object(s));
         match (old, filter.object(new)) {
             (None, true) => out.push(Changed::Object("ADDED", Box::new(new.clone()))),
-            (Some(old), true) if old != new => out.push(Changed::Object("MODIFIED", Box::new(new.clone()))),
+            (Some(old), true) if old != new => {
+                out.push(Changed::Object("MODIFIED", Box::new(new.clone())))
+            }
             (Some(old), false) => out.push(Changed::Object("DELETED", Box::new(old.clone()))),
             _ => {}
         }

@@ -1,0 +1,365 @@
+//! `fluxfleet get` and `fluxfleet inventory` as scripts run them: the binary against an
+//! in-process simulated fleet, checking output, exit codes and the errors on bad input.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::Command;
+
+fn fluxfleet() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
+    // Never the developer's own config or kubeconfig.
+    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .kill_on_drop(true);
+    cmd
+}
+
+async fn run(args: &[&str], dir: &Path) -> Output {
+    fluxfleet()
+        .args(args)
+        .arg("--kubeconfig-dir")
+        .arg(dir.join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
+    let sim = common::start_with(|c| {
+        c.clusters = 6;
+        c.faults = fluxfleet::sim::faults::Spec::parse("unreachable=1%").unwrap();
+    })
+    .await;
+    let out = run(&["get", "-o", "json", "--timeout", "20s"], sim.dir.path()).await;
+    // One cluster is unreachable: the output is complete for the rest, and the exit code says 4.
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let truth = sim.handle.truth();
+    let unreachable = truth
+        .iter()
+        .find(|c| c.faults.iter().any(|f| f == "unreachable"))
+        .unwrap();
+    let clusters = doc["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), 6);
+    let down = clusters
+        .iter()
+        .find(|c| c["cluster"] == unreachable.name.as_str())
+        .unwrap();
+    assert_eq!(down["state"], "unreachable");
+    assert!(down["error"].as_str().unwrap().contains("refused"));
+    assert!(
+        text(&out.stderr).contains(&unreachable.name),
+        "listed, not silently missing"
+    );
+    // Every object of the default kinds on the reachable clusters, with the truth's health.
+    let default_kinds = [
+        "GitRepository",
+        "OCIRepository",
+        "HelmRepository",
+        "HelmChart",
+        "Bucket",
+        "Kustomization",
+        "HelmRelease",
+    ];
+    let mut expected: Vec<(String, String, String, String, String)> = truth
+        .iter()
+        .filter(|c| !c.management && c.name != unreachable.name)
+        .flat_map(|c| {
+            c.objects
+                .iter()
+                .filter(|o| default_kinds.contains(&o.kind.as_str()))
+                .map(|o| {
+                    (
+                        c.name.clone(),
+                        o.kind.clone(),
+                        o.namespace.clone(),
+                        o.name.clone(),
+                        o.health.key().to_string(),
+                    )
+                })
+        })
+        .collect();
+    let mut got: Vec<_> = doc["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let s = |k: &str| o[k].as_str().unwrap().to_string();
+            (
+                s("cluster"),
+                s("kind"),
+                s("namespace"),
+                s("name"),
+                s("status"),
+            )
+        })
+        .collect();
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected);
+
+    // Only the reachable clusters, and the fleet has failing objects: --fail-on says 5.
+    let cluster_globs: Vec<String> = truth
+        .iter()
+        .filter(|c| !c.management && c.name != unreachable.name)
+        .map(|c| c.name.clone())
+        .collect();
+    let mut args = vec!["get", "--fail-on", "failing", "-o", "ndjson"];
+    for g in &cluster_globs {
+        args.extend(["--cluster", g.as_str()]);
+    }
+    let out = run(&args, sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stderr));
+    for line in text(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["type"], "object");
+    }
+    // A selection without failures exits 0.
+    args.truncate(5);
+    args.extend(["--status", "ready", "ks"]);
+    for g in &cluster_globs {
+        args.extend(["--cluster", g.as_str()]);
+    }
+    let out = run(&args, sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines = text(&out.stdout);
+    assert!(!lines.is_empty());
+    for line in lines.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert_eq!(
+            (v["kind"].as_str(), v["status"].as_str()),
+            (Some("Kustomization"), Some("ready"))
+        );
+    }
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_table_looks_like_flux_get_and_the_summary_rolls_up() {
+    let sim = common::start_with(|c| c.clusters = 4).await;
+    let out = run(&["get", "hr"], sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    let header: Vec<&str> = table.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "WORKSPACE",
+            "CLUSTER",
+            "NAMESPACE",
+            "NAME",
+            "REVISION",
+            "SUSPENDED",
+            "READY",
+            "MESSAGE"
+        ]
+    );
+    let releases: usize = sim
+        .handle
+        .truth()
+        .iter()
+        .filter(|c| !c.management)
+        .map(|c| c.objects.iter().filter(|o| o.kind == "HelmRelease").count())
+        .sum();
+    assert_eq!(table.lines().count(), releases + 1);
+
+    let out = run(&["get", "--summary", "-o", "json"], sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let fleet_total = doc["fleet"]["objects"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum::<u64>();
+    let per_workspace: u64 = doc["workspaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|w| w["objects"].as_object().unwrap().values())
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert!(fleet_total > 0);
+    assert_eq!(fleet_total, per_workspace);
+    assert_eq!(doc["fleet"]["states"]["live"], 4);
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_streams_changes_as_ndjson() {
+    let sim = common::start_with(|c| c.clusters = 2).await;
+    let (cluster, client) = common::first_cluster(&sim).await;
+    let mut child = fluxfleet()
+        .args([
+            "get",
+            "ks",
+            "--watch",
+            "--cluster",
+            &cluster,
+            "--kubeconfig-dir",
+        ])
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The first output is the table; the stream starts after it.
+    let first = lines.next_line().await.unwrap().unwrap();
+    assert!(first.starts_with("WORKSPACE"));
+    let api: kube::Api<kube::api::DynamicObject> =
+        kube::Api::namespaced_with(client, "flux-system", &common::kustomizations());
+    let name = api.list(&Default::default()).await.unwrap().items[0]
+        .metadata
+        .name
+        .clone()
+        .unwrap();
+    let patch = serde_json::json!({"spec": {"suspend": true}});
+    api.patch(
+        &name,
+        &kube::api::PatchParams::default(),
+        &kube::api::Patch::Merge(&patch),
+    )
+    .await
+    .unwrap();
+    let change = tokio::time::timeout(Duration::from_secs(10), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if line.starts_with('{') {
+                let v: Value = serde_json::from_str(&line).unwrap();
+                if v["name"] == name.as_str() && v["suspended"] == true {
+                    return v;
+                }
+            }
+        }
+        panic!("the stream ended");
+    })
+    .await
+    .expect("the change is streamed");
+    assert_eq!(change["event"], "MODIFIED");
+    assert_eq!(change["status"], "suspended");
+    assert_eq!(change["cluster"], cluster.as_str());
+    child.kill().await.unwrap();
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn inventory_reports_broken_sources_and_still_lists_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("payments")).unwrap();
+    std::fs::write(
+        d.join("payments/good.yaml"),
+        "clusters:\n- name: c\n  cluster:\n    server: https://10.0.0.1:6443\n\
+         users:\n- name: u\n  user:\n    token: very-secret-token\n\
+         contexts:\n- name: pay-1\n  context:\n    cluster: c\n    user: u\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("broken.yaml"), "clusters: [ {").unwrap();
+    let out = fluxfleet()
+        .args(["inventory", "-o", "json", "--kubeconfig-dir"])
+        .arg(d)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["clusters"][0]["cluster"], "pay-1");
+    assert_eq!(doc["clusters"][0]["workspace"], "payments");
+    assert_eq!(doc["clusters"][0]["server"], "https://10.0.0.1:6443");
+    let problem = doc["problems"][0]["source"].as_str().unwrap();
+    assert!(problem.ends_with("broken.yaml"));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("broken.yaml: not a valid kubeconfig"),
+        "{stderr}"
+    );
+    assert!(!text(&out.stdout).contains("very-secret-token"));
+
+    let out = fluxfleet()
+        .args(["get", "--kubeconfig", "/nonexistent/kubeconfig"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("/nonexistent/kubeconfig: file not found"));
+    let out = fluxfleet()
+        .args(["get", "deployments"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("\"deployments\" is not a Flux kind"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_answering_garbage_is_named_and_the_others_are_unaffected() {
+    // Something that speaks HTTP but is not a Kubernetes API server.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = socket.read(&mut buf).await {
+                    if n == 0 {
+                        return;
+                    }
+                    let body = "<html>It works!</html>";
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\r\n{body}",
+                        body.len()
+                    );
+                    if socket.write_all(reply.as_bytes()).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    let sim = common::start_with(|c| c.clusters = 2).await;
+    let odd = sim.dir.path().join("kubeconfigs/odd/web.yaml");
+    std::fs::create_dir_all(odd.parent().unwrap()).unwrap();
+    std::fs::write(
+        &odd,
+        format!(
+            "clusters:\n- name: web\n  cluster:\n    server: http://127.0.0.1:{port}\n\
+             contexts:\n- name: webserver\n  context:\n    cluster: web\n"
+        ),
+    )
+    .unwrap();
+    let out = run(&["get", "-o", "json", "--timeout", "20s"], sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let clusters = doc["clusters"].as_array().unwrap();
+    let web = clusters
+        .iter()
+        .find(|c| c["cluster"] == "webserver")
+        .unwrap();
+    assert_eq!(web["state"], "server-error");
+    assert!(
+        web["error"]
+            .as_str()
+            .unwrap()
+            .contains("not from a Kubernetes API server"),
+        "{web}"
+    );
+    assert_eq!(clusters.iter().filter(|c| c["state"] == "live").count(), 2);
+    sim.handle.shutdown().await;
+}
