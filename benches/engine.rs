@@ -1,0 +1,124 @@
+//! Criterion benchmarks of the engine's hot paths: summary extraction (per watch event) and index
+//! updates (per summary). DESIGN.md budget: ≥ 200,000 index updates per second.
+//!
+//! `cargo bench --bench engine`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use fluxfleet::fleet::index::{Change, Event};
+use fluxfleet::fleet::{ClusterId, ClusterInfo, FluxKind, FluxSummary, Index};
+use serde_json::Value;
+
+fn sample(file: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/samples/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn extraction(c: &mut Criterion) {
+    let mut group = c.benchmark_group("summary");
+    group.throughput(Throughput::Elements(1));
+    for (name, file, kind) in [
+        (
+            "kustomization",
+            "kustomization-health-check-failed.yaml",
+            FluxKind::Kustomization,
+        ),
+        (
+            "helmrelease",
+            "helmrelease-upgrade-failed-rolled-back.yaml",
+            FluxKind::HelmRelease,
+        ),
+        (
+            "gitrepository",
+            "gitrepository-ready.yaml",
+            FluxKind::GitRepository,
+        ),
+    ] {
+        let object = sample(file);
+        group.bench_function(name, |b| {
+            b.iter(|| FluxSummary::of(kind, black_box(&object)))
+        });
+    }
+    group.finish();
+}
+
+/// 2,000 clusters × 30 objects, as in the reference load.
+fn fleet() -> (Index, Vec<FluxSummary>) {
+    let mut index = Index::new();
+    for i in 0..2_000 {
+        index.add_cluster(ClusterInfo {
+            name: format!("c{i}"),
+            workspace: format!("w{}", i % 12),
+            server: String::new(),
+            labels: Default::default(),
+        });
+    }
+    let ready = sample("kustomization-ready.yaml");
+    let failed = sample("kustomization-health-check-failed.yaml");
+    let summaries = (0..30)
+        .map(|j| {
+            let mut o = if j % 5 == 0 {
+                failed.clone()
+            } else {
+                ready.clone()
+            };
+            o["metadata"]["name"] = Value::from(format!("ks-{j}"));
+            FluxSummary::of(FluxKind::Kustomization, &o).unwrap()
+        })
+        .collect();
+    (index, summaries)
+}
+
+fn index_updates(c: &mut Criterion) {
+    let (mut index, summaries) = fleet();
+    for i in 0..2_000 {
+        for s in &summaries {
+            index.apply(Event {
+                cluster: ClusterId(i),
+                at: jiff::Timestamp::UNIX_EPOCH,
+                change: Change::Applied(s.clone()),
+            });
+        }
+    }
+    let mut group = c.benchmark_group("index");
+    group.throughput(Throughput::Elements(1));
+    let mut n = 0u32;
+    group.bench_function("apply-modified", |b| {
+        b.iter_batched(
+            || {
+                n = n.wrapping_add(7919);
+                Event {
+                    cluster: ClusterId(n % 2_000),
+                    at: jiff::Timestamp::UNIX_EPOCH,
+                    change: Change::Applied(summaries[(n % 30) as usize].clone()),
+                }
+            },
+            |e| index.apply(e),
+            BatchSize::SmallInput,
+        )
+    });
+    group.throughput(Throughput::Elements(30));
+    group.bench_function("relist-30", |b| {
+        b.iter_batched(
+            || {
+                n = n.wrapping_add(7919);
+                Event {
+                    cluster: ClusterId(n % 2_000),
+                    at: jiff::Timestamp::UNIX_EPOCH,
+                    change: Change::Replaced(FluxKind::Kustomization, summaries.clone()),
+                }
+            },
+            |e| index.apply(e),
+            BatchSize::SmallInput,
+        )
+    });
+    group.finish();
+}
+
+criterion_group!(benches, extraction, index_updates);
+criterion_main!(benches);
