@@ -131,6 +131,9 @@ async fn lifecycle(
         let mut connecting = Connection::new(Phase::Connecting);
         connecting.error = reporter.connection.error.clone();
         reporter.connection(connecting).await?;
+        let Ok(permit) = shared.connecting.acquire().await else {
+            return Err(Closed);
+        };
         let failure = match attempt(spec, shared, protocol).await {
             Attempt::NotHttp2 => {
                 protocol = Protocol::Http1;
@@ -147,7 +150,9 @@ async fn lifecycle(
             }
             Attempt::Failed(failure) => failure,
             Attempt::Connected(connected) => {
-                match watch(&mut reporter, connected, shared, &mut backoff).await {
+                // The slot stays taken until the first lists are in: bounded concurrency there
+                // bounds the memory the initial lists need at once.
+                match watch(&mut reporter, connected, shared, &mut backoff, permit).await {
                     Ended::Closed => return Err(Closed),
                     Ended::Reconnect(failure) => {
                         if failure.phase == Phase::Unauthorized
@@ -184,10 +189,8 @@ fn seed(name: &str) -> u64 {
     })
 }
 
+/// One connection attempt, with the deadline. The caller holds a connecting slot.
 async fn attempt(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -> Attempt {
-    let Ok(_permit) = shared.connecting.acquire().await else {
-        return Attempt::Failed(Failure::new(Phase::Connecting, "shutting down"));
-    };
     match tokio::time::timeout(shared.connect_timeout, connect(spec, shared, protocol)).await {
         Ok(outcome) => outcome,
         Err(_) => Attempt::Failed(Failure::new(
@@ -242,20 +245,23 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
         Err(e) => return Attempt::Failed(Failure::new(Phase::Invalid, crate::errors::chain(&e))),
     };
     let (observer, mut observations) = mpsc::unbounded_channel();
-    // Reading certificates and the system trust store (and legacy auth providers) block.
-    let building = shared.clone();
-    let client =
+    // Building a client parses certificates (microseconds) and, once for the fleet, the system
+    // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
+    let client = if config.auth_info.auth_provider.is_some() {
+        let building = shared.clone();
         tokio::task::spawn_blocking(move || building.transport.client(&config, protocol, observer))
-            .await;
+            .await
+            .unwrap_or_else(|e| {
+                Err(kube::Error::Service(
+                    format!("building the client: {e}").into(),
+                ))
+            })
+    } else {
+        shared.transport.client(&config, protocol, observer)
+    };
     let client = match client {
-        Ok(Ok(client)) => client,
-        Ok(Err(e)) => return Attempt::Failed(errors::of_kube(&e)),
-        Err(e) => {
-            return Attempt::Failed(Failure::new(
-                Phase::Invalid,
-                format!("building the client: {e}"),
-            ));
-        }
+        Ok(client) => client,
+        Err(e) => return Attempt::Failed(errors::of_kube(&e)),
     };
     match discover(&client, &shared.kinds).await {
         Ok(served) if served.is_empty() => Attempt::NoFlux,
@@ -305,7 +311,10 @@ async fn watch(
     connected: Connected,
     shared: &Shared,
     backoff: &mut Backoff,
+    permit: tokio::sync::SemaphorePermit<'_>,
 ) -> Ended {
+    let mut permit = Some(permit);
+    let release_by = tokio::time::Instant::now() + shared.connect_timeout;
     let Connected {
         client,
         served,
@@ -430,11 +439,18 @@ async fn watch(
                     slot.1 = KindState::Live;
                 }
             }
+            _ = tokio::time::sleep_until(release_by), if permit.is_some() => {
+                // Listing is slow here: let other clusters go ahead.
+                permit = None;
+            }
             _ = renew => {
                 return Ended::Reconnect(Failure::new(Phase::Connecting, "renewing credentials before they expire"));
             }
         }
         let connection = report(&states);
+        if connection.phase != Phase::Syncing {
+            permit = None;
+        }
         if connection.phase == Phase::Live {
             backoff.reset();
         }
