@@ -188,7 +188,13 @@ fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
         }
         let retry = conn
             .retry_at
-            .map(|t| format!("in {}", age(Some(now), t)))
+            // Rounded up: a retry 0.4 s away is "in 1s", not "in 0s".
+            .map(|t| {
+                let t = t
+                    .checked_add(jiff::SignedDuration::from_millis(999))
+                    .unwrap_or(t);
+                format!("in {}", age(Some(now), t))
+            })
             .unwrap_or_else(|| "-".into());
         t.row(vec![
             c.info.workspace.clone(),
