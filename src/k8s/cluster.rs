@@ -140,6 +140,8 @@ async fn lifecycle(
                 continue;
             }
             Attempt::NoFlux => {
+                // Never hold a connecting slot while waiting: others go ahead meanwhile.
+                drop(permit);
                 let failure = Failure::new(
                     Phase::FluxNotInstalled,
                     "the server serves none of the watched Flux kinds",
@@ -148,7 +150,10 @@ async fn lifecycle(
                 tokio::time::sleep(shared.max_backoff).await;
                 continue;
             }
-            Attempt::Failed(failure) => failure,
+            Attempt::Failed(failure) => {
+                drop(permit);
+                failure
+            }
             Attempt::Connected(connected) => {
                 // The slot stays taken until the first lists are in: bounded concurrency there
                 // bounds the memory the initial lists need at once.
