@@ -1,16 +1,12 @@
-//! One task per cluster: credentials → client → discovery → one watch per served kind, turning
+//! One task per cluster: credentials → client → discovery → watches (in `watch.rs`), turning
 //! everything into [`Event`]s — object summaries and the cluster's connection state. A failure
 //! stays inside its cluster: it is reported, backed off and retried, and nothing else waits.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject};
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
-use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
@@ -19,8 +15,8 @@ use super::discovery::{Served, discover};
 use super::errors::{self, Failure};
 use super::exec;
 use super::observe::Observation;
-use super::summarize::{key_of, summarize};
 use super::transport::{NotHttp2, Protocol, Transport};
+use super::watch::watch;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Connection, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
@@ -38,17 +34,17 @@ pub struct Shared {
 }
 
 /// Sends this cluster's events; reports the connection only when it changed.
-struct Reporter {
+pub(super) struct Reporter {
     id: ClusterId,
     events: mpsc::Sender<Event>,
     connection: Connection,
 }
 
 /// The engine is gone (shut down, or the consumer dropped the receiver).
-struct Closed;
+pub(super) struct Closed;
 
 impl Reporter {
-    async fn send(&self, change: Change) -> Result<(), Closed> {
+    pub(super) async fn send(&self, change: Change) -> Result<(), Closed> {
         let event = Event {
             cluster: self.id,
             at: Timestamp::now(),
@@ -57,7 +53,7 @@ impl Reporter {
         self.events.send(event).await.map_err(|_| Closed)
     }
 
-    async fn connection(&mut self, mut next: Connection) -> Result<(), Closed> {
+    pub(super) async fn connection(&mut self, mut next: Connection) -> Result<(), Closed> {
         next.since = if next.phase == self.connection.phase {
             self.connection.since
         } else {
@@ -87,19 +83,21 @@ enum Attempt {
     NoFlux,
 }
 
-struct Connected {
-    client: kube::Client,
-    served: Vec<Served>,
-    observations: mpsc::UnboundedReceiver<Observation>,
-    protocol: Option<&'static str>,
+pub(super) struct Connected {
+    pub client: kube::Client,
+    pub served: Vec<Served>,
+    pub observations: mpsc::UnboundedReceiver<Observation>,
+    pub protocol: Option<&'static str>,
     /// When the exec credential runs out: reconnect before then.
-    expires: Option<Timestamp>,
+    pub expires: Option<Timestamp>,
 }
 
 /// Why watching stopped.
-enum Ended {
+pub(super) enum Ended {
     /// Reconnect from scratch (new credentials, new discovery) after backing off.
     Reconnect(Failure),
+    /// The credentials are about to expire: reconnect now with fresh ones, no backoff.
+    Renew,
     Closed,
 }
 
@@ -159,6 +157,7 @@ async fn lifecycle(
                 // bounds the memory the initial lists need at once.
                 match watch(&mut reporter, connected, shared, &mut backoff, permit).await {
                     Ended::Closed => return Err(Closed),
+                    Ended::Renew => continue,
                     Ended::Reconnect(failure) => {
                         if failure.phase == Phase::Unauthorized
                             && let Some(exec) = exec_of(spec)
@@ -271,13 +270,10 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
     match discover(&client, &shared.kinds).await {
         Ok(served) if served.is_empty() => Attempt::NoFlux,
         Ok(served) => {
-            let mut protocol = None;
-            while let Ok(o) = observations.try_recv() {
-                protocol.get_or_insert(match o.version {
-                    http::Version::HTTP_2 => "HTTP/2",
-                    _ => "HTTP/1.1",
-                });
-            }
+            let protocol = observations.try_recv().ok().map(|o| match o.version {
+                http::Version::HTTP_2 => Protocol::Http2.as_str(),
+                _ => Protocol::Http1.as_str(),
+            });
             Attempt::Connected(Connected {
                 client,
                 served,
@@ -300,251 +296,4 @@ fn is_not_http2(e: &kube::Error) -> bool {
         source = s.source();
     }
     false
-}
-
-/// Where one kind's watch stands.
-#[derive(Clone, Debug, PartialEq)]
-enum KindState {
-    Listing,
-    Live,
-    Forbidden(String),
-    Failed(Failure, Timestamp),
-}
-
-async fn watch(
-    reporter: &mut Reporter,
-    connected: Connected,
-    shared: &Shared,
-    backoff: &mut Backoff,
-    permit: tokio::sync::SemaphorePermit<'_>,
-) -> Ended {
-    let mut permit = Some(permit);
-    let release_by = tokio::time::Instant::now() + shared.connect_timeout;
-    let Connected {
-        client,
-        served,
-        mut observations,
-        protocol,
-        expires,
-    } = connected;
-    let mut states: Vec<(FluxKind, KindState)> = served
-        .iter()
-        .map(|s| (s.kind, KindState::Listing))
-        .collect();
-    let plurals: HashMap<&str, FluxKind> =
-        served.iter().map(|s| (s.kind.plural(), s.kind)).collect();
-    let streams = served.iter().map(|s| {
-        let resource = ApiResource {
-            group: s.kind.group().into(),
-            version: s.version.clone(),
-            api_version: format!("{}/{}", s.kind.group(), s.version),
-            kind: s.kind.as_str().into(),
-            plural: s.kind.plural().into(),
-        };
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let kind_backoff = Backoff::new(Duration::from_millis(500), shared.max_backoff, 0);
-        let delay = kind_backoff.last_delay();
-        let kind = s.kind;
-        watcher(api, watcher::Config::default())
-            .backoff(kind_backoff)
-            .map(move |item| (kind, item, delay.clone()))
-            .boxed()
-    });
-    let mut merged = futures::stream::select_all(streams);
-    let watching: Box<[(FluxKind, Box<str>)]> = served
-        .iter()
-        .map(|s| (s.kind, s.version.as_str().into()))
-        .collect();
-    let mut buffers: HashMap<FluxKind, Vec<crate::fleet::FluxSummary>> = HashMap::new();
-    let renew_at = expires.map(|t| {
-        let left = t.duration_since(Timestamp::now()).as_secs_f64() - 60.0;
-        tokio::time::Instant::now() + Duration::from_secs_f64(left.max(1.0))
-    });
-    let report = |states: &[(FluxKind, KindState)]| {
-        let mut c = derive(states);
-        c.watching = watching.clone();
-        c.protocol = protocol;
-        c
-    };
-    if reporter.connection(report(&states)).await.is_err() {
-        return Ended::Closed;
-    }
-    loop {
-        let renew = async {
-            match renew_at {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            item = merged.next() => {
-                let Some((kind, item, delay)) = item else {
-                    return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended"));
-                };
-                let state = match item {
-                    Ok(event) => {
-                        let change = match event {
-                            watcher::Event::Init => {
-                                buffers.insert(kind, Vec::new());
-                                None
-                            }
-                            watcher::Event::InitApply(obj) => {
-                                if let Some(s) = summarize(kind, obj) {
-                                    buffers.entry(kind).or_default().push(s);
-                                }
-                                None
-                            }
-                            watcher::Event::InitDone => {
-                                Some(Change::Replaced(kind, buffers.remove(&kind).unwrap_or_default()))
-                            }
-                            watcher::Event::Apply(obj) => summarize(kind, obj).map(Change::Applied),
-                            watcher::Event::Delete(obj) => key_of(kind, &obj).map(Change::Deleted),
-                        };
-                        if let Some(change) = change
-                            && reporter.send(change).await.is_err()
-                        {
-                            return Ended::Closed;
-                        }
-                        let listing = buffers.contains_key(&kind);
-                        Some(if listing { KindState::Listing } else { KindState::Live })
-                    }
-                    Err(e) if errors::is_gone(&e) => None,
-                    Err(e) => {
-                        let failure = errors::of_watcher(&e);
-                        match errors::status_code(&e) {
-                            Some(401) => return Ended::Reconnect(failure),
-                            // The kind is gone from the server (Flux uninstalled or downgraded).
-                            Some(404) => return Ended::Reconnect(Failure::new(
-                                Phase::ServerError,
-                                format!("{kind} is no longer served; discovering again"),
-                            )),
-                            Some(403) => Some(KindState::Forbidden(failure.message)),
-                            _ => {
-                                let retry_at = Timestamp::now() + delay.get();
-                                Some(KindState::Failed(failure, retry_at))
-                            }
-                        }
-                    }
-                };
-                if let Some(state) = state
-                    && let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind)
-                {
-                    slot.1 = state;
-                }
-            }
-            observation = observations.recv() => {
-                // A watch request answered 200 after its kind failed: it is back.
-                if let Some(o) = observation
-                    && o.watch
-                    && o.status == 200
-                    && let Some(kind) = plurals.get(o.resource.as_str())
-                    && let Some(slot) = states.iter_mut().find(|(k, _)| k == kind)
-                    && matches!(slot.1, KindState::Failed(..))
-                {
-                    slot.1 = KindState::Live;
-                }
-            }
-            _ = tokio::time::sleep_until(release_by), if permit.is_some() => {
-                // Listing is slow here: let other clusters go ahead.
-                permit = None;
-            }
-            _ = renew => {
-                return Ended::Reconnect(Failure::new(Phase::Connecting, "renewing credentials before they expire"));
-            }
-        }
-        let connection = report(&states);
-        if connection.phase != Phase::Syncing {
-            permit = None;
-        }
-        if connection.phase == Phase::Live {
-            backoff.reset();
-        }
-        if reporter.connection(connection).await.is_err() {
-            return Ended::Closed;
-        }
-    }
-}
-
-/// The cluster's connection from the state of each kind's watch.
-fn derive(states: &[(FluxKind, KindState)]) -> Connection {
-    let forbidden: Box<[FluxKind]> = states
-        .iter()
-        .filter(|(_, s)| matches!(s, KindState::Forbidden(_)))
-        .map(|(k, _)| *k)
-        .collect();
-    let failed = states.iter().filter_map(|(k, s)| match s {
-        KindState::Failed(f, at) => Some((k, f, at)),
-        _ => None,
-    });
-    let worst = failed.min_by_key(|(_, f, _)| f.phase);
-    let mut connection = if let Some((_, failure, at)) = worst {
-        let mut c = Connection::new(failure.phase);
-        c.error = Some(failure.message.as_str().into());
-        c.retry_at = Some(*at);
-        c
-    } else if !states.is_empty() && forbidden.len() == states.len() {
-        let mut c = Connection::new(Phase::Forbidden);
-        c.error = states.iter().find_map(|(_, s)| match s {
-            KindState::Forbidden(m) => Some(m.as_str().into()),
-            _ => None,
-        });
-        c
-    } else if states.iter().any(|(_, s)| *s == KindState::Listing) {
-        Connection::new(Phase::Syncing)
-    } else {
-        Connection::new(Phase::Live)
-    };
-    if !forbidden.is_empty() && connection.phase != Phase::Forbidden {
-        let names: Vec<&str> = forbidden.iter().map(|k| k.as_str()).collect();
-        connection.error.get_or_insert_with(|| {
-            format!(
-                "forbidden to list {}; the other kinds are visible",
-                names.join(", ")
-            )
-            .into()
-        });
-    }
-    connection.forbidden = forbidden;
-    connection
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cluster_is_live_only_when_every_kind_is_and_forbidden_kinds_are_named() {
-        let ks = FluxKind::Kustomization;
-        let hr = FluxKind::HelmRelease;
-        let live = derive(&[(ks, KindState::Live), (hr, KindState::Live)]);
-        assert_eq!(live.phase, Phase::Live);
-        let syncing = derive(&[(ks, KindState::Live), (hr, KindState::Listing)]);
-        assert_eq!(syncing.phase, Phase::Syncing);
-        let partial = derive(&[
-            (ks, KindState::Live),
-            (hr, KindState::Forbidden("403".into())),
-        ]);
-        assert_eq!(partial.phase, Phase::Live);
-        assert_eq!(&*partial.forbidden, [hr]);
-        assert!(
-            partial
-                .error
-                .unwrap()
-                .contains("forbidden to list HelmRelease")
-        );
-        let all = derive(&[(ks, KindState::Forbidden("403 Forbidden: no".into()))]);
-        assert_eq!(all.phase, Phase::Forbidden);
-        let failing = derive(&[
-            (
-                ks,
-                KindState::Failed(
-                    Failure::new(Phase::ServerError, "503"),
-                    Timestamp::UNIX_EPOCH,
-                ),
-            ),
-            (hr, KindState::Live),
-        ]);
-        assert_eq!(failing.phase, Phase::ServerError);
-        assert_eq!(failing.retry_at, Some(Timestamp::UNIX_EPOCH));
-    }
 }

@@ -11,5 +11,6 @@ mod exec;
 mod observe;
 mod summarize;
 pub mod transport;
+mod watch;
 
 pub use engine::Engine;
