@@ -3,10 +3,12 @@
 
 pub mod get;
 pub mod live;
+mod output;
 pub mod table;
 pub mod view;
+mod watch;
 
-use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health};
+use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, WorkspaceEntry};
 use crate::inventory::rules::glob_match;
 
 /// `--status`: a named group of healths, or one health by name.
@@ -58,6 +60,10 @@ pub struct Filter {
 }
 
 impl Filter {
+    pub fn workspace(&self, workspace: &WorkspaceEntry) -> bool {
+        self.workspace.as_ref().is_none_or(|w| *w == workspace.name)
+    }
+
     pub fn cluster(&self, cluster: &ClusterEntry) -> bool {
         self.workspace
             .as_ref()

@@ -122,6 +122,13 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Live, with every watched kind visible: nothing about this cluster is missing.
+    pub fn is_complete(&self) -> bool {
+        self.phase == Phase::Live && self.forbidden.is_empty()
+    }
+}
+
 impl Default for Connection {
     fn default() -> Connection {
         Connection::new(Phase::Connecting)

@@ -1,0 +1,276 @@
+//! What `fluxfleet get` prints: the objects or the rollups, as a table, JSON or NDJSON.
+
+use std::io::{self, Write};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::get::{Output, Request};
+use super::table::{Table, age, ready_and_message, revision, truncate_hex};
+use super::{Filter, view};
+use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, Phase};
+
+/// Clusters by workspace, then name.
+pub(super) fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
+    let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().collect();
+    clusters
+        .sort_by(|a, b| (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name)));
+    clusters.into_iter()
+}
+
+pub(super) fn selected<'a>(
+    index: &'a Index,
+    filter: &'a Filter,
+) -> impl Iterator<Item = (&'a ClusterEntry, &'a FluxSummary)> {
+    sorted(index)
+        .filter(|c| filter.cluster(c))
+        .flat_map(move |c| {
+            c.objects
+                .values()
+                .filter(|s| filter.object(s))
+                .map(move |s| (c, s))
+        })
+}
+
+#[derive(Serialize)]
+struct GetJson<'a> {
+    clusters: Vec<view::Cluster<'a>>,
+    objects: Vec<view::Object<'a>>,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    fleet: view::Fleet<'a>,
+    workspaces: Vec<view::Workspace<'a>>,
+    clusters: Vec<view::Cluster<'a>>,
+}
+
+#[derive(Serialize)]
+struct Line<T: Serialize> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event: Option<&'static str>,
+    #[serde(flatten)]
+    item: T,
+}
+
+pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<()> {
+    let filter = &request.filter;
+    match request.output {
+        Output::Json => {
+            let doc = GetJson {
+                clusters: sorted(index)
+                    .filter(|c| filter.cluster(c))
+                    .map(view::Cluster::new)
+                    .collect(),
+                objects: selected(index, filter)
+                    .map(|(c, s)| view::Object::new(c, s))
+                    .collect(),
+            };
+            write_json(out, &doc)
+        }
+        Output::Ndjson => {
+            for c in sorted(index).filter(|c| filter.cluster(c)) {
+                if !c.connection.is_complete() {
+                    write_cluster_line(out, c, None)?;
+                }
+            }
+            for (c, s) in selected(index, filter) {
+                write_object_line(out, c, s, None)?;
+            }
+            Ok(())
+        }
+        Output::Table => {
+            let kinds: std::collections::BTreeSet<FluxKind> =
+                selected(index, filter).map(|(_, s)| s.key.kind).collect();
+            let qualified = kinds.len() > 1;
+            let mut t = Table::new(vec![
+                "WORKSPACE",
+                "CLUSTER",
+                "NAMESPACE",
+                "NAME",
+                "REVISION",
+                "SUSPENDED",
+                "READY",
+                "MESSAGE",
+            ]);
+            for (c, s) in selected(index, filter) {
+                let (ready, message) = ready_and_message(s);
+                let name = if qualified {
+                    format!(
+                        "{}/{}",
+                        s.key.kind.as_str().to_ascii_lowercase(),
+                        s.key.name
+                    )
+                } else {
+                    s.key.name.to_string()
+                };
+                t.row(vec![
+                    c.info.workspace.clone(),
+                    c.info.name.clone(),
+                    s.key.namespace.to_string(),
+                    name,
+                    revision(s),
+                    if s.suspended { "True" } else { "False" }.into(),
+                    ready.into(),
+                    truncate_hex(&message),
+                ]);
+            }
+            if t.is_empty() {
+                eprintln!("no Flux objects found");
+                return Ok(());
+            }
+            t.write(out)
+        }
+    }
+}
+
+pub(super) fn summary(
+    index: &Index,
+    request: &Request,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let filter = &request.filter;
+    let clusters: Vec<&ClusterEntry> = sorted(index).filter(|c| filter.cluster(c)).collect();
+    match request.output {
+        Output::Json => {
+            let doc = SummaryJson {
+                fleet: view::Fleet::new(index),
+                workspaces: index
+                    .workspaces()
+                    .iter()
+                    .filter(|w| filter.workspace(w))
+                    .map(view::Workspace::new)
+                    .collect(),
+                clusters: clusters.iter().map(|c| view::Cluster::new(c)).collect(),
+            };
+            write_json(out, &doc)
+        }
+        Output::Ndjson => {
+            for w in index.workspaces().iter().filter(|w| filter.workspace(w)) {
+                write_line(
+                    out,
+                    &Line {
+                        kind: "workspace",
+                        event: None,
+                        item: view::Workspace::new(w),
+                    },
+                )?;
+            }
+            for c in clusters {
+                write_cluster_line(out, c, None)?;
+            }
+            Ok(())
+        }
+        Output::Table => {
+            let mut ws = Table::new(vec![
+                "WORKSPACE",
+                "CLUSTERS",
+                "LIVE",
+                "NOT-LIVE",
+                "OBJECTS",
+                "READY",
+                "FAILING",
+                "SUSPENDED",
+                "PROGRESSING",
+                "OTHER",
+            ]);
+            let mut workspaces: Vec<_> = index
+                .workspaces()
+                .iter()
+                .filter(|w| filter.workspace(w))
+                .collect();
+            workspaces.sort_by(|a, b| a.name.cmp(&b.name));
+            for w in workspaces {
+                let h = &w.health;
+                let live = w.phases.get(Phase::Live);
+                let other = h.total()
+                    - h.get(Health::Ready)
+                    - h.failing()
+                    - h.get(Health::Suspended)
+                    - h.get(Health::Progressing);
+                ws.row(vec![
+                    w.name.clone(),
+                    w.clusters.len().to_string(),
+                    live.to_string(),
+                    (w.clusters.len() as u32 - live).to_string(),
+                    h.total().to_string(),
+                    h.get(Health::Ready).to_string(),
+                    h.failing().to_string(),
+                    h.get(Health::Suspended).to_string(),
+                    h.get(Health::Progressing).to_string(),
+                    other.to_string(),
+                ]);
+            }
+            ws.write(out)?;
+            writeln!(out)?;
+            let mut cs = Table::new(vec![
+                "WORKSPACE",
+                "CLUSTER",
+                "STATE",
+                "LAST EVENT",
+                "OBJECTS",
+                "READY",
+                "FAILING",
+                "WORST",
+            ]);
+            for c in clusters {
+                let h = &c.health;
+                cs.row(vec![
+                    c.info.workspace.clone(),
+                    c.info.name.clone(),
+                    c.connection.phase.to_string(),
+                    age(c.last_event, now),
+                    h.total().to_string(),
+                    h.get(Health::Ready).to_string(),
+                    h.failing().to_string(),
+                    h.worst().map(|w| w.as_str()).unwrap_or("-").to_string(),
+                ]);
+            }
+            cs.write(out)
+        }
+    }
+}
+
+pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+pub(super) fn write_object_line(
+    out: &mut dyn Write,
+    c: &ClusterEntry,
+    s: &FluxSummary,
+    event: Option<&'static str>,
+) -> io::Result<()> {
+    write_line(
+        out,
+        &Line {
+            kind: "object",
+            event,
+            item: view::Object::new(c, s),
+        },
+    )
+}
+
+pub(super) fn write_cluster_line(
+    out: &mut dyn Write,
+    c: &ClusterEntry,
+    event: Option<&'static str>,
+) -> io::Result<()> {
+    write_line(
+        out,
+        &Line {
+            kind: "cluster",
+            event,
+            item: view::Cluster::new(c),
+        },
+    )
+}

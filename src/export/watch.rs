@@ -1,0 +1,102 @@
+//! `fluxfleet get --watch`: every change after the first output, as NDJSON lines.
+
+use std::io::{self, Write};
+
+use super::Filter;
+use super::get::{Request, exit, finish};
+use super::live::Live;
+use super::output::{write_cluster_line, write_object_line};
+use crate::fleet::index::{Change, Event};
+use crate::fleet::{ClusterId, FluxSummary, Index};
+
+/// `--watch`: every change after the initial output, as NDJSON, until interrupted.
+pub(super) async fn watch(live: &mut Live, request: &Request) -> u8 {
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    loop {
+        let event = tokio::select! {
+            _ = &mut interrupted => return exit::OK,
+            event = live.next_event() => event,
+        };
+        let Some(event) = event else {
+            return exit::OK;
+        };
+        let lines = changes(&live.index, &request.filter, &event);
+        let cluster = event.cluster;
+        live.index.apply(event);
+        let mut out = io::stdout().lock();
+        let written = lines
+            .iter()
+            .try_for_each(|l| l.write(&live.index, cluster, &mut out));
+        if let Err(code) = finish(written.and_then(|()| out.flush())) {
+            return code;
+        }
+    }
+}
+
+/// What one event changes, in watch terms, computed before it is applied.
+enum Changed {
+    Object(&'static str, Box<FluxSummary>),
+    Cluster,
+}
+
+impl Changed {
+    fn write(&self, index: &Index, id: ClusterId, out: &mut dyn Write) -> io::Result<()> {
+        let Some(c) = index.cluster(id) else {
+            return Ok(());
+        };
+        match self {
+            Changed::Object(event, s) => write_object_line(out, c, s, Some(event)),
+            Changed::Cluster => write_cluster_line(out, c, Some("MODIFIED")),
+        }
+    }
+}
+
+fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
+    let Some(cluster) = index.cluster(event.cluster) else {
+        return Vec::new();
+    };
+    if !filter.cluster(cluster) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    // An object entering or leaving the selection (a status filter) is ADDED or DELETED.
+    let upsert = |out: &mut Vec<Changed>, new: &FluxSummary| {
+        let old = cluster.objects.get(&new.key).filter(|s| filter.object(s));
+        match (old, filter.object(new)) {
+            (None, true) => out.push(Changed::Object("ADDED", Box::new(new.clone()))),
+            (Some(old), true) if old != new => {
+                out.push(Changed::Object("MODIFIED", Box::new(new.clone())))
+            }
+            (Some(old), false) => out.push(Changed::Object("DELETED", Box::new(old.clone()))),
+            _ => {}
+        }
+    };
+    match &event.change {
+        Change::Connection(c) => {
+            if c.phase != cluster.connection.phase || c.error != cluster.connection.error {
+                out.push(Changed::Cluster);
+            }
+        }
+        Change::Applied(s) => upsert(&mut out, s),
+        Change::Deleted(key) => {
+            if let Some(old) = cluster.objects.get(key).filter(|s| filter.object(s)) {
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+            }
+        }
+        Change::Replaced(kind, objects) => {
+            for s in objects.iter().filter(|s| s.key.kind == *kind) {
+                upsert(&mut out, s);
+            }
+            let kept: std::collections::HashSet<_> = objects.iter().map(|s| &s.key).collect();
+            for old in cluster
+                .objects
+                .values()
+                .filter(|s| s.key.kind == *kind && !kept.contains(&s.key) && filter.object(s))
+            {
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+            }
+        }
+    }
+    out
+}
