@@ -15,7 +15,7 @@ use super::discovery::{Served, discover};
 use super::errors::{self, Failure};
 use super::exec;
 use super::observe::Observation;
-use super::transport::{NotHttp2, Protocol, Transport};
+use super::transport::{self, NotHttp2, Protocol, Transport};
 use super::watch::watch;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Connection, FluxKind, Phase};
@@ -248,20 +248,32 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
         Ok(config) => config,
         Err(e) => return Attempt::Failed(Failure::new(Phase::Invalid, crate::errors::chain(&e))),
     };
+    let proxy = match transport::proxy_for(
+        cluster.proxy_url.as_deref(),
+        &config.cluster_url,
+        &shared.transport.env_proxy,
+    ) {
+        Ok(proxy) => proxy,
+        Err(message) => return Attempt::Failed(Failure::new(Phase::Invalid, message)),
+    };
     let (observer, mut observations) = mpsc::unbounded_channel();
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
     let client = if config.auth_info.auth_provider.is_some() {
         let building = shared.clone();
-        tokio::task::spawn_blocking(move || building.transport.client(&config, protocol, observer))
-            .await
-            .unwrap_or_else(|e| {
-                Err(kube::Error::Service(
-                    format!("building the client: {e}").into(),
-                ))
-            })
+        tokio::task::spawn_blocking(move || {
+            building
+                .transport
+                .client(&config, proxy, protocol, observer)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(kube::Error::Service(
+                format!("building the client: {e}").into(),
+            ))
+        })
     } else {
-        shared.transport.client(&config, protocol, observer)
+        shared.transport.client(&config, proxy, protocol, observer)
     };
     let client = match client {
         Ok(client) => client,

@@ -35,6 +35,7 @@ impl Engine {
             transport: transport::Transport {
                 tls: transport::TlsCache::default(),
                 connect_timeout: settings.connect_timeout,
+                env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
             },
             exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
             connecting: Semaphore::new(settings.connect_concurrency.max(1)),

@@ -13,6 +13,7 @@ use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
 use hyper_util::client::legacy::connect::{Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use kube::client::ConfigExt;
 use tokio::net::TcpStream;
@@ -173,6 +174,27 @@ impl tower::Service<Uri> for Connector {
 pub struct Transport {
     pub tls: TlsCache,
     pub connect_timeout: Duration,
+    /// `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` with `NO_PROXY`, read once at start.
+    pub env_proxy: Matcher,
+}
+
+/// The proxy to reach `server` through: the kubeconfig's `proxy-url` when it has one, else the
+/// environment's unless `NO_PROXY` exempts the server. (kube alone would send every cluster
+/// through `HTTPS_PROXY`, ignoring `NO_PROXY`.)
+pub fn proxy_for(
+    explicit: Option<&str>,
+    server: &Uri,
+    env: &Matcher,
+) -> Result<Option<(Uri, Option<http::HeaderValue>)>, String> {
+    match explicit.filter(|p| !p.is_empty()) {
+        Some(p) => p
+            .parse::<Uri>()
+            .map(|uri| Some((uri, None)))
+            .map_err(|e| format!("proxy-url {p:?} is not a URL: {e}")),
+        None => Ok(env
+            .intercept(server)
+            .map(|i| (i.uri().clone(), i.basic_auth().cloned()))),
+    }
 }
 
 impl Transport {
@@ -181,6 +203,7 @@ impl Transport {
     pub fn client(
         &self,
         config: &kube::Config,
+        proxy: Option<(Uri, Option<http::HeaderValue>)>,
         protocol: Protocol,
         observer: Observer,
     ) -> Result<kube::Client, kube::Error> {
@@ -192,12 +215,18 @@ impl Transport {
         http.set_nodelay(true);
         http.set_connect_timeout(Some(self.connect_timeout));
         http.set_keepalive(Some(Duration::from_secs(60)));
-        let dial = match &config.proxy_url {
+        let dial = match proxy {
             None => Dial::Direct(http),
-            Some(proxy) if proxy.scheme_str() == Some("socks5") => {
-                Dial::Socks(SocksV5::new(proxy.clone(), http))
+            Some((proxy, _)) if proxy.scheme_str() == Some("socks5") => {
+                Dial::Socks(SocksV5::new(proxy, http))
             }
-            Some(proxy) => Dial::Http(Tunnel::new(proxy.clone(), http)),
+            Some((proxy, auth)) => {
+                let tunnel = Tunnel::new(proxy, http);
+                Dial::Http(match auth {
+                    Some(auth) => tunnel.with_auth(auth),
+                    None => tunnel,
+                })
+            }
         };
         let builder = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
@@ -242,5 +271,35 @@ impl Transport {
             .map_err(BoxError::from)
             .service(hyper);
         Ok(kube::Client::new(service, config.default_namespace.clone()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kubeconfig_proxy_wins_and_no_proxy_exempts_servers_from_the_environment() {
+        let env = Matcher::builder()
+            .https("http://corp-proxy:3128")
+            .no("10.0.0.0/8, .internal")
+            .build();
+        let uri = |s: &str| s.parse::<Uri>().unwrap();
+        let proxy = |explicit, server| {
+            proxy_for(explicit, &uri(server), &env)
+                .unwrap()
+                .map(|(u, _)| u.to_string())
+        };
+        assert_eq!(
+            proxy(None, "https://api.example.com:6443").as_deref(),
+            Some("http://corp-proxy:3128/")
+        );
+        assert_eq!(proxy(None, "https://10.1.2.3:6443"), None);
+        assert_eq!(proxy(None, "https://k8s.prod.internal"), None);
+        assert_eq!(
+            proxy(Some("socks5://bastion:1080"), "https://10.1.2.3:6443").as_deref(),
+            Some("socks5://bastion:1080/")
+        );
+        assert!(proxy_for(Some("::bad"), &uri("https://x"), &env).is_err());
     }
 }
