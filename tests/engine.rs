@@ -101,12 +101,7 @@ async fn until_truth(live: &mut Live, sim: &Sim, within: Duration) {
 }
 
 fn phase_of(index: &Index, cluster: &str) -> Phase {
-    index
-        .clusters()
-        .iter()
-        .find(|c| c.info.name == cluster)
-        .map(|c| c.connection.phase)
-        .unwrap()
+    index.cluster_named(cluster).unwrap().connection.phase
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -142,12 +137,7 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
             .iter()
             .find(|c| c.faults.iter().any(|f| f.starts_with(fault)))
             .unwrap();
-        let entry = live
-            .index
-            .clusters()
-            .iter()
-            .find(|c| c.info.name == cluster.name)
-            .unwrap();
+        let entry = live.index.cluster_named(&cluster.name).unwrap();
         let conn = &entry.connection;
         // A 503 on one request can also surface as a failed watch; both are server errors.
         assert_eq!(conn.phase, phase, "{fault}: {conn:?}");
@@ -163,12 +153,7 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         .iter()
         .find(|c| c.faults.iter().any(|f| f.starts_with("old-flux")))
         .unwrap();
-    let entry = live
-        .index
-        .clusters()
-        .iter()
-        .find(|c| c.info.name == old.name)
-        .unwrap();
+    let entry = live.index.cluster_named(&old.name).unwrap();
     let hr_version = entry
         .connection
         .watching

@@ -102,12 +102,7 @@ async fn plugins_run_once_per_command_non_interactively_and_failures_are_auth_st
     let mut live = Live::start(&inv, &Config::defaults().engine);
     assert!(live.settle(Duration::from_secs(20)).await);
     let state = |name: &str| {
-        let c = live
-            .index
-            .clusters()
-            .iter()
-            .find(|c| c.info.name == name)
-            .unwrap();
+        let c = live.index.cluster_named(name).unwrap();
         (
             c.connection.phase,
             c.connection.error.clone().unwrap_or_default(),

@@ -77,6 +77,7 @@ pub struct Index {
     clusters: Vec<ClusterEntry>,
     workspaces: Vec<WorkspaceEntry>,
     workspace_ids: HashMap<String, WorkspaceId>,
+    cluster_ids: HashMap<String, ClusterId>,
     health: HealthCounts,
     phases: PhaseCounts,
     unanswered: u32,
@@ -110,6 +111,7 @@ impl Index {
         ws.phases.add(connection.phase);
         self.phases.add(connection.phase);
         self.unanswered += 1;
+        self.cluster_ids.insert(info.name.clone(), id);
         self.clusters.push(ClusterEntry {
             info,
             workspace,
@@ -189,6 +191,11 @@ impl Index {
 
     pub fn cluster(&self, id: ClusterId) -> Option<&ClusterEntry> {
         self.clusters.get(id.0 as usize)
+    }
+
+    /// The cluster with this (unique) name.
+    pub fn cluster_named(&self, name: &str) -> Option<&ClusterEntry> {
+        self.cluster(*self.cluster_ids.get(name)?)
     }
 
     pub fn workspaces(&self) -> &[WorkspaceEntry] {

@@ -138,6 +138,9 @@ fn phases_roll_up_per_workspace_and_fleet() {
     assert_eq!(payments.phases.get(Phase::Live), 1);
     assert_eq!(payments.phases.get(Phase::Unreachable), 1);
     assert_eq!(payments.phases.failed(), 1);
+    let b_entry = index.cluster_named("b").unwrap();
+    assert_eq!(b_entry.connection.phase, Phase::Unreachable);
+    assert!(index.cluster_named("nope").is_none());
     assert!(!index.settled());
     index.apply(at(c, Change::Connection(Connection::new(Phase::Live))));
     assert!(index.settled());
