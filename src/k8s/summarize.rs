@@ -6,6 +6,12 @@ use serde_json::{Map, Value};
 
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
+/// The annotations `FluxSummary::of` looks at.
+const SUMMARY_ANNOTATIONS: [&str; 2] = [
+    "reconcile.fluxcd.io/requestedAt",
+    "source.extensions.fluxcd.io/reconcile",
+];
+
 /// The summary of one watched object; None (and a debug log) for an object without a name.
 pub fn summarize(kind: FluxKind, object: DynamicObject) -> Option<FluxSummary> {
     let meta = &object.metadata;
@@ -24,12 +30,15 @@ pub fn summarize(kind: FluxKind, object: DynamicObject) -> Option<FluxSummary> {
             .as_ref()
             .map(|t| Value::from(t.0.to_string())),
     );
+    // Only the annotations a summary reads: others (last-applied-configuration) can be as large
+    // as the object itself.
     put(
         "annotations",
         meta.annotations.as_ref().map(|a| {
             Value::Object(
-                a.iter()
-                    .map(|(k, v)| (k.clone(), Value::from(v.clone())))
+                SUMMARY_ANNOTATIONS
+                    .iter()
+                    .filter_map(|k| Some((k.to_string(), Value::from(a.get(*k)?.clone()))))
                     .collect(),
             )
         }),
@@ -53,4 +62,39 @@ pub fn key_of(kind: FluxKind, object: &DynamicObject) -> Option<ObjectKey> {
     let name = object.metadata.name.as_deref()?;
     let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
     Some(ObjectKey::new(kind, namespace, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::Health;
+
+    fn object(kind: &str, annotations: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": kind,
+            "metadata": {"name": "x", "namespace": "flux-system", "generation": 2,
+                         "annotations": annotations},
+            "spec": {}, "status": {"observedGeneration": 2,
+                "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_annotations_that_matter_reach_the_summary() {
+        let ks = object(
+            "Kustomization",
+            serde_json::json!({"reconcile.fluxcd.io/requestedAt": "t1",
+                "kubectl.kubernetes.io/last-applied-configuration": "{…}"}),
+        );
+        let s = summarize(FluxKind::Kustomization, ks).unwrap();
+        assert_eq!(s.requested_at.as_deref(), Some("t1"));
+        assert_eq!(s.health, Health::Ready);
+        let ag = object(
+            "ArtifactGenerator",
+            serde_json::json!({"source.extensions.fluxcd.io/reconcile": "Disabled"}),
+        );
+        let s = summarize(FluxKind::ArtifactGenerator, ag).unwrap();
+        assert_eq!(s.health, Health::Suspended);
+    }
 }
