@@ -48,27 +48,19 @@ impl Live {
     /// Applies events until every cluster has answered once (live or failed) or `timeout`
     /// passes. Returns whether every cluster answered.
     pub async fn settle(&mut self, timeout: Duration) -> bool {
-        let deadline = tokio::time::Instant::now() + timeout;
-        while !self.index.settled() {
-            tokio::select! {
-                n = self.events.recv_many(&mut self.batch, 1024) => {
-                    if n == 0 {
-                        break;
-                    }
-                    for event in self.batch.drain(..) {
-                        self.index.apply(event);
-                    }
-                }
-                _ = tokio::time::sleep_until(deadline) => return false,
-            }
-        }
+        self.apply_until(timeout, Index::settled).await;
         self.index.settled()
     }
 
     /// Applies whatever arrives during `window`.
     pub async fn pump(&mut self, window: Duration) {
-        let deadline = tokio::time::Instant::now() + window;
-        loop {
+        self.apply_until(window, |_| false).await;
+    }
+
+    /// Applies events in batches until `done` says so, `within` passes or the engine stops.
+    async fn apply_until(&mut self, within: Duration, done: impl Fn(&Index) -> bool) {
+        let deadline = tokio::time::Instant::now() + within;
+        while !done(&self.index) {
             tokio::select! {
                 n = self.events.recv_many(&mut self.batch, 1024) => {
                     if n == 0 {
