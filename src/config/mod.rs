@@ -25,6 +25,8 @@ pub struct Config {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Engine {
+    /// Objects per list page (kubectl's `--chunk-size`).
+    pub chunk_size: usize,
     pub connect_concurrency: usize,
     pub connect_timeout: Duration,
     pub exec_concurrency: usize,
@@ -100,6 +102,7 @@ struct Raw {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawEngine {
+    chunk_size: usize,
     connect_concurrency: usize,
     connect_timeout: String,
     exec_concurrency: usize,
@@ -215,6 +218,7 @@ impl Config {
             }
         };
         let engine = Engine {
+            chunk_size: positive("chunk_size", raw.engine.chunk_size, fallback.chunk_size),
             connect_concurrency: positive(
                 "connect_concurrency",
                 raw.engine.connect_concurrency,
@@ -244,6 +248,7 @@ impl Config {
     fn fallback() -> Config {
         Config {
             engine: Engine {
+                chunk_size: 500,
                 connect_concurrency: 64,
                 connect_timeout: Duration::from_secs(15),
                 exec_concurrency: 4,

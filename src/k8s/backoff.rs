@@ -1,8 +1,6 @@
-//! Exponential backoff with jitter that remembers its last delay, so the state shown for a
-//! backing-off cluster can say when the next attempt is.
+//! Exponential backoff with jitter, so that clusters (and kinds) failing together do not retry
+//! together.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Doubles from `initial` to `max`; each delay is jittered by up to a quarter, downwards.
@@ -11,17 +9,6 @@ pub struct Backoff {
     max: Duration,
     current: Duration,
     jitter: u64,
-    last: LastDelay,
-}
-
-/// The last delay handed out, readable from elsewhere.
-#[derive(Clone, Default)]
-pub struct LastDelay(Arc<AtomicU64>);
-
-impl LastDelay {
-    pub fn get(&self) -> Duration {
-        Duration::from_millis(self.0.load(Ordering::Relaxed))
-    }
 }
 
 impl Backoff {
@@ -31,12 +18,7 @@ impl Backoff {
             max: max.max(initial),
             current: initial,
             jitter: seed | 1,
-            last: LastDelay::default(),
         }
-    }
-
-    pub fn last_delay(&self) -> LastDelay {
-        self.last.clone()
     }
 
     pub fn next_delay(&mut self) -> Duration {
@@ -48,28 +30,11 @@ impl Backoff {
         let cut = base.as_millis() as u64 / 4;
         let delay = base - Duration::from_millis(if cut == 0 { 0 } else { self.jitter % cut });
         self.current = (self.current * 2).min(self.max);
-        self.last
-            .0
-            .store(delay.as_millis() as u64, Ordering::Relaxed);
         delay
     }
 
     pub fn reset(&mut self) {
         self.current = self.initial;
-    }
-}
-
-impl Iterator for Backoff {
-    type Item = Duration;
-
-    fn next(&mut self) -> Option<Duration> {
-        Some(self.next_delay())
-    }
-}
-
-impl kube::runtime::utils::Backoff for Backoff {
-    fn reset(&mut self) {
-        Backoff::reset(self)
     }
 }
 
@@ -85,7 +50,6 @@ mod tests {
             let base = Duration::from_secs(base);
             assert!(*d <= base && *d >= base * 3 / 4, "{d:?} vs {base:?}");
         }
-        assert_eq!(b.last_delay().get(), delays[5]);
         b.reset();
         assert!(b.next_delay() <= Duration::from_secs(1));
     }

@@ -10,12 +10,12 @@ use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::{Semaphore, mpsc};
 use tokio_util::sync::CancellationToken;
 
+use super::api::{Http, Trouble};
 use super::backoff::Backoff;
 use super::discovery::{Served, discover};
 use super::errors::{self, Failure};
 use super::exec;
-use super::observe::Observation;
-use super::transport::{self, NotHttp2, Protocol, Transport};
+use super::transport::{self, Protocol, Transport};
 use super::watch::watch;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Connection, FluxKind, Phase};
@@ -30,6 +30,8 @@ pub struct Shared {
     pub kinds: Vec<FluxKind>,
     pub connect_timeout: Duration,
     pub max_backoff: Duration,
+    /// Objects per list page.
+    pub chunk_size: usize,
     pub events: mpsc::Sender<Event>,
 }
 
@@ -38,12 +40,18 @@ pub(super) struct Reporter {
     id: ClusterId,
     events: mpsc::Sender<Event>,
     connection: Connection,
+    seed: u64,
 }
 
 /// The engine is gone (shut down, or the consumer dropped the receiver).
 pub(super) struct Closed;
 
 impl Reporter {
+    /// A jitter seed for this cluster's backoffs.
+    pub(super) fn seed(&self) -> u64 {
+        self.seed
+    }
+
     pub(super) async fn send(&self, change: Change) -> Result<(), Closed> {
         let event = Event {
             cluster: self.id,
@@ -84,10 +92,9 @@ enum Attempt {
 }
 
 pub(super) struct Connected {
-    pub client: kube::Client,
+    pub http: Http,
     pub served: Vec<Served>,
-    pub observations: mpsc::UnboundedReceiver<Observation>,
-    pub protocol: Option<&'static str>,
+    pub protocol: &'static str,
     /// When the exec credential runs out: reconnect before then.
     pub expires: Option<Timestamp>,
 }
@@ -107,6 +114,7 @@ pub async fn run(id: ClusterId, spec: ClusterSpec, shared: Arc<Shared>, cancel: 
         id,
         events: shared.events.clone(),
         connection: Connection::default(),
+        seed: seed(&spec.name),
     };
     tokio::select! {
         _ = cancel.cancelled() => {}
@@ -124,7 +132,7 @@ async fn lifecycle(
     } else {
         Protocol::Http1
     };
-    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, seed(&spec.name));
+    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed);
     loop {
         let mut connecting = Connection::new(Phase::Connecting);
         connecting.error = reporter.connection.error.clone();
@@ -256,56 +264,36 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
         Ok(proxy) => proxy,
         Err(message) => return Attempt::Failed(Failure::new(Phase::Invalid, message)),
     };
-    let (observer, mut observations) = mpsc::unbounded_channel();
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
     let client = if config.auth_info.auth_provider.is_some() {
         let building = shared.clone();
-        tokio::task::spawn_blocking(move || {
-            building
-                .transport
-                .client(&config, proxy, protocol, observer)
-        })
-        .await
-        .unwrap_or_else(|e| {
-            Err(kube::Error::Service(
-                format!("building the client: {e}").into(),
-            ))
-        })
+        tokio::task::spawn_blocking(move || building.transport.client(&config, proxy, protocol))
+            .await
+            .unwrap_or_else(|e| {
+                Err(kube::Error::Service(
+                    format!("building the client: {e}").into(),
+                ))
+            })
     } else {
-        shared.transport.client(&config, proxy, protocol, observer)
+        shared.transport.client(&config, proxy, protocol)
     };
-    let client = match client {
-        Ok(client) => client,
+    let http = match client {
+        Ok(http) => http,
         Err(e) => return Attempt::Failed(errors::of_kube(&e)),
     };
-    match discover(&client, &shared.kinds).await {
-        Ok(served) if served.is_empty() => Attempt::NoFlux,
-        Ok(served) => {
-            let protocol = observations.try_recv().ok().map(|o| match o.version {
+    match discover(&http, &shared.kinds).await {
+        Ok((served, _)) if served.is_empty() => Attempt::NoFlux,
+        Ok((served, version)) => Attempt::Connected(Connected {
+            http,
+            served,
+            protocol: match version {
                 http::Version::HTTP_2 => Protocol::Http2.as_str(),
                 _ => Protocol::Http1.as_str(),
-            });
-            Attempt::Connected(Connected {
-                client,
-                served,
-                observations,
-                protocol,
-                expires,
-            })
-        }
-        Err(e) if is_not_http2(&e) => Attempt::NotHttp2,
-        Err(e) => Attempt::Failed(errors::of_kube(&e)),
+            },
+            expires,
+        }),
+        Err(Trouble::NotHttp2) => Attempt::NotHttp2,
+        Err(trouble) => Attempt::Failed(trouble.into_failure()),
     }
-}
-
-fn is_not_http2(e: &kube::Error) -> bool {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(s) = source {
-        if s.is::<NotHttp2>() {
-            return true;
-        }
-        source = s.source();
-    }
-    false
 }

@@ -6,6 +6,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use futures::future::join_all;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList};
+
+use super::api::{self, Http, Trouble};
 
 use crate::fleet::{FluxKind, compare_versions};
 
@@ -17,13 +20,13 @@ pub struct Served {
 }
 
 /// Asks the server: the group list, then the resource list of every version of every Flux group
-/// that holds a wanted kind.
+/// that holds a wanted kind. Also says which HTTP version the server answered with.
 pub async fn discover(
-    client: &kube::Client,
+    http: &Http,
     wanted: &[FluxKind],
-) -> Result<Vec<Served>, kube::Error> {
+) -> Result<(Vec<Served>, http::Version), Trouble> {
     let groups: BTreeSet<&str> = wanted.iter().map(|k| k.group()).collect();
-    let list = client.list_api_groups().await?;
+    let (list, protocol) = api::get_json::<APIGroupList>(http, "/apis").await?;
     let versions: Vec<(String, String)> = list
         .groups
         .iter()
@@ -35,28 +38,32 @@ pub async fn discover(
         })
         .collect();
     let lists = join_all(versions.iter().map(|(group, version)| async move {
-        let gv = format!("{group}/{version}");
-        (group, version, client.list_api_group_resources(&gv).await)
+        let path = format!("/apis/{group}/{version}");
+        (
+            group,
+            version,
+            api::get_json::<APIResourceList>(http, &path).await,
+        )
     }))
     .await;
     let mut resources = Vec::new();
     for (group, version, result) in lists {
         match result {
-            Ok(list) => {
+            Ok((list, _)) => {
                 for r in list.resources.into_iter().filter(|r| !r.name.contains('/')) {
                     resources.push((group.as_str(), version.as_str(), r.kind));
                 }
             }
             // A version listed in /apis but gone by now (a CRD being updated): skip it.
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => return Err(e),
+            Err(trouble) if trouble.code() == Some(404) => {}
+            Err(trouble) => return Err(trouble),
         }
     }
     let found: Vec<(&str, &str, &str)> = resources
         .iter()
         .map(|(g, v, k)| (*g, *v, k.as_str()))
         .collect();
-    Ok(choose(&found, wanted))
+    Ok((choose(&found, wanted), protocol))
 }
 
 /// For each wanted kind, the most preferred version that serves it (kube-aware order).

@@ -42,6 +42,7 @@ impl Engine {
             kinds: settings.kinds.clone(),
             connect_timeout: settings.connect_timeout,
             max_backoff: settings.max_backoff,
+            chunk_size: settings.chunk_size,
             events,
         });
         let cancel = CancellationToken::new();

@@ -4,8 +4,6 @@
 use std::error::Error as StdError;
 use std::time::Duration;
 
-use kube::runtime::watcher;
-
 use crate::fleet::Phase;
 use crate::units::format_duration;
 
@@ -27,41 +25,6 @@ impl Failure {
             phase,
             message: message.into(),
         }
-    }
-}
-
-/// A 410 Gone: the watcher relists by itself; nothing is wrong with the cluster.
-pub fn is_gone(e: &watcher::Error) -> bool {
-    match e {
-        watcher::Error::WatchError(status) => status.code == 410,
-        watcher::Error::WatchFailed(kube::Error::Api(status))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
-        | watcher::Error::InitialListFailed(kube::Error::Api(status)) => status.code == 410,
-        _ => false,
-    }
-}
-
-/// The HTTP status of an API error inside a watcher error, if it is one.
-pub fn status_code(e: &watcher::Error) -> Option<u16> {
-    match e {
-        watcher::Error::WatchError(status) => Some(status.code),
-        watcher::Error::WatchFailed(kube::Error::Api(status))
-        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
-        | watcher::Error::InitialListFailed(kube::Error::Api(status)) => Some(status.code),
-        _ => None,
-    }
-}
-
-pub fn of_watcher(e: &watcher::Error) -> Failure {
-    match e {
-        watcher::Error::InitialListFailed(e)
-        | watcher::Error::WatchStartFailed(e)
-        | watcher::Error::WatchFailed(e) => of_kube(e),
-        watcher::Error::WatchError(status) => of_status(status),
-        watcher::Error::NoResourceVersion => Failure::new(
-            Phase::ServerError,
-            "the server sent a list without a resourceVersion",
-        ),
     }
 }
 
@@ -102,9 +65,6 @@ pub fn of_kube(e: &kube::Error) -> Failure {
         ),
         kube::Error::InferKubeconfig(e) => Failure::new(Phase::Invalid, crate::errors::chain(e)),
         kube::Error::RustlsTls(e) => Failure::new(Phase::Invalid, crate::errors::chain(e)),
-        kube::Error::ReadEvents(e) => {
-            Failure::new(Phase::Unreachable, format!("the watch stream broke: {e}"))
-        }
         other => of_transport(other),
     }
 }

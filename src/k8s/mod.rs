@@ -2,13 +2,14 @@
 //! discovery, and one task per cluster that watches its Flux objects and reports summaries and
 //! connection states as [`crate::fleet::index::Event`]s.
 
+mod api;
 mod backoff;
 mod cluster;
 pub mod discovery;
 mod engine;
 pub mod errors;
 mod exec;
-mod observe;
+mod kind_watch;
 mod summarize;
 pub mod transport;
 mod watch;

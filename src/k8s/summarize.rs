@@ -1,7 +1,6 @@
 //! From a watched object to its summary, dropping everything else (HelmRelease values,
 //! inventories, managedFields) the moment the object has been read.
 
-use kube::api::DynamicObject;
 use serde_json::{Map, Value};
 
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
@@ -12,43 +11,29 @@ const SUMMARY_ANNOTATIONS: [&str; 2] = [
     "source.extensions.fluxcd.io/reconcile",
 ];
 
-/// The summary of one watched object; None (and a debug log) for an object without a name.
-pub fn summarize(kind: FluxKind, object: DynamicObject) -> Option<FluxSummary> {
-    let meta = &object.metadata;
-    let mut metadata = Map::new();
-    let mut put = |key: &str, value: Option<Value>| {
-        if let Some(v) = value {
-            metadata.insert(key.into(), v);
-        }
+/// The summary of one watched object; None (and a debug log) for an object that is not one.
+pub fn summarize(kind: FluxKind, mut object: Value) -> Option<FluxSummary> {
+    let Some(fields) = object.as_object_mut() else {
+        tracing::debug!(%kind, "skipping a watched item that is not an object");
+        return None;
     };
-    put("name", meta.name.clone().map(Value::from));
-    put("namespace", meta.namespace.clone().map(Value::from));
-    put("generation", meta.generation.map(Value::from));
-    put(
-        "deletionTimestamp",
-        meta.deletion_timestamp
-            .as_ref()
-            .map(|t| Value::from(t.0.to_string())),
-    );
-    // Only the annotations a summary reads: others (last-applied-configuration) can be as large
-    // as the object itself.
-    put(
-        "annotations",
-        meta.annotations.as_ref().map(|a| {
-            Value::Object(
-                SUMMARY_ANNOTATIONS
-                    .iter()
-                    .filter_map(|k| Some((k.to_string(), Value::from(a.get(*k)?.clone()))))
-                    .collect(),
-            )
-        }),
-    );
-    let mut value = match object.data {
-        Value::Object(map) => Value::Object(map),
-        _ => Value::Object(Map::new()),
+    let mut metadata = match fields.remove("metadata") {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
     };
-    value["metadata"] = Value::Object(metadata);
-    match FluxSummary::of(kind, &value) {
+    // Only what a summary reads: managedFields and annotations such as
+    // last-applied-configuration can be as large as the object itself.
+    metadata.retain(|key, _| {
+        matches!(
+            key.as_str(),
+            "name" | "namespace" | "generation" | "deletionTimestamp" | "annotations"
+        )
+    });
+    if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
+        annotations.retain(|key, _| SUMMARY_ANNOTATIONS.contains(&key.as_str()));
+    }
+    fields.insert("metadata".into(), Value::Object(metadata));
+    match FluxSummary::of(kind, &object) {
         Ok(s) => Some(s),
         Err(e) => {
             tracing::debug!(%kind, error = %e, "skipping an object that cannot be summarised");
@@ -58,9 +43,10 @@ pub fn summarize(kind: FluxKind, object: DynamicObject) -> Option<FluxSummary> {
 }
 
 /// The key of a deleted object.
-pub fn key_of(kind: FluxKind, object: &DynamicObject) -> Option<ObjectKey> {
-    let name = object.metadata.name.as_deref()?;
-    let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
+pub fn key_of(kind: FluxKind, object: &Value) -> Option<ObjectKey> {
+    let metadata = &object["metadata"];
+    let name = metadata["name"].as_str()?;
+    let namespace = metadata["namespace"].as_str().unwrap_or_default();
     Some(ObjectKey::new(kind, namespace, name))
 }
 
@@ -69,15 +55,14 @@ mod tests {
     use super::*;
     use crate::fleet::Health;
 
-    fn object(kind: &str, annotations: serde_json::Value) -> DynamicObject {
-        serde_json::from_value(serde_json::json!({
+    fn object(kind: &str, annotations: serde_json::Value) -> Value {
+        serde_json::json!({
             "apiVersion": "v1", "kind": kind,
             "metadata": {"name": "x", "namespace": "flux-system", "generation": 2,
                          "annotations": annotations},
             "spec": {}, "status": {"observedGeneration": 2,
                 "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 2}]}
-        }))
-        .unwrap()
+        })
     }
 
     #[test]

@@ -19,7 +19,7 @@ use kube::client::ConfigExt;
 use tokio::net::TcpStream;
 use tower::{BoxError, ServiceBuilder};
 
-use super::observe::{ObserveLayer, Observer};
+use super::api::Http;
 
 /// Which HTTP version a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,15 +198,14 @@ pub fn proxy_for(
 }
 
 impl Transport {
-    /// A kube client for `config` speaking `protocol`. Synchronous and possibly slow (it may
-    /// read certificate files and the system trust store): call it off the async threads.
+    /// The HTTP service for `config` speaking `protocol`. Synchronous and possibly slow (it may
+    /// read certificate files and the system trust store).
     pub fn client(
         &self,
         config: &kube::Config,
         proxy: Option<(Uri, Option<http::HeaderValue>)>,
         protocol: Protocol,
-        observer: Observer,
-    ) -> Result<kube::Client, kube::Error> {
+    ) -> Result<Http, kube::Error> {
         let mut tls = self.tls.config_for(config)?;
         // hyper-rustls sets ALPN itself (and refuses a config that already has it).
         tls.alpn_protocols.clear();
@@ -267,10 +266,9 @@ impl Transport {
             .layer(config.base_uri_layer())
             .option_layer(config.auth_layer()?)
             .layer(config.extra_headers_layer()?)
-            .layer(ObserveLayer::new(observer))
             .map_err(BoxError::from)
             .service(hyper);
-        Ok(kube::Client::new(service, config.default_namespace.clone()))
+        Ok(Http::new(service))
     }
 }
 

@@ -1,21 +1,18 @@
-//! The watching half of a cluster task: one kube watcher per served kind on the cluster's one
-//! connection, relists buffered into one atomic replacement, and the cluster's connection state
-//! derived from where each kind's watch stands.
+//! The watching half of a cluster task: one list-then-watch per served kind (`kind_watch.rs`) on
+//! the cluster's one connection, and the cluster's connection state derived from where each
+//! kind's watch stands.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
-use kube::api::{Api, ApiResource, DynamicObject};
-use kube::runtime::{WatchStreamExt, watcher};
 
 use super::backoff::Backoff;
 use super::cluster::{Connected, Ended, Reporter, Shared};
-use super::errors::{self, Failure};
-use super::summarize::{key_of, summarize};
+use super::errors::Failure;
+use super::kind_watch::{KindWatch, Step};
 use crate::fleet::index::Change;
-use crate::fleet::{Connection, FluxKind, FluxSummary, Phase};
+use crate::fleet::{Connection, FluxKind, Phase};
 
 /// Where one kind's watch stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,9 +35,8 @@ pub(super) async fn watch(
     let mut permit = Some(permit);
     let release_by = tokio::time::Instant::now() + shared.connect_timeout;
     let Connected {
-        client,
+        http,
         served,
-        mut observations,
         protocol,
         expires,
     } = connected;
@@ -48,31 +44,29 @@ pub(super) async fn watch(
         .iter()
         .map(|s| (s.kind, KindState::Listing))
         .collect();
-    let plurals: HashMap<&str, FluxKind> =
-        served.iter().map(|s| (s.kind.plural(), s.kind)).collect();
-    let streams = served.iter().map(|s| {
-        let resource = ApiResource {
-            group: s.kind.group().into(),
-            version: s.version.clone(),
-            api_version: format!("{}/{}", s.kind.group(), s.version),
-            kind: s.kind.as_str().into(),
-            plural: s.kind.plural().into(),
-        };
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resource);
-        let kind_backoff = Backoff::new(Duration::from_millis(500), shared.max_backoff, 0);
-        let delay = kind_backoff.last_delay();
-        let kind = s.kind;
-        watcher(api, watcher::Config::default())
-            .backoff(kind_backoff)
-            .map(move |item| (kind, item, delay.clone()))
-            .boxed()
+    let seed = reporter.seed();
+    let http = std::sync::Arc::new(http);
+    let streams = served.iter().enumerate().map(|(i, s)| {
+        let watch = KindWatch::new(
+            http.clone(),
+            s.kind,
+            &s.version,
+            shared.chunk_size,
+            shared.max_backoff,
+            seed.wrapping_add(i as u64),
+        );
+        futures::stream::unfold(watch, |mut watch| async move {
+            let step = watch.next().await;
+            Some(((watch.kind(), step), watch))
+        })
+        .boxed()
     });
     let mut merged = futures::stream::select_all(streams);
+    drop(http);
     let watching: Box<[(FluxKind, Box<str>)]> = served
         .iter()
         .map(|s| (s.kind, s.version.as_str().into()))
         .collect();
-    let mut buffers: HashMap<FluxKind, Vec<FluxSummary>> = HashMap::new();
     let renew_at = expires.map(|t| {
         let left = t.duration_since(Timestamp::now()).as_secs_f64() - 60.0;
         tokio::time::Instant::now() + Duration::from_secs_f64(left.max(1.0))
@@ -80,13 +74,12 @@ pub(super) async fn watch(
     let report = |states: &[(FluxKind, KindState)]| {
         let mut c = derive(states);
         c.watching = watching.clone();
-        c.protocol = protocol;
+        c.protocol = Some(protocol);
         c
     };
     if reporter.connection(report(&states)).await.is_err() {
         return Ended::Closed;
     }
-    let mut changed = false;
     loop {
         let renew = async {
             match renew_at {
@@ -94,89 +87,68 @@ pub(super) async fn watch(
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            item = merged.next() => {
-                let Some((kind, item, delay)) = item else {
-                    return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended"));
-                };
-                let state = match item {
-                    Ok(event) => {
-                        let change = match event {
-                            watcher::Event::Init => {
-                                buffers.insert(kind, Vec::new());
-                                None
-                            }
-                            watcher::Event::InitApply(obj) => {
-                                if let Some(s) = summarize(kind, obj) {
-                                    buffers.entry(kind).or_default().push(s);
-                                }
-                                None
-                            }
-                            watcher::Event::InitDone => {
-                                Some(Change::Replaced(kind, buffers.remove(&kind).unwrap_or_default()))
-                            }
-                            watcher::Event::Apply(obj) => summarize(kind, obj).map(Change::Applied),
-                            watcher::Event::Delete(obj) => key_of(kind, &obj).map(Change::Deleted),
-                        };
-                        if let Some(change) = change
-                            && reporter.send(change).await.is_err()
-                        {
-                            return Ended::Closed;
-                        }
-                        let listing = buffers.contains_key(&kind);
-                        Some(if listing { KindState::Listing } else { KindState::Live })
-                    }
-                    Err(e) if errors::is_gone(&e) => None,
-                    Err(e) => {
-                        let failure = errors::of_watcher(&e);
-                        match errors::status_code(&e) {
-                            Some(401) => return Ended::Reconnect(failure),
-                            // The kind is gone from the server (Flux uninstalled or downgraded).
-                            Some(404) => return Ended::Reconnect(Failure::new(
-                                Phase::ServerError,
-                                format!("{kind} is no longer served; discovering again"),
-                            )),
-                            Some(403) => Some(KindState::Forbidden(failure.message)),
-                            _ => {
-                                let retry_at = Timestamp::now() + delay.get();
-                                Some(KindState::Failed(failure, retry_at))
-                            }
-                        }
-                    }
-                };
-                if let Some(state) = state
-                    && let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind)
-                    && slot.1 != state
-                {
-                    slot.1 = state;
-                    changed = true;
-                }
-            }
-            observation = observations.recv() => {
-                // A watch request answered 200 after its kind failed: it is back.
-                if let Some(o) = observation
-                    && o.watch
-                    && o.status == 200
-                    && let Some(kind) = plurals.get(o.resource.as_str())
-                    && let Some(slot) = states.iter_mut().find(|(k, _)| k == kind)
-                    && matches!(slot.1, KindState::Failed(..))
-                {
-                    slot.1 = KindState::Live;
-                    changed = true;
-                }
-            }
+        let (kind, step) = tokio::select! {
+            item = merged.next() => match item {
+                Some(item) => item,
+                None => return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended")),
+            },
             _ = tokio::time::sleep_until(release_by), if permit.is_some() => {
                 // Listing is slow here: let other clusters go ahead.
                 permit = None;
                 continue;
             }
             _ = renew => return Ended::Renew,
-        }
+        };
+        let state = match step {
+            Step::Listed(summaries) => {
+                if reporter
+                    .send(Change::Replaced(kind, summaries))
+                    .await
+                    .is_err()
+                {
+                    return Ended::Closed;
+                }
+                None
+            }
+            Step::Watching => Some(KindState::Live),
+            Step::Applied(summary) => {
+                if reporter.send(Change::Applied(summary)).await.is_err() {
+                    return Ended::Closed;
+                }
+                None
+            }
+            Step::Deleted(key) => {
+                if reporter.send(Change::Deleted(key)).await.is_err() {
+                    return Ended::Closed;
+                }
+                None
+            }
+            Step::Failed {
+                code,
+                failure,
+                retry_at,
+            } => match code {
+                Some(401) => return Ended::Reconnect(failure),
+                // The kind is gone from the server (Flux uninstalled or downgraded).
+                Some(404) => {
+                    return Ended::Reconnect(Failure::new(
+                        Phase::ServerError,
+                        format!("{kind} is no longer served; discovering again"),
+                    ));
+                }
+                Some(403) => Some(KindState::Forbidden(failure.message)),
+                _ => Some(KindState::Failed(failure, retry_at)),
+            },
+        };
         // Most events leave every kind where it was: nothing to report.
-        if !changed {
+        let Some(state) = state else { continue };
+        let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind) else {
+            continue;
+        };
+        if slot.1 == state {
             continue;
         }
-        changed = false;
+        slot.1 = state;
         let connection = report(&states);
         if connection.phase != Phase::Syncing {
             permit = None;

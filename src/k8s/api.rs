@@ -1,0 +1,136 @@
+//! Plain requests on a cluster's HTTP service, and what their failures mean. The engine sends its
+//! own requests (discovery, lists, watches) instead of going through `kube::Client`: a client puts
+//! a request queue and a task in front of every cluster, and kube's watcher keeps an 8 KiB line
+//! buffer per watch — at thousands of clusters that is most of the engine's memory.
+
+use std::error::Error as StdError;
+
+use bytes::Bytes;
+use http::{Request, Response, Version};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use kube::client::Body;
+use serde::de::DeserializeOwned;
+use tower::util::BoxCloneSyncService;
+use tower::{BoxError, ServiceExt};
+
+use super::errors::{self, Failure};
+use super::transport::NotHttp2;
+use crate::fleet::Phase;
+
+/// One cluster's HTTP service: base URI, credentials and headers applied, one connection under it.
+/// Cheap to clone; `kube::Client::new(http, namespace)` turns it into a kube client when one is
+/// needed (actions).
+pub type Http = BoxCloneSyncService<Request<Body>, Response<Incoming>, BoxError>;
+
+/// The most of an error body read to explain it.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Why a request failed.
+#[derive(Debug)]
+pub enum Trouble {
+    /// The server answered with an API error (an HTTP status, or an ERROR event in a watch).
+    Status { code: u16, failure: Failure },
+    /// No usable answer: connection, TLS, a timeout, a broken stream, something not Kubernetes.
+    Failed(Failure),
+    /// HTTP/2 was required and the server speaks only HTTP/1.1: fall back.
+    NotHttp2,
+}
+
+impl Trouble {
+    pub fn code(&self) -> Option<u16> {
+        match self {
+            Trouble::Status { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    pub fn into_failure(self) -> Failure {
+        match self {
+            Trouble::Status { failure, .. } | Trouble::Failed(failure) => failure,
+            Trouble::NotHttp2 => Failure::new(Phase::Unreachable, NotHttp2.to_string()),
+        }
+    }
+
+    pub fn status(status: &kube::core::Status) -> Trouble {
+        Trouble::Status {
+            code: status.code,
+            failure: errors::of_status(status),
+        }
+    }
+
+    /// The answer could not be read as what a Kubernetes API server sends.
+    pub fn garbage(e: impl std::fmt::Display) -> Trouble {
+        Trouble::Failed(Failure::new(
+            Phase::ServerError,
+            format!("the answer is not from a Kubernetes API server: {e}"),
+        ))
+    }
+
+    /// A failure below HTTP (or of the body while it streams).
+    pub fn transport(e: &(dyn StdError + 'static)) -> Trouble {
+        let mut source: Option<&(dyn StdError + 'static)> = Some(e);
+        while let Some(s) = source {
+            if s.is::<NotHttp2>() {
+                return Trouble::NotHttp2;
+            }
+            source = s.source();
+        }
+        Trouble::Failed(errors::of_transport(e))
+    }
+}
+
+/// GETs `path_and_query`; a non-success status becomes [`Trouble::Status`] with the server's
+/// explanation.
+pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>, Trouble> {
+    let request = Request::get(path_and_query)
+        .body(Body::empty())
+        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
+    let response = http
+        .clone()
+        .oneshot(request)
+        .await
+        .map_err(|e| Trouble::transport(&*e))?;
+    if response.status().is_success() {
+        return Ok(response);
+    }
+    Err(rejected(response).await)
+}
+
+/// GETs `path` and reads the whole answer as JSON; also says which HTTP version answered.
+pub async fn get_json<T: DeserializeOwned>(
+    http: &Http,
+    path: &str,
+) -> Result<(T, Version), Trouble> {
+    let response = get(http, path).await?;
+    let version = response.version();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| Trouble::transport(&e))?
+        .to_bytes();
+    let value = serde_json::from_slice(&body).map_err(Trouble::garbage)?;
+    Ok((value, version))
+}
+
+/// The API error a rejected request carries: its `Status` when the body is one, else the bare
+/// HTTP status.
+async fn rejected(response: Response<Incoming>) -> Trouble {
+    let code = response.status().as_u16();
+    let body = http_body_util::Limited::new(response.into_body(), ERROR_BODY_LIMIT)
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_else(|_| Bytes::new());
+    let mut status: kube::core::Status = serde_json::from_slice(&body)
+        .unwrap_or_else(|_| kube::core::Status::failure("", "").with_code(code));
+    if status.code == 0 {
+        status.code = code;
+    }
+    // A proxy or load balancer answering with HTML says nothing useful beyond its status.
+    if status.message.is_empty() && status.reason.is_empty() && body.len() < 200 {
+        status.message = String::from_utf8_lossy(&body).trim().to_string();
+    }
+    Trouble::status(&status)
+}

@@ -1,0 +1,372 @@
+//! One kind's list-then-watch on one cluster, the way a Kubernetes reflector does it: a paginated
+//! list (replacing the kind's rows at once), then a watch from the list's resourceVersion with
+//! bookmarks, re-opened where it stopped when the server ends it, relisted on 410 Gone.
+//!
+//! Between events a watch holds no buffer: a body frame is split into lines where it lies, and
+//! only the unfinished tail of a line is copied — and released as soon as the line completes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use jiff::Timestamp;
+use kube::api::{ListParams, WatchParams};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::api::{self, Http, Trouble};
+use super::backoff::Backoff;
+use super::errors::Failure;
+use super::summarize::{key_of, summarize};
+use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
+
+/// The server ends a watch after this long (kube and client-go use about 5 minutes); it is then
+/// re-opened from the last resourceVersion seen.
+const WATCH_SECONDS: u32 = 290;
+/// A watch line longer than this is a misbehaving server, not a Flux object.
+const MAX_LINE: usize = 16 * 1024 * 1024;
+
+/// What a kind's watch has to say next.
+#[derive(Debug)]
+pub(super) enum Step {
+    /// A complete list: the kind's rows, replacing whatever was known.
+    Listed(Vec<FluxSummary>),
+    /// The watch request was accepted: from here on, changes arrive as they happen.
+    Watching,
+    Applied(FluxSummary),
+    Deleted(ObjectKey),
+    /// A request failed; this watch tries again by itself at `retry_at`.
+    Failed {
+        code: Option<u16>,
+        failure: Failure,
+        retry_at: Timestamp,
+    },
+}
+
+pub(super) struct KindWatch {
+    /// Shared by the cluster's kinds: a clone of the service stack is ~650 bytes, made per
+    /// request instead of kept per watch.
+    http: Arc<Http>,
+    kind: FluxKind,
+    /// `/apis/<group>/<version>/<plural>`
+    path: String,
+    /// Where the watch resumes; None means list first.
+    resource_version: Option<String>,
+    body: Option<Incoming>,
+    lines: Lines,
+    chunk_size: u32,
+    backoff: Backoff,
+    wait: Option<Duration>,
+}
+
+#[derive(Deserialize)]
+struct ListPage {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default)]
+    items: Vec<Value>,
+}
+
+#[derive(Default, Deserialize)]
+struct ListMeta {
+    #[serde(default, rename = "resourceVersion")]
+    resource_version: Option<String>,
+    #[serde(default, rename = "continue")]
+    continue_token: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct WatchLine {
+    #[serde(rename = "type")]
+    kind: String,
+    object: Value,
+}
+
+impl KindWatch {
+    pub(super) fn new(
+        http: Arc<Http>,
+        kind: FluxKind,
+        version: &str,
+        chunk_size: usize,
+        max_backoff: Duration,
+        seed: u64,
+    ) -> KindWatch {
+        KindWatch {
+            http,
+            kind,
+            path: format!("/apis/{}/{version}/{}", kind.group(), kind.plural()),
+            resource_version: None,
+            body: None,
+            lines: Lines::default(),
+            chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
+            backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
+            wait: None,
+        }
+    }
+
+    pub(super) fn kind(&self) -> FluxKind {
+        self.kind
+    }
+
+    /// Waits for the next thing worth telling. Never ends: failures are reported and retried.
+    pub(super) async fn next(&mut self) -> Step {
+        loop {
+            if let Some(delay) = self.wait.take() {
+                tokio::time::sleep(delay).await;
+            }
+            if self.resource_version.is_none() {
+                match self.list().await {
+                    Ok(items) => return Step::Listed(items),
+                    Err(trouble) => match self.failed(trouble) {
+                        Some(step) => return step,
+                        None => continue,
+                    },
+                }
+            }
+            if self.body.is_none() {
+                match self.open().await {
+                    Ok(body) => {
+                        self.body = Some(body);
+                        self.backoff.reset();
+                        return Step::Watching;
+                    }
+                    Err(trouble) => match self.failed(trouble) {
+                        Some(step) => return step,
+                        None => continue,
+                    },
+                }
+            }
+            let outcome = match self.line().await {
+                Ok(Some(line)) => self.event(&line),
+                Ok(None) => {
+                    // The server ended the watch (its timeout): resume where it stopped.
+                    self.body = None;
+                    Ok(None)
+                }
+                Err(trouble) => Err(trouble),
+            };
+            match outcome {
+                Ok(Some(step)) => return step,
+                Ok(None) => {}
+                Err(trouble) => {
+                    self.body = None;
+                    self.lines = Lines::default();
+                    if let Some(step) = self.failed(trouble) {
+                        return step;
+                    }
+                }
+            }
+        }
+    }
+
+    /// A failure: 410 Gone means relist now; anything else is reported and retried after a delay.
+    fn failed(&mut self, trouble: Trouble) -> Option<Step> {
+        if trouble.code() == Some(410) {
+            self.resource_version = None;
+            return None;
+        }
+        let delay = self.backoff.next_delay();
+        self.wait = Some(delay);
+        Some(Step::Failed {
+            code: trouble.code(),
+            failure: trouble.into_failure(),
+            retry_at: Timestamp::now() + delay,
+        })
+    }
+
+    /// Every page of the list, summarised page by page; remembers the list's resourceVersion.
+    async fn list(&mut self) -> Result<Vec<FluxSummary>, Trouble> {
+        let mut summaries = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let mut params = ListParams::default().limit(self.chunk_size);
+            if let Some(t) = token.take() {
+                params = params.continue_token(&t);
+            }
+            let uri = kube::core::Request::new(&self.path)
+                .list(&params)
+                .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
+                .uri()
+                .to_string();
+            let (page, _) = api::get_json::<ListPage>(&self.http, &uri).await?;
+            summaries.extend(
+                page.items
+                    .into_iter()
+                    .filter_map(|item| summarize(self.kind, item)),
+            );
+            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+                Some(t) => token = Some(t),
+                None => {
+                    let rv = page.metadata.resource_version.filter(|rv| !rv.is_empty());
+                    let Some(rv) = rv else {
+                        return Err(Trouble::garbage("a list without a resourceVersion"));
+                    };
+                    self.resource_version = Some(rv);
+                    return Ok(summaries);
+                }
+            }
+        }
+    }
+
+    async fn open(&self) -> Result<Incoming, Trouble> {
+        let rv = self.resource_version.as_deref().unwrap_or_default();
+        let params = WatchParams::default().timeout(WATCH_SECONDS);
+        let uri = kube::core::Request::new(&self.path)
+            .watch(&params, rv)
+            .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
+            .uri()
+            .to_string();
+        Ok(api::get(&self.http, &uri).await?.into_body())
+    }
+
+    /// The next complete line of the watch; None when the server ended it.
+    async fn line(&mut self) -> Result<Option<Bytes>, Trouble> {
+        loop {
+            match self.lines.next() {
+                Ok(Some(line)) => return Ok(Some(line)),
+                Ok(None) => {}
+                Err(TooLong) => return Err(Trouble::garbage("a watch event larger than 16 MiB")),
+            }
+            let Some(body) = self.body.as_mut() else {
+                return Ok(None);
+            };
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.lines.push(data);
+                    }
+                }
+                Some(Err(e)) => {
+                    let mut failure = Trouble::transport(&e).into_failure();
+                    failure.message = format!("the watch broke: {}", failure.message);
+                    return Err(Trouble::Failed(failure));
+                }
+                None => {
+                    self.lines = Lines::default();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
+    /// One watch event; None for what changes nothing that is shown (bookmarks, unnamed objects).
+    fn event(&mut self, line: &[u8]) -> Result<Option<Step>, Trouble> {
+        let WatchLine { kind, object } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
+        if kind == "ERROR" {
+            let status: kube::core::Status =
+                serde_json::from_value(object).map_err(Trouble::garbage)?;
+            return Err(Trouble::status(&status));
+        }
+        if let Some(rv) = object["metadata"]["resourceVersion"].as_str() {
+            self.resource_version = Some(rv.to_string());
+        }
+        Ok(match kind.as_str() {
+            "ADDED" | "MODIFIED" => summarize(self.kind, object).map(Step::Applied),
+            "DELETED" => key_of(self.kind, &object).map(Step::Deleted),
+            "BOOKMARK" => None,
+            other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
+        })
+    }
+}
+
+/// Splits a body arriving in frames into lines. Holds no buffer between lines: a frame is split
+/// where it lies, and only the start of a line still waiting for its end is copied.
+#[derive(Default)]
+struct Lines {
+    /// The unread rest of the last frame.
+    frame: Bytes,
+    /// The start of a line whose end has not arrived yet.
+    partial: Vec<u8>,
+}
+
+#[derive(Debug, PartialEq)]
+struct TooLong;
+
+impl Lines {
+    /// Call only once `next` has returned None: the previous frame is used up.
+    fn push(&mut self, frame: Bytes) {
+        self.frame = frame;
+    }
+
+    /// The next complete, non-blank line; None when more frames are needed.
+    fn next(&mut self) -> Result<Option<Bytes>, TooLong> {
+        while let Some(end) = self.frame.iter().position(|b| *b == b'\n') {
+            let mut line = self.frame.split_to(end + 1);
+            line.truncate(end);
+            // Most lines lie whole in one frame: no copy.
+            if !self.partial.is_empty() {
+                let mut whole = std::mem::take(&mut self.partial);
+                whole.extend_from_slice(&line);
+                line = Bytes::from(whole);
+            }
+            if !line.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Some(line));
+            }
+        }
+        if !self.frame.is_empty() {
+            if self.partial.len() + self.frame.len() > MAX_LINE {
+                self.partial = Vec::new();
+                self.frame = Bytes::new();
+                return Err(TooLong);
+            }
+            self.partial.extend_from_slice(&self.frame);
+            self.frame = Bytes::new();
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed(frames: &[&str]) -> Vec<String> {
+        let mut lines = Lines::default();
+        let mut out = Vec::new();
+        for frame in frames {
+            lines.push(Bytes::from(frame.to_string()));
+            while let Some(line) = lines.next().unwrap() {
+                out.push(String::from_utf8(line.to_vec()).unwrap());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lines_are_whole_however_the_frames_cut_them() {
+        assert_eq!(
+            feed(&["{\"a\":1}\n{\"b\":2}\n"]),
+            ["{\"a\":1}", "{\"b\":2}"]
+        );
+        assert_eq!(
+            feed(&["{\"a\"", ":1}\n{\"b", "\":2}", "\n"]),
+            ["{\"a\":1}", "{\"b\":2}"]
+        );
+        assert_eq!(feed(&["\n", "  \n{}\n\n"]), ["{}"]);
+        // A line still waiting for its end is not returned.
+        assert_eq!(feed(&["{\"a\":1}\n{\"unfinished"]), ["{\"a\":1}"]);
+    }
+
+    #[test]
+    fn nothing_is_kept_once_a_line_is_complete() {
+        let mut lines = Lines::default();
+        lines.push(Bytes::from_static(b"{\"a\""));
+        assert_eq!(lines.next(), Ok(None));
+        lines.push(Bytes::from_static(b":1}\n"));
+        assert_eq!(lines.next().unwrap().as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert_eq!(lines.partial.capacity(), 0);
+        assert!(lines.frame.is_empty());
+    }
+
+    #[test]
+    fn an_endless_line_is_refused() {
+        let mut lines = Lines::default();
+        let big = Bytes::from(vec![b'x'; MAX_LINE / 2 + 1]);
+        lines.push(big.clone());
+        assert_eq!(lines.next(), Ok(None));
+        lines.push(big);
+        assert_eq!(lines.next(), Err(TooLong));
+    }
+}
