@@ -171,7 +171,7 @@ pub struct SimArgs {
     /// Give every cluster its own port instead of a `/clusters/<name>` path prefix.
     #[arg(long)]
     pub port_per_cluster: bool,
-    /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%`.
+    /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease`.
     #[arg(long, value_parser = fault_spec, default_value = "")]
     pub faults: sim::faults::Spec,
     /// Failures and recoveries per second across the fleet; also starts rollouts. 0: a still fleet.
@@ -192,6 +192,9 @@ pub struct SimArgs {
     /// How long changes are kept for watches to resume from, at most.
     #[arg(long, value_parser = duration, default_value = "90s")]
     pub history_age: Duration,
+    /// Offer only HTTP/1.1 (ALPN), like API servers behind an HTTP/1.1-only proxy.
+    #[arg(long)]
+    pub http1_only: bool,
 }
 
 impl SimArgs {
@@ -211,6 +214,7 @@ impl SimArgs {
             rollout_step: self.rollout_step,
             history: self.history,
             history_age: self.history_age,
+            http1_only: self.http1_only,
             ..sim::Config::default()
         }
     }

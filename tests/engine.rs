@@ -109,7 +109,7 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
     let sim = common::start_with(|c| {
         c.clusters = 10;
         c.faults = fluxfleet::sim::faults::Spec::parse(
-            "unreachable=1%,no-flux=1%,old-flux=1%:2.0,expired-token=1%:0s,error5xx=1%:100%,slow=1%:10s",
+            "unreachable=1%,no-flux=1%,old-flux=1%:2.0,expired-token=1%:0s,error5xx=1%:100%,slow=1%:10s,forbidden=1%",
         )
         .unwrap();
     })
@@ -130,6 +130,11 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         ("error5xx", Phase::ServerError, "503 Service Unavailable"),
         ("slow", Phase::TimedOut, "no answer within 3s"),
         ("old-flux", Phase::Live, ""),
+        (
+            "forbidden",
+            Phase::Live,
+            "forbidden to list HelmRelease; the other kinds are visible",
+        ),
     ];
     let truth = sim.handle.truth();
     for (fault, phase, text) in expected {
@@ -173,6 +178,21 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         .count();
     assert!(releases > 0);
     assert_eq!(releases, truth_releases);
+    // A kind RBAC forbids is named as such; every other kind is still shown, complete.
+    let limited = truth
+        .iter()
+        .find(|c| c.faults.iter().any(|f| f.starts_with("forbidden")))
+        .unwrap();
+    let entry = live.index.cluster_named(&limited.name).unwrap();
+    assert_eq!(&*entry.connection.forbidden, [FluxKind::HelmRelease]);
+    let shown = entry.objects.len();
+    let visible = limited
+        .objects
+        .iter()
+        .filter(|o| o.kind != "HelmRelease")
+        .count();
+    assert!(limited.objects.len() > visible, "the cluster has HelmReleases");
+    assert_eq!(shown, visible);
     // Healthy clusters are live and complete.
     for c in truth
         .iter()
@@ -291,21 +311,12 @@ async fn all_watches_of_a_cluster_share_one_connection() {
         assert_eq!(c.connection.protocol, Some("HTTP/2"));
         assert!(c.connection.watching.len() >= 7);
     }
-    // The watches open right after each kind's list: give them a moment.
-    let watching = |stats: &serde_json::Value| {
-        inventory
-            .clusters
-            .iter()
-            .all(|c| stats["clusters"][&c.name]["openWatches"].as_u64() >= Some(7))
-    };
-    for _ in 0..50 {
-        if watching(&sim.handle.stats()) {
-            break;
-        }
-        live.pump(Duration::from_millis(100)).await;
-    }
+    // Live means every kind's watch is open, not merely listed.
     let stats = sim.handle.stats();
-    assert!(watching(&stats), "{stats:#}");
+    for c in live.index.clusters() {
+        let open = stats["clusters"][&c.info.name]["openWatches"].as_u64();
+        assert_eq!(open, Some(c.connection.watching.len() as u64), "{stats:#}");
+    }
     let n = inventory.clusters.len() as u64;
     // Never more than one connection per cluster, not even briefly at start.
     assert_eq!(stats["connectionsTotal"].as_u64(), Some(n), "{stats:#}");
@@ -319,6 +330,34 @@ async fn all_watches_of_a_cluster_share_one_connection() {
             c.name
         );
     }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_without_http2_are_watched_over_http1() {
+    let sim = common::start_with(|c| {
+        c.clusters = 3;
+        c.http1_only = true;
+    })
+    .await;
+    let inventory = fleet_of(&sim);
+    let mut live = Live::start(&inventory, &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    let mut watches = 0;
+    for c in live.index.clusters() {
+        assert_eq!(c.connection.phase, Phase::Live, "{:?}", c.connection);
+        assert_eq!(c.connection.protocol, Some("HTTP/1.1"));
+        watches += c.connection.watching.len() as u64;
+    }
+    until_truth(&mut live, &sim, Duration::from_secs(10)).await;
+    // HTTP/1.1 cannot multiplex: one connection per open watch, and none of them h2.
+    let stats = sim.handle.stats();
+    assert_eq!(stats["h2ConnectionsOpen"].as_u64(), Some(0), "{stats:#}");
+    assert!(
+        stats["http1ConnectionsOpen"].as_u64() >= Some(watches),
+        "{stats:#}"
+    );
     live.shutdown().await;
     sim.handle.shutdown().await;
 }

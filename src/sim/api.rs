@@ -264,12 +264,15 @@ async fn resource(
             ));
         }
     };
-    if role == Role::Viewer && (verb == "patch" || res.is_sensitive()) {
+    // RBAC: viewers never patch nor read secrets; the `forbidden` fault takes one kind away from
+    // everybody.
+    let kind_forbidden = cluster.faults().forbidden.is_some_and(|k| k.as_str() == res.kind());
+    if kind_forbidden || (role == Role::Viewer && (verb == "patch" || res.is_sensitive())) {
         let (ns, name) = match target {
             Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
             Target::Collection(ns) => (ns.unwrap_or(""), ""),
         };
-        return Err(forbidden(res, verb, ns, name));
+        return Err(forbidden(res, role, verb, ns, name));
     }
     let namespace = match target {
         Target::Collection(ns) => ns.map(str::to_string),
@@ -320,7 +323,11 @@ async fn resource(
     Ok(response)
 }
 
-fn forbidden(res: Res, verb: &str, ns: &str, name: &str) -> ApiError {
+fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError {
+    let user = match role {
+        Role::Admin => "fluxfleet-admin",
+        Role::Viewer => "fluxfleet-viewer",
+    };
     let what = qualified(res.plural(), res.group());
     let subject = if name.is_empty() {
         what.clone()
@@ -336,7 +343,7 @@ fn forbidden(res: Res, verb: &str, ns: &str, name: &str) -> ApiError {
         StatusCode::FORBIDDEN,
         "Forbidden",
         format!(
-            "{subject} is forbidden: User \"system:serviceaccount:flux-system:fluxfleet-viewer\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
+            "{subject} is forbidden: User \"system:serviceaccount:flux-system:{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
             res.plural(),
             res.group()
         ),

@@ -1,10 +1,10 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease`.
 
 use std::time::Duration;
 
 use super::rng::Rng;
-use crate::fleet::FluxRelease;
+use crate::fleet::{FluxKind, FluxRelease};
 
 /// What can go wrong with one cluster.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -25,6 +25,8 @@ pub struct Faults {
     pub no_flux: bool,
     /// An older Flux release that serves older API versions.
     pub old_flux: Option<FluxRelease>,
+    /// RBAC forbids everybody to read this kind (a role that cannot see HelmReleases).
+    pub forbidden: Option<FluxKind>,
 }
 
 impl Faults {
@@ -69,6 +71,13 @@ impl Faults {
                 self.old_flux.map(|r| r.name()).unwrap_or_default()
             ),
         );
+        push(
+            self.forbidden.is_some(),
+            format!(
+                "forbidden:{}",
+                self.forbidden.map(|k| k.as_str()).unwrap_or_default()
+            ),
+        );
         out
     }
 }
@@ -83,6 +92,7 @@ enum Kind {
     ExpiredToken(Duration),
     NoFlux,
     OldFlux(Option<FluxRelease>),
+    Forbidden(FluxKind),
 }
 
 /// A parsed `--faults` spec: each fault with the share of clusters it hits.
@@ -140,9 +150,14 @@ impl Spec {
                     })?),
                     None => None,
                 }),
+                "forbidden" => Kind::Forbidden(match param {
+                    Some(p) => FluxKind::from_kind(p.trim())
+                        .ok_or_else(|| format!("fault \"forbidden\": {p:?} is not a Flux kind"))?,
+                    None => FluxKind::HelmRelease,
+                }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden)"
                     ));
                 }
             };
@@ -178,6 +193,7 @@ impl Spec {
                     Kind::Error5xx(p) => f.error5xx = Some(*p),
                     Kind::ExpiredToken(d) => f.expired_token = Some(*d),
                     Kind::NoFlux => f.no_flux = true,
+                    Kind::Forbidden(k) => f.forbidden = Some(*k),
                     Kind::OldFlux(r) => {
                         let releases = [
                             FluxRelease(0),
@@ -206,7 +222,7 @@ mod tests {
 
     #[test]
     fn parses_the_documented_example() {
-        let spec = Spec::parse("unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%").unwrap();
+        let spec = Spec::parse("unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease").unwrap();
         let faults = spec.assign(100, 1);
         let count = |f: &dyn Fn(&Faults) -> bool| faults.iter().filter(|x| f(x)).count();
         assert_eq!(count(&|f| f.unreachable), 2);
@@ -214,6 +230,10 @@ mod tests {
         assert_eq!(
             count(&|f| f.old_flux.is_some_and(|r| r < FluxRelease::LATEST)),
             5
+        );
+        assert_eq!(
+            count(&|f| f.forbidden == Some(crate::fleet::FluxKind::HelmRelease)),
+            1
         );
         assert_eq!(faults, spec.assign(100, 1), "same seed, same assignment");
     }
@@ -234,6 +254,11 @@ mod tests {
             Spec::parse("slow=5%:fast")
                 .unwrap_err()
                 .contains("invalid duration")
+        );
+        assert!(
+            Spec::parse("forbidden=5%:Deployment")
+                .unwrap_err()
+                .contains("not a Flux kind")
         );
         assert!(
             Spec::parse("old-flux=5%:1.9")

@@ -92,6 +92,8 @@ pub struct Config {
     pub events_per_cluster: usize,
     /// Unix seconds to use as "now" at start (None: the wall clock). Pinned in tests.
     pub epoch: Option<i64>,
+    /// Offer only `http/1.1` in ALPN, like API servers behind an HTTP/1.1-only proxy.
+    pub http1_only: bool,
 }
 
 impl Default for Config {
@@ -114,6 +116,7 @@ impl Default for Config {
             history_age: Duration::from_secs(90),
             events_per_cluster: 40,
             epoch: None,
+            http1_only: false,
         }
     }
 }
@@ -269,7 +272,12 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
     files::write_file(&probe, "")?;
     let _ = std::fs::remove_file(&probe);
 
-    let tls = tls::generate(&[config.listen.ip().to_string()])?;
+    let mut tls = tls::generate(&[config.listen.ip().to_string()])?;
+    if config.http1_only {
+        let mut server = (*tls.server_config).clone();
+        server.alpn_protocols = vec![b"http/1.1".to_vec()];
+        tls.server_config = Arc::new(server);
+    }
     let listener = TcpListener::bind(config.listen)
         .await
         .map_err(|source| Error::Bind {
