@@ -191,7 +191,10 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         .iter()
         .filter(|o| o.kind != "HelmRelease")
         .count();
-    assert!(limited.objects.len() > visible, "the cluster has HelmReleases");
+    assert!(
+        limited.objects.len() > visible,
+        "the cluster has HelmReleases"
+    );
     assert_eq!(shown, visible);
     // Healthy clusters are live and complete.
     for c in truth
@@ -360,4 +363,108 @@ async fn servers_without_http2_are_watched_over_http1() {
     );
     live.shutdown().await;
     sim.handle.shutdown().await;
+}
+
+/// A minimal HTTP CONNECT proxy on localhost; counts the tunnels it opened.
+async fn connect_proxy() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let tunnels = Arc::new(AtomicUsize::new(0));
+    let counted = tunnels.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if client.read_exact(&mut byte).await.is_err() {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let mut words = head.split_whitespace();
+                if words.next() != Some("CONNECT") {
+                    let _ = client
+                        .write_all(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n")
+                        .await;
+                    return;
+                }
+                let target = words.next().unwrap_or_default().to_string();
+                let Ok(mut upstream) = tokio::net::TcpStream::connect(&target).await else {
+                    let _ = client.write_all(b"HTTP/1.1 502 Bad Gateway\r\n\r\n").await;
+                    return;
+                };
+                let _ = client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await;
+                counted.fetch_add(1, Ordering::SeqCst);
+                let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+            });
+        }
+    });
+    (url, tunnels)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clusters_behind_a_proxy_url_are_reached_through_it() {
+    let sim = common::start_with(|c| c.clusters = 3).await;
+    let (proxy, tunnels) = connect_proxy().await;
+    // The same kubeconfigs, each cluster with `proxy-url` pointing at the proxy.
+    let proxied = tempfile::tempdir().unwrap();
+    let mut files = 0;
+    for entry in walk(&sim.dir.path().join("kubeconfigs")) {
+        let text = std::fs::read_to_string(&entry).unwrap();
+        let mut out = String::new();
+        for line in text.lines() {
+            out.push_str(line);
+            out.push('\n');
+            if line.trim_start().starts_with("server: ") {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!("{indent}proxy-url: {proxy}\n"));
+            }
+        }
+        files += 1;
+        std::fs::write(proxied.path().join(format!("{files}.yaml")), out).unwrap();
+    }
+    let request = inventory::Request {
+        dirs: vec![proxied.path().to_path_buf()],
+        ..inventory::Request::default()
+    };
+    let inventory = inventory::load(&request, &Config::defaults());
+    assert_eq!(inventory.problems, []);
+    let mut live = Live::start(&inventory, &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    until_truth(&mut live, &sim, Duration::from_secs(10)).await;
+    for c in live.index.clusters() {
+        assert_eq!(c.connection.phase, Phase::Live, "{:?}", c.connection);
+    }
+    // One tunnel per cluster (HTTP/2 inside it), and no connection that bypassed the proxy.
+    let n = inventory.clusters.len();
+    assert_eq!(tunnels.load(std::sync::atomic::Ordering::SeqCst), n);
+    let stats = sim.handle.stats();
+    assert_eq!(
+        stats["connectionsTotal"].as_u64(),
+        Some(n as u64),
+        "{stats:#}"
+    );
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }

@@ -266,7 +266,10 @@ async fn resource(
     };
     // RBAC: viewers never patch nor read secrets; the `forbidden` fault takes one kind away from
     // everybody.
-    let kind_forbidden = cluster.faults().forbidden.is_some_and(|k| k.as_str() == res.kind());
+    let kind_forbidden = cluster
+        .faults()
+        .forbidden
+        .is_some_and(|k| k.as_str() == res.kind());
     if kind_forbidden || (role == Role::Viewer && (verb == "patch" || res.is_sensitive())) {
         let (ns, name) = match target {
             Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
