@@ -9,6 +9,7 @@
 //! Coming with later issues: `inventory/` (where clusters come from), `k8s/` (the only code that
 //! talks to API servers), `app/` and `ui/` (the TUI), `config/`, `export/`.
 
+pub mod app;
 pub mod cli;
 pub mod config;
 pub mod errors;

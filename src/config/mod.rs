@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+pub mod theme;
+
 use crate::fleet::FluxKind;
 use crate::units::parse_duration;
 
@@ -21,6 +23,21 @@ pub struct Config {
     pub sources: Vec<Source>,
     pub workspaces: Vec<WorkspaceRule>,
     pub labels: Vec<LabelRule>,
+    pub ui: Ui,
+    /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
+    /// what it cannot use.
+    pub keymap: toml::Table,
+}
+
+/// The terminal UI's settings.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ui {
+    /// A built-in theme (dark, light, high-contrast, colorblind) or a file in the themes
+    /// directory of the config directory, without `.toml`.
+    pub theme: String,
+    /// Start read-only: no action can change a cluster.
+    pub read_only: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +114,9 @@ struct Raw {
     workspaces: Vec<WorkspaceRule>,
     #[serde(default)]
     labels: Vec<LabelRule>,
+    ui: Ui,
+    #[serde(default)]
+    keymap: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -240,6 +260,8 @@ impl Config {
             sources: raw.sources,
             workspaces: raw.workspaces,
             labels: raw.labels,
+            ui: raw.ui,
+            keymap: raw.keymap,
         };
         (config, warnings)
     }
@@ -270,6 +292,11 @@ impl Config {
             sources: Vec::new(),
             workspaces: Vec::new(),
             labels: Vec::new(),
+            ui: Ui {
+                theme: "dark".into(),
+                read_only: false,
+            },
+            keymap: toml::Table::new(),
         }
     }
 }
@@ -294,6 +321,11 @@ mod tests {
     fn the_embedded_defaults_parse_cleanly_and_match_the_fallback() {
         let (config, warnings) = Config::parse(None, Path::new("default.toml"));
         assert_eq!(warnings, []);
+        assert!(config.keymap.contains_key("global"));
+        let config = Config {
+            keymap: toml::Table::new(),
+            ..config
+        };
         assert_eq!(config, Config::fallback());
     }
 

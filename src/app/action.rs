@@ -1,0 +1,131 @@
+//! Everything a key can do, as one typed enum. The config names actions by these snake_case names;
+//! the help screen and the footer describe them with `describe`.
+
+use serde::Deserialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Action {
+    Quit,
+    Help,
+    Command,
+    Filter,
+    Back,
+    Up,
+    Down,
+    Top,
+    Bottom,
+    PageUp,
+    PageDown,
+    Open,
+    FailingOnly,
+    SuspendedOnly,
+    SortNext,
+    SortReverse,
+    Triage,
+    AllObjects,
+    Expand,
+    Events,
+    Yaml,
+}
+
+impl Action {
+    pub const ALL: [Action; 21] = [
+        Action::Quit,
+        Action::Help,
+        Action::Command,
+        Action::Filter,
+        Action::Back,
+        Action::Up,
+        Action::Down,
+        Action::Top,
+        Action::Bottom,
+        Action::PageUp,
+        Action::PageDown,
+        Action::Open,
+        Action::FailingOnly,
+        Action::SuspendedOnly,
+        Action::SortNext,
+        Action::SortReverse,
+        Action::Triage,
+        Action::AllObjects,
+        Action::Expand,
+        Action::Events,
+        Action::Yaml,
+    ];
+
+    /// The name used in the config file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::Help => "help",
+            Action::Command => "command",
+            Action::Filter => "filter",
+            Action::Back => "back",
+            Action::Up => "up",
+            Action::Down => "down",
+            Action::Top => "top",
+            Action::Bottom => "bottom",
+            Action::PageUp => "page_up",
+            Action::PageDown => "page_down",
+            Action::Open => "open",
+            Action::FailingOnly => "failing_only",
+            Action::SuspendedOnly => "suspended_only",
+            Action::SortNext => "sort_next",
+            Action::SortReverse => "sort_reverse",
+            Action::Triage => "triage",
+            Action::AllObjects => "all_objects",
+            Action::Expand => "expand",
+            Action::Events => "events",
+            Action::Yaml => "yaml",
+        }
+    }
+
+    /// What the help screen says it does.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Action::Quit => "quit",
+            Action::Help => "this help",
+            Action::Command => {
+                "command line (:ks, :hr, :all, :triage, :ws NAME, :cluster NAME, :q)"
+            }
+            Action::Filter => "fuzzy filter the rows",
+            Action::Back => "back (clear the filter first)",
+            Action::Up => "up",
+            Action::Down => "down",
+            Action::Top => "first row",
+            Action::Bottom => "last row",
+            Action::PageUp => "page up",
+            Action::PageDown => "page down",
+            Action::Open => "open the selected row",
+            Action::FailingOnly => "toggle: failing only",
+            Action::SuspendedOnly => "toggle: suspended only",
+            Action::SortNext => "sort by the next column",
+            Action::SortReverse => "reverse the sort",
+            Action::Triage => "triage: everything not ready, grouped",
+            Action::AllObjects => "every Flux object in this scope",
+            Action::Expand => "expand or collapse a group",
+            Action::Events => "events of this object",
+            Action::Yaml => "YAML of this object",
+        }
+    }
+
+    /// A short label for the footer; None for actions the footer leaves to the help screen.
+    pub fn hint(self) -> Option<&'static str> {
+        Some(match self {
+            Action::Help => "help",
+            Action::Command => "cmd",
+            Action::Filter => "filter",
+            Action::Back => "back",
+            Action::Open => "open",
+            Action::FailingOnly => "failing",
+            Action::Triage => "triage",
+            Action::AllObjects => "all",
+            Action::Expand => "expand",
+            Action::Events => "events",
+            Action::Yaml => "yaml",
+            Action::Quit => "quit",
+            _ => return None,
+        })
+    }
+}
