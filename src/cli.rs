@@ -21,6 +21,34 @@ use crate::sim;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Without a command: the TUI on this fleet.
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub ui: UiArgs,
+}
+
+/// How the TUI looks and what it may do.
+#[derive(Clone, Debug, Args)]
+pub struct UiArgs {
+    /// Theme: dark, light, high-contrast, colorblind, or THEME.toml in the config directory's
+    /// `themes` folder.
+    #[arg(long, value_name = "NAME")]
+    pub theme: Option<String>,
+    /// No action can change a cluster.
+    #[arg(long)]
+    pub read_only: bool,
+}
+
+/// `fluxfleet demo`: the TUI on a simulated fleet served in-process.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[arg(long, default_value_t = 500)]
+    pub clusters: usize,
+    #[arg(long, default_value_t = 8)]
+    pub workspaces: usize,
+    #[command(flatten)]
+    pub ui: UiArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -33,6 +61,9 @@ pub enum Command {
     Inventory(InventoryArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
+    /// The TUI on a simulated fleet (500 clusters with churn, rollouts and a few faults), served
+    /// in-process; needs no kubeconfig.
+    Demo(DemoArgs),
 }
 
 const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config problems (or no \

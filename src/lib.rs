@@ -18,4 +18,5 @@ pub mod fleet;
 pub mod inventory;
 pub mod k8s;
 pub mod sim;
+pub mod ui;
 pub mod units;

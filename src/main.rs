@@ -1,9 +1,10 @@
 //! The `fluxfleet` binary: parse the command line, run the command, exit non-zero on failure.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use fluxfleet::cli::{Cli, Command, SimArgs};
+use fluxfleet::cli::{Cli, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
 use fluxfleet::export::get::{exit, get, inventory};
 
 fn main() -> ExitCode {
@@ -37,9 +38,8 @@ fn main() -> ExitCode {
             return ExitCode::from(inventory(&args.fleet.sources(), args.output));
         }
         Some(Command::Sim(args)) => runtime.block_on(sim(args)),
-        None => Err(anyhow::anyhow!(
-            "the fleet TUI is not built yet; run `fluxfleet sim --help` for the simulated fleet"
-        )),
+        Some(Command::Demo(args)) => runtime.block_on(demo(args)),
+        None => runtime.block_on(tui(cli.fleet, cli.ui)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -79,6 +79,114 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
     stop.wait().await;
     handle.shutdown().await;
     Ok(())
+}
+
+/// The TUI's logs go to a file (the screen is the TUI's): `fluxfleet.log` in the platform state
+/// directory, at `FLUXFLEET_LOG` (default: warnings only).
+fn file_logs() -> Option<PathBuf> {
+    let dirs = directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")?;
+    let dir = dirs
+        .state_dir()
+        .unwrap_or(dirs.data_local_dir())
+        .to_path_buf();
+    std::fs::create_dir_all(&dir).ok()?;
+    let path = dir.join("fluxfleet.log");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
+                .unwrap_or_else(|_| "warn".into()),
+        )
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .init();
+    Some(path)
+}
+
+async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
+    let sources = fleet.sources();
+    let path = sources
+        .config
+        .clone()
+        .or_else(fluxfleet::config::default_path);
+    let (config, config_warnings) =
+        fluxfleet::config::Config::load(path.as_deref(), sources.config.is_some());
+    let request = fluxfleet::inventory::Request::from_env(
+        sources.kubeconfigs.clone(),
+        sources.dirs.clone(),
+        sources.contexts.clone(),
+    );
+    let inventory = fluxfleet::inventory::load(&request, &config);
+    if inventory.clusters.is_empty() {
+        for p in &inventory.problems {
+            eprintln!("fluxfleet: {p}");
+        }
+        anyhow::bail!(
+            "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, or try `fluxfleet demo`"
+        );
+    }
+    let mut warnings: Vec<String> = config_warnings
+        .iter()
+        .map(|w| format!("config {w}"))
+        .collect();
+    warnings.extend(inventory.problems.iter().map(|p| p.to_string()));
+    file_logs();
+    fluxfleet::app::tui(fluxfleet::app::Start {
+        config,
+        config_path: path,
+        warnings,
+        inventory,
+        theme: ui.theme,
+        read_only: ui.read_only,
+    })
+    .await
+}
+
+async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("fluxfleet-demo-{}", std::process::id()));
+    let config = fluxfleet::sim::Config {
+        clusters: args.clusters,
+        workspaces: args.workspaces,
+        objects: 30,
+        out: dir.clone(),
+        churn: 5.0,
+        rollout_interval: std::time::Duration::from_secs(60),
+        rollout_step: std::time::Duration::from_secs(10),
+        faults: fluxfleet::sim::faults::Spec::parse(
+            "unreachable=1%,slow=1%:20s,expired-token=0.5%,no-flux=0.5%,old-flux=5%,flap=1%:30s,forbidden=1%",
+        )
+        .map_err(anyhow::Error::msg)?,
+        ..fluxfleet::sim::Config::default()
+    };
+    file_logs();
+    let handle = fluxfleet::sim::start(config).await?;
+    // The user's keymap and theme apply to the demo too; its fleet is the simulator's.
+    let path = fluxfleet::config::default_path();
+    let (engine, config_warnings) = fluxfleet::config::Config::load(path.as_deref(), false);
+    let request = fluxfleet::inventory::Request {
+        dirs: vec![dir.join("kubeconfigs")],
+        ..fluxfleet::inventory::Request::default()
+    };
+    let inventory = fluxfleet::inventory::load(&request, &engine);
+    let result = fluxfleet::app::tui(fluxfleet::app::Start {
+        config: engine,
+        config_path: path,
+        warnings: config_warnings
+            .iter()
+            .map(|w| format!("config {w}"))
+            .collect(),
+        inventory,
+        theme: args.ui.theme,
+        read_only: args.ui.read_only,
+    })
+    .await;
+    handle.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 /// SIGINT and SIGTERM, registered up front.

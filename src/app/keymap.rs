@@ -238,11 +238,14 @@ impl Keymap {
     pub fn effective(&self, context: Context) -> Vec<(Action, Vec<Key>)> {
         let mut out: Vec<(Action, Vec<Key>)> = Vec::new();
         for c in [context, Context::Global] {
+            let start = out.len();
             for (_, action, keys) in self.bindings.iter().filter(|(bc, ..)| *bc == c) {
                 if !out.iter().any(|(a, _)| a == action) && !keys.is_empty() {
                     out.push((*action, keys.clone()));
                 }
             }
+            // In the order of the action list, not of the config file.
+            out[start..].sort_by_key(|(a, _)| *a);
         }
         out
     }

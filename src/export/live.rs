@@ -11,6 +11,30 @@ use crate::fleet::{ClusterInfo, Index};
 use crate::inventory::Inventory;
 use crate::k8s::Engine;
 
+/// A new index holding every cluster of `inventory`, and the engine watching them; the events
+/// it sends are for that index.
+pub fn watch(
+    inventory: &Inventory,
+    settings: &config::Engine,
+) -> (Index, Engine, mpsc::Receiver<Event>) {
+    let mut index = Index::new();
+    let clusters = inventory
+        .clusters
+        .iter()
+        .map(|spec| {
+            let id = index.add_cluster(ClusterInfo {
+                name: spec.name.clone(),
+                workspace: spec.workspace.clone(),
+                server: spec.server.clone(),
+                labels: spec.labels.clone(),
+            });
+            (id, spec.clone())
+        })
+        .collect();
+    let (engine, events) = Engine::start(clusters, settings);
+    (index, engine, events)
+}
+
 /// A watched fleet.
 pub struct Live {
     pub index: Index,
@@ -22,21 +46,7 @@ pub struct Live {
 impl Live {
     /// Adds every cluster of `inventory` to a new index and starts watching them.
     pub fn start(inventory: &Inventory, settings: &config::Engine) -> Live {
-        let mut index = Index::new();
-        let clusters = inventory
-            .clusters
-            .iter()
-            .map(|spec| {
-                let id = index.add_cluster(ClusterInfo {
-                    name: spec.name.clone(),
-                    workspace: spec.workspace.clone(),
-                    server: spec.server.clone(),
-                    labels: spec.labels.clone(),
-                });
-                (id, spec.clone())
-            })
-            .collect();
-        let (engine, events) = Engine::start(clusters, settings);
+        let (index, engine, events) = watch(inventory, settings);
         Live {
             index,
             engine,

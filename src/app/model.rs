@@ -1,0 +1,227 @@
+//! What the TUI knows: the index, where the user is (a stack of screens, each with its own
+//! selection, filter and sort), what is being typed, and the warnings to show.
+
+use std::collections::HashSet;
+
+use jiff::Timestamp;
+
+use super::keymap::{Context, Keymap};
+use super::rows::Rows;
+use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey, WorkspaceId};
+
+/// Where a list of objects is drawn from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Fleet,
+    Workspace(WorkspaceId),
+    Cluster(ClusterId),
+}
+
+/// One screen of the TUI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum View {
+    /// One row per workspace.
+    Fleet,
+    /// One row per cluster of a workspace.
+    Workspace(WorkspaceId),
+    /// One row per Flux object of a cluster.
+    Cluster(ClusterId),
+    /// Objects of every cluster in the scope, of one kind or all.
+    Objects {
+        scope: Scope,
+        kind: Option<FluxKind>,
+    },
+    /// Everything not ready in the scope, identical failures grouped.
+    Triage { scope: Scope },
+    /// One object.
+    Detail { cluster: ClusterId, key: ObjectKey },
+    /// The keys of the view below.
+    Help { of: Context },
+}
+
+impl View {
+    pub fn context(&self) -> Context {
+        match self {
+            View::Fleet => Context::Fleet,
+            View::Workspace(_) => Context::Workspace,
+            View::Cluster(_) => Context::Cluster,
+            View::Objects { .. } => Context::Objects,
+            View::Triage { .. } => Context::Triage,
+            View::Detail { .. } => Context::Detail,
+            View::Help { .. } => Context::Help,
+        }
+    }
+
+    /// The scope a `:ks` or `:triage` typed here applies to.
+    pub fn scope(&self) -> Scope {
+        match self {
+            View::Workspace(w) => Scope::Workspace(*w),
+            View::Cluster(c) => Scope::Cluster(*c),
+            View::Detail { cluster, .. } => Scope::Cluster(*cluster),
+            View::Objects { scope, .. } | View::Triage { scope } => *scope,
+            View::Fleet | View::Help { .. } => Scope::Fleet,
+        }
+    }
+
+    /// The sortable columns, the first being the natural order.
+    pub fn sort_columns(&self) -> &'static [&'static str] {
+        match self {
+            View::Fleet => &["NAME", "FAILING", "NOT-LIVE"],
+            View::Workspace(_) => &["NAME", "STATE", "FAILING", "FRESH"],
+            View::Cluster(_) => &["KIND", "HEALTH", "AGE", "NAME"],
+            View::Objects { .. } => &["CLUSTER", "HEALTH", "AGE", "NAME"],
+            View::Triage { .. } => &["SEVERITY", "CLUSTERS", "NAME"],
+            View::Detail { .. } | View::Help { .. } => &[],
+        }
+    }
+}
+
+/// What a row stands for, so the selection follows the same thing while rows move around it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum RowId {
+    Workspace(WorkspaceId),
+    Cluster(ClusterId),
+    Object(ClusterId, ObjectKey),
+    /// A triage group, by the hash of what its members share.
+    Group(u64),
+}
+
+/// A screen on the stack, with its own state: going back finds it as it was left.
+#[derive(Clone, Debug)]
+pub struct Screen {
+    pub view: View,
+    pub selected: Option<RowId>,
+    /// Position of the selection, used when the selected row disappears.
+    pub cursor: usize,
+    /// First visible row.
+    pub offset: usize,
+    pub filter: String,
+    pub failing_only: bool,
+    pub suspended_only: bool,
+    pub sort: usize,
+    pub reverse: bool,
+    /// Expanded triage groups.
+    pub expanded: HashSet<u64>,
+}
+
+impl Screen {
+    pub fn new(view: View) -> Screen {
+        Screen {
+            view,
+            selected: None,
+            cursor: 0,
+            offset: 0,
+            filter: String::new(),
+            failing_only: false,
+            suspended_only: false,
+            sort: 0,
+            reverse: false,
+            expanded: HashSet::new(),
+        }
+    }
+}
+
+/// What the bottom line is collecting, if anything.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    None,
+    Filter,
+    Command(String),
+}
+
+/// Fetched on demand for the detail view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fetched {
+    Loading(&'static str),
+    Text(&'static str, String),
+    Failed(&'static str, String),
+}
+
+pub struct Model {
+    pub index: Index,
+    pub keymap: Keymap,
+    pub stack: Vec<Screen>,
+    pub input: Input,
+    /// Config, theme and keymap problems: shown, never fatal.
+    pub warnings: Vec<String>,
+    /// A one-off message (an unknown command, a cluster not found).
+    pub flash: Option<String>,
+    pub read_only: bool,
+    /// The clock of the last render; pinned in tests.
+    pub now: Timestamp,
+    /// Rows of the top screen, rebuilt when the data or the screen changed.
+    pub rows: Rows,
+    pub rows_stale: bool,
+    /// Rows that fit in the body, known from the last render (for page up / down).
+    pub page: usize,
+    pub fetched: Option<Fetched>,
+    pub quit: bool,
+}
+
+impl Model {
+    pub fn new(index: Index, keymap: Keymap, warnings: Vec<String>, now: Timestamp) -> Model {
+        Model {
+            index,
+            keymap,
+            stack: vec![Screen::new(View::Fleet)],
+            input: Input::None,
+            warnings,
+            flash: None,
+            read_only: false,
+            now,
+            rows: Rows::default(),
+            rows_stale: true,
+            page: 20,
+            fetched: None,
+            quit: false,
+        }
+    }
+
+    pub fn screen(&self) -> &Screen {
+        // The stack never empties: `back` stops at the fleet view.
+        &self.stack[self.stack.len() - 1]
+    }
+
+    pub fn screen_mut(&mut self) -> &mut Screen {
+        let last = self.stack.len() - 1;
+        &mut self.stack[last]
+    }
+
+    /// Opens `view` on top of the current one.
+    pub fn push(&mut self, view: View) {
+        self.stack.push(Screen::new(view));
+        self.fetched = None;
+        self.rows_stale = true;
+    }
+
+    /// Scrolls the top screen so that its selection is within `height` visible rows.
+    pub fn scroll(&mut self, height: usize) {
+        self.page = height.max(1);
+        let screen = self.screen_mut();
+        if screen.cursor < screen.offset {
+            screen.offset = screen.cursor;
+        } else if screen.cursor >= screen.offset + height {
+            screen.offset = screen.cursor + 1 - height.max(1);
+        }
+    }
+
+    /// Rebuilds the top screen's rows if needed and keeps the selection on the same thing.
+    pub fn refresh_rows(&mut self) {
+        if !self.rows_stale {
+            return;
+        }
+        self.rows_stale = false;
+        let rows = super::rows::build(&self.index, self.screen());
+        let screen = self.screen_mut();
+        let position = screen
+            .selected
+            .as_ref()
+            .and_then(|id| rows.ids.iter().position(|r| r == id));
+        screen.cursor = match position {
+            Some(p) => p,
+            None => screen.cursor.min(rows.ids.len().saturating_sub(1)),
+        };
+        screen.selected = rows.ids.get(screen.cursor).cloned();
+        self.rows = rows;
+    }
+}

@@ -1,0 +1,343 @@
+//! The rows of a screen: which workspaces, clusters, objects or triage groups it lists, filtered
+//! (fuzzy), toggled (failing / suspended only) and sorted. Rows are ids; the views look the data
+//! up for the rows they draw, and only for those.
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use fuzzy_matcher::FuzzyMatcher;
+use fuzzy_matcher::skim::SkimMatcherV2;
+
+use super::model::{RowId, Scope, Screen, View};
+use crate::fleet::{
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase,
+};
+
+/// What the members of a triage group share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub what: GroupOf,
+    pub members: Vec<RowId>,
+    pub workspaces: usize,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupOf {
+    /// The same object failing the same way on several clusters.
+    Object {
+        kind: FluxKind,
+        namespace: Box<str>,
+        name: Box<str>,
+        health: Health,
+        reason: Option<Box<str>>,
+        message: Option<Box<str>>,
+    },
+    /// Clusters that cannot be watched, for the same reason.
+    Connection {
+        phase: Phase,
+        error: Option<Box<str>>,
+    },
+}
+
+impl GroupOf {
+    /// The severity order: broken connections first (nothing is known there), then by health.
+    fn rank(&self) -> (u8, Option<Health>) {
+        match self {
+            GroupOf::Connection { .. } => (0, None),
+            GroupOf::Object { health, .. } => (1, Some(*health)),
+        }
+    }
+}
+
+/// The rows of a screen, and the groups its triage rows refer to.
+#[derive(Default)]
+pub struct Rows {
+    pub ids: Vec<RowId>,
+    pub groups: HashMap<u64, Group>,
+}
+
+/// Objects the triage view lists: everything not ready except deliberate suspensions.
+pub fn needs_attention(health: Health) -> bool {
+    !matches!(
+        health,
+        Health::Ready | Health::NotApplicable | Health::Suspended
+    )
+}
+
+pub fn build(index: &Index, screen: &Screen) -> Rows {
+    let matcher = SkimMatcherV2::default();
+    let matches =
+        |hay: &str| screen.filter.is_empty() || matcher.fuzzy_match(hay, &screen.filter).is_some();
+    let mut rows = Rows::default();
+    match &screen.view {
+        View::Fleet => {
+            let mut ws: Vec<_> = index
+                .workspaces()
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| matches(&w.name))
+                .filter(|(_, w)| {
+                    !screen.failing_only || w.health.failing() > 0 || w.phases.failed() > 0
+                })
+                .filter(|(_, w)| !screen.suspended_only || w.health.get(Health::Suspended) > 0)
+                .collect();
+            match screen.sort {
+                1 => ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed()))),
+                2 => ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.get(Phase::Live))),
+                _ => ws.sort_by(|a, b| a.1.name.cmp(&b.1.name)),
+            }
+            rows.ids = ws
+                .into_iter()
+                .map(|(i, _)| RowId::Workspace(crate::fleet::WorkspaceId(i as u32)))
+                .collect();
+        }
+        View::Workspace(w) => {
+            let Some(ws) = index.workspace(*w) else {
+                return rows;
+            };
+            let mut clusters: Vec<(ClusterId, &ClusterEntry)> = ws
+                .clusters
+                .iter()
+                .filter_map(|id| Some((*id, index.cluster(*id)?)))
+                .filter(|(_, c)| matches(&c.info.name))
+                .filter(|(_, c)| {
+                    !screen.failing_only
+                        || c.health.failing() > 0
+                        || c.connection.phase.is_failure()
+                })
+                .filter(|(_, c)| !screen.suspended_only || c.health.get(Health::Suspended) > 0)
+                .collect();
+            match screen.sort {
+                1 => clusters.sort_by(|a, b| {
+                    a.1.connection
+                        .phase
+                        .cmp(&b.1.connection.phase)
+                        .then(a.1.info.name.cmp(&b.1.info.name))
+                }),
+                2 => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
+                3 => clusters.sort_by_key(|(_, c)| c.last_event),
+                _ => clusters.sort_by(|a, b| a.1.info.name.cmp(&b.1.info.name)),
+            }
+            rows.ids = clusters
+                .into_iter()
+                .map(|(id, _)| RowId::Cluster(id))
+                .collect();
+        }
+        View::Cluster(id) => {
+            let Some(cluster) = index.cluster(*id) else {
+                return rows;
+            };
+            let mut objects: Vec<&FluxSummary> = cluster
+                .objects
+                .values()
+                .filter(|o| object_wanted(screen, o))
+                .filter(|o| {
+                    screen.filter.is_empty()
+                        || matches(&format!(
+                            "{} {}/{}",
+                            o.key.kind, o.key.namespace, o.key.name
+                        ))
+                })
+                .collect();
+            match screen.sort {
+                1 => objects.sort_by_key(|o| o.health),
+                2 => objects.sort_by_key(|o| Reverse(o.last_transition)),
+                3 => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
+                _ => {}
+            }
+            rows.ids = objects
+                .into_iter()
+                .map(|o| RowId::Object(*id, o.key.clone()))
+                .collect();
+        }
+        View::Objects { scope, kind } => {
+            let mut objects: Vec<(ClusterId, &FluxSummary)> = Vec::new();
+            for (cid, cluster) in clusters_in(index, *scope) {
+                let mut hay = String::new();
+                for o in cluster.objects.values() {
+                    if kind.is_some_and(|k| k != o.key.kind) || !object_wanted(screen, o) {
+                        continue;
+                    }
+                    if !screen.filter.is_empty() {
+                        hay.clear();
+                        use std::fmt::Write;
+                        let _ = write!(
+                            hay,
+                            "{} {} {}/{}",
+                            cluster.info.name, o.key.kind, o.key.namespace, o.key.name
+                        );
+                        if !matches(&hay) {
+                            continue;
+                        }
+                    }
+                    objects.push((cid, o));
+                }
+            }
+            match screen.sort {
+                1 => objects.sort_by_key(|(_, o)| o.health),
+                2 => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
+                3 => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
+                _ => {}
+            }
+            rows.ids = objects
+                .into_iter()
+                .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
+                .collect();
+        }
+        View::Triage { scope } => triage(index, screen, *scope, &matches, &mut rows),
+        View::Detail { .. } | View::Help { .. } => {}
+    }
+    if screen.reverse {
+        rows.ids.reverse();
+    }
+    rows
+}
+
+fn object_wanted(screen: &Screen, o: &FluxSummary) -> bool {
+    (!screen.failing_only || o.health.is_problem()) && (!screen.suspended_only || o.suspended)
+}
+
+/// The clusters a scope covers, in index order.
+pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry)> {
+    match scope {
+        Scope::Fleet => index
+            .clusters()
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (ClusterId(i as u32), c))
+            .collect(),
+        Scope::Workspace(w) => index
+            .workspace(w)
+            .map(|ws| {
+                ws.clusters
+                    .iter()
+                    .filter_map(|id| Some((*id, index.cluster(*id)?)))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Scope::Cluster(id) => index.cluster(id).map(|c| vec![(id, c)]).unwrap_or_default(),
+    }
+}
+
+fn hash_of(value: &impl Hash) -> u64 {
+    let mut h = DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
+fn triage(
+    index: &Index,
+    screen: &Screen,
+    scope: Scope,
+    matches: &dyn Fn(&str) -> bool,
+    rows: &mut Rows,
+) {
+    let mut order: Vec<u64> = Vec::new();
+    let mut workspaces: HashMap<u64, Vec<u32>> = HashMap::new();
+    for (cid, cluster) in clusters_in(index, scope) {
+        let conn = &cluster.connection;
+        let mut add = |what: GroupOf, key: u64, member: RowId| {
+            let group = rows.groups.entry(key).or_insert_with(|| {
+                order.push(key);
+                Group {
+                    what,
+                    members: Vec::new(),
+                    workspaces: 0,
+                }
+            });
+            group.members.push(member);
+            let seen = workspaces.entry(key).or_default();
+            if !seen.contains(&cluster.workspace.0) {
+                seen.push(cluster.workspace.0);
+            }
+        };
+        if conn.phase.is_failure() {
+            let key = hash_of(&("connection", conn.phase, &conn.error));
+            add(
+                GroupOf::Connection {
+                    phase: conn.phase,
+                    error: conn.error.clone(),
+                },
+                key,
+                RowId::Cluster(cid),
+            );
+            continue;
+        }
+        for o in cluster.objects.values() {
+            if !needs_attention(o.health) || (screen.suspended_only && !o.suspended) {
+                continue;
+            }
+            if screen.failing_only && !o.health.is_problem() {
+                continue;
+            }
+            let k = &o.key;
+            let key = hash_of(&(
+                k.kind,
+                &k.namespace,
+                &k.name,
+                o.health,
+                &o.reason,
+                &o.message,
+            ));
+            add(
+                GroupOf::Object {
+                    kind: k.kind,
+                    namespace: k.namespace.clone(),
+                    name: k.name.clone(),
+                    health: o.health,
+                    reason: o.reason.clone(),
+                    message: o.message.clone(),
+                },
+                key,
+                RowId::Object(cid, ObjectKey::clone(k)),
+            );
+        }
+    }
+    for (key, seen) in workspaces {
+        if let Some(g) = rows.groups.get_mut(&key) {
+            g.workspaces = seen.len();
+        }
+    }
+    order.retain(|key| {
+        rows.groups
+            .get(key)
+            .is_some_and(|g| matches(&group_text(g)))
+    });
+    let groups = &rows.groups;
+    let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
+    match screen.sort {
+        1 => order.sort_by_key(|k| Reverse(count(k))),
+        2 => order.sort_by_key(|k| groups.get(k).map(group_text)),
+        _ => order.sort_by_key(|k| (groups.get(k).map(|g| g.what.rank()), Reverse(count(k)))),
+    }
+    for key in order {
+        rows.ids.push(RowId::Group(key));
+        if screen.expanded.contains(&key)
+            && let Some(g) = rows.groups.get(&key)
+        {
+            rows.ids.extend(g.members.iter().cloned());
+        }
+    }
+}
+
+/// The text a triage group is filtered by and shown with.
+pub fn group_text(group: &Group) -> String {
+    match &group.what {
+        GroupOf::Object {
+            kind,
+            namespace,
+            name,
+            reason,
+            message,
+            ..
+        } => format!(
+            "{kind} {namespace}/{name} {}: {}",
+            reason.as_deref().unwrap_or("-"),
+            message.as_deref().unwrap_or("")
+        ),
+        GroupOf::Connection { phase, error } => {
+            format!("cluster {phase}: {}", error.as_deref().unwrap_or(""))
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! `update(model, msg) → effects`: every key and every batch of fleet events goes through here.
+//! No terminal, no channels, no clock: tests drive it with messages and look at the model.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
+
+use super::action::Action;
+use super::keymap::Key;
+use super::model::{Fetched, Input, Model, RowId, View};
+use crate::fleet::index::Event;
+use crate::fleet::{ClusterId, FluxKind, ObjectKey};
+
+pub enum Msg {
+    Key(KeyEvent),
+    /// A batch of engine events, applied together.
+    Fleet(Vec<Event>),
+    /// The body's height in rows changed.
+    Page(usize),
+    Fetched(Fetched),
+}
+
+/// Work for the event loop to start on the model's behalf.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    FetchEvents { cluster: ClusterId, key: ObjectKey },
+    FetchYaml { cluster: ClusterId, key: ObjectKey },
+}
+
+pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
+    match msg {
+        Msg::Fleet(events) => {
+            for event in events {
+                model.index.apply(event);
+            }
+            model.rows_stale = true;
+            Vec::new()
+        }
+        Msg::Page(rows) => {
+            model.page = rows.max(1);
+            Vec::new()
+        }
+        Msg::Fetched(fetched) => {
+            model.fetched = Some(fetched);
+            Vec::new()
+        }
+        Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
+        Msg::Key(key) => {
+            model.flash = None;
+            // Typing goes to the line being edited.
+            match model.input.clone() {
+                Input::Filter => {
+                    edit_filter(model, &key);
+                    return Vec::new();
+                }
+                Input::Command(line) => {
+                    edit_command(model, line, &key);
+                    return Vec::new();
+                }
+                Input::None => {}
+            }
+            let context = model.screen().view.context();
+            match model.keymap.action(context, Key::from_event(&key)) {
+                Some(action) => act(model, action),
+                None => Vec::new(),
+            }
+        }
+    }
+}
+
+fn edit_filter(model: &mut Model, key: &KeyEvent) {
+    let screen = model.screen_mut();
+    match key.code {
+        KeyCode::Esc => {
+            screen.filter.clear();
+            model.input = Input::None;
+        }
+        KeyCode::Enter => model.input = Input::None,
+        KeyCode::Backspace => {
+            screen.filter.pop();
+        }
+        KeyCode::Char(c) => screen.filter.push(c),
+        _ => return,
+    }
+    model.rows_stale = true;
+}
+
+fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) {
+    match key.code {
+        KeyCode::Esc => model.input = Input::None,
+        KeyCode::Enter => {
+            model.input = Input::None;
+            run_command(model, line.trim());
+        }
+        KeyCode::Backspace => {
+            line.pop();
+            model.input = Input::Command(line);
+        }
+        KeyCode::Tab => {
+            let choices = completions(model, &line);
+            if let Some(first) = choices.first() {
+                line = first.clone();
+            }
+            model.input = Input::Command(line);
+        }
+        KeyCode::Char(c) => {
+            line.push(c);
+            model.input = Input::Command(line);
+        }
+        _ => {}
+    }
+}
+
+/// Commands and arguments that complete `line`, shortest first.
+pub fn completions(model: &Model, line: &str) -> Vec<String> {
+    let mut out: Vec<String> = match line.split_once(' ') {
+        Some((cmd, arg)) => {
+            let names: Vec<&str> = match cmd {
+                "ws" | "workspace" => model
+                    .index
+                    .workspaces()
+                    .iter()
+                    .map(|w| w.name.as_str())
+                    .collect(),
+                "cluster" | "cl" => model
+                    .index
+                    .clusters()
+                    .iter()
+                    .map(|c| c.info.name.as_str())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            names
+                .into_iter()
+                .filter(|n| n.starts_with(arg))
+                .map(|n| format!("{cmd} {n}"))
+                .collect()
+        }
+        None => {
+            let mut words: Vec<&str> = vec![
+                "all", "triage", "fleet", "ws ", "cluster ", "help", "q", "quit",
+            ];
+            for kind in FluxKind::ALL {
+                words.extend(kind.short_names());
+                words.push(kind.plural());
+            }
+            words
+                .into_iter()
+                .filter(|w| w.starts_with(line))
+                .map(str::to_string)
+                .collect()
+        }
+    };
+    out.sort_by_key(|s| (s.len(), s.clone()));
+    out.dedup();
+    out
+}
+
+fn run_command(model: &mut Model, line: &str) {
+    let (cmd, arg) = match line.split_once(' ') {
+        Some((c, a)) => (c, a.trim()),
+        None => (line, ""),
+    };
+    let scope = model.screen().view.scope();
+    match cmd {
+        "" => {}
+        "q" | "quit" | "q!" => model.quit = true,
+        "help" => act_help(model),
+        "fleet" | "home" => {
+            model.stack.truncate(1);
+            model.rows_stale = true;
+        }
+        "all" => model.push(View::Objects { scope, kind: None }),
+        "triage" => model.push(View::Triage { scope }),
+        "ws" | "workspace" => match model.index.workspace_id(arg) {
+            Some(w) => model.push(View::Workspace(w)),
+            None => model.flash = Some(format!("no workspace {arg:?}")),
+        },
+        "cluster" | "cl" => match model
+            .index
+            .clusters()
+            .iter()
+            .position(|c| c.info.name == arg)
+        {
+            Some(i) => model.push(View::Cluster(ClusterId(i as u32))),
+            None => model.flash = Some(format!("no cluster {arg:?}")),
+        },
+        other => match FluxKind::parse(other) {
+            Some(kind) => model.push(View::Objects {
+                scope,
+                kind: Some(kind),
+            }),
+            None => model.flash = Some(format!("unknown command :{other} (try :help)")),
+        },
+    }
+}
+
+fn act_help(model: &mut Model) {
+    let view = &model.screen().view;
+    if let View::Help { .. } = view {
+        back(model);
+    } else {
+        let of = view.context();
+        model.push(View::Help { of });
+    }
+}
+
+fn back(model: &mut Model) {
+    if !model.screen().filter.is_empty() {
+        model.screen_mut().filter.clear();
+    } else if model.stack.len() > 1 {
+        model.stack.pop();
+        model.fetched = None;
+    }
+    model.rows_stale = true;
+}
+
+fn act(model: &mut Model, action: Action) -> Vec<Effect> {
+    model.refresh_rows();
+    let len = model.rows.ids.len();
+    let page = model.page;
+    let moved = |model: &mut Model, to: usize| {
+        let selected = model.rows.ids.get(to).cloned();
+        let screen = model.screen_mut();
+        screen.cursor = to;
+        screen.selected = selected;
+    };
+    let cursor = model.screen().cursor;
+    match action {
+        Action::Quit => model.quit = true,
+        Action::Help => act_help(model),
+        Action::Command => model.input = Input::Command(String::new()),
+        Action::Filter => model.input = Input::Filter,
+        Action::Back => back(model),
+        Action::Up => moved(model, cursor.saturating_sub(1)),
+        Action::Down => moved(model, (cursor + 1).min(len.saturating_sub(1))),
+        Action::Top => moved(model, 0),
+        Action::Bottom => moved(model, len.saturating_sub(1)),
+        Action::PageUp => moved(model, cursor.saturating_sub(page)),
+        Action::PageDown => moved(model, (cursor + page).min(len.saturating_sub(1))),
+        Action::Open => return open(model),
+        Action::FailingOnly => {
+            let s = model.screen_mut();
+            s.failing_only = !s.failing_only;
+            model.rows_stale = true;
+        }
+        Action::SuspendedOnly => {
+            let s = model.screen_mut();
+            s.suspended_only = !s.suspended_only;
+            model.rows_stale = true;
+        }
+        Action::SortNext => {
+            let s = model.screen_mut();
+            let columns = s.view.sort_columns().len().max(1);
+            s.sort = (s.sort + 1) % columns;
+            model.rows_stale = true;
+        }
+        Action::SortReverse => {
+            let s = model.screen_mut();
+            s.reverse = !s.reverse;
+            model.rows_stale = true;
+        }
+        Action::Triage => {
+            let scope = model.screen().view.scope();
+            model.push(View::Triage { scope });
+        }
+        Action::AllObjects => {
+            let scope = model.screen().view.scope();
+            model.push(View::Objects { scope, kind: None });
+        }
+        Action::Expand => {
+            if let Some(RowId::Group(g)) = model.screen().selected.clone() {
+                toggle(model, g);
+            }
+        }
+        Action::Events | Action::Yaml => {
+            if let View::Detail { cluster, key } = model.screen().view.clone() {
+                let (what, effect) = if action == Action::Events {
+                    ("events", Effect::FetchEvents { cluster, key })
+                } else {
+                    ("yaml", Effect::FetchYaml { cluster, key })
+                };
+                model.fetched = Some(Fetched::Loading(what));
+                return vec![effect];
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn toggle(model: &mut Model, group: u64) {
+    let s = model.screen_mut();
+    if !s.expanded.remove(&group) {
+        s.expanded.insert(group);
+    }
+    model.rows_stale = true;
+}
+
+fn open(model: &mut Model) -> Vec<Effect> {
+    let Some(selected) = model.screen().selected.clone() else {
+        return Vec::new();
+    };
+    match selected {
+        RowId::Workspace(w) => model.push(View::Workspace(w)),
+        RowId::Cluster(c) => model.push(View::Cluster(c)),
+        RowId::Object(cluster, key) => model.push(View::Detail { cluster, key }),
+        RowId::Group(g) => toggle(model, g),
+    }
+    Vec::new()
+}

@@ -1,0 +1,100 @@
+//! One cluster: its Flux objects, like `flux get all`, under a line about its connection.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph};
+
+use super::widgets::{Columns, health_cell, highlighted, list, message_cell};
+use crate::app::model::{Model, RowId};
+use crate::config::theme::{Slot, Theme};
+use crate::export::table::{age, revision};
+use crate::fleet::ClusterId;
+
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: ClusterId) {
+    let index = &model.index;
+    let Some(cluster) = index.cluster(c) else {
+        return;
+    };
+    let filter = &model.screen().filter;
+    let [state, table] = area.layout(&Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+    ]));
+    let conn = &cluster.connection;
+    let mut spans = vec![
+        Span::styled(
+            format!(" {} ", conn.phase),
+            theme.style(Slot::of_phase(conn.phase)),
+        ),
+        Span::styled(
+            format!(
+                " {} · {} · last event {} ago",
+                cluster.info.server,
+                conn.protocol.unwrap_or("-"),
+                age(cluster.last_event, model.now)
+            ),
+            theme.style(Slot::Dim),
+        ),
+    ];
+    if let Some(error) = &conn.error {
+        spans.push(Span::styled(
+            format!(" · {error}"),
+            theme.style(Slot::Error),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), state);
+    let title = format!("Flux objects on {}", cluster.info.name);
+    list(
+        frame,
+        table,
+        model,
+        theme,
+        Columns {
+            title: &title,
+            header: &[
+                "KIND",
+                "NAMESPACE",
+                "NAME",
+                "HEALTH",
+                "SUSP",
+                "REVISION",
+                "AGE",
+                "MESSAGE",
+            ],
+            widths: &[
+                Constraint::Max(14),
+                Constraint::Max(14),
+                Constraint::Max(24),
+                Constraint::Length(11),
+                Constraint::Length(4),
+                Constraint::Max(22),
+                Constraint::Length(4),
+                Constraint::Fill(1),
+            ],
+        },
+        |id| {
+            let RowId::Object(_, key) = id else {
+                return Vec::new();
+            };
+            let Some(o) = cluster.objects.get(key) else {
+                return Vec::new();
+            };
+            vec![
+                Cell::from(key.kind.as_str()),
+                Cell::from(key.namespace.to_string()),
+                Cell::from(highlighted(
+                    &key.name,
+                    filter,
+                    theme.style(Slot::Text),
+                    theme,
+                )),
+                health_cell(o.health, theme),
+                Cell::from(if o.suspended { "yes" } else { "" }),
+                Cell::from(revision(o)),
+                Cell::from(age(o.last_transition, model.now)),
+                message_cell(o, theme),
+            ]
+        },
+    );
+}

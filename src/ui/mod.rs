@@ -1,0 +1,202 @@
+//! Rendering: a pure function of the model and the theme. Nothing here mutates or waits; list
+//! views build only the rows that are visible.
+
+mod cluster;
+mod detail;
+mod fleet;
+mod help;
+mod objects;
+mod triage;
+mod widgets;
+mod workspace;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::app::action::Action;
+use crate::app::model::{Input, Model, Scope, View};
+use crate::config::theme::{Slot, Theme};
+use crate::fleet::{Health, Index, Phase};
+
+/// Rows of the body a list can use at this terminal size (for paging and scrolling).
+pub fn body_rows(area: Rect) -> usize {
+    // Header, status line and footer take one row each; the table's border and heading three.
+    usize::from(area.height.saturating_sub(6)).max(1)
+}
+
+pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let [header, body, footer, status] = frame.area().layout(&Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ]));
+    draw_header(frame, header, model, theme);
+    match &model.screen().view {
+        View::Fleet => fleet::draw(frame, body, model, theme),
+        View::Workspace(w) => workspace::draw(frame, body, model, theme, *w),
+        View::Cluster(c) => cluster::draw(frame, body, model, theme, *c),
+        View::Objects { scope, kind } => objects::draw(frame, body, model, theme, *scope, *kind),
+        View::Triage { scope } => triage::draw(frame, body, model, theme, *scope),
+        View::Detail { cluster, key } => detail::draw(frame, body, model, theme, *cluster, key),
+        View::Help { of } => help::draw(frame, body, model, theme, *of),
+    }
+    draw_footer(frame, footer, model, theme);
+    draw_status(frame, status, model, theme);
+}
+
+/// `fleet ▸ core ▸ core-dev-004 ▸ Kustomization flux-system/apps`
+fn breadcrumbs(model: &Model) -> Vec<String> {
+    let index = &model.index;
+    model
+        .stack
+        .iter()
+        .map(|s| match &s.view {
+            View::Fleet => "fleet".to_string(),
+            View::Workspace(w) => ws_name(index, *w).to_string(),
+            View::Cluster(c) => cluster_name(index, *c).to_string(),
+            View::Objects { scope, kind } => format!(
+                "{} in {}",
+                kind.map_or("all objects".to_string(), |k| k.plural().to_string()),
+                scope_name(index, *scope)
+            ),
+            View::Triage { scope } => format!("triage of {}", scope_name(index, *scope)),
+            View::Detail { key, .. } => format!("{} {}/{}", key.kind, key.namespace, key.name),
+            View::Help { .. } => "help".to_string(),
+        })
+        .collect()
+}
+
+pub(crate) fn ws_name(index: &Index, w: crate::fleet::WorkspaceId) -> &str {
+    index.workspace(w).map_or("?", |w| w.name.as_str())
+}
+
+pub(crate) fn cluster_name(index: &Index, c: crate::fleet::ClusterId) -> &str {
+    index.cluster(c).map_or("?", |c| c.info.name.as_str())
+}
+
+fn scope_name(index: &Index, scope: Scope) -> String {
+    match scope {
+        Scope::Fleet => "the fleet".into(),
+        Scope::Workspace(w) => format!("workspace {}", ws_name(index, w)),
+        Scope::Cluster(c) => format!("cluster {}", cluster_name(index, c)),
+    }
+}
+
+fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let mut spans = vec![Span::styled(" fluxfleet ", theme.style(Slot::Title))];
+    for (i, crumb) in breadcrumbs(model).into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" ▸ ", theme.style(Slot::Dim)));
+        }
+        spans.push(Span::styled(crumb, theme.style(Slot::Breadcrumb)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// What is being typed, else a message, else the keys of this view.
+fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let line = match (&model.input, &model.flash) {
+        (Input::Command(text), _) => {
+            let hint = crate::app::update::completions(model, text)
+                .into_iter()
+                .take(6)
+                .collect::<Vec<_>>()
+                .join("  ");
+            Line::from(vec![
+                Span::styled(format!(":{text}█"), theme.style(Slot::CommandLine)),
+                Span::styled(format!("  {hint}"), theme.style(Slot::Dim)),
+            ])
+        }
+        (Input::Filter, _) => Line::from(Span::styled(
+            format!("/{}█", model.screen().filter),
+            theme.style(Slot::CommandLine),
+        )),
+        (Input::None, Some(flash)) => {
+            Line::from(Span::styled(flash.clone(), theme.style(Slot::Warning)))
+        }
+        (Input::None, None) => hints(model, theme),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// `<enter> open  </> filter  <!> failing …` from the keymap in effect.
+fn hints(model: &Model, theme: &Theme) -> Line<'static> {
+    let context = model.screen().view.context();
+    let mut spans = Vec::new();
+    for (action, keys) in model.keymap.effective(context) {
+        let Some(label) = action.hint() else { continue };
+        if matches!(action, Action::Events | Action::Yaml)
+            && context != crate::app::keymap::Context::Detail
+        {
+            continue;
+        }
+        if action == Action::Expand && context != crate::app::keymap::Context::Triage {
+            continue;
+        }
+        if let Some(key) = keys.first() {
+            spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
+            spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
+        }
+    }
+    Line::from(spans)
+}
+
+/// Clusters live / connecting / failed, objects, failing, mode, warnings.
+fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let index = &model.index;
+    let phases = index.phases();
+    let live = phases.get(Phase::Live);
+    let health = index.health();
+    let bar = theme.style(Slot::StatusBar);
+    let mut spans = Vec::new();
+    // Warnings first: on a narrow terminal the end of the line is cut off.
+    if let Some(first) = model.warnings.first() {
+        let more = match model.warnings.len() {
+            1 => String::new(),
+            n => format!(" (+{} more)", n - 1),
+        };
+        spans.push(Span::styled(
+            format!(" ⚠ {first}{more} "),
+            theme.style(Slot::Warning),
+        ));
+    }
+    spans.push(Span::styled(
+        format!(" clusters {live}/{} live", phases.total()),
+        bar,
+    ));
+    if phases.pending() > 0 {
+        spans.push(Span::styled(
+            format!(" · {} connecting", phases.pending()),
+            bar,
+        ));
+    }
+    if phases.failed() > 0 {
+        spans.push(Span::styled(
+            format!(" · {} failed", phases.failed()),
+            bar.patch(theme.style(Slot::Down)),
+        ));
+    }
+    spans.push(Span::styled(
+        format!(" │ objects {}", index.object_count()),
+        bar,
+    ));
+    let failing = health.failing();
+    if failing > 0 {
+        spans.push(Span::styled(
+            format!(" · {failing} failing"),
+            bar.patch(theme.style(Slot::of_health(Health::Failed))),
+        ));
+    }
+    spans.push(Span::styled(
+        if model.read_only {
+            " │ read-only "
+        } else {
+            " │ write "
+        },
+        bar,
+    ));
+    frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}

@@ -1,0 +1,308 @@
+//! The TUI without a terminal: the update function fed with keys and fleet events, and every view
+//! rendered into a fixed-size test backend at a fixed clock (insta snapshots).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use fluxfleet::app::keymap::Keymap;
+use fluxfleet::app::model::{Input, Model, RowId, View};
+use fluxfleet::app::update::{Msg, update};
+use fluxfleet::config::Config;
+use fluxfleet::config::theme::Theme;
+use fluxfleet::fleet::index::{Change, Event};
+use fluxfleet::fleet::{ClusterId, ClusterInfo, Connection, FluxKind, FluxSummary, Index, Phase};
+use jiff::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::Value;
+
+const NOW: &str = "2026-11-21T10:00:00Z";
+
+fn now() -> Timestamp {
+    NOW.parse().unwrap()
+}
+
+fn sample(file: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/samples/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A summary of `file`, renamed.
+fn object(kind: FluxKind, file: &str, name: &str) -> FluxSummary {
+    let mut v = sample(file);
+    v["metadata"]["name"] = Value::from(name);
+    FluxSummary::of(kind, &v).unwrap()
+}
+
+fn event(cluster: ClusterId, change: Change) -> Event {
+    Event {
+        cluster,
+        at: now(),
+        change,
+    }
+}
+
+fn live() -> Connection {
+    let mut c = Connection::new(Phase::Live);
+    c.protocol = Some("HTTP/2");
+    c
+}
+
+/// Two workspaces, four clusters: healthy, failing, one unreachable.
+fn fleet() -> (Index, Vec<Event>) {
+    let mut index = Index::new();
+    let mut add = |name: &str, ws: &str| {
+        index.add_cluster(ClusterInfo {
+            name: name.into(),
+            workspace: ws.into(),
+            server: format!("https://{name}.example.com:6443"),
+            labels: Default::default(),
+        })
+    };
+    let a = add("pay-prod-eu", "payments");
+    let b = add("pay-prod-us", "payments");
+    let c = add("shop-dev-1", "retail");
+    let d = add("shop-dev-2", "retail");
+    let ks = FluxKind::Kustomization;
+    let mut events = vec![];
+    for (id, failing) in [(a, true), (b, true), (c, false)] {
+        events.push(event(id, Change::Connection(live())));
+        let mut objects = vec![
+            object(
+                FluxKind::GitRepository,
+                "gitrepository-ready.yaml",
+                "flux-system",
+            ),
+            object(ks, "kustomization-ready.yaml", "infra"),
+            object(FluxKind::HelmRelease, "helmrelease-ready.yaml", "podinfo"),
+        ];
+        if failing {
+            objects.push(object(ks, "kustomization-health-check-failed.yaml", "apps"));
+            objects.push(object(
+                FluxKind::HelmRelease,
+                "helmrelease-install-failed-stalled.yaml",
+                "redis",
+            ));
+        } else {
+            objects.push(object(ks, "kustomization-suspended.yaml", "apps"));
+        }
+        for kind in [FluxKind::GitRepository, ks, FluxKind::HelmRelease] {
+            let of_kind = objects
+                .iter()
+                .filter(|o| o.key.kind == kind)
+                .cloned()
+                .collect();
+            events.push(event(id, Change::Replaced(kind, of_kind)));
+        }
+    }
+    let mut down = Connection::new(Phase::Unreachable);
+    down.error = Some("dial tcp 10.0.0.9:6443: connect: connection refused".into());
+    down.since = Some(now() - jiff::SignedDuration::from_secs(300));
+    events.push(event(d, Change::Connection(down)));
+    (index, events)
+}
+
+fn model() -> Model {
+    let (index, events) = fleet();
+    let (keymap, warnings) = Keymap::from_config(&Config::defaults().keymap);
+    assert!(warnings.is_empty());
+    let mut model = Model::new(index, keymap, Vec::new(), now());
+    update(&mut model, Msg::Fleet(events));
+    model
+}
+
+fn key(model: &mut Model, code: KeyCode) {
+    update(model, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn typed(model: &mut Model, text: &str) {
+    for c in text.chars() {
+        key(model, KeyCode::Char(c));
+    }
+}
+
+fn screen(model: &mut Model, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    model.refresh_rows();
+    model.scroll(fluxfleet::ui::body_rows(ratatui::layout::Rect::new(
+        0, 0, width, height,
+    )));
+    terminal
+        .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
+        .unwrap();
+    terminal.backend().to_string()
+}
+
+#[test]
+fn the_fleet_view_lists_workspaces_with_counts_and_the_worst_problem() {
+    let mut m = model();
+    insta::assert_snapshot!("fleet_80x24", screen(&mut m, 80, 24));
+    insta::assert_snapshot!("fleet_140x30", screen(&mut m, 140, 30));
+}
+
+#[test]
+fn drilling_down_from_fleet_to_object_and_back() {
+    let mut m = model();
+    key(&mut m, KeyCode::Enter);
+    assert!(matches!(m.screen().view, View::Workspace(_)));
+    insta::assert_snapshot!("workspace_payments", screen(&mut m, 100, 16));
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Enter);
+    assert!(matches!(m.screen().view, View::Cluster(ClusterId(1))));
+    insta::assert_snapshot!("cluster_pay_prod_us", screen(&mut m, 120, 16));
+    key(&mut m, KeyCode::Char('G'));
+    key(&mut m, KeyCode::Enter);
+    let View::Detail { key: k, .. } = &m.screen().view else {
+        panic!("{:?}", m.screen().view)
+    };
+    assert_eq!(&*k.name, "redis");
+    insta::assert_snapshot!("detail_redis", screen(&mut m, 100, 30));
+    key(&mut m, KeyCode::Esc);
+    key(&mut m, KeyCode::Esc);
+    key(&mut m, KeyCode::Esc);
+    assert_eq!(m.screen().view, View::Fleet);
+    assert_eq!(m.stack.len(), 1);
+    // Esc on the fleet view stays there.
+    key(&mut m, KeyCode::Esc);
+    assert_eq!(m.stack.len(), 1);
+}
+
+#[test]
+fn triage_groups_identical_failures_and_expands_to_clusters() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('t'));
+    m.refresh_rows();
+    // The unreachable cluster first, then stalled, then failed; each failure on two clusters.
+    insta::assert_snapshot!("triage", screen(&mut m, 110, 14));
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Char(' '));
+    m.refresh_rows();
+    let members: Vec<_> = m
+        .rows
+        .ids
+        .iter()
+        .filter(|r| matches!(r, RowId::Object(..)))
+        .collect();
+    assert_eq!(members.len(), 2, "{:?}", m.rows.ids);
+    insta::assert_snapshot!("triage_expanded", screen(&mut m, 110, 14));
+}
+
+#[test]
+fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char(':'));
+    typed(&mut m, "ks");
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(
+        m.screen().view,
+        View::Objects {
+            scope: fluxfleet::app::model::Scope::Fleet,
+            kind: Some(FluxKind::Kustomization)
+        }
+    );
+    m.refresh_rows();
+    assert_eq!(m.rows.ids.len(), 6);
+    key(&mut m, KeyCode::Char('/'));
+    typed(&mut m, "payapps");
+    assert_eq!(m.input, Input::Filter);
+    m.refresh_rows();
+    assert_eq!(m.rows.ids.len(), 2, "pay-prod-eu/apps and pay-prod-us/apps");
+    insta::assert_snapshot!("objects_filtered", screen(&mut m, 120, 12));
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.input, Input::None);
+    key(&mut m, KeyCode::Esc);
+    m.refresh_rows();
+    assert_eq!(
+        m.rows.ids.len(),
+        6,
+        "esc clears the filter before going back"
+    );
+    // Failing only.
+    key(&mut m, KeyCode::Char('!'));
+    m.refresh_rows();
+    assert_eq!(m.rows.ids.len(), 2);
+}
+
+#[test]
+fn the_selection_stays_on_its_object_while_rows_change_around_it() {
+    let mut m = model();
+    update(
+        &mut m,
+        Msg::Key(KeyEvent::new(KeyCode::Char(':'), KeyModifiers::NONE)),
+    );
+    typed(&mut m, "all");
+    key(&mut m, KeyCode::Enter);
+    m.refresh_rows();
+    for _ in 0..7 {
+        key(&mut m, KeyCode::Char('j'));
+    }
+    let chosen = m.screen().selected.clone().unwrap();
+    // The first cluster loses all its objects: every row above the selection disappears.
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(
+            ClusterId(0),
+            Change::Replaced(FluxKind::Kustomization, vec![]),
+        )]),
+    );
+    m.refresh_rows();
+    assert_eq!(m.screen().selected.as_ref(), Some(&chosen));
+    assert_eq!(m.rows.ids.get(m.screen().cursor), Some(&chosen));
+}
+
+#[test]
+fn help_is_generated_from_the_keymap_in_effect_and_warnings_show() {
+    let mut table = Config::defaults().keymap;
+    let user: toml::Table = "[global]\nquit = \"x\"\nteleport = \"T\"\n"
+        .parse()
+        .unwrap();
+    for (k, v) in user {
+        if let (Some(t), toml::Value::Table(v)) =
+            (table.get_mut(&k).and_then(|t| t.as_table_mut()), v)
+        {
+            t.extend(v);
+        }
+    }
+    let (keymap, warnings) = Keymap::from_config(&table);
+    let (index, events) = fleet();
+    let mut m = Model::new(index, keymap, warnings, now());
+    update(&mut m, Msg::Fleet(events));
+    key(&mut m, KeyCode::Char('?'));
+    let text = screen(&mut m, 100, 40);
+    assert!(text.contains(&format!("{:<18}quit", "x")), "{text}");
+    assert!(
+        text.contains("keymap.global.teleport: not an action"),
+        "{text}"
+    );
+    insta::assert_snapshot!("help_fleet", text);
+    key(&mut m, KeyCode::Char('q'));
+    assert!(!m.quit, "q is no longer quit");
+    key(&mut m, KeyCode::Char('x'));
+    assert!(m.quit);
+}
+
+#[test]
+fn unknown_commands_and_names_say_so() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char(':'));
+    typed(&mut m, "ws nowhere");
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.flash.as_deref(), Some("no workspace \"nowhere\""));
+    key(&mut m, KeyCode::Char(':'));
+    typed(&mut m, "ws ret");
+    key(&mut m, KeyCode::Tab);
+    assert_eq!(m.input, Input::Command("ws retail".into()));
+    key(&mut m, KeyCode::Enter);
+    assert!(matches!(m.screen().view, View::Workspace(_)));
+    key(&mut m, KeyCode::Char(':'));
+    typed(&mut m, "bogus");
+    key(&mut m, KeyCode::Enter);
+    assert!(
+        m.flash
+            .as_deref()
+            .unwrap()
+            .contains("unknown command :bogus")
+    );
+}
