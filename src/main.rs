@@ -50,13 +50,15 @@ fn main() -> ExitCode {
     }
 }
 
+/// `FLUXFLEET_LOG`, default warnings only.
+fn log_level() -> tracing_subscriber::EnvFilter {
+    tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG").unwrap_or_else(|_| "warn".into())
+}
+
 /// Logs go to stderr, at `FLUXFLEET_LOG` (default: warnings only).
 fn logs() {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(log_level())
         .with_writer(std::io::stderr)
         .init();
 }
@@ -97,10 +99,7 @@ fn file_logs() -> Option<PathBuf> {
         .open(&path)
         .ok()?;
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_env_filter(log_level())
         .with_ansi(false)
         .with_writer(std::sync::Mutex::new(file))
         .init();

@@ -94,17 +94,20 @@ impl Key {
             "end" => KeyCode::End,
             "pgup" => KeyCode::PageUp,
             "pgdn" => KeyCode::PageDown,
-            f if f.len() > 1 && f.starts_with('f') && f[1..].parse::<u8>().is_ok() => {
-                match f[1..].parse::<u8>() {
-                    Ok(n @ 1..=12) => KeyCode::F(n),
-                    _ => return Err(format!("{text:?} is not a key")),
-                }
-            }
             c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().unwrap_or(' ')),
-            _ => return Err(format!("{text:?} is not a key")),
+            other => match function_key(other) {
+                Some(n) => KeyCode::F(n),
+                None => return Err(format!("{text:?} is not a key")),
+            },
         };
         Ok(Key { code, ctrl, alt })
     }
+}
+
+/// `f1` … `f12`.
+fn function_key(text: &str) -> Option<u8> {
+    let n: u8 = text.strip_prefix('f')?.parse().ok()?;
+    (1..=12).contains(&n).then_some(n)
 }
 
 impl fmt::Display for Key {

@@ -13,8 +13,6 @@ pub enum Msg {
     Key(KeyEvent),
     /// A batch of engine events, applied together.
     Fleet(Vec<Event>),
-    /// The body's height in rows changed.
-    Page(usize),
     Fetched(Fetched),
 }
 
@@ -32,10 +30,6 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.index.apply(event);
             }
             model.rows_stale = true;
-            Vec::new()
-        }
-        Msg::Page(rows) => {
-            model.page = rows.max(1);
             Vec::new()
         }
         Msg::Fetched(fetched) => {

@@ -111,12 +111,13 @@ impl Theme {
 
     /// The built-in dark theme; it sets every slot.
     pub fn dark() -> Theme {
-        let mut warnings = Vec::new();
         let mut theme = Theme {
             name: "dark".into(),
             styles: vec![Style::default(); Slot::ALL.len()],
         };
-        theme.apply(BUILT_IN[0].1, "dark", &mut warnings);
+        if let Ok(file) = toml::from_str::<File>(BUILT_IN[0].1) {
+            theme.apply(&file, "dark", &mut Vec::new());
+        }
         theme
     }
 
@@ -124,14 +125,11 @@ impl Theme {
     /// Anything unusable is a warning naming the file and slot; the dark theme fills the gaps.
     pub fn load(name: &str, dir: Option<&Path>) -> (Theme, Vec<String>) {
         let mut warnings = Vec::new();
-        let mut chain = Vec::new();
+        // The theme and its parents, child first, each read once.
+        let mut chain: Vec<(String, String, File)> = Vec::new();
         let mut next = Some(name.to_string());
         while let Some(current) = next.take() {
-            if chain
-                .iter()
-                .any(|(n, _, _): &(String, String, String)| *n == current)
-                || chain.len() > 8
-            {
+            if chain.iter().any(|(n, ..)| *n == current) || chain.len() > 8 {
                 warnings.push(format!(
                     "theme {current:?}: parents form a loop; stopped there"
                 ));
@@ -140,27 +138,23 @@ impl Theme {
             let Some((origin, text)) = source(&current, dir, &mut warnings) else {
                 break;
             };
-            next = match toml::from_str::<File>(&text) {
-                Ok(file) => file.parent,
-                Err(e) => {
-                    warnings.push(format!("{origin}: {}", e.message().trim()));
-                    None
+            match toml::from_str::<File>(&text) {
+                Ok(file) => {
+                    next = file.parent.clone();
+                    chain.push((current, origin, file));
                 }
-            };
-            chain.push((current, origin, text));
+                Err(e) => warnings.push(format!("{origin}: {}", e.message().trim())),
+            }
         }
         let mut theme = Theme::dark();
         theme.name = name.to_string();
-        for (_, origin, text) in chain.iter().rev() {
-            theme.apply(text, origin, &mut warnings);
+        for (_, origin, file) in chain.iter().rev() {
+            theme.apply(file, origin, &mut warnings);
         }
         (theme, warnings)
     }
 
-    fn apply(&mut self, text: &str, origin: &str, warnings: &mut Vec<String>) {
-        let Ok(file) = toml::from_str::<File>(text) else {
-            return;
-        };
+    fn apply(&mut self, file: &File, origin: &str, warnings: &mut Vec<String>) {
         for (name, value) in &file.slots {
             let Some(slot) = Slot::ALL.iter().find(|s| s.name() == name) else {
                 warnings.push(format!("{origin}: {name:?} is not a theme slot"));

@@ -1,4 +1,4 @@
-//! The HTTP transport under every kube client: hyper-util over rustls, offering ALPN `h2` so
+//! The HTTP transport under every cluster's service: hyper-util over rustls, offering ALPN `h2` so
 //! that all watches of one cluster share one TCP connection (kube's own client speaks HTTP/1.1
 //! only, one socket per watch), with kube's base-URI, auth and header layers on top.
 

@@ -15,7 +15,6 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::action::Action;
 use crate::app::model::{Input, Model, Scope, View};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{Health, Index, Phase};
@@ -128,14 +127,6 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
     for (action, keys) in model.keymap.effective(context) {
         let Some(label) = action.hint() else { continue };
-        if matches!(action, Action::Events | Action::Yaml)
-            && context != crate::app::keymap::Context::Detail
-        {
-            continue;
-        }
-        if action == Action::Expand && context != crate::app::keymap::Context::Triage {
-            continue;
-        }
         if let Some(key) = keys.first() {
             spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
             spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
