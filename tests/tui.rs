@@ -239,7 +239,7 @@ fn the_selection_stays_on_its_object_while_rows_change_around_it() {
         key(&mut m, KeyCode::Char('j'));
     }
     let chosen = m.screen().selected.clone().unwrap();
-    // The first cluster loses all its objects: every row above the selection disappears.
+    // The first cluster loses its Kustomizations: two rows above the selection disappear.
     update(
         &mut m,
         Msg::Fleet(vec![event(
@@ -305,4 +305,15 @@ fn unknown_commands_and_names_say_so() {
             .unwrap()
             .contains("unknown command :bogus")
     );
+}
+
+#[test]
+fn the_selection_stays_in_sight_in_a_short_terminal() {
+    let mut m = model();
+    key(&mut m, KeyCode::Enter);
+    key(&mut m, KeyCode::Enter);
+    // The cluster view spends a line on the connection: its table is shorter than other lists.
+    key(&mut m, KeyCode::Char('G'));
+    let text = screen(&mut m, 100, 11);
+    assert!(text.contains("redis"), "{text}");
 }

@@ -36,7 +36,14 @@ pub fn list<'a>(
     let screen = model.screen();
     let ids = &model.rows.ids;
     let height = usize::from(area.height.saturating_sub(3)).max(1);
-    let start = screen.offset.min(ids.len());
+    // The model's offset is where the last scroll left the window; a view with less room than
+    // the loop assumed (the cluster view's state line) still keeps the selection in sight.
+    let start = if screen.cursor >= screen.offset + height {
+        screen.cursor + 1 - height
+    } else {
+        screen.offset.min(screen.cursor)
+    }
+    .min(ids.len());
     let end = (start + height).min(ids.len());
     let rows = ids[start..end].iter().enumerate().map(|(i, id)| {
         let r = Row::new(row(id));
