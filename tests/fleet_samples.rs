@@ -225,3 +225,17 @@ fn references_are_resolved_against_the_object_namespace() {
     assert!(!ks.depends_on.is_empty());
     assert!(ks.last_transition.is_some());
 }
+
+#[test]
+fn the_inventory_size_is_counted_where_the_kind_keeps_one() {
+    for (file, size) in [
+        ("kustomization-ready.yaml", Some(10)),
+        ("helmrelease-ready.yaml", Some(3)),
+        ("artifactgenerator-ready.yaml", Some(1)),
+        // Flux 2.0 HelmReleases keep no inventory; sources never do.
+        ("helmrelease-v2beta1-ready-flux-2.0.yaml", None),
+        ("gitrepository-ready.yaml", None),
+    ] {
+        assert_eq!(summary(file).inventory, size, "{file}");
+    }
+}

@@ -4,12 +4,15 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
+use fluxfleet::app::model::Fetched;
 use fluxfleet::app::model::{Input, Model, RowId, View};
-use fluxfleet::app::update::{Msg, update};
+use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::index::{Change, Event};
-use fluxfleet::fleet::{ClusterId, ClusterInfo, Connection, FluxKind, FluxSummary, Index, Phase};
+use fluxfleet::fleet::{
+    ClusterId, ClusterInfo, Connection, FluxKind, FluxSummary, Index, ObjectEvent, ObjectKey, Phase,
+};
 use jiff::Timestamp;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -126,9 +129,13 @@ fn typed(model: &mut Model, text: &str) {
 fn screen(model: &mut Model, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     model.refresh_rows();
-    model.scroll(fluxfleet::ui::body_rows(ratatui::layout::Rect::new(
-        0, 0, width, height,
-    )));
+    let area = ratatui::layout::Rect::new(0, 0, width, height);
+    model.scroll(fluxfleet::ui::body_rows(area));
+    model.clamp_fetched(fluxfleet::ui::fetched_max_scroll(
+        model,
+        &Theme::dark(),
+        area,
+    ));
     terminal
         .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
         .unwrap();
@@ -167,6 +174,98 @@ fn drilling_down_from_fleet_to_object_and_back() {
     // Esc on the fleet view stays there.
     key(&mut m, KeyCode::Esc);
     assert_eq!(m.stack.len(), 1);
+}
+
+/// The redis HelmRelease's detail view (stalled, on pay-prod-us).
+fn redis_detail() -> (Model, ClusterId, ObjectKey) {
+    let mut m = model();
+    for code in [KeyCode::Enter, KeyCode::Char('j'), KeyCode::Enter] {
+        key(&mut m, code);
+    }
+    key(&mut m, KeyCode::Char('G'));
+    key(&mut m, KeyCode::Enter);
+    let View::Detail { cluster, key: k } = m.screen().view.clone() else {
+        panic!("{:?}", m.screen().view)
+    };
+    (m, cluster, k)
+}
+
+fn keys(model: &mut Model, code: KeyCode) -> Vec<Effect> {
+    update(model, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+#[test]
+fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
+    let (mut m, cluster, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('e'));
+    assert_eq!(
+        effects,
+        [Effect::FetchEvents {
+            cluster,
+            key: redis.clone()
+        }]
+    );
+    assert_eq!(m.fetched, Some(Fetched::Loading("events")));
+    // An answer about another object (the user was there a moment ago) changes nothing.
+    let other = ObjectKey::new(FluxKind::HelmRelease, "apps", "podinfo");
+    update(
+        &mut m,
+        Msg::Fetched {
+            cluster,
+            key: other,
+            fetched: Fetched::Events(Vec::new()),
+        },
+    );
+    assert_eq!(m.fetched, Some(Fetched::Loading("events")));
+    let mut failed = ObjectEvent::from_value(&sample("event-kustomization-health-failed.yaml"));
+    failed.reason = "InstallFailed".into();
+    failed.message = "Helm install failed for release data/redis with chart redis@21.2.5: \
+        context deadline exceeded"
+        .into();
+    failed.last_seen = Some(now() - jiff::SignedDuration::from_mins(3));
+    let older = ObjectEvent::from_value(&sample("event-helmrelease-docs.yaml"));
+    update(
+        &mut m,
+        Msg::Fetched {
+            cluster,
+            key: redis,
+            fetched: Fetched::Events(vec![failed, older]),
+        },
+    );
+    insta::assert_snapshot!("detail_events", screen(&mut m, 100, 24));
+}
+
+#[test]
+fn the_yaml_scrolls_within_its_length() {
+    let (mut m, cluster, redis) = redis_detail();
+    keys(&mut m, KeyCode::Char('y'));
+    let yaml: String = (1..=60).map(|i| format!("line{i}: {i}\n")).collect();
+    update(
+        &mut m,
+        Msg::Fetched {
+            cluster,
+            key: redis,
+            fetched: Fetched::Yaml(yaml),
+        },
+    );
+    let top = screen(&mut m, 100, 30);
+    assert!(top.contains("line1: 1") && !top.contains("line60"), "{top}");
+    key(&mut m, KeyCode::Char('G'));
+    let bottom = screen(&mut m, 100, 30);
+    assert!(
+        bottom.contains("line60: 60") && !bottom.contains("line1: 1 "),
+        "{bottom}"
+    );
+    // One up from the bottom shows the line above the pane again, not nothing.
+    let last_first = m.fetched_scroll;
+    key(&mut m, KeyCode::Char('k'));
+    screen(&mut m, 100, 30);
+    assert_eq!(m.fetched_scroll, last_first - 1);
+    key(&mut m, KeyCode::Char('g'));
+    assert_eq!(m.fetched_scroll, 0);
+    // Leaving the object forgets what was fetched for it.
+    key(&mut m, KeyCode::Esc);
+    assert_eq!(m.fetched, None);
 }
 
 #[test]

@@ -10,11 +10,15 @@ pub mod update;
 
 use std::path::PathBuf;
 
+use crossterm::event::Event as TermEvent;
+use ratatui::Terminal;
+use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::config::theme::Theme;
 use crate::inventory::Inventory;
+use crate::k8s::Reader;
 use keymap::Keymap;
 use model::{Fetched, Model};
 use update::{Effect, Msg};
@@ -35,6 +39,23 @@ pub struct Start {
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
 /// restored however this ends, panics included.
 pub async fn tui(start: Start) -> anyhow::Result<()> {
+    let mut terminal = ratatui::try_init()?;
+    let result = session(&mut terminal, start, run::terminal_events()).await;
+    ratatui::restore();
+    result
+}
+
+/// The whole TUI on any backend, driven by `keys`: config, theme and keymap loaded, the engine
+/// started on the inventory, the event loop run until the user quits, the engine stopped. The
+/// end-to-end test runs this on a test backend.
+pub async fn session<B: Backend>(
+    terminal: &mut Terminal<B>,
+    start: Start,
+    keys: impl futures::Stream<Item = std::io::Result<TermEvent>> + Unpin,
+) -> anyhow::Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
     let Start {
         config,
         config_path,
@@ -57,36 +78,55 @@ pub async fn tui(start: Start) -> anyhow::Result<()> {
     let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     model.read_only = read_only || config.ui.read_only;
-    let mut terminal = ratatui::try_init()?;
-    let mut effects = NoFetch;
+    let mut effects = Fetcher {
+        reader: engine.reader(),
+    };
     let result = run::run(
-        &mut terminal,
+        terminal,
         &mut model,
         &theme,
-        run::terminal_events(),
+        keys,
         events,
         &mut effects,
         jiff::Timestamp::now,
     )
     .await;
-    ratatui::restore();
     engine.shutdown().await;
     result
 }
 
-/// Fetching events and YAML needs a one-off request to the object's cluster; until the engine
-/// offers it, the detail view says so instead of pretending.
-struct NoFetch;
+/// Reads events and YAML from the object's cluster, each request in its own task; the answer
+/// comes back as a message.
+pub struct Fetcher {
+    pub reader: Reader,
+}
 
-impl run::Effects for NoFetch {
+impl run::Effects for Fetcher {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>) {
-        let what = match effect {
-            Effect::FetchEvents { .. } => "events",
-            Effect::FetchYaml { .. } => "yaml",
-        };
-        let _ = results.send(Msg::Fetched(Fetched::Failed(
-            what,
-            "fetching from the cluster is not available in this build yet".into(),
-        )));
+        let reader = self.reader.clone();
+        tokio::spawn(async move {
+            let (cluster, key, fetched) = match effect {
+                Effect::FetchEvents { cluster, key } => {
+                    let fetched = match reader.events(cluster, &key).await {
+                        Ok(events) => Fetched::Events(events),
+                        Err(e) => Fetched::Failed("events", e),
+                    };
+                    (cluster, key, fetched)
+                }
+                Effect::FetchYaml { cluster, key } => {
+                    let fetched = match reader.yaml(cluster, &key).await {
+                        Ok(yaml) => Fetched::Yaml(yaml),
+                        Err(e) => Fetched::Failed("yaml", e),
+                    };
+                    (cluster, key, fetched)
+                }
+            };
+            // The loop may have ended meanwhile: nobody to tell.
+            let _ = results.send(Msg::Fetched {
+                cluster,
+                key,
+                fetched,
+            });
+        });
     }
 }

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 
 use super::keymap::{Context, Keymap};
 use super::rows::Rows;
-use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey, WorkspaceId};
+use crate::fleet::{ClusterId, FluxKind, Index, ObjectEvent, ObjectKey, WorkspaceId};
 
 /// Where a list of objects is drawn from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,7 +133,8 @@ pub enum Input {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fetched {
     Loading(&'static str),
-    Text(&'static str, String),
+    Events(Vec<ObjectEvent>),
+    Yaml(String),
     Failed(&'static str, String),
 }
 
@@ -155,6 +156,8 @@ pub struct Model {
     /// Rows that fit in the body, known from the last render (for page up / down).
     pub page: usize,
     pub fetched: Option<Fetched>,
+    /// First line of the fetched pane shown.
+    pub fetched_scroll: usize,
     pub quit: bool,
 }
 
@@ -173,6 +176,7 @@ impl Model {
             rows_stale: true,
             page: 20,
             fetched: None,
+            fetched_scroll: 0,
             quit: false,
         }
     }
@@ -190,8 +194,19 @@ impl Model {
     /// Opens `view` on top of the current one.
     pub fn push(&mut self, view: View) {
         self.stack.push(Screen::new(view));
-        self.fetched = None;
+        self.set_fetched(None);
         self.rows_stale = true;
+    }
+
+    /// Replaces what the detail view shows below the facts, from its first line.
+    pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
+        self.fetched = fetched;
+        self.fetched_scroll = 0;
+    }
+
+    /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).
+    pub fn clamp_fetched(&mut self, max: usize) {
+        self.fetched_scroll = self.fetched_scroll.min(max);
     }
 
     /// Scrolls the top screen so that its selection is within `height` visible rows.

@@ -47,6 +47,7 @@ where
             let size = terminal.size()?;
             model.refresh_rows();
             model.scroll(crate::ui::body_rows(size.into()));
+            model.clamp_fetched(crate::ui::fetched_max_scroll(model, theme, size.into()));
             terminal.draw(|frame| crate::ui::render(frame, model, theme))?;
             last_frame = tokio::time::Instant::now();
             dirty = false;

@@ -13,7 +13,12 @@ pub enum Msg {
     Key(KeyEvent),
     /// A batch of engine events, applied together.
     Fleet(Vec<Event>),
-    Fetched(Fetched),
+    /// The answer to a fetch effect, for the object it was about.
+    Fetched {
+        cluster: ClusterId,
+        key: ObjectKey,
+        fetched: Fetched,
+    },
 }
 
 /// Work for the event loop to start on the model's behalf.
@@ -32,8 +37,15 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.rows_stale = true;
             Vec::new()
         }
-        Msg::Fetched(fetched) => {
-            model.fetched = Some(fetched);
+        Msg::Fetched {
+            cluster,
+            key,
+            fetched,
+        } => {
+            // An answer for an object the user has left since is dropped.
+            if model.screen().view == (View::Detail { cluster, key }) {
+                model.set_fetched(Some(fetched));
+            }
             Vec::new()
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
@@ -202,7 +214,7 @@ fn back(model: &mut Model) {
         model.screen_mut().filter.clear();
     } else if model.stack.len() > 1 {
         model.stack.pop();
-        model.fetched = None;
+        model.set_fetched(None);
     }
     model.rows_stale = true;
 }
@@ -218,6 +230,9 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         screen.selected = selected;
     };
     let cursor = model.screen().cursor;
+    if matches!(model.screen().view, View::Detail { .. }) && scroll_fetched(model, action) {
+        return Vec::new();
+    }
     match action {
         Action::Quit => model.quit = true,
         Action::Help => act_help(model),
@@ -272,12 +287,29 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
                 } else {
                     ("yaml", Effect::FetchYaml { cluster, key })
                 };
-                model.fetched = Some(Fetched::Loading(what));
+                model.set_fetched(Some(Fetched::Loading(what)));
                 return vec![effect];
             }
         }
     }
     Vec::new()
+}
+
+/// Moves through the events or YAML of the detail view; false when `action` is not a move.
+fn scroll_fetched(model: &mut Model, action: Action) -> bool {
+    let page = model.page.max(1);
+    let at = model.fetched_scroll;
+    model.fetched_scroll = match action {
+        Action::Up => at.saturating_sub(1),
+        Action::Down => at.saturating_add(1),
+        Action::PageUp => at.saturating_sub(page),
+        Action::PageDown => at.saturating_add(page),
+        Action::Top => 0,
+        // Clamped to the last screenful when drawn.
+        Action::Bottom => usize::MAX,
+        _ => return false,
+    };
+    true
 }
 
 fn toggle(model: &mut Model, group: u64) {

@@ -34,6 +34,8 @@ pub struct Object<'a> {
     pub reconcile_requested_at: Option<&'a str>,
     pub source: Option<&'a ObjectRef>,
     pub depends_on: &'a [ObjectRef],
+    /// Entries in `status.inventory`, when the object keeps one.
+    pub inventory: Option<u32>,
 }
 
 impl<'a> Object<'a> {
@@ -57,6 +59,7 @@ impl<'a> Object<'a> {
             reconcile_requested_at: s.requested_at.as_deref(),
             source: s.source.as_ref(),
             depends_on: &s.depends_on,
+            inventory: s.inventory,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! the index with its rollups. No I/O, no terminal, no kube client.
 
 mod connection;
+mod events;
 mod health;
 pub mod index;
 mod kind;
@@ -9,6 +10,7 @@ mod rollup;
 mod summary;
 
 pub use connection::{Connection, Phase, PhaseCounts};
+pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{ClusterEntry, ClusterId, ClusterInfo, Index, WorkspaceEntry, WorkspaceId};
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};

@@ -66,6 +66,9 @@ pub struct FluxSummary {
     pub requested_at: Option<Box<str>>,
     pub source: Option<ObjectRef>,
     pub depends_on: Box<[ObjectRef]>,
+    /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
+    /// (or this Flux version) keeps no inventory.
+    pub inventory: Option<u32>,
 }
 
 const REQUESTED_AT: &str = "/metadata/annotations/reconcile.fluxcd.io~1requestedAt";
@@ -127,6 +130,7 @@ impl FluxSummary {
             requested_at: str_at(REQUESTED_AT).map(Into::into),
             source: source_of(kind, object),
             depends_on: depends_on(object, namespace),
+            inventory: inventory_size(object),
         })
     }
 
@@ -216,6 +220,16 @@ fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// `status.inventory.entries` (Kustomization, HelmRelease on Flux 2.8+) or `status.inventory`
+/// as a list (ArtifactGenerator).
+fn inventory_size(object: &Value) -> Option<u32> {
+    let inventory = object.pointer("/status/inventory")?;
+    let entries = inventory
+        .as_array()
+        .or_else(|| inventory.get("entries")?.as_array())?;
+    Some(u32::try_from(entries.len()).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]

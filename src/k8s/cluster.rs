@@ -15,6 +15,7 @@ use super::backoff::Backoff;
 use super::discovery::{Served, discover};
 use super::errors::{self, Failure};
 use super::exec;
+use super::reader::Clients;
 use super::transport::{self, Protocol, Transport};
 use super::watch::watch;
 use crate::fleet::index::{Change, Event};
@@ -33,6 +34,8 @@ pub struct Shared {
     /// Objects per list page.
     pub chunk_size: usize,
     pub events: mpsc::Sender<Event>,
+    /// Connected clusters, for one-off reads.
+    pub clients: Arc<Clients>,
 }
 
 /// Sends this cluster's events; reports the connection only when it changed.
@@ -47,6 +50,10 @@ pub(super) struct Reporter {
 pub(super) struct Closed;
 
 impl Reporter {
+    pub(super) fn id(&self) -> ClusterId {
+        self.id
+    }
+
     /// A jitter seed for this cluster's backoffs.
     pub(super) fn seed(&self) -> u64 {
         self.seed

@@ -8,6 +8,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::cluster::{self, Shared};
+use super::reader::{Clients, Reader};
 use super::{exec, transport};
 use crate::config;
 use crate::fleet::ClusterId;
@@ -22,6 +23,7 @@ const CHANNEL: usize = 4096;
 pub struct Engine {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
+    reader: Reader,
 }
 
 impl Engine {
@@ -31,6 +33,7 @@ impl Engine {
         settings: &config::Engine,
     ) -> (Engine, mpsc::Receiver<Event>) {
         let (events, receiver) = mpsc::channel(CHANNEL);
+        let clients = Arc::new(Clients::default());
         let shared = Arc::new(Shared {
             transport: transport::Transport {
                 tls: transport::TlsCache::default(),
@@ -44,13 +47,30 @@ impl Engine {
             max_backoff: settings.max_backoff,
             chunk_size: settings.chunk_size,
             events,
+            clients: clients.clone(),
         });
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         for (id, spec) in clusters {
             tasks.spawn(cluster::run(id, spec, shared.clone(), cancel.clone()));
         }
-        (Engine { cancel, tasks }, receiver)
+        let reader = Reader {
+            clients,
+            timeout: settings.connect_timeout,
+        };
+        (
+            Engine {
+                cancel,
+                tasks,
+                reader,
+            },
+            receiver,
+        )
+    }
+
+    /// Reads events and YAML from connected clusters. It has no way to change anything.
+    pub fn reader(&self) -> Reader {
+        self.reader.clone()
     }
 
     /// Stops every cluster task and waits for them to end.

@@ -10,8 +10,10 @@ mod engine;
 pub mod errors;
 mod exec;
 mod kind_watch;
+pub mod reader;
 mod summarize;
 pub mod transport;
 mod watch;
 
 pub use engine::Engine;
+pub use reader::Reader;

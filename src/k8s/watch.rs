@@ -45,6 +45,10 @@ pub(super) async fn watch(
         .map(|s| (s.kind, KindState::Listing))
         .collect();
     let seed = reporter.seed();
+    // One-off reads (events, YAML) may use the connection while the watches run.
+    let _registration = shared
+        .clients
+        .register(reporter.id(), http.clone(), &served);
     let http = std::sync::Arc::new(http);
     let streams = served.iter().enumerate().map(|(i, s)| {
         let watch = KindWatch::new(

@@ -11,6 +11,9 @@ use crate::config::theme::{Slot, Theme};
 use crate::export::table::age;
 use crate::fleet::{ClusterId, ObjectKey};
 
+/// Lines of the facts pane, border included.
+const FACTS: u16 = 15;
+
 pub fn draw(
     frame: &mut Frame,
     area: Rect,
@@ -23,10 +26,7 @@ pub fn draw(
     let Some(cluster) = index.cluster(c) else {
         return;
     };
-    let [facts, extra] = area.layout(&Layout::vertical([
-        Constraint::Length(14),
-        Constraint::Min(0),
-    ]));
+    let [facts, extra] = area.layout(&layout());
     let label = theme.style(Slot::Header);
     let field = |name: &str, value: Span<'static>| {
         Line::from(vec![Span::styled(format!("{name:<24}"), label), value])
@@ -115,6 +115,12 @@ pub fn draw(
                 .observed_generation
                 .map_or("-".to_string(), |g| g.to_string());
             lines.push(field(
+                "inventory",
+                plain(o.inventory.map_or("-".to_string(), |n| {
+                    format!("{n} object{}", if n == 1 { "" } else { "s" })
+                })),
+            ));
+            lines.push(field(
                 "generation",
                 plain(format!("{} (observed {observed})", o.generation)),
             ));
@@ -146,25 +152,103 @@ pub fn draw(
             .wrap(Wrap { trim: false }),
         facts,
     );
-    let (title, body, slot) = match &model.fetched {
+    let (title, pane) = fetched_pane(model, theme, &cluster.info.name);
+    let max = last_first_line(&pane, extra);
+    let pane = pane.block(block(title));
+    let scroll = u16::try_from(model.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    frame.render_widget(pane.scroll((scroll, 0)), extra);
+}
+
+/// How far the fetched pane can scroll in a body of `area`: its last first line.
+pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
+    let name = match &model.screen().view {
+        crate::app::model::View::Detail { cluster, .. } => {
+            super::cluster_name(&model.index, *cluster)
+        }
+        _ => return 0,
+    };
+    let [_, extra] = area.layout(&layout());
+    let (_, pane) = fetched_pane(model, theme, name);
+    last_first_line(&pane, extra)
+}
+
+/// The first line to show so that the last one is at the bottom of `area` (a bordered pane).
+fn last_first_line(pane: &Paragraph, area: Rect) -> usize {
+    // The border takes a line above and below, a column on each side.
+    pane.line_count(area.width.saturating_sub(2))
+        .saturating_sub(usize::from(area.height.saturating_sub(2)))
+}
+
+fn layout() -> Layout {
+    Layout::vertical([Constraint::Length(FACTS), Constraint::Min(0)])
+}
+
+/// The events or YAML below the facts, with its title.
+fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragraph<'static>) {
+    let dim = theme.style(Slot::Dim);
+    let message = |text: String, slot: Slot| {
+        Paragraph::new(text)
+            .style(theme.style(slot))
+            .wrap(Wrap { trim: false })
+    };
+    match &model.fetched {
         None => (
-            " events · yaml ".to_string(),
-            "press e for events, y for the YAML (fetched from the cluster)".to_string(),
-            Slot::Dim,
+            " events · yaml ".into(),
+            message(
+                "press e for the events, y for the YAML (read from the cluster)".into(),
+                Slot::Dim,
+            ),
         ),
         Some(Fetched::Loading(what)) => (
             format!(" {what} "),
-            format!("fetching {what} from {}…", cluster.info.name),
-            Slot::Dim,
+            message(format!("reading {what} from {cluster}…"), Slot::Dim),
         ),
-        Some(Fetched::Text(what, text)) => (format!(" {what} "), text.clone(), Slot::Text),
-        Some(Fetched::Failed(what, error)) => (format!(" {what} "), error.clone(), Slot::Error),
-    };
-    frame.render_widget(
-        Paragraph::new(body)
-            .style(theme.style(slot))
-            .block(block(title))
-            .wrap(Wrap { trim: false }),
-        extra,
-    );
+        Some(Fetched::Failed(what, error)) => {
+            (format!(" {what} "), message(error.clone(), Slot::Error))
+        }
+        Some(Fetched::Events(events)) if events.is_empty() => (
+            " events ".into(),
+            message(
+                "no events for this object (the API server keeps them for about an hour)".into(),
+                Slot::Dim,
+            ),
+        ),
+        Some(Fetched::Events(events)) => {
+            let lines: Vec<Line<'static>> = events
+                .iter()
+                .map(|e| {
+                    let (kind, slot) = if e.warning {
+                        ("Warning", Slot::Error)
+                    } else {
+                        ("Normal", Slot::Dim)
+                    };
+                    let count = if e.count > 1 {
+                        format!(" (×{})", e.count)
+                    } else {
+                        String::new()
+                    };
+                    Line::from(vec![
+                        Span::styled(
+                            format!(
+                                "{:>5} ",
+                                e.last_seen.map_or("-".into(), |t| age(Some(t), model.now))
+                            ),
+                            dim,
+                        ),
+                        Span::styled(format!("{kind:<8}"), theme.style(slot)),
+                        Span::styled(format!("{}{count} ", e.reason), theme.style(Slot::Header)),
+                        Span::styled(e.message.clone(), theme.style(Slot::Text)),
+                    ])
+                })
+                .collect();
+            (
+                format!(" events · {} · newest first ", events.len()),
+                Paragraph::new(lines).wrap(Wrap { trim: false }),
+            )
+        }
+        Some(Fetched::Yaml(yaml)) => (
+            " yaml (managedFields removed) ".into(),
+            Paragraph::new(yaml.clone()).style(theme.style(Slot::Text)),
+        ),
+    }
 }

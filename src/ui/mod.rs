@@ -25,13 +25,24 @@ pub fn body_rows(area: Rect) -> usize {
     usize::from(area.height.saturating_sub(6)).max(1)
 }
 
-pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
-    let [header, body, footer, status] = frame.area().layout(&Layout::vertical([
+/// How far the detail view's events or YAML can scroll at this terminal size.
+pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
+    let [_, body, _, _] = area.layout(&screen());
+    detail::fetched_max_scroll(model, theme, body)
+}
+
+/// Header, body, footer, status line.
+fn screen() -> Layout {
+    Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(3),
         Constraint::Length(1),
         Constraint::Length(1),
-    ]));
+    ])
+}
+
+pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
+    let [header, body, footer, status] = frame.area().layout(&screen());
     draw_header(frame, header, model, theme);
     match &model.screen().view {
         View::Fleet => fleet::draw(frame, body, model, theme),

@@ -1,0 +1,196 @@
+//! One-off reads from a cluster the engine is connected to: an object's events and its YAML. They
+//! go over the connection the watches use (no second connection, no new credentials) and only
+//! while that cluster is connected. The [`Reader`] can only read: it has no operation that
+//! changes anything on a cluster.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::api::{self, Http, Trouble};
+use super::discovery::Served;
+use crate::fleet::{ClusterId, FluxKind, ObjectEvent, ObjectKey};
+
+/// The connection of every connected cluster, kept by the cluster tasks.
+#[derive(Default)]
+pub(super) struct Clients {
+    connected: RwLock<HashMap<ClusterId, Connected>>,
+}
+
+#[derive(Clone)]
+struct Connected {
+    http: Http,
+    /// The version served per kind, from discovery.
+    versions: Vec<(FluxKind, String)>,
+}
+
+/// Held while a cluster is connected; dropping it forgets the connection.
+pub(super) struct Registration {
+    clients: Arc<Clients>,
+    id: ClusterId,
+}
+
+impl Clients {
+    pub(super) fn register(
+        self: &Arc<Self>,
+        id: ClusterId,
+        http: Http,
+        served: &[Served],
+    ) -> Registration {
+        let versions = served.iter().map(|s| (s.kind, s.version.clone())).collect();
+        self.connected
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, Connected { http, versions });
+        Registration {
+            clients: self.clone(),
+            id,
+        }
+    }
+
+    fn get(&self, id: ClusterId) -> Option<Connected> {
+        self.connected
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&id)
+            .cloned()
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.clients
+            .connected
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+    }
+}
+
+/// Reads from connected clusters. Cheap to clone; read-only by construction.
+#[derive(Clone)]
+pub struct Reader {
+    pub(super) clients: Arc<Clients>,
+    pub(super) timeout: Duration,
+}
+
+impl Reader {
+    /// The events whose involved object is `key`, newest first (what `flux events --for` shows).
+    pub async fn events(
+        &self,
+        cluster: ClusterId,
+        key: &ObjectKey,
+    ) -> Result<Vec<ObjectEvent>, String> {
+        let connected = self.connected(cluster)?;
+        let selector = format!(
+            "involvedObject.kind={},involvedObject.name={},involvedObject.namespace={}",
+            key.kind, key.name, key.namespace
+        );
+        let path = format!(
+            "/api/v1/namespaces/{}/events?fieldSelector={}",
+            key.namespace,
+            query_escape(&selector)
+        );
+        let list: Value = self.get(&connected, &path, "events").await?;
+        Ok(ObjectEvent::from_list(&list))
+    }
+
+    /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
+    pub async fn yaml(&self, cluster: ClusterId, key: &ObjectKey) -> Result<String, String> {
+        let connected = self.connected(cluster)?;
+        let Some((_, version)) = connected.versions.iter().find(|(k, _)| *k == key.kind) else {
+            return Err(format!("the cluster does not serve {}", key.kind));
+        };
+        let path = format!(
+            "/apis/{}/{version}/namespaces/{}/{}/{}",
+            key.kind.group(),
+            key.namespace,
+            key.kind.plural(),
+            key.name
+        );
+        let mut object: Value = self.get(&connected, &path, "the object").await?;
+        Ok(to_yaml(&mut object))
+    }
+
+    fn connected(&self, cluster: ClusterId) -> Result<Connected, String> {
+        self.clients.get(cluster).ok_or_else(|| {
+            "the cluster is not connected right now (its state is in the workspace view)".into()
+        })
+    }
+
+    async fn get(&self, connected: &Connected, path: &str, what: &str) -> Result<Value, String> {
+        match tokio::time::timeout(self.timeout, api::get_json(&connected.http, path)).await {
+            Err(_) => Err(format!(
+                "no answer within {}",
+                crate::units::format_duration(self.timeout)
+            )),
+            Ok(Ok((value, _))) => Ok(value),
+            Ok(Err(trouble)) => Err(explain(trouble, what)),
+        }
+    }
+}
+
+fn explain(trouble: Trouble, what: &str) -> String {
+    match trouble.code() {
+        Some(403) => format!(
+            "forbidden to read {what}: {}",
+            trouble.into_failure().message
+        ),
+        Some(404) => format!("{what}: not found on the cluster (deleted since?)"),
+        _ => format!("reading {what}: {}", trouble.into_failure().message),
+    }
+}
+
+/// `object` as YAML, with the managed fields (noise for a reader) removed.
+pub fn to_yaml(object: &mut Value) -> String {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    serde_saphyr::to_string(object).unwrap_or_else(|e| format!("# cannot show as YAML: {e}"))
+}
+
+/// Percent-encodes everything but the unreserved characters of RFC 3986.
+fn query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() * 2);
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn yaml_has_no_managed_fields() {
+        let mut object = json!({
+            "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "managedFields": [{"manager": "kubectl"}]},
+            "spec": {"interval": "10m"},
+        });
+        let yaml = to_yaml(&mut object);
+        assert!(!yaml.contains("managedFields"), "{yaml}");
+        assert!(yaml.contains("kind: Kustomization"), "{yaml}");
+        assert!(yaml.contains("interval: 10m"), "{yaml}");
+        assert!(
+            yaml.find("apiVersion") < yaml.find("spec"),
+            "apiVersion first: {yaml}"
+        );
+    }
+
+    #[test]
+    fn field_selectors_are_escaped() {
+        assert_eq!(
+            query_escape("involvedObject.kind=Kustomization,x=a b"),
+            "involvedObject.kind%3DKustomization%2Cx%3Da%20b"
+        );
+    }
+}

@@ -1,0 +1,305 @@
+//! The whole TUI, headless, against an in-process simulated fleet: the real session (config,
+//! engine, event loop, fetches) on a recording test backend, driven by key events the way a
+//! person would type them — fleet → workspace → cluster → a failing object → its events and YAML
+//! — and checked on the rendered screen, including a resize to 80×24.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use fluxfleet::config::Config;
+use fluxfleet::fleet::{FluxKind, Health};
+use fluxfleet::inventory;
+use futures::channel::mpsc::{UnboundedSender, unbounded};
+use k8s_openapi::api::core::v1::Event as KubeEvent;
+use kube::api::{Api, ListParams};
+use ratatui::Terminal;
+use ratatui::backend::{Backend, ClearType, TestBackend, WindowSize};
+use ratatui::buffer::Cell;
+use ratatui::layout::{Position, Size};
+use tokio::sync::watch;
+
+/// A test backend that publishes every finished frame as text and can be resized from outside,
+/// as a terminal window would be.
+struct Recording {
+    inner: TestBackend,
+    size: Arc<Mutex<Size>>,
+    frames: watch::Sender<String>,
+}
+
+impl Recording {
+    /// Follows the window size, like a real terminal's buffer does.
+    fn follow(&mut self) {
+        let want = *self.size.lock().unwrap();
+        let have = self.inner.buffer().area;
+        if (have.width, have.height) != (want.width, want.height) {
+            self.inner.resize(want.width, want.height);
+        }
+    }
+}
+
+impl Backend for Recording {
+    type Error = <TestBackend as Backend>::Error;
+
+    fn draw<'a, I>(&mut self, content: I) -> Result<(), Self::Error>
+    where
+        I: Iterator<Item = (u16, u16, &'a Cell)>,
+    {
+        self.follow();
+        self.inner.draw(content)
+    }
+    fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.hide_cursor()
+    }
+    fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        self.inner.show_cursor()
+    }
+    fn get_cursor_position(&mut self) -> Result<Position, Self::Error> {
+        self.inner.get_cursor_position()
+    }
+    fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> Result<(), Self::Error> {
+        self.inner.set_cursor_position(position)
+    }
+    fn clear(&mut self) -> Result<(), Self::Error> {
+        self.follow();
+        self.inner.clear()
+    }
+    fn clear_region(&mut self, clear_type: ClearType) -> Result<(), Self::Error> {
+        self.follow();
+        self.inner.clear_region(clear_type)
+    }
+    fn size(&self) -> Result<Size, Self::Error> {
+        Ok(*self.size.lock().unwrap())
+    }
+    fn window_size(&mut self) -> Result<WindowSize, Self::Error> {
+        self.inner.window_size()
+    }
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        self.inner.flush()?;
+        let buffer = self.inner.buffer();
+        let width = usize::from(buffer.area.width).max(1);
+        let text: Vec<String> = buffer
+            .content
+            .chunks(width)
+            .map(|row| row.iter().map(Cell::symbol).collect())
+            .collect();
+        self.frames.send_replace(text.join("\n"));
+        Ok(())
+    }
+}
+
+/// The person at the keyboard.
+struct Person {
+    keys: UnboundedSender<std::io::Result<TermEvent>>,
+    frames: watch::Receiver<String>,
+    size: Arc<Mutex<Size>>,
+}
+
+impl Person {
+    fn press(&self, code: KeyCode) {
+        let key = KeyEvent::new(code, KeyModifiers::NONE);
+        self.keys.unbounded_send(Ok(TermEvent::Key(key))).unwrap();
+    }
+
+    fn type_text(&self, text: &str) {
+        for c in text.chars() {
+            self.press(KeyCode::Char(c));
+        }
+    }
+
+    /// Filters the list with `/text`, then opens the first row.
+    fn open(&self, text: &str) {
+        self.press(KeyCode::Char('/'));
+        self.type_text(text);
+        self.press(KeyCode::Enter);
+        self.press(KeyCode::Enter);
+    }
+
+    fn resize(&self, width: u16, height: u16) {
+        *self.size.lock().unwrap() = Size { width, height };
+        let event = TermEvent::Resize(width, height);
+        self.keys.unbounded_send(Ok(event)).unwrap();
+    }
+
+    /// Waits (bounded) until the screen shows what `ok` looks for; returns that screen.
+    async fn sees(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let wait = async {
+            loop {
+                let screen = self.frames.borrow_and_update().clone();
+                if ok(&screen) {
+                    return screen;
+                }
+                if self.frames.changed().await.is_err() {
+                    panic!("the TUI ended while waiting for {what}:\n{screen}");
+                }
+            }
+        };
+        match tokio::time::timeout(Duration::from_secs(30), wait).await {
+            Ok(screen) => screen,
+            Err(_) => panic!(
+                "the screen never showed {what}; last frame:\n{}",
+                *self.frames.borrow()
+            ),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
+    let sim = common::start().await;
+    let request = inventory::Request {
+        dirs: vec![sim.dir.path().join("kubeconfigs")],
+        ..inventory::Request::default()
+    };
+    let mut config = Config::defaults();
+    config.engine.connect_timeout = Duration::from_secs(5);
+    let inventory = inventory::load(&request, &config);
+    assert_eq!(inventory.problems, []);
+    let clusters = inventory.clusters.len();
+
+    // A failing Kustomization or HelmRelease somewhere, and what its cluster says about it.
+    let (cluster, object) = sim
+        .handle
+        .truth()
+        .into_iter()
+        .filter(|c| !c.management)
+        .find_map(|c| {
+            let o = c.objects.iter().find(|o| {
+                matches!(o.health, Health::Failed | Health::Stalled)
+                    && !o.suspended
+                    && (o.kind == "Kustomization" || o.kind == "HelmRelease")
+            })?;
+            Some((c.clone(), o.clone()))
+        })
+        .expect("the simulated fleet has a failing object");
+    let client = common::client(&sim.handle.files.fleet, &cluster.name).await;
+    let recorded = Api::<KubeEvent>::namespaced(client, &object.namespace)
+        .list(&ListParams::default().fields(&format!(
+            "involvedObject.kind={},involvedObject.name={}",
+            object.kind, object.name
+        )))
+        .await
+        .unwrap();
+    let reason = recorded
+        .items
+        .first()
+        .and_then(|e| e.reason.clone())
+        .expect("the failing object has an event");
+
+    let size = Arc::new(Mutex::new(Size {
+        width: 140,
+        height: 40,
+    }));
+    let (frames_tx, frames) = watch::channel(String::new());
+    let backend = Recording {
+        inner: TestBackend::new(140, 40),
+        size: size.clone(),
+        frames: frames_tx,
+    };
+    let (keys_tx, keys) = unbounded();
+    let mut person = Person {
+        keys: keys_tx,
+        frames,
+        size,
+    };
+    let start = fluxfleet::app::Start {
+        config,
+        config_path: None,
+        warnings: Vec::new(),
+        inventory,
+        theme: None,
+        read_only: true,
+    };
+    let app = async {
+        let mut terminal = Terminal::new(backend).unwrap();
+        fluxfleet::app::session(&mut terminal, start, keys).await
+    };
+    let drive = async {
+        let all_live = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all_live))
+            .await;
+
+        person.open(&cluster.workspace);
+        let crumbs = format!("fleet ▸ {}", cluster.workspace);
+        person.sees("the workspace", |s| s.contains(&crumbs)).await;
+
+        person.open(&cluster.name);
+        let crumbs = format!("{crumbs} ▸ {}", cluster.name);
+        let screen = person.sees("the cluster", |s| s.contains(&crumbs)).await;
+        assert!(screen.contains(&object.name), "{screen}");
+
+        let kind = FluxKind::parse(&object.kind).unwrap();
+        let title = format!("{kind} {}/{}", object.namespace, object.name);
+        person.open(&title);
+        let crumbs = format!("{crumbs} ▸ {title}");
+        let screen = person.sees("the object", |s| s.contains(&crumbs)).await;
+        let health = object.health.to_string();
+        assert!(
+            screen
+                .lines()
+                .any(|l| l.contains("health") && l.contains(&health)),
+            "the detail shows {health}:\n{screen}"
+        );
+
+        person.press(KeyCode::Char('e'));
+        let screen = person
+            .sees("the events", |s| s.contains("newest first"))
+            .await;
+        assert!(screen.contains("Warning"), "{screen}");
+        assert!(
+            screen.contains(&reason),
+            "the event's reason {reason}:\n{screen}"
+        );
+
+        person.press(KeyCode::Char('y'));
+        let screen = person
+            .sees("the YAML", |s| s.contains("yaml (managedFields removed)"))
+            .await;
+        assert!(
+            screen.contains(&format!("kind: {}", object.kind)),
+            "{screen}"
+        );
+        assert!(
+            screen.contains(&format!("name: {}", object.name)),
+            "{screen}"
+        );
+        assert!(!screen.contains("managedFields:"), "{screen}");
+
+        // Scrolling moves through the YAML: its first line leaves the pane.
+        person.press(KeyCode::Char('j'));
+        person.press(KeyCode::Char('j'));
+        person
+            .sees("the YAML scrolled", |s| {
+                s.contains("yaml (managedFields removed)") && !s.contains("apiVersion:")
+            })
+            .await;
+
+        person.resize(80, 24);
+        let screen = person
+            .sees("an 80×24 frame", |s| {
+                s.lines().count() == 24 && s.lines().all(|l| l.chars().count() == 80)
+            })
+            .await;
+        let last = screen.lines().last().unwrap();
+        assert!(last.contains("read-only"), "status line: {last}");
+        assert!(screen.contains(&object.name), "{screen}");
+
+        // Back to the fleet: Esc clears each view's filter, then pops it.
+        for _ in 0..5 {
+            person.press(KeyCode::Esc);
+        }
+        person
+            .sees("the fleet view again", |s| {
+                s.lines().next().is_some_and(|l| !l.contains('▸'))
+            })
+            .await;
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    sim.handle.shutdown().await;
+}
