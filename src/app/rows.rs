@@ -4,15 +4,13 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
 use super::model::{RowId, Scope, Screen, View};
-use crate::fleet::{
-    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase,
-};
+use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, Phase};
 
 /// What the members of a triage group share.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,8 +25,8 @@ pub enum GroupOf {
     /// The same object failing the same way on several clusters.
     Object {
         kind: FluxKind,
-        namespace: Box<str>,
-        name: Box<str>,
+        namespace: std::sync::Arc<str>,
+        name: std::sync::Arc<str>,
         health: Health,
         reason: Option<Box<str>>,
         message: Option<Box<str>>,
@@ -226,6 +224,33 @@ fn hash_of(value: &impl Hash) -> u64 {
     h.finish()
 }
 
+/// For keys that are hashes already (fingerprints): used as they are.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A group while it is being filled: its id, what it is, members, workspaces seen.
+struct Forming {
+    key: u64,
+    group: Group,
+    seen: Vec<u32>,
+}
+
 fn triage(
     index: &Index,
     screen: &Screen,
@@ -233,35 +258,43 @@ fn triage(
     matches: &dyn Fn(&str) -> bool,
     rows: &mut Rows,
 ) {
-    let mut order: Vec<u64> = Vec::new();
-    let mut workspaces: HashMap<u64, Vec<u32>> = HashMap::new();
+    let mut forming: Vec<Forming> = Vec::new();
+    // By fingerprint: the index has hashed what makes failures the same, no string is read here.
+    let mut slots: HashMap<u64, usize, BuildHasherDefault<Prehashed>> = HashMap::default();
+    let mut connections: HashMap<u64, usize> = HashMap::new();
+    let join = |forming: &mut Vec<Forming>, slot: usize, member: RowId, ws: u32| {
+        let f = &mut forming[slot];
+        f.group.members.push(member);
+        if !f.seen.contains(&ws) {
+            f.seen.push(ws);
+        }
+    };
     for (cid, cluster) in clusters_in(index, scope) {
         let conn = &cluster.connection;
-        let mut add = |what: GroupOf, key: u64, member: RowId| {
-            let group = rows.groups.entry(key).or_insert_with(|| {
-                order.push(key);
-                Group {
-                    what,
-                    members: Vec::new(),
-                    workspaces: 0,
-                }
-            });
-            group.members.push(member);
-            let seen = workspaces.entry(key).or_default();
-            if !seen.contains(&cluster.workspace.0) {
-                seen.push(cluster.workspace.0);
-            }
-        };
+        let ws = cluster.workspace.0;
         if conn.phase.is_failure() {
+            // Few clusters fail at once: the stable id is the lookup key too.
             let key = hash_of(&("connection", conn.phase, &conn.error));
-            add(
-                GroupOf::Connection {
-                    phase: conn.phase,
-                    error: conn.error.clone(),
-                },
-                key,
-                RowId::Cluster(cid),
-            );
+            let slot = *connections.entry(key).or_insert_with(|| {
+                forming.push(Forming {
+                    key,
+                    group: Group {
+                        what: GroupOf::Connection {
+                            phase: conn.phase,
+                            error: conn.error.clone(),
+                        },
+                        members: Vec::new(),
+                        workspaces: 0,
+                    },
+                    seen: Vec::new(),
+                });
+                forming.len() - 1
+            });
+            join(&mut forming, slot, RowId::Cluster(cid), ws);
+            continue;
+        }
+        let healthy = cluster.health.not_ready() == cluster.health.get(Health::Suspended);
+        if healthy {
             continue;
         }
         for o in cluster.objects.values() {
@@ -272,38 +305,39 @@ fn triage(
                 continue;
             }
             let k = &o.key;
-            let key = hash_of(&(
-                k.kind,
-                &k.namespace,
-                &k.name,
-                o.health,
-                &o.reason,
-                &o.message,
-            ));
-            add(
-                GroupOf::Object {
-                    kind: k.kind,
-                    namespace: k.namespace.clone(),
-                    name: k.name.clone(),
-                    health: o.health,
-                    reason: o.reason.clone(),
-                    message: o.message.clone(),
-                },
-                key,
-                RowId::Object(cid, ObjectKey::clone(k)),
-            );
+            let slot = *slots.entry(o.fingerprint).or_insert_with(|| {
+                // The id stays the same from frame to frame: expanded groups stay expanded.
+                forming.push(Forming {
+                    key: o.fingerprint,
+                    group: Group {
+                        what: GroupOf::Object {
+                            kind: k.kind,
+                            namespace: k.namespace.clone(),
+                            name: k.name.clone(),
+                            health: o.health,
+                            reason: o.reason.clone(),
+                            message: o.message.clone(),
+                        },
+                        members: Vec::new(),
+                        workspaces: 0,
+                    },
+                    seen: Vec::new(),
+                });
+                forming.len() - 1
+            });
+            join(&mut forming, slot, RowId::Object(cid, k.clone()), ws);
         }
     }
-    for (key, seen) in workspaces {
-        if let Some(g) = rows.groups.get_mut(&key) {
-            g.workspaces = seen.len();
+    let mut order: Vec<u64> = Vec::with_capacity(forming.len());
+    for f in forming {
+        if !matches(&group_text(&f.group)) {
+            continue;
         }
+        order.push(f.key);
+        let mut group = f.group;
+        group.workspaces = f.seen.len();
+        rows.groups.insert(f.key, group);
     }
-    order.retain(|key| {
-        rows.groups
-            .get(key)
-            .is_some_and(|g| matches(&group_text(g)))
-    });
     let groups = &rows.groups;
     let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
     match screen.sort {

@@ -55,6 +55,11 @@ impl Live {
         }
     }
 
+    /// Reads events and YAML from the connected clusters.
+    pub fn reader(&self) -> crate::k8s::Reader {
+        self.engine.reader()
+    }
+
     /// Applies events until every cluster has answered once (live or failed) or `timeout`
     /// passes. Returns whether every cluster answered.
     pub async fn settle(&mut self, timeout: Duration) -> bool {

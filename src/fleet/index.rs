@@ -3,8 +3,9 @@
 //!
 //! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -81,6 +82,39 @@ pub struct Index {
     health: HealthCounts,
     phases: PhaseCounts,
     unanswered: u32,
+    names: Names,
+}
+
+/// One shared copy of every namespace and object name: GitOps fleets run the same objects on
+/// every cluster, so 60,000 objects carry a few hundred distinct names. Sharing them saves memory
+/// and makes keys cheap to copy for the TUI's rows.
+#[derive(Debug, Default)]
+struct Names {
+    set: HashSet<Arc<str>>,
+    /// Size after the last sweep of names no object uses any more.
+    swept: usize,
+}
+
+impl Names {
+    /// Shares the names of a summary entering the index and sets its fingerprint.
+    fn admit(&mut self, summary: &mut FluxSummary) {
+        let key = &mut summary.key;
+        key.namespace = self.one(&key.namespace);
+        key.name = self.one(&key.name);
+        summary.fingerprint = summary.compute_fingerprint();
+    }
+
+    fn one(&mut self, name: &Arc<str>) -> Arc<str> {
+        if let Some(shared) = self.set.get(name) {
+            return shared.clone();
+        }
+        if self.set.len() >= 2 * self.swept.max(1024) {
+            self.set.retain(|n| Arc::strong_count(n) > 1);
+            self.swept = self.set.len();
+        }
+        self.set.insert(name.clone());
+        name.clone()
+    }
 }
 
 impl Index {
@@ -125,7 +159,16 @@ impl Index {
     }
 
     /// Applies one change. Events for unknown clusters are ignored.
-    pub fn apply(&mut self, event: Event) {
+    pub fn apply(&mut self, mut event: Event) {
+        match &mut event.change {
+            Change::Applied(summary) => self.names.admit(summary),
+            Change::Replaced(_, objects) => {
+                for summary in objects {
+                    self.names.admit(summary);
+                }
+            }
+            Change::Connection(_) | Change::Deleted(_) => {}
+        }
         let Some(cluster) = self.clusters.get_mut(event.cluster.0 as usize) else {
             return;
         };

@@ -1,6 +1,9 @@
 //! `FluxSummary`: the only thing fluxfleet keeps per Flux object — a few hundred bytes instead of
 //! the whole object (HelmRelease values and Kustomization inventories can be megabytes).
 
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -9,11 +12,13 @@ use super::health::{condition, health_of, is_suspended};
 use super::{FluxKind, Health};
 
 /// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
+/// Cheap to clone (the names are shared): the index keeps one copy for its map and the summary,
+/// and the TUI's rows (tens of thousands, rebuilt when the data changes) refer to objects by key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub kind: FluxKind,
-    pub namespace: Box<str>,
-    pub name: Box<str>,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
 }
 
 impl ObjectKey {
@@ -69,6 +74,11 @@ pub struct FluxSummary {
     /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
     /// (or this Flux version) keeps no inventory.
     pub inventory: Option<u32>,
+    /// A hash of what makes two objects on different clusters fail the same way: kind,
+    /// namespace, name, health, reason and message. Set by the index when the summary enters it
+    /// (so that grouping 60,000 objects reads no strings); 0 before.
+    #[serde(skip)]
+    pub fingerprint: u64,
 }
 
 const REQUESTED_AT: &str = "/metadata/annotations/reconcile.fluxcd.io~1requestedAt";
@@ -131,7 +141,23 @@ impl FluxSummary {
             source: source_of(kind, object),
             depends_on: depends_on(object, namespace),
             inventory: inventory_size(object),
+            fingerprint: 0,
         })
+    }
+
+    /// See [`FluxSummary::fingerprint`].
+    pub fn compute_fingerprint(&self) -> u64 {
+        let mut h = std::hash::DefaultHasher::new();
+        (
+            self.key.kind,
+            &self.key.namespace,
+            &self.key.name,
+            self.health,
+            &self.reason,
+            &self.message,
+        )
+            .hash(&mut h);
+        h.finish()
     }
 
     /// Summarises an object that names its own kind in `kind`.

@@ -35,7 +35,7 @@ pub(super) enum Step {
     Listed(Vec<FluxSummary>),
     /// The watch request was accepted: from here on, changes arrive as they happen.
     Watching,
-    Applied(FluxSummary),
+    Applied(Box<FluxSummary>),
     Deleted(ObjectKey),
     /// A request failed; this watch tries again by itself at `retry_at`.
     Failed {
@@ -263,7 +263,9 @@ impl KindWatch {
             self.resource_version = Some(rv.to_string());
         }
         Ok(match kind.as_str() {
-            "ADDED" | "MODIFIED" => summarize(self.kind, object).map(Step::Applied),
+            "ADDED" | "MODIFIED" => {
+                summarize(self.kind, object).map(|s| Step::Applied(Box::new(s)))
+            }
             "DELETED" => key_of(self.kind, &object).map(Step::Deleted),
             "BOOKMARK" => None,
             other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),

@@ -116,7 +116,7 @@ pub(super) async fn watch(
             }
             Step::Watching => Some(KindState::Live),
             Step::Applied(summary) => {
-                if reporter.send(Change::Applied(summary)).await.is_err() {
+                if reporter.send(Change::Applied(*summary)).await.is_err() {
                     return Ended::Closed;
                 }
                 None

@@ -9,10 +9,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
 use crate::export::table::age;
-use crate::fleet::{ClusterId, ObjectKey};
-
-/// Lines of the facts pane, border included.
-const FACTS: u16 = 15;
+use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
 
 pub fn draw(
     frame: &mut Frame,
@@ -22,11 +19,46 @@ pub fn draw(
     c: ClusterId,
     key: &ObjectKey,
 ) {
-    let index = &model.index;
-    let Some(cluster) = index.cluster(c) else {
+    let Some(cluster) = model.index.cluster(c) else {
         return;
     };
-    let [facts, extra] = area.layout(&layout());
+    let facts = facts(model, theme, cluster, key);
+    let [top, extra] = split(area, &facts);
+    let block = |title: String| {
+        Block::bordered()
+            .border_type(BorderType::Rounded)
+            .border_style(theme.style(Slot::BorderFocused))
+            .title(Span::styled(title, theme.style(Slot::Title)))
+    };
+    let title = format!(" {} {}/{} ", key.kind, key.namespace, key.name);
+    frame.render_widget(facts.block(block(title)), top);
+    let (title, pane) = fetched_pane(model, theme, &cluster.info.name);
+    let max = last_first_line(&pane, extra);
+    let pane = pane.block(block(title));
+    let scroll = u16::try_from(model.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    frame.render_widget(pane.scroll((scroll, 0)), extra);
+}
+
+/// The facts pane above, as tall as its (wrapped) lines, and the events / YAML pane below, which
+/// keeps at least three lines of text.
+fn split(area: Rect, facts: &Paragraph) -> [Rect; 2] {
+    let wanted = facts.line_count(area.width.saturating_sub(2)) + 2;
+    let most = area.height.saturating_sub(5).max(3);
+    let height = u16::try_from(wanted).unwrap_or(u16::MAX).min(most);
+    area.layout(&Layout::vertical([
+        Constraint::Length(height),
+        Constraint::Min(0),
+    ]))
+}
+
+/// What is known about the object from the watch: health and why, revision, source, ….
+fn facts(
+    model: &Model,
+    theme: &Theme,
+    cluster: &ClusterEntry,
+    key: &ObjectKey,
+) -> Paragraph<'static> {
+    let index = &model.index;
     let label = theme.style(Slot::Header);
     let field = |name: &str, value: Span<'static>| {
         Line::from(vec![Span::styled(format!("{name:<24}"), label), value])
@@ -139,36 +171,19 @@ pub fn draw(
             ));
         }
     }
-    let block = |title: String| {
-        Block::bordered()
-            .border_type(BorderType::Rounded)
-            .border_style(theme.style(Slot::BorderFocused))
-            .title(Span::styled(title, theme.style(Slot::Title)))
-    };
-    let title = format!(" {} {}/{} ", key.kind, key.namespace, key.name);
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block(title))
-            .wrap(Wrap { trim: false }),
-        facts,
-    );
-    let (title, pane) = fetched_pane(model, theme, &cluster.info.name);
-    let max = last_first_line(&pane, extra);
-    let pane = pane.block(block(title));
-    let scroll = u16::try_from(model.fetched_scroll.min(max)).unwrap_or(u16::MAX);
-    frame.render_widget(pane.scroll((scroll, 0)), extra);
+    Paragraph::new(lines).wrap(Wrap { trim: false })
 }
 
 /// How far the fetched pane can scroll in a body of `area`: its last first line.
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    let name = match &model.screen().view {
-        crate::app::model::View::Detail { cluster, .. } => {
-            super::cluster_name(&model.index, *cluster)
-        }
-        _ => return 0,
+    let crate::app::model::View::Detail { cluster, key } = &model.screen().view else {
+        return 0;
     };
-    let [_, extra] = area.layout(&layout());
-    let (_, pane) = fetched_pane(model, theme, name);
+    let Some(cluster) = model.index.cluster(*cluster) else {
+        return 0;
+    };
+    let [_, extra] = split(area, &facts(model, theme, cluster, key));
+    let (_, pane) = fetched_pane(model, theme, &cluster.info.name);
     last_first_line(&pane, extra)
 }
 
@@ -177,10 +192,6 @@ fn last_first_line(pane: &Paragraph, area: Rect) -> usize {
     // The border takes a line above and below, a column on each side.
     pane.line_count(area.width.saturating_sub(2))
         .saturating_sub(usize::from(area.height.saturating_sub(2)))
-}
-
-fn layout() -> Layout {
-    Layout::vertical([Constraint::Length(FACTS), Constraint::Min(0)])
 }
 
 /// The events or YAML below the facts, with its title.

@@ -6,6 +6,7 @@ mod detail;
 mod fleet;
 mod help;
 mod objects;
+pub mod svg;
 mod triage;
 mod widgets;
 mod workspace;

@@ -198,3 +198,31 @@ fn a_synthetic_stream_keeps_rollups_exact() {
     }
     assert_rollups_consistent(&index);
 }
+
+#[test]
+fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    let b = index.add_cluster(info("b", "w"));
+    let failing = |message: &str| {
+        let obj = json!({"metadata": {"name": "apps", "namespace": "flux-system"},
+            "status": {"conditions": [{"type": "Ready", "status": "False",
+                "reason": "HealthCheckFailed", "message": message}]}});
+        FluxSummary::of(FluxKind::Kustomization, &obj).unwrap()
+    };
+    index.apply(at(a, Change::Applied(failing("timeout"))));
+    index.apply(at(
+        b,
+        Change::Replaced(FluxKind::Kustomization, vec![failing("timeout")]),
+    ));
+    let key = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    let on = |index: &Index, c: ClusterId| index.cluster(c).unwrap().objects[&key].clone();
+    assert_ne!(on(&index, a).fingerprint, 0);
+    assert_eq!(on(&index, a).fingerprint, on(&index, b).fingerprint);
+    assert!(Arc::ptr_eq(
+        &on(&index, a).key.name,
+        &on(&index, b).key.name
+    ));
+    index.apply(at(b, Change::Applied(failing("another reason"))));
+    assert_ne!(on(&index, a).fingerprint, on(&index, b).fingerprint);
+}

@@ -1,0 +1,183 @@
+//! Criterion benchmarks of the TUI at 60,000 objects (2,000 clusters × 30, 12 workspaces): one
+//! frame of each list view when the data changed since the last frame (rows rebuilt, visible rows
+//! drawn into a 200×50 buffer), and one pass of the fuzzy filter. Issue 4's budget: a frame of the
+//! busiest view ≤ 5 ms, a filter pass ≤ 30 ms.
+//!
+//! `cargo bench --bench tui`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use fluxfleet::app::keymap::Keymap;
+use fluxfleet::app::model::{Model, Scope, Screen, View};
+use fluxfleet::app::rows;
+use fluxfleet::config::Config;
+use fluxfleet::config::theme::Theme;
+use fluxfleet::fleet::index::{Change, Event};
+use fluxfleet::fleet::{
+    ClusterId, ClusterInfo, Connection, FluxSummary, Index, Phase, WorkspaceId,
+};
+use jiff::Timestamp;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+use serde_json::Value;
+
+const CLUSTERS: usize = 2_000;
+const OBJECTS: usize = 30;
+const WORKSPACES: usize = 12;
+const SIZE: (u16, u16) = (200, 50);
+
+fn sample(file: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/samples/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Objects of every kind and health, as the fleet's clusters hold them.
+const TEMPLATES: &[&str] = &[
+    "gitrepository-ready.yaml",
+    "kustomization-ready.yaml",
+    "kustomization-ready.yaml",
+    "helmrelease-ready.yaml",
+    "helmrelease-ready.yaml",
+    "helmrepository-ready.yaml",
+    "ocirepository-ready.yaml",
+    "helmchart-ready.yaml",
+    "kustomization-health-check-failed.yaml",
+    "helmrelease-install-failed-stalled.yaml",
+    "gitrepository-auth-failed.yaml",
+    "kustomization-suspended.yaml",
+    "kustomization-dependency-not-ready.yaml",
+    "imagepolicy-ready.yaml",
+    "alert-v1beta3.yaml",
+];
+
+/// 60,000 objects; the same names on every cluster (as GitOps fleets are), a few failures that
+/// differ per cluster so that triage has many groups as well as big ones.
+fn fleet() -> Index {
+    let templates: Vec<Value> = TEMPLATES.iter().map(|f| sample(f)).collect();
+    let mut index = Index::new();
+    let now: Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
+    for c in 0..CLUSTERS {
+        let name = format!("ws{:02}-cluster-{c:04}", c % WORKSPACES);
+        let id = index.add_cluster(ClusterInfo {
+            name: name.clone(),
+            workspace: format!("workspace-{:02}", c % WORKSPACES),
+            server: format!("https://{name}.example.com:6443"),
+            labels: Default::default(),
+        });
+        let mut live = Connection::new(Phase::Live);
+        live.protocol = Some("HTTP/2");
+        index.apply(Event {
+            cluster: id,
+            at: now,
+            change: Change::Connection(live),
+        });
+        for o in 0..OBJECTS {
+            let mut object = templates[o % templates.len()].clone();
+            object["metadata"]["name"] = Value::from(format!("app-{o:02}"));
+            if o % templates.len() == 8 && c % 50 == 0 {
+                object["status"]["conditions"][0]["message"] =
+                    Value::from(format!("health check failed on {name}: timeout"));
+            }
+            let summary = FluxSummary::from_object(&object).unwrap();
+            index.apply(Event {
+                cluster: id,
+                at: now,
+                change: Change::Applied(summary),
+            });
+        }
+    }
+    index
+}
+
+fn model(view: View) -> Model {
+    let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
+    let now = "2026-11-21T10:00:00Z".parse().unwrap();
+    let mut model = Model::new(fleet(), keymap, Vec::new(), now);
+    if view != View::Fleet {
+        model.push(view);
+    }
+    model
+}
+
+/// One frame after the data changed: rows rebuilt, scrolled, drawn.
+fn frame(model: &mut Model, terminal: &mut Terminal<TestBackend>, theme: &Theme) {
+    model.rows_stale = true;
+    model.refresh_rows();
+    model.scroll(fluxfleet::ui::body_rows(Rect::new(0, 0, SIZE.0, SIZE.1)));
+    terminal
+        .draw(|f| fluxfleet::ui::render(f, model, theme))
+        .unwrap();
+}
+
+fn frames(c: &mut Criterion) {
+    let theme = Theme::dark();
+    let mut group = c.benchmark_group("frame_60k");
+    for (name, view) in [
+        ("fleet", View::Fleet),
+        ("workspace", View::Workspace(WorkspaceId(0))),
+        ("cluster", View::Cluster(ClusterId(0))),
+        (
+            "all_objects",
+            View::Objects {
+                scope: Scope::Fleet,
+                kind: None,
+            },
+        ),
+        (
+            "triage",
+            View::Triage {
+                scope: Scope::Fleet,
+            },
+        ),
+    ] {
+        // Built only when this benchmark runs (`cargo bench --bench tui -- triage`).
+        group.bench_function(name, |b| {
+            let mut m = model(view.clone());
+            let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
+            b.iter(|| frame(&mut m, &mut terminal, &theme))
+        });
+    }
+    group.finish();
+}
+
+fn filter(c: &mut Criterion) {
+    let index = std::sync::LazyLock::new(fleet);
+    let mut group = c.benchmark_group("filter_60k");
+    for (name, view, text) in [
+        (
+            "all_objects",
+            View::Objects {
+                scope: Scope::Fleet,
+                kind: None,
+            },
+            "cluster-0042 app-08",
+        ),
+        (
+            "triage",
+            View::Triage {
+                scope: Scope::Fleet,
+            },
+            "timeout",
+        ),
+    ] {
+        let mut screen = Screen::new(view);
+        screen.filter = text.to_string();
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(rows::build(black_box(&index), &screen)))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20);
+    targets = frames, filter
+}
+criterion_main!(benches);

@@ -1,0 +1,195 @@
+//! The screenshots in `screenshots/`: the main views of a simulated fleet (48 clusters in 6
+//! workspaces, a few faults), drawn by the real render code into a test buffer and written as SVG.
+//!
+//! `cargo test` draws them into a temporary directory and checks what they show; to refresh the
+//! committed images run `FLUXFLEET_SCREENSHOTS=1 cargo test --test screenshots`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use fluxfleet::app::keymap::Keymap;
+use fluxfleet::app::model::{Fetched, Model, View};
+use fluxfleet::app::update::{Effect, Msg, update};
+use fluxfleet::config::Config;
+use fluxfleet::config::theme::Theme;
+use fluxfleet::export::live::Live;
+use fluxfleet::fleet::{FluxKind, Index};
+use fluxfleet::inventory;
+use fluxfleet::k8s::Reader;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::layout::Rect;
+
+const WIDTH: u16 = 120;
+const HEIGHT: u16 = 24;
+
+struct Camera {
+    dir: PathBuf,
+    theme: Theme,
+    taken: Vec<(String, String)>,
+}
+
+impl Camera {
+    /// Draws the model as the event loop would and keeps the frame as `<name>.svg`.
+    fn shoot(&mut self, model: &mut Model, name: &str) -> String {
+        let area = Rect::new(0, 0, WIDTH, HEIGHT);
+        model.refresh_rows();
+        model.scroll(fluxfleet::ui::body_rows(area));
+        model.clamp_fetched(fluxfleet::ui::fetched_max_scroll(model, &self.theme, area));
+        let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
+        terminal
+            .draw(|f| fluxfleet::ui::render(f, model, &self.theme))
+            .unwrap();
+        let buffer = terminal.backend().buffer();
+        let svg = fluxfleet::ui::svg::to_svg(buffer);
+        std::fs::write(self.dir.join(format!("{name}.svg")), &svg).unwrap();
+        let text = terminal.backend().to_string();
+        self.taken.push((name.to_string(), text.clone()));
+        text
+    }
+}
+
+fn key(model: &mut Model, code: KeyCode) -> Vec<Effect> {
+    update(model, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn command(model: &mut Model, line: &str) {
+    key(model, KeyCode::Char(':'));
+    for c in line.chars() {
+        key(model, KeyCode::Char(c));
+    }
+    key(model, KeyCode::Enter);
+}
+
+/// Runs a fetch effect the way the TUI's fetcher does.
+async fn fetch(model: &mut Model, reader: &Reader, effects: Vec<Effect>) {
+    for effect in effects {
+        let Effect::FetchEvents { cluster, key } = effect else {
+            continue;
+        };
+        let fetched = match reader.events(cluster, &key).await {
+            Ok(events) => Fetched::Events(events),
+            Err(e) => Fetched::Failed("events", e),
+        };
+        update(
+            model,
+            Msg::Fetched {
+                cluster,
+                key,
+                fetched,
+            },
+        );
+    }
+}
+
+/// The workspace, and the live cluster in it, with the most failing objects.
+fn worst(index: &Index) -> (String, String) {
+    let ws = index
+        .workspaces()
+        .iter()
+        .max_by_key(|w| (w.health.failing(), std::cmp::Reverse(w.name.clone())))
+        .unwrap();
+    let cluster = ws
+        .clusters
+        .iter()
+        .filter_map(|id| index.cluster(*id))
+        .filter(|c| !c.connection.phase.is_failure())
+        .max_by_key(|c| (c.health.failing(), std::cmp::Reverse(c.info.name.clone())))
+        .unwrap();
+    (ws.name.clone(), cluster.info.name.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn screenshots_of_the_main_views() {
+    let sim = common::start_with(|c| {
+        c.clusters = 48;
+        c.workspaces = 6;
+        c.faults = fluxfleet::sim::faults::Spec::parse(
+            "unreachable=4%,expired-token=2%,forbidden=4%,old-flux=10%",
+        )
+        .unwrap();
+    })
+    .await;
+    let request = inventory::Request {
+        dirs: vec![sim.dir.path().join("kubeconfigs")],
+        ..inventory::Request::default()
+    };
+    let mut config = Config::defaults();
+    config.engine.connect_timeout = Duration::from_secs(5);
+    config.engine.max_backoff = Duration::from_secs(2);
+    let inventory = inventory::load(&request, &config);
+    let mut live = Live::start(&inventory, &config.engine);
+    assert!(
+        live.settle(Duration::from_secs(60)).await,
+        "the fleet settles"
+    );
+    let reader = live.reader();
+    let index = std::mem::take(&mut live.index);
+    let (ws, cluster) = worst(&index);
+
+    let (keymap, warnings) = Keymap::from_config(&config.keymap);
+    assert_eq!(warnings, Vec::<String>::new());
+    let mut model = Model::new(index, keymap, Vec::new(), jiff::Timestamp::now());
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = if std::env::var_os("FLUXFLEET_SCREENSHOTS").is_some() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("screenshots")
+    } else {
+        scratch.path().to_path_buf()
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut camera = Camera {
+        dir,
+        theme: Theme::dark(),
+        taken: Vec::new(),
+    };
+
+    let fleet = camera.shoot(&mut model, "fleet");
+    assert!(fleet.contains(&ws), "{fleet}");
+
+    command(&mut model, &format!("ws {ws}"));
+    let shot = camera.shoot(&mut model, "workspace");
+    assert!(shot.contains(&cluster), "{shot}");
+
+    command(&mut model, &format!("cluster {cluster}"));
+    let shot = camera.shoot(&mut model, "cluster");
+    assert!(
+        shot.contains(&format!("Flux objects on {cluster}")),
+        "{shot}"
+    );
+
+    // Failing only, the first one, its events.
+    key(&mut model, KeyCode::Char('!'));
+    key(&mut model, KeyCode::Enter);
+    assert!(matches!(model.screen().view, View::Detail { .. }));
+    let effects = key(&mut model, KeyCode::Char('e'));
+    fetch(&mut model, &reader, effects).await;
+    let shot = camera.shoot(&mut model, "detail");
+    assert!(shot.contains("Warning"), "{shot}");
+
+    command(&mut model, "fleet");
+    key(&mut model, KeyCode::Char('t'));
+    key(&mut model, KeyCode::Char('j'));
+    key(&mut model, KeyCode::Char(' '));
+    let shot = camera.shoot(&mut model, "triage");
+    assert!(shot.contains("clusters"), "{shot}");
+
+    command(&mut model, "fleet");
+    command(&mut model, FluxKind::HelmRelease.short_names()[0]);
+    let shot = camera.shoot(&mut model, "helmreleases");
+    assert!(shot.contains("HelmRelease"), "{shot}");
+
+    key(&mut model, KeyCode::Char('?'));
+    let shot = camera.shoot(&mut model, "help");
+    assert!(shot.contains("quit"), "{shot}");
+
+    for (name, _) in &camera.taken {
+        let svg = std::fs::read_to_string(camera.dir.join(format!("{name}.svg"))).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+    }
+    drop(live);
+    sim.handle.shutdown().await;
+}
