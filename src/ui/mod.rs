@@ -154,8 +154,15 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let live = phases.get(Phase::Live);
     let health = index.health();
     let bar = theme.style(Slot::StatusBar);
-    let mut spans = Vec::new();
-    // Warnings first: on a narrow terminal the end of the line is cut off.
+    // The mode, then warnings: on a narrow terminal the end of the line is cut off.
+    let mut spans = vec![Span::styled(
+        if model.read_only {
+            " read-only │"
+        } else {
+            " write │"
+        },
+        bar.patch(theme.style(Slot::Title)),
+    )];
     if let Some(first) = model.warnings.first() {
         let more = match model.warnings.len() {
             1 => String::new(),
@@ -193,13 +200,5 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             bar.patch(theme.style(Slot::of_health(Health::Failed))),
         ));
     }
-    spans.push(Span::styled(
-        if model.read_only {
-            " │ read-only "
-        } else {
-            " │ write "
-        },
-        bar,
-    ));
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
 }
