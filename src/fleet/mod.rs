@@ -1,6 +1,7 @@
 //! Pure domain: Flux kinds and versions, health rules, object summaries, connection states and
 //! the index with its rollups. No I/O, no terminal, no kube client.
 
+pub mod actions;
 mod connection;
 mod events;
 mod health;
