@@ -7,9 +7,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::config::Mode;
+use crate::export::act;
 use crate::export::get::{Output, Request, Sources};
 use crate::export::{Filter, Status};
 use crate::fleet::FluxKind;
+use crate::fleet::actions::Verb;
 use crate::sim;
 
 #[derive(Debug, Parser)]
@@ -35,9 +38,26 @@ pub struct UiArgs {
     /// `themes` folder.
     #[arg(long, value_name = "NAME")]
     pub theme: Option<String>,
-    /// No action can change a cluster.
-    #[arg(long)]
+    /// No action can change a cluster, whatever the config says.
+    #[arg(long, conflicts_with = "write")]
     pub read_only: bool,
+    /// Actions may change clusters (suspend, resume, reconcile) for this run.
+    #[arg(long)]
+    pub write: bool,
+}
+
+impl UiArgs {
+    /// The mode: the flags, else `otherwise` (the config's, or write for the demo).
+    pub fn mode(&self, otherwise: crate::config::Mode) -> crate::config::Mode {
+        use crate::config::Mode;
+        if self.read_only {
+            Mode::ReadOnly
+        } else if self.write {
+            Mode::Write
+        } else {
+            otherwise
+        }
+    }
 }
 
 /// `fluxfleet demo`: the TUI on a simulated fleet served in-process.
@@ -59,6 +79,12 @@ pub enum Command {
     /// Print the resolved fleet (cluster, workspace, server, labels, source) without connecting.
     #[command(after_help = EXIT_CODES)]
     Inventory(InventoryArgs),
+    /// Suspend Flux objects across the fleet (spec.suspend, with who and why recorded on them).
+    Suspend(ActArgs),
+    /// Resume suspended Flux objects, and request a reconcile so they move at once.
+    Resume(ActArgs),
+    /// Request a reconcile of Flux objects and wait until their controllers have handled it.
+    Reconcile(ActArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
     /// The TUI on a simulated fleet (500 clusters with churn, rollouts and a few faults), served
@@ -107,12 +133,11 @@ pub struct InventoryArgs {
     pub output: Output,
 }
 
+/// Which objects: the selectors `get` and the actions share.
 #[derive(Debug, Args)]
-pub struct GetArgs {
-    #[command(flatten)]
-    pub fleet: FleetArgs,
+pub struct Selectors {
     /// The kind: ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket … (kind, plural or short name),
-    /// or `all` (the watched kinds, the default).
+    /// or `all`.
     pub kind: Option<String>,
     /// Only objects with this name.
     pub name: Option<String>,
@@ -128,6 +153,33 @@ pub struct GetArgs {
     /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
     #[arg(long, value_parser = Status::parse)]
     pub status: Option<Status>,
+}
+
+impl Selectors {
+    pub fn filter(&self) -> Result<Filter, String> {
+        let kind = match self.kind.as_deref() {
+            None | Some("all") => None,
+            Some(text) => Some(FluxKind::parse(text).ok_or_else(|| {
+                format!("{text:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")
+            })?),
+        };
+        Ok(Filter {
+            kind,
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            clusters: self.clusters.clone(),
+            namespace: self.namespace.clone(),
+            status: self.status,
+        })
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub select: Selectors,
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: Output,
     /// Print the rollups per workspace and per cluster instead of the objects.
@@ -146,27 +198,87 @@ pub struct GetArgs {
 
 impl GetArgs {
     pub fn request(&self) -> Result<Request, String> {
-        let kind = match self.kind.as_deref() {
-            None | Some("all") => None,
-            Some(text) => Some(FluxKind::parse(text).ok_or_else(|| {
-                format!("{text:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")
-            })?),
-        };
         Ok(Request {
             sources: self.fleet.sources(),
-            filter: Filter {
-                kind,
-                name: self.name.clone(),
-                workspace: self.workspace.clone(),
-                clusters: self.clusters.clone(),
-                namespace: self.namespace.clone(),
-                status: self.status,
-            },
+            filter: self.select.filter()?,
             output: self.output,
             summary: self.summary,
             timeout: self.timeout,
             watch: self.watch,
             fail_on: self.fail_on,
+        })
+    }
+}
+
+/// `fluxfleet suspend | resume | reconcile`.
+#[derive(Debug, Args)]
+pub struct ActArgs {
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub select: Selectors,
+    /// Suspend: why, recorded on the object (fluxfleet.dev/suspend-reason).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Reconcile: the source first (and a HelmRelease's generated HelmChart), then the object.
+    #[arg(long)]
+    pub with_source: bool,
+    /// Reconcile a HelmRelease: a one-off install or upgrade even without changes.
+    #[arg(long, conflicts_with_all = ["reset", "with_source"])]
+    pub force: bool,
+    /// Reconcile a HelmRelease: reset its failure counters so remediation retries start again.
+    #[arg(long, conflicts_with = "with_source")]
+    pub reset: bool,
+    /// Print the targets and the patches; send nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Act on more than one object without asking.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Actions may change clusters (needed unless the config says mode = "write").
+    #[arg(long, conflicts_with = "read_only")]
+    pub write: bool,
+    /// Nothing is sent, whatever the config says (with --dry-run: show what would be).
+    #[arg(long)]
+    pub read_only: bool,
+    /// Wait at most this long for the fleet to answer, and for each reconcile to be handled.
+    #[arg(long, default_value = "2m", value_parser = duration)]
+    pub timeout: Duration,
+}
+
+impl ActArgs {
+    pub fn request(&self, verb: Verb) -> Result<act::Request, String> {
+        let verb = match verb {
+            Verb::Reconcile if self.force => Verb::Force,
+            Verb::Reconcile if self.reset => Verb::Reset,
+            Verb::Reconcile if self.with_source => Verb::ReconcileWithSource,
+            Verb::Reconcile => Verb::Reconcile,
+            other if self.force || self.reset || self.with_source => {
+                return Err(format!(
+                    "--force, --reset and --with-source go with reconcile, not {other}"
+                ));
+            }
+            other => other,
+        };
+        if self.reason.is_some() && verb != Verb::Suspend {
+            return Err("--reason goes with suspend".into());
+        }
+        let mode = if self.read_only {
+            Some(Mode::ReadOnly)
+        } else if self.write {
+            Some(Mode::Write)
+        } else {
+            None
+        };
+        Ok(act::Request {
+            sources: self.fleet.sources(),
+            filter: self.select.filter()?,
+            verb,
+            reason: self.reason.clone(),
+            mode,
+            dry_run: self.dry_run,
+            yes: self.yes,
+            timeout: self.timeout,
         })
     }
 }

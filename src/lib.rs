@@ -10,6 +10,7 @@
 //! talks to API servers), `app/` and `ui/` (the TUI), `config/`, `export/`.
 
 pub mod app;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod errors;

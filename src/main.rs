@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use fluxfleet::cli::{Cli, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
+use fluxfleet::cli::{ActArgs, Cli, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
 use fluxfleet::export::get::{exit, get, inventory};
+use fluxfleet::fleet::actions::Verb;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -34,6 +35,9 @@ fn main() -> ExitCode {
             logs();
             return ExitCode::from(runtime.block_on(get(request)));
         }
+        Some(Command::Suspend(args)) => return act(&runtime, &args, Verb::Suspend),
+        Some(Command::Resume(args)) => return act(&runtime, &args, Verb::Resume),
+        Some(Command::Reconcile(args)) => return act(&runtime, &args, Verb::Reconcile),
         Some(Command::Inventory(args)) => {
             return ExitCode::from(inventory(&args.fleet.sources(), args.output));
         }
@@ -48,6 +52,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn act(runtime: &tokio::runtime::Runtime, args: &ActArgs, verb: Verb) -> ExitCode {
+    let request = match args.request(verb) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fluxfleet: {e}");
+            return ExitCode::from(exit::USAGE);
+        }
+    };
+    logs();
+    ExitCode::from(runtime.block_on(fluxfleet::export::act::act(request)))
 }
 
 /// `FLUXFLEET_LOG`, default warnings only.
@@ -134,13 +150,14 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         .collect();
     warnings.extend(inventory.problems.iter().map(|p| p.to_string()));
     file_logs();
+    let mode = ui.mode(config.ui.mode);
     fluxfleet::app::tui(fluxfleet::app::Start {
         config,
         config_path: path,
         warnings,
         inventory,
         theme: ui.theme,
-        read_only: ui.read_only,
+        mode,
     })
     .await
 }
@@ -179,8 +196,8 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
             .map(|w| format!("config {w}"))
             .collect(),
         inventory,
+        mode: args.ui.mode(fluxfleet::config::Mode::Write),
         theme: args.ui.theme,
-        read_only: args.ui.read_only,
     })
     .await;
     handle.shutdown().await;

@@ -211,7 +211,7 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
         warnings: Vec::new(),
         inventory,
         theme: None,
-        read_only: true,
+        mode: fluxfleet::config::Mode::ReadOnly,
     };
     let app = async {
         let mut terminal = Terminal::new(backend).unwrap();

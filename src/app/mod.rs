@@ -15,8 +15,8 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
-use crate::config::Config;
 use crate::config::theme::Theme;
+use crate::config::{Config, Mode};
 use crate::inventory::Inventory;
 use crate::k8s::Reader;
 use keymap::Keymap;
@@ -33,7 +33,8 @@ pub struct Start {
     pub inventory: Inventory,
     /// `--theme`, over the config's.
     pub theme: Option<String>,
-    pub read_only: bool,
+    /// Read-only or write, with the command line's say over the config's.
+    pub mode: Mode,
 }
 
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
@@ -62,7 +63,7 @@ where
         mut warnings,
         inventory,
         theme,
-        read_only,
+        mode,
     } = start;
     let theme_dir = config_path
         .as_deref()
@@ -77,7 +78,7 @@ where
     warnings.extend(keymap_warnings);
     let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    model.read_only = read_only || config.ui.read_only;
+    model.read_only = mode == Mode::ReadOnly;
     let mut effects = Fetcher {
         reader: engine.reader(),
     };

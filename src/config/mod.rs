@@ -24,6 +24,7 @@ pub struct Config {
     pub workspaces: Vec<WorkspaceRule>,
     pub labels: Vec<LabelRule>,
     pub ui: Ui,
+    pub actions: Actions,
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
     /// what it cannot use.
     pub keymap: toml::Table,
@@ -36,8 +37,47 @@ pub struct Ui {
     /// A built-in theme (dark, light, high-contrast, colorblind) or a file in the themes
     /// directory of the config directory, without `.toml`.
     pub theme: String,
-    /// Start read-only: no action can change a cluster.
-    pub read_only: bool,
+    /// Whether actions may change clusters.
+    pub mode: Mode,
+}
+
+/// Guardrails and limits of suspend, resume and reconcile.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Actions {
+    /// Objects changed at once.
+    pub concurrency: usize,
+    /// Above this many targets, confirming means typing their number.
+    pub confirm_above: usize,
+    /// The most targets one action may have.
+    pub max_targets: usize,
+}
+
+/// Read-only (the default) or write. In read-only mode the engine never hands out a
+/// [`crate::k8s::Writer`]: no code path can send a mutating request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    #[default]
+    ReadOnly,
+    Write,
+}
+
+impl Mode {
+    /// The proof that writes are enabled, when they are.
+    pub fn grant(self) -> Option<crate::k8s::WriteGrant> {
+        match self {
+            Mode::Write => Some(crate::k8s::WriteGrant(())),
+            Mode::ReadOnly => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::ReadOnly => "read-only",
+            Mode::Write => "write",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -115,6 +155,7 @@ struct Raw {
     #[serde(default)]
     labels: Vec<LabelRule>,
     ui: Ui,
+    actions: Actions,
     #[serde(default)]
     keymap: toml::Table,
 }
@@ -261,6 +302,7 @@ impl Config {
             workspaces: raw.workspaces,
             labels: raw.labels,
             ui: raw.ui,
+            actions: raw.actions,
             keymap: raw.keymap,
         };
         (config, warnings)
@@ -294,7 +336,12 @@ impl Config {
             labels: Vec::new(),
             ui: Ui {
                 theme: "dark".into(),
-                read_only: false,
+                mode: Mode::ReadOnly,
+            },
+            actions: Actions {
+                concurrency: 20,
+                confirm_above: 10,
+                max_targets: 500,
             },
             keymap: toml::Table::new(),
         }

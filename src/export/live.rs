@@ -55,6 +55,11 @@ impl Live {
         }
     }
 
+    /// Sends actions to the connected clusters: only with the proof that writes are enabled.
+    pub fn writer(&self, grant: crate::k8s::WriteGrant) -> crate::k8s::Writer {
+        self.engine.writer(grant)
+    }
+
     /// Reads events and YAML from the connected clusters.
     pub fn reader(&self) -> crate::k8s::Reader {
         self.engine.reader()

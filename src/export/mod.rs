@@ -1,6 +1,7 @@
 //! Headless output: `fluxfleet get` and `fluxfleet inventory` — selecting from the index and
 //! printing tables, JSON and NDJSON. The JSON shapes are documented in the README and stable.
 
+pub mod act;
 pub mod get;
 pub mod live;
 mod output;

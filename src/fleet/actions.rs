@@ -287,6 +287,57 @@ fn sources_of(target: &FluxSummary) -> Result<Vec<ObjectKey>, Refusal> {
     }
 }
 
+/// How an action ended on one object.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "outcome", content = "message", rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Accepted; for a reconcile, also handled by the controller.
+    Done,
+    /// The credentials may not patch this object.
+    Forbidden(String),
+    NotFound,
+    /// Still conflicting after retries.
+    Conflict(String),
+    Unreachable(String),
+    /// No answer, or the controller did not handle the request in time.
+    TimedOut(String),
+    /// Not sent: suspended, not supported, a guardrail.
+    Refused(String),
+    /// Any other answer from the API server.
+    Failed(String),
+}
+
+impl Outcome {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Forbidden(_) => "forbidden",
+            Outcome::NotFound => "not found",
+            Outcome::Conflict(_) => "conflict",
+            Outcome::Unreachable(_) => "unreachable",
+            Outcome::TimedOut(_) => "timed out",
+            Outcome::Refused(_) => "refused",
+            Outcome::Failed(_) => "failed",
+        }
+    }
+
+    pub fn message(&self) -> &str {
+        match self {
+            Outcome::Done | Outcome::NotFound => "",
+            Outcome::Forbidden(m)
+            | Outcome::Conflict(m)
+            | Outcome::Unreachable(m)
+            | Outcome::TimedOut(m)
+            | Outcome::Refused(m)
+            | Outcome::Failed(m) => m,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        *self == Outcome::Done
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -185,7 +185,8 @@ fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, Stri
         _ => return Err(format!("server {server:?} is not an http(s) URL")),
     }
     // A kubeconfig holding this one context, under fixed names, so nothing can resolve
-    // differently later.
+    // differently later. The user keeps its name: the audit journal records it.
+    let user_name = context.user.clone().unwrap_or_else(|| "user".into());
     let kubeconfig = Kubeconfig {
         clusters: vec![NamedCluster {
             name: "cluster".into(),
@@ -193,7 +194,7 @@ fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, Stri
             ..Default::default()
         }],
         auth_infos: vec![NamedAuthInfo {
-            name: "user".into(),
+            name: user_name.clone(),
             auth_info: Some(user.unwrap_or_default()),
             ..Default::default()
         }],
@@ -201,7 +202,7 @@ fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, Stri
             name: named.name.clone(),
             context: Some(Context {
                 cluster: "cluster".into(),
-                user: Some("user".into()),
+                user: Some(user_name),
                 namespace: context.namespace.clone(),
                 ..Default::default()
             }),

@@ -86,6 +86,23 @@ pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>
     let request = Request::get(path_and_query)
         .body(Body::empty())
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
+    send(http, request).await
+}
+
+/// A JSON merge patch (`application/merge-patch+json`) of the object at `path`.
+pub async fn merge_patch(
+    http: &Http,
+    path: &str,
+    patch: &serde_json::Value,
+) -> Result<Response<Incoming>, Trouble> {
+    let request = Request::patch(path)
+        .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
+        .body(Body::from(patch.to_string().into_bytes()))
+        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
+    send(http, request).await
+}
+
+async fn send(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
     let response = http
         .clone()
         .oneshot(request)

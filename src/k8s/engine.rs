@@ -9,6 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cluster::{self, Shared};
 use super::reader::{Clients, Reader};
+use super::writer::{WriteGrant, Writer};
 use super::{exec, transport};
 use crate::config;
 use crate::fleet::ClusterId;
@@ -66,6 +67,14 @@ impl Engine {
             },
             receiver,
         )
+    }
+
+    /// Sends actions; only with the proof that writes are enabled.
+    pub fn writer(&self, _grant: WriteGrant) -> Writer {
+        Writer {
+            clients: self.reader.clients.clone(),
+            timeout: self.reader.timeout,
+        }
     }
 
     /// Reads events and YAML from connected clusters. It has no way to change anything.

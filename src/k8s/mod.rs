@@ -14,6 +14,8 @@ pub mod reader;
 mod summarize;
 pub mod transport;
 mod watch;
+mod writer;
 
 pub use engine::Engine;
 pub use reader::Reader;
+pub use writer::{WriteGrant, Writer};

@@ -20,10 +20,26 @@ pub(super) struct Clients {
 }
 
 #[derive(Clone)]
-struct Connected {
-    http: Http,
+pub(super) struct Connected {
+    pub(super) http: Http,
     /// The version served per kind, from discovery.
     versions: Vec<(FluxKind, String)>,
+}
+
+impl Connected {
+    /// `/apis/<group>/<version>/namespaces/<ns>/<plural>/<name>` at the version this cluster serves.
+    pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, String> {
+        let Some((_, version)) = self.versions.iter().find(|(k, _)| *k == key.kind) else {
+            return Err(format!("the cluster does not serve {}", key.kind));
+        };
+        Ok(format!(
+            "/apis/{}/{version}/namespaces/{}/{}/{}",
+            key.kind.group(),
+            key.namespace,
+            key.kind.plural(),
+            key.name
+        ))
+    }
 }
 
 /// Held while a cluster is connected; dropping it forgets the connection.
@@ -50,7 +66,7 @@ impl Clients {
         }
     }
 
-    fn get(&self, id: ClusterId) -> Option<Connected> {
+    pub(super) fn get(&self, id: ClusterId) -> Option<Connected> {
         self.connected
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -68,6 +84,9 @@ impl Drop for Registration {
             .remove(&self.id);
     }
 }
+
+pub(super) const NOT_CONNECTED: &str =
+    "the cluster is not connected right now (its state is in the workspace view)";
 
 /// Reads from connected clusters. Cheap to clone; read-only by construction.
 #[derive(Clone)]
@@ -100,24 +119,15 @@ impl Reader {
     /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
     pub async fn yaml(&self, cluster: ClusterId, key: &ObjectKey) -> Result<String, String> {
         let connected = self.connected(cluster)?;
-        let Some((_, version)) = connected.versions.iter().find(|(k, _)| *k == key.kind) else {
-            return Err(format!("the cluster does not serve {}", key.kind));
-        };
-        let path = format!(
-            "/apis/{}/{version}/namespaces/{}/{}/{}",
-            key.kind.group(),
-            key.namespace,
-            key.kind.plural(),
-            key.name
-        );
+        let path = connected.object_path(key)?;
         let mut object: Value = self.get(&connected, &path, "the object").await?;
         Ok(to_yaml(&mut object))
     }
 
     fn connected(&self, cluster: ClusterId) -> Result<Connected, String> {
-        self.clients.get(cluster).ok_or_else(|| {
-            "the cluster is not connected right now (its state is in the workspace view)".into()
-        })
+        self.clients
+            .get(cluster)
+            .ok_or_else(|| NOT_CONNECTED.into())
     }
 
     async fn get(&self, connected: &Connected, path: &str, what: &str) -> Result<Value, String> {

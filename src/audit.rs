@@ -1,0 +1,135 @@
+//! The audit journal: every action attempt as one JSON line in `audit.jsonl` in the platform data
+//! directory (`FLUXFLEET_DATA_DIR` overrides), owner-only. Who, what, why, where, and how each
+//! target ended — never a token or any other credential (the kube user is the kubeconfig's name
+//! for it, not its contents).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::fleet::actions::{Outcome, Verb};
+
+/// One attempt on one object.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Target {
+    pub workspace: String,
+    pub cluster: String,
+    pub context: String,
+    /// The kubeconfig's name for the user (`users[].name`), never its credentials.
+    pub kube_user: String,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub message: String,
+}
+
+impl Target {
+    pub fn with(mut self, outcome: &Outcome) -> Target {
+        self.outcome = outcome.name();
+        self.message = outcome.message().to_string();
+        self
+    }
+}
+
+/// One line of the journal.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry<'a> {
+    pub time: Timestamp,
+    pub user: &'a str,
+    pub action: Verb,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<&'a str>,
+    /// The token written as `reconcile.fluxcd.io/requestedAt`.
+    pub token: &'a str,
+    pub targets: &'a [Target],
+}
+
+/// Where the journal is.
+pub fn default_path() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("FLUXFLEET_DATA_DIR") {
+        return Some(PathBuf::from(dir).join("audit.jsonl"));
+    }
+    directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")
+        .map(|d| d.data_dir().join("audit.jsonl"))
+}
+
+/// Appends `entry` as one line; creates the file (mode 0600) and its directory (0700).
+pub fn append(path: &Path, entry: &Entry<'_>) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut line = serde_json::to_vec(entry)?;
+    line.push(b'\n');
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    // One write: concurrent fluxfleet processes never interleave inside a line.
+    file.write_all(&line)
+}
+
+/// The local user, as the journal and the suspended-by annotation name them.
+pub fn local_user() -> String {
+    ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn lines_are_appended_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state/audit.jsonl");
+        let target = Target {
+            workspace: "w".into(),
+            cluster: "c".into(),
+            context: "c".into(),
+            kube_user: "admin".into(),
+            kind: "Kustomization".into(),
+            namespace: "flux-system".into(),
+            name: "apps".into(),
+            outcome: "",
+            message: String::new(),
+        }
+        .with(&Outcome::Forbidden("no".into()));
+        for _ in 0..2 {
+            let entry = Entry {
+                time: Timestamp::UNIX_EPOCH,
+                user: "alice",
+                action: Verb::Suspend,
+                reason: Some("flapping"),
+                token: "t",
+                targets: std::slice::from_ref(&target),
+            };
+            append(&path, &entry).unwrap();
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["action"], "suspend");
+        assert_eq!(lines[0]["targets"][0]["outcome"], "forbidden");
+        assert_eq!(lines[0]["targets"][0]["kubeUser"], "admin");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+}

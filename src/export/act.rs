@@ -1,0 +1,284 @@
+//! `fluxfleet suspend | resume | reconcile [KIND] [NAME]`: the actions without a terminal, with
+//! the selectors of `get`, on the same engine, and into the same audit journal as the TUI.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::time::Duration;
+
+use futures::StreamExt;
+use jiff::Timestamp;
+
+use super::Filter;
+use super::get::{Sources, exit, resolve};
+use super::live::Live;
+use super::table::Table;
+use crate::audit;
+use crate::config::Mode;
+use crate::fleet::actions::{self, Intent, Outcome, Verb};
+use crate::fleet::{ClusterId, ObjectKey};
+use crate::inventory::ClusterSpec;
+
+/// What was asked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Sources,
+    pub filter: Filter,
+    pub verb: Verb,
+    pub reason: Option<String>,
+    /// `--write` / `--read-only` over the config's mode.
+    pub mode: Option<Mode>,
+    pub dry_run: bool,
+    pub yes: bool,
+    /// For the fleet to answer, and for each reconcile to be handled.
+    pub timeout: Duration,
+}
+
+/// One selected object.
+struct Target {
+    cluster: ClusterId,
+    record: audit::Target,
+    plan: Result<Vec<actions::Step>, actions::Refusal>,
+}
+
+pub async fn act(request: Request) -> u8 {
+    let (mut config, inventory, _) = resolve(&request.sources);
+    if inventory.clusters.is_empty() {
+        eprintln!("error: no clusters (see the warnings above)");
+        return exit::INVENTORY;
+    }
+    let mode = request.mode.unwrap_or(config.ui.mode);
+    let grant = mode.grant();
+    if grant.is_none() && !request.dry_run {
+        eprintln!(
+            "error: read-only: nothing was sent. Pass --write (or set mode = \"write\" in the [ui] \
+             section of the config) to {}; --dry-run shows the targets.",
+            request.verb
+        );
+        return exit::USAGE;
+    }
+    if let Some(kind) = request.filter.kind {
+        config.engine.kinds = vec![kind];
+    }
+    let mut live = Live::start(&inventory, &config.engine);
+    if !live.settle(request.timeout).await {
+        eprintln!(
+            "warning: not every cluster answered within the timeout; acting on those that did"
+        );
+    }
+    let intent = Intent {
+        verb: request.verb,
+        user: audit::local_user(),
+        reason: request.reason.clone(),
+        token: Timestamp::now().to_string(),
+    };
+    let targets = select(&live, &inventory.clusters, &request.filter, &intent);
+    if targets.is_empty() {
+        eprintln!("error: no Flux object matches");
+        live.shutdown().await;
+        return exit::ERROR;
+    }
+    let max = config.actions.max_targets;
+    if targets.len() > max {
+        eprintln!(
+            "error: {} objects match, more than the {max} allowed at once (actions.max_targets)",
+            targets.len()
+        );
+        live.shutdown().await;
+        return exit::USAGE;
+    }
+    if request.dry_run {
+        let code = print_plan(&targets, &intent);
+        live.shutdown().await;
+        return code;
+    }
+    if !confirmed(&request, targets.len(), config.actions.confirm_above) {
+        live.shutdown().await;
+        return exit::USAGE;
+    }
+    let Some(grant) = grant else {
+        return exit::USAGE;
+    };
+    let writer = live.writer(grant);
+    let wait = request.verb.requests_reconcile().then_some(request.timeout);
+    let concurrency = config.actions.concurrency.max(1);
+    let token = intent.token.as_str();
+    let results: Vec<audit::Target> = futures::stream::iter(targets)
+        .map(|t| {
+            let writer = writer.clone();
+            async move {
+                let outcome = match &t.plan {
+                    Err(refusal) => Outcome::Refused(refusal.to_string()),
+                    Ok(steps) => writer.apply(t.cluster, steps, token, wait).await,
+                };
+                t.record.with(&outcome)
+            }
+        })
+        .buffered(concurrency)
+        .collect()
+        .await;
+    live.shutdown().await;
+    let entry = audit::Entry {
+        time: Timestamp::now(),
+        user: &intent.user,
+        action: intent.verb,
+        reason: intent.reason.as_deref(),
+        token,
+        targets: &results,
+    };
+    match audit::default_path() {
+        Some(path) => {
+            if let Err(e) = audit::append(&path, &entry) {
+                eprintln!(
+                    "warning: cannot write the audit journal {}: {e}",
+                    path.display()
+                );
+            }
+        }
+        None => eprintln!("warning: no data directory for the audit journal"),
+    }
+    let mut t = Table::new(vec![
+        "OUTCOME",
+        "WORKSPACE",
+        "CLUSTER",
+        "KIND",
+        "NAMESPACE",
+        "NAME",
+        "MESSAGE",
+    ]);
+    for r in &results {
+        t.row(vec![
+            r.outcome.to_string(),
+            r.workspace.clone(),
+            r.cluster.clone(),
+            r.kind.clone(),
+            r.namespace.clone(),
+            r.name.clone(),
+            r.message.clone(),
+        ]);
+    }
+    let mut out = io::stdout().lock();
+    if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
+        return code;
+    }
+    let failed = results.iter().filter(|r| r.outcome != "done").count();
+    eprintln!(
+        "{}: {} done, {failed} not done, on {} objects",
+        intent.verb,
+        results.len() - failed,
+        results.len()
+    );
+    if failed == 0 { exit::OK } else { exit::ERROR }
+}
+
+fn select(live: &Live, specs: &[ClusterSpec], filter: &Filter, intent: &Intent) -> Vec<Target> {
+    let index = &live.index;
+    let mut targets = Vec::new();
+    for (i, (cluster, spec)) in index.clusters().iter().zip(specs).enumerate() {
+        if !filter.cluster(cluster) {
+            continue;
+        }
+        let lookup = |k: &ObjectKey| cluster.objects.get(k);
+        for summary in cluster.objects.values().filter(|s| filter.object(s)) {
+            let kube_user = spec
+                .kubeconfig
+                .auth_infos
+                .first()
+                .map(|a| a.name.clone())
+                .unwrap_or_default();
+            targets.push(Target {
+                cluster: ClusterId(i as u32),
+                record: audit::Target {
+                    workspace: cluster.info.workspace.clone(),
+                    cluster: cluster.info.name.clone(),
+                    context: spec.context.clone(),
+                    kube_user,
+                    kind: summary.key.kind.to_string(),
+                    namespace: summary.key.namespace.to_string(),
+                    name: summary.key.name.to_string(),
+                    outcome: "",
+                    message: String::new(),
+                },
+                plan: actions::plan(intent, summary, lookup),
+            });
+        }
+    }
+    targets
+}
+
+/// `--dry-run`: the targets and what each would get.
+fn print_plan(targets: &[Target], intent: &Intent) -> u8 {
+    let mut t = Table::new(vec![
+        "WORKSPACE",
+        "CLUSTER",
+        "KIND",
+        "NAMESPACE",
+        "NAME",
+        "WOULD",
+    ]);
+    for target in targets {
+        let r = &target.record;
+        let would = match &target.plan {
+            Ok(steps) => steps
+                .iter()
+                .map(|s| format!("patch {} {}", s.key.kind, s.patch))
+                .collect::<Vec<_>>()
+                .join("; then "),
+            Err(refusal) => format!("refused: {refusal}"),
+        };
+        t.row(vec![
+            r.workspace.clone(),
+            r.cluster.clone(),
+            r.kind.clone(),
+            r.namespace.clone(),
+            r.name.clone(),
+            would,
+        ]);
+    }
+    let mut out = io::stdout().lock();
+    if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
+        return code;
+    }
+    let clusters: std::collections::BTreeSet<ClusterId> =
+        targets.iter().map(|t| t.cluster).collect();
+    eprintln!(
+        "dry run: {} would {} {} objects on {} clusters; nothing was sent",
+        intent.user,
+        intent.verb,
+        targets.len(),
+        clusters.len()
+    );
+    exit::OK
+}
+
+/// More than one target needs `--yes`, or, on a terminal, typing the count (above
+/// `confirm_above`) or `y`.
+fn confirmed(request: &Request, count: usize, confirm_above: usize) -> bool {
+    if request.yes || count <= 1 {
+        return true;
+    }
+    if !io::stdin().is_terminal() {
+        eprintln!(
+            "error: {count} objects match: pass --yes to {} them without a terminal (--dry-run lists them)",
+            request.verb
+        );
+        return false;
+    }
+    let wanted = if count > confirm_above {
+        count.to_string()
+    } else {
+        "y".to_string()
+    };
+    eprint!(
+        "{} {count} objects? Type {wanted} to confirm: ",
+        request.verb
+    );
+    let _ = io::stderr().flush();
+    let mut line = String::new();
+    if io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    let ok = line.trim() == wanted;
+    if !ok {
+        eprintln!("not confirmed; nothing was sent");
+    }
+    ok
+}

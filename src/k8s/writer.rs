@@ -1,0 +1,147 @@
+//! The only code that changes anything on a cluster: it sends the merge patches that
+//! [`crate::fleet::actions::plan`] decided, over the connection the watches use, and follows a
+//! reconcile request until the controller has handled it.
+//!
+//! A [`Writer`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
+//! only way to get one is [`crate::config::Mode::grant`] on a mode that allows writes. A read-only
+//! session holds a [`super::Reader`], whose type has no way to send a mutating request.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::api::{self, Trouble};
+use super::reader::{Clients, Connected, NOT_CONNECTED};
+use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::{ClusterId, ObjectKey};
+
+/// Proof that writes are enabled. Not constructible outside the crate's config code.
+#[derive(Debug)]
+pub struct WriteGrant(pub(crate) ());
+
+/// Sends actions to connected clusters. Cheap to clone.
+#[derive(Clone)]
+pub struct Writer {
+    pub(super) clients: Arc<Clients>,
+    /// For one request.
+    pub(super) timeout: Duration,
+}
+
+/// Conflicts are retried this many times (a merge patch without resourceVersion rarely meets
+/// one; a webhook or an admission race can cause them).
+const CONFLICT_RETRIES: u32 = 3;
+
+impl Writer {
+    /// Sends `steps` in order to `cluster`. A step that must be handled before the next (a
+    /// source) is waited for; with `wait` the last one is too, so that `Done` means the
+    /// controller has handled the request (`status.lastHandledReconcileAt == token`).
+    pub async fn apply(
+        &self,
+        cluster: ClusterId,
+        steps: &[Step],
+        token: &str,
+        wait: Option<Duration>,
+    ) -> Outcome {
+        let Some(connected) = self.clients.get(cluster) else {
+            return Outcome::Unreachable(NOT_CONNECTED.into());
+        };
+        let last = steps.len().saturating_sub(1);
+        for (i, step) in steps.iter().enumerate() {
+            let outcome = self.patch(&connected, &step.key, &step.patch).await;
+            if !outcome.is_done() {
+                return outcome;
+            }
+            let within = if step.wait {
+                wait.or(Some(self.timeout * 10))
+            } else if i == last {
+                wait
+            } else {
+                None
+            };
+            if let Some(within) = within {
+                let handled = self.handled(&connected, &step.key, token, within).await;
+                if !handled.is_done() {
+                    return handled;
+                }
+            }
+        }
+        Outcome::Done
+    }
+
+    async fn patch(&self, connected: &Connected, key: &ObjectKey, patch: &Value) -> Outcome {
+        let path = match connected.object_path(key) {
+            Ok(path) => path,
+            Err(e) => return Outcome::Refused(e),
+        };
+        let mut attempt = 0;
+        loop {
+            let sent = api::merge_patch(&connected.http, &path, patch);
+            let outcome = match tokio::time::timeout(self.timeout, sent).await {
+                Err(_) => Outcome::TimedOut(format!(
+                    "no answer within {}",
+                    crate::units::format_duration(self.timeout)
+                )),
+                Ok(Ok(_)) => Outcome::Done,
+                Ok(Err(trouble)) => of_trouble(trouble),
+            };
+            if matches!(outcome, Outcome::Conflict(_)) && attempt < CONFLICT_RETRIES {
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
+                continue;
+            }
+            return outcome;
+        }
+    }
+
+    /// Polls the object until its controller has handled `token`, or `within` passes.
+    async fn handled(
+        &self,
+        connected: &Connected,
+        key: &ObjectKey,
+        token: &str,
+        within: Duration,
+    ) -> Outcome {
+        let path = match connected.object_path(key) {
+            Ok(path) => path,
+            Err(e) => return Outcome::Refused(e),
+        };
+        let deadline = tokio::time::Instant::now() + within;
+        let mut delay = Duration::from_millis(200);
+        loop {
+            let read = api::get_json::<Value>(&connected.http, &path);
+            match tokio::time::timeout(self.timeout, read).await {
+                Ok(Ok((object, _))) => {
+                    let handled = object
+                        .pointer("/status/lastHandledReconcileAt")
+                        .and_then(Value::as_str);
+                    if handled == Some(token) {
+                        return Outcome::Done;
+                    }
+                }
+                Ok(Err(trouble)) if trouble.code() == Some(404) => return Outcome::NotFound,
+                // Transient trouble while waiting: keep polling until the deadline.
+                Ok(Err(_)) | Err(_) => {}
+            }
+            if tokio::time::Instant::now() + delay > deadline {
+                return Outcome::TimedOut(format!(
+                    "the controller did not handle the request within {}",
+                    crate::units::format_duration(within)
+                ));
+            }
+            // Polling interval, not synchronisation: the read above decides.
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+    }
+}
+
+fn of_trouble(trouble: Trouble) -> Outcome {
+    match trouble.code() {
+        Some(403) => Outcome::Forbidden(trouble.into_failure().message),
+        Some(404) => Outcome::NotFound,
+        Some(409) => Outcome::Conflict(trouble.into_failure().message),
+        Some(_) => Outcome::Failed(trouble.into_failure().message),
+        None => Outcome::Unreachable(trouble.into_failure().message),
+    }
+}

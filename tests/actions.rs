@@ -1,0 +1,343 @@
+//! `fluxfleet suspend | resume | reconcile` as scripts run them: the binary against an in-process
+//! simulated fleet, checked against the simulator's truth, its objects' annotations, its count of
+//! mutating requests and the audit journal.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Output;
+
+use fluxfleet::sim::TruthObject;
+use kube::api::Api;
+use kube::core::DynamicObject;
+use serde_json::Value;
+use tokio::process::Command;
+
+use common::Sim;
+
+/// The binary, with no config or kubeconfig of the developer's, journaling into `data`.
+async fn run(args: &[&str], kubeconfig: (&str, &Path), data: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
+        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env("FLUXFLEET_DATA_DIR", data)
+        .env("USER", "alice")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .args(args)
+        .arg(kubeconfig.0)
+        .arg(kubeconfig.1)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Exits with `code`, or fails showing what the command printed.
+fn exits(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+fn fleet(sim: &Sim) -> (&'static str, std::path::PathBuf) {
+    ("--kubeconfig-dir", sim.dir.path().join("kubeconfigs"))
+}
+
+/// A Kustomization (namespace, name) that every workload cluster has.
+fn everywhere(sim: &Sim, kind: &str) -> (String, String) {
+    let truth = sim.handle.truth();
+    let workloads: Vec<_> = truth.iter().filter(|c| !c.management).collect();
+    let keys = |objects: &[TruthObject]| -> BTreeSet<(String, String)> {
+        objects
+            .iter()
+            .filter(|o| o.kind == kind && !o.suspended)
+            .map(|o| (o.namespace.clone(), o.name.clone()))
+            .collect()
+    };
+    let mut common = keys(&workloads[0].objects);
+    for c in &workloads[1..] {
+        common = common.intersection(&keys(&c.objects)).cloned().collect();
+    }
+    common
+        .into_iter()
+        .next()
+        .expect("an object on every cluster")
+}
+
+fn suspended_on(sim: &Sim, kind: &str, ns: &str, name: &str) -> usize {
+    sim.handle
+        .truth()
+        .iter()
+        .filter(|c| {
+            c.objects
+                .iter()
+                .any(|o| o.kind == kind && o.namespace == ns && o.name == name && o.suspended)
+        })
+        .count()
+}
+
+fn mutating(sim: &Sim) -> u64 {
+    sim.handle.stats()["mutatingTotal"].as_u64().unwrap()
+}
+
+fn journal(data: &Path) -> Vec<Value> {
+    std::fs::read_to_string(data.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+async fn object(
+    sim: &Sim,
+    cluster: &str,
+    ar: &kube::api::ApiResource,
+    ns: &str,
+    name: &str,
+) -> DynamicObject {
+    let client = common::client(&sim.handle.files.fleet, cluster).await;
+    let api: Api<DynamicObject> = common::api(&client, ar, Some(ns));
+    api.get(name).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
+    let sim = common::start_with(|c| {
+        c.clusters = 50;
+        c.workspaces = 3;
+        c.objects = 12;
+    })
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (ns, name) = everywhere(&sim, "Kustomization");
+    let kc = fleet(&sim);
+    let kc = (kc.0, kc.1.as_path());
+    let selector = ["ks", name.as_str(), "-n", ns.as_str()];
+
+    // Read-only (the default): refused before anything is sent.
+    let before = mutating(&sim);
+    let out = run(
+        &[&["suspend"][..], &selector, &["--yes"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 2);
+    assert!(
+        text(&out.stderr).contains("--write"),
+        "{}",
+        text(&out.stderr)
+    );
+    // A dry run lists the targets and sends nothing either.
+    let out = run(
+        &[&["suspend"][..], &selector, &["--dry-run"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 0);
+    assert_eq!(
+        text(&out.stdout).lines().count(),
+        51,
+        "{}",
+        text(&out.stdout)
+    );
+    // More than one target without a terminal needs --yes.
+    let out = run(
+        &[&["suspend"][..], &selector, &["--write"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 2);
+    assert!(text(&out.stderr).contains("--yes"), "{}", text(&out.stderr));
+    assert_eq!(mutating(&sim), before, "nothing was sent");
+    assert_eq!(journal(data.path()), Vec::<Value>::new());
+
+    let reason = "flapping since the 10:00 rollout";
+    let args = [
+        &["suspend"][..],
+        &selector,
+        &["--write", "--yes", "--reason", reason],
+    ]
+    .concat();
+    let out = run(&args, kc, data.path()).await;
+    exits(&out, 0);
+    assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), 50);
+    let cluster = sim.handle.cluster_names()[7].clone();
+    let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
+    let annotations = ks.metadata.annotations.clone().unwrap_or_default();
+    assert_eq!(annotations["fluxfleet.dev/suspend-reason"], reason);
+    assert_eq!(annotations["fluxfleet.dev/suspended-by"], "alice");
+    assert_eq!(annotations["fluxcd.controlplane.io/suspendedBy"], "alice");
+
+    // Reconciling a suspended object is refused, per target, and says why.
+    let out = run(
+        &[&["reconcile"][..], &selector, &["--write", "--yes"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 1);
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("refused"))
+            .count(),
+        50,
+        "{}",
+        text(&out.stdout)
+    );
+
+    let out = run(
+        &[&["resume"][..], &selector, &["--write", "--yes"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 0);
+    assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), 0);
+    let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
+    let annotations = ks.metadata.annotations.clone().unwrap_or_default();
+    assert!(
+        !annotations.contains_key("fluxfleet.dev/suspend-reason"),
+        "{annotations:?}"
+    );
+    assert!(!annotations.contains_key("fluxcd.controlplane.io/suspendedBy"));
+
+    // Reconcile: done means the controller handled the token on every cluster.
+    let out = run(
+        &[&["reconcile"][..], &selector, &["--write", "--yes"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 0);
+    let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
+    let requested = &ks.metadata.annotations.as_ref().unwrap()["reconcile.fluxcd.io/requestedAt"];
+    assert_eq!(
+        ks.data["status"]["lastHandledReconcileAt"],
+        requested.as_str()
+    );
+
+    // The journal: one line per attempt that sent something, every target, no secret.
+    let lines = journal(data.path());
+    let actions: Vec<&str> = lines
+        .iter()
+        .map(|l| l["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["suspend", "reconcile", "resume", "reconcile"]);
+    assert_eq!(lines[0]["reason"], reason);
+    assert_eq!(lines[0]["user"], "alice");
+    for line in &lines {
+        assert_eq!(line["targets"].as_array().unwrap().len(), 50);
+    }
+    let outcomes: BTreeSet<&str> = lines[1]["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, BTreeSet::from(["refused"]));
+    let raw = std::fs::read_to_string(data.path().join("audit.jsonl")).unwrap();
+    let kubeconfig = std::fs::read_to_string(&sim.handle.files.fleet).unwrap();
+    for secret in tokens(&kubeconfig) {
+        assert!(!raw.contains(&secret), "the journal holds a token");
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(data.path().join("audit.jsonl"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    sim.handle.shutdown().await;
+}
+
+/// Every `token:` value of a kubeconfig.
+fn tokens(kubeconfig: &str) -> Vec<String> {
+    kubeconfig
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("token:"))
+        .map(|t| t.trim().trim_matches('"').to_string())
+        .filter(|t| t.len() > 8)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn viewer_credentials_end_forbidden_per_target_and_force_writes_the_flux_annotations() {
+    let sim = common::start_with(|c| {
+        c.clusters = 4;
+        c.workspaces = 1;
+    })
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (ns, name) = everywhere(&sim, "HelmRelease");
+    let viewer = sim.handle.files.viewer.clone();
+    let before = mutating(&sim);
+    let args = [
+        "suspend",
+        "hr",
+        name.as_str(),
+        "-n",
+        ns.as_str(),
+        "--write",
+        "--yes",
+    ];
+    let out = run(&args, ("--kubeconfig", &viewer), data.path()).await;
+    exits(&out, 1);
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("forbidden"))
+            .count(),
+        4,
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(suspended_on(&sim, "HelmRelease", &ns, &name), 0);
+    let lines = journal(data.path());
+    assert_eq!(lines.len(), 1);
+    for t in lines[0]["targets"].as_array().unwrap() {
+        assert_eq!(t["outcome"], "forbidden", "{t}");
+        assert!(t["kubeUser"].as_str().unwrap().ends_with("-viewer"), "{t}");
+    }
+    // The viewer's patches reached the API server and were rejected there.
+    assert_eq!(mutating(&sim) - before, 4);
+
+    // HelmRelease --force: requestedAt and forceAt carry the same token (FACTS §2.5).
+    let fleet = fleet(&sim);
+    let args = [
+        "reconcile",
+        "hr",
+        name.as_str(),
+        "-n",
+        ns.as_str(),
+        "--force",
+        "--write",
+        "--yes",
+    ];
+    let out = run(&args, (fleet.0, &fleet.1), data.path()).await;
+    exits(&out, 0);
+    let cluster = sim.handle.cluster_names()[0].clone();
+    let hr = object(&sim, &cluster, &common::helmreleases(), &ns, &name).await;
+    let a = hr.metadata.annotations.unwrap();
+    assert_eq!(
+        a["reconcile.fluxcd.io/forceAt"],
+        a["reconcile.fluxcd.io/requestedAt"]
+    );
+    assert_eq!(
+        hr.data["status"]["lastHandledForceAt"],
+        a["reconcile.fluxcd.io/forceAt"].as_str()
+    );
+    sim.handle.shutdown().await;
+}
