@@ -158,6 +158,7 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         inventory,
         theme: ui.theme,
         mode,
+        journal: fluxfleet::audit::default_path(),
     })
     .await
 }
@@ -198,6 +199,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         inventory,
         mode: args.ui.mode(fluxfleet::config::Mode::Write),
         theme: args.ui.theme,
+        journal: fluxfleet::audit::default_path(),
     })
     .await;
     handle.shutdown().await;

@@ -4,11 +4,12 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
-use fluxfleet::app::model::Fetched;
+use fluxfleet::app::model::{Fetched, RunState, Stage};
 use fluxfleet::app::model::{Input, Model, RowId, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
+use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::{
     ClusterId, ClusterInfo, Connection, FluxKind, FluxSummary, Index, ObjectEvent, ObjectKey, Phase,
@@ -415,4 +416,149 @@ fn the_selection_stays_in_sight_in_a_short_terminal() {
     key(&mut m, KeyCode::Char('G'));
     let text = screen(&mut m, 100, 11);
     assert!(text.contains("redis"), "{text}");
+}
+
+fn command(model: &mut Model, line: &str) -> Vec<Effect> {
+    key(model, KeyCode::Char(':'));
+    typed(model, line);
+    keys(model, KeyCode::Enter)
+}
+
+#[test]
+fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
+    let (mut m, ..) = redis_detail();
+    m.read_only = true;
+    for code in ['s', 'r', 'R', 'W', 'F'] {
+        let effects = keys(&mut m, KeyCode::Char(code));
+        assert_eq!(effects, []);
+        assert!(m.confirm.is_none());
+        assert!(
+            m.flash.as_deref().unwrap_or_default().contains("--write"),
+            "{:?}",
+            m.flash
+        );
+    }
+    for line in [
+        "suspend",
+        "resume",
+        "reconcile",
+        "reconcile --with-source",
+        "force",
+        "reset",
+    ] {
+        assert_eq!(command(&mut m, line), []);
+        assert!(m.confirm.is_none(), ":{line}");
+    }
+    assert!(m.run.is_none());
+}
+
+#[test]
+fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_clusters() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('t'));
+    key(&mut m, KeyCode::Char('j'));
+    m.refresh_rows();
+    assert!(matches!(m.screen().selected, Some(RowId::Group(_))));
+    assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
+    typed(&mut m, "flapping");
+    insta::assert_snapshot!("confirm_suspend", screen(&mut m, 100, 20));
+    key(&mut m, KeyCode::Enter);
+    let effects = keys(&mut m, KeyCode::Char('y'));
+    let [Effect::Act(job)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(job.intent.reason.as_deref(), Some("flapping"));
+    assert_eq!(job.targets.len(), 2, "both clusters of the group");
+    let clusters: std::collections::BTreeSet<_> = job.targets.iter().map(|t| t.cluster).collect();
+    assert_eq!(clusters.len(), 2);
+    for t in &job.targets {
+        let steps = t.plan.as_ref().unwrap();
+        assert_eq!(steps[0].patch["spec"]["suspend"], true);
+    }
+    assert_eq!(m.screen().view, View::Results);
+    // Outcomes come back one by one.
+    let first = &job.targets[0];
+    update(
+        &mut m,
+        Msg::Acted {
+            run: job.run,
+            cluster: first.cluster,
+            key: first.key.clone(),
+            outcome: Outcome::Forbidden("no patch for you".into()),
+        },
+    );
+    let run = m.run.as_ref().unwrap();
+    assert_eq!(
+        run.rows[0].state,
+        RunState::Ended(Outcome::Forbidden("no patch for you".into()))
+    );
+    assert_eq!(run.rows[1].state, RunState::Sending);
+    // Retry (ctrl-r) offers the same action on what failed, and only that.
+    update(
+        &mut m,
+        Msg::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),
+    );
+    let retry = m.confirm.as_ref().expect("a confirmation");
+    assert_eq!(retry.verb, Verb::Suspend);
+    assert_eq!(retry.targets, [(first.cluster, first.key.clone())]);
+}
+
+#[test]
+fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_watch() {
+    let mut m = model();
+    m.confirm_above = 1;
+    key(&mut m, KeyCode::Char('a'));
+    typed(&mut m, "/podinfo");
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(command(&mut m, "mark"), []);
+    let marked = m.marks.len();
+    assert!(marked >= 2, "{marked}");
+    key(&mut m, KeyCode::Char('R'));
+    assert_eq!(m.confirm.as_ref().unwrap().stage, Stage::Count);
+    typed(&mut m, "99");
+    assert_eq!(keys(&mut m, KeyCode::Enter), []);
+    assert!(m.confirm.is_some(), "a wrong count does not confirm");
+    typed(&mut m, &marked.to_string());
+    let effects = keys(&mut m, KeyCode::Enter);
+    let [Effect::Act(job)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert!(m.marks.is_empty(), "marks are used up");
+    let target = job.targets.iter().find(|t| t.plan.is_ok()).unwrap();
+    update(
+        &mut m,
+        Msg::Acted {
+            run: job.run,
+            cluster: target.cluster,
+            key: target.key.clone(),
+            outcome: Outcome::Done,
+        },
+    );
+    let state = |m: &Model| {
+        m.run
+            .as_ref()
+            .unwrap()
+            .rows
+            .iter()
+            .find(|r| r.cluster == target.cluster && r.key == target.key)
+            .unwrap()
+            .state
+            .clone()
+    };
+    assert_eq!(state(&m), RunState::Requested);
+    // The watch brings the object back with the token handled.
+    let mut handled = m
+        .index
+        .cluster(target.cluster)
+        .unwrap()
+        .objects
+        .get(&target.key)
+        .unwrap()
+        .clone();
+    handled.last_handled_reconcile_at = Some(job.intent.token.as_str().into());
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),
+    );
+    assert_eq!(state(&m), RunState::Handled);
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use fluxfleet::config::Config;
+use fluxfleet::config::{Config, Mode};
 use fluxfleet::fleet::{FluxKind, Health};
 use fluxfleet::inventory;
 use futures::channel::mpsc::{UnboundedSender, unbounded};
@@ -104,6 +104,18 @@ impl Person {
         self.keys.unbounded_send(Ok(TermEvent::Key(key))).unwrap();
     }
 
+    fn chord(&self, code: KeyCode, modifiers: KeyModifiers) {
+        let key = KeyEvent::new(code, modifiers);
+        self.keys.unbounded_send(Ok(TermEvent::Key(key))).unwrap();
+    }
+
+    /// `:line⏎`
+    fn command(&self, line: &str) {
+        self.press(KeyCode::Char(':'));
+        self.type_text(line);
+        self.press(KeyCode::Enter);
+    }
+
     fn type_text(&self, text: &str) {
         for c in text.chars() {
             self.press(KeyCode::Char(c));
@@ -147,9 +159,8 @@ impl Person {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
-    let sim = common::start().await;
+/// The fleet of `sim` as the TUI would load it.
+fn fleet(sim: &common::Sim) -> (Config, fluxfleet::inventory::Inventory) {
     let request = inventory::Request {
         dirs: vec![sim.dir.path().join("kubeconfigs")],
         ..inventory::Request::default()
@@ -158,6 +169,55 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
     config.engine.connect_timeout = Duration::from_secs(5);
     let inventory = inventory::load(&request, &config);
     assert_eq!(inventory.problems, []);
+    (config, inventory)
+}
+
+/// The whole session on a 140×40 recording backend, and the person at its keyboard.
+fn session(
+    config: Config,
+    inventory: fluxfleet::inventory::Inventory,
+    mode: Mode,
+    journal: Option<std::path::PathBuf>,
+) -> (
+    Person,
+    impl std::future::Future<Output = anyhow::Result<()>>,
+) {
+    let size = Arc::new(Mutex::new(Size {
+        width: 140,
+        height: 40,
+    }));
+    let (frames_tx, frames) = watch::channel(String::new());
+    let backend = Recording {
+        inner: TestBackend::new(140, 40),
+        size: size.clone(),
+        frames: frames_tx,
+    };
+    let (keys_tx, keys) = unbounded();
+    let person = Person {
+        keys: keys_tx,
+        frames,
+        size,
+    };
+    let start = fluxfleet::app::Start {
+        config,
+        config_path: None,
+        warnings: Vec::new(),
+        inventory,
+        theme: None,
+        mode,
+        journal,
+    };
+    let app = async move {
+        let mut terminal = Terminal::new(backend).unwrap();
+        fluxfleet::app::session(&mut terminal, start, keys).await
+    };
+    (person, app)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
+    let sim = common::start().await;
+    let (config, inventory) = fleet(&sim);
     let clusters = inventory.clusters.len();
 
     // A failing Kustomization or HelmRelease somewhere, and what its cluster says about it.
@@ -189,34 +249,7 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
         .and_then(|e| e.reason.clone())
         .expect("the failing object has an event");
 
-    let size = Arc::new(Mutex::new(Size {
-        width: 140,
-        height: 40,
-    }));
-    let (frames_tx, frames) = watch::channel(String::new());
-    let backend = Recording {
-        inner: TestBackend::new(140, 40),
-        size: size.clone(),
-        frames: frames_tx,
-    };
-    let (keys_tx, keys) = unbounded();
-    let mut person = Person {
-        keys: keys_tx,
-        frames,
-        size,
-    };
-    let start = fluxfleet::app::Start {
-        config,
-        config_path: None,
-        warnings: Vec::new(),
-        inventory,
-        theme: None,
-        mode: fluxfleet::config::Mode::ReadOnly,
-    };
-    let app = async {
-        let mut terminal = Terminal::new(backend).unwrap();
-        fluxfleet::app::session(&mut terminal, start, keys).await
-    };
+    let (mut person, app) = session(config, inventory, Mode::ReadOnly, None);
     let drive = async {
         let all_live = format!("clusters {clusters}/{clusters} live");
         person
@@ -301,5 +334,157 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
     };
     let (result, ()) = tokio::join!(app, drive);
     result.unwrap();
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn read_only_no_action_key_or_command_sends_anything() {
+    let sim = common::start().await;
+    let (config, inventory) = fleet(&sim);
+    let clusters = inventory.clusters.len();
+    let cluster = sim.handle.cluster_names()[0].clone();
+    let data = tempfile::tempdir().unwrap();
+    let journal = data.path().join("audit.jsonl");
+    let (mut person, app) = session(config, inventory, Mode::ReadOnly, Some(journal.clone()));
+    let drive = async {
+        let all_live = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all_live))
+            .await;
+        // On one cluster's objects, on triage groups, on every object of the fleet; with and
+        // without marks; every action key and command, each followed by what would confirm.
+        let confirm = |p: &Person| {
+            p.press(KeyCode::Enter);
+            p.press(KeyCode::Char('y'));
+            p.type_text("30");
+            p.press(KeyCode::Enter);
+        };
+        for view in [format!("cluster {cluster}"), "triage".into(), "all".into()] {
+            person.command(&view);
+            person.press(KeyCode::Char('j'));
+            for code in ['m', ' ', 's', 'r', 'R', 'W', 'F'] {
+                person.press(KeyCode::Char(code));
+                confirm(&person);
+            }
+            person.chord(KeyCode::Char('r'), KeyModifiers::ALT);
+            confirm(&person);
+            person.chord(KeyCode::Char('r'), KeyModifiers::CONTROL);
+            confirm(&person);
+            for line in [
+                "mark",
+                "suspend",
+                "resume",
+                "reconcile",
+                "reconcile --with-source",
+                "force",
+                "reset",
+                "results",
+            ] {
+                person.command(line);
+                confirm(&person);
+            }
+            person.command("fleet");
+        }
+        person.command("suspend");
+        person
+            .sees("the read-only explanation", |s| {
+                s.contains("read-only: nothing can suspend")
+            })
+            .await;
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    assert_eq!(
+        sim.handle.stats()["mutatingTotal"],
+        0,
+        "no mutating request reached any cluster"
+    );
+    assert!(
+        !journal.exists(),
+        "nothing was attempted, nothing journaled"
+    );
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journal() {
+    let sim = common::start().await;
+    let (config, inventory) = fleet(&sim);
+    let clusters = inventory.clusters.len();
+    let (cluster, object) = sim
+        .handle
+        .truth()
+        .into_iter()
+        .filter(|c| !c.management)
+        .find_map(|c| {
+            let o = c
+                .objects
+                .iter()
+                .find(|o| o.kind == "Kustomization" && !o.suspended)?
+                .clone();
+            Some((c.name, o))
+        })
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let journal = data.path().join("audit.jsonl");
+    let (mut person, app) = session(config, inventory, Mode::Write, Some(journal.clone()));
+    let drive = async {
+        let all_live = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all_live))
+            .await;
+        person.command(&format!("cluster {cluster}"));
+        person.press(KeyCode::Char('/'));
+        person.type_text(&format!(
+            "Kustomization {}/{}",
+            object.namespace, object.name
+        ));
+        person.press(KeyCode::Enter);
+        person.press(KeyCode::Char('s'));
+        person
+            .sees("the confirmation", |s| {
+                s.contains("suspend 1 object on 1 cluster")
+            })
+            .await;
+        person.type_text("bad chart");
+        person.press(KeyCode::Enter);
+        person
+            .sees("the last question", |s| s.contains("<y> to confirm"))
+            .await;
+        person.press(KeyCode::Char('y'));
+        let screen = person.sees("the outcome", |s| s.contains("1 done")).await;
+        assert!(screen.contains("reason: bad chart"), "{screen}");
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    let suspended = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find(|c| c.name == cluster)
+        .unwrap()
+        .objects
+        .into_iter()
+        .find(|o| {
+            o.kind == "Kustomization" && o.name == object.name && o.namespace == object.namespace
+        })
+        .unwrap()
+        .suspended;
+    assert!(suspended);
+    // The journal line is written once every target has an outcome: it follows the screen.
+    common::eventually("the journal line", || async { journal.exists() }).await;
+    let line: serde_json::Value = serde_json::from_str(
+        std::fs::read_to_string(&journal)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(line["action"], "suspend");
+    assert_eq!(line["reason"], "bad chart");
+    assert_eq!(line["targets"][0]["outcome"], "done");
     sim.handle.shutdown().await;
 }

@@ -27,10 +27,18 @@ pub enum Action {
     Expand,
     Events,
     Yaml,
+    Mark,
+    Suspend,
+    Resume,
+    Reconcile,
+    ReconcileWithSource,
+    Force,
+    Reset,
+    Retry,
 }
 
 impl Action {
-    pub const ALL: [Action; 21] = [
+    pub const ALL: [Action; 29] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -52,6 +60,14 @@ impl Action {
         Action::Expand,
         Action::Events,
         Action::Yaml,
+        Action::Mark,
+        Action::Suspend,
+        Action::Resume,
+        Action::Reconcile,
+        Action::ReconcileWithSource,
+        Action::Force,
+        Action::Reset,
+        Action::Retry,
     ];
 
     /// The name used in the config file.
@@ -78,7 +94,29 @@ impl Action {
             Action::Expand => "expand",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Mark => "mark",
+            Action::Suspend => "suspend",
+            Action::Resume => "resume",
+            Action::Reconcile => "reconcile",
+            Action::ReconcileWithSource => "reconcile_with_source",
+            Action::Force => "force",
+            Action::Reset => "reset",
+            Action::Retry => "retry",
         }
+    }
+
+    /// The verb this key starts, for the action keys.
+    pub fn verb(self) -> Option<crate::fleet::actions::Verb> {
+        use crate::fleet::actions::Verb;
+        Some(match self {
+            Action::Suspend => Verb::Suspend,
+            Action::Resume => Verb::Resume,
+            Action::Reconcile => Verb::Reconcile,
+            Action::ReconcileWithSource => Verb::ReconcileWithSource,
+            Action::Force => Verb::Force,
+            Action::Reset => Verb::Reset,
+            _ => return None,
+        })
     }
 
     /// What the help screen says it does.
@@ -107,6 +145,18 @@ impl Action {
             Action::Expand => "expand or collapse a group",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
+            Action::Mark => {
+                "mark or unmark the object (:mark marks every row shown, :unmark clears)"
+            }
+            Action::Suspend => {
+                "suspend the marked objects, or the selected one (a group: its members)"
+            }
+            Action::Resume => "resume (and reconcile) the marked or selected objects",
+            Action::Reconcile => "reconcile the marked or selected objects",
+            Action::ReconcileWithSource => "reconcile their sources first, then them",
+            Action::Force => "HelmRelease: force a one-off install or upgrade",
+            Action::Reset => "HelmRelease: reset the failure counters",
+            Action::Retry => "run the last action again on the targets it did not reach",
         }
     }
 
@@ -124,6 +174,11 @@ impl Action {
             Action::Expand => "expand",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Mark => "mark",
+            Action::Suspend => "suspend",
+            Action::Resume => "resume",
+            Action::Reconcile => "reconcile",
+            Action::Retry => "retry",
             Action::Quit => "quit",
             _ => return None,
         })

@@ -20,10 +20,11 @@ pub enum Context {
     Triage,
     Detail,
     Help,
+    Results,
 }
 
 impl Context {
-    pub const ALL: [Context; 8] = [
+    pub const ALL: [Context; 9] = [
         Context::Global,
         Context::Fleet,
         Context::Workspace,
@@ -32,6 +33,7 @@ impl Context {
         Context::Triage,
         Context::Detail,
         Context::Help,
+        Context::Results,
     ];
 
     pub fn name(self) -> &'static str {
@@ -44,6 +46,7 @@ impl Context {
             Context::Triage => "triage",
             Context::Detail => "detail",
             Context::Help => "help",
+            Context::Results => "results",
         }
     }
 }
@@ -280,7 +283,11 @@ mod tests {
             keymap.action(Context::Triage, key("space")),
             Some(Action::Expand)
         );
-        assert_eq!(keymap.action(Context::Fleet, key("space")), None);
+        // A view's own binding wins over the global one.
+        assert_eq!(
+            keymap.action(Context::Fleet, key("space")),
+            Some(Action::Mark)
+        );
         for action in Action::ALL {
             let bound = Context::ALL
                 .iter()

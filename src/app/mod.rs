@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 use crate::config::theme::Theme;
 use crate::config::{Config, Mode};
 use crate::inventory::Inventory;
-use crate::k8s::Reader;
+use crate::k8s::{Reader, Writer};
 use keymap::Keymap;
 use model::{Fetched, Model};
 use update::{Effect, Msg};
@@ -35,6 +35,8 @@ pub struct Start {
     pub theme: Option<String>,
     /// Read-only or write, with the command line's say over the config's.
     pub mode: Mode,
+    /// The audit journal (`audit::default_path()`).
+    pub journal: Option<PathBuf>,
 }
 
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
@@ -64,6 +66,7 @@ where
         inventory,
         theme,
         mode,
+        journal,
     } = start;
     let theme_dir = config_path
         .as_deref()
@@ -79,8 +82,29 @@ where
     let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     model.read_only = mode == Mode::ReadOnly;
-    let mut effects = Fetcher {
+    model.confirm_above = config.actions.confirm_above;
+    model.user = crate::audit::local_user();
+    // The only place a writer can come from: write mode's grant.
+    let writer = mode.grant().map(|grant| engine.writer(grant));
+    let identities = inventory
+        .clusters
+        .iter()
+        .map(|c| {
+            let user = c
+                .kubeconfig
+                .auth_infos
+                .first()
+                .map(|a| a.name.clone())
+                .unwrap_or_default();
+            (c.context.clone(), user)
+        })
+        .collect();
+    let mut effects = Clusters {
         reader: engine.reader(),
+        writer,
+        identities,
+        journal,
+        concurrency: config.actions.concurrency,
     };
     let result = run::run(
         terminal,
@@ -96,38 +120,141 @@ where
     result
 }
 
-/// Reads events and YAML from the object's cluster, each request in its own task; the answer
-/// comes back as a message.
-pub struct Fetcher {
+/// Carries out effects off the render path, each in its own task; results come back as
+/// messages. Reads always work; actions only with a [`Writer`], which a read-only session does
+/// not have.
+pub struct Clusters {
     pub reader: Reader,
+    pub writer: Option<Writer>,
+    /// Per cluster id: the kubeconfig context and its name for the user (for the journal).
+    pub identities: Vec<(String, String)>,
+    pub journal: Option<PathBuf>,
+    pub concurrency: usize,
 }
 
-impl run::Effects for Fetcher {
+impl run::Effects for Clusters {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>) {
-        let reader = self.reader.clone();
-        tokio::spawn(async move {
-            let (cluster, key, fetched) = match effect {
-                Effect::FetchEvents { cluster, key } => {
+        match effect {
+            Effect::FetchEvents { cluster, key } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
                     let fetched = match reader.events(cluster, &key).await {
                         Ok(events) => Fetched::Events(events),
                         Err(e) => Fetched::Failed("events", e),
                     };
-                    (cluster, key, fetched)
-                }
-                Effect::FetchYaml { cluster, key } => {
+                    // The loop may have ended meanwhile: nobody to tell.
+                    let _ = results.send(Msg::Fetched {
+                        cluster,
+                        key,
+                        fetched,
+                    });
+                });
+            }
+            Effect::FetchYaml { cluster, key } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
                     let fetched = match reader.yaml(cluster, &key).await {
                         Ok(yaml) => Fetched::Yaml(yaml),
                         Err(e) => Fetched::Failed("yaml", e),
                     };
-                    (cluster, key, fetched)
+                    let _ = results.send(Msg::Fetched {
+                        cluster,
+                        key,
+                        fetched,
+                    });
+                });
+            }
+            Effect::ReadAudit => {
+                let path = self.journal.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = results.send(Msg::Audit(read_journal(path.as_deref())));
+                });
+            }
+            Effect::Act(job) => {
+                let writer = self.writer.clone();
+                let identities = self.identities.clone();
+                let journal = self.journal.clone();
+                let concurrency = self.concurrency.max(1);
+                tokio::spawn(act(job, writer, identities, journal, concurrency, results));
+            }
+        }
+    }
+}
+
+/// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
+async fn act(
+    job: update::Job,
+    writer: Option<Writer>,
+    identities: Vec<(String, String)>,
+    journal: Option<PathBuf>,
+    concurrency: usize,
+    results: mpsc::UnboundedSender<Msg>,
+) {
+    use crate::fleet::actions::Outcome;
+    use futures::StreamExt;
+    let token = job.intent.token.as_str();
+    let run = job.run;
+    let records: Vec<crate::audit::Target> = futures::stream::iter(job.targets)
+        .map(|t| {
+            let writer = writer.clone();
+            let results = results.clone();
+            let identity = identities
+                .get(t.cluster.0 as usize)
+                .cloned()
+                .unwrap_or_default();
+            async move {
+                let outcome = match (&t.plan, &writer) {
+                    (Err(refusal), _) => Outcome::Refused(refusal.to_string()),
+                    (Ok(_), None) => Outcome::Refused("read-only".into()),
+                    (Ok(steps), Some(w)) => w.apply(t.cluster, steps, token, None).await,
+                };
+                let record = crate::audit::Target {
+                    workspace: t.workspace,
+                    cluster: t.cluster_name,
+                    context: identity.0,
+                    kube_user: identity.1,
+                    kind: t.key.kind.to_string(),
+                    namespace: t.key.namespace.to_string(),
+                    name: t.key.name.to_string(),
+                    outcome: "",
+                    message: String::new(),
                 }
-            };
-            // The loop may have ended meanwhile: nobody to tell.
-            let _ = results.send(Msg::Fetched {
-                cluster,
-                key,
-                fetched,
-            });
-        });
+                .with(&outcome);
+                let _ = results.send(Msg::Acted {
+                    run,
+                    cluster: t.cluster,
+                    key: t.key,
+                    outcome,
+                });
+                record
+            }
+        })
+        .buffer_unordered(concurrency)
+        .collect()
+        .await;
+    let entry = crate::audit::Entry {
+        time: jiff::Timestamp::now(),
+        user: &job.intent.user,
+        action: job.intent.verb,
+        reason: job.intent.reason.as_deref(),
+        token,
+        targets: &records,
+    };
+    if let Some(path) = journal
+        && let Err(e) = crate::audit::append(&path, &entry)
+    {
+        tracing::warn!(path = %path.display(), error = %e, "cannot write the audit journal");
+    }
+}
+
+/// The journal's last 500 lines, newest first.
+fn read_journal(path: Option<&std::path::Path>) -> Result<Vec<String>, String> {
+    let Some(path) = path else {
+        return Err("no data directory for the audit journal".into());
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().rev().take(500).map(str::to_string).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
     }
 }

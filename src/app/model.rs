@@ -7,6 +7,7 @@ use jiff::Timestamp;
 
 use super::keymap::{Context, Keymap};
 use super::rows::Rows;
+use crate::fleet::actions::{Outcome, Verb};
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectEvent, ObjectKey, WorkspaceId};
 
 /// Where a list of objects is drawn from.
@@ -37,6 +38,10 @@ pub enum View {
     Detail { cluster: ClusterId, key: ObjectKey },
     /// The keys of the view below.
     Help { of: Context },
+    /// The targets of the last action and how each one ended.
+    Results,
+    /// The audit journal, newest first.
+    Audit,
 }
 
 impl View {
@@ -49,6 +54,8 @@ impl View {
             View::Triage { .. } => Context::Triage,
             View::Detail { .. } => Context::Detail,
             View::Help { .. } => Context::Help,
+            View::Results => Context::Results,
+            View::Audit => Context::Global,
         }
     }
 
@@ -59,7 +66,7 @@ impl View {
             View::Cluster(c) => Scope::Cluster(*c),
             View::Detail { cluster, .. } => Scope::Cluster(*cluster),
             View::Objects { scope, .. } | View::Triage { scope } => *scope,
-            View::Fleet | View::Help { .. } => Scope::Fleet,
+            View::Fleet | View::Help { .. } | View::Results | View::Audit => Scope::Fleet,
         }
     }
 
@@ -71,7 +78,7 @@ impl View {
             View::Cluster(_) => &["KIND", "HEALTH", "AGE", "NAME"],
             View::Objects { .. } => &["CLUSTER", "HEALTH", "AGE", "NAME"],
             View::Triage { .. } => &["SEVERITY", "CLUSTERS", "NAME"],
-            View::Detail { .. } | View::Help { .. } => &[],
+            View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => &[],
         }
     }
 }
@@ -129,6 +136,62 @@ pub enum Input {
     Command(String),
 }
 
+/// An action the user has asked for and not yet confirmed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirm {
+    pub verb: Verb,
+    pub targets: Vec<(ClusterId, ObjectKey)>,
+    /// Suspend: the reason being typed.
+    pub reason: String,
+    /// Above the threshold: the number of targets, typed.
+    pub typed: String,
+    pub stage: Stage,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Suspend asks why first.
+    Reason,
+    /// Enter (or `y`) confirms.
+    Yes,
+    /// Typing the number of targets confirms.
+    Count,
+}
+
+/// One action on its way, target by target.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    pub id: u64,
+    pub verb: Verb,
+    pub token: String,
+    pub reason: Option<String>,
+    pub rows: Vec<RunRow>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+    pub state: RunState,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunState {
+    Sending,
+    /// Accepted; waiting for the controller to handle the token (seen in the watch).
+    Requested,
+    /// The controller handled it.
+    Handled,
+    Ended(Outcome),
+}
+
+impl RunState {
+    /// Whether a retry should send it again.
+    pub fn failed(&self) -> bool {
+        matches!(self, RunState::Ended(o) if !o.is_done() && !matches!(o, Outcome::Refused(_)))
+    }
+}
+
 /// Fetched on demand for the detail view.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fetched {
@@ -156,8 +219,22 @@ pub struct Model {
     /// Rows that fit in the body, known from the last render (for page up / down).
     pub page: usize,
     pub fetched: Option<Fetched>,
+    /// Objects marked as the targets of the next action.
+    pub marks: HashSet<(ClusterId, ObjectKey)>,
+    /// An action waiting for the user's confirmation.
+    pub confirm: Option<Confirm>,
+    /// The last action sent, target by target.
+    pub run: Option<Run>,
+    /// The audit journal's last lines, newest first (read when `:audit` opens).
+    pub audit: Option<Result<Vec<String>, String>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
+    /// Above this many targets, confirming means typing their number.
+    pub confirm_above: usize,
+    /// The local user, recorded as the suspender.
+    pub user: String,
+    /// The last reconcile token written: the next one must differ.
+    pub last_token: Option<Timestamp>,
     pub quit: bool,
 }
 
@@ -176,7 +253,14 @@ impl Model {
             rows_stale: true,
             page: 20,
             fetched: None,
+            marks: HashSet::new(),
+            confirm: None,
+            run: None,
+            audit: None,
             fetched_scroll: 0,
+            confirm_above: 10,
+            user: "unknown".into(),
+            last_token: None,
             quit: false,
         }
     }
@@ -226,7 +310,17 @@ impl Model {
             return;
         }
         self.rows_stale = false;
-        let rows = super::rows::build(&self.index, self.screen());
+        let rows = match (&self.screen().view, &self.run) {
+            (View::Results, Some(run)) => super::rows::Rows {
+                ids: run
+                    .rows
+                    .iter()
+                    .map(|r| RowId::Object(r.cluster, r.key.clone()))
+                    .collect(),
+                ..Default::default()
+            },
+            _ => super::rows::build(&self.index, self.screen()),
+        };
         let screen = self.screen_mut();
         let position = screen
             .selected

@@ -184,7 +184,7 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                 .collect();
         }
         View::Triage { scope } => triage(index, screen, *scope, &matches, &mut rows),
-        View::Detail { .. } | View::Help { .. } => {}
+        View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => {}
     }
     if screen.reverse {
         rows.ids.reverse();

@@ -5,7 +5,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::action::Action;
 use super::keymap::Key;
-use super::model::{Fetched, Input, Model, RowId, View};
+use super::model::{Confirm, Fetched, Input, Model, RowId, Run, RunRow, RunState, Stage, View};
+use crate::fleet::actions::{self, Intent, Outcome, Refusal, Step, Verb};
 use crate::fleet::index::Event;
 use crate::fleet::{ClusterId, FluxKind, ObjectKey};
 
@@ -19,13 +20,48 @@ pub enum Msg {
         key: ObjectKey,
         fetched: Fetched,
     },
+    /// How one target of run `run` ended (or that its patch was accepted).
+    Acted {
+        run: u64,
+        cluster: ClusterId,
+        key: ObjectKey,
+        outcome: Outcome,
+    },
+    /// The audit journal's last lines, newest first.
+    Audit(Result<Vec<String>, String>),
+}
+
+/// An action to send: every target with its patches, or why it is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    pub run: u64,
+    pub intent: Intent,
+    pub targets: Vec<JobTarget>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobTarget {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+    pub workspace: String,
+    pub cluster_name: String,
+    pub plan: Result<Vec<Step>, Refusal>,
 }
 
 /// Work for the event loop to start on the model's behalf.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Effect {
-    FetchEvents { cluster: ClusterId, key: ObjectKey },
-    FetchYaml { cluster: ClusterId, key: ObjectKey },
+    FetchEvents {
+        cluster: ClusterId,
+        key: ObjectKey,
+    },
+    FetchYaml {
+        cluster: ClusterId,
+        key: ObjectKey,
+    },
+    /// Send an action (write mode only: a read-only session has nothing that can send it).
+    Act(Job),
+    ReadAudit,
 }
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
@@ -35,6 +71,20 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.index.apply(event);
             }
             model.rows_stale = true;
+            notice_handled(model);
+            Vec::new()
+        }
+        Msg::Acted {
+            run,
+            cluster,
+            key,
+            outcome,
+        } => {
+            acted(model, run, cluster, key, outcome);
+            Vec::new()
+        }
+        Msg::Audit(lines) => {
+            model.audit = Some(lines);
             Vec::new()
         }
         Msg::Fetched {
@@ -49,6 +99,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
+        Msg::Key(key) if model.confirm.is_some() => {
+            model.flash = None;
+            confirming(model, &key)
+        }
         Msg::Key(key) => {
             model.flash = None;
             // Typing goes to the line being edited.
@@ -57,10 +111,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                     edit_filter(model, &key);
                     return Vec::new();
                 }
-                Input::Command(line) => {
-                    edit_command(model, line, &key);
-                    return Vec::new();
-                }
+                Input::Command(line) => return edit_command(model, line, &key),
                 Input::None => {}
             }
             let context = model.screen().view.context();
@@ -89,12 +140,12 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
     model.rows_stale = true;
 }
 
-fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) {
+fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) -> Vec<Effect> {
     match key.code {
         KeyCode::Esc => model.input = Input::None,
         KeyCode::Enter => {
             model.input = Input::None;
-            run_command(model, line.trim());
+            return run_command(model, line.trim());
         }
         KeyCode::Backspace => {
             line.pop();
@@ -113,6 +164,7 @@ fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) {
         }
         _ => {}
     }
+    Vec::new()
 }
 
 /// Commands and arguments that complete `line`, shortest first.
@@ -142,7 +194,23 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
         }
         None => {
             let mut words: Vec<&str> = vec![
-                "all", "triage", "fleet", "ws ", "cluster ", "help", "q", "quit",
+                "all",
+                "triage",
+                "fleet",
+                "ws ",
+                "cluster ",
+                "help",
+                "q",
+                "quit",
+                "mark",
+                "unmark",
+                "results",
+                "audit",
+                "suspend",
+                "resume",
+                "reconcile",
+                "force",
+                "reset",
             ];
             for kind in FluxKind::ALL {
                 words.extend(kind.short_names());
@@ -160,7 +228,7 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
     out
 }
 
-fn run_command(model: &mut Model, line: &str) {
+fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
     let (cmd, arg) = match line.split_once(' ') {
         Some((c, a)) => (c, a.trim()),
         None => (line, ""),
@@ -176,6 +244,32 @@ fn run_command(model: &mut Model, line: &str) {
         }
         "all" => model.push(View::Objects { scope, kind: None }),
         "triage" => model.push(View::Triage { scope }),
+        "mark" => mark_all(model),
+        "unmark" => {
+            let n = model.marks.len();
+            model.marks.clear();
+            model.flash = Some(format!("{n} marks cleared"));
+        }
+        "results" => match model.run {
+            Some(_) => model.push(View::Results),
+            None => model.flash = Some("no action yet in this session".into()),
+        },
+        "audit" => {
+            model.audit = None;
+            model.push(View::Audit);
+            return vec![Effect::ReadAudit];
+        }
+        "suspend" | "resume" | "reconcile" | "force" | "reset" => {
+            let verb = match cmd {
+                "suspend" => Verb::Suspend,
+                "resume" => Verb::Resume,
+                "force" => Verb::Force,
+                "reset" => Verb::Reset,
+                _ if arg == "--with-source" => Verb::ReconcileWithSource,
+                _ => Verb::Reconcile,
+            };
+            ask(model, verb);
+        }
         "ws" | "workspace" => match model.index.workspace_id(arg) {
             Some(w) => model.push(View::Workspace(w)),
             None => model.flash = Some(format!("no workspace {arg:?}")),
@@ -197,6 +291,7 @@ fn run_command(model: &mut Model, line: &str) {
             None => model.flash = Some(format!("unknown command :{other} (try :help)")),
         },
     }
+    Vec::new()
 }
 
 fn act_help(model: &mut Model) {
@@ -230,7 +325,9 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         screen.selected = selected;
     };
     let cursor = model.screen().cursor;
-    if matches!(model.screen().view, View::Detail { .. }) && scroll_fetched(model, action) {
+    if matches!(model.screen().view, View::Detail { .. } | View::Audit)
+        && scroll_fetched(model, action)
+    {
         return Vec::new();
     }
     match action {
@@ -278,6 +375,18 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Expand => {
             if let Some(RowId::Group(g)) = model.screen().selected.clone() {
                 toggle(model, g);
+            }
+        }
+        Action::Mark => mark(model),
+        Action::Retry => retry(model),
+        Action::Suspend
+        | Action::Resume
+        | Action::Reconcile
+        | Action::ReconcileWithSource
+        | Action::Force
+        | Action::Reset => {
+            if let Some(verb) = action.verb() {
+                ask(model, verb);
             }
         }
         Action::Events | Action::Yaml => {
@@ -331,4 +440,284 @@ fn open(model: &mut Model) -> Vec<Effect> {
         RowId::Group(g) => toggle(model, g),
     }
     Vec::new()
+}
+
+/// The objects a row stands for: itself, or a triage group's members.
+fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
+    match id {
+        RowId::Object(c, k) => vec![(*c, k.clone())],
+        RowId::Group(g) => model
+            .rows
+            .groups
+            .get(g)
+            .map(|group| {
+                group
+                    .members
+                    .iter()
+                    .filter_map(|m| match m {
+                        RowId::Object(c, k) => Some((*c, k.clone())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The objects the selection stands for (the detail view: its object).
+fn selected_objects(model: &Model) -> Vec<(ClusterId, ObjectKey)> {
+    match (&model.screen().selected, &model.screen().view) {
+        (Some(id), _) => objects_of(model, id),
+        (None, View::Detail { cluster, key }) => vec![(*cluster, key.clone())],
+        _ => Vec::new(),
+    }
+}
+
+fn mark(model: &mut Model) {
+    let objects = selected_objects(model);
+    let all_marked = !objects.is_empty() && objects.iter().all(|o| model.marks.contains(o));
+    for o in objects {
+        if all_marked {
+            model.marks.remove(&o);
+        } else {
+            model.marks.insert(o);
+        }
+    }
+    // Marking moves on, as in k9s.
+    let len = model.rows.ids.len();
+    let screen = model.screen_mut();
+    if screen.cursor + 1 < len {
+        screen.cursor += 1;
+    }
+    let cursor = model.screen().cursor;
+    model.screen_mut().selected = model.rows.ids.get(cursor).cloned();
+}
+
+/// `:mark`: every object row the view shows (its filter and toggles applied).
+fn mark_all(model: &mut Model) {
+    model.refresh_rows();
+    let mut added = 0;
+    let ids = model.rows.ids.clone();
+    for id in ids {
+        let objects = objects_of(model, &id);
+        for o in objects {
+            if model.marks.insert(o) {
+                added += 1;
+            }
+        }
+    }
+    model.flash = Some(format!(
+        "{added} objects marked ({} in all)",
+        model.marks.len()
+    ));
+}
+
+/// An action key: in read-only mode an explanation, else the confirmation.
+fn ask(model: &mut Model, verb: Verb) {
+    if model.read_only {
+        model.flash = Some(format!(
+            "read-only: nothing can {verb} here — start fluxfleet with --write (or set mode = \"write\" in [ui] of the config)"
+        ));
+        return;
+    }
+    let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
+        selected_objects(model)
+    } else {
+        let mut marked: Vec<_> = model.marks.iter().cloned().collect();
+        marked.sort();
+        marked
+    };
+    if targets.is_empty() {
+        model.flash = Some(format!(
+            "nothing to {verb}: select an object or mark some (space)"
+        ));
+        return;
+    }
+    confirm(model, verb, targets);
+}
+
+fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) {
+    let stage = if verb == Verb::Suspend {
+        Stage::Reason
+    } else {
+        count_or_yes(model, targets.len())
+    };
+    model.confirm = Some(Confirm {
+        verb,
+        targets,
+        reason: String::new(),
+        typed: String::new(),
+        stage,
+    });
+}
+
+fn count_or_yes(model: &Model, n: usize) -> Stage {
+    if n > model.confirm_above {
+        Stage::Count
+    } else {
+        Stage::Yes
+    }
+}
+
+/// Keys while a confirmation is open: nothing else happens until it is answered.
+fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
+    let Some(mut c) = model.confirm.take() else {
+        return Vec::new();
+    };
+    if key.code == KeyCode::Esc {
+        model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+        return Vec::new();
+    }
+    match (c.stage, key.code) {
+        (Stage::Reason, KeyCode::Enter) => c.stage = count_or_yes(model, c.targets.len()),
+        (Stage::Reason, KeyCode::Backspace) => {
+            c.reason.pop();
+        }
+        (Stage::Reason, KeyCode::Char(ch)) => c.reason.push(ch),
+        (Stage::Yes, KeyCode::Enter | KeyCode::Char('y')) => return launch(model, c),
+        (Stage::Yes, KeyCode::Char('n')) => {
+            model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+            return Vec::new();
+        }
+        (Stage::Count, KeyCode::Char(d)) if d.is_ascii_digit() => c.typed.push(d),
+        (Stage::Count, KeyCode::Backspace) => {
+            c.typed.pop();
+        }
+        (Stage::Count, KeyCode::Enter) => {
+            if c.typed == c.targets.len().to_string() {
+                return launch(model, c);
+            }
+            model.flash = Some(format!(
+                "type {} (the number of objects) to confirm, Esc to cancel",
+                c.targets.len()
+            ));
+            c.typed.clear();
+        }
+        _ => {}
+    }
+    model.confirm = Some(c);
+    Vec::new()
+}
+
+/// Confirmed: plans every target and hands the job to the event loop.
+fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
+    // A token must differ from the last one, or the controller sees no new request.
+    let mut at = model.now;
+    if let Some(last) = model.last_token
+        && at <= last
+    {
+        at = last + jiff::SignedDuration::from_nanos(1);
+    }
+    model.last_token = Some(at);
+    let reason = c.reason.trim();
+    let intent = Intent {
+        verb: c.verb,
+        user: model.user.clone(),
+        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        token: at.to_string(),
+    };
+    let run = model.run.as_ref().map_or(1, |r| r.id + 1);
+    let mut targets = Vec::with_capacity(c.targets.len());
+    let mut rows = Vec::with_capacity(c.targets.len());
+    for (cluster, key) in c.targets {
+        let entry = model.index.cluster(cluster);
+        let plan = match entry.and_then(|e| e.objects.get(&key)) {
+            Some(summary) => {
+                let objects = entry.map(|e| &e.objects);
+                actions::plan(&intent, summary, |k| objects.and_then(|o| o.get(k)))
+            }
+            None => Err(Refusal::NotSupported(
+                "the object is no longer on the cluster, or the cluster is not watched".into(),
+            )),
+        };
+        let state = match &plan {
+            Ok(_) => RunState::Sending,
+            Err(refusal) => RunState::Ended(Outcome::Refused(refusal.to_string())),
+        };
+        rows.push(RunRow {
+            cluster,
+            key: key.clone(),
+            state,
+        });
+        targets.push(JobTarget {
+            cluster,
+            key,
+            workspace: entry.map(|e| e.info.workspace.clone()).unwrap_or_default(),
+            cluster_name: entry.map(|e| e.info.name.clone()).unwrap_or_default(),
+            plan,
+        });
+    }
+    model.run = Some(Run {
+        id: run,
+        verb: c.verb,
+        token: intent.token.clone(),
+        reason: intent.reason.clone(),
+        rows,
+    });
+    model.marks.clear();
+    model.push(View::Results);
+    vec![Effect::Act(Job {
+        run,
+        intent,
+        targets,
+    })]
+}
+
+/// The results view: the same action again on the targets that did not end well.
+fn retry(model: &mut Model) {
+    let Some(run) = &model.run else {
+        return;
+    };
+    let failed: Vec<(ClusterId, ObjectKey)> = run
+        .rows
+        .iter()
+        .filter(|r| r.state.failed())
+        .map(|r| (r.cluster, r.key.clone()))
+        .collect();
+    if failed.is_empty() {
+        model.flash = Some("nothing to retry: every target ended well or was refused".into());
+        return;
+    }
+    let verb = run.verb;
+    confirm(model, verb, failed);
+}
+
+fn acted(model: &mut Model, run: u64, cluster: ClusterId, key: ObjectKey, outcome: Outcome) {
+    let Some(r) = model.run.as_mut().filter(|r| r.id == run) else {
+        return;
+    };
+    let waits = r.verb.requests_reconcile();
+    if let Some(row) = r
+        .rows
+        .iter_mut()
+        .find(|row| row.cluster == cluster && row.key == key)
+    {
+        row.state = match outcome {
+            Outcome::Done if waits => RunState::Requested,
+            other => RunState::Ended(other),
+        };
+    }
+    notice_handled(model);
+    model.rows_stale = true;
+}
+
+/// A requested reconcile is handled when the watched object says so.
+fn notice_handled(model: &mut Model) {
+    let Some(run) = model.run.as_mut() else {
+        return;
+    };
+    for row in &mut run.rows {
+        if row.state != RunState::Requested {
+            continue;
+        }
+        let handled = model
+            .index
+            .cluster(row.cluster)
+            .and_then(|c| c.objects.get(&row.key))
+            .and_then(|o| o.last_handled_reconcile_at.as_deref());
+        if handled == Some(run.token.as_str()) {
+            row.state = RunState::Handled;
+        }
+    }
 }

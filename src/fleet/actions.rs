@@ -57,7 +57,7 @@ impl std::fmt::Display for Verb {
 }
 
 /// Who acts, why, and the token that marks this request.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Intent {
     pub verb: Verb,
     /// The local user, written as the suspender.

@@ -1,11 +1,13 @@
 //! Rendering: a pure function of the model and the theme. Nothing here mutates or waits; list
 //! views build only the rows that are visible.
 
+mod audit;
 mod cluster;
 mod detail;
 mod fleet;
 mod help;
 mod objects;
+mod results;
 pub mod svg;
 mod triage;
 mod widgets;
@@ -29,6 +31,13 @@ pub fn body_rows(area: Rect) -> usize {
 /// How far the detail view's events or YAML can scroll at this terminal size.
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let [_, body, _, _] = area.layout(&screen());
+    if model.screen().view == View::Audit {
+        let entries = match &model.audit {
+            Some(Ok(entries)) => entries.len(),
+            _ => 0,
+        };
+        return entries.saturating_sub(usize::from(body.height.saturating_sub(2)));
+    }
     detail::fetched_max_scroll(model, theme, body)
 }
 
@@ -53,6 +62,11 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Triage { scope } => triage::draw(frame, body, model, theme, *scope),
         View::Detail { cluster, key } => detail::draw(frame, body, model, theme, *cluster, key),
         View::Help { of } => help::draw(frame, body, model, theme, *of),
+        View::Results => results::draw(frame, body, model, theme),
+        View::Audit => audit::draw(frame, body, model, theme),
+    }
+    if let Some(confirm) = &model.confirm {
+        draw_confirm(frame, body, model, theme, confirm);
     }
     draw_footer(frame, footer, model, theme);
     draw_status(frame, status, model, theme);
@@ -76,6 +90,8 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Triage { scope } => format!("triage of {}", scope_name(index, *scope)),
             View::Detail { key, .. } => format!("{} {}/{}", key.kind, key.namespace, key.name),
             View::Help { .. } => "help".to_string(),
+            View::Results => "results".to_string(),
+            View::Audit => "audit".to_string(),
         })
         .collect()
 }
@@ -139,6 +155,15 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
     for (action, keys) in model.keymap.effective(context) {
         let Some(label) = action.hint() else { continue };
+        // Read-only: the keys that would change something are not offered.
+        let writes = action.verb().is_some()
+            || matches!(
+                action,
+                crate::app::action::Action::Mark | crate::app::action::Action::Retry
+            );
+        if model.read_only && writes {
+            continue;
+        }
         if let Some(key) = keys.first() {
             spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
             spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
@@ -163,6 +188,12 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         },
         bar.patch(theme.style(Slot::Title)),
     )];
+    if !model.marks.is_empty() {
+        spans.push(Span::styled(
+            format!(" {} marked │", model.marks.len()),
+            bar.patch(theme.style(Slot::Match)),
+        ));
+    }
     if let Some(first) = model.warnings.first() {
         let more = match model.warnings.len() {
             1 => String::new(),
@@ -201,4 +232,107 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+}
+
+/// The confirmation of an action: what, how many objects on how many clusters and workspaces,
+/// the first targets, and what to type.
+fn draw_confirm(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    c: &crate::app::model::Confirm,
+) {
+    use crate::app::model::Stage;
+    use ratatui::widgets::{Block, BorderType, Clear, Wrap};
+    let index = &model.index;
+    let clusters: std::collections::HashSet<_> = c.targets.iter().map(|(id, _)| *id).collect();
+    let workspaces: std::collections::HashSet<_> = clusters
+        .iter()
+        .filter_map(|id| index.cluster(*id).map(|cl| cl.workspace))
+        .collect();
+    let n = c.targets.len();
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let text = theme.style(Slot::Text);
+    let mut lines = vec![
+        Line::from(Span::styled(
+            format!(
+                "{} {} on {} in {}",
+                c.verb,
+                plural(n, "object", "objects"),
+                plural(clusters.len(), "cluster", "clusters"),
+                plural(workspaces.len(), "workspace", "workspaces"),
+            ),
+            theme.style(Slot::Title),
+        )),
+        Line::default(),
+    ];
+    let width = usize::from(area.width.saturating_sub(8));
+    let preview = usize::from(area.height.saturating_sub(12)).clamp(1, 8);
+    for (id, key) in c.targets.iter().take(preview) {
+        let cluster = cluster_name(index, *id);
+        let line = format!("  {cluster}  {} {}/{}", key.kind, key.namespace, key.name);
+        lines.push(Line::from(Span::styled(
+            line.chars().take(width).collect::<String>(),
+            text,
+        )));
+    }
+    if n > preview {
+        lines.push(Line::from(Span::styled(
+            format!("  … and {} more", n - preview),
+            theme.style(Slot::Dim),
+        )));
+    }
+    lines.push(Line::default());
+    let key = theme.style(Slot::Key);
+    match c.stage {
+        Stage::Reason => {
+            lines.push(Line::from(vec![
+                Span::styled("reason (optional, recorded on the objects): ", text),
+                Span::styled(format!("{}▏", c.reason), theme.style(Slot::CommandLine)),
+            ]));
+            lines.push(Line::from(Span::styled("<enter> next  <esc> cancel", key)));
+        }
+        Stage::Yes => lines.push(Line::from(Span::styled(
+            "<enter> or <y> to confirm, <esc> or <n> to cancel",
+            key,
+        ))),
+        Stage::Count => {
+            lines.push(Line::from(vec![
+                Span::styled(format!("type {n} to confirm: "), text),
+                Span::styled(format!("{}▏", c.typed), theme.style(Slot::CommandLine)),
+            ]));
+            lines.push(Line::from(Span::styled(
+                "<enter> confirm  <esc> cancel",
+                key,
+            )));
+        }
+    }
+    let height = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let width = area.width.saturating_sub(4).min(100);
+    let popup = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.style(Slot::Warning))
+        .title(Span::styled(" confirm ", theme.style(Slot::Warning)));
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        popup,
+    );
 }
