@@ -506,7 +506,7 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
 #[test]
 fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_watch() {
     let mut m = model();
-    m.confirm_above = 1;
+    m.actions.confirm_above = 1;
     key(&mut m, KeyCode::Char('a'));
     typed(&mut m, "/podinfo");
     key(&mut m, KeyCode::Enter);
@@ -561,4 +561,42 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
         Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),
     );
     assert_eq!(state(&m), RunState::Handled);
+}
+
+#[test]
+fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
+    let (mut m, cluster, redis) = redis_detail();
+    m.actions.deny = vec![fluxfleet::config::DenyRule {
+        workspace: Some("pay*".into()),
+        cluster: None,
+        kind: Some("HelmRelease".into()),
+        namespace: None,
+        name: None,
+    }];
+    key(&mut m, KeyCode::Char('R'));
+    let effects = keys(&mut m, KeyCode::Enter);
+    let [Effect::Act(job)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(job.targets[0].cluster, cluster);
+    assert_eq!(job.targets[0].key, redis);
+    assert!(
+        matches!(&job.targets[0].plan, Err(fluxfleet::fleet::actions::Refusal::Denied(why)) if why.contains("actions.deny[0]")),
+        "{:?}",
+        job.targets[0].plan
+    );
+    // More targets than allowed: refused before any confirmation.
+    let mut m = model();
+    m.actions.max_targets = 1;
+    key(&mut m, KeyCode::Char('a'));
+    command(&mut m, "mark");
+    assert!(m.marks.len() > 1);
+    assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
+    assert!(m.confirm.is_none());
+    assert!(
+        m.flash
+            .as_deref()
+            .unwrap_or_default()
+            .contains("max_targets")
+    );
 }

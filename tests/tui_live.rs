@@ -455,6 +455,13 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
         person.press(KeyCode::Char('y'));
         let screen = person.sees("the outcome", |s| s.contains("1 done")).await;
         assert!(screen.contains("reason: bad chart"), "{screen}");
+        // Back in the cluster's list, the watch shows who suspended it and why.
+        person.press(KeyCode::Esc);
+        person
+            .sees("the suspension in the list", |s| {
+                s.contains("suspended by") && s.contains("bad chart")
+            })
+            .await;
         person.press(KeyCode::Char('q'));
     };
     let (result, ()) = tokio::join!(app, drive);

@@ -82,7 +82,7 @@ where
     let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     model.read_only = mode == Mode::ReadOnly;
-    model.confirm_above = config.actions.confirm_above;
+    model.actions = config.actions.clone();
     model.user = crate::audit::local_user();
     // The only place a writer can come from: write mode's grant.
     let writer = mode.grant().map(|grant| engine.writer(grant));

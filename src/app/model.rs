@@ -229,8 +229,8 @@ pub struct Model {
     pub audit: Option<Result<Vec<String>, String>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
-    /// Above this many targets, confirming means typing their number.
-    pub confirm_above: usize,
+    /// Confirmation threshold, bulk limit and deny rules.
+    pub actions: crate::config::Actions,
     /// The local user, recorded as the suspender.
     pub user: String,
     /// The last reconcile token written: the next one must differ.
@@ -258,7 +258,7 @@ impl Model {
             run: None,
             audit: None,
             fetched_scroll: 0,
-            confirm_above: 10,
+            actions: crate::config::Config::defaults().actions,
             user: "unknown".into(),
             last_token: None,
             quit: false,

@@ -534,6 +534,14 @@ fn ask(model: &mut Model, verb: Verb) {
         ));
         return;
     }
+    if targets.len() > model.actions.max_targets {
+        model.flash = Some(format!(
+            "{} objects: more than the {} one action may touch (actions.max_targets)",
+            targets.len(),
+            model.actions.max_targets
+        ));
+        return;
+    }
     confirm(model, verb, targets);
 }
 
@@ -553,7 +561,7 @@ fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) 
 }
 
 fn count_or_yes(model: &Model, n: usize) -> Stage {
-    if n > model.confirm_above {
+    if n > model.actions.confirm_above {
         Stage::Count
     } else {
         Stage::Yes
@@ -622,12 +630,15 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let mut rows = Vec::with_capacity(c.targets.len());
     for (cluster, key) in c.targets {
         let entry = model.index.cluster(cluster);
-        let plan = match entry.and_then(|e| e.objects.get(&key)) {
-            Some(summary) => {
+        let denied =
+            entry.and_then(|e| model.actions.denied(&e.info.workspace, &e.info.name, &key));
+        let plan = match (denied, entry.and_then(|e| e.objects.get(&key))) {
+            (Some(why), _) => Err(Refusal::Denied(why)),
+            (None, Some(summary)) => {
                 let objects = entry.map(|e| &e.objects);
                 actions::plan(&intent, summary, |k| objects.and_then(|o| o.get(k)))
             }
-            None => Err(Refusal::NotSupported(
+            (None, None) => Err(Refusal::NotSupported(
                 "the object is no longer on the cluster, or the cluster is not watched".into(),
             )),
         };

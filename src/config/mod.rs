@@ -51,6 +51,44 @@ pub struct Actions {
     pub confirm_above: usize,
     /// The most targets one action may have.
     pub max_targets: usize,
+    /// Objects no action may touch.
+    #[serde(default)]
+    pub deny: Vec<DenyRule>,
+}
+
+/// Refuses every target it matches: all the fields it names match (globs: `*`, `?`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DenyRule {
+    pub workspace: Option<String>,
+    pub cluster: Option<String>,
+    /// The kind as Flux names it: `HelmRelease`, `Kustomization`, …
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Actions {
+    /// Why no action may touch this object, if a deny rule says so.
+    pub fn denied(
+        &self,
+        workspace: &str,
+        cluster: &str,
+        key: &crate::fleet::ObjectKey,
+    ) -> Option<String> {
+        use crate::inventory::rules::glob_match;
+        let fits = |pattern: &Option<String>, text: &str| {
+            pattern.as_deref().is_none_or(|p| glob_match(p, text))
+        };
+        self.deny.iter().enumerate().find_map(|(i, rule)| {
+            let hit = fits(&rule.workspace, workspace)
+                && fits(&rule.cluster, cluster)
+                && fits(&rule.kind, key.kind.as_str())
+                && fits(&rule.namespace, &key.namespace)
+                && fits(&rule.name, &key.name);
+            hit.then(|| format!("denied by actions.deny[{i}] in the config"))
+        })
+    }
 }
 
 /// Read-only (the default) or write. In read-only mode the engine never hands out a
@@ -342,6 +380,7 @@ impl Config {
                 concurrency: 20,
                 confirm_above: 10,
                 max_targets: 500,
+                deny: Vec::new(),
             },
             keymap: toml::Table::new(),
         }

@@ -70,7 +70,13 @@ pub async fn act(request: Request) -> u8 {
         reason: request.reason.clone(),
         token: Timestamp::now().to_string(),
     };
-    let targets = select(&live, &inventory.clusters, &request.filter, &intent);
+    let targets = select(
+        &live,
+        &inventory.clusters,
+        &request.filter,
+        &intent,
+        &config.actions,
+    );
     if targets.is_empty() {
         eprintln!("error: no Flux object matches");
         live.shutdown().await;
@@ -169,7 +175,13 @@ pub async fn act(request: Request) -> u8 {
     if failed == 0 { exit::OK } else { exit::ERROR }
 }
 
-fn select(live: &Live, specs: &[ClusterSpec], filter: &Filter, intent: &Intent) -> Vec<Target> {
+fn select(
+    live: &Live,
+    specs: &[ClusterSpec],
+    filter: &Filter,
+    intent: &Intent,
+    guard: &crate::config::Actions,
+) -> Vec<Target> {
     let index = &live.index;
     let mut targets = Vec::new();
     for (i, (cluster, spec)) in index.clusters().iter().zip(specs).enumerate() {
@@ -197,7 +209,11 @@ fn select(live: &Live, specs: &[ClusterSpec], filter: &Filter, intent: &Intent) 
                     outcome: "",
                     message: String::new(),
                 },
-                plan: actions::plan(intent, summary, lookup),
+                plan: match guard.denied(&cluster.info.workspace, &cluster.info.name, &summary.key)
+                {
+                    Some(why) => Err(actions::Refusal::Denied(why)),
+                    None => actions::plan(intent, summary, lookup),
+                },
             });
         }
     }

@@ -36,6 +36,9 @@ pub struct Object<'a> {
     pub depends_on: &'a [ObjectRef],
     /// Entries in `status.inventory`, when the object keeps one.
     pub inventory: Option<u32>,
+    /// Who suspended it and why, when recorded (fluxfleet or the Flux Operator).
+    pub suspended_by: Option<&'a str>,
+    pub suspend_reason: Option<&'a str>,
 }
 
 impl<'a> Object<'a> {
@@ -60,6 +63,8 @@ impl<'a> Object<'a> {
             source: s.source.as_ref(),
             depends_on: &s.depends_on,
             inventory: s.inventory,
+            suspended_by: s.suspended_by.as_deref(),
+            suspend_reason: s.suspend_reason.as_deref(),
         }
     }
 }

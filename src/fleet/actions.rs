@@ -76,6 +76,8 @@ pub enum Refusal {
     NotSupported(String),
     /// Reconciling a suspended object does nothing: resume it first.
     Suspended,
+    /// A guardrail of the config forbids it.
+    Denied(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -83,6 +85,7 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::NotSupported(why) => write!(f, "not supported: {why}"),
             Refusal::Suspended => f.write_str("suspended: resume it to reconcile it"),
+            Refusal::Denied(why) => f.write_str(why),
         }
     }
 }

@@ -74,6 +74,10 @@ pub struct FluxSummary {
     /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
     /// (or this Flux version) keeps no inventory.
     pub inventory: Option<u32>,
+    /// Who suspended it (`fluxfleet.dev/suspended-by`, or the Flux Operator's
+    /// `fluxcd.controlplane.io/suspendedBy`) and why (`fluxfleet.dev/suspend-reason`).
+    pub suspended_by: Option<Box<str>>,
+    pub suspend_reason: Option<Box<str>>,
     /// A hash of what makes two objects on different clusters fail the same way: kind,
     /// namespace, name, health, reason and message. Set by the index when the summary enters it
     /// (so that grouping 60,000 objects reads no strings); 0 before.
@@ -82,6 +86,9 @@ pub struct FluxSummary {
 }
 
 const REQUESTED_AT: &str = "/metadata/annotations/reconcile.fluxcd.io~1requestedAt";
+const SUSPENDED_BY: &str = "/metadata/annotations/fluxfleet.dev~1suspended-by";
+const OPERATOR_SUSPENDED_BY: &str = "/metadata/annotations/fluxcd.controlplane.io~1suspendedBy";
+const SUSPEND_REASON: &str = "/metadata/annotations/fluxfleet.dev~1suspend-reason";
 
 /// Why a JSON document cannot be summarised as a Flux object.
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -141,7 +148,26 @@ impl FluxSummary {
             source: source_of(kind, object),
             depends_on: depends_on(object, namespace),
             inventory: inventory_size(object),
+            suspended_by: str_at(SUSPENDED_BY)
+                .or_else(|| str_at(OPERATOR_SUSPENDED_BY))
+                .filter(|s| !s.is_empty())
+                .map(Into::into),
+            suspend_reason: str_at(SUSPEND_REASON)
+                .filter(|s| !s.is_empty())
+                .map(Into::into),
             fingerprint: 0,
+        })
+    }
+
+    /// "suspended by alice: flapping" — for a suspended object whose suspender is known.
+    pub fn suspension(&self) -> Option<String> {
+        if !self.suspended {
+            return None;
+        }
+        let by = self.suspended_by.as_deref()?;
+        Some(match self.suspend_reason.as_deref() {
+            Some(reason) => format!("suspended by {by}: {reason}"),
+            None => format!("suspended by {by}"),
         })
     }
 

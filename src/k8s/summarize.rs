@@ -6,9 +6,12 @@ use serde_json::{Map, Value};
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
 /// The annotations `FluxSummary::of` looks at.
-const SUMMARY_ANNOTATIONS: [&str; 2] = [
+const SUMMARY_ANNOTATIONS: [&str; 5] = [
     "reconcile.fluxcd.io/requestedAt",
     "source.extensions.fluxcd.io/reconcile",
+    "fluxfleet.dev/suspended-by",
+    "fluxfleet.dev/suspend-reason",
+    "fluxcd.controlplane.io/suspendedBy",
 ];
 
 /// The summary of one watched object; None (and a debug log) for an object that is not one.
@@ -81,5 +84,18 @@ mod tests {
         );
         let s = summarize(FluxKind::ArtifactGenerator, ag).unwrap();
         assert_eq!(s.health, Health::Suspended);
+        assert_eq!(s.suspension(), None, "no suspender recorded");
+        // Who suspended it and why survive the trimming, from fluxfleet or the Flux Operator.
+        let mut hr = object(
+            "HelmRelease",
+            serde_json::json!({"fluxcd.controlplane.io/suspendedBy": "bob",
+                "fluxfleet.dev/suspend-reason": "flapping"}),
+        );
+        hr["spec"]["suspend"] = serde_json::json!(true);
+        let s = summarize(FluxKind::HelmRelease, hr).unwrap();
+        assert_eq!(
+            s.suspension().as_deref(),
+            Some("suspended by bob: flapping")
+        );
     }
 }

@@ -87,6 +87,12 @@ fn facts(
                 theme.style(Slot::of_health(o.health)),
             );
             lines.push(field("health", health));
+            if let Some(suspension) = o.suspension() {
+                lines.push(field(
+                    "suspended",
+                    Span::styled(suspension, theme.style(Slot::Suspended)),
+                ));
+            }
             let ready = o.ready.map_or("-".to_string(), |r| format!("{r:?}"));
             lines.push(field(
                 "ready",

@@ -173,8 +173,8 @@ pub fn message_cell(o: &crate::fleet::FluxSummary, theme: &Theme) -> Cell<'stati
     } else {
         Slot::Dim
     };
-    Cell::from(Span::styled(
-        o.message.as_deref().unwrap_or("").to_string(),
-        theme.style(slot),
-    ))
+    let text = o
+        .suspension()
+        .unwrap_or_else(|| o.message.as_deref().unwrap_or("").to_string());
+    Cell::from(Span::styled(text, theme.style(slot)))
 }
