@@ -47,15 +47,14 @@ pub struct UiArgs {
 }
 
 impl UiArgs {
-    /// The mode: the flags, else `otherwise` (the config's, or write for the demo).
-    pub fn mode(&self, otherwise: crate::config::Mode) -> crate::config::Mode {
-        use crate::config::Mode;
+    /// The mode the flags set for every cluster, if they set one.
+    pub fn flag(&self) -> Option<Mode> {
         if self.read_only {
-            Mode::ReadOnly
+            Some(Mode::ReadOnly)
         } else if self.write {
-            Mode::Write
+            Some(Mode::Write)
         } else {
-            otherwise
+            None
         }
     }
 }

@@ -150,7 +150,7 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         .collect();
     warnings.extend(inventory.problems.iter().map(|p| p.to_string()));
     file_logs();
-    let mode = ui.mode(config.ui.mode);
+    let mode = ui.flag();
     fluxfleet::app::tui(fluxfleet::app::Start {
         config,
         config_path: path,
@@ -197,7 +197,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
             .map(|w| format!("config {w}"))
             .collect(),
         inventory,
-        mode: args.ui.mode(fluxfleet::config::Mode::Write),
+        mode: Some(args.ui.flag().unwrap_or(fluxfleet::config::Mode::Write)),
         theme: args.ui.theme,
         journal: fluxfleet::audit::default_path(),
     })

@@ -339,5 +339,80 @@ async fn viewer_credentials_end_forbidden_per_target_and_force_writes_the_flux_a
         hr.data["status"]["lastHandledForceAt"],
         a["reconcile.fluxcd.io/forceAt"].as_str()
     );
+    // --reset: resetAt with a new token, equal to the new requestedAt.
+    let args = [
+        "reconcile",
+        "hr",
+        name.as_str(),
+        "-n",
+        ns.as_str(),
+        "--reset",
+        "--write",
+        "--yes",
+    ];
+    let out = run(&args, (fleet.0, &fleet.1), data.path()).await;
+    exits(&out, 0);
+    let hr = object(&sim, &cluster, &common::helmreleases(), &ns, &name).await;
+    let b = hr.metadata.annotations.unwrap();
+    assert_eq!(
+        b["reconcile.fluxcd.io/resetAt"],
+        b["reconcile.fluxcd.io/requestedAt"]
+    );
+    assert_ne!(
+        b["reconcile.fluxcd.io/requestedAt"],
+        a["reconcile.fluxcd.io/requestedAt"]
+    );
+    assert_eq!(
+        hr.data["status"]["lastHandledResetAt"],
+        b["reconcile.fluxcd.io/resetAt"].as_str()
+    );
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_made_writable_by_the_config_is_the_only_one_changed() {
+    let sim = common::start_with(|c| {
+        c.clusters = 4;
+        c.workspaces = 1;
+    })
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let (ns, name) = everywhere(&sim, "Kustomization");
+    let writable = sim.handle.cluster_names()[2].clone();
+    let config = data.path().join("fluxfleet.toml");
+    std::fs::write(
+        &config,
+        format!("[[modes]]\ncluster = \"{writable}\"\nmode = \"write\"\n"),
+    )
+    .unwrap();
+    let before = mutating(&sim);
+    let kc = fleet(&sim);
+    let config = config.to_string_lossy().into_owned();
+    let args = [
+        "suspend",
+        "ks",
+        name.as_str(),
+        "-n",
+        ns.as_str(),
+        "--yes",
+        "--config",
+        &config,
+    ];
+    let out = run(&args, (kc.0, &kc.1), data.path()).await;
+    exits(&out, 1);
+    let stdout = text(&out.stdout);
+    let done: Vec<&str> = stdout.lines().filter(|l| l.starts_with("done")).collect();
+    assert_eq!(done.len(), 1, "{stdout}");
+    assert!(done[0].contains(&writable), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("refused")).count(),
+        3
+    );
+    assert_eq!(
+        mutating(&sim) - before,
+        1,
+        "one PATCH, to the writable cluster"
+    );
+    assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), 1);
     sim.handle.shutdown().await;
 }

@@ -176,7 +176,7 @@ fn fleet(sim: &common::Sim) -> (Config, fluxfleet::inventory::Inventory) {
 fn session(
     config: Config,
     inventory: fluxfleet::inventory::Inventory,
-    mode: Mode,
+    mode: Option<Mode>,
     journal: Option<std::path::PathBuf>,
 ) -> (
     Person,
@@ -249,7 +249,7 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
         .and_then(|e| e.reason.clone())
         .expect("the failing object has an event");
 
-    let (mut person, app) = session(config, inventory, Mode::ReadOnly, None);
+    let (mut person, app) = session(config, inventory, Some(Mode::ReadOnly), None);
     let drive = async {
         let all_live = format!("clusters {clusters}/{clusters} live");
         person
@@ -345,7 +345,7 @@ async fn read_only_no_action_key_or_command_sends_anything() {
     let cluster = sim.handle.cluster_names()[0].clone();
     let data = tempfile::tempdir().unwrap();
     let journal = data.path().join("audit.jsonl");
-    let (mut person, app) = session(config, inventory, Mode::ReadOnly, Some(journal.clone()));
+    let (mut person, app) = session(config, inventory, None, Some(journal.clone()));
     let drive = async {
         let all_live = format!("clusters {clusters}/{clusters} live");
         person
@@ -428,7 +428,7 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
         .unwrap();
     let data = tempfile::tempdir().unwrap();
     let journal = data.path().join("audit.jsonl");
-    let (mut person, app) = session(config, inventory, Mode::Write, Some(journal.clone()));
+    let (mut person, app) = session(config, inventory, Some(Mode::Write), Some(journal.clone()));
     let drive = async {
         let all_live = format!("clusters {clusters}/{clusters} live");
         person

@@ -33,8 +33,8 @@ pub struct Start {
     pub inventory: Inventory,
     /// `--theme`, over the config's.
     pub theme: Option<String>,
-    /// Read-only or write, with the command line's say over the config's.
-    pub mode: Mode,
+    /// `--write` / `--read-only` (the demo: write), over the config's modes.
+    pub mode: Option<Mode>,
     /// The audit journal (`audit::default_path()`).
     pub journal: Option<PathBuf>,
 }
@@ -81,11 +81,18 @@ where
     warnings.extend(keymap_warnings);
     let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    model.read_only = mode == Mode::ReadOnly;
+    let scopes: Vec<(String, String)> = inventory
+        .clusters
+        .iter()
+        .map(|c| (c.workspace.clone(), c.name.clone()))
+        .collect();
+    let (grant, writable) = config.writable(mode, &scopes);
+    model.read_only = grant.is_none();
+    model.writable = writable.clone();
     model.actions = config.actions.clone();
     model.user = crate::audit::local_user();
     // The only place a writer can come from: write mode's grant.
-    let writer = mode.grant().map(|grant| engine.writer(grant));
+    let writer = grant.map(|grant| engine.writer(grant, writable));
     let identities = inventory
         .clusters
         .iter()

@@ -229,6 +229,8 @@ pub struct Model {
     pub audit: Option<Result<Vec<String>, String>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
+    /// Per cluster id: whether its mode allows writes (empty: every cluster, as in tests).
+    pub writable: Vec<bool>,
     /// Confirmation threshold, bulk limit and deny rules.
     pub actions: crate::config::Actions,
     /// The local user, recorded as the suspender.
@@ -258,6 +260,7 @@ impl Model {
             run: None,
             audit: None,
             fetched_scroll: 0,
+            writable: Vec::new(),
             actions: crate::config::Config::defaults().actions,
             user: "unknown".into(),
             last_token: None,

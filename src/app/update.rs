@@ -632,6 +632,9 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         let entry = model.index.cluster(cluster);
         let denied =
             entry.and_then(|e| model.actions.denied(&e.info.workspace, &e.info.name, &key));
+        let read_only_cluster = model.writable.get(cluster.0 as usize).is_some_and(|w| !w);
+        let denied =
+            denied.or_else(|| read_only_cluster.then(|| crate::k8s::READ_ONLY_CLUSTER.to_string()));
         let plan = match (denied, entry.and_then(|e| e.objects.get(&key))) {
             (Some(why), _) => Err(Refusal::Denied(why)),
             (None, Some(summary)) => {

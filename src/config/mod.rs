@@ -23,6 +23,8 @@ pub struct Config {
     pub sources: Vec<Source>,
     pub workspaces: Vec<WorkspaceRule>,
     pub labels: Vec<LabelRule>,
+    /// Read-only or write per workspace / cluster, over `[ui] mode`.
+    pub modes: Vec<ModeRule>,
     pub ui: Ui,
     pub actions: Actions,
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
@@ -39,6 +41,45 @@ pub struct Ui {
     pub theme: String,
     /// Whether actions may change clusters.
     pub mode: Mode,
+}
+
+/// The mode of the clusters it matches (every field it names matches; globs).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModeRule {
+    pub workspace: Option<String>,
+    pub cluster: Option<String>,
+    pub mode: Mode,
+}
+
+impl Config {
+    /// Which clusters actions may change: `flag` (`--write` / `--read-only`) decides for all;
+    /// else the last `[[modes]]` rule matching the cluster, else `[ui] mode`. The grant exists
+    /// when at least one cluster is writable.
+    pub fn writable(
+        &self,
+        flag: Option<Mode>,
+        clusters: &[(String, String)],
+    ) -> (Option<crate::k8s::WriteGrant>, Vec<bool>) {
+        use crate::inventory::rules::glob_match;
+        let fits =
+            |p: &Option<String>, text: &str| p.as_deref().is_none_or(|p| glob_match(p, text));
+        let writable: Vec<bool> = clusters
+            .iter()
+            .map(|(workspace, cluster)| {
+                let mode = flag.unwrap_or_else(|| {
+                    self.modes
+                        .iter()
+                        .rev()
+                        .find(|r| fits(&r.workspace, workspace) && fits(&r.cluster, cluster))
+                        .map_or(self.ui.mode, |r| r.mode)
+                });
+                mode == Mode::Write
+            })
+            .collect();
+        let any = writable.iter().any(|w| *w);
+        (any.then_some(crate::k8s::WriteGrant(())), writable)
+    }
 }
 
 /// Guardrails and limits of suspend, resume and reconcile.
@@ -192,6 +233,8 @@ struct Raw {
     workspaces: Vec<WorkspaceRule>,
     #[serde(default)]
     labels: Vec<LabelRule>,
+    #[serde(default)]
+    modes: Vec<ModeRule>,
     ui: Ui,
     actions: Actions,
     #[serde(default)]
@@ -339,6 +382,7 @@ impl Config {
             sources: raw.sources,
             workspaces: raw.workspaces,
             labels: raw.labels,
+            modes: raw.modes,
             ui: raw.ui,
             actions: raw.actions,
             keymap: raw.keymap,
@@ -372,6 +416,7 @@ impl Config {
             sources: Vec::new(),
             workspaces: Vec::new(),
             labels: Vec::new(),
+            modes: Vec::new(),
             ui: Ui {
                 theme: "dark".into(),
                 mode: Mode::ReadOnly,
@@ -454,5 +499,43 @@ mod tests {
         assert_eq!(warnings.len(), 1);
         let (_, warnings) = Config::load(Some(Path::new("/nonexistent/fluxfleet.toml")), false);
         assert_eq!(warnings, []);
+    }
+}
+
+#[cfg(test)]
+mod mode_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn modes_per_workspace_and_cluster_the_last_rule_winning_and_flags_over_all() {
+        let user = r#"
+            [ui]
+            mode = "read-only"
+            [[modes]]
+            workspace = "dev-*"
+            mode = "write"
+            [[modes]]
+            cluster = "dev-db-*"
+            mode = "read-only"
+        "#;
+        let (config, warnings) = Config::parse(Some(user), Path::new("user.toml"));
+        assert_eq!(warnings, []);
+        let clusters = [
+            ("dev-eu".to_string(), "dev-web-1".to_string()),
+            ("dev-eu".to_string(), "dev-db-1".to_string()),
+            ("prod".to_string(), "prod-web-1".to_string()),
+        ];
+        let (grant, writable) = config.writable(None, &clusters);
+        assert!(grant.is_some());
+        assert_eq!(writable, [true, false, false]);
+        let (grant, writable) = config.writable(Some(Mode::ReadOnly), &clusters);
+        assert!(grant.is_none(), "--read-only: no grant at all");
+        assert_eq!(writable, [false, false, false]);
+        let (_, writable) = config.writable(Some(Mode::Write), &clusters);
+        assert_eq!(writable, [true, true, true]);
+        // The defaults: read-only everywhere.
+        let (grant, _) = Config::defaults().writable(None, &clusters);
+        assert!(grant.is_none());
     }
 }

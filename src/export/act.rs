@@ -45,8 +45,12 @@ pub async fn act(request: Request) -> u8 {
         eprintln!("error: no clusters (see the warnings above)");
         return exit::INVENTORY;
     }
-    let mode = request.mode.unwrap_or(config.ui.mode);
-    let grant = mode.grant();
+    let scopes: Vec<(String, String)> = inventory
+        .clusters
+        .iter()
+        .map(|c| (c.workspace.clone(), c.name.clone()))
+        .collect();
+    let (grant, writable) = config.writable(request.mode, &scopes);
     if grant.is_none() && !request.dry_run {
         eprintln!(
             "error: read-only: nothing was sent. Pass --write (or set mode = \"write\" in the [ui] \
@@ -70,13 +74,22 @@ pub async fn act(request: Request) -> u8 {
         reason: request.reason.clone(),
         token: Timestamp::now().to_string(),
     };
-    let targets = select(
+    let mut targets = select(
         &live,
         &inventory.clusters,
         &request.filter,
         &intent,
         &config.actions,
     );
+    // Clusters whose mode is read-only, when others are writable (a dry run in read-only
+    // mode shows what would be sent with writes enabled).
+    for t in targets.iter_mut().filter(|_| grant.is_some()) {
+        if !writable.get(t.cluster.0 as usize).copied().unwrap_or(false) && t.plan.is_ok() {
+            t.plan = Err(actions::Refusal::Denied(
+                crate::k8s::READ_ONLY_CLUSTER.into(),
+            ));
+        }
+    }
     if targets.is_empty() {
         eprintln!("error: no Flux object matches");
         live.shutdown().await;
@@ -103,7 +116,7 @@ pub async fn act(request: Request) -> u8 {
     let Some(grant) = grant else {
         return exit::USAGE;
     };
-    let writer = live.writer(grant);
+    let writer = live.writer(grant, writable);
     let wait = request.verb.requests_reconcile().then_some(request.timeout);
     let concurrency = config.actions.concurrency.max(1);
     let token = intent.token.as_str();

@@ -56,8 +56,8 @@ impl Live {
     }
 
     /// Sends actions to the connected clusters: only with the proof that writes are enabled.
-    pub fn writer(&self, grant: crate::k8s::WriteGrant) -> crate::k8s::Writer {
-        self.engine.writer(grant)
+    pub fn writer(&self, grant: crate::k8s::WriteGrant, writable: Vec<bool>) -> crate::k8s::Writer {
+        self.engine.writer(grant, writable)
     }
 
     /// Reads events and YAML from the connected clusters.

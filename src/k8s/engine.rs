@@ -69,10 +69,12 @@ impl Engine {
         )
     }
 
-    /// Sends actions; only with the proof that writes are enabled.
-    pub fn writer(&self, _grant: WriteGrant) -> Writer {
+    /// Sends actions; only with the proof that writes are enabled, and only to the clusters
+    /// `writable` says (by cluster id).
+    pub fn writer(&self, _grant: WriteGrant, writable: Vec<bool>) -> Writer {
         Writer {
             clients: self.reader.clients.clone(),
+            writable: writable.into(),
             timeout: self.reader.timeout,
         }
     }

@@ -18,4 +18,4 @@ mod writer;
 
 pub use engine::Engine;
 pub use reader::Reader;
-pub use writer::{WriteGrant, Writer};
+pub use writer::{READ_ONLY_CLUSTER, WriteGrant, Writer};

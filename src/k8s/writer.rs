@@ -24,9 +24,14 @@ pub struct WriteGrant(pub(crate) ());
 #[derive(Clone)]
 pub struct Writer {
     pub(super) clients: Arc<Clients>,
+    /// Per cluster id: whether its mode allows writes. Checked before every request.
+    pub(super) writable: Arc<[bool]>,
     /// For one request.
     pub(super) timeout: Duration,
 }
+
+pub const READ_ONLY_CLUSTER: &str =
+    "read-only: this cluster's mode does not allow writes ([[modes]] in the config)";
 
 /// Conflicts are retried this many times (a merge patch without resourceVersion rarely meets
 /// one; a webhook or an admission race can cause them).
@@ -43,6 +48,14 @@ impl Writer {
         token: &str,
         wait: Option<Duration>,
     ) -> Outcome {
+        if !self
+            .writable
+            .get(cluster.0 as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return Outcome::Refused(READ_ONLY_CLUSTER.into());
+        }
         let Some(connected) = self.clients.get(cluster) else {
             return Outcome::Unreachable(NOT_CONNECTED.into());
         };

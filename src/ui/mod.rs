@@ -180,14 +180,15 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let health = index.health();
     let bar = theme.style(Slot::StatusBar);
     // The mode, then warnings: on a narrow terminal the end of the line is cut off.
-    let mut spans = vec![Span::styled(
-        if model.read_only {
-            " read-only │"
-        } else {
-            " write │"
-        },
-        bar.patch(theme.style(Slot::Title)),
-    )];
+    let writable = model.writable.iter().filter(|w| **w).count();
+    let mode = if model.read_only {
+        " read-only │".to_string()
+    } else if writable > 0 && writable < model.writable.len() {
+        format!(" write on {writable}/{} clusters │", model.writable.len())
+    } else {
+        " write │".to_string()
+    };
+    let mut spans = vec![Span::styled(mode, bar.patch(theme.style(Slot::Title)))];
     if !model.marks.is_empty() {
         spans.push(Span::styled(
             format!(" {} marked │", model.marks.len()),
