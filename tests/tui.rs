@@ -600,3 +600,37 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
             .contains("max_targets")
     );
 }
+
+#[test]
+fn the_audit_view_reads_the_journal_and_summarises_each_attempt() {
+    let mut m = model();
+    assert_eq!(command(&mut m, "audit"), [Effect::ReadAudit]);
+    assert_eq!(m.screen().view, View::Audit);
+    let line = |time: &str, action: &str, outcomes: &[&str], reason: Option<&str>| {
+        let targets: Vec<Value> = outcomes
+            .iter()
+            .map(|o| serde_json::json!({"cluster": "pay-prod-us", "outcome": o}))
+            .collect();
+        serde_json::json!({"time": time, "user": "alice", "action": action,
+            "reason": reason, "token": "t", "targets": targets})
+        .to_string()
+    };
+    update(
+        &mut m,
+        Msg::Audit(Ok(vec![
+            line(
+                "2026-11-21T09:59:00Z",
+                "reconcile",
+                &["done", "forbidden"],
+                None,
+            ),
+            line(
+                "2026-11-21T09:00:00Z",
+                "suspend",
+                &["done", "done"],
+                Some("flapping"),
+            ),
+        ])),
+    );
+    insta::assert_snapshot!("audit", screen(&mut m, 100, 8));
+}

@@ -246,8 +246,14 @@ impl Keymap {
         for c in [context, Context::Global] {
             let start = out.len();
             for (_, action, keys) in self.bindings.iter().filter(|(bc, ..)| *bc == c) {
+                // A global key the view binds to something else does not reach this action.
+                let keys: Vec<Key> = keys
+                    .iter()
+                    .filter(|k| !out[..start].iter().any(|(_, taken)| taken.contains(k)))
+                    .cloned()
+                    .collect();
                 if !out.iter().any(|(a, _)| a == action) && !keys.is_empty() {
-                    out.push((*action, keys.clone()));
+                    out.push((*action, keys));
                 }
             }
             // In the order of the action list, not of the config file.
@@ -283,6 +289,13 @@ mod tests {
             keymap.action(Context::Triage, key("space")),
             Some(Action::Expand)
         );
+        // In triage, space expands: the help and the footer offer `m` for marking there.
+        let mark = keymap
+            .effective(Context::Triage)
+            .into_iter()
+            .find(|(a, _)| *a == Action::Mark)
+            .map(|(_, keys)| keys);
+        assert_eq!(mark, Some(vec![key("m")]));
         // A view's own binding wins over the global one.
         assert_eq!(
             keymap.action(Context::Fleet, key("space")),
