@@ -180,6 +180,22 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
     assert_eq!(annotations["fluxfleet.dev/suspend-reason"], reason);
     assert_eq!(annotations["fluxfleet.dev/suspended-by"], "alice");
     assert_eq!(annotations["fluxcd.controlplane.io/suspendedBy"], "alice");
+    // On all 50, as the fleet engine sees them.
+    let out = run(
+        &[&["get"][..], &selector, &["-o", "json"]].concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 0);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let objects = doc["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), 50);
+    for o in objects {
+        assert_eq!(o["suspendReason"], reason, "{o}");
+        assert_eq!(o["suspendedBy"], "alice", "{o}");
+        assert_eq!(o["status"], "suspended", "{o}");
+    }
 
     // Reconciling a suspended object is refused, per target, and says why.
     let out = run(

@@ -113,7 +113,16 @@ fn scope_name(index: &Index, scope: Scope) -> String {
 }
 
 fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let mut spans = vec![Span::styled(" fluxfleet ", theme.style(Slot::Title))];
+    // The mode, always: whether a key here can change clusters.
+    let mode = if model.read_only {
+        theme.style(Slot::Dim)
+    } else {
+        theme.style(Slot::Warning)
+    };
+    let mut spans = vec![
+        Span::styled(" fluxfleet ", theme.style(Slot::Title)),
+        Span::styled(format!("[{}] ", mode_text(model)), mode),
+    ];
     for (i, crumb) in breadcrumbs(model).into_iter().enumerate() {
         if i > 0 {
             spans.push(Span::styled(" ▸ ", theme.style(Slot::Dim)));
@@ -121,6 +130,18 @@ fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         spans.push(Span::styled(crumb, theme.style(Slot::Breadcrumb)));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// `read-only`, `write`, or `write on 3/10 clusters`.
+fn mode_text(model: &Model) -> String {
+    let writable = model.writable.iter().filter(|w| **w).count();
+    if model.read_only {
+        "read-only".into()
+    } else if writable > 0 && writable < model.writable.len() {
+        format!("write on {writable}/{} clusters", model.writable.len())
+    } else {
+        "write".into()
+    }
 }
 
 /// What is being typed, else a message, else the keys of this view.
@@ -180,15 +201,10 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let health = index.health();
     let bar = theme.style(Slot::StatusBar);
     // The mode, then warnings: on a narrow terminal the end of the line is cut off.
-    let writable = model.writable.iter().filter(|w| **w).count();
-    let mode = if model.read_only {
-        " read-only │".to_string()
-    } else if writable > 0 && writable < model.writable.len() {
-        format!(" write on {writable}/{} clusters │", model.writable.len())
-    } else {
-        " write │".to_string()
-    };
-    let mut spans = vec![Span::styled(mode, bar.patch(theme.style(Slot::Title)))];
+    let mut spans = vec![Span::styled(
+        format!(" {} │", mode_text(model)),
+        bar.patch(theme.style(Slot::Title)),
+    )];
     if !model.marks.is_empty() {
         spans.push(Span::styled(
             format!(" {} marked │", model.marks.len()),
