@@ -2,6 +2,7 @@
 //! Turns them into [`ClusterSpec`]s without ever opening a connection, and reports every problem
 //! per source: one broken file never hides the clusters of the others.
 
+pub mod capi;
 mod kubeconfig;
 pub mod rules;
 

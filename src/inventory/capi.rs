@@ -1,0 +1,315 @@
+//! Reading a management cluster's objects (FACTS §4): Cluster API `Cluster`s (v1beta2 or
+//! v1beta1) with their lifecycle, their `<name>-kubeconfig` Secrets, and Kommander `Workspace` /
+//! `KommanderCluster` objects. Pure: the objects come in as JSON, fleet clusters go out. A
+//! Secret's contents never appear in an error.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use kube::config::Kubeconfig;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Where a Cluster API cluster is in its life, as the views show it instead of a connection
+/// error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "state", content = "message")]
+pub enum Lifecycle {
+    /// Provisioned: worth connecting to.
+    Provisioned,
+    /// Still being created (Pending, Provisioning): no kubeconfig worth using yet.
+    Provisioning,
+    /// `spec.paused`: CAPI does not reconcile it; fluxfleet leaves it alone too.
+    Paused,
+    /// Being deleted.
+    Deleting,
+    /// CAPI says it failed (phase Failed, or a failure reason), with why.
+    Failed(String),
+}
+
+impl Lifecycle {
+    pub fn connectable(&self) -> bool {
+        *self == Lifecycle::Provisioned
+    }
+}
+
+/// One `Cluster` of a management cluster.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CapiCluster {
+    pub name: String,
+    pub namespace: String,
+    pub labels: BTreeMap<String, String>,
+    pub lifecycle: Lifecycle,
+    /// `Available` (v1beta2) or `Ready` (v1beta1), when reported.
+    pub available: Option<bool>,
+    /// `RemoteConnectionProbe` is False: CAPI cannot reach it either.
+    pub unreachable: bool,
+}
+
+/// Reads a `Cluster` of either API version; None when it has no name.
+pub fn cluster(object: &Value) -> Option<CapiCluster> {
+    let meta = object.get("metadata")?;
+    let name = meta.get("name")?.as_str()?.to_string();
+    let namespace = meta
+        .get("namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let labels: BTreeMap<String, String> = meta
+        .get("labels")
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let status = object.get("status");
+    let text = |path: &str| object.pointer(path).and_then(Value::as_str);
+    let condition = |kind: &str| {
+        status?
+            .get("conditions")?
+            .as_array()?
+            .iter()
+            .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
+    };
+    let is_true = |kind: &str| {
+        condition(kind)
+            .and_then(|c| c.get("status"))
+            .and_then(Value::as_str)
+            .map(|s| s == "True")
+    };
+    let deleting = meta.get("deletionTimestamp").is_some_and(|v| !v.is_null())
+        || text("/status/phase") == Some("Deleting");
+    let paused = object.pointer("/spec/paused").and_then(Value::as_bool) == Some(true);
+    let failure = text("/status/failureMessage")
+        .or_else(|| text("/status/deprecated/v1beta1/failureMessage"))
+        .or_else(|| text("/status/failureReason"))
+        .filter(|m| !m.is_empty());
+    let lifecycle = if deleting {
+        Lifecycle::Deleting
+    } else if paused {
+        Lifecycle::Paused
+    } else if text("/status/phase") == Some("Failed") || failure.is_some() {
+        Lifecycle::Failed(
+            failure
+                .unwrap_or("Cluster API reports the cluster as failed")
+                .to_string(),
+        )
+    } else if matches!(text("/status/phase"), Some("Provisioned"))
+        || object
+            .pointer("/status/initialization/controlPlaneInitialized")
+            .and_then(Value::as_bool)
+            == Some(true)
+        || object
+            .pointer("/status/controlPlaneReady")
+            .and_then(Value::as_bool)
+            == Some(true)
+    {
+        Lifecycle::Provisioned
+    } else {
+        Lifecycle::Provisioning
+    };
+    Some(CapiCluster {
+        name,
+        namespace,
+        labels,
+        lifecycle,
+        available: is_true("Available").or_else(|| is_true("Ready")),
+        unreachable: is_true("RemoteConnectionProbe") == Some(false),
+    })
+}
+
+/// The kubeconfig in a CAPI kubeconfig Secret: data key `value`, else `value.yaml`, else
+/// `kubeconfig` (FACTS §4.5). Errors say what is wrong, never what the Secret holds.
+pub fn kubeconfig(secret: &Value) -> Result<Kubeconfig, String> {
+    let data = secret
+        .get("data")
+        .and_then(Value::as_object)
+        .ok_or("the Secret has no data")?;
+    let (key, encoded) = ["value", "value.yaml", "kubeconfig"]
+        .iter()
+        .find_map(|k| Some((*k, data.get(*k)?.as_str()?)))
+        .ok_or("the Secret has no `value`, `value.yaml` or `kubeconfig` key")?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded.trim())
+        .map_err(|_| format!("the Secret's `{key}` is not base64"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("the Secret's `{key}` is not text"))?;
+    let config = Kubeconfig::from_yaml(&text)
+        .map_err(|_| format!("the Secret's `{key}` is not a kubeconfig"))?;
+    if config.contexts.is_empty() || config.clusters.is_empty() {
+        return Err(format!(
+            "the kubeconfig in the Secret's `{key}` has no context or no cluster"
+        ));
+    }
+    Ok(config)
+}
+
+/// A Kommander workspace: its namespace on the management cluster and its display name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KommanderWorkspace {
+    pub namespace: String,
+    pub name: String,
+}
+
+/// Reads a `Workspace` (workspaces.kommander.mesosphere.io); the display name when set.
+pub fn kommander_workspace(object: &Value) -> Option<KommanderWorkspace> {
+    let name = object.pointer("/metadata/name")?.as_str()?;
+    let namespace = object
+        .pointer("/spec/namespaceName")
+        .and_then(Value::as_str)
+        .unwrap_or(name);
+    let display = object
+        .pointer("/metadata/annotations/kommander.mesosphere.io~1display-name")
+        .and_then(Value::as_str)
+        .filter(|d| !d.is_empty())
+        .unwrap_or(name);
+    Some(KommanderWorkspace {
+        namespace: namespace.to_string(),
+        name: display.to_string(),
+    })
+}
+
+/// A `KommanderCluster`: which Secret holds its kubeconfig, and whether it is attached.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KommanderCluster {
+    pub name: String,
+    pub namespace: String,
+    pub kubeconfig_secret: String,
+    /// `status.phase`: Pending, Joining, Joined, JoinFailed, Unjoining, …
+    pub phase: String,
+}
+
+pub fn kommander_cluster(object: &Value) -> Option<KommanderCluster> {
+    let name = object.pointer("/metadata/name")?.as_str()?.to_string();
+    let namespace = object
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let kubeconfig_secret = object
+        .pointer("/spec/kubeconfigRef/name")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("{name}-kubeconfig"), str::to_string);
+    let phase = object
+        .pointer("/status/phase")
+        .and_then(Value::as_str)
+        .unwrap_or("Pending")
+        .to_string();
+    Some(KommanderCluster {
+        name,
+        namespace,
+        kubeconfig_secret,
+        phase,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    fn sample(file: &str) -> Value {
+        let path = format!(
+            "{}/tests/fixtures/samples/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_provisioned_v1beta2_cluster_keeps_its_labels_and_is_connectable() {
+        let c = cluster(&sample("capi-cluster-v1beta2-provisioned.yaml")).unwrap();
+        assert_eq!(c.name, "prod-eu-1");
+        assert_eq!(c.namespace, "fleet");
+        assert_eq!(c.labels["env"], "prod");
+        assert_eq!(c.lifecycle, Lifecycle::Provisioned);
+        assert!(c.lifecycle.connectable());
+        assert_eq!(c.available, Some(true));
+        assert!(!c.unreachable);
+    }
+
+    #[test]
+    fn lifecycle_states_come_before_connection_errors() {
+        let base = sample("capi-cluster-v1beta2-provisioned.yaml");
+        let with = |f: &dyn Fn(&mut Value)| {
+            let mut v = base.clone();
+            f(&mut v);
+            cluster(&v).unwrap().lifecycle
+        };
+        assert_eq!(
+            with(&|v| v["metadata"]["deletionTimestamp"] = json!("2026-11-21T10:00:00Z")),
+            Lifecycle::Deleting
+        );
+        assert_eq!(
+            with(&|v| v["spec"]["paused"] = json!(true)),
+            Lifecycle::Paused
+        );
+        assert_eq!(
+            with(&|v| {
+                v["status"]["phase"] = json!("Provisioning");
+                v["status"]["initialization"]["controlPlaneInitialized"] = json!(false);
+            }),
+            Lifecycle::Provisioning
+        );
+        assert_eq!(
+            with(&|v| {
+                v["status"]["phase"] = json!("Failed");
+                v["status"]["deprecated"]["v1beta1"]["failureMessage"] = json!("quota exceeded");
+            }),
+            Lifecycle::Failed("quota exceeded".into())
+        );
+        // v1beta1: booleans and a Ready condition.
+        let old = json!({"metadata": {"name": "old", "namespace": "ns"},
+            "status": {"phase": "Provisioned", "controlPlaneReady": true,
+                "conditions": [{"type": "Ready", "status": "False"}]}});
+        let c = cluster(&old).unwrap();
+        assert_eq!(c.lifecycle, Lifecycle::Provisioned);
+        assert_eq!(c.available, Some(false));
+        let probe = with(&|v| {
+            for c in v["status"]["conditions"].as_array_mut().unwrap() {
+                if c["type"] == "RemoteConnectionProbe" {
+                    c["status"] = json!("False");
+                }
+            }
+        });
+        assert_eq!(probe, Lifecycle::Provisioned);
+    }
+
+    #[test]
+    fn a_broken_secret_says_what_is_wrong_and_never_what_it_holds() {
+        let redacted = sample("capi-cluster-kubeconfig-secret.yaml");
+        let e = kubeconfig(&redacted).unwrap_err();
+        assert_eq!(e, "the Secret's `value` is not a kubeconfig");
+        assert!(!e.contains("REDACTED"));
+        let not_base64 = json!({"data": {"value": "%%%secret-token%%%"}});
+        let e = kubeconfig(&not_base64).unwrap_err();
+        assert!(!e.contains("secret-token"), "{e}");
+        assert_eq!(
+            kubeconfig(&json!({"data": {"other": "eA=="}})).unwrap_err(),
+            "the Secret has no `value`, `value.yaml` or `kubeconfig` key"
+        );
+        let good = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://x:6443}\n\
+                    users:\n- name: u\n  user: {token: abc}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n";
+        let encoded = base64::engine::general_purpose::STANDARD.encode(good);
+        let k = kubeconfig(&json!({"data": {"value.yaml": encoded}})).unwrap();
+        assert_eq!(k.contexts[0].name, "x");
+    }
+
+    #[test]
+    fn kommander_objects_give_workspace_names_and_kubeconfig_references() {
+        let w = kommander_workspace(&sample("kommander-workspace.yaml")).unwrap();
+        assert_eq!(
+            w,
+            KommanderWorkspace {
+                namespace: "dev-workspace".into(),
+                name: "Development".into()
+            }
+        );
+        let c = kommander_cluster(&sample("kommandercluster-joined.yaml")).unwrap();
+        assert_eq!(c.namespace, "dev-workspace");
+        assert_eq!(c.kubeconfig_secret, "prod-eu-1-kubeconfig");
+        assert_eq!(c.phase, "Joined");
+    }
+}
