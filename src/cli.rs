@@ -111,6 +111,13 @@ pub struct FleetArgs {
     /// The config file (default: FLUXFLEET_CONFIG, else the platform config directory).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// A management cluster (a context of the kubeconfigs): its Cluster API clusters join the
+    /// fleet, read from their `<name>-kubeconfig` Secrets (repeatable).
+    #[arg(long = "management", value_name = "CONTEXT")]
+    pub managements: Vec<String>,
+    /// With --management: the Cluster label that names the workspace (default: its namespace).
+    #[arg(long, value_name = "LABEL")]
+    pub workspace_label: Option<String>,
 }
 
 impl FleetArgs {
@@ -120,6 +127,8 @@ impl FleetArgs {
             dirs: self.dirs.clone(),
             contexts: self.contexts.clone(),
             config: self.config.clone(),
+            managements: self.managements.clone(),
+            workspace_label: self.workspace_label.clone(),
         }
     }
 }

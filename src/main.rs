@@ -39,7 +39,7 @@ fn main() -> ExitCode {
         Some(Command::Resume(args)) => return act(&runtime, &args, Verb::Resume),
         Some(Command::Reconcile(args)) => return act(&runtime, &args, Verb::Reconcile),
         Some(Command::Inventory(args)) => {
-            return ExitCode::from(inventory(&args.fleet.sources(), args.output));
+            return ExitCode::from(runtime.block_on(inventory(&args.fleet.sources(), args.output)));
         }
         Some(Command::Sim(args)) => runtime.block_on(sim(args)),
         Some(Command::Demo(args)) => runtime.block_on(demo(args)),
@@ -135,7 +135,9 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         sources.dirs.clone(),
         sources.contexts.clone(),
     );
-    let inventory = fluxfleet::inventory::load(&request, &config);
+    let mut inventory = fluxfleet::inventory::load(&request, &config);
+    let managements = fluxfleet::export::get::managements(&sources, &config);
+    fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
     if inventory.clusters.is_empty() {
         for p in &inventory.problems {
             eprintln!("fluxfleet: {p}");

@@ -183,6 +183,11 @@ pub struct Inventory {
 pub struct Source {
     pub kubeconfig: Option<PathBuf>,
     pub dir: Option<PathBuf>,
+    /// A management cluster (a context of the other sources) whose Cluster API clusters join
+    /// the fleet.
+    pub management: Option<String>,
+    /// With `management`: the Cluster label that names the workspace (default: the namespace).
+    pub workspace_label: Option<String>,
 }
 
 /// Puts clusters into a workspace: `name` + context globs, or a regex whose first capture group

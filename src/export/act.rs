@@ -40,7 +40,7 @@ struct Target {
 }
 
 pub async fn act(request: Request) -> u8 {
-    let (mut config, inventory, _) = resolve(&request.sources);
+    let (mut config, inventory, _) = resolve(&request.sources).await;
     if inventory.clusters.is_empty() {
         eprintln!("error: no clusters (see the warnings above)");
         return exit::INVENTORY;

@@ -43,6 +43,9 @@ pub struct Sources {
     pub dirs: Vec<std::path::PathBuf>,
     pub contexts: Vec<String>,
     pub config: Option<std::path::PathBuf>,
+    /// `--management` contexts.
+    pub managements: Vec<String>,
+    pub workspace_label: Option<String>,
 }
 
 /// What `get` was asked.
@@ -57,8 +60,9 @@ pub struct Request {
     pub fail_on: Option<Status>,
 }
 
-/// Loads the config and the inventory, reporting every warning and problem on stderr.
-pub fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
+/// Loads the config and the inventory (with the clusters of the management clusters named),
+/// reporting every warning and problem on stderr.
+pub async fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
     let path = sources.config.clone().or_else(config::default_path);
     let (config, warnings) = Config::load(path.as_deref(), sources.config.is_some());
     let mut clean = warnings.is_empty();
@@ -70,7 +74,9 @@ pub fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
         sources.dirs.clone(),
         sources.contexts.clone(),
     );
-    let inventory = inventory::load(&request, &config);
+    let mut inventory = inventory::load(&request, &config);
+    let managements = managements(sources, &config);
+    crate::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
     for p in &inventory.problems {
         clean = false;
         eprintln!("warning: {p}");
@@ -78,9 +84,29 @@ pub fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
     (config, inventory, clean)
 }
 
-/// `fluxfleet inventory`: the resolved fleet, without connecting anywhere.
-pub fn inventory(sources: &Sources, output: Output) -> u8 {
-    let (_, inventory, clean) = resolve(sources);
+/// The management clusters to read: `--management`, then the config's `[[sources]]`.
+pub fn managements(sources: &Sources, config: &Config) -> Vec<crate::k8s::management::Management> {
+    use crate::k8s::management::Management;
+    let mut out: Vec<Management> = sources
+        .managements
+        .iter()
+        .map(|context| Management {
+            context: context.clone(),
+            workspace_label: sources.workspace_label.clone(),
+        })
+        .collect();
+    out.extend(config.sources.iter().filter_map(|s| {
+        Some(Management {
+            context: s.management.clone()?,
+            workspace_label: s.workspace_label.clone(),
+        })
+    }));
+    out
+}
+
+/// `fluxfleet inventory`: the resolved fleet; only management clusters are contacted.
+pub async fn inventory(sources: &Sources, output: Output) -> u8 {
+    let (_, inventory, clean) = resolve(sources).await;
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match output {
         Output::Table => {
@@ -120,7 +146,7 @@ pub fn inventory(sources: &Sources, output: Output) -> u8 {
 
 /// `fluxfleet get`.
 pub async fn get(request: Request) -> u8 {
-    let (mut config, inventory, clean) = resolve(&request.sources);
+    let (mut config, inventory, clean) = resolve(&request.sources).await;
     if inventory.clusters.is_empty() {
         eprintln!("error: no clusters to watch (see the warnings above)");
         return exit::INVENTORY;
@@ -160,9 +186,10 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
         return exit::INVENTORY;
     }
     // A cluster without Flux is seen completely: it has nothing to show.
-    if clusters()
-        .any(|c| !c.connection.is_complete() && c.connection.phase != Phase::FluxNotInstalled)
-    {
+    if clusters().any(|c| {
+        let phase = c.connection.phase;
+        !c.connection.is_complete() && phase != Phase::FluxNotInstalled && !phase.is_lifecycle()
+    }) {
         return exit::UNREACHABLE;
     }
     if let Some(fail_on) = request.fail_on {

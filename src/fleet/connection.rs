@@ -25,8 +25,16 @@ pub enum Phase {
     Forbidden,
     /// The server answers with 5xx or with something that is not the Kubernetes API.
     ServerError,
+    /// Cluster API reports the cluster as failed (its message is the error).
+    ProvisionFailed,
     /// The server serves none of the Flux kinds.
     FluxNotInstalled,
+    /// Cluster API is still creating it: not connected until it is provisioned.
+    Provisioning,
+    /// Paused in Cluster API: left alone.
+    Paused,
+    /// Being deleted by Cluster API.
+    Deleting,
     /// Building the client and discovering the Flux kinds.
     Connecting,
     /// Watches started; not every kind is listed yet.
@@ -36,7 +44,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 11] = [
+    pub const ALL: [Phase; 15] = [
         Phase::Invalid,
         Phase::Unreachable,
         Phase::TimedOut,
@@ -44,7 +52,11 @@ impl Phase {
         Phase::Unauthorized,
         Phase::Forbidden,
         Phase::ServerError,
+        Phase::ProvisionFailed,
         Phase::FluxNotInstalled,
+        Phase::Provisioning,
+        Phase::Paused,
+        Phase::Deleting,
         Phase::Connecting,
         Phase::Syncing,
         Phase::Live,
@@ -59,7 +71,11 @@ impl Phase {
             Phase::Unauthorized => "unauthorized",
             Phase::Forbidden => "forbidden",
             Phase::ServerError => "server-error",
+            Phase::ProvisionFailed => "provision-failed",
             Phase::FluxNotInstalled => "flux-not-installed",
+            Phase::Provisioning => "provisioning",
+            Phase::Paused => "paused",
+            Phase::Deleting => "deleting",
             Phase::Connecting => "connecting",
             Phase::Syncing => "syncing",
             Phase::Live => "live",
@@ -71,12 +87,24 @@ impl Phase {
         matches!(self, Phase::Connecting | Phase::Syncing)
     }
 
-    /// Something is wrong with this cluster's link (not merely slow to come up).
+    /// Something is wrong with this cluster's link (not merely slow to come up, not a state
+    /// of its life in Cluster API).
     pub fn is_failure(self) -> bool {
         !matches!(
             self,
-            Phase::Connecting | Phase::Syncing | Phase::Live | Phase::FluxNotInstalled
+            Phase::Connecting
+                | Phase::Syncing
+                | Phase::Live
+                | Phase::FluxNotInstalled
+                | Phase::Provisioning
+                | Phase::Paused
+                | Phase::Deleting
         )
+    }
+
+    /// Not watched because of where it is in its life (Cluster API): nothing is missing.
+    pub fn is_lifecycle(self) -> bool {
+        matches!(self, Phase::Provisioning | Phase::Paused | Phase::Deleting)
     }
 
     fn index(self) -> usize {

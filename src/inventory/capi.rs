@@ -204,6 +204,87 @@ pub fn kommander_cluster(object: &Value) -> Option<KommanderCluster> {
     })
 }
 
+/// One cluster found on a management cluster, with its kubeconfig when it is worth connecting
+/// to (None while provisioning, paused, deleting or failed).
+#[derive(Clone, Debug)]
+pub struct Found {
+    pub cluster: CapiCluster,
+    pub kubeconfig: Option<Result<Kubeconfig, String>>,
+}
+
+/// Adds what a management cluster holds to the fleet. Workspace: the Kommander workspace of its
+/// namespace, else the value of `workspace_label` on the Cluster, else its namespace. A cluster
+/// whose Secret cannot be used is a problem of that cluster alone.
+pub fn add(
+    inventory: &mut super::Inventory,
+    management: &[String],
+    found: Vec<Found>,
+    kommander: &BTreeMap<String, String>,
+    workspace_label: Option<&str>,
+) {
+    let path = management.join(" ▸ ");
+    for Found {
+        cluster,
+        kubeconfig,
+    } in found
+    {
+        let workspace = kommander
+            .get(&cluster.namespace)
+            .cloned()
+            .or_else(|| workspace_label.and_then(|l| cluster.labels.get(l).cloned()))
+            .unwrap_or_else(|| cluster.namespace.clone());
+        let secret = format!("{}/{}-kubeconfig", cluster.namespace, cluster.name);
+        let source = std::path::PathBuf::from(format!("{path}: Secret {secret}"));
+        let taken = |name: &str| inventory.clusters.iter().any(|c| c.name == name);
+        let name = if taken(&cluster.name) {
+            format!("{}/{}", cluster.namespace, cluster.name)
+        } else {
+            cluster.name.clone()
+        };
+        let discovered = Some(super::Discovered {
+            management: management.to_vec(),
+            namespace: cluster.namespace.clone(),
+            lifecycle: cluster.lifecycle.clone(),
+        });
+        let (context, server, kubeconfig) = match kubeconfig {
+            None => (cluster.name.clone(), String::new(), Kubeconfig::default()),
+            Some(Ok(config)) => match super::kubeconfig::current(config, source.clone()) {
+                Ok(loaded) => (loaded.context, loaded.server, loaded.kubeconfig),
+                Err(e) => {
+                    inventory
+                        .problems
+                        .push(problem(&path, &cluster.name, &secret, &e));
+                    continue;
+                }
+            },
+            Some(Err(e)) => {
+                inventory
+                    .problems
+                    .push(problem(&path, &cluster.name, &secret, &e));
+                continue;
+            }
+        };
+        inventory.clusters.push(super::ClusterSpec {
+            name,
+            context,
+            workspace,
+            server,
+            labels: cluster.labels,
+            source,
+            kubeconfig,
+            discovered,
+        });
+    }
+}
+
+fn problem(path: &str, cluster: &str, secret: &str, what: &str) -> super::Problem {
+    super::Problem {
+        source: format!("{path}: Secret {secret}"),
+        context: Some(cluster.to_string()),
+        message: what.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

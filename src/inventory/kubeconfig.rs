@@ -243,3 +243,23 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// The current context (else the first) of a kubeconfig that did not come from a file, such as
+/// one read from a Secret; `source` says where it came from.
+pub fn current(config: Kubeconfig, source: PathBuf) -> Result<Loaded, String> {
+    let named = config
+        .current_context
+        .as_deref()
+        .and_then(|c| config.contexts.iter().find(|n| n.name == c))
+        .or_else(|| config.contexts.first())
+        .cloned()
+        .ok_or("the kubeconfig has no context")?;
+    let file = File {
+        path: source.clone(),
+        dir_workspace: None,
+        config,
+    };
+    let mut loaded = resolve_context(&named, &[&file])?;
+    loaded.source = source;
+    Ok(loaded)
+}

@@ -32,6 +32,19 @@ pub struct ClusterSpec {
     /// A self-contained kubeconfig with just this context, its cluster and its user.
     #[serde(skip)]
     pub kubeconfig: Kubeconfig,
+    /// Found on a management cluster (Cluster API): where, and where it is in its life.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub discovered: Option<Discovered>,
+}
+
+/// How a cluster was found on a management cluster.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Discovered {
+    /// The management clusters above it, the top one first.
+    pub management: Vec<String>,
+    /// Its namespace on the management cluster.
+    pub namespace: String,
+    pub lifecycle: capi::Lifecycle,
 }
 
 /// Something wrong with one source or one context in it.
@@ -101,15 +114,21 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
         for dir in &request.dirs {
             loader.dir(dir);
         }
-    } else if !config.sources.is_empty() {
+    } else if config
+        .sources
+        .iter()
+        .any(|s| s.kubeconfig.is_some() || s.dir.is_some())
+    {
         for (i, source) in config.sources.iter().enumerate() {
-            match (&source.kubeconfig, &source.dir) {
-                (Some(file), None) => loader.file(&expand(file), None),
-                (None, Some(dir)) => loader.dir(&expand(dir)),
+            match (&source.kubeconfig, &source.dir, &source.management) {
+                (Some(file), None, None) => loader.file(&expand(file), None),
+                (None, Some(dir), None) => loader.dir(&expand(dir)),
+                // Read once the other sources are loaded (it names one of their contexts).
+                (None, None, Some(_)) => {}
                 _ => loader.problem(Problem {
                     source: format!("config sources[{i}]"),
                     context: None,
-                    message: "give exactly one of `kubeconfig` or `dir`".into(),
+                    message: "give exactly one of `kubeconfig`, `dir` or `management`".into(),
                 }),
             }
         }
@@ -158,6 +177,7 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             server: entry.server,
             source: entry.source,
             kubeconfig: entry.kubeconfig,
+            discovered: None,
         });
     }
     if clusters.is_empty() && !request.contexts.is_empty() && problems.is_empty() {

@@ -38,6 +38,30 @@ pub struct Shared {
     pub clients: Arc<Clients>,
 }
 
+impl Shared {
+    pub fn new(
+        settings: &crate::config::Engine,
+        events: mpsc::Sender<Event>,
+        clients: Arc<Clients>,
+    ) -> Shared {
+        Shared {
+            transport: Transport {
+                tls: transport::TlsCache::default(),
+                connect_timeout: settings.connect_timeout,
+                env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
+            },
+            exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
+            connecting: Semaphore::new(settings.connect_concurrency.max(1)),
+            kinds: settings.kinds.clone(),
+            connect_timeout: settings.connect_timeout,
+            max_backoff: settings.max_backoff,
+            chunk_size: settings.chunk_size,
+            events,
+            clients,
+        }
+    }
+}
+
 /// Sends this cluster's events; reports the connection only when it changed.
 pub(super) struct Reporter {
     id: ClusterId,
@@ -134,6 +158,26 @@ async fn lifecycle(
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
 ) -> Result<(), Closed> {
+    // Not provisioned (or paused, deleting, failed) in Cluster API: say so, do not connect.
+    if let Some(found) = &spec.discovered
+        && !found.lifecycle.connectable()
+    {
+        use crate::inventory::capi::Lifecycle;
+        let (phase, message) = match &found.lifecycle {
+            Lifecycle::Provisioning => (
+                Phase::Provisioning,
+                "Cluster API is still provisioning it".to_string(),
+            ),
+            Lifecycle::Paused => (Phase::Paused, "paused in Cluster API".to_string()),
+            Lifecycle::Deleting => (Phase::Deleting, "Cluster API is deleting it".to_string()),
+            Lifecycle::Failed(why) => (Phase::ProvisionFailed, format!("Cluster API: {why}")),
+            Lifecycle::Provisioned => (Phase::Connecting, String::new()),
+        };
+        let mut state = Connection::new(phase);
+        state.error = Some(message.into());
+        reporter.connection(state).await?;
+        std::future::pending::<()>().await;
+    }
     let mut protocol = if spec.server.starts_with("https://") {
         Protocol::Http2
     } else {
@@ -222,7 +266,13 @@ async fn attempt(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
     }
 }
 
-async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -> Attempt {
+/// Credentials (running an exec plugin if needed), then the HTTP service for `spec`; also when
+/// the credentials expire. No request is sent yet.
+pub(super) async fn client(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<(Http, Option<Timestamp>), Failure> {
     let mut kubeconfig = spec.kubeconfig.clone();
     let mut expires = None;
     let cluster = kubeconfig
@@ -240,7 +290,7 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
             match ExecAuthCluster::try_from(&cluster) {
                 Ok(c) => exec.cluster = Some(c),
                 Err(e) => {
-                    return Attempt::Failed(Failure::new(
+                    return Err(Failure::new(
                         Phase::Invalid,
                         format!("cluster info for the exec plugin: {e}"),
                     ));
@@ -252,7 +302,7 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
                 expires = credential.expires;
                 credential.apply(auth);
             }
-            Err(message) => return Attempt::Failed(Failure::new(Phase::Unauthorized, message)),
+            Err(message) => return Err(Failure::new(Phase::Unauthorized, message)),
         }
     }
     let options = KubeConfigOptions {
@@ -261,7 +311,7 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
     };
     let config = match kube::Config::from_custom_kubeconfig(kubeconfig, &options).await {
         Ok(config) => config,
-        Err(e) => return Attempt::Failed(Failure::new(Phase::Invalid, crate::errors::chain(&e))),
+        Err(e) => return Err(Failure::new(Phase::Invalid, crate::errors::chain(&e))),
     };
     let proxy = match transport::proxy_for(
         cluster.proxy_url.as_deref(),
@@ -269,7 +319,7 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
         &shared.transport.env_proxy,
     ) {
         Ok(proxy) => proxy,
-        Err(message) => return Attempt::Failed(Failure::new(Phase::Invalid, message)),
+        Err(message) => return Err(Failure::new(Phase::Invalid, message)),
     };
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
@@ -285,9 +335,16 @@ async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -
     } else {
         shared.transport.client(&config, proxy, protocol)
     };
-    let http = match client {
-        Ok(http) => http,
-        Err(e) => return Attempt::Failed(errors::of_kube(&e)),
+    match client {
+        Ok(http) => Ok((http, expires)),
+        Err(e) => Err(errors::of_kube(&e)),
+    }
+}
+
+async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -> Attempt {
+    let (http, expires) = match client(spec, shared, protocol).await {
+        Ok(opened) => opened,
+        Err(failure) => return Attempt::Failed(failure),
     };
     match discover(&http, &shared.kinds).await {
         Ok((served, _)) if served.is_empty() => Attempt::NoFlux,

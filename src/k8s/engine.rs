@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::cluster::{self, Shared};
 use super::reader::{Clients, Reader};
 use super::writer::{WriteGrant, Writer};
-use super::{exec, transport};
 use crate::config;
 use crate::fleet::ClusterId;
 use crate::fleet::index::Event;
@@ -35,21 +34,7 @@ impl Engine {
     ) -> (Engine, mpsc::Receiver<Event>) {
         let (events, receiver) = mpsc::channel(CHANNEL);
         let clients = Arc::new(Clients::default());
-        let shared = Arc::new(Shared {
-            transport: transport::Transport {
-                tls: transport::TlsCache::default(),
-                connect_timeout: settings.connect_timeout,
-                env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
-            },
-            exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
-            connecting: Semaphore::new(settings.connect_concurrency.max(1)),
-            kinds: settings.kinds.clone(),
-            connect_timeout: settings.connect_timeout,
-            max_backoff: settings.max_backoff,
-            chunk_size: settings.chunk_size,
-            events,
-            clients: clients.clone(),
-        });
+        let shared = Arc::new(Shared::new(settings, events, clients.clone()));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         for (id, spec) in clusters {

@@ -1,0 +1,210 @@
+//! Reading a management cluster: its Cluster API `Cluster`s (v1beta2, else v1beta1), the
+//! kubeconfig Secret of each provisioned one, and Kommander workspace names when Kommander runs
+//! there. One connection, opened for the occasion with the fleet's own transport and credentials.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use super::api::{self, Http, Trouble};
+use super::cluster::{Shared, client};
+use super::reader::Clients;
+use super::transport::Protocol;
+use crate::config;
+use crate::inventory::ClusterSpec;
+use crate::inventory::capi::{self, Found};
+
+/// What a management cluster holds.
+pub struct Holdings {
+    pub found: Vec<Found>,
+    /// Kommander: workspace namespace → display name.
+    pub kommander: BTreeMap<String, String>,
+}
+
+/// Lists `management`'s clusters. Fails as a whole only when the management cluster itself
+/// cannot be read; a cluster whose Secret is missing or broken carries its own error.
+pub async fn discover(
+    management: &ClusterSpec,
+    settings: &config::Engine,
+) -> Result<Holdings, String> {
+    let within = settings.connect_timeout * 4;
+    match tokio::time::timeout(within, read(management, settings)).await {
+        Ok(result) => result,
+        Err(_) => Err(format!(
+            "no complete answer within {}",
+            crate::units::format_duration(within)
+        )),
+    }
+}
+
+async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Holdings, String> {
+    let (events, _) = mpsc::channel(1);
+    let shared = Arc::new(Shared::new(settings, events, Arc::new(Clients::default())));
+    // HTTP/2 first; a server that speaks only HTTP/1.1 is asked again over that.
+    let mut protocol = Protocol::Http2;
+    let (http, version) = loop {
+        let (http, _) = client(management, &shared, protocol)
+            .await
+            .map_err(|f| f.message)?;
+        match capi_version(&http).await {
+            Ok(version) => break (http, version),
+            Err(Trouble::NotHttp2) if protocol == Protocol::Http2 => protocol = Protocol::Http1,
+            Err(t) if t.code() == Some(404) => {
+                return Err("Cluster API is not installed (no cluster.x-k8s.io API group)".into());
+            }
+            Err(t) => return Err(t.into_failure().message),
+        }
+    };
+    let items = list(&http, &format!("/apis/cluster.x-k8s.io/{version}/clusters")).await?;
+    let clusters: Vec<capi::CapiCluster> = items.iter().filter_map(capi::cluster).collect();
+    let found = futures::stream::iter(clusters)
+        .map(|cluster| {
+            let http = http.clone();
+            async move {
+                let kubeconfig = if cluster.lifecycle.connectable() {
+                    Some(secret(&http, &cluster).await)
+                } else {
+                    None
+                };
+                Found {
+                    cluster,
+                    kubeconfig,
+                }
+            }
+        })
+        .buffered(16)
+        .collect()
+        .await;
+    Ok(Holdings {
+        found,
+        kommander: kommander(&http).await,
+    })
+}
+
+/// v1beta2 when served (CAPI ≥ 1.11), else v1beta1.
+async fn capi_version(http: &Http) -> Result<&'static str, Trouble> {
+    let (group, _) = api::get_json::<Value>(http, "/apis/cluster.x-k8s.io").await?;
+    let served = |v: &str| {
+        group["versions"]
+            .as_array()
+            .is_some_and(|vs| vs.iter().any(|x| x["version"] == v))
+    };
+    if served("v1beta2") {
+        Ok("v1beta2")
+    } else if served("v1beta1") {
+        Ok("v1beta1")
+    } else {
+        Err(Trouble::Failed(super::errors::Failure::new(
+            crate::fleet::Phase::ServerError,
+            "Cluster API serves neither v1beta2 nor v1beta1 Clusters",
+        )))
+    }
+}
+
+/// Every item of a list, page by page.
+async fn list(http: &Http, path: &str) -> Result<Vec<Value>, String> {
+    let mut items = Vec::new();
+    let mut next: Option<String> = None;
+    loop {
+        let page = match &next {
+            None => format!("{path}?limit=500"),
+            Some(token) => format!("{path}?limit=500&continue={token}"),
+        };
+        let (mut body, _) =
+            api::get_json::<Value>(http, &page)
+                .await
+                .map_err(|t: Trouble| match t.code() {
+                    Some(403) => format!("forbidden to list {path}"),
+                    _ => t.into_failure().message,
+                })?;
+        if let Some(Value::Array(page_items)) = body.get_mut("items").map(Value::take) {
+            items.extend(page_items);
+        }
+        next = body
+            .pointer("/metadata/continue")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty())
+            .map(str::to_string);
+        if next.is_none() {
+            return Ok(items);
+        }
+    }
+}
+
+/// `<name>-kubeconfig` in the Cluster's namespace.
+async fn secret(
+    http: &Http,
+    cluster: &capi::CapiCluster,
+) -> Result<kube::config::Kubeconfig, String> {
+    let name = format!("{}-kubeconfig", cluster.name);
+    let path = format!("/api/v1/namespaces/{}/secrets/{name}", cluster.namespace);
+    match api::get_json::<Value>(http, &path).await {
+        Ok((secret, _)) => capi::kubeconfig(&secret),
+        Err(t) => Err(match t.code() {
+            Some(404) => format!("no Secret {name}"),
+            Some(403) => format!("forbidden to read the Secret {name}"),
+            _ => format!("reading the Secret {name}: {}", t.into_failure().message),
+        }),
+    }
+}
+
+/// Kommander's workspace namespaces and names; empty when Kommander is not there.
+async fn kommander(http: &Http) -> BTreeMap<String, String> {
+    let path = "/apis/workspaces.kommander.mesosphere.io/v1alpha1/workspaces";
+    match list(http, path).await {
+        Ok(items) => items
+            .iter()
+            .filter_map(capi::kommander_workspace)
+            .map(|w| (w.namespace, w.name))
+            .collect(),
+        Err(_) => BTreeMap::new(),
+    }
+}
+
+/// A management cluster to read: a context of the fleet, and the label naming workspaces.
+#[derive(Clone, Debug)]
+pub struct Management {
+    pub context: String,
+    pub workspace_label: Option<String>,
+}
+
+/// Adds every cluster of every management cluster to `inventory`; each management cluster that
+/// cannot be read is one problem, and the rest of the fleet stays.
+pub async fn extend(
+    inventory: &mut crate::inventory::Inventory,
+    settings: &config::Engine,
+    managements: &[Management],
+) {
+    for m in managements {
+        let Some(spec) = inventory
+            .clusters
+            .iter()
+            .find(|c| c.context == m.context || c.name == m.context)
+            .cloned()
+        else {
+            inventory.problems.push(crate::inventory::Problem {
+                source: "--management".into(),
+                context: Some(m.context.clone()),
+                message: "no such context in the kubeconfigs".into(),
+            });
+            continue;
+        };
+        match discover(&spec, settings).await {
+            Ok(holdings) => capi::add(
+                inventory,
+                std::slice::from_ref(&spec.name),
+                holdings.found,
+                &holdings.kommander,
+                m.workspace_label.as_deref(),
+            ),
+            Err(message) => inventory.problems.push(crate::inventory::Problem {
+                source: format!("management cluster {}", spec.name),
+                context: Some(spec.context.clone()),
+                message,
+            }),
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Discovering the fleet from the simulated management cluster (Cluster API): every workload
+//! cluster with its workspace and labels, lifecycle states instead of connection errors, and a
+//! broken kubeconfig Secret reported for that cluster alone — never its contents.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+async fn fluxfleet(args: &[&str], management: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
+        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .args(args)
+        .arg("--kubeconfig")
+        .arg(management)
+        .args(["--management", "management"])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .unwrap()
+}
+
+fn capi_clusters() -> ApiResource {
+    common::resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_management_cluster_yields_the_fleet_with_lifecycles_and_one_broken_secret() {
+    let sim = common::start().await;
+    let truth = sim.handle.truth();
+    let workloads: BTreeMap<String, String> = truth
+        .iter()
+        .filter(|c| !c.management)
+        .map(|c| (c.name.clone(), c.workspace.clone()))
+        .collect();
+    let names: Vec<&String> = workloads.keys().collect();
+    let (broken, paused, provisioning) = (names[0].clone(), names[1].clone(), names[2].clone());
+    let client = common::client(&sim.handle.files.management, "management").await;
+    let ns = |name: &str| workloads[name].clone();
+    let secrets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        &ns(&broken),
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&()),
+    );
+    let leaked = "c2VjcmV0LXRva2VuLXRoYXQtbXVzdC1ub3QtbGVhaw=="; // "secret-token-that-must-not-leak"
+    secrets
+        .patch(
+            &format!("{broken}-kubeconfig"),
+            &PatchParams::default(),
+            &Patch::Merge(json!({"data": {"value": leaked}})),
+        )
+        .await
+        .unwrap();
+    let clusters = |name: &str| -> Api<DynamicObject> {
+        Api::namespaced_with(client.clone(), &ns(name), &capi_clusters())
+    };
+    clusters(&paused)
+        .patch(
+            &paused,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"paused": true}})),
+        )
+        .await
+        .unwrap();
+    clusters(&provisioning)
+        .patch_status(
+            &provisioning,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"phase": "Provisioning",
+                "initialization": {"controlPlaneInitialized": false}}})),
+        )
+        .await
+        .unwrap();
+
+    let management = sim.handle.files.management.clone();
+    let out = fluxfleet(&["inventory", "-o", "json"], &management).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(3), "a problem to report: {stderr}");
+    assert!(
+        stderr.contains(&broken) && stderr.contains("is not a kubeconfig"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!stdout.contains("secret-token") && !stderr.contains("secret-token"));
+    assert!(!stdout.contains(leaked) && !stderr.contains(leaked));
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let listed: BTreeMap<String, &Value> = doc["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["cluster"].as_str().unwrap().to_string(), c))
+        .collect();
+    assert!(
+        listed.contains_key("management"),
+        "the management cluster stays in the fleet"
+    );
+    for (name, workspace) in &workloads {
+        if *name == broken {
+            assert!(!listed.contains_key(name), "{name} has a broken Secret");
+            continue;
+        }
+        let c = listed
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} discovered"));
+        assert_eq!(c["workspace"], workspace.as_str(), "{c}");
+        assert_eq!(c["labels"]["cluster.x-k8s.io/cluster-name"], name.as_str());
+        assert_eq!(c["discovered"]["management"], json!(["management"]));
+    }
+    assert_eq!(
+        listed[&paused]["discovered"]["lifecycle"]["state"],
+        "paused"
+    );
+    assert_eq!(
+        listed[&provisioning]["discovered"]["lifecycle"]["state"],
+        "provisioning"
+    );
+
+    // Watching them: lifecycle states instead of connection errors; the rest live.
+    let out = fluxfleet(
+        &["get", "--summary", "-o", "json", "--timeout", "20s"],
+        &management,
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let states: BTreeMap<String, String> = doc["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["cluster"].as_str().unwrap().to_string(),
+                c["state"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(states[&paused], "paused");
+    assert_eq!(states[&provisioning], "provisioning");
+    for (name, state) in &states {
+        if *name != paused && *name != provisioning {
+            assert_eq!(state, "live", "{name}");
+        }
+    }
+    assert_eq!(
+        states.len(),
+        workloads.len() - 1 + 1,
+        "every cluster but the broken one, and the management cluster"
+    );
+    sim.handle.shutdown().await;
+}
