@@ -161,6 +161,7 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         theme: ui.theme,
         mode,
         journal: fluxfleet::audit::default_path(),
+        managements,
     })
     .await
 }
@@ -202,6 +203,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         mode: Some(args.ui.flag().unwrap_or(fluxfleet::config::Mode::Write)),
         theme: args.ui.theme,
         journal: fluxfleet::audit::default_path(),
+        managements: Vec::new(),
     })
     .await;
     handle.shutdown().await;

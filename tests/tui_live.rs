@@ -206,6 +206,7 @@ fn session(
         theme: None,
         mode,
         journal,
+        managements: Vec::new(),
     };
     let app = async move {
         let mut terminal = Terminal::new(backend).unwrap();

@@ -37,6 +37,8 @@ pub struct Start {
     pub mode: Option<Mode>,
     /// The audit journal (`audit::default_path()`).
     pub journal: Option<PathBuf>,
+    /// Management clusters to follow while running.
+    pub managements: Vec<crate::k8s::management::Management>,
 }
 
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
@@ -67,6 +69,7 @@ where
         theme,
         mode,
         journal,
+        managements,
     } = start;
     let theme_dir = config_path
         .as_deref()
@@ -79,7 +82,8 @@ where
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
     let (keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
     warnings.extend(keymap_warnings);
-    let (index, engine, events) = crate::export::live::watch(&inventory, &config.engine);
+    let (index, mut engine, events) = crate::export::live::watch(&inventory, &config.engine);
+    crate::export::live::follow(&mut engine, &inventory, &managements);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     let scopes: Vec<(String, String)> = inventory
         .clusters

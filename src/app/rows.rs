@@ -203,6 +203,7 @@ pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry
             .clusters()
             .iter()
             .enumerate()
+            .filter(|(_, c)| !c.retired)
             .map(|(i, c)| (ClusterId(i as u32), c))
             .collect(),
         Scope::Workspace(w) => index

@@ -182,6 +182,7 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
                     .index
                     .clusters()
                     .iter()
+                    .filter(|c| !c.retired)
                     .map(|c| c.info.name.as_str())
                     .collect(),
                 _ => Vec::new(),
@@ -278,7 +279,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
             .index
             .clusters()
             .iter()
-            .position(|c| c.info.name == arg)
+            .position(|c| c.info.name == arg && !c.retired)
         {
             Some(i) => model.push(View::Cluster(ClusterId(i as u32))),
             None => model.flash = Some(format!("no cluster {arg:?}")),

@@ -169,6 +169,8 @@ pub struct Engine {
     pub exec_timeout: Duration,
     pub kinds: Vec<FluxKind>,
     pub max_backoff: Duration,
+    /// How often management clusters are read again.
+    pub discovery_interval: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -256,6 +258,7 @@ struct RawEngine {
     exec_timeout: String,
     kinds: Vec<String>,
     max_backoff: String,
+    discovery_interval: String,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -346,6 +349,11 @@ impl Config {
             fallback.exec_timeout,
         );
         let max_backoff = duration("max_backoff", &raw.engine.max_backoff, fallback.max_backoff);
+        let discovery_interval = duration(
+            "discovery_interval",
+            &raw.engine.discovery_interval,
+            fallback.discovery_interval,
+        );
         let mut kinds = Vec::new();
         for name in &raw.engine.kinds {
             match FluxKind::from_kind(name) {
@@ -380,6 +388,7 @@ impl Config {
             exec_timeout,
             kinds,
             max_backoff,
+            discovery_interval,
         };
         let config = Config {
             engine,
@@ -414,6 +423,7 @@ impl Config {
                     FluxKind::HelmRelease,
                 ],
                 max_backoff: Duration::from_secs(60),
+                discovery_interval: Duration::from_secs(30),
             },
             inventory: Inventory {
                 default_workspace: "default".into(),

@@ -156,6 +156,10 @@ pub async fn get(request: Request) -> u8 {
         config.engine.kinds = vec![kind];
     }
     let mut live = Live::start(&inventory, &config.engine);
+    if request.watch {
+        // Watching: clusters joining or leaving management clusters show up as they do.
+        live.follow(&inventory, &managements(&request.sources, &config));
+    }
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -181,7 +185,12 @@ pub async fn get(request: Request) -> u8 {
 
 fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
     let filter = &request.filter;
-    let clusters = || index.clusters().iter().filter(|c| filter.cluster(c));
+    let clusters = || {
+        index
+            .clusters()
+            .iter()
+            .filter(|c| !c.retired && filter.cluster(c))
+    };
     if !clean {
         return exit::INVENTORY;
     }

@@ -35,6 +35,36 @@ pub fn watch(
     (index, engine, events)
 }
 
+/// Has `engine` follow every management cluster of `managements` that `inventory` holds: the
+/// clusters discovered on it at start are handed over with their ids.
+pub fn follow(
+    engine: &mut Engine,
+    inventory: &Inventory,
+    managements: &[crate::k8s::management::Management],
+) {
+    for m in managements {
+        let Some(spec) = inventory
+            .clusters
+            .iter()
+            .find(|c| c.context == m.context || c.name == m.context)
+        else {
+            continue;
+        };
+        let known = inventory
+            .clusters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.discovered
+                    .as_ref()
+                    .is_some_and(|d| d.management.first() == Some(&spec.name))
+            })
+            .map(|(i, c)| (crate::fleet::ClusterId(i as u32), c.clone()))
+            .collect();
+        engine.follow(spec.clone(), m.workspace_label.clone(), known);
+    }
+}
+
 /// A watched fleet.
 pub struct Live {
     pub index: Index,
@@ -58,6 +88,15 @@ impl Live {
     /// Sends actions to the connected clusters: only with the proof that writes are enabled.
     pub fn writer(&self, grant: crate::k8s::WriteGrant, writable: Vec<bool>) -> crate::k8s::Writer {
         self.engine.writer(grant, writable)
+    }
+
+    /// Follows management clusters while running (see [`follow`]).
+    pub fn follow(
+        &mut self,
+        inventory: &Inventory,
+        managements: &[crate::k8s::management::Management],
+    ) {
+        follow(&mut self.engine, inventory, managements);
     }
 
     /// Reads events and YAML from the connected clusters.

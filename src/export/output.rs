@@ -12,7 +12,7 @@ use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, Phase};
 
 /// Clusters by workspace, then name.
 pub(super) fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
-    let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().collect();
+    let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().filter(|c| !c.retired).collect();
     clusters
         .sort_by(|a, b| (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name)));
     clusters.into_iter()

@@ -166,7 +166,7 @@ pub struct Fleet<'a> {
 impl<'a> Fleet<'a> {
     pub fn new(index: &'a Index) -> Fleet<'a> {
         Fleet {
-            clusters: index.clusters().len() as u32,
+            clusters: index.phases().total(),
             states: States(index.phases()),
             objects: index.health(),
         }

@@ -97,6 +97,14 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
                 out.push(Changed::Object("DELETED", Box::new(old.clone())));
             }
         }
+        // A cluster leaving: its objects are deleted, then its state says why.
+        Change::Retired => {
+            for old in cluster.objects.values().filter(|s| filter.object(s)) {
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+            }
+        }
+        // A new cluster: its state line follows with its first Connection change.
+        Change::Added(_) => {}
     }
     out
 }

@@ -29,6 +29,17 @@ pub struct ClusterInfo {
     pub labels: BTreeMap<String, String>,
 }
 
+impl ClusterInfo {
+    fn empty() -> ClusterInfo {
+        ClusterInfo {
+            name: String::new(),
+            workspace: String::new(),
+            server: String::new(),
+            labels: BTreeMap::new(),
+        }
+    }
+}
+
 /// One change, from the engine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
@@ -46,6 +57,11 @@ pub enum Change {
     Deleted(ObjectKey),
     /// A (re)list of one kind: these are now all the objects of that kind in the cluster.
     Replaced(FluxKind, Vec<FluxSummary>),
+    /// A cluster joined the fleet while it runs (found on a management cluster); its id is the
+    /// next one.
+    Added(ClusterInfo),
+    /// The cluster left the fleet (gone from its management cluster); its id is not reused.
+    Retired,
 }
 
 /// One cluster in the index.
@@ -61,6 +77,8 @@ pub struct ClusterEntry {
     pub answered: bool,
     pub objects: BTreeMap<ObjectKey, FluxSummary>,
     pub health: HealthCounts,
+    /// Gone from the fleet: kept so that ids stay stable, shown nowhere.
+    pub retired: bool,
 }
 
 /// One workspace in the index.
@@ -154,8 +172,36 @@ impl Index {
             answered: false,
             objects: BTreeMap::new(),
             health: HealthCounts::default(),
+            retired: false,
         });
         id
+    }
+
+    /// Takes a cluster out of the fleet: its objects, its counts, its place in its workspace.
+    fn retire(&mut self, id: ClusterId) {
+        let Some(cluster) = self.clusters.get_mut(id.0 as usize) else {
+            return;
+        };
+        if cluster.retired {
+            return;
+        }
+        cluster.retired = true;
+        let ws = &mut self.workspaces[cluster.workspace.0 as usize];
+        ws.clusters.retain(|c| *c != id);
+        ws.phases.sub(cluster.connection.phase);
+        self.phases.sub(cluster.connection.phase);
+        for o in std::mem::take(&mut cluster.objects).into_values() {
+            ws.health.sub(o.health);
+            self.health.sub(o.health);
+        }
+        cluster.health = HealthCounts::default();
+        if !cluster.answered {
+            cluster.answered = true;
+            self.unanswered -= 1;
+        }
+        if self.cluster_ids.get(&cluster.info.name) == Some(&id) {
+            self.cluster_ids.remove(&cluster.info.name);
+        }
     }
 
     /// Applies one change. Events for unknown clusters are ignored.
@@ -168,8 +214,23 @@ impl Index {
                 }
             }
             Change::Connection(_) | Change::Deleted(_) => {}
+            Change::Added(info) => {
+                if event.cluster.0 as usize == self.clusters.len() {
+                    let info = std::mem::replace(info, ClusterInfo::empty());
+                    self.add_cluster(info);
+                }
+                return;
+            }
+            Change::Retired => {
+                self.retire(event.cluster);
+                return;
+            }
         }
-        let Some(cluster) = self.clusters.get_mut(event.cluster.0 as usize) else {
+        let Some(cluster) = self
+            .clusters
+            .get_mut(event.cluster.0 as usize)
+            .filter(|c| !c.retired)
+        else {
             return;
         };
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
@@ -206,6 +267,7 @@ impl Index {
                     counts.sub(&old);
                 }
             }
+            Change::Added(_) | Change::Retired => {}
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);
                 let stale: Vec<ObjectKey> = cluster

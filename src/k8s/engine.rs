@@ -1,7 +1,9 @@
 //! The engine: one task per cluster, all reporting into one channel of [`Event`]s that the owner
 //! of the fleet index (the TUI, `fluxfleet get`) drains.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
@@ -24,6 +26,12 @@ pub struct Engine {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
     reader: Reader,
+    shared: Arc<Shared>,
+    settings: config::Engine,
+    /// The next id for a cluster that joins while running (the index assigns the same).
+    next_id: Arc<AtomicU32>,
+    /// Each starting cluster's own token (a child of `cancel`): a follower may stop one.
+    tokens: HashMap<ClusterId, CancellationToken>,
 }
 
 impl Engine {
@@ -37,8 +45,12 @@ impl Engine {
         let shared = Arc::new(Shared::new(settings, events, clients.clone()));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
+        let next_id = Arc::new(AtomicU32::new(clusters.len() as u32));
+        let mut tokens = HashMap::new();
         for (id, spec) in clusters {
-            tasks.spawn(cluster::run(id, spec, shared.clone(), cancel.clone()));
+            let token = cancel.child_token();
+            tokens.insert(id, token.clone());
+            tasks.spawn(cluster::run(id, spec, shared.clone(), token));
         }
         let reader = Reader {
             clients,
@@ -49,6 +61,10 @@ impl Engine {
                 cancel,
                 tasks,
                 reader,
+                shared,
+                settings: settings.clone(),
+                next_id,
+                tokens,
             },
             receiver,
         )
@@ -67,6 +83,31 @@ impl Engine {
     /// Reads events and YAML from connected clusters. It has no way to change anything.
     pub fn reader(&self) -> Reader {
         self.reader.clone()
+    }
+
+    /// Reads `management` again every `discovery_interval`: clusters that appear there join
+    /// the fleet (an [`Change::Added`] event, then their own task), clusters that vanish leave it
+    /// ([`Change::Retired`]), a changed kubeconfig or lifecycle restarts that cluster's task.
+    /// `known` are the clusters found on it at start, with their ids.
+    pub fn follow(
+        &mut self,
+        management: ClusterSpec,
+        workspace_label: Option<String>,
+        known: Vec<(ClusterId, ClusterSpec)>,
+    ) {
+        let follower = super::follow::Follower {
+            management,
+            workspace_label,
+            shared: self.shared.clone(),
+            settings: self.settings.clone(),
+            next_id: self.next_id.clone(),
+            cancel: self.cancel.clone(),
+        };
+        let known = known
+            .into_iter()
+            .filter_map(|(id, spec)| Some((id, spec, self.tokens.get(&id)?.clone())))
+            .collect();
+        self.tasks.spawn(follower.run(known));
     }
 
     /// Stops every cluster task and waits for them to end.

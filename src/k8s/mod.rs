@@ -9,6 +9,7 @@ pub mod discovery;
 mod engine;
 pub mod errors;
 mod exec;
+mod follow;
 mod kind_watch;
 pub mod management;
 pub mod reader;

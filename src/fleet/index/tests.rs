@@ -226,3 +226,41 @@ fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
     index.apply(at(b, Change::Applied(failing("another reason"))));
     assert_ne!(on(&index, a).fingerprint, on(&index, b).fingerprint);
 }
+
+#[test]
+fn clusters_join_and_leave_while_running_without_miscounting() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    index.apply(at(
+        a,
+        Change::Applied(summary(FluxKind::Kustomization, "apps", "False")),
+    ));
+    // The engine's next id is the index's next id.
+    let b = ClusterId(1);
+    index.apply(at(b, Change::Added(info("b", "w"))));
+    assert_eq!(
+        index.cluster_named("b").map(|c| c.info.workspace.as_str()),
+        Some("w")
+    );
+    index.apply(at(
+        b,
+        Change::Applied(summary(FluxKind::HelmRelease, "podinfo", "True")),
+    ));
+    assert_eq!(index.object_count(), 2);
+    index.apply(at(a, Change::Retired));
+    assert_rollups_consistent(&index);
+    assert!(index.cluster_named("a").is_none());
+    assert_eq!(index.object_count(), 1);
+    assert_eq!(index.phases().total(), 1);
+    let ws = &index.workspaces()[0];
+    assert_eq!(ws.clusters, [b]);
+    // Events for a retired cluster change nothing; an out-of-order Added is ignored.
+    index.apply(at(
+        a,
+        Change::Applied(summary(FluxKind::Kustomization, "late", "True")),
+    ));
+    index.apply(at(ClusterId(7), Change::Added(info("c", "w"))));
+    assert_eq!(index.object_count(), 1);
+    assert_eq!(index.clusters().len(), 2);
+    assert_rollups_consistent(&index);
+}
