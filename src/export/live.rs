@@ -61,7 +61,13 @@ pub fn follow(
             })
             .map(|(i, c)| (crate::fleet::ClusterId(i as u32), c.clone()))
             .collect();
-        engine.follow(spec.clone(), m.workspace_label.clone(), known);
+        let reserved = inventory
+            .clusters
+            .iter()
+            .filter(|c| c.discovered.is_none())
+            .map(|c| c.name.clone())
+            .collect();
+        engine.follow(spec.clone(), m.workspace_label.clone(), known, reserved);
     }
 }
 

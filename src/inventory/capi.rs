@@ -221,6 +221,7 @@ pub fn add(
     found: Vec<Found>,
     kommander: &BTreeMap<String, String>,
     workspace_label: Option<&str>,
+    reserved: &std::collections::HashSet<String>,
 ) {
     let path = management.join(" ▸ ");
     for Found {
@@ -235,7 +236,9 @@ pub fn add(
             .unwrap_or_else(|| cluster.namespace.clone());
         let secret = format!("{}/{}-kubeconfig", cluster.namespace, cluster.name);
         let source = std::path::PathBuf::from(format!("{path}: Secret {secret}"));
-        let taken = |name: &str| inventory.clusters.iter().any(|c| c.name == name);
+        let taken = |name: &str| {
+            reserved.contains(name) || inventory.clusters.iter().any(|c| c.name == name)
+        };
         let name = if taken(&cluster.name) {
             format!("{}/{}", cluster.namespace, cluster.name)
         } else {

@@ -94,6 +94,7 @@ impl Engine {
         management: ClusterSpec,
         workspace_label: Option<String>,
         known: Vec<(ClusterId, ClusterSpec)>,
+        reserved: std::collections::HashSet<String>,
     ) {
         let follower = super::follow::Follower {
             management,
@@ -102,6 +103,7 @@ impl Engine {
             settings: self.settings.clone(),
             next_id: self.next_id.clone(),
             cancel: self.cancel.clone(),
+            reserved,
         };
         let known = known
             .into_iter()

@@ -23,6 +23,9 @@ pub(super) struct Follower {
     pub settings: config::Engine,
     pub next_id: Arc<AtomicU32>,
     pub cancel: CancellationToken,
+    /// Names of the fleet's other clusters: a discovered cluster with one of them is renamed,
+    /// as at start.
+    pub reserved: std::collections::HashSet<String>,
 }
 
 /// A cluster being followed: its id, what it is shown as, how it is reached, its task.
@@ -70,6 +73,7 @@ impl Follower {
                 holdings.found,
                 &holdings.kommander,
                 self.workspace_label.as_deref(),
+                &self.reserved,
             );
             for p in &found.problems {
                 tracing::warn!(problem = %p, "management cluster");

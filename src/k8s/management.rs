@@ -199,6 +199,7 @@ pub async fn extend(
                 holdings.found,
                 &holdings.kommander,
                 m.workspace_label.as_deref(),
+                &Default::default(),
             ),
             Err(message) => inventory.problems.push(crate::inventory::Problem {
                 source: format!("management cluster {}", spec.name),
