@@ -346,6 +346,9 @@ pub struct SimArgs {
     /// Offer only HTTP/1.1 (ALPN), like API servers behind an HTTP/1.1-only proxy.
     #[arg(long)]
     pub http1_only: bool,
+    /// The management cluster is a Kommander one (Workspace and KommanderCluster objects).
+    #[arg(long)]
+    pub kommander: bool,
 }
 
 impl SimArgs {
@@ -366,6 +369,7 @@ impl SimArgs {
             history: self.history,
             history_age: self.history_age,
             http1_only: self.http1_only,
+            kommander: self.kommander,
             ..sim::Config::default()
         }
     }

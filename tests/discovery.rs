@@ -261,3 +261,34 @@ async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running()
     live.shutdown().await;
     sim.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kommander_management_cluster_names_the_workspaces() {
+    let sim = common::start_with(|c| c.kommander = true).await;
+    let config = fluxfleet::config::Config::defaults();
+    let request = fluxfleet::inventory::Request {
+        kubeconfigs: vec![sim.handle.files.management.clone()],
+        ..Default::default()
+    };
+    let mut inventory = fluxfleet::inventory::load(&request, &config);
+    let managements = [fluxfleet::k8s::management::Management {
+        context: "management".into(),
+        workspace_label: None,
+    }];
+    fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
+    assert_eq!(inventory.problems, []);
+    let truth = sim.handle.truth();
+    let workloads: Vec<_> = truth.iter().filter(|c| !c.management).collect();
+    for c in &workloads {
+        let spec = inventory
+            .clusters
+            .iter()
+            .find(|s| s.name == c.name)
+            .unwrap_or_else(|| panic!("{} discovered", c.name));
+        let mut display = c.workspace.clone();
+        display[..1].make_ascii_uppercase();
+        assert_eq!(spec.workspace, format!("{display} workspace"), "{}", c.name);
+    }
+    assert_eq!(inventory.clusters.len(), workloads.len() + 1);
+    sim.handle.shutdown().await;
+}

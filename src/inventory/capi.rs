@@ -180,6 +180,28 @@ pub struct KommanderCluster {
     pub phase: String,
 }
 
+impl KommanderCluster {
+    /// An attached cluster without a Cluster API `Cluster`, as a cluster of the fleet.
+    pub fn as_cluster(&self) -> CapiCluster {
+        let lifecycle = match self.phase.as_str() {
+            "Joined" => Lifecycle::Provisioned,
+            "JoinFailed" | "UnjoinFailed" => {
+                Lifecycle::Failed(format!("Kommander: {}", self.phase))
+            }
+            "Unjoining" | "Unjoined" => Lifecycle::Deleting,
+            _ => Lifecycle::Provisioning,
+        };
+        CapiCluster {
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            labels: BTreeMap::new(),
+            lifecycle,
+            available: None,
+            unreachable: false,
+        }
+    }
+}
+
 pub fn kommander_cluster(object: &Value) -> Option<KommanderCluster> {
     let name = object.pointer("/metadata/name")?.as_str()?.to_string();
     let namespace = object
@@ -395,5 +417,15 @@ mod tests {
         assert_eq!(c.namespace, "dev-workspace");
         assert_eq!(c.kubeconfig_secret, "prod-eu-1-kubeconfig");
         assert_eq!(c.phase, "Joined");
+        // An attached cluster without a Cluster API Cluster: its phase is its lifecycle.
+        assert_eq!(c.as_cluster().lifecycle, Lifecycle::Provisioned);
+        let mut joining = c.clone();
+        joining.phase = "Joining".into();
+        assert_eq!(joining.as_cluster().lifecycle, Lifecycle::Provisioning);
+        joining.phase = "JoinFailed".into();
+        assert!(matches!(
+            joining.as_cluster().lifecycle,
+            Lifecycle::Failed(_)
+        ));
     }
 }

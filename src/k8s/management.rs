@@ -59,13 +59,41 @@ async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Hol
         }
     };
     let items = list(&http, &format!("/apis/cluster.x-k8s.io/{version}/clusters")).await?;
-    let clusters: Vec<capi::CapiCluster> = items.iter().filter_map(capi::cluster).collect();
+    let mut clusters: Vec<capi::CapiCluster> = items.iter().filter_map(capi::cluster).collect();
+    // Kommander: which Secret holds each cluster's kubeconfig, and the attached clusters that
+    // have no Cluster API Cluster.
+    let kommander_clusters: Vec<capi::KommanderCluster> = list(
+        &http,
+        "/apis/kommander.mesosphere.io/v1beta1/kommanderclusters",
+    )
+    .await
+    .unwrap_or_default()
+    .iter()
+    .filter_map(capi::kommander_cluster)
+    .collect();
+    let mut secrets: BTreeMap<(String, String), String> = BTreeMap::new();
+    for k in &kommander_clusters {
+        secrets.insert(
+            (k.namespace.clone(), k.name.clone()),
+            k.kubeconfig_secret.clone(),
+        );
+        if !clusters
+            .iter()
+            .any(|c| c.namespace == k.namespace && c.name == k.name)
+        {
+            clusters.push(k.as_cluster());
+        }
+    }
     let found = futures::stream::iter(clusters)
         .map(|cluster| {
             let http = http.clone();
+            let name = secrets
+                .get(&(cluster.namespace.clone(), cluster.name.clone()))
+                .cloned()
+                .unwrap_or_else(|| format!("{}-kubeconfig", cluster.name));
             async move {
                 let kubeconfig = if cluster.lifecycle.connectable() {
-                    Some(secret(&http, &cluster).await)
+                    Some(secret(&http, &cluster.namespace, &name).await)
                 } else {
                     None
                 };
@@ -134,13 +162,14 @@ async fn list(http: &Http, path: &str) -> Result<Vec<Value>, String> {
     }
 }
 
-/// `<name>-kubeconfig` in the Cluster's namespace.
+/// The kubeconfig Secret `name` (`<cluster>-kubeconfig`, or Kommander's reference) in
+/// `namespace`.
 async fn secret(
     http: &Http,
-    cluster: &capi::CapiCluster,
+    namespace: &str,
+    name: &str,
 ) -> Result<kube::config::Kubeconfig, String> {
-    let name = format!("{}-kubeconfig", cluster.name);
-    let path = format!("/api/v1/namespaces/{}/secrets/{name}", cluster.namespace);
+    let path = format!("/api/v1/namespaces/{namespace}/secrets/{name}");
     match api::get_json::<Value>(http, &path).await {
         Ok((secret, _)) => capi::kubeconfig(&secret),
         Err(t) => Err(match t.code() {

@@ -81,6 +81,33 @@ pub fn kubeconfig_secret(
     })
 }
 
+/// A Kommander workspace for the namespace `ws`, displayed with a capital (FACTS §4.3).
+pub fn kommander_workspace(ws: &str) -> Value {
+    let display: String = ws
+        .chars()
+        .enumerate()
+        .map(|(i, c)| if i == 0 { c.to_ascii_uppercase() } else { c })
+        .collect();
+    json!({
+        "apiVersion": "workspaces.kommander.mesosphere.io/v1alpha1", "kind": "Workspace",
+        "metadata": {"name": format!("{ws}-workspace"),
+                     "annotations": {"kommander.mesosphere.io/display-name": format!("{display} workspace")}},
+        "spec": {"namespaceName": ws},
+    })
+}
+
+/// A joined KommanderCluster referring to the CAPI kubeconfig Secret.
+pub fn kommander_cluster(name: &str, namespace: &str) -> Value {
+    json!({
+        "apiVersion": "kommander.mesosphere.io/v1beta1", "kind": "KommanderCluster",
+        "metadata": {"name": name, "namespace": namespace,
+                     "annotations": {"kommander.mesosphere.io/display-name": name}},
+        "spec": {"kubeconfigRef": {"name": format!("{name}-kubeconfig")},
+                 "clusterRef": {"capiCluster": {"name": name}}},
+        "status": {"phase": "Joined", "kubernetesVersion": "v1.33.4"},
+    })
+}
+
 /// Converts a stored v1beta2 Cluster to v1beta1, as CAPI's conversion webhook does for the fields
 /// a client reads (phase, readiness booleans, paused, references, v1beta1 conditions).
 pub fn to_v1beta1(mut v: Value) -> Value {
@@ -131,6 +158,7 @@ pub fn populate_management(
     clock: &Clock,
     urls: &[String],
     ca: &str,
+    kommander: bool,
 ) {
     let Some(m) = world.management() else { return };
     populate::populate(m, seed, clock, objects.min(8), 2);
@@ -166,6 +194,18 @@ pub fn populate_management(
             &kubeconfig::render(&[entry], ca),
         );
         store.put(Res::Secret, secret, None);
+        if kommander {
+            store.put(
+                Res::KommanderCluster,
+                kommander_cluster(&c.name, &c.workspace),
+                None,
+            );
+        }
+    }
+    if kommander {
+        for ws in &world.workspaces {
+            store.put(Res::KommanderWorkspace, kommander_workspace(ws), None);
+        }
     }
     let rv = store.resource_version();
     drop(store);

@@ -94,6 +94,9 @@ pub struct Config {
     pub epoch: Option<i64>,
     /// Offer only `http/1.1` in ALPN, like API servers behind an HTTP/1.1-only proxy.
     pub http1_only: bool,
+    /// The management cluster is a Kommander one: a `Workspace` per workspace namespace (with a
+    /// display name) and a joined `KommanderCluster` per cluster.
+    pub kommander: bool,
 }
 
 impl Default for Config {
@@ -117,6 +120,7 @@ impl Default for Config {
             events_per_cluster: 40,
             epoch: None,
             http1_only: false,
+            kommander: false,
         }
     }
 }
@@ -440,6 +444,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         &clock,
         &urls,
         &tls.ca_pem,
+        config.kommander,
     );
 
     let shutdown = CancellationToken::new();

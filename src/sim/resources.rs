@@ -10,6 +10,10 @@ pub enum Res {
     Event,
     Secret,
     CapiCluster,
+    /// Kommander (DKP/NKP): `workspaces.kommander.mesosphere.io` Workspace, cluster-scoped.
+    KommanderWorkspace,
+    /// Kommander: `kommander.mesosphere.io` KommanderCluster, in a workspace namespace.
+    KommanderCluster,
     Flux(FluxKind),
 }
 
@@ -30,6 +34,8 @@ impl Res {
         match self {
             Res::Namespace | Res::Event | Res::Secret => "",
             Res::CapiCluster => "cluster.x-k8s.io",
+            Res::KommanderWorkspace => "workspaces.kommander.mesosphere.io",
+            Res::KommanderCluster => "kommander.mesosphere.io",
             Res::Flux(k) => k.group(),
         }
     }
@@ -40,6 +46,8 @@ impl Res {
             Res::Event => "Event",
             Res::Secret => "Secret",
             Res::CapiCluster => "Cluster",
+            Res::KommanderWorkspace => "Workspace",
+            Res::KommanderCluster => "KommanderCluster",
             Res::Flux(k) => k.as_str(),
         }
     }
@@ -50,6 +58,8 @@ impl Res {
             Res::Event => "events",
             Res::Secret => "secrets",
             Res::CapiCluster => "clusters",
+            Res::KommanderWorkspace => "workspaces",
+            Res::KommanderCluster => "kommanderclusters",
             Res::Flux(k) => k.plural(),
         }
     }
@@ -59,7 +69,7 @@ impl Res {
     }
 
     pub fn namespaced(self) -> bool {
-        !matches!(self, Res::Namespace)
+        !matches!(self, Res::Namespace | Res::KommanderWorkspace)
     }
 
     pub fn short_names(self) -> &'static [&'static str] {
@@ -68,6 +78,8 @@ impl Res {
             Res::Event => &["ev"],
             Res::Secret => &[],
             Res::CapiCluster => &["cl"],
+            Res::KommanderWorkspace => &["ws"],
+            Res::KommanderCluster => &["komm", "kommander"],
             Res::Flux(k) => k.short_names(),
         }
     }
@@ -89,7 +101,8 @@ impl Res {
 
     pub fn has_status(self) -> bool {
         match self {
-            Res::CapiCluster | Res::Namespace => true,
+            Res::CapiCluster | Res::Namespace | Res::KommanderCluster => true,
+            Res::KommanderWorkspace => false,
             Res::Flux(k) => k.has_status_subresource(),
             Res::Event | Res::Secret => false,
         }
@@ -176,6 +189,17 @@ const CAPI: &[ServedVersion] = &[
     },
 ];
 
+const KOMMANDER_WORKSPACE: &[ServedVersion] = &[ServedVersion {
+    version: "v1alpha1",
+    storage: true,
+    deprecated: false,
+}];
+const KOMMANDER_CLUSTER: &[ServedVersion] = &[ServedVersion {
+    version: "v1beta1",
+    storage: true,
+    deprecated: false,
+}];
+
 /// What a cluster serves: core resources, Cluster API when it is a management cluster, and the
 /// Flux kinds of its release when Flux is installed.
 pub fn served_resources(flux: Option<FluxRelease>, management: bool) -> Vec<Served> {
@@ -190,6 +214,16 @@ pub fn served_resources(flux: Option<FluxRelease>, management: bool) -> Vec<Serv
         out.push(Served {
             res: Res::CapiCluster,
             versions: CAPI.to_vec(),
+        });
+        // Kommander's kinds are served on management clusters; objects exist only when the
+        // simulation runs with `kommander`.
+        out.push(Served {
+            res: Res::KommanderWorkspace,
+            versions: KOMMANDER_WORKSPACE.to_vec(),
+        });
+        out.push(Served {
+            res: Res::KommanderCluster,
+            versions: KOMMANDER_CLUSTER.to_vec(),
         });
     }
     if let Some(release) = flux {
