@@ -56,6 +56,7 @@ fn fleet() -> (Index, Vec<FluxSummary>) {
             workspace: format!("w{}", i % 12),
             server: String::new(),
             labels: Default::default(),
+            management: Vec::new(),
         });
     }
     let ready = sample("kustomization-ready.yaml");

@@ -69,6 +69,7 @@ fn fleet() -> Index {
             workspace: format!("workspace-{:02}", c % WORKSPACES),
             server: format!("https://{name}.example.com:6443"),
             labels: Default::default(),
+            management: Vec::new(),
         });
         let mut live = Connection::new(Phase::Live);
         live.protocol = Some("HTTP/2");

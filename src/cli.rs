@@ -118,6 +118,9 @@ pub struct FleetArgs {
     /// With --management: the Cluster label that names the workspace (default: its namespace).
     #[arg(long, value_name = "LABEL")]
     pub workspace_label: Option<String>,
+    /// With --management: follow management clusters found below, this many levels deep.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub management_depth: usize,
 }
 
 impl FleetArgs {
@@ -129,6 +132,7 @@ impl FleetArgs {
             config: self.config.clone(),
             managements: self.managements.clone(),
             workspace_label: self.workspace_label.clone(),
+            management_depth: self.management_depth,
         }
     }
 }

@@ -174,6 +174,7 @@ async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running()
     let managements = [Management {
         context: "management".into(),
         workspace_label: None,
+        depth: 1,
     }];
     extend(&mut inventory, &config.engine, &managements).await;
     assert_eq!(inventory.problems, []);
@@ -274,6 +275,7 @@ async fn a_kommander_management_cluster_names_the_workspaces() {
     let managements = [fluxfleet::k8s::management::Management {
         context: "management".into(),
         workspace_label: None,
+        depth: 1,
     }];
     fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
     assert_eq!(inventory.problems, []);
@@ -290,5 +292,93 @@ async fn a_kommander_management_cluster_names_the_workspaces() {
         assert_eq!(spec.workspace, format!("{display} workspace"), "{}", c.name);
     }
     assert_eq!(inventory.clusters.len(), workloads.len() + 1);
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nested_management_clusters_are_followed_and_the_cycle_is_caught() {
+    let sim = common::start_with(|c| c.nested = true).await;
+    let management = sim.handle.files.management.clone();
+    let workloads: Vec<String> = sim.handle.cluster_names();
+    let paths = |out: &std::process::Output| -> BTreeMap<String, Value> {
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["clusters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["cluster"].as_str().unwrap().to_string(),
+                    c["discovered"]["management"].clone(),
+                )
+            })
+            .collect()
+    };
+    // One level: the second management cluster and the clusters it holds directly are not read.
+    let out = fluxfleet(&["inventory", "-o", "json"], &management).await;
+    let one = paths(&out);
+    assert_eq!(one["management-eu"], json!(["management"]));
+    assert!(workloads.iter().any(|w| !one.contains_key(w)), "{one:?}");
+
+    let out = fluxfleet(
+        &["inventory", "-o", "json", "--management-depth", "3"],
+        &management,
+    )
+    .await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        stderr.contains("a cycle: management ▸ management-eu ▸ management"),
+        "{stderr}"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the cycle is a problem to report"
+    );
+    let all = paths(&out);
+    for w in &workloads {
+        let path = all
+            .get(w)
+            .unwrap_or_else(|| panic!("{w} discovered: {all:?}"));
+        assert!(
+            *path == json!(["management"]) || *path == json!(["management", "management-eu"]),
+            "{w}: {path}"
+        );
+    }
+    let below = workloads
+        .iter()
+        .filter(|w| all[*w] == json!(["management", "management-eu"]))
+        .count();
+    assert!(
+        below > 0 && below < workloads.len(),
+        "both levels hold clusters"
+    );
+    // Every cluster once: the cycle did not add the top cluster again.
+    assert_eq!(all.len(), workloads.len() + 2);
+    // Watching them: each cluster knows its management path, all are live.
+    let out = fluxfleet(
+        &[
+            "get",
+            "--summary",
+            "-o",
+            "json",
+            "--management-depth",
+            "3",
+            "--timeout",
+            "20s",
+        ],
+        &management,
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for c in doc["clusters"].as_array().unwrap() {
+        let name = c["cluster"].as_str().unwrap();
+        assert_eq!(c["state"], "live", "{c}");
+        match all.get(name).filter(|p| !p.is_null()) {
+            Some(path) => assert_eq!(&c["management"], path, "{name}"),
+            // The top management cluster comes from the kubeconfig.
+            None => assert_eq!(c["management"], json!([]), "{name}"),
+        }
+    }
     sim.handle.shutdown().await;
 }

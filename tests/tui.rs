@@ -63,6 +63,7 @@ fn fleet() -> (Index, Vec<Event>) {
             workspace: ws.into(),
             server: format!("https://{name}.example.com:6443"),
             labels: Default::default(),
+            management: Vec::new(),
         })
     };
     let a = add("pay-prod-eu", "payments");

@@ -74,7 +74,7 @@ impl View {
     pub fn sort_columns(&self) -> &'static [&'static str] {
         match self {
             View::Fleet => &["NAME", "FAILING", "NOT-LIVE"],
-            View::Workspace(_) => &["NAME", "STATE", "FAILING", "FRESH"],
+            View::Workspace(_) => &["NAME", "STATE", "FAILING", "FRESH", "MANAGEMENT"],
             View::Cluster(_) => &["KIND", "HEALTH", "AGE", "NAME"],
             View::Objects { .. } => &["CLUSTER", "HEALTH", "AGE", "NAME"],
             View::Triage { .. } => &["SEVERITY", "CLUSTERS", "NAME"],

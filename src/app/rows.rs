@@ -115,6 +115,11 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                 }),
                 2 => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
                 3 => clusters.sort_by_key(|(_, c)| c.last_event),
+                // Grouped by the management clusters they were found on.
+                4 => clusters.sort_by(|a, b| {
+                    (&a.1.info.management, &a.1.info.name)
+                        .cmp(&(&b.1.info.management, &b.1.info.name))
+                }),
                 _ => clusters.sort_by(|a, b| a.1.info.name.cmp(&b.1.info.name)),
             }
             rows.ids = clusters

@@ -190,6 +190,8 @@ pub struct Source {
     pub management: Option<String>,
     /// With `management`: the Cluster label that names the workspace (default: the namespace).
     pub workspace_label: Option<String>,
+    /// With `management`: levels of management clusters to follow (default 1).
+    pub depth: Option<usize>,
 }
 
 /// Puts clusters into a workspace: `name` + context globs, or a regex whose first capture group

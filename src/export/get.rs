@@ -46,6 +46,7 @@ pub struct Sources {
     /// `--management` contexts.
     pub managements: Vec<String>,
     pub workspace_label: Option<String>,
+    pub management_depth: usize,
 }
 
 /// What `get` was asked.
@@ -93,12 +94,14 @@ pub fn managements(sources: &Sources, config: &Config) -> Vec<crate::k8s::manage
         .map(|context| Management {
             context: context.clone(),
             workspace_label: sources.workspace_label.clone(),
+            depth: sources.management_depth,
         })
         .collect();
     out.extend(config.sources.iter().filter_map(|s| {
         Some(Management {
             context: s.management.clone()?,
             workspace_label: s.workspace_label.clone(),
+            depth: s.depth.unwrap_or(1),
         })
     }));
     out

@@ -27,6 +27,11 @@ pub fn watch(
                 workspace: spec.workspace.clone(),
                 server: spec.server.clone(),
                 labels: spec.labels.clone(),
+                management: spec
+                    .discovered
+                    .as_ref()
+                    .map(|d| d.management.clone())
+                    .unwrap_or_default(),
             });
             (id, spec.clone())
         })
@@ -55,9 +60,10 @@ pub fn follow(
             .iter()
             .enumerate()
             .filter(|(_, c)| {
+                // Its direct clusters: those below them are read once, at start.
                 c.discovered
                     .as_ref()
-                    .is_some_and(|d| d.management.first() == Some(&spec.name))
+                    .is_some_and(|d| d.management == [spec.name.clone()])
             })
             .map(|(i, c)| (crate::fleet::ClusterId(i as u32), c.clone()))
             .collect();

@@ -77,8 +77,11 @@ pub struct Cluster<'a> {
     pub workspace: &'a str,
     pub server: &'a str,
     pub labels: &'a BTreeMap<String, String>,
+    /// The management clusters it was found on, the top one first; empty for a kubeconfig.
+    pub management: &'a [String],
     /// connecting, syncing, live, unreachable, timed-out, tls-error, unauthorized, forbidden,
-    /// server-error, flux-not-installed, invalid.
+    /// server-error, flux-not-installed, invalid; for clusters found on a management cluster
+    /// also provisioning, paused, deleting, provision-failed.
     pub state: &'static str,
     pub error: Option<&'a str>,
     pub since: Option<Timestamp>,
@@ -102,6 +105,7 @@ impl<'a> Cluster<'a> {
             workspace: &c.info.workspace,
             server: &c.info.server,
             labels: &c.info.labels,
+            management: &c.info.management,
             state: conn.phase.as_str(),
             error: conn.error.as_deref(),
             since: conn.since,

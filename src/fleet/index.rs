@@ -27,6 +27,8 @@ pub struct ClusterInfo {
     pub workspace: String,
     pub server: String,
     pub labels: BTreeMap<String, String>,
+    /// The management clusters it was found on, the top one first (empty: a kubeconfig).
+    pub management: Vec<String>,
 }
 
 impl ClusterInfo {
@@ -36,6 +38,7 @@ impl ClusterInfo {
             workspace: String::new(),
             server: String::new(),
             labels: BTreeMap::new(),
+            management: Vec::new(),
         }
     }
 }

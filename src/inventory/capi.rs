@@ -145,6 +145,24 @@ pub fn kubeconfig(secret: &Value) -> Result<Kubeconfig, String> {
     Ok(config)
 }
 
+/// The API server a kubeconfig's current (else first) context points at.
+pub fn server_of(config: &Kubeconfig) -> Option<String> {
+    let context = config
+        .current_context
+        .as_deref()
+        .and_then(|c| config.contexts.iter().find(|n| n.name == c))
+        .or_else(|| config.contexts.first())?;
+    let cluster = &context.context.as_ref()?.cluster;
+    config
+        .clusters
+        .iter()
+        .find(|c| &c.name == cluster)?
+        .cluster
+        .as_ref()?
+        .server
+        .clone()
+}
+
 /// A Kommander workspace: its namespace on the management cluster and its display name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KommanderWorkspace {

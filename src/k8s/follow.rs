@@ -114,6 +114,11 @@ impl Follower {
                         workspace: spec.workspace.clone(),
                         server: spec.server.clone(),
                         labels: spec.labels.clone(),
+                        management: spec
+                            .discovered
+                            .as_ref()
+                            .map(|d| d.management.clone())
+                            .unwrap_or_default(),
                     };
                     self.send(id, Change::Added(info)).await?;
                     let name = spec.name.clone();

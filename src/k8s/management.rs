@@ -193,48 +193,106 @@ async fn kommander(http: &Http) -> BTreeMap<String, String> {
     }
 }
 
-/// A management cluster to read: a context of the fleet, and the label naming workspaces.
+/// A management cluster to read: a context of the fleet, the label naming workspaces, and how
+/// many levels of management clusters below it to follow.
 #[derive(Clone, Debug)]
 pub struct Management {
     pub context: String,
     pub workspace_label: Option<String>,
+    /// 1: its clusters only; 2: also the clusters of those that are management clusters …
+    pub depth: usize,
 }
 
-/// Adds every cluster of every management cluster to `inventory`; each management cluster that
-/// cannot be read is one problem, and the rest of the fleet stays.
+/// Adds every cluster of every management cluster to `inventory`, following management clusters
+/// found below down to each one's depth. A management cluster that cannot be read is one
+/// problem; a cluster that leads back up its own path (a cycle) is reported and not followed.
 pub async fn extend(
     inventory: &mut crate::inventory::Inventory,
     settings: &config::Engine,
     managements: &[Management],
 ) {
+    use crate::inventory::Problem;
     for m in managements {
-        let Some(spec) = inventory
+        let Some(top) = inventory
             .clusters
             .iter()
             .find(|c| c.context == m.context || c.name == m.context)
             .cloned()
         else {
-            inventory.problems.push(crate::inventory::Problem {
+            inventory.problems.push(Problem {
                 source: "--management".into(),
                 context: Some(m.context.clone()),
                 message: "no such context in the kubeconfigs".into(),
             });
             continue;
         };
-        match discover(&spec, settings).await {
-            Ok(holdings) => capi::add(
+        let mut queue = std::collections::VecDeque::from([(
+            top.clone(),
+            vec![top.name.clone()],
+            vec![top.server.clone()],
+            m.depth.max(1),
+        )]);
+        while let Some((spec, path, servers, depth)) = queue.pop_front() {
+            let holdings = match discover(&spec, settings).await {
+                Ok(h) => h,
+                Err(message) if path.len() == 1 => {
+                    inventory.problems.push(Problem {
+                        source: format!("management cluster {}", spec.name),
+                        context: Some(spec.context.clone()),
+                        message,
+                    });
+                    continue;
+                }
+                // A cluster below that is not a management cluster (or not reachable now: the
+                // engine will say so): nothing to follow.
+                Err(_) => continue,
+            };
+            let mut found = Vec::with_capacity(holdings.found.len());
+            for f in holdings.found {
+                let server = match &f.kubeconfig {
+                    Some(Ok(k)) => capi::server_of(k),
+                    _ => None,
+                };
+                if server.as_ref().is_some_and(|s| servers.contains(s))
+                    || path.contains(&f.cluster.name)
+                {
+                    inventory.problems.push(Problem {
+                        source: format!("management cluster {}", spec.name),
+                        context: Some(f.cluster.name.clone()),
+                        message: format!(
+                            "a cycle: {} ▸ {} leads back up the path; not followed",
+                            path.join(" ▸ "),
+                            f.cluster.name
+                        ),
+                    });
+                    continue;
+                }
+                found.push(f);
+            }
+            let before = inventory.clusters.len();
+            capi::add(
                 inventory,
-                std::slice::from_ref(&spec.name),
-                holdings.found,
+                &path,
+                found,
                 &holdings.kommander,
                 m.workspace_label.as_deref(),
                 &Default::default(),
-            ),
-            Err(message) => inventory.problems.push(crate::inventory::Problem {
-                source: format!("management cluster {}", spec.name),
-                context: Some(spec.context.clone()),
-                message,
-            }),
+            );
+            if depth > 1 {
+                for added in &inventory.clusters[before..] {
+                    let connectable = added
+                        .discovered
+                        .as_ref()
+                        .is_some_and(|d| d.lifecycle.connectable());
+                    if connectable {
+                        let mut below = path.clone();
+                        below.push(added.name.clone());
+                        let mut seen = servers.clone();
+                        seen.push(added.server.clone());
+                        queue.push_back((added.clone(), below, seen, depth - 1));
+                    }
+                }
+            }
         }
     }
 }

@@ -10,8 +10,9 @@ use super::kubeconfig;
 use super::populate::{self, uuid};
 use super::resources::Res;
 use super::rng::Rng;
-use super::world::World;
+use super::world::{Cluster, World};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 fn cond(kind: &str, ok: bool, reason_ok: &str, reason_bad: &str, time: &str) -> Value {
     json!({"type": kind, "status": if ok { "True" } else { "False" }, "reason": if ok { reason_ok } else { reason_bad },
@@ -160,56 +161,82 @@ pub fn populate_management(
     ca: &str,
     kommander: bool,
 ) {
-    let Some(m) = world.management() else { return };
-    populate::populate(m, seed, clock, objects.min(8), 2);
+    let managements: Vec<&Arc<Cluster>> = world.clusters.iter().filter(|c| c.management).collect();
+    let Some(top) = managements.last().copied() else {
+        return;
+    };
     let mut rng = Rng::fork(seed, "management");
-    let mut store = m.store();
-    populate::add_namespaces(
-        &mut store,
-        clock,
-        world.workspaces.iter().map(String::as_str),
-    );
+    for m in &managements {
+        populate::populate(m, seed, clock, objects.min(8), 2);
+    }
+    // Who holds which Cluster: with one management cluster, every workload cluster; nested, the
+    // top one holds the even ones and the second management cluster, which holds the odd ones
+    // and (a cycle) the top one.
+    let mut holdings: Vec<(&Arc<Cluster>, &Arc<Cluster>)> = Vec::new();
     for c in world.workloads() {
-        let labels = json!(c.labels.iter().collect::<BTreeMap<_, _>>());
-        let cluster = cluster(
-            &mut rng,
-            clock,
-            &c.name,
-            &c.workspace,
-            &labels,
-            !c.faults().unreachable,
-        );
-        store.put(Res::CapiCluster, cluster, None);
-        let entry = kubeconfig::Entry {
-            name: &c.name,
-            server: &urls[c.index],
-            token: &c.admin_token,
-            role: "admin",
+        let holder = match managements.as_slice() {
+            [mid, _] if c.index % 2 == 1 => *mid,
+            _ => top,
         };
-        let secret = kubeconfig_secret(
-            &mut rng,
+        holdings.push((holder, c));
+    }
+    if let [mid, top] = managements.as_slice() {
+        holdings.push((top, mid));
+        holdings.push((mid, top));
+    }
+    for m in &managements {
+        let mut store = m.store();
+        populate::add_namespaces(
+            &mut store,
             clock,
-            &c.name,
-            &c.workspace,
-            &kubeconfig::render(&[entry], ca),
+            world
+                .workspaces
+                .iter()
+                .map(String::as_str)
+                .chain(["management"]),
         );
-        store.put(Res::Secret, secret, None);
-        if kommander {
-            store.put(
-                Res::KommanderCluster,
-                kommander_cluster(&c.name, &c.workspace),
-                None,
+        for (_, c) in holdings.iter().filter(|(holder, _)| Arc::ptr_eq(holder, m)) {
+            let labels = json!(c.labels.iter().collect::<BTreeMap<_, _>>());
+            let cluster = cluster(
+                &mut rng,
+                clock,
+                &c.name,
+                &c.workspace,
+                &labels,
+                !c.faults().unreachable,
             );
+            store.put(Res::CapiCluster, cluster, None);
+            let entry = kubeconfig::Entry {
+                name: &c.name,
+                server: &urls[c.index],
+                token: &c.admin_token,
+                role: "admin",
+            };
+            let secret = kubeconfig_secret(
+                &mut rng,
+                clock,
+                &c.name,
+                &c.workspace,
+                &kubeconfig::render(&[entry], ca),
+            );
+            store.put(Res::Secret, secret, None);
+            if kommander {
+                store.put(
+                    Res::KommanderCluster,
+                    kommander_cluster(&c.name, &c.workspace),
+                    None,
+                );
+            }
         }
-    }
-    if kommander {
-        for ws in &world.workspaces {
-            store.put(Res::KommanderWorkspace, kommander_workspace(ws), None);
+        if kommander {
+            for ws in &world.workspaces {
+                store.put(Res::KommanderWorkspace, kommander_workspace(ws), None);
+            }
         }
+        let rv = store.resource_version();
+        drop(store);
+        m.notify(rv);
     }
-    let rv = store.resource_version();
-    drop(store);
-    m.notify(rv);
 }
 
 #[cfg(test)]

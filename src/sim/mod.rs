@@ -97,6 +97,10 @@ pub struct Config {
     /// The management cluster is a Kommander one: a `Workspace` per workspace namespace (with a
     /// display name) and a joined `KommanderCluster` per cluster.
     pub kommander: bool,
+    /// Two levels of management: `management` holds half the workload clusters and a second
+    /// management cluster, `management-eu`, which holds the other half — and, as a trap for
+    /// discovery, a Cluster pointing back at `management`.
+    pub nested: bool,
 }
 
 impl Default for Config {
@@ -121,6 +125,7 @@ impl Default for Config {
             epoch: None,
             http1_only: false,
             kommander: false,
+            nested: false,
         }
     }
 }
@@ -383,6 +388,19 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             false,
             (random_token(), random_token()),
             f,
+            limits,
+        )));
+    }
+    if config.nested {
+        let index = clusters.len();
+        clusters.push(Arc::new(Cluster::new(
+            index,
+            format!("{MANAGEMENT}-eu"),
+            "management".into(),
+            BTreeMap::new(),
+            true,
+            (random_token(), random_token()),
+            Faults::default(),
             limits,
         )));
     }

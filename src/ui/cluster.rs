@@ -37,6 +37,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
             theme.style(Slot::Dim),
         ),
     ];
+    if !cluster.info.management.is_empty() {
+        spans.push(Span::styled(
+            format!(" · via {}", cluster.info.management.join(" ▸ ")),
+            theme.style(Slot::Dim),
+        ));
+    }
     if let Some(error) = &conn.error {
         spans.push(Span::styled(
             format!(" · {error}"),

@@ -45,7 +45,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
                 return Vec::new();
             };
             let phase = cluster.connection.phase;
-            let (message, slot) = message(cluster);
+            let (mut message, slot) = message(cluster);
+            // Grouped by management path: say which group each row is in.
+            if model.screen().sort == 4 && !cluster.info.management.is_empty() {
+                message = format!("via {} · {message}", cluster.info.management.join(" ▸ "));
+            }
             vec![
                 Cell::from(highlighted(
                     &cluster.info.name,

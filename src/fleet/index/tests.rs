@@ -9,6 +9,7 @@ fn info(name: &str, workspace: &str) -> ClusterInfo {
         workspace: workspace.into(),
         server: format!("https://{name}"),
         labels: BTreeMap::new(),
+        management: Vec::new(),
     }
 }
 
