@@ -391,11 +391,16 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             limits,
         )));
     }
+    // Management clusters last, the top one at the very end.
+    let mut managements = vec![MANAGEMENT.to_string()];
     if config.nested {
+        managements.insert(0, format!("{MANAGEMENT}-eu"));
+    }
+    for name in managements {
         let index = clusters.len();
         clusters.push(Arc::new(Cluster::new(
             index,
-            format!("{MANAGEMENT}-eu"),
+            name,
             "management".into(),
             BTreeMap::new(),
             true,
@@ -404,17 +409,6 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             limits,
         )));
     }
-    let mgmt_index = clusters.len();
-    clusters.push(Arc::new(Cluster::new(
-        mgmt_index,
-        MANAGEMENT.into(),
-        "management".into(),
-        BTreeMap::new(),
-        true,
-        (random_token(), random_token()),
-        Faults::default(),
-        limits,
-    )));
     let world = Arc::new(World::new(clusters, workspaces.clone()));
     let clock = clock::Clock::new(config.epoch);
 
