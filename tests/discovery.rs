@@ -382,3 +382,41 @@ async fn nested_management_clusters_are_followed_and_the_cycle_is_caught() {
     }
     sim.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_cluster_says_cluster_api_cannot_reach_it_either() {
+    let sim = common::start_with(|c| {
+        c.faults = fluxfleet::sim::faults::Spec::parse("unreachable=1%").unwrap();
+    })
+    .await;
+    let down = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find(|c| c.faults.iter().any(|f| f == "unreachable"))
+        .unwrap()
+        .name;
+    let management = sim.handle.files.management.clone();
+    let out = fluxfleet(
+        &["get", "--summary", "-o", "json", "--timeout", "10s"],
+        &management,
+    )
+    .await;
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = doc["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["cluster"] == down.as_str())
+        .unwrap()
+        .clone();
+    assert_eq!(c["state"], "unreachable", "{c}");
+    assert!(
+        c["error"]
+            .as_str()
+            .unwrap()
+            .contains("RemoteConnectionProbe is False"),
+        "{c}"
+    );
+    sim.handle.shutdown().await;
+}

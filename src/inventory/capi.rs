@@ -288,6 +288,7 @@ pub fn add(
             management: management.to_vec(),
             namespace: cluster.namespace.clone(),
             lifecycle: cluster.lifecycle.clone(),
+            probe_failed: cluster.unreachable,
         });
         let (context, server, kubeconfig) = match kubeconfig {
             None => (cluster.name.clone(), String::new(), Kubeconfig::default()),

@@ -45,6 +45,9 @@ pub struct Discovered {
     /// Its namespace on the management cluster.
     pub namespace: String,
     pub lifecycle: capi::Lifecycle,
+    /// Cluster API's `RemoteConnectionProbe` is False: CAPI cannot reach it either.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub probe_failed: bool,
 }
 
 /// Something wrong with one source or one context in it.

@@ -68,6 +68,8 @@ pub(super) struct Reporter {
     events: mpsc::Sender<Event>,
     connection: Connection,
     seed: u64,
+    /// Cluster API cannot reach it either: said with every connection failure.
+    probe_failed: bool,
 }
 
 /// The engine is gone (shut down, or the consumer dropped the receiver).
@@ -107,7 +109,15 @@ impl Reporter {
 
     async fn failed(&mut self, failure: &Failure, retry_in: Duration) -> Result<(), Closed> {
         let mut next = Connection::new(failure.phase);
-        next.error = Some(failure.message.clone().into());
+        next.error = Some(if self.probe_failed {
+            format!(
+                "{} (Cluster API cannot reach it either: RemoteConnectionProbe is False)",
+                failure.message
+            )
+            .into()
+        } else {
+            failure.message.clone().into()
+        });
         next.retry_at = Some(Timestamp::now() + retry_in);
         next.protocol = self.connection.protocol;
         self.connection(next).await
@@ -146,6 +156,7 @@ pub async fn run(id: ClusterId, spec: ClusterSpec, shared: Arc<Shared>, cancel: 
         events: shared.events.clone(),
         connection: Connection::default(),
         seed: seed(&spec.name),
+        probe_failed: spec.discovered.as_ref().is_some_and(|d| d.probe_failed),
     };
     tokio::select! {
         _ = cancel.cancelled() => {}
