@@ -420,3 +420,31 @@ async fn an_unreachable_cluster_says_cluster_api_cannot_reach_it_either() {
     );
     sim.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_management_source_in_the_config_file_discovers_the_fleet() {
+    let sim = common::start().await;
+    let file = sim.handle.files.management.display().to_string();
+    let user = format!(
+        "[[sources]]\nkubeconfig = \"{file}\"\nmanagement = \"management\"\nworkspace_label = \"env\"\n"
+    );
+    let (config, warnings) =
+        fluxfleet::config::Config::parse(Some(&user), std::path::Path::new("user.toml"));
+    assert_eq!(warnings, []);
+    let mut inventory = fluxfleet::inventory::load(&Default::default(), &config);
+    let sources = fluxfleet::export::get::Sources::default();
+    let managements = fluxfleet::export::get::managements(&sources, &config);
+    fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
+    assert_eq!(inventory.problems, []);
+    let truth = sim.handle.truth();
+    for c in truth.iter().filter(|c| !c.management) {
+        let spec = inventory
+            .clusters
+            .iter()
+            .find(|s| s.name == c.name)
+            .unwrap();
+        // The workspace comes from the label named in the source.
+        assert_eq!(Some(&spec.workspace), spec.labels.get("env"), "{}", c.name);
+    }
+    sim.handle.shutdown().await;
+}

@@ -124,14 +124,17 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
     {
         for (i, source) in config.sources.iter().enumerate() {
             match (&source.kubeconfig, &source.dir, &source.management) {
-                (Some(file), None, None) => loader.file(&expand(file), None),
+                // With `management`: the file holds the management cluster's context.
+                (Some(file), None, _) => loader.file(&expand(file), None),
                 (None, Some(dir), None) => loader.dir(&expand(dir)),
                 // Read once the other sources are loaded (it names one of their contexts).
                 (None, None, Some(_)) => {}
                 _ => loader.problem(Problem {
                     source: format!("config sources[{i}]"),
                     context: None,
-                    message: "give exactly one of `kubeconfig`, `dir` or `management`".into(),
+                    message: "give `kubeconfig` or `dir` (with `management`: the context of a \
+                              management cluster)"
+                        .into(),
                 }),
             }
         }
