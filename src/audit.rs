@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::fleet::actions::{Outcome, Verb};
 
 /// One attempt on one object.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Target {
     pub workspace: String,
@@ -29,6 +29,27 @@ pub struct Target {
 }
 
 impl Target {
+    /// `key` on the cluster `cluster` of `workspace`; `spec` names its context and kube user
+    /// (left empty without it), the outcome is not known yet.
+    pub fn new(
+        workspace: &str,
+        cluster: &str,
+        spec: Option<&crate::inventory::ClusterSpec>,
+        key: &crate::fleet::ObjectKey,
+    ) -> Target {
+        Target {
+            workspace: workspace.to_string(),
+            cluster: cluster.to_string(),
+            context: spec.map(|s| s.context.clone()).unwrap_or_default(),
+            kube_user: spec.map(|s| s.kube_user().to_string()).unwrap_or_default(),
+            kind: key.kind.to_string(),
+            namespace: key.namespace.to_string(),
+            name: key.name.to_string(),
+            outcome: "",
+            message: String::new(),
+        }
+    }
+
     pub fn with(mut self, outcome: &Outcome) -> Target {
         self.outcome = outcome.name();
         self.message = outcome.message().to_string();

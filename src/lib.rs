@@ -9,6 +9,7 @@
 //! Coming with later issues: `inventory/` (where clusters come from), `k8s/` (the only code that
 //! talks to API servers), `app/` and `ui/` (the TUI), `config/`, `export/`.
 
+pub mod actions;
 pub mod app;
 pub mod audit;
 pub mod cli;

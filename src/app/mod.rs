@@ -85,12 +85,7 @@ where
     let (index, mut engine, events) = crate::export::live::watch(&inventory, &config.engine);
     crate::export::live::follow(&mut engine, &inventory, &managements);
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    let scopes: Vec<(String, String)> = inventory
-        .clusters
-        .iter()
-        .map(|c| (c.workspace.clone(), c.name.clone()))
-        .collect();
-    let (grant, writable) = config.writable(mode, &scopes);
+    let (grant, writable) = config.writable(mode, &inventory.clusters);
     model.read_only = grant.is_none();
     model.writable = writable.clone();
     model.actions = config.actions.clone();
@@ -100,15 +95,7 @@ where
     let identities = inventory
         .clusters
         .iter()
-        .map(|c| {
-            let user = c
-                .kubeconfig
-                .auth_infos
-                .first()
-                .map(|a| a.name.clone())
-                .unwrap_or_default();
-            (c.context.clone(), user)
-        })
+        .map(|c| (c.context.clone(), c.kube_user().to_string()))
         .collect();
     let mut effects = Clusters {
         reader: engine.reader(),
@@ -194,67 +181,38 @@ impl run::Effects for Clusters {
 
 /// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
 async fn act(
-    job: update::Job,
+    mut job: crate::actions::Job,
     writer: Option<Writer>,
     identities: Vec<(String, String)>,
     journal: Option<PathBuf>,
     concurrency: usize,
     results: mpsc::UnboundedSender<Msg>,
 ) {
-    use crate::fleet::actions::Outcome;
-    use futures::StreamExt;
-    let token = job.intent.token.as_str();
-    let run = job.run;
-    let records: Vec<crate::audit::Target> = futures::stream::iter(job.targets)
-        .map(|t| {
-            let writer = writer.clone();
-            let results = results.clone();
-            let identity = identities
-                .get(t.cluster.0 as usize)
-                .cloned()
-                .unwrap_or_default();
-            async move {
-                let outcome = match (&t.plan, &writer) {
-                    (Err(refusal), _) => Outcome::Refused(refusal.to_string()),
-                    (Ok(_), None) => Outcome::Refused("read-only".into()),
-                    (Ok(steps), Some(w)) => w.apply(t.cluster, steps, token, None).await,
-                };
-                let record = crate::audit::Target {
-                    workspace: t.workspace,
-                    cluster: t.cluster_name,
-                    context: identity.0,
-                    kube_user: identity.1,
-                    kind: t.key.kind.to_string(),
-                    namespace: t.key.namespace.to_string(),
-                    name: t.key.name.to_string(),
-                    outcome: "",
-                    message: String::new(),
-                }
-                .with(&outcome);
-                let _ = results.send(Msg::Acted {
-                    run,
-                    cluster: t.cluster,
-                    key: t.key,
-                    outcome,
-                });
-                record
-            }
-        })
-        .buffer_unordered(concurrency)
-        .collect()
-        .await;
-    let entry = crate::audit::Entry {
-        time: jiff::Timestamp::now(),
-        user: &job.intent.user,
-        action: job.intent.verb,
-        reason: job.intent.reason.as_deref(),
-        token,
-        targets: &records,
+    // The model knows clusters by name; the journal also wants their context and kube user.
+    for t in &mut job.targets {
+        if let Some((context, user)) = identities.get(t.cluster.0 as usize) {
+            t.record.context.clone_from(context);
+            t.record.kube_user.clone_from(user);
+        }
+    }
+    let how = crate::actions::Carry {
+        writer: writer.as_ref(),
+        // A reconcile is followed to "handled" in the watch, not by polling.
+        wait: None,
+        concurrency,
+        journal: journal.as_deref(),
     };
-    if let Some(path) = journal
-        && let Err(e) = crate::audit::append(&path, &entry)
-    {
-        tracing::warn!(path = %path.display(), error = %e, "cannot write the audit journal");
+    let report = |t: &crate::actions::Target, outcome: &crate::fleet::actions::Outcome| {
+        let _ = results.send(Msg::Acted {
+            run: job.run,
+            cluster: t.cluster,
+            key: t.key.clone(),
+            outcome: outcome.clone(),
+        });
+    };
+    let (_, journaled) = crate::actions::carry_out(&job, how, report).await;
+    if let Err(e) = journaled {
+        tracing::warn!(error = %e, "audit journal");
     }
 }
 

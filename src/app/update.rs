@@ -6,7 +6,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::action::Action;
 use super::keymap::Key;
 use super::model::{Confirm, Fetched, Input, Model, RowId, Run, RunRow, RunState, Stage, View};
-use crate::fleet::actions::{self, Intent, Outcome, Refusal, Step, Verb};
+use crate::actions::{Job, Target};
+use crate::fleet::actions::{self, Intent, Outcome, Refusal, Verb};
 use crate::fleet::index::Event;
 use crate::fleet::{ClusterId, FluxKind, ObjectKey};
 
@@ -29,23 +30,6 @@ pub enum Msg {
     },
     /// The audit journal's last lines, newest first.
     Audit(Result<Vec<String>, String>),
-}
-
-/// An action to send: every target with its patches, or why it is refused.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Job {
-    pub run: u64,
-    pub intent: Intent,
-    pub targets: Vec<JobTarget>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct JobTarget {
-    pub cluster: ClusterId,
-    pub key: ObjectKey,
-    pub workspace: String,
-    pub cluster_name: String,
-    pub plan: Result<Vec<Step>, Refusal>,
 }
 
 /// Work for the event loop to start on the model's behalf.
@@ -655,11 +639,13 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
             key: key.clone(),
             state,
         });
-        targets.push(JobTarget {
+        let (workspace, name) = entry.map_or(("", ""), |e| {
+            (e.info.workspace.as_str(), e.info.name.as_str())
+        });
+        targets.push(Target {
+            record: crate::audit::Target::new(workspace, name, None, &key),
             cluster,
             key,
-            workspace: entry.map(|e| e.info.workspace.clone()).unwrap_or_default(),
-            cluster_name: entry.map(|e| e.info.name.clone()).unwrap_or_default(),
             plan,
         });
     }

@@ -4,16 +4,16 @@
 use std::io::{self, BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::Filter;
 use super::get::{Sources, exit, resolve};
 use super::live::Live;
 use super::table::Table;
+use crate::actions::Target;
 use crate::audit;
 use crate::config::Mode;
-use crate::fleet::actions::{self, Intent, Outcome, Verb};
+use crate::fleet::actions::{self, Intent, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::inventory::ClusterSpec;
 
@@ -32,25 +32,13 @@ pub struct Request {
     pub timeout: Duration,
 }
 
-/// One selected object.
-struct Target {
-    cluster: ClusterId,
-    record: audit::Target,
-    plan: Result<Vec<actions::Step>, actions::Refusal>,
-}
-
 pub async fn act(request: Request) -> u8 {
     let (mut config, inventory, _) = resolve(&request.sources).await;
     if inventory.clusters.is_empty() {
         eprintln!("error: no clusters (see the warnings above)");
         return exit::INVENTORY;
     }
-    let scopes: Vec<(String, String)> = inventory
-        .clusters
-        .iter()
-        .map(|c| (c.workspace.clone(), c.name.clone()))
-        .collect();
-    let (grant, writable) = config.writable(request.mode, &scopes);
+    let (grant, writable) = config.writable(request.mode, &inventory.clusters);
     if grant.is_none() && !request.dry_run {
         eprintln!(
             "error: read-only: nothing was sent. Pass --write (or set mode = \"write\" in the [ui] \
@@ -117,42 +105,27 @@ pub async fn act(request: Request) -> u8 {
         return exit::USAGE;
     };
     let writer = live.writer(grant, writable);
-    let wait = request.verb.requests_reconcile().then_some(request.timeout);
-    let concurrency = config.actions.concurrency.max(1);
-    let token = intent.token.as_str();
-    let results: Vec<audit::Target> = futures::stream::iter(targets)
-        .map(|t| {
-            let writer = writer.clone();
-            async move {
-                let outcome = match &t.plan {
-                    Err(refusal) => Outcome::Refused(refusal.to_string()),
-                    Ok(steps) => writer.apply(t.cluster, steps, token, wait).await,
-                };
-                t.record.with(&outcome)
-            }
-        })
-        .buffered(concurrency)
-        .collect()
-        .await;
-    live.shutdown().await;
-    let entry = audit::Entry {
-        time: Timestamp::now(),
-        user: &intent.user,
-        action: intent.verb,
-        reason: intent.reason.as_deref(),
-        token,
-        targets: &results,
+    let job = crate::actions::Job {
+        run: 1,
+        intent,
+        targets,
     };
-    match audit::default_path() {
-        Some(path) => {
-            if let Err(e) = audit::append(&path, &entry) {
-                eprintln!(
-                    "warning: cannot write the audit journal {}: {e}",
-                    path.display()
-                );
-            }
-        }
-        None => eprintln!("warning: no data directory for the audit journal"),
+    let journal = audit::default_path();
+    let how = crate::actions::Carry {
+        writer: Some(&writer),
+        // Done means handled by the controller.
+        wait: job
+            .intent
+            .verb
+            .requests_reconcile()
+            .then_some(request.timeout),
+        concurrency: config.actions.concurrency,
+        journal: journal.as_deref(),
+    };
+    let (results, journaled) = crate::actions::carry_out(&job, how, |_, _| {}).await;
+    live.shutdown().await;
+    if let Err(e) = journaled {
+        eprintln!("warning: {e}");
     }
     let mut t = Table::new(vec![
         "OUTCOME",
@@ -181,7 +154,7 @@ pub async fn act(request: Request) -> u8 {
     let failed = results.iter().filter(|r| r.outcome != "done").count();
     eprintln!(
         "{}: {} done, {failed} not done, on {} objects",
-        intent.verb,
+        job.intent.verb,
         results.len() - failed,
         results.len()
     );
@@ -203,25 +176,11 @@ fn select(
         }
         let lookup = |k: &ObjectKey| cluster.objects.get(k);
         for summary in cluster.objects.values().filter(|s| filter.object(s)) {
-            let kube_user = spec
-                .kubeconfig
-                .auth_infos
-                .first()
-                .map(|a| a.name.clone())
-                .unwrap_or_default();
+            let info = &cluster.info;
             targets.push(Target {
                 cluster: ClusterId(i as u32),
-                record: audit::Target {
-                    workspace: cluster.info.workspace.clone(),
-                    cluster: cluster.info.name.clone(),
-                    context: spec.context.clone(),
-                    kube_user,
-                    kind: summary.key.kind.to_string(),
-                    namespace: summary.key.namespace.to_string(),
-                    name: summary.key.name.to_string(),
-                    outcome: "",
-                    message: String::new(),
-                },
+                key: summary.key.clone(),
+                record: audit::Target::new(&info.workspace, &info.name, Some(spec), &summary.key),
                 plan: match guard.denied(&cluster.info.workspace, &cluster.info.name, &summary.key)
                 {
                     Some(why) => Err(actions::Refusal::Denied(why)),

@@ -37,6 +37,17 @@ pub struct ClusterSpec {
     pub discovered: Option<Discovered>,
 }
 
+impl ClusterSpec {
+    /// The kubeconfig's name for the user (`users[].name`): what the journal records, never the
+    /// credentials themselves.
+    pub fn kube_user(&self) -> &str {
+        self.kubeconfig
+            .auth_infos
+            .first()
+            .map_or("", |a| a.name.as_str())
+    }
+}
+
 /// How a cluster was found on a management cluster.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Discovered {

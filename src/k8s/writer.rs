@@ -3,8 +3,9 @@
 //! reconcile request until the controller has handled it.
 //!
 //! A [`Writer`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
-//! only way to get one is [`crate::config::Mode::grant`] on a mode that allows writes. A read-only
-//! session holds a [`super::Reader`], whose type has no way to send a mutating request.
+//! only way to get one is [`crate::config::Config::writable`] when some cluster's mode allows
+//! writes. A read-only session holds a [`super::Reader`], whose type has no way to send a
+//! mutating request; the writer itself refuses every cluster whose mode is read-only.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,0 +1,92 @@
+//! Carrying out one action on many objects, for the TUI and for the headless commands alike:
+//! every target's patches (or its refusal, decided by [`crate::fleet::actions::plan`]) sent
+//! through the [`Writer`] a limited number at a time, each outcome reported as it comes, and the
+//! whole attempt appended to the audit journal.
+
+use std::path::Path;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesOrdered;
+
+use crate::audit;
+use crate::fleet::actions::{Intent, Outcome, Refusal, Step};
+use crate::fleet::{ClusterId, ObjectKey};
+use crate::k8s::Writer;
+
+/// An action to send: every target with its patches, or why it is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Tells this job's outcomes from an earlier one's.
+    pub run: u64,
+    pub intent: Intent,
+    pub targets: Vec<Target>,
+}
+
+/// One object of a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+    /// What the journal will say about it; the outcome is filled in when it ends.
+    pub record: audit::Target,
+    pub plan: Result<Vec<Step>, Refusal>,
+}
+
+/// How to carry a job out.
+pub struct Carry<'a> {
+    /// None in read-only mode: every target is refused.
+    pub writer: Option<&'a Writer>,
+    /// Wait this long for each reconcile to be handled before calling it done (None: done when
+    /// the patch is accepted; the TUI follows the rest in the watch).
+    pub wait: Option<Duration>,
+    pub concurrency: usize,
+    pub journal: Option<&'a Path>,
+}
+
+/// Sends `job`, calls `report` as each target ends, journals the attempt and returns the
+/// targets' records in their order. A journal that cannot be written is the error.
+pub async fn carry_out(
+    job: &Job,
+    how: Carry<'_>,
+    report: impl Fn(&Target, &Outcome),
+) -> (Vec<audit::Target>, Result<(), String>) {
+    let token = job.intent.token.as_str();
+    let mut records = Vec::with_capacity(job.targets.len());
+    let mut waiting = job.targets.iter();
+    let mut sending = FuturesOrdered::new();
+    loop {
+        while sending.len() < how.concurrency.max(1) {
+            let Some(t) = waiting.next() else { break };
+            sending.push_back(send(t, &how, token));
+        }
+        let Some((t, outcome)) = sending.next().await else {
+            break;
+        };
+        report(t, &outcome);
+        records.push(t.record.clone().with(&outcome));
+    }
+    let entry = audit::Entry {
+        time: jiff::Timestamp::now(),
+        user: &job.intent.user,
+        action: job.intent.verb,
+        reason: job.intent.reason.as_deref(),
+        token,
+        targets: &records,
+    };
+    let journaled = match how.journal {
+        Some(path) => audit::append(path, &entry)
+            .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
+        None => Err("no data directory for the audit journal".into()),
+    };
+    (records, journaled)
+}
+
+async fn send<'t>(t: &'t Target, how: &Carry<'_>, token: &str) -> (&'t Target, Outcome) {
+    let outcome = match (&t.plan, how.writer) {
+        (Err(refusal), _) => Outcome::Refused(refusal.to_string()),
+        (Ok(_), None) => Outcome::Refused("read-only".into()),
+        (Ok(steps), Some(w)) => w.apply(t.cluster, steps, token, how.wait).await,
+    };
+    (t, outcome)
+}
