@@ -1,6 +1,7 @@
 //! The TUI: the model, messages, the update function, the keymap and the event loop. The only
 //! place that knows about channels and the terminal.
 
+mod acting;
 pub mod action;
 pub mod keymap;
 pub mod model;

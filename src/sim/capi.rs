@@ -109,6 +109,59 @@ pub fn kommander_cluster(name: &str, namespace: &str) -> Value {
     })
 }
 
+/// The management cluster gets a new Cluster API cluster `to`: a copy of `from`'s Cluster
+/// and kubeconfig Secret (so it reaches the same simulated API server).
+pub fn copy_cluster(world: &World, from: &str, to: &str) -> bool {
+    let Some(m) = world.management() else {
+        return false;
+    };
+    let rv = {
+        let mut store = m.store();
+        let found = store
+            .all()
+            .find(|o| o.res == Res::CapiCluster && o.name == from)
+            .map(|o| (o.namespace.clone(), o.value()));
+        let Some((ns, mut cluster)) = found else {
+            return false;
+        };
+        let Some(secret) = store.get(Res::Secret, &ns, &format!("{from}-kubeconfig")) else {
+            return false;
+        };
+        let mut secret = secret.value();
+        cluster["metadata"]["name"] = serde_json::json!(to);
+        cluster["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = serde_json::json!(to);
+        secret["metadata"]["name"] = serde_json::json!(format!("{to}-kubeconfig"));
+        secret["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = serde_json::json!(to);
+        store.put(Res::CapiCluster, cluster, None);
+        store.put(Res::Secret, secret, None);
+        store.resource_version()
+    };
+    m.changed.send_modify(|v| *v = rv);
+    true
+}
+
+/// The management cluster forgets the Cluster API cluster `name` and its Secret.
+pub fn remove_cluster(world: &World, name: &str) -> bool {
+    let Some(m) = world.management() else {
+        return false;
+    };
+    let rv = {
+        let mut store = m.store();
+        let ns = store
+            .all()
+            .find(|o| o.res == Res::CapiCluster && o.name == name)
+            .map(|o| o.namespace.clone());
+        let Some(ns) = ns else {
+            return false;
+        };
+        store.delete(&(Res::CapiCluster, ns.clone(), name.to_string()));
+        store.delete(&(Res::Secret, ns, format!("{name}-kubeconfig")));
+        store.resource_version()
+    };
+    m.changed.send_modify(|v| *v = rv);
+    true
+}
+
 /// Converts a stored v1beta2 Cluster to v1beta1, as CAPI's conversion webhook does for the fields
 /// a client reads (phase, readiness booleans, paused, references, v1beta1 conditions).
 pub fn to_v1beta1(mut v: Value) -> Value {

@@ -196,56 +196,12 @@ impl Handle {
     /// The management cluster gets a new Cluster API cluster `to`: a copy of `from`'s Cluster
     /// and kubeconfig Secret (so it reaches the same simulated API server).
     pub fn copy_capi_cluster(&self, from: &str, to: &str) -> bool {
-        let Some(m) = self.world.management() else {
-            return false;
-        };
-        let rv = {
-            let mut store = m.store();
-            let found = store
-                .all()
-                .find(|o| o.res == resources::Res::CapiCluster && o.name == from)
-                .map(|o| (o.namespace.clone(), o.value()));
-            let Some((ns, mut cluster)) = found else {
-                return false;
-            };
-            let Some(secret) =
-                store.get(resources::Res::Secret, &ns, &format!("{from}-kubeconfig"))
-            else {
-                return false;
-            };
-            let mut secret = secret.value();
-            cluster["metadata"]["name"] = serde_json::json!(to);
-            cluster["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = serde_json::json!(to);
-            secret["metadata"]["name"] = serde_json::json!(format!("{to}-kubeconfig"));
-            secret["metadata"]["labels"]["cluster.x-k8s.io/cluster-name"] = serde_json::json!(to);
-            store.put(resources::Res::CapiCluster, cluster, None);
-            store.put(resources::Res::Secret, secret, None);
-            store.resource_version()
-        };
-        m.changed.send_modify(|v| *v = rv);
-        true
+        capi::copy_cluster(&self.world, from, to)
     }
 
     /// The management cluster forgets the Cluster API cluster `name` and its Secret.
     pub fn remove_capi_cluster(&self, name: &str) -> bool {
-        let Some(m) = self.world.management() else {
-            return false;
-        };
-        let rv = {
-            let mut store = m.store();
-            let ns = store
-                .all()
-                .find(|o| o.res == resources::Res::CapiCluster && o.name == name)
-                .map(|o| o.namespace.clone());
-            let Some(ns) = ns else {
-                return false;
-            };
-            store.delete(&(resources::Res::CapiCluster, ns.clone(), name.to_string()));
-            store.delete(&(resources::Res::Secret, ns, format!("{name}-kubeconfig")));
-            store.resource_version()
-        };
-        m.changed.send_modify(|v| *v = rv);
-        true
+        capi::remove_cluster(&self.world, name)
     }
 
     pub fn cluster_names(&self) -> Vec<String> {

@@ -1,0 +1,313 @@
+//! The actions in the TUI, as the update function handles them: marking, asking for
+//! confirmation, planning every target into one job, and following the outcomes (a reconcile is
+//! done when the watched object says the controller handled it).
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::model::{Confirm, Model, RowId, Run, RunRow, RunState, Stage, View};
+use super::update::Effect;
+use crate::actions::{Job, Target};
+use crate::fleet::actions::{self, Intent, Outcome, Refusal, Verb};
+use crate::fleet::{ClusterId, ObjectKey};
+
+/// The objects a row stands for: itself, or a triage group's members.
+fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
+    match id {
+        RowId::Object(c, k) => vec![(*c, k.clone())],
+        RowId::Group(g) => model
+            .rows
+            .groups
+            .get(g)
+            .map(|group| {
+                group
+                    .members
+                    .iter()
+                    .filter_map(|m| match m {
+                        RowId::Object(c, k) => Some((*c, k.clone())),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The objects the selection stands for (the detail view: its object).
+fn selected_objects(model: &Model) -> Vec<(ClusterId, ObjectKey)> {
+    match (&model.screen().selected, &model.screen().view) {
+        (Some(id), _) => objects_of(model, id),
+        (None, View::Detail { cluster, key }) => vec![(*cluster, key.clone())],
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn mark(model: &mut Model) {
+    let objects = selected_objects(model);
+    let all_marked = !objects.is_empty() && objects.iter().all(|o| model.marks.contains(o));
+    for o in objects {
+        if all_marked {
+            model.marks.remove(&o);
+        } else {
+            model.marks.insert(o);
+        }
+    }
+    // Marking moves on, as in k9s.
+    let len = model.rows.ids.len();
+    let screen = model.screen_mut();
+    if screen.cursor + 1 < len {
+        screen.cursor += 1;
+    }
+    let cursor = model.screen().cursor;
+    model.screen_mut().selected = model.rows.ids.get(cursor).cloned();
+}
+
+/// `:mark`: every object row the view shows (its filter and toggles applied).
+pub(super) fn mark_all(model: &mut Model) {
+    model.refresh_rows();
+    let mut added = 0;
+    let ids = model.rows.ids.clone();
+    for id in ids {
+        let objects = objects_of(model, &id);
+        for o in objects {
+            if model.marks.insert(o) {
+                added += 1;
+            }
+        }
+    }
+    model.flash = Some(format!(
+        "{added} objects marked ({} in all)",
+        model.marks.len()
+    ));
+}
+
+/// An action key: in read-only mode an explanation, else the confirmation.
+pub(super) fn ask(model: &mut Model, verb: Verb) {
+    if model.read_only {
+        model.flash = Some(format!(
+            "read-only: nothing can {verb} here — start fluxfleet with --write (or set mode = \"write\" in [ui] of the config)"
+        ));
+        return;
+    }
+    let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
+        selected_objects(model)
+    } else {
+        let mut marked: Vec<_> = model.marks.iter().cloned().collect();
+        marked.sort();
+        marked
+    };
+    if targets.is_empty() {
+        model.flash = Some(format!(
+            "nothing to {verb}: select an object or mark some (space)"
+        ));
+        return;
+    }
+    if targets.len() > model.actions.max_targets {
+        model.flash = Some(format!(
+            "{} objects: more than the {} one action may touch (actions.max_targets)",
+            targets.len(),
+            model.actions.max_targets
+        ));
+        return;
+    }
+    confirm(model, verb, targets);
+}
+
+fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) {
+    let stage = if verb == Verb::Suspend {
+        Stage::Reason
+    } else {
+        count_or_yes(model, targets.len())
+    };
+    model.confirm = Some(Confirm {
+        verb,
+        targets,
+        reason: String::new(),
+        typed: String::new(),
+        stage,
+    });
+}
+
+fn count_or_yes(model: &Model, n: usize) -> Stage {
+    if n > model.actions.confirm_above {
+        Stage::Count
+    } else {
+        Stage::Yes
+    }
+}
+
+/// Keys while a confirmation is open: nothing else happens until it is answered.
+pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
+    let Some(mut c) = model.confirm.take() else {
+        return Vec::new();
+    };
+    if key.code == KeyCode::Esc {
+        model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+        return Vec::new();
+    }
+    match (c.stage, key.code) {
+        (Stage::Reason, KeyCode::Enter) => c.stage = count_or_yes(model, c.targets.len()),
+        (Stage::Reason, KeyCode::Backspace) => {
+            c.reason.pop();
+        }
+        (Stage::Reason, KeyCode::Char(ch)) => c.reason.push(ch),
+        (Stage::Yes, KeyCode::Enter | KeyCode::Char('y')) => return launch(model, c),
+        (Stage::Yes, KeyCode::Char('n')) => {
+            model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+            return Vec::new();
+        }
+        (Stage::Count, KeyCode::Char(d)) if d.is_ascii_digit() => c.typed.push(d),
+        (Stage::Count, KeyCode::Backspace) => {
+            c.typed.pop();
+        }
+        (Stage::Count, KeyCode::Enter) => {
+            if c.typed == c.targets.len().to_string() {
+                return launch(model, c);
+            }
+            model.flash = Some(format!(
+                "type {} (the number of objects) to confirm, Esc to cancel",
+                c.targets.len()
+            ));
+            c.typed.clear();
+        }
+        _ => {}
+    }
+    model.confirm = Some(c);
+    Vec::new()
+}
+
+/// Confirmed: plans every target and hands the job to the event loop.
+fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
+    // A token must differ from the last one, or the controller sees no new request.
+    let mut at = model.now;
+    if let Some(last) = model.last_token
+        && at <= last
+    {
+        at = last + jiff::SignedDuration::from_nanos(1);
+    }
+    model.last_token = Some(at);
+    let reason = c.reason.trim();
+    let intent = Intent {
+        verb: c.verb,
+        user: model.user.clone(),
+        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        token: at.to_string(),
+    };
+    let run = model.run.as_ref().map_or(1, |r| r.id + 1);
+    let mut targets = Vec::with_capacity(c.targets.len());
+    let mut rows = Vec::with_capacity(c.targets.len());
+    for (cluster, key) in c.targets {
+        let entry = model.index.cluster(cluster);
+        let denied =
+            entry.and_then(|e| model.actions.denied(&e.info.workspace, &e.info.name, &key));
+        let read_only_cluster = model.writable.get(cluster.0 as usize).is_some_and(|w| !w);
+        let denied =
+            denied.or_else(|| read_only_cluster.then(|| crate::k8s::READ_ONLY_CLUSTER.to_string()));
+        let plan = match (denied, entry.and_then(|e| e.objects.get(&key))) {
+            (Some(why), _) => Err(Refusal::Denied(why)),
+            (None, Some(summary)) => {
+                let objects = entry.map(|e| &e.objects);
+                actions::plan(&intent, summary, |k| objects.and_then(|o| o.get(k)))
+            }
+            (None, None) => Err(Refusal::NotSupported(
+                "the object is no longer on the cluster, or the cluster is not watched".into(),
+            )),
+        };
+        let state = match &plan {
+            Ok(_) => RunState::Sending,
+            Err(refusal) => RunState::Ended(Outcome::Refused(refusal.to_string())),
+        };
+        rows.push(RunRow {
+            cluster,
+            key: key.clone(),
+            state,
+        });
+        let (workspace, name) = entry.map_or(("", ""), |e| {
+            (e.info.workspace.as_str(), e.info.name.as_str())
+        });
+        targets.push(Target {
+            record: crate::audit::Target::new(workspace, name, None, &key),
+            cluster,
+            key,
+            plan,
+        });
+    }
+    model.run = Some(Run {
+        id: run,
+        verb: c.verb,
+        token: intent.token.clone(),
+        reason: intent.reason.clone(),
+        rows,
+    });
+    model.marks.clear();
+    model.push(View::Results);
+    vec![Effect::Act(Job {
+        run,
+        intent,
+        targets,
+    })]
+}
+
+/// The results view: the same action again on the targets that did not end well.
+pub(super) fn retry(model: &mut Model) {
+    let Some(run) = &model.run else {
+        return;
+    };
+    let failed: Vec<(ClusterId, ObjectKey)> = run
+        .rows
+        .iter()
+        .filter(|r| r.state.failed())
+        .map(|r| (r.cluster, r.key.clone()))
+        .collect();
+    if failed.is_empty() {
+        model.flash = Some("nothing to retry: every target ended well or was refused".into());
+        return;
+    }
+    let verb = run.verb;
+    confirm(model, verb, failed);
+}
+
+pub(super) fn acted(
+    model: &mut Model,
+    run: u64,
+    cluster: ClusterId,
+    key: ObjectKey,
+    outcome: Outcome,
+) {
+    let Some(r) = model.run.as_mut().filter(|r| r.id == run) else {
+        return;
+    };
+    let waits = r.verb.requests_reconcile();
+    if let Some(row) = r
+        .rows
+        .iter_mut()
+        .find(|row| row.cluster == cluster && row.key == key)
+    {
+        row.state = match outcome {
+            Outcome::Done if waits => RunState::Requested,
+            other => RunState::Ended(other),
+        };
+    }
+    notice_handled(model);
+    model.rows_stale = true;
+}
+
+/// A requested reconcile is handled when the watched object says so.
+pub(super) fn notice_handled(model: &mut Model) {
+    let Some(run) = model.run.as_mut() else {
+        return;
+    };
+    for row in &mut run.rows {
+        if row.state != RunState::Requested {
+            continue;
+        }
+        let handled = model
+            .index
+            .cluster(row.cluster)
+            .and_then(|c| c.objects.get(&row.key))
+            .and_then(|o| o.last_handled_reconcile_at.as_deref());
+        if handled == Some(run.token.as_str()) {
+            row.state = RunState::Handled;
+        }
+    }
+}

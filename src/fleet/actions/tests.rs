@@ -1,0 +1,225 @@
+#![allow(clippy::unwrap_used)]
+use super::*;
+
+fn intent(verb: Verb, reason: Option<&str>) -> Intent {
+    Intent {
+        verb,
+        user: "alice".into(),
+        reason: reason.map(Into::into),
+        token: "2026-11-21T10:00:00.123456789Z".into(),
+    }
+}
+
+fn object(kind: FluxKind, name: &str, spec: Value) -> FluxSummary {
+    let obj = json!({
+        "metadata": {"name": name, "namespace": "apps"},
+        "spec": spec,
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    });
+    FluxSummary::of(kind, &obj).unwrap()
+}
+
+fn none(_: &ObjectKey) -> Option<&'static FluxSummary> {
+    None
+}
+
+fn only(steps: Result<Vec<Step>, Refusal>) -> Value {
+    let steps = steps.unwrap();
+    assert_eq!(steps.len(), 1);
+    steps[0].patch.clone()
+}
+
+#[test]
+fn suspend_sets_spec_suspend_and_records_who_and_why_on_every_suspendable_kind() {
+    for kind in FluxKind::ALL {
+        let target = object(kind, "x", json!({}));
+        let got = plan(&intent(Verb::Suspend, Some("flapping")), &target, none);
+        let annotations = json!({
+            "fluxfleet.dev/suspended-by": "alice",
+            "fluxcd.controlplane.io/suspendedBy": "alice",
+            "fluxfleet.dev/suspend-reason": "flapping",
+        });
+        match kind {
+            FluxKind::ExternalArtifact => {
+                assert!(matches!(got, Err(Refusal::NotSupported(_))), "{kind}")
+            }
+            FluxKind::ArtifactGenerator => {
+                let mut a = annotations.clone();
+                a["source.extensions.fluxcd.io/reconcile"] = json!("disabled");
+                assert_eq!(only(got), json!({"metadata": {"annotations": a}}));
+            }
+            _ => assert_eq!(
+                only(got),
+                json!({"spec": {"suspend": true}, "metadata": {"annotations": annotations}}),
+                "{kind}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn suspend_without_a_reason_removes_an_old_one() {
+    let target = object(FluxKind::Kustomization, "x", json!({}));
+    let patch = only(plan(&intent(Verb::Suspend, None), &target, none));
+    assert_eq!(
+        patch.pointer("/metadata/annotations/fluxfleet.dev~1suspend-reason"),
+        Some(&Value::Null)
+    );
+}
+
+#[test]
+fn resume_removes_suspend_and_its_annotations_and_requests_a_reconcile() {
+    let target = object(FluxKind::HelmRelease, "x", json!({"suspend": true}));
+    assert_eq!(
+        only(plan(&intent(Verb::Resume, None), &target, none)),
+        json!({"spec": {"suspend": null}, "metadata": {"annotations": {
+            "fluxfleet.dev/suspended-by": null,
+            "fluxcd.controlplane.io/suspendedBy": null,
+            "fluxfleet.dev/suspend-reason": null,
+            "reconcile.fluxcd.io/requestedAt": "2026-11-21T10:00:00.123456789Z",
+        }}})
+    );
+    // Alerts and Providers do not reconcile: resume only resumes.
+    let alert = object(FluxKind::Alert, "x", json!({"suspend": true}));
+    let patch = only(plan(&intent(Verb::Resume, None), &alert, none));
+    assert_eq!(
+        patch.pointer("/metadata/annotations/reconcile.fluxcd.io~1requestedAt"),
+        None
+    );
+    let generator = object(FluxKind::ArtifactGenerator, "x", json!({}));
+    let patch = only(plan(&intent(Verb::Resume, None), &generator, none));
+    assert_eq!(
+        patch.pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile"),
+        Some(&Value::Null)
+    );
+    assert_eq!(patch.get("spec"), None);
+}
+
+#[test]
+fn reconcile_writes_requested_at_where_supported_and_refuses_elsewhere() {
+    for kind in FluxKind::ALL {
+        let target = object(kind, "x", json!({}));
+        let got = plan(&intent(Verb::Reconcile, None), &target, none);
+        if matches!(
+            kind,
+            FluxKind::Alert | FluxKind::Provider | FluxKind::ExternalArtifact
+        ) {
+            assert!(matches!(got, Err(Refusal::NotSupported(_))), "{kind}");
+        } else {
+            assert_eq!(
+                only(got),
+                json!({"metadata": {"annotations": {
+                    "reconcile.fluxcd.io/requestedAt": "2026-11-21T10:00:00.123456789Z"}}}),
+                "{kind}"
+            );
+        }
+    }
+    let suspended = object(FluxKind::Kustomization, "x", json!({"suspend": true}));
+    assert_eq!(
+        plan(&intent(Verb::Reconcile, None), &suspended, none),
+        Err(Refusal::Suspended)
+    );
+    let oci = FluxSummary::of(
+        FluxKind::HelmRepository,
+        &json!({"metadata": {"name": "charts", "namespace": "apps"},
+                "spec": {"type": "oci", "url": "oci://ghcr.io/x"}}),
+    )
+    .unwrap();
+    assert!(matches!(
+        plan(&intent(Verb::Reconcile, None), &oci, none),
+        Err(Refusal::NotSupported(_))
+    ));
+}
+
+#[test]
+fn force_and_reset_carry_the_same_token_as_requested_at_on_helmreleases_only() {
+    let hr = object(FluxKind::HelmRelease, "podinfo", json!({}));
+    let token = "2026-11-21T10:00:00.123456789Z";
+    assert_eq!(
+        only(plan(&intent(Verb::Force, None), &hr, none)),
+        json!({"metadata": {"annotations": {
+            "reconcile.fluxcd.io/requestedAt": token,
+            "reconcile.fluxcd.io/forceAt": token}}})
+    );
+    assert_eq!(
+        only(plan(&intent(Verb::Reset, None), &hr, none)),
+        json!({"metadata": {"annotations": {
+            "reconcile.fluxcd.io/requestedAt": token,
+            "reconcile.fluxcd.io/resetAt": token}}})
+    );
+    let ks = object(FluxKind::Kustomization, "apps", json!({}));
+    assert!(matches!(
+        plan(&intent(Verb::Force, None), &ks, none),
+        Err(Refusal::NotSupported(_))
+    ));
+}
+
+#[test]
+fn with_source_reconciles_the_source_then_the_object() {
+    let ks = object(
+        FluxKind::Kustomization,
+        "apps",
+        json!({"sourceRef": {"kind": "GitRepository", "name": "fleet", "namespace": "flux-system"}}),
+    );
+    let steps = plan(&intent(Verb::ReconcileWithSource, None), &ks, none).unwrap();
+    let keys: Vec<String> = steps
+        .iter()
+        .map(|s| {
+            format!(
+                "{} {}/{} wait={}",
+                s.key.kind, s.key.namespace, s.key.name, s.wait
+            )
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "GitRepository flux-system/fleet wait=true",
+            "Kustomization apps/apps wait=false"
+        ]
+    );
+}
+
+#[test]
+fn with_source_on_a_helmrelease_goes_through_its_generated_chart() {
+    let hr = object(
+        FluxKind::HelmRelease,
+        "podinfo",
+        json!({"chart": {"spec": {"chart": "podinfo",
+            "sourceRef": {"kind": "HelmRepository", "name": "podinfo", "namespace": "flux-system"}}}}),
+    );
+    let steps = plan(&intent(Verb::ReconcileWithSource, None), &hr, none).unwrap();
+    let keys: Vec<String> = steps
+        .iter()
+        .map(|s| format!("{} {}/{}", s.key.kind, s.key.namespace, s.key.name))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "HelmRepository flux-system/podinfo",
+            "HelmChart flux-system/apps-podinfo",
+            "HelmRelease apps/podinfo"
+        ]
+    );
+    // An OCI HelmRepository is static: skipped, the chart and the release remain.
+    let oci = FluxSummary::of(
+        FluxKind::HelmRepository,
+        &json!({"metadata": {"name": "podinfo", "namespace": "flux-system"},
+                "spec": {"type": "oci", "url": "oci://ghcr.io/x"}}),
+    )
+    .unwrap();
+    let lookup = |k: &ObjectKey| (k.kind == FluxKind::HelmRepository).then_some(&oci);
+    let steps = plan(&intent(Verb::ReconcileWithSource, None), &hr, lookup).unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0].key.kind, FluxKind::HelmChart);
+    // A Kustomization fed by an ExternalArtifact: the flux CLI refuses, so do we.
+    let ks = object(
+        FluxKind::Kustomization,
+        "apps",
+        json!({"sourceRef": {"kind": "ExternalArtifact", "name": "a"}}),
+    );
+    assert!(matches!(
+        plan(&intent(Verb::ReconcileWithSource, None), &ks, none),
+        Err(Refusal::NotSupported(_))
+    ));
+}
