@@ -230,11 +230,9 @@ fn requested(intent: &Intent, keys: &[&str]) -> Value {
 }
 
 /// Kinds whose controller handles `reconcile.fluxcd.io/requestedAt`.
+/// (Alert and Provider are static; an ExternalArtifact is another controller's product.)
 pub fn reconcilable(kind: FluxKind) -> bool {
-    !matches!(
-        kind,
-        FluxKind::Alert | FluxKind::Provider | FluxKind::ExternalArtifact
-    )
+    !kind.is_static() && kind != FluxKind::ExternalArtifact
 }
 
 /// An OCI HelmRepository: no reconcile loop, no status to wait for.

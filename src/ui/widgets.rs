@@ -47,7 +47,8 @@ pub fn list<'a>(
     let end = (start + height).min(ids.len());
     let rows = ids[start..end].iter().enumerate().map(|(i, id)| {
         let r = Row::new(row(id));
-        let marked = matches!(id, RowId::Object(c, k) if model.marks.contains(&(*c, k.clone())));
+        let marked = !model.marks.is_empty()
+            && matches!(id, RowId::Object(c, k) if model.marks.contains(&(*c, k.clone())));
         if start + i == screen.cursor {
             r.style(theme.style(Slot::Selected))
         } else if marked {
