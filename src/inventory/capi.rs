@@ -293,7 +293,15 @@ pub fn add(
         let (context, server, kubeconfig) = match kubeconfig {
             None => (cluster.name.clone(), String::new(), Kubeconfig::default()),
             Some(Ok(config)) => match super::kubeconfig::current(config, source.clone()) {
-                Ok(loaded) => (loaded.context, loaded.server, loaded.kubeconfig),
+                Ok(loaded) => match super::untrusted::refusal(&loaded.kubeconfig) {
+                    None => (loaded.context, loaded.server, loaded.kubeconfig),
+                    Some(why) => {
+                        inventory
+                            .problems
+                            .push(problem(&path, &cluster.name, &secret, &why));
+                        continue;
+                    }
+                },
                 Err(e) => {
                     inventory
                         .problems

@@ -5,6 +5,7 @@
 pub mod capi;
 mod kubeconfig;
 pub mod rules;
+pub mod untrusted;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
