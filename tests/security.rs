@@ -165,3 +165,187 @@ async fn kubeconfigs_from_secrets_are_data_not_instructions() {
     }
     sim.handle.shutdown().await;
 }
+
+fn script(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// A process that is gone or a zombie waiting for its parent.
+fn dead(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Exec plugins are bounded: their output is capped, a hung one is killed with everything it
+/// started once `exec_timeout` (not `connect_timeout`) has passed, and what they print on stderr
+/// never shows a credential.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exec_plugins_are_capped_killed_with_their_group_and_their_stderr_redacted() {
+    use fluxfleet::config::Config;
+    use fluxfleet::export::live::Live;
+    use fluxfleet::fleet::Phase;
+    use secrecy::ExposeSecret;
+    use std::time::Duration;
+
+    let sim = common::start_with(|c| {
+        c.clusters = 1;
+        c.workspaces = 1;
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let fleet = kube::config::Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
+    let cluster = fleet.clusters[0].cluster.as_ref().unwrap();
+    let (server, ca) = (
+        cluster.server.clone().unwrap(),
+        cluster.certificate_authority_data.clone().unwrap(),
+    );
+    let token = fleet.auth_infos[0]
+        .auth_info
+        .as_ref()
+        .unwrap()
+        .token
+        .as_ref()
+        .unwrap();
+    let credential = format!(
+        "printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{}\"}}}}'",
+        token.expose_secret()
+    );
+    let pidfile = dir.path().join("grandchild");
+    let plugins = [
+        (
+            "huge",
+            script(dir.path(), "huge", "exec head -c 50000000 /dev/zero"),
+        ),
+        (
+            "slow",
+            script(dir.path(), "slow", &format!("sleep 2\n{credential}")),
+        ),
+        (
+            "hung",
+            script(
+                dir.path(),
+                "hung",
+                &format!("sleep 300 &\necho $! > {}\nwait", pidfile.display()),
+            ),
+        ),
+        (
+            "leaky",
+            script(
+                dir.path(),
+                "leaky",
+                "echo 'refresh_token=eyJhbGciOiJIUzI1NiJ9.c2VjcmV0LXJlZnJlc2g.abcdefghijklmnop has expired; run corp login' >&2\nexit 1",
+            ),
+        ),
+    ];
+    let mut kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n    \
+         certificate-authority-data: {ca}\nusers:\n"
+    );
+    for (name, path) in &plugins {
+        kubeconfig.push_str(&format!(
+            "- name: {name}\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n",
+            path.display()
+        ));
+    }
+    kubeconfig.push_str("contexts:\n");
+    for (name, _) in &plugins {
+        kubeconfig.push_str(&format!(
+            "- name: {name}\n  context: {{cluster: c, user: {name}}}\n"
+        ));
+    }
+    let path = dir.path().join("plugins.kubeconfig");
+    std::fs::write(&path, kubeconfig).unwrap();
+    let mut config = Config::defaults();
+    config.engine.connect_timeout = Duration::from_secs(1);
+    config.engine.exec_timeout = Duration::from_secs(6);
+    let inv = fluxfleet::inventory::load(
+        &fluxfleet::inventory::Request {
+            kubeconfigs: vec![path],
+            ..Default::default()
+        },
+        &config,
+    );
+    assert_eq!(inv.problems, []);
+    let mut live = Live::start(&inv, &config.engine);
+    live.settle(Duration::from_secs(30)).await;
+    let state = |name: &str| {
+        let c = live.index.cluster_named(name).unwrap();
+        let error = c
+            .connection
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .to_string();
+        (c.connection.phase, error)
+    };
+    let (phase, error) = state("huge");
+    assert_eq!(phase, Phase::Unauthorized, "{error}");
+    assert!(error.contains("larger than 1024 KiB"), "{error}");
+    // Slower than connect_timeout, well within exec_timeout: it is waited for.
+    assert_eq!(state("slow").0, Phase::Live, "{:?}", state("slow"));
+    let (phase, error) = state("hung");
+    assert_eq!(phase, Phase::Unauthorized, "{error}");
+    assert!(error.contains("within 6s"), "{error}");
+    let grandchild = std::fs::read_to_string(&pidfile).unwrap();
+    common::eventually("the plugin's own child is killed too", || {
+        let gone = dead(grandchild.trim());
+        async move { gone }
+    })
+    .await;
+    let (phase, error) = state("leaky");
+    assert_eq!(phase, Phase::Unauthorized);
+    assert!(error.contains("has expired; run corp login"), "{error}");
+    assert!(
+        !error.contains("eyJhbGci") && !error.contains("abcdefghijklmnop"),
+        "{error}"
+    );
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+/// A malformed kubeconfig is reported by line, column and kind of error — never with the lines
+/// around the error, which hold tokens and keys.
+#[tokio::test]
+async fn kubeconfig_parse_errors_never_quote_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://x:6443}\n\
+         users:\n- name: u\n  user:\n    token: sup3r-s3cret-t0ken\n    client-key-data: S0VZLURBVEE=\n   \
+         bad: indent\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n",
+    )
+    .unwrap();
+    let typed = dir.path().join("typed.yaml");
+    std::fs::write(
+        &typed,
+        "apiVersion: v1\nclusters:\n- name: c\n  cluster: {server: https://x, insecure-skip-tls-verify: \"sup3r-s3cret-t0ken\"}\n",
+    )
+    .unwrap();
+    for file in [&bad, &typed] {
+        let file = file.display().to_string();
+        for format in ["table", "json"] {
+            let out = fluxfleet(&["inventory", "-o", format, "--kubeconfig", &file], &[]).await;
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_eq!(out.status.code(), Some(3), "{all}");
+            assert!(all.contains("not a valid kubeconfig"), "{all}");
+            assert!(all.contains("line "), "says where: {all}");
+            for secret in ["sup3r", "S0VZ", "token:", "client-key-data"] {
+                assert!(!all.contains(secret), "{secret} leaked: {all}");
+            }
+        }
+    }
+}

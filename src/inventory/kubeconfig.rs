@@ -65,11 +65,16 @@ impl Loader {
                 dir_workspace,
                 config,
             }),
+            // Parse errors quote the lines around the error, which hold tokens and keys: only
+            // where it is and what kind of error it is.
             Err(e) => {
                 self.problem_at(
                     path,
                     None,
-                    format!("not a valid kubeconfig: {}", crate::errors::chain(&e)),
+                    format!(
+                        "not a valid kubeconfig: {}",
+                        crate::errors::redacted(&crate::errors::chain(&e))
+                    ),
                 );
                 None
             }

@@ -263,9 +263,15 @@ fn seed(name: &str) -> u64 {
     })
 }
 
-/// One connection attempt, with the deadline. The caller holds a connecting slot.
+/// One connection attempt. The caller holds a connecting slot. An exec plugin has its own
+/// deadline (`exec_timeout`); the connection has `connect_timeout` after it.
 async fn attempt(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -> Attempt {
-    match tokio::time::timeout(shared.connect_timeout, connect(spec, shared, protocol)).await {
+    let (kubeconfig, expires) = match credentials(spec, shared).await {
+        Ok(found) => found,
+        Err(failure) => return Attempt::Failed(failure),
+    };
+    let connecting = connect(spec, kubeconfig, expires, shared, protocol);
+    match tokio::time::timeout(shared.connect_timeout, connecting).await {
         Ok(outcome) => outcome,
         Err(_) => Attempt::Failed(Failure::new(
             Phase::TimedOut,
@@ -284,6 +290,16 @@ pub(super) async fn client(
     shared: &Arc<Shared>,
     protocol: Protocol,
 ) -> Result<(Http, Option<Timestamp>), Failure> {
+    let (kubeconfig, expires) = credentials(spec, shared).await?;
+    Ok((build(spec, kubeconfig, shared, protocol).await?, expires))
+}
+
+/// `spec`'s kubeconfig with the exec plugin's credential in place of the plugin, and when that
+/// credential expires.
+async fn credentials(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
     let mut kubeconfig = spec.kubeconfig.clone();
     let mut expires = None;
     let cluster = kubeconfig
@@ -316,13 +332,33 @@ pub(super) async fn client(
             Err(message) => return Err(Failure::new(Phase::Unauthorized, message)),
         }
     }
+    Ok((kubeconfig, expires))
+}
+
+/// The HTTP service for `spec` with `kubeconfig`'s credentials.
+async fn build(
+    spec: &ClusterSpec,
+    kubeconfig: kube::config::Kubeconfig,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<Http, Failure> {
+    let cluster = kubeconfig
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .unwrap_or_default();
     let options = KubeConfigOptions {
         context: Some(spec.context.clone()),
         ..Default::default()
     };
     let config = match kube::Config::from_custom_kubeconfig(kubeconfig, &options).await {
         Ok(config) => config,
-        Err(e) => return Err(Failure::new(Phase::Invalid, crate::errors::chain(&e))),
+        Err(e) => {
+            return Err(Failure::new(
+                Phase::Invalid,
+                crate::errors::redacted(&crate::errors::chain(&e)),
+            ));
+        }
     };
     let proxy = match transport::proxy_for(
         cluster.proxy_url.as_deref(),
@@ -346,15 +382,18 @@ pub(super) async fn client(
     } else {
         shared.transport.client(&config, proxy, protocol)
     };
-    match client {
-        Ok(http) => Ok((http, expires)),
-        Err(e) => Err(errors::of_kube(&e)),
-    }
+    client.map_err(|e| errors::of_kube(&e))
 }
 
-async fn connect(spec: &ClusterSpec, shared: &Arc<Shared>, protocol: Protocol) -> Attempt {
-    let (http, expires) = match client(spec, shared, protocol).await {
-        Ok(opened) => opened,
+async fn connect(
+    spec: &ClusterSpec,
+    kubeconfig: kube::config::Kubeconfig,
+    expires: Option<Timestamp>,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Attempt {
+    let http = match build(spec, kubeconfig, shared, protocol).await {
+        Ok(http) => http,
         Err(failure) => return Attempt::Failed(failure),
     };
     match discover(&http, &shared.kinds).await {

@@ -164,6 +164,8 @@ impl Runner {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
+            // Its own process group: on a timeout everything it started is killed with it.
+            .process_group(0)
             .env("KUBERNETES_EXEC_INFO", info.to_string());
         for name in exec.drop_env.iter().flatten() {
             cmd.env_remove(name);
@@ -173,7 +175,7 @@ impl Runner {
                 cmd.env(name, value);
             }
         }
-        let child = cmd.spawn().map_err(|e| {
+        let mut child = cmd.spawn().map_err(|e| {
             let hint = exec
                 .install_hint
                 .as_deref()
@@ -181,26 +183,114 @@ impl Runner {
                 .unwrap_or_default();
             format!("exec plugin {command:?} cannot start: {e}{hint}")
         })?;
-        let output = tokio::time::timeout(self.timeout, child.wait_with_output())
-            .await
-            .map_err(|_| {
-                format!(
-                    "exec plugin {command:?} gave no credential within {}",
-                    crate::units::format_duration(self.timeout)
-                )
-            })?
-            .map_err(|e| format!("exec plugin {command:?} failed: {e}"))?;
-        if !output.status.success() {
-            let stderr = String::from_utf8_lossy(&output.stderr);
+        let group = Group(child.id());
+        let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(format!("exec plugin {command:?}: no output pipes"));
+        };
+        let run = async {
+            let (out, err) = tokio::join!(capped(stdout), capped(stderr));
+            let status = child.wait().await;
+            (out, err, status)
+        };
+        let Ok((stdout, stderr, status)) = tokio::time::timeout(self.timeout, run).await else {
+            drop(group);
+            return Err(format!(
+                "exec plugin {command:?} gave no credential within {} (killed)",
+                crate::units::format_duration(self.timeout)
+            ));
+        };
+        // It has exited: its process group is left to whatever it started on purpose.
+        group.disarm();
+        let status = status.map_err(|e| format!("exec plugin {command:?} failed: {e}"))?;
+        let stdout = stdout.map_err(|e| format!("exec plugin {command:?}: {e}"))?;
+        if !status.success() {
+            // Its last words, without anything that looks like a credential: plugins print
+            // refresh tokens and device codes to stderr.
+            let stderr = stderr.unwrap_or_default();
+            let stderr = String::from_utf8_lossy(&stderr);
             let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
             return Err(format!(
-                "exec plugin {command:?} failed ({}){}",
-                output.status,
-                last.map(|l| format!(": {}", l.trim())).unwrap_or_default()
+                "exec plugin {command:?} failed ({status}){}",
+                last.map(|l| format!(": {}", without_secrets(l)))
+                    .unwrap_or_default()
             ));
         }
-        parse(&output.stdout).map_err(|e| format!("exec plugin {command:?}: {e}"))
+        parse(&stdout).map_err(|e| format!("exec plugin {command:?}: {e}"))
     }
+}
+
+/// The most of a plugin's stdout or stderr read: an ExecCredential is a few KiB.
+const OUTPUT_LIMIT: usize = 1024 * 1024;
+
+/// Reads a pipe to its end, at most [`OUTPUT_LIMIT`] bytes; more is an error.
+async fn capped(pipe: impl tokio::io::AsyncRead + Unpin) -> Result<Vec<u8>, String> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    let mut limited = pipe.take(OUTPUT_LIMIT as u64 + 1);
+    limited
+        .read_to_end(&mut buf)
+        .await
+        .map_err(|e| format!("reading its output: {e}"))?;
+    if buf.len() > OUTPUT_LIMIT {
+        return Err(format!(
+            "its output is larger than {} KiB",
+            OUTPUT_LIMIT / 1024
+        ));
+    }
+    Ok(buf)
+}
+
+/// A running plugin's process group, killed when dropped.
+struct Group(Option<u32>);
+
+impl Group {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let pid = self
+            .0
+            .and_then(|p| i32::try_from(p).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid {
+            // The group may already be gone; nothing else to do then.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// A line of a plugin's stderr fit to show: at most 200 characters, and every word that could
+/// be a credential (a run of 16 or more token characters, quoted text) replaced by `…`.
+fn without_secrets(line: &str) -> String {
+    let line = crate::errors::redacted(line);
+    let token = |c: char| c.is_ascii_alphanumeric() || "+/=_-.~%".contains(c);
+    let mut out = String::new();
+    let mut run = String::new();
+    let flush = |run: &mut String, out: &mut String| {
+        if run.chars().count() >= 16 {
+            out.push('…');
+        } else {
+            out.push_str(run);
+        }
+        run.clear();
+    };
+    for c in line.chars() {
+        if token(c) {
+            run.push(c);
+        } else {
+            flush(&mut run, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut run, &mut out);
+    let mut shown: String = out.trim().chars().take(200).collect();
+    if out.trim().chars().count() > 200 {
+        shown.push('…');
+    }
+    shown
 }
 
 fn parse(stdout: &[u8]) -> Outcome {

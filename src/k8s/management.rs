@@ -30,7 +30,7 @@ pub async fn discover(
     management: &ClusterSpec,
     settings: &config::Engine,
 ) -> Result<Holdings, String> {
-    let within = settings.connect_timeout * 4;
+    let within = settings.connect_timeout * 4 + settings.exec_timeout;
     match tokio::time::timeout(within, read(management, settings)).await {
         Ok(result) => result,
         Err(_) => Err(format!(
