@@ -56,6 +56,8 @@ pub struct Engine {
     pub exec_timeout: Duration,
     pub kinds: Vec<FluxKind>,
     pub max_backoff: Duration,
+    /// The most objects of one kind one cluster may hold.
+    pub max_objects: usize,
     /// How often management clusters are read again.
     pub discovery_interval: Duration,
 }
@@ -147,6 +149,7 @@ struct RawEngine {
     exec_timeout: String,
     kinds: Vec<String>,
     max_backoff: String,
+    max_objects: usize,
     discovery_interval: String,
 }
 
@@ -277,6 +280,7 @@ impl Config {
             exec_timeout,
             kinds,
             max_backoff,
+            max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
             discovery_interval,
         };
         let config = Config {
@@ -312,6 +316,7 @@ impl Config {
                     FluxKind::HelmRelease,
                 ],
                 max_backoff: Duration::from_secs(60),
+                max_objects: 10_000,
                 discovery_interval: Duration::from_secs(30),
             },
             inventory: Inventory {

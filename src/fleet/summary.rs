@@ -90,11 +90,41 @@ const SUSPENDED_BY: &str = "/metadata/annotations/fluxfleet.dev~1suspended-by";
 const OPERATOR_SUSPENDED_BY: &str = "/metadata/annotations/fluxcd.controlplane.io~1suspendedBy";
 const SUSPEND_REASON: &str = "/metadata/annotations/fluxfleet.dev~1suspend-reason";
 
+/// The most of each text kept from an object: a server's strings are untrusted and a summary
+/// stays small whatever the server sends. Longer texts are cut and end in `…`.
+pub mod limits {
+    /// Kubernetes allows 253 characters in a name (63 in a namespace); longer is not an object.
+    pub const NAME: usize = 253;
+    pub const REASON: usize = 128;
+    pub const MESSAGE: usize = 2048;
+    /// Revisions, tokens, who suspended an object.
+    pub const SHORT: usize = 256;
+    pub const SUSPEND_REASON: usize = 512;
+    /// `dependsOn` entries kept.
+    pub const DEPENDS_ON: usize = 64;
+}
+
+/// `text`, cut to at most `max` characters (the last one then `…`).
+pub fn bounded(text: &str, max: usize) -> Box<str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let cut = text
+                .char_indices()
+                .nth(max.saturating_sub(1))
+                .map_or(text.len(), |(i, _)| i);
+            format!("{}…", &text[..cut]).into()
+        }
+    }
+}
+
 /// Why a JSON document cannot be summarised as a Flux object.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum Error {
     #[error("object has no metadata.name")]
     NoName,
+    #[error("object name or namespace longer than Kubernetes allows")]
+    NameTooLong,
     #[error("{0} is not a Flux kind fluxfleet knows")]
     UnknownKind(String),
 }
@@ -106,6 +136,10 @@ impl FluxSummary {
         let str_at = |path: &str| object.pointer(path).and_then(Value::as_str);
         let name = str_at("/metadata/name").ok_or(Error::NoName)?;
         let namespace = str_at("/metadata/namespace").unwrap_or_default();
+        if name.len() > limits::NAME || namespace.len() > limits::NAME {
+            return Err(Error::NameTooLong);
+        }
+        let short = |t: &str| bounded(t, limits::SHORT);
         let health = health_of(kind, object);
         let stalled = condition(object, "Stalled")
             .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"));
@@ -115,11 +149,11 @@ impl FluxSummary {
         } else {
             ready
         };
-        let text = |c: Option<&Value>, field: &str| -> Option<Box<str>> {
+        let text = |c: Option<&Value>, field: &str, max: usize| -> Option<Box<str>> {
             c?.get(field)?
                 .as_str()
                 .filter(|s| !s.is_empty())
-                .map(Into::into)
+                .map(|s| bounded(s, max))
         };
         Ok(FluxSummary {
             key: ObjectKey::new(kind, namespace, name),
@@ -131,9 +165,9 @@ impl FluxSummary {
                 Some(_) => Some(Ready::Unknown),
                 None => None,
             },
-            reason: text(shown, "reason"),
-            message: text(shown, "message"),
-            revision: revision_of(kind, object).map(Into::into),
+            reason: text(shown, "reason", limits::REASON),
+            message: text(shown, "message", limits::MESSAGE),
+            revision: revision_of(kind, object).map(short),
             generation: object
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
@@ -143,18 +177,18 @@ impl FluxSummary {
                 .and_then(Value::as_i64),
             last_transition: ready
                 .and_then(|c| c.get("lastTransitionTime")?.as_str()?.parse().ok()),
-            last_handled_reconcile_at: str_at("/status/lastHandledReconcileAt").map(Into::into),
-            requested_at: str_at(REQUESTED_AT).map(Into::into),
+            last_handled_reconcile_at: str_at("/status/lastHandledReconcileAt").map(short),
+            requested_at: str_at(REQUESTED_AT).map(short),
             source: source_of(kind, object),
             depends_on: depends_on(object, namespace),
             inventory: inventory_size(object),
             suspended_by: str_at(SUSPENDED_BY)
                 .or_else(|| str_at(OPERATOR_SUSPENDED_BY))
                 .filter(|s| !s.is_empty())
-                .map(Into::into),
+                .map(short),
             suspend_reason: str_at(SUSPEND_REASON)
                 .filter(|s| !s.is_empty())
-                .map(Into::into),
+                .map(|s| bounded(s, limits::SUSPEND_REASON)),
             fingerprint: 0,
         })
     }
@@ -224,16 +258,15 @@ fn revision_of(kind: FluxKind, object: &Value) -> Option<&str> {
 fn object_ref(value: &Value, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
     let name = value.get("name")?.as_str()?;
     let field = |f: &str, default: &str| -> Box<str> {
-        value
-            .get(f)
-            .and_then(Value::as_str)
-            .unwrap_or(default)
-            .into()
+        bounded(
+            value.get(f).and_then(Value::as_str).unwrap_or(default),
+            limits::NAME,
+        )
     };
     Some(ObjectRef {
         kind: field("kind", default_kind),
         namespace: field("namespace", default_namespace),
-        name: name.into(),
+        name: bounded(name, limits::NAME),
     })
 }
 
@@ -269,6 +302,7 @@ fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
         .map(|deps| {
             deps.iter()
                 .filter_map(|d| object_ref(d, namespace, ""))
+                .take(limits::DEPENDS_ON)
                 .collect()
         })
         .unwrap_or_default()
@@ -316,6 +350,45 @@ mod tests {
         assert_eq!(s.observed_generation, None);
         assert!(s.depends_on.is_empty());
         assert_eq!(s.source, None);
+    }
+
+    #[test]
+    fn texts_from_the_server_are_bounded_and_overlong_names_refused() {
+        let huge = "x".repeat(100_000);
+        let deps: Vec<Value> = (0..1000)
+            .map(|i| json!({"name": format!("d{i}")}))
+            .collect();
+        let obj = json!({"metadata": {"name": "x", "annotations": {
+                "reconcile.fluxcd.io/requestedAt": huge, "fluxfleet.dev/suspend-reason": huge}},
+            "spec": {"dependsOn": deps, "sourceRef": {"kind": "GitRepository", "name": huge}},
+            "status": {"lastAppliedRevision": huge, "conditions": [{"type": "Ready",
+                "status": "False", "reason": huge, "message": format!("é{huge}")}]}});
+        let s = FluxSummary::of(FluxKind::Kustomization, &obj).unwrap();
+        assert_eq!(
+            s.message.as_deref().unwrap().chars().count(),
+            limits::MESSAGE
+        );
+        assert!(
+            s.message.as_deref().unwrap().starts_with("éx")
+                && s.message.as_deref().unwrap().ends_with('…')
+        );
+        assert_eq!(s.reason.as_deref().unwrap().chars().count(), limits::REASON);
+        assert_eq!(
+            s.revision.as_deref().unwrap().chars().count(),
+            limits::SHORT
+        );
+        assert_eq!(
+            s.requested_at.as_deref().unwrap().chars().count(),
+            limits::SHORT
+        );
+        assert_eq!(s.depends_on.len(), limits::DEPENDS_ON);
+        assert_eq!(s.source.unwrap().name.chars().count(), limits::NAME);
+        assert_eq!(&*bounded("short", 10), "short");
+        let long_name = json!({"metadata": {"name": huge}});
+        assert_eq!(
+            FluxSummary::of(FluxKind::Kustomization, &long_name),
+            Err(Error::NameTooLong)
+        );
     }
 
     #[test]

@@ -25,6 +25,12 @@ pub type Http = BoxCloneSyncService<Request<Body>, Response<Incoming>, BoxError>
 
 /// The most of an error body read to explain it.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+/// The largest answer read whole (a list page, a discovery document, one object). A page of 500
+/// objects is a few MiB even with large HelmRelease values; a server sending more is misbehaving.
+pub const BODY_LIMIT: usize = 64 * 1024 * 1024;
+/// How long one request may take, headers and body (watches: until their headers). The server
+/// that takes longer is that cluster's error, never a task waiting forever.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Why a request failed.
 #[derive(Debug)]
@@ -103,10 +109,9 @@ pub async fn merge_patch(
 }
 
 async fn send(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
-    let response = http
-        .clone()
-        .oneshot(request)
+    let response = tokio::time::timeout(REQUEST_TIMEOUT, http.clone().oneshot(request))
         .await
+        .map_err(|_| timed_out())?
         .map_err(|e| Trouble::transport(&*e))?;
     if response.status().is_success() {
         return Ok(response);
@@ -121,25 +126,44 @@ pub async fn get_json<T: DeserializeOwned>(
 ) -> Result<(T, Version), Trouble> {
     let response = get(http, path).await?;
     let version = response.version();
-    let body = response
-        .into_body()
-        .collect()
+    let reading = http_body_util::Limited::new(response.into_body(), BODY_LIMIT).collect();
+    let body = tokio::time::timeout(REQUEST_TIMEOUT, reading)
         .await
-        .map_err(|e| Trouble::transport(&e))?
+        .map_err(|_| timed_out())?
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                Trouble::garbage(format!(
+                    "an answer larger than {} MiB",
+                    BODY_LIMIT / 1024 / 1024
+                ))
+            } else {
+                Trouble::transport(&*e)
+            }
+        })?
         .to_bytes();
     let value = serde_json::from_slice(&body).map_err(Trouble::garbage)?;
     Ok((value, version))
+}
+
+fn timed_out() -> Trouble {
+    Trouble::Failed(Failure::new(
+        Phase::TimedOut,
+        format!(
+            "a request took longer than {}",
+            crate::units::format_duration(REQUEST_TIMEOUT)
+        ),
+    ))
 }
 
 /// The API error a rejected request carries: its `Status` when the body is one, else the bare
 /// HTTP status.
 async fn rejected(response: Response<Incoming>) -> Trouble {
     let code = response.status().as_u16();
-    let body = http_body_util::Limited::new(response.into_body(), ERROR_BODY_LIMIT)
-        .collect()
-        .await
-        .map(|b| b.to_bytes())
-        .unwrap_or_else(|_| Bytes::new());
+    let reading = http_body_util::Limited::new(response.into_body(), ERROR_BODY_LIMIT).collect();
+    let body = match tokio::time::timeout(REQUEST_TIMEOUT, reading).await {
+        Ok(Ok(body)) => body.to_bytes(),
+        _ => Bytes::new(),
+    };
     let mut status: kube::core::Status = serde_json::from_slice(&body)
         .unwrap_or_else(|_| kube::core::Status::failure("", "").with_code(code));
     if status.code == 0 {

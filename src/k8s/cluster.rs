@@ -33,6 +33,8 @@ pub struct Shared {
     pub max_backoff: Duration,
     /// Objects per list page.
     pub chunk_size: usize,
+    /// Objects of one kind one cluster may hold.
+    pub max_objects: usize,
     pub events: mpsc::Sender<Event>,
     /// Connected clusters, for one-off reads.
     pub clients: Arc<Clients>,
@@ -56,6 +58,7 @@ impl Shared {
             connect_timeout: settings.connect_timeout,
             max_backoff: settings.max_backoff,
             chunk_size: settings.chunk_size,
+            max_objects: settings.max_objects,
             events,
             clients,
         }

@@ -57,6 +57,10 @@ pub(super) struct KindWatch {
     body: Option<Incoming>,
     lines: Lines,
     chunk_size: u32,
+    /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
+    /// less deleted since).
+    max_objects: usize,
+    objects: usize,
     backoff: Backoff,
     wait: Option<Duration>,
 }
@@ -90,6 +94,7 @@ impl KindWatch {
         kind: FluxKind,
         version: &str,
         chunk_size: usize,
+        max_objects: usize,
         max_backoff: Duration,
         seed: u64,
     ) -> KindWatch {
@@ -101,6 +106,8 @@ impl KindWatch {
             body: None,
             lines: Lines::default(),
             chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
+            max_objects,
+            objects: 0,
             backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
             wait: None,
         }
@@ -177,10 +184,18 @@ impl KindWatch {
     }
 
     /// Every page of the list, summarised page by page; remembers the list's resourceVersion.
+    /// A list longer than `max_objects` (or one whose pages never end) is the server's error.
     async fn list(&mut self) -> Result<Vec<FluxSummary>, Trouble> {
         let mut summaries = Vec::new();
         let mut token: Option<String> = None;
+        let (mut items, mut pages) = (0usize, 0usize);
+        // Pages may hold fewer items than asked for, but not forever.
+        let max_pages = self.max_objects / self.chunk_size as usize * 2 + 16;
         loop {
+            pages += 1;
+            if pages > max_pages {
+                return Err(self.too_many(format!("a list of more than {max_pages} pages")));
+            }
             let mut params = ListParams::default().limit(self.chunk_size);
             if let Some(t) = token.take() {
                 params = params.continue_token(&t);
@@ -191,6 +206,10 @@ impl KindWatch {
                 .uri()
                 .to_string();
             let (page, _) = api::get_json::<ListPage>(&self.http, &uri).await?;
+            items += page.items.len();
+            if items > self.max_objects {
+                return Err(self.too_many(format!("more than {} objects", self.max_objects)));
+            }
             summaries.extend(
                 page.items
                     .into_iter()
@@ -204,10 +223,22 @@ impl KindWatch {
                         return Err(Trouble::garbage("a list without a resourceVersion"));
                     };
                     self.resource_version = Some(rv);
+                    self.objects = summaries.len();
                     return Ok(summaries);
                 }
             }
         }
+    }
+
+    /// The server sends more of this kind than one cluster may hold.
+    fn too_many(&self, what: String) -> Trouble {
+        Trouble::Failed(Failure::new(
+            Phase::ServerError,
+            format!(
+                "the server sent {what} of kind {} (engine.max_objects is {}): not kept",
+                self.kind, self.max_objects
+            ),
+        ))
     }
 
     async fn open(&self) -> Result<Incoming, Trouble> {
@@ -264,9 +295,22 @@ impl KindWatch {
         }
         Ok(match kind.as_str() {
             "ADDED" | "MODIFIED" => {
+                if kind == "ADDED" {
+                    self.objects += 1;
+                    if self.objects > self.max_objects {
+                        // Relist: the count starts again from what the server really holds.
+                        self.resource_version = None;
+                        return Err(
+                            self.too_many(format!("more than {} objects", self.max_objects))
+                        );
+                    }
+                }
                 summarize(self.kind, object).map(|s| Step::Applied(Box::new(s)))
             }
-            "DELETED" => key_of(self.kind, &object).map(Step::Deleted),
+            "DELETED" => {
+                self.objects = self.objects.saturating_sub(1);
+                key_of(self.kind, &object).map(Step::Deleted)
+            }
             "BOOKMARK" => None,
             other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
         })

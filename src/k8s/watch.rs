@@ -56,6 +56,7 @@ pub(super) async fn watch(
             s.kind,
             &s.version,
             shared.chunk_size,
+            shared.max_objects,
             shared.max_backoff,
             seed.wrapping_add(i as u64),
         );
