@@ -44,14 +44,41 @@ pub struct Carry<'a> {
     pub journal: Option<&'a Path>,
 }
 
-/// Sends `job`, calls `report` as each target ends, journals the attempt and returns the
-/// targets' records in their order. A journal that cannot be written is the error.
+/// Journals the intent, sends `job`, calls `report` as each target ends, journals the outcomes
+/// and returns the targets' records in their order. A journal that cannot be written is the
+/// error; when the intent cannot be written, nothing is sent and every target is refused.
 pub async fn carry_out(
     job: &Job,
     how: Carry<'_>,
     report: impl Fn(&Target, &Outcome),
 ) -> (Vec<audit::Target>, Result<(), String>) {
     let token = job.intent.token.as_str();
+    let intended: Vec<audit::Target> = job
+        .targets
+        .iter()
+        .map(|t| match &t.plan {
+            Ok(_) => audit::Target {
+                outcome: "intended",
+                ..t.record.clone()
+            },
+            Err(refusal) => t
+                .record
+                .clone()
+                .with(&Outcome::Refused(refusal.to_string())),
+        })
+        .collect();
+    if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended, how.journal) {
+        let refused = Outcome::Refused(format!("not sent: {e}"));
+        let records = job
+            .targets
+            .iter()
+            .map(|t| {
+                report(t, &refused);
+                t.record.clone().with(&refused)
+            })
+            .collect();
+        return (records, Err(e));
+    }
     let mut records = Vec::with_capacity(job.targets.len());
     let mut waiting = job.targets.iter();
     let mut sending = FuturesOrdered::new();
@@ -66,20 +93,30 @@ pub async fn carry_out(
         report(t, &outcome);
         records.push(t.record.clone().with(&outcome));
     }
+    let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
+    (records, journaled)
+}
+
+fn journal(
+    intent: &crate::fleet::actions::Intent,
+    stage: audit::Stage,
+    targets: &[audit::Target],
+    path: Option<&Path>,
+) -> Result<(), String> {
     let entry = audit::Entry {
         time: jiff::Timestamp::now(),
-        user: &job.intent.user,
-        action: job.intent.verb,
-        reason: job.intent.reason.as_deref(),
-        token,
-        targets: &records,
+        stage,
+        user: &intent.user,
+        action: intent.verb,
+        reason: intent.reason.as_deref(),
+        token: &intent.token,
+        targets,
     };
-    let journaled = match how.journal {
+    match path {
         Some(path) => audit::append(path, &entry)
             .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
         None => Err("no data directory for the audit journal".into()),
-    };
-    (records, journaled)
+    }
 }
 
 async fn send<'t>(t: &'t Target, how: &Carry<'_>, token: &str) -> (&'t Target, Outcome) {

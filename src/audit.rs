@@ -1,7 +1,9 @@
-//! The audit journal: every action attempt as one JSON line in `audit.jsonl` in the platform data
-//! directory (`FLUXFLEET_DATA_DIR` overrides), owner-only. Who, what, why, where, and how each
-//! target ended — never a token or any other credential (the kube user is the kubeconfig's name
-//! for it, not its contents).
+//! The audit journal: every action attempt as two JSON lines in `audit.jsonl` in the platform
+//! data directory (`FLUXFLEET_DATA_DIR` overrides), owner-only: the intent, written before
+//! anything is sent (nothing is sent when it cannot be written), and the outcomes once every
+//! target has ended. Who, what, why, where, and how each target ended — never a token or any
+//! other credential (the kube user is the kubeconfig's name for it, not its contents). An intent
+//! without outcomes is an attempt that was interrupted (or is still running).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -57,11 +59,22 @@ impl Target {
     }
 }
 
+/// Which of an attempt's two lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// Before anything is sent: the targets and what they will get.
+    Intent,
+    /// Once every target has ended.
+    Outcome,
+}
+
 /// One line of the journal.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entry<'a> {
     pub time: Timestamp,
+    pub stage: Stage,
     pub user: &'a str,
     pub action: Verb,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -133,6 +146,7 @@ mod tests {
         for _ in 0..2 {
             let entry = Entry {
                 time: Timestamp::UNIX_EPOCH,
+                stage: Stage::Outcome,
                 user: "alice",
                 action: Verb::Suspend,
                 reason: Some("flapping"),

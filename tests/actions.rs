@@ -90,12 +90,19 @@ fn mutating(sim: &Sim) -> u64 {
     sim.handle.stats()["mutatingTotal"].as_u64().unwrap()
 }
 
-fn journal(data: &Path) -> Vec<Value> {
+/// The journal's lines of one stage: `intent` (before sending) or `outcome`.
+fn journal_stage(data: &Path, stage: &str) -> Vec<Value> {
     std::fs::read_to_string(data.join("audit.jsonl"))
         .unwrap_or_default()
         .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["stage"] == stage)
         .collect()
+}
+
+/// The outcome lines: one per attempt.
+fn journal(data: &Path) -> Vec<Value> {
+    journal_stage(data, "outcome")
 }
 
 async fn object(
@@ -257,6 +264,19 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
     assert_eq!(lines[0]["user"], "alice");
     for line in &lines {
         assert_eq!(line["targets"].as_array().unwrap().len(), 50);
+    }
+    // Each attempt's intent was journaled first, under the same token.
+    let intents = journal_stage(data.path(), "intent");
+    assert_eq!(intents.len(), lines.len());
+    for (intent, outcome) in intents.iter().zip(&lines) {
+        assert_eq!(intent["token"], outcome["token"]);
+        assert!(intent["time"].as_str() <= outcome["time"].as_str());
+        for t in intent["targets"].as_array().unwrap() {
+            assert!(
+                t["outcome"] == "intended" || t["outcome"] == "refused",
+                "{t}"
+            );
+        }
     }
     let outcomes: BTreeSet<&str> = lines[1]["targets"]
         .as_array()

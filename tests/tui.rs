@@ -635,3 +635,31 @@ fn the_audit_view_reads_the_journal_and_summarises_each_attempt() {
     );
     insta::assert_snapshot!("audit", screen(&mut m, 100, 8));
 }
+
+#[test]
+fn the_audit_view_shows_an_intent_without_outcomes_as_interrupted() {
+    let mut m = model();
+    command(&mut m, "audit");
+    let line = |stage: &str, token: &str, outcome: &str| {
+        serde_json::json!({"time": "2026-11-21T09:59:00Z", "stage": stage, "user": "alice",
+            "action": "reconcile", "token": token,
+            "targets": [{"cluster": "pay-prod-us", "outcome": outcome}]})
+        .to_string()
+    };
+    // Newest first: an interrupted attempt, then a finished one (its outcomes above its intent).
+    update(
+        &mut m,
+        Msg::Audit(Ok(vec![
+            line("intent", "t2", "intended"),
+            line("outcome", "t1", "done"),
+            line("intent", "t1", "intended"),
+        ])),
+    );
+    let shown = screen(&mut m, 120, 8);
+    assert_eq!(shown.matches("alice reconcile").count(), 2, "{shown}");
+    assert!(shown.contains("1 objects: 1 done"), "{shown}");
+    assert!(
+        shown.contains("no outcome recorded — still running, or interrupted"),
+        "{shown}"
+    );
+}

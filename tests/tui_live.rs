@@ -483,14 +483,21 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
     assert!(suspended);
     // The journal line is written once every target has an outcome: it follows the screen.
     common::eventually("the journal line", || async { journal.exists() }).await;
-    let line: serde_json::Value = serde_json::from_str(
+    common::eventually("the outcome line", || async {
         std::fs::read_to_string(&journal)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap(),
-    )
-    .unwrap();
+            .unwrap_or_default()
+            .contains("\"stage\":\"outcome\"")
+    })
+    .await;
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["stage"], "intent", "the intent comes first");
+    assert_eq!(lines[0]["targets"][0]["outcome"], "intended");
+    let line = &lines[1];
+    assert_eq!(line["stage"], "outcome");
     assert_eq!(line["action"], "suspend");
     assert_eq!(line["reason"], "bad chart");
     assert_eq!(line["targets"][0]["outcome"], "done");

@@ -124,8 +124,11 @@ pub async fn act(request: Request) -> u8 {
     };
     let (results, journaled) = crate::actions::carry_out(&job, how, |_, _| {}).await;
     live.shutdown().await;
-    if let Err(e) = journaled {
-        eprintln!("warning: {e}");
+    // Writes without an audit record are an error: either nothing was sent (the intent could
+    // not be written) or the outcomes are missing from the journal.
+    let unjournaled = journaled.is_err();
+    if let Err(e) = &journaled {
+        eprintln!("error: {e}");
     }
     let mut t = Table::new(vec![
         "OUTCOME",
@@ -158,7 +161,11 @@ pub async fn act(request: Request) -> u8 {
         results.len() - failed,
         results.len()
     );
-    if failed == 0 { exit::OK } else { exit::ERROR }
+    if failed == 0 && !unjournaled {
+        exit::OK
+    } else {
+        exit::ERROR
+    }
 }
 
 fn select(
