@@ -95,20 +95,9 @@ pub fn default_path() -> Option<PathBuf> {
 
 /// Appends `entry` as one line; creates the file (mode 0600) and its directory (0700).
 pub fn append(path: &Path, entry: &Entry<'_>) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
     let mut line = serde_json::to_vec(entry)?;
     line.push(b'\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
+    let mut file = crate::private::append(path)?;
     // One write: concurrent fluxfleet processes never interleave inside a line.
     file.write_all(&line)
 }

@@ -19,6 +19,7 @@ pub mod export;
 pub mod fleet;
 pub mod inventory;
 pub mod k8s;
+pub mod private;
 pub mod sim;
 pub mod ui;
 pub mod units;

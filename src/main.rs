@@ -100,20 +100,15 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
 }
 
 /// The TUI's logs go to a file (the screen is the TUI's): `fluxfleet.log` in the platform state
-/// directory, at `FLUXFLEET_LOG` (default: warnings only).
+/// directory, at `FLUXFLEET_LOG` (default: warnings only), owner-only.
 fn file_logs() -> Option<PathBuf> {
     let dirs = directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")?;
     let dir = dirs
         .state_dir()
         .unwrap_or(dirs.data_local_dir())
         .to_path_buf();
-    std::fs::create_dir_all(&dir).ok()?;
     let path = dir.join("fluxfleet.log");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .ok()?;
+    let file = fluxfleet::private::append(&path).ok()?;
     tracing_subscriber::fmt()
         .with_env_filter(log_level())
         .with_ansi(false)
@@ -167,7 +162,9 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
 }
 
 async fn demo(args: DemoArgs) -> anyhow::Result<()> {
-    let dir = std::env::temp_dir().join(format!("fluxfleet-demo-{}", std::process::id()));
+    // Removed when this returns (the TUI also ends on SIGTERM and SIGHUP to get here).
+    let private = fluxfleet::sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")?;
+    let dir = private.path().to_path_buf();
     let config = fluxfleet::sim::Config {
         clusters: args.clusters,
         workspaces: args.workspaces,
@@ -207,7 +204,7 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     })
     .await;
     handle.shutdown().await;
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(private);
     result
 }
 

@@ -634,3 +634,66 @@ async fn no_write_without_its_audit_record() {
     assert_eq!(lines[0]["targets"][0]["outcome"], "intended");
     sim.handle.shutdown().await;
 }
+
+/// `demo` serves from a fresh private directory, never from one another local user prepared,
+/// and writes its tokens without following a planted symlink.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_directory_is_fresh_private_and_never_follows_a_planted_symlink() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let tmp = tempfile::tempdir().unwrap();
+    // What another user could prepare on main: the name the demo would pick, with a kubeconfig
+    // inside.
+    let planted = tmp
+        .path()
+        .join(format!("fluxfleet-demo-{}", std::process::id() + 1));
+    std::fs::create_dir(&planted).unwrap();
+    std::fs::write(planted.join("fleet.kubeconfig"), "planted").unwrap();
+    let a = fluxfleet::sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
+    let b = fluxfleet::sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
+    assert_ne!(a.path(), b.path());
+    for d in [&a, &b] {
+        assert_ne!(d.path(), planted);
+        let meta = std::fs::symlink_metadata(d.path()).unwrap();
+        assert!(meta.is_dir());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::read_dir(d.path()).unwrap().count(),
+            0,
+            "empty, not reused"
+        );
+    }
+    let gone = a.path().to_path_buf();
+    drop(a);
+    assert!(!gone.exists(), "removed when done");
+
+    // A symlink where the simulator writes its tokens: replaced, not followed.
+    let victim = tmp.path().join("victim");
+    std::fs::write(&victim, "do not overwrite").unwrap();
+    let out = b.path().to_path_buf();
+    std::os::unix::fs::symlink(&victim, out.join("fleet.kubeconfig")).unwrap();
+    std::fs::write(out.join("sim-token"), "old").unwrap();
+    std::fs::set_permissions(
+        out.join("sim-token"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let handle = fluxfleet::sim::start(fluxfleet::sim::Config {
+        clusters: 2,
+        workspaces: 1,
+        objects: 3,
+        out: out.clone(),
+        ..fluxfleet::sim::Config::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "do not overwrite"
+    );
+    for file in ["fleet.kubeconfig", "sim-token"] {
+        let meta = std::fs::symlink_metadata(out.join(file)).unwrap();
+        assert!(meta.is_file(), "{file} is a regular file");
+        assert_eq!(meta.mode() & 0o777, 0o600, "{file}");
+    }
+    handle.shutdown().await;
+}

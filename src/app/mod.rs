@@ -45,8 +45,19 @@ pub struct Start {
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
 /// restored however this ends, panics included.
 pub async fn tui(start: Start) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    // Ended from outside (kill, a closed terminal): leave as if the user quit, so that the
+    // terminal is restored and the caller cleans up.
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminal = ratatui::try_init()?;
-    let result = session(&mut terminal, start, run::terminal_events()).await;
+    let result = tokio::select! {
+        result = session(&mut terminal, start, run::terminal_events()) => result,
+        _ = terminate.recv() => Ok(()),
+        _ = hangup.recv() => Ok(()),
+        _ = interrupt.recv() => Ok(()),
+    };
     ratatui::restore();
     result
 }

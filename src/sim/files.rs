@@ -22,21 +22,42 @@ pub struct Files {
     pub sim_token: PathBuf,
 }
 
+/// A new directory for a simulation's files: a fresh random name under `parent`, created
+/// exclusively and owner-only, removed when the handle is dropped. Nothing another local user
+/// prepared (a directory of a guessable name, a symlink) is ever used.
+pub fn private_dir(parent: &Path, prefix: &str) -> std::io::Result<tempfile::TempDir> {
+    use std::os::unix::fs::PermissionsExt;
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .permissions(std::fs::Permissions::from_mode(0o700))
+        .tempdir_in(parent)
+}
+
+/// Writes a file holding tokens: owner-only, as a new file. Whatever was at `path` (an older
+/// file, or a symlink planted to have the tokens written elsewhere) is removed first, never
+/// followed.
 pub(super) fn write_file(path: &Path, contents: &str) -> Result<(), Error> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let io = |source| Error::Io {
         path: path.to_path_buf(),
         source,
     };
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(parent)
+            .map_err(io)?;
     }
-    // Kubeconfigs hold bearer tokens: owner-only, like kubectl writes them.
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    // Exclusive creation does not follow a symlink: one put back meanwhile is an error.
     let mut f = std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .truncate(true)
+        .create_new(true)
         .mode(0o600)
         .open(path)
         .map_err(io)?;

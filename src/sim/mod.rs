@@ -40,7 +40,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
 pub use faults::Faults;
-pub use files::Files;
+pub use files::{Files, private_dir};
 pub use observe::{TruthCluster, TruthObject};
 use world::{Cluster, World, random_token};
 
