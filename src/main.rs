@@ -135,7 +135,10 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
     fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
     if inventory.clusters.is_empty() {
         for p in &inventory.problems {
-            eprintln!("fluxfleet: {p}");
+            eprintln!(
+                "fluxfleet: {}",
+                fluxfleet::export::table::safe(&p.to_string())
+            );
         }
         anyhow::bail!(
             "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, or try `fluxfleet demo`"

@@ -697,3 +697,74 @@ async fn the_demo_directory_is_fresh_private_and_never_follows_a_planted_symlink
     }
     handle.shutdown().await;
 }
+
+/// Control sequences a server puts in a message (an OSC 52 clipboard write, a title change, a
+/// C1 CSI, a bidi override) reach no terminal from a headless output; JSON still means the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn control_sequences_from_servers_never_reach_the_terminal() {
+    let sim = common::start().await;
+    let (cluster, client) = common::first_cluster(&sim).await;
+    let truth = sim.handle.truth();
+    let object = truth
+        .iter()
+        .find(|c| c.name == cluster)
+        .unwrap()
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization")
+        .unwrap()
+        .clone();
+    let hostile =
+        "pwned \u{1b}]52;c;ZXZpbA==\u{7} \u{1b}]0;title\u{7} \u{9b}31m \u{202e}txt.exe\u{7f}";
+    let api = common::api(&client, &common::kustomizations(), Some(&object.namespace));
+    api.patch_status(
+        &object.name,
+        &PatchParams::default(),
+        &Patch::Merge(
+            json!({"status": {"conditions": [{"type": "Ready", "status": "False",
+            "reason": "Evil\u{1b}[2J", "message": hostile,
+            "lastTransitionTime": "2026-11-21T10:00:00Z"}]}}),
+        ),
+    )
+    .await
+    .unwrap();
+    let fleet = sim.dir.path().join("kubeconfigs").display().to_string();
+    let raw = |bytes: &[u8]| {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        let bad = text
+            .chars()
+            .find(|c| (c.is_control() && *c != '\n') || ('\u{202a}'..='\u{202e}').contains(c));
+        (text, bad)
+    };
+    for format in ["table", "json", "ndjson"] {
+        let out = fluxfleet(
+            &[
+                "get",
+                "ks",
+                &object.name,
+                "-o",
+                format,
+                "--cluster",
+                &cluster,
+                "--kubeconfig-dir",
+                &fleet,
+            ],
+            &[],
+        )
+        .await;
+        let (stdout, bad) = raw(&out.stdout);
+        assert_eq!(bad, None, "{format}: {stdout:?}");
+        assert!(stdout.contains("pwned"), "{format}: {stdout}");
+        let (stderr, bad) = raw(&out.stderr);
+        assert_eq!(bad, None, "{format}: {stderr:?}");
+        if format == "json" {
+            // Escaped, not altered: a script reads the server's message exactly.
+            let doc: Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(doc["objects"][0]["message"], hostile);
+        }
+        if format == "table" {
+            assert!(stdout.contains("\\u{1b}]52;c;"), "{stdout}");
+        }
+    }
+    sim.handle.shutdown().await;
+}

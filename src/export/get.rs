@@ -80,7 +80,7 @@ pub async fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
     crate::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
     for p in &inventory.problems {
         clean = false;
-        eprintln!("warning: {p}");
+        eprintln!("warning: {}", super::table::safe(&p.to_string()));
     }
     (config, inventory, clean)
 }

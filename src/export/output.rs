@@ -235,13 +235,33 @@ pub(super) fn summary(
 }
 
 pub(super) fn write_json(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, value).map_err(io::Error::other)?;
-    writeln!(out)
+    let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    writeln!(out, "{}", json_safe(&text))
 }
 
 pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, value).map_err(io::Error::other)?;
-    writeln!(out)
+    let text = serde_json::to_string(value).map_err(io::Error::other)?;
+    writeln!(out, "{}", json_safe(&text))
+}
+
+/// JSON that is safe on a terminal and means the same: serde_json escapes C0 controls but
+/// writes DEL, C1 controls and bidi overrides as they are. Outside strings JSON is ASCII, so
+/// each of them is inside a string, where `\uXXXX` is the same character.
+fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
+    use super::table::unsafe_char;
+    if !json.chars().any(|c| unsafe_char(c) && c != '\n') {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        // Newlines between values are pretty-printing; inside strings they are escaped already.
+        if unsafe_char(c) && c != '\n' {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 pub(super) fn write_object_line(

@@ -21,8 +21,17 @@ impl Table {
         }
     }
 
+    /// Adds a row; cells are made [`safe`] for a terminal.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.rows.push(cells);
+        self.rows.push(
+            cells
+                .into_iter()
+                .map(|c| match safe(&c) {
+                    std::borrow::Cow::Borrowed(_) => c,
+                    std::borrow::Cow::Owned(escaped) => escaped,
+                })
+                .collect(),
+        );
     }
 
     pub fn is_empty(&self) -> bool {
@@ -55,6 +64,30 @@ impl Table {
         }
         Ok(())
     }
+}
+
+/// Whether a character can change what a terminal does or shows rather than be shown: C0 and C1
+/// controls (escape sequences: OSC 52 clipboard writes, title changes, cursor moves), DEL, and
+/// the bidirectional overrides that make text read differently from what it is.
+pub fn unsafe_char(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` fit to print on a terminal: every [`unsafe_char`] written as an escape (`\u{1b}`).
+/// Texts from servers (messages, names, errors) go through this before any headless output.
+pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// Shortens every run of 40–128 hex digits to its first 8, as `flux get` does for revisions and
