@@ -52,6 +52,7 @@ fn fleet() -> (Index, Vec<FluxSummary>) {
     let mut index = Index::new();
     for i in 0..2_000 {
         index.add_cluster(ClusterInfo {
+            origin: None,
             name: format!("c{i}"),
             workspace: format!("w{}", i % 12),
             server: String::new(),

@@ -65,6 +65,7 @@ fn fleet() -> Index {
     for c in 0..CLUSTERS {
         let name = format!("ws{:02}-cluster-{c:04}", c % WORKSPACES);
         let id = index.add_cluster(ClusterInfo {
+            origin: None,
             name: name.clone(),
             workspace: format!("workspace-{:02}", c % WORKSPACES),
             server: format!("https://{name}.example.com:6443"),

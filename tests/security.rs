@@ -768,3 +768,109 @@ async fn control_sequences_from_servers_never_reach_the_terminal() {
     }
     sim.handle.shutdown().await;
 }
+
+/// The management cluster cannot move a cluster out of a deny rule or into write mode by
+/// relabelling it; deny rules read kinds as Flux does (`ks`), in any case.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
+    let sim = common::start().await;
+    let truth = sim.handle.truth();
+    let target = truth.iter().find(|c| !c.management).unwrap();
+    let (cluster, namespace) = (target.name.clone(), target.workspace.clone());
+    let client = common::client(&sim.handle.files.management, "management").await;
+    let clusters: Api<DynamicObject> = Api::namespaced_with(
+        client,
+        &namespace,
+        &common::resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters"),
+    );
+    // The management cluster's admin relabels the Cluster into the "dev" workspace.
+    clusters
+        .patch(
+            &cluster,
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"team": "dev"}}})),
+        )
+        .await
+        .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
+    let management = sim.handle.files.management.display().to_string();
+    let run = |config: &str| {
+        let path = scratch.path().join(format!("{}.toml", config.len()));
+        std::fs::write(&path, config).unwrap();
+        path
+    };
+    let args = |config: &Path, write: bool| -> Vec<String> {
+        let mut a: Vec<String> = ["suspend", "ks", "--yes", "--cluster", &cluster]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        if write {
+            a.push("--write".into());
+        }
+        a.extend(
+            [
+                "--kubeconfig",
+                &management,
+                "--management",
+                "management",
+                "--workspace-label",
+                "team",
+                "--config",
+                &config.display().to_string(),
+            ]
+            .map(String::from),
+        );
+        a
+    };
+    let data = scratch.path().join("data");
+    let before = mutating();
+    // A deny rule for its namespace's workspace, kind written as a short name in lower case.
+    let deny = run(&format!(
+        "[[actions.deny]]\nworkspace = {:?}\nkind = \"ks\"\n",
+        namespace.to_uppercase()
+    ));
+    let a = args(&deny, true);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains(" dev "),
+        "shown in the label's workspace: {stdout}"
+    );
+    assert!(stdout.contains("denied by actions.deny[0]"), "{stdout}");
+    assert!(!stdout.lines().any(|l| l.starts_with("done")), "{stdout}");
+    assert_eq!(mutating(), before);
+    // A write rule for the "dev" workspace does not reach a cluster a label put there.
+    let modes = run("[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n");
+    let a = args(&modes, false);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("read-only: nothing was sent"), "{stderr}");
+    assert_eq!(mutating(), before);
+    // A deny rule naming no Flux kind refuses every write, even with --write.
+    let typo = run("[[actions.deny]]\nkind = \"Kustomisation\"\n");
+    let a = args(&typo, true);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("\"Kustomisation\" is not a Flux kind"),
+        "{stderr}"
+    );
+    assert_eq!(mutating(), before);
+    // Named by where it comes from, write mode does reach it.
+    let origin = run(&format!(
+        "[[modes]]\norigin = \"management/{namespace}\"\nmode = \"write\"\n"
+    ));
+    let a = args(&origin, false);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(stdout.lines().any(|l| l.starts_with("done")), "{stdout}");
+    assert!(mutating() > before);
+    sim.handle.shutdown().await;
+}

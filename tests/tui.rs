@@ -59,6 +59,7 @@ fn fleet() -> (Index, Vec<Event>) {
     let mut index = Index::new();
     let mut add = |name: &str, ws: &str| {
         index.add_cluster(ClusterInfo {
+            origin: None,
             name: name.into(),
             workspace: ws.into(),
             server: format!("https://{name}.example.com:6443"),
@@ -568,6 +569,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
 fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let (mut m, cluster, redis) = redis_detail();
     m.actions.deny = vec![fluxfleet::config::DenyRule {
+        origin: None,
         workspace: Some("pay*".into()),
         cluster: None,
         kind: Some("HelmRelease".into()),

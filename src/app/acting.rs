@@ -83,6 +83,10 @@ pub(super) fn mark_all(model: &mut Model) {
 
 /// An action key: in read-only mode an explanation, else the confirmation.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
+    if let Some(why) = model.writes_refused.as_ref().filter(|_| model.read_only) {
+        model.flash = Some(format!("nothing can {verb} here: {why}"));
+        return;
+    }
     if model.read_only {
         model.flash = Some(format!(
             "read-only: nothing can {verb} here — start fluxfleet with --write (or set mode = \"write\" in [ui] of the config)"
@@ -198,8 +202,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let mut rows = Vec::with_capacity(c.targets.len());
     for (cluster, key) in c.targets {
         let entry = model.index.cluster(cluster);
-        let denied =
-            entry.and_then(|e| model.actions.denied(&e.info.workspace, &e.info.name, &key));
+        let denied = entry.and_then(|e| model.actions.denied(&e.info, &key));
         let read_only_cluster = model.writable.get(cluster.0 as usize).is_some_and(|w| !w);
         let denied =
             denied.or_else(|| read_only_cluster.then(|| crate::k8s::READ_ONLY_CLUSTER.to_string()));

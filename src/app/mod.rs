@@ -99,6 +99,7 @@ where
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     let (grant, writable) = config.writable(mode, &inventory.clusters);
     model.read_only = grant.is_none();
+    model.writes_refused = config.writes_refused();
     model.writable = writable.clone();
     model.actions = config.actions.clone();
     model.user = crate::audit::local_user();

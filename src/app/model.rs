@@ -211,6 +211,8 @@ pub struct Model {
     /// A one-off message (an unknown command, a cluster not found).
     pub flash: Option<String>,
     pub read_only: bool,
+    /// Why writes are refused even with --write (guardrails that cannot be read exactly).
+    pub writes_refused: Option<String>,
     /// The clock of the last render; pinned in tests.
     pub now: Timestamp,
     /// Rows of the top screen, rebuilt when the data or the screen changed.
@@ -250,6 +252,7 @@ impl Model {
             warnings,
             flash: None,
             read_only: false,
+            writes_refused: None,
             now,
             rows: Rows::default(),
             rows_stale: true,

@@ -33,6 +33,10 @@ pub struct Config {
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
     /// what it cannot use.
     pub keymap: toml::Table,
+    /// Why the guardrails (`[actions]`, `[[modes]]`) cannot be trusted as read: a deny rule naming
+    /// no Flux kind, or a file that could not be read whole. While there is one, nothing may be
+    /// written anywhere (guardrails fail closed; a colour may fall back, a deny rule never).
+    pub guardrail_problems: Vec<String>,
 }
 
 /// The terminal UI's settings.
@@ -180,8 +184,12 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
                 (Config::defaults(), Vec::new())
             }
+            // Its guardrails are unknown: the defaults stand in, and writes are refused.
             Err(e) => (
-                Config::defaults(),
+                Config {
+                    guardrail_problems: vec![format!("{} cannot be read", path.display())],
+                    ..Config::defaults()
+                },
                 vec![Warning {
                     file: path.to_path_buf(),
                     message: format!("cannot read the config file: {e}; using the defaults"),
@@ -193,6 +201,7 @@ impl Config {
     /// Parses the user's text (if any) merged over the defaults.
     pub fn parse(user: Option<&str>, file: &Path) -> (Config, Vec<Warning>) {
         let mut warnings = Vec::new();
+        let mut guardrail_problems = Vec::new();
         let mut warn = |message: String| {
             warnings.push(Warning {
                 file: file.to_path_buf(),
@@ -209,12 +218,18 @@ impl Config {
         if let Some(text) = user {
             match text.parse::<toml::Table>() {
                 Ok(user) => merge(&mut merged, user),
-                Err(e) => warn(format!("invalid TOML, using the defaults: {e}")),
+                Err(e) => {
+                    guardrail_problems.push(format!("{} is not valid TOML", file.display()));
+                    warn(format!("invalid TOML, using the defaults: {e}"));
+                }
             }
         }
         let raw = match Raw::deserialize(toml::Value::Table(merged.clone())) {
             Ok(raw) => raw,
             Err(e) => {
+                if user.is_some() {
+                    guardrail_problems.push(format!("{} could not be read whole", file.display()));
+                }
                 warn(format!("{e}; using the defaults"));
                 let defaults: toml::Table = DEFAULT.parse().unwrap_or_default();
                 match Raw::deserialize(toml::Value::Table(defaults)) {
@@ -283,6 +298,10 @@ impl Config {
             max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
             discovery_interval,
         };
+        for problem in raw.actions.problems() {
+            warn(format!("{problem}; writes are refused until it is fixed"));
+            guardrail_problems.push(problem);
+        }
         let config = Config {
             engine,
             inventory: raw.inventory,
@@ -293,6 +312,7 @@ impl Config {
             ui: raw.ui,
             actions: raw.actions,
             keymap: raw.keymap,
+            guardrail_problems,
         };
         (config, warnings)
     }
@@ -337,6 +357,7 @@ impl Config {
                 deny: Vec::new(),
             },
             keymap: toml::Table::new(),
+            guardrail_problems: Vec::new(),
         }
     }
 }
@@ -394,12 +415,17 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_broken_toml_fall_back_to_the_defaults_with_a_warning() {
+        // The defaults, except that writes are refused: the file's guardrails are unknown.
+        let refusing = |file: &str| Config {
+            guardrail_problems: vec![file.to_string()],
+            ..Config::defaults()
+        };
         let (config, warnings) = Config::parse(Some("[engine]\nturbo = true\n"), Path::new("u"));
         assert!(warnings[0].message.contains("turbo"), "{warnings:?}");
-        assert_eq!(config, Config::defaults());
+        assert_eq!(config, refusing("u could not be read whole"));
         let (config, warnings) = Config::parse(Some("[engine\n"), Path::new("u"));
         assert!(warnings[0].message.starts_with("invalid TOML"));
-        assert_eq!(config, Config::defaults());
+        assert_eq!(config, refusing("u is not valid TOML"));
     }
 
     #[test]

@@ -4,38 +4,93 @@
 use serde::Deserialize;
 
 use super::Config;
+use crate::fleet::{ClusterInfo, FluxKind};
 use crate::inventory::ClusterSpec;
 use crate::inventory::rules::glob_match;
 use crate::k8s::WriteGrant;
 
-/// The mode of the clusters it matches (every field it names matches; globs).
+/// The mode of the clusters it matches (every field it names matches; globs, any letter case).
+///
+/// A rule that grants write applies to a cluster discovered on a management cluster only when it
+/// names that cluster's `origin`: its workspace and name come from the management cluster, which
+/// must not be able to move a cluster into write mode by relabelling it.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModeRule {
     pub workspace: Option<String>,
     pub cluster: Option<String>,
+    /// `<management path>/<namespace>` of a discovered cluster (`mgmt/prod-*`).
+    pub origin: Option<String>,
     pub mode: Mode,
+}
+
+/// A glob matched in any letter case. Guardrails err towards matching: `Platform` and
+/// `platform` are one workspace to a deny rule.
+fn fits(pattern: &Option<String>, text: &str) -> bool {
+    pattern
+        .as_deref()
+        .is_none_or(|p| glob_match(&p.to_lowercase(), &text.to_lowercase()))
+}
+
+/// `workspace` of a rule against a cluster: its workspace, and for a discovered cluster also
+/// its namespace on the management cluster (which a relabelled Cluster cannot leave).
+fn fits_workspace(pattern: &Option<String>, cluster: &ClusterInfo) -> bool {
+    fits(pattern, &cluster.workspace)
+        || pattern.is_some()
+            && cluster
+                .origin
+                .as_deref()
+                .and_then(|o| o.rsplit('/').next())
+                .is_some_and(|namespace| fits(pattern, namespace))
+}
+
+/// `origin` of a rule: only discovered clusters have one.
+fn fits_origin(pattern: &Option<String>, cluster: &ClusterInfo) -> bool {
+    match (pattern, &cluster.origin) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(_), Some(origin)) => fits(pattern, origin),
+    }
+}
+
+impl ModeRule {
+    fn matches(&self, cluster: &ClusterInfo) -> bool {
+        if self.mode == Mode::Write {
+            // Granting: exactly, and for discovered clusters only by where they come from.
+            (cluster.origin.is_none() || self.origin.is_some())
+                && fits(&self.workspace, &cluster.workspace)
+                && fits(&self.cluster, &cluster.name)
+                && fits_origin(&self.origin, cluster)
+        } else {
+            fits_workspace(&self.workspace, cluster)
+                && fits(&self.cluster, &cluster.name)
+                && fits_origin(&self.origin, cluster)
+        }
+    }
 }
 
 impl Config {
     /// Which clusters actions may change: `flag` (`--write` / `--read-only`) decides for all;
     /// else the last `[[modes]]` rule matching the cluster, else `[ui] mode`. The grant exists
-    /// when at least one cluster is writable.
+    /// when at least one cluster is writable — and never while the guardrails cannot be read
+    /// exactly ([`Config::guardrail_problems`]).
     pub fn writable(
         &self,
         flag: Option<Mode>,
         clusters: &[ClusterSpec],
     ) -> (Option<WriteGrant>, Vec<bool>) {
-        let fits =
-            |p: &Option<String>, text: &str| p.as_deref().is_none_or(|p| glob_match(p, text));
+        if !self.guardrail_problems.is_empty() {
+            return (None, vec![false; clusters.len()]);
+        }
         let writable: Vec<bool> = clusters
             .iter()
             .map(|c| {
+                let info = c.info();
                 let mode = flag.unwrap_or_else(|| {
                     self.modes
                         .iter()
                         .rev()
-                        .find(|r| fits(&r.workspace, &c.workspace) && fits(&r.cluster, &c.name))
+                        .find(|r| r.matches(&info))
                         .map_or(self.ui.mode, |r| r.mode)
                 });
                 mode == Mode::Write
@@ -43,6 +98,16 @@ impl Config {
             .collect();
         let any = writable.iter().any(|w| *w);
         (any.then_some(WriteGrant(())), writable)
+    }
+
+    /// Why writes are refused whatever the mode, if they are: one line for the user.
+    pub fn writes_refused(&self) -> Option<String> {
+        (!self.guardrail_problems.is_empty()).then(|| {
+            format!(
+                "writes are refused until the guardrails in the config can be read exactly: {}",
+                self.guardrail_problems.join("; ")
+            )
+        })
     }
 }
 
@@ -61,38 +126,66 @@ pub struct Actions {
     pub deny: Vec<DenyRule>,
 }
 
-/// Refuses every target it matches: all the fields it names match (globs: `*`, `?`).
+/// Refuses every target it matches: all the fields it names match (globs: `*`, `?`; any letter
+/// case). `workspace` also matches a discovered cluster's namespace on its management cluster.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DenyRule {
     pub workspace: Option<String>,
     pub cluster: Option<String>,
-    /// The kind as Flux names it: `HelmRelease`, `Kustomization`, …
+    /// `<management path>/<namespace>` of a discovered cluster.
+    pub origin: Option<String>,
+    /// The kind as Flux names it, its plural or a short name (`HelmRelease`, `hr`,
+    /// `kustomizations`), or a glob over kind names (`Helm*`).
     pub kind: Option<String>,
     pub namespace: Option<String>,
     pub name: Option<String>,
 }
 
+impl DenyRule {
+    fn fits_kind(&self, kind: FluxKind) -> bool {
+        match self.kind.as_deref() {
+            None => true,
+            Some(k) if k.contains(['*', '?']) => fits(&self.kind, kind.as_str()),
+            Some(k) => FluxKind::parse(k) == Some(kind),
+        }
+    }
+}
+
 impl Actions {
     /// Why no action may touch this object, if a deny rule says so.
-    pub fn denied(
-        &self,
-        workspace: &str,
-        cluster: &str,
-        key: &crate::fleet::ObjectKey,
-    ) -> Option<String> {
-        use crate::inventory::rules::glob_match;
-        let fits = |pattern: &Option<String>, text: &str| {
-            pattern.as_deref().is_none_or(|p| glob_match(p, text))
-        };
+    pub fn denied(&self, cluster: &ClusterInfo, key: &crate::fleet::ObjectKey) -> Option<String> {
         self.deny.iter().enumerate().find_map(|(i, rule)| {
-            let hit = fits(&rule.workspace, workspace)
-                && fits(&rule.cluster, cluster)
-                && fits(&rule.kind, key.kind.as_str())
+            let hit = fits_workspace(&rule.workspace, cluster)
+                && fits(&rule.cluster, &cluster.name)
+                && fits_origin(&rule.origin, cluster)
+                && rule.fits_kind(key.kind)
                 && fits(&rule.namespace, &key.namespace)
                 && fits(&rule.name, &key.name);
             hit.then(|| format!("denied by actions.deny[{i}] in the config"))
         })
+    }
+
+    /// Every deny rule value that cannot mean what it says: a kind Flux does not have.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for (i, rule) in self.deny.iter().enumerate() {
+            let Some(kind) = rule.kind.as_deref() else {
+                continue;
+            };
+            let known = if kind.contains(['*', '?']) {
+                FluxKind::ALL.iter().any(|k| fits(&rule.kind, k.as_str()))
+            } else {
+                FluxKind::parse(kind).is_some()
+            };
+            if !known {
+                problems.push(format!(
+                    "actions.deny[{i}].kind {kind:?} is not a Flux kind (HelmRelease, hr, \
+                     kustomizations, Helm* …)"
+                ));
+            }
+        }
+        problems
     }
 }
 
@@ -151,5 +244,133 @@ mod tests {
         // The defaults: read-only everywhere.
         let (grant, _) = Config::defaults().writable(None, &clusters);
         assert!(grant.is_none());
+    }
+
+    fn discovered(workspace: &str, name: &str, namespace: &str) -> ClusterInfo {
+        ClusterInfo {
+            name: name.into(),
+            workspace: workspace.into(),
+            server: String::new(),
+            labels: Default::default(),
+            management: vec!["mgmt".into()],
+            origin: Some(format!("mgmt/{namespace}")),
+        }
+    }
+
+    fn key(kind: FluxKind) -> crate::fleet::ObjectKey {
+        crate::fleet::ObjectKey::new(kind, "flux-system", "apps")
+    }
+
+    #[test]
+    fn deny_kinds_are_read_as_flux_reads_them_and_names_in_any_case() {
+        let cluster = ClusterInfo {
+            origin: None,
+            management: Vec::new(),
+            ..discovered("platform", "c1", "")
+        };
+        for kind in [
+            "Kustomization",
+            "kustomization",
+            "ks",
+            "KUSTOMIZATIONS",
+            "Kust*",
+        ] {
+            let text = format!("[[actions.deny]]\nkind = {kind:?}\nworkspace = \"Platform\"\n");
+            let (config, warnings) = Config::parse(Some(&text), std::path::Path::new("u.toml"));
+            assert_eq!(warnings, [], "{kind}");
+            assert!(
+                config
+                    .actions
+                    .denied(&cluster, &key(FluxKind::Kustomization))
+                    .is_some(),
+                "{kind} denies a Kustomization in workspace platform"
+            );
+            assert!(
+                config
+                    .actions
+                    .denied(&cluster, &key(FluxKind::HelmRelease))
+                    .is_none()
+            );
+        }
+    }
+
+    #[test]
+    fn guardrails_that_cannot_be_read_exactly_refuse_every_write() {
+        let clusters = [crate::inventory::ClusterSpec {
+            name: "c".into(),
+            context: "c".into(),
+            workspace: "dev".into(),
+            server: "https://c".into(),
+            labels: Default::default(),
+            source: Default::default(),
+            kubeconfig: Default::default(),
+            discovered: None,
+        }];
+        let typo = "[ui]\nmode = \"write\"\n[[actions.deny]]\nkind = \"Kustomisation\"\n";
+        let mistyped_key = "[ui]\nmode = \"write\"\n[actions]\nconfirm_abve = 3\n";
+        for text in [typo, mistyped_key, "[ui\nmode = \"write\"\n"] {
+            let (config, warnings) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+            assert!(!warnings.is_empty(), "{text}");
+            let (grant, writable) = config.writable(Some(Mode::Write), &clusters);
+            assert!(grant.is_none(), "{text}: even --write is refused");
+            assert_eq!(writable, [false]);
+            assert!(config.writes_refused().is_some());
+        }
+        let (config, _) = Config::parse(Some(typo), std::path::Path::new("u.toml"));
+        assert!(
+            config
+                .writes_refused()
+                .unwrap()
+                .contains("\"Kustomisation\" is not a Flux kind")
+        );
+    }
+
+    #[test]
+    fn discovered_clusters_are_guarded_by_where_they_come_from() {
+        // Relabelled on the management cluster from workspace prod-eu to dev: the deny rule
+        // written for prod-eu still matches through its namespace.
+        let moved = discovered("dev", "c1", "prod-eu");
+        let text = "[[actions.deny]]\nworkspace = \"prod-*\"\n";
+        let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+        assert!(
+            config
+                .actions
+                .denied(&moved, &key(FluxKind::Kustomization))
+                .is_some()
+        );
+        let text = "[[actions.deny]]\norigin = \"mgmt/prod-*\"\n";
+        let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+        assert!(
+            config
+                .actions
+                .denied(&moved, &key(FluxKind::Kustomization))
+                .is_some()
+        );
+        // A write rule by workspace does not reach discovered clusters; by origin it does.
+        let spec = |ws: &str, namespace: &str| crate::inventory::ClusterSpec {
+            name: "c1".into(),
+            context: "c1".into(),
+            workspace: ws.into(),
+            server: "https://c1".into(),
+            labels: Default::default(),
+            source: Default::default(),
+            kubeconfig: Default::default(),
+            discovered: Some(crate::inventory::Discovered {
+                management: vec!["mgmt".into()],
+                namespace: namespace.into(),
+                lifecycle: crate::inventory::capi::Lifecycle::Provisioned,
+                probe_failed: false,
+            }),
+        };
+        let by_workspace = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
+        let (config, _) = Config::parse(Some(by_workspace), std::path::Path::new("u.toml"));
+        assert_eq!(config.writable(None, &[spec("dev", "prod-eu")]).1, [false]);
+        let by_origin = "[[modes]]\norigin = \"mgmt/dev-*\"\nmode = \"write\"\n";
+        let (config, _) = Config::parse(Some(by_origin), std::path::Path::new("u.toml"));
+        assert_eq!(config.writable(None, &[spec("dev", "prod-eu")]).1, [false]);
+        assert_eq!(
+            config.writable(None, &[spec("anything", "dev-eu")]).1,
+            [true]
+        );
     }
 }

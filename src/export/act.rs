@@ -39,6 +39,10 @@ pub async fn act(request: Request) -> u8 {
         return exit::INVENTORY;
     }
     let (grant, writable) = config.writable(request.mode, &inventory.clusters);
+    if let Some(why) = config.writes_refused().filter(|_| !request.dry_run) {
+        eprintln!("error: nothing was sent: {why}");
+        return exit::USAGE;
+    }
     if grant.is_none() && !request.dry_run {
         eprintln!(
             "error: read-only: nothing was sent. Pass --write (or set mode = \"write\" in the [ui] \
@@ -188,8 +192,7 @@ fn select(
                 cluster: ClusterId(i as u32),
                 key: summary.key.clone(),
                 record: audit::Target::new(&info.workspace, &info.name, Some(spec), &summary.key),
-                plan: match guard.denied(&cluster.info.workspace, &cluster.info.name, &summary.key)
-                {
+                plan: match guard.denied(&cluster.info, &summary.key) {
                     Some(why) => Err(actions::Refusal::Denied(why)),
                     None => actions::plan(intent, summary, lookup),
                 },

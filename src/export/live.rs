@@ -6,8 +6,8 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::config;
+use crate::fleet::Index;
 use crate::fleet::index::Event;
-use crate::fleet::{ClusterInfo, Index};
 use crate::inventory::Inventory;
 use crate::k8s::Engine;
 
@@ -22,17 +22,7 @@ pub fn watch(
         .clusters
         .iter()
         .map(|spec| {
-            let id = index.add_cluster(ClusterInfo {
-                name: spec.name.clone(),
-                workspace: spec.workspace.clone(),
-                server: spec.server.clone(),
-                labels: spec.labels.clone(),
-                management: spec
-                    .discovered
-                    .as_ref()
-                    .map(|d| d.management.clone())
-                    .unwrap_or_default(),
-            });
+            let id = index.add_cluster(spec.info());
             (id, spec.clone())
         })
         .collect();

@@ -79,6 +79,10 @@ pub struct Cluster<'a> {
     pub labels: &'a BTreeMap<String, String>,
     /// The management clusters it was found on, the top one first; empty for a kubeconfig.
     pub management: &'a [String],
+    /// Where a discovered cluster comes from (management path and namespace), as `origin` in
+    /// `[[modes]]` and `actions.deny` names it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<&'a str>,
     /// connecting, syncing, live, unreachable, timed-out, tls-error, unauthorized, forbidden,
     /// server-error, flux-not-installed, invalid; for clusters found on a management cluster
     /// also provisioning, paused, deleting, provision-failed.
@@ -106,6 +110,7 @@ impl<'a> Cluster<'a> {
             server: &c.info.server,
             labels: &c.info.labels,
             management: &c.info.management,
+            origin: c.info.origin.as_deref(),
             state: conn.phase.as_str(),
             error: conn.error.as_deref(),
             since: conn.since,

@@ -29,6 +29,11 @@ pub struct ClusterInfo {
     pub labels: BTreeMap<String, String>,
     /// The management clusters it was found on, the top one first (empty: a kubeconfig).
     pub management: Vec<String>,
+    /// Where a discovered cluster comes from, as guardrails name it: its management path and its
+    /// namespace there (`mgmt/prod-eu`, `mgmt/mgmt-eu/team-a`). None for a kubeconfig's
+    /// cluster. Unlike its workspace (a label, a Kommander display name), the management cluster
+    /// cannot change it without creating another Cluster in another namespace.
+    pub origin: Option<String>,
 }
 
 impl ClusterInfo {
@@ -39,6 +44,7 @@ impl ClusterInfo {
             server: String::new(),
             labels: BTreeMap::new(),
             management: Vec::new(),
+            origin: None,
         }
     }
 }

@@ -47,6 +47,25 @@ impl ClusterSpec {
             .first()
             .map_or("", |a| a.name.as_str())
     }
+
+    /// What the index knows of it.
+    pub fn info(&self) -> crate::fleet::ClusterInfo {
+        crate::fleet::ClusterInfo {
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            server: self.server.clone(),
+            labels: self.labels.clone(),
+            management: self
+                .discovered
+                .as_ref()
+                .map(|d| d.management.clone())
+                .unwrap_or_default(),
+            origin: self
+                .discovered
+                .as_ref()
+                .map(|d| format!("{}/{}", d.management.join("/"), d.namespace)),
+        }
+    }
 }
 
 /// How a cluster was found on a management cluster.

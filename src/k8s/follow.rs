@@ -12,8 +12,8 @@ use tokio_util::sync::CancellationToken;
 use super::cluster::{self, Shared};
 use super::management;
 use crate::config;
+use crate::fleet::ClusterId;
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterId, ClusterInfo};
 use crate::inventory::{ClusterSpec, Inventory, capi};
 
 pub(super) struct Follower {
@@ -109,17 +109,7 @@ impl Follower {
                         self.send(old.id, Change::Retired).await?;
                     }
                     let id = ClusterId(self.next_id.fetch_add(1, Ordering::SeqCst));
-                    let info = ClusterInfo {
-                        name: spec.name.clone(),
-                        workspace: spec.workspace.clone(),
-                        server: spec.server.clone(),
-                        labels: spec.labels.clone(),
-                        management: spec
-                            .discovered
-                            .as_ref()
-                            .map(|d| d.management.clone())
-                            .unwrap_or_default(),
-                    };
+                    let info = spec.info();
                     self.send(id, Change::Added(info)).await?;
                     let name = spec.name.clone();
                     let task = self.spawn(id, spec);

@@ -5,6 +5,7 @@ use serde_json::json;
 
 fn info(name: &str, workspace: &str) -> ClusterInfo {
     ClusterInfo {
+        origin: None,
         name: name.into(),
         workspace: workspace.into(),
         server: format!("https://{name}"),
