@@ -148,7 +148,13 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         .iter()
         .map(|w| format!("config {w}"))
         .collect();
-    warnings.extend(inventory.problems.iter().map(|p| p.to_string()));
+    warnings.extend(
+        inventory
+            .problems
+            .iter()
+            .chain(&inventory.warnings)
+            .map(|p| p.to_string()),
+    );
     file_logs();
     let mode = ui.flag();
     fluxfleet::app::tui(fluxfleet::app::Start {

@@ -82,6 +82,9 @@ pub async fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
         clean = false;
         eprintln!("warning: {}", super::table::safe(&p.to_string()));
     }
+    for w in &inventory.warnings {
+        eprintln!("warning: {}", super::table::safe(&w.to_string()));
+    }
     (config, inventory, clean)
 }
 

@@ -105,6 +105,9 @@ impl std::fmt::Display for Problem {
 pub struct Inventory {
     pub clusters: Vec<ClusterSpec>,
     pub problems: Vec<Problem>,
+    /// Clusters that work but put something at risk (credentials sent in clear text).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<Problem>,
 }
 
 /// Where to look, as the command line says.
@@ -217,6 +220,7 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             discovered: None,
         });
     }
+    let warnings = clusters.iter().filter_map(clear_text).collect();
     if clusters.is_empty() && !request.contexts.is_empty() && problems.is_empty() {
         problems.push(Problem {
             source: "--context".into(),
@@ -232,7 +236,34 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             ),
         });
     }
-    Inventory { clusters, problems }
+    Inventory {
+        clusters,
+        problems,
+        warnings,
+    }
+}
+
+/// A cluster whose credentials would cross the network unencrypted: an `http://` server with a
+/// token, a password or a credential plugin. (From a management cluster's Secret, such a
+/// kubeconfig is refused outright.)
+fn clear_text(spec: &ClusterSpec) -> Option<Problem> {
+    if !spec.server.to_ascii_lowercase().starts_with("http://") {
+        return None;
+    }
+    let user = spec.kubeconfig.auth_infos.first()?.auth_info.as_ref()?;
+    let sends = user.token.is_some()
+        || user.token_file.is_some()
+        || user.password.is_some()
+        || user.exec.is_some()
+        || user.auth_provider.is_some();
+    sends.then(|| Problem {
+        source: spec.source.display().to_string(),
+        context: Some(spec.context.clone()),
+        message: format!(
+            "the server {} is http://: its credentials are sent in clear text",
+            spec.server
+        ),
+    })
 }
 
 /// The context name, or `context@file` when another file already used it (then `#2`, `#3` …).
