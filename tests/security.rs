@@ -53,6 +53,42 @@ fn hostile_kubeconfig(server: &str, cluster: &str, user: &str) -> String {
     )
 }
 
+/// A cluster's connection phase and error, by name.
+fn state(live: &fluxfleet::export::live::Live, name: &str) -> (fluxfleet::fleet::Phase, String) {
+    let c = live.index.cluster_named(name).unwrap();
+    let error = c.connection.error.as_deref().unwrap_or_default();
+    (c.connection.phase, error.to_string())
+}
+
+/// The fleet of one kubeconfig file.
+fn load(
+    path: std::path::PathBuf,
+    config: &fluxfleet::config::Config,
+) -> fluxfleet::inventory::Inventory {
+    let request = fluxfleet::inventory::Request {
+        kubeconfigs: vec![path],
+        ..Default::default()
+    };
+    fluxfleet::inventory::load(&request, config)
+}
+
+/// A one-cluster simulation and what reaches it: server URL, CA data, admin token.
+async fn one_cluster() -> (common::Sim, String, String, String) {
+    use secrecy::ExposeSecret;
+    let sim = common::start_with(|c| {
+        c.clusters = 1;
+        c.workspaces = 1;
+    })
+    .await;
+    let fleet = kube::config::Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
+    let cluster = fleet.clusters[0].cluster.as_ref().unwrap();
+    let user = fleet.auth_infos[0].auth_info.as_ref().unwrap();
+    let server = cluster.server.clone().unwrap();
+    let ca = cluster.certificate_authority_data.clone().unwrap();
+    let token = user.token.as_ref().unwrap().expose_secret().to_string();
+    (sim, server, ca, token)
+}
+
 /// A management cluster's Secret cannot run a command on the user's machine, read a local file
 /// and send it as a token, or point the connection at a proxy or at plain http.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -193,31 +229,12 @@ async fn exec_plugins_are_capped_killed_with_their_group_and_their_stderr_redact
     use fluxfleet::config::Config;
     use fluxfleet::export::live::Live;
     use fluxfleet::fleet::Phase;
-    use secrecy::ExposeSecret;
     use std::time::Duration;
 
-    let sim = common::start_with(|c| {
-        c.clusters = 1;
-        c.workspaces = 1;
-    })
-    .await;
+    let (sim, server, ca, token) = one_cluster().await;
     let dir = tempfile::tempdir().unwrap();
-    let fleet = kube::config::Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
-    let cluster = fleet.clusters[0].cluster.as_ref().unwrap();
-    let (server, ca) = (
-        cluster.server.clone().unwrap(),
-        cluster.certificate_authority_data.clone().unwrap(),
-    );
-    let token = fleet.auth_infos[0]
-        .auth_info
-        .as_ref()
-        .unwrap()
-        .token
-        .as_ref()
-        .unwrap();
     let credential = format!(
-        "printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{}\"}}}}'",
-        token.expose_secret()
+        "printf '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{token}\"}}}}'"
     );
     let pidfile = dir.path().join("grandchild");
     let plugins = [
@@ -267,26 +284,11 @@ async fn exec_plugins_are_capped_killed_with_their_group_and_their_stderr_redact
     let mut config = Config::defaults();
     config.engine.connect_timeout = Duration::from_secs(1);
     config.engine.exec_timeout = Duration::from_secs(6);
-    let inv = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
-            kubeconfigs: vec![path],
-            ..Default::default()
-        },
-        &config,
-    );
+    let inv = load(path, &config);
     assert_eq!(inv.problems, []);
     let mut live = Live::start(&inv, &config.engine);
     live.settle(Duration::from_secs(30)).await;
-    let state = |name: &str| {
-        let c = live.index.cluster_named(name).unwrap();
-        let error = c
-            .connection
-            .error
-            .as_deref()
-            .unwrap_or_default()
-            .to_string();
-        (c.connection.phase, error)
-    };
+    let state = |name: &str| state(&live, name);
     let (phase, error) = state("huge");
     assert_eq!(phase, Phase::Unauthorized, "{error}");
     assert!(error.contains("larger than 1024 KiB"), "{error}");
@@ -499,27 +501,11 @@ async fn a_hostile_api_server_is_bounded_and_only_its_own_error() {
     let mut config = Config::defaults();
     config.engine.kinds = vec![FluxKind::Kustomization];
     config.engine.max_objects = 1000;
-    let inv = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
-            kubeconfigs: vec![path],
-            ..Default::default()
-        },
-        &config,
-    );
+    let inv = load(path, &config);
     let mut live = Live::start(&inv, &config.engine);
     live.settle(Duration::from_secs(60)).await;
     let cluster = |name: &str| live.index.cluster_named(name).unwrap();
-    let error = |name: &str| {
-        let c = cluster(name);
-        (
-            c.connection.phase,
-            c.connection
-                .error
-                .as_deref()
-                .unwrap_or_default()
-                .to_string(),
-        )
-    };
+    let error = |name: &str| state(&live, name);
     let (phase, e) = error("endless");
     assert_eq!(phase, Phase::ServerError, "{e}");
     assert!(
@@ -795,45 +781,29 @@ async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
     let scratch = tempfile::tempdir().unwrap();
     let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
     let management = sim.handle.files.management.display().to_string();
-    let run = |config: &str| {
+    let data = scratch.path().join("data");
+    // `suspend ks` on the relabelled cluster with `config`; exit code, stdout, stderr.
+    let attempt = async |config: &str, write: bool| {
         let path = scratch.path().join(format!("{}.toml", config.len()));
         std::fs::write(&path, config).unwrap();
-        path
-    };
-    let args = |config: &Path, write: bool| -> Vec<String> {
-        let mut a: Vec<String> = ["suspend", "ks", "--yes", "--cluster", &cluster]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let path = path.display().to_string();
+        let mut args = vec!["suspend", "ks", "--yes", "--cluster", &cluster];
         if write {
-            a.push("--write".into());
+            args.push("--write");
         }
-        a.extend(
-            [
-                "--kubeconfig",
-                &management,
-                "--management",
-                "management",
-                "--workspace-label",
-                "team",
-                "--config",
-                &config.display().to_string(),
-            ]
-            .map(String::from),
-        );
-        a
+        args.extend(["--kubeconfig", &management, "--management", "management"]);
+        args.extend(["--workspace-label", "team", "--config", &path]);
+        let out = fluxfleet(&args, &[("FLUXFLEET_DATA_DIR", &data)]).await;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
     };
-    let data = scratch.path().join("data");
     let before = mutating();
     // A deny rule for its namespace's workspace, kind written as a short name in lower case.
-    let deny = run(&format!(
+    let deny = format!(
         "[[actions.deny]]\nworkspace = {:?}\nkind = \"ks\"\n",
         namespace.to_uppercase()
-    ));
-    let a = args(&deny, true);
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    );
+    let (_, stdout, _) = attempt(&deny, true).await;
     assert!(
         stdout.contains(" dev "),
         "shown in the label's workspace: {stdout}"
@@ -842,34 +812,23 @@ async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
     assert!(!stdout.lines().any(|l| l.starts_with("done")), "{stdout}");
     assert_eq!(mutating(), before);
     // A write rule for the "dev" workspace does not reach a cluster a label put there.
-    let modes = run("[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n");
-    let a = args(&modes, false);
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let modes = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
+    let (code, _, stderr) = attempt(modes, false).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("read-only: nothing was sent"), "{stderr}");
     assert_eq!(mutating(), before);
     // A deny rule naming no Flux kind refuses every write, even with --write.
-    let typo = run("[[actions.deny]]\nkind = \"Kustomisation\"\n");
-    let a = args(&typo, true);
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let typo = "[[actions.deny]]\nkind = \"Kustomisation\"\n";
+    let (code, _, stderr) = attempt(typo, true).await;
+    assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains("\"Kustomisation\" is not a Flux kind"),
         "{stderr}"
     );
     assert_eq!(mutating(), before);
     // Named by where it comes from, write mode does reach it.
-    let origin = run(&format!(
-        "[[modes]]\norigin = \"management/{namespace}\"\nmode = \"write\"\n"
-    ));
-    let a = args(&origin, false);
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let out = fluxfleet(&a, &[("FLUXFLEET_DATA_DIR", &data)]).await;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let origin = format!("[[modes]]\norigin = \"management/{namespace}\"\nmode = \"write\"\n");
+    let (_, stdout, _) = attempt(&origin, false).await;
     assert!(stdout.lines().any(|l| l.starts_with("done")), "{stdout}");
     assert!(mutating() > before);
     sim.handle.shutdown().await;
@@ -883,10 +842,22 @@ mod proxies {
 
     pub type Seen = Arc<Mutex<Vec<String>>>;
 
-    async fn listen() -> (TcpListener, String, Seen) {
+    /// Listens on a free port and hands every connection, with the log, to `handle`.
+    async fn serve<F, Fut>(handle: F) -> (String, Seen)
+    where
+        F: Fn(TcpStream, Seen) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = Option<()>> + Send + 'static,
+    {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        (listener, addr, Arc::default())
+        let seen: Seen = Arc::default();
+        let log = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((c, _)) = listener.accept().await {
+                tokio::spawn(handle(c, log.clone()));
+            }
+        });
+        (addr, seen)
     }
 
     async fn string(c: &mut TcpStream) -> Option<String> {
@@ -899,106 +870,89 @@ mod proxies {
 
     /// SOCKS5 with user/password authentication (RFC 1928, 1929).
     pub async fn socks5() -> (String, Seen) {
-        let (listener, addr, seen) = listen().await;
-        let log = seen.clone();
-        tokio::spawn(async move {
-            while let Ok((mut c, _)) = listener.accept().await {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    let mut head = [0u8; 2];
-                    c.read_exact(&mut head).await.ok()?;
-                    let mut methods = vec![0u8; head[1] as usize];
-                    c.read_exact(&mut methods).await.ok()?;
-                    if !methods.contains(&2) {
-                        log.lock().unwrap().push("no user/password offered".into());
-                        c.write_all(&[5, 0xff]).await.ok()?;
-                        return None;
-                    }
-                    c.write_all(&[5, 2]).await.ok()?;
-                    let mut ver = [0u8; 1];
-                    c.read_exact(&mut ver).await.ok()?;
-                    let user = string(&mut c).await?;
-                    let pass = string(&mut c).await?;
-                    c.write_all(&[1, 0]).await.ok()?;
-                    let mut req = [0u8; 4];
-                    c.read_exact(&mut req).await.ok()?;
-                    let host = match req[3] {
-                        3 => string(&mut c).await?,
-                        1 => {
-                            let mut ip = [0u8; 4];
-                            c.read_exact(&mut ip).await.ok()?;
-                            format!("ip:{}", std::net::Ipv4Addr::from(ip))
-                        }
-                        _ => return None,
-                    };
-                    let mut port = [0u8; 2];
-                    c.read_exact(&mut port).await.ok()?;
-                    let port = u16::from_be_bytes(port);
-                    log.lock()
-                        .unwrap()
-                        .push(format!("{user}:{pass}@{host}:{port}"));
-                    let target = format!("{}:{port}", host.trim_start_matches("ip:"));
-                    let mut up = TcpStream::connect(target).await.ok()?;
-                    c.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await.ok()?;
-                    let _ = tokio::io::copy_bidirectional(&mut c, &mut up).await;
-                    Some(())
-                });
+        serve(|mut c, log| async move {
+            let mut head = [0u8; 2];
+            c.read_exact(&mut head).await.ok()?;
+            let mut methods = vec![0u8; head[1] as usize];
+            c.read_exact(&mut methods).await.ok()?;
+            if !methods.contains(&2) {
+                log.lock().unwrap().push("no user/password offered".into());
+                c.write_all(&[5, 0xff]).await.ok()?;
+                return None;
             }
-        });
-        (addr, seen)
+            c.write_all(&[5, 2]).await.ok()?;
+            let mut ver = [0u8; 1];
+            c.read_exact(&mut ver).await.ok()?;
+            let user = string(&mut c).await?;
+            let pass = string(&mut c).await?;
+            c.write_all(&[1, 0]).await.ok()?;
+            let mut req = [0u8; 4];
+            c.read_exact(&mut req).await.ok()?;
+            let host = match req[3] {
+                3 => string(&mut c).await?,
+                1 => {
+                    let mut ip = [0u8; 4];
+                    c.read_exact(&mut ip).await.ok()?;
+                    format!("ip:{}", std::net::Ipv4Addr::from(ip))
+                }
+                _ => return None,
+            };
+            let mut port = [0u8; 2];
+            c.read_exact(&mut port).await.ok()?;
+            let port = u16::from_be_bytes(port);
+            log.lock()
+                .unwrap()
+                .push(format!("{user}:{pass}@{host}:{port}"));
+            let target = format!("{}:{port}", host.trim_start_matches("ip:"));
+            let mut up = TcpStream::connect(target).await.ok()?;
+            c.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await.ok()?;
+            let _ = tokio::io::copy_bidirectional(&mut c, &mut up).await;
+            Some(())
+        })
+        .await
     }
 
     /// HTTP CONNECT, recording the Proxy-Authorization header.
     pub async fn connect() -> (String, Seen) {
-        let (listener, addr, seen) = listen().await;
-        let log = seen.clone();
-        tokio::spawn(async move {
-            while let Ok((mut c, _)) = listener.accept().await {
-                let log = log.clone();
-                tokio::spawn(async move {
-                    let mut head = Vec::new();
-                    let mut byte = [0u8; 1];
-                    while !head.ends_with(b"\r\n\r\n") {
-                        c.read_exact(&mut byte).await.ok()?;
-                        head.push(byte[0]);
-                    }
-                    let head = String::from_utf8_lossy(&head).into_owned();
-                    let auth = head
-                        .lines()
-                        .find_map(|l| {
-                            l.strip_prefix("proxy-authorization: ")
-                                .or_else(|| l.strip_prefix("Proxy-Authorization: "))
-                        })
-                        .unwrap_or("none")
-                        .to_string();
-                    log.lock().unwrap().push(auth);
-                    let target = head.split_whitespace().nth(1)?.to_string();
-                    let mut up = TcpStream::connect(target).await.ok()?;
-                    c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                        .await
-                        .ok()?;
-                    let _ = tokio::io::copy_bidirectional(&mut c, &mut up).await;
-                    Some(())
-                });
+        serve(|mut c, log| async move {
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") {
+                c.read_exact(&mut byte).await.ok()?;
+                head.push(byte[0]);
             }
-        });
-        (addr, seen)
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let auth = head
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("proxy-authorization: ")
+                        .or_else(|| l.strip_prefix("Proxy-Authorization: "))
+                })
+                .unwrap_or("none")
+                .to_string();
+            log.lock().unwrap().push(auth);
+            let target = head.split_whitespace().nth(1)?.to_string();
+            let mut up = TcpStream::connect(target).await.ok()?;
+            c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                .await
+                .ok()?;
+            let _ = tokio::io::copy_bidirectional(&mut c, &mut up).await;
+            Some(())
+        })
+        .await
     }
 
     /// Counts connections and never answers: whatever a client sends it in clear text is seen.
     pub async fn silent() -> (String, Seen) {
-        let (listener, addr, seen) = listen().await;
-        let log = seen.clone();
-        tokio::spawn(async move {
-            while let Ok((mut c, _)) = listener.accept().await {
-                let mut buf = vec![0u8; 4096];
-                let n = c.read(&mut buf).await.unwrap_or(0);
-                log.lock()
-                    .unwrap()
-                    .push(String::from_utf8_lossy(&buf[..n]).into_owned());
-            }
-        });
-        (addr, seen)
+        serve(|mut c, log| async move {
+            let mut buf = vec![0u8; 4096];
+            let n = c.read(&mut buf).await.unwrap_or(0);
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            Some(())
+        })
+        .await
     }
 }
 
@@ -1010,31 +964,11 @@ async fn proxies_get_what_the_url_says_and_nothing_in_clear_text() {
     use fluxfleet::config::Config;
     use fluxfleet::export::live::Live;
     use fluxfleet::fleet::Phase;
-    use secrecy::ExposeSecret;
     use std::time::Duration;
 
-    let sim = common::start_with(|c| {
-        c.clusters = 1;
-        c.workspaces = 1;
-    })
-    .await;
-    let fleet = kube::config::Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
-    let cluster = fleet.clusters[0].cluster.as_ref().unwrap();
+    let (sim, server, ca, token) = one_cluster().await;
     // By name, so that a SOCKS5 proxy that resolves names is asked for the name.
-    let server = cluster
-        .server
-        .clone()
-        .unwrap()
-        .replace("127.0.0.1", "localhost");
-    let ca = cluster.certificate_authority_data.clone().unwrap();
-    let token = fleet.auth_infos[0]
-        .auth_info
-        .as_ref()
-        .unwrap()
-        .token
-        .as_ref()
-        .unwrap();
-    let token = token.expose_secret().to_string();
+    let server = server.replace("127.0.0.1", "localhost");
     let (socks, socks_seen) = proxies::socks5().await;
     let (connect, connect_seen) = proxies::connect().await;
     let (silent, silent_seen) = proxies::silent().await;
@@ -1061,27 +995,11 @@ async fn proxies_get_what_the_url_says_and_nothing_in_clear_text() {
     let path = dir.path().join("proxied.kubeconfig");
     std::fs::write(&path, &kubeconfig).unwrap();
     let config = Config::defaults();
-    let inv = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
-            kubeconfigs: vec![path],
-            ..Default::default()
-        },
-        &config,
-    );
+    let inv = load(path, &config);
     assert_eq!(inv.problems, []);
     let mut live = Live::start(&inv, &config.engine);
     live.settle(Duration::from_secs(20)).await;
-    let state = |name: &str| {
-        let c = live.index.cluster_named(name).unwrap();
-        (
-            c.connection.phase,
-            c.connection
-                .error
-                .as_deref()
-                .unwrap_or_default()
-                .to_string(),
-        )
-    };
+    let state = |name: &str| state(&live, name);
     assert_eq!(state("socks").0, Phase::Live, "{:?}", state("socks"));
     let seen = socks_seen.lock().unwrap().clone();
     assert!(

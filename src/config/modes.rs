@@ -330,22 +330,14 @@ mod tests {
         // Relabelled on the management cluster from workspace prod-eu to dev: the deny rule
         // written for prod-eu still matches through its namespace.
         let moved = discovered("dev", "c1", "prod-eu");
-        let text = "[[actions.deny]]\nworkspace = \"prod-*\"\n";
-        let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
-        assert!(
-            config
-                .actions
-                .denied(&moved, &key(FluxKind::Kustomization))
-                .is_some()
-        );
-        let text = "[[actions.deny]]\norigin = \"mgmt/prod-*\"\n";
-        let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
-        assert!(
-            config
-                .actions
-                .denied(&moved, &key(FluxKind::Kustomization))
-                .is_some()
-        );
+        for text in [
+            "[[actions.deny]]\nworkspace = \"prod-*\"\n",
+            "[[actions.deny]]\norigin = \"mgmt/prod-*\"\n",
+        ] {
+            let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+            let denied = config.actions.denied(&moved, &key(FluxKind::Kustomization));
+            assert!(denied.is_some(), "{text}");
+        }
         // A write rule by workspace does not reach discovered clusters; by origin it does.
         let spec = |ws: &str, namespace: &str| crate::inventory::ClusterSpec {
             name: "c1".into(),
