@@ -102,6 +102,34 @@ pub fn append(path: &Path, entry: &Entry<'_>) -> std::io::Result<()> {
     file.write_all(&line)
 }
 
+/// The journal's lines as attempts, newest first: each attempt's outcomes line, and its intent
+/// line only when no outcomes line came for it (an attempt interrupted, or still running).
+/// Lines that are not JSON are kept as they are.
+pub fn attempts(newest_first: Vec<String>) -> Vec<String> {
+    let parsed: Vec<Option<serde_json::Value>> = newest_first
+        .iter()
+        .map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let token = |v: &serde_json::Value| v.get("token").and_then(|t| t.as_str()).map(str::to_owned);
+    let is_intent =
+        |v: &serde_json::Value| v.get("stage").and_then(|s| s.as_str()) == Some("intent");
+    let ended: std::collections::HashSet<String> = parsed
+        .iter()
+        .flatten()
+        .filter(|v| !is_intent(v))
+        .filter_map(token)
+        .collect();
+    newest_first
+        .into_iter()
+        .zip(parsed)
+        .filter(|(_, v)| {
+            v.as_ref()
+                .is_none_or(|v| !is_intent(v) || token(v).is_none_or(|t| !ended.contains(&t)))
+        })
+        .map(|(line, _)| line)
+        .collect()
+}
+
 /// The local user, as the journal and the suspended-by annotation name them.
 pub fn local_user() -> String {
     ["USER", "LOGNAME"]
@@ -155,5 +183,27 @@ mod tests {
         assert_eq!(lines[0]["targets"][0]["kubeUser"], "admin");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn an_attempt_shows_its_outcomes_and_its_intent_only_when_they_never_came() {
+        let line = |stage: &str, token: &str| format!(r#"{{"stage":"{stage}","token":"{token}"}}"#);
+        let journal = vec![
+            line("intent", "t3"),
+            line("outcome", "t2"),
+            "not json".to_string(),
+            line("intent", "t2"),
+            line("outcome", "t1"),
+            line("intent", "t1"),
+        ];
+        assert_eq!(
+            attempts(journal),
+            [
+                line("intent", "t3"),
+                line("outcome", "t2"),
+                "not json".to_string(),
+                line("outcome", "t1"),
+            ]
+        );
     }
 }

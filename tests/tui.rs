@@ -648,15 +648,14 @@ fn the_audit_view_shows_an_intent_without_outcomes_as_interrupted() {
             "targets": [{"cluster": "pay-prod-us", "outcome": outcome}]})
         .to_string()
     };
-    // Newest first: an interrupted attempt, then a finished one (its outcomes above its intent).
-    update(
-        &mut m,
-        Msg::Audit(Ok(vec![
-            line("intent", "t2", "intended"),
-            line("outcome", "t1", "done"),
-            line("intent", "t1", "intended"),
-        ])),
-    );
+    // Newest first, as read from the journal: an interrupted attempt, then a finished one
+    // (its outcomes above its intent).
+    let journal = fluxfleet::audit::attempts(vec![
+        line("intent", "t2", "intended"),
+        line("outcome", "t1", "done"),
+        line("intent", "t1", "intended"),
+    ]);
+    update(&mut m, Msg::Audit(Ok(journal)));
     let shown = screen(&mut m, 120, 8);
     assert_eq!(shown.matches("alice reconcile").count(), 2, "{shown}");
     assert!(shown.contains("1 objects: 1 done"), "{shown}");

@@ -83,7 +83,7 @@ pub(super) fn mark_all(model: &mut Model) {
 
 /// An action key: in read-only mode an explanation, else the confirmation.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    if let Some(why) = model.writes_refused.as_ref().filter(|_| model.read_only) {
+    if let Some(why) = &model.writes_refused {
         model.flash = Some(format!("nothing can {verb} here: {why}"));
         return;
     }

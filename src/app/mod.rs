@@ -229,13 +229,15 @@ async fn act(
     }
 }
 
-/// The journal's last 500 lines, newest first.
+/// The journal's last 500 lines, newest first, as attempts ([`crate::audit::attempts`]).
 fn read_journal(path: Option<&std::path::Path>) -> Result<Vec<String>, String> {
     let Some(path) = path else {
         return Err("no data directory for the audit journal".into());
     };
     match std::fs::read_to_string(path) {
-        Ok(text) => Ok(text.lines().rev().take(500).map(str::to_string).collect()),
+        Ok(text) => Ok(crate::audit::attempts(
+            text.lines().rev().take(500).map(str::to_string).collect(),
+        )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(format!("{}: {e}", path.display())),
     }

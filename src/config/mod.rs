@@ -1,6 +1,7 @@
 //! Settings: the embedded `config/default.toml`, the user's file merged over it, then the command
 //! line (applied by the caller). A bad file never stops fluxfleet: it is reported as a warning
-//! naming the file and the key, and the defaults stand in for what could not be read.
+//! naming the file and the key, and the defaults stand in for what could not be read — except
+//! for guardrails, which fail closed: while they cannot be read exactly, writes are refused.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -55,17 +55,20 @@ fn fits_origin(pattern: &Option<String>, cluster: &ClusterInfo) -> bool {
 
 impl ModeRule {
     fn matches(&self, cluster: &ClusterInfo) -> bool {
-        if self.mode == Mode::Write {
-            // Granting: exactly, and for discovered clusters only by where they come from.
-            (cluster.origin.is_none() || self.origin.is_some())
-                && fits(&self.workspace, &cluster.workspace)
-                && fits(&self.cluster, &cluster.name)
-                && fits_origin(&self.origin, cluster)
+        // Granting write: by the workspace shown only, and for a discovered cluster only when
+        // the rule names where it comes from. Taking write away: by any name it has.
+        let (allowed, workspace) = if self.mode == Mode::Write {
+            (
+                cluster.origin.is_none() || self.origin.is_some(),
+                fits(&self.workspace, &cluster.workspace),
+            )
         } else {
-            fits_workspace(&self.workspace, cluster)
-                && fits(&self.cluster, &cluster.name)
-                && fits_origin(&self.origin, cluster)
-        }
+            (true, fits_workspace(&self.workspace, cluster))
+        };
+        allowed
+            && workspace
+            && fits(&self.cluster, &cluster.name)
+            && fits_origin(&self.origin, cluster)
     }
 }
 
@@ -173,12 +176,7 @@ impl Actions {
             let Some(kind) = rule.kind.as_deref() else {
                 continue;
             };
-            let known = if kind.contains(['*', '?']) {
-                FluxKind::ALL.iter().any(|k| fits(&rule.kind, k.as_str()))
-            } else {
-                FluxKind::parse(kind).is_some()
-            };
-            if !known {
+            if !FluxKind::ALL.into_iter().any(|k| rule.fits_kind(k)) {
                 problems.push(format!(
                     "actions.deny[{i}].kind {kind:?} is not a Flux kind (HelmRelease, hr, \
                      kustomizations, Helm* …)"
@@ -204,6 +202,25 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    /// A cluster of a kubeconfig, or found on `mgmt` in `namespace`.
+    fn spec(workspace: &str, name: &str, namespace: Option<&str>) -> ClusterSpec {
+        ClusterSpec {
+            name: name.into(),
+            context: name.into(),
+            workspace: workspace.into(),
+            server: format!("https://{name}"),
+            labels: Default::default(),
+            source: Default::default(),
+            kubeconfig: Default::default(),
+            discovered: namespace.map(|namespace| crate::inventory::Discovered {
+                management: vec!["mgmt".into()],
+                namespace: namespace.into(),
+                lifecycle: crate::inventory::capi::Lifecycle::Provisioned,
+                probe_failed: false,
+            }),
+        }
+    }
+
     #[test]
     fn modes_per_workspace_and_cluster_the_last_rule_winning_and_flags_over_all() {
         let user = r#"
@@ -218,16 +235,7 @@ mod tests {
         "#;
         let (config, warnings) = Config::parse(Some(user), std::path::Path::new("user.toml"));
         assert_eq!(warnings, []);
-        let spec = |workspace: &str, name: &str| crate::inventory::ClusterSpec {
-            name: name.into(),
-            context: name.into(),
-            workspace: workspace.into(),
-            server: format!("https://{name}"),
-            labels: Default::default(),
-            source: Default::default(),
-            kubeconfig: Default::default(),
-            discovered: None,
-        };
+        let spec = |workspace: &str, name: &str| spec(workspace, name, None);
         let clusters = [
             spec("dev-eu", "dev-web-1"),
             spec("dev-eu", "dev-db-1"),
@@ -247,14 +255,7 @@ mod tests {
     }
 
     fn discovered(workspace: &str, name: &str, namespace: &str) -> ClusterInfo {
-        ClusterInfo {
-            name: name.into(),
-            workspace: workspace.into(),
-            server: String::new(),
-            labels: Default::default(),
-            management: vec!["mgmt".into()],
-            origin: Some(format!("mgmt/{namespace}")),
-        }
+        spec(workspace, name, Some(namespace)).info()
     }
 
     fn key(kind: FluxKind) -> crate::fleet::ObjectKey {
@@ -263,11 +264,7 @@ mod tests {
 
     #[test]
     fn deny_kinds_are_read_as_flux_reads_them_and_names_in_any_case() {
-        let cluster = ClusterInfo {
-            origin: None,
-            management: Vec::new(),
-            ..discovered("platform", "c1", "")
-        };
+        let cluster = spec("platform", "c1", None).info();
         for kind in [
             "Kustomization",
             "kustomization",
@@ -296,16 +293,7 @@ mod tests {
 
     #[test]
     fn guardrails_that_cannot_be_read_exactly_refuse_every_write() {
-        let clusters = [crate::inventory::ClusterSpec {
-            name: "c".into(),
-            context: "c".into(),
-            workspace: "dev".into(),
-            server: "https://c".into(),
-            labels: Default::default(),
-            source: Default::default(),
-            kubeconfig: Default::default(),
-            discovered: None,
-        }];
+        let clusters = [spec("dev", "c", None)];
         let typo = "[ui]\nmode = \"write\"\n[[actions.deny]]\nkind = \"Kustomisation\"\n";
         let mistyped_key = "[ui]\nmode = \"write\"\n[actions]\nconfirm_abve = 3\n";
         for text in [typo, mistyped_key, "[ui\nmode = \"write\"\n"] {
@@ -339,21 +327,7 @@ mod tests {
             assert!(denied.is_some(), "{text}");
         }
         // A write rule by workspace does not reach discovered clusters; by origin it does.
-        let spec = |ws: &str, namespace: &str| crate::inventory::ClusterSpec {
-            name: "c1".into(),
-            context: "c1".into(),
-            workspace: ws.into(),
-            server: "https://c1".into(),
-            labels: Default::default(),
-            source: Default::default(),
-            kubeconfig: Default::default(),
-            discovered: Some(crate::inventory::Discovered {
-                management: vec!["mgmt".into()],
-                namespace: namespace.into(),
-                lifecycle: crate::inventory::capi::Lifecycle::Provisioned,
-                probe_failed: false,
-            }),
-        };
+        let spec = |ws: &str, namespace: &str| spec(ws, "c1", Some(namespace));
         let by_workspace = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
         let (config, _) = Config::parse(Some(by_workspace), std::path::Path::new("u.toml"));
         assert_eq!(config.writable(None, &[spec("dev", "prod-eu")]).1, [false]);

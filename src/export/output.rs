@@ -248,20 +248,11 @@ pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Res
 /// writes DEL, C1 controls and bidi overrides as they are. Outside strings JSON is ASCII, so
 /// each of them is inside a string, where `\uXXXX` is the same character.
 fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
-    use super::table::unsafe_char;
-    if !json.chars().any(|c| unsafe_char(c) && c != '\n') {
-        return std::borrow::Cow::Borrowed(json);
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for c in json.chars() {
-        // Newlines between values are pretty-printing; inside strings they are escaped already.
-        if unsafe_char(c) && c != '\n' {
-            out.push_str(&format!("\\u{:04x}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
+    use super::table::{escaped, unsafe_char};
+    // Newlines between values are pretty-printing; inside strings they are escaped already.
+    escaped(json, |c| {
+        (unsafe_char(c) && c != '\n').then(|| format!("\\u{:04x}", u32::from(c)))
+    })
 }
 
 pub(super) fn write_object_line(

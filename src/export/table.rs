@@ -76,15 +76,24 @@ pub fn unsafe_char(c: char) -> bool {
 /// `text` fit to print on a terminal: every [`unsafe_char`] written as an escape (`\u{1b}`).
 /// Texts from servers (messages, names, errors) go through this before any headless output.
 pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(unsafe_char) {
+    escaped(text, |c| {
+        unsafe_char(c).then(|| c.escape_unicode().to_string())
+    })
+}
+
+/// `text` with every character `escape` has a replacement for replaced; borrowed when none.
+pub(super) fn escaped(
+    text: &str,
+    escape: impl Fn(char) -> Option<String>,
+) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| escape(c).is_some()) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if unsafe_char(c) {
-            out.extend(c.escape_unicode());
-        } else {
-            out.push(c);
+        match escape(c) {
+            Some(replacement) => out.push_str(&replacement),
+            None => out.push(c),
         }
     }
     std::borrow::Cow::Owned(out)

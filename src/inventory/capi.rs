@@ -290,25 +290,17 @@ pub fn add(
             lifecycle: cluster.lifecycle.clone(),
             probe_failed: cluster.unreachable,
         });
-        let (context, server, kubeconfig) = match kubeconfig {
+        // A kubeconfig from a Secret is data: one holding instructions is refused.
+        let usable = kubeconfig.map(|found| {
+            let loaded = super::kubeconfig::current(found?, source.clone())?;
+            match super::untrusted::refusal(&loaded.kubeconfig) {
+                None => Ok(loaded),
+                Some(why) => Err(why),
+            }
+        });
+        let (context, server, kubeconfig) = match usable {
             None => (cluster.name.clone(), String::new(), Kubeconfig::default()),
-            Some(Ok(config)) => match super::kubeconfig::current(config, source.clone()) {
-                Ok(loaded) => match super::untrusted::refusal(&loaded.kubeconfig) {
-                    None => (loaded.context, loaded.server, loaded.kubeconfig),
-                    Some(why) => {
-                        inventory
-                            .problems
-                            .push(problem(&path, &cluster.name, &secret, &why));
-                        continue;
-                    }
-                },
-                Err(e) => {
-                    inventory
-                        .problems
-                        .push(problem(&path, &cluster.name, &secret, &e));
-                    continue;
-                }
-            },
+            Some(Ok(loaded)) => (loaded.context, loaded.server, loaded.kubeconfig),
             Some(Err(e)) => {
                 inventory
                     .problems

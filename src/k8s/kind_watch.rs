@@ -294,17 +294,13 @@ impl KindWatch {
             self.resource_version = Some(rv.to_string());
         }
         Ok(match kind.as_str() {
+            "ADDED" if self.objects >= self.max_objects => {
+                // Relist: the count starts again from what the server really holds.
+                self.resource_version = None;
+                return Err(self.too_many(format!("more than {} objects", self.max_objects)));
+            }
             "ADDED" | "MODIFIED" => {
-                if kind == "ADDED" {
-                    self.objects += 1;
-                    if self.objects > self.max_objects {
-                        // Relist: the count starts again from what the server really holds.
-                        self.resource_version = None;
-                        return Err(
-                            self.too_many(format!("more than {} objects", self.max_objects))
-                        );
-                    }
-                }
+                self.objects += usize::from(kind == "ADDED");
                 summarize(self.kind, object).map(|s| Step::Applied(Box::new(s)))
             }
             "DELETED" => {

@@ -24,34 +24,17 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             "no action has been journaled yet",
             theme.style(Slot::Dim),
         ))],
-        Some(Ok(entries)) => {
-            let parsed: Vec<(&String, Option<Value>)> = entries
-                .iter()
-                .map(|raw| (raw, serde_json::from_str::<Value>(raw).ok()))
-                .collect();
-            // An attempt is two lines, its intent and its outcomes: show the outcomes, and an
-            // intent alone only when its outcomes never came.
-            let token = |v: &Value| v.get("token").and_then(Value::as_str).map(str::to_string);
-            let is_intent = |v: &Value| v.get("stage").and_then(Value::as_str) == Some("intent");
-            let ended: std::collections::HashSet<String> = parsed
-                .iter()
-                .filter_map(|(_, v)| v.as_ref().filter(|v| !is_intent(v)).and_then(token))
-                .collect();
-            parsed
-                .iter()
-                .filter(|(_, v)| {
-                    v.as_ref().is_none_or(|v| {
-                        !is_intent(v) || token(v).is_none_or(|t| !ended.contains(&t))
-                    })
-                })
-                .skip(model.fetched_scroll)
-                .take(usize::from(area.height))
-                .map(|(raw, v)| match v {
-                    Some(v) => summary(v, theme),
-                    None => Line::from(Span::styled((*raw).clone(), text)),
-                })
-                .collect()
-        }
+        // One line per attempt already (paired when the journal was read): only the visible
+        // ones are parsed.
+        Some(Ok(entries)) => entries
+            .iter()
+            .skip(model.fetched_scroll)
+            .take(usize::from(area.height))
+            .map(|raw| match serde_json::from_str::<Value>(raw) {
+                Ok(v) => summary(&v, theme),
+                Err(_) => Line::from(Span::styled(raw.clone(), text)),
+            })
+            .collect(),
     };
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
@@ -86,30 +69,22 @@ fn summary(v: &Value, theme: &Theme) -> Line<'static> {
         .and_then(Value::as_str)
         .map(|r| format!(" — reason: {r}"))
         .unwrap_or_default();
-    if v.get("stage").and_then(Value::as_str) == Some("intent") {
-        return Line::from(vec![
-            Span::styled(format!("{} ", s("time")), theme.style(Slot::Dim)),
-            Span::styled(format!("{} ", s("user")), theme.style(Slot::Header)),
-            Span::styled(format!("{} ", s("action")), theme.style(Slot::Title)),
-            Span::styled(
-                format!(
-                    "{total} objects: no outcome recorded — still running, or interrupted{reason}"
-                ),
-                theme.style(Slot::Warning),
-            ),
-        ]);
-    }
-    let slot = if outcomes.iter().all(|o| o.ends_with(" done")) {
-        Slot::Text
+    let (what, slot) = if v.get("stage").and_then(Value::as_str) == Some("intent") {
+        (
+            "no outcome recorded — still running, or interrupted".to_string(),
+            Slot::Warning,
+        )
+    } else if outcomes.iter().all(|o| o.ends_with(" done")) {
+        (outcomes.join(", "), Slot::Text)
     } else {
-        Slot::Warning
+        (outcomes.join(", "), Slot::Warning)
     };
     Line::from(vec![
         Span::styled(format!("{} ", s("time")), theme.style(Slot::Dim)),
         Span::styled(format!("{} ", s("user")), theme.style(Slot::Header)),
         Span::styled(format!("{} ", s("action")), theme.style(Slot::Title)),
         Span::styled(
-            format!("{total} objects: {}{reason}", outcomes.join(", ")),
+            format!("{total} objects: {what}{reason}"),
             theme.style(slot),
         ),
     ])
