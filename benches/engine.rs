@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use fluxfleet::fleet::index::{Change, Event};
-use fluxfleet::fleet::{ClusterId, ClusterInfo, FluxKind, FluxSummary, Index};
+use fluxfleet::fleet::{ClusterInfo, ClusterKey, FluxKind, FluxSummary, Index};
 use serde_json::Value;
 
 fn sample(file: &str) -> Value {
@@ -51,14 +51,7 @@ fn extraction(c: &mut Criterion) {
 fn fleet() -> (Index, Vec<FluxSummary>) {
     let mut index = Index::new();
     for i in 0..2_000 {
-        index.add_cluster(ClusterInfo {
-            origin: None,
-            name: format!("c{i}"),
-            workspace: format!("w{}", i % 12),
-            server: String::new(),
-            labels: Default::default(),
-            management: Vec::new(),
-        });
+        index.add_cluster(ClusterInfo::new(&format!("c{i}"), &format!("w{}", i % 12)));
     }
     let ready = sample("kustomization-ready.yaml");
     let failed = sample("kustomization-health-check-failed.yaml");
@@ -78,10 +71,13 @@ fn fleet() -> (Index, Vec<FluxSummary>) {
 
 fn index_updates(c: &mut Criterion) {
     let (mut index, summaries) = fleet();
-    for i in 0..2_000 {
+    let keys: Vec<ClusterKey> = (0..2_000)
+        .map(|i| ClusterKey::new(format!("c{i}")))
+        .collect();
+    for key in &keys {
         for s in &summaries {
             index.apply(Event {
-                cluster: ClusterId(i),
+                cluster: key.clone(),
                 at: jiff::Timestamp::UNIX_EPOCH,
                 change: Change::Applied(s.clone()),
             });
@@ -95,7 +91,7 @@ fn index_updates(c: &mut Criterion) {
             || {
                 n = n.wrapping_add(7919);
                 Event {
-                    cluster: ClusterId(n % 2_000),
+                    cluster: keys[(n % 2_000) as usize].clone(),
                     at: jiff::Timestamp::UNIX_EPOCH,
                     change: Change::Applied(summaries[(n % 30) as usize].clone()),
                 }
@@ -110,7 +106,7 @@ fn index_updates(c: &mut Criterion) {
             || {
                 n = n.wrapping_add(7919);
                 Event {
-                    cluster: ClusterId(n % 2_000),
+                    cluster: keys[(n % 2_000) as usize].clone(),
                     at: jiff::Timestamp::UNIX_EPOCH,
                     change: Change::Replaced(FluxKind::Kustomization, summaries.clone()),
                 }

@@ -16,7 +16,7 @@ use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::{
-    ClusterId, ClusterInfo, Connection, FluxSummary, Index, Phase, WorkspaceId,
+    ClusterId, ClusterInfo, ClusterKey, Connection, FluxSummary, Index, Phase, WorkspaceId,
 };
 use jiff::Timestamp;
 use ratatui::Terminal;
@@ -64,18 +64,15 @@ fn fleet() -> Index {
     let now: Timestamp = "2026-11-21T10:00:00Z".parse().unwrap();
     for c in 0..CLUSTERS {
         let name = format!("ws{:02}-cluster-{c:04}", c % WORKSPACES);
-        let id = index.add_cluster(ClusterInfo {
-            origin: None,
-            name: name.clone(),
-            workspace: format!("workspace-{:02}", c % WORKSPACES),
+        let id = ClusterKey::new(name.as_str());
+        index.add_cluster(ClusterInfo {
             server: format!("https://{name}.example.com:6443"),
-            labels: Default::default(),
-            management: Vec::new(),
+            ..ClusterInfo::new(&name, &format!("workspace-{:02}", c % WORKSPACES))
         });
         let mut live = Connection::new(Phase::Live);
         live.protocol = Some("HTTP/2");
         index.apply(Event {
-            cluster: id,
+            cluster: id.clone(),
             at: now,
             change: Change::Connection(live),
         });
@@ -88,7 +85,7 @@ fn fleet() -> Index {
             }
             let summary = FluxSummary::from_object(&object).unwrap();
             index.apply(Event {
-                cluster: id,
+                cluster: id.clone(),
                 at: now,
                 change: Change::Applied(summary),
             });

@@ -1,18 +1,80 @@
-//! Carrying out one action on many objects, for the TUI and for the headless commands alike:
-//! every target's patches (or its refusal, decided by [`crate::fleet::actions::plan`]) sent
-//! through the [`Writer`] a limited number at a time, each outcome reported as it comes, and the
-//! whole attempt appended to the audit journal.
+//! One action on many objects, for the TUI and for the headless commands alike: planning every
+//! target (the one place that decides refusals, in one order, with one wording), then sending
+//! the patches through the session's [`Writer`] a limited number at a time, each outcome
+//! reported as it comes, and the whole attempt appended to the audit journal.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use futures::stream::FuturesOrdered;
 
 use crate::audit;
-use crate::fleet::actions::{Intent, Outcome, Refusal, Step};
-use crate::fleet::{ClusterId, ObjectKey};
-use crate::k8s::Writer;
+use crate::config::{self, Permissions};
+use crate::fleet::actions::{self as flux, Intent, Outcome, Refusal, Step, Verb};
+use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
+use crate::session::{READ_ONLY_CLUSTER, Writer};
+
+/// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
+/// read exactly ([`crate::config::Config::writes_refused`]), then read-only mode (no grant).
+pub fn refusal(writes_refused: Option<&str>, granted: bool, verb: Verb) -> Option<String> {
+    if let Some(why) = writes_refused {
+        return Some(format!("nothing can {verb}: {why}"));
+    }
+    (!granted).then(|| {
+        format!(
+            "read-only: nothing can {verb} — start with --write, or set mode = \"write\" in [ui] \
+             of the config"
+        )
+    })
+}
+
+/// What may refuse a target.
+pub struct Guard<'a> {
+    pub actions: &'a config::Actions,
+    /// Which clusters are writable; None for a dry run in read-only mode, which shows what
+    /// would be sent with writes enabled.
+    pub permissions: Option<&'a Permissions>,
+}
+
+/// Plans each of `objects` into a target: refused by a deny rule, then by its cluster's mode,
+/// then because the object is gone; else the patches [`flux::plan`] decides. The order of
+/// `objects` is kept.
+pub fn plan(
+    index: &Index,
+    objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
+    intent: &Intent,
+    guard: &Guard<'_>,
+) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for (cluster, key) in objects {
+        // Ids come from this index: an unknown one cannot happen.
+        let Some(entry) = index.cluster(cluster) else {
+            continue;
+        };
+        let read_only = guard.permissions.is_some_and(|p| !p.writable(&entry.info));
+        let plan = if let Some(why) = guard.actions.denied(&entry.info, &key) {
+            Err(Refusal::Denied(why))
+        } else if read_only {
+            Err(Refusal::Denied(READ_ONLY_CLUSTER.into()))
+        } else if let Some(summary) = entry.objects.get(&key) {
+            flux::plan(intent, summary, |k| entry.objects.get(k))
+        } else {
+            Err(Refusal::NotSupported(
+                "the object is no longer on the cluster, or the cluster is not watched".into(),
+            ))
+        };
+        targets.push(Target {
+            record: audit::Target::new(&entry.info, &key),
+            info: entry.info.clone(),
+            cluster,
+            key,
+            plan,
+        });
+    }
+    targets
+}
 
 /// An action to send: every target with its patches, or why it is refused.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +89,8 @@ pub struct Job {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Target {
     pub cluster: ClusterId,
+    /// Where the cluster comes from and how it is guarded.
+    pub info: Arc<ClusterInfo>,
     pub key: ObjectKey,
     /// What the journal will say about it; the outcome is filled in when it ends.
     pub record: audit::Target,
@@ -98,7 +162,7 @@ pub async fn carry_out(
 }
 
 fn journal(
-    intent: &crate::fleet::actions::Intent,
+    intent: &Intent,
     stage: audit::Stage,
     targets: &[audit::Target],
     path: Option<&Path>,
@@ -123,7 +187,7 @@ async fn send<'t>(t: &'t Target, how: &Carry<'_>, token: &str) -> (&'t Target, O
     let outcome = match (&t.plan, how.writer) {
         (Err(refusal), _) => Outcome::Refused(refusal.to_string()),
         (Ok(_), None) => Outcome::Refused("read-only".into()),
-        (Ok(steps), Some(w)) => w.apply(t.cluster, steps, token, how.wait).await,
+        (Ok(steps), Some(w)) => w.apply(&t.info, steps, token, how.wait).await,
     };
     (t, outcome)
 }

@@ -31,19 +31,13 @@ pub struct Target {
 }
 
 impl Target {
-    /// `key` on the cluster `cluster` of `workspace`; `spec` names its context and kube user
-    /// (left empty without it), the outcome is not known yet.
-    pub fn new(
-        workspace: &str,
-        cluster: &str,
-        spec: Option<&crate::inventory::ClusterSpec>,
-        key: &crate::fleet::ObjectKey,
-    ) -> Target {
+    /// `key` on `cluster`; the outcome is not known yet.
+    pub fn new(cluster: &crate::fleet::ClusterInfo, key: &crate::fleet::ObjectKey) -> Target {
         Target {
-            workspace: workspace.to_string(),
-            cluster: cluster.to_string(),
-            context: spec.map(|s| s.context.clone()).unwrap_or_default(),
-            kube_user: spec.map(|s| s.kube_user().to_string()).unwrap_or_default(),
+            workspace: cluster.workspace.clone(),
+            cluster: cluster.name.clone(),
+            context: cluster.context.clone(),
+            kube_user: cluster.user.clone(),
             kind: key.kind.to_string(),
             namespace: key.namespace.to_string(),
             name: key.name.to_string(),

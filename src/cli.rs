@@ -9,10 +9,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::Mode;
 use crate::export::act;
-use crate::export::get::{Output, Request, Sources};
+use crate::export::get::{Output, Request};
 use crate::export::{Filter, Status};
 use crate::fleet::FluxKind;
 use crate::fleet::actions::Verb;
+use crate::session::resolve::Sources;
 use crate::sim;
 
 #[derive(Debug, Parser)]

@@ -118,54 +118,25 @@ fn file_logs() -> Option<PathBuf> {
 }
 
 async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
-    let sources = fleet.sources();
-    let path = sources
-        .config
-        .clone()
-        .or_else(fluxfleet::config::default_path);
-    let (config, config_warnings) =
-        fluxfleet::config::Config::load(path.as_deref(), sources.config.is_some());
-    let request = fluxfleet::inventory::Request::from_env(
-        sources.kubeconfigs.clone(),
-        sources.dirs.clone(),
-        sources.contexts.clone(),
-    );
-    let mut inventory = fluxfleet::inventory::load(&request, &config);
-    let managements = fluxfleet::export::get::managements(&sources, &config);
-    fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
-    if inventory.clusters.is_empty() {
-        for p in &inventory.problems {
-            eprintln!(
-                "fluxfleet: {}",
-                fluxfleet::export::table::safe(&p.to_string())
-            );
+    let resolved = fluxfleet::session::resolve::resolve(&fleet.sources()).await;
+    if resolved.inventory.clusters.is_empty() {
+        for w in &resolved.warnings {
+            eprintln!("fluxfleet: {}", fluxfleet::export::table::safe(w));
         }
         anyhow::bail!(
             "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, or try `fluxfleet demo`"
         );
     }
-    let mut warnings: Vec<String> = config_warnings
-        .iter()
-        .map(|w| format!("config {w}"))
-        .collect();
-    warnings.extend(
-        inventory
-            .problems
-            .iter()
-            .chain(&inventory.warnings)
-            .map(|p| p.to_string()),
-    );
     file_logs();
-    let mode = ui.flag();
     fluxfleet::app::tui(fluxfleet::app::Start {
-        config,
-        config_path: path,
-        warnings,
-        inventory,
+        config: resolved.config,
+        config_path: resolved.config_path,
+        warnings: resolved.warnings,
+        inventory: resolved.inventory,
+        mode: ui.flag(),
         theme: ui.theme,
-        mode,
         journal: fluxfleet::audit::default_path(),
-        managements,
+        managements: resolved.managements,
     })
     .await
 }

@@ -156,9 +156,9 @@ async fn the_management_cluster_yields_the_fleet_with_lifecycles_and_one_broken_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running() {
-    use fluxfleet::export::live::Live;
     use fluxfleet::fleet::Phase;
     use fluxfleet::k8s::management::{Management, extend};
+    use fluxfleet::session::Session;
     use std::time::Duration;
 
     let sim = common::start().await;
@@ -178,13 +178,13 @@ async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running()
     }];
     extend(&mut inventory, &config.engine, &managements).await;
     assert_eq!(inventory.problems, []);
-    let mut live = Live::start(&inventory, &config.engine);
-    live.follow(&inventory, &managements);
+    let kube = fluxfleet::k8s::Kube::new(&inventory, &config.engine).following(&managements);
+    let mut live = Session::start(vec![Box::new(kube)]);
     assert!(live.settle(Duration::from_secs(20)).await);
     let names = sim.handle.cluster_names();
     let (template, leaving, rotated) = (&names[0], &names[1], &names[2]);
     let phase =
-        |live: &Live, name: &str| live.index.cluster_named(name).map(|c| c.connection.phase);
+        |live: &Session, name: &str| live.index.cluster_named(name).map(|c| c.connection.phase);
 
     // Join: a new Cluster and Secret on the management cluster.
     assert!(sim.handle.copy_capi_cluster(template, "newcomer"));
@@ -428,14 +428,17 @@ async fn a_management_source_in_the_config_file_discovers_the_fleet() {
     let user = format!(
         "[[sources]]\nkubeconfig = \"{file}\"\nmanagement = \"management\"\nworkspace_label = \"env\"\n"
     );
-    let (config, warnings) =
-        fluxfleet::config::Config::parse(Some(&user), std::path::Path::new("user.toml"));
-    assert_eq!(warnings, []);
-    let mut inventory = fluxfleet::inventory::load(&Default::default(), &config);
-    let sources = fluxfleet::export::get::Sources::default();
-    let managements = fluxfleet::export::get::managements(&sources, &config);
-    fluxfleet::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
-    assert_eq!(inventory.problems, []);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, user).unwrap();
+    let sources = fluxfleet::session::resolve::Sources {
+        config: Some(path),
+        ..Default::default()
+    };
+    let resolved = fluxfleet::session::resolve::resolve(&sources).await;
+    assert_eq!(resolved.warnings, Vec::<String>::new());
+    assert!(resolved.clean);
+    let inventory = resolved.inventory;
     let truth = sim.handle.truth();
     for c in truth.iter().filter(|c| !c.management) {
         let spec = inventory

@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use fluxfleet::config::{self, Config};
-use fluxfleet::export::live::Live;
 use fluxfleet::fleet::{FluxKind, Health, Index, Phase};
 use fluxfleet::inventory::{self, Inventory};
+use fluxfleet::session::Session;
 use fluxfleet::sim::Faults;
 
 use common::Sim;
@@ -78,7 +78,7 @@ fn truth(sim: &Sim) -> Picture {
 }
 
 /// Applies events until the index shows exactly the truth, or fails with the difference.
-async fn until_truth(live: &mut Live, sim: &Sim, within: Duration) {
+async fn until_truth(live: &mut Session, sim: &Sim, within: Duration) {
     let deadline = std::time::Instant::now() + within;
     loop {
         live.pump(Duration::from_millis(200)).await;
@@ -114,7 +114,7 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         .unwrap();
     })
     .await;
-    let mut live = Live::start(&fleet_of(&sim), &settings());
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
     assert!(
         live.settle(Duration::from_secs(20)).await,
         "every cluster answers"
@@ -219,7 +219,7 @@ async fn after_churn_stops_the_index_equals_the_truth() {
     // Small pages: every list is paginated with continue tokens while objects change.
     let mut paged = settings();
     paged.chunk_size = 4;
-    let mut live = Live::start(&fleet_of(&sim), &paged);
+    let mut live = Session::kube(&fleet_of(&sim), &paged);
     assert!(live.settle(Duration::from_secs(20)).await);
     live.pump(Duration::from_secs(2)).await;
     sim.handle.set_churn(0.0);
@@ -245,7 +245,7 @@ async fn a_410_storm_and_dropped_connections_lose_and_duplicate_nothing() {
     })
     .await;
     let names = sim.handle.cluster_names();
-    let mut live = Live::start(&fleet_of(&sim), &settings());
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
     assert!(live.settle(Duration::from_secs(20)).await);
     let lists = |sim: &Sim| -> u64 {
         let stats = sim.handle.stats();
@@ -307,7 +307,7 @@ async fn a_410_storm_and_dropped_connections_lose_and_duplicate_nothing() {
 async fn all_watches_of_a_cluster_share_one_connection() {
     let sim = common::start_with(|c| c.clusters = 5).await;
     let inventory = fleet_of(&sim);
-    let mut live = Live::start(&inventory, &settings());
+    let mut live = Session::kube(&inventory, &settings());
     assert!(live.settle(Duration::from_secs(20)).await);
     for c in live.index.clusters() {
         assert_eq!(c.connection.phase, Phase::Live);
@@ -345,7 +345,7 @@ async fn servers_without_http2_are_watched_over_http1() {
     })
     .await;
     let inventory = fleet_of(&sim);
-    let mut live = Live::start(&inventory, &settings());
+    let mut live = Session::kube(&inventory, &settings());
     assert!(live.settle(Duration::from_secs(20)).await);
     let mut watches = 0;
     for c in live.index.clusters() {
@@ -437,7 +437,7 @@ async fn clusters_behind_a_proxy_url_are_reached_through_it() {
     };
     let inventory = inventory::load(&request, &Config::defaults());
     assert_eq!(inventory.problems, []);
-    let mut live = Live::start(&inventory, &settings());
+    let mut live = Session::kube(&inventory, &settings());
     assert!(live.settle(Duration::from_secs(20)).await);
     until_truth(&mut live, &sim, Duration::from_secs(10)).await;
     for c in live.index.clusters() {

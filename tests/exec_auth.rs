@@ -8,9 +8,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use fluxfleet::config::Config;
-use fluxfleet::export::live::Live;
 use fluxfleet::fleet::Phase;
 use fluxfleet::inventory;
+use fluxfleet::session::Session;
 use kube::config::Kubeconfig;
 use secrecy::ExposeSecret;
 
@@ -99,7 +99,7 @@ async fn plugins_run_once_per_command_non_interactively_and_failures_are_auth_st
         &Config::defaults(),
     );
     assert_eq!(inv.problems, []);
-    let mut live = Live::start(&inv, &Config::defaults().engine);
+    let mut live = Session::kube(&inv, &Config::defaults().engine);
     assert!(live.settle(Duration::from_secs(20)).await);
     let state = |name: &str| {
         let c = live.index.cluster_named(name).unwrap();

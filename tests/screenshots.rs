@@ -16,10 +16,10 @@ use fluxfleet::app::model::{Fetched, Model, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
-use fluxfleet::export::live::Live;
 use fluxfleet::fleet::{FluxKind, Index};
 use fluxfleet::inventory;
-use fluxfleet::k8s::Reader;
+use fluxfleet::session::Reader;
+use fluxfleet::session::Session;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
@@ -68,10 +68,10 @@ fn command(model: &mut Model, line: &str) {
 /// Runs a fetch effect the way the TUI's fetcher does.
 async fn fetch(model: &mut Model, reader: &Reader, effects: Vec<Effect>) {
     for effect in effects {
-        let Effect::FetchEvents { cluster, key } = effect else {
+        let Effect::FetchEvents { cluster, info, key } = effect else {
             continue;
         };
-        let fetched = match reader.events(cluster, &key).await {
+        let fetched = match reader.events(&info, &key).await {
             Ok(events) => Fetched::Events(events),
             Err(e) => Fetched::Failed("events", e),
         };
@@ -122,7 +122,7 @@ async fn screenshots_of_the_main_views() {
     config.engine.connect_timeout = Duration::from_secs(5);
     config.engine.max_backoff = Duration::from_secs(2);
     let inventory = inventory::load(&request, &config);
-    let mut live = Live::start(&inventory, &config.engine);
+    let mut live = Session::kube(&inventory, &config.engine);
     assert!(
         live.settle(Duration::from_secs(60)).await,
         "the fleet settles"

@@ -54,7 +54,7 @@ fn hostile_kubeconfig(server: &str, cluster: &str, user: &str) -> String {
 }
 
 /// A cluster's connection phase and error, by name.
-fn state(live: &fluxfleet::export::live::Live, name: &str) -> (fluxfleet::fleet::Phase, String) {
+fn state(live: &fluxfleet::session::Session, name: &str) -> (fluxfleet::fleet::Phase, String) {
     let c = live.index.cluster_named(name).unwrap();
     let error = c.connection.error.as_deref().unwrap_or_default();
     (c.connection.phase, error.to_string())
@@ -227,8 +227,8 @@ fn dead(pid: &str) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exec_plugins_are_capped_killed_with_their_group_and_their_stderr_redacted() {
     use fluxfleet::config::Config;
-    use fluxfleet::export::live::Live;
     use fluxfleet::fleet::Phase;
+    use fluxfleet::session::Session;
     use std::time::Duration;
 
     let (sim, server, ca, token) = one_cluster().await;
@@ -286,7 +286,7 @@ async fn exec_plugins_are_capped_killed_with_their_group_and_their_stderr_redact
     config.engine.exec_timeout = Duration::from_secs(6);
     let inv = load(path, &config);
     assert_eq!(inv.problems, []);
-    let mut live = Live::start(&inv, &config.engine);
+    let mut live = Session::kube(&inv, &config.engine);
     live.settle(Duration::from_secs(30)).await;
     let state = |name: &str| state(&live, name);
     let (phase, error) = state("huge");
@@ -479,8 +479,8 @@ mod hostile {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hostile_api_server_is_bounded_and_only_its_own_error() {
     use fluxfleet::config::Config;
-    use fluxfleet::export::live::Live;
     use fluxfleet::fleet::{FluxKind, Phase};
+    use fluxfleet::session::Session;
     use std::time::Duration;
 
     let addr = hostile::start().await;
@@ -502,7 +502,7 @@ async fn a_hostile_api_server_is_bounded_and_only_its_own_error() {
     config.engine.kinds = vec![FluxKind::Kustomization];
     config.engine.max_objects = 1000;
     let inv = load(path, &config);
-    let mut live = Live::start(&inv, &config.engine);
+    let mut live = Session::kube(&inv, &config.engine);
     live.settle(Duration::from_secs(60)).await;
     let cluster = |name: &str| live.index.cluster_named(name).unwrap();
     let error = |name: &str| state(&live, name);
@@ -524,7 +524,7 @@ async fn a_hostile_api_server_is_bounded_and_only_its_own_error() {
         assert!(s.message.as_deref().unwrap().chars().count() <= 2048);
     }
     // The flood arrives once its watch is open: applied as it comes, until it is refused.
-    let flooded = |live: &Live| {
+    let flooded = |live: &Session| {
         live.index
             .cluster_named("flood")
             .unwrap()
@@ -815,7 +815,10 @@ async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
     let modes = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
     let (code, _, stderr) = attempt(modes, false).await;
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("read-only: nothing was sent"), "{stderr}");
+    assert!(
+        stderr.contains("read-only: nothing can suspend"),
+        "{stderr}"
+    );
     assert_eq!(mutating(), before);
     // A deny rule naming no Flux kind refuses every write, even with --write.
     let typo = "[[actions.deny]]\nkind = \"Kustomisation\"\n";
@@ -962,8 +965,8 @@ mod proxies {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn proxies_get_what_the_url_says_and_nothing_in_clear_text() {
     use fluxfleet::config::Config;
-    use fluxfleet::export::live::Live;
     use fluxfleet::fleet::Phase;
+    use fluxfleet::session::Session;
     use std::time::Duration;
 
     let (sim, server, ca, token) = one_cluster().await;
@@ -997,7 +1000,7 @@ async fn proxies_get_what_the_url_says_and_nothing_in_clear_text() {
     let config = Config::defaults();
     let inv = load(path, &config);
     assert_eq!(inv.problems, []);
-    let mut live = Live::start(&inv, &config.engine);
+    let mut live = Session::kube(&inv, &config.engine);
     live.settle(Duration::from_secs(20)).await;
     let state = |name: &str| state(&live, name);
     assert_eq!(state("socks").0, Phase::Live, "{:?}", state("socks"));

@@ -12,7 +12,8 @@ use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::{
-    ClusterId, ClusterInfo, Connection, FluxKind, FluxSummary, Index, ObjectEvent, ObjectKey, Phase,
+    ClusterId, ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Index, ObjectEvent,
+    ObjectKey, Phase,
 };
 use jiff::Timestamp;
 use ratatui::Terminal;
@@ -40,9 +41,14 @@ fn object(kind: FluxKind, file: &str, name: &str) -> FluxSummary {
     FluxSummary::of(kind, &v).unwrap()
 }
 
+/// How the test's source names cluster `id` (see `fleet`).
+fn key_of(id: ClusterId) -> ClusterKey {
+    ClusterKey::new(format!("#{}", id.0))
+}
+
 fn event(cluster: ClusterId, change: Change) -> Event {
     Event {
-        cluster,
+        cluster: key_of(cluster),
         at: now(),
         change,
     }
@@ -59,12 +65,9 @@ fn fleet() -> (Index, Vec<Event>) {
     let mut index = Index::new();
     let mut add = |name: &str, ws: &str| {
         index.add_cluster(ClusterInfo {
-            origin: None,
-            name: name.into(),
-            workspace: ws.into(),
+            key: key_of(ClusterId(index.clusters().len() as u32)),
             server: format!("https://{name}.example.com:6443"),
-            labels: Default::default(),
-            management: Vec::new(),
+            ..ClusterInfo::new(name, ws)
         })
     };
     let a = add("pay-prod-eu", "payments");
@@ -205,6 +208,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
         effects,
         [Effect::FetchEvents {
             cluster,
+            info: m.index.cluster(cluster).unwrap().info.clone(),
             key: redis.clone()
         }]
     );

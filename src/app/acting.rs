@@ -6,8 +6,8 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::model::{Confirm, Model, RowId, Run, RunRow, RunState, Stage, View};
 use super::update::Effect;
-use crate::actions::{Job, Target};
-use crate::fleet::actions::{self, Intent, Outcome, Refusal, Verb};
+use crate::actions::Job;
+use crate::fleet::actions::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
 /// The objects a row stands for: itself, or a triage group's members.
@@ -83,14 +83,9 @@ pub(super) fn mark_all(model: &mut Model) {
 
 /// An action key: in read-only mode an explanation, else the confirmation.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    if let Some(why) = &model.writes_refused {
-        model.flash = Some(format!("nothing can {verb} here: {why}"));
-        return;
-    }
-    if model.read_only {
-        model.flash = Some(format!(
-            "read-only: nothing can {verb} here — start fluxfleet with --write (or set mode = \"write\" in [ui] of the config)"
-        ));
+    let refused = crate::actions::refusal(model.writes_refused.as_deref(), !model.read_only, verb);
+    if let Some(why) = refused {
+        model.flash = Some(why);
         return;
     }
     let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
@@ -198,43 +193,22 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         token: at.to_string(),
     };
     let run = model.run.as_ref().map_or(1, |r| r.id + 1);
-    let mut targets = Vec::with_capacity(c.targets.len());
-    let mut rows = Vec::with_capacity(c.targets.len());
-    for (cluster, key) in c.targets {
-        let entry = model.index.cluster(cluster);
-        let denied = entry.and_then(|e| model.actions.denied(&e.info, &key));
-        let read_only_cluster = model.writable.get(cluster.0 as usize).is_some_and(|w| !w);
-        let denied =
-            denied.or_else(|| read_only_cluster.then(|| crate::k8s::READ_ONLY_CLUSTER.to_string()));
-        let plan = match (denied, entry.and_then(|e| e.objects.get(&key))) {
-            (Some(why), _) => Err(Refusal::Denied(why)),
-            (None, Some(summary)) => {
-                let objects = entry.map(|e| &e.objects);
-                actions::plan(&intent, summary, |k| objects.and_then(|o| o.get(k)))
-            }
-            (None, None) => Err(Refusal::NotSupported(
-                "the object is no longer on the cluster, or the cluster is not watched".into(),
-            )),
-        };
-        let state = match &plan {
-            Ok(_) => RunState::Sending,
-            Err(refusal) => RunState::Ended(Outcome::Refused(refusal.to_string())),
-        };
-        rows.push(RunRow {
-            cluster,
-            key: key.clone(),
-            state,
-        });
-        let (workspace, name) = entry.map_or(("", ""), |e| {
-            (e.info.workspace.as_str(), e.info.name.as_str())
-        });
-        targets.push(Target {
-            record: crate::audit::Target::new(workspace, name, None, &key),
-            cluster,
-            key,
-            plan,
-        });
-    }
+    let guard = crate::actions::Guard {
+        actions: &model.actions,
+        permissions: model.permissions.as_ref(),
+    };
+    let targets = crate::actions::plan(&model.index, c.targets, &intent, &guard);
+    let rows = targets
+        .iter()
+        .map(|t| RunRow {
+            cluster: t.cluster,
+            key: t.key.clone(),
+            state: match &t.plan {
+                Ok(_) => RunState::Sending,
+                Err(refusal) => RunState::Ended(Outcome::Refused(refusal.to_string())),
+            },
+        })
+        .collect();
     model.run = Some(Run {
         id: run,
         verb: c.verb,

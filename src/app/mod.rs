@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use crate::config::theme::Theme;
 use crate::config::{Config, Mode};
 use crate::inventory::Inventory;
-use crate::k8s::{Reader, Writer};
+use crate::session::{Reader, Session, Writer};
 use keymap::Keymap;
 use model::{Fetched, Model};
 use update::{Effect, Msg};
@@ -94,26 +94,21 @@ where
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
     let (keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
     warnings.extend(keymap_warnings);
-    let (index, mut engine, events) = crate::export::live::watch(&inventory, &config.engine);
-    crate::export::live::follow(&mut engine, &inventory, &managements);
+    let kube = crate::k8s::Kube::new(&inventory, &config.engine).following(&managements);
+    let (index, events, sources) = Session::start(vec![Box::new(kube)]).split();
+    let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    let (grant, writable) = config.writable(mode, &inventory.clusters);
     model.read_only = grant.is_none();
     model.writes_refused = config.writes_refused();
-    model.writable = writable.clone();
+    model.permissions = Some(permissions.clone());
+    model.count_writable();
     model.actions = config.actions.clone();
     model.user = crate::audit::local_user();
     // The only place a writer can come from: write mode's grant.
-    let writer = grant.map(|grant| engine.writer(grant, writable));
-    let identities = inventory
-        .clusters
-        .iter()
-        .map(|c| (c.context.clone(), c.kube_user().to_string()))
-        .collect();
+    let writer = grant.map(|grant| sources.writer(grant, permissions));
     let mut effects = Clusters {
-        reader: engine.reader(),
+        reader: sources.reader(),
         writer,
-        identities,
         journal,
         concurrency: config.actions.concurrency,
     };
@@ -127,7 +122,7 @@ where
         jiff::Timestamp::now,
     )
     .await;
-    engine.shutdown().await;
+    sources.shutdown().await;
     result
 }
 
@@ -137,8 +132,6 @@ where
 pub struct Clusters {
     pub reader: Reader,
     pub writer: Option<Writer>,
-    /// Per cluster id: the kubeconfig context and its name for the user (for the journal).
-    pub identities: Vec<(String, String)>,
     pub journal: Option<PathBuf>,
     pub concurrency: usize,
 }
@@ -146,10 +139,10 @@ pub struct Clusters {
 impl run::Effects for Clusters {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>) {
         match effect {
-            Effect::FetchEvents { cluster, key } => {
+            Effect::FetchEvents { cluster, info, key } => {
                 let reader = self.reader.clone();
                 tokio::spawn(async move {
-                    let fetched = match reader.events(cluster, &key).await {
+                    let fetched = match reader.events(&info, &key).await {
                         Ok(events) => Fetched::Events(events),
                         Err(e) => Fetched::Failed("events", e),
                     };
@@ -161,10 +154,10 @@ impl run::Effects for Clusters {
                     });
                 });
             }
-            Effect::FetchYaml { cluster, key } => {
+            Effect::FetchYaml { cluster, info, key } => {
                 let reader = self.reader.clone();
                 tokio::spawn(async move {
-                    let fetched = match reader.yaml(cluster, &key).await {
+                    let fetched = match reader.yaml(&info, &key).await {
                         Ok(yaml) => Fetched::Yaml(yaml),
                         Err(e) => Fetched::Failed("yaml", e),
                     };
@@ -183,10 +176,9 @@ impl run::Effects for Clusters {
             }
             Effect::Act(job) => {
                 let writer = self.writer.clone();
-                let identities = self.identities.clone();
                 let journal = self.journal.clone();
                 let concurrency = self.concurrency.max(1);
-                tokio::spawn(act(job, writer, identities, journal, concurrency, results));
+                tokio::spawn(act(job, writer, journal, concurrency, results));
             }
         }
     }
@@ -194,20 +186,12 @@ impl run::Effects for Clusters {
 
 /// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
 async fn act(
-    mut job: crate::actions::Job,
+    job: crate::actions::Job,
     writer: Option<Writer>,
-    identities: Vec<(String, String)>,
     journal: Option<PathBuf>,
     concurrency: usize,
     results: mpsc::UnboundedSender<Msg>,
 ) {
-    // The model knows clusters by name; the journal also wants their context and kube user.
-    for t in &mut job.targets {
-        if let Some((context, user)) = identities.get(t.cluster.0 as usize) {
-            t.record.context.clone_from(context);
-            t.record.kube_user.clone_from(user);
-        }
-    }
     let how = crate::actions::Carry {
         writer: writer.as_ref(),
         // A reconcile is followed to "handled" in the watch, not by polling.

@@ -231,8 +231,10 @@ pub struct Model {
     pub audit: Option<Result<Vec<String>, String>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
-    /// Per cluster id: whether its mode allows writes (empty: every cluster, as in tests).
-    pub writable: Vec<bool>,
+    /// Which clusters' modes allow writes (None: every cluster, as in tests).
+    pub permissions: Option<crate::config::Permissions>,
+    /// How many clusters of the fleet are writable, of how many (see [`Model::count_writable`]).
+    pub writable: (usize, usize),
     /// Confirmation threshold, bulk limit and deny rules.
     pub actions: crate::config::Actions,
     /// The local user, recorded as the suspender.
@@ -263,12 +265,25 @@ impl Model {
             run: None,
             audit: None,
             fetched_scroll: 0,
-            writable: Vec::new(),
+            permissions: None,
+            writable: (0, 0),
             actions: crate::config::Config::defaults().actions,
             user: "unknown".into(),
             last_token: None,
             quit: false,
         }
+    }
+
+    /// Counts the writable clusters again (when clusters join or leave).
+    pub fn count_writable(&mut self) {
+        let Some(permissions) = &self.permissions else {
+            return;
+        };
+        let clusters = self.index.clusters().iter().filter(|c| !c.retired);
+        let (writable, all) = clusters.fold((0, 0), |(w, n), c| {
+            (w + usize::from(permissions.writable(&c.info)), n + 1)
+        });
+        self.writable = (writable, all);
     }
 
     pub fn screen(&self) -> &Screen {

@@ -1,6 +1,8 @@
 //! `update(model, msg) → effects`: every key and every batch of fleet events goes through here.
 //! No terminal, no channels, no clock: tests drive it with messages and look at the model.
 
+use std::sync::Arc;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::acting::{acted, ask, confirming, mark, mark_all, notice_handled, retry};
@@ -9,8 +11,8 @@ use super::keymap::Key;
 use super::model::{Fetched, Input, Model, RowId, View};
 use crate::actions::Job;
 use crate::fleet::actions::{Outcome, Verb};
-use crate::fleet::index::Event;
-use crate::fleet::{ClusterId, FluxKind, ObjectKey};
+use crate::fleet::index::{Change, Event};
+use crate::fleet::{ClusterId, ClusterInfo, FluxKind, ObjectKey};
 
 pub enum Msg {
     Key(KeyEvent),
@@ -38,10 +40,13 @@ pub enum Msg {
 pub enum Effect {
     FetchEvents {
         cluster: ClusterId,
+        /// Where to read it from.
+        info: Arc<ClusterInfo>,
         key: ObjectKey,
     },
     FetchYaml {
         cluster: ClusterId,
+        info: Arc<ClusterInfo>,
         key: ObjectKey,
     },
     /// Send an action (write mode only: a read-only session has nothing that can send it).
@@ -52,8 +57,13 @@ pub enum Effect {
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Fleet(events) => {
+            let mut joined_or_left = false;
             for event in events {
+                joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
                 model.index.apply(event);
+            }
+            if joined_or_left {
+                model.count_writable();
             }
             model.rows_stale = true;
             notice_handled(model);
@@ -376,11 +386,13 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
             }
         }
         Action::Events | Action::Yaml => {
-            if let View::Detail { cluster, key } = model.screen().view.clone() {
+            if let View::Detail { cluster, key } = model.screen().view.clone()
+                && let Some(info) = model.index.cluster(cluster).map(|c| c.info.clone())
+            {
                 let (what, effect) = if action == Action::Events {
-                    ("events", Effect::FetchEvents { cluster, key })
+                    ("events", Effect::FetchEvents { cluster, info, key })
                 } else {
-                    ("yaml", Effect::FetchYaml { cluster, key })
+                    ("yaml", Effect::FetchYaml { cluster, info, key })
                 };
                 model.set_fetched(Some(Fetched::Loading(what)));
                 return vec![effect];

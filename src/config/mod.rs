@@ -11,7 +11,7 @@ use serde::Deserialize;
 mod modes;
 pub mod theme;
 
-pub use modes::{Actions, DenyRule, Mode, ModeRule};
+pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
 
 use crate::fleet::FluxKind;
 use crate::units::parse_duration;

@@ -5,9 +5,48 @@ use serde::Deserialize;
 
 use super::Config;
 use crate::fleet::{ClusterInfo, FluxKind};
-use crate::inventory::ClusterSpec;
-use crate::inventory::rules::glob_match;
-use crate::k8s::WriteGrant;
+use crate::glob::glob_match;
+
+/// Proof that writes are enabled: only [`Config::writable`] makes one, when some cluster's mode
+/// allows writes and the guardrails can be read exactly. Whatever sends a mutating request
+/// wants one; a read-only session never has one.
+#[derive(Debug)]
+pub struct WriteGrant(());
+
+/// Which clusters actions may change, for every cluster, also those that join while running:
+/// the flag (`--write` / `--read-only`) decides for all; else the last `[[modes]]` rule
+/// matching the cluster, else `[ui] mode`. Nothing is writable while the guardrails cannot be
+/// read exactly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Permissions {
+    flag: Option<Mode>,
+    default: Mode,
+    rules: Vec<ModeRule>,
+    refused: bool,
+}
+
+impl Permissions {
+    /// Nothing is writable.
+    pub fn read_only() -> Permissions {
+        Permissions {
+            flag: Some(Mode::ReadOnly),
+            default: Mode::ReadOnly,
+            rules: Vec::new(),
+            refused: true,
+        }
+    }
+
+    pub fn writable(&self, cluster: &ClusterInfo) -> bool {
+        let mode = self.flag.unwrap_or_else(|| {
+            self.rules
+                .iter()
+                .rev()
+                .find(|r| r.matches(cluster))
+                .map_or(self.default, |r| r.mode)
+        });
+        !self.refused && mode == Mode::Write
+    }
+}
 
 /// The mode of the clusters it matches (every field it names matches; globs, any letter case).
 ///
@@ -73,34 +112,21 @@ impl ModeRule {
 }
 
 impl Config {
-    /// Which clusters actions may change: `flag` (`--write` / `--read-only`) decides for all;
-    /// else the last `[[modes]]` rule matching the cluster, else `[ui] mode`. The grant exists
-    /// when at least one cluster is writable — and never while the guardrails cannot be read
-    /// exactly ([`Config::guardrail_problems`]).
-    pub fn writable(
+    /// Which clusters actions may change ([`Permissions`]), and the grant to change them when at
+    /// least one of `clusters` is writable.
+    pub fn writable<'a>(
         &self,
         flag: Option<Mode>,
-        clusters: &[ClusterSpec],
-    ) -> (Option<WriteGrant>, Vec<bool>) {
-        if !self.guardrail_problems.is_empty() {
-            return (None, vec![false; clusters.len()]);
-        }
-        let writable: Vec<bool> = clusters
-            .iter()
-            .map(|c| {
-                let info = c.info();
-                let mode = flag.unwrap_or_else(|| {
-                    self.modes
-                        .iter()
-                        .rev()
-                        .find(|r| r.matches(&info))
-                        .map_or(self.ui.mode, |r| r.mode)
-                });
-                mode == Mode::Write
-            })
-            .collect();
-        let any = writable.iter().any(|w| *w);
-        (any.then_some(WriteGrant(())), writable)
+        clusters: impl IntoIterator<Item = &'a ClusterInfo>,
+    ) -> (Option<WriteGrant>, Permissions) {
+        let permissions = Permissions {
+            flag,
+            default: self.ui.mode,
+            rules: self.modes.clone(),
+            refused: !self.guardrail_problems.is_empty(),
+        };
+        let any = clusters.into_iter().any(|c| permissions.writable(c));
+        (any.then_some(WriteGrant(())), permissions)
     }
 
     /// Why writes are refused whatever the mode, if they are: one line for the user.
@@ -187,8 +213,8 @@ impl Actions {
     }
 }
 
-/// Read-only (the default) or write. In read-only mode the engine never hands out a
-/// [`crate::k8s::Writer`]: no code path can send a mutating request.
+/// Read-only (the default) or write. In read-only mode there is no [`WriteGrant`], so no writer
+/// exists: no code path can send a mutating request.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mode {
@@ -203,22 +229,30 @@ mod tests {
     use super::*;
 
     /// A cluster of a kubeconfig, or found on `mgmt` in `namespace`.
-    fn spec(workspace: &str, name: &str, namespace: Option<&str>) -> ClusterSpec {
-        ClusterSpec {
+    fn spec(workspace: &str, name: &str, namespace: Option<&str>) -> ClusterInfo {
+        ClusterInfo {
+            key: crate::fleet::ClusterKey::new(name),
+            source: Default::default(),
             name: name.into(),
-            context: name.into(),
             workspace: workspace.into(),
             server: format!("https://{name}"),
             labels: Default::default(),
-            source: Default::default(),
-            kubeconfig: Default::default(),
-            discovered: namespace.map(|namespace| crate::inventory::Discovered {
-                management: vec!["mgmt".into()],
-                namespace: namespace.into(),
-                lifecycle: crate::inventory::capi::Lifecycle::Provisioned,
-                probe_failed: false,
-            }),
+            management: namespace.map(|_| vec!["mgmt".into()]).unwrap_or_default(),
+            origin: namespace.map(|namespace| format!("mgmt/{namespace}")),
+            context: name.into(),
+            user: String::new(),
         }
+    }
+
+    /// Whether each of `clusters` is writable.
+    fn each_writable(
+        config: &Config,
+        flag: Option<Mode>,
+        clusters: &[ClusterInfo],
+    ) -> (Option<WriteGrant>, Vec<bool>) {
+        let (grant, permissions) = config.writable(flag, clusters);
+        let each = clusters.iter().map(|c| permissions.writable(c)).collect();
+        (grant, each)
     }
 
     #[test]
@@ -241,21 +275,21 @@ mod tests {
             spec("dev-eu", "dev-db-1"),
             spec("prod", "prod-web-1"),
         ];
-        let (grant, writable) = config.writable(None, &clusters);
+        let (grant, writable) = each_writable(&config, None, &clusters);
         assert!(grant.is_some());
         assert_eq!(writable, [true, false, false]);
-        let (grant, writable) = config.writable(Some(Mode::ReadOnly), &clusters);
+        let (grant, writable) = each_writable(&config, Some(Mode::ReadOnly), &clusters);
         assert!(grant.is_none(), "--read-only: no grant at all");
         assert_eq!(writable, [false, false, false]);
-        let (_, writable) = config.writable(Some(Mode::Write), &clusters);
+        let (_, writable) = each_writable(&config, Some(Mode::Write), &clusters);
         assert_eq!(writable, [true, true, true]);
         // The defaults: read-only everywhere.
-        let (grant, _) = Config::defaults().writable(None, &clusters);
+        let (grant, _) = each_writable(&Config::defaults(), None, &clusters);
         assert!(grant.is_none());
     }
 
     fn discovered(workspace: &str, name: &str, namespace: &str) -> ClusterInfo {
-        spec(workspace, name, Some(namespace)).info()
+        spec(workspace, name, Some(namespace))
     }
 
     fn key(kind: FluxKind) -> crate::fleet::ObjectKey {
@@ -264,7 +298,7 @@ mod tests {
 
     #[test]
     fn deny_kinds_are_read_as_flux_reads_them_and_names_in_any_case() {
-        let cluster = spec("platform", "c1", None).info();
+        let cluster = spec("platform", "c1", None);
         for kind in [
             "Kustomization",
             "kustomization",
@@ -299,7 +333,7 @@ mod tests {
         for text in [typo, mistyped_key, "[ui\nmode = \"write\"\n"] {
             let (config, warnings) = Config::parse(Some(text), std::path::Path::new("u.toml"));
             assert!(!warnings.is_empty(), "{text}");
-            let (grant, writable) = config.writable(Some(Mode::Write), &clusters);
+            let (grant, writable) = each_writable(&config, Some(Mode::Write), &clusters);
             assert!(grant.is_none(), "{text}: even --write is refused");
             assert_eq!(writable, [false]);
             assert!(config.writes_refused().is_some());
@@ -330,12 +364,18 @@ mod tests {
         let spec = |ws: &str, namespace: &str| spec(ws, "c1", Some(namespace));
         let by_workspace = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
         let (config, _) = Config::parse(Some(by_workspace), std::path::Path::new("u.toml"));
-        assert_eq!(config.writable(None, &[spec("dev", "prod-eu")]).1, [false]);
+        assert_eq!(
+            each_writable(&config, None, &[spec("dev", "prod-eu")]).1,
+            [false]
+        );
         let by_origin = "[[modes]]\norigin = \"mgmt/dev-*\"\nmode = \"write\"\n";
         let (config, _) = Config::parse(Some(by_origin), std::path::Path::new("u.toml"));
-        assert_eq!(config.writable(None, &[spec("dev", "prod-eu")]).1, [false]);
         assert_eq!(
-            config.writable(None, &[spec("anything", "dev-eu")]).1,
+            each_writable(&config, None, &[spec("dev", "prod-eu")]).1,
+            [false]
+        );
+        assert_eq!(
+            each_writable(&config, None, &[spec("anything", "dev-eu")]).1,
             [true]
         );
     }

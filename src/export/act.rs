@@ -7,15 +7,15 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::Filter;
-use super::get::{Sources, exit, resolve};
-use super::live::Live;
+use super::get::{exit, resolve};
 use super::table::Table;
-use crate::actions::Target;
+use crate::actions::{Guard, Target};
 use crate::audit;
 use crate::config::Mode;
-use crate::fleet::actions::{self, Intent, Verb};
-use crate::fleet::{ClusterId, ObjectKey};
-use crate::inventory::ClusterSpec;
+use crate::fleet::actions::{Intent, Verb};
+use crate::fleet::{ClusterId, Index, ObjectKey};
+use crate::session::Session;
+use crate::session::resolve::{Resolved, Sources};
 
 /// What was asked.
 #[derive(Clone, Debug)]
@@ -33,28 +33,30 @@ pub struct Request {
 }
 
 pub async fn act(request: Request) -> u8 {
-    let (mut config, inventory, _) = resolve(&request.sources).await;
+    let Resolved {
+        mut config,
+        inventory,
+        ..
+    } = resolve(&request.sources).await;
     if inventory.clusters.is_empty() {
         eprintln!("error: no clusters (see the warnings above)");
         return exit::INVENTORY;
     }
-    let (grant, writable) = config.writable(request.mode, &inventory.clusters);
-    if let Some(why) = config.writes_refused().filter(|_| !request.dry_run) {
-        eprintln!("error: nothing was sent: {why}");
-        return exit::USAGE;
-    }
-    if grant.is_none() && !request.dry_run {
-        eprintln!(
-            "error: read-only: nothing was sent. Pass --write (or set mode = \"write\" in the [ui] \
-             section of the config) to {}; --dry-run shows the targets.",
-            request.verb
-        );
+    let infos: Vec<_> = inventory.clusters.iter().map(|c| c.info()).collect();
+    let (grant, permissions) = config.writable(request.mode, &infos);
+    let refused = crate::actions::refusal(
+        config.writes_refused().as_deref(),
+        grant.is_some(),
+        request.verb,
+    );
+    if let Some(why) = refused.filter(|_| !request.dry_run) {
+        eprintln!("error: {why}; nothing was sent (--dry-run shows the targets)");
         return exit::USAGE;
     }
     if let Some(kind) = request.filter.kind {
         config.engine.kinds = vec![kind];
     }
-    let mut live = Live::start(&inventory, &config.engine);
+    let mut live = Session::kube(&inventory, &config.engine);
     if !live.settle(request.timeout).await {
         eprintln!(
             "warning: not every cluster answered within the timeout; acting on those that did"
@@ -66,22 +68,13 @@ pub async fn act(request: Request) -> u8 {
         reason: request.reason.clone(),
         token: Timestamp::now().to_string(),
     };
-    let mut targets = select(
-        &live,
-        &inventory.clusters,
-        &request.filter,
-        &intent,
-        &config.actions,
-    );
-    // Clusters whose mode is read-only, when others are writable (a dry run in read-only
-    // mode shows what would be sent with writes enabled).
-    for t in targets.iter_mut().filter(|_| grant.is_some()) {
-        if !writable.get(t.cluster.0 as usize).copied().unwrap_or(false) && t.plan.is_ok() {
-            t.plan = Err(actions::Refusal::Denied(
-                crate::k8s::READ_ONLY_CLUSTER.into(),
-            ));
-        }
-    }
+    let guard = Guard {
+        actions: &config.actions,
+        // A dry run in read-only mode shows what would be sent with writes enabled.
+        permissions: grant.is_some().then_some(&permissions),
+    };
+    let objects = selected(&live.index, &request.filter);
+    let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     if targets.is_empty() {
         eprintln!("error: no Flux object matches");
         live.shutdown().await;
@@ -108,7 +101,7 @@ pub async fn act(request: Request) -> u8 {
     let Some(grant) = grant else {
         return exit::USAGE;
     };
-    let writer = live.writer(grant, writable);
+    let writer = live.sources.writer(grant, permissions);
     let job = crate::actions::Job {
         run: 1,
         intent,
@@ -172,34 +165,16 @@ pub async fn act(request: Request) -> u8 {
     }
 }
 
-fn select(
-    live: &Live,
-    specs: &[ClusterSpec],
-    filter: &Filter,
-    intent: &Intent,
-    guard: &crate::config::Actions,
-) -> Vec<Target> {
-    let index = &live.index;
-    let mut targets = Vec::new();
-    for (i, (cluster, spec)) in index.clusters().iter().zip(specs).enumerate() {
-        if !filter.cluster(cluster) {
-            continue;
-        }
-        let lookup = |k: &ObjectKey| cluster.objects.get(k);
-        for summary in cluster.objects.values().filter(|s| filter.object(s)) {
-            let info = &cluster.info;
-            targets.push(Target {
-                cluster: ClusterId(i as u32),
-                key: summary.key.clone(),
-                record: audit::Target::new(&info.workspace, &info.name, Some(spec), &summary.key),
-                plan: match guard.denied(&cluster.info, &summary.key) {
-                    Some(why) => Err(actions::Refusal::Denied(why)),
-                    None => actions::plan(intent, summary, lookup),
-                },
-            });
-        }
-    }
-    targets
+/// The objects `filter` selects, cluster by cluster in the index's order.
+fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
+    let clusters = index.clusters().iter().enumerate();
+    let clusters = clusters.filter(|(_, c)| !c.retired && filter.cluster(c));
+    clusters
+        .flat_map(|(i, c)| {
+            let objects = c.objects.values().filter(|s| filter.object(s));
+            objects.map(move |s| (ClusterId(i as u32), s.key.clone()))
+        })
+        .collect()
 }
 
 /// `--dry-run`: the targets and what each would get.

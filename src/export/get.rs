@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::live::Live;
 use super::output;
 use super::table::{Table, age};
 use super::{Filter, Status};
-use crate::config::{self, Config};
 use crate::fleet::{Index, Phase};
-use crate::inventory::{self, Inventory};
+use crate::k8s::Kube;
+use crate::session::Session;
+use crate::session::resolve::{Resolved, Sources};
 
 /// Exit codes, documented in the README.
 pub mod exit {
@@ -36,19 +36,6 @@ pub enum Output {
     Ndjson,
 }
 
-/// Where the fleet comes from (shared by every command that needs one).
-#[derive(Clone, Debug, Default)]
-pub struct Sources {
-    pub kubeconfigs: Vec<std::path::PathBuf>,
-    pub dirs: Vec<std::path::PathBuf>,
-    pub contexts: Vec<String>,
-    pub config: Option<std::path::PathBuf>,
-    /// `--management` contexts.
-    pub managements: Vec<String>,
-    pub workspace_label: Option<String>,
-    pub management_depth: usize,
-}
-
 /// What `get` was asked.
 #[derive(Clone, Debug)]
 pub struct Request {
@@ -61,58 +48,20 @@ pub struct Request {
     pub fail_on: Option<Status>,
 }
 
-/// Loads the config and the inventory (with the clusters of the management clusters named),
-/// reporting every warning and problem on stderr.
-pub async fn resolve(sources: &Sources) -> (Config, Inventory, bool) {
-    let path = sources.config.clone().or_else(config::default_path);
-    let (config, warnings) = Config::load(path.as_deref(), sources.config.is_some());
-    let mut clean = warnings.is_empty();
-    for w in &warnings {
-        eprintln!("warning: config {w}");
+/// The config and the fleet, every warning and problem reported on stderr.
+pub async fn resolve(sources: &Sources) -> Resolved {
+    let resolved = crate::session::resolve::resolve(sources).await;
+    for w in &resolved.warnings {
+        eprintln!("warning: {}", super::table::safe(w));
     }
-    let request = inventory::Request::from_env(
-        sources.kubeconfigs.clone(),
-        sources.dirs.clone(),
-        sources.contexts.clone(),
-    );
-    let mut inventory = inventory::load(&request, &config);
-    let managements = managements(sources, &config);
-    crate::k8s::management::extend(&mut inventory, &config.engine, &managements).await;
-    for p in &inventory.problems {
-        clean = false;
-        eprintln!("warning: {}", super::table::safe(&p.to_string()));
-    }
-    for w in &inventory.warnings {
-        eprintln!("warning: {}", super::table::safe(&w.to_string()));
-    }
-    (config, inventory, clean)
-}
-
-/// The management clusters to read: `--management`, then the config's `[[sources]]`.
-pub fn managements(sources: &Sources, config: &Config) -> Vec<crate::k8s::management::Management> {
-    use crate::k8s::management::Management;
-    let mut out: Vec<Management> = sources
-        .managements
-        .iter()
-        .map(|context| Management {
-            context: context.clone(),
-            workspace_label: sources.workspace_label.clone(),
-            depth: sources.management_depth,
-        })
-        .collect();
-    out.extend(config.sources.iter().filter_map(|s| {
-        Some(Management {
-            context: s.management.clone()?,
-            workspace_label: s.workspace_label.clone(),
-            depth: s.depth.unwrap_or(1),
-        })
-    }));
-    out
+    resolved
 }
 
 /// `fluxfleet inventory`: the resolved fleet; only management clusters are contacted.
 pub async fn inventory(sources: &Sources, output: Output) -> u8 {
-    let (_, inventory, clean) = resolve(sources).await;
+    let Resolved {
+        inventory, clean, ..
+    } = resolve(sources).await;
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match output {
         Output::Table => {
@@ -152,7 +101,13 @@ pub async fn inventory(sources: &Sources, output: Output) -> u8 {
 
 /// `fluxfleet get`.
 pub async fn get(request: Request) -> u8 {
-    let (mut config, inventory, clean) = resolve(&request.sources).await;
+    let Resolved {
+        mut config,
+        inventory,
+        managements,
+        clean,
+        ..
+    } = resolve(&request.sources).await;
     if inventory.clusters.is_empty() {
         eprintln!("error: no clusters to watch (see the warnings above)");
         return exit::INVENTORY;
@@ -161,11 +116,12 @@ pub async fn get(request: Request) -> u8 {
         // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
         config.engine.kinds = vec![kind];
     }
-    let mut live = Live::start(&inventory, &config.engine);
+    let mut kube = Kube::new(&inventory, &config.engine);
     if request.watch {
         // Watching: clusters joining or leaving management clusters show up as they do.
-        live.follow(&inventory, &managements(&request.sources, &config));
+        kube = kube.following(&managements);
     }
+    let mut live = Session::start(vec![Box::new(kube)]);
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -1,16 +1,16 @@
-//! Headless output: `fluxfleet get` and `fluxfleet inventory` — selecting from the index and
-//! printing tables, JSON and NDJSON. The JSON shapes are documented in the README and stable.
+//! The headless commands: `fluxfleet get`, `fluxfleet inventory` and `suspend` / `resume` /
+//! `reconcile` — selecting from the index and printing tables, JSON and NDJSON. The JSON shapes
+//! are documented in the README and stable.
 
 pub mod act;
 pub mod get;
-pub mod live;
 mod output;
 pub mod table;
 pub mod view;
 mod watch;
 
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, WorkspaceEntry};
-use crate::inventory::rules::glob_match;
+use crate::glob::glob_match;
 
 /// `--status`: a named group of healths, or one health by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,13 +4,13 @@ use std::io::{self, Write};
 
 use super::Filter;
 use super::get::{Request, exit, finish};
-use super::live::Live;
 use super::output::{write_cluster_line, write_object_line};
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, FluxSummary, Index};
+use crate::session::Session;
 
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
-pub(super) async fn watch(live: &mut Live, request: &Request) -> u8 {
+pub(super) async fn watch(live: &mut Session, request: &Request) -> u8 {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     loop {
@@ -22,7 +22,11 @@ pub(super) async fn watch(live: &mut Live, request: &Request) -> u8 {
             return exit::OK;
         };
         let lines = changes(&live.index, &request.filter, &event);
-        let cluster = event.cluster;
+        // Looked up before applying: a cluster retiring leaves the index's keys.
+        let Some(cluster) = live.index.id_of(&event.cluster) else {
+            live.index.apply(event);
+            continue;
+        };
         live.index.apply(event);
         let mut out = io::stdout().lock();
         let written = lines
@@ -53,7 +57,7 @@ impl Changed {
 }
 
 fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
-    let Some(cluster) = index.cluster(event.cluster) else {
+    let Some(cluster) = index.id_of(&event.cluster).and_then(|id| index.cluster(id)) else {
         return Vec::new();
     };
     if !filter.cluster(cluster) {

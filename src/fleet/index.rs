@@ -16,6 +16,32 @@ use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCou
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ClusterId(pub u32);
 
+/// Where a cluster comes from, as its source names it: a kubeconfig file and context, or a
+/// management cluster's path and Secret. Stable while fluxfleet runs; producers name clusters by
+/// it, and the index alone turns it into a [`ClusterId`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClusterKey(Arc<str>);
+
+impl ClusterKey {
+    pub fn new(key: impl Into<Arc<str>>) -> ClusterKey {
+        ClusterKey(key.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ClusterKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Which registered source a cluster's state comes from (the session numbers them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceId(pub u16);
+
 /// A workspace's place in the index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct WorkspaceId(pub u32);
@@ -23,6 +49,12 @@ pub struct WorkspaceId(pub u32);
 /// What the index knows about a cluster before connecting.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ClusterInfo {
+    /// How its source names it.
+    #[serde(skip)]
+    pub key: ClusterKey,
+    /// The source it comes from (set by the session when it joins).
+    #[serde(skip)]
+    pub source: SourceId,
     pub name: String,
     pub workspace: String,
     pub server: String,
@@ -34,25 +66,47 @@ pub struct ClusterInfo {
     /// cluster. Unlike its workspace (a label, a Kommander display name), the management cluster
     /// cannot change it without creating another Cluster in another namespace.
     pub origin: Option<String>,
+    /// The kubeconfig context that reaches it and its name for the user (`users[].name`), as
+    /// the audit journal records them; empty when its source has none.
+    #[serde(skip)]
+    pub context: String,
+    #[serde(skip)]
+    pub user: String,
 }
 
 impl ClusterInfo {
+    /// A cluster named `name` in `workspace`, which its source also calls `name`; nothing else
+    /// known about it.
+    pub fn new(name: &str, workspace: &str) -> ClusterInfo {
+        ClusterInfo {
+            key: ClusterKey::new(name),
+            name: name.into(),
+            workspace: workspace.into(),
+            ..ClusterInfo::empty()
+        }
+    }
+
     fn empty() -> ClusterInfo {
         ClusterInfo {
+            key: ClusterKey::new(""),
+            source: SourceId::default(),
             name: String::new(),
             workspace: String::new(),
             server: String::new(),
             labels: BTreeMap::new(),
             management: Vec::new(),
             origin: None,
+            context: String::new(),
+            user: String::new(),
         }
     }
 }
 
-/// One change, from the engine.
+/// One change, from a source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Event {
-    pub cluster: ClusterId,
+    /// The cluster, by its source's name for it.
+    pub cluster: ClusterKey,
     /// When the engine saw it (freshness; the index never reads a clock).
     pub at: Timestamp,
     pub change: Change,
@@ -66,17 +120,19 @@ pub enum Change {
     Deleted(ObjectKey),
     /// A (re)list of one kind: these are now all the objects of that kind in the cluster.
     Replaced(FluxKind, Vec<FluxSummary>),
-    /// A cluster joined the fleet while it runs (found on a management cluster); its id is the
-    /// next one.
+    /// A cluster joined the fleet while it runs (found on a management cluster). The index gives
+    /// it the next id; adding a key the index already holds changes nothing.
     Added(ClusterInfo),
-    /// The cluster left the fleet (gone from its management cluster); its id is not reused.
+    /// The cluster left the fleet (gone from its management cluster); its id is not reused, and
+    /// its key may join again as a new cluster.
     Retired,
 }
 
 /// One cluster in the index.
 #[derive(Debug)]
 pub struct ClusterEntry {
-    pub info: ClusterInfo,
+    /// Shared with the actions that target it.
+    pub info: Arc<ClusterInfo>,
     pub workspace: WorkspaceId,
     pub connection: Connection,
     /// When the last object change from this cluster arrived.
@@ -106,6 +162,8 @@ pub struct Index {
     workspaces: Vec<WorkspaceEntry>,
     workspace_ids: HashMap<String, WorkspaceId>,
     cluster_ids: HashMap<String, ClusterId>,
+    /// Every cluster in the fleet, by its source's key (retired ones are forgotten).
+    keys: HashMap<ClusterKey, ClusterId>,
     health: HealthCounts,
     phases: PhaseCounts,
     unanswered: u32,
@@ -149,8 +207,12 @@ impl Index {
         Index::default()
     }
 
-    /// Adds a cluster, in phase `Connecting`, to its workspace (created on first use).
+    /// Adds a cluster, in phase `Connecting`, to its workspace (created on first use). A key
+    /// already in the fleet is that cluster.
     pub fn add_cluster(&mut self, info: ClusterInfo) -> ClusterId {
+        if let Some(id) = self.keys.get(&info.key) {
+            return *id;
+        }
         let id = ClusterId(self.clusters.len() as u32);
         let workspace = match self.workspace_ids.get(&info.workspace) {
             Some(w) => *w,
@@ -173,8 +235,9 @@ impl Index {
         self.phases.add(connection.phase);
         self.unanswered += 1;
         self.cluster_ids.insert(info.name.clone(), id);
+        self.keys.insert(info.key.clone(), id);
         self.clusters.push(ClusterEntry {
-            info,
+            info: Arc::new(info),
             workspace,
             connection,
             last_event: None,
@@ -211,9 +274,17 @@ impl Index {
         if self.cluster_ids.get(&cluster.info.name) == Some(&id) {
             self.cluster_ids.remove(&cluster.info.name);
         }
+        if self.keys.get(&cluster.info.key) == Some(&id) {
+            self.keys.remove(&cluster.info.key);
+        }
     }
 
-    /// Applies one change. Events for unknown clusters are ignored.
+    /// The cluster its source calls `key`, while it is in the fleet.
+    pub fn id_of(&self, key: &ClusterKey) -> Option<ClusterId> {
+        self.keys.get(key).copied()
+    }
+
+    /// Applies one change. Events for clusters not in the fleet are ignored.
     pub fn apply(&mut self, mut event: Event) {
         match &mut event.change {
             Change::Applied(summary) => self.names.admit(summary),
@@ -224,24 +295,22 @@ impl Index {
             }
             Change::Connection(_) | Change::Deleted(_) => {}
             Change::Added(info) => {
-                if event.cluster.0 as usize == self.clusters.len() {
-                    let info = std::mem::replace(info, ClusterInfo::empty());
-                    self.add_cluster(info);
-                }
+                let mut info = std::mem::replace(info, ClusterInfo::empty());
+                info.key = event.cluster;
+                self.add_cluster(info);
                 return;
             }
             Change::Retired => {
-                self.retire(event.cluster);
+                if let Some(id) = self.id_of(&event.cluster) {
+                    self.retire(id);
+                }
                 return;
             }
         }
-        let Some(cluster) = self
-            .clusters
-            .get_mut(event.cluster.0 as usize)
-            .filter(|c| !c.retired)
-        else {
+        let Some(id) = self.id_of(&event.cluster) else {
             return;
         };
+        let cluster = &mut self.clusters[id.0 as usize];
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
         let mut counts = Counts {
             cluster: &mut cluster.health,

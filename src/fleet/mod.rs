@@ -13,7 +13,9 @@ mod summary;
 pub use connection::{Connection, Phase, PhaseCounts};
 pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};
-pub use index::{ClusterEntry, ClusterId, ClusterInfo, Index, WorkspaceEntry, WorkspaceId};
+pub use index::{
+    ClusterEntry, ClusterId, ClusterInfo, ClusterKey, Index, SourceId, WorkspaceEntry, WorkspaceId,
+};
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollup::HealthCounts;
 pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};

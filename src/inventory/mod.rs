@@ -14,8 +14,9 @@ use kube::config::Kubeconfig;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::glob::glob_match;
 pub use kubeconfig::Loaded;
-use rules::{Rules, glob_match};
+use rules::Rules;
 
 /// One cluster of the fleet and how to reach it.
 #[derive(Clone, Debug, Serialize)]
@@ -48,9 +49,17 @@ impl ClusterSpec {
             .map_or("", |a| a.name.as_str())
     }
 
+    /// Where it comes from, as the index knows it for as long as fluxfleet runs: its file and
+    /// context (for a discovered cluster, its management path and Secret).
+    pub fn key(&self) -> crate::fleet::ClusterKey {
+        crate::fleet::ClusterKey::new(format!("{}#{}", self.source.display(), self.context))
+    }
+
     /// What the index knows of it.
     pub fn info(&self) -> crate::fleet::ClusterInfo {
         crate::fleet::ClusterInfo {
+            key: self.key(),
+            source: crate::fleet::SourceId::default(),
             name: self.name.clone(),
             workspace: self.workspace.clone(),
             server: self.server.clone(),
@@ -64,6 +73,8 @@ impl ClusterSpec {
                 .discovered
                 .as_ref()
                 .map(|d| format!("{}/{}", d.management.join("/"), d.namespace)),
+            context: self.context.clone(),
+            user: self.kube_user().to_string(),
         }
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use super::api::{Http, Trouble};
@@ -18,9 +18,10 @@ use super::exec;
 use super::reader::Clients;
 use super::transport::{self, Protocol, Transport};
 use super::watch::watch;
-use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterId, Connection, FluxKind, Phase};
+use crate::fleet::index::Change;
+use crate::fleet::{ClusterKey, Connection, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
+use crate::source::Sink;
 
 /// What every cluster task shares.
 pub struct Shared {
@@ -35,17 +36,13 @@ pub struct Shared {
     pub chunk_size: usize,
     /// Objects of one kind one cluster may hold.
     pub max_objects: usize,
-    pub events: mpsc::Sender<Event>,
+    pub events: Sink,
     /// Connected clusters, for one-off reads.
     pub clients: Arc<Clients>,
 }
 
 impl Shared {
-    pub fn new(
-        settings: &crate::config::Engine,
-        events: mpsc::Sender<Event>,
-        clients: Arc<Clients>,
-    ) -> Shared {
+    pub fn new(settings: &crate::config::Engine, events: Sink, clients: Arc<Clients>) -> Shared {
         Shared {
             transport: Transport {
                 tls: transport::TlsCache::default(),
@@ -67,8 +64,8 @@ impl Shared {
 
 /// Sends this cluster's events; reports the connection only when it changed.
 pub(super) struct Reporter {
-    id: ClusterId,
-    events: mpsc::Sender<Event>,
+    key: ClusterKey,
+    events: Sink,
     connection: Connection,
     seed: u64,
     /// Cluster API cannot reach it either: said with every connection failure.
@@ -79,8 +76,8 @@ pub(super) struct Reporter {
 pub(super) struct Closed;
 
 impl Reporter {
-    pub(super) fn id(&self) -> ClusterId {
-        self.id
+    pub(super) fn key(&self) -> &ClusterKey {
+        &self.key
     }
 
     /// A jitter seed for this cluster's backoffs.
@@ -89,12 +86,10 @@ impl Reporter {
     }
 
     pub(super) async fn send(&self, change: Change) -> Result<(), Closed> {
-        let event = Event {
-            cluster: self.id,
-            at: Timestamp::now(),
-            change,
-        };
-        self.events.send(event).await.map_err(|_| Closed)
+        self.events
+            .send(&self.key, change)
+            .await
+            .map_err(|_| Closed)
     }
 
     pub(super) async fn connection(&mut self, mut next: Connection) -> Result<(), Closed> {
@@ -153,9 +148,9 @@ pub(super) enum Ended {
 }
 
 /// Runs until `cancel` fires or the events receiver is dropped.
-pub async fn run(id: ClusterId, spec: ClusterSpec, shared: Arc<Shared>, cancel: CancellationToken) {
+pub async fn run(spec: ClusterSpec, shared: Arc<Shared>, cancel: CancellationToken) {
     let reporter = Reporter {
-        id,
+        key: spec.key(),
         events: shared.events.clone(),
         connection: Connection::default(),
         seed: seed(&spec.name),

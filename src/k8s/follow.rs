@@ -4,16 +4,14 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
-use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
 use super::cluster::{self, Shared};
 use super::management;
 use crate::config;
-use crate::fleet::ClusterId;
-use crate::fleet::index::{Change, Event};
+use crate::fleet::ClusterKey;
+use crate::fleet::index::Change;
 use crate::inventory::{ClusterSpec, Inventory, capi};
 
 pub(super) struct Follower {
@@ -21,16 +19,15 @@ pub(super) struct Follower {
     pub workspace_label: Option<String>,
     pub shared: Arc<Shared>,
     pub settings: config::Engine,
-    pub next_id: Arc<AtomicU32>,
     pub cancel: CancellationToken,
     /// Names of the fleet's other clusters: a discovered cluster with one of them is renamed,
     /// as at start.
     pub reserved: std::collections::HashSet<String>,
 }
 
-/// A cluster being followed: its id, what it is shown as, how it is reached, its task.
+/// A cluster being followed: its key, what it is shown as, how it is reached, its task.
 struct Followed {
-    id: ClusterId,
+    key: ClusterKey,
     /// Workspace and labels: a change means leaving and joining again.
     shown: u64,
     /// Server, credentials, lifecycle: a change means reconnecting.
@@ -39,13 +36,13 @@ struct Followed {
 }
 
 impl Follower {
-    pub(super) async fn run(self, known: Vec<(ClusterId, ClusterSpec, CancellationToken)>) {
+    pub(super) async fn run(self, known: Vec<(ClusterSpec, CancellationToken)>) {
         // The clusters found at start already run, each under its own token.
         let mut followed: HashMap<String, Followed> = known
             .into_iter()
-            .map(|(id, spec, task)| {
+            .map(|(spec, task)| {
                 let f = Followed {
-                    id,
+                    key: spec.key(),
                     shown: shown(&spec),
                     reached: reached(&spec),
                     task,
@@ -99,24 +96,24 @@ impl Follower {
                     // New credentials or a new lifecycle: the same cluster, reconnected.
                     f.task.cancel();
                     f.reached = reached;
-                    self.send(f.id, Change::Connection(Default::default()))
+                    self.send(&f.key, Change::Connection(Default::default()))
                         .await?;
-                    f.task = self.spawn(f.id, spec);
+                    f.task = self.spawn(spec);
                 }
                 _ => {
                     if let Some(old) = followed.remove(&spec.name) {
                         old.task.cancel();
-                        self.send(old.id, Change::Retired).await?;
+                        self.send(&old.key, Change::Retired).await?;
                     }
-                    let id = ClusterId(self.next_id.fetch_add(1, Ordering::SeqCst));
-                    let info = spec.info();
-                    self.send(id, Change::Added(info)).await?;
+                    // Added before its task starts: the cluster's own changes come after.
+                    let key = spec.key();
+                    self.send(&key, Change::Added(spec.info())).await?;
                     let name = spec.name.clone();
-                    let task = self.spawn(id, spec);
+                    let task = self.spawn(spec);
                     followed.insert(
                         name,
                         Followed {
-                            id,
+                            key,
                             shown,
                             reached,
                             task,
@@ -133,25 +130,24 @@ impl Follower {
         for name in gone {
             if let Some(f) = followed.remove(&name) {
                 f.task.cancel();
-                self.send(f.id, Change::Retired).await?;
+                self.send(&f.key, Change::Retired).await?;
             }
         }
         Ok(())
     }
 
-    fn spawn(&self, id: ClusterId, spec: ClusterSpec) -> CancellationToken {
+    fn spawn(&self, spec: ClusterSpec) -> CancellationToken {
         let token = self.cancel.child_token();
-        tokio::spawn(cluster::run(id, spec, self.shared.clone(), token.clone()));
+        tokio::spawn(cluster::run(spec, self.shared.clone(), token.clone()));
         token
     }
 
-    async fn send(&self, cluster: ClusterId, change: Change) -> Result<(), ()> {
-        let event = Event {
-            cluster,
-            at: Timestamp::now(),
-            change,
-        };
-        self.shared.events.send(event).await.map_err(|_| ())
+    async fn send(&self, cluster: &ClusterKey, change: Change) -> Result<(), ()> {
+        self.shared
+            .events
+            .send(cluster, change)
+            .await
+            .map_err(|_| ())
     }
 }
 

@@ -42,7 +42,8 @@ pub async fn discover(
 
 async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Holdings, String> {
     let (events, _) = mpsc::channel(1);
-    let shared = Arc::new(Shared::new(settings, events, Arc::new(Clients::default())));
+    let sink = crate::source::Sink::new(crate::fleet::SourceId::default(), events);
+    let shared = Arc::new(Shared::new(settings, sink, Arc::new(Clients::default())));
     // HTTP/2 first; a server that speaks only HTTP/1.1 is asked again over that.
     let mut protocol = Protocol::Http2;
     let (http, version) = loop {

@@ -13,6 +13,7 @@ mod follow;
 mod kind_watch;
 pub mod management;
 pub mod reader;
+mod source;
 mod summarize;
 pub mod transport;
 mod watch;
@@ -20,4 +21,5 @@ mod writer;
 
 pub use engine::Engine;
 pub use reader::Reader;
-pub use writer::{READ_ONLY_CLUSTER, WriteGrant, Writer};
+pub use source::Kube;
+pub use writer::Writer;

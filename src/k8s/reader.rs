@@ -11,12 +11,12 @@ use serde_json::Value;
 
 use super::api::{self, Http, Trouble};
 use super::discovery::Served;
-use crate::fleet::{ClusterId, FluxKind, ObjectEvent, ObjectKey};
+use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
 
 /// The connection of every connected cluster, kept by the cluster tasks.
 #[derive(Default)]
 pub(super) struct Clients {
-    connected: RwLock<HashMap<ClusterId, Connected>>,
+    connected: RwLock<HashMap<ClusterKey, Connected>>,
 }
 
 #[derive(Clone)]
@@ -45,13 +45,13 @@ impl Connected {
 /// Held while a cluster is connected; dropping it forgets the connection.
 pub(super) struct Registration {
     clients: Arc<Clients>,
-    id: ClusterId,
+    key: ClusterKey,
 }
 
 impl Clients {
     pub(super) fn register(
         self: &Arc<Self>,
-        id: ClusterId,
+        key: ClusterKey,
         http: Http,
         served: &[Served],
     ) -> Registration {
@@ -59,18 +59,18 @@ impl Clients {
         self.connected
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, Connected { http, versions });
+            .insert(key.clone(), Connected { http, versions });
         Registration {
             clients: self.clone(),
-            id,
+            key,
         }
     }
 
-    pub(super) fn get(&self, id: ClusterId) -> Option<Connected> {
+    pub(super) fn get(&self, key: &ClusterKey) -> Option<Connected> {
         self.connected
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .get(&id)
+            .get(key)
             .cloned()
     }
 }
@@ -81,7 +81,7 @@ impl Drop for Registration {
             .connected
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.id);
+            .remove(&self.key);
     }
 }
 
@@ -99,7 +99,7 @@ impl Reader {
     /// The events whose involved object is `key`, newest first (what `flux events --for` shows).
     pub async fn events(
         &self,
-        cluster: ClusterId,
+        cluster: &ClusterKey,
         key: &ObjectKey,
     ) -> Result<Vec<ObjectEvent>, String> {
         let connected = self.connected(cluster)?;
@@ -117,14 +117,14 @@ impl Reader {
     }
 
     /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
-    pub async fn yaml(&self, cluster: ClusterId, key: &ObjectKey) -> Result<String, String> {
+    pub async fn yaml(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<String, String> {
         let connected = self.connected(cluster)?;
         let path = connected.object_path(key)?;
         let mut object: Value = self.get(&connected, &path, "the object").await?;
         Ok(to_yaml(&mut object))
     }
 
-    fn connected(&self, cluster: ClusterId) -> Result<Connected, String> {
+    fn connected(&self, cluster: &ClusterKey) -> Result<Connected, String> {
         self.clients
             .get(cluster)
             .ok_or_else(|| NOT_CONNECTED.into())
@@ -139,6 +139,24 @@ impl Reader {
             Ok(Ok((value, _))) => Ok(value),
             Ok(Err(trouble)) => Err(explain(trouble, what)),
         }
+    }
+}
+
+impl crate::source::Read for Reader {
+    fn events<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+        Box::pin(Reader::events(self, cluster, object))
+    }
+
+    fn yaml<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> futures::future::BoxFuture<'a, Result<String, String>> {
+        Box::pin(Reader::yaml(self, cluster, object))
     }
 }
 

@@ -48,7 +48,7 @@ pub(super) async fn watch(
     // One-off reads (events, YAML) may use the connection while the watches run.
     let _registration = shared
         .clients
-        .register(reporter.id(), http.clone(), &served);
+        .register(reporter.key().clone(), http.clone(), &served);
     let http = std::sync::Arc::new(http);
     let streams = served.iter().enumerate().map(|(i, s)| {
         let watch = KindWatch::new(

@@ -5,7 +5,8 @@
 //! A [`Writer`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
 //! only way to get one is [`crate::config::Config::writable`] when some cluster's mode allows
 //! writes. A read-only session holds a [`super::Reader`], whose type has no way to send a
-//! mutating request; the writer itself refuses every cluster whose mode is read-only.
+//! mutating request; the session's writer refuses every cluster whose mode is read-only before
+//! it gets here.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,24 +16,15 @@ use serde_json::Value;
 use super::api::{self, Trouble};
 use super::reader::{Clients, Connected, NOT_CONNECTED};
 use crate::fleet::actions::{Outcome, Step};
-use crate::fleet::{ClusterId, ObjectKey};
-
-/// Proof that writes are enabled. Not constructible outside the crate's config code.
-#[derive(Debug)]
-pub struct WriteGrant(pub(crate) ());
+use crate::fleet::{ClusterKey, ObjectKey};
 
 /// Sends actions to connected clusters. Cheap to clone.
 #[derive(Clone)]
 pub struct Writer {
     pub(super) clients: Arc<Clients>,
-    /// Per cluster id: whether its mode allows writes. Checked before every request.
-    pub(super) writable: Arc<[bool]>,
     /// For one request.
     pub(super) timeout: Duration,
 }
-
-pub const READ_ONLY_CLUSTER: &str =
-    "read-only: this cluster's mode does not allow writes ([[modes]] in the config)";
 
 /// Conflicts are retried this many times (a merge patch without resourceVersion rarely meets
 /// one; a webhook or an admission race can cause them).
@@ -44,19 +36,11 @@ impl Writer {
     /// controller has handled the request (`status.lastHandledReconcileAt == token`).
     pub async fn apply(
         &self,
-        cluster: ClusterId,
+        cluster: &ClusterKey,
         steps: &[Step],
         token: &str,
         wait: Option<Duration>,
     ) -> Outcome {
-        if !self
-            .writable
-            .get(cluster.0 as usize)
-            .copied()
-            .unwrap_or(false)
-        {
-            return Outcome::Refused(READ_ONLY_CLUSTER.into());
-        }
         let Some(connected) = self.clients.get(cluster) else {
             return Outcome::Unreachable(NOT_CONNECTED.into());
         };
@@ -147,6 +131,18 @@ impl Writer {
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(2));
         }
+    }
+}
+
+impl crate::source::Write for Writer {
+    fn apply<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        token: &'a str,
+        wait: Option<Duration>,
+    ) -> futures::future::BoxFuture<'a, Outcome> {
+        Box::pin(Writer::apply(self, cluster, steps, token, wait))
     }
 }
 

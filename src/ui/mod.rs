@@ -134,11 +134,11 @@ fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// `read-only`, `write`, or `write on 3/10 clusters`.
 fn mode_text(model: &Model) -> String {
-    let writable = model.writable.iter().filter(|w| **w).count();
+    let (writable, of) = model.writable;
     if model.read_only {
         "read-only".into()
-    } else if writable > 0 && writable < model.writable.len() {
-        format!("write on {writable}/{} clusters", model.writable.len())
+    } else if writable > 0 && writable < of {
+        format!("write on {writable}/{of} clusters")
     } else {
         "write".into()
     }

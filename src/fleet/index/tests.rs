@@ -3,14 +3,19 @@ use crate::fleet::Health;
 use crate::fleet::Phase;
 use serde_json::json;
 
+/// A cluster whose source calls it by its name.
 fn info(name: &str, workspace: &str) -> ClusterInfo {
     ClusterInfo {
+        key: ClusterKey::new(name),
+        source: SourceId::default(),
         origin: None,
         name: name.into(),
         workspace: workspace.into(),
         server: format!("https://{name}"),
         labels: BTreeMap::new(),
         management: Vec::new(),
+        context: String::new(),
+        user: String::new(),
     }
 }
 
@@ -20,9 +25,9 @@ fn summary(kind: FluxKind, name: &str, ready: &str) -> FluxSummary {
     FluxSummary::of(kind, &obj).unwrap()
 }
 
-fn at(cluster: ClusterId, change: Change) -> Event {
+fn at(cluster: &str, change: Change) -> Event {
     Event {
-        cluster,
+        cluster: ClusterKey::new(cluster),
         at: Timestamp::UNIX_EPOCH,
         change,
     }
@@ -51,17 +56,17 @@ fn assert_rollups_consistent(index: &Index) {
 #[test]
 fn applies_duplicates_and_unknown_deletes_without_miscounting() {
     let mut index = Index::new();
-    let a = index.add_cluster(info("a", "payments"));
+    index.add_cluster(info("a", "payments"));
     let ks = FluxKind::Kustomization;
-    index.apply(at(a, Change::Applied(summary(ks, "apps", "True"))));
-    index.apply(at(a, Change::Applied(summary(ks, "apps", "True"))));
-    index.apply(at(a, Change::Applied(summary(ks, "apps", "False"))));
+    index.apply(at("a", Change::Applied(summary(ks, "apps", "True"))));
+    index.apply(at("a", Change::Applied(summary(ks, "apps", "True"))));
+    index.apply(at("a", Change::Applied(summary(ks, "apps", "False"))));
     index.apply(at(
-        a,
+        "a",
         Change::Deleted(ObjectKey::new(ks, "flux-system", "gone")),
     ));
     index.apply(at(
-        a,
+        "a",
         Change::Deleted(ObjectKey::new(ks, "flux-system", "gone")),
     ));
     assert_eq!(index.object_count(), 1);
@@ -80,7 +85,7 @@ fn a_relist_replaces_only_that_kind_of_that_cluster() {
         FluxKind::HelmRelease,
         FluxKind::GitRepository,
     );
-    for c in [a, b] {
+    for c in ["a", "b"] {
         for name in ["one", "two", "three"] {
             index.apply(at(c, Change::Applied(summary(ks, name, "True"))));
         }
@@ -89,7 +94,7 @@ fn a_relist_replaces_only_that_kind_of_that_cluster() {
     }
     // The relist lost "one" and "three" and saw "four" appear.
     let relist = vec![summary(ks, "two", "True"), summary(ks, "four", "Unknown")];
-    index.apply(at(a, Change::Replaced(ks, relist)));
+    index.apply(at("a", Change::Replaced(ks, relist)));
     let names: Vec<_> = index
         .cluster(a)
         .unwrap()
@@ -114,26 +119,26 @@ fn a_relist_replaces_only_that_kind_of_that_cluster() {
 #[test]
 fn a_relist_ignores_objects_of_other_kinds() {
     let mut index = Index::new();
-    let a = index.add_cluster(info("a", "w"));
+    index.add_cluster(info("a", "w"));
     let wrong = vec![summary(FluxKind::HelmRelease, "x", "True")];
-    index.apply(at(a, Change::Replaced(FluxKind::Kustomization, wrong)));
+    index.apply(at("a", Change::Replaced(FluxKind::Kustomization, wrong)));
     assert_eq!(index.object_count(), 0);
 }
 
 #[test]
 fn phases_roll_up_per_workspace_and_fleet() {
     let mut index = Index::new();
-    let a = index.add_cluster(info("a", "payments"));
-    let b = index.add_cluster(info("b", "payments"));
-    let c = index.add_cluster(info("c", "retail"));
+    index.add_cluster(info("a", "payments"));
+    index.add_cluster(info("b", "payments"));
+    index.add_cluster(info("c", "retail"));
     assert_eq!(index.phases().pending(), 3);
     assert!(!index.settled());
-    index.apply(at(a, Change::Connection(Connection::new(Phase::Live))));
+    index.apply(at("a", Change::Connection(Connection::new(Phase::Live))));
     index.apply(at(
-        b,
+        "b",
         Change::Connection(Connection::new(Phase::Unreachable)),
     ));
-    index.apply(at(c, Change::Connection(Connection::new(Phase::Syncing))));
+    index.apply(at("c", Change::Connection(Connection::new(Phase::Syncing))));
     let payments = index
         .workspace(index.workspace_id("payments").unwrap())
         .unwrap();
@@ -144,11 +149,11 @@ fn phases_roll_up_per_workspace_and_fleet() {
     assert_eq!(b_entry.connection.phase, Phase::Unreachable);
     assert!(index.cluster_named("nope").is_none());
     assert!(!index.settled());
-    index.apply(at(c, Change::Connection(Connection::new(Phase::Live))));
+    index.apply(at("c", Change::Connection(Connection::new(Phase::Live))));
     assert!(index.settled());
     // Reconnecting later does not make the fleet unsettled again.
     index.apply(at(
-        b,
+        "b",
         Change::Connection(Connection::new(Phase::Connecting)),
     ));
     assert!(index.settled());
@@ -160,7 +165,7 @@ fn phases_roll_up_per_workspace_and_fleet() {
 fn events_for_unknown_clusters_are_ignored() {
     let mut index = Index::new();
     index.apply(at(
-        ClusterId(7),
+        "nope",
         Change::Applied(summary(FluxKind::Bucket, "b", "True")),
     ));
     assert_eq!(index.object_count(), 0);
@@ -170,9 +175,10 @@ fn events_for_unknown_clusters_are_ignored() {
 fn a_synthetic_stream_keeps_rollups_exact() {
     // A deterministic pseudo-random stream of applies, deletes and relists over 3 clusters.
     let mut index = Index::new();
-    let ids: Vec<_> = (0..3)
-        .map(|i| index.add_cluster(info(&format!("c{i}"), if i == 2 { "x" } else { "y" })))
-        .collect();
+    let keys: Vec<_> = (0..3).map(|i| format!("c{i}")).collect();
+    for (i, key) in keys.iter().enumerate() {
+        index.add_cluster(info(key, if i == 2 { "x" } else { "y" }));
+    }
     let kinds = [FluxKind::Kustomization, FluxKind::HelmRelease];
     let readiness = ["True", "False", "Unknown"];
     let mut state = 0x2545_f491_u64;
@@ -183,7 +189,7 @@ fn a_synthetic_stream_keeps_rollups_exact() {
         state % n
     };
     for _ in 0..5_000 {
-        let cluster = ids[next(3) as usize];
+        let cluster = &keys[next(3) as usize];
         let kind = kinds[next(2) as usize];
         let name = format!("o{}", next(20));
         let change = match next(10) {
@@ -212,9 +218,9 @@ fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
                 "reason": "HealthCheckFailed", "message": message}]}});
         FluxSummary::of(FluxKind::Kustomization, &obj).unwrap()
     };
-    index.apply(at(a, Change::Applied(failing("timeout"))));
+    index.apply(at("a", Change::Applied(failing("timeout"))));
     index.apply(at(
-        b,
+        "b",
         Change::Replaced(FluxKind::Kustomization, vec![failing("timeout")]),
     ));
     let key = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
@@ -225,44 +231,78 @@ fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
         &on(&index, a).key.name,
         &on(&index, b).key.name
     ));
-    index.apply(at(b, Change::Applied(failing("another reason"))));
+    index.apply(at("b", Change::Applied(failing("another reason"))));
     assert_ne!(on(&index, a).fingerprint, on(&index, b).fingerprint);
 }
 
 #[test]
 fn clusters_join_and_leave_while_running_without_miscounting() {
     let mut index = Index::new();
-    let a = index.add_cluster(info("a", "w"));
+    index.add_cluster(info("a", "w"));
     index.apply(at(
-        a,
+        "a",
         Change::Applied(summary(FluxKind::Kustomization, "apps", "False")),
     ));
-    // The engine's next id is the index's next id.
-    let b = ClusterId(1);
-    index.apply(at(b, Change::Added(info("b", "w"))));
+    index.apply(at("b", Change::Added(info("b", "w"))));
     assert_eq!(
         index.cluster_named("b").map(|c| c.info.workspace.as_str()),
         Some("w")
     );
     index.apply(at(
-        b,
+        "b",
         Change::Applied(summary(FluxKind::HelmRelease, "podinfo", "True")),
     ));
     assert_eq!(index.object_count(), 2);
-    index.apply(at(a, Change::Retired));
+    index.apply(at("a", Change::Retired));
     assert_rollups_consistent(&index);
     assert!(index.cluster_named("a").is_none());
     assert_eq!(index.object_count(), 1);
     assert_eq!(index.phases().total(), 1);
-    let ws = &index.workspaces()[0];
-    assert_eq!(ws.clusters, [b]);
-    // Events for a retired cluster change nothing; an out-of-order Added is ignored.
+    let b = index.id_of(&ClusterKey::new("b")).unwrap();
+    assert_eq!(index.workspaces()[0].clusters, [b]);
+    // Events for a retired cluster change nothing.
     index.apply(at(
-        a,
+        "a",
         Change::Applied(summary(FluxKind::Kustomization, "late", "True")),
     ));
-    index.apply(at(ClusterId(7), Change::Added(info("c", "w"))));
     assert_eq!(index.object_count(), 1);
+    // Adding a key already in the fleet changes nothing; a retired key joins again as new.
+    index.apply(at("b", Change::Added(info("b", "elsewhere"))));
     assert_eq!(index.clusters().len(), 2);
+    index.apply(at("a", Change::Added(info("a", "w"))));
+    let again = index.id_of(&ClusterKey::new("a")).unwrap();
+    assert_eq!(again, ClusterId(2), "a new id: the old one is not reused");
+    assert_eq!(index.cluster_named("a").unwrap().objects.len(), 0);
     assert_rollups_consistent(&index);
+}
+
+/// Two producers adding clusters at once: whatever order their events arrive in, every object
+/// is filed under its own cluster (ids are the index's, never the producers').
+#[test]
+fn clusters_added_in_any_order_keep_their_own_objects() {
+    let orders: [&[&str]; 3] = [&["x", "y"], &["y", "x"], &["y", "x"]];
+    for (n, order) in orders.into_iter().enumerate() {
+        let mut index = Index::new();
+        for key in order {
+            index.apply(at(key, Change::Added(info(key, "w"))));
+            if n == 2 {
+                // Objects of the first arrive before the second is added.
+                index.apply(at(
+                    key,
+                    Change::Applied(summary(FluxKind::Bucket, key, "True")),
+                ));
+            }
+        }
+        for key in ["x", "y"] {
+            index.apply(at(
+                key,
+                Change::Applied(summary(FluxKind::Bucket, key, "True")),
+            ));
+        }
+        for key in ["x", "y"] {
+            let c = index.cluster_named(key).unwrap();
+            let names: Vec<&str> = c.objects.keys().map(|k| &*k.name).collect();
+            assert_eq!(names, [key], "order {order:?}");
+        }
+    }
 }

@@ -1,0 +1,205 @@
+//! A session: the fleet index and the sources that feed it, for the TUI and the headless
+//! commands alike. Sources are registered once ([`Session::start`]); each gets its own
+//! [`Sink`], the index gives every cluster its id, and reads and actions are routed to the
+//! source each cluster comes from.
+
+pub mod resolve;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::config::{self, Permissions, WriteGrant};
+use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::index::Event;
+use crate::fleet::{ClusterInfo, Index, ObjectEvent, ObjectKey, SourceId};
+use crate::inventory::Inventory;
+use crate::source::{Read, Sink, Source, Write};
+
+/// Events in flight between the sources and the index. When the owner falls behind, the sources
+/// wait (for the kube engine, HTTP/2 flow control holds the rest on the servers) instead of
+/// memory growing.
+const CHANNEL: usize = 4096;
+
+pub const READ_ONLY_CLUSTER: &str =
+    "read-only: this cluster's mode does not allow writes ([[modes]] in the config)";
+
+/// The index and its running sources.
+pub struct Session {
+    pub index: Index,
+    pub sources: Running,
+    events: mpsc::Receiver<Event>,
+    batch: Vec<Event>,
+}
+
+/// The registered sources, started.
+pub struct Running {
+    sources: Vec<Box<dyn Source>>,
+}
+
+impl Session {
+    /// Registers `sources` (each one's clusters enter the index at once) and starts them.
+    /// Must run inside a tokio runtime.
+    pub fn start(mut sources: Vec<Box<dyn Source>>) -> Session {
+        let (tx, events) = mpsc::channel(CHANNEL);
+        let mut index = Index::new();
+        for (i, source) in sources.iter_mut().enumerate() {
+            let id = SourceId(i as u16);
+            for mut info in source.clusters() {
+                info.source = id;
+                index.add_cluster(info);
+            }
+            source.start(Sink::new(id, tx.clone()));
+        }
+        Session {
+            index,
+            sources: Running { sources },
+            events,
+            batch: Vec::with_capacity(1024),
+        }
+    }
+
+    /// The clusters of `inventory`, watched by the kube engine (the usual session).
+    pub fn kube(inventory: &Inventory, settings: &config::Engine) -> Session {
+        Session::start(vec![Box::new(crate::k8s::Kube::new(inventory, settings))])
+    }
+
+    /// The index, the events for it, and the sources: for an owner that applies events itself
+    /// (the TUI's event loop).
+    pub fn split(self) -> (Index, mpsc::Receiver<Event>, Running) {
+        (self.index, self.events, self.sources)
+    }
+
+    pub fn reader(&self) -> Reader {
+        self.sources.reader()
+    }
+
+    /// Applies events until every cluster has answered once (live or failed) or `timeout`
+    /// passes. Returns whether every cluster answered.
+    pub async fn settle(&mut self, timeout: Duration) -> bool {
+        self.apply_until(timeout, Index::settled).await;
+        self.index.settled()
+    }
+
+    /// Applies whatever arrives during `window`.
+    pub async fn pump(&mut self, window: Duration) {
+        self.apply_until(window, |_| false).await;
+    }
+
+    /// Applies events in batches until `done` says so, `within` passes or every source stops.
+    async fn apply_until(&mut self, within: Duration, done: impl Fn(&Index) -> bool) {
+        let deadline = tokio::time::Instant::now() + within;
+        while !done(&self.index) {
+            tokio::select! {
+                n = self.events.recv_many(&mut self.batch, 1024) => {
+                    if n == 0 {
+                        return;
+                    }
+                    for event in self.batch.drain(..) {
+                        self.index.apply(event);
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline) => return,
+            }
+        }
+    }
+
+    /// The next event, not yet applied (for callers that look at the change first).
+    pub async fn next_event(&mut self) -> Option<Event> {
+        self.events.recv().await
+    }
+
+    pub async fn shutdown(self) {
+        self.sources.shutdown().await;
+    }
+}
+
+impl Running {
+    /// Reads objects from the clusters of every source that can.
+    pub fn reader(&self) -> Reader {
+        Reader {
+            by_source: self.sources.iter().map(|s| s.reader()).collect(),
+        }
+    }
+
+    /// Carries out actions, only with the proof that writes are enabled, and only on the
+    /// clusters `permissions` make writable (checked again before every request).
+    pub fn writer(&self, grant: WriteGrant, permissions: Permissions) -> Writer {
+        Writer {
+            by_source: self.sources.iter().map(|s| s.writer(&grant)).collect(),
+            permissions,
+        }
+    }
+
+    /// Stops every source and waits for them.
+    pub async fn shutdown(mut self) {
+        for source in &mut self.sources {
+            source.stop().await;
+        }
+    }
+}
+
+/// Reads events and YAML from the source of each cluster. Cheap to clone; it has no way to
+/// change anything.
+#[derive(Clone)]
+pub struct Reader {
+    by_source: Arc<[Option<Arc<dyn Read>>]>,
+}
+
+impl Reader {
+    /// The events whose involved object is `object`, newest first (what `flux events --for`
+    /// shows).
+    pub async fn events(
+        &self,
+        cluster: &ClusterInfo,
+        object: &ObjectKey,
+    ) -> Result<Vec<ObjectEvent>, String> {
+        self.of(cluster)?.events(&cluster.key, object).await
+    }
+
+    /// The object as the cluster has it now, as YAML.
+    pub async fn yaml(&self, cluster: &ClusterInfo, object: &ObjectKey) -> Result<String, String> {
+        self.of(cluster)?.yaml(&cluster.key, object).await
+    }
+
+    fn of(&self, cluster: &ClusterInfo) -> Result<&Arc<dyn Read>, String> {
+        self.by_source
+            .get(usize::from(cluster.source.0))
+            .and_then(Option::as_ref)
+            .ok_or_else(|| "where this cluster's state comes from, objects cannot be read".into())
+    }
+}
+
+/// Sends actions through the source of each cluster. Exists only in write mode.
+#[derive(Clone)]
+pub struct Writer {
+    by_source: Arc<[Option<Arc<dyn Write>>]>,
+    permissions: Permissions,
+}
+
+impl Writer {
+    /// Sends `steps` in order to `cluster`, when its mode allows writes (see
+    /// [`crate::source::Write::apply`]).
+    pub async fn apply(
+        &self,
+        cluster: &ClusterInfo,
+        steps: &[Step],
+        token: &str,
+        wait: Option<Duration>,
+    ) -> Outcome {
+        if !self.permissions.writable(cluster) {
+            return Outcome::Refused(READ_ONLY_CLUSTER.into());
+        }
+        match self
+            .by_source
+            .get(usize::from(cluster.source.0))
+            .and_then(Option::as_ref)
+        {
+            Some(writer) => writer.apply(&cluster.key, steps, token, wait).await,
+            None => Outcome::Refused(
+                "where this cluster's state comes from, actions cannot be sent".into(),
+            ),
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! One resolution of the config and the fleet for every command: the config file (`--config`,
+//! else `FLUXFLEET_CONFIG`, else the platform config directory), then the inventory from the
+//! command line or the config's sources, extended with the clusters of management clusters.
+
+use std::path::PathBuf;
+
+use crate::config::{self, Config};
+use crate::inventory::{self, Inventory};
+use crate::k8s::management::{self, Management};
+
+/// Where the fleet comes from (the options every command shares).
+#[derive(Clone, Debug, Default)]
+pub struct Sources {
+    pub kubeconfigs: Vec<PathBuf>,
+    pub dirs: Vec<PathBuf>,
+    pub contexts: Vec<String>,
+    pub config: Option<PathBuf>,
+    /// `--management` contexts.
+    pub managements: Vec<String>,
+    pub workspace_label: Option<String>,
+    pub management_depth: usize,
+}
+
+/// The config and the fleet, with everything wrong about them.
+pub struct Resolved {
+    pub config: Config,
+    /// Where the config file is (its directory holds user themes), if there is one.
+    pub config_path: Option<PathBuf>,
+    pub inventory: Inventory,
+    /// The management clusters read, to follow while running.
+    pub managements: Vec<Management>,
+    /// Config warnings, then inventory problems and warnings, one line each (server text not
+    /// yet escaped for a terminal).
+    pub warnings: Vec<String>,
+    /// Neither the config nor an inventory source had a problem (warnings of the inventory,
+    /// such as an http:// server with credentials, do not count).
+    pub clean: bool,
+}
+
+/// Loads the config and the inventory, and reads the management clusters named.
+pub async fn resolve(sources: &Sources) -> Resolved {
+    let config_path = sources.config.clone().or_else(config::default_path);
+    let (config, config_warnings) = Config::load(config_path.as_deref(), sources.config.is_some());
+    let request = inventory::Request::from_env(
+        sources.kubeconfigs.clone(),
+        sources.dirs.clone(),
+        sources.contexts.clone(),
+    );
+    let mut inventory = inventory::load(&request, &config);
+    let managements = managements(sources, &config);
+    management::extend(&mut inventory, &config.engine, &managements).await;
+    let clean = config_warnings.is_empty() && inventory.problems.is_empty();
+    let mut warnings: Vec<String> = config_warnings
+        .iter()
+        .map(|w| format!("config {w}"))
+        .collect();
+    warnings.extend(
+        inventory
+            .problems
+            .iter()
+            .chain(&inventory.warnings)
+            .map(|p| p.to_string()),
+    );
+    Resolved {
+        config,
+        config_path,
+        inventory,
+        managements,
+        warnings,
+        clean,
+    }
+}
+
+/// The management clusters to read: `--management`, then the config's `[[sources]]`.
+fn managements(sources: &Sources, config: &Config) -> Vec<Management> {
+    let mut out: Vec<Management> = sources
+        .managements
+        .iter()
+        .map(|context| Management {
+            context: context.clone(),
+            workspace_label: sources.workspace_label.clone(),
+            depth: sources.management_depth,
+        })
+        .collect();
+    out.extend(config.sources.iter().filter_map(|s| {
+        Some(Management {
+            context: s.management.clone()?,
+            workspace_label: s.workspace_label.clone(),
+            depth: s.depth.unwrap_or(1),
+        })
+    }));
+    out
+}

@@ -1,0 +1,110 @@
+//! The seam between where the fleet's state comes from and everything that shows it or acts on
+//! it. A [`Source`] names its clusters by a stable [`ClusterKey`] and sends [`Change`]s through
+//! the [`Sink`] it is given; the index alone gives clusters their ids. Where it can, a source
+//! also reads objects' events and YAML ([`Read`]) and carries out actions ([`Write`]).
+//!
+//! The kube engine (`k8s::Kube`) is the first source; the session (`crate::session`) registers
+//! sources, owns the index they feed, and routes reads and writes to the source of each cluster.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use jiff::Timestamp;
+use tokio::sync::mpsc;
+
+use crate::config::WriteGrant;
+use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::index::{Change, Event};
+use crate::fleet::{ClusterInfo, ClusterKey, ObjectEvent, ObjectKey, SourceId};
+
+/// Where fleet state comes from: implement this and register it with the session.
+pub trait Source: Send {
+    /// The clusters it knows before it starts. The index holds them at once, and a session is
+    /// settled once each of them has answered; clusters found later join with
+    /// [`Change::Added`].
+    fn clusters(&self) -> Vec<ClusterInfo>;
+
+    /// Starts sending changes into `sink`, from tasks of its own; returns at once.
+    fn start(&mut self, sink: Sink);
+
+    /// Reads its clusters' objects (events, YAML), if it can.
+    fn reader(&self) -> Option<Arc<dyn Read>> {
+        None
+    }
+
+    /// Carries out actions on its clusters, if it can; only with the proof that writes are
+    /// enabled.
+    fn writer(&self, _grant: &WriteGrant) -> Option<Arc<dyn Write>> {
+        None
+    }
+
+    /// Stops everything it started and waits for it to end.
+    fn stop(&mut self) -> BoxFuture<'_, ()>;
+}
+
+/// One-off reads of an object on one of a source's clusters.
+pub trait Read: Send + Sync {
+    /// The events whose involved object is `object`, newest first.
+    fn events<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>>;
+
+    /// The object as the cluster has it now, as YAML.
+    fn yaml<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<String, String>>;
+}
+
+/// Sends the patches of an action to one of a source's clusters.
+pub trait Write: Send + Sync {
+    /// Sends `steps` in order; with `wait`, `Done` means the controller has handled the request
+    /// (`status.lastHandledReconcileAt == token`).
+    fn apply<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        token: &'a str,
+        wait: Option<Duration>,
+    ) -> BoxFuture<'a, Outcome>;
+}
+
+/// Where a source sends its changes. Cheap to clone; one per registered source.
+#[derive(Clone)]
+pub struct Sink {
+    source: SourceId,
+    events: mpsc::Sender<Event>,
+}
+
+/// The session is gone (shut down, or it stopped reading).
+#[derive(Debug)]
+pub struct Closed;
+
+impl Sink {
+    pub fn new(source: SourceId, events: mpsc::Sender<Event>) -> Sink {
+        Sink { source, events }
+    }
+
+    /// Sends one change about `cluster`, stamped now. When the session falls behind this waits,
+    /// so that memory does not grow.
+    pub async fn send(&self, cluster: &ClusterKey, change: Change) -> Result<(), Closed> {
+        let change = match change {
+            Change::Added(mut info) => {
+                info.source = self.source;
+                info.key = cluster.clone();
+                Change::Added(info)
+            }
+            other => other,
+        };
+        let event = Event {
+            cluster: cluster.clone(),
+            at: Timestamp::now(),
+            change,
+        };
+        self.events.send(event).await.map_err(|_| Closed)
+    }
+}
