@@ -109,10 +109,21 @@ pub fn kommander_cluster(name: &str, namespace: &str) -> Value {
     })
 }
 
-/// The management cluster gets a new Cluster API cluster `to`: a copy of `from`'s Cluster
-/// and kubeconfig Secret (so it reaches the same simulated API server).
+/// The management cluster holding the Cluster API cluster `name`.
+fn holder<'w>(world: &'w World, name: &str) -> Option<&'w Arc<Cluster>> {
+    let managements = world.clusters.iter().filter(|c| c.management);
+    let mut holders = managements.filter(|m| {
+        m.store()
+            .all()
+            .any(|o| o.res == Res::CapiCluster && o.name == name)
+    });
+    holders.next()
+}
+
+/// The management cluster holding `from` gets a new Cluster API cluster `to`: a copy of
+/// `from`'s Cluster and kubeconfig Secret (so it reaches the same simulated API server).
 pub fn copy_cluster(world: &World, from: &str, to: &str) -> bool {
-    let Some(m) = world.management() else {
+    let Some(m) = holder(world, from) else {
         return false;
     };
     let rv = {
@@ -140,9 +151,9 @@ pub fn copy_cluster(world: &World, from: &str, to: &str) -> bool {
     true
 }
 
-/// The management cluster forgets the Cluster API cluster `name` and its Secret.
+/// The management cluster holding `name` forgets it and its Secret.
 pub fn remove_cluster(world: &World, name: &str) -> bool {
-    let Some(m) = world.management() else {
+    let Some(m) = holder(world, name) else {
         return false;
     };
     let rv = {

@@ -15,7 +15,10 @@ pub struct Files {
     pub fleet: PathBuf,
     /// The same with read-only tokens.
     pub viewer: PathBuf,
+    /// The top management cluster.
     pub management: PathBuf,
+    /// Every other management cluster (nested fleets): `<name>.kubeconfig`.
+    pub managements_below: Vec<PathBuf>,
     /// `kubeconfigs/<workspace>/<cluster>.yaml`, in cluster order.
     pub clusters: Vec<PathBuf>,
     /// The bearer token for `/sim/truth` and `/sim/stats`.
@@ -100,14 +103,24 @@ pub(super) fn write_files(
     let viewer_path = dir.join("viewer.kubeconfig");
     write_file(&viewer_path, &render(&viewer, ca))?;
     let management = dir.join("management.kubeconfig");
-    if let Some(m) = world.management() {
+    let mut managements_below = Vec::new();
+    let top = world.management().map(|m| m.index);
+    for m in world.clusters.iter().filter(|c| c.management) {
         let entry = Entry {
             name: &m.name,
             server: &urls[m.index],
             token: &m.admin_token,
             role: "admin",
         };
-        write_file(&management, &render(&[entry], ca))?;
+        let path = if Some(m.index) == top {
+            management.clone()
+        } else {
+            dir.join(format!("{}.kubeconfig", m.name))
+        };
+        write_file(&path, &render(&[entry], ca))?;
+        if Some(m.index) != top {
+            managements_below.push(path);
+        }
     }
     let sim_token = dir.join("sim-token");
     write_file(&sim_token, &world.sim_token)?;
@@ -116,6 +129,7 @@ pub(super) fn write_files(
         fleet,
         viewer: viewer_path,
         management,
+        managements_below,
         clusters: per_cluster,
         sim_token,
     })
