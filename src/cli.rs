@@ -1,5 +1,6 @@
-//! The command line: `fluxfleet <command>`. Later issues add the TUI (no command), `demo` and the
-//! action commands.
+//! The command line: `fluxfleet [command]` (no command: the TUI). Options that say where the
+//! fleet comes from, which config applies and what may be changed are declared once, here on
+//! [`Cli`], and are global: they mean the same before or after the command.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,25 +26,55 @@ use crate::sim;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Without a command: the TUI on this fleet.
     #[command(flatten)]
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub ui: UiArgs,
 }
 
-/// How the TUI looks and what it may do.
+impl Cli {
+    /// Parses the process's arguments, with `--version` naming the Flux API versions known.
+    pub fn parse_args() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        // Built once per process: clap keeps static text.
+        let text: &'static str = Box::leak(long_version().into_boxed_str());
+        let matches = Cli::command().long_version(text).get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// `fluxfleet --version`: the build's version, then the Flux releases and API versions it reads.
+pub fn long_version() -> String {
+    use crate::fleet::{FluxKind, FluxRelease};
+    let mut text = format!(
+        "{}\nFlux {} to {}; API versions read, preferred first:",
+        env!("CARGO_PKG_VERSION"),
+        FluxRelease(0).name(),
+        FluxRelease::LATEST.name()
+    );
+    for kind in FluxKind::ALL {
+        let versions = kind.known_versions().join(" ");
+        let name = kind.as_str();
+        let group = kind.group();
+        text.push_str(&format!("\n  {name:<22} {group:<35} {versions}"));
+    }
+    text
+}
+
+/// What may be changed and how the TUI looks. Global: before or after the command.
 #[derive(Clone, Debug, Args)]
 pub struct UiArgs {
     /// Theme: dark, light, high-contrast, colorblind, or THEME.toml in the config directory's
     /// `themes` folder.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", global = true)]
     pub theme: Option<String>,
-    /// No action can change a cluster, whatever the config says.
-    #[arg(long, conflicts_with = "write")]
+    /// Nothing can change a cluster, whatever the config says (with --dry-run: show what would
+    /// be sent).
+    #[arg(long, conflicts_with = "write", global = true)]
     pub read_only: bool,
-    /// Actions may change clusters (suspend, resume, reconcile) for this run.
-    #[arg(long)]
+    /// Actions may change clusters (suspend, resume, reconcile) for this run, where the
+    /// guardrails allow (needed unless the config says mode = "write").
+    #[arg(long, global = true)]
     pub write: bool,
 }
 
@@ -67,8 +98,6 @@ pub struct DemoArgs {
     pub clusters: usize,
     #[arg(long, default_value_t = 8)]
     pub workspaces: usize,
-    #[command(flatten)]
-    pub ui: UiArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -90,37 +119,43 @@ pub enum Command {
     /// The TUI on a simulated fleet (500 clusters with churn, rollouts and a few faults), served
     /// in-process; needs no kubeconfig.
     Demo(DemoArgs),
+    /// Print a completion script for a shell (e.g. `fluxfleet completions bash >
+    /// /etc/bash_completion.d/fluxfleet`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config problems (or no \
 clusters), 4 some clusters not live, 5 --fail-on matched.";
 
-/// Where the fleet comes from.
+/// Where the fleet comes from and which config applies. Global: before or after the command.
 #[derive(Clone, Debug, Args)]
 pub struct FleetArgs {
     /// A kubeconfig file; every context in it is a cluster (repeatable). Default: KUBECONFIG
     /// (merged as kubectl merges it), the config file's sources, or ~/.kube/config.
-    #[arg(long = "kubeconfig", value_name = "PATH")]
+    #[arg(long = "kubeconfig", value_name = "PATH", global = true)]
     pub kubeconfigs: Vec<PathBuf>,
     /// A directory of kubeconfigs, searched recursively; DIR/<workspace>/<file> puts the file's
     /// clusters in that workspace (repeatable).
-    #[arg(long = "kubeconfig-dir", value_name = "DIR")]
+    #[arg(long = "kubeconfig-dir", value_name = "DIR", global = true)]
     pub dirs: Vec<PathBuf>,
     /// Only the contexts matching this glob (repeatable).
-    #[arg(long = "context", value_name = "GLOB")]
+    #[arg(long = "context", value_name = "GLOB", global = true)]
     pub contexts: Vec<String>,
     /// The config file (default: FLUXFLEET_CONFIG, else the platform config directory).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", global = true)]
     pub config: Option<PathBuf>,
     /// A management cluster (a context of the kubeconfigs): its Cluster API clusters join the
     /// fleet, read from their `<name>-kubeconfig` Secrets (repeatable).
-    #[arg(long = "management", value_name = "CONTEXT")]
+    #[arg(long = "management", value_name = "CONTEXT", global = true)]
     pub managements: Vec<String>,
     /// With --management: the Cluster label that names the workspace (default: its namespace).
-    #[arg(long, value_name = "LABEL")]
+    #[arg(long, value_name = "LABEL", global = true)]
     pub workspace_label: Option<String>,
     /// With --management: follow management clusters found below, this many levels deep.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, global = true)]
     pub management_depth: usize,
 }
 
@@ -140,8 +175,6 @@ impl FleetArgs {
 
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
-    #[command(flatten)]
-    pub fleet: FleetArgs,
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: Output,
 }
@@ -190,8 +223,6 @@ impl Selectors {
 #[derive(Debug, Args)]
 pub struct GetArgs {
     #[command(flatten)]
-    pub fleet: FleetArgs,
-    #[command(flatten)]
     pub select: Selectors,
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: Output,
@@ -210,9 +241,9 @@ pub struct GetArgs {
 }
 
 impl GetArgs {
-    pub fn request(&self) -> Result<Request, String> {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<Request, String> {
         Ok(Request {
-            sources: self.fleet.sources(),
+            sources: fleet.sources(),
             filter: self.select.filter()?,
             output: self.output,
             summary: self.summary,
@@ -226,8 +257,6 @@ impl GetArgs {
 /// `fluxfleet suspend | resume | reconcile`.
 #[derive(Debug, Args)]
 pub struct ActArgs {
-    #[command(flatten)]
-    pub fleet: FleetArgs,
     #[command(flatten)]
     pub select: Selectors,
     /// Suspend: why, recorded on the object (fluxfleet.dev/suspend-reason).
@@ -248,19 +277,18 @@ pub struct ActArgs {
     /// Act on more than one object without asking.
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// Actions may change clusters (needed unless the config says mode = "write").
-    #[arg(long, conflicts_with = "read_only")]
-    pub write: bool,
-    /// Nothing is sent, whatever the config says (with --dry-run: show what would be).
-    #[arg(long)]
-    pub read_only: bool,
     /// Wait at most this long for the fleet to answer, and for each reconcile to be handled.
     #[arg(long, default_value = "2m", value_parser = duration)]
     pub timeout: Duration,
 }
 
 impl ActArgs {
-    pub fn request(&self, verb: Verb) -> Result<act::Request, String> {
+    pub fn request(
+        &self,
+        verb: Verb,
+        fleet: &FleetArgs,
+        ui: &UiArgs,
+    ) -> Result<act::Request, String> {
         let verb = match verb {
             Verb::Reconcile if self.force => Verb::Force,
             Verb::Reconcile if self.reset => Verb::Reset,
@@ -276,19 +304,12 @@ impl ActArgs {
         if self.reason.is_some() && verb != Verb::Suspend {
             return Err("--reason goes with suspend".into());
         }
-        let mode = if self.read_only {
-            Some(Mode::ReadOnly)
-        } else if self.write {
-            Some(Mode::Write)
-        } else {
-            None
-        };
         Ok(act::Request {
-            sources: self.fleet.sources(),
+            sources: fleet.sources(),
             filter: self.select.filter()?,
             verb,
             reason: self.reason.clone(),
-            mode,
+            mode: ui.flag(),
             dry_run: self.dry_run,
             yes: self.yes,
             timeout: self.timeout,

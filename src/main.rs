@@ -3,13 +3,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
 use fluxfleet::cli::{ActArgs, Cli, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
 use fluxfleet::export::get::{exit, get, inventory};
 use fluxfleet::fleet::actions::Verb;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_args();
     // One socket per cluster (and per watch over HTTP/1.1): a fleet needs more descriptors than
     // the usual soft limit of 1024. Failing to raise it is not fatal.
     let _ = rlimit::increase_nofile_limit(u64::MAX);
@@ -23,9 +22,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let global = (&cli.fleet, &cli.ui);
     let result = match cli.command {
         Some(Command::Get(args)) => {
-            let request = match args.request() {
+            let request = match args.request(&cli.fleet) {
                 Ok(r) => r,
                 Err(e) => {
                     eprintln!("fluxfleet: {e}");
@@ -35,15 +35,23 @@ fn main() -> ExitCode {
             logs();
             return ExitCode::from(runtime.block_on(get(request)));
         }
-        Some(Command::Suspend(args)) => return act(&runtime, &args, Verb::Suspend),
-        Some(Command::Resume(args)) => return act(&runtime, &args, Verb::Resume),
-        Some(Command::Reconcile(args)) => return act(&runtime, &args, Verb::Reconcile),
+        Some(Command::Suspend(args)) => return act(&runtime, global, &args, Verb::Suspend),
+        Some(Command::Resume(args)) => return act(&runtime, global, &args, Verb::Resume),
+        Some(Command::Reconcile(args)) => return act(&runtime, global, &args, Verb::Reconcile),
         Some(Command::Inventory(args)) => {
-            return ExitCode::from(runtime.block_on(inventory(&args.fleet.sources(), args.output)));
+            return ExitCode::from(runtime.block_on(inventory(&cli.fleet.sources(), args.output)));
         }
         Some(Command::Sim(args)) => runtime.block_on(sim(args)),
-        Some(Command::Demo(args)) => runtime.block_on(demo(args)),
-        None => runtime.block_on(tui(cli.fleet, cli.ui)),
+        Some(Command::Demo(args)) => {
+            runtime.block_on(demo(args, cli.fleet.clone(), cli.ui.clone()))
+        }
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "fluxfleet", &mut std::io::stdout());
+            Ok(())
+        }
+        None => runtime.block_on(tui(cli.fleet.clone(), cli.ui.clone())),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -54,8 +62,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn act(runtime: &tokio::runtime::Runtime, args: &ActArgs, verb: Verb) -> ExitCode {
-    let request = match args.request(verb) {
+fn act(
+    runtime: &tokio::runtime::Runtime,
+    (fleet, ui): (&FleetArgs, &UiArgs),
+    args: &ActArgs,
+    verb: Verb,
+) -> ExitCode {
+    let request = match args.request(verb, fleet, ui) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("fluxfleet: {e}");
@@ -141,7 +154,7 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
     .await
 }
 
-async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
     // Removed when this returns (the TUI also ends on SIGTERM and SIGHUP to get here).
     let private = fluxfleet::sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")?;
     let dir = private.path().to_path_buf();
@@ -162,8 +175,12 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
     file_logs();
     let handle = fluxfleet::sim::start(config).await?;
     // The user's keymap and theme apply to the demo too; its fleet is the simulator's.
-    let path = fluxfleet::config::default_path();
-    let (engine, config_warnings) = fluxfleet::config::Config::load(path.as_deref(), false);
+    let path = fleet
+        .config
+        .clone()
+        .or_else(fluxfleet::config::default_path);
+    let (engine, config_warnings) =
+        fluxfleet::config::Config::load(path.as_deref(), fleet.config.is_some());
     let request = fluxfleet::inventory::Request {
         dirs: vec![dir.join("kubeconfigs")],
         ..fluxfleet::inventory::Request::default()
@@ -177,8 +194,8 @@ async fn demo(args: DemoArgs) -> anyhow::Result<()> {
             .map(|w| format!("config {w}"))
             .collect(),
         inventory,
-        mode: Some(args.ui.flag().unwrap_or(fluxfleet::config::Mode::Write)),
-        theme: args.ui.theme,
+        mode: Some(ui.flag().unwrap_or(fluxfleet::config::Mode::Write)),
+        theme: ui.theme,
         journal: fluxfleet::audit::default_path(),
         managements: Vec::new(),
     })

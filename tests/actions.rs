@@ -405,6 +405,7 @@ async fn viewer_credentials_end_forbidden_per_target_and_force_writes_the_flux_a
     sim.handle.shutdown().await;
 }
 
+/// `--config` means the same before and after the command: the modes in the file apply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_made_writable_by_the_config_is_the_only_one_changed() {
     let sim = common::start_with(|c| {
@@ -414,41 +415,43 @@ async fn a_cluster_made_writable_by_the_config_is_the_only_one_changed() {
     .await;
     let data = tempfile::tempdir().unwrap();
     let (ns, name) = everywhere(&sim, "Kustomization");
-    let writable = sim.handle.cluster_names()[2].clone();
-    let config = data.path().join("fluxfleet.toml");
-    std::fs::write(
-        &config,
-        format!("[[modes]]\ncluster = \"{writable}\"\nmode = \"write\"\n"),
-    )
-    .unwrap();
-    let before = mutating(&sim);
     let kc = fleet(&sim);
-    let config = config.to_string_lossy().into_owned();
-    let args = [
-        "suspend",
-        "ks",
-        name.as_str(),
-        "-n",
-        ns.as_str(),
-        "--yes",
-        "--config",
-        &config,
-    ];
-    let out = run(&args, (kc.0, &kc.1), data.path()).await;
-    exits(&out, 1);
-    let stdout = text(&out.stdout);
-    let done: Vec<&str> = stdout.lines().filter(|l| l.starts_with("done")).collect();
-    assert_eq!(done.len(), 1, "{stdout}");
-    assert!(done[0].contains(&writable), "{stdout}");
-    assert_eq!(
-        stdout.lines().filter(|l| l.starts_with("refused")).count(),
-        3
-    );
-    assert_eq!(
-        mutating(&sim) - before,
-        1,
-        "one PATCH, to the writable cluster"
-    );
-    assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), 1);
+    for (round, before_command) in [(1, true), (2, false)] {
+        let writable = sim.handle.cluster_names()[round].clone();
+        let config = data.path().join(format!("fluxfleet-{round}.toml"));
+        std::fs::write(
+            &config,
+            format!("[[modes]]\ncluster = \"{writable}\"\nmode = \"write\"\n"),
+        )
+        .unwrap();
+        let config = config.to_string_lossy().into_owned();
+        let selection = ["ks", name.as_str(), "-n", ns.as_str(), "--yes"];
+        let mut args = Vec::new();
+        if before_command {
+            args.extend(["--config", config.as_str(), "suspend"]);
+            args.extend(selection);
+        } else {
+            args.push("suspend");
+            args.extend(selection);
+            args.extend(["--config", config.as_str()]);
+        }
+        let before = mutating(&sim);
+        let out = run(&args, (kc.0, &kc.1), data.path()).await;
+        exits(&out, 1);
+        let stdout = text(&out.stdout);
+        let done: Vec<&str> = stdout.lines().filter(|l| l.starts_with("done")).collect();
+        assert_eq!(done.len(), 1, "{args:?}: {stdout}");
+        assert!(done[0].contains(&writable), "{args:?}: {stdout}");
+        assert_eq!(
+            stdout.lines().filter(|l| l.starts_with("refused")).count(),
+            3
+        );
+        assert_eq!(
+            mutating(&sim) - before,
+            1,
+            "{args:?}: one PATCH, to the writable cluster"
+        );
+        assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), round);
+    }
     sim.handle.shutdown().await;
 }

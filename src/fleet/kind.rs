@@ -222,6 +222,20 @@ impl FluxKind {
         !self.is_static()
     }
 
+    /// Every version of this kind some Flux release serves, the newest release's first (what
+    /// `--version` lists).
+    pub fn known_versions(self) -> Vec<&'static str> {
+        let mut known = Vec::new();
+        for release in (0..=FluxRelease::LATEST.0).rev() {
+            for v in self.served_versions(FluxRelease(release)) {
+                if !known.contains(&v.version) {
+                    known.push(v.version);
+                }
+            }
+        }
+        known
+    }
+
     /// The versions a cluster running `release` serves for this kind (FACTS §1.1). Empty when
     /// that release does not have the kind at all.
     pub fn served_versions(self, release: FluxRelease) -> &'static [ServedVersion] {
