@@ -6,6 +6,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
+/// Only the screenshots need frames as SVG: built here, not in fluxfleet.
+#[path = "screenshots/svg.rs"]
+mod svg;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,7 +48,7 @@ impl Camera {
             .draw(|f| fluxfleet::ui::render(f, model, &self.theme))
             .unwrap();
         let buffer = terminal.backend().buffer();
-        let svg = fluxfleet::ui::svg::to_svg(buffer);
+        let svg = svg::to_svg(buffer);
         std::fs::write(self.dir.join(format!("{name}.svg")), &svg).unwrap();
         let text = terminal.backend().to_string();
         self.taken.push((name.to_string(), text.clone()));

@@ -424,7 +424,7 @@ async fn events_are_selected_by_involved_object() {
     let name = cluster_where(&sim, |c| {
         c.objects
             .iter()
-            .any(|o| o.kind == "Kustomization" && o.health.is_problem())
+            .any(|o| o.kind == "Kustomization" && o.health.is_failing())
     });
     let truth = sim
         .handle
@@ -435,7 +435,7 @@ async fn events_are_selected_by_involved_object() {
     let failing = truth
         .objects
         .iter()
-        .find(|o| o.kind == "Kustomization" && o.health.is_problem())
+        .find(|o| o.kind == "Kustomization" && o.health.is_failing())
         .unwrap();
     let client = client(&sim.handle.files.fleet, &name).await;
     let events = ApiResource::erase::<k8s_openapi::api::core::v1::Event>(&());

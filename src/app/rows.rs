@@ -55,14 +55,6 @@ pub struct Rows {
     pub groups: HashMap<u64, Group>,
 }
 
-/// Objects the triage view lists: everything not ready except deliberate suspensions.
-pub fn needs_attention(health: Health) -> bool {
-    !matches!(
-        health,
-        Health::Ready | Health::NotApplicable | Health::Suspended
-    )
-}
-
 pub fn build(index: &Index, screen: &Screen) -> Rows {
     let matcher = SkimMatcherV2::default();
     let matches =
@@ -198,7 +190,7 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
 }
 
 fn object_wanted(screen: &Screen, o: &FluxSummary) -> bool {
-    (!screen.failing_only || o.health.is_problem()) && (!screen.suspended_only || o.suspended)
+    (!screen.failing_only || o.health.is_failing()) && (!screen.suspended_only || o.suspended)
 }
 
 /// The clusters a scope covers, in index order.
@@ -304,10 +296,10 @@ fn triage(
             continue;
         }
         for o in cluster.objects.values() {
-            if !needs_attention(o.health) || (screen.suspended_only && !o.suspended) {
+            if !o.health.needs_attention() || (screen.suspended_only && !o.suspended) {
                 continue;
             }
-            if screen.failing_only && !o.health.is_problem() {
+            if screen.failing_only && !o.health.is_failing() {
                 continue;
             }
             let k = &o.key;

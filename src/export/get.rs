@@ -7,12 +7,13 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::output;
-use super::table::{Table, age};
+use super::table::Table;
 use super::{Filter, Status};
 use crate::fleet::{Index, Phase};
 use crate::k8s::Kube;
 use crate::session::Session;
 use crate::session::resolve::{Resolved, Sources};
+use crate::units::age;
 
 /// Exit codes, documented in the README.
 pub mod exit {

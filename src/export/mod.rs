@@ -41,8 +41,8 @@ impl Status {
 
     pub fn matches(self, health: Health) -> bool {
         match self {
-            Status::Failing => matches!(health, Health::Stalled | Health::Failed),
-            Status::NotReady => !matches!(health, Health::Ready | Health::NotApplicable),
+            Status::Failing => health.is_failing(),
+            Status::NotReady => health.is_not_ready(),
             Status::Is(h) => h == health,
         }
     }

@@ -6,9 +6,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::get::{Output, Request};
-use super::table::{Table, age, ready_and_message, revision, truncate_hex};
+use super::table::{Table, ready_and_message};
 use super::{Filter, view};
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, Phase};
+use crate::units::{age, truncate_hex};
 
 /// Clusters by workspace, then name.
 pub(super) fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
@@ -111,7 +112,7 @@ pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> 
                     c.info.name.clone(),
                     s.key.namespace.to_string(),
                     name,
-                    revision(s),
+                    s.shown_revision(),
                     if s.suspended { "True" } else { "False" }.into(),
                     ready.into(),
                     truncate_hex(&message),

@@ -3,9 +3,7 @@
 
 use std::io::{self, Write};
 
-use jiff::Timestamp;
-
-use crate::fleet::{FluxKind, FluxSummary, Ready};
+use crate::fleet::{FluxSummary, Ready};
 
 /// A table being built.
 pub struct Table {
@@ -99,38 +97,6 @@ pub(super) fn escaped(
     std::borrow::Cow::Owned(out)
 }
 
-/// Shortens every run of 40–128 hex digits to its first 8, as `flux get` does for revisions and
-/// messages (`main@sha1:2f22765d`).
-pub fn truncate_hex(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let is_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-        let at_boundary = i == 0 || !word(bytes[i - 1]);
-        if at_boundary && is_hex(bytes[i]) {
-            let end = (i..bytes.len())
-                .find(|&j| !is_hex(bytes[j]))
-                .unwrap_or(bytes.len());
-            let run = end - i;
-            let ends_word = end == bytes.len() || !word(bytes[end]);
-            if (40..=128).contains(&run) && ends_word {
-                out.push_str(&text[i..i + 8]);
-                i = end;
-                continue;
-            }
-            out.push_str(&text[i..end]);
-            i = end;
-            continue;
-        }
-        let ch_len = text[i..].chars().next().map_or(1, char::len_utf8);
-        out.push_str(&text[i..i + ch_len]);
-        i += ch_len;
-    }
-    out
-}
-
 /// READY and MESSAGE as `flux get` prints them.
 pub fn ready_and_message(s: &FluxSummary) -> (&'static str, String) {
     if s.key.kind.is_static() {
@@ -150,49 +116,9 @@ pub fn ready_and_message(s: &FluxSummary) -> (&'static str, String) {
     (ready, message)
 }
 
-/// The revision as `flux get` shows it: hex shortened, except for chart versions.
-pub fn revision(s: &FluxSummary) -> String {
-    match (&s.revision, s.key.kind) {
-        (None, _) => String::new(),
-        (Some(r), FluxKind::HelmChart) => r.to_string(),
-        (Some(r), _) => truncate_hex(r),
-    }
-}
-
-/// "12s", "5m", "3h", "2d" since `then`.
-pub fn age(then: Option<Timestamp>, now: Timestamp) -> String {
-    let Some(then) = then else {
-        return "-".into();
-    };
-    let secs = now.duration_since(then).as_secs().max(0);
-    match secs {
-        0..120 => format!("{secs}s"),
-        120..7_200 => format!("{}m", secs / 60),
-        7_200..172_800 => format!("{}h", secs / 3600),
-        _ => format!("{}d", secs / 86_400),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hex_runs_are_shortened_like_flux_get() {
-        let sha = "2f22765d04931a078909145ca628d2264c852d7d";
-        assert_eq!(
-            truncate_hex(&format!("main@sha1:{sha}")),
-            "main@sha1:2f22765d"
-        );
-        assert_eq!(
-            truncate_hex(&format!("applied {sha} and {sha}")),
-            "applied 2f22765d and 2f22765d"
-        );
-        assert_eq!(truncate_hex("v1.2.3 deadbeef"), "v1.2.3 deadbeef");
-        // Not a whole word: left alone.
-        assert_eq!(truncate_hex(&format!("x{sha}")), format!("x{sha}"));
-        assert_eq!(truncate_hex("é ü"), "é ü");
-    }
 
     #[test]
     fn tables_align_columns_and_leave_the_last_one_ragged() {

@@ -7,15 +7,10 @@ use serde_json::{Map, Value, json};
 
 use super::{FluxKind, FluxSummary, Health, ObjectKey};
 
-pub const REQUESTED_AT: &str = "reconcile.fluxcd.io/requestedAt";
-pub const FORCE_AT: &str = "reconcile.fluxcd.io/forceAt";
-pub const RESET_AT: &str = "reconcile.fluxcd.io/resetAt";
-pub const SUSPENDED_BY: &str = "fluxfleet.dev/suspended-by";
-pub const SUSPEND_REASON: &str = "fluxfleet.dev/suspend-reason";
-/// The Flux Operator's UI shows who suspended an object from this annotation.
-pub const OPERATOR_SUSPENDED_BY: &str = "fluxcd.controlplane.io/suspendedBy";
-/// ArtifactGenerator has no `spec.suspend`: this annotation set to `disabled` suspends it.
-pub const SOURCE_WATCHER_RECONCILE: &str = "source.extensions.fluxcd.io/reconcile";
+use super::annotations::{
+    FORCE_AT, OPERATOR_SUSPENDED_BY, REQUESTED_AT, RESET_AT, SOURCE_WATCHER_RECONCILE,
+    SUSPEND_REASON, SUSPENDED_BY,
+};
 
 /// An action on Flux objects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -62,9 +62,20 @@ impl Health {
         }
     }
 
-    /// Whether this is a problem a triage view should list.
-    pub fn is_problem(self) -> bool {
+    /// Failing: stalled or failed — the controller gave up, or its last attempt failed
+    /// (`--status failing`, the FAILING columns, the `!` filter).
+    pub fn is_failing(self) -> bool {
         matches!(self, Health::Stalled | Health::Failed)
+    }
+
+    /// Not ready: anything but ready or without a status to judge (`--status not-ready`).
+    pub fn is_not_ready(self) -> bool {
+        !matches!(self, Health::Ready | Health::NotApplicable)
+    }
+
+    /// Needs attention: not ready, and not deliberately suspended (what triage lists).
+    pub fn needs_attention(self) -> bool {
+        self.is_not_ready() && self != Health::Suspended
     }
 }
 
@@ -91,9 +102,7 @@ fn condition_status<'a>(object: &'a Value, kind: &str) -> Option<&'a str> {
 /// ArtifactGenerator uses instead.
 pub fn is_suspended(kind: FluxKind, object: &Value) -> bool {
     if kind == FluxKind::ArtifactGenerator {
-        return object
-            .pointer("/metadata/annotations/source.extensions.fluxcd.io~1reconcile")
-            .and_then(Value::as_str)
+        return super::annotations::get(object, super::annotations::SOURCE_WATCHER_RECONCILE)
             .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
     }
     object.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)

@@ -2,6 +2,7 @@
 //! the index with its rollups. No I/O, no terminal, no kube client.
 
 pub mod actions;
+pub mod annotations;
 mod connection;
 mod events;
 mod health;

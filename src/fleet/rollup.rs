@@ -27,14 +27,23 @@ impl HealthCounts {
         self.0.iter().sum()
     }
 
-    /// Stalled plus failed: what the triage view lists.
-    pub fn failing(&self) -> u32 {
-        self.get(Health::Stalled) + self.get(Health::Failed)
+    /// Objects counted whose health says `which`.
+    fn counting(&self, which: impl Fn(Health) -> bool) -> u32 {
+        Health::ALL
+            .into_iter()
+            .filter(|h| which(*h))
+            .map(|h| self.get(h))
+            .sum()
     }
 
-    /// Everything that is neither ready nor without a status to judge.
+    /// Failing objects ([`Health::is_failing`]).
+    pub fn failing(&self) -> u32 {
+        self.counting(Health::is_failing)
+    }
+
+    /// Objects not ready ([`Health::is_not_ready`]).
     pub fn not_ready(&self) -> u32 {
-        self.total() - self.get(Health::Ready) - self.get(Health::NotApplicable)
+        self.counting(Health::is_not_ready)
     }
 
     /// The worst health present, if any object is counted.

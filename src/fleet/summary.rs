@@ -8,6 +8,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::annotations;
 use super::health::{condition, health_of, is_suspended};
 use super::{FluxKind, Health};
 
@@ -85,11 +86,6 @@ pub struct FluxSummary {
     pub fingerprint: u64,
 }
 
-const REQUESTED_AT: &str = "/metadata/annotations/reconcile.fluxcd.io~1requestedAt";
-const SUSPENDED_BY: &str = "/metadata/annotations/fluxfleet.dev~1suspended-by";
-const OPERATOR_SUSPENDED_BY: &str = "/metadata/annotations/fluxcd.controlplane.io~1suspendedBy";
-const SUSPEND_REASON: &str = "/metadata/annotations/fluxfleet.dev~1suspend-reason";
-
 /// The most of each text kept from an object: a server's strings are untrusted and a summary
 /// stays small whatever the server sends. Longer texts are cut and end in `…`.
 pub mod limits {
@@ -130,6 +126,15 @@ pub enum Error {
 }
 
 impl FluxSummary {
+    /// The revision as `flux get` shows it: hex shortened, except for chart versions.
+    pub fn shown_revision(&self) -> String {
+        match (&self.revision, self.key.kind) {
+            (None, _) => String::new(),
+            (Some(r), FluxKind::HelmChart) => r.to_string(),
+            (Some(r), _) => crate::units::truncate_hex(r),
+        }
+    }
+
     /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
     /// is missing or malformed shows as absent, never as a failure to see the object at all.
     pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
@@ -178,15 +183,15 @@ impl FluxSummary {
             last_transition: ready
                 .and_then(|c| c.get("lastTransitionTime")?.as_str()?.parse().ok()),
             last_handled_reconcile_at: str_at("/status/lastHandledReconcileAt").map(short),
-            requested_at: str_at(REQUESTED_AT).map(short),
+            requested_at: annotations::get(object, annotations::REQUESTED_AT).map(short),
             source: source_of(kind, object),
             depends_on: depends_on(object, namespace),
             inventory: inventory_size(object),
-            suspended_by: str_at(SUSPENDED_BY)
-                .or_else(|| str_at(OPERATOR_SUSPENDED_BY))
+            suspended_by: annotations::get(object, annotations::SUSPENDED_BY)
+                .or_else(|| annotations::get(object, annotations::OPERATOR_SUSPENDED_BY))
                 .filter(|s| !s.is_empty())
                 .map(short),
-            suspend_reason: str_at(SUSPEND_REASON)
+            suspend_reason: annotations::get(object, annotations::SUSPEND_REASON)
                 .filter(|s| !s.is_empty())
                 .map(|s| bounded(s, limits::SUSPEND_REASON)),
             fingerprint: 0,

@@ -5,15 +5,6 @@ use serde_json::{Map, Value};
 
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
-/// The annotations `FluxSummary::of` looks at.
-const SUMMARY_ANNOTATIONS: [&str; 5] = [
-    "reconcile.fluxcd.io/requestedAt",
-    "source.extensions.fluxcd.io/reconcile",
-    "fluxfleet.dev/suspended-by",
-    "fluxfleet.dev/suspend-reason",
-    "fluxcd.controlplane.io/suspendedBy",
-];
-
 /// The summary of one watched object; None (and a debug log) for an object that is not one.
 pub fn summarize(kind: FluxKind, mut object: Value) -> Option<FluxSummary> {
     let Some(fields) = object.as_object_mut() else {
@@ -33,7 +24,7 @@ pub fn summarize(kind: FluxKind, mut object: Value) -> Option<FluxSummary> {
         )
     });
     if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
-        annotations.retain(|key, _| SUMMARY_ANNOTATIONS.contains(&key.as_str()));
+        annotations.retain(|key, _| crate::fleet::annotations::SUMMARIZED.contains(&key.as_str()));
     }
     fields.insert("metadata".into(), Value::Object(metadata));
     match FluxSummary::of(kind, &object) {

@@ -395,7 +395,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
         if rng.chance(0.03) {
             obj["spec"]["suspend"] = json!(true);
         }
-        if let (Some(f), true) = (intent.failure, intent.health.is_problem()) {
+        if let (Some(f), true) = (intent.failure, intent.health.is_failing()) {
             let (reason, message) = flux::failure_text(f, &obj, &ctx);
             events.push(event(&mut rng, clock, &obj, p.kind, reason, &message, true));
         }

@@ -8,8 +8,8 @@ use ratatui::widgets::{Cell, Paragraph};
 use super::widgets::{Columns, health_cell, highlighted, list, message_cell};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
-use crate::export::table::{age, revision};
 use crate::fleet::ClusterId;
+use crate::units::age;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: ClusterId) {
     let index = &model.index;
@@ -97,7 +97,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
                 )),
                 health_cell(o.health, theme),
                 Cell::from(if o.suspended { "yes" } else { "" }),
-                Cell::from(revision(o)),
+                Cell::from(o.shown_revision()),
                 Cell::from(age(o.last_transition, model.now)),
                 message_cell(o, theme),
             ]

@@ -8,8 +8,8 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
-use crate::export::table::age;
 use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
+use crate::units::age;
 
 pub fn draw(
     frame: &mut Frame,
@@ -109,7 +109,7 @@ fn facts(
                 "message",
                 Span::styled(
                     o.message.as_deref().unwrap_or("-").to_string(),
-                    theme.style(if o.health.is_problem() {
+                    theme.style(if o.health.is_failing() {
                         Slot::of_health(o.health)
                     } else {
                         Slot::Text

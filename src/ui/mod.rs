@@ -8,7 +8,6 @@ mod fleet;
 mod help;
 mod objects;
 mod results;
-pub mod svg;
 mod triage;
 mod widgets;
 mod workspace;

@@ -7,8 +7,8 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, health_cell, highlighted, list, message_cell};
 use crate::app::model::{Model, RowId, Scope};
 use crate::config::theme::{Slot, Theme};
-use crate::export::table::{age, revision};
 use crate::fleet::FluxKind;
+use crate::units::age;
 
 pub fn draw(
     frame: &mut Frame,
@@ -76,7 +76,7 @@ pub fn draw(
                     theme,
                 )),
                 health_cell(o.health, theme),
-                Cell::from(revision(o)),
+                Cell::from(o.shown_revision()),
                 Cell::from(age(o.last_transition, model.now)),
                 message_cell(o, theme),
             ]

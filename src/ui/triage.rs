@@ -10,7 +10,7 @@ use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
 use crate::app::rows::{GroupOf, group_text};
 use crate::config::theme::{Slot, Theme};
-use crate::export::table::age;
+use crate::units::age;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: Scope) {
     let index = &model.index;

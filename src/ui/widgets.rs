@@ -169,7 +169,7 @@ pub fn highlighted(text: &str, filter: &str, base: Style, theme: &Theme) -> Line
 
 /// An object's message, in its health's style when it is a problem.
 pub fn message_cell(o: &crate::fleet::FluxSummary, theme: &Theme) -> Cell<'static> {
-    let slot = if o.health.is_problem() {
+    let slot = if o.health.is_failing() {
         Slot::of_health(o.health)
     } else {
         Slot::Dim

@@ -9,8 +9,8 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, count_cell, highlighted, list};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
-use crate::export::table::age;
 use crate::fleet::{ClusterEntry, Health, WorkspaceId};
+use crate::units::age;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: WorkspaceId) {
     let index = &model.index;

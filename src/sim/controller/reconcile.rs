@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Controller, Job, Key};
-use crate::fleet::{FluxKind, Health};
+use crate::fleet::{FluxKind, Health, annotations};
 use crate::sim::flux::Failure;
 use crate::sim::resources::Res;
 use crate::sim::store::Intent;
@@ -19,7 +19,7 @@ struct Request {
 
 fn request_of(v: &Value) -> Request {
     let text = |path: &str| v.pointer(path).and_then(Value::as_str);
-    let requested = text("/metadata/annotations/reconcile.fluxcd.io~1requestedAt");
+    let requested = annotations::get(v, annotations::REQUESTED_AT);
     let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
     let observed = v
         .pointer("/status/observedGeneration")
@@ -117,18 +117,14 @@ impl Controller {
                 return;
             }
             let v = obj.value();
-            let ann = |k: &str| {
-                v.pointer(&format!("/metadata/annotations/reconcile.fluxcd.io~1{k}"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            };
+            let ann = |k: &str| annotations::get(&v, k).map(str::to_string);
             let stat = |k: &str| {
                 v.pointer(&format!("/status/{k}"))
                     .and_then(Value::as_str)
                     .map(str::to_string)
             };
             let request = request_of(&v);
-            let requested = ann("requestedAt");
+            let requested = ann(annotations::REQUESTED_AT);
             // FACTS §2.5: only when forceAt/resetAt equal requestedAt and were not handled yet.
             let pending = |k: &str, status_key: &str| {
                 ann(k).filter(|a| {
@@ -138,8 +134,8 @@ impl Controller {
             let hr = key.0 == FluxKind::HelmRelease;
             (
                 request.unhandled,
-                pending("forceAt", "lastHandledForceAt").filter(|_| hr),
-                pending("resetAt", "lastHandledResetAt").filter(|_| hr),
+                pending(annotations::FORCE_AT, "lastHandledForceAt").filter(|_| hr),
+                pending(annotations::RESET_AT, "lastHandledResetAt").filter(|_| hr),
                 request.spec_changed,
             )
         };

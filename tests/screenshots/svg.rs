@@ -1,5 +1,6 @@
 //! A rendered screen as an SVG image: the screenshots in `screenshots/` are frames of the real
-//! views, drawn into a test buffer and written cell by cell, colours and bold included.
+//! views, drawn into a test buffer and written cell by cell, colours and bold included. Part of
+//! the screenshot test only.
 
 use std::fmt::Write;
 
