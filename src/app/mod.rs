@@ -3,6 +3,7 @@
 
 mod acting;
 pub mod action;
+pub mod command;
 pub mod keymap;
 pub mod model;
 pub mod rows;

@@ -71,14 +71,53 @@ impl View {
     }
 
     /// The sortable columns, the first being the natural order.
-    pub fn sort_columns(&self) -> &'static [&'static str] {
+    pub fn sort_columns(&self) -> &'static [SortBy] {
+        use SortBy::*;
         match self {
-            View::Fleet => &["NAME", "FAILING", "NOT-LIVE"],
-            View::Workspace(_) => &["NAME", "STATE", "FAILING", "FRESH", "MANAGEMENT"],
-            View::Cluster(_) => &["KIND", "HEALTH", "AGE", "NAME"],
-            View::Objects { .. } => &["CLUSTER", "HEALTH", "AGE", "NAME"],
-            View::Triage { .. } => &["SEVERITY", "CLUSTERS", "NAME"],
+            View::Fleet => &[Name, Failing, NotLive],
+            View::Workspace(_) => &[Name, State, Failing, Fresh, Management],
+            View::Cluster(_) => &[Kind, Health, Age, Name],
+            View::Objects { .. } => &[Cluster, Health, Age, Name],
+            View::Triage { .. } => &[Severity, Clusters, Name],
             View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => &[],
+        }
+    }
+}
+
+/// A column rows can be sorted by (`s` cycles through a view's [`View::sort_columns`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortBy {
+    Name,
+    Failing,
+    NotLive,
+    State,
+    Fresh,
+    /// Grouped by the management clusters they were found on.
+    Management,
+    Kind,
+    Health,
+    Age,
+    Cluster,
+    Severity,
+    Clusters,
+}
+
+impl SortBy {
+    /// The column's header.
+    pub fn header(self) -> &'static str {
+        match self {
+            SortBy::Name => "NAME",
+            SortBy::Failing => "FAILING",
+            SortBy::NotLive => "NOT-LIVE",
+            SortBy::State => "STATE",
+            SortBy::Fresh => "FRESH",
+            SortBy::Management => "MANAGEMENT",
+            SortBy::Kind => "KIND",
+            SortBy::Health => "HEALTH",
+            SortBy::Age => "AGE",
+            SortBy::Cluster => "CLUSTER",
+            SortBy::Severity => "SEVERITY",
+            SortBy::Clusters => "CLUSTERS",
         }
     }
 }
@@ -105,6 +144,7 @@ pub struct Screen {
     pub filter: String,
     pub failing_only: bool,
     pub suspended_only: bool,
+    /// Which of the view's sort columns orders the rows (0: the natural order).
     pub sort: usize,
     pub reverse: bool,
     /// Expanded triage groups.
@@ -112,6 +152,11 @@ pub struct Screen {
 }
 
 impl Screen {
+    /// The column the rows are sorted by; None for views without sorting.
+    pub fn sort_by(&self) -> Option<SortBy> {
+        self.view.sort_columns().get(self.sort).copied()
+    }
+
     pub fn new(view: View) -> Screen {
         Screen {
             view,

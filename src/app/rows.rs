@@ -9,7 +9,7 @@ use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
-use super::model::{RowId, Scope, Screen, View};
+use super::model::{RowId, Scope, Screen, SortBy, View};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, Phase};
 
 /// What the members of a triage group share.
@@ -72,9 +72,13 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                 })
                 .filter(|(_, w)| !screen.suspended_only || w.health.get(Health::Suspended) > 0)
                 .collect();
-            match screen.sort {
-                1 => ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed()))),
-                2 => ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.get(Phase::Live))),
+            match screen.sort_by() {
+                Some(SortBy::Failing) => {
+                    ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed())))
+                }
+                Some(SortBy::NotLive) => {
+                    ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.get(Phase::Live)))
+                }
                 _ => ws.sort_by(|a, b| a.1.name.cmp(&b.1.name)),
             }
             rows.ids = ws
@@ -98,17 +102,16 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                 })
                 .filter(|(_, c)| !screen.suspended_only || c.health.get(Health::Suspended) > 0)
                 .collect();
-            match screen.sort {
-                1 => clusters.sort_by(|a, b| {
+            match screen.sort_by() {
+                Some(SortBy::State) => clusters.sort_by(|a, b| {
                     a.1.connection
                         .phase
                         .cmp(&b.1.connection.phase)
                         .then(a.1.info.name.cmp(&b.1.info.name))
                 }),
-                2 => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
-                3 => clusters.sort_by_key(|(_, c)| c.last_event),
-                // Grouped by the management clusters they were found on.
-                4 => clusters.sort_by(|a, b| {
+                Some(SortBy::Failing) => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
+                Some(SortBy::Fresh) => clusters.sort_by_key(|(_, c)| c.last_event),
+                Some(SortBy::Management) => clusters.sort_by(|a, b| {
                     (&a.1.info.management, &a.1.info.name)
                         .cmp(&(&b.1.info.management, &b.1.info.name))
                 }),
@@ -135,10 +138,10 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                         ))
                 })
                 .collect();
-            match screen.sort {
-                1 => objects.sort_by_key(|o| o.health),
-                2 => objects.sort_by_key(|o| Reverse(o.last_transition)),
-                3 => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
+            match screen.sort_by() {
+                Some(SortBy::Health) => objects.sort_by_key(|o| o.health),
+                Some(SortBy::Age) => objects.sort_by_key(|o| Reverse(o.last_transition)),
+                Some(SortBy::Name) => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
                 _ => {}
             }
             rows.ids = objects
@@ -169,10 +172,10 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                     objects.push((cid, o));
                 }
             }
-            match screen.sort {
-                1 => objects.sort_by_key(|(_, o)| o.health),
-                2 => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
-                3 => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
+            match screen.sort_by() {
+                Some(SortBy::Health) => objects.sort_by_key(|(_, o)| o.health),
+                Some(SortBy::Age) => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
+                Some(SortBy::Name) => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
                 _ => {}
             }
             rows.ids = objects
@@ -338,9 +341,9 @@ fn triage(
     }
     let groups = &rows.groups;
     let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
-    match screen.sort {
-        1 => order.sort_by_key(|k| Reverse(count(k))),
-        2 => order.sort_by_key(|k| groups.get(k).map(group_text)),
+    match screen.sort_by() {
+        Some(SortBy::Clusters) => order.sort_by_key(|k| Reverse(count(k))),
+        Some(SortBy::Name) => order.sort_by_key(|k| groups.get(k).map(group_text)),
         _ => order.sort_by_key(|k| (groups.get(k).map(|g| g.what.rank()), Reverse(count(k)))),
     }
     for key in order {

@@ -7,12 +7,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::acting::{acted, ask, confirming, mark, mark_all, notice_handled, retry};
 use super::action::Action;
+use super::command::{Argument, Command};
 use super::keymap::Key;
 use super::model::{Fetched, Input, Model, RowId, View};
 use crate::actions::Job;
-use crate::fleet::actions::{Outcome, Verb};
+use crate::fleet::actions::Outcome;
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterId, ClusterInfo, FluxKind, ObjectKey};
+use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
 
 pub enum Msg {
     Key(KeyEvent),
@@ -166,14 +167,14 @@ fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) -> Vec<Effe
 pub fn completions(model: &Model, line: &str) -> Vec<String> {
     let mut out: Vec<String> = match line.split_once(' ') {
         Some((cmd, arg)) => {
-            let names: Vec<&str> = match cmd {
-                "ws" | "workspace" => model
+            let names: Vec<&str> = match Command::argument(cmd) {
+                Some(Argument::Workspace) => model
                     .index
                     .workspaces()
                     .iter()
                     .map(|w| w.name.as_str())
                     .collect(),
-                "cluster" | "cl" => model
+                Some(Argument::Cluster) => model
                     .index
                     .clusters()
                     .iter()
@@ -188,36 +189,10 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
                 .map(|n| format!("{cmd} {n}"))
                 .collect()
         }
-        None => {
-            let mut words: Vec<&str> = vec![
-                "all",
-                "triage",
-                "fleet",
-                "ws ",
-                "cluster ",
-                "help",
-                "q",
-                "quit",
-                "mark",
-                "unmark",
-                "results",
-                "audit",
-                "suspend",
-                "resume",
-                "reconcile",
-                "force",
-                "reset",
-            ];
-            for kind in FluxKind::ALL {
-                words.extend(kind.short_names());
-                words.push(kind.plural());
-            }
-            words
-                .into_iter()
-                .filter(|w| w.starts_with(line))
-                .map(str::to_string)
-                .collect()
-        }
+        None => Command::words()
+            .into_iter()
+            .filter(|w| w.starts_with(line))
+            .collect(),
     };
     out.sort_by_key(|s| (s.len(), s.clone()));
     out.dedup();
@@ -225,67 +200,57 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
 }
 
 fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
-    let (cmd, arg) = match line.split_once(' ') {
-        Some((c, a)) => (c, a.trim()),
-        None => (line, ""),
+    let command = match Command::parse(line) {
+        Ok(Some(command)) => command,
+        Ok(None) => return Vec::new(),
+        Err(e) => {
+            model.flash = Some(e);
+            return Vec::new();
+        }
     };
     let scope = model.screen().view.scope();
-    match cmd {
-        "" => {}
-        "q" | "quit" | "q!" => model.quit = true,
-        "help" => act_help(model),
-        "fleet" | "home" => {
+    match command {
+        Command::Quit => model.quit = true,
+        Command::Help => act_help(model),
+        Command::Fleet => {
             model.stack.truncate(1);
             model.rows_stale = true;
         }
-        "all" => model.push(View::Objects { scope, kind: None }),
-        "triage" => model.push(View::Triage { scope }),
-        "mark" => mark_all(model),
-        "unmark" => {
+        Command::All => model.push(View::Objects { scope, kind: None }),
+        Command::Triage => model.push(View::Triage { scope }),
+        Command::Mark => mark_all(model),
+        Command::Unmark => {
             let n = model.marks.len();
             model.marks.clear();
             model.flash = Some(format!("{n} marks cleared"));
         }
-        "results" => match model.run {
+        Command::Results => match model.run {
             Some(_) => model.push(View::Results),
             None => model.flash = Some("no action yet in this session".into()),
         },
-        "audit" => {
+        Command::Audit => {
             model.audit = None;
             model.push(View::Audit);
             return vec![Effect::ReadAudit];
         }
-        "suspend" | "resume" | "reconcile" | "force" | "reset" => {
-            let verb = match cmd {
-                "suspend" => Verb::Suspend,
-                "resume" => Verb::Resume,
-                "force" => Verb::Force,
-                "reset" => Verb::Reset,
-                _ if arg == "--with-source" => Verb::ReconcileWithSource,
-                _ => Verb::Reconcile,
-            };
-            ask(model, verb);
-        }
-        "ws" | "workspace" => match model.index.workspace_id(arg) {
+        Command::Act(verb) => ask(model, verb),
+        Command::Workspace(name) => match model.index.workspace_id(&name) {
             Some(w) => model.push(View::Workspace(w)),
-            None => model.flash = Some(format!("no workspace {arg:?}")),
+            None => model.flash = Some(format!("no workspace {name:?}")),
         },
-        "cluster" | "cl" => match model
+        Command::Cluster(name) => match model
             .index
             .clusters()
             .iter()
-            .position(|c| c.info.name == arg && !c.retired)
+            .position(|c| c.info.name == name && !c.retired)
         {
             Some(i) => model.push(View::Cluster(ClusterId(i as u32))),
-            None => model.flash = Some(format!("no cluster {arg:?}")),
+            None => model.flash = Some(format!("no cluster {name:?}")),
         },
-        other => match FluxKind::parse(other) {
-            Some(kind) => model.push(View::Objects {
-                scope,
-                kind: Some(kind),
-            }),
-            None => model.flash = Some(format!("unknown command :{other} (try :help)")),
-        },
+        Command::Kind(kind) => model.push(View::Objects {
+            scope,
+            kind: Some(kind),
+        }),
     }
     Vec::new()
 }

@@ -59,9 +59,8 @@ pub fn list<'a>(
     });
     let header = Row::new(header.iter().map(|h| Cell::from(*h))).style(theme.style(Slot::Header));
     let mut decorations = vec![format!("{title} ({})", ids.len())];
-    let sortable = screen.view.sort_columns();
     if screen.sort > 0 || screen.reverse {
-        let column = sortable.get(screen.sort).copied().unwrap_or("");
+        let column = screen.sort_by().map_or("", |c| c.header());
         decorations.push(format!(
             "sort {column}{}",
             if screen.reverse { " ↑" } else { "" }

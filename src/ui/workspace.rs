@@ -7,7 +7,7 @@ use ratatui::text::Span;
 use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, count_cell, highlighted, list};
-use crate::app::model::{Model, RowId};
+use crate::app::model::{Model, RowId, SortBy};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{ClusterEntry, Health, WorkspaceId};
 use crate::units::age;
@@ -47,7 +47,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
             let phase = cluster.connection.phase;
             let (mut message, slot) = message(cluster);
             // Grouped by management path: say which group each row is in.
-            if model.screen().sort == 4 && !cluster.info.management.is_empty() {
+            if model.screen().sort_by() == Some(SortBy::Management)
+                && !cluster.info.management.is_empty()
+            {
                 message = format!("via {} · {message}", cluster.info.management.join(" ▸ "));
             }
             vec![

@@ -1,0 +1,143 @@
+//! The commands typed after `:`, as k9s users type them: their names and aliases in one table
+//! (which completion offers too), parsed into [`Command`].
+
+use crate::fleet::FluxKind;
+use crate::fleet::actions::Verb;
+
+/// One command.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Quit,
+    Help,
+    /// Back to the fleet view.
+    Fleet,
+    /// Every object in scope.
+    All,
+    Triage,
+    /// Mark every object row the view shows.
+    Mark,
+    Unmark,
+    Results,
+    Audit,
+    Act(Verb),
+    Workspace(String),
+    Cluster(String),
+    /// The objects of one kind in scope (`:ks`, `:helmreleases` …).
+    Kind(FluxKind),
+}
+
+/// What a command needs after its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Argument {
+    None,
+    Workspace,
+    Cluster,
+}
+
+/// The commands without a kind: names (the first one is completed) and what follows them.
+const NAMED: &[(&[&str], Argument)] = &[
+    (&["all"], Argument::None),
+    (&["triage"], Argument::None),
+    (&["fleet", "home"], Argument::None),
+    (&["ws", "workspace"], Argument::Workspace),
+    (&["cluster", "cl"], Argument::Cluster),
+    (&["help"], Argument::None),
+    (&["q", "quit", "q!"], Argument::None),
+    (&["mark"], Argument::None),
+    (&["unmark"], Argument::None),
+    (&["results"], Argument::None),
+    (&["audit"], Argument::None),
+    (&["suspend"], Argument::None),
+    (&["resume"], Argument::None),
+    (&["reconcile"], Argument::None),
+    (&["force"], Argument::None),
+    (&["reset"], Argument::None),
+];
+
+impl Command {
+    /// Reads a typed line; `Ok(None)` for an empty one.
+    pub fn parse(line: &str) -> Result<Option<Command>, String> {
+        let line = line.trim();
+        let (name, arg) = match line.split_once(' ') {
+            Some((c, a)) => (c, a.trim()),
+            None => (line, ""),
+        };
+        let command = match name {
+            "" => return Ok(None),
+            "q" | "quit" | "q!" => Command::Quit,
+            "help" => Command::Help,
+            "fleet" | "home" => Command::Fleet,
+            "all" => Command::All,
+            "triage" => Command::Triage,
+            "mark" => Command::Mark,
+            "unmark" => Command::Unmark,
+            "results" => Command::Results,
+            "audit" => Command::Audit,
+            "suspend" => Command::Act(Verb::Suspend),
+            "resume" => Command::Act(Verb::Resume),
+            "force" => Command::Act(Verb::Force),
+            "reset" => Command::Act(Verb::Reset),
+            "reconcile" if arg == "--with-source" => Command::Act(Verb::ReconcileWithSource),
+            "reconcile" => Command::Act(Verb::Reconcile),
+            "ws" | "workspace" => Command::Workspace(arg.to_string()),
+            "cluster" | "cl" => Command::Cluster(arg.to_string()),
+            other => match FluxKind::parse(other) {
+                Some(kind) => Command::Kind(kind),
+                None => return Err(format!("unknown command :{other} (try :help)")),
+            },
+        };
+        Ok(Some(command))
+    }
+
+    /// What follows the command named `name`, if it is one.
+    pub fn argument(name: &str) -> Option<Argument> {
+        NAMED
+            .iter()
+            .find(|(names, _)| names.contains(&name))
+            .map(|(_, arg)| *arg)
+    }
+
+    /// Every word that starts a command, as completion offers them: a command taking an
+    /// argument ends in a space.
+    pub fn words() -> Vec<String> {
+        let mut words: Vec<String> = NAMED
+            .iter()
+            .flat_map(|(names, arg)| {
+                let space = if *arg == Argument::None { "" } else { " " };
+                names.iter().map(move |n| format!("{n}{space}"))
+            })
+            .collect();
+        for kind in FluxKind::ALL {
+            words.extend(kind.short_names().iter().map(|s| s.to_string()));
+            words.push(kind.plural().to_string());
+        }
+        words
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_completed_word_parses_as_a_command() {
+        for word in Command::words() {
+            let parsed = Command::parse(&word);
+            assert!(matches!(parsed, Ok(Some(_))), "{word:?}: {parsed:?}");
+        }
+        assert_eq!(
+            Command::parse("reconcile --with-source"),
+            Ok(Some(Command::Act(Verb::ReconcileWithSource)))
+        );
+        assert_eq!(
+            Command::parse("ws  payments "),
+            Ok(Some(Command::Workspace("payments".into())))
+        );
+        assert_eq!(
+            Command::parse("hr"),
+            Ok(Some(Command::Kind(FluxKind::HelmRelease)))
+        );
+        assert_eq!(Command::parse("  "), Ok(None));
+        assert!(Command::parse("nope").unwrap_err().contains(":nope"));
+    }
+}
