@@ -1,26 +1,36 @@
 //! fluxfleet: the Flux CD state of a whole fleet of Kubernetes clusters, in one terminal.
 //!
-//! Module map (layers never import upward; data flows from top to bottom):
+//! Module map, lowest layer first; a module imports only from layers above it in this list
+//! (the TUI's [`app`] and [`ui`] are one layer: the event loop draws the model):
+//! - Leaves, importing nothing of the crate: [`units`] (durations, ages, shortened hashes),
+//!   [`glob`] (the globs of selectors and rules), [`errors`] (error text for people, redacted
+//!   where input may hold credentials), [`private`] (owner-only files).
+//! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
+//!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
+//!   patches of suspend / resume / reconcile, the index (which alone numbers clusters) and its
+//!   rollups.
+//! - [`config`] — settings, modes and guardrails (which fail closed), the write grant, themes.
+//! - [`audit`] — the journal of actions (intent before anything is sent, outcomes after).
 //! - [`inventory`] — where clusters come from: kubeconfig files and directories, `KUBECONFIG`,
 //!   the config's sources, Cluster API / Kommander Secrets on management clusters (read as data,
 //!   never as instructions). Turns them into `ClusterSpec`s without opening a connection.
-//! - [`k8s`] — the only code that talks to API servers: the HTTP/2 transport and proxies, exec
-//!   credentials, per-kind discovery, one bounded list-then-watch task per cluster, management
-//!   discovery, and the `Reader` / `Writer` for one-off reads and actions.
-//! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules, object summaries,
-//!   the exact patches of suspend / resume / reconcile, the index and its rollups.
-//! - [`actions`] — carrying out one action on many objects (TUI and headless alike), journaled
-//!   in [`audit`] (intent before anything is sent, outcomes after).
-//! - [`app`] — the TUI's model, messages, update function, keymap and event loop; [`ui`] draws
-//!   it, a pure function of the model and the theme.
+//! - [`source`] — the seam every source of fleet state implements: changes through a `Sink`
+//!   under stable cluster keys, and where it can, reads (`Read`) and actions (`Write`).
+//! - [`k8s`] — the only code that talks to API servers, and the first source (`k8s::Kube`): the
+//!   HTTP/2 transport and proxies, exec credentials, per-kind discovery, one bounded
+//!   list-then-watch task per cluster, management discovery and following.
+//! - [`session`] — the index and the registered sources, reads and writes routed to each
+//!   cluster's source, and the one resolution of config and inventory every command uses.
+//! - [`actions`] — one action on many objects: the one target planner (refusals in one order)
+//!   and carrying the job out, journaled in [`audit`].
+//! - [`app`] and [`ui`] — the TUI: model, messages, update function, typed commands, keymap and
+//!   event loop; [`ui`] draws the model, a pure function of it and the theme.
 //! - [`export`] — the headless commands: `get`, `inventory`, `suspend` / `resume` /
 //!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals.
-//! - [`config`] — settings, modes and guardrails (which fail closed), themes; a leaf.
 //! - [`sim`] — the simulated fleet: a Kubernetes-API-compatible server for Flux objects serving
-//!   many virtual clusters, used by tests, benchmarks and `fluxfleet demo`.
-//! - [`cli`] — command-line parsing; `main.rs` only dispatches.
-//! - Small helpers: [`errors`] (error text for people, redacted where input may hold
-//!   credentials), [`private`] (owner-only files), [`units`] (durations in settings and flags).
+//!   many virtual clusters, used by tests, benchmarks and `fluxfleet demo` (on [`fleet`] and
+//!   [`units`] only).
+//! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
 
 pub mod actions;
 pub mod app;

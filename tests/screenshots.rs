@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
-use fluxfleet::app::model::{Fetched, Model, View};
+use fluxfleet::app::model::{Fetched, Model, RowId, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
@@ -178,7 +178,18 @@ async fn screenshots_of_the_main_views() {
     key(&mut model, KeyCode::Char('j'));
     key(&mut model, KeyCode::Char(' '));
     let shot = camera.shoot(&mut model, "triage");
-    assert!(shot.contains("clusters"), "{shot}");
+    // The second group, expanded: its members listed under it by workspace and cluster.
+    assert!(shot.contains("Not ready in the fleet"), "{shot}");
+    let RowId::Group(group) = &model.rows.ids[1] else {
+        panic!("triage rows are groups: {:?}", model.rows.ids)
+    };
+    let first = &model.rows.groups[group].members[0];
+    let RowId::Object(member, _) = first else {
+        panic!("a group's members are objects: {first:?}")
+    };
+    let member = &model.index.cluster(*member).unwrap().info;
+    let line = format!("└ {} / {}", member.workspace, member.name);
+    assert!(shot.contains(&line), "{line} in {shot}");
 
     command(&mut model, "fleet");
     command(&mut model, FluxKind::HelmRelease.short_names()[0]);
@@ -187,7 +198,9 @@ async fn screenshots_of_the_main_views() {
 
     key(&mut model, KeyCode::Char('?'));
     let shot = camera.shoot(&mut model, "help");
-    assert!(shot.contains("quit"), "{shot}");
+    // The keys of the view it was opened from, with what each does.
+    assert!(shot.contains("keys: objects view"), "{shot}");
+    assert!(shot.contains("reverse the sort"), "{shot}");
 
     for (name, _) in &camera.taken {
         let svg = std::fs::read_to_string(camera.dir.join(format!("{name}.svg"))).unwrap();

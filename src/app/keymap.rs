@@ -311,31 +311,32 @@ mod tests {
 
     #[test]
     fn user_overrides_replace_keys_and_bad_entries_are_warnings() {
-        let mut table = Config::defaults().keymap;
-        let user: toml::Table = r#"
-            [global]
+        // A user's config file, merged over the defaults by the config's own loader.
+        let user = r#"
+            [keymap.global]
             quit = "x"
             fly = "f"
             top = ["g", "ctrl-"]
-            [detail]
+            [keymap.detail]
             yaml = 3
-            [nowhere]
+            [keymap.nowhere]
             quit = "q"
-        "#
-        .parse()
-        .unwrap();
-        for (k, v) in user {
-            match (table.get_mut(&k).and_then(|t| t.as_table_mut()), v) {
-                (Some(t), toml::Value::Table(v)) => t.extend(v),
-                (_, v) => {
-                    table.insert(k, v);
-                }
-            }
-        }
-        let (keymap, warnings) = Keymap::from_config(&table);
+        "#;
+        let (config, config_warnings) = Config::parse(Some(user), std::path::Path::new("u.toml"));
+        assert!(config_warnings.is_empty(), "{config_warnings:?}");
+        let (keymap, warnings) = Keymap::from_config(&config.keymap);
         assert_eq!(keymap.action(Context::Fleet, key("x")), Some(Action::Quit));
         assert_eq!(keymap.action(Context::Fleet, key("q")), None);
         assert_eq!(keymap.action(Context::Fleet, key("g")), Some(Action::Top));
+        // What the user did not rebind keeps its default, in the same table.
+        assert_eq!(
+            keymap.action(Context::Fleet, key("G")),
+            Some(Action::Bottom)
+        );
+        assert_eq!(
+            keymap.action(Context::Detail, key("e")),
+            Some(Action::Events)
+        );
         let all = warnings.join("\n");
         assert!(all.contains("keymap.global.fly: not an action"), "{all}");
         assert!(

@@ -84,14 +84,7 @@ where
         journal,
         managements,
     } = start;
-    let theme_dir = config_path
-        .as_deref()
-        .and_then(|p| p.parent())
-        .map(|d| d.join("themes"));
-    let (theme, theme_warnings) = Theme::load(
-        theme.as_deref().unwrap_or(&config.ui.theme),
-        theme_dir.as_deref(),
-    );
+    let (theme, theme_warnings) = Theme::chosen(theme.as_deref(), &config, config_path.as_deref());
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
     let (keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
     warnings.extend(keymap_warnings);

@@ -121,6 +121,17 @@ impl Theme {
         theme
     }
 
+    /// The theme a session uses: `--theme`, else the config's `[ui] theme`; user themes are
+    /// read from the `themes` folder next to the config file.
+    pub fn chosen(
+        flag: Option<&str>,
+        config: &super::Config,
+        config_path: Option<&Path>,
+    ) -> (Theme, Vec<String>) {
+        let dir = config_path.and_then(Path::parent).map(|d| d.join("themes"));
+        Theme::load(flag.unwrap_or(&config.ui.theme), dir.as_deref())
+    }
+
     /// Loads theme `name`: a file `<dir>/<name>.toml` if there is one, else a built-in theme.
     /// Anything unusable is a warning naming the file and slot; the dark theme fills the gaps.
     pub fn load(name: &str, dir: Option<&Path>) -> (Theme, Vec<String>) {
@@ -280,6 +291,30 @@ mod tests {
             Theme::dark().style(Slot::Failed)
         );
         assert!(warnings[0].contains("theme \"missing\" not found"));
+    }
+
+    #[test]
+    fn the_config_file_names_a_theme_kept_next_to_it_and_the_flag_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("themes")).unwrap();
+        std::fs::write(
+            dir.path().join("themes").join("night.toml"),
+            "parent = \"dark\"\n[slots]\n\"health.failed\" = \"magenta\"\n",
+        )
+        .unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, "[ui]\ntheme = \"night\"\n").unwrap();
+        let (config, warnings) = super::super::Config::load(Some(&path), true);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let (theme, warnings) = Theme::chosen(None, &config, Some(&path));
+        assert_eq!(warnings, Vec::<String>::new());
+        assert_eq!(
+            theme.style(Slot::Failed),
+            Style::default().fg(Color::Magenta)
+        );
+        let (theme, _) = Theme::chosen(Some("light"), &config, Some(&path));
+        let (light, _) = Theme::load("light", None);
+        assert_eq!(theme.style(Slot::Failed), light.style(Slot::Failed));
     }
 
     #[test]
