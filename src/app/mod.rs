@@ -88,8 +88,8 @@ where
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
     let (keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
     warnings.extend(keymap_warnings);
-    let kube = crate::k8s::Kube::new(&inventory, &config.engine).following(&managements);
-    let (index, events, sources) = Session::start(vec![Box::new(kube)]).split();
+    let sources = crate::session::sources(&inventory, &config.engine, &managements);
+    let (index, events, sources) = Session::start(sources).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     model.read_only = grant.is_none();

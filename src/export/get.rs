@@ -10,7 +10,6 @@ use super::output;
 use super::table::Table;
 use super::{Filter, Status};
 use crate::fleet::{Index, Phase};
-use crate::k8s::Kube;
 use crate::session::Session;
 use crate::session::resolve::{Resolved, Sources};
 use crate::units::age;
@@ -117,12 +116,9 @@ pub async fn get(request: Request) -> u8 {
         // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
         config.engine.kinds = vec![kind];
     }
-    let mut kube = Kube::new(&inventory, &config.engine);
-    if request.watch {
-        // Watching: clusters joining or leaving management clusters show up as they do.
-        kube = kube.following(&managements);
-    }
-    let mut live = Session::start(vec![Box::new(kube)]);
+    // Watching: clusters joining or leaving management clusters show up as they do.
+    let follow = if request.watch { &managements[..] } else { &[] };
+    let mut live = Session::start(crate::session::sources(&inventory, &config.engine, follow));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());

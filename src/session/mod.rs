@@ -15,6 +15,7 @@ use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::Event;
 use crate::fleet::{ClusterInfo, Index, ObjectEvent, ObjectKey, SourceId};
 use crate::inventory::Inventory;
+use crate::k8s::management::Management;
 use crate::source::{Read, Sink, Source, Write};
 
 /// Events in flight between the sources and the index. When the owner falls behind, the sources
@@ -60,9 +61,10 @@ impl Session {
         }
     }
 
-    /// The clusters of `inventory`, watched by the kube engine (the usual session).
+    /// The clusters of `inventory`, watched by the kube engine, following none of its
+    /// management clusters.
     pub fn kube(inventory: &Inventory, settings: &config::Engine) -> Session {
-        Session::start(vec![Box::new(crate::k8s::Kube::new(inventory, settings))])
+        Session::start(sources(inventory, settings, &[]))
     }
 
     /// The index, the events for it, and the sources: for an owner that applies events itself
@@ -113,6 +115,17 @@ impl Session {
     pub async fn shutdown(self) {
         self.sources.shutdown().await;
     }
+}
+
+/// The sources of a fleet, registered in one place: the kube engine on `inventory`, following
+/// the management clusters of `follow` while running.
+pub fn sources(
+    inventory: &Inventory,
+    settings: &config::Engine,
+    follow: &[Management],
+) -> Vec<Box<dyn Source>> {
+    let kube = crate::k8s::Kube::new(inventory, settings).following(follow);
+    vec![Box::new(kube)]
 }
 
 impl Running {
