@@ -80,12 +80,15 @@ impl Kube {
 }
 
 impl Source for Kube {
+    /// Before [`Source::start`] only: the specs go to the cluster tasks then.
     fn clusters(&self) -> Vec<ClusterInfo> {
         self.clusters.iter().map(ClusterSpec::info).collect()
     }
 
     fn start(&mut self, sink: Sink) {
-        let mut engine = Engine::start(self.clusters.clone(), &self.settings, sink);
+        // Each cluster's task owns its spec from here on: no second copy of every kubeconfig.
+        let clusters = std::mem::take(&mut self.clusters);
+        let mut engine = Engine::start(clusters, &self.settings, sink);
         for f in std::mem::take(&mut self.follows) {
             engine.follow(f.management, f.workspace_label, f.known, f.reserved);
         }
