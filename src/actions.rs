@@ -76,6 +76,59 @@ pub fn plan(
     targets
 }
 
+/// What a planned action would do: the targets it would send, on how many clusters, and the
+/// targets refused — counted apart, so that a dry run or a confirmation never calls a refused
+/// target one that would change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    pub sent: usize,
+    pub clusters: usize,
+    pub refused: usize,
+}
+
+impl Tally {
+    pub fn of(targets: &[Target]) -> Tally {
+        let sent: Vec<&Target> = targets.iter().filter(|t| t.plan.is_ok()).collect();
+        let clusters: std::collections::BTreeSet<ClusterId> =
+            sent.iter().map(|t| t.cluster).collect();
+        Tally {
+            sent: sent.len(),
+            clusters: clusters.len(),
+            refused: targets.len() - sent.len(),
+        }
+    }
+
+    /// "suspend 9 objects on 3 clusters, 3 refused", "nothing to suspend: all 4 refused".
+    pub fn describe(&self, verb: Verb) -> String {
+        let count = |n: usize, one: &str, many: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            }
+        };
+        if self.sent == 0 {
+            return format!(
+                "nothing to {verb}: {} refused",
+                if self.refused == 1 {
+                    "the object is".to_string()
+                } else {
+                    format!("all {} objects are", self.refused)
+                }
+            );
+        }
+        let mut text = format!(
+            "{verb} {} on {}",
+            count(self.sent, "object", "objects"),
+            count(self.clusters, "cluster", "clusters")
+        );
+        if self.refused > 0 {
+            text.push_str(&format!(", {} refused", self.refused));
+        }
+        text
+    }
+}
+
 /// An action to send: every target with its patches, or why it is refused.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {

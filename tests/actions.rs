@@ -159,6 +159,32 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
         "{}",
         text(&out.stdout)
     );
+    assert!(
+        text(&out.stderr).contains("would suspend 50 objects on 50 clusters; nothing was sent"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Refused targets are counted as refused, never as ones that would change.
+    let deny = data.path().join("deny.toml");
+    std::fs::write(&deny, format!("[[actions.deny]]\nnamespace = \"{ns}\"\n")).unwrap();
+    let deny = deny.to_string_lossy().into_owned();
+    let out = run(
+        &[
+            &["suspend"][..],
+            &selector,
+            &["--dry-run", "--config", &deny],
+        ]
+        .concat(),
+        kc,
+        data.path(),
+    )
+    .await;
+    exits(&out, 0);
+    assert!(
+        text(&out.stderr).contains("nothing to suspend: all 50 objects are refused"),
+        "{}",
+        text(&out.stderr)
+    );
     // More than one target without a terminal needs --yes.
     let out = run(
         &[&["suspend"][..], &selector, &["--write"]].concat(),

@@ -829,6 +829,12 @@ async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
         "{stderr}"
     );
     assert_eq!(mutating(), before);
+    // A mistyped key beside a deny rule: the rule is not lost, and nothing is written.
+    let mistyped = "[actions]\nconfirm_abve = 3\n[[actions.deny]]\nnamespace = \"nowhere\"\n";
+    let (code, _, stderr) = attempt(mistyped, true).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("line 2: actions.confirm_abve"), "{stderr}");
+    assert_eq!(mutating(), before);
     // Named by where it comes from, write mode does reach it.
     let origin = format!("[[modes]]\norigin = \"management/{namespace}\"\nmode = \"write\"\n");
     let (_, stdout, _) = attempt(&origin, false).await;

@@ -580,18 +580,32 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
         namespace: None,
         name: None,
     }];
-    key(&mut m, KeyCode::Char('R'));
-    let effects = keys(&mut m, KeyCode::Enter);
-    let [Effect::Act(job)] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    assert_eq!(job.targets[0].cluster, cluster);
-    assert_eq!(job.targets[0].key, redis);
+    // Every target refused: no confirmation, nothing sent, and the reason on screen.
+    assert_eq!(keys(&mut m, KeyCode::Char('R')), []);
+    assert!(m.confirm.is_none());
+    let flash = m.flash.clone().unwrap_or_default();
     assert!(
-        matches!(&job.targets[0].plan, Err(fluxfleet::fleet::actions::Refusal::Denied(why)) if why.contains("actions.deny[0]")),
-        "{:?}",
-        job.targets[0].plan
+        flash.starts_with("nothing to reconcile: the object is refused"),
+        "{flash}"
     );
+    assert!(flash.contains("actions.deny[0]"), "{flash}");
+    let _ = (cluster, redis);
+    // Every object of a payments cluster marked: the confirmation counts the HelmReleases it
+    // refuses apart from what it would send.
+    key(&mut m, KeyCode::Esc);
+    command(&mut m, "cluster pay-prod-eu");
+    command(&mut m, "mark");
+    let id = m.index.cluster_named("pay-prod-eu").unwrap();
+    let releases = id
+        .objects
+        .keys()
+        .filter(|k| k.kind == FluxKind::HelmRelease)
+        .count();
+    let others = id.objects.len() - releases;
+    assert!(releases > 0 && others > 0);
+    key(&mut m, KeyCode::Char('R'));
+    let tally = m.confirm.as_ref().expect("a confirmation").tally;
+    assert_eq!((tally.sent, tally.refused), (others, releases));
     // More targets than allowed: refused before any confirmation.
     let mut m = model();
     m.actions.max_targets = 1;

@@ -113,18 +113,51 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
 }
 
 fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) {
+    // Planned now to count what would be sent and what is refused; planned again on launch,
+    // when the fleet may have moved.
+    let intent = Intent {
+        verb,
+        user: model.user.clone(),
+        reason: None,
+        token: String::new(),
+    };
+    let planned = plan(model, targets.iter().cloned(), &intent);
+    let tally = crate::actions::Tally::of(&planned);
+    if tally.sent == 0 {
+        let why = planned
+            .iter()
+            .find_map(|t| t.plan.as_ref().err())
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        model.flash = Some(format!("{}{why}", tally.describe(verb)));
+        return;
+    }
     let stage = if verb == Verb::Suspend {
         Stage::Reason
     } else {
-        count_or_yes(model, targets.len())
+        count_or_yes(model, tally.sent)
     };
     model.confirm = Some(Confirm {
         verb,
         targets,
+        tally,
         reason: String::new(),
         typed: String::new(),
         stage,
     });
+}
+
+/// Plans `objects` with the session's guardrails.
+fn plan(
+    model: &Model,
+    objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
+    intent: &Intent,
+) -> Vec<crate::actions::Target> {
+    let guard = crate::actions::Guard {
+        actions: &model.actions,
+        permissions: model.permissions.as_ref(),
+    };
+    crate::actions::plan(&model.index, objects, intent, &guard)
 }
 
 fn count_or_yes(model: &Model, n: usize) -> Stage {
@@ -145,7 +178,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     match (c.stage, key.code) {
-        (Stage::Reason, KeyCode::Enter) => c.stage = count_or_yes(model, c.targets.len()),
+        (Stage::Reason, KeyCode::Enter) => c.stage = count_or_yes(model, c.tally.sent),
         (Stage::Reason, KeyCode::Backspace) => {
             c.reason.pop();
         }
@@ -160,12 +193,12 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             c.typed.pop();
         }
         (Stage::Count, KeyCode::Enter) => {
-            if c.typed == c.targets.len().to_string() {
+            if c.typed == c.tally.sent.to_string() {
                 return launch(model, c);
             }
             model.flash = Some(format!(
-                "type {} (the number of objects) to confirm, Esc to cancel",
-                c.targets.len()
+                "type {} (the number of objects to change) to confirm, Esc to cancel",
+                c.tally.sent
             ));
             c.typed.clear();
         }
@@ -193,11 +226,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         token: at.to_string(),
     };
     let run = model.run.as_ref().map_or(1, |r| r.id + 1);
-    let guard = crate::actions::Guard {
-        actions: &model.actions,
-        permissions: model.permissions.as_ref(),
-    };
-    let targets = crate::actions::plan(&model.index, c.targets, &intent, &guard);
+    let targets = plan(model, c.targets, &intent);
     let rows = targets
         .iter()
         .map(|t| RunRow {

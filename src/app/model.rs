@@ -186,6 +186,8 @@ pub enum Input {
 pub struct Confirm {
     pub verb: Verb,
     pub targets: Vec<(ClusterId, ObjectKey)>,
+    /// What would be sent and what is refused, as planned when the confirmation opened.
+    pub tally: crate::actions::Tally,
     /// Suspend: the reason being typed.
     pub reason: String,
     /// Above the threshold: the number of targets, typed.

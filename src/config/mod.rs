@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 mod modes;
+mod read;
 pub mod theme;
 
 pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
@@ -218,7 +219,15 @@ impl Config {
         };
         if let Some(text) = user {
             match text.parse::<toml::Table>() {
-                Ok(user) => merge(&mut merged, user),
+                Ok(user) => {
+                    // Key by key: what cannot be used is dropped alone.
+                    let checked = read::check(user, &merged, text);
+                    for w in checked.warnings {
+                        warn(w);
+                    }
+                    guardrail_problems.extend(checked.guardrail_problems);
+                    merge(&mut merged, checked.table);
+                }
                 Err(e) => {
                     guardrail_problems.push(format!("{} is not valid TOML", file.display()));
                     warn(format!("invalid TOML, using the defaults: {e}"));
@@ -415,18 +424,66 @@ mod tests {
     }
 
     #[test]
-    fn unknown_keys_and_broken_toml_fall_back_to_the_defaults_with_a_warning() {
-        // The defaults, except that writes are refused: the file's guardrails are unknown.
-        let refusing = |file: &str| Config {
-            guardrail_problems: vec![file.to_string()],
-            ..Config::defaults()
-        };
-        let (config, warnings) = Config::parse(Some("[engine]\nturbo = true\n"), Path::new("u"));
-        assert!(warnings[0].message.contains("turbo"), "{warnings:?}");
-        assert_eq!(config, refusing("u could not be read whole"));
+    fn a_bad_key_is_dropped_alone_and_a_bad_guardrail_refuses_writes() {
+        // An unknown engine key: warned with its line, the rest of the file applies.
+        let text = "[engine]\nchunk_size = 100\nturbo = true\n[ui]\nmode = \"write\"\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let warning = warnings[0].to_string();
+        assert!(
+            warning.starts_with("u.toml: line 3: engine.turbo: unknown field"),
+            "{warning}"
+        );
+        assert_eq!(config.engine.chunk_size, 100);
+        assert_eq!(config.ui.mode, Mode::Write);
+        assert_eq!(config.guardrail_problems, Vec::<String>::new());
+
+        // A typo next to a deny rule: the deny rule stays, and writes are refused.
+        let text = "[ui]\nmode = \"write\"\n[actions]\nconfirm_abve = 3\nmax_targets = 7\n\
+                    [[actions.deny]]\nkind = \"Kustomization\"\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
+        let all: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(
+            all[0].contains("line 4: actions.confirm_abve: unknown field"),
+            "{all:?}"
+        );
+        assert!(
+            all[0].contains("writes are refused until it is fixed"),
+            "{all:?}"
+        );
+        assert_eq!(config.actions.deny.len(), 1, "the deny rule still applies");
+        assert_eq!(config.actions.max_targets, 7);
+        assert!(config.writes_refused().unwrap().contains("confirm_abve"));
+
+        // A bad [[modes]] entry is dropped alone and refuses writes; a good one stays.
+        let text = "[[modes]]\ncluster = \"a\"\nmode = \"write\"\n[[modes]]\ncluster = \"b\"\nmode = \"rw\"\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
+        assert_eq!(config.modes.len(), 1);
+        assert!(
+            warnings[0].message.starts_with("line 4: modes[1]:"),
+            "{warnings:?}"
+        );
+        assert!(config.writes_refused().is_some());
+
+        // A section fluxfleet does not know may be a misspelt guardrail: writes are refused.
+        let (config, warnings) = Config::parse(Some("[acions]\nmax_targets = 1\n"), Path::new("u"));
+        assert!(
+            warnings[0].message.contains("[acions]: not a section"),
+            "{warnings:?}"
+        );
+        assert!(config.writes_refused().is_some());
+
+        // A file that is not TOML at all: the defaults, and writes refused.
         let (config, warnings) = Config::parse(Some("[engine\n"), Path::new("u"));
         assert!(warnings[0].message.starts_with("invalid TOML"));
-        assert_eq!(config, refusing("u is not valid TOML"));
+        assert_eq!(
+            config,
+            Config {
+                guardrail_problems: vec!["u is not valid TOML".into()],
+                ..Config::defaults()
+            }
+        );
     }
 
     #[test]

@@ -89,12 +89,13 @@ pub async fn act(request: Request) -> u8 {
         live.shutdown().await;
         return exit::USAGE;
     }
+    let tally = crate::actions::Tally::of(&targets);
     if request.dry_run {
         let code = print_plan(&targets, &intent);
         live.shutdown().await;
         return code;
     }
-    if !confirmed(&request, targets.len(), config.actions.confirm_above) {
+    if !confirmed(&request, tally, config.actions.confirm_above) {
         live.shutdown().await;
         return exit::USAGE;
     }
@@ -152,12 +153,17 @@ pub async fn act(request: Request) -> u8 {
         return code;
     }
     let failed = results.iter().filter(|r| r.outcome != "done").count();
-    eprintln!(
-        "{}: {} done, {failed} not done, on {} objects",
-        job.intent.verb,
-        results.len() - failed,
-        results.len()
-    );
+    if tally.sent == 0 {
+        eprintln!("{}; nothing was sent", tally.describe(job.intent.verb));
+    } else {
+        eprintln!(
+            "{}: {} done, {failed} not done, on {} objects ({} refused)",
+            job.intent.verb,
+            results.len() - failed,
+            results.len(),
+            tally.refused
+        );
+    }
     if failed == 0 && !unjournaled {
         exit::OK
     } else {
@@ -210,27 +216,27 @@ fn print_plan(targets: &[Target], intent: &Intent) -> u8 {
     if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
         return code;
     }
-    let clusters: std::collections::BTreeSet<ClusterId> =
-        targets.iter().map(|t| t.cluster).collect();
-    eprintln!(
-        "dry run: {} would {} {} objects on {} clusters; nothing was sent",
-        intent.user,
-        intent.verb,
-        targets.len(),
-        clusters.len()
-    );
+    let tally = crate::actions::Tally::of(targets);
+    let what = tally.describe(intent.verb);
+    if tally.sent == 0 {
+        eprintln!("dry run: {what}");
+    } else {
+        eprintln!("dry run: {} would {what}; nothing was sent", intent.user);
+    }
     exit::OK
 }
 
-/// More than one target needs `--yes`, or, on a terminal, typing the count (above
-/// `confirm_above`) or `y`.
-fn confirmed(request: &Request, count: usize, confirm_above: usize) -> bool {
+/// More than one target to send needs `--yes`, or, on a terminal, typing the count (above
+/// `confirm_above`) or `y`. Refused targets are not counted: nothing is sent to them.
+fn confirmed(request: &Request, tally: crate::actions::Tally, confirm_above: usize) -> bool {
+    let count = tally.sent;
     if request.yes || count <= 1 {
         return true;
     }
     if !io::stdin().is_terminal() {
         eprintln!(
-            "error: {count} objects match: pass --yes to {} them without a terminal (--dry-run lists them)",
+            "error: {}: pass --yes to {} them without a terminal (--dry-run lists them)",
+            tally.describe(request.verb),
             request.verb
         );
         return false;
@@ -241,8 +247,8 @@ fn confirmed(request: &Request, count: usize, confirm_above: usize) -> bool {
         "y".to_string()
     };
     eprint!(
-        "{} {count} objects? Type {wanted} to confirm: ",
-        request.verb
+        "{}? Type {wanted} to confirm: ",
+        tally.describe(request.verb)
     );
     let _ = io::stderr().flush();
     let mut line = String::new();

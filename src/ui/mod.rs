@@ -279,10 +279,8 @@ fn draw_confirm(
     let mut lines = vec![
         Line::from(Span::styled(
             format!(
-                "{} {} on {} in {}",
-                c.verb,
-                plural(n, "object", "objects"),
-                plural(clusters.len(), "cluster", "clusters"),
+                "{} in {}",
+                c.tally.describe(c.verb),
                 plural(workspaces.len(), "workspace", "workspaces"),
             ),
             theme.style(Slot::Title),
@@ -321,7 +319,7 @@ fn draw_confirm(
         ))),
         Stage::Count => {
             lines.push(Line::from(vec![
-                Span::styled(format!("type {n} to confirm: "), text),
+                Span::styled(format!("type {} to confirm: ", c.tally.sent), text),
                 Span::styled(format!("{}▏", c.typed), theme.style(Slot::CommandLine)),
             ]));
             lines.push(Line::from(Span::styled(
