@@ -224,6 +224,7 @@ fn journal(
         time: jiff::Timestamp::now(),
         stage,
         user: &intent.user,
+        host: &audit::local_host(),
         action: intent.verb,
         reason: intent.reason.as_deref(),
         token: &intent.token,

@@ -70,6 +70,9 @@ pub struct Entry<'a> {
     pub time: Timestamp,
     pub stage: Stage,
     pub user: &'a str,
+    /// The machine fluxfleet ran on.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub host: &'a str,
     pub action: Verb,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'a str>,
@@ -124,12 +127,25 @@ pub fn attempts(newest_first: Vec<String>) -> Vec<String> {
         .collect()
 }
 
-/// The local user, as the journal and the suspended-by annotation name them.
+/// The local user, as the journal and the suspended-by annotation name them: the operating
+/// system's name for the account running fluxfleet (`$USER` is unset under cron, in containers
+/// and CI, and says whatever a script sets). Only when the system has no name for it: `$USER`,
+/// else the numeric uid — never "unknown".
 pub fn local_user() -> String {
-    ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
-        .unwrap_or_else(|| "unknown".into())
+    whoami::username()
+        .ok()
+        .filter(|u| !u.is_empty())
+        .or_else(|| {
+            ["USER", "LOGNAME"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        })
+        .unwrap_or_else(|| format!("uid {}", rustix::process::getuid().as_raw()))
+}
+
+/// The machine's name, as the journal records it (empty when the system has none).
+pub fn local_host() -> String {
+    whoami::hostname().unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -159,6 +175,7 @@ mod tests {
                 time: Timestamp::UNIX_EPOCH,
                 stage: Stage::Outcome,
                 user: "alice",
+                host: "laptop",
                 action: Verb::Suspend,
                 reason: Some("flapping"),
                 token: "t",

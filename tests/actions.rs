@@ -22,6 +22,7 @@ async fn run(args: &[&str], kubeconfig: (&str, &Path), data: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
         .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
         .env("FLUXFLEET_DATA_DIR", data)
+        // Not who acted: the journal names the operating system's user, whatever $USER says.
         .env("USER", "alice")
         .env_remove("KUBECONFIG")
         .env("HOME", "/nonexistent-home")
@@ -32,6 +33,23 @@ async fn run(args: &[&str], kubeconfig: (&str, &Path), data: &Path) -> Output {
         .output()
         .await
         .unwrap()
+}
+
+/// `id -un`: the account running the tests, as the system names it.
+fn os_user() -> String {
+    let out = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The machine's name, as the kernel has it.
+fn os_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -211,8 +229,12 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
     let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
     let annotations = ks.metadata.annotations.clone().unwrap_or_default();
     assert_eq!(annotations["fluxfleet.dev/suspend-reason"], reason);
-    assert_eq!(annotations["fluxfleet.dev/suspended-by"], "alice");
-    assert_eq!(annotations["fluxcd.controlplane.io/suspendedBy"], "alice");
+    let me = os_user();
+    assert_eq!(annotations["fluxfleet.dev/suspended-by"], me.as_str());
+    assert_eq!(
+        annotations["fluxcd.controlplane.io/suspendedBy"],
+        me.as_str()
+    );
     // On all 50, as the fleet engine sees them.
     let out = run(
         &[&["get"][..], &selector, &["-o", "json"]].concat(),
@@ -226,7 +248,7 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
     assert_eq!(objects.len(), 50);
     for o in objects {
         assert_eq!(o["suspendReason"], reason, "{o}");
-        assert_eq!(o["suspendedBy"], "alice", "{o}");
+        assert_eq!(o["suspendedBy"], me.as_str(), "{o}");
         assert_eq!(o["status"], "suspended", "{o}");
     }
 
@@ -287,7 +309,8 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
         .collect();
     assert_eq!(actions, ["suspend", "reconcile", "resume", "reconcile"]);
     assert_eq!(lines[0]["reason"], reason);
-    assert_eq!(lines[0]["user"], "alice");
+    assert_eq!(lines[0]["user"], os_user().as_str());
+    assert_eq!(lines[0]["host"], os_host().as_str());
     for line in &lines {
         assert_eq!(line["targets"].as_array().unwrap().len(), 50);
     }
