@@ -5,14 +5,8 @@
 mod common;
 
 use std::os::unix::fs::PermissionsExt;
-use std::time::Duration;
 
-use fluxfleet::config::Config;
 use fluxfleet::fleet::Phase;
-use fluxfleet::inventory;
-use fluxfleet::session::Session;
-use kube::config::Kubeconfig;
-use secrecy::ExposeSecret;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plugins_run_once_per_command_non_interactively_and_failures_are_auth_states() {
@@ -42,28 +36,7 @@ async fn plugins_run_once_per_command_non_interactively_and_failures_are_auth_st
     }
     // The sim's admin tokens and servers for its two clusters.
     let names = sim.handle.cluster_names();
-    let fleet = Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
-    let server_and_token = |name: &str| {
-        let ctx = fleet.contexts.iter().find(|c| c.name == name).unwrap();
-        let ctx = ctx.context.as_ref().unwrap();
-        let cluster = fleet
-            .clusters
-            .iter()
-            .find(|c| c.name == ctx.cluster)
-            .unwrap();
-        let cluster = cluster.cluster.as_ref().unwrap();
-        let user = fleet
-            .auth_infos
-            .iter()
-            .find(|u| Some(&u.name) == ctx.user.as_ref())
-            .unwrap();
-        let token = user.auth_info.as_ref().unwrap().token.as_ref().unwrap();
-        (
-            cluster.server.clone().unwrap(),
-            cluster.certificate_authority_data.clone().unwrap(),
-            token.expose_secret().to_string(),
-        )
-    };
+    let server_and_token = |name: &str| common::admin(&sim, name);
     let (server_a, ca, token_a) = server_and_token(&names[0]);
     let (server_b, _, token_b) = server_and_token(&names[1]);
     let exec = |command: &std::path::Path, token: &str| {
@@ -91,16 +64,7 @@ async fn plugins_run_once_per_command_non_interactively_and_failures_are_auth_st
     );
     let path = dir.path().join("exec.kubeconfig");
     std::fs::write(&path, kubeconfig).unwrap();
-    let inv = inventory::load(
-        &inventory::Request {
-            kubeconfigs: vec![path],
-            ..inventory::Request::default()
-        },
-        &Config::defaults(),
-    );
-    assert_eq!(inv.problems, []);
-    let mut live = Session::kube(&inv, &Config::defaults().engine);
-    assert!(live.settle(Duration::from_secs(20)).await);
+    let live = common::settled(&path).await;
     let state = |name: &str| {
         let c = live.index.cluster_named(name).unwrap();
         (

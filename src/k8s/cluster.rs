@@ -300,6 +300,14 @@ async fn credentials(
 ) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
     let mut kubeconfig = spec.kubeconfig.clone();
     let mut expires = None;
+    if let Some(auth) = kubeconfig
+        .auth_infos
+        .first_mut()
+        .and_then(|a| a.auth_info.as_mut())
+        && let Some(path) = auth.token_file.take()
+    {
+        auth.token = Some(token_file(std::path::Path::new(&path)).await?);
+    }
     let cluster = kubeconfig
         .clusters
         .first()
@@ -331,6 +339,42 @@ async fn credentials(
         }
     }
     Ok((kubeconfig, expires))
+}
+
+/// Tokens longer than this are not tokens.
+const TOKEN_FILE_LIMIT: u64 = 64 * 1024;
+
+/// A `tokenFile`'s token, read as kubectl reads it: surrounding whitespace trimmed (what
+/// `echo $TOKEN > file` leaves). Read at every connect, so a rotated token is picked up.
+async fn token_file(path: &std::path::Path) -> Result<secrecy::SecretString, Failure> {
+    let invalid = |why: String| {
+        Failure::new(
+            Phase::Invalid,
+            format!("tokenFile {}: {why}", path.display()),
+        )
+    };
+    let size = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| invalid(e.to_string()))?
+        .len();
+    if size > TOKEN_FILE_LIMIT {
+        return Err(invalid(format!("{size} bytes; a token is at most 64 KiB")));
+    }
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| invalid(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8 text".into()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(invalid("empty".into()));
+    }
+    // A line break or control character inside cannot go into an Authorization header.
+    if token.chars().any(char::is_control) {
+        return Err(invalid(
+            "holds more than one line; a token is one line".into(),
+        ));
+    }
+    Ok(token.to_string().into())
 }
 
 /// The HTTP service for `spec` with `kubeconfig`'s credentials.

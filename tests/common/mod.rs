@@ -135,3 +135,44 @@ pub fn api_code(err: &kube::Error) -> Option<u16> {
         _ => None,
     }
 }
+
+/// How to reach workload cluster `name` as its admin: server, CA data and token.
+pub fn admin(sim: &Sim, name: &str) -> (String, String, String) {
+    use secrecy::ExposeSecret;
+    let fleet = Kubeconfig::read_from(&sim.handle.files.fleet).unwrap();
+    let ctx = fleet.contexts.iter().find(|c| c.name == name).unwrap();
+    let ctx = ctx.context.as_ref().unwrap();
+    let cluster = fleet
+        .clusters
+        .iter()
+        .find(|c| c.name == ctx.cluster)
+        .unwrap();
+    let cluster = cluster.cluster.as_ref().unwrap();
+    let user = fleet
+        .auth_infos
+        .iter()
+        .find(|u| Some(&u.name) == ctx.user.as_ref())
+        .unwrap();
+    let token = user.auth_info.as_ref().unwrap().token.as_ref().unwrap();
+    (
+        cluster.server.clone().unwrap(),
+        cluster.certificate_authority_data.clone().unwrap(),
+        token.expose_secret().to_string(),
+    )
+}
+
+/// The fleet of one kubeconfig file, loaded cleanly and watched until every cluster answered.
+pub async fn settled(kubeconfig: &Path) -> fluxfleet::session::Session {
+    use fluxfleet::config::Config;
+    let inv = fluxfleet::inventory::load(
+        &fluxfleet::inventory::Request {
+            kubeconfigs: vec![kubeconfig.to_path_buf()],
+            ..Default::default()
+        },
+        &Config::defaults(),
+    );
+    assert_eq!(inv.problems, []);
+    let mut live = fluxfleet::session::Session::kube(&inv, &Config::defaults().engine);
+    assert!(live.settle(Duration::from_secs(20)).await);
+    live
+}
