@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::flux::Failure;
 use super::resources::Res;
-use crate::fleet::{Health, is_suspended};
+use crate::fleet::{FluxKind, Health};
 
 /// Store key: resource, namespace ("" for cluster-scoped), name.
 pub type Key = (Res, String, String);
@@ -180,7 +180,7 @@ impl Store {
         let namespace = meta["namespace"].as_str().unwrap_or("").to_string();
         let name = meta["name"].as_str().unwrap_or("").to_string();
         let suspended = match res {
-            Res::Flux(kind) => is_suspended(kind, &value),
+            Res::Flux(kind) => suspended(kind, &value),
             _ => false,
         };
         let object = Arc::new(Object {
@@ -281,6 +281,17 @@ impl Store {
     /// Whether a list or watch at `rv` can still be served consistently.
     pub fn is_retained(&self, rv: u64) -> bool {
         rv >= self.compacted
+    }
+}
+
+/// Whether a stored Flux object is suspended, as its controller reads it: `spec.suspend`, or for
+/// an ArtifactGenerator the `source.extensions.fluxcd.io/reconcile: disabled` annotation. The
+/// simulator's own reading, not the engine's, so that comparing the two can catch either.
+fn suspended(kind: FluxKind, value: &Value) -> bool {
+    if kind == FluxKind::ArtifactGenerator {
+        value["metadata"]["annotations"]["source.extensions.fluxcd.io/reconcile"] == "disabled"
+    } else {
+        value["spec"]["suspend"] == true
     }
 }
 
