@@ -521,3 +521,94 @@ async fn a_rollout_moves_workspaces_to_a_new_revision_ring_by_ring() {
     assert_eq!(later, second, "the next ring waits for its step");
     sim.handle.shutdown().await;
 }
+
+/// Every failure the simulator produces carries a reason the controller of that kind really
+/// emits (FACTS §3.1): no Kustomization reason on a GitRepository, no Helm rollback on a source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failure_has_a_reason_its_own_controller_emits() {
+    use fluxfleet::config::Config;
+    use std::collections::BTreeSet;
+
+    let sim = start_with(|c| {
+        c.clusters = 120;
+        c.workspaces = 8;
+    })
+    .await;
+    let inventory = fluxfleet::inventory::load(
+        &fluxfleet::inventory::Request {
+            kubeconfigs: vec![sim.handle.files.fleet.clone()],
+            ..Default::default()
+        },
+        &Config::defaults(),
+    );
+    let mut engine = Config::defaults().engine;
+    engine.kinds = FluxKind::ALL.to_vec();
+    let mut live = fluxfleet::session::Session::kube(&inventory, &engine);
+    assert!(live.settle(Duration::from_secs(60)).await);
+    let source = [
+        "GitOperationFailed",
+        "AuthenticationFailed",
+        "OCIArtifactPullFailed",
+        "IndexationFailed",
+        "ChartPullFailed",
+        "BucketOperationFailed",
+        "URLInvalid",
+        "StatOperationFailed",
+        "ReconciliationFailed",
+    ];
+    let allowed = |kind: FluxKind| -> Vec<&str> {
+        match kind {
+            FluxKind::Kustomization => vec![
+                "BuildFailed",
+                "HealthCheckFailed",
+                "DependencyNotReady",
+                "InvalidCELExpression",
+                "ArtifactFailed",
+                "ReconciliationFailed",
+            ],
+            FluxKind::HelmRelease => vec![
+                "InstallFailed",
+                "UpgradeFailed",
+                "RollbackSucceeded",
+                "RetriesExceeded",
+                "DependencyNotReady",
+                "ArtifactFailed",
+                "InvalidCELExpression",
+                "ReconciliationFailed",
+            ],
+            _ => source.to_vec(),
+        }
+    };
+    let mut failing_kinds = BTreeSet::new();
+    for c in live.index.clusters() {
+        for o in c.objects.values() {
+            if !o.health.is_failing() {
+                continue;
+            }
+            let reason = o.reason.as_deref().unwrap_or("");
+            assert!(
+                allowed(o.key.kind).contains(&reason),
+                "{} on {}: {} {reason}: {}",
+                o.key.kind,
+                c.info.name,
+                o.key.name,
+                o.message.as_deref().unwrap_or("")
+            );
+            failing_kinds.insert(o.key.kind);
+        }
+    }
+    // The fleet is seeded: these kinds fail somewhere in it, so each was checked.
+    for kind in [
+        FluxKind::GitRepository,
+        FluxKind::HelmRepository,
+        FluxKind::Kustomization,
+        FluxKind::HelmRelease,
+    ] {
+        assert!(
+            failing_kinds.contains(&kind),
+            "{kind} never fails: {failing_kinds:?}"
+        );
+    }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}

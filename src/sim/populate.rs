@@ -156,7 +156,7 @@ fn decide(
     rng: &mut Rng,
     kind: FluxKind,
     obj: &Value,
-    hot: Option<(&str, Failure)>,
+    hot: Option<(FluxKind, &str, Failure)>,
     deps: &HashMap<ObjKey, Health>,
 ) -> Intent {
     let name = obj
@@ -179,7 +179,9 @@ fn decide(
             };
         }
     }
-    if let Some((hot_name, failure)) = hot
+    // The hot failure is its applier's alone: a source of the same name fails its own ways.
+    if let Some((hot_kind, hot_name, failure)) = hot
+        && hot_kind == kind
         && hot_name == name
         && rng.chance(0.6)
     {
@@ -336,7 +338,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
             .as_str()
             .unwrap_or("")
             .to_string();
-        (name, *ws_rng.pick(Failure::for_kind(p.kind).0))
+        (p.kind, name, *ws_rng.pick(Failure::for_kind(p.kind).0))
     });
     let mut healths: HashMap<ObjKey, Health> = HashMap::new();
     let mut revisions: HashMap<ObjKey, String> = HashMap::new();
@@ -356,7 +358,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
             &mut rng,
             p.kind,
             &obj,
-            hot.as_ref().map(|(n, f)| (n.as_str(), *f)),
+            hot.as_ref().map(|(k, n, f)| (*k, n.as_str(), *f)),
             &healths,
         );
         // What its source really holds (a failing source keeps an older artifact), else the ring's.
