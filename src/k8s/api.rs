@@ -4,6 +4,7 @@
 //! buffer per watch — at thousands of clusters that is most of the engine's memory.
 
 use std::error::Error as StdError;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, Version};
@@ -14,6 +15,7 @@ use serde::de::DeserializeOwned;
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceExt};
 
+use super::backoff::Backoff;
 use super::errors::{self, Failure};
 use super::transport::NotHttp2;
 use crate::fleet::Phase;
@@ -86,13 +88,58 @@ impl Trouble {
     }
 }
 
+/// A read the server turned away for now (API Priority and Fairness answers 429, a restarting
+/// or overloaded server 503 or 504) is asked again this many times before it counts as failed.
+const READ_RETRIES: u32 = 3;
+/// The longest `Retry-After` honoured; a server asking for longer fails the read, and the
+/// caller's own backoff takes over.
+const RETRY_AFTER_LIMIT: Duration = Duration::from_secs(5);
+
 /// GETs `path_and_query`; a non-success status becomes [`Trouble::Status`] with the server's
-/// explanation.
+/// explanation. Reads are idempotent: one turned away for now is retried a few times, with
+/// jittered backoff or after the server's `Retry-After`, so that one busy moment of a flaky
+/// server does not fail a whole discovery or list.
 pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>, Trouble> {
-    let request = Request::get(path_and_query)
-        .body(Body::empty())
-        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
-    send(http, request).await
+    let mut backoff = Backoff::new(
+        Duration::from_millis(200),
+        Duration::from_secs(2),
+        seed(path_and_query),
+    );
+    let mut attempt = 0;
+    loop {
+        let request = Request::get(path_and_query)
+            .body(Body::empty())
+            .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
+        let response = answer(http, request).await?;
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let code = response.status().as_u16();
+        if attempt < READ_RETRIES && matches!(code, 429 | 503 | 504) {
+            let delay = retry_after(&response).unwrap_or_else(|| backoff.next_delay());
+            if delay <= RETRY_AFTER_LIMIT {
+                drop(response);
+                attempt += 1;
+                // Backoff before asking again, not synchronisation.
+                tokio::time::sleep(delay).await;
+                continue;
+            }
+        }
+        return Err(rejected(response).await);
+    }
+}
+
+/// `Retry-After` in seconds (the form API servers send).
+fn retry_after(response: &Response<Incoming>) -> Option<Duration> {
+    let value = response.headers().get(http::header::RETRY_AFTER)?;
+    let seconds: u64 = value.to_str().ok()?.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds))
+}
+
+/// A jitter seed that differs between requests, so that retries do not march in step.
+fn seed(path: &str) -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(path)
 }
 
 /// A JSON merge patch (`application/merge-patch+json`) of the object at `path`.
@@ -109,14 +156,19 @@ pub async fn merge_patch(
 }
 
 async fn send(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
-    let response = tokio::time::timeout(REQUEST_TIMEOUT, http.clone().oneshot(request))
-        .await
-        .map_err(|_| timed_out())?
-        .map_err(|e| Trouble::transport(&*e))?;
+    let response = answer(http, request).await?;
     if response.status().is_success() {
         return Ok(response);
     }
     Err(rejected(response).await)
+}
+
+/// The server's answer, whatever its status.
+async fn answer(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
+    tokio::time::timeout(REQUEST_TIMEOUT, http.clone().oneshot(request))
+        .await
+        .map_err(|_| timed_out())?
+        .map_err(|e| Trouble::transport(&*e))
 }
 
 /// GETs `path` and reads the whole answer as JSON; also says which HTTP version answered.
