@@ -116,7 +116,7 @@ pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>
         }
         let code = response.status().as_u16();
         if attempt < READ_RETRIES && matches!(code, 429 | 503 | 504) {
-            let delay = retry_after(&response).unwrap_or_else(|| backoff.next_delay());
+            let delay = retry_after(response.headers()).unwrap_or_else(|| backoff.next_delay());
             if delay <= RETRY_AFTER_LIMIT {
                 drop(response);
                 attempt += 1;
@@ -129,9 +129,9 @@ pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>
     }
 }
 
-/// `Retry-After` in seconds (the form API servers send).
-fn retry_after(response: &Response<Incoming>) -> Option<Duration> {
-    let value = response.headers().get(http::header::RETRY_AFTER)?;
+/// `Retry-After` in seconds (the form API servers send); an HTTP date is not read.
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let value = headers.get(http::header::RETRY_AFTER)?;
     let seconds: u64 = value.to_str().ok()?.trim().parse().ok()?;
     Some(Duration::from_secs(seconds))
 }
@@ -226,4 +226,28 @@ async fn rejected(response: Response<Incoming>) -> Trouble {
         status.message = String::from_utf8_lossy(&body).trim().to_string();
     }
     Trouble::status(&status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_is_read_in_seconds_and_anything_else_is_ignored() {
+        let with = |value: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(
+                http::header::RETRY_AFTER,
+                value
+                    .parse()
+                    .unwrap_or_else(|_| http::HeaderValue::from_static("")),
+            );
+            retry_after(&headers)
+        };
+        assert_eq!(with("1"), Some(Duration::from_secs(1)));
+        assert_eq!(with(" 12 "), Some(Duration::from_secs(12)));
+        assert_eq!(with("Wed, 21 Oct 2026 07:28:00 GMT"), None);
+        assert_eq!(with("-1"), None);
+        assert_eq!(retry_after(&http::HeaderMap::new()), None);
+    }
 }
