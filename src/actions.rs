@@ -88,25 +88,22 @@ pub struct Tally {
 
 impl Tally {
     pub fn of(targets: &[Target]) -> Tally {
-        let sent: Vec<&Target> = targets.iter().filter(|t| t.plan.is_ok()).collect();
-        let clusters: std::collections::BTreeSet<ClusterId> =
-            sent.iter().map(|t| t.cluster).collect();
+        let clusters: std::collections::BTreeSet<ClusterId> = targets
+            .iter()
+            .filter(|t| t.plan.is_ok())
+            .map(|t| t.cluster)
+            .collect();
+        let sent = targets.iter().filter(|t| t.plan.is_ok()).count();
         Tally {
-            sent: sent.len(),
+            sent,
             clusters: clusters.len(),
-            refused: targets.len() - sent.len(),
+            refused: targets.len() - sent,
         }
     }
 
     /// "suspend 9 objects on 3 clusters, 3 refused", "nothing to suspend: all 4 refused".
     pub fn describe(&self, verb: Verb) -> String {
-        let count = |n: usize, one: &str, many: &str| {
-            if n == 1 {
-                format!("1 {one}")
-            } else {
-                format!("{n} {many}")
-            }
-        };
+        use crate::units::count;
         if self.sent == 0 {
             return format!(
                 "nothing to {verb}: {} refused",

@@ -93,9 +93,9 @@ impl Sink {
     /// so that memory does not grow.
     pub async fn send(&self, cluster: &ClusterKey, change: Change) -> Result<(), Closed> {
         let change = match change {
+            // The index files it under the event's key; the source is the sink's to say.
             Change::Added(mut info) => {
                 info.source = self.source;
-                info.key = cluster.clone();
                 Change::Added(info)
             }
             other => other,

@@ -41,6 +41,15 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// "1 object", "3 objects".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 /// "12s", "5m", "3h", "2d" since `then`.
 pub fn age(then: Option<Timestamp>, now: Timestamp) -> String {
     let Some(then) = then else {

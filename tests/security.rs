@@ -811,30 +811,33 @@ async fn guardrails_of_discovered_clusters_follow_where_they_come_from() {
     assert!(stdout.contains("denied by actions.deny[0]"), "{stdout}");
     assert!(!stdout.lines().any(|l| l.starts_with("done")), "{stdout}");
     assert_eq!(mutating(), before);
-    // A write rule for the "dev" workspace does not reach a cluster a label put there.
-    let modes = "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n";
-    let (code, _, stderr) = attempt(modes, false).await;
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("read-only: nothing can suspend"),
-        "{stderr}"
-    );
-    assert_eq!(mutating(), before);
-    // A deny rule naming no Flux kind refuses every write, even with --write.
-    let typo = "[[actions.deny]]\nkind = \"Kustomisation\"\n";
-    let (code, _, stderr) = attempt(typo, true).await;
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("\"Kustomisation\" is not a Flux kind"),
-        "{stderr}"
-    );
-    assert_eq!(mutating(), before);
-    // A mistyped key beside a deny rule: the rule is not lost, and nothing is written.
-    let mistyped = "[actions]\nconfirm_abve = 3\n[[actions.deny]]\nnamespace = \"nowhere\"\n";
-    let (code, _, stderr) = attempt(mistyped, true).await;
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("line 2: actions.confirm_abve"), "{stderr}");
-    assert_eq!(mutating(), before);
+    // Each refuses before anything is sent (exit 2), saying why:
+    let refusals = [
+        // a write rule for the "dev" workspace does not reach a cluster a label put there;
+        (
+            "[[modes]]\nworkspace = \"dev\"\nmode = \"write\"\n",
+            false,
+            "read-only: nothing can suspend",
+        ),
+        // a deny rule naming no Flux kind refuses every write, even with --write;
+        (
+            "[[actions.deny]]\nkind = \"Kustomisation\"\n",
+            true,
+            "\"Kustomisation\" is not a Flux kind",
+        ),
+        // a mistyped key beside a deny rule: the rule is not lost, and nothing is written.
+        (
+            "[actions]\nconfirm_abve = 3\n[[actions.deny]]\nnamespace = \"nowhere\"\n",
+            true,
+            "line 2: actions.confirm_abve",
+        ),
+    ];
+    for (config, write, why) in refusals {
+        let (code, _, stderr) = attempt(config, write).await;
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(why), "{why} in {stderr}");
+        assert_eq!(mutating(), before);
+    }
     // Named by where it comes from, write mode does reach it.
     let origin = format!("[[modes]]\norigin = \"management/{namespace}\"\nmode = \"write\"\n");
     let (_, stdout, _) = attempt(&origin, false).await;

@@ -91,7 +91,7 @@ pub async fn act(request: Request) -> u8 {
     }
     let tally = crate::actions::Tally::of(&targets);
     if request.dry_run {
-        let code = print_plan(&targets, &intent);
+        let code = print_plan(&targets, &intent, tally);
         live.shutdown().await;
         return code;
     }
@@ -184,7 +184,7 @@ fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
 }
 
 /// `--dry-run`: the targets and what each would get.
-fn print_plan(targets: &[Target], intent: &Intent) -> u8 {
+fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally) -> u8 {
     let mut t = Table::new(vec![
         "WORKSPACE",
         "CLUSTER",
@@ -216,7 +216,6 @@ fn print_plan(targets: &[Target], intent: &Intent) -> u8 {
     if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
         return code;
     }
-    let tally = crate::actions::Tally::of(targets);
     let what = tally.describe(intent.verb);
     if tally.sent == 0 {
         eprintln!("dry run: {what}");

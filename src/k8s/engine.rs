@@ -69,9 +69,10 @@ impl Engine {
     }
 
     /// Reads `management` again every `discovery_interval`: clusters that appear there join
-    /// the fleet (an [`crate::fleet::index::Change::Added`] event, then their own task), clusters that vanish leave it
-    /// ([`crate::fleet::index::Change::Retired`]), a changed kubeconfig or lifecycle restarts that cluster's task.
-    /// `known` are the clusters found on it at start.
+    /// the fleet (a [`Change::Added`](crate::fleet::index::Change::Added) event, then their own
+    /// task), clusters that vanish leave it ([`Change::Retired`](crate::fleet::index::Change::Retired)),
+    /// a changed kubeconfig or lifecycle restarts that cluster's task. `known` are the clusters
+    /// found on it at start.
     pub fn follow(
         &mut self,
         management: ClusterSpec,

@@ -64,7 +64,7 @@ impl Kube {
                 .filter(|c| {
                     c.discovered
                         .as_ref()
-                        .is_some_and(|d| d.management == [spec.name.clone()])
+                        .is_some_and(|d| d.management == std::slice::from_ref(&spec.name))
                 })
                 .cloned()
                 .collect();

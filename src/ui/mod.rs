@@ -268,20 +268,13 @@ fn draw_confirm(
         .filter_map(|id| index.cluster(*id).map(|cl| cl.workspace))
         .collect();
     let n = c.targets.len();
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("1 {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
     let text = theme.style(Slot::Text);
     let mut lines = vec![
         Line::from(Span::styled(
             format!(
                 "{} in {}",
                 c.tally.describe(c.verb),
-                plural(workspaces.len(), "workspace", "workspaces"),
+                crate::units::count(workspaces.len(), "workspace", "workspaces"),
             ),
             theme.style(Slot::Title),
         )),
