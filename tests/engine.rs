@@ -5,14 +5,14 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use fluxfleet::config::{self, Config};
-use fluxfleet::fleet::{FluxKind, Health, Index, Phase};
+use fluxfleet::fleet::{FluxKind, Index, Phase};
 use fluxfleet::inventory::{self, Inventory};
 use fluxfleet::session::Session;
 use fluxfleet::sim::Faults;
+use fluxfleet::sim::chaos;
 
 use common::Sim;
 
@@ -34,69 +34,19 @@ fn fleet_of(sim: &Sim) -> Inventory {
     inventory
 }
 
-type Picture = BTreeMap<String, BTreeSet<(String, String, String, Health, bool)>>;
-
-/// What the index shows, per cluster.
-fn shown(index: &Index) -> Picture {
-    index
-        .clusters()
-        .iter()
-        .map(|c| {
-            let objects = c
-                .objects
-                .values()
-                .map(|s| {
-                    (
-                        s.key.kind.as_str().to_string(),
-                        s.key.namespace.to_string(),
-                        s.key.name.to_string(),
-                        s.health,
-                        s.suspended,
-                    )
-                })
-                .collect();
-            (c.info.name.clone(), objects)
-        })
-        .collect()
-}
-
-/// What the simulator holds, per reachable workload cluster.
-fn truth(sim: &Sim) -> Picture {
-    sim.handle
-        .truth()
-        .into_iter()
-        .filter(|c| !c.management && !c.faults.iter().any(|f| f == "unreachable"))
-        .map(|c| {
-            let objects = c
-                .objects
-                .into_iter()
-                .map(|o| (o.kind, o.namespace, o.name, o.health, o.suspended))
-                .collect();
-            (c.name, objects)
-        })
-        .collect()
-}
-
 /// Applies events until the index shows exactly the truth, or fails with the difference.
 async fn until_truth(live: &mut Session, sim: &Sim, within: Duration) {
     let deadline = std::time::Instant::now() + within;
     loop {
         live.pump(Duration::from_millis(200)).await;
-        let (shown, truth) = (shown(&live.index), truth(sim));
-        if shown == truth {
+        let report = chaos::difference(&live.index, &sim.handle);
+        if report.exact() {
             return;
         }
-        if std::time::Instant::now() > deadline {
-            for (cluster, objects) in &truth {
-                let seen = shown.get(cluster).cloned().unwrap_or_default();
-                let missing: Vec<_> = objects.difference(&seen).take(3).collect();
-                let extra: Vec<_> = seen.difference(objects).take(3).collect();
-                if !missing.is_empty() || !extra.is_empty() {
-                    eprintln!("{cluster}: missing {missing:?}, extra {extra:?}");
-                }
-            }
-            panic!("the index never matched the simulator's truth");
-        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index never matched the simulator's truth: {report:#?}"
+        );
     }
 }
 

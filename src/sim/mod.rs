@@ -7,6 +7,7 @@
 mod api;
 mod capi;
 mod catalog;
+pub mod chaos;
 mod clock;
 mod controller;
 mod discovery;
@@ -169,6 +170,35 @@ impl Handle {
         );
         *c.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
         true
+    }
+
+    /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
+    /// server errors, expired tokens, forbidden kinds — and the churn with its rollouts.
+    /// Unreachable clusters, clusters without Flux and old Flux releases stay as they are:
+    /// those are what the clusters are, not something happening to them.
+    pub fn calm(&self) {
+        self.set_churn(0.0);
+        for c in self.world.clusters.iter() {
+            let f = c.faults();
+            let lasting = Faults {
+                unreachable: f.unreachable,
+                no_flux: f.no_flux,
+                old_flux: f.old_flux,
+                ..Faults::default()
+            };
+            if f != lasting {
+                self.set_faults(&c.name, lasting);
+            }
+        }
+    }
+
+    /// Writes every cluster's store has taken so far (objects and events).
+    pub fn writes(&self) -> u64 {
+        self.world
+            .clusters
+            .iter()
+            .map(|c| c.store().resource_version())
+            .sum()
     }
 
     /// Forgets a cluster's change history now: every watch gets 410 Gone and must relist.

@@ -68,9 +68,9 @@ enum Job {
         workspace: usize,
         generation: usize,
     },
+    /// A 410 storm on a cluster, every `faults.gone`, while that fault lasts.
     Compact {
         cluster: usize,
-        every: Duration,
     },
     ExpireTokens {
         cluster: usize,
@@ -228,8 +228,12 @@ impl Controller {
                 workspace,
                 generation,
             } => self.ring(workspace, generation),
-            Job::Compact { cluster, every } => {
+            Job::Compact { cluster } => {
                 if let Some(c) = self.cluster(cluster) {
+                    // The storm ends when the fault is lifted (`Handle::calm`, `set_faults`).
+                    let Some(every) = c.faults().gone else {
+                        return;
+                    };
                     let rv = {
                         let mut store = c.store();
                         store.compact();
@@ -237,11 +241,13 @@ impl Controller {
                     };
                     // Wake every watch so that each sees its resourceVersion is gone.
                     c.changed.send_modify(|v| *v = rv);
+                    self.after(every, Job::Compact { cluster });
                 }
-                self.after(every, Job::Compact { cluster, every });
             }
             Job::ExpireTokens { cluster } => {
-                if let Some(c) = self.cluster(cluster) {
+                if let Some(c) = self.cluster(cluster)
+                    && c.faults().expired_token.is_some()
+                {
                     c.tokens_valid.store(false, Ordering::Relaxed);
                 }
             }
@@ -272,13 +278,7 @@ pub async fn run(
     for c in world.clusters.iter() {
         let f = c.faults();
         if let Some(every) = f.gone {
-            ctl.after(
-                every,
-                Job::Compact {
-                    cluster: c.index,
-                    every,
-                },
-            );
+            ctl.after(every, Job::Compact { cluster: c.index });
         }
         if let Some(after) = f.expired_token {
             ctl.after(after, Job::ExpireTokens { cluster: c.index });

@@ -10,49 +10,71 @@ use crate::fleet::{FluxKind, Health};
 use crate::sim::flux::Failure;
 use crate::sim::populate::{source_of, source_revision};
 use crate::sim::resources::Res;
-use crate::sim::store::Intent;
+use crate::sim::store::{Intent, Object};
 use crate::sim::world::Cluster;
 
 /// The sources whose revisions a rollout moves: the bootstrap repository and the Helm charts.
 const SOURCES_ROLLED: [FluxKind; 2] = [FluxKind::GitRepository, FluxKind::HelmChart];
 
+/// The share of churning objects (not stalled, not suspended) that fail at equilibrium. A
+/// healthy object picked by churn fails with odds `s / (1 - s)` and a failing one recovers, so
+/// the flows balance where `s` of them fail — near what a fleet starts with.
+pub const FAILING_SHARE: f64 = 0.08;
+
+/// Picks per churn event before giving up; about `1 / (2 s)` are needed at equilibrium.
+const PICKS_PER_CHANGE: usize = 32;
+
 impl Controller {
-    /// One random failure or recovery somewhere in the fleet.
+    /// One failure or recovery somewhere in the fleet. An object picked at random recovers if
+    /// it is failing, and a healthy one fails only with the odds that hold the failing share at
+    /// [`FAILING_SHARE`]: failures never outpace recoveries, however long the fleet runs.
     pub(super) fn churn_once(&mut self) {
+        for _ in 0..PICKS_PER_CHANGE {
+            if self.churn_pick() {
+                return;
+            }
+        }
+    }
+
+    /// Picks one object; true when it changed.
+    fn churn_pick(&mut self) -> bool {
         let n = self.world.clusters.len();
         if n == 0 {
-            return;
+            return false;
         }
         let c = self.world.clusters[self.rng.below(n)].clone();
         let candidate = {
             let store = c.store();
-            let flux: Vec<_> = store
-                .all()
-                .filter(|o| {
-                    matches!(o.res, Res::Flux(_))
-                        && !o.suspended
-                        && o.intent.is_some_and(|i| {
-                            i.health != Health::Stalled && i.health != Health::NotApplicable
-                        })
-                })
-                .cloned()
-                .collect();
-            if flux.is_empty() {
-                return;
+            let churnable = |o: &&Arc<Object>| {
+                matches!(o.res, Res::Flux(k) if !k.is_static())
+                    && !o.suspended
+                    && o.intent.is_some_and(|i| {
+                        i.health != Health::Stalled && i.health != Health::NotApplicable
+                    })
+            };
+            let count = store.all().filter(churnable).count();
+            if count == 0 {
+                return false;
             }
-            flux[self.rng.below(flux.len())].clone()
+            let pick = self.rng.below(count);
+            match store.all().filter(churnable).nth(pick) {
+                Some(o) => o.clone(),
+                None => return false,
+            }
         };
         let Res::Flux(kind) = candidate.res else {
-            return;
+            return false;
         };
-        if kind.is_static() {
-            return;
-        }
         let next = match candidate.intent.map(|i| i.health) {
-            Some(Health::Ready) => Intent {
-                health: Health::Failed,
-                failure: Some(*self.rng.pick(Failure::for_kind(kind).0)),
-            },
+            Some(Health::Ready) => {
+                if !self.rng.chance(FAILING_SHARE / (1.0 - FAILING_SHARE)) {
+                    return false;
+                }
+                Intent {
+                    health: Health::Failed,
+                    failure: Some(*self.rng.pick(Failure::for_kind(kind).0)),
+                }
+            }
             _ => Intent {
                 health: Health::Ready,
                 failure: None,
@@ -60,6 +82,7 @@ impl Controller {
         };
         let key = (kind, candidate.namespace.clone(), candidate.name.clone());
         self.write(&c, &key, next, None, None, true);
+        true
     }
 
     /// A workspace reaches a new rollout generation: its sources get new revisions, and their
@@ -126,6 +149,103 @@ impl Controller {
                     },
                 );
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::FAILING_SHARE;
+    use crate::fleet::Health;
+    use crate::sim::clock::Clock;
+    use crate::sim::controller::{Controller, Settings};
+    use crate::sim::faults::Faults;
+    use crate::sim::populate::populate_all;
+    use crate::sim::resources::Res;
+    use crate::sim::rng::Rng;
+    use crate::sim::store::Limits;
+    use crate::sim::world::{Cluster, World};
+
+    fn fleet(clusters: usize) -> Arc<World> {
+        let limits = Limits {
+            history: 100,
+            history_age: Duration::from_secs(60),
+            events: 10,
+        };
+        let all = (0..clusters)
+            .map(|i| {
+                Arc::new(Cluster::new(
+                    i,
+                    format!("c-{i}"),
+                    "ws".into(),
+                    BTreeMap::new(),
+                    false,
+                    ("a".into(), "v".into()),
+                    Faults::default(),
+                    limits,
+                ))
+            })
+            .collect();
+        let world = Arc::new(World::new(all, vec!["ws".into()]));
+        populate_all(&world, 7, 30, &Clock::new(Some(1_700_000_000)), &[1]);
+        world
+    }
+
+    /// Failed objects among those churn may change (not stalled, not suspended).
+    fn failing_share(world: &World) -> f64 {
+        let (mut failed, mut churnable) = (0usize, 0usize);
+        for c in world.clusters.iter() {
+            for o in c.store().all() {
+                let Some(intent) = o.intent else { continue };
+                if !matches!(o.res, Res::Flux(k) if !k.is_static())
+                    || o.suspended
+                    || matches!(intent.health, Health::Stalled | Health::NotApplicable)
+                {
+                    continue;
+                }
+                churnable += 1;
+                failed += usize::from(intent.health == Health::Failed);
+            }
+        }
+        failed as f64 / churnable.max(1) as f64
+    }
+
+    #[test]
+    fn churn_settles_near_its_failing_share_however_long_it_runs() {
+        let world = fleet(20);
+        let mut ctl = Controller {
+            world: world.clone(),
+            clock: Clock::new(Some(1_700_000_000)),
+            settings: Settings {
+                seed: 7,
+                churn: 5.0,
+                reconcile_delay: Duration::from_secs(2),
+                rollout_interval: Duration::from_secs(120),
+                rollout_step: Duration::from_secs(15),
+            },
+            rng: Rng::fork(7, "test"),
+            timers: BTreeMap::new(),
+            seq: 0,
+            rings: vec![1],
+            latest: 1,
+        };
+        // Hours of the demo's churn (5 a second) in fast-forward; the share is sampled at
+        // every stage, since a decaying fleet passes through the band on its way up.
+        for stage in 0..6 {
+            for _ in 0..3_000 {
+                ctl.churn_once();
+            }
+            let share = failing_share(&world);
+            assert!(
+                (FAILING_SHARE * 0.5..FAILING_SHARE * 1.6).contains(&share),
+                "after {} changes {:.1} % of churning objects fail",
+                (stage + 1) * 3_000,
+                share * 100.0
+            );
         }
     }
 }

@@ -1,0 +1,85 @@
+//! Chaos at full scale, as a measurement: 2,000 clusters × 30 objects with every fault kind the
+//! simulator has, churn and rollouts for several minutes; then the faults and the churn stop and
+//! the index must equal the simulator's truth exactly. Prints the report and the process's peak
+//! resident memory (engine and simulator share it).
+//!
+//! `cargo bench --bench chaos -- [--clusters 2000] [--objects 30] [--active 300] [--churn 200]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::{Duration, Instant};
+
+use fluxfleet::config::Config;
+use fluxfleet::fleet::FluxKind;
+use fluxfleet::sim::chaos::{self, EVERY_FAULT, Plan};
+use fluxfleet::sim::faults::Spec;
+
+fn arg(name: &str, default: f64) -> f64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map_or(default, |v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{name} takes a number, not {v:?}"))
+        })
+}
+
+/// Peak resident memory of this process, in MiB.
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+fn main() {
+    // `cargo bench` passes --bench to every bench target; anything else here is ours.
+    let plan = Plan {
+        clusters: arg("--clusters", 2000.0) as usize,
+        objects: arg("--objects", 30.0) as usize,
+        faults: Spec::parse(EVERY_FAULT).unwrap(),
+        churn: arg("--churn", 200.0),
+        rollout_interval: Duration::from_secs(60),
+        rollout_step: Duration::from_secs(3),
+        active: Duration::from_secs_f64(arg("--active", 300.0)),
+        settle_within: Duration::from_secs(180),
+        seed: 1,
+    };
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
+    let mut engine = Config::defaults().engine;
+    engine.kinds = FluxKind::ALL.to_vec();
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let started = Instant::now();
+    println!(
+        "chaos: {} clusters × {} objects, faults {EVERY_FAULT}, churn {}/s, rollouts every {:?}, active {:?}",
+        plan.clusters, plan.objects, plan.churn, plan.rollout_interval, plan.active
+    );
+    let report = runtime
+        .block_on(chaos::run(&plan, dir.path(), &engine))
+        .unwrap();
+    println!(
+        "compared {} clusters, {} objects after {} writes: lost {}, duplicated {}, extra {}, wrong health {}",
+        report.clusters,
+        report.objects,
+        report.changes,
+        report.lost,
+        report.duplicated,
+        report.extra,
+        report.wrong_health
+    );
+    match report.agreed_after {
+        Some(t) => println!("the index agreed with the truth {t:.1?} after the stop"),
+        None => println!("the index never agreed: {:#?}", report.examples),
+    }
+    println!(
+        "wall {:.0?}, peak resident memory {:.0} MiB",
+        started.elapsed(),
+        peak_rss_mib()
+    );
+    if !report.exact() {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,43 @@
+//! Chaos, small: every fault the simulator has, churn and rollouts on a small fleet; once the
+//! faults and the churn stop, the index equals the simulator's truth exactly. The same harness
+//! runs at 2,000 clusters in `cargo bench --bench chaos` (numbers in the README).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::time::Duration;
+
+use fluxfleet::config::Config;
+use fluxfleet::fleet::FluxKind;
+use fluxfleet::sim::chaos::{self, Plan};
+use fluxfleet::sim::faults::Spec;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_every_fault_churn_and_rollouts_the_index_equals_the_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = Plan {
+        clusters: 40,
+        objects: 30,
+        // Each kind on at least one cluster, with durations that fire within the active time.
+        faults: Spec::parse(
+            "unreachable=3%,slow=3%:4s,flap=5%:1s,gone=5%:1s,error5xx=5%:30%,\
+             expired-token=3%:2s,no-flux=3%,old-flux=5%,forbidden=3%:HelmRelease",
+        )
+        .unwrap(),
+        churn: 60.0,
+        rollout_interval: Duration::from_secs(2),
+        rollout_step: Duration::from_millis(200),
+        active: Duration::from_secs(8),
+        settle_within: Duration::from_secs(45),
+        seed: 11,
+    };
+    let mut engine = Config::defaults().engine;
+    engine.kinds = FluxKind::ALL.to_vec();
+    engine.connect_timeout = Duration::from_secs(3);
+    engine.max_backoff = Duration::from_secs(2);
+    let report = chaos::run(&plan, dir.path(), &engine).await.unwrap();
+    eprintln!("{report:?}");
+    assert!(report.exact(), "{report:#?}");
+    assert!(report.agreed_after.is_some());
+    // The fleet really moved while the faults ran: hundreds of objects changed.
+    assert!(report.changes > 300, "{report:#?}");
+    assert!(report.objects >= 30 * 35, "{report:#?}");
+}
