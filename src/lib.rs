@@ -4,7 +4,8 @@
 //! (the TUI's [`app`] and [`ui`] are one layer: the event loop draws the model):
 //! - Leaves, importing nothing of the crate: [`units`] (durations, ages, shortened hashes),
 //!   [`glob`] (the globs of selectors and rules), [`errors`] (error text for people, redacted
-//!   where input may hold credentials), [`private`] (owner-only files).
+//!   where input may hold credentials), [`private`] (owner-only files), [`der`] (just enough
+//!   DER to read any X.509 certificate's public key).
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
 //!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
 //!   patches of suspend / resume / reconcile, the index (which alone numbers clusters) and its
@@ -29,7 +30,7 @@
 //!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals.
 //! - [`sim`] — the simulated fleet: a Kubernetes-API-compatible server for Flux objects serving
 //!   many virtual clusters, used by tests, benchmarks and `fluxfleet demo` (on [`fleet`] and
-//!   [`units`] only).
+//!   [`units`]; its chaos harness, `sim::chaos`, also runs a [`session`] against it).
 //! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
 
 pub mod actions;
@@ -37,6 +38,7 @@ pub mod app;
 pub mod audit;
 pub mod cli;
 pub mod config;
+pub mod der;
 pub mod errors;
 pub mod export;
 pub mod fleet;

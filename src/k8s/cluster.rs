@@ -410,19 +410,25 @@ async fn build(
         Ok(proxy) => proxy,
         Err(message) => return Err(Failure::new(Phase::Invalid, message)),
     };
+    let identity = super::identity::load(&config.auth_info)
+        .map_err(|message| Failure::new(Phase::Invalid, message))?;
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
     let client = if config.auth_info.auth_provider.is_some() {
         let building = shared.clone();
-        tokio::task::spawn_blocking(move || building.transport.client(&config, proxy, protocol))
-            .await
-            .unwrap_or_else(|e| {
-                Err(kube::Error::Service(
-                    format!("building the client: {e}").into(),
-                ))
-            })
+        tokio::task::spawn_blocking(move || {
+            building
+                .transport
+                .client(&config, identity, proxy, protocol)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(kube::Error::Service(
+                format!("building the client: {e}").into(),
+            ))
+        })
     } else {
-        shared.transport.client(&config, proxy, protocol)
+        shared.transport.client(&config, identity, proxy, protocol)
     };
     client.map_err(|e| errors::of_kube(&e))
 }

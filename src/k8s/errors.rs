@@ -81,9 +81,16 @@ pub fn of_transport(e: &(dyn StdError + 'static)) -> Failure {
             return Failure::new(Phase::TlsError, tls_message(tls));
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            // rustls reports handshake failures wrapped in io errors.
-            if let Some(tls) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
-                return Failure::new(Phase::TlsError, tls_message(tls));
+            // rustls reports handshake failures wrapped in io errors, sometimes twice (the
+            // connector wraps tokio-rustls's), and an io error's source() skips what it wraps.
+            let mut wrapped = io.get_ref();
+            while let Some(inner) = wrapped {
+                if let Some(tls) = inner.downcast_ref::<rustls::Error>() {
+                    return Failure::new(Phase::TlsError, tls_message(tls));
+                }
+                wrapped = inner
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::get_ref);
             }
             if io.kind() == std::io::ErrorKind::TimedOut {
                 return Failure::new(Phase::TimedOut, io.to_string());
@@ -162,6 +169,13 @@ mod tests {
                 "TLS: certificate signed by an unknown authority"
             )
         );
+        // What the connector really returns: tokio-rustls's io error inside another.
+        let twice = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName),
+        ));
+        let f = of_kube(&kube::Error::Service(Box::new(twice)));
+        assert_eq!(f.phase, Phase::TlsError, "{}", f.message);
         let slow = ConnectTimeout(Duration::from_secs(15));
         let f = of_kube(&kube::Error::Service(Box::new(slow)));
         assert_eq!(f, Failure::new(Phase::TimedOut, "no connection within 15s"));

@@ -10,6 +10,7 @@ mod engine;
 pub mod errors;
 mod exec;
 mod follow;
+mod identity;
 mod kind_watch;
 pub mod management;
 pub mod reader;

@@ -16,6 +16,7 @@ use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use kube::client::ConfigExt;
+use rustls::sign::CertifiedKey;
 use tokio::net::TcpStream;
 use tower::{BoxError, ServiceBuilder};
 
@@ -65,31 +66,53 @@ impl Default for TlsCache {
 }
 
 impl TlsCache {
-    fn config_for(&self, config: &kube::Config) -> Result<rustls::ClientConfig, kube::Error> {
-        let auth = &config.auth_info;
-        let plain = config.root_cert.is_none()
-            && !config.accept_invalid_certs
-            && auth.client_certificate.is_none()
-            && auth.client_certificate_data.is_none();
-        if !plain {
-            let mut tls = config.rustls_client_config()?;
+    /// The TLS configuration for `config`, presenting `identity` (the user's client
+    /// certificate, read by [`super::identity`]) when it has one.
+    fn config_for(
+        &self,
+        config: &kube::Config,
+        identity: Option<Arc<CertifiedKey>>,
+    ) -> Result<rustls::ClientConfig, kube::Error> {
+        let plain = config.root_cert.is_none() && !config.accept_invalid_certs;
+        let mut tls = if plain {
+            let mut shared = self.system.lock().unwrap_or_else(|e| e.into_inner());
+            let tls = match &*shared {
+                Some(tls) => tls.clone(),
+                None => {
+                    let mut tls = without_identity(config).rustls_client_config()?;
+                    tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
+                    let tls = Arc::new(tls);
+                    *shared = Some(tls.clone());
+                    tls
+                }
+            };
+            // Cheap: the verifier and roots inside are shared behind their own Arcs.
+            (*tls).clone()
+        } else {
+            let mut tls = without_identity(config).rustls_client_config()?;
             tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
-            return Ok(tls);
-        }
-        let mut shared = self.system.lock().unwrap_or_else(|e| e.into_inner());
-        let tls = match &*shared {
-            Some(tls) => tls.clone(),
-            None => {
-                let mut tls = config.rustls_client_config()?;
-                tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
-                let tls = Arc::new(tls);
-                *shared = Some(tls.clone());
-                tls
-            }
+            tls
         };
-        // Cheap: the verifier and roots inside are shared behind their own Arcs.
-        Ok((*tls).clone())
+        if let Some(identity) = identity {
+            tls.client_auth_cert_resolver = Arc::new(super::identity::Fixed(identity));
+            // Sessions are kept per server name: one resumed under another cluster's client
+            // certificate would present that identity. A client certificate keeps its own.
+            tls.resumption = rustls::client::Resumption::in_memory_sessions(8);
+        }
+        Ok(tls)
     }
+}
+
+/// `config` without the client certificate and key: kube would read them with webpki, which
+/// refuses X.509 v1 certificates that kubectl accepts; [`super::identity`] reads them instead.
+fn without_identity(config: &kube::Config) -> kube::Config {
+    let mut config = config.clone();
+    let auth = &mut config.auth_info;
+    auth.client_certificate = None;
+    auth.client_certificate_data = None;
+    auth.client_key = None;
+    auth.client_key_data = None;
+    config
 }
 
 /// TCP, directly or through the kubeconfig's `proxy-url` (HTTP CONNECT or SOCKS5).
@@ -311,10 +334,11 @@ impl Transport {
     pub fn client(
         &self,
         config: &kube::Config,
+        identity: Option<Arc<CertifiedKey>>,
         proxy: Option<Proxy>,
         protocol: Protocol,
     ) -> Result<Http, kube::Error> {
-        let mut tls = self.tls.config_for(config)?;
+        let mut tls = self.tls.config_for(config, identity)?;
         // hyper-rustls sets ALPN itself (and refuses a config that already has it).
         tls.alpn_protocols.clear();
         let mut http = HttpConnector::new();

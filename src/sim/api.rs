@@ -143,7 +143,14 @@ async fn route(
     } else if method != Method::GET && method != Method::HEAD {
         counters.other_write.fetch_add(1, Ordering::Relaxed);
     }
-    let Some(role) = bearer(&req).and_then(|t| cluster.role_of(t)) else {
+    // As the API server's union of authenticators: a client certificate first, then a token.
+    let by_certificate = conn
+        .client
+        .as_ref()
+        .filter(|who| who.cluster == cluster.name)
+        .map(|who| who.role);
+    let Some(role) = by_certificate.or_else(|| bearer(&req).and_then(|t| cluster.role_of(t)))
+    else {
         counters.rejected.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::unauthorized());
     };

@@ -43,6 +43,8 @@ use tokio_util::sync::CancellationToken;
 pub use faults::Faults;
 pub use files::{Files, private_dir};
 pub use observe::{TruthCluster, TruthObject};
+pub use tls::{CertVersion, ClientIdentity};
+pub use world::Role;
 use world::{Cluster, World, random_token};
 
 /// Name of the management cluster's context (never a workload cluster's name).
@@ -141,6 +143,7 @@ pub struct Handle {
     state: Arc<server::State>,
     shutdown: CancellationToken,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    tls: tls::Tls,
     pub startup: Duration,
 }
 
@@ -170,6 +173,27 @@ impl Handle {
         );
         *c.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
         true
+    }
+
+    /// Issues a client certificate for the PKCS#8 key `key_pem` (RSA or ECDSA) that gives `role`
+    /// on `cluster`, as PEM; X.509 v3 with extensions, or v1 without.
+    pub fn client_certificate(
+        &self,
+        cluster: &str,
+        role: Role,
+        key_pem: &str,
+        version: CertVersion,
+    ) -> Result<String, Error> {
+        let who = ClientIdentity {
+            cluster: cluster.to_string(),
+            role,
+        };
+        self.tls.issue(key_pem, who, version)
+    }
+
+    /// The CA's certificate, PEM: what `certificate-authority` files hold.
+    pub fn ca_pem(&self) -> &str {
+        &self.tls.ca_pem
     }
 
     /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
@@ -456,6 +480,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         },
         controller: tx,
         shutdown: shutdown.clone(),
+        clients: tls.clients.clone(),
     });
     let acceptor = TlsAcceptor::from(tls.server_config.clone());
     let mut tasks = vec![tokio::spawn(server::serve(
@@ -495,6 +520,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         state,
         shutdown,
         tasks,
+        tls,
         startup: started.elapsed(),
     })
 }

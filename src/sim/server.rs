@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api;
 use super::controller::Sender;
+use super::tls::{ClientCerts, ClientIdentity};
 use super::world::World;
 
 /// Fleet-wide counters.
@@ -62,6 +63,8 @@ pub struct State {
     pub timing: Timing,
     pub controller: Sender,
     pub shutdown: CancellationToken,
+    /// The client certificates issued, to know who a connection's certificate is.
+    pub clients: Arc<ClientCerts>,
 }
 
 /// What the handlers know about the connection a request came on.
@@ -71,6 +74,8 @@ pub struct Conn {
     clusters: Mutex<Vec<usize>>,
     /// Set when the listener is one cluster's own port.
     pub fixed_cluster: Option<usize>,
+    /// Who the client certificate presented in the handshake authenticates, if any.
+    pub client: Option<ClientIdentity>,
 }
 
 impl Conn {
@@ -128,6 +133,12 @@ async fn connection(
         }
     };
     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+    let client = stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|chain| chain.first())
+        .and_then(|leaf| state.clients.identity(leaf.as_ref()));
     let stats = state.stats.clone();
     stats.connections_total.fetch_add(1, Ordering::Relaxed);
     stats.connections_open.fetch_add(1, Ordering::Relaxed);
@@ -142,6 +153,7 @@ async fn connection(
         h2,
         clusters: Mutex::new(Vec::new()),
         fixed_cluster,
+        client,
     });
     let svc = {
         let (state, conn) = (state.clone(), conn.clone());

@@ -1,18 +1,265 @@
 //! A certificate authority generated at start, and the server certificate it signs. Clients get
 //! the CA as `certificate-authority-data`, exactly like a real cluster's kubeconfig.
+//!
+//! Clients may also authenticate with a client certificate the simulator issued
+//! ([`Tls::issue`]), X.509 v3 or v1 — the API server (Go's crypto/x509) takes both. The server
+//! asks for a certificate without requiring one, accepts only those it issued, and checks the
+//! handshake signature against the key it issued them for.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
-use rustls::ServerConfig;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
+    PublicKeyData, SigningKey,
+};
+use rustls::client::danger::HandshakeSignatureValid;
+use rustls::crypto::WebPkiSupportedAlgorithms;
+use rustls::pki_types::{
+    CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, SubjectPublicKeyInfoDer, UnixTime,
+};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureScheme};
 
 use super::Error;
+use super::world::Role;
+use crate::der;
 
 /// The generated CA (PEM, for kubeconfigs) and the TLS configuration of the server.
 pub struct Tls {
     pub ca_pem: String,
     pub server_config: Arc<ServerConfig>,
+    ca: Issuer<'static, KeyPair>,
+    ca_subject: Vec<u8>,
+    pub clients: Arc<ClientCerts>,
+}
+
+/// Which X.509 version a client certificate is issued in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CertVersion {
+    /// With extensions (key usage, extended key usage), as `kubeadm` issues them.
+    V3,
+    /// Without a version field or extensions, as some older PKIs still issue them.
+    V1,
+}
+
+/// Who a client certificate authenticates: a role on one cluster.
+#[derive(Clone, Debug)]
+pub struct ClientIdentity {
+    pub cluster: String,
+    pub role: Role,
+}
+
+/// A client certificate issued: the public key it was issued for, and who it authenticates.
+struct Issued {
+    spki: Vec<u8>,
+    who: ClientIdentity,
+}
+
+/// The client certificates issued so far, by their DER.
+#[derive(Default)]
+pub struct ClientCerts {
+    issued: Mutex<HashMap<Vec<u8>, Issued>>,
+}
+
+impl ClientCerts {
+    /// Who the certificate `der` authenticates, if the simulator issued it.
+    pub fn identity(&self, der: &[u8]) -> Option<ClientIdentity> {
+        let issued = self.issued.lock().unwrap_or_else(|p| p.into_inner());
+        issued.get(der).map(|i| i.who.clone())
+    }
+
+    fn spki(&self, der: &[u8]) -> Option<Vec<u8>> {
+        let issued = self.issued.lock().unwrap_or_else(|p| p.into_inner());
+        issued.get(der).map(|i| i.spki.clone())
+    }
+}
+
+impl Tls {
+    /// Issues a client certificate for the PKCS#8 key `key_pem` (RSA or ECDSA), authenticating
+    /// `who`; returns it as PEM.
+    pub fn issue(
+        &self,
+        key_pem: &str,
+        who: ClientIdentity,
+        version: CertVersion,
+    ) -> Result<String, Error> {
+        let key = KeyPair::from_pem(key_pem).map_err(tls_err)?;
+        let name = format!("fluxfleet-{}", who.cluster);
+        let der = match version {
+            CertVersion::V3 => {
+                let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
+                params.distinguished_name.push(DnType::CommonName, name);
+                params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+                params.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+                params
+                    .signed_by(&key, &self.ca)
+                    .map_err(tls_err)?
+                    .der()
+                    .to_vec()
+            }
+            CertVersion::V1 => self.v1(&key, &name)?,
+        };
+        let pem = pem_text("CERTIFICATE", &der);
+        let mut issued = self
+            .clients
+            .issued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        issued.insert(
+            der,
+            Issued {
+                spki: key.subject_public_key_info(),
+                who,
+            },
+        );
+        Ok(pem)
+    }
+
+    /// An X.509 v1 certificate for `key`: no version field, no extensions, signed by the CA
+    /// (ECDSA P-256 with SHA-256).
+    fn v1(&self, key: &KeyPair, common_name: &str) -> Result<Vec<u8>, Error> {
+        use der::{SEQUENCE, encode};
+        const INTEGER: u8 = 0x02;
+        const OID: u8 = 0x06;
+        const SET: u8 = 0x31;
+        const UTF8: u8 = 0x0c;
+        const UTC_TIME: u8 = 0x17;
+        // ecdsa-with-SHA256 (1.2.840.10045.4.3.2) and commonName (2.5.4.3).
+        const ECDSA_SHA256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+        const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+        let algorithm = encode(SEQUENCE, &encode(OID, ECDSA_SHA256));
+        let attribute = [
+            encode(OID, COMMON_NAME),
+            encode(UTF8, common_name.as_bytes()),
+        ]
+        .concat();
+        let subject = encode(SEQUENCE, &encode(SET, &encode(SEQUENCE, &attribute)));
+        let validity = [
+            encode(UTC_TIME, b"200101000000Z"),
+            encode(UTC_TIME, b"491231235959Z"),
+        ]
+        .concat();
+        let serial = {
+            let mut bytes = [0u8; 8];
+            ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+                .map_err(|_| Error::Tls("no randomness for a serial number".into()))?;
+            bytes[0] &= 0x7f;
+            bytes[0] |= 0x01;
+            encode(INTEGER, &bytes)
+        };
+        let tbs = encode(
+            SEQUENCE,
+            &[
+                serial,
+                algorithm.clone(),
+                self.ca_subject.clone(),
+                encode(SEQUENCE, &validity),
+                subject,
+                key.subject_public_key_info(),
+            ]
+            .concat(),
+        );
+        let signature = self.ca.key().sign(&tbs).map_err(tls_err)?;
+        let bits = [&[0u8][..], &signature].concat();
+        Ok(encode(
+            SEQUENCE,
+            &[tbs, algorithm, encode(der::BIT_STRING, &bits)].concat(),
+        ))
+    }
+}
+
+fn pem_text(label: &str, der: &[u8]) -> String {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+    let mut out = format!("-----BEGIN {label}-----\n");
+    for line in b64.as_bytes().chunks(64) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out.push_str(&format!("-----END {label}-----\n"));
+    out
+}
+
+/// Asks every client for a certificate and requires none, like the API server: a certificate
+/// the simulator did not issue passes the handshake (its signature checked as usual) and
+/// authenticates nobody — the request is then unauthorized unless it carries a valid token.
+/// An issued one (v3 or v1) is checked against the key it was issued for.
+#[derive(Debug)]
+struct Verifier {
+    clients: Arc<ClientCerts>,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl std::fmt::Debug for ClientCerts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClientCerts")
+    }
+}
+
+impl ClientCertVerifier for Verifier {
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let Some(spki) = self.clients.spki(cert.as_ref()) else {
+            return rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms);
+        };
+        let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::BadSignature);
+        let key = der::spki_key(&spki).ok_or_else(bad)?;
+        // TLS 1.2 does not say which curve or padding: try each algorithm of the scheme.
+        let (_, candidates) = self
+            .algorithms
+            .mapping
+            .iter()
+            .find(|(scheme, _)| *scheme == dss.scheme)
+            .ok_or_else(bad)?;
+        candidates
+            .iter()
+            .find(|alg| alg.verify_signature(key, message, dss.signature()).is_ok())
+            .map(|_| HandshakeSignatureValid::assertion())
+            .ok_or_else(bad)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        let Some(spki) = self.clients.spki(cert.as_ref()) else {
+            return rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms);
+        };
+        rustls::crypto::verify_tls13_signature_with_raw_key(
+            message,
+            &SubjectPublicKeyInfoDer::from(spki.as_slice()),
+            dss,
+            &self.algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
 }
 
 fn tls_err(e: impl std::fmt::Display) -> Error {
@@ -57,15 +304,26 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
     ];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let clients = Arc::new(ClientCerts::default());
+    let verifier = Verifier {
+        clients: clients.clone(),
+        algorithms: provider.signature_verification_algorithms,
+    };
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(tls_err)?
-        .with_no_client_auth()
+        .with_client_cert_verifier(Arc::new(verifier))
         .with_single_cert(chain, key)
         .map_err(tls_err)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let ca_subject = der::certificate_subject(ca_cert.der())
+        .ok_or_else(|| Error::Tls("the CA certificate has no subject".into()))?
+        .to_vec();
     Ok(Tls {
         ca_pem: ca_cert.pem(),
         server_config: Arc::new(config),
+        ca: issuer,
+        ca_subject,
+        clients,
     })
 }
