@@ -201,11 +201,11 @@ pub async fn carry_out(
             let Some(t) = waiting.next() else { break };
             sending.push_back(send(t, &how, token));
         }
-        let Some((t, outcome)) = sending.next().await else {
+        let Some((t, outcome, identity)) = sending.next().await else {
             break;
         };
         report(t, &outcome);
-        records.push(t.record.clone().with(&outcome));
+        records.push(t.record.clone().with(&outcome).seen_as(identity.as_deref()));
     }
     let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
     (records, journaled)
@@ -234,11 +234,18 @@ fn journal(
     }
 }
 
-async fn send<'t>(t: &'t Target, how: &Carry<'_>, token: &str) -> (&'t Target, Outcome) {
-    let outcome = match (&t.plan, how.writer) {
-        (Err(refusal), _) => Outcome::Refused(refusal.to_string()),
-        (Ok(_), None) => Outcome::Refused("read-only".into()),
-        (Ok(steps), Some(w)) => w.apply(&t.info, steps, token, how.wait).await,
-    };
-    (t, outcome)
+/// Sends one target's steps; also says who the cluster saw send them, where it says.
+async fn send<'t>(
+    t: &'t Target,
+    how: &Carry<'_>,
+    token: &str,
+) -> (&'t Target, Outcome, Option<Arc<str>>) {
+    match (&t.plan, how.writer) {
+        (Err(refusal), _) => (t, Outcome::Refused(refusal.to_string()), None),
+        (Ok(_), None) => (t, Outcome::Refused("read-only".into()), None),
+        (Ok(steps), Some(w)) => {
+            let identity = w.identity(&t.info).await;
+            (t, w.apply(&t.info, steps, token, how.wait).await, identity)
+        }
+    }
 }

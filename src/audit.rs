@@ -22,6 +22,10 @@ pub struct Target {
     pub context: String,
     /// The kubeconfig's name for the user (`users[].name`), never its credentials.
     pub kube_user: String,
+    /// Who the cluster authenticated the request as (its `SelfSubjectReview`, as `kubectl auth
+    /// whoami` shows it), where the cluster says; otherwise `kubeUser` is all that is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seen_as: Option<String>,
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -38,12 +42,19 @@ impl Target {
             cluster: cluster.name.clone(),
             context: cluster.context.clone(),
             kube_user: cluster.user.clone(),
+            seen_as: None,
             kind: key.kind.to_string(),
             namespace: key.namespace.to_string(),
             name: key.name.to_string(),
             outcome: "",
             message: String::new(),
         }
+    }
+
+    /// The identity the cluster saw, when it said.
+    pub fn seen_as(mut self, identity: Option<&str>) -> Target {
+        self.seen_as = identity.map(str::to_string);
+        self
     }
 
     pub fn with(mut self, outcome: &Outcome) -> Target {
@@ -163,6 +174,7 @@ mod tests {
             cluster: "c".into(),
             context: "c".into(),
             kube_user: "admin".into(),
+            seen_as: None,
             kind: "Kustomization".into(),
             namespace: "flux-system".into(),
             name: "apps".into(),

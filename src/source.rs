@@ -71,6 +71,10 @@ pub trait Write: Send + Sync {
         token: &'a str,
         wait: Option<Duration>,
     ) -> BoxFuture<'a, Outcome>;
+
+    /// Who `cluster` authenticates this source's requests as (`SelfSubjectReview`), where the
+    /// cluster says; for the audit journal.
+    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>>;
 }
 
 /// Where a source sends its changes. Cheap to clone; one per registered source.

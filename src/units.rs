@@ -64,6 +64,16 @@ pub fn age(then: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
+/// `text` cut to at most `max` characters, with `…` where it was cut.
+pub fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
 /// Shortens every run of 40–128 hex digits to its first 8, as `flux get` does for revisions and
 /// messages (`main@sha1:2f22765d`).
 pub fn truncate_hex(text: &str) -> String {

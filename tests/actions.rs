@@ -313,6 +313,18 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
     assert_eq!(lines[0]["host"], os_host().as_str());
     for line in &lines {
         assert_eq!(line["targets"].as_array().unwrap().len(), 50);
+        // Who each cluster saw act: its SelfSubjectReview of the admin token (refused
+        // targets were never sent, so their cluster was never asked).
+        for t in line["targets"].as_array().unwrap() {
+            if t["outcome"] == "refused" {
+                assert_eq!(t.get("seenAs"), None, "{t}");
+                continue;
+            }
+            assert_eq!(
+                t["seenAs"], "system:serviceaccount:flux-system:fluxfleet-admin",
+                "{t}"
+            );
+        }
     }
     // Each attempt's intent was journaled first, under the same token.
     let intents = journal_stage(data.path(), "intent");
@@ -395,6 +407,10 @@ async fn viewer_credentials_end_forbidden_per_target_and_force_writes_the_flux_a
     for t in lines[0]["targets"].as_array().unwrap() {
         assert_eq!(t["outcome"], "forbidden", "{t}");
         assert!(t["kubeUser"].as_str().unwrap().ends_with("-viewer"), "{t}");
+        assert_eq!(
+            t["seenAs"], "system:serviceaccount:flux-system:fluxfleet-viewer",
+            "{t}"
+        );
     }
     // The viewer's patches reached the API server and were rejected there.
     assert_eq!(mutating(&sim) - before, 4);

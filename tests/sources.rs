@@ -128,6 +128,10 @@ impl Write for FakeWriter {
         self.0.lock().unwrap().push(line);
         Box::pin(async { Outcome::Done })
     }
+
+    fn identity<'a>(&'a self, _: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
+        Box::pin(async { None })
+    }
 }
 
 #[tokio::test]

@@ -178,6 +178,24 @@ pub async fn get_json<T: DeserializeOwned>(
 ) -> Result<(T, Version), Trouble> {
     let response = get(http, path).await?;
     let version = response.version();
+    Ok((read_json(response).await?, version))
+}
+
+/// POSTs `body` to `path` (once: a POST is not retried) and reads the answer as JSON.
+pub async fn post_json<T: DeserializeOwned>(
+    http: &Http,
+    path: &str,
+    body: &serde_json::Value,
+) -> Result<T, Trouble> {
+    let request = Request::post(path)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string().into_bytes()))
+        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
+    read_json(send(http, request).await?).await
+}
+
+/// The whole body of a successful answer as JSON, at most `BODY_LIMIT` bytes.
+async fn read_json<T: DeserializeOwned>(response: Response<Incoming>) -> Result<T, Trouble> {
     let reading = http_body_util::Limited::new(response.into_body(), BODY_LIMIT).collect();
     let body = tokio::time::timeout(REQUEST_TIMEOUT, reading)
         .await
@@ -193,8 +211,7 @@ pub async fn get_json<T: DeserializeOwned>(
             }
         })?
         .to_bytes();
-    let value = serde_json::from_slice(&body).map_err(Trouble::garbage)?;
-    Ok((value, version))
+    serde_json::from_slice(&body).map_err(Trouble::garbage)
 }
 
 fn timed_out() -> Trouble {

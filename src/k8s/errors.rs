@@ -43,7 +43,7 @@ pub fn of_status(status: &kube::core::Status) -> Failure {
         .ok()
         .and_then(|c| c.canonical_reason())
         .unwrap_or("");
-    let text = truncate(text.trim(), 300);
+    let text = crate::units::truncate(text.trim(), 300);
     let message = if text.is_empty() {
         format!("{} {reason}", status.code)
     } else {
@@ -106,7 +106,7 @@ pub fn of_transport(e: &(dyn StdError + 'static)) -> Failure {
     }
     let text = innermost.to_string();
     let text = text.trim_start_matches("tcp connect error: ");
-    Failure::new(Phase::Unreachable, truncate(text, 300))
+    Failure::new(Phase::Unreachable, crate::units::truncate(text, 300))
 }
 
 fn tls_message(e: &rustls::Error) -> String {
@@ -121,15 +121,6 @@ fn tls_message(e: &rustls::Error) -> String {
         }
         other => format!("TLS: {other}"),
     }
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max).collect();
-    out.push('…');
-    out
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub(super) struct Connected {
     pub(super) http: Http,
     /// The version served per kind, from discovery.
     versions: Vec<(FluxKind, String)>,
+    /// Who the cluster authenticates this connection's credentials as, once asked (by the
+    /// writer only: the review is a POST).
+    pub(super) identity: Arc<tokio::sync::OnceCell<Option<Arc<str>>>>,
 }
 
 impl Connected {
@@ -59,7 +62,14 @@ impl Clients {
         self.connected
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(key.clone(), Connected { http, versions });
+            .insert(
+                key.clone(),
+                Connected {
+                    http,
+                    versions,
+                    identity: Arc::default(),
+                },
+            );
         Registration {
             clients: self.clone(),
             key,

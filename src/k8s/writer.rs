@@ -67,6 +67,31 @@ impl Writer {
         Outcome::Done
     }
 
+    /// Who `cluster` authenticates our requests as — the user name from a `SelfSubjectReview`
+    /// (what `kubectl auth whoami` shows), asked once per connection. None when the cluster is
+    /// not connected or does not answer the review (before Kubernetes 1.27, or not allowed).
+    pub async fn identity(&self, cluster: &ClusterKey) -> Option<Arc<str>> {
+        let connected = self.clients.get(cluster)?;
+        let asking = async {
+            let review = serde_json::json!({
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "SelfSubjectReview",
+            });
+            let path = "/apis/authentication.k8s.io/v1/selfsubjectreviews";
+            let answer = api::post_json::<Value>(&connected.http, path, &review);
+            let answer = tokio::time::timeout(self.timeout, answer)
+                .await
+                .ok()?
+                .ok()?;
+            let name = answer
+                .pointer("/status/userInfo/username")
+                .and_then(Value::as_str)?;
+            // Shown in the journal: a server's text, bounded.
+            Some(Arc::from(crate::units::truncate(name, 256)))
+        };
+        connected.identity.get_or_init(|| asking).await.clone()
+    }
+
     async fn patch(&self, connected: &Connected, key: &ObjectKey, patch: &Value) -> Outcome {
         let path = match connected.object_path(key) {
             Ok(path) => path,
@@ -143,6 +168,13 @@ impl crate::source::Write for Writer {
         wait: Option<Duration>,
     ) -> futures::future::BoxFuture<'a, Outcome> {
         Box::pin(Writer::apply(self, cluster, steps, token, wait))
+    }
+
+    fn identity<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+    ) -> futures::future::BoxFuture<'a, Option<Arc<str>>> {
+        Box::pin(Writer::identity(self, cluster))
     }
 }
 

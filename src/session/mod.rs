@@ -215,4 +215,17 @@ impl Writer {
             ),
         }
     }
+
+    /// Who `cluster` authenticates the actions as, where it says (see
+    /// [`crate::source::Write::identity`]); asked only of clusters this session may write.
+    pub async fn identity(&self, cluster: &ClusterInfo) -> Option<Arc<str>> {
+        if !self.permissions.writable(cluster) {
+            return None;
+        }
+        let writer = self
+            .by_source
+            .get(usize::from(cluster.source.0))?
+            .as_ref()?;
+        writer.identity(&cluster.key).await
+    }
 }

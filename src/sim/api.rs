@@ -11,7 +11,7 @@ use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use hyper::body::Incoming;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::discovery;
 use super::observe;
@@ -22,6 +22,9 @@ use super::status::{ApiError, qualified};
 use super::watch::{self, Params, Start};
 use super::world::{Cluster, Role};
 use super::write;
+
+/// The review that tells a client who it is authenticated as.
+const SELF_REVIEWS: &str = "authentication.k8s.io/v1/selfsubjectreviews";
 
 pub type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 
@@ -138,17 +141,19 @@ async fn route(
     }
     let counters = &cluster.counters;
     let method = req.method().clone();
+    // A review (who am I) is a POST that changes nothing: not a write.
+    let review = method == Method::POST && rest.trim_end_matches('/').ends_with(SELF_REVIEWS);
     if method == Method::PATCH {
         counters.patch.fetch_add(1, Ordering::Relaxed);
-    } else if method != Method::GET && method != Method::HEAD {
+    } else if method != Method::GET && method != Method::HEAD && !review {
         counters.other_write.fetch_add(1, Ordering::Relaxed);
     }
     // As the API server's union of authenticators: a client certificate first, then a token.
-    let by_certificate = conn
+    let certified = conn
         .client
         .as_ref()
-        .filter(|who| who.cluster == cluster.name)
-        .map(|who| who.role);
+        .filter(|who| who.cluster == cluster.name);
+    let by_certificate = certified.map(|who| who.role);
     let Some(role) = by_certificate.or_else(|| bearer(&req).and_then(|t| cluster.role_of(t)))
     else {
         counters.rejected.fetch_add(1, Ordering::Relaxed);
@@ -199,6 +204,22 @@ async fn route(
         ["apis", group, version] => {
             discovery_hit();
             ok(discovery::resource_list(served, group, version).ok_or_else(ApiError::no_route)?)
+        }
+        ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] if review => {
+            // Who the request was authenticated as (kubectl auth whoami).
+            let username = match certified {
+                Some(who) => who.common_name(),
+                None => format!(
+                    "system:serviceaccount:flux-system:fluxfleet-{}",
+                    role.name()
+                ),
+            };
+            ok(json!({
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "SelfSubjectReview",
+                "metadata": {"creationTimestamp": null},
+                "status": {"userInfo": {"username": username, "groups": ["system:authenticated"]}},
+            }))
         }
         ["api", "v1", rest @ ..] => {
             resource(state, conn, &cluster, role, "", "v1", rest, q, req).await

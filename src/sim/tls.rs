@@ -50,6 +50,13 @@ pub struct ClientIdentity {
     pub role: Role,
 }
 
+impl ClientIdentity {
+    /// The certificate's subject common name: the user name the API server sees.
+    pub fn common_name(&self) -> String {
+        format!("fluxfleet-{}-{}", self.cluster, self.role.name())
+    }
+}
+
 /// A client certificate issued: the public key it was issued for, and who it authenticates.
 struct Issued {
     spki: Vec<u8>,
@@ -85,7 +92,7 @@ impl Tls {
         version: CertVersion,
     ) -> Result<String, Error> {
         let key = KeyPair::from_pem(key_pem).map_err(tls_err)?;
-        let name = format!("fluxfleet-{}", who.cluster);
+        let name = who.common_name();
         let der = match version {
             CertVersion::V3 => {
                 let mut params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;

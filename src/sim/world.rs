@@ -18,6 +18,15 @@ pub enum Role {
     Viewer,
 }
 
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Viewer => "viewer",
+        }
+    }
+}
+
 /// Request counters by verb, for `/sim/stats`.
 #[derive(Debug, Default)]
 pub struct Counters {
