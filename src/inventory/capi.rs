@@ -333,15 +333,8 @@ fn problem(path: &str, cluster: &str, secret: &str, what: &str) -> super::Proble
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::hostile::sample;
     use serde_json::json;
-
-    fn sample(file: &str) -> Value {
-        let path = format!(
-            "{}/tests/fixtures/samples/{file}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
 
     #[test]
     fn a_provisioned_v1beta2_cluster_keeps_its_labels_and_is_connectable() {

@@ -363,6 +363,46 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hostile::sample;
+
+    #[test]
+    fn hostile_watch_lines_are_errors_or_events_never_panics() {
+        let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
+            |_: http::Request<kube::client::Body>| async {
+                Err::<http::Response<hyper::body::Incoming>, tower::BoxError>("offline".into())
+            },
+        ));
+        let mut watch = KindWatch::new(
+            Arc::new(http),
+            FluxKind::Kustomization,
+            "v1",
+            100,
+            10_000,
+            Duration::from_secs(1),
+            1,
+        );
+        let object = sample("kustomization-health-check-failed.yaml");
+        let status = serde_json::json!({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"});
+        let (mut answered, mut refused) = (0, 0);
+        for (kind, object) in [("ADDED", &object), ("DELETED", &object), ("ERROR", &status)] {
+            let line = serde_json::json!({"type": kind, "object": object}).to_string();
+            for hostile in crate::hostile::mutations(line.as_bytes(), 1500) {
+                match watch.event(&hostile) {
+                    Ok(_) => answered += 1,
+                    Err(trouble) => {
+                        refused += 1;
+                        let said = trouble.into_failure().message;
+                        assert!(!said.trim().is_empty(), "an error says what is wrong");
+                    }
+                }
+            }
+        }
+        // Most mutations break the JSON; some leave an event that must still be read.
+        assert!(
+            answered > 100 && refused > 1000,
+            "{answered} read, {refused} refused"
+        );
+    }
 
     fn feed(frames: &[&str]) -> Vec<String> {
         let mut lines = Lines::default();
