@@ -8,13 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use futures::stream::FuturesOrdered;
+use futures::stream::FuturesUnordered;
 
 use crate::audit;
 use crate::config::{self, Permissions};
 use crate::fleet::actions::{self as flux, Intent, Outcome, Refusal, Step, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
-use crate::session::{READ_ONLY_CLUSTER, Writer};
+use crate::session::{READ_ONLY_CLUSTER, Session, Writer};
 
 /// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
 /// read exactly ([`crate::config::Config::writes_refused`]), then read-only mode (no grant).
@@ -158,13 +158,105 @@ pub struct Carry<'a> {
     pub journal: Option<&'a Path>,
 }
 
-/// Journals the intent, sends `job`, calls `report` as each target ends, journals the outcomes
-/// and returns the targets' records in their order. A journal that cannot be written is the
-/// error; when the intent cannot be written, nothing is sent and every target is refused.
+/// How far a job is: what the progress line shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Targets in the job, refused ones included.
+    pub total: usize,
+    /// Targets whose first patch has gone out.
+    pub sent: usize,
+    /// Reconciles accepted and waiting for their controller.
+    pub requested: usize,
+    /// Targets done: handled by the controller, or for a suspend, accepted.
+    pub done: usize,
+    /// Targets that ended otherwise (forbidden, unreachable, timed out …).
+    pub failed: usize,
+    pub refused: usize,
+}
+
+impl Progress {
+    /// "120/2000 sent · 80 requested · 30 handled · 2 failed · 0 refused"
+    pub fn line(&self, verb: Verb) -> String {
+        let done = if verb.requests_reconcile() {
+            "handled"
+        } else {
+            "done"
+        };
+        format!(
+            "{verb}: {}/{} sent · {} requested · {} {done} · {} failed · {} refused",
+            self.sent, self.total, self.requested, self.done, self.failed, self.refused
+        )
+    }
+}
+
+/// What happened to a target, as it happens.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Update<'a> {
+    /// Its reconcile was accepted; its controller has yet to handle it.
+    Requested,
+    /// It ended.
+    Ended(&'a Outcome),
+}
+
+/// What one request in flight is for.
+#[derive(Clone, Copy, Debug)]
+enum Work {
+    /// Step `step` of target `target`.
+    Patch { target: usize, step: usize },
+    /// All of a target's steps, waiting by polling: only where no watch can tell (no session
+    /// to observe).
+    Whole { target: usize },
+    /// A source shared by targets of one cluster: requested once.
+    Source(usize),
+}
+
+/// What a waiter waits for.
+#[derive(Clone, Copy, Debug)]
+enum Awaited {
+    Target(usize),
+    Source(usize),
+}
+
+struct Waiter {
+    cluster: ClusterId,
+    key: ObjectKey,
+    who: Awaited,
+    deadline: tokio::time::Instant,
+}
+
+/// A source that targets of one cluster reconcile before themselves.
+struct Shared {
+    target: usize,
+    step: usize,
+    subscribers: Vec<usize>,
+    state: SourceState,
+    /// Its request has gone out.
+    sent: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum SourceState {
+    Requested,
+    Handled,
+    Failed(Outcome),
+}
+
+/// Journals the intent, sends `job`, calls `report` as each target ends — in whatever order
+/// they end — journals the outcomes and returns the targets' records in their order. A journal
+/// that cannot be written is the error; when the intent cannot be written, nothing is sent and
+/// every target is refused.
+///
+/// `how.concurrency` bounds the requests in flight, never the waiting: a reconcile is requested,
+/// its slot freed, and it is handled when `observe`'s index shows
+/// `status.lastHandledReconcileAt` equal to the token — from the watches the session holds, with
+/// no request. A source that several targets of one cluster reconcile first is requested once,
+/// and each of them goes on when it is handled. Without a session to observe (the TUI follows
+/// handling in its own index), a target ends when its patches are accepted.
 pub async fn carry_out(
     job: &Job,
     how: Carry<'_>,
-    report: impl Fn(&Target, &Outcome),
+    mut observe: Option<&mut Session>,
+    mut report: impl FnMut(&Target, Update<'_>, &Progress),
 ) -> (Vec<audit::Target>, Result<(), String>) {
     let token = job.intent.token.as_str();
     let intended: Vec<audit::Target> = job
@@ -181,34 +273,396 @@ pub async fn carry_out(
                 .with(&Outcome::Refused(refusal.to_string())),
         })
         .collect();
+    let mut progress = Progress {
+        total: job.targets.len(),
+        ..Progress::default()
+    };
     if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended, how.journal) {
         let refused = Outcome::Refused(format!("not sent: {e}"));
         let records = job
             .targets
             .iter()
             .map(|t| {
-                report(t, &refused);
+                progress.refused += 1;
+                report(t, Update::Ended(&refused), &progress);
                 t.record.clone().with(&refused)
             })
             .collect();
         return (records, Err(e));
     }
-    let mut records = Vec::with_capacity(job.targets.len());
-    let mut waiting = job.targets.iter();
-    let mut sending = FuturesOrdered::new();
-    loop {
-        while sending.len() < how.concurrency.max(1) {
-            let Some(t) = waiting.next() else { break };
-            sending.push_back(send(t, &how, token));
+    let mut run = Executor {
+        job,
+        how: &how,
+        records: vec![None; job.targets.len()],
+        next_step: vec![0; job.targets.len()],
+        identities: vec![None; job.targets.len()],
+        handled_at: vec![None; job.targets.len()],
+        ready: std::collections::VecDeque::new(),
+        waiting: Vec::new(),
+        shared: Vec::new(),
+        progress,
+        watched: observe.is_some(),
+    };
+    for (i, t) in job.targets.iter().enumerate() {
+        match (&t.plan, how.writer) {
+            (Err(refusal), _) => run.end(i, Outcome::Refused(refusal.to_string()), &mut report),
+            (Ok(_), None) => run.end(i, Outcome::Refused("read-only".into()), &mut report),
+            (Ok(_), Some(_)) => run.advance(i, &mut report),
         }
-        let Some((t, outcome, identity)) = sending.next().await else {
-            break;
-        };
-        report(t, &outcome);
-        records.push(t.record.clone().with(&outcome).seen_as(identity.as_deref()));
     }
+    let mut in_flight = FuturesUnordered::new();
+    loop {
+        while in_flight.len() < how.concurrency.max(1) {
+            let Some(work) = run.ready.pop_front() else {
+                break;
+            };
+            run.count_sent(work);
+            in_flight.push(run.send(work, token));
+        }
+        if in_flight.is_empty() && run.waiting.is_empty() {
+            break;
+        }
+        let deadline = run.waiting.iter().map(|w| w.deadline).min();
+        tokio::select! {
+            Some((work, outcome, identity)) = in_flight.next(), if !in_flight.is_empty() => {
+                run.sent(work, outcome, identity, &mut report);
+            }
+            alive = async {
+                match observe.as_deref_mut() {
+                    Some(session) => session.apply_batch().await,
+                    None => std::future::pending().await,
+                }
+            }, if !run.waiting.is_empty() => {
+                if let Some(session) = observe.as_deref() {
+                    run.notice_handled(&session.index, token, &mut report);
+                }
+                if !alive {
+                    // The sources stopped: nothing more can be seen.
+                    observe = None;
+                    run.expire(None, &mut report);
+                }
+            }
+            _ = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            }, if deadline.is_some() => {
+                run.expire(Some(tokio::time::Instant::now()), &mut report);
+            }
+        }
+    }
+    let records: Vec<audit::Target> = run
+        .records
+        .into_iter()
+        .zip(&job.targets)
+        .map(|(r, t)| r.unwrap_or_else(|| t.record.clone()))
+        .collect();
     let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
     (records, journaled)
+}
+
+/// The state of one job being carried out.
+struct Executor<'j> {
+    job: &'j Job,
+    how: &'j Carry<'j>,
+    /// Each target's record once it has ended.
+    records: Vec<Option<audit::Target>>,
+    /// Each target's next step.
+    next_step: Vec<usize>,
+    /// Who each target's cluster saw send it.
+    identities: Vec<Option<Arc<str>>>,
+    /// When each reconcile was seen handled.
+    handled_at: Vec<Option<jiff::Timestamp>>,
+    ready: std::collections::VecDeque<Work>,
+    waiting: Vec<Waiter>,
+    shared: Vec<Shared>,
+    progress: Progress,
+    /// Handling is seen in a session's index (else a target ends when accepted).
+    watched: bool,
+}
+
+type Sent = (Work, Outcome, Option<Arc<str>>);
+
+impl<'j> Executor<'j> {
+    fn steps(&self, target: usize) -> &'j [Step] {
+        match &self.job.targets[target].plan {
+            Ok(steps) => steps,
+            Err(_) => &[],
+        }
+    }
+
+    /// Queues target `i`'s next step, or ends it when it has none left.
+    fn advance(&mut self, i: usize, report: &mut impl FnMut(&Target, Update<'_>, &Progress)) {
+        let steps = self.steps(i);
+        let n = self.next_step[i];
+        let Some(step) = steps.get(n) else {
+            self.end(i, Outcome::Done, report);
+            return;
+        };
+        if !self.watched && steps.iter().any(|s| s.wait) {
+            self.ready.push_back(Work::Whole { target: i });
+            return;
+        }
+        if !step.wait {
+            self.ready.push_back(Work::Patch { target: i, step: n });
+            return;
+        }
+        let cluster = self.job.targets[i].cluster;
+        let found = self.shared.iter().position(|s| {
+            let t = &self.job.targets[s.target];
+            t.cluster == cluster && self.steps(s.target)[s.step].key == step.key
+        });
+        let Some(id) = found else {
+            self.shared.push(Shared {
+                target: i,
+                step: n,
+                subscribers: vec![i],
+                state: SourceState::Requested,
+                sent: false,
+            });
+            self.ready.push_back(Work::Source(self.shared.len() - 1));
+            return;
+        };
+        match self.shared[id].state.clone() {
+            SourceState::Requested => {
+                self.shared[id].subscribers.push(i);
+                if self.shared[id].sent && n == 0 {
+                    self.progress.sent += 1;
+                }
+            }
+            SourceState::Handled => {
+                self.next_step[i] += 1;
+                self.advance(i, report);
+            }
+            SourceState::Failed(outcome) => self.end(i, outcome, report),
+        }
+    }
+
+    /// Counts the targets whose first request `work` is.
+    fn count_sent(&mut self, work: Work) {
+        match work {
+            Work::Patch { step: 0, .. } | Work::Whole { .. } => self.progress.sent += 1,
+            Work::Source(id) => {
+                let shared = &mut self.shared[id];
+                shared.sent = true;
+                let first = shared
+                    .subscribers
+                    .iter()
+                    .filter(|&&t| self.next_step[t] == 0)
+                    .count();
+                self.progress.sent += first;
+            }
+            Work::Patch { .. } => {}
+        }
+    }
+
+    fn send(&self, work: Work, token: &str) -> futures::future::BoxFuture<'j, Sent> {
+        let job = self.job;
+        let writer = self.how.writer;
+        let wait = self.how.wait;
+        let token = token.to_string();
+        let (target, steps): (usize, &'j [Step]) = match work {
+            Work::Patch { target, step } => (target, &self.steps(target)[step..=step]),
+            Work::Whole { target } => (target, self.steps(target)),
+            Work::Source(id) => {
+                let s = &self.shared[id];
+                (s.target, &self.steps(s.target)[s.step..=s.step])
+            }
+        };
+        Box::pin(async move {
+            let t = &job.targets[target];
+            let Some(writer) = writer else {
+                return (work, Outcome::Refused("read-only".into()), None);
+            };
+            let identity = writer.identity(&t.info).await;
+            let wait = match work {
+                Work::Whole { .. } => wait,
+                _ => None,
+            };
+            let outcome = writer.apply(&t.info, steps, &token, wait).await;
+            (work, outcome, identity)
+        })
+    }
+
+    /// A request came back.
+    fn sent(
+        &mut self,
+        work: Work,
+        outcome: Outcome,
+        identity: Option<Arc<str>>,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        let wait = self.how.wait.unwrap_or(Duration::from_secs(60));
+        let deadline = tokio::time::Instant::now() + wait;
+        match work {
+            Work::Whole { target } => {
+                self.identities[target] = identity;
+                self.end(target, outcome, report);
+            }
+            Work::Patch { target, step } => {
+                self.identities[target] = identity;
+                if outcome != Outcome::Done {
+                    self.end(target, outcome, report);
+                    return;
+                }
+                let steps = self.steps(target);
+                let last = step + 1 == steps.len();
+                let follow = self.watched
+                    && self.how.wait.is_some()
+                    && self.job.intent.verb.requests_reconcile();
+                if last && follow {
+                    self.progress.requested += 1;
+                    let t = &self.job.targets[target];
+                    self.waiting.push(Waiter {
+                        cluster: t.cluster,
+                        key: steps[step].key.clone(),
+                        who: Awaited::Target(target),
+                        deadline,
+                    });
+                    report(t, Update::Requested, &self.progress);
+                } else {
+                    self.next_step[target] += 1;
+                    self.advance(target, report);
+                }
+            }
+            Work::Source(id) => {
+                let s = &self.shared[id];
+                if outcome != Outcome::Done {
+                    let key = &self.steps(s.target)[s.step].key;
+                    let why = format!(
+                        "source {} {}/{}: {} {}",
+                        key.kind,
+                        key.namespace,
+                        key.name,
+                        outcome.name(),
+                        outcome.message()
+                    );
+                    let failed = match outcome {
+                        Outcome::Refused(_) => Outcome::Refused(why.trim_end().to_string()),
+                        _ => Outcome::Failed(why.trim_end().to_string()),
+                    };
+                    self.source_ended(id, SourceState::Failed(failed), report);
+                    return;
+                }
+                let t = &self.job.targets[s.target];
+                for &sub in &s.subscribers {
+                    self.identities[sub] = identity.clone();
+                }
+                self.waiting.push(Waiter {
+                    cluster: t.cluster,
+                    key: self.steps(s.target)[s.step].key.clone(),
+                    who: Awaited::Source(id),
+                    deadline,
+                });
+            }
+        }
+    }
+
+    fn source_ended(
+        &mut self,
+        id: usize,
+        state: SourceState,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        self.shared[id].state = state.clone();
+        let subscribers = std::mem::take(&mut self.shared[id].subscribers);
+        for sub in subscribers {
+            match &state {
+                SourceState::Failed(outcome) => self.end(sub, outcome.clone(), report),
+                _ => {
+                    self.next_step[sub] += 1;
+                    self.advance(sub, report);
+                }
+            }
+        }
+    }
+
+    /// Ends every waiter whose object the index shows handled.
+    fn notice_handled(
+        &mut self,
+        index: &Index,
+        token: &str,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        let handled = |w: &Waiter| {
+            index
+                .cluster(w.cluster)
+                .and_then(|c| c.objects.get(&w.key))
+                .is_some_and(|o| o.last_handled_reconcile_at.as_deref() == Some(token))
+        };
+        let (done, still): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(handled);
+        self.waiting = still;
+        for w in done {
+            match w.who {
+                Awaited::Target(i) => {
+                    self.progress.requested -= 1;
+                    self.handled_at[i] = Some(jiff::Timestamp::now());
+                    self.end(i, Outcome::Done, report);
+                }
+                Awaited::Source(id) => self.source_ended(id, SourceState::Handled, report),
+            }
+        }
+    }
+
+    /// Ends the waiters past their deadline (all of them with None: nothing more can be seen).
+    fn expire(
+        &mut self,
+        now: Option<tokio::time::Instant>,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        let (late, still): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|w| now.is_none_or(|now| w.deadline <= now));
+        self.waiting = still;
+        let wait = crate::units::format_duration(self.how.wait.unwrap_or(Duration::from_secs(60)));
+        for w in late {
+            let outcome = Outcome::TimedOut(format!(
+                "requested; the controller did not handle it within {wait}"
+            ));
+            match w.who {
+                Awaited::Target(i) => {
+                    self.progress.requested -= 1;
+                    self.end(i, outcome, report);
+                }
+                Awaited::Source(id) => {
+                    let key = &self.steps(self.shared[id].target)[self.shared[id].step].key;
+                    let outcome = Outcome::TimedOut(format!(
+                        "source {} {}/{} requested; its controller did not handle it within {wait}",
+                        key.kind, key.namespace, key.name
+                    ));
+                    self.source_ended(id, SourceState::Failed(outcome), report);
+                }
+            }
+        }
+    }
+
+    fn end(
+        &mut self,
+        i: usize,
+        outcome: Outcome,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        if self.records[i].is_some() {
+            return;
+        }
+        match &outcome {
+            Outcome::Done => self.progress.done += 1,
+            Outcome::Refused(_) => self.progress.refused += 1,
+            _ => self.progress.failed += 1,
+        }
+        let t = &self.job.targets[i];
+        self.records[i] = Some(
+            t.record
+                .clone()
+                .with(&outcome)
+                .seen_as(self.identities[i].as_deref())
+                .handled(self.handled_at[i]),
+        );
+        report(t, Update::Ended(&outcome), &self.progress);
+    }
 }
 
 fn journal(
@@ -231,21 +685,5 @@ fn journal(
         Some(path) => audit::append(path, &entry)
             .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
         None => Err("no data directory for the audit journal".into()),
-    }
-}
-
-/// Sends one target's steps; also says who the cluster saw send them, where it says.
-async fn send<'t>(
-    t: &'t Target,
-    how: &Carry<'_>,
-    token: &str,
-) -> (&'t Target, Outcome, Option<Arc<str>>) {
-    match (&t.plan, how.writer) {
-        (Err(refusal), _) => (t, Outcome::Refused(refusal.to_string()), None),
-        (Ok(_), None) => (t, Outcome::Refused("read-only".into()), None),
-        (Ok(steps), Some(w)) => {
-            let identity = w.identity(&t.info).await;
-            (t, w.apply(&t.info, steps, token, how.wait).await, identity)
-        }
     }
 }

@@ -26,6 +26,10 @@ pub struct Target {
     /// whoami` shows it), where the cluster says; otherwise `kubeUser` is all that is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seen_as: Option<String>,
+    /// When the controller was seen to have handled the reconcile (its watch showed
+    /// `status.lastHandledReconcileAt` equal to the token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handled_at: Option<Timestamp>,
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -43,12 +47,19 @@ impl Target {
             context: cluster.context.clone(),
             kube_user: cluster.user.clone(),
             seen_as: None,
+            handled_at: None,
             kind: key.kind.to_string(),
             namespace: key.namespace.to_string(),
             name: key.name.to_string(),
             outcome: "",
             message: String::new(),
         }
+    }
+
+    /// When the controller handled it, when that was seen.
+    pub fn handled(mut self, at: Option<Timestamp>) -> Target {
+        self.handled_at = at;
+        self
     }
 
     /// The identity the cluster saw, when it said.
@@ -175,6 +186,7 @@ mod tests {
             context: "c".into(),
             kube_user: "admin".into(),
             seen_as: None,
+            handled_at: None,
             kind: "Kustomization".into(),
             namespace: "flux-system".into(),
             name: "apps".into(),

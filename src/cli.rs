@@ -280,6 +280,18 @@ pub struct ActArgs {
     /// Wait at most this long for the fleet to answer, and for each reconcile to be handled.
     #[arg(long, default_value = "2m", value_parser = duration)]
     pub timeout: Duration,
+    /// `table`: every target's outcome at the end (with a live progress line on a terminal);
+    /// `ndjson`: each target's outcome as a JSON line as it ends.
+    #[arg(short, long, value_enum, default_value = "table", value_parser = act_output)]
+    pub output: Output,
+}
+
+fn act_output(s: &str) -> Result<Output, String> {
+    match s {
+        "table" => Ok(Output::Table),
+        "ndjson" => Ok(Output::Ndjson),
+        other => Err(format!("{other:?}: the actions print table or ndjson")),
+    }
 }
 
 impl ActArgs {
@@ -313,6 +325,7 @@ impl ActArgs {
             dry_run: self.dry_run,
             yes: self.yes,
             timeout: self.timeout,
+            output: self.output,
         })
     }
 }

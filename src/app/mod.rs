@@ -193,7 +193,12 @@ async fn act(
         concurrency,
         journal: journal.as_deref(),
     };
-    let report = |t: &crate::actions::Target, outcome: &crate::fleet::actions::Outcome| {
+    let report = |t: &crate::actions::Target,
+                  update: crate::actions::Update<'_>,
+                  _: &crate::actions::Progress| {
+        let crate::actions::Update::Ended(outcome) = update else {
+            return;
+        };
         let _ = results.send(Msg::Acted {
             run: job.run,
             cluster: t.cluster,
@@ -201,7 +206,7 @@ async fn act(
             outcome: outcome.clone(),
         });
     };
-    let (_, journaled) = crate::actions::carry_out(&job, how, report).await;
+    let (_, journaled) = crate::actions::carry_out(&job, how, None, report).await;
     if let Err(e) = journaled {
         tracing::warn!(error = %e, "audit journal");
     }

@@ -9,11 +9,11 @@ use jiff::Timestamp;
 use super::Filter;
 use super::get::{exit, resolve};
 use super::table::Table;
-use crate::actions::{Guard, Target};
+use crate::actions::{Guard, Progress, Target, Update};
 use crate::audit;
 use crate::config::Mode;
 use crate::fleet::actions::{Intent, Verb};
-use crate::fleet::{ClusterId, Index, ObjectKey};
+use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::Session;
 use crate::session::resolve::{Resolved, Sources};
 
@@ -30,7 +30,19 @@ pub struct Request {
     pub yes: bool,
     /// For the fleet to answer, and for each reconcile to be handled.
     pub timeout: Duration,
+    /// `table`: the per-target table at the end (and a live progress line on a terminal);
+    /// `ndjson`: each target's outcome as one JSON line as it ends.
+    pub output: super::get::Output,
 }
+
+/// The kinds a reconcile with source may request first.
+const SOURCE_KINDS: [FluxKind; 5] = [
+    FluxKind::GitRepository,
+    FluxKind::OciRepository,
+    FluxKind::Bucket,
+    FluxKind::HelmRepository,
+    FluxKind::HelmChart,
+];
 
 pub async fn act(request: Request) -> u8 {
     let Resolved {
@@ -55,6 +67,10 @@ pub async fn act(request: Request) -> u8 {
     }
     if let Some(kind) = request.filter.kind {
         config.engine.kinds = vec![kind];
+        // A reconcile with source plans and waits for the sources through their watches.
+        if request.verb == Verb::ReconcileWithSource {
+            config.engine.kinds.extend(SOURCE_KINDS);
+        }
     }
     let mut live = Session::kube(&inventory, &config.engine);
     if !live.settle(request.timeout).await {
@@ -120,7 +136,33 @@ pub async fn act(request: Request) -> u8 {
         concurrency: config.actions.concurrency,
         journal: journal.as_deref(),
     };
-    let (results, journaled) = crate::actions::carry_out(&job, how, |_, _| {}).await;
+    let started = std::time::Instant::now();
+    let ndjson = request.output == super::get::Output::Ndjson;
+    let live_line = !ndjson && io::stderr().is_terminal();
+    let mut last_drawn = std::time::Instant::now();
+    let report = |t: &Target, update: Update<'_>, progress: &Progress| {
+        if ndjson && let Update::Ended(outcome) = update {
+            let mut out = io::stdout().lock();
+            let line = OutcomeLine {
+                kind: "outcome",
+                target: &t.record.clone().with(outcome),
+            };
+            let _ = super::output::write_line(&mut out, &line).and_then(|()| out.flush());
+        }
+        let finished = progress.done + progress.failed + progress.refused == progress.total;
+        if live_line && (finished || last_drawn.elapsed() >= Duration::from_millis(100)) {
+            last_drawn = std::time::Instant::now();
+            eprint!(
+                "\r\x1b[2K{} · {:.1}s",
+                progress.line(job.intent.verb),
+                started.elapsed().as_secs_f64()
+            );
+            if finished {
+                eprintln!();
+            }
+        }
+    };
+    let (results, journaled) = crate::actions::carry_out(&job, how, Some(&mut live), report).await;
     live.shutdown().await;
     // Writes without an audit record are an error: either nothing was sent (the intent could
     // not be written) or the outcomes are missing from the journal.
@@ -128,6 +170,40 @@ pub async fn act(request: Request) -> u8 {
     if let Err(e) = &journaled {
         eprintln!("error: {e}");
     }
+    let failed = results.iter().filter(|r| r.outcome != "done").count();
+    if !ndjson {
+        print_results(&results);
+    }
+    if tally.sent == 0 {
+        eprintln!("{}; nothing was sent", tally.describe(job.intent.verb));
+    } else {
+        eprintln!(
+            "{}: {} done, {failed} not done, on {} objects ({} refused) in {:.1}s",
+            job.intent.verb,
+            results.len() - failed,
+            results.len(),
+            tally.refused,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    if failed == 0 && !unjournaled {
+        exit::OK
+    } else {
+        exit::ERROR
+    }
+}
+
+/// One line of `-o ndjson`: a target's journal record once it has ended.
+#[derive(serde::Serialize)]
+struct OutcomeLine<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    target: &'a audit::Target,
+}
+
+/// The per-target table, in the targets' order.
+fn print_results(results: &[audit::Target]) {
     let mut t = Table::new(vec![
         "OUTCOME",
         "WORKSPACE",
@@ -137,7 +213,7 @@ pub async fn act(request: Request) -> u8 {
         "NAME",
         "MESSAGE",
     ]);
-    for r in &results {
+    for r in results {
         t.row(vec![
             r.outcome.to_string(),
             r.workspace.clone(),
@@ -149,26 +225,7 @@ pub async fn act(request: Request) -> u8 {
         ]);
     }
     let mut out = io::stdout().lock();
-    if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
-        return code;
-    }
-    let failed = results.iter().filter(|r| r.outcome != "done").count();
-    if tally.sent == 0 {
-        eprintln!("{}; nothing was sent", tally.describe(job.intent.verb));
-    } else {
-        eprintln!(
-            "{}: {} done, {failed} not done, on {} objects ({} refused)",
-            job.intent.verb,
-            results.len() - failed,
-            results.len(),
-            tally.refused
-        );
-    }
-    if failed == 0 && !unjournaled {
-        exit::OK
-    } else {
-        exit::ERROR
-    }
+    let _ = super::get::finish(t.write(&mut out).and_then(|()| out.flush()));
 }
 
 /// The objects `filter` selects, cluster by cluster in the index's order.

@@ -107,6 +107,17 @@ impl Session {
         }
     }
 
+    /// Waits for the next batch of events and applies it; false once every source has stopped.
+    pub async fn apply_batch(&mut self) -> bool {
+        if self.events.recv_many(&mut self.batch, 1024).await == 0 {
+            return false;
+        }
+        for event in self.batch.drain(..) {
+            self.index.apply(event);
+        }
+        true
+    }
+
     /// The next event, not yet applied (for callers that look at the change first).
     pub async fn next_event(&mut self) -> Option<Event> {
         self.events.recv().await

@@ -17,7 +17,7 @@ use super::discovery;
 use super::observe;
 use super::request::{Filter, flag, parse_query};
 use super::resources::{Res, Served};
-use super::server::{Conn, State};
+use super::server::{Conn, PatchInFlight, State};
 use super::status::{ApiError, qualified};
 use super::watch::{self, Params, Start};
 use super::world::{Cluster, Role};
@@ -143,6 +143,8 @@ async fn route(
     let method = req.method().clone();
     // A review (who am I) is a POST that changes nothing: not a write.
     let review = method == Method::POST && rest.trim_end_matches('/').ends_with(SELF_REVIEWS);
+    // Held until the answer is ready: slow answers (the `slow` fault) count as in flight.
+    let _patching = (method == Method::PATCH).then(|| PatchInFlight::start(&state.stats));
     if method == Method::PATCH {
         counters.patch.fetch_add(1, Ordering::Relaxed);
     } else if method != Method::GET && method != Method::HEAD && !review {

@@ -29,6 +29,28 @@ pub struct Stats {
     pub h2_requests_total: AtomicU64,
     pub h2_open_streams: AtomicU64,
     pub open_watches: AtomicU64,
+    /// PATCH requests being answered now, and the most there ever were at once.
+    pub patches_in_flight: AtomicU64,
+    pub patches_in_flight_max: AtomicU64,
+}
+
+/// Counts one PATCH in flight while it lives.
+pub struct PatchInFlight<'a>(&'a Stats);
+
+impl PatchInFlight<'_> {
+    pub fn start(stats: &Stats) -> PatchInFlight<'_> {
+        let now = stats.patches_in_flight.fetch_add(1, Ordering::Relaxed) + 1;
+        stats
+            .patches_in_flight_max
+            .fetch_max(now, Ordering::Relaxed);
+        PatchInFlight(stats)
+    }
+}
+
+impl Drop for PatchInFlight<'_> {
+    fn drop(&mut self) {
+        self.0.patches_in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Stats {
@@ -44,6 +66,7 @@ impl Stats {
             "h2RequestsTotal": g(&self.h2_requests_total),
             "h2OpenStreams": g(&self.h2_open_streams),
             "openWatches": g(&self.open_watches),
+            "patchesInFlightMax": g(&self.patches_in_flight_max),
         })
     }
 }
