@@ -194,8 +194,8 @@ impl Progress {
 pub enum Update<'a> {
     /// Its reconcile was accepted; its controller has yet to handle it.
     Requested,
-    /// It ended.
-    Ended(&'a Outcome),
+    /// It ended; its journal record as it will be written.
+    Ended(&'a Outcome, &'a audit::Target),
 }
 
 /// What one request in flight is for.
@@ -284,8 +284,9 @@ pub async fn carry_out(
             .iter()
             .map(|t| {
                 progress.refused += 1;
-                report(t, Update::Ended(&refused), &progress);
-                t.record.clone().with(&refused)
+                let record = t.record.clone().with(&refused);
+                report(t, Update::Ended(&refused, &record), &progress);
+                record
             })
             .collect();
         return (records, Err(e));
@@ -654,14 +655,14 @@ impl<'j> Executor<'j> {
             _ => self.progress.failed += 1,
         }
         let t = &self.job.targets[i];
-        self.records[i] = Some(
-            t.record
-                .clone()
-                .with(&outcome)
-                .seen_as(self.identities[i].as_deref())
-                .handled(self.handled_at[i]),
-        );
-        report(t, Update::Ended(&outcome), &self.progress);
+        let record = t
+            .record
+            .clone()
+            .with(&outcome)
+            .seen_as(self.identities[i].as_deref())
+            .handled(self.handled_at[i]);
+        report(t, Update::Ended(&outcome, &record), &self.progress);
+        self.records[i] = Some(record);
     }
 }
 

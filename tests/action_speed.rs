@@ -88,7 +88,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
     let seen = ended.clone();
     let report = move |t: &Target, update: Update<'_>, _: &Progress| {
         let outcome = match update {
-            Update::Ended(outcome) => Some(outcome.clone()),
+            Update::Ended(outcome, _) => Some(outcome.clone()),
             Update::Requested => None,
         };
         seen.lock().unwrap().push((t.info.name.clone(), outcome));

@@ -567,6 +567,13 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
         Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),
     );
     assert_eq!(state(&m), RunState::Handled);
+    // The results view counts as the headless progress line does.
+    let text = screen(&mut m, 140, 30);
+    let line = format!(
+        "reconcile: 1/{} sent · 0 requested · 1 handled · 0 failed · 0 refused",
+        job.targets.len()
+    );
+    assert!(text.contains(&line), "{text}");
 }
 
 #[test]

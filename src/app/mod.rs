@@ -196,7 +196,7 @@ async fn act(
     let report = |t: &crate::actions::Target,
                   update: crate::actions::Update<'_>,
                   _: &crate::actions::Progress| {
-        let crate::actions::Update::Ended(outcome) = update else {
+        let crate::actions::Update::Ended(outcome, _) = update else {
             return;
         };
         let _ = results.send(Msg::Acted {

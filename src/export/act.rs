@@ -140,12 +140,12 @@ pub async fn act(request: Request) -> u8 {
     let ndjson = request.output == super::get::Output::Ndjson;
     let live_line = !ndjson && io::stderr().is_terminal();
     let mut last_drawn = std::time::Instant::now();
-    let report = |t: &Target, update: Update<'_>, progress: &Progress| {
-        if ndjson && let Update::Ended(outcome) = update {
+    let report = |_: &Target, update: Update<'_>, progress: &Progress| {
+        if ndjson && let Update::Ended(_, record) = update {
             let mut out = io::stdout().lock();
             let line = OutcomeLine {
                 kind: "outcome",
-                target: &t.record.clone().with(outcome),
+                target: record,
             };
             let _ = super::output::write_line(&mut out, &line).and_then(|()| out.flush());
         }

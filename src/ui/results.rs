@@ -16,14 +16,19 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         return;
     };
     let index = &model.index;
+    // The counts the headless progress line shows.
     let count = |f: fn(&RunState) -> bool| run.rows.iter().filter(|r| f(&r.state)).count();
-    let done = count(|s| matches!(s, RunState::Handled | RunState::Ended(Outcome::Done)));
-    let waiting = count(|s| matches!(s, RunState::Sending | RunState::Requested));
+    let progress = crate::actions::Progress {
+        total: run.rows.len(),
+        sent: count(|s| !matches!(s, RunState::Sending)),
+        requested: count(|s| matches!(s, RunState::Requested)),
+        done: count(|s| matches!(s, RunState::Handled | RunState::Ended(Outcome::Done))),
+        failed: count(RunState::failed),
+        refused: count(|s| matches!(s, RunState::Ended(Outcome::Refused(_)))),
+    };
     let title = format!(
-        "{} of {} objects: {done} done, {waiting} in flight, {} not done{}",
-        run.verb,
-        run.rows.len(),
-        run.rows.len() - done - waiting,
+        "{}{}",
+        progress.line(run.verb),
         run.reason
             .as_deref()
             .map(|r| format!(" — reason: {r}"))
