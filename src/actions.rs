@@ -222,6 +222,8 @@ struct Waiter {
     key: ObjectKey,
     who: Awaited,
     deadline: tokio::time::Instant,
+    /// Known to be covered by a watch of the session.
+    watched: bool,
 }
 
 /// A source that targets of one cluster reconcile before themselves.
@@ -312,6 +314,8 @@ pub async fn carry_out(
         }
     }
     let mut in_flight = FuturesUnordered::new();
+    // Reads of objects no watch covers, until handled: not requests the slots bound.
+    let mut polls = FuturesUnordered::new();
     loop {
         while in_flight.len() < how.concurrency.max(1) {
             let Some(work) = run.ready.pop_front() else {
@@ -320,7 +324,12 @@ pub async fn carry_out(
             run.count_sent(work);
             in_flight.push(run.send(work, token));
         }
-        if in_flight.is_empty() && run.waiting.is_empty() {
+        if let Some(session) = observe.as_deref() {
+            for w in run.unwatched(&session.index) {
+                polls.push(run.poll(w, token));
+            }
+        }
+        if in_flight.is_empty() && run.waiting.is_empty() && polls.is_empty() {
             break;
         }
         let deadline = run.waiting.iter().map(|w| w.deadline).min();
@@ -342,6 +351,9 @@ pub async fn carry_out(
                     observe = None;
                     run.expire(None, &mut report);
                 }
+            }
+            Some((who, outcome)) = polls.next(), if !polls.is_empty() => {
+                run.polled(who, outcome, &mut report);
             }
             _ = async {
                 match deadline {
@@ -520,6 +532,7 @@ impl<'j> Executor<'j> {
                         key: steps[step].key.clone(),
                         who: Awaited::Target(target),
                         deadline,
+                        watched: false,
                     });
                     report(t, Update::Requested, &self.progress);
                 } else {
@@ -555,6 +568,7 @@ impl<'j> Executor<'j> {
                     key: self.steps(s.target)[s.step].key.clone(),
                     who: Awaited::Source(id),
                     deadline,
+                    watched: false,
                 });
             }
         }
@@ -575,6 +589,77 @@ impl<'j> Executor<'j> {
                     self.next_step[sub] += 1;
                     self.advance(sub, report);
                 }
+            }
+        }
+    }
+
+    /// Takes out the new waiters whose object no watch of the session covers (its kind is not
+    /// watched on that cluster): they are read until handled instead.
+    fn unwatched(&mut self, index: &Index) -> Vec<Waiter> {
+        let covered = |w: &Waiter| {
+            index.cluster(w.cluster).is_some_and(|c| {
+                c.connection
+                    .watching
+                    .iter()
+                    .any(|(kind, _)| *kind == w.key.kind)
+            })
+        };
+        let mut out = Vec::new();
+        let mut kept = Vec::with_capacity(self.waiting.len());
+        for mut w in std::mem::take(&mut self.waiting) {
+            if w.watched || covered(&w) {
+                w.watched = true;
+                kept.push(w);
+            } else {
+                out.push(w);
+            }
+        }
+        self.waiting = kept;
+        out
+    }
+
+    /// Reads `w`'s object until handled or its deadline.
+    fn poll(&self, w: Waiter, token: &str) -> futures::future::BoxFuture<'j, (Awaited, Outcome)> {
+        let info = self.job.targets[match w.who {
+            Awaited::Target(i) => i,
+            Awaited::Source(id) => self.shared[id].target,
+        }]
+        .info
+        .clone();
+        let writer = self.how.writer;
+        let token = token.to_string();
+        Box::pin(async move {
+            let within = w
+                .deadline
+                .saturating_duration_since(tokio::time::Instant::now());
+            let outcome = match writer {
+                Some(writer) => writer.handled(&info, &w.key, &token, within).await,
+                None => Outcome::Refused("read-only".into()),
+            };
+            (w.who, outcome)
+        })
+    }
+
+    /// A read of an unwatched object ended.
+    fn polled(
+        &mut self,
+        who: Awaited,
+        outcome: Outcome,
+        report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+    ) {
+        match (who, outcome) {
+            (Awaited::Target(i), outcome) => {
+                self.progress.requested -= 1;
+                if outcome == Outcome::Done {
+                    self.handled_at[i] = Some(jiff::Timestamp::now());
+                }
+                self.end(i, outcome, report);
+            }
+            (Awaited::Source(id), Outcome::Done) => {
+                self.source_ended(id, SourceState::Handled, report);
+            }
+            (Awaited::Source(id), outcome) => {
+                self.source_ended(id, SourceState::Failed(outcome), report);
             }
         }
     }

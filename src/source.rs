@@ -75,6 +75,16 @@ pub trait Write: Send + Sync {
     /// Who `cluster` authenticates this source's requests as (`SelfSubjectReview`), where the
     /// cluster says; for the audit journal.
     fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>>;
+
+    /// Reads `key` until its controller has handled `token` or `within` passes: only for an
+    /// object no watch of the session covers.
+    fn handled<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        key: &'a ObjectKey,
+        token: &'a str,
+        within: Duration,
+    ) -> BoxFuture<'a, Outcome>;
 }
 
 /// Where a source sends its changes. Cheap to clone; one per registered source.

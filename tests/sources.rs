@@ -132,6 +132,16 @@ impl Write for FakeWriter {
     fn identity<'a>(&'a self, _: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
         Box::pin(async { None })
     }
+
+    fn handled<'a>(
+        &'a self,
+        _: &'a ClusterKey,
+        _: &'a ObjectKey,
+        _: &'a str,
+        _: Duration,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async { Outcome::Done })
+    }
 }
 
 #[tokio::test]

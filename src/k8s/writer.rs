@@ -176,6 +176,21 @@ impl crate::source::Write for Writer {
     ) -> futures::future::BoxFuture<'a, Option<Arc<str>>> {
         Box::pin(Writer::identity(self, cluster))
     }
+
+    fn handled<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        key: &'a ObjectKey,
+        token: &'a str,
+        within: Duration,
+    ) -> futures::future::BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            let Some(connected) = self.clients.get(cluster) else {
+                return Outcome::Unreachable(NOT_CONNECTED.into());
+            };
+            Writer::handled(self, &connected, key, token, within).await
+        })
+    }
 }
 
 fn of_trouble(trouble: Trouble) -> Outcome {

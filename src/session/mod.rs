@@ -203,6 +203,13 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// The writer of `cluster`'s source, if it has one.
+    fn of(&self, cluster: &ClusterInfo) -> Option<&Arc<dyn Write>> {
+        self.by_source
+            .get(usize::from(cluster.source.0))
+            .and_then(Option::as_ref)
+    }
+
     /// Sends `steps` in order to `cluster`, when its mode allows writes (see
     /// [`crate::source::Write::apply`]).
     pub async fn apply(
@@ -215,14 +222,27 @@ impl Writer {
         if !self.permissions.writable(cluster) {
             return Outcome::Refused(READ_ONLY_CLUSTER.into());
         }
-        match self
-            .by_source
-            .get(usize::from(cluster.source.0))
-            .and_then(Option::as_ref)
-        {
+        match self.of(cluster) {
             Some(writer) => writer.apply(&cluster.key, steps, token, wait).await,
             None => Outcome::Refused(
                 "where this cluster's state comes from, actions cannot be sent".into(),
+            ),
+        }
+    }
+
+    /// Reads `key` on `cluster` until its controller has handled `token` (see
+    /// [`crate::source::Write::handled`]).
+    pub async fn handled(
+        &self,
+        cluster: &ClusterInfo,
+        key: &ObjectKey,
+        token: &str,
+        within: Duration,
+    ) -> Outcome {
+        match self.of(cluster) {
+            Some(writer) => writer.handled(&cluster.key, key, token, within).await,
+            None => Outcome::Refused(
+                "where this cluster's state comes from, objects cannot be read".into(),
             ),
         }
     }
@@ -233,10 +253,7 @@ impl Writer {
         if !self.permissions.writable(cluster) {
             return None;
         }
-        let writer = self
-            .by_source
-            .get(usize::from(cluster.source.0))?
-            .as_ref()?;
+        let writer = self.of(cluster)?;
         writer.identity(&cluster.key).await
     }
 }
