@@ -520,3 +520,49 @@ async fn a_cluster_made_writable_by_the_config_is_the_only_one_changed() {
     }
     sim.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_gives_each_outcome_as_a_line_with_when_it_was_handled() {
+    let sim = common::start_with(|c| c.clusters = 4).await;
+    let data = tempfile::tempdir().unwrap();
+    let (flag, dir) = fleet(&sim);
+    let out = run(
+        &[
+            "reconcile",
+            "gitrepository",
+            "flux-system",
+            "--write",
+            "--yes",
+            "-o",
+            "ndjson",
+        ],
+        (flag, &dir),
+        data.path(),
+    )
+    .await;
+    let lines: Vec<Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let done: Vec<&Value> = lines.iter().filter(|l| l["outcome"] == "done").collect();
+    assert!(!done.is_empty(), "{}", text(&out.stderr));
+    for l in &lines {
+        assert_eq!(l["type"], "outcome", "{l}");
+    }
+    for l in &done {
+        assert!(l["handledAt"].as_str().is_some(), "{l}");
+        assert_eq!(
+            l["seenAs"],
+            "system:serviceaccount:flux-system:fluxfleet-admin"
+        );
+    }
+    // The journal has the same records.
+    let journaled = journal(data.path());
+    let targets = journaled[0]["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), lines.len());
+    let handled = targets
+        .iter()
+        .filter(|t| t["handledAt"].is_string())
+        .count();
+    assert_eq!(handled, done.len());
+}
