@@ -138,9 +138,21 @@ pub async fn act(request: Request) -> u8 {
     };
     let started = std::time::Instant::now();
     let ndjson = request.output == super::get::Output::Ndjson;
-    let live_line = !ndjson && io::stderr().is_terminal();
-    let mut last_drawn = std::time::Instant::now();
+    // On a terminal, one line on stderr redrawn five times a second, waiting included.
+    let shown = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
+    let drawing = (!ndjson && io::stderr().is_terminal()).then(|| {
+        let (shown, verb) = (shown.clone(), job.intent.verb);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(200));
+            loop {
+                tick.tick().await;
+                let progress = *shown.lock().unwrap_or_else(|e| e.into_inner());
+                eprint!("{}", redrawn(&progress, verb, started));
+            }
+        })
+    });
     let report = |_: &Target, update: Update<'_>, progress: &Progress| {
+        *shown.lock().unwrap_or_else(|e| e.into_inner()) = *progress;
         if ndjson && let Update::Ended(_, record) = update {
             let mut out = io::stdout().lock();
             let line = OutcomeLine {
@@ -149,20 +161,13 @@ pub async fn act(request: Request) -> u8 {
             };
             let _ = super::output::write_line(&mut out, &line).and_then(|()| out.flush());
         }
-        let finished = progress.done + progress.failed + progress.refused == progress.total;
-        if live_line && (finished || last_drawn.elapsed() >= Duration::from_millis(100)) {
-            last_drawn = std::time::Instant::now();
-            eprint!(
-                "\r\x1b[2K{} · {:.1}s",
-                progress.line(job.intent.verb),
-                started.elapsed().as_secs_f64()
-            );
-            if finished {
-                eprintln!();
-            }
-        }
     };
     let (results, journaled) = crate::actions::carry_out(&job, how, Some(&mut live), report).await;
+    if let Some(drawing) = drawing {
+        drawing.abort();
+        let progress = *shown.lock().unwrap_or_else(|e| e.into_inner());
+        eprintln!("{}", redrawn(&progress, job.intent.verb, started));
+    }
     live.shutdown().await;
     // Writes without an audit record are an error: either nothing was sent (the intent could
     // not be written) or the outcomes are missing from the journal.
@@ -191,6 +196,15 @@ pub async fn act(request: Request) -> u8 {
     } else {
         exit::ERROR
     }
+}
+
+/// The progress line, drawn over the previous one.
+fn redrawn(progress: &Progress, verb: Verb, started: std::time::Instant) -> String {
+    format!(
+        "\r\x1b[2K{} · {:.1}s",
+        progress.line(verb),
+        started.elapsed().as_secs_f64()
+    )
 }
 
 /// One line of `-o ndjson`: a target's journal record once it has ended.
