@@ -198,6 +198,21 @@ pub enum Update<'a> {
     Ended(&'a Outcome, &'a audit::Target),
 }
 
+/// An object its owner's index now shows handled with the job's token (see [`Watch::Told`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Handled {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+}
+
+/// How the executor learns that a requested reconcile was handled.
+pub enum Watch<'a> {
+    /// It applies the session's events to the session's index itself (headless).
+    Session(&'a mut Session),
+    /// Whoever owns the index (the TUI's event loop) says so.
+    Told(tokio::sync::mpsc::UnboundedReceiver<Handled>),
+}
+
 /// What one request in flight is for.
 #[derive(Clone, Copy, Debug)]
 enum Work {
@@ -251,13 +266,13 @@ enum SourceState {
 /// `how.concurrency` bounds the requests in flight, never the waiting: a reconcile is requested,
 /// its slot freed, and it is handled when `observe`'s index shows
 /// `status.lastHandledReconcileAt` equal to the token — from the watches the session holds, with
-/// no request. A source that several targets of one cluster reconcile first is requested once,
-/// and each of them goes on when it is handled. Without a session to observe (the TUI follows
-/// handling in its own index), a target ends when its patches are accepted.
+/// no request (or where its owner says so, [`Watch::Told`]). A source that several targets of one
+/// cluster reconcile first is requested once, and each of them goes on when it is handled.
+/// Without anything to watch, a target ends when its patches are accepted.
 pub async fn carry_out(
     job: &Job,
     how: Carry<'_>,
-    mut observe: Option<&mut Session>,
+    mut observe: Option<Watch<'_>>,
     mut report: impl FnMut(&Target, Update<'_>, &Progress),
 ) -> (Vec<audit::Target>, Result<(), String>) {
     let token = job.intent.token.as_str();
@@ -324,7 +339,7 @@ pub async fn carry_out(
             run.count_sent(work);
             in_flight.push(run.send(work, token));
         }
-        if let Some(session) = observe.as_deref() {
+        if let Some(Watch::Session(session)) = observe.as_ref() {
             for w in run.unwatched(&session.index) {
                 polls.push(run.poll(w, token));
             }
@@ -338,15 +353,39 @@ pub async fn carry_out(
                 run.sent(work, outcome, identity, &mut report);
             }
             alive = async {
-                match observe.as_deref_mut() {
-                    Some(session) => session.apply_batch().await,
+                match observe.as_mut() {
+                    Some(Watch::Session(session)) => session.apply_batch().await.then(Vec::new),
+                    Some(Watch::Told(told)) => {
+                        let mut handled = Vec::new();
+                        (told.recv_many(&mut handled, 256).await > 0).then_some(handled)
+                    }
                     None => std::future::pending().await,
                 }
             }, if !run.waiting.is_empty() => {
-                if let Some(session) = observe.as_deref() {
-                    run.notice_handled(&session.index, token, &mut report);
+                match (&observe, &alive) {
+                    (Some(Watch::Session(session)), Some(_)) => {
+                        let index = &session.index;
+                        run.settle(
+                            |w| {
+                                index
+                                    .cluster(w.cluster)
+                                    .and_then(|c| c.objects.get(&w.key))
+                                    .is_some_and(|o| {
+                                        o.last_handled_reconcile_at.as_deref() == Some(token)
+                                    })
+                            },
+                            &mut report,
+                        );
+                    }
+                    (Some(Watch::Told(_)), Some(told)) => {
+                        run.settle(
+                            |w| told.iter().any(|h| h.cluster == w.cluster && h.key == w.key),
+                            &mut report,
+                        );
+                    }
+                    _ => {}
                 }
-                if !alive {
+                if alive.is_none() {
                     // The sources stopped: nothing more can be seen.
                     observe = None;
                     run.expire(None, &mut report);
@@ -664,19 +703,12 @@ impl<'j> Executor<'j> {
         }
     }
 
-    /// Ends every waiter whose object the index shows handled.
-    fn notice_handled(
+    /// Ends every waiter that `handled` says is handled.
+    fn settle(
         &mut self,
-        index: &Index,
-        token: &str,
+        handled: impl Fn(&Waiter) -> bool,
         report: &mut impl FnMut(&Target, Update<'_>, &Progress),
     ) {
-        let handled = |w: &Waiter| {
-            index
-                .cluster(w.cluster)
-                .and_then(|c| c.objects.get(&w.key))
-                .is_some_and(|o| o.last_handled_reconcile_at.as_deref() == Some(token))
-        };
         let (done, still): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut self.waiting)
             .into_iter()
             .partition(handled);

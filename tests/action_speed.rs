@@ -8,7 +8,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluxfleet::actions::{self, Carry, Guard, Job, Progress, Target, Update};
+use fluxfleet::actions::{self, Carry, Guard, Job, Progress, Target, Update, Watch};
 use fluxfleet::config::{Config, Mode};
 use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
 use fluxfleet::fleet::{ClusterId, FluxKind};
@@ -93,7 +93,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
         };
         seen.lock().unwrap().push((t.info.name.clone(), outcome));
     };
-    let (_, journaled) = actions::carry_out(job, how, Some(live), report).await;
+    let (_, journaled) = actions::carry_out(job, how, Some(Watch::Session(live)), report).await;
     journaled.unwrap();
     ended.lock().unwrap().clone()
 }

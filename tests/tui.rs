@@ -531,15 +531,14 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     };
     assert!(m.marks.is_empty(), "marks are used up");
     let target = job.targets.iter().find(|t| t.plan.is_ok()).unwrap();
-    update(
-        &mut m,
-        Msg::Acted {
-            run: job.run,
-            cluster: target.cluster,
-            key: target.key.clone(),
-            outcome: Outcome::Done,
-        },
-    );
+    // The executor's word for a target: accepted (then requested), or how it ended.
+    let done = || Msg::Acted {
+        run: job.run,
+        cluster: target.cluster,
+        key: target.key.clone(),
+        outcome: Outcome::Done,
+    };
+    update(&mut m, done());
     let state = |m: &Model| {
         m.run
             .as_ref()
@@ -562,10 +561,22 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
         .unwrap()
         .clone();
     handled.last_handled_reconcile_at = Some(job.intent.token.as_str().into());
-    update(
+    let effects = update(
         &mut m,
         Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),
     );
+    assert_eq!(state(&m), RunState::Handled);
+    // The executor is told, so that the journal records when it was handled.
+    assert_eq!(
+        effects,
+        [Effect::Handled {
+            run: job.run,
+            cluster: target.cluster,
+            key: target.key.clone(),
+        }]
+    );
+    // Its "done" that follows leaves the row handled.
+    update(&mut m, done());
     assert_eq!(state(&m), RunState::Handled);
     // The results view counts as the headless progress line does.
     let text = screen(&mut m, 140, 30);

@@ -442,6 +442,18 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
             object.namespace, object.name
         ));
         person.press(KeyCode::Enter);
+        // A reconcile first: requested, then handled when the watch shows the token.
+        person.press(KeyCode::Char('R'));
+        person
+            .sees("the reconcile's confirmation", |s| {
+                s.contains("reconcile 1 object on 1 cluster")
+            })
+            .await;
+        person.press(KeyCode::Char('y'));
+        person
+            .sees("the reconcile handled", |s| s.contains("1 handled"))
+            .await;
+        person.press(KeyCode::Esc);
         person.press(KeyCode::Char('s'));
         person
             .sees("the confirmation", |s| {
@@ -483,17 +495,30 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
     assert!(suspended);
     // The journal line is written once every target has an outcome: it follows the screen.
     common::eventually("the journal line", || async { journal.exists() }).await;
-    common::eventually("the outcome line", || async {
+    common::eventually("both outcome lines", || async {
         std::fs::read_to_string(&journal)
             .unwrap_or_default()
-            .contains("\"stage\":\"outcome\"")
+            .matches("\"stage\":\"outcome\"")
+            .count()
+            == 2
     })
     .await;
-    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+    let all: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    // The reconcile: done when handled, and when that was seen.
+    let reconciled = all
+        .iter()
+        .find(|l| l["action"] == "reconcile" && l["stage"] == "outcome")
+        .unwrap();
+    assert_eq!(reconciled["targets"][0]["outcome"], "done");
+    assert!(
+        reconciled["targets"][0]["handledAt"].is_string(),
+        "{reconciled}"
+    );
+    let lines: Vec<&serde_json::Value> = all.iter().filter(|l| l["action"] == "suspend").collect();
     assert_eq!(lines[0]["stage"], "intent", "the intent comes first");
     assert_eq!(lines[0]["targets"][0]["outcome"], "intended");
     let line = &lines[1];

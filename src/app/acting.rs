@@ -279,9 +279,9 @@ pub(super) fn acted(
     cluster: ClusterId,
     key: ObjectKey,
     outcome: Outcome,
-) {
+) -> Vec<Effect> {
     let Some(r) = model.run.as_mut().filter(|r| r.id == run) else {
-        return;
+        return Vec::new();
     };
     let waits = r.verb.requests_reconcile();
     if let Some(row) = r
@@ -290,19 +290,23 @@ pub(super) fn acted(
         .find(|row| row.cluster == cluster && row.key == key)
     {
         row.state = match outcome {
+            // The executor says done once told it was handled: the row says so already.
+            Outcome::Done if row.state == RunState::Handled => RunState::Handled,
             Outcome::Done if waits => RunState::Requested,
             other => RunState::Ended(other),
         };
     }
-    notice_handled(model);
     model.rows_stale = true;
+    notice_handled(model)
 }
 
-/// A requested reconcile is handled when the watched object says so.
-pub(super) fn notice_handled(model: &mut Model) {
+/// A requested reconcile is handled when the watched object says so; the executor is told, so
+/// that the journal records it.
+pub(super) fn notice_handled(model: &mut Model) -> Vec<Effect> {
     let Some(run) = model.run.as_mut() else {
-        return;
+        return Vec::new();
     };
+    let mut told = Vec::new();
     for row in &mut run.rows {
         if row.state != RunState::Requested {
             continue;
@@ -314,6 +318,12 @@ pub(super) fn notice_handled(model: &mut Model) {
             .and_then(|o| o.last_handled_reconcile_at.as_deref());
         if handled == Some(run.token.as_str()) {
             row.state = RunState::Handled;
+            told.push(Effect::Handled {
+                run: run.id,
+                cluster: row.cluster,
+                key: row.key.clone(),
+            });
         }
     }
+    told
 }

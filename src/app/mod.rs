@@ -105,6 +105,7 @@ where
         writer,
         journal,
         concurrency: config.actions.concurrency,
+        handled: None,
     };
     let result = run::run(
         terminal,
@@ -120,6 +121,10 @@ where
     result
 }
 
+/// How long the TUI's executor waits for a requested reconcile to be handled before the journal
+/// calls it timed out (the results view keeps following the watch either way).
+const TUI_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Carries out effects off the render path, each in its own task; results come back as
 /// messages. Reads always work; actions only with a [`Writer`], which a read-only session does
 /// not have.
@@ -128,6 +133,8 @@ pub struct Clusters {
     pub writer: Option<Writer>,
     pub journal: Option<PathBuf>,
     pub concurrency: usize,
+    /// The running action's executor, told which reconciles the watch shows handled.
+    pub handled: Option<(u64, mpsc::UnboundedSender<crate::actions::Handled>)>,
 }
 
 impl run::Effects for Clusters {
@@ -172,7 +179,16 @@ impl run::Effects for Clusters {
                 let writer = self.writer.clone();
                 let journal = self.journal.clone();
                 let concurrency = self.concurrency.max(1);
-                tokio::spawn(act(job, writer, journal, concurrency, results));
+                let (told, handled) = mpsc::unbounded_channel();
+                self.handled = Some((job.run, told));
+                tokio::spawn(act(job, writer, journal, concurrency, handled, results));
+            }
+            Effect::Handled { run, cluster, key } => {
+                if let Some((current, told)) = &self.handled
+                    && *current == run
+                {
+                    let _ = told.send(crate::actions::Handled { cluster, key });
+                }
             }
         }
     }
@@ -184,29 +200,38 @@ async fn act(
     writer: Option<Writer>,
     journal: Option<PathBuf>,
     concurrency: usize,
+    handled: mpsc::UnboundedReceiver<crate::actions::Handled>,
     results: mpsc::UnboundedSender<Msg>,
 ) {
     let how = crate::actions::Carry {
         writer: writer.as_ref(),
-        // A reconcile is followed to "handled" in the watch, not by polling.
-        wait: None,
+        // A reconcile is followed to "handled" in the watch (the event loop tells), not polled.
+        wait: Some(TUI_WAIT),
         concurrency,
         journal: journal.as_deref(),
     };
     let report = |t: &crate::actions::Target,
                   update: crate::actions::Update<'_>,
                   _: &crate::actions::Progress| {
-        let crate::actions::Update::Ended(outcome, _) = update else {
-            return;
+        // Accepted shows as requested until the watch shows it handled.
+        let outcome = match update {
+            crate::actions::Update::Requested => crate::fleet::actions::Outcome::Done,
+            crate::actions::Update::Ended(outcome, _) => outcome.clone(),
         };
         let _ = results.send(Msg::Acted {
             run: job.run,
             cluster: t.cluster,
             key: t.key.clone(),
-            outcome: outcome.clone(),
+            outcome,
         });
     };
-    let (_, journaled) = crate::actions::carry_out(&job, how, None, report).await;
+    let (_, journaled) = crate::actions::carry_out(
+        &job,
+        how,
+        Some(crate::actions::Watch::Told(handled)),
+        report,
+    )
+    .await;
     if let Err(e) = journaled {
         tracing::warn!(error = %e, "audit journal");
     }

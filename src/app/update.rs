@@ -52,6 +52,12 @@ pub enum Effect {
     },
     /// Send an action (write mode only: a read-only session has nothing that can send it).
     Act(Job),
+    /// Tell the executor of run `run` that the watch shows this target's reconcile handled.
+    Handled {
+        run: u64,
+        cluster: ClusterId,
+        key: ObjectKey,
+    },
     ReadAudit,
 }
 
@@ -67,18 +73,14 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 model.count_writable();
             }
             model.rows_stale = true;
-            notice_handled(model);
-            Vec::new()
+            notice_handled(model)
         }
         Msg::Acted {
             run,
             cluster,
             key,
             outcome,
-        } => {
-            acted(model, run, cluster, key, outcome);
-            Vec::new()
-        }
+        } => acted(model, run, cluster, key, outcome),
         Msg::Audit(lines) => {
             model.audit = Some(lines);
             Vec::new()

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use super::Filter;
 use super::get::{exit, resolve};
 use super::table::Table;
-use crate::actions::{Guard, Progress, Target, Update};
+use crate::actions::{Guard, Progress, Target, Update, Watch};
 use crate::audit;
 use crate::config::Mode;
 use crate::fleet::actions::{Intent, Verb};
@@ -162,7 +162,8 @@ pub async fn act(request: Request) -> u8 {
             let _ = super::output::write_line(&mut out, &line).and_then(|()| out.flush());
         }
     };
-    let (results, journaled) = crate::actions::carry_out(&job, how, Some(&mut live), report).await;
+    let (results, journaled) =
+        crate::actions::carry_out(&job, how, Some(Watch::Session(&mut live)), report).await;
     if let Some(drawing) = drawing {
         drawing.abort();
         let progress = *shown.lock().unwrap_or_else(|e| e.into_inner());
