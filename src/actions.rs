@@ -805,3 +805,73 @@ fn journal(
         None => Err("no data directory for the audit journal".into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::index::{Change, Event};
+    use crate::fleet::{Connection, FluxKind, Phase};
+
+    #[test]
+    fn only_objects_whose_kind_is_watched_on_their_cluster_wait_for_the_watch() {
+        let mut index = Index::new();
+        let cluster = index.add_cluster(ClusterInfo::new("prod", "payments"));
+        let mut live = Connection::new(Phase::Live);
+        live.watching = Box::new([(FluxKind::Kustomization, "v1".into())]);
+        let key = index.cluster(cluster).map(|c| c.info.key.clone()).unwrap();
+        index.apply(Event {
+            cluster: key,
+            at: jiff::Timestamp::UNIX_EPOCH,
+            change: Change::Connection(live),
+        });
+        let job = Job {
+            run: 1,
+            intent: Intent {
+                verb: Verb::ReconcileWithSource,
+                user: "u".into(),
+                reason: None,
+                token: "t".into(),
+            },
+            targets: Vec::new(),
+        };
+        let how = Carry {
+            writer: None,
+            wait: None,
+            concurrency: 1,
+            journal: None,
+        };
+        let mut run = Executor {
+            job: &job,
+            how: &how,
+            records: Vec::new(),
+            next_step: Vec::new(),
+            identities: Vec::new(),
+            handled_at: Vec::new(),
+            ready: std::collections::VecDeque::new(),
+            waiting: Vec::new(),
+            shared: Vec::new(),
+            progress: Progress::default(),
+            watched: true,
+        };
+        for (kind, who) in [
+            (FluxKind::Kustomization, Awaited::Target(0)),
+            (FluxKind::GitRepository, Awaited::Source(0)),
+        ] {
+            run.waiting.push(Waiter {
+                cluster,
+                key: ObjectKey::new(kind, "flux-system", "apps"),
+                who,
+                deadline: tokio::time::Instant::now(),
+                watched: false,
+            });
+        }
+        let read = run.unwatched(&index);
+        assert_eq!(read.len(), 1, "the GitRepository has no watch: it is read");
+        assert_eq!(read[0].key.kind, FluxKind::GitRepository);
+        assert_eq!(run.waiting.len(), 1);
+        assert!(
+            run.waiting[0].watched,
+            "the Kustomization waits for its watch"
+        );
+    }
+}
