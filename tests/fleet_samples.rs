@@ -239,3 +239,39 @@ fn the_inventory_size_is_counted_where_the_kind_keeps_one() {
         assert_eq!(summary(file).inventory, size, "{file}");
     }
 }
+
+#[test]
+fn what_runs_what_was_tried_and_since_when() {
+    let ready = summary("kustomization-ready.yaml");
+    let r = ready.rollout.as_deref().unwrap();
+    let applied = "main@sha1:2f22765d04931a078909145ca628d2264c852d7d";
+    assert_eq!(r.applied.as_deref(), Some(applied));
+    assert_eq!(r.attempted.as_deref(), Some(applied));
+    assert!(!r.behind_attempt());
+    // The history entry of the applied revision, not the newest entry's neighbour.
+    assert_eq!(r.since.unwrap().to_string(), "2026-08-19T16:02:44Z");
+
+    // A new revision that fails: tried, not applied.
+    let failed = summary("kustomization-build-failed.yaml");
+    let r = failed.rollout.as_deref().unwrap();
+    assert_eq!(
+        r.attempted.as_deref(),
+        Some("main@sha1:ee17560c8b77385b5bb8d8687820f9b82f3fdcdf")
+    );
+    assert!(r.behind_attempt());
+
+    let hr = summary("helmrelease-ready.yaml");
+    let r = hr.rollout.as_deref().unwrap();
+    assert_eq!(r.applied.as_deref(), Some("6.7.1"));
+    assert_eq!(r.chart.as_deref(), Some("podinfo"));
+    assert_eq!(
+        r.config_digest.as_deref(),
+        Some("sha256:e788103ee15318fcd2af9b73b4ebbb33a903b020de7b307d71f5fed0f433e548")
+    );
+    assert_eq!(r.since.unwrap().to_string(), "2026-07-30T12:01:44Z");
+
+    // Sources carry their artifact's revision as REVISION; they deploy nothing.
+    let git = summary("gitrepository-ready.yaml");
+    assert!(git.rollout.is_none());
+    assert!(git.revision.is_some());
+}

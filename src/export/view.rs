@@ -6,7 +6,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use crate::fleet::{
-    ClusterEntry, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready,
+    ClusterEntry, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready, Rollout,
     WorkspaceEntry,
 };
 
@@ -39,6 +39,10 @@ pub struct Object<'a> {
     /// Who suspended it and why, when recorded (fluxfleet or the Flux Operator).
     pub suspended_by: Option<&'a str>,
     pub suspend_reason: Option<&'a str>,
+    /// Kustomization and HelmRelease: `applied`, `attempted`, `origin`, `chart`,
+    /// `configDigest`, `since` (each when known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<&'a Rollout>,
 }
 
 impl<'a> Object<'a> {
@@ -65,6 +69,7 @@ impl<'a> Object<'a> {
             inventory: s.inventory,
             suspended_by: s.suspended_by.as_deref(),
             suspend_reason: s.suspend_reason.as_deref(),
+            rollout: s.rollout.as_deref(),
         }
     }
 }

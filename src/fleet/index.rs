@@ -177,11 +177,26 @@ struct Names {
 }
 
 impl Names {
-    /// Shares the names of a summary entering the index and sets its fingerprint.
+    /// Shares the names and revisions of a summary entering the index and sets its fingerprint.
     fn admit(&mut self, summary: &mut FluxSummary) {
         let key = &mut summary.key;
         key.namespace = self.one(&key.namespace);
         key.name = self.one(&key.name);
+        // Revisions repeat across a fleet as names do: the objects on one revision share it.
+        if let Some(r) = summary.rollout.as_deref_mut() {
+            for text in [
+                &mut r.applied,
+                &mut r.attempted,
+                &mut r.origin,
+                &mut r.chart,
+                &mut r.config_digest,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *text = self.one(text);
+            }
+        }
         summary.fingerprint = summary.compute_fingerprint();
     }
 

@@ -8,6 +8,7 @@ mod events;
 mod health;
 pub mod index;
 mod kind;
+pub mod revision;
 mod rollup;
 mod summary;
 
@@ -19,4 +20,4 @@ pub use index::{
 };
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollup::HealthCounts;
-pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};
+pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready, Rollout};

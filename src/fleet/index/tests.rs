@@ -236,6 +236,35 @@ fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
 }
 
 #[test]
+fn clusters_on_one_revision_share_it() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    let b = index.add_cluster(info("b", "w"));
+    let applied = || {
+        let obj = json!({"metadata": {"name": "apps", "namespace": "flux-system"},
+            "status": {"lastAppliedRevision": "main@sha1:2f22765d04931a078909145ca628d2264c852d7d",
+                "lastAttemptedRevision": "main@sha1:2f22765d04931a078909145ca628d2264c852d7d"}});
+        FluxSummary::of(FluxKind::Kustomization, &obj).unwrap()
+    };
+    index.apply(at("a", Change::Applied(applied())));
+    index.apply(at("b", Change::Applied(applied())));
+    let key = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    let revision = |c: ClusterId| {
+        let s = &index.cluster(c).unwrap().objects[&key];
+        s.rollout.as_ref().unwrap().applied.clone().unwrap()
+    };
+    assert!(Arc::ptr_eq(&revision(a), &revision(b)));
+    let on_a = index.cluster(a).unwrap().objects[&key]
+        .rollout
+        .clone()
+        .unwrap();
+    assert!(Arc::ptr_eq(
+        on_a.applied.as_ref().unwrap(),
+        on_a.attempted.as_ref().unwrap()
+    ));
+}
+
+#[test]
 fn clusters_join_and_leave_while_running_without_miscounting() {
     let mut index = Index::new();
     index.add_cluster(info("a", "w"));
