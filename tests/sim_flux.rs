@@ -612,3 +612,71 @@ async fn every_failure_has_a_reason_its_own_controller_emits() {
     live.shutdown().await;
     sim.handle.shutdown().await;
 }
+
+#[tokio::test]
+async fn kustomizations_keep_a_history_from_flux_2_7_and_a_revision_keeps_its_first_time() {
+    let sim = start().await;
+    let name = cluster_where(&sim, |c| {
+        c.objects.iter().any(|o| {
+            o.kind == "Kustomization" && o.name == "infra-controllers" && o.health == Health::Ready
+        })
+    });
+    let admin = client(&sim.handle.files.fleet, &name).await;
+    let ks = api(&admin, &kustomizations(), Some("flux-system"));
+    let history = |v: &Value| v.pointer("/status/history/0").cloned().unwrap();
+    let before = serde_json::to_value(ks.get("infra-controllers").await.unwrap()).unwrap();
+    let newest = history(&before);
+    assert_eq!(
+        newest["metadata"]["revision"], before["status"]["lastAppliedRevision"],
+        "the newest entry is the revision applied"
+    );
+    assert_eq!(newest["lastReconciledStatus"], "ReconciliationSucceeded");
+    let request =
+        json!({"metadata": {"annotations": {"reconcile.fluxcd.io/requestedAt": "again"}}});
+    ks.patch(
+        "infra-controllers",
+        &PatchParams::default(),
+        &Patch::Merge(&request),
+    )
+    .await
+    .unwrap();
+    eventually("the request handled", || async {
+        let v = serde_json::to_value(ks.get("infra-controllers").await.unwrap()).unwrap();
+        status_str(&v, "/status/lastHandledReconcileAt") == Some("again")
+    })
+    .await;
+    let after = serde_json::to_value(ks.get("infra-controllers").await.unwrap()).unwrap();
+    let entry = history(&after);
+    // The same revision reconciled once more: one entry, counted, first time kept.
+    assert_eq!(entry["firstReconciled"], newest["firstReconciled"]);
+    assert_eq!(
+        entry["totalReconciliations"].as_i64().unwrap(),
+        newest["totalReconciliations"].as_i64().unwrap() + 1
+    );
+    assert_eq!(
+        after["status"]["history"].as_array().unwrap().len(),
+        before["status"]["history"].as_array().unwrap().len()
+    );
+    // What the rollout view reads: since when this revision runs.
+    let summary = fluxfleet::fleet::FluxSummary::from_object(&after).unwrap();
+    assert_eq!(
+        summary.rollout.unwrap().since.unwrap().to_string(),
+        newest["firstReconciled"].as_str().unwrap()
+    );
+    sim.handle.shutdown().await;
+
+    // Flux 2.6 keeps no history.
+    let old = common::start_with(|c| {
+        c.faults = fluxfleet::sim::faults::Spec::parse("old-flux=100%:2.6").unwrap();
+    })
+    .await;
+    for c in old.handle.truth().iter().filter(|c| !c.management) {
+        let admin = client(&old.handle.files.fleet, &c.name).await;
+        let ks = api(&admin, &kustomizations(), Some("flux-system"));
+        for o in ks.list(&Default::default()).await.unwrap() {
+            let v = serde_json::to_value(o).unwrap();
+            assert!(v.pointer("/status/history").is_none(), "{}: {v}", c.name);
+        }
+    }
+    old.handle.shutdown().await;
+}

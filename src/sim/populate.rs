@@ -14,7 +14,7 @@ use super::resources::{Res, api_version};
 use super::rng::Rng;
 use super::store::{Intent, Store};
 use super::world::{Cluster, World};
-use crate::fleet::{FluxKind, Health};
+use crate::fleet::{FluxKind, FluxRelease, Health};
 
 /// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
 pub fn git_revision(seed: u64, generation: usize) -> String {
@@ -383,6 +383,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
                 revision: &prev_rev,
                 now: &clock.before_start(86400),
                 handled: None,
+                flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
             };
             obj["status"] = flux::render_status(&obj, before, &ctx);
         }
@@ -392,6 +393,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
             revision: &revision,
             now: &ago,
             handled: None,
+            flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
         };
         obj["status"] = flux::render_status(&obj, intent, &ctx);
         if rng.chance(0.03) {

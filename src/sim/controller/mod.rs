@@ -160,6 +160,7 @@ impl Controller {
             revision: &revision,
             now: &now,
             handled: handled.as_deref(),
+            flux: cluster.flux.unwrap_or(crate::fleet::FluxRelease::LATEST),
         };
         obj["status"] = flux::render_status(&obj, intent, &ctx);
         let ev = emit.then(|| {

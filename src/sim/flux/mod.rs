@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 mod status;
 
 use super::store::Intent;
-use crate::fleet::{FluxKind, Health};
+use crate::fleet::{FluxKind, FluxRelease, Health};
 
 /// Why an object fails; decides reason and message. Messages depend on the object, never on the
 /// cluster, so that the same failure on many clusters reads the same (and groups in triage).
@@ -64,6 +64,8 @@ pub struct Context<'a> {
     pub now: &'a str,
     /// `reconcile.fluxcd.io/requestedAt` being handled, if any.
     pub handled: Option<&'a str>,
+    /// The cluster's Flux release: Kustomizations keep `status.history` from v2.7 on.
+    pub flux: FluxRelease,
 }
 
 /// Reconciling=True and Ready=Unknown, both reason Progressing: a reconcile under way.

@@ -7,7 +7,7 @@ use super::{
     Context, Failure, chart_name, cond, digest_of, failure_text, meta_str, progressing, sha256_of,
     workload_namespace,
 };
-use crate::fleet::{FluxKind, Health};
+use crate::fleet::{FluxKind, FluxRelease, Health};
 use crate::sim::store::Intent;
 
 pub(super) fn source(
@@ -279,6 +279,17 @@ pub(super) fn applier(
         }
     }
     status["lastAttemptedRevision"] = json!(rev);
+    if ks && ctx.flux >= FluxRelease(7) {
+        status["history"] = match (intent.health, failure) {
+            // Under way: the history is what it was.
+            (Health::Progressing, _) => old.get("history").cloned().unwrap_or(json!([])),
+            (Health::Failed | Health::Stalled, f) => {
+                let reason = failure_text(f.unwrap_or(Failure::Generic), obj, ctx).0;
+                ks_history(old, rev, reason, ctx.now)
+            }
+            _ => ks_history(old, rev, "ReconciliationSucceeded", ctx.now),
+        };
+    }
     if ks {
         status["inventory"] = json!({"entries": [
             {"id": format!("_{}__Namespace", workload_namespace(name)), "v": "v1"},
@@ -307,6 +318,12 @@ pub(super) fn applier(
             failure,
             Some(Failure::InstallFailed | Failure::RetriesExceeded)
         ) || intent.health == Health::Ready;
+        // The same chart version and values are the same release: deployed since then.
+        let first_deployed = old
+            .pointer("/history/0")
+            .filter(|h| h.get("chartVersion").and_then(Value::as_str) == Some(applied.as_str()))
+            .and_then(|h| h.get("firstDeployed").cloned())
+            .unwrap_or_else(|| json!(ctx.now));
         status["history"] = json!([{
             "name": name, "namespace": ns, "version": release_version,
             "status": if deployed { "deployed" } else { "failed" },
@@ -314,7 +331,7 @@ pub(super) fn applier(
             "chartName": chart, "chartVersion": applied, "appVersion": applied,
             "configDigest": sha256_of(&format!("{ns}/{name}/values")),
             "digest": sha256_of(&format!("{ns}/{name}/{applied}")),
-            "firstDeployed": ctx.now, "lastDeployed": ctx.now,
+            "firstDeployed": first_deployed, "lastDeployed": ctx.now,
         }]);
         if obj["apiVersion"] == "helm.toolkit.fluxcd.io/v2beta1" {
             // Flux 2.0/2.1: no history; the release revision is an integer.
@@ -328,4 +345,45 @@ pub(super) fn applier(
     }
     status["conditions"] = json!(conditions);
     status
+}
+
+/// Entries a Kustomization's `status.history` keeps, newest first (Flux keeps 5).
+const HISTORY: usize = 5;
+
+/// A Kustomization's `status.history` after reconciling `revision` with `outcome` (a reason):
+/// the same revision and outcome as the newest entry count one more reconciliation on it (its
+/// `firstReconciled` stays); anything else is a new entry in front.
+fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
+    let mut entries: Vec<Value> = old
+        .get("history")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let same = entries.first().is_some_and(|e| {
+        e.pointer("/metadata/revision").and_then(Value::as_str) == Some(revision)
+            && e.get("lastReconciledStatus").and_then(Value::as_str) == Some(outcome)
+    });
+    if same && let Some(e) = entries.first_mut() {
+        let total = e
+            .get("totalReconciliations")
+            .and_then(Value::as_i64)
+            .unwrap_or(0);
+        e["totalReconciliations"] = json!(total + 1);
+        e["lastReconciled"] = json!(now);
+    } else {
+        entries.insert(
+            0,
+            json!({
+                "digest": sha256_of(&format!("{revision}/{outcome}")),
+                "firstReconciled": now,
+                "lastReconciled": now,
+                "lastReconciledDuration": "1.204s",
+                "lastReconciledStatus": outcome,
+                "totalReconciliations": 1,
+                "metadata": {"revision": revision},
+            }),
+        );
+        entries.truncate(HISTORY);
+    }
+    Value::Array(entries)
 }
