@@ -73,25 +73,22 @@ impl TlsCache {
         config: &kube::Config,
         identity: Option<Arc<CertifiedKey>>,
     ) -> Result<rustls::ClientConfig, kube::Error> {
+        let fresh = || -> Result<rustls::ClientConfig, kube::Error> {
+            let mut tls = without_identity(config).rustls_client_config()?;
+            tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
+            Ok(tls)
+        };
         let plain = config.root_cert.is_none() && !config.accept_invalid_certs;
         let mut tls = if plain {
             let mut shared = self.system.lock().unwrap_or_else(|e| e.into_inner());
             let tls = match &*shared {
                 Some(tls) => tls.clone(),
-                None => {
-                    let mut tls = without_identity(config).rustls_client_config()?;
-                    tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
-                    let tls = Arc::new(tls);
-                    *shared = Some(tls.clone());
-                    tls
-                }
+                None => shared.insert(Arc::new(fresh()?)).clone(),
             };
             // Cheap: the verifier and roots inside are shared behind their own Arcs.
             (*tls).clone()
         } else {
-            let mut tls = without_identity(config).rustls_client_config()?;
-            tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
-            tls
+            fresh()?
         };
         if let Some(identity) = identity {
             tls.client_auth_cert_resolver = Arc::new(super::identity::Fixed(identity));

@@ -1,0 +1,255 @@
+//! Carrying a job out: its patches sent with at most `concurrency` requests in flight, each
+//! reconcile followed to "handled" through the watches (never holding a slot), each target's
+//! outcome reported as it ends, and the whole attempt journaled.
+
+use std::path::Path;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+
+use super::executor::{Executor, watched};
+use super::{Carry, Job, Target};
+use crate::audit;
+use crate::fleet::actions::{Intent, Outcome, Verb};
+use crate::fleet::{ClusterId, ObjectKey};
+use crate::session::Session;
+
+/// How far a job is: what the progress line shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Targets in the job, refused ones included.
+    pub total: usize,
+    /// Targets whose first patch has gone out.
+    pub sent: usize,
+    /// Reconciles accepted and waiting for their controller.
+    pub requested: usize,
+    /// Targets done: handled by the controller, or for a suspend, accepted.
+    pub done: usize,
+    /// Targets that ended otherwise (forbidden, unreachable, timed out …).
+    pub failed: usize,
+    pub refused: usize,
+}
+
+impl Progress {
+    /// "120/2000 sent · 80 requested · 30 handled · 2 failed · 0 refused"
+    pub fn line(&self, verb: Verb) -> String {
+        let done = if verb.requests_reconcile() {
+            "handled"
+        } else {
+            "done"
+        };
+        format!(
+            "{verb}: {}/{} sent · {} requested · {} {done} · {} failed · {} refused",
+            self.sent, self.total, self.requested, self.done, self.failed, self.refused
+        )
+    }
+}
+
+/// What happened to a target, as it happens.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Update<'a> {
+    /// Its reconcile was accepted; its controller has yet to handle it.
+    Requested,
+    /// It ended; its journal record as it will be written.
+    Ended(&'a Outcome, &'a audit::Target),
+}
+
+/// An object its owner's index now shows handled with the job's token (see [`Watch::Told`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Handled {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+}
+
+/// How the executor learns that a requested reconcile was handled.
+pub enum Watch<'a> {
+    /// It applies the session's events to the session's index itself (headless).
+    Session(&'a mut Session),
+    /// Whoever owns the index (the TUI's event loop) says so.
+    Told(tokio::sync::mpsc::UnboundedReceiver<Handled>),
+}
+
+/// Journals the intent, sends `job`, calls `report` as each target ends — in whatever order
+/// they end — journals the outcomes and returns the targets' records in their order. A journal
+/// that cannot be written is the error; when the intent cannot be written, nothing is sent and
+/// every target is refused.
+///
+/// `how.concurrency` bounds the requests in flight, never the waiting: a reconcile is requested,
+/// its slot freed, and it is handled when `observe`'s index shows
+/// `status.lastHandledReconcileAt` equal to the token — from the watches the session holds, with
+/// no request (or where its owner says so, [`Watch::Told`]). A source that several targets of one
+/// cluster reconcile first is requested once, and each of them goes on when it is handled.
+/// Without anything to watch, a target ends when its patches are accepted.
+pub async fn carry_out(
+    job: &Job,
+    how: Carry<'_>,
+    mut observe: Option<Watch<'_>>,
+    mut report: impl FnMut(&Target, Update<'_>, &Progress),
+) -> (Vec<audit::Target>, Result<(), String>) {
+    let token = job.intent.token.as_str();
+    let intended: Vec<audit::Target> = job
+        .targets
+        .iter()
+        .map(|t| match &t.plan {
+            Ok(_) => audit::Target {
+                outcome: "intended",
+                ..t.record.clone()
+            },
+            Err(refusal) => t
+                .record
+                .clone()
+                .with(&Outcome::Refused(refusal.to_string())),
+        })
+        .collect();
+    let mut progress = Progress {
+        total: job.targets.len(),
+        ..Progress::default()
+    };
+    if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended, how.journal) {
+        let refused = Outcome::Refused(format!("not sent: {e}"));
+        let records = job
+            .targets
+            .iter()
+            .map(|t| {
+                progress.refused += 1;
+                let record = t.record.clone().with(&refused);
+                report(t, Update::Ended(&refused, &record), &progress);
+                record
+            })
+            .collect();
+        return (records, Err(e));
+    }
+    let mut run = Executor {
+        job,
+        how: &how,
+        records: vec![None; job.targets.len()],
+        next_step: vec![0; job.targets.len()],
+        identities: vec![None; job.targets.len()],
+        handled_at: vec![None; job.targets.len()],
+        ready: std::collections::VecDeque::new(),
+        fresh: Vec::new(),
+        waiting: Vec::new(),
+        shared: Vec::new(),
+        progress,
+        watched: observe.is_some(),
+    };
+    for (i, t) in job.targets.iter().enumerate() {
+        match (&t.plan, how.writer) {
+            (Err(refusal), _) => run.end(i, Outcome::Refused(refusal.to_string()), &mut report),
+            (Ok(_), None) => run.end(i, Outcome::Refused("read-only".into()), &mut report),
+            (Ok(_), Some(_)) => run.advance(i, &mut report),
+        }
+    }
+    let mut in_flight = FuturesUnordered::new();
+    // Reads of objects no watch covers, until handled: not requests the slots bound.
+    let mut polls = FuturesUnordered::new();
+    loop {
+        while in_flight.len() < how.concurrency.max(1) {
+            let Some(work) = run.ready.pop_front() else {
+                break;
+            };
+            run.count_sent(work);
+            in_flight.push(run.send(work, token));
+        }
+        // New waiters wait for the watch, or where no watch of the session covers their
+        // object, are read until handled.
+        for w in std::mem::take(&mut run.fresh) {
+            match observe.as_ref() {
+                Some(Watch::Session(session)) if !watched(&session.index, &w) => {
+                    polls.push(run.poll(w, token));
+                }
+                _ => run.waiting.push(w),
+            }
+        }
+        if in_flight.is_empty() && run.waiting.is_empty() && polls.is_empty() {
+            break;
+        }
+        let deadline = run.waiting.iter().map(|w| w.deadline).min();
+        tokio::select! {
+            Some((work, outcome, identity)) = in_flight.next(), if !in_flight.is_empty() => {
+                run.sent(work, outcome, identity, &mut report);
+            }
+            alive = async {
+                match observe.as_mut() {
+                    Some(Watch::Session(session)) => session.apply_batch().await.then(Vec::new),
+                    Some(Watch::Told(told)) => {
+                        let mut handled = Vec::new();
+                        (told.recv_many(&mut handled, 256).await > 0).then_some(handled)
+                    }
+                    None => std::future::pending().await,
+                }
+            }, if !run.waiting.is_empty() => {
+                match (&observe, &alive) {
+                    (Some(Watch::Session(session)), Some(_)) => {
+                        let index = &session.index;
+                        run.settle(
+                            |w| {
+                                index
+                                    .cluster(w.cluster)
+                                    .and_then(|c| c.objects.get(&w.key))
+                                    .is_some_and(|o| {
+                                        o.last_handled_reconcile_at.as_deref() == Some(token)
+                                    })
+                            },
+                            &mut report,
+                        );
+                    }
+                    (Some(Watch::Told(_)), Some(told)) => {
+                        run.settle(
+                            |w| told.iter().any(|h| h.cluster == w.cluster && h.key == w.key),
+                            &mut report,
+                        );
+                    }
+                    _ => {}
+                }
+                if alive.is_none() {
+                    // The sources stopped: nothing more can be seen.
+                    observe = None;
+                    run.expire(None, &mut report);
+                }
+            }
+            Some((who, outcome)) = polls.next(), if !polls.is_empty() => {
+                run.polled(who, outcome, &mut report);
+            }
+            _ = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            }, if deadline.is_some() => {
+                run.expire(Some(tokio::time::Instant::now()), &mut report);
+            }
+        }
+    }
+    let records: Vec<audit::Target> = run
+        .records
+        .into_iter()
+        .zip(&job.targets)
+        .map(|(r, t)| r.unwrap_or_else(|| t.record.clone()))
+        .collect();
+    let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
+    (records, journaled)
+}
+
+fn journal(
+    intent: &Intent,
+    stage: audit::Stage,
+    targets: &[audit::Target],
+    path: Option<&Path>,
+) -> Result<(), String> {
+    let entry = audit::Entry {
+        time: jiff::Timestamp::now(),
+        stage,
+        user: &intent.user,
+        host: &audit::local_host(),
+        action: intent.verb,
+        reason: intent.reason.as_deref(),
+        token: &intent.token,
+        targets,
+    };
+    match path {
+        Some(path) => audit::append(path, &entry)
+            .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
+        None => Err("no data directory for the audit journal".into()),
+    }
+}

@@ -1,0 +1,162 @@
+//! One action on many objects, for the TUI and for the headless commands alike: planning every
+//! target (the one place that decides refusals, in one order, with one wording, here), then
+//! carrying the job out through the session's [`Writer`] ([`carry_out`]: `execute.rs` runs it,
+//! `executor.rs` is its state machine), each outcome reported as it ends, the whole attempt
+//! appended to the audit journal.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::audit;
+use crate::config::{self, Permissions};
+use crate::fleet::actions::{self as flux, Intent, Refusal, Step, Verb};
+use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
+use crate::session::{READ_ONLY_CLUSTER, Writer};
+
+mod execute;
+mod executor;
+
+pub use execute::{Handled, Progress, Update, Watch, carry_out};
+
+/// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
+/// read exactly ([`crate::config::Config::writes_refused`]), then read-only mode (no grant).
+pub fn refusal(writes_refused: Option<&str>, granted: bool, verb: Verb) -> Option<String> {
+    if let Some(why) = writes_refused {
+        return Some(format!("nothing can {verb}: {why}"));
+    }
+    (!granted).then(|| {
+        format!(
+            "read-only: nothing can {verb} — start with --write, or set mode = \"write\" in [ui] \
+             of the config"
+        )
+    })
+}
+
+/// What may refuse a target.
+pub struct Guard<'a> {
+    pub actions: &'a config::Actions,
+    /// Which clusters are writable; None for a dry run in read-only mode, which shows what
+    /// would be sent with writes enabled.
+    pub permissions: Option<&'a Permissions>,
+}
+
+/// Plans each of `objects` into a target: refused by a deny rule, then by its cluster's mode,
+/// then because the object is gone; else the patches [`flux::plan`] decides. The order of
+/// `objects` is kept.
+pub fn plan(
+    index: &Index,
+    objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
+    intent: &Intent,
+    guard: &Guard<'_>,
+) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for (cluster, key) in objects {
+        // Ids come from this index: an unknown one cannot happen.
+        let Some(entry) = index.cluster(cluster) else {
+            continue;
+        };
+        let read_only = guard.permissions.is_some_and(|p| !p.writable(&entry.info));
+        let plan = if let Some(why) = guard.actions.denied(&entry.info, &key) {
+            Err(Refusal::Denied(why))
+        } else if read_only {
+            Err(Refusal::Denied(READ_ONLY_CLUSTER.into()))
+        } else if let Some(summary) = entry.objects.get(&key) {
+            flux::plan(intent, summary, |k| entry.objects.get(k))
+        } else {
+            Err(Refusal::NotSupported(
+                "the object is no longer on the cluster, or the cluster is not watched".into(),
+            ))
+        };
+        targets.push(Target {
+            record: audit::Target::new(&entry.info, &key),
+            info: entry.info.clone(),
+            cluster,
+            key,
+            plan,
+        });
+    }
+    targets
+}
+
+/// What a planned action would do: the targets it would send, on how many clusters, and the
+/// targets refused — counted apart, so that a dry run or a confirmation never calls a refused
+/// target one that would change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tally {
+    pub sent: usize,
+    pub clusters: usize,
+    pub refused: usize,
+}
+
+impl Tally {
+    pub fn of(targets: &[Target]) -> Tally {
+        let clusters: std::collections::BTreeSet<ClusterId> = targets
+            .iter()
+            .filter(|t| t.plan.is_ok())
+            .map(|t| t.cluster)
+            .collect();
+        let sent = targets.iter().filter(|t| t.plan.is_ok()).count();
+        Tally {
+            sent,
+            clusters: clusters.len(),
+            refused: targets.len() - sent,
+        }
+    }
+
+    /// "suspend 9 objects on 3 clusters, 3 refused", "nothing to suspend: all 4 refused".
+    pub fn describe(&self, verb: Verb) -> String {
+        use crate::units::count;
+        if self.sent == 0 {
+            return format!(
+                "nothing to {verb}: {} refused",
+                if self.refused == 1 {
+                    "the object is".to_string()
+                } else {
+                    format!("all {} objects are", self.refused)
+                }
+            );
+        }
+        let mut text = format!(
+            "{verb} {} on {}",
+            count(self.sent, "object", "objects"),
+            count(self.clusters, "cluster", "clusters")
+        );
+        if self.refused > 0 {
+            text.push_str(&format!(", {} refused", self.refused));
+        }
+        text
+    }
+}
+
+/// An action to send: every target with its patches, or why it is refused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// Tells this job's outcomes from an earlier one's.
+    pub run: u64,
+    pub intent: Intent,
+    pub targets: Vec<Target>,
+}
+
+/// One object of a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    pub cluster: ClusterId,
+    /// Where the cluster comes from and how it is guarded.
+    pub info: Arc<ClusterInfo>,
+    pub key: ObjectKey,
+    /// What the journal will say about it; the outcome is filled in when it ends.
+    pub record: audit::Target,
+    pub plan: Result<Vec<Step>, Refusal>,
+}
+
+/// How to carry a job out.
+pub struct Carry<'a> {
+    /// None in read-only mode: every target is refused.
+    pub writer: Option<&'a Writer>,
+    /// Wait this long for each reconcile to be handled before calling it done (None: done when
+    /// the patch is accepted; the TUI follows the rest in the watch).
+    pub wait: Option<Duration>,
+    pub concurrency: usize,
+    pub journal: Option<&'a Path>,
+}
