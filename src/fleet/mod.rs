@@ -8,7 +8,7 @@ mod events;
 mod health;
 pub mod index;
 mod kind;
-pub mod revision;
+mod rollout;
 mod rollup;
 mod summary;
 
@@ -19,5 +19,6 @@ pub use index::{
     ClusterEntry, ClusterId, ClusterInfo, ClusterKey, Index, SourceId, WorkspaceEntry, WorkspaceId,
 };
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
+pub use rollout::Rollout;
 pub use rollup::HealthCounts;
-pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready, Rollout};
+pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};

@@ -14,7 +14,9 @@ mod discovery;
 pub mod faults;
 mod files;
 mod flux;
+mod handle;
 mod kubeconfig;
+mod list;
 mod merge;
 mod observe;
 mod populate;
@@ -42,6 +44,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use faults::Faults;
 pub use files::{Files, private_dir};
+pub use handle::Handle;
 pub use observe::{TruthCluster, TruthObject};
 pub use tls::{CertVersion, ClientIdentity};
 pub use world::Role;
@@ -129,144 +132,6 @@ impl Default for Config {
             http1_only: false,
             kommander: false,
             nested: false,
-        }
-    }
-}
-
-/// A running simulation.
-pub struct Handle {
-    pub addr: SocketAddr,
-    pub files: Files,
-    /// `https://host:port` of the shared listener.
-    pub base_url: String,
-    world: Arc<World>,
-    state: Arc<server::State>,
-    shutdown: CancellationToken,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
-    tls: tls::Tls,
-    pub startup: Duration,
-}
-
-impl Handle {
-    pub fn sim_token(&self) -> &str {
-        &self.world.sim_token
-    }
-
-    /// What every cluster holds, as `/sim/truth` reports it.
-    pub fn truth(&self) -> Vec<TruthCluster> {
-        observe::truth(&self.world, None)
-    }
-
-    /// `/sim/stats` as JSON.
-    pub fn stats(&self) -> serde_json::Value {
-        observe::stats(&self.state)
-    }
-
-    /// Changes a cluster's faults while running (tests: expire its tokens, make it slow …).
-    pub fn set_faults(&self, cluster: &str, faults: Faults) -> bool {
-        let Some(c) = self.world.cluster(cluster) else {
-            return false;
-        };
-        c.tokens_valid.store(
-            faults.expired_token.is_none_or(|d| !d.is_zero()),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        *c.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
-        true
-    }
-
-    /// Issues a client certificate for the PKCS#8 key `key_pem` (RSA or ECDSA) that gives `role`
-    /// on `cluster`, as PEM; X.509 v3 with extensions, or v1 without.
-    pub fn client_certificate(
-        &self,
-        cluster: &str,
-        role: Role,
-        key_pem: &str,
-        version: CertVersion,
-    ) -> Result<String, Error> {
-        let who = ClientIdentity {
-            cluster: cluster.to_string(),
-            role,
-        };
-        self.tls.issue(key_pem, who, version)
-    }
-
-    /// The CA's certificate, PEM: what `certificate-authority` files hold.
-    pub fn ca_pem(&self) -> &str {
-        &self.tls.ca_pem
-    }
-
-    /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
-    /// server errors, expired tokens, forbidden kinds — and the churn with its rollouts.
-    /// Unreachable clusters, clusters without Flux and old Flux releases stay as they are:
-    /// those are what the clusters are, not something happening to them.
-    pub fn calm(&self) {
-        self.set_churn(0.0);
-        for c in self.world.clusters.iter() {
-            let f = c.faults();
-            let lasting = Faults {
-                unreachable: f.unreachable,
-                no_flux: f.no_flux,
-                old_flux: f.old_flux,
-                ..Faults::default()
-            };
-            if f != lasting {
-                self.set_faults(&c.name, lasting);
-            }
-        }
-    }
-
-    /// Writes every cluster's store has taken so far (objects and events).
-    pub fn writes(&self) -> u64 {
-        self.world
-            .clusters
-            .iter()
-            .map(|c| c.store().resource_version())
-            .sum()
-    }
-
-    /// Forgets a cluster's change history now: every watch gets 410 Gone and must relist.
-    pub fn compact(&self, cluster: &str) -> bool {
-        let Some(c) = self.world.cluster(cluster) else {
-            return false;
-        };
-        let rv = {
-            let mut s = c.store();
-            s.compact();
-            s.resource_version()
-        };
-        c.changed.send_modify(|v| *v = rv);
-        true
-    }
-
-    /// Changes the churn rate while running; 0 stops churn (tests compare a still fleet).
-    pub fn set_churn(&self, per_second: f64) {
-        let _ = self
-            .state
-            .controller
-            .send(controller::Msg::SetChurn(per_second.max(0.0)));
-    }
-
-    /// The management cluster gets a new Cluster API cluster `to`: a copy of `from`'s Cluster
-    /// and kubeconfig Secret (so it reaches the same simulated API server).
-    pub fn copy_capi_cluster(&self, from: &str, to: &str) -> bool {
-        capi::copy_cluster(&self.world, from, to)
-    }
-
-    /// The management cluster forgets the Cluster API cluster `name` and its Secret.
-    pub fn remove_capi_cluster(&self, name: &str) -> bool {
-        capi::remove_cluster(&self.world, name)
-    }
-
-    pub fn cluster_names(&self) -> Vec<String> {
-        self.world.workloads().map(|c| c.name.clone()).collect()
-    }
-
-    /// Stops serving and waits for the server tasks to end.
-    pub async fn shutdown(self) {
-        self.shutdown.cancel();
-        for t in self.tasks {
-            let _ = t.await;
         }
     }
 }
