@@ -454,6 +454,20 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
             .sees("the reconcile handled", |s| s.contains("1 handled"))
             .await;
         person.press(KeyCode::Esc);
+        // With its source: the source first (read until handled), then the object.
+        person.press(KeyCode::Char('W'));
+        person
+            .sees("the confirmation with source", |s| {
+                s.contains("1 object on 1 cluster")
+            })
+            .await;
+        person.press(KeyCode::Char('y'));
+        person
+            .sees("the reconcile with source handled", |s| {
+                s.contains("reconcile-with-source: 1/1 sent · 0 requested · 1 handled")
+            })
+            .await;
+        person.press(KeyCode::Esc);
         person.press(KeyCode::Char('s'));
         person
             .sees("the confirmation", |s| {
@@ -495,12 +509,12 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
     assert!(suspended);
     // The journal line is written once every target has an outcome: it follows the screen.
     common::eventually("the journal line", || async { journal.exists() }).await;
-    common::eventually("both outcome lines", || async {
+    common::eventually("the three outcome lines", || async {
         std::fs::read_to_string(&journal)
             .unwrap_or_default()
             .matches("\"stage\":\"outcome\"")
             .count()
-            == 2
+            == 3
     })
     .await;
     let all: Vec<serde_json::Value> = std::fs::read_to_string(&journal)

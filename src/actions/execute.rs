@@ -7,7 +7,7 @@ use std::path::Path;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
-use super::executor::{Executor, watched};
+use super::executor::{Awaited, Executor, watched};
 use super::{Carry, Job, Target};
 use crate::audit;
 use crate::fleet::actions::{Intent, Outcome, Verb};
@@ -65,7 +65,8 @@ pub struct Handled {
 pub enum Watch<'a> {
     /// It applies the session's events to the session's index itself (headless).
     Session(&'a mut Session),
-    /// Whoever owns the index (the TUI's event loop) says so.
+    /// Whoever owns the index (the TUI's event loop) says so for the targets; the sources a
+    /// reconcile with source requests first are read until handled.
     Told(tokio::sync::mpsc::UnboundedReceiver<Handled>),
 }
 
@@ -151,14 +152,19 @@ pub async fn carry_out(
             run.count_sent(work);
             in_flight.push(run.send(work, token));
         }
-        // New waiters wait for the watch, or where no watch of the session covers their
-        // object, are read until handled.
+        // New waiters wait for the watch, or where nothing will tell — no watch of the session
+        // covers their object, or a source (the TUI tells about its rows, the targets, only) —
+        // are read until handled.
         for w in std::mem::take(&mut run.fresh) {
-            match observe.as_ref() {
-                Some(Watch::Session(session)) if !watched(&session.index, &w) => {
-                    polls.push(run.poll(w, token));
-                }
-                _ => run.waiting.push(w),
+            let told = match observe.as_ref() {
+                Some(Watch::Session(session)) => watched(&session.index, &w),
+                Some(Watch::Told(_)) => matches!(w.who, Awaited::Target(_)),
+                None => false,
+            };
+            if told {
+                run.waiting.push(w);
+            } else {
+                polls.push(run.poll(w, token));
             }
         }
         if in_flight.is_empty() && run.waiting.is_empty() && polls.is_empty() {
