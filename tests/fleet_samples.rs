@@ -270,8 +270,11 @@ fn what_runs_what_was_tried_and_since_when() {
     );
     assert_eq!(r.since.unwrap().to_string(), "2026-07-30T12:01:44Z");
 
-    // Sources carry their artifact's revision as REVISION; they deploy nothing.
+    // A source's artifact: its revision, produced when.
     let git = summary("gitrepository-ready.yaml");
-    assert!(git.rollout.is_none());
-    assert!(git.revision.is_some());
+    let r = git.rollout.as_deref().unwrap();
+    assert_eq!(r.applied.as_deref(), Some(applied));
+    assert_eq!(r.since.unwrap().to_string(), "2026-08-20T07:41:16Z");
+    // A HelmRepository's artifact is an index nothing applies: not followed.
+    assert!(summary("helmrepository-ready.yaml").rollout.is_none());
 }

@@ -212,6 +212,20 @@ impl FluxKind {
         }
     }
 
+    /// Sources whose artifact is what their consumers apply, revision by revision: Git, OCI,
+    /// Bucket, HelmChart, ExternalArtifact. (A HelmRepository's artifact is its index, which
+    /// nothing applies.)
+    pub fn has_artifact(self) -> bool {
+        matches!(
+            self,
+            FluxKind::GitRepository
+                | FluxKind::OciRepository
+                | FluxKind::Bucket
+                | FluxKind::HelmChart
+                | FluxKind::ExternalArtifact
+        )
+    }
+
     /// Alert and Provider (v1beta3) have no status at all: nothing to reconcile or wait for.
     pub fn is_static(self) -> bool {
         matches!(self, FluxKind::Alert | FluxKind::Provider)

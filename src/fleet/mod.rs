@@ -9,6 +9,7 @@ mod health;
 pub mod index;
 mod kind;
 mod rollout;
+pub mod rollouts;
 mod rollup;
 mod summary;
 

@@ -52,21 +52,10 @@ impl Rollout {
         let rollout = match kind {
             FluxKind::Kustomization => {
                 let applied = at("/status/lastAppliedRevision");
-                // The history entry of the revision applied now (newest first).
-                let since = object
-                    .pointer("/status/history")
-                    .and_then(Value::as_array)
-                    .and_then(|h| {
-                        h.iter().find(|e| {
-                            e.pointer("/metadata/revision").and_then(Value::as_str)
-                                == applied.as_deref()
-                        })
-                    })
-                    .and_then(|e| e.get("firstReconciled")?.as_str()?.parse().ok());
                 Rollout {
                     attempted: at("/status/lastAttemptedRevision"),
                     origin: at("/status/lastAppliedOriginRevision"),
-                    since,
+                    since: first_reconciled(object, applied.as_deref()),
                     applied,
                     ..Rollout::default()
                 }
@@ -81,13 +70,44 @@ impl Rollout {
                 since: time("/status/history/0/firstDeployed"),
                 ..Rollout::default()
             },
+            // A source's artifact: what its consumers should apply, produced when.
+            k if k.has_artifact() => Rollout {
+                applied: at("/status/artifact/revision"),
+                since: time("/status/artifact/lastUpdateTime"),
+                ..Rollout::default()
+            },
             _ => return None,
         };
         (rollout != Rollout::default()).then_some(rollout)
+    }
+
+    /// The kinds whose revisions the rollout view follows.
+    pub fn followed(kind: FluxKind) -> bool {
+        matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || kind.has_artifact()
     }
 
     /// Tried something other than what runs: a new revision that has not been applied (yet).
     pub fn behind_attempt(&self) -> bool {
         matches!((&self.applied, &self.attempted), (Some(a), Some(t)) if a != t)
     }
+}
+
+/// When a Kustomization's applied revision was first reconciled: `status.history` is newest
+/// first, and one revision may have several entries in a row (one per outcome); the oldest of
+/// the run that starts at the newest entry for `applied` is when it arrived.
+fn first_reconciled(object: &Value, applied: Option<&str>) -> Option<Timestamp> {
+    let applied = applied?;
+    let history = object.pointer("/status/history")?.as_array()?;
+    fn revision(e: &Value) -> Option<&str> {
+        e.pointer("/metadata/revision").and_then(Value::as_str)
+    }
+    let start = history.iter().position(|e| revision(e) == Some(applied))?;
+    history[start..]
+        .iter()
+        .take_while(|e| revision(e) == Some(applied))
+        .last()?
+        .get("firstReconciled")?
+        .as_str()?
+        .parse()
+        .ok()
 }

@@ -1,0 +1,632 @@
+//! Rollouts across clusters: for each deployed thing (kind, namespace, name), which revision is
+//! the newest, how far it has spread ring by ring, which clusters are behind, and which are stuck
+//! and why. Pure: reads the index; `now` is given, never read.
+//!
+//! The newest revision is the one that arrived last: the latest of the times its clusters first
+//! ran it (a Kustomization's `status.history` from Flux 2.7 on, a HelmRelease's `firstDeployed`,
+//! a source's artifact time, or the artifact time of the source a Kustomization applied). Without
+//! any time, a revision some cluster moved away from is older than the one it tried, chart
+//! versions compare as versions, and the revision most clusters try wins.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use super::{ClusterEntry, ClusterId, ClusterInfo, FluxKind, FluxSummary, ObjectKey, Rollout};
+use crate::glob::glob_match;
+
+/// How clusters are grouped into rings, in promotion order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rings {
+    /// Globs, in order: over workspace names, or over the values of `label`.
+    pub patterns: Vec<String>,
+    /// A cluster label whose value names the ring (`ring = "canary"`).
+    pub label: Option<String>,
+}
+
+impl Rings {
+    /// The ring of one cluster: its place in the order, and its name. Without patterns or a
+    /// label each workspace is a ring, by name; a cluster that no pattern matches comes last.
+    fn of<'a>(&'a self, info: &'a ClusterInfo) -> ((u8, usize), &'a str) {
+        let value = match &self.label {
+            Some(label) => match info.labels.get(label) {
+                Some(v) => v.as_str(),
+                None => return ((3, 0), "(no ring)"),
+            },
+            None => info.workspace.as_str(),
+        };
+        match self.patterns.iter().position(|p| glob_match(p, value)) {
+            Some(i) => ((0, i), self.patterns[i].as_str()),
+            // Label values and workspaces outside the list: each its own ring, by name.
+            None if self.label.is_some() || self.patterns.is_empty() => ((1, 0), value),
+            None => ((2, 0), "(other)"),
+        }
+    }
+}
+
+/// What makes a cluster stuck, and for how long it may be so.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Rules {
+    /// Tried ≠ applied, or a source ahead of what was applied, for longer than this.
+    pub stuck_after: SignedDuration,
+    /// More newer revisions than this seen in the scope.
+    pub max_behind: usize,
+}
+
+impl Default for Rules {
+    fn default() -> Rules {
+        Rules {
+            stuck_after: SignedDuration::from_mins(30),
+            max_behind: 2,
+        }
+    }
+}
+
+/// A revision as compared across clusters: what was applied and, for a HelmRelease, the digest
+/// of the values it was deployed with (new values on the same chart are a new rollout).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Revision {
+    pub revision: Arc<str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config_digest: Option<Arc<str>>,
+}
+
+impl Revision {
+    /// As a table shows it: hex digests cut to 8 characters, the values digest after a `+`.
+    pub fn short(&self) -> String {
+        let revision = crate::units::truncate_hex(&self.revision);
+        match &self.config_digest {
+            Some(d) => format!("{revision}+{}", crate::units::truncate_hex(digest_of(d))),
+            None => revision,
+        }
+    }
+}
+
+/// What follows the last `@` (`main@sha1:…` → `sha1:…`), the whole text when there is none.
+pub fn digest_of(revision: &str) -> &str {
+    revision.rsplit_once('@').map_or(revision, |(_, d)| d)
+}
+
+/// Where one cluster's copy stands against the newest revision: the spread bar's parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Standing {
+    /// Failing on the newest revision: tried it (or runs it) and is not ready.
+    Failing,
+    /// Runs an older revision (or none yet).
+    Behind,
+    /// Suspended: held where it is on purpose.
+    Suspended,
+    /// Runs the newest revision.
+    Current,
+}
+
+impl Standing {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Standing::Current => "current",
+            Standing::Behind => "behind",
+            Standing::Failing => "failing",
+            Standing::Suspended => "suspended",
+        }
+    }
+}
+
+/// Why a cluster is stuck.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "rule")]
+pub enum Stuck {
+    /// Tried a revision and did not apply it, for longer than `stuck_after`.
+    Attempt {
+        attempted: Arc<str>,
+        since: Timestamp,
+    },
+    /// Its source has had a newer artifact for longer than `stuck_after`.
+    Source {
+        source: String,
+        revision: Arc<str>,
+        since: Timestamp,
+    },
+    /// More than `max_behind` newer revisions are running elsewhere in the scope.
+    Behind { by: usize },
+}
+
+impl Stuck {
+    /// The reason, as a row shows it.
+    pub fn reason(&self, now: Timestamp) -> String {
+        let short = |r: &str| crate::units::truncate_hex(r);
+        match self {
+            Stuck::Attempt { attempted, since } => format!(
+                "tried {} for {}, not applied",
+                short(attempted),
+                crate::units::age(Some(*since), now)
+            ),
+            Stuck::Source {
+                source,
+                revision,
+                since,
+            } => format!(
+                "{source} has {} for {}, not applied",
+                short(revision),
+                crate::units::age(Some(*since), now)
+            ),
+            Stuck::Behind { by } => format!("{by} revisions behind"),
+        }
+    }
+}
+
+/// Clusters by standing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub current: u32,
+    pub behind: u32,
+    pub failing: u32,
+    pub suspended: u32,
+}
+
+impl Counts {
+    fn add(&mut self, standing: Standing) {
+        *match standing {
+            Standing::Current => &mut self.current,
+            Standing::Behind => &mut self.behind,
+            Standing::Failing => &mut self.failing,
+            Standing::Suspended => &mut self.suspended,
+        } += 1;
+    }
+
+    pub fn total(&self) -> u32 {
+        self.current + self.behind + self.failing + self.suspended
+    }
+}
+
+/// One deployed thing across the clusters of a scope: a row of the rollout view.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spread {
+    #[serde(flatten)]
+    pub key: ObjectKey,
+    /// The newest revision seen; None when no cluster has applied or tried one.
+    pub newest: Option<Revision>,
+    /// When the newest revision first ran on one of these clusters.
+    pub newest_since: Option<Timestamp>,
+    /// Clusters by standing (the spread bar).
+    pub clusters: Counts,
+    /// Clusters not running the newest revision, suspended ones included.
+    pub behind: u32,
+    /// Clusters stuck by one of the rules.
+    pub stuck: u32,
+    /// Distinct revisions running.
+    pub revisions: u32,
+}
+
+/// One cluster's copy of a deployed thing: a row of the matrix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Place {
+    #[serde(skip)]
+    pub cluster: ClusterId,
+    /// Its ring's position in [`Matrix::rings`].
+    #[serde(skip)]
+    pub ring: usize,
+    /// What it runs; None when it never applied anything.
+    pub revision: Option<Revision>,
+    /// `lastAttemptedRevision`, when it differs from what runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempted: Option<Arc<str>>,
+    /// Since when it runs that revision, where known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since: Option<Timestamp>,
+    pub standing: Standing,
+    /// How many newer revisions run elsewhere in the scope.
+    pub behind_by: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<Stuck>,
+}
+
+/// One ring of a matrix.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ring {
+    pub name: String,
+    pub clusters: u32,
+    /// Clusters running the newest revision (failing or suspended there included).
+    pub on_newest: u32,
+    pub stuck: u32,
+    /// When the newest revision reached the ring's first cluster, and its last one so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first: Option<Timestamp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last: Option<Timestamp>,
+}
+
+impl Ring {
+    /// Share of the ring's clusters on the newest revision, 0 to 1.
+    pub fn share(&self) -> f64 {
+        f64::from(self.on_newest) / f64::from(self.clusters.max(1))
+    }
+
+    /// First cluster to last on the newest revision: done when every cluster is on it, else
+    /// the time so far.
+    pub fn took(&self, now: Timestamp) -> Option<SignedDuration> {
+        let first = self.first?;
+        let end = if self.on_newest == self.clusters {
+            self.last?
+        } else {
+            now
+        };
+        Some(end.duration_since(first).max(SignedDuration::ZERO))
+    }
+}
+
+/// Every cluster's copy of one deployed thing, ring by ring: behind and stuck first in each.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Matrix {
+    pub spread: Spread,
+    pub rings: Vec<Ring>,
+    pub places: Vec<Place>,
+}
+
+/// The rows of the rollout view: every followed thing of `kind` (or all) on `clusters`, in
+/// kind, namespace, name order.
+pub fn spreads<'a>(
+    clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
+    kind: Option<FluxKind>,
+    rules: &Rules,
+    now: Timestamp,
+) -> Vec<Spread> {
+    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>> = HashMap::new();
+    for (id, cluster) in clusters {
+        if cluster.retired {
+            continue;
+        }
+        for (key, o) in &cluster.objects {
+            if kind.is_some_and(|k| k != key.kind) || !Rollout::followed(key.kind) {
+                continue;
+            }
+            things.entry(key).or_default().push(Copy {
+                cluster: id,
+                entry: cluster,
+                object: o,
+            });
+        }
+    }
+    let mut out: Vec<Spread> = things
+        .into_iter()
+        .map(|(key, copies)| study(key, &copies, rules, now).0)
+        .collect();
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// The matrix of one thing on `clusters`, grouped by `rings`; None when no cluster has it.
+pub fn matrix<'a>(
+    clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
+    key: &ObjectKey,
+    rings: &Rings,
+    rules: &Rules,
+    now: Timestamp,
+) -> Option<Matrix> {
+    let copies: Vec<Copy<'a>> = clusters
+        .into_iter()
+        .filter(|(_, c)| !c.retired)
+        .filter_map(|(id, c)| {
+            Some(Copy {
+                cluster: id,
+                entry: c,
+                object: c.objects.get(key)?,
+            })
+        })
+        .collect();
+    if copies.is_empty() {
+        return None;
+    }
+    let (spread, mut places) = study(key, &copies, rules, now);
+    // Ring names in promotion order, then each place's ring.
+    let ring_keys: Vec<_> = copies.iter().map(|c| rings.of(&c.entry.info)).collect();
+    let order: Vec<_> = ring_keys
+        .iter()
+        .copied()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut out: Vec<Ring> = order
+        .iter()
+        .map(|(_, name)| Ring {
+            name: name.to_string(),
+            clusters: 0,
+            on_newest: 0,
+            stuck: 0,
+            first: None,
+            last: None,
+        })
+        .collect();
+    // `study` keeps the order of the copies.
+    for (p, key) in places.iter_mut().zip(&ring_keys) {
+        p.ring = order.binary_search(key).unwrap_or(0);
+        let ring = &mut out[p.ring];
+        ring.clusters += 1;
+        ring.stuck += u32::from(p.stuck.is_some());
+        if p.revision.is_some() && p.revision == spread.newest {
+            ring.on_newest += 1;
+            if let Some(since) = p.since {
+                ring.first = Some(ring.first.map_or(since, |f| f.min(since)));
+                ring.last = Some(ring.last.map_or(since, |l| l.max(since)));
+            }
+        }
+    }
+    let names: HashMap<ClusterId, &str> = copies
+        .iter()
+        .map(|c| (c.cluster, c.entry.info.name.as_str()))
+        .collect();
+    places.sort_by(|a, b| {
+        (a.ring, a.stuck.is_none(), a.standing, Reverse(a.behind_by))
+            .cmp(&(b.ring, b.stuck.is_none(), b.standing, Reverse(b.behind_by)))
+            .then_with(|| names[&a.cluster].cmp(names[&b.cluster]))
+    });
+    Some(Matrix {
+        spread,
+        rings: out,
+        places,
+    })
+}
+
+/// One cluster's copy of a thing.
+struct Copy<'a> {
+    cluster: ClusterId,
+    entry: &'a ClusterEntry,
+    object: &'a FluxSummary,
+}
+
+impl Copy<'_> {
+    fn rollout(&self) -> Option<&Rollout> {
+        self.object.rollout.as_deref()
+    }
+
+    fn applied(&self) -> Option<Revision> {
+        let r = self.rollout()?;
+        Some(Revision {
+            revision: r.applied.clone()?,
+            config_digest: r.config_digest.clone(),
+        })
+    }
+
+    /// What it tried, when that is not what it runs.
+    fn attempted(&self) -> Option<&Arc<str>> {
+        let r = self.rollout()?;
+        r.attempted.as_ref().filter(|_| r.behind_attempt())
+    }
+
+    /// The source whose artifact it applies, on the same cluster: a Kustomization's
+    /// `sourceRef`, a HelmRelease's chart (the HelmChart Flux names `<namespace>-<name>` in its
+    /// HelmRepository's namespace, or its `chartRef`).
+    fn source(&self) -> Option<(&ObjectKey, &FluxSummary)> {
+        let r = self.object.source.as_ref()?;
+        let key = match (self.object.key.kind, FluxKind::from_kind(&r.kind)) {
+            (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => ObjectKey::new(
+                FluxKind::HelmChart,
+                &r.namespace,
+                &format!("{}-{}", self.object.key.namespace, self.object.key.name),
+            ),
+            (_, Some(kind)) if kind.has_artifact() => ObjectKey::new(kind, &r.namespace, &r.name),
+            _ => return None,
+        };
+        self.entry.objects.get_key_value(&key)
+    }
+
+    /// The source's artifact as this kind applies it: a HelmRelease runs a chart version, which
+    /// an OCI artifact's revision carries before its `@`.
+    fn source_artifact(&self) -> Option<(&ObjectKey, &Arc<str>, Option<Timestamp>)> {
+        let (key, source) = self.source()?;
+        let r = source.rollout.as_deref()?;
+        Some((key, r.applied.as_ref()?, r.since))
+    }
+
+    fn same_as_source(&self, applied: &str, source: &str) -> bool {
+        match self.object.key.kind {
+            FluxKind::HelmRelease => source.split('@').next() == Some(applied),
+            _ => source == applied,
+        }
+    }
+
+    /// Since when it runs what it runs: its own record, else (a Kustomization before Flux
+    /// 2.7) the time its source produced the artifact it applied.
+    fn since(&self) -> Option<Timestamp> {
+        let r = self.rollout()?;
+        if r.since.is_some() {
+            return r.since;
+        }
+        let applied = r.applied.as_deref()?;
+        let (_, revision, since) = self.source_artifact()?;
+        self.same_as_source(applied, revision).then_some(since?)
+    }
+}
+
+/// What one revision is known by, while the newest is being found.
+struct Seen {
+    revision: Revision,
+    /// The earliest time a cluster ran it, and (if none ran it) tried it.
+    ran: Option<Timestamp>,
+    tried: Option<Timestamp>,
+    running: u32,
+    trying: u32,
+    /// A cluster ran it and tried another: that one is newer.
+    left: bool,
+}
+
+impl Seen {
+    fn new(revision: Revision) -> Seen {
+        Seen {
+            revision,
+            ran: None,
+            tried: None,
+            running: 0,
+            trying: 0,
+            left: false,
+        }
+    }
+
+    fn arrived(&self) -> Option<Timestamp> {
+        self.ran.or(self.tried)
+    }
+
+    /// Newest first.
+    fn order(a: &Seen, b: &Seen) -> Ordering {
+        b.arrived()
+            .cmp(&a.arrived())
+            .then(a.left.cmp(&b.left))
+            .then(release_order(&b.revision.revision, &a.revision.revision))
+            .then(b.trying.cmp(&a.trying))
+            .then(b.running.cmp(&a.running))
+            .then(a.revision.revision.cmp(&b.revision.revision))
+    }
+}
+
+/// Compares two revisions as release versions (`v1.2.10` after `v1.2.9`), where both read as
+/// such; equal otherwise.
+fn release_order(a: &str, b: &str) -> Ordering {
+    fn parts(r: &str) -> Option<Vec<u64>> {
+        let v = r.split('@').next()?;
+        let v = v.strip_prefix('v').unwrap_or(v);
+        let core = v.split(['-', '+']).next()?;
+        core.split('.').map(|p| p.parse().ok()).collect()
+    }
+    match (parts(a), parts(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => Ordering::Equal,
+    }
+}
+
+/// The spread of one thing and where each copy stands.
+fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Spread, Vec<Place>) {
+    let mut seen: Vec<Seen> = Vec::new();
+    let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
+    for c in copies {
+        let Some(applied) = c.applied() else { continue };
+        let i = match seen.iter().position(|s| s.revision == applied) {
+            Some(i) => i,
+            None => {
+                seen.push(Seen::new(applied));
+                seen.len() - 1
+            }
+        };
+        let s = &mut seen[i];
+        s.running += 1;
+        if let Some(since) = c.since() {
+            s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
+        }
+        s.left |= c.attempted().is_some();
+    }
+    for c in copies {
+        let Some(attempted) = c.attempted() else {
+            continue;
+        };
+        let i = match find(&seen, attempted) {
+            Some(i) => i,
+            None => {
+                seen.push(Seen::new(Revision {
+                    revision: attempted.clone(),
+                    config_digest: None,
+                }));
+                seen.len() - 1
+            }
+        };
+        let s = &mut seen[i];
+        s.trying += 1;
+        if let Some(t) = c.object.last_transition {
+            s.tried = Some(s.tried.map_or(t, |x| x.min(t)));
+        }
+    }
+    seen.sort_by(Seen::order);
+    let newest = seen.first();
+    let mut spread = Spread {
+        key: key.clone(),
+        newest: newest.map(|s| s.revision.clone()),
+        newest_since: newest.and_then(Seen::arrived),
+        clusters: Counts::default(),
+        behind: 0,
+        stuck: 0,
+        revisions: seen.iter().filter(|s| s.running > 0).count() as u32,
+    };
+    let newest_text = newest.map(|s| &*s.revision.revision);
+    let mut places = Vec::with_capacity(copies.len());
+    for c in copies {
+        let applied = c.applied();
+        let attempted = c.attempted();
+        let on_newest = applied.is_some() && applied.as_ref() == spread.newest.as_ref();
+        let tries_newest = attempted.is_some_and(|a| Some(&**a) == newest_text);
+        let behind_by = match &applied {
+            Some(a) => seen.iter().position(|s| &s.revision == a).unwrap_or(0),
+            None => seen.len(),
+        };
+        let standing = if c.object.suspended {
+            Standing::Suspended
+        } else if c.object.health.is_failing() && (on_newest || tries_newest) {
+            Standing::Failing
+        } else if on_newest {
+            Standing::Current
+        } else {
+            Standing::Behind
+        };
+        let stuck = if c.object.suspended {
+            None
+        } else {
+            stuck(c, applied.as_ref(), on_newest, behind_by, rules, now)
+        };
+        spread.clusters.add(standing);
+        spread.behind += u32::from(!on_newest);
+        spread.stuck += u32::from(stuck.is_some());
+        places.push(Place {
+            cluster: c.cluster,
+            ring: 0,
+            since: c.since(),
+            revision: applied,
+            attempted: attempted.cloned(),
+            standing,
+            behind_by,
+            stuck,
+        });
+    }
+    (spread, places)
+}
+
+/// The first rule a copy breaks, if any.
+fn stuck(
+    c: &Copy,
+    applied: Option<&Revision>,
+    on_newest: bool,
+    behind_by: usize,
+    rules: &Rules,
+    now: Timestamp,
+) -> Option<Stuck> {
+    let too_long = |since: Timestamp| now.duration_since(since) > rules.stuck_after;
+    if let Some(attempted) = c.attempted()
+        && let Some(since) = c.object.last_transition
+        && too_long(since)
+    {
+        return Some(Stuck::Attempt {
+            attempted: attempted.clone(),
+            since,
+        });
+    }
+    if on_newest {
+        return None;
+    }
+    if let Some((key, revision, Some(since))) = c.source_artifact()
+        && !applied.is_some_and(|a| c.same_as_source(&a.revision, revision))
+        && too_long(since)
+    {
+        return Some(Stuck::Source {
+            source: format!("{} {}/{}", key.kind, key.namespace, key.name),
+            revision: revision.clone(),
+            since,
+        });
+    }
+    (behind_by > rules.max_behind).then_some(Stuck::Behind { by: behind_by })
+}
+
+#[cfg(test)]
+mod tests;

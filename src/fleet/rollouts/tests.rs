@@ -1,0 +1,397 @@
+use super::*;
+use crate::fleet::index::{Change, Event};
+use crate::fleet::{ClusterKey, Index};
+use serde_json::{Value, json};
+
+const NOW: &str = "2026-11-23T12:00:00Z";
+
+fn now() -> Timestamp {
+    NOW.parse().unwrap()
+}
+
+/// `minutes` before [`NOW`].
+fn ago(minutes: i64) -> String {
+    (now() - SignedDuration::from_mins(minutes)).to_string()
+}
+
+/// A Kustomization `apps` on `rev`, first reconciled `minutes` ago (Flux ≥ 2.7), or failing
+/// on `tried` since `failing` minutes.
+fn ks(rev: &str, minutes: Option<i64>, tried: Option<(&str, i64)>) -> Value {
+    let (attempted, ready, transition) = match tried {
+        Some((t, m)) => (t, "False", ago(m)),
+        None => (rev, "True", ago(600)),
+    };
+    let mut status = json!({
+        "observedGeneration": 1,
+        "lastAppliedRevision": rev,
+        "lastAttemptedRevision": attempted,
+        "conditions": [{"type": "Ready", "status": ready, "reason": "R",
+                        "lastTransitionTime": transition}],
+    });
+    if let Some(m) = minutes {
+        status["history"] = json!([{"firstReconciled": ago(m), "metadata": {"revision": rev}}]);
+    }
+    json!({"metadata": {"name": "apps", "namespace": "flux-system", "generation": 1},
+           "spec": {"sourceRef": {"kind": "GitRepository", "name": "flux-system"}},
+           "status": status})
+}
+
+fn git(rev: &str, minutes: i64) -> Value {
+    json!({"metadata": {"name": "flux-system", "namespace": "flux-system", "generation": 1},
+           "status": {"observedGeneration": 1,
+                      "artifact": {"revision": rev, "lastUpdateTime": ago(minutes)},
+                      "conditions": [{"type": "Ready", "status": "True"}]}})
+}
+
+/// A fleet: (cluster, workspace, labels, objects).
+fn fleet(clusters: &[(&str, &str, &[(&str, &str)], Vec<(FluxKind, Value)>)]) -> Index {
+    let mut index = Index::new();
+    for (name, ws, labels, objects) in clusters {
+        let mut info = ClusterInfo::new(name, ws);
+        info.labels = labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        index.add_cluster(info);
+        for (kind, o) in objects {
+            index.apply(Event {
+                cluster: ClusterKey::new(*name),
+                at: now(),
+                change: Change::Applied(FluxSummary::of(*kind, o).unwrap()),
+            });
+        }
+    }
+    index
+}
+
+fn all(index: &Index) -> impl Iterator<Item = (ClusterId, &ClusterEntry)> {
+    index
+        .clusters()
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (ClusterId(i as u32), c))
+}
+
+fn apps() -> ObjectKey {
+    ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps")
+}
+
+const K: FluxKind = FluxKind::Kustomization;
+
+#[test]
+fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
+    let index = fleet(&[
+        (
+            "dev-1",
+            "dev",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
+        ),
+        (
+            "dev-2",
+            "dev",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(40), None))],
+        ),
+        (
+            "prod-1",
+            "prod",
+            &[],
+            vec![(K, ks("main@sha1:aaaa", Some(900), None))],
+        ),
+        (
+            "prod-2",
+            "prod",
+            &[],
+            vec![(
+                K,
+                ks("main@sha1:aaaa", Some(900), Some(("main@sha1:bbbb", 10))),
+            )],
+        ),
+    ]);
+    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    assert_eq!(rows.len(), 1);
+    let row = &rows[0];
+    assert_eq!(
+        row.newest.as_ref().unwrap().revision.as_ref(),
+        "main@sha1:bbbb"
+    );
+    assert_eq!(row.newest_since.unwrap().to_string(), ago(50));
+    assert_eq!(
+        row.clusters,
+        Counts {
+            current: 2,
+            behind: 1,
+            failing: 1,
+            suspended: 0
+        }
+    );
+    assert_eq!((row.behind, row.stuck, row.revisions), (2, 0, 2));
+}
+
+#[test]
+fn stuck_is_computed_against_the_clock_and_explained() {
+    let failing = |minutes| {
+        fleet(&[
+            (
+                "a",
+                "dev",
+                &[],
+                vec![(K, ks("main@sha1:bbbb", Some(50), None))],
+            ),
+            (
+                "b",
+                "dev",
+                &[],
+                vec![(
+                    K,
+                    ks(
+                        "main@sha1:aaaa",
+                        Some(900),
+                        Some(("main@sha1:bbbb", minutes)),
+                    ),
+                )],
+            ),
+        ])
+    };
+    let rules = Rules::default();
+    // Failing on the new revision for 20 minutes: not yet stuck; for 45: stuck.
+    let index = failing(20);
+    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    assert_eq!(m.spread.stuck, 0);
+    let index = failing(45);
+    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    assert_eq!(m.spread.stuck, 1);
+    // Stuck first.
+    let first = &m.places[0];
+    assert_eq!(index.cluster(first.cluster).unwrap().info.name, "b");
+    assert_eq!(
+        first.stuck.as_ref().unwrap().reason(now()),
+        "tried main@sha1:bbbb for 45m, not applied"
+    );
+
+    // Its source has had a newer artifact for an hour, and it did not apply it (no failure).
+    let index = fleet(&[
+        (
+            "a",
+            "dev",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
+        ),
+        (
+            "b",
+            "dev",
+            &[],
+            vec![
+                (K, ks("main@sha1:aaaa", Some(900), None)),
+                (FluxKind::GitRepository, git("main@sha1:bbbb", 60)),
+            ],
+        ),
+    ]);
+    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    let b = m.places.iter().find(|p| p.stuck.is_some()).unwrap();
+    assert_eq!(
+        b.stuck.as_ref().unwrap().reason(now()),
+        "GitRepository flux-system/flux-system has main@sha1:bbbb for 60m, not applied"
+    );
+
+    // Three revisions newer run elsewhere: more than max_behind (2).
+    let index = fleet(&[
+        (
+            "a",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:dddd", Some(10), None))],
+        ),
+        (
+            "b",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:cccc", Some(20), None))],
+        ),
+        (
+            "c",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(30), None))],
+        ),
+        (
+            "d",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:aaaa", Some(40), None))],
+        ),
+    ]);
+    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    assert_eq!(m.spread.stuck, 1);
+    assert_eq!(m.places[0].stuck, Some(Stuck::Behind { by: 3 }));
+}
+
+#[test]
+fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer() {
+    // Flux 2.6: no status.history; the GitRepository's artifact time dates what was applied.
+    let index = fleet(&[
+        (
+            "a",
+            "w",
+            &[],
+            vec![
+                (K, ks("main@sha1:bbbb", None, None)),
+                (FluxKind::GitRepository, git("main@sha1:bbbb", 5)),
+            ],
+        ),
+        (
+            "b",
+            "w",
+            &[],
+            vec![
+                (K, ks("main@sha1:aaaa", None, None)),
+                (FluxKind::GitRepository, git("main@sha1:aaaa", 500)),
+            ],
+        ),
+    ]);
+    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    assert_eq!(
+        rows[0].newest.as_ref().unwrap().revision.as_ref(),
+        "main@sha1:bbbb"
+    );
+    assert_eq!(rows[0].newest_since.unwrap().to_string(), ago(5));
+
+    // No time at all: the revision a cluster tried is newer than the one it runs.
+    let index = fleet(&[
+        ("a", "w", &[], vec![(K, ks("main@sha1:aaaa", None, None))]),
+        ("b", "w", &[], vec![(K, ks("main@sha1:aaaa", None, None))]),
+        (
+            "c",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:aaaa", None, Some(("main@sha1:bbbb", 5))))],
+        ),
+    ]);
+    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    assert_eq!(
+        rows[0].newest.as_ref().unwrap().revision.as_ref(),
+        "main@sha1:bbbb"
+    );
+    assert_eq!(rows[0].clusters.failing, 1);
+    assert_eq!(rows[0].behind, 3);
+}
+
+#[test]
+fn helm_releases_compare_chart_versions_and_values() {
+    let hr = |version: &str, values: &str| {
+        json!({"metadata": {"name": "podinfo", "namespace": "apps", "generation": 1},
+               "status": {"observedGeneration": 1, "lastAttemptedRevision": version,
+                          "history": [{"chartName": "podinfo", "chartVersion": version,
+                                       "configDigest": values}],
+                          "conditions": [{"type": "Ready", "status": "True"}]}})
+    };
+    let h = FluxKind::HelmRelease;
+    let index = fleet(&[
+        ("a", "w", &[], vec![(h, hr("6.10.0", "sha256:1111"))]),
+        ("b", "w", &[], vec![(h, hr("6.9.0", "sha256:1111"))]),
+        ("c", "w", &[], vec![(h, hr("6.10.0", "sha256:2222"))]),
+    ]);
+    let rows = spreads(all(&index), None, &Rules::default(), now());
+    let row = &rows[0];
+    // 6.10.0 after 6.9.0; two values digests on it are two revisions.
+    assert_eq!(row.newest.as_ref().unwrap().revision.as_ref(), "6.10.0");
+    assert_eq!(row.revisions, 3);
+    assert_eq!(row.clusters.current, 1);
+    assert_eq!(row.newest.as_ref().unwrap().short(), "6.10.0+sha256:1111");
+}
+
+#[test]
+fn rings_follow_the_configured_order_then_the_rest() {
+    let on = |rev: &str| vec![(K, ks(rev, Some(10), None))];
+    let index = fleet(&[
+        ("p1", "prod-eu", &[("ring", "late")], on("main@sha1:aaaa")),
+        ("s1", "staging", &[("ring", "early")], on("main@sha1:bbbb")),
+        ("d1", "dev", &[("ring", "canary")], on("main@sha1:bbbb")),
+        ("x1", "lab", &[], on("main@sha1:bbbb")),
+    ]);
+    let key = apps();
+    let names = |m: &Matrix| m.rings.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    let rules = Rules::default();
+
+    // Default: each workspace, by name.
+    let m = matrix(all(&index), &key, &Rings::default(), &rules, now()).unwrap();
+    assert_eq!(names(&m), ["dev", "lab", "prod-eu", "staging"]);
+
+    // Globs over workspaces, in the configured order; the rest after.
+    let rings = Rings {
+        patterns: vec!["dev".into(), "staging".into(), "prod-*".into()],
+        label: None,
+    };
+    let m = matrix(all(&index), &key, &rings, &rules, now()).unwrap();
+    assert_eq!(names(&m), ["dev", "staging", "prod-*", "(other)"]);
+    let prod = &m.rings[2];
+    assert_eq!((prod.clusters, prod.on_newest), (1, 0));
+    assert_eq!(m.rings[0].share(), 1.0);
+    // Places follow their rings.
+    let order: Vec<&str> = m
+        .places
+        .iter()
+        .map(|p| index.cluster(p.cluster).unwrap().info.name.as_str())
+        .collect();
+    assert_eq!(order, ["d1", "s1", "p1", "x1"]);
+
+    // A label: its values in the configured order, others by name, unlabelled last.
+    let rings = Rings {
+        patterns: vec!["canary".into(), "early".into()],
+        label: Some("ring".into()),
+    };
+    let m = matrix(all(&index), &key, &rings, &rules, now()).unwrap();
+    assert_eq!(names(&m), ["canary", "early", "late", "(no ring)"]);
+}
+
+#[test]
+fn a_ring_took_from_its_first_cluster_to_its_last() {
+    let index = fleet(&[
+        (
+            "a",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
+        ),
+        (
+            "b",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(20), None))],
+        ),
+    ]);
+    let m = matrix(
+        all(&index),
+        &apps(),
+        &Rings::default(),
+        &Rules::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(30)));
+    // Not done yet: the time so far.
+    let index = fleet(&[
+        (
+            "a",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
+        ),
+        (
+            "b",
+            "w",
+            &[],
+            vec![(K, ks("main@sha1:aaaa", Some(500), None))],
+        ),
+    ]);
+    let m = matrix(
+        all(&index),
+        &apps(),
+        &Rings::default(),
+        &Rules::default(),
+        now(),
+    )
+    .unwrap();
+    assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(50)));
+}
