@@ -43,8 +43,10 @@ fn git(rev: &str, minutes: i64) -> Value {
                       "conditions": [{"type": "Ready", "status": "True"}]}})
 }
 
-/// A fleet: (cluster, workspace, labels, objects).
-fn fleet(clusters: &[(&str, &str, &[(&str, &str)], Vec<(FluxKind, Value)>)]) -> Index {
+/// One cluster of a test fleet: name, workspace, labels, objects.
+type Member<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], Vec<(FluxKind, Value)>);
+
+fn fleet(clusters: &[Member]) -> Index {
     let mut index = Index::new();
     for (name, ws, labels, objects) in clusters {
         let mut info = ClusterInfo::new(name, ws);
