@@ -32,6 +32,8 @@ pub struct Config {
     pub modes: Vec<ModeRule>,
     pub ui: Ui,
     pub actions: Actions,
+    /// Rings and the stuck rules of the rollout view.
+    pub rollout: Rollout,
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
     /// what it cannot use.
     pub keymap: toml::Table,
@@ -50,6 +52,13 @@ pub struct Ui {
     pub theme: String,
     /// Whether actions may change clusters.
     pub mode: Mode,
+}
+
+/// `[rollout]`: how clusters group into rings, and when a cluster counts as stuck.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rollout {
+    pub rings: crate::fleet::rollouts::Rings,
+    pub rules: crate::fleet::rollouts::Rules,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -141,8 +150,18 @@ struct Raw {
     modes: Vec<ModeRule>,
     ui: Ui,
     actions: Actions,
+    rollout: RawRollout,
     #[serde(default)]
     keymap: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRollout {
+    rings: Vec<String>,
+    ring_label: String,
+    stuck_after: String,
+    max_behind: usize,
 }
 
 #[derive(Deserialize)]
@@ -308,6 +327,27 @@ impl Config {
             max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
             discovery_interval,
         };
+        let fallback_rules = Config::fallback().rollout.rules;
+        let stuck_after = match parse_duration(&raw.rollout.stuck_after)
+            .map_err(|e| e.to_string())
+            .and_then(|d| jiff::SignedDuration::try_from(d).map_err(|e| e.to_string()))
+        {
+            Ok(d) => d,
+            Err(e) => {
+                warn(format!("rollout.stuck_after: {e}; using the default"));
+                fallback_rules.stuck_after
+            }
+        };
+        let rollout = Rollout {
+            rings: crate::fleet::rollouts::Rings {
+                patterns: raw.rollout.rings,
+                label: Some(raw.rollout.ring_label).filter(|l| !l.is_empty()),
+            },
+            rules: crate::fleet::rollouts::Rules {
+                stuck_after,
+                max_behind: raw.rollout.max_behind,
+            },
+        };
         for problem in raw.actions.problems() {
             warn(format!("{problem}; writes are refused until it is fixed"));
             guardrail_problems.push(problem);
@@ -321,6 +361,7 @@ impl Config {
             modes: raw.modes,
             ui: raw.ui,
             actions: raw.actions,
+            rollout,
             keymap: raw.keymap,
             guardrail_problems,
         };
@@ -365,6 +406,10 @@ impl Config {
                 confirm_above: 10,
                 max_targets: 500,
                 deny: Vec::new(),
+            },
+            rollout: Rollout {
+                rings: Default::default(),
+                rules: Default::default(),
             },
             keymap: toml::Table::new(),
             guardrail_problems: Vec::new(),
@@ -421,6 +466,30 @@ mod tests {
         assert!(text[1].contains("\"Deployment\" is not a Flux kind"));
         assert_eq!(config.engine.connect_timeout, Duration::from_secs(15));
         assert_eq!(config.engine.kinds, [FluxKind::Kustomization]);
+    }
+
+    #[test]
+    fn rings_and_stuck_rules_are_read_and_a_bad_duration_falls_back() {
+        let text = "[rollout]\nrings = [\"dev-*\", \"prod-*\"]\nring_label = \"ring\"\n\
+                    stuck_after = \"2h\"\nmax_behind = 4\n";
+        let (config, warnings) = Config::parse(Some(text), Path::new("user.toml"));
+        assert_eq!(warnings, []);
+        let r = &config.rollout;
+        assert_eq!(r.rings.patterns, ["dev-*", "prod-*"]);
+        assert_eq!(r.rings.label.as_deref(), Some("ring"));
+        assert_eq!(r.rules.stuck_after, jiff::SignedDuration::from_hours(2));
+        assert_eq!(r.rules.max_behind, 4);
+
+        let (config, warnings) = Config::parse(
+            Some("[rollout]\nstuck_after = \"a while\"\n"),
+            Path::new("user.toml"),
+        );
+        assert!(
+            warnings[0].message.starts_with("rollout.stuck_after"),
+            "{warnings:?}"
+        );
+        assert_eq!(config.rollout, Config::defaults().rollout);
+        assert_eq!(config.rollout.rings.label, None);
     }
 
     #[test]

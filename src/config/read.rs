@@ -8,7 +8,7 @@ use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
 use super::modes::{Actions, ModeRule};
-use super::{Inventory, LabelRule, RawEngine, Source, Ui, WorkspaceRule};
+use super::{Inventory, LabelRule, RawEngine, RawRollout, Source, Ui, WorkspaceRule};
 
 /// What can be used of a user's file.
 pub(super) struct Checked {
@@ -46,6 +46,7 @@ pub(super) fn check(user: Table, defaults: &Table, text: &str) -> Checked {
             "engine" => keys::<RawEngine>(&section, value, defaults, &mut out, &mut refuse),
             "inventory" => keys::<Inventory>(&section, value, defaults, &mut out, &mut refuse),
             "ui" => keys::<Ui>(&section, value, defaults, &mut out, &mut refuse),
+            "rollout" => keys::<RawRollout>(&section, value, defaults, &mut out, &mut refuse),
             "actions" => keys::<Actions>(&section, value, defaults, &mut out, &mut refuse),
             "sources" => entries::<Source>(&section, value, &mut out, &mut refuse),
             "workspaces" => entries::<WorkspaceRule>(&section, value, &mut out, &mut refuse),

@@ -44,7 +44,12 @@ fn git(rev: &str, minutes: i64) -> Value {
 }
 
 /// One cluster of a test fleet: name, workspace, labels, objects.
-type Member<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], Vec<(FluxKind, Value)>);
+type Member<'a> = (
+    &'a str,
+    &'a str,
+    &'a [(&'a str, &'a str)],
+    Vec<(FluxKind, Value)>,
+);
 
 fn fleet(clusters: &[Member]) -> Index {
     let mut index = Index::new();
