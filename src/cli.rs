@@ -105,6 +105,11 @@ pub enum Command {
     /// List Flux objects across the fleet, like `flux get` with WORKSPACE and CLUSTER columns.
     #[command(after_help = EXIT_CODES)]
     Get(GetArgs),
+    /// Which revision runs where: per Kustomization, HelmRelease and source, the newest revision,
+    /// how far it has spread, who is behind and who is stuck; with a NAME, its clusters ring by
+    /// ring.
+    #[command(after_help = EXIT_CODES)]
+    Rollout(RolloutArgs),
     /// Print the resolved fleet (cluster, workspace, server, labels, source) without connecting.
     #[command(after_help = EXIT_CODES)]
     Inventory(InventoryArgs),
@@ -179,9 +184,9 @@ pub struct InventoryArgs {
     pub output: Output,
 }
 
-/// Which objects: the selectors `get` and the actions share.
+/// Which objects and clusters: what `get`, `rollout` and the actions select by.
 #[derive(Debug, Args)]
-pub struct Selectors {
+pub struct Scope {
     /// The kind: ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket … (kind, plural or short name),
     /// or `all`.
     pub kind: Option<String>,
@@ -196,13 +201,10 @@ pub struct Selectors {
     /// Only objects in this namespace.
     #[arg(short, long)]
     pub namespace: Option<String>,
-    /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
-    #[arg(long, value_parser = Status::parse)]
-    pub status: Option<Status>,
 }
 
-impl Selectors {
-    pub fn filter(&self) -> Result<Filter, String> {
+impl Scope {
+    fn filter(&self, status: Option<Status>) -> Result<Filter, String> {
         let kind = match self.kind.as_deref() {
             None | Some("all") => None,
             Some(text) => Some(FluxKind::parse(text).ok_or_else(|| {
@@ -215,8 +217,24 @@ impl Selectors {
             workspace: self.workspace.clone(),
             clusters: self.clusters.clone(),
             namespace: self.namespace.clone(),
-            status: self.status,
+            status,
         })
+    }
+}
+
+/// The selectors `get` and the actions share: the scope and a status.
+#[derive(Debug, Args)]
+pub struct Selectors {
+    #[command(flatten)]
+    pub scope: Scope,
+    /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
+    #[arg(long, value_parser = Status::parse)]
+    pub status: Option<Status>,
+}
+
+impl Selectors {
+    pub fn filter(&self) -> Result<Filter, String> {
+        self.scope.filter(self.status)
     }
 }
 
@@ -250,6 +268,37 @@ impl GetArgs {
             timeout: self.timeout,
             watch: self.watch,
             fail_on: self.fail_on,
+        })
+    }
+}
+
+/// `fluxfleet rollout`: the scope; a KIND and NAME open one object's matrix.
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+    #[arg(short, long, value_enum, default_value = "table", value_parser = rollout_output)]
+    pub output: Output,
+    /// How long to wait for every cluster to answer.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+}
+
+fn rollout_output(s: &str) -> Result<Output, String> {
+    match s {
+        "table" => Ok(Output::Table),
+        "json" => Ok(Output::Json),
+        other => Err(format!("{other:?}: rollout prints table or json")),
+    }
+}
+
+impl RolloutArgs {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::rollout::Request, String> {
+        Ok(crate::export::rollout::Request {
+            sources: fleet.sources(),
+            filter: self.scope.filter(None)?,
+            output: self.output,
+            timeout: self.timeout,
         })
     }
 }

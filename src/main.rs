@@ -24,16 +24,13 @@ fn main() -> ExitCode {
     };
     let global = (&cli.fleet, &cli.ui);
     let result = match cli.command {
-        Some(Command::Get(args)) => {
-            let request = match args.request(&cli.fleet) {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("fluxfleet: {e}");
-                    return ExitCode::from(exit::USAGE);
-                }
-            };
-            logs();
-            return ExitCode::from(runtime.block_on(get(request)));
+        Some(Command::Get(args)) => return report(&runtime, args.request(&cli.fleet), get),
+        Some(Command::Rollout(args)) => {
+            return report(
+                &runtime,
+                args.request(&cli.fleet),
+                fluxfleet::export::rollout::rollout,
+            );
         }
         Some(Command::Suspend(args)) => return act(&runtime, global, &args, Verb::Suspend),
         Some(Command::Resume(args)) => return act(&runtime, global, &args, Verb::Resume),
@@ -224,6 +221,24 @@ impl Signals {
         tokio::select! {
             _ = self.interrupt.recv() => {}
             _ = self.terminate.recv() => {}
+        }
+    }
+}
+
+/// A command that reads the fleet and reports: its request, or the usage error that stops it.
+fn report<R, F: std::future::Future<Output = u8>>(
+    runtime: &tokio::runtime::Runtime,
+    request: Result<R, String>,
+    run: impl FnOnce(R) -> F,
+) -> ExitCode {
+    match request {
+        Ok(request) => {
+            logs();
+            ExitCode::from(runtime.block_on(run(request)))
+        }
+        Err(e) => {
+            eprintln!("fluxfleet: {e}");
+            ExitCode::from(exit::USAGE)
         }
     }
 }

@@ -153,11 +153,7 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
     if !clean {
         return exit::INVENTORY;
     }
-    // A cluster without Flux is seen completely: it has nothing to show.
-    if clusters().any(|c| {
-        let phase = c.connection.phase;
-        !c.connection.is_complete() && phase != Phase::FluxNotInstalled && !phase.is_lifecycle()
-    }) {
+    if incomplete(index, filter) {
         return exit::UNREACHABLE;
     }
     if let Some(fail_on) = request.fail_on {
@@ -173,8 +169,21 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
     exit::OK
 }
 
+/// Some cluster in the scope is not seen completely (one without Flux is: it has nothing to
+/// show).
+pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
+    index.clusters().iter().any(|c| {
+        let phase = c.connection.phase;
+        !c.retired
+            && filter.cluster(c)
+            && !c.connection.is_complete()
+            && phase != Phase::FluxNotInstalled
+            && !phase.is_lifecycle()
+    })
+}
+
 /// Clusters in the scope that are not live, on stderr: never silently missing from the output.
-fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
+pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
     let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
     for c in output::sorted(index).filter(|c| filter.cluster(c)) {
         let conn = &c.connection;

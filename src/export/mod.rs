@@ -5,6 +5,7 @@
 pub mod act;
 pub mod get;
 mod output;
+pub mod rollout;
 pub mod table;
 pub mod view;
 mod watch;

@@ -188,6 +188,7 @@ impl Names {
                 &mut r.applied,
                 &mut r.attempted,
                 &mut r.origin,
+                &mut r.previous,
                 &mut r.chart,
                 &mut r.config_digest,
             ]

@@ -32,6 +32,10 @@ pub struct Rollout {
     /// HelmRelease: the digest of the values of the current release.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_digest: Option<Arc<str>>,
+    /// The revision it ran before this one, from `status.history`: older than `applied`
+    /// wherever it runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous: Option<Arc<str>>,
     /// When the current revision was first reconciled (Kustomization, `status.history`, Flux ≥
     /// 2.7) or deployed (HelmRelease `firstDeployed`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,10 +56,12 @@ impl Rollout {
         let rollout = match kind {
             FluxKind::Kustomization => {
                 let applied = at("/status/lastAppliedRevision");
+                let (since, previous) = history_of(object, applied.as_deref());
                 Rollout {
                     attempted: at("/status/lastAttemptedRevision"),
                     origin: at("/status/lastAppliedOriginRevision"),
-                    since: first_reconciled(object, applied.as_deref()),
+                    since,
+                    previous: previous.map(|p| Arc::from(&*bounded(p, limits::SHORT))),
                     applied,
                     ..Rollout::default()
                 }
@@ -63,6 +69,7 @@ impl Rollout {
             FluxKind::HelmRelease => Rollout {
                 applied: at("/status/history/0/chartVersion")
                     .or_else(|| at("/status/lastAppliedRevision")),
+                previous: previous_chart(object).map(|p| Arc::from(&*bounded(p, limits::SHORT))),
                 attempted: at("/status/lastAttemptedRevision"),
                 chart: at("/status/history/0/chartName").or_else(|| at("/spec/chart/spec/chart")),
                 config_digest: at("/status/history/0/configDigest")
@@ -92,22 +99,46 @@ impl Rollout {
     }
 }
 
-/// When a Kustomization's applied revision was first reconciled: `status.history` is newest
-/// first, and one revision may have several entries in a row (one per outcome); the oldest of
-/// the run that starts at the newest entry for `applied` is when it arrived.
-fn first_reconciled(object: &Value, applied: Option<&str>) -> Option<Timestamp> {
-    let applied = applied?;
-    let history = object.pointer("/status/history")?.as_array()?;
+/// When a Kustomization's applied revision was first reconciled, and the revision before it.
+/// `status.history` is newest first, and one revision may have several entries in a row (one
+/// per outcome): the oldest of the run that starts at the newest entry for `applied` is when it
+/// arrived, and the entry after the run is what ran before.
+fn history_of<'a>(
+    object: &'a Value,
+    applied: Option<&str>,
+) -> (Option<Timestamp>, Option<&'a str>) {
     fn revision(e: &Value) -> Option<&str> {
         e.pointer("/metadata/revision").and_then(Value::as_str)
     }
-    let start = history.iter().position(|e| revision(e) == Some(applied))?;
-    history[start..]
+    let Some(applied) = applied else {
+        return (None, None);
+    };
+    let Some(history) = object.pointer("/status/history").and_then(Value::as_array) else {
+        return (None, None);
+    };
+    let Some(start) = history.iter().position(|e| revision(e) == Some(applied)) else {
+        return (None, None);
+    };
+    let run = history[start..]
         .iter()
         .take_while(|e| revision(e) == Some(applied))
-        .last()?
-        .get("firstReconciled")?
-        .as_str()?
-        .parse()
-        .ok()
+        .count();
+    let since = history[start + run - 1]
+        .get("firstReconciled")
+        .and_then(Value::as_str)
+        .and_then(|t| t.parse().ok());
+    (since, history.get(start + run).and_then(revision))
+}
+
+/// The chart version a HelmRelease ran before its current one (`status.history`, newest first).
+fn previous_chart(object: &Value) -> Option<&str> {
+    let history = object.pointer("/status/history")?.as_array()?;
+    fn version(e: &Value) -> Option<&str> {
+        e.get("chartVersion").and_then(Value::as_str)
+    }
+    let current = version(history.first()?)?;
+    history[1..]
+        .iter()
+        .filter_map(version)
+        .find(|v| *v != current)
 }

@@ -2,11 +2,11 @@
 //! the newest, how far it has spread ring by ring, which clusters are behind, and which are stuck
 //! and why. Pure: reads the index; `now` is given, never read.
 //!
-//! The newest revision is the one that arrived last: the latest of the times its clusters first
-//! ran it (a Kustomization's `status.history` from Flux 2.7 on, a HelmRelease's `firstDeployed`,
-//! a source's artifact time, or the artifact time of the source a Kustomization applied). Without
-//! any time, a revision some cluster moved away from is older than the one it tried, chart
-//! versions compare as versions, and the revision most clusters try wins.
+//! The newest revision is one no cluster has moved on from (to the revision it tried, or past it
+//! in its `status.history`) that arrived last: the latest of the times its clusters first ran it
+//! (a Kustomization's `status.history` from Flux 2.7 on, a HelmRelease's `firstDeployed`, a
+//! source's artifact time, or the artifact time of the source a Kustomization applied). Without
+//! any time, chart versions compare as versions and the revision most clusters try wins.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::HashMap;
@@ -473,11 +473,12 @@ impl Seen {
         self.ran.or(self.tried)
     }
 
-    /// Newest first.
+    /// Newest first: one that clusters moved on from is older; then the one that arrived
+    /// last.
     fn order(a: &Seen, b: &Seen) -> Ordering {
-        b.arrived()
-            .cmp(&a.arrived())
-            .then(a.left.cmp(&b.left))
+        a.left
+            .cmp(&b.left)
+            .then(b.arrived().cmp(&a.arrived()))
             .then(release_order(&b.revision.revision, &a.revision.revision))
             .then(b.trying.cmp(&a.trying))
             .then(b.running.cmp(&a.running))
@@ -519,6 +520,15 @@ fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Sp
             s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
         }
         s.left |= c.attempted().is_some();
+    }
+    // What ran before on some cluster is older wherever it runs.
+    for c in copies {
+        let previous = c.rollout().and_then(|r| r.previous.as_deref());
+        if let Some(p) = previous
+            && let Some(i) = find(&seen, p)
+        {
+            seen[i].left = true;
+        }
     }
     for c in copies {
         let Some(attempted) = c.attempted() else {

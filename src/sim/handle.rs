@@ -4,6 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -124,6 +125,31 @@ impl Handle {
             .state
             .controller
             .send(controller::Msg::SetChurn(per_second.max(0.0)));
+    }
+
+    /// Promotes a workspace to the next rollout generation now, as a release pipeline would:
+    /// its sources get the next revisions and their consumers reconcile (a few fail and stay
+    /// stuck). False when there is no such workspace.
+    pub fn promote(&self, workspace: &str) -> bool {
+        let Some(i) = self.world.workspaces.iter().position(|w| w == workspace) else {
+            return false;
+        };
+        // Counted from now: `quiet` is false until its reconciles are done.
+        self.world.in_flight.fetch_add(1, Ordering::Relaxed);
+        let sent = self
+            .state
+            .controller
+            .send(controller::Msg::Promote(i))
+            .is_ok();
+        if !sent {
+            self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
+    /// No reconcile, rollout step or promotion is under way: only churn changes the fleet.
+    pub fn quiet(&self) -> bool {
+        self.world.in_flight.load(Ordering::Relaxed) == 0
     }
 
     /// The management cluster gets a new Cluster API cluster `to`: a copy of `from`'s Cluster

@@ -26,6 +26,13 @@ pub struct TruthObject {
     pub health: Health,
     pub suspended: bool,
     pub resource_version: String,
+    /// What it runs: a Kustomization's `lastAppliedRevision`, a HelmRelease's chart version, a
+    /// source's artifact revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<String>,
+    /// `lastAttemptedRevision`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempted: Option<String>,
 }
 
 /// One cluster as the simulator means it to be.
@@ -48,6 +55,7 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
         .filter_map(|o| {
             let Res::Flux(kind) = o.res else { return None };
             let intent = o.intent?;
+            let value = o.value();
             Some(TruthObject {
                 kind: kind.as_str().to_string(),
                 namespace: o.namespace.clone(),
@@ -59,6 +67,8 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
                 },
                 suspended: o.suspended,
                 resource_version: o.rv.to_string(),
+                applied: applied_of(kind, &value),
+                attempted: text(&value, "/status/lastAttemptedRevision"),
             })
         })
         .collect();
@@ -69,6 +79,19 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
         flux: cluster.flux.map(|r| r.name()),
         faults: cluster.faults().names(),
         objects,
+    }
+}
+
+fn text(value: &Value, path: &str) -> Option<String> {
+    value.pointer(path)?.as_str().map(str::to_string)
+}
+
+fn applied_of(kind: crate::fleet::FluxKind, value: &Value) -> Option<String> {
+    use crate::fleet::FluxKind;
+    match kind {
+        FluxKind::Kustomization => text(value, "/status/lastAppliedRevision"),
+        FluxKind::HelmRelease => text(value, "/status/history/0/chartVersion"),
+        _ => text(value, "/status/artifact/revision"),
     }
 }
 

@@ -312,8 +312,20 @@ pub fn add_namespaces<'a>(
     }
 }
 
-/// Populates a cluster with `count` Flux objects. `generation` is its ring's rollout generation.
-pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, generation: usize) {
+/// Days between two rollout generations before the simulator starts.
+const RELEASE_DAYS: i64 = 2;
+
+/// Populates a cluster with `count` Flux objects. `generation` is its ring's rollout generation,
+/// `latest` the fleet's newest: what a rollout moves arrived `RELEASE_DAYS` per generation
+/// behind, so that newer revisions are also the more recent ones.
+pub fn populate(
+    cluster: &Cluster,
+    seed: u64,
+    clock: &Clock,
+    count: usize,
+    generation: usize,
+    latest: usize,
+) {
     let mut rng = Rng::fork(seed, &cluster.name);
     let mut store = cluster.store();
     let mut namespaces: BTreeSet<String> =
@@ -378,16 +390,25 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
                 failure: None,
             };
             let prev_rev = revision_at(seed, p.kind, &obj, generation - 1);
+            let behind = latest.saturating_sub(generation) as i64 + 1;
             let ctx = Context {
                 kind: p.kind,
                 revision: &prev_rev,
-                now: &clock.before_start(86400),
+                now: &clock.before_start(behind * RELEASE_DAYS * 86_400 + 3_600),
                 handled: None,
                 flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
             };
             obj["status"] = flux::render_status(&obj, before, &ctx);
         }
-        let ago = clock.before_start(60 * (5 + rng.below(60 * 24 * 7)) as i64);
+        // Moved by rollouts: arrived with its generation, within hours of its release.
+        let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
+        let ago = if rolled {
+            let behind = latest.saturating_sub(generation) as i64;
+            behind * RELEASE_DAYS * 86_400 + 60 * (5 + rng.below(60 * 6)) as i64
+        } else {
+            60 * (5 + rng.below(60 * 24 * 7)) as i64
+        };
+        let ago = clock.before_start(ago);
         let ctx = Context {
             kind: p.kind,
             revision: &revision,
@@ -421,6 +442,7 @@ pub fn populate(cluster: &Cluster, seed: u64, clock: &Clock, count: usize, gener
 
 /// Populates the workload clusters on all cores.
 pub fn populate_all(world: &Arc<World>, seed: u64, objects: usize, clock: &Clock, rings: &[usize]) {
+    let latest = rings.iter().copied().max().unwrap_or(0);
     let workloads: Vec<&Arc<Cluster>> = world.workloads().collect();
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -435,7 +457,7 @@ pub fn populate_all(world: &Arc<World>, seed: u64, objects: usize, clock: &Clock
                         .iter()
                         .position(|w| *w == c.workspace)
                         .map_or(0, |i| rings[i]);
-                    populate(c, seed, clock, objects, ring);
+                    populate(c, seed, clock, objects, ring, latest);
                 }
             });
         }

@@ -177,6 +177,9 @@ pub struct World {
     pub workspaces: Vec<String>,
     /// Token for `/sim/*`.
     pub sim_token: String,
+    /// Reconciles, rollout steps and promotions asked for and not yet finished: zero when the
+    /// fleet only changes by churn (tests wait for it).
+    pub in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl World {
@@ -197,6 +200,7 @@ impl World {
             by_token,
             workspaces,
             sim_token: random_token(),
+            in_flight: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 

@@ -36,6 +36,9 @@ pub enum Msg {
     },
     /// A new churn rate (0 stops churn and new rollouts; objects in flight still settle).
     SetChurn(f64),
+    /// The workspace at this position moves to the next rollout generation now (a new one if
+    /// it already runs the newest).
+    Promote(usize),
 }
 
 pub type Sender = mpsc::UnboundedSender<Msg>;
@@ -57,6 +60,8 @@ enum Job {
     Start {
         cluster: usize,
         key: Key,
+        /// A rollout that fails here: the reconcile ends in this failure.
+        fail: Option<crate::sim::flux::Failure>,
     },
     Finish {
         cluster: usize,
@@ -77,6 +82,16 @@ enum Job {
     },
 }
 
+impl Job {
+    /// Counted in [`World::in_flight`] until it has run.
+    fn moves_objects(&self) -> bool {
+        matches!(
+            self,
+            Job::Start { .. } | Job::Finish { .. } | Job::Ring { .. }
+        )
+    }
+}
+
 struct Controller {
     world: Arc<World>,
     clock: Clock,
@@ -91,6 +106,9 @@ struct Controller {
 
 impl Controller {
     fn at(&mut self, when: Instant, job: Job) {
+        if job.moves_objects() {
+            self.world.in_flight.fetch_add(1, Ordering::Relaxed);
+        }
         self.seq += 1;
         self.timers.insert((when, self.seq), job);
     }
@@ -203,7 +221,7 @@ impl Controller {
 
     fn run_job(&mut self, job: Job) {
         match job {
-            Job::Start { cluster, key } => self.start(cluster, key),
+            Job::Start { cluster, key, fail } => self.start(cluster, key, fail),
             Job::Finish {
                 cluster,
                 key,
@@ -299,6 +317,14 @@ pub async fn run(
             _ = shutdown.cancelled() => return,
             msg = rx.recv() => match msg {
                 Some(Msg::Changed { cluster, kind, namespace, name }) => ctl.changed(cluster, (kind, namespace, name)),
+                Some(Msg::Promote(workspace)) => {
+                    let at = ctl.rings.get(workspace).copied().unwrap_or(ctl.latest);
+                    if at >= ctl.latest {
+                        ctl.latest += 1;
+                    }
+                    ctl.ring(workspace, at + 1);
+                    ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+                }
                 Some(Msg::SetChurn(rate)) => {
                     if churn <= 0.0 && rate > 0.0 {
                         let interval = ctl.settings.rollout_interval;
@@ -317,7 +343,11 @@ pub async fn run(
                         break;
                     }
                     let job = entry.remove();
+                    let counted = job.moves_objects();
                     ctl.run_job(job);
+                    if counted {
+                        ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    }
                 }
             }
             _ = sleep_until(next_tick), if churn > 0.0 => {

@@ -52,12 +52,16 @@ impl Controller {
         if wants {
             self.after(
                 self.settings.reconcile_delay / 2,
-                Job::Start { cluster, key },
+                Job::Start {
+                    cluster,
+                    key,
+                    fail: None,
+                },
             );
         }
     }
 
-    pub(super) fn start(&mut self, cluster: usize, key: Key) {
+    pub(super) fn start(&mut self, cluster: usize, key: Key, fail: Option<Failure>) {
         let Some(c) = self.cluster(cluster) else {
             return;
         };
@@ -75,7 +79,12 @@ impl Controller {
             })
         };
         // What the reconcile will end in; a Progressing object was already on its way to Ready.
-        let target = if target.health == Health::Progressing {
+        let target = if let Some(f) = fail {
+            Intent {
+                health: Health::Failed,
+                failure: Some(f),
+            }
+        } else if target.health == Health::Progressing {
             Intent {
                 health: Health::Ready,
                 failure: None,

@@ -21,6 +21,9 @@ const SOURCES_ROLLED: [FluxKind; 2] = [FluxKind::GitRepository, FluxKind::HelmCh
 /// the flows balance where `s` of them fail — near what a fleet starts with.
 pub const FAILING_SHARE: f64 = 0.08;
 
+/// The share of the objects a rollout reaches that fail on the new revision.
+pub const STUCK_SHARE: f64 = 0.03;
+
 /// Picks per churn event before giving up; about `1 / (2 s)` are needed at equilibrium.
 const PICKS_PER_CHANGE: usize = 32;
 
@@ -141,11 +144,18 @@ impl Controller {
             }
             for key in consumers {
                 let delay = self.settings.reconcile_delay / 2;
+                // A few clusters fail on the new revision and stay there (stuck) until churn or
+                // someone fixes them.
+                let fail = self.rng.chance(STUCK_SHARE).then_some(match key.0 {
+                    FluxKind::HelmRelease => Failure::UpgradeRolledBack,
+                    _ => Failure::HealthCheck,
+                });
                 self.after(
                     delay,
                     Job::Start {
                         cluster: c.index,
                         key,
+                        fail,
                     },
                 );
             }

@@ -32,9 +32,15 @@ pub(super) fn source(
         _ => ("Succeeded", format!("stored artifact for revision '{rev}'")),
     };
     let file = rev.rsplit(':').next().unwrap_or(rev);
+    // The artifact is produced when the revision changes; the same revision keeps its time.
+    let produced = old
+        .get("artifact")
+        .filter(|a| a.get("revision").and_then(Value::as_str) == Some(rev))
+        .and_then(|a| a.get("lastUpdateTime").cloned())
+        .unwrap_or_else(|| json!(ctx.now));
     let artifact = json!({
         "digest": sha256_of(&format!("{ns}/{name}/{rev}")),
-        "lastUpdateTime": ctx.now,
+        "lastUpdateTime": produced,
         "path": format!("{plural}/{ns}/{name}/{file}.tar.gz"),
         "revision": rev,
         "size": 4096 + u64::from_str_radix(&digest_of(rev)[..8], 16).unwrap_or(0) % 60000,
@@ -329,7 +335,7 @@ pub(super) fn applier(
             "status": if deployed { "deployed" } else { "failed" },
             "action": if release_version > 1 { "upgrade" } else { "install" },
             "chartName": chart, "chartVersion": applied, "appVersion": applied,
-            "configDigest": sha256_of(&format!("{ns}/{name}/values")),
+            "configDigest": config_digest(ns, name, &applied),
             "digest": sha256_of(&format!("{ns}/{name}/{applied}")),
             "firstDeployed": first_deployed, "lastDeployed": ctx.now,
         }]);
@@ -386,4 +392,11 @@ fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
         entries.truncate(HISTORY);
     }
     Value::Array(entries)
+}
+
+/// The digest of a release's values: they change with the chart's minor version (a new minor
+/// brings new defaults the platform team adjusts), not with a patch.
+fn config_digest(namespace: &str, name: &str, chart_version: &str) -> String {
+    let minor: Vec<&str> = chart_version.splitn(3, '.').take(2).collect();
+    sha256_of(&format!("{namespace}/{name}/values/{}", minor.join(".")))
 }

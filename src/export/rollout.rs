@@ -1,0 +1,351 @@
+//! `fluxfleet rollout [KIND] [NAME]`: which revision runs where. Without a name, one row per
+//! deployed thing (the TUI's rollout view); with one, its matrix: the rings, then every cluster.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::get::{Output, exit, finish, incomplete, not_live, resolve};
+use super::table::Table;
+use super::{Filter, output};
+use crate::fleet::rollouts::{self, Matrix, Place, Ring, Rings, Rules, Spread};
+use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectKey, Rollout};
+use crate::session::Session;
+use crate::session::resolve::{Resolved, Sources};
+use crate::units::age;
+
+/// What `rollout` was asked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Sources,
+    /// Kind, name, namespace, workspace and cluster globs (no status).
+    pub filter: Filter,
+    pub output: Output,
+    pub timeout: Duration,
+}
+
+/// `fluxfleet rollout`.
+pub async fn rollout(request: Request) -> u8 {
+    let filter = &request.filter;
+    if request.filter.kind.is_some_and(|k| !Rollout::followed(k)) {
+        eprintln!(
+            "error: {} has no revisions to roll out (Kustomization, HelmRelease, or a source with an artifact)",
+            request.filter.kind.map_or("", |k| k.as_str())
+        );
+        return exit::USAGE;
+    }
+    if filter.name.is_some() && filter.kind.is_none() {
+        eprintln!("error: name the kind too: fluxfleet rollout KIND NAME");
+        return exit::USAGE;
+    }
+    let Resolved {
+        config,
+        inventory,
+        clean,
+        ..
+    } = resolve(&request.sources).await;
+    if inventory.clusters.is_empty() {
+        eprintln!("error: no clusters to watch (see the warnings above)");
+        return exit::INVENTORY;
+    }
+    let mut engine = config.engine.clone();
+    if let Some(kind) = filter.kind
+        && !engine.kinds.contains(&kind)
+    {
+        engine.kinds.push(kind);
+    }
+    let mut live = Session::start(crate::session::sources(&inventory, &engine, &[]));
+    let settled = live.settle(request.timeout).await;
+    let now = Timestamp::now();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let printed = match write(
+        &live.index,
+        filter,
+        request.output,
+        &config.rollout.rings,
+        &config.rollout.rules,
+        now,
+        &mut out,
+    ) {
+        Ok(written) => finish(written.and_then(|()| out.flush())),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(exit::ERROR)
+        }
+    };
+    drop(out);
+    not_live(&live.index, filter, settled, now);
+    let incomplete = incomplete(&live.index, filter);
+    live.shutdown().await;
+    match printed {
+        Err(code) => code,
+        Ok(()) if !clean => exit::INVENTORY,
+        Ok(()) if incomplete => exit::UNREACHABLE,
+        Ok(()) => exit::OK,
+    }
+}
+
+/// Writes the rows (no name in the filter) or the matrix of the one object it names; Err says
+/// what was not found.
+pub fn write(
+    index: &Index,
+    filter: &Filter,
+    output: Output,
+    rings: &Rings,
+    rules: &Rules,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> Result<io::Result<()>, String> {
+    let clusters = || {
+        index
+            .clusters()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| filter.cluster(c))
+            .map(|(i, c)| (ClusterId(i as u32), c))
+    };
+    Ok(match (filter.kind, &filter.name) {
+        (Some(kind), Some(name)) => {
+            let key = one_key(clusters(), kind, name, filter.namespace.as_deref())?;
+            match rollouts::matrix(clusters(), &key, rings, rules, now) {
+                Some(m) => write_matrix(index, &m, output, now, out),
+                None => Ok(()),
+            }
+        }
+        (kind, _) => {
+            let rows: Vec<Spread> = rollouts::spreads(clusters(), kind, rules, now)
+                .into_iter()
+                .filter(|s| {
+                    filter
+                        .namespace
+                        .as_deref()
+                        .is_none_or(|n| n == &*s.key.namespace)
+                })
+                .collect();
+            write_spreads(&rows, output, now, out)
+        }
+    })
+}
+
+/// The one object named `name` of `kind` in the scope; its namespace from `-n` or, when only
+/// one namespace has it, from there.
+fn one_key<'a>(
+    clusters: impl Iterator<Item = (ClusterId, &'a ClusterEntry)>,
+    kind: FluxKind,
+    name: &str,
+    namespace: Option<&str>,
+) -> Result<ObjectKey, String> {
+    let mut namespaces: Vec<&str> = Vec::new();
+    for (_, c) in clusters {
+        for key in c.objects.keys() {
+            if key.kind == kind
+                && &*key.name == name
+                && namespace.is_none_or(|n| n == &*key.namespace)
+                && !namespaces.contains(&&*key.namespace)
+            {
+                namespaces.push(&key.namespace);
+            }
+        }
+    }
+    match namespaces[..] {
+        [ns] => Ok(ObjectKey::new(kind, ns, name)),
+        [] => Err(format!("no {kind} {name:?} on the clusters in scope")),
+        _ => {
+            namespaces.sort();
+            Err(format!(
+                "{kind} {name:?} is in several namespaces ({}): choose one with -n",
+                namespaces.join(", ")
+            ))
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SpreadsJson<'a> {
+    rollouts: &'a [Spread],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MatrixJson<'a> {
+    rollout: &'a Spread,
+    rings: &'a [Ring],
+    clusters: Vec<PlaceJson<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PlaceJson<'a> {
+    cluster: &'a str,
+    workspace: &'a str,
+    ring: &'a str,
+    #[serde(flatten)]
+    place: &'a Place,
+}
+
+fn write_spreads(
+    rows: &[Spread],
+    output: Output,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if output != Output::Table {
+        return output::write_json(out, &SpreadsJson { rollouts: rows });
+    }
+    let mut t = Table::new(vec![
+        "KIND",
+        "NAMESPACE",
+        "NAME",
+        "NEWEST",
+        "AGE",
+        "CURRENT",
+        "BEHIND",
+        "FAILING",
+        "SUSPENDED",
+        "STUCK",
+    ]);
+    for s in rows {
+        let c = &s.clusters;
+        t.row(vec![
+            s.key.kind.to_string(),
+            s.key.namespace.to_string(),
+            s.key.name.to_string(),
+            s.newest.as_ref().map_or("-".into(), |r| r.short()),
+            age(s.newest_since, now),
+            format!("{}/{}", c.current, c.total()),
+            s.behind.to_string(),
+            c.failing.to_string(),
+            c.suspended.to_string(),
+            s.stuck.to_string(),
+        ]);
+    }
+    t.write(out)
+}
+
+fn write_matrix(
+    index: &Index,
+    m: &Matrix,
+    output: Output,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let cluster = |id: ClusterId| index.cluster(id).map(|c| &c.info);
+    if output != Output::Table {
+        let clusters = m
+            .places
+            .iter()
+            .filter_map(|p| {
+                let info = cluster(p.cluster)?;
+                Some(PlaceJson {
+                    cluster: &info.name,
+                    workspace: &info.workspace,
+                    ring: &m.rings[p.ring].name,
+                    place: p,
+                })
+            })
+            .collect();
+        return output::write_json(
+            out,
+            &MatrixJson {
+                rollout: &m.spread,
+                rings: &m.rings,
+                clusters,
+            },
+        );
+    }
+    let s = &m.spread;
+    writeln!(
+        out,
+        "{} {}/{}: newest {} ({} ago), on {}/{} clusters, {} behind, {} stuck\n",
+        s.key.kind,
+        s.key.namespace,
+        s.key.name,
+        s.newest.as_ref().map_or("-".into(), |r| r.short()),
+        age(s.newest_since, now),
+        s.clusters.total() - s.behind,
+        s.clusters.total(),
+        s.behind,
+        s.stuck
+    )?;
+    let mut t = Table::new(vec![
+        "RING",
+        "CLUSTERS",
+        "ON-NEWEST",
+        "SHARE",
+        "TOOK",
+        "STUCK",
+    ]);
+    for r in &m.rings {
+        t.row(vec![
+            r.name.clone(),
+            r.clusters.to_string(),
+            r.on_newest.to_string(),
+            format!("{:.0}%", r.share() * 100.0),
+            took(r, now),
+            r.stuck.to_string(),
+        ]);
+    }
+    t.write(out)?;
+    writeln!(out)?;
+    let mut t = Table::new(vec![
+        "RING",
+        "WORKSPACE",
+        "CLUSTER",
+        "REVISION",
+        "SINCE",
+        "STATE",
+        "REASON",
+    ]);
+    for p in &m.places {
+        let Some(info) = cluster(p.cluster) else {
+            continue;
+        };
+        t.row(vec![
+            m.rings[p.ring].name.clone(),
+            info.workspace.clone(),
+            info.name.clone(),
+            p.revision.as_ref().map_or("-".into(), |r| r.short()),
+            age(p.since, now),
+            place_state(p),
+            p.stuck
+                .as_ref()
+                .map(|s| s.reason(now))
+                .or_else(|| {
+                    p.attempted
+                        .as_ref()
+                        .map(|a| format!("tried {}", crate::units::truncate_hex(a)))
+                })
+                .unwrap_or_default(),
+        ]);
+    }
+    t.write(out)
+}
+
+/// `current`, `behind 2`, `failing`, `stuck` …: a place's standing in one word or two.
+pub fn place_state(p: &Place) -> String {
+    use rollouts::Standing;
+    match (p.stuck.is_some(), p.standing) {
+        (true, _) => "stuck".into(),
+        (false, Standing::Behind) if p.behind_by > 0 => format!("behind {}", p.behind_by),
+        (false, standing) => standing.as_str().into(),
+    }
+}
+
+/// How long a ring took from its first cluster to its last on the newest revision, `…` while it
+/// is not done.
+pub fn took(r: &Ring, now: Timestamp) -> String {
+    match r.took(now) {
+        None => "-".into(),
+        Some(d) => {
+            let shown = age(Some(now.checked_sub(d).unwrap_or(now)), now);
+            if r.on_newest == r.clusters {
+                shown
+            } else {
+                format!("{shown}…")
+            }
+        }
+    }
+}
