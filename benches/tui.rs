@@ -1,6 +1,7 @@
 //! Criterion benchmarks of the TUI at 60,000 objects (2,000 clusters × 30, 12 workspaces): one
 //! frame of each list view when the data changed since the last frame (rows rebuilt, visible rows
-//! drawn into a 200×50 buffer), and one pass of the fuzzy filter. Issue 4's budget: a frame of the
+//! drawn into a 200×50 buffer; the rollout view and its matrix computed from the index as well),
+//! and one pass of the fuzzy filter. Issue 4's budget: a frame of the
 //! busiest view ≤ 5 ms, a filter pass ≤ 30 ms.
 //!
 //! `cargo bench --bench tui`
@@ -79,6 +80,17 @@ fn fleet() -> Index {
         for o in 0..OBJECTS {
             let mut object = templates[o % templates.len()].clone();
             object["metadata"]["name"] = Value::from(format!("app-{o:02}"));
+            // A rollout under way: the first workspaces run a newer revision than the rest.
+            if object["kind"] == "Kustomization" {
+                let generation = 3 - (c % WORKSPACES) / 4;
+                let revision = format!("main@sha1:{generation:040x}");
+                object["status"]["lastAppliedRevision"] = Value::from(revision.clone());
+                object["status"]["lastAttemptedRevision"] = Value::from(revision.clone());
+                object["status"]["history"] = serde_json::json!([{
+                    "firstReconciled": format!("2026-11-{:02}T10:00:00Z", 10 + generation),
+                    "metadata": {"revision": revision},
+                }]);
+            }
             if o % templates.len() == 8 && c % 50 == 0 {
                 object["status"]["conditions"][0]["message"] =
                     Value::from(format!("health check failed on {name}: timeout"));
@@ -134,6 +146,24 @@ fn frames(c: &mut Criterion) {
                 scope: Scope::Fleet,
             },
         ),
+        (
+            "rollout",
+            View::Rollout {
+                scope: Scope::Fleet,
+                kind: None,
+            },
+        ),
+        (
+            "matrix",
+            View::Matrix {
+                scope: Scope::Fleet,
+                key: fluxfleet::fleet::ObjectKey::new(
+                    fluxfleet::fleet::FluxKind::Kustomization,
+                    "flux-system",
+                    "app-01",
+                ),
+            },
+        ),
     ] {
         // Built only when this benchmark runs (`cargo bench --bench tui -- triage`).
         group.bench_function(name, |b| {
@@ -168,7 +198,9 @@ fn filter(c: &mut Criterion) {
         let mut screen = Screen::new(view);
         screen.filter = text.to_string();
         group.bench_function(name, |b| {
-            b.iter(|| black_box(rows::build(black_box(&index), &screen)))
+            let rollout = Config::defaults().rollout;
+            let now = "2026-11-21T10:00:00Z".parse().unwrap();
+            b.iter(|| black_box(rows::build(black_box(&index), &screen, &rollout, now)))
         });
     }
     group.finish();

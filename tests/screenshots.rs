@@ -202,6 +202,26 @@ async fn screenshots_of_the_main_views() {
     assert!(shot.contains("keys: objects view"), "{shot}");
     assert!(shot.contains("reverse the sort"), "{shot}");
 
+    // Which revision runs where: the Kustomizations' spread, then one of them ring by ring.
+    command(&mut model, "fleet");
+    command(&mut model, "rollout ks");
+    let shot = camera.shoot(&mut model, "rollout");
+    assert!(shot.contains("kustomizations in the fleet"), "{shot}");
+    assert!(shot.contains("flux-system/apps"), "{shot}");
+    key(&mut model, KeyCode::Char('/'));
+    for c in "system/apps".chars() {
+        key(&mut model, KeyCode::Char(c));
+    }
+    key(&mut model, KeyCode::Enter);
+    key(&mut model, KeyCode::Enter);
+    assert!(matches!(model.screen().view, View::Matrix { .. }));
+    let shot = camera.shoot(&mut model, "matrix");
+    assert!(
+        shot.contains("Kustomization flux-system/apps in the fleet: newest"),
+        "{shot}"
+    );
+    assert!(shot.contains("▾ ring"), "{shot}");
+
     for (name, _) in &camera.taken {
         let svg = std::fs::read_to_string(camera.dir.join(format!("{name}.svg"))).unwrap();
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));

@@ -700,3 +700,110 @@ fn the_audit_view_shows_an_intent_without_outcomes_as_interrupted() {
         "{shown}"
     );
 }
+
+/// Three rings of two clusters each, a new revision of `apps` on its way: dev runs it, one
+/// staging cluster fails on it (for 50 minutes: stuck), prod runs the one before.
+fn rollout_model() -> Model {
+    let mut index = Index::new();
+    let mut events = Vec::new();
+    let old = "main@sha1:1111111111111111111111111111111111111111";
+    let new = "main@sha1:2222222222222222222222222222222222222222";
+    let ago = |m: i64| (now() - jiff::SignedDuration::from_mins(m)).to_string();
+    let clusters: [(&str, &str, &str, Option<&str>, i64); 6] = [
+        ("dev-1", "dev", new, None, 120),
+        ("dev-2", "dev", new, None, 90),
+        ("staging-1", "staging", new, None, 60),
+        ("staging-2", "staging", old, Some(new), 50),
+        ("prod-1", "prod", old, None, 3000),
+        ("prod-2", "prod", old, None, 3000),
+    ];
+    for (i, (name, ws, applied, tried, minutes)) in clusters.into_iter().enumerate() {
+        let id = ClusterId(i as u32);
+        index.add_cluster(ClusterInfo {
+            key: key_of(id),
+            ..ClusterInfo::new(name, ws)
+        });
+        events.push(event(id, Change::Connection(live())));
+        let mut ks = sample(if tried.is_some() {
+            "kustomization-health-check-failed.yaml"
+        } else {
+            "kustomization-ready.yaml"
+        });
+        ks["metadata"]["name"] = Value::from("apps");
+        let status = &mut ks["status"];
+        status["lastAppliedRevision"] = Value::from(applied);
+        status["lastAttemptedRevision"] = Value::from(tried.unwrap_or(applied));
+        status["history"] = serde_json::json!([
+            {"firstReconciled": ago(minutes), "metadata": {"revision": applied}}
+        ]);
+        for c in status["conditions"].as_array_mut().unwrap() {
+            c["lastTransitionTime"] = Value::from(ago(minutes));
+        }
+        let mut hr = sample("helmrelease-ready.yaml");
+        let chart = if applied == new { "6.7.1" } else { "6.7.0" };
+        hr["status"]["history"][0]["chartVersion"] = Value::from(chart);
+        hr["status"]["lastAttemptedRevision"] = Value::from(chart);
+        events.push(event(
+            id,
+            Change::Replaced(
+                FluxKind::Kustomization,
+                vec![FluxSummary::of(FluxKind::Kustomization, &ks).unwrap()],
+            ),
+        ));
+        events.push(event(
+            id,
+            Change::Replaced(
+                FluxKind::HelmRelease,
+                vec![FluxSummary::of(FluxKind::HelmRelease, &hr).unwrap()],
+            ),
+        ));
+    }
+    let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
+    let mut model = Model::new(index, keymap, Vec::new(), now());
+    model.rollout.rings.patterns = vec!["dev".into(), "staging".into(), "prod".into()];
+    update(&mut model, Msg::Fleet(events));
+    model
+}
+
+#[test]
+fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
+    let mut m = rollout_model();
+    key(&mut m, KeyCode::Char('v'));
+    m.refresh_rows();
+    assert!(matches!(m.screen().view, View::Rollout { .. }));
+    insta::assert_snapshot!("rollout", screen(&mut m, 120, 12));
+    // Stuck first with `o` twice (BEHIND, then STUCK): the Kustomization.
+    key(&mut m, KeyCode::Char('o'));
+    key(&mut m, KeyCode::Char('o'));
+    m.refresh_rows();
+    let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    assert_eq!(m.screen().selected, Some(RowId::Rollout(apps.clone())));
+    key(&mut m, KeyCode::Enter);
+    m.refresh_rows();
+    insta::assert_snapshot!("matrix", screen(&mut m, 120, 16));
+    // The rings in the configured order, the stuck cluster first in its ring.
+    let ids = m.rows.ids.clone();
+    assert_eq!(ids[0], RowId::Ring(0));
+    let staging = ids.iter().position(|r| *r == RowId::Ring(1)).unwrap();
+    assert_eq!(ids[staging + 1], RowId::Object(ClusterId(3), apps.clone()));
+
+    // Marking a ring marks its clusters' copies.
+    key(&mut m, KeyCode::Char(' '));
+    let mut marked: Vec<_> = m.marks.iter().cloned().collect();
+    marked.sort();
+    assert_eq!(
+        marked,
+        [(ClusterId(0), apps.clone()), (ClusterId(1), apps.clone())]
+    );
+    // `:mark stuck` the stuck ones, which a reconcile with source then targets.
+    command(&mut m, "unmark");
+    command(&mut m, "mark stuck");
+    assert_eq!(
+        m.marks.iter().cloned().collect::<Vec<_>>(),
+        [(ClusterId(3), apps.clone())]
+    );
+    key(&mut m, KeyCode::Char('W'));
+    let confirm = m.confirm.as_ref().expect("a confirmation");
+    assert_eq!(confirm.verb, Verb::ReconcileWithSource);
+    assert_eq!(confirm.targets, [(ClusterId(3), apps)]);
+}

@@ -5,15 +5,31 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::model::{Confirm, Model, RowId, Run, RunRow, RunState, Stage, View};
+use super::rows::clusters_in;
 use super::update::Effect;
 use crate::actions::Job;
 use crate::fleet::actions::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
-/// The objects a row stands for: itself, or a triage group's members.
+/// The objects a row stands for: itself, a triage group's members, a deployed thing's copies
+/// on the clusters of the scope, or the copies in a ring of the matrix (those shown).
 fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
     match id {
         RowId::Object(c, k) => vec![(*c, k.clone())],
+        RowId::Rollout(key) => clusters_in(&model.index, model.screen().view.scope())
+            .into_iter()
+            .filter(|(_, c)| c.objects.contains_key(key))
+            .map(|(id, _)| (id, key.clone()))
+            .collect(),
+        RowId::Ring(ring) => match (&model.rows.matrix, &model.screen().view) {
+            (Some(m), View::Matrix { key, .. }) => m
+                .places
+                .iter()
+                .filter(|p| p.ring == *ring && model.rows.places.contains_key(&p.cluster))
+                .map(|p| (p.cluster, key.clone()))
+                .collect(),
+            _ => Vec::new(),
+        },
         RowId::Group(g) => model
             .rows
             .groups
@@ -77,6 +93,59 @@ pub(super) fn mark_all(model: &mut Model) {
     }
     model.flash = Some(format!(
         "{added} objects marked ({} in all)",
+        model.marks.len()
+    ));
+}
+
+/// `:mark stuck`: the stuck clusters' copies of what the rollout view or the matrix shows.
+pub(super) fn mark_stuck(model: &mut Model) {
+    model.refresh_rows();
+    let mut stuck: Vec<(ClusterId, ObjectKey)> = Vec::new();
+    match &model.screen().view {
+        View::Matrix { key, .. } => {
+            if let Some(m) = &model.rows.matrix {
+                stuck.extend(
+                    m.places
+                        .iter()
+                        .filter(|p| p.stuck.is_some() && model.rows.places.contains_key(&p.cluster))
+                        .map(|p| (p.cluster, key.clone())),
+                );
+            }
+        }
+        View::Rollout { scope, .. } => {
+            let rollout = &model.rollout;
+            for id in &model.rows.ids {
+                let RowId::Rollout(key) = id else { continue };
+                if model.rows.spreads.get(key).is_none_or(|s| s.stuck == 0) {
+                    continue;
+                }
+                let clusters = clusters_in(&model.index, *scope);
+                let Some(m) = crate::fleet::rollouts::matrix(
+                    clusters,
+                    key,
+                    &rollout.rings,
+                    &rollout.rules,
+                    model.now,
+                ) else {
+                    continue;
+                };
+                stuck.extend(
+                    m.places
+                        .iter()
+                        .filter(|p| p.stuck.is_some())
+                        .map(|p| (p.cluster, key.clone())),
+                );
+            }
+        }
+        _ => {
+            model.flash = Some(":mark stuck works in the rollout view and its matrix".into());
+            return;
+        }
+    }
+    let added = stuck.iter().filter(|o| !model.marks.contains(*o)).count();
+    model.marks.extend(stuck);
+    model.flash = Some(format!(
+        "{added} stuck objects marked ({} in all)",
         model.marks.len()
     ));
 }

@@ -23,6 +23,7 @@ pub enum Action {
     SortNext,
     SortReverse,
     Triage,
+    Rollout,
     AllObjects,
     Expand,
     Events,
@@ -38,7 +39,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 29] = [
+    pub const ALL: [Action; 30] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -56,6 +57,7 @@ impl Action {
         Action::SortNext,
         Action::SortReverse,
         Action::Triage,
+        Action::Rollout,
         Action::AllObjects,
         Action::Expand,
         Action::Events,
@@ -90,6 +92,7 @@ impl Action {
             Action::SortNext => "sort_next",
             Action::SortReverse => "sort_reverse",
             Action::Triage => "triage",
+            Action::Rollout => "rollout",
             Action::AllObjects => "all_objects",
             Action::Expand => "expand",
             Action::Events => "events",
@@ -125,7 +128,7 @@ impl Action {
             Action::Quit => "quit",
             Action::Help => "this help",
             Action::Command => {
-                "command line (:ks, :hr, :all, :triage, :ws NAME, :cluster NAME, :q)"
+                "command line (:ks, :hr, :all, :triage, :rollout, :ws NAME, :cluster NAME, :q)"
             }
             Action::Filter => "fuzzy filter the rows",
             Action::Back => "back (clear the filter first)",
@@ -141,12 +144,13 @@ impl Action {
             Action::SortNext => "sort by the next column",
             Action::SortReverse => "reverse the sort",
             Action::Triage => "triage: everything not ready, grouped",
+            Action::Rollout => "rollout: which revision runs where, who is behind or stuck",
             Action::AllObjects => "every Flux object in this scope",
             Action::Expand => "expand or collapse a group",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
             Action::Mark => {
-                "mark or unmark the object (:mark marks every row shown, :unmark clears)"
+                "mark or unmark (:mark every row shown, :mark stuck the stuck ones, :unmark)"
             }
             Action::Suspend => {
                 "suspend the marked objects, or the selected one (a group: its members)"
@@ -170,6 +174,7 @@ impl Action {
             Action::Open => "open",
             Action::FailingOnly => "failing",
             Action::Triage => "triage",
+            Action::Rollout => "rollout",
             Action::AllObjects => "all",
             Action::Expand => "expand",
             Action::Events => "events",

@@ -14,8 +14,12 @@ pub enum Command {
     /// Every object in scope.
     All,
     Triage,
+    /// The rollout view of one kind, or of every followed kind.
+    Rollout(Option<FluxKind>),
     /// Mark every object row the view shows.
     Mark,
+    /// Mark the stuck clusters' objects of the rows shown (rollout view, matrix).
+    MarkStuck,
     Unmark,
     Results,
     Audit,
@@ -38,6 +42,7 @@ pub enum Argument {
 const NAMED: &[(&[&str], Argument)] = &[
     (&["all"], Argument::None),
     (&["triage"], Argument::None),
+    (&["rollout", "ro"], Argument::None),
     (&["fleet", "home"], Argument::None),
     (&["ws", "workspace"], Argument::Workspace),
     (&["cluster", "cl"], Argument::Cluster),
@@ -69,6 +74,12 @@ impl Command {
             "fleet" | "home" => Command::Fleet,
             "all" => Command::All,
             "triage" => Command::Triage,
+            "rollout" | "ro" if arg.is_empty() => Command::Rollout(None),
+            "rollout" | "ro" => match FluxKind::parse(arg) {
+                Some(kind) => Command::Rollout(Some(kind)),
+                None => return Err(format!("{arg:?} is not a Flux kind")),
+            },
+            "mark" if arg == "stuck" => Command::MarkStuck,
             "mark" => Command::Mark,
             "unmark" => Command::Unmark,
             "results" => Command::Results,
@@ -138,6 +149,11 @@ mod tests {
             Ok(Some(Command::Kind(FluxKind::HelmRelease)))
         );
         assert_eq!(Command::parse("  "), Ok(None));
+        assert_eq!(
+            Command::parse("rollout hr"),
+            Ok(Some(Command::Rollout(Some(FluxKind::HelmRelease))))
+        );
+        assert_eq!(Command::parse("mark stuck"), Ok(Some(Command::MarkStuck)));
         assert!(Command::parse("nope").unwrap_err().contains(":nope"));
     }
 }

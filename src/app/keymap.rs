@@ -18,19 +18,23 @@ pub enum Context {
     Cluster,
     Objects,
     Triage,
+    Rollout,
+    Matrix,
     Detail,
     Help,
     Results,
 }
 
 impl Context {
-    pub const ALL: [Context; 9] = [
+    pub const ALL: [Context; 11] = [
         Context::Global,
         Context::Fleet,
         Context::Workspace,
         Context::Cluster,
         Context::Objects,
         Context::Triage,
+        Context::Rollout,
+        Context::Matrix,
         Context::Detail,
         Context::Help,
         Context::Results,
@@ -44,6 +48,8 @@ impl Context {
             Context::Cluster => "cluster",
             Context::Objects => "objects",
             Context::Triage => "triage",
+            Context::Rollout => "rollout",
+            Context::Matrix => "matrix",
             Context::Detail => "detail",
             Context::Help => "help",
             Context::Results => "results",

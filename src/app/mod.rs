@@ -97,6 +97,7 @@ where
     model.permissions = Some(permissions.clone());
     model.count_writable();
     model.actions = config.actions.clone();
+    model.rollout = config.rollout.clone();
     model.user = crate::audit::local_user();
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));

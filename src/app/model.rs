@@ -34,6 +34,13 @@ pub enum View {
     },
     /// Everything not ready in the scope, identical failures grouped.
     Triage { scope: Scope },
+    /// Which revision runs where: one row per deployed thing in the scope (of one kind or all).
+    Rollout {
+        scope: Scope,
+        kind: Option<FluxKind>,
+    },
+    /// One deployed thing on every cluster of the scope, ring by ring.
+    Matrix { scope: Scope, key: ObjectKey },
     /// One object.
     Detail { cluster: ClusterId, key: ObjectKey },
     /// The keys of the view below.
@@ -52,6 +59,8 @@ impl View {
             View::Cluster(_) => Context::Cluster,
             View::Objects { .. } => Context::Objects,
             View::Triage { .. } => Context::Triage,
+            View::Rollout { .. } => Context::Rollout,
+            View::Matrix { .. } => Context::Matrix,
             View::Detail { .. } => Context::Detail,
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
@@ -65,7 +74,10 @@ impl View {
             View::Workspace(w) => Scope::Workspace(*w),
             View::Cluster(c) => Scope::Cluster(*c),
             View::Detail { cluster, .. } => Scope::Cluster(*cluster),
-            View::Objects { scope, .. } | View::Triage { scope } => *scope,
+            View::Objects { scope, .. }
+            | View::Triage { scope }
+            | View::Rollout { scope, .. }
+            | View::Matrix { scope, .. } => *scope,
             View::Fleet | View::Help { .. } | View::Results | View::Audit => Scope::Fleet,
         }
     }
@@ -79,6 +91,8 @@ impl View {
             View::Cluster(_) => &[Kind, Health, Age, Name],
             View::Objects { .. } => &[Cluster, Health, Age, Name],
             View::Triage { .. } => &[Severity, Clusters, Name],
+            View::Rollout { .. } => &[Kind, Behind, Stuck, Age],
+            View::Matrix { .. } => &[],
             View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => &[],
         }
     }
@@ -100,6 +114,8 @@ pub enum SortBy {
     Cluster,
     Severity,
     Clusters,
+    Behind,
+    Stuck,
 }
 
 impl SortBy {
@@ -118,6 +134,8 @@ impl SortBy {
             SortBy::Cluster => "CLUSTER",
             SortBy::Severity => "SEVERITY",
             SortBy::Clusters => "CLUSTERS",
+            SortBy::Behind => "BEHIND",
+            SortBy::Stuck => "STUCK",
         }
     }
 }
@@ -130,6 +148,10 @@ pub enum RowId {
     Object(ClusterId, ObjectKey),
     /// A triage group, by the hash of what its members share.
     Group(u64),
+    /// A deployed thing across the clusters of a scope (the rollout view).
+    Rollout(ObjectKey),
+    /// A ring of the matrix, by its position.
+    Ring(usize),
 }
 
 /// A screen on the stack, with its own state: going back finds it as it was left.
@@ -284,6 +306,8 @@ pub struct Model {
     pub writable: (usize, usize),
     /// Confirmation threshold, bulk limit and deny rules.
     pub actions: crate::config::Actions,
+    /// Rings and stuck rules for the rollout view.
+    pub rollout: crate::config::Rollout,
     /// The local user, recorded as the suspender.
     pub user: String,
     /// The last reconcile token written: the next one must differ.
@@ -315,6 +339,7 @@ impl Model {
             permissions: None,
             writable: (0, 0),
             actions: crate::config::Config::defaults().actions,
+            rollout: crate::config::Config::defaults().rollout,
             user: "unknown".into(),
             last_token: None,
             quit: false,
@@ -387,7 +412,7 @@ impl Model {
                     .collect(),
                 ..Default::default()
             },
-            _ => super::rows::build(&self.index, self.screen()),
+            _ => super::rows::build(&self.index, self.screen(), &self.rollout, self.now),
         };
         let screen = self.screen_mut();
         let position = screen

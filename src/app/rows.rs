@@ -9,8 +9,14 @@ use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
 
+use jiff::Timestamp;
+
 use super::model::{RowId, Scope, Screen, SortBy, View};
-use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, Phase};
+use crate::config::Rollout;
+use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
+use crate::fleet::{
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase,
+};
 
 /// What the members of a triage group share.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,14 +54,19 @@ impl GroupOf {
     }
 }
 
-/// The rows of a screen, and the groups its triage rows refer to.
+/// The rows of a screen, and what its triage, rollout and matrix rows refer to.
 #[derive(Default)]
 pub struct Rows {
     pub ids: Vec<RowId>,
     pub groups: HashMap<u64, Group>,
+    /// The rollout view's rows.
+    pub spreads: HashMap<ObjectKey, Spread>,
+    /// The matrix view's rings and places, and where each cluster's place is.
+    pub matrix: Option<Matrix>,
+    pub places: HashMap<ClusterId, usize>,
 }
 
-pub fn build(index: &Index, screen: &Screen) -> Rows {
+pub fn build(index: &Index, screen: &Screen, rollout: &Rollout, now: Timestamp) -> Rows {
     let matcher = SkimMatcherV2::default();
     let matches =
         |hay: &str| screen.filter.is_empty() || matcher.fuzzy_match(hay, &screen.filter).is_some();
@@ -184,6 +195,62 @@ pub fn build(index: &Index, screen: &Screen) -> Rows {
                 .collect();
         }
         View::Triage { scope } => triage(index, screen, *scope, &matches, &mut rows),
+        View::Rollout { scope, kind } => {
+            let mut spreads: Vec<Spread> =
+                rollouts::spreads(clusters_in(index, *scope), *kind, &rollout.rules, now)
+                    .into_iter()
+                    .filter(|s| {
+                        (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
+                            && (!screen.suspended_only || s.clusters.suspended > 0)
+                    })
+                    .filter(|s| {
+                        screen.filter.is_empty()
+                            || matches(&format!(
+                                "{} {}/{}",
+                                s.key.kind, s.key.namespace, s.key.name
+                            ))
+                    })
+                    .collect();
+            match screen.sort_by() {
+                Some(SortBy::Behind) => spreads.sort_by_key(|s| Reverse(s.behind)),
+                Some(SortBy::Stuck) => spreads.sort_by_key(|s| Reverse(s.stuck)),
+                // Newest rollouts first.
+                Some(SortBy::Age) => spreads.sort_by_key(|s| Reverse(s.newest_since)),
+                _ => {}
+            }
+            rows.ids = spreads
+                .iter()
+                .map(|s| RowId::Rollout(s.key.clone()))
+                .collect();
+            rows.spreads = spreads.into_iter().map(|s| (s.key.clone(), s)).collect();
+        }
+        View::Matrix { scope, key } => {
+            let clusters = clusters_in(index, *scope);
+            let Some(m) = rollouts::matrix(clusters, key, &rollout.rings, &rollout.rules, now)
+            else {
+                return rows;
+            };
+            let mut ring = None;
+            for (i, p) in m.places.iter().enumerate() {
+                let wanted =
+                    (!screen.failing_only || p.stuck.is_some() || p.standing != Standing::Current)
+                        && (!screen.suspended_only || p.standing == Standing::Suspended)
+                        && (screen.filter.is_empty()
+                            || index.cluster(p.cluster).is_some_and(|c| {
+                                matches(&format!("{} {}", c.info.workspace, c.info.name))
+                            }));
+                if !wanted {
+                    continue;
+                }
+                if ring != Some(p.ring) {
+                    ring = Some(p.ring);
+                    rows.ids.push(RowId::Ring(p.ring));
+                }
+                rows.ids.push(RowId::Object(p.cluster, key.clone()));
+                rows.places.insert(p.cluster, i);
+            }
+            rows.matrix = Some(m);
+        }
         View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => {}
     }
     if screen.reverse {

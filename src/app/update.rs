@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use super::acting::{acted, ask, confirming, mark, mark_all, notice_handled, retry};
+use super::acting::{acted, ask, confirming, mark, mark_all, mark_stuck, notice_handled, retry};
 use super::action::Action;
 use super::command::{Argument, Command};
 use super::keymap::Key;
@@ -220,7 +220,9 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         }
         Command::All => model.push(View::Objects { scope, kind: None }),
         Command::Triage => model.push(View::Triage { scope }),
+        Command::Rollout(kind) => model.push(View::Rollout { scope, kind }),
         Command::Mark => mark_all(model),
+        Command::MarkStuck => mark_stuck(model),
         Command::Unmark => {
             let n = model.marks.len();
             model.marks.clear();
@@ -331,6 +333,10 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
             let scope = model.screen().view.scope();
             model.push(View::Triage { scope });
         }
+        Action::Rollout => {
+            let scope = model.screen().view.scope();
+            model.push(View::Rollout { scope, kind: None });
+        }
         Action::AllObjects => {
             let scope = model.screen().view.scope();
             model.push(View::Objects { scope, kind: None });
@@ -403,6 +409,11 @@ fn open(model: &mut Model) -> Vec<Effect> {
         RowId::Cluster(c) => model.push(View::Cluster(c)),
         RowId::Object(cluster, key) => model.push(View::Detail { cluster, key }),
         RowId::Group(g) => toggle(model, g),
+        RowId::Rollout(key) => {
+            let scope = model.screen().view.scope();
+            model.push(View::Matrix { scope, key });
+        }
+        RowId::Ring(_) => {}
     }
     Vec::new()
 }

@@ -284,7 +284,7 @@ fn write_matrix(
             r.clusters.to_string(),
             r.on_newest.to_string(),
             format!("{:.0}%", r.share() * 100.0),
-            took(r, now),
+            r.took_text(now),
             r.stuck.to_string(),
         ]);
     }
@@ -309,43 +309,9 @@ fn write_matrix(
             info.name.clone(),
             p.revision.as_ref().map_or("-".into(), |r| r.short()),
             age(p.since, now),
-            place_state(p),
-            p.stuck
-                .as_ref()
-                .map(|s| s.reason(now))
-                .or_else(|| {
-                    p.attempted
-                        .as_ref()
-                        .map(|a| format!("tried {}", crate::units::truncate_hex(a)))
-                })
-                .unwrap_or_default(),
+            p.state(),
+            p.reason(now),
         ]);
     }
     t.write(out)
-}
-
-/// `current`, `behind 2`, `failing`, `stuck` …: a place's standing in one word or two.
-pub fn place_state(p: &Place) -> String {
-    use rollouts::Standing;
-    match (p.stuck.is_some(), p.standing) {
-        (true, _) => "stuck".into(),
-        (false, Standing::Behind) if p.behind_by > 0 => format!("behind {}", p.behind_by),
-        (false, standing) => standing.as_str().into(),
-    }
-}
-
-/// How long a ring took from its first cluster to its last on the newest revision, `…` while it
-/// is not done.
-pub fn took(r: &Ring, now: Timestamp) -> String {
-    match r.took(now) {
-        None => "-".into(),
-        Some(d) => {
-            let shown = age(Some(now.checked_sub(d).unwrap_or(now)), now);
-            if r.on_newest == r.clusters {
-                shown
-            } else {
-                format!("{shown}…")
-            }
-        }
-    }
 }

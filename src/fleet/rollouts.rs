@@ -76,19 +76,19 @@ pub struct Revision {
 }
 
 impl Revision {
-    /// As a table shows it: hex digests cut to 8 characters, the values digest after a `+`.
+    /// As a table shows it: hex digests cut to 8 characters, the values digest's first 8 hex
+    /// characters in brackets (`6.9.0 (f5495710)`).
     pub fn short(&self) -> String {
         let revision = crate::units::truncate_hex(&self.revision);
         match &self.config_digest {
-            Some(d) => format!("{revision}+{}", crate::units::truncate_hex(digest_of(d))),
+            Some(d) => {
+                let hex = d.rsplit_once(':').map_or(&**d, |(_, h)| h);
+                let hex: String = hex.chars().take(8).collect();
+                format!("{revision} ({hex})")
+            }
             None => revision,
         }
     }
-}
-
-/// What follows the last `@` (`main@sha1:…` → `sha1:…`), the whole text when there is none.
-pub fn digest_of(revision: &str) -> &str {
-    revision.rsplit_once('@').map_or(revision, |(_, d)| d)
 }
 
 /// Where one cluster's copy stands against the newest revision: the spread bar's parts.
@@ -227,6 +227,28 @@ pub struct Place {
     pub stuck: Option<Stuck>,
 }
 
+impl Place {
+    /// `current`, `behind 2`, `failing`, `stuck` …: its standing in a word or two.
+    pub fn state(&self) -> String {
+        match (self.stuck.is_some(), self.standing) {
+            (true, _) => "stuck".into(),
+            (false, Standing::Behind) if self.behind_by > 0 => {
+                format!("behind {}", self.behind_by)
+            }
+            (false, standing) => standing.as_str().into(),
+        }
+    }
+
+    /// Why it is stuck, else what it tried and did not apply; empty when neither.
+    pub fn reason(&self, now: Timestamp) -> String {
+        match (&self.stuck, &self.attempted) {
+            (Some(s), _) => s.reason(now),
+            (None, Some(a)) => format!("tried {}", crate::units::truncate_hex(a)),
+            (None, None) => String::new(),
+        }
+    }
+}
+
 /// One ring of a matrix.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -259,6 +281,22 @@ impl Ring {
             now
         };
         Some(end.duration_since(first).max(SignedDuration::ZERO))
+    }
+}
+
+impl Ring {
+    /// [`Ring::took`] as a table shows it: `2h`, `35m…` while not every cluster is on the
+    /// newest revision, `-` when none is.
+    pub fn took_text(&self, now: Timestamp) -> String {
+        let Some(d) = self.took(now) else {
+            return "-".into();
+        };
+        let shown = crate::units::age(Some(now.checked_sub(d).unwrap_or(now)), now);
+        if self.on_newest == self.clusters {
+            shown
+        } else {
+            format!("{shown}…")
+        }
     }
 }
 

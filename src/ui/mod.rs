@@ -8,6 +8,7 @@ mod fleet;
 mod help;
 mod objects;
 mod results;
+mod rollout;
 mod triage;
 mod widgets;
 mod workspace;
@@ -59,6 +60,8 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Cluster(c) => cluster::draw(frame, body, model, theme, *c),
         View::Objects { scope, kind } => objects::draw(frame, body, model, theme, *scope, *kind),
         View::Triage { scope } => triage::draw(frame, body, model, theme, *scope),
+        View::Rollout { scope, kind } => rollout::draw(frame, body, model, theme, *scope, *kind),
+        View::Matrix { scope, key } => rollout::draw_matrix(frame, body, model, theme, *scope, key),
         View::Detail { cluster, key } => detail::draw(frame, body, model, theme, *cluster, key),
         View::Help { of } => help::draw(frame, body, model, theme, *of),
         View::Results => results::draw(frame, body, model, theme),
@@ -87,6 +90,8 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
                 scope_name(index, *scope)
             ),
             View::Triage { scope } => format!("triage of {}", scope_name(index, *scope)),
+            View::Rollout { scope, .. } => format!("rollouts in {}", scope_name(index, *scope)),
+            View::Matrix { key, .. } => format!("{} {}/{}", key.kind, key.namespace, key.name),
             View::Detail { key, .. } => format!("{} {}/{}", key.kind, key.namespace, key.name),
             View::Help { .. } => "help".to_string(),
             View::Results => "results".to_string(),

@@ -74,7 +74,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                 let since = index.cluster(*c).and_then(|c| c.connection.since);
                 member(model, theme, *c, format!("since {}", age(since, model.now)))
             }
-            RowId::Workspace(_) => Vec::new(),
+            RowId::Workspace(_) | RowId::Rollout(_) | RowId::Ring(_) => Vec::new(),
         },
     );
 }

@@ -123,15 +123,24 @@ pub fn count_cell(n: u32, health: Health, theme: &Theme) -> Cell<'static> {
 
 /// A bar of `width` cells split by health, worst on the left.
 pub fn health_bar(counts: &HealthCounts, width: usize, theme: &Theme) -> Line<'static> {
-    let total = counts.total() as usize;
+    let parts: Vec<(u32, Style)> = counts
+        .iter()
+        .map(|(health, n)| (n, theme.style(Slot::of_health(health))))
+        .collect();
+    split_bar(&parts, width, theme)
+}
+
+/// A bar of `width` cells split in proportion to `parts`, in their order. Every part present
+/// gets at least one cell, so one failure in 5,000 still shows.
+pub fn split_bar(parts: &[(u32, Style)], width: usize, theme: &Theme) -> Line<'static> {
+    let present: Vec<&(u32, Style)> = parts.iter().filter(|(n, _)| *n > 0).collect();
+    let total: usize = present.iter().map(|(n, _)| *n as usize).sum();
     if total == 0 || width == 0 {
         return Line::from(Span::styled("·".repeat(width), theme.style(Slot::Dim)));
     }
     let mut spans = Vec::new();
     let mut used = 0;
-    let present: Vec<(Health, u32)> = counts.iter().collect();
-    for (i, (health, n)) in present.iter().enumerate() {
-        // Every present health gets at least one cell, so one failure in 5,000 still shows.
+    for (i, (n, style)) in present.iter().enumerate() {
         let left = width - used;
         let rest = present.len() - i - 1;
         let share = ((*n as usize * width) / total)
@@ -139,10 +148,7 @@ pub fn health_bar(counts: &HealthCounts, width: usize, theme: &Theme) -> Line<'s
             .min(left.saturating_sub(rest));
         let share = if i + 1 == present.len() { left } else { share };
         used += share;
-        spans.push(Span::styled(
-            "█".repeat(share),
-            theme.style(Slot::of_health(*health)),
-        ));
+        spans.push(Span::styled("█".repeat(share), *style));
     }
     Line::from(spans)
 }

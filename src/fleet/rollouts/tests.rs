@@ -305,7 +305,7 @@ fn helm_releases_compare_chart_versions_and_values() {
     assert_eq!(row.newest.as_ref().unwrap().revision.as_ref(), "6.10.0");
     assert_eq!(row.revisions, 3);
     assert_eq!(row.clusters.current, 1);
-    assert_eq!(row.newest.as_ref().unwrap().short(), "6.10.0+sha256:1111");
+    assert_eq!(row.newest.as_ref().unwrap().short(), "6.10.0 (1111)");
 }
 
 #[test]

@@ -1,0 +1,231 @@
+//! The rollout view (one row per deployed thing: its newest revision, how far it has spread,
+//! who is behind or stuck) and its matrix (one thing on every cluster, ring by ring).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Cell;
+
+use super::widgets::{Columns, highlighted, list, split_bar};
+use crate::app::model::{Model, RowId, Scope};
+use crate::config::theme::{Slot, Theme};
+use crate::fleet::rollouts::{Counts, Standing};
+use crate::fleet::{FluxKind, Health, ObjectKey};
+use crate::units::age;
+
+/// The spread bar's parts, in its order: on the newest, behind, failing on the newest,
+/// suspended.
+fn spread_bar(c: &Counts, width: usize, theme: &Theme) -> Line<'static> {
+    let parts: [(u32, Style); 4] = [
+        (c.current, standing_style(Standing::Current, theme)),
+        (c.behind, standing_style(Standing::Behind, theme)),
+        (c.failing, standing_style(Standing::Failing, theme)),
+        (c.suspended, standing_style(Standing::Suspended, theme)),
+    ];
+    split_bar(&parts, width, theme)
+}
+
+fn standing_style(standing: Standing, theme: &Theme) -> Style {
+    theme.style(match standing {
+        Standing::Current => Slot::of_health(Health::Ready),
+        Standing::Behind => Slot::of_health(Health::Progressing),
+        Standing::Failing => Slot::of_health(Health::Failed),
+        Standing::Suspended => Slot::of_health(Health::Suspended),
+    })
+}
+
+/// A count in `slot` when there is any, dim when it is zero.
+fn count(n: u32, slot: Slot, theme: &Theme) -> Cell<'static> {
+    let style = if n == 0 {
+        theme.style(Slot::Dim)
+    } else {
+        theme.style(slot)
+    };
+    Cell::from(Span::styled(n.to_string(), style))
+}
+
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    scope: Scope,
+    kind: Option<FluxKind>,
+) {
+    let index = &model.index;
+    let filter = &model.screen().filter;
+    let what = kind.map_or("Rollouts", |k| k.plural());
+    let title = format!("{what} in {}", super::scope_name(index, scope));
+    let bar_width = 20;
+    list(
+        frame,
+        area,
+        model,
+        theme,
+        Columns {
+            title: &title,
+            header: &[
+                "KIND", "NAME", "NEWEST", "AGE", "SPREAD", "CURRENT", "BEHIND", "STUCK",
+            ],
+            widths: &[
+                Constraint::Length(14),
+                Constraint::Fill(1),
+                Constraint::Max(30),
+                Constraint::Length(4),
+                Constraint::Length(bar_width as u16),
+                Constraint::Length(9),
+                Constraint::Length(6),
+                Constraint::Length(5),
+            ],
+        },
+        |id| {
+            let RowId::Rollout(key) = id else {
+                return Vec::new();
+            };
+            let Some(s) = model.rows.spreads.get(key) else {
+                return Vec::new();
+            };
+            let c = &s.clusters;
+            vec![
+                Cell::from(key.kind.as_str()),
+                Cell::from(highlighted(
+                    &format!("{}/{}", key.namespace, key.name),
+                    filter,
+                    theme.style(Slot::Text),
+                    theme,
+                )),
+                Cell::from(s.newest.as_ref().map_or("-".into(), |r| r.short())),
+                Cell::from(age(s.newest_since, model.now)),
+                Cell::from(spread_bar(c, bar_width, theme)),
+                Cell::from(format!("{}/{}", c.current, c.total())),
+                count(s.behind, Slot::of_health(Health::Progressing), theme),
+                count(s.stuck, Slot::of_health(Health::Failed), theme),
+            ]
+        },
+    );
+}
+
+pub fn draw_matrix(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    scope: Scope,
+    key: &ObjectKey,
+) {
+    let index = &model.index;
+    let filter = &model.screen().filter;
+    let now = model.now;
+    let title = match model.rows.matrix.as_ref().map(|m| &m.spread) {
+        Some(s) => format!(
+            "{} {}/{} in {}: newest {} ({}), {} of {} clusters on it, {} stuck",
+            key.kind,
+            key.namespace,
+            key.name,
+            super::scope_name(index, scope),
+            s.newest.as_ref().map_or("-".into(), |r| r.short()),
+            age(s.newest_since, now),
+            s.clusters.total() - s.behind,
+            s.clusters.total(),
+            s.stuck
+        ),
+        None => format!(
+            "{} {}/{} in {}",
+            key.kind,
+            key.namespace,
+            key.name,
+            super::scope_name(index, scope)
+        ),
+    };
+    list(
+        frame,
+        area,
+        model,
+        theme,
+        Columns {
+            title: &title,
+            header: &[
+                "CLUSTER",
+                "WORKSPACE",
+                "REVISION",
+                "SINCE",
+                "STATE",
+                "REASON",
+            ],
+            widths: &[
+                Constraint::Max(24),
+                Constraint::Max(14),
+                Constraint::Max(30),
+                Constraint::Length(5),
+                Constraint::Length(9),
+                Constraint::Fill(1),
+            ],
+        },
+        |id| {
+            let Some(m) = &model.rows.matrix else {
+                return Vec::new();
+            };
+            match id {
+                RowId::Ring(i) => {
+                    let Some(r) = m.rings.get(*i) else {
+                        return Vec::new();
+                    };
+                    let header = theme.style(Slot::Header);
+                    let stuck = if r.stuck > 0 {
+                        format!(" · {} stuck", r.stuck)
+                    } else {
+                        String::new()
+                    };
+                    // Across the columns: the ring, its share on the newest, how long it took.
+                    vec![
+                        Cell::from(Span::styled(format!("▾ ring {}", r.name), header)),
+                        Cell::from(""),
+                        Cell::from(Span::styled(
+                            format!(
+                                "{}/{} on newest ({:.0}%)",
+                                r.on_newest,
+                                r.clusters,
+                                r.share() * 100.0
+                            ),
+                            header,
+                        )),
+                        Cell::from(""),
+                        Cell::from(""),
+                        Cell::from(Span::styled(
+                            format!("took {}{stuck}", r.took_text(now)),
+                            header,
+                        )),
+                    ]
+                }
+                RowId::Object(c, _) => {
+                    let (Some(cluster), Some(p)) = (
+                        index.cluster(*c),
+                        model.rows.places.get(c).and_then(|i| m.places.get(*i)),
+                    ) else {
+                        return Vec::new();
+                    };
+                    let state_style = match p.stuck {
+                        Some(_) => theme.style(Slot::of_health(Health::Stalled)),
+                        None => standing_style(p.standing, theme),
+                    };
+                    let reason = p.reason(now);
+                    vec![
+                        Cell::from(highlighted(
+                            &cluster.info.name,
+                            filter,
+                            theme.style(Slot::Text),
+                            theme,
+                        )),
+                        Cell::from(super::ws_name(index, cluster.workspace).to_string()),
+                        Cell::from(p.revision.as_ref().map_or("-".into(), |r| r.short())),
+                        Cell::from(age(p.since, now)),
+                        Cell::from(Span::styled(p.state(), state_style)),
+                        Cell::from(Span::styled(reason, theme.style(Slot::Dim))),
+                    ]
+                }
+                _ => Vec::new(),
+            }
+        },
+    );
+}
