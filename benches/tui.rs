@@ -1,5 +1,5 @@
 //! Criterion benchmarks of the TUI at 60,000 objects (2,000 clusters × 30, 12 workspaces): one
-//! frame of each list view when the data changed since the last frame (rows rebuilt, visible rows
+//! frame of each list view after an object changed (the change applied, rows rebuilt, visible rows
 //! drawn into a 200×50 buffer; the rollout view and its matrix computed from the index as well),
 //! and one pass of the fuzzy filter. Issue 4's budget: a frame of the
 //! busiest view ≤ 5 ms, a filter pass ≤ 30 ms.
@@ -13,6 +13,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::{Model, Scope, Screen, View};
 use fluxfleet::app::rows;
+use fluxfleet::app::spreads::SpreadCache;
+use fluxfleet::app::update::{Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::index::{Change, Event};
@@ -116,9 +118,35 @@ fn model(view: View) -> Model {
     model
 }
 
-/// One frame after the data changed: rows rebuilt, scrolled, drawn.
-fn frame(model: &mut Model, terminal: &mut Terminal<TestBackend>, theme: &Theme) {
-    model.rows_stale = true;
+/// A Kustomization of cluster `c` moving to another revision: what churn and rollouts send.
+fn change(c: usize, generation: usize) -> Event {
+    let mut object = sample("kustomization-ready.yaml");
+    object["metadata"]["name"] = Value::from("app-01");
+    let revision = format!("main@sha1:{generation:040x}");
+    object["status"]["lastAppliedRevision"] = Value::from(revision.clone());
+    object["status"]["lastAttemptedRevision"] = Value::from(revision.clone());
+    object["status"]["history"] = serde_json::json!([{
+        "firstReconciled": "2026-11-21T09:00:00Z",
+        "metadata": {"revision": revision},
+    }]);
+    Event {
+        cluster: ClusterKey::new(format!("ws{:02}-cluster-{c:04}", c % WORKSPACES)),
+        at: "2026-11-21T10:00:00Z".parse().unwrap(),
+        change: Change::Applied(FluxSummary::from_object(&object).unwrap()),
+    }
+}
+
+/// One frame after an object changed: the change applied, rows rebuilt, scrolled, drawn.
+fn frame(
+    model: &mut Model,
+    terminal: &mut Terminal<TestBackend>,
+    theme: &Theme,
+    changes: &[Event],
+    n: &mut usize,
+) {
+    *n += 1;
+    let event = changes[*n % changes.len()].clone();
+    update(model, Msg::Fleet(vec![event]));
     model.refresh_rows();
     model.scroll(fluxfleet::ui::body_rows(Rect::new(0, 0, SIZE.0, SIZE.1)));
     terminal
@@ -169,9 +197,25 @@ fn frames(c: &mut Criterion) {
         group.bench_function(name, |b| {
             let mut m = model(view.clone());
             let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
-            b.iter(|| frame(&mut m, &mut terminal, &theme))
+            let changes: Vec<Event> = (0..64).map(|i| change(i * 31, 4 + i % 2)).collect();
+            let mut n = 0;
+            b.iter(|| frame(&mut m, &mut terminal, &theme, &changes, &mut n))
         });
     }
+    // The rollout view when it opens: every spread computed from the 60,000 objects.
+    group.bench_function("rollout_first", |b| {
+        let mut m = model(View::Rollout {
+            scope: Scope::Fleet,
+            kind: None,
+        });
+        let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
+        let changes = [change(0, 5)];
+        let mut n = 0;
+        b.iter(|| {
+            m.spreads = SpreadCache::default();
+            frame(&mut m, &mut terminal, &theme, &changes, &mut n)
+        })
+    });
     group.finish();
 }
 
@@ -200,7 +244,15 @@ fn filter(c: &mut Criterion) {
         group.bench_function(name, |b| {
             let rollout = Config::defaults().rollout;
             let now = "2026-11-21T10:00:00Z".parse().unwrap();
-            b.iter(|| black_box(rows::build(black_box(&index), &screen, &rollout, now)))
+            let mut spreads = SpreadCache::default();
+            b.iter(|| {
+                let with = rows::With {
+                    rollout: &rollout,
+                    now,
+                    spreads: &mut spreads,
+                };
+                black_box(rows::build(black_box(&index), &screen, with))
+            })
         });
     }
     group.finish();

@@ -8,6 +8,7 @@ pub mod keymap;
 pub mod model;
 pub mod rows;
 pub mod run;
+pub mod spreads;
 pub mod update;
 
 use std::path::PathBuf;

@@ -308,6 +308,8 @@ pub struct Model {
     pub actions: crate::config::Actions,
     /// Rings and stuck rules for the rollout view.
     pub rollout: crate::config::Rollout,
+    /// The rollout view's spreads, recomputed for what changed.
+    pub spreads: super::spreads::SpreadCache,
     /// The local user, recorded as the suspender.
     pub user: String,
     /// The last reconcile token written: the next one must differ.
@@ -340,6 +342,7 @@ impl Model {
             writable: (0, 0),
             actions: crate::config::Config::defaults().actions,
             rollout: crate::config::Config::defaults().rollout,
+            spreads: Default::default(),
             user: "unknown".into(),
             last_token: None,
             quit: false,
@@ -412,7 +415,15 @@ impl Model {
                     .collect(),
                 ..Default::default()
             },
-            _ => super::rows::build(&self.index, self.screen(), &self.rollout, self.now),
+            _ => super::rows::build(
+                &self.index,
+                &self.stack[self.stack.len() - 1],
+                super::rows::With {
+                    rollout: &self.rollout,
+                    now: self.now,
+                    spreads: &mut self.spreads,
+                },
+            ),
         };
         let screen = self.screen_mut();
         let position = screen

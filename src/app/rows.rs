@@ -12,6 +12,7 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use jiff::Timestamp;
 
 use super::model::{RowId, Scope, Screen, SortBy, View};
+use super::spreads::SpreadCache;
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{
@@ -66,7 +67,20 @@ pub struct Rows {
     pub places: HashMap<ClusterId, usize>,
 }
 
-pub fn build(index: &Index, screen: &Screen, rollout: &Rollout, now: Timestamp) -> Rows {
+/// What rows are built with beside the index and the screen: the rollout settings, the clock and
+/// the kept spreads.
+pub struct With<'a> {
+    pub rollout: &'a Rollout,
+    pub now: Timestamp,
+    pub spreads: &'a mut SpreadCache,
+}
+
+pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
+    let With {
+        rollout,
+        now,
+        spreads: cache,
+    } = with;
     let matcher = SkimMatcherV2::default();
     let matches =
         |hay: &str| screen.filter.is_empty() || matcher.fuzzy_match(hay, &screen.filter).is_some();
@@ -196,10 +210,10 @@ pub fn build(index: &Index, screen: &Screen, rollout: &Rollout, now: Timestamp) 
         }
         View::Triage { scope } => triage(index, screen, *scope, &matches, &mut rows),
         View::Rollout { scope, kind } => {
-            let mut spreads: Vec<Spread> =
-                rollouts::spreads(clusters_in(index, *scope), *kind, &rollout.rules, now)
-                    .into_iter()
-                    .filter(|s| {
+            let mut spreads: Vec<&Spread> = cache
+                .current(index, *scope, *kind, &rollout.rules, now)
+                .values()
+                .filter(|s| {
                         (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
                             && (!screen.suspended_only || s.clusters.suspended > 0)
                     })
@@ -211,6 +225,7 @@ pub fn build(index: &Index, screen: &Screen, rollout: &Rollout, now: Timestamp) 
                             ))
                     })
                     .collect();
+            spreads.sort_by(|a, b| a.key.cmp(&b.key));
             match screen.sort_by() {
                 Some(SortBy::Behind) => spreads.sort_by_key(|s| Reverse(s.behind)),
                 Some(SortBy::Stuck) => spreads.sort_by_key(|s| Reverse(s.stuck)),
@@ -222,7 +237,10 @@ pub fn build(index: &Index, screen: &Screen, rollout: &Rollout, now: Timestamp) 
                 .iter()
                 .map(|s| RowId::Rollout(s.key.clone()))
                 .collect();
-            rows.spreads = spreads.into_iter().map(|s| (s.key.clone(), s)).collect();
+            rows.spreads = spreads
+                .into_iter()
+                .map(|s| (s.key.clone(), s.clone()))
+                .collect();
         }
         View::Matrix { scope, key } => {
             let clusters = clusters_in(index, *scope);

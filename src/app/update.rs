@@ -67,6 +67,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
             let mut joined_or_left = false;
             for event in events {
                 joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
+                model.spreads.touched(&event.change);
                 model.index.apply(event);
             }
             if joined_or_left {

@@ -10,12 +10,15 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::{ClusterEntry, ClusterId, ClusterInfo, FluxKind, FluxSummary, ObjectKey, Rollout};
+use super::{
+    ClusterEntry, ClusterId, ClusterInfo, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout,
+};
 use crate::glob::glob_match;
 
 /// How clusters are grouped into rings, in promotion order.
@@ -127,7 +130,7 @@ pub enum Stuck {
     },
     /// Its source has had a newer artifact for longer than `stuck_after`.
     Source {
-        source: String,
+        source: ObjectKey,
         revision: Arc<str>,
         since: Timestamp,
     },
@@ -150,7 +153,10 @@ impl Stuck {
                 revision,
                 since,
             } => format!(
-                "{source} has {} for {}, not applied",
+                "{} {}/{} has {} for {}, not applied",
+                source.kind,
+                source.namespace,
+                source.name,
                 short(revision),
                 crate::units::age(Some(*since), now)
             ),
@@ -316,7 +322,8 @@ pub fn spreads<'a>(
     rules: &Rules,
     now: Timestamp,
 ) -> Vec<Spread> {
-    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>> = HashMap::new();
+    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>, BuildHasherDefault<Fx>> =
+        HashMap::default();
     for (id, cluster) in clusters {
         if cluster.retired {
             continue;
@@ -334,10 +341,60 @@ pub fn spreads<'a>(
     }
     let mut out: Vec<Spread> = things
         .into_iter()
-        .map(|(key, copies)| study(key, &copies, rules, now).0)
+        .map(|(key, copies)| study(key, &copies, rules, now, false).0)
         .collect();
     out.sort_by(|a, b| a.key.cmp(&b.key));
     out
+}
+
+/// The spread of one thing on `clusters`; None when none of them has it. What a cache of
+/// [`spreads`] recomputes for the things a change touched.
+pub fn spread_of<'a>(
+    clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
+    key: &ObjectKey,
+    rules: &Rules,
+    now: Timestamp,
+) -> Option<Spread> {
+    let copies = copies_of(clusters, key);
+    (!copies.is_empty()).then(|| study(key, &copies, rules, now, false).0)
+}
+
+/// Every copy of `key` on `clusters`.
+fn copies_of<'a>(
+    clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
+    key: &ObjectKey,
+) -> Vec<Copy<'a>> {
+    clusters
+        .into_iter()
+        .filter(|(_, c)| !c.retired)
+        .filter_map(|(id, c)| {
+            Some(Copy {
+                cluster: id,
+                entry: c,
+                object: c.objects.get(key)?,
+            })
+        })
+        .collect()
+}
+
+/// A fast hash for grouping keys of tens of thousands of objects (the default SipHash, built to
+/// resist chosen keys, costs more than the grouping; a skewed table only costs time here).
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// The matrix of one thing on `clusters`, grouped by `rings`; None when no cluster has it.
@@ -348,21 +405,11 @@ pub fn matrix<'a>(
     rules: &Rules,
     now: Timestamp,
 ) -> Option<Matrix> {
-    let copies: Vec<Copy<'a>> = clusters
-        .into_iter()
-        .filter(|(_, c)| !c.retired)
-        .filter_map(|(id, c)| {
-            Some(Copy {
-                cluster: id,
-                entry: c,
-                object: c.objects.get(key)?,
-            })
-        })
-        .collect();
+    let copies = copies_of(clusters, key);
     if copies.is_empty() {
         return None;
     }
-    let (spread, mut places) = study(key, &copies, rules, now);
+    let (spread, mut places) = study(key, &copies, rules, now, true);
     // Ring names in promotion order, then each place's ring.
     let ring_keys: Vec<_> = copies.iter().map(|c| rings.of(&c.entry.info)).collect();
     let order: Vec<_> = ring_keys
@@ -396,15 +443,16 @@ pub fn matrix<'a>(
             }
         }
     }
-    let names: HashMap<ClusterId, &str> = copies
-        .iter()
-        .map(|c| (c.cluster, c.entry.info.name.as_str()))
+    // `study` keeps the order of the copies: each place's cluster name is its copy's.
+    let mut named: Vec<(Place, &str)> = places
+        .into_iter()
+        .zip(copies.iter().map(|c| c.entry.info.name.as_str()))
         .collect();
-    places.sort_by(|a, b| {
-        (a.ring, a.stuck.is_none(), a.standing, Reverse(a.behind_by))
-            .cmp(&(b.ring, b.stuck.is_none(), b.standing, Reverse(b.behind_by)))
-            .then_with(|| names[&a.cluster].cmp(names[&b.cluster]))
+    named.sort_by(|(a, an), (b, bn)| {
+        (a.ring, a.stuck.is_none(), a.standing, Reverse(a.behind_by), an)
+            .cmp(&(b.ring, b.stuck.is_none(), b.standing, Reverse(b.behind_by), bn))
     });
+    let places = named.into_iter().map(|(p, _)| p).collect();
     Some(Matrix {
         spread,
         rings: out,
@@ -419,7 +467,7 @@ struct Copy<'a> {
     object: &'a FluxSummary,
 }
 
-impl Copy<'_> {
+impl<'a> Copy<'a> {
     fn rollout(&self) -> Option<&Rollout> {
         self.object.rollout.as_deref()
     }
@@ -438,27 +486,19 @@ impl Copy<'_> {
         r.attempted.as_ref().filter(|_| r.behind_attempt())
     }
 
-    /// The source whose artifact it applies, on the same cluster: a Kustomization's
-    /// `sourceRef`, a HelmRelease's chart (the HelmChart Flux names `<namespace>-<name>` in its
-    /// HelmRepository's namespace, or its `chartRef`).
-    fn source(&self) -> Option<(&ObjectKey, &FluxSummary)> {
-        let r = self.object.source.as_ref()?;
-        let key = match (self.object.key.kind, FluxKind::from_kind(&r.kind)) {
-            (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => ObjectKey::new(
-                FluxKind::HelmChart,
-                &r.namespace,
-                &format!("{}-{}", self.object.key.namespace, self.object.key.name),
-            ),
-            (_, Some(kind)) if kind.has_artifact() => ObjectKey::new(kind, &r.namespace, &r.name),
-            _ => return None,
-        };
+    /// The source whose artifact it applies, on the same cluster (see [`SourceKeys`]).
+    fn source(&self, keys: &mut SourceKeys<'a>) -> Option<(&'a ObjectKey, &'a FluxSummary)> {
+        let key = keys.of(&self.object.key, self.object.source.as_ref()?)?;
         self.entry.objects.get_key_value(&key)
     }
 
     /// The source's artifact as this kind applies it: a HelmRelease runs a chart version, which
     /// an OCI artifact's revision carries before its `@`.
-    fn source_artifact(&self) -> Option<(&ObjectKey, &Arc<str>, Option<Timestamp>)> {
-        let (key, source) = self.source()?;
+    fn source_artifact(
+        &self,
+        keys: &mut SourceKeys<'a>,
+    ) -> Option<(&'a ObjectKey, &'a Arc<str>, Option<Timestamp>)> {
+        let (key, source) = self.source(keys)?;
         let r = source.rollout.as_deref()?;
         Some((key, r.applied.as_ref()?, r.since))
     }
@@ -472,14 +512,44 @@ impl Copy<'_> {
 
     /// Since when it runs what it runs: its own record, else (a Kustomization before Flux
     /// 2.7) the time its source produced the artifact it applied.
-    fn since(&self) -> Option<Timestamp> {
+    fn since(&self, keys: &mut SourceKeys<'a>) -> Option<Timestamp> {
         let r = self.rollout()?;
         if r.since.is_some() {
             return r.since;
         }
         let applied = r.applied.as_deref()?;
-        let (_, revision, since) = self.source_artifact()?;
+        let (_, revision, since) = self.source_artifact(keys)?;
         self.same_as_source(applied, revision).then_some(since?)
+    }
+}
+
+/// The key of the source each copy of a thing applies: a Kustomization's `sourceRef`, a
+/// HelmRelease's chart (the HelmChart Flux names `<namespace>-<name>` in its HelmRepository's
+/// namespace, or its `chartRef`). Copies of one thing nearly always name the same source: each
+/// distinct reference is turned into a key once.
+#[derive(Default)]
+struct SourceKeys<'a> {
+    known: Vec<(&'a ObjectRef, Option<ObjectKey>)>,
+}
+
+impl<'a> SourceKeys<'a> {
+    fn of(&mut self, thing: &ObjectKey, r: &'a ObjectRef) -> Option<ObjectKey> {
+        if let Some((_, key)) = self.known.iter().find(|(k, _)| *k == r) {
+            return key.clone();
+        }
+        let key = match (thing.kind, FluxKind::from_kind(&r.kind)) {
+            (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => Some(ObjectKey::new(
+                FluxKind::HelmChart,
+                &r.namespace,
+                &format!("{}-{}", thing.namespace, thing.name),
+            )),
+            (_, Some(kind)) if kind.has_artifact() => {
+                Some(ObjectKey::new(kind, &r.namespace, &r.name))
+            }
+            _ => None,
+        };
+        self.known.push((r, key.clone()));
+        key
     }
 }
 
@@ -539,11 +609,19 @@ fn release_order(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// The spread of one thing and where each copy stands.
-fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Spread, Vec<Place>) {
+/// The spread of one thing and, when `places`, where each copy stands.
+fn study<'a>(
+    key: &ObjectKey,
+    copies: &[Copy<'a>],
+    rules: &Rules,
+    now: Timestamp,
+    places: bool,
+) -> (Spread, Vec<Place>) {
+    let mut keys = SourceKeys::default();
     let mut seen: Vec<Seen> = Vec::new();
+    let since: Vec<Option<Timestamp>> = copies.iter().map(|c| c.since(&mut keys)).collect();
     let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
-    for c in copies {
+    for (c, since) in copies.iter().zip(&since) {
         let Some(applied) = c.applied() else { continue };
         let i = match seen.iter().position(|s| s.revision == applied) {
             Some(i) => i,
@@ -554,7 +632,7 @@ fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Sp
         };
         let s = &mut seen[i];
         s.running += 1;
-        if let Some(since) = c.since() {
+        if let Some(since) = *since {
             s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
         }
         s.left |= c.attempted().is_some();
@@ -600,8 +678,8 @@ fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Sp
         revisions: seen.iter().filter(|s| s.running > 0).count() as u32,
     };
     let newest_text = newest.map(|s| &*s.revision.revision);
-    let mut places = Vec::with_capacity(copies.len());
-    for c in copies {
+    let mut out = Vec::with_capacity(if places { copies.len() } else { 0 });
+    for (c, since) in copies.iter().zip(since) {
         let applied = c.applied();
         let attempted = c.attempted();
         let on_newest = applied.is_some() && applied.as_ref() == spread.newest.as_ref();
@@ -622,15 +700,23 @@ fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Sp
         let stuck = if c.object.suspended {
             None
         } else {
-            stuck(c, applied.as_ref(), on_newest, behind_by, rules, now)
+            let copy = Standpoint {
+                applied: applied.as_ref(),
+                on_newest,
+                behind_by,
+            };
+            stuck(c, copy, &mut keys, rules, now)
         };
         spread.clusters.add(standing);
         spread.behind += u32::from(!on_newest);
         spread.stuck += u32::from(stuck.is_some());
-        places.push(Place {
+        if !places {
+            continue;
+        }
+        out.push(Place {
             cluster: c.cluster,
             ring: 0,
-            since: c.since(),
+            since,
             revision: applied,
             attempted: attempted.cloned(),
             standing,
@@ -638,18 +724,30 @@ fn study(key: &ObjectKey, copies: &[Copy], rules: &Rules, now: Timestamp) -> (Sp
             stuck,
         });
     }
-    (spread, places)
+    (spread, out)
+}
+
+/// Where a copy stands against the newest revision, as the stuck rules read it.
+#[derive(Clone, Copy)]
+struct Standpoint<'r> {
+    applied: Option<&'r Revision>,
+    on_newest: bool,
+    behind_by: usize,
 }
 
 /// The first rule a copy breaks, if any.
-fn stuck(
-    c: &Copy,
-    applied: Option<&Revision>,
-    on_newest: bool,
-    behind_by: usize,
+fn stuck<'a>(
+    c: &Copy<'a>,
+    at: Standpoint,
+    keys: &mut SourceKeys<'a>,
     rules: &Rules,
     now: Timestamp,
 ) -> Option<Stuck> {
+    let Standpoint {
+        applied,
+        on_newest,
+        behind_by,
+    } = at;
     let too_long = |since: Timestamp| now.duration_since(since) > rules.stuck_after;
     if let Some(attempted) = c.attempted()
         && let Some(since) = c.object.last_transition
@@ -663,12 +761,12 @@ fn stuck(
     if on_newest {
         return None;
     }
-    if let Some((key, revision, Some(since))) = c.source_artifact()
+    if let Some((key, revision, Some(since))) = c.source_artifact(keys)
         && !applied.is_some_and(|a| c.same_as_source(&a.revision, revision))
         && too_long(since)
     {
         return Some(Stuck::Source {
-            source: format!("{} {}/{}", key.kind, key.namespace, key.name),
+            source: key.clone(),
             revision: revision.clone(),
             since,
         });

@@ -16,11 +16,35 @@ use super::{FluxKind, Health};
 /// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
 /// Cheap to clone (the names are shared): the index keeps one copy for its map and the summary,
 /// and the TUI's rows (tens of thousands, rebuilt when the data changes) refer to objects by key.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub kind: FluxKind,
     pub namespace: Arc<str>,
     pub name: Arc<str>,
+}
+
+/// By kind, namespace, name. The index shares every name: two keys for one object usually hold
+/// the same text, which compares equal without reading it (every lookup ends in such a match).
+impl Ord for ObjectKey {
+    fn cmp(&self, other: &ObjectKey) -> std::cmp::Ordering {
+        fn text(a: &Arc<str>, b: &Arc<str>) -> std::cmp::Ordering {
+            if Arc::ptr_eq(a, b) {
+                std::cmp::Ordering::Equal
+            } else {
+                a.cmp(b)
+            }
+        }
+        self.kind
+            .cmp(&other.kind)
+            .then_with(|| text(&self.namespace, &other.namespace))
+            .then_with(|| text(&self.name, &other.name))
+    }
+}
+
+impl PartialOrd for ObjectKey {
+    fn partial_cmp(&self, other: &ObjectKey) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl ObjectKey {
