@@ -214,17 +214,17 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                 .current(index, *scope, *kind, &rollout.rules, now)
                 .values()
                 .filter(|s| {
-                        (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
-                            && (!screen.suspended_only || s.clusters.suspended > 0)
-                    })
-                    .filter(|s| {
-                        screen.filter.is_empty()
-                            || matches(&format!(
-                                "{} {}/{}",
-                                s.key.kind, s.key.namespace, s.key.name
-                            ))
-                    })
-                    .collect();
+                    (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
+                        && (!screen.suspended_only || s.clusters.suspended > 0)
+                })
+                .filter(|s| {
+                    screen.filter.is_empty()
+                        || matches(&format!(
+                            "{} {}/{}",
+                            s.key.kind, s.key.namespace, s.key.name
+                        ))
+                })
+                .collect();
             spreads.sort_by(|a, b| a.key.cmp(&b.key));
             match screen.sort_by() {
                 Some(SortBy::Behind) => spreads.sort_by_key(|s| Reverse(s.behind)),

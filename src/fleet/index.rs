@@ -182,6 +182,9 @@ impl Names {
         let key = &mut summary.key;
         key.namespace = self.one(&key.namespace);
         key.name = self.one(&key.name);
+        if let Some(r) = &mut summary.revision {
+            *r = self.one(r);
+        }
         // Revisions repeat across a fleet as names do: the objects on one revision share it.
         if let Some(r) = summary.rollout.as_deref_mut() {
             for text in [

@@ -322,8 +322,7 @@ pub fn spreads<'a>(
     rules: &Rules,
     now: Timestamp,
 ) -> Vec<Spread> {
-    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>, BuildHasherDefault<Fx>> =
-        HashMap::default();
+    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>, BuildHasherDefault<Fx>> = HashMap::default();
     for (id, cluster) in clusters {
         if cluster.retired {
             continue;
@@ -449,8 +448,20 @@ pub fn matrix<'a>(
         .zip(copies.iter().map(|c| c.entry.info.name.as_str()))
         .collect();
     named.sort_by(|(a, an), (b, bn)| {
-        (a.ring, a.stuck.is_none(), a.standing, Reverse(a.behind_by), an)
-            .cmp(&(b.ring, b.stuck.is_none(), b.standing, Reverse(b.behind_by), bn))
+        (
+            a.ring,
+            a.stuck.is_none(),
+            a.standing,
+            Reverse(a.behind_by),
+            an,
+        )
+            .cmp(&(
+                b.ring,
+                b.stuck.is_none(),
+                b.standing,
+                Reverse(b.behind_by),
+                bn,
+            ))
     });
     let places = named.into_iter().map(|(p, _)| p).collect();
     Some(Matrix {

@@ -85,8 +85,9 @@ pub struct FluxSummary {
     /// Reason of the condition that decided the health (Stalled, else Ready).
     pub reason: Option<Box<str>>,
     pub message: Option<Box<str>>,
-    /// What `flux get` prints as REVISION for this kind.
-    pub revision: Option<Box<str>>,
+    /// What `flux get` prints as REVISION for this kind. Shared between the objects of a fleet
+    /// by the index, as names are.
+    pub revision: Option<Arc<str>>,
     pub generation: i64,
     pub observed_generation: Option<i64>,
     /// `lastTransitionTime` of the Ready condition.
@@ -200,7 +201,7 @@ impl FluxSummary {
             },
             reason: text(shown, "reason", limits::REASON),
             message: text(shown, "message", limits::MESSAGE),
-            revision: revision_of(kind, object).map(short),
+            revision: revision_of(kind, object).map(|r| Arc::from(short(r))),
             generation: object
                 .pointer("/metadata/generation")
                 .and_then(Value::as_i64)
