@@ -807,3 +807,36 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     assert_eq!(confirm.verb, Verb::ReconcileWithSource);
     assert_eq!(confirm.targets, [(ClusterId(3), apps)]);
 }
+
+#[test]
+fn the_rollout_view_follows_a_cluster_that_moves_to_the_newest_revision() {
+    let mut m = rollout_model();
+    command(&mut m, "rollout ks");
+    m.refresh_rows();
+    let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    assert_eq!(m.rows.spreads[&apps].clusters.current, 3);
+    // prod-1 applies the new revision: only what changed is recomputed, and it shows.
+    let mut ks = sample("kustomization-ready.yaml");
+    ks["metadata"]["name"] = Value::from("apps");
+    let new = "main@sha1:2222222222222222222222222222222222222222";
+    ks["status"]["lastAppliedRevision"] = Value::from(new);
+    ks["status"]["lastAttemptedRevision"] = Value::from(new);
+    ks["status"]["history"] = serde_json::json!([
+        {"firstReconciled": NOW, "metadata": {"revision": new}}
+    ]);
+    let summary = FluxSummary::of(FluxKind::Kustomization, &ks).unwrap();
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(ClusterId(4), Change::Applied(summary))]),
+    );
+    m.refresh_rows();
+    let row = &m.rows.spreads[&apps];
+    assert_eq!((row.clusters.current, row.behind), (4, 2));
+    // Deleted there: one copy fewer.
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(ClusterId(4), Change::Deleted(apps.clone()))]),
+    );
+    m.refresh_rows();
+    assert_eq!(m.rows.spreads[&apps].clusters.total(), 5);
+}

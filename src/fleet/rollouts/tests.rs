@@ -402,3 +402,34 @@ fn a_ring_took_from_its_first_cluster_to_its_last() {
     .unwrap();
     assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(50)));
 }
+
+#[test]
+fn a_revision_some_cluster_moved_on_from_is_older_whatever_the_clock_says() {
+    // Both arrived in the same second; `b`'s history says it ran aaaa before bbbb.
+    let moved_on = |rev: &str, before: Option<&str>| {
+        let mut o = ks(rev, Some(10), None);
+        if let Some(b) = before {
+            o["status"]["history"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!({"firstReconciled": ago(60), "metadata": {"revision": b}}));
+        }
+        o
+    };
+    let index = fleet(&[
+        ("a", "w", &[], vec![(K, moved_on("main@sha1:aaaa", None))]),
+        (
+            "b",
+            "w",
+            &[],
+            vec![(K, moved_on("main@sha1:bbbb", Some("main@sha1:aaaa")))],
+        ),
+        ("c", "w", &[], vec![(K, moved_on("main@sha1:aaaa", None))]),
+    ]);
+    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    assert_eq!(
+        rows[0].newest.as_ref().unwrap().revision.as_ref(),
+        "main@sha1:bbbb"
+    );
+    assert_eq!((rows[0].clusters.current, rows[0].behind), (1, 2));
+}
