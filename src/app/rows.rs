@@ -35,8 +35,8 @@ pub enum GroupOf {
         namespace: std::sync::Arc<str>,
         name: std::sync::Arc<str>,
         health: Health,
-        reason: Option<Box<str>>,
-        message: Option<Box<str>>,
+        reason: Option<std::sync::Arc<str>>,
+        message: Option<std::sync::Arc<str>>,
     },
     /// Clusters that cannot be watched, for the same reason.
     Connection {

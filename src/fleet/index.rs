@@ -166,9 +166,10 @@ pub struct Index {
     names: Names,
 }
 
-/// One shared copy of every namespace and object name: GitOps fleets run the same objects on
-/// every cluster, so 60,000 objects carry a few hundred distinct names. Sharing them saves memory
-/// and makes keys cheap to copy for the TUI's rows.
+/// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
+/// run the same objects on every cluster, so 60,000 objects carry a few hundred distinct names,
+/// and the clusters on one revision say so in the same words. Sharing them saves memory and makes
+/// keys cheap to copy for the TUI's rows.
 #[derive(Debug, Default)]
 struct Names {
     set: HashSet<Arc<str>>,
@@ -182,8 +183,15 @@ impl Names {
         let key = &mut summary.key;
         key.namespace = self.one(&key.namespace);
         key.name = self.one(&key.name);
-        if let Some(r) = &mut summary.revision {
-            *r = self.one(r);
+        for text in [
+            &mut summary.revision,
+            &mut summary.reason,
+            &mut summary.message,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *text = self.one(text);
         }
         // Revisions repeat across a fleet as names do: the objects on one revision share it.
         if let Some(r) = summary.rollout.as_deref_mut() {
