@@ -45,8 +45,9 @@ async fn observed(live: &mut Session, sim: &common::Sim) {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
     loop {
         live.pump(Duration::from_millis(100)).await;
-        let truth = truth_of(sim);
+        // Quiet first: the truth read after it is final.
         let still = sim.handle.quiet();
+        let truth = truth_of(sim);
         let seen = truth.iter().all(|(name, (_, t))| {
             let Some(o) = live
                 .index
