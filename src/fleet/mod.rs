@@ -5,6 +5,7 @@ pub mod actions;
 pub mod annotations;
 mod connection;
 mod events;
+pub mod graph;
 mod health;
 pub mod index;
 mod kind;

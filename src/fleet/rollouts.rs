@@ -548,17 +548,7 @@ impl<'a> SourceKeys<'a> {
         if let Some((_, key)) = self.known.iter().find(|(k, _)| *k == r) {
             return key.clone();
         }
-        let key = match (thing.kind, FluxKind::from_kind(&r.kind)) {
-            (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => Some(ObjectKey::new(
-                FluxKind::HelmChart,
-                &r.namespace,
-                &format!("{}-{}", thing.namespace, thing.name),
-            )),
-            (_, Some(kind)) if kind.has_artifact() => {
-                Some(ObjectKey::new(kind, &r.namespace, &r.name))
-            }
-            _ => None,
-        };
+        let key = super::graph::source_key(thing, r).filter(|k| k.kind.has_artifact());
         self.known.push((r, key.clone()));
         key
     }
