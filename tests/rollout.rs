@@ -12,7 +12,7 @@ use fluxfleet::config::Config;
 use fluxfleet::export::Filter;
 use fluxfleet::export::get::Output;
 use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
-use fluxfleet::fleet::{ClusterId, FluxKind, Health, Index, ObjectKey};
+use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
 use fluxfleet::session::Session;
 use fluxfleet::sim::TruthObject;
 use jiff::{SignedDuration, Timestamp};
@@ -70,14 +70,6 @@ async fn observed(live: &mut Session, sim: &common::Sim) {
     }
 }
 
-fn clusters(index: &Index) -> impl Iterator<Item = (ClusterId, &fluxfleet::fleet::ClusterEntry)> {
-    index
-        .clusters()
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (ClusterId(i as u32), c))
-}
-
 /// Per ring (workspace), how many clusters the truth says run `revision`.
 fn truth_on(sim: &common::Sim, workspaces: &[String], revision: &str) -> Vec<u32> {
     let truth = truth_of(sim);
@@ -106,7 +98,7 @@ fn tried_in(sim: &common::Sim, workspace: &str) -> String {
 }
 
 fn matrix_now(live: &Session, rings: &Rings, now: Timestamp) -> Matrix {
-    rollouts::matrix(clusters(&live.index), &key(), rings, &Rules::default(), now).unwrap()
+    rollouts::matrix(live.index.entries(), &key(), rings, &Rules::default(), now).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,8 +174,10 @@ async fn a_new_revision_is_seen_ring_by_ring_as_the_truth_says() {
         &live.index,
         &filter,
         Output::Json,
-        &rings,
-        &Rules::default(),
+        &fluxfleet::config::Rollout {
+            rings: rings.clone(),
+            rules: Rules::default(),
+        },
         now(),
         &mut out,
     )
@@ -260,7 +254,7 @@ async fn stuck_are_those_that_tried_and_did_not_apply_once_long_enough() {
     let later = Timestamp::from_second(EPOCH).unwrap() + SignedDuration::from_hours(2);
     let stuck_attempts = |now: Timestamp| {
         let mut found = Vec::new();
-        for row in rollouts::spreads(clusters(&live.index), None, &Rules::default(), now) {
+        for row in rollouts::spreads(live.index.entries(), None, &Rules::default(), now) {
             if !matches!(
                 row.key.kind,
                 FluxKind::Kustomization | FluxKind::HelmRelease
@@ -268,7 +262,7 @@ async fn stuck_are_those_that_tried_and_did_not_apply_once_long_enough() {
                 continue;
             }
             let m = rollouts::matrix(
-                clusters(&live.index),
+                live.index.entries(),
                 &row.key,
                 &Rings::default(),
                 &Rules::default(),

@@ -284,13 +284,7 @@ fn object_wanted(screen: &Screen, o: &FluxSummary) -> bool {
 /// The clusters a scope covers, in index order.
 pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry)> {
     match scope {
-        Scope::Fleet => index
-            .clusters()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| !c.retired)
-            .map(|(i, c)| (ClusterId(i as u32), c))
-            .collect(),
+        Scope::Fleet => index.entries().collect(),
         Scope::Workspace(w) => index
             .workspace(w)
             .map(|ws| {

@@ -32,16 +32,16 @@ pub struct SpreadCache {
 impl SpreadCache {
     /// Notes what an event is about to change (call before the index applies it).
     pub fn touched(&mut self, change: &Change) {
+        // Before the view first opens nothing is kept; once everything is due, nothing to note.
+        if self.of.is_none() || self.everything {
+            return;
+        }
         match change {
             Change::Applied(s) if Rollout::followed(s.key.kind) => {
-                if !self.everything {
-                    self.dirty.insert(s.key.clone());
-                }
+                self.dirty.insert(s.key.clone());
             }
             Change::Deleted(key) if Rollout::followed(key.kind) => {
-                if !self.everything {
-                    self.dirty.insert(key.clone());
-                }
+                self.dirty.insert(key.clone());
             }
             Change::Replaced(..) | Change::Added(_) | Change::Retired => {
                 self.everything = true;

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::get::{Output, exit, finish, incomplete, not_live, resolve};
 use super::table::Table;
 use super::{Filter, output};
-use crate::fleet::rollouts::{self, Matrix, Place, Ring, Rings, Rules, Spread};
+use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectKey, Rollout};
 use crate::session::Session;
 use crate::session::resolve::{Resolved, Sources};
@@ -29,10 +29,9 @@ pub struct Request {
 /// `fluxfleet rollout`.
 pub async fn rollout(request: Request) -> u8 {
     let filter = &request.filter;
-    if request.filter.kind.is_some_and(|k| !Rollout::followed(k)) {
+    if let Some(kind) = filter.kind.filter(|k| !Rollout::followed(*k)) {
         eprintln!(
-            "error: {} has no revisions to roll out (Kustomization, HelmRelease, or a source with an artifact)",
-            request.filter.kind.map_or("", |k| k.as_str())
+            "error: {kind} has no revisions to roll out (Kustomization, HelmRelease, or a source with an artifact)"
         );
         return exit::USAGE;
     }
@@ -64,8 +63,7 @@ pub async fn rollout(request: Request) -> u8 {
         &live.index,
         filter,
         request.output,
-        &config.rollout.rings,
-        &config.rollout.rules,
+        &config.rollout,
         now,
         &mut out,
     ) {
@@ -93,19 +91,12 @@ pub fn write(
     index: &Index,
     filter: &Filter,
     output: Output,
-    rings: &Rings,
-    rules: &Rules,
+    rollout: &crate::config::Rollout,
     now: Timestamp,
     out: &mut dyn Write,
 ) -> Result<io::Result<()>, String> {
-    let clusters = || {
-        index
-            .clusters()
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| filter.cluster(c))
-            .map(|(i, c)| (ClusterId(i as u32), c))
-    };
+    let crate::config::Rollout { rings, rules } = rollout;
+    let clusters = || index.entries().filter(|(_, c)| filter.cluster(c));
     Ok(match (filter.kind, &filter.name) {
         (Some(kind), Some(name)) => {
             let key = one_key(clusters(), kind, name, filter.namespace.as_deref())?;
@@ -213,7 +204,7 @@ fn write_spreads(
             s.key.kind.to_string(),
             s.key.namespace.to_string(),
             s.key.name.to_string(),
-            s.newest.as_ref().map_or("-".into(), |r| r.short()),
+            rollouts::shown(s.newest.as_ref()),
             age(s.newest_since, now),
             format!("{}/{}", c.current, c.total()),
             s.behind.to_string(),
@@ -263,9 +254,9 @@ fn write_matrix(
         s.key.kind,
         s.key.namespace,
         s.key.name,
-        s.newest.as_ref().map_or("-".into(), |r| r.short()),
+        rollouts::shown(s.newest.as_ref()),
         age(s.newest_since, now),
-        s.clusters.total() - s.behind,
+        s.on_newest(),
         s.clusters.total(),
         s.behind,
         s.stuck
@@ -307,7 +298,7 @@ fn write_matrix(
             m.rings[p.ring].name.clone(),
             info.workspace.clone(),
             info.name.clone(),
-            p.revision.as_ref().map_or("-".into(), |r| r.short()),
+            rollouts::shown(p.revision.as_ref()),
             age(p.since, now),
             p.state(),
             p.reason(now),

@@ -395,6 +395,15 @@ impl Index {
         &self.clusters
     }
 
+    /// Every cluster in the fleet with its id; retired ones are left out.
+    pub fn entries(&self) -> impl Iterator<Item = (ClusterId, &ClusterEntry)> {
+        self.clusters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.retired)
+            .map(|(i, c)| (ClusterId(i as u32), c))
+    }
+
     pub fn cluster(&self, id: ClusterId) -> Option<&ClusterEntry> {
         self.clusters.get(id.0 as usize)
     }

@@ -7,10 +7,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Cell;
 
-use super::widgets::{Columns, highlighted, list, split_bar};
+use super::widgets::{Columns, count_cell, highlighted, list, split_bar};
 use crate::app::model::{Model, RowId, Scope};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::rollouts::{Counts, Standing};
+use crate::fleet::rollouts::{self, Counts, Standing};
 use crate::fleet::{FluxKind, Health, ObjectKey};
 use crate::units::age;
 
@@ -33,16 +33,6 @@ fn standing_style(standing: Standing, theme: &Theme) -> Style {
         Standing::Failing => Slot::of_health(Health::Failed),
         Standing::Suspended => Slot::of_health(Health::Suspended),
     })
-}
-
-/// A count in `slot` when there is any, dim when it is zero.
-fn count(n: u32, slot: Slot, theme: &Theme) -> Cell<'static> {
-    let style = if n == 0 {
-        theme.style(Slot::Dim)
-    } else {
-        theme.style(slot)
-    };
-    Cell::from(Span::styled(n.to_string(), style))
 }
 
 pub fn draw(
@@ -95,12 +85,12 @@ pub fn draw(
                     theme.style(Slot::Text),
                     theme,
                 )),
-                Cell::from(s.newest.as_ref().map_or("-".into(), |r| r.short())),
+                Cell::from(rollouts::shown(s.newest.as_ref())),
                 Cell::from(age(s.newest_since, model.now)),
                 Cell::from(spread_bar(c, bar_width, theme)),
                 Cell::from(format!("{}/{}", c.current, c.total())),
-                count(s.behind, Slot::of_health(Health::Progressing), theme),
-                count(s.stuck, Slot::of_health(Health::Failed), theme),
+                count_cell(s.behind, Health::Progressing, theme),
+                count_cell(s.stuck, Health::Failed, theme),
             ]
         },
     );
@@ -124,9 +114,9 @@ pub fn draw_matrix(
             key.namespace,
             key.name,
             super::scope_name(index, scope),
-            s.newest.as_ref().map_or("-".into(), |r| r.short()),
+            rollouts::shown(s.newest.as_ref()),
             age(s.newest_since, now),
-            s.clusters.total() - s.behind,
+            s.on_newest(),
             s.clusters.total(),
             s.stuck
         ),
@@ -218,7 +208,7 @@ pub fn draw_matrix(
                             theme,
                         )),
                         Cell::from(super::ws_name(index, cluster.workspace).to_string()),
-                        Cell::from(p.revision.as_ref().map_or("-".into(), |r| r.short())),
+                        Cell::from(rollouts::shown(p.revision.as_ref())),
                         Cell::from(age(p.since, now)),
                         Cell::from(Span::styled(p.state(), state_style)),
                         Cell::from(Span::styled(reason, theme.style(Slot::Dim))),

@@ -1,6 +1,6 @@
 use super::*;
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterKey, Index};
+use crate::fleet::{ClusterKey, FluxSummary, Index};
 use serde_json::{Value, json};
 
 const NOW: &str = "2026-11-23T12:00:00Z";
@@ -71,14 +71,6 @@ fn fleet(clusters: &[Member]) -> Index {
     index
 }
 
-fn all(index: &Index) -> impl Iterator<Item = (ClusterId, &ClusterEntry)> {
-    index
-        .clusters()
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (ClusterId(i as u32), c))
-}
-
 fn apps() -> ObjectKey {
     ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps")
 }
@@ -116,7 +108,7 @@ fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
             )],
         ),
     ]);
-    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     assert_eq!(
@@ -164,10 +156,10 @@ fn stuck_is_computed_against_the_clock_and_explained() {
     let rules = Rules::default();
     // Failing on the new revision for 20 minutes: not yet stuck; for 45: stuck.
     let index = failing(20);
-    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
     assert_eq!(m.spread.stuck, 0);
     let index = failing(45);
-    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
     assert_eq!(m.spread.stuck, 1);
     // Stuck first.
     let first = &m.places[0];
@@ -195,7 +187,7 @@ fn stuck_is_computed_against_the_clock_and_explained() {
             ],
         ),
     ]);
-    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
     let b = m.places.iter().find(|p| p.stuck.is_some()).unwrap();
     assert_eq!(
         b.stuck.as_ref().unwrap().reason(now()),
@@ -229,7 +221,7 @@ fn stuck_is_computed_against_the_clock_and_explained() {
             vec![(K, ks("main@sha1:aaaa", Some(40), None))],
         ),
     ]);
-    let m = matrix(all(&index), &apps(), &Rings::default(), &rules, now()).unwrap();
+    let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
     assert_eq!(m.spread.stuck, 1);
     assert_eq!(m.places[0].stuck, Some(Stuck::Behind { by: 3 }));
 }
@@ -257,7 +249,7 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
             ],
         ),
     ]);
-    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"
@@ -275,7 +267,7 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
             vec![(K, ks("main@sha1:aaaa", None, Some(("main@sha1:bbbb", 5))))],
         ),
     ]);
-    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"
@@ -299,7 +291,7 @@ fn helm_releases_compare_chart_versions_and_values() {
         ("b", "w", &[], vec![(h, hr("6.9.0", "sha256:1111"))]),
         ("c", "w", &[], vec![(h, hr("6.10.0", "sha256:2222"))]),
     ]);
-    let rows = spreads(all(&index), None, &Rules::default(), now());
+    let rows = spreads(index.entries(), None, &Rules::default(), now());
     let row = &rows[0];
     // 6.10.0 after 6.9.0; two values digests on it are two revisions.
     assert_eq!(row.newest.as_ref().unwrap().revision.as_ref(), "6.10.0");
@@ -322,7 +314,7 @@ fn rings_follow_the_configured_order_then_the_rest() {
     let rules = Rules::default();
 
     // Default: each workspace, by name.
-    let m = matrix(all(&index), &key, &Rings::default(), &rules, now()).unwrap();
+    let m = matrix(index.entries(), &key, &Rings::default(), &rules, now()).unwrap();
     assert_eq!(names(&m), ["dev", "lab", "prod-eu", "staging"]);
 
     // Globs over workspaces, in the configured order; the rest after.
@@ -330,7 +322,7 @@ fn rings_follow_the_configured_order_then_the_rest() {
         patterns: vec!["dev".into(), "staging".into(), "prod-*".into()],
         label: None,
     };
-    let m = matrix(all(&index), &key, &rings, &rules, now()).unwrap();
+    let m = matrix(index.entries(), &key, &rings, &rules, now()).unwrap();
     assert_eq!(names(&m), ["dev", "staging", "prod-*", "(other)"]);
     let prod = &m.rings[2];
     assert_eq!((prod.clusters, prod.on_newest), (1, 0));
@@ -348,7 +340,7 @@ fn rings_follow_the_configured_order_then_the_rest() {
         patterns: vec!["canary".into(), "early".into()],
         label: Some("ring".into()),
     };
-    let m = matrix(all(&index), &key, &rings, &rules, now()).unwrap();
+    let m = matrix(index.entries(), &key, &rings, &rules, now()).unwrap();
     assert_eq!(names(&m), ["canary", "early", "late", "(no ring)"]);
 }
 
@@ -369,7 +361,7 @@ fn a_ring_took_from_its_first_cluster_to_its_last() {
         ),
     ]);
     let m = matrix(
-        all(&index),
+        index.entries(),
         &apps(),
         &Rings::default(),
         &Rules::default(),
@@ -393,7 +385,7 @@ fn a_ring_took_from_its_first_cluster_to_its_last() {
         ),
     ]);
     let m = matrix(
-        all(&index),
+        index.entries(),
         &apps(),
         &Rings::default(),
         &Rules::default(),
@@ -426,7 +418,7 @@ fn a_revision_some_cluster_moved_on_from_is_older_whatever_the_clock_says() {
         ),
         ("c", "w", &[], vec![(K, moved_on("main@sha1:aaaa", None))]),
     ]);
-    let rows = spreads(all(&index), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"

@@ -8,7 +8,7 @@
 //! source's artifact time, or the artifact time of the source a Kustomization applied). Without
 //! any time, chart versions compare as versions and the revision most clusters try wins.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Reverse;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
@@ -16,10 +16,11 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::{
-    ClusterEntry, ClusterId, ClusterInfo, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout,
-};
+use super::{ClusterEntry, ClusterId, ClusterInfo, FluxKind, ObjectKey, Rollout};
 use crate::glob::glob_match;
+use study::{Instance, study};
+
+mod study;
 
 /// How clusters are grouped into rings, in promotion order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -76,6 +77,11 @@ pub struct Revision {
     pub revision: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_digest: Option<Arc<str>>,
+}
+
+/// A revision as a table shows it, `-` for none.
+pub fn shown(revision: Option<&Revision>) -> String {
+    revision.map_or("-".into(), Revision::short)
 }
 
 impl Revision {
@@ -209,6 +215,13 @@ pub struct Spread {
     pub revisions: u32,
 }
 
+impl Spread {
+    /// Clusters running the newest revision (failing or suspended there included).
+    pub fn on_newest(&self) -> u32 {
+        self.clusters.total() - self.behind
+    }
+}
+
 /// One cluster's copy of a deployed thing: a row of the matrix.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -288,9 +301,7 @@ impl Ring {
         };
         Some(end.duration_since(first).max(SignedDuration::ZERO))
     }
-}
 
-impl Ring {
     /// [`Ring::took`] as a table shows it: `2h`, `35m…` while not every cluster is on the
     /// newest revision, `-` when none is.
     pub fn took_text(&self, now: Timestamp) -> String {
@@ -322,7 +333,8 @@ pub fn spreads<'a>(
     rules: &Rules,
     now: Timestamp,
 ) -> Vec<Spread> {
-    let mut things: HashMap<&ObjectKey, Vec<Copy<'a>>, BuildHasherDefault<Fx>> = HashMap::default();
+    let mut things: HashMap<&ObjectKey, Vec<Instance<'a>>, BuildHasherDefault<Fx>> =
+        HashMap::default();
     for (id, cluster) in clusters {
         if cluster.retired {
             continue;
@@ -331,7 +343,7 @@ pub fn spreads<'a>(
             if kind.is_some_and(|k| k != key.kind) || !Rollout::followed(key.kind) {
                 continue;
             }
-            things.entry(key).or_default().push(Copy {
+            things.entry(key).or_default().push(Instance {
                 cluster: id,
                 entry: cluster,
                 object: o,
@@ -362,12 +374,12 @@ pub fn spread_of<'a>(
 fn copies_of<'a>(
     clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
     key: &ObjectKey,
-) -> Vec<Copy<'a>> {
+) -> Vec<Instance<'a>> {
     clusters
         .into_iter()
         .filter(|(_, c)| !c.retired)
         .filter_map(|(id, c)| {
-            Some(Copy {
+            Some(Instance {
                 cluster: id,
                 entry: c,
                 object: c.objects.get(key)?,
@@ -447,21 +459,14 @@ pub fn matrix<'a>(
         .into_iter()
         .zip(copies.iter().map(|c| c.entry.info.name.as_str()))
         .collect();
-    named.sort_by(|(a, an), (b, bn)| {
+    named.sort_by_key(|(p, name)| {
         (
-            a.ring,
-            a.stuck.is_none(),
-            a.standing,
-            Reverse(a.behind_by),
-            an,
+            p.ring,
+            p.stuck.is_none(),
+            p.standing,
+            Reverse(p.behind_by),
+            *name,
         )
-            .cmp(&(
-                b.ring,
-                b.stuck.is_none(),
-                b.standing,
-                Reverse(b.behind_by),
-                bn,
-            ))
     });
     let places = named.into_iter().map(|(p, _)| p).collect();
     Some(Matrix {
@@ -469,310 +474,6 @@ pub fn matrix<'a>(
         rings: out,
         places,
     })
-}
-
-/// One cluster's copy of a thing.
-struct Copy<'a> {
-    cluster: ClusterId,
-    entry: &'a ClusterEntry,
-    object: &'a FluxSummary,
-}
-
-impl<'a> Copy<'a> {
-    fn rollout(&self) -> Option<&Rollout> {
-        self.object.rollout.as_deref()
-    }
-
-    fn applied(&self) -> Option<Revision> {
-        let r = self.rollout()?;
-        Some(Revision {
-            revision: r.applied.clone()?,
-            config_digest: r.config_digest.clone(),
-        })
-    }
-
-    /// What it tried, when that is not what it runs.
-    fn attempted(&self) -> Option<&Arc<str>> {
-        let r = self.rollout()?;
-        r.attempted.as_ref().filter(|_| r.behind_attempt())
-    }
-
-    /// The source whose artifact it applies, on the same cluster (see [`SourceKeys`]).
-    fn source(&self, keys: &mut SourceKeys<'a>) -> Option<(&'a ObjectKey, &'a FluxSummary)> {
-        let key = keys.of(&self.object.key, self.object.source.as_ref()?)?;
-        self.entry.objects.get_key_value(&key)
-    }
-
-    /// The source's artifact as this kind applies it: a HelmRelease runs a chart version, which
-    /// an OCI artifact's revision carries before its `@`.
-    fn source_artifact(
-        &self,
-        keys: &mut SourceKeys<'a>,
-    ) -> Option<(&'a ObjectKey, &'a Arc<str>, Option<Timestamp>)> {
-        let (key, source) = self.source(keys)?;
-        let r = source.rollout.as_deref()?;
-        Some((key, r.applied.as_ref()?, r.since))
-    }
-
-    fn same_as_source(&self, applied: &str, source: &str) -> bool {
-        match self.object.key.kind {
-            FluxKind::HelmRelease => source.split('@').next() == Some(applied),
-            _ => source == applied,
-        }
-    }
-
-    /// Since when it runs what it runs: its own record, else (a Kustomization before Flux
-    /// 2.7) the time its source produced the artifact it applied.
-    fn since(&self, keys: &mut SourceKeys<'a>) -> Option<Timestamp> {
-        let r = self.rollout()?;
-        if r.since.is_some() {
-            return r.since;
-        }
-        let applied = r.applied.as_deref()?;
-        let (_, revision, since) = self.source_artifact(keys)?;
-        self.same_as_source(applied, revision).then_some(since?)
-    }
-}
-
-/// The key of the source each copy of a thing applies: a Kustomization's `sourceRef`, a
-/// HelmRelease's chart (the HelmChart Flux names `<namespace>-<name>` in its HelmRepository's
-/// namespace, or its `chartRef`). Copies of one thing nearly always name the same source: each
-/// distinct reference is turned into a key once.
-#[derive(Default)]
-struct SourceKeys<'a> {
-    known: Vec<(&'a ObjectRef, Option<ObjectKey>)>,
-}
-
-impl<'a> SourceKeys<'a> {
-    fn of(&mut self, thing: &ObjectKey, r: &'a ObjectRef) -> Option<ObjectKey> {
-        if let Some((_, key)) = self.known.iter().find(|(k, _)| *k == r) {
-            return key.clone();
-        }
-        let key = super::graph::source_key(thing, r).filter(|k| k.kind.has_artifact());
-        self.known.push((r, key.clone()));
-        key
-    }
-}
-
-/// What one revision is known by, while the newest is being found.
-struct Seen {
-    revision: Revision,
-    /// The earliest time a cluster ran it, and (if none ran it) tried it.
-    ran: Option<Timestamp>,
-    tried: Option<Timestamp>,
-    running: u32,
-    trying: u32,
-    /// A cluster ran it and tried another: that one is newer.
-    left: bool,
-}
-
-impl Seen {
-    fn new(revision: Revision) -> Seen {
-        Seen {
-            revision,
-            ran: None,
-            tried: None,
-            running: 0,
-            trying: 0,
-            left: false,
-        }
-    }
-
-    fn arrived(&self) -> Option<Timestamp> {
-        self.ran.or(self.tried)
-    }
-
-    /// Newest first: one that clusters moved on from is older; then the one that arrived
-    /// last.
-    fn order(a: &Seen, b: &Seen) -> Ordering {
-        a.left
-            .cmp(&b.left)
-            .then(b.arrived().cmp(&a.arrived()))
-            .then(release_order(&b.revision.revision, &a.revision.revision))
-            .then(b.trying.cmp(&a.trying))
-            .then(b.running.cmp(&a.running))
-            .then(a.revision.revision.cmp(&b.revision.revision))
-    }
-}
-
-/// Compares two revisions as release versions (`v1.2.10` after `v1.2.9`), where both read as
-/// such; equal otherwise.
-fn release_order(a: &str, b: &str) -> Ordering {
-    fn parts(r: &str) -> Option<Vec<u64>> {
-        let v = r.split('@').next()?;
-        let v = v.strip_prefix('v').unwrap_or(v);
-        let core = v.split(['-', '+']).next()?;
-        core.split('.').map(|p| p.parse().ok()).collect()
-    }
-    match (parts(a), parts(b)) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        _ => Ordering::Equal,
-    }
-}
-
-/// The spread of one thing and, when `places`, where each copy stands.
-fn study<'a>(
-    key: &ObjectKey,
-    copies: &[Copy<'a>],
-    rules: &Rules,
-    now: Timestamp,
-    places: bool,
-) -> (Spread, Vec<Place>) {
-    let mut keys = SourceKeys::default();
-    let mut seen: Vec<Seen> = Vec::new();
-    let since: Vec<Option<Timestamp>> = copies.iter().map(|c| c.since(&mut keys)).collect();
-    let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
-    for (c, since) in copies.iter().zip(&since) {
-        let Some(applied) = c.applied() else { continue };
-        let i = match seen.iter().position(|s| s.revision == applied) {
-            Some(i) => i,
-            None => {
-                seen.push(Seen::new(applied));
-                seen.len() - 1
-            }
-        };
-        let s = &mut seen[i];
-        s.running += 1;
-        if let Some(since) = *since {
-            s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
-        }
-        s.left |= c.attempted().is_some();
-    }
-    // What ran before on some cluster is older wherever it runs.
-    for c in copies {
-        let previous = c.rollout().and_then(|r| r.previous.as_deref());
-        if let Some(p) = previous
-            && let Some(i) = find(&seen, p)
-        {
-            seen[i].left = true;
-        }
-    }
-    for c in copies {
-        let Some(attempted) = c.attempted() else {
-            continue;
-        };
-        let i = match find(&seen, attempted) {
-            Some(i) => i,
-            None => {
-                seen.push(Seen::new(Revision {
-                    revision: attempted.clone(),
-                    config_digest: None,
-                }));
-                seen.len() - 1
-            }
-        };
-        let s = &mut seen[i];
-        s.trying += 1;
-        if let Some(t) = c.object.last_transition {
-            s.tried = Some(s.tried.map_or(t, |x| x.min(t)));
-        }
-    }
-    seen.sort_by(Seen::order);
-    let newest = seen.first();
-    let mut spread = Spread {
-        key: key.clone(),
-        newest: newest.map(|s| s.revision.clone()),
-        newest_since: newest.and_then(Seen::arrived),
-        clusters: Counts::default(),
-        behind: 0,
-        stuck: 0,
-        revisions: seen.iter().filter(|s| s.running > 0).count() as u32,
-    };
-    let newest_text = newest.map(|s| &*s.revision.revision);
-    let mut out = Vec::with_capacity(if places { copies.len() } else { 0 });
-    for (c, since) in copies.iter().zip(since) {
-        let applied = c.applied();
-        let attempted = c.attempted();
-        let on_newest = applied.is_some() && applied.as_ref() == spread.newest.as_ref();
-        let tries_newest = attempted.is_some_and(|a| Some(&**a) == newest_text);
-        let behind_by = match &applied {
-            Some(a) => seen.iter().position(|s| &s.revision == a).unwrap_or(0),
-            None => seen.len(),
-        };
-        let standing = if c.object.suspended {
-            Standing::Suspended
-        } else if c.object.health.is_failing() && (on_newest || tries_newest) {
-            Standing::Failing
-        } else if on_newest {
-            Standing::Current
-        } else {
-            Standing::Behind
-        };
-        let stuck = if c.object.suspended {
-            None
-        } else {
-            let copy = Standpoint {
-                applied: applied.as_ref(),
-                on_newest,
-                behind_by,
-            };
-            stuck(c, copy, &mut keys, rules, now)
-        };
-        spread.clusters.add(standing);
-        spread.behind += u32::from(!on_newest);
-        spread.stuck += u32::from(stuck.is_some());
-        if !places {
-            continue;
-        }
-        out.push(Place {
-            cluster: c.cluster,
-            ring: 0,
-            since,
-            revision: applied,
-            attempted: attempted.cloned(),
-            standing,
-            behind_by,
-            stuck,
-        });
-    }
-    (spread, out)
-}
-
-/// Where a copy stands against the newest revision, as the stuck rules read it.
-#[derive(Clone, Copy)]
-struct Standpoint<'r> {
-    applied: Option<&'r Revision>,
-    on_newest: bool,
-    behind_by: usize,
-}
-
-/// The first rule a copy breaks, if any.
-fn stuck<'a>(
-    c: &Copy<'a>,
-    at: Standpoint,
-    keys: &mut SourceKeys<'a>,
-    rules: &Rules,
-    now: Timestamp,
-) -> Option<Stuck> {
-    let Standpoint {
-        applied,
-        on_newest,
-        behind_by,
-    } = at;
-    let too_long = |since: Timestamp| now.duration_since(since) > rules.stuck_after;
-    if let Some(attempted) = c.attempted()
-        && let Some(since) = c.object.last_transition
-        && too_long(since)
-    {
-        return Some(Stuck::Attempt {
-            attempted: attempted.clone(),
-            since,
-        });
-    }
-    if on_newest {
-        return None;
-    }
-    if let Some((key, revision, Some(since))) = c.source_artifact(keys)
-        && !applied.is_some_and(|a| c.same_as_source(&a.revision, revision))
-        && too_long(since)
-    {
-        return Some(Stuck::Source {
-            source: key.clone(),
-            revision: revision.clone(),
-            since,
-        });
-    }
-    (behind_by > rules.max_behind).then_some(Stuck::Behind { by: behind_by })
 }
 
 #[cfg(test)]
