@@ -47,7 +47,8 @@ fn extraction(c: &mut Criterion) {
     group.finish();
 }
 
-/// 2,000 clusters × 30 objects, as in the reference load.
+/// 2,000 clusters × 30 objects, as in the reference load: chains of five Kustomizations, each
+/// on the one before (`ks-1` on `ks-0`, …), every fifth failing.
 fn fleet() -> (Index, Vec<FluxSummary>) {
     let mut index = Index::new();
     for i in 0..2_000 {
@@ -63,6 +64,10 @@ fn fleet() -> (Index, Vec<FluxSummary>) {
                 ready.clone()
             };
             o["metadata"]["name"] = Value::from(format!("ks-{j}"));
+            o["spec"]["dependsOn"] = match j % 5 {
+                0 => serde_json::json!([]),
+                _ => serde_json::json!([{"name": format!("ks-{}", j - 1)}]),
+            };
             FluxSummary::of(FluxKind::Kustomization, &o).unwrap()
         })
         .collect();
@@ -94,6 +99,38 @@ fn index_updates(c: &mut Criterion) {
                     cluster: keys[(n % 2_000) as usize].clone(),
                     at: jiff::Timestamp::UNIX_EPOCH,
                     change: Change::Applied(summaries[(n % 30) as usize].clone()),
+                }
+            },
+            |e| index.apply(e),
+            BatchSize::SmallInput,
+        )
+    });
+    // The head of a chain turning ready or failing: the four behind it change root cause.
+    let ready = sample("kustomization-ready.yaml");
+    let heads: Vec<FluxSummary> = (0..6)
+        .map(|j| {
+            let mut o = ready.clone();
+            o["metadata"]["name"] = Value::from(format!("ks-{}", j * 5));
+            o["spec"]["dependsOn"] = serde_json::json!([]);
+            FluxSummary::of(FluxKind::Kustomization, &o).unwrap()
+        })
+        .collect();
+    let mut flips = 0u64;
+    group.bench_function("apply-root-flipping", |b| {
+        b.iter_batched(
+            || {
+                n = n.wrapping_add(7919);
+                flips += 1;
+                let head = (n % 6) as usize;
+                let summary = if flips.is_multiple_of(2) {
+                    heads[head].clone()
+                } else {
+                    summaries[head * 5].clone()
+                };
+                Event {
+                    cluster: keys[(n % 2_000) as usize].clone(),
+                    at: jiff::Timestamp::UNIX_EPOCH,
+                    change: Change::Applied(summary),
                 }
             },
             |e| index.apply(e),

@@ -178,8 +178,8 @@ async fn screenshots_of_the_main_views() {
     key(&mut model, KeyCode::Char('j'));
     key(&mut model, KeyCode::Char(' '));
     let shot = camera.shoot(&mut model, "triage");
-    // The second group, expanded: its members listed under it by workspace and cluster.
-    assert!(shot.contains("Not ready in the fleet"), "{shot}");
+    // The second root cause, expanded: its members listed under it by workspace and cluster.
+    assert!(shot.contains("Root causes in the fleet"), "{shot}");
     let RowId::Group(group) = &model.rows.ids[1] else {
         panic!("triage rows are groups: {:?}", model.rows.ids)
     };

@@ -295,6 +295,80 @@ fn triage_groups_identical_failures_and_expands_to_clusters() {
     insta::assert_snapshot!("triage_expanded", screen(&mut m, 110, 14));
 }
 
+/// The fleet of [`model`], where on both payments clusters `payments` and `podinfo-oci` wait
+/// for `apps` (which fails its health check), and on pay-prod-eu `a` and `b` depend on each
+/// other.
+fn chain_model() -> Model {
+    let mut m = model();
+    let ks = FluxKind::Kustomization;
+    let on = |name: &str, dep: &str| {
+        let mut v = sample("kustomization-dependency-not-ready.yaml");
+        v["metadata"]["name"] = Value::from(name);
+        v["spec"]["dependsOn"] = serde_json::json!([{"name": dep}]);
+        FluxSummary::of(ks, &v).unwrap()
+    };
+    let mut events = Vec::new();
+    for id in [ClusterId(0), ClusterId(1)] {
+        for name in ["payments", "podinfo-oci"] {
+            events.push(event(id, Change::Applied(on(name, "apps"))));
+        }
+    }
+    events.push(event(ClusterId(0), Change::Applied(on("a", "b"))));
+    events.push(event(ClusterId(0), Change::Applied(on("b", "a"))));
+    update(&mut m, Msg::Fleet(events));
+    m
+}
+
+#[test]
+fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_key_away() {
+    let mut m = chain_model();
+    key(&mut m, KeyCode::Char('t'));
+    m.refresh_rows();
+    // apps is the root: payments and podinfo-oci are counted under it, not listed; the cycle
+    // is reported on its own.
+    insta::assert_snapshot!("triage_root_causes", screen(&mut m, 120, 14));
+    let texts: Vec<String> = m
+        .rows
+        .ids
+        .iter()
+        .filter_map(|id| match id {
+            RowId::Group(g) => Some(fluxfleet::app::triage::group_text(&m.rows.groups[g])),
+            _ => None,
+        })
+        .collect();
+    assert!(!texts.iter().any(|t| t.contains("/payments")), "{texts:?}");
+    let apps = m
+        .rows
+        .groups
+        .values()
+        .find(|g| fluxfleet::app::triage::group_text(g).contains("flux-system/apps "))
+        .unwrap();
+    assert_eq!(
+        (apps.holds.fewest, apps.holds.most, apps.holds.total),
+        (2, 2, 4)
+    );
+    // Expanded: each cluster, with what the root holds back there.
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Char(' '));
+    insta::assert_snapshot!("triage_root_expanded", screen(&mut m, 120, 14));
+    // The actions on a root-cause group act on the roots.
+    let g = m.screen().selected.clone();
+    assert!(matches!(g, Some(RowId::Group(_))), "{g:?}");
+    key(&mut m, KeyCode::Char('W'));
+    let confirm = m.confirm.clone().expect("a confirmation");
+    let names: Vec<&str> = confirm.targets.iter().map(|(_, k)| &*k.name).collect();
+    assert_eq!(names, ["apps", "apps"]);
+    key(&mut m, KeyCode::Esc);
+    // `c`: every failure alike, the waiting ones in groups of their own.
+    key(&mut m, KeyCode::Char('c'));
+    m.refresh_rows();
+    insta::assert_snapshot!("triage_flat", screen(&mut m, 120, 14));
+    assert!(m.rows.groups.values().any(|g| {
+        fluxfleet::app::triage::group_text(g).contains("flux-system/payments DependencyNotReady")
+    }));
+}
+
 #[test]
 fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
     let mut m = model();

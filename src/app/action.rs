@@ -26,6 +26,7 @@ pub enum Action {
     Rollout,
     AllObjects,
     Expand,
+    RootCauses,
     Events,
     Yaml,
     Mark,
@@ -39,7 +40,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 30] = [
+    pub const ALL: [Action; 31] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -60,6 +61,7 @@ impl Action {
         Action::Rollout,
         Action::AllObjects,
         Action::Expand,
+        Action::RootCauses,
         Action::Events,
         Action::Yaml,
         Action::Mark,
@@ -95,6 +97,7 @@ impl Action {
             Action::Rollout => "rollout",
             Action::AllObjects => "all_objects",
             Action::Expand => "expand",
+            Action::RootCauses => "root_causes",
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Mark => "mark",
@@ -147,6 +150,7 @@ impl Action {
             Action::Rollout => "rollout: which revision runs where, who is behind or stuck",
             Action::AllObjects => "every Flux object in this scope",
             Action::Expand => "expand or collapse a group",
+            Action::RootCauses => "toggle: root causes first / every failure alike",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
             Action::Mark => {
@@ -177,6 +181,7 @@ impl Action {
             Action::Rollout => "rollout",
             Action::AllObjects => "all",
             Action::Expand => "expand",
+            Action::RootCauses => "roots",
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Mark => "mark",

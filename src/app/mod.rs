@@ -9,6 +9,7 @@ pub mod model;
 pub mod rows;
 pub mod run;
 pub mod spreads;
+pub mod triage;
 pub mod update;
 
 use std::path::PathBuf;

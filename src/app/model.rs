@@ -90,7 +90,7 @@ impl View {
             View::Workspace(_) => &[Name, State, Failing, Fresh, Management],
             View::Cluster(_) => &[Kind, Health, Age, Name],
             View::Objects { .. } => &[Cluster, Health, Age, Name],
-            View::Triage { .. } => &[Severity, Clusters, Name],
+            View::Triage { .. } => &[Severity, Clusters, Name, Age],
             View::Rollout { .. } => &[Kind, Behind, Stuck, Age],
             View::Matrix { .. } => &[],
             View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => &[],
@@ -171,6 +171,8 @@ pub struct Screen {
     pub reverse: bool,
     /// Expanded triage groups.
     pub expanded: HashSet<u64>,
+    /// Triage groups every not-ready object alike, instead of its root causes.
+    pub flat: bool,
 }
 
 impl Screen {
@@ -191,6 +193,7 @@ impl Screen {
             sort: 0,
             reverse: false,
             expanded: HashSet::new(),
+            flat: false,
         }
     }
 }

@@ -4,7 +4,6 @@
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 
 use fuzzy_matcher::FuzzyMatcher;
 use fuzzy_matcher::skim::SkimMatcherV2;
@@ -13,47 +12,10 @@ use jiff::Timestamp;
 
 use super::model::{RowId, Scope, Screen, SortBy, View};
 use super::spreads::SpreadCache;
+use super::triage::{Group, triage};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
-use crate::fleet::{
-    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase,
-};
-
-/// What the members of a triage group share.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    pub what: GroupOf,
-    pub members: Vec<RowId>,
-    pub workspaces: usize,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum GroupOf {
-    /// The same object failing the same way on several clusters.
-    Object {
-        kind: FluxKind,
-        namespace: std::sync::Arc<str>,
-        name: std::sync::Arc<str>,
-        health: Health,
-        reason: Option<std::sync::Arc<str>>,
-        message: Option<std::sync::Arc<str>>,
-    },
-    /// Clusters that cannot be watched, for the same reason.
-    Connection {
-        phase: Phase,
-        error: Option<Box<str>>,
-    },
-}
-
-impl GroupOf {
-    /// The severity order: broken connections first (nothing is known there), then by health.
-    fn rank(&self) -> (u8, Option<Health>) {
-        match self {
-            GroupOf::Connection { .. } => (0, None),
-            GroupOf::Object { health, .. } => (1, Some(*health)),
-        }
-    }
-}
+use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey, Phase};
 
 /// The rows of a screen, and what its triage, rollout and matrix rows refer to.
 #[derive(Default)]
@@ -208,7 +170,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                 .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
                 .collect();
         }
-        View::Triage { scope } => triage(index, screen, *scope, &matches, &mut rows),
+        View::Triage { scope } => triage(index, screen, *scope, now, &matches, &mut rows),
         View::Rollout { scope, kind } => {
             let mut spreads: Vec<&Spread> = cache
                 .current(index, *scope, *kind, &rollout.rules, now)
@@ -295,163 +257,5 @@ pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry
             })
             .unwrap_or_default(),
         Scope::Cluster(id) => index.cluster(id).map(|c| vec![(id, c)]).unwrap_or_default(),
-    }
-}
-
-fn hash_of(value: &impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
-}
-
-/// For keys that are hashes already (fingerprints): used as they are.
-#[derive(Default)]
-struct Prehashed(u64);
-
-impl Hasher for Prehashed {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// A group while it is being filled: its id, what it is, members, workspaces seen.
-struct Forming {
-    key: u64,
-    group: Group,
-    seen: Vec<u32>,
-}
-
-fn triage(
-    index: &Index,
-    screen: &Screen,
-    scope: Scope,
-    matches: &dyn Fn(&str) -> bool,
-    rows: &mut Rows,
-) {
-    let mut forming: Vec<Forming> = Vec::new();
-    // By fingerprint: the index has hashed what makes failures the same, no string is read here.
-    let mut slots: HashMap<u64, usize, BuildHasherDefault<Prehashed>> = HashMap::default();
-    let mut connections: HashMap<u64, usize> = HashMap::new();
-    let join = |forming: &mut Vec<Forming>, slot: usize, member: RowId, ws: u32| {
-        let f = &mut forming[slot];
-        f.group.members.push(member);
-        if !f.seen.contains(&ws) {
-            f.seen.push(ws);
-        }
-    };
-    for (cid, cluster) in clusters_in(index, scope) {
-        let conn = &cluster.connection;
-        let ws = cluster.workspace.0;
-        if conn.phase.is_failure() {
-            // Few clusters fail at once: the stable id is the lookup key too.
-            let key = hash_of(&("connection", conn.phase, &conn.error));
-            let slot = *connections.entry(key).or_insert_with(|| {
-                forming.push(Forming {
-                    key,
-                    group: Group {
-                        what: GroupOf::Connection {
-                            phase: conn.phase,
-                            error: conn.error.clone(),
-                        },
-                        members: Vec::new(),
-                        workspaces: 0,
-                    },
-                    seen: Vec::new(),
-                });
-                forming.len() - 1
-            });
-            join(&mut forming, slot, RowId::Cluster(cid), ws);
-            continue;
-        }
-        let healthy = cluster.health.not_ready() == cluster.health.get(Health::Suspended);
-        if healthy {
-            continue;
-        }
-        for o in cluster.objects.values() {
-            if !o.health.needs_attention() || (screen.suspended_only && !o.suspended) {
-                continue;
-            }
-            if screen.failing_only && !o.health.is_failing() {
-                continue;
-            }
-            let k = &o.key;
-            let slot = *slots.entry(o.fingerprint).or_insert_with(|| {
-                // The id stays the same from frame to frame: expanded groups stay expanded.
-                forming.push(Forming {
-                    key: o.fingerprint,
-                    group: Group {
-                        what: GroupOf::Object {
-                            kind: k.kind,
-                            namespace: k.namespace.clone(),
-                            name: k.name.clone(),
-                            health: o.health,
-                            reason: o.reason.clone(),
-                            message: o.message.clone(),
-                        },
-                        members: Vec::new(),
-                        workspaces: 0,
-                    },
-                    seen: Vec::new(),
-                });
-                forming.len() - 1
-            });
-            join(&mut forming, slot, RowId::Object(cid, k.clone()), ws);
-        }
-    }
-    let mut order: Vec<u64> = Vec::with_capacity(forming.len());
-    for f in forming {
-        if !matches(&group_text(&f.group)) {
-            continue;
-        }
-        order.push(f.key);
-        let mut group = f.group;
-        group.workspaces = f.seen.len();
-        rows.groups.insert(f.key, group);
-    }
-    let groups = &rows.groups;
-    let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
-    match screen.sort_by() {
-        Some(SortBy::Clusters) => order.sort_by_key(|k| Reverse(count(k))),
-        Some(SortBy::Name) => order.sort_by_key(|k| groups.get(k).map(group_text)),
-        _ => order.sort_by_key(|k| (groups.get(k).map(|g| g.what.rank()), Reverse(count(k)))),
-    }
-    for key in order {
-        rows.ids.push(RowId::Group(key));
-        if screen.expanded.contains(&key)
-            && let Some(g) = rows.groups.get(&key)
-        {
-            rows.ids.extend(g.members.iter().cloned());
-        }
-    }
-}
-
-/// The text a triage group is filtered by and shown with.
-pub fn group_text(group: &Group) -> String {
-    match &group.what {
-        GroupOf::Object {
-            kind,
-            namespace,
-            name,
-            reason,
-            message,
-            ..
-        } => format!(
-            "{kind} {namespace}/{name} {}: {}",
-            reason.as_deref().unwrap_or("-"),
-            message.as_deref().unwrap_or("")
-        ),
-        GroupOf::Connection { phase, error } => {
-            format!("cluster {phase}: {}", error.as_deref().unwrap_or(""))
-        }
     }
 }

@@ -347,6 +347,11 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
                 toggle(model, g);
             }
         }
+        Action::RootCauses => {
+            let s = model.screen_mut();
+            s.flat = !s.flat;
+            model.rows_stale = true;
+        }
         Action::Mark => mark(model),
         Action::Retry => retry(model),
         Action::Suspend

@@ -1,8 +1,13 @@
 //! What an object on one cluster depends on, and the root cause of what is not ready: the first
 //! not-ready object up its chains (`dependsOn`, its source, a HelmRelease's chart and the chart's
 //! source) that is not itself blocked. Pure: reads one cluster's objects.
+//!
+//! [`causes`] computes every cause of a cluster from scratch; a cluster's [`Graph`] keeps them as
+//! its objects change, recomputing only what a change can reach (the object and what stands
+//! behind it). Both solve the same way, so they agree whatever the order of changes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
 
@@ -10,19 +15,32 @@ use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
 /// source (`sourceRef`, `chartRef`), and for a HelmRelease with `spec.chart` the HelmChart Flux
 /// creates for it (`<namespace>-<name>` in the HelmRepository's namespace).
 pub fn upstream(o: &FluxSummary) -> Vec<ObjectKey> {
-    let mut out: Vec<ObjectKey> = o
-        .depends_on
-        .iter()
-        .filter_map(|d| {
-            let kind = match &*d.kind {
-                "" => o.key.kind,
-                k => FluxKind::from_kind(k)?,
-            };
-            Some(ObjectKey::new(kind, &d.namespace, &d.name))
-        })
-        .collect();
-    if let Some(source) = o.source.as_ref().and_then(|r| source_key(&o.key, r)) {
-        out.push(source);
+    upstream_with(o, &mut |text| text.into())
+}
+
+/// [`upstream`], its names made by `text` (the index shares them instead of copying).
+pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> Arc<str>) -> Vec<ObjectKey> {
+    let mut out: Vec<ObjectKey> = Vec::with_capacity(o.depends_on.len() + 1);
+    for d in &o.depends_on {
+        let kind = match &*d.kind {
+            "" => o.key.kind,
+            k => match FluxKind::from_kind(k) {
+                Some(kind) => kind,
+                None => continue,
+            },
+        };
+        out.push(ObjectKey {
+            kind,
+            namespace: text(&d.namespace),
+            name: text(&d.name),
+        });
+    }
+    if let Some((kind, namespace, name)) = o.source.as_ref().and_then(|r| source_of(&o.key, r)) {
+        out.push(ObjectKey {
+            kind,
+            namespace: text(namespace),
+            name: text(&name),
+        });
     }
     out
 }
@@ -30,13 +48,21 @@ pub fn upstream(o: &FluxSummary) -> Vec<ObjectKey> {
 /// The object a `sourceRef` or `chartRef` of `of` names. A HelmRelease's `spec.chart` names a
 /// HelmRepository (or gives no kind): what it runs is the HelmChart Flux makes from it.
 pub fn source_key(of: &ObjectKey, r: &ObjectRef) -> Option<ObjectKey> {
+    let (kind, namespace, name) = source_of(of, r)?;
+    Some(ObjectKey::new(kind, namespace, &name))
+}
+
+fn source_of<'a>(
+    of: &ObjectKey,
+    r: &'a ObjectRef,
+) -> Option<(FluxKind, &'a str, std::borrow::Cow<'a, str>)> {
     match (of.kind, FluxKind::from_kind(&r.kind)) {
-        (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => Some(ObjectKey::new(
+        (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => Some((
             FluxKind::HelmChart,
             &r.namespace,
-            &format!("{}-{}", of.namespace, of.name),
+            format!("{}-{}", of.namespace, of.name).into(),
         )),
-        (_, Some(kind)) => Some(ObjectKey::new(kind, &r.namespace, &r.name)),
+        (_, Some(kind)) => Some((kind, &r.namespace, (&*r.name).into())),
         (_, None) => None,
     }
 }
@@ -53,99 +79,281 @@ pub fn blocks(o: &FluxSummary) -> bool {
 pub enum Cause {
     /// Nothing it depends on holds it back: it is a root cause.
     Root,
-    /// Held back by these roots, up its chains.
+    /// Held back by these roots, up its chains (sorted, each once).
     Blocked(Vec<ObjectKey>),
-    /// On a cycle of dependencies, or held back only by one: the objects of the cycle, which is
-    /// reported and never followed.
+    /// On a cycle of dependencies, or held back only by one: the objects of the cycle (sorted),
+    /// which is reported and never followed. Behind several cycles, the first of them in order.
     Cycle(Vec<ObjectKey>),
 }
 
-/// The cause of every not-ready object of one cluster.
+/// The cause of every not-ready object of one cluster, computed from scratch.
 pub fn causes(objects: &BTreeMap<ObjectKey, FluxSummary>) -> HashMap<ObjectKey, Cause> {
-    let mut walk = Walk {
-        objects,
-        state: HashMap::new(),
-        path: Vec::new(),
-    };
-    for (key, o) in objects {
-        if blocks(o) {
-            // Its cause, and those of everything up its chains, are kept in the walk's state.
-            let _ = walk.visit(key);
+    let up: HashMap<ObjectKey, Vec<ObjectKey>> = objects
+        .iter()
+        .map(|(k, o)| (k.clone(), upstream(o)))
+        .collect();
+    let mut found = HashMap::new();
+    let nodes: Vec<&ObjectKey> = objects
+        .iter()
+        .filter(|(_, o)| blocks(o))
+        .map(|(k, _)| k)
+        .collect();
+    solve(
+        &nodes,
+        &|k| up.get(k).map_or(&[][..], Vec::as_slice),
+        &|k| objects.get(k).is_some_and(blocks),
+        &mut found,
+    );
+    found
+}
+
+/// Solves the causes of `nodes` (objects that block, none with a cause yet), given the causes of
+/// every object that blocks outside them. Strongly connected parts of what blocks are found
+/// upstream first (Tarjan's, without recursion: a cluster's chains are untrusted and may be
+/// long), so each part is solved after everything it depends on.
+fn solve<'a>(
+    nodes: &[&ObjectKey],
+    up: &dyn Fn(&ObjectKey) -> &'a [ObjectKey],
+    blocking: &dyn Fn(&ObjectKey) -> bool,
+    causes: &mut HashMap<ObjectKey, Cause>,
+) {
+    let ids: HashMap<&ObjectKey, usize> = nodes.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let edges: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|k| up(k).iter().filter_map(|u| ids.get(u).copied()).collect())
+        .collect();
+    const NEW: usize = usize::MAX;
+    let n = nodes.len();
+    let (mut order, mut low, mut held) = (vec![NEW; n], vec![0; n], vec![false; n]);
+    let mut stack: Vec<usize> = Vec::new();
+    let mut next = 0;
+    for start in 0..n {
+        if order[start] != NEW {
+            continue;
         }
-    }
-    walk.state
-        .into_iter()
-        .filter_map(|(k, s)| match s {
-            Visit::Done(cause) => Some((k, cause)),
-            Visit::Open => None,
-        })
-        .collect()
-}
-
-enum Visit {
-    /// On the path being walked: meeting it again closes a cycle.
-    Open,
-    Done(Cause),
-}
-
-struct Walk<'a> {
-    objects: &'a BTreeMap<ObjectKey, FluxSummary>,
-    state: HashMap<ObjectKey, Visit>,
-    path: Vec<ObjectKey>,
-}
-
-impl Walk<'_> {
-    /// The roots that hold `key` back (itself when nothing does), or the cycle it lies on or
-    /// behind.
-    fn visit(&mut self, key: &ObjectKey) -> Result<Vec<ObjectKey>, Vec<ObjectKey>> {
-        match self.state.get(key) {
-            Some(Visit::Done(Cause::Root)) => return Ok(vec![key.clone()]),
-            Some(Visit::Done(Cause::Blocked(roots))) => return Ok(roots.clone()),
-            Some(Visit::Done(Cause::Cycle(cycle))) => return Err(cycle.clone()),
-            Some(Visit::Open) => {
-                // Every object from the first visit of `key` on the path is on the cycle.
-                let start = self.path.iter().position(|k| k == key).unwrap_or(0);
-                let mut cycle = self.path[start..].to_vec();
-                cycle.sort();
-                for k in &cycle {
-                    self.state
-                        .insert(k.clone(), Visit::Done(Cause::Cycle(cycle.clone())));
+        let mut calls: Vec<(usize, usize)> = vec![(start, 0)];
+        order[start] = next;
+        low[start] = next;
+        next += 1;
+        stack.push(start);
+        held[start] = true;
+        while let Some((v, edge)) = calls.last_mut() {
+            let v = *v;
+            if let Some(&w) = edges[v].get(*edge) {
+                *edge += 1;
+                if order[w] == NEW {
+                    order[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    held[w] = true;
+                    calls.push((w, 0));
+                } else if held[w] {
+                    low[v] = low[v].min(order[w]);
                 }
-                return Err(cycle);
-            }
-            None => {}
-        }
-        let Some(o) = self.objects.get(key) else {
-            return Ok(Vec::new());
-        };
-        self.state.insert(key.clone(), Visit::Open);
-        self.path.push(key.clone());
-        let mut roots: Vec<ObjectKey> = Vec::new();
-        let mut cycle: Option<Vec<ObjectKey>> = None;
-        for up in upstream(o) {
-            if !self.objects.get(&up).is_some_and(blocks) {
                 continue;
             }
-            match self.visit(&up) {
-                Ok(r) => roots.extend(r),
-                Err(c) => cycle = cycle.or(Some(c)),
+            calls.pop();
+            if let Some((parent, _)) = calls.last() {
+                low[*parent] = low[*parent].min(low[v]);
+            }
+            if low[v] != order[v] {
+                continue;
+            }
+            let mut part = Vec::new();
+            while let Some(w) = stack.pop() {
+                held[w] = false;
+                part.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            if part.len() > 1 || edges[v].contains(&v) {
+                let mut cycle: Vec<ObjectKey> = part.iter().map(|w| nodes[*w].clone()).collect();
+                cycle.sort();
+                for w in part {
+                    causes.insert(nodes[w].clone(), Cause::Cycle(cycle.clone()));
+                }
+            } else {
+                let key = nodes[v];
+                let cause = cause_behind(up(key), blocking, causes);
+                causes.insert(key.clone(), cause);
             }
         }
-        self.path.pop();
-        // Closing a cycle through this object marked it already.
-        if let Some(Visit::Done(Cause::Cycle(c))) = self.state.get(key) {
-            return Err(c.clone());
+    }
+}
+
+/// The cause of an object on no cycle, from the causes of what it depends on: the roots up its
+/// chains; failing that, the first cycle it stands behind; failing that, itself.
+fn cause_behind(
+    up: &[ObjectKey],
+    blocking: &dyn Fn(&ObjectKey) -> bool,
+    causes: &HashMap<ObjectKey, Cause>,
+) -> Cause {
+    let mut roots: Vec<ObjectKey> = Vec::new();
+    let mut cycle: Option<&Vec<ObjectKey>> = None;
+    for u in up.iter().filter(|u| blocking(u)) {
+        match causes.get(u) {
+            Some(Cause::Root) | None => roots.push(u.clone()),
+            Some(Cause::Blocked(r)) => roots.extend(r.iter().cloned()),
+            Some(Cause::Cycle(c)) => cycle = Some(cycle.map_or(c, |seen| seen.min(c))),
         }
-        roots.sort();
-        roots.dedup();
-        let (cause, result) = match (roots.is_empty(), cycle) {
-            (true, None) => (Cause::Root, Ok(vec![key.clone()])),
-            // Held back only by a cycle: the cycle is its cause.
-            (true, Some(c)) => (Cause::Cycle(c.clone()), Err(c)),
-            (false, _) => (Cause::Blocked(roots.clone()), Ok(roots)),
-        };
-        self.state.insert(key.clone(), Visit::Done(cause));
-        result
+    }
+    roots.sort();
+    roots.dedup();
+    match (roots.is_empty(), cycle) {
+        (false, _) => Cause::Blocked(roots),
+        (true, Some(c)) => Cause::Cycle(c.clone()),
+        (true, None) => Cause::Root,
+    }
+}
+
+/// One cluster's dependencies and the cause of each of its not-ready objects, kept as objects
+/// change. The index holds one per cluster.
+#[derive(Debug, Default)]
+pub struct Graph {
+    /// What each object needs (only objects that need something).
+    up: HashMap<ObjectKey, Box<[ObjectKey]>>,
+    /// Who needs each object, whether it exists or not (a dependency may arrive later).
+    down: HashMap<ObjectKey, Vec<ObjectKey>>,
+    causes: HashMap<ObjectKey, Cause>,
+}
+
+impl Graph {
+    /// Why a not-ready object is not ready; None for one that is ready (or unknown).
+    pub fn cause(&self, key: &ObjectKey) -> Option<&Cause> {
+        self.causes.get(key)
+    }
+
+    /// The cause of every not-ready object.
+    pub fn causes(&self) -> &HashMap<ObjectKey, Cause> {
+        &self.causes
+    }
+
+    /// What `key` needs ready: its dependencies, source and chart.
+    pub fn upstream(&self, key: &ObjectKey) -> &[ObjectKey] {
+        self.up.get(key).map_or(&[], |u| u)
+    }
+
+    /// What needs `key` ready.
+    pub fn downstream(&self, key: &ObjectKey) -> &[ObjectKey] {
+        self.down.get(key).map_or(&[], |d| d)
+    }
+
+    /// The objects `root` holds back: those it is a root cause of, in order.
+    pub fn blocked_by(&self, root: &ObjectKey) -> Vec<&ObjectKey> {
+        let mut out: Vec<&ObjectKey> = self
+            .causes
+            .iter()
+            .filter(|(_, c)| matches!(c, Cause::Blocked(roots) if roots.contains(root)))
+            .map(|(k, _)| k)
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// `key` was added or modified in `objects` (which now hold it); it blocked before, or not, or
+    /// is new (`blocked` None), and needs `upstream` (None: what it needed before).
+    pub fn changed(
+        &mut self,
+        objects: &BTreeMap<ObjectKey, FluxSummary>,
+        key: &ObjectKey,
+        blocked: Option<bool>,
+        upstream: Option<Vec<ObjectKey>>,
+    ) {
+        let upstream = upstream.filter(|u| self.upstream(key) != u.as_slice());
+        if upstream.is_none() && blocked == Some(objects.get(key).is_some_and(blocks)) {
+            return;
+        }
+        if let Some(upstream) = upstream {
+            self.set_upstream(key, upstream);
+        }
+        self.recompute(objects, key);
+    }
+
+    /// `key` is gone from `objects`.
+    pub fn removed(&mut self, objects: &BTreeMap<ObjectKey, FluxSummary>, key: &ObjectKey) {
+        self.set_upstream(key, Vec::new());
+        self.recompute(objects, key);
+    }
+
+    /// Everything anew, after a relist: `upstream` gives what each object needs.
+    pub fn rebuild(
+        &mut self,
+        objects: &BTreeMap<ObjectKey, FluxSummary>,
+        upstream: &mut dyn FnMut(&FluxSummary) -> Vec<ObjectKey>,
+    ) {
+        // Cleared, not replaced: a relist brings back about as many objects as it had.
+        self.up.clear();
+        self.down.clear();
+        self.causes.clear();
+        for (key, o) in objects {
+            self.set_upstream(key, upstream(o));
+        }
+        let nodes: Vec<&ObjectKey> = objects
+            .iter()
+            .filter(|(_, o)| blocks(o))
+            .map(|(k, _)| k)
+            .collect();
+        let up = &self.up;
+        solve(
+            &nodes,
+            &|k| up.get(k).map_or(&[][..], |u| u),
+            &|k| objects.get(k).is_some_and(blocks),
+            &mut self.causes,
+        );
+    }
+
+    fn set_upstream(&mut self, key: &ObjectKey, upstream: Vec<ObjectKey>) {
+        for u in self.up.remove(key).unwrap_or_default() {
+            if let Some(down) = self.down.get_mut(&u) {
+                down.retain(|d| d != key);
+                if down.is_empty() {
+                    self.down.remove(&u);
+                }
+            }
+        }
+        if upstream.is_empty() {
+            return;
+        }
+        for u in &upstream {
+            let down = self.down.entry(u.clone()).or_default();
+            if !down.contains(key) {
+                down.push(key.clone());
+            }
+        }
+        self.up.insert(key.clone(), upstream.into());
+    }
+
+    /// Solves again what a change of `key` can reach: itself, and what stands behind it through
+    /// objects that block (a ready object stops the change: what is behind it sees it ready).
+    fn recompute(&mut self, objects: &BTreeMap<ObjectKey, FluxSummary>, key: &ObjectKey) {
+        let blocking = |k: &ObjectKey| objects.get(k).is_some_and(blocks);
+        let mut reached: Vec<&ObjectKey> = vec![key];
+        let mut seen: HashSet<&ObjectKey> = HashSet::from([key]);
+        let mut i = 0;
+        while let Some(k) = reached.get(i).copied() {
+            i += 1;
+            if i > 1 && !blocking(k) {
+                continue;
+            }
+            for d in self.down.get(k).into_iter().flatten() {
+                if seen.insert(d) {
+                    reached.push(d);
+                }
+            }
+        }
+        for k in &reached {
+            self.causes.remove(*k);
+        }
+        let nodes: Vec<&ObjectKey> = reached.into_iter().filter(|k| blocking(k)).collect();
+        let up = &self.up;
+        solve(
+            &nodes,
+            &|k| up.get(k).map_or(&[][..], |u| u),
+            &blocking,
+            &mut self.causes,
+        );
     }
 }
 

@@ -3,6 +3,7 @@
 //!
 //! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde::Serialize;
 
+use super::graph::{self, Graph};
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
 
 /// A cluster's place in the index. Stable for the life of the index.
@@ -137,6 +139,8 @@ pub struct ClusterEntry {
     /// (a later reconnection does not take that back).
     pub answered: bool,
     pub objects: BTreeMap<ObjectKey, FluxSummary>,
+    /// What its objects depend on, and why each not-ready one is not ready.
+    pub graph: Graph,
     pub health: HealthCounts,
     /// Gone from the fleet: kept so that ids stay stable, shown nowhere.
     pub retired: bool,
@@ -212,6 +216,19 @@ impl Names {
         summary.fingerprint = summary.compute_fingerprint();
     }
 
+    /// The shared copy of `text`.
+    fn text(&mut self, text: &str) -> Arc<str> {
+        match self.set.get(text) {
+            Some(shared) => shared.clone(),
+            None => self.one(&Arc::from(text)),
+        }
+    }
+
+    /// What `o` needs, named with the shared names.
+    fn upstream(&mut self, o: &FluxSummary) -> Vec<ObjectKey> {
+        graph::upstream_with(o, &mut |t| self.text(t))
+    }
+
     fn one(&mut self, name: &Arc<str>) -> Arc<str> {
         if let Some(shared) = self.set.get(name) {
             return shared.clone();
@@ -266,6 +283,7 @@ impl Index {
             last_event: None,
             answered: false,
             objects: BTreeMap::new(),
+            graph: Graph::default(),
             health: HealthCounts::default(),
             retired: false,
         });
@@ -285,6 +303,7 @@ impl Index {
         ws.clusters.retain(|c| *c != id);
         ws.phases.sub(cluster.connection.phase);
         self.phases.sub(cluster.connection.phase);
+        cluster.graph = Graph::default();
         for o in std::mem::take(&mut cluster.objects).into_values() {
             ws.health.sub(o.health);
             self.health.sub(o.health);
@@ -333,6 +352,7 @@ impl Index {
         let Some(id) = self.id_of(&event.cluster) else {
             return;
         };
+        let names = &mut self.names;
         let cluster = &mut self.clusters[id.0 as usize];
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
         let mut counts = Counts {
@@ -358,14 +378,36 @@ impl Index {
             Change::Applied(summary) => {
                 cluster.last_event = Some(event.at);
                 counts.add(&summary);
-                if let Some(old) = cluster.objects.insert(summary.key.clone(), summary) {
-                    counts.sub(&old);
-                }
+                let key = summary.key.clone();
+                // Most changes are a status: what the object needs stays, and the graph is
+                // not touched unless it turns from blocking to not or back.
+                let (blocked, upstream) = match cluster.objects.entry(key.clone()) {
+                    Entry::Occupied(mut e) => {
+                        let old = e.insert(summary);
+                        counts.sub(&old);
+                        let new = e.get();
+                        let same = old.depends_on == new.depends_on && old.source == new.source;
+                        let blocked = graph::blocks(&old);
+                        if same && blocked == graph::blocks(new) {
+                            return;
+                        }
+                        (Some(blocked), (!same).then(|| names.upstream(new)))
+                    }
+                    Entry::Vacant(e) => {
+                        let upstream = names.upstream(&summary);
+                        e.insert(summary);
+                        (None, Some(upstream))
+                    }
+                };
+                cluster
+                    .graph
+                    .changed(&cluster.objects, &key, blocked, upstream);
             }
             Change::Deleted(key) => {
                 cluster.last_event = Some(event.at);
                 if let Some(old) = cluster.objects.remove(&key) {
                     counts.sub(&old);
+                    cluster.graph.removed(&cluster.objects, &key);
                 }
             }
             Change::Added(_) | Change::Retired => {}
@@ -387,6 +429,9 @@ impl Index {
                         counts.sub(&old);
                     }
                 }
+                cluster
+                    .graph
+                    .rebuild(&cluster.objects, &mut |o| names.upstream(o));
             }
         }
     }

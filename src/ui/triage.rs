@@ -1,5 +1,7 @@
-//! The on-call view: everything not ready, worst first, identical failures grouped ("HealthCheck
-//! failed … — 143 clusters in 3 workspaces"), each group expandable to its clusters.
+//! The on-call view: root causes first, each with what it holds back ("Kustomization
+//! flux-system/infra-controllers BuildFailed (blocks apps, infra-configs) — 51 clusters in 7
+//! workspaces, 4 on each"), since when, and how many clusters joined in the last hour; or every
+//! failure alike (`c`). Each group expands to its clusters.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -8,15 +10,22 @@ use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
-use crate::app::rows::{GroupOf, group_text};
+use crate::app::triage::{GroupOf, headline, held_back};
 use crate::config::theme::{Slot, Theme};
 use crate::units::age;
+
+/// Names of what is held back shown in a row, before "+N".
+const NAMES: usize = 4;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: Scope) {
     let index = &model.index;
     let screen = model.screen();
     let filter = &screen.filter;
-    let title = format!("Not ready in {}", super::scope_name(index, scope));
+    let title = if screen.flat {
+        format!("Not ready in {}", super::scope_name(index, scope))
+    } else {
+        format!("Root causes in {}", super::scope_name(index, scope))
+    };
     list(
         frame,
         area,
@@ -24,13 +33,18 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
         theme,
         Columns {
             title: &title,
-            header: &["", "HEALTH", "WHAT", "CLUSTERS", "WS"],
+            header: &[
+                "", "HEALTH", "WHAT", "BLOCKS", "CLUSTERS", "WS", "SINCE", "1H",
+            ],
             widths: &[
                 Constraint::Length(2),
                 Constraint::Length(11),
                 Constraint::Fill(1),
                 Constraint::Length(8),
+                Constraint::Length(8),
                 Constraint::Length(3),
+                Constraint::Length(5),
+                Constraint::Length(4),
             ],
         },
         |id| match id {
@@ -43,24 +57,42 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                 } else {
                     "▸"
                 };
-                let health = match &group.what {
-                    GroupOf::Object { health, .. } => health_cell(*health, theme),
-                    GroupOf::Connection { phase, .. } => Cell::from(Span::styled(
+                let health = match (&group.what, group.what.health()) {
+                    (GroupOf::Connection { phase, .. }, _) => Cell::from(Span::styled(
                         phase.as_str(),
                         theme.style(Slot::of_phase(*phase)),
                     )),
+                    (GroupOf::Cycle { .. }, _) => {
+                        Cell::from(Span::styled("Cycle", theme.style(Slot::Failed)))
+                    }
+                    (_, Some(h)) => health_cell(h, theme),
+                    (_, None) => Cell::from(""),
                 };
+                let blocks = match (group.holds.most, group.members.len()) {
+                    (0, _) => String::new(),
+                    (n, 1) => n.to_string(),
+                    (n, _) if n == group.holds.fewest => format!("{n} each"),
+                    (n, _) => format!("{}–{n} each", group.holds.fewest),
+                };
+                let held = (!group.holds.names.is_empty())
+                    .then(|| names(group.holds.names.iter().map(|n| &**n)));
                 vec![
                     Cell::from(marker),
                     health,
                     Cell::from(highlighted(
-                        &group_text(group),
+                        &headline(group, held.as_deref()),
                         filter,
                         theme.style(Slot::Text),
                         theme,
                     )),
+                    Cell::from(blocks),
                     Cell::from(group.members.len().to_string()),
                     Cell::from(group.workspaces.to_string()),
+                    Cell::from(age(group.since, model.now)),
+                    Cell::from(match group.recent {
+                        0 => String::new(),
+                        n => format!("+{n}"),
+                    }),
                 ]
             }
             RowId::Object(c, key) => {
@@ -68,7 +100,15 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                     return Vec::new();
                 };
                 let since = cluster.objects.get(key).and_then(|o| o.last_transition);
-                member(model, theme, *c, format!("since {}", age(since, model.now)))
+                let mut text = format!("since {}", age(since, model.now));
+                if !screen.flat {
+                    let held = held_back(cluster, key);
+                    if !held.is_empty() {
+                        text.push_str("  blocks ");
+                        text.push_str(&names(held.iter().map(|k| &*k.name)));
+                    }
+                }
+                member(model, theme, *c, text)
             }
             RowId::Cluster(c) => {
                 let since = index.cluster(*c).and_then(|c| c.connection.since);
@@ -79,11 +119,22 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
     );
 }
 
+/// The first few names, and how many more.
+fn names<'a>(all: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let count = all.len();
+    let mut out: Vec<&str> = all.take(NAMES).collect();
+    let more = format!("+{}", count.saturating_sub(NAMES));
+    if count > NAMES {
+        out.push(&more);
+    }
+    out.join(", ")
+}
+
 fn member<'a>(
     model: &'a Model,
     theme: &Theme,
     c: crate::fleet::ClusterId,
-    since: String,
+    text: String,
 ) -> Vec<Cell<'a>> {
     let index = &model.index;
     let Some(cluster) = index.cluster(c) else {
@@ -94,13 +145,11 @@ fn member<'a>(
         Cell::from(""),
         Cell::from(Span::styled(
             format!(
-                "└ {} / {}  {since}",
+                "└ {} / {}  {text}",
                 super::ws_name(index, cluster.workspace),
                 cluster.info.name
             ),
             theme.style(Slot::Breadcrumb),
         )),
-        Cell::from(""),
-        Cell::from(""),
     ]
 }

@@ -160,3 +160,107 @@ fn a_suspended_dependency_that_is_ready_holds_nothing_back() {
     assert_eq!(found[&k("apps")], Cause::Root);
     assert!(!found.contains_key(&k("infra")));
 }
+
+#[test]
+fn overlapping_cycles_and_a_cycle_beside_a_root() {
+    // a ↔ b and b ↔ c are one knot; d stands behind it and behind the root r.
+    let objects = cluster(vec![
+        git("True"),
+        ks("a", "False", &["b"]),
+        ks("b", "False", &["a", "c"]),
+        ks("c", "False", &["b"]),
+        ks("r", "False", &[]),
+        ks("d", "False", &["a", "r"]),
+        ks("e", "False", &["c"]),
+    ]);
+    let found = causes(&objects);
+    let knot = vec![k("a"), k("b"), k("c")];
+    for member in ["a", "b", "c", "e"] {
+        assert_eq!(found[&k(member)], Cause::Cycle(knot.clone()), "{member}");
+    }
+    assert_eq!(found[&k("d")], Cause::Blocked(vec![k("r")]));
+}
+
+#[test]
+fn a_long_chain_from_a_hostile_cluster_is_solved_without_recursion() {
+    let n = 100_000;
+    let mut objects = vec![git("True"), ks("n0", "False", &[])];
+    for i in 1..n {
+        objects.push(ks(&format!("n{i}"), "False", &[&format!("n{}", i - 1)]));
+    }
+    let found = causes(&cluster(objects));
+    assert_eq!(
+        found[&k(&format!("n{}", n - 1))],
+        Cause::Blocked(vec![k("n0")])
+    );
+}
+
+/// A deterministic stream of choices.
+struct Dice(u64);
+
+impl Dice {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[test]
+fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
+    let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
+    let mut objects: BTreeMap<ObjectKey, FluxSummary> = BTreeMap::new();
+    let mut graph = Graph::default();
+    let names: Vec<String> = (0..14).map(|i| format!("k{i}")).collect();
+    for step in 0..20_000 {
+        let name = &names[dice.below(names.len())];
+        match dice.below(10) {
+            // Delete it, or the source all depend on.
+            0 => {
+                let key = if dice.below(4) == 0 {
+                    git("True").0
+                } else {
+                    k(name)
+                };
+                if objects.remove(&key).is_some() {
+                    graph.removed(&objects, &key);
+                }
+            }
+            1 => {
+                let (key, o) = git(["True", "False"][dice.below(2)]);
+                let blocked = objects.get(&key).map(blocks);
+                objects.insert(key.clone(), o.clone());
+                graph.changed(&objects, &key, blocked, Some(upstream(&o)));
+            }
+            // Add or change it: ready or not, with zero to three dependencies (itself, cycles,
+            // missing ones included).
+            _ => {
+                let deps: Vec<&str> = (0..dice.below(4))
+                    .map(|_| {
+                        if dice.below(8) == 0 {
+                            "missing"
+                        } else {
+                            names[dice.below(names.len())].as_str()
+                        }
+                    })
+                    .collect();
+                let ready = ["True", "False", "Unknown"][dice.below(3)];
+                let (key, o) = ks(name, ready, &deps);
+                let blocked = objects.get(&key).map(blocks);
+                objects.insert(key.clone(), o.clone());
+                graph.changed(&objects, &key, blocked, Some(upstream(&o)));
+            }
+        }
+        if step % 7 == 0 || step > 19_900 {
+            assert_eq!(graph.causes(), &causes(&objects), "after step {step}");
+        }
+    }
+    // What each object needs and is needed by matches its dependencies.
+    for (key, o) in &objects {
+        assert_eq!(graph.upstream(key), upstream(o).as_slice());
+        for u in graph.upstream(key) {
+            assert!(graph.downstream(u).contains(key));
+        }
+    }
+}

@@ -171,15 +171,29 @@ fn events_for_unknown_clusters_are_ignored() {
     assert_eq!(index.object_count(), 0);
 }
 
+/// An object that depends on `deps` (of its kind) and, for a Kustomization, on a GitRepository.
+fn needing(kind: FluxKind, name: &str, ready: &str, deps: &[String]) -> FluxSummary {
+    let obj = json!({"metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+        "spec": {"dependsOn": deps.iter().map(|d| json!({"name": d})).collect::<Vec<_>>(),
+                 "sourceRef": {"kind": "GitRepository", "name": "git"}},
+        "status": {"observedGeneration": 1, "conditions": [{"type": "Ready", "status": ready}]}});
+    FluxSummary::of(kind, &obj).unwrap()
+}
+
 #[test]
-fn a_synthetic_stream_keeps_rollups_exact() {
-    // A deterministic pseudo-random stream of applies, deletes and relists over 3 clusters.
+fn a_synthetic_stream_keeps_rollups_and_root_causes_exact() {
+    // A deterministic pseudo-random stream of applies, deletes and relists over 3 clusters, the
+    // objects depending on each other (cycles included) and on a source that comes and goes.
     let mut index = Index::new();
     let keys: Vec<_> = (0..3).map(|i| format!("c{i}")).collect();
     for (i, key) in keys.iter().enumerate() {
         index.add_cluster(info(key, if i == 2 { "x" } else { "y" }));
     }
-    let kinds = [FluxKind::Kustomization, FluxKind::HelmRelease];
+    let kinds = [
+        FluxKind::Kustomization,
+        FluxKind::HelmRelease,
+        FluxKind::GitRepository,
+    ];
     let readiness = ["True", "False", "Unknown"];
     let mut state = 0x2545_f491_u64;
     let mut next = |n: u64| {
@@ -188,21 +202,34 @@ fn a_synthetic_stream_keeps_rollups_exact() {
         state ^= state << 17;
         state % n
     };
-    for _ in 0..5_000 {
+    for step in 0..6_000 {
         let cluster = &keys[next(3) as usize];
-        let kind = kinds[next(2) as usize];
-        let name = format!("o{}", next(20));
+        let kind = kinds[next(3) as usize];
+        let name = match kind {
+            FluxKind::GitRepository => "git".to_string(),
+            _ => format!("o{}", next(20)),
+        };
+        let object = |name: &str, next: &mut dyn FnMut(u64) -> u64| {
+            let deps: Vec<String> = (0..next(3)).map(|_| format!("o{}", next(20))).collect();
+            needing(kind, name, readiness[next(3) as usize], &deps)
+        };
         let change = match next(10) {
             0 => Change::Replaced(
                 kind,
                 (0..next(8))
-                    .map(|i| summary(kind, &format!("o{i}"), readiness[next(3) as usize]))
+                    .map(|i| object(&format!("o{i}"), &mut next))
                     .collect(),
             ),
             1..=3 => Change::Deleted(ObjectKey::new(kind, "flux-system", &name)),
-            _ => Change::Applied(summary(kind, &name, readiness[next(3) as usize])),
+            _ => Change::Applied(object(&name, &mut next)),
         };
         index.apply(at(cluster, change));
+        if step % 5 == 0 {
+            for c in index.clusters() {
+                let slow = crate::fleet::graph::causes(&c.objects);
+                assert_eq!(c.graph.causes(), &slow, "{} after {step}", c.info.name);
+            }
+        }
     }
     assert_rollups_consistent(&index);
 }

@@ -1,0 +1,366 @@
+//! Triage's rows: everything not ready in a scope, grouped. By default the groups are root
+//! causes — the not-ready objects nothing they depend on holds back — each with its blast radius
+//! (what it holds back on each cluster); objects held back by a root are counted there, not
+//! listed again. The flat grouping (`c`) puts every not-ready object in a group of its own
+//! failure. Broken connections come first either way: nothing is known behind them.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::model::{RowId, Scope, Screen, SortBy};
+use super::rows::{Rows, clusters_in};
+use crate::fleet::graph::Cause;
+use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase};
+
+/// What the members of a triage group share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub what: GroupOf,
+    /// Objects (a root cause: the roots themselves) or clusters.
+    pub members: Vec<RowId>,
+    pub workspaces: usize,
+    /// Since when its oldest member is not ready (or cannot be watched).
+    pub since: Option<Timestamp>,
+    /// Members that turned not ready within the last hour.
+    pub recent: usize,
+    /// What its members hold back (root causes only).
+    pub holds: Holds,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupOf {
+    /// The same object failing the same way on several clusters.
+    Object {
+        kind: FluxKind,
+        namespace: Arc<str>,
+        name: Arc<str>,
+        health: Health,
+        reason: Option<Arc<str>>,
+        message: Option<Arc<str>>,
+    },
+    /// The same `dependsOn` cycle on several clusters: its objects, in order. Reported, never
+    /// followed; a member is the cycle's first object on one cluster.
+    Cycle { objects: Vec<ObjectKey> },
+    /// Clusters that cannot be watched, for the same reason.
+    Connection {
+        phase: Phase,
+        error: Option<Box<str>>,
+    },
+}
+
+impl GroupOf {
+    /// The severity order: broken connections first (nothing is known there), then by health;
+    /// a cycle never resolves by itself, so it ranks as a failure.
+    fn rank(&self) -> (u8, Option<Health>) {
+        match self {
+            GroupOf::Connection { .. } => (0, None),
+            GroupOf::Object { health, .. } => (1, Some(*health)),
+            GroupOf::Cycle { .. } => (1, Some(Health::Failed)),
+        }
+    }
+
+    /// The health a group is drawn with.
+    pub fn health(&self) -> Option<Health> {
+        self.rank().1
+    }
+}
+
+/// What the members of a root-cause group hold back on their clusters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Holds {
+    /// Objects held back, on all members' clusters together.
+    pub total: usize,
+    /// The fewest and the most one member holds back.
+    pub fewest: usize,
+    pub most: usize,
+    /// The names of what is held back, each once.
+    pub names: BTreeSet<Arc<str>>,
+}
+
+impl Holds {
+    /// "blocks 4 on each", "blocks 2–4 on each", "blocks 3"; empty when it holds nothing back.
+    pub fn text(&self, members: usize) -> String {
+        match (self.most, members) {
+            (0, _) => String::new(),
+            (n, 1) => format!("blocks {n}"),
+            (n, _) if n == self.fewest => format!("blocks {n} on each"),
+            (n, _) => format!("blocks {}–{n} on each", self.fewest),
+        }
+    }
+
+    fn add(&mut self, held: usize, names: &[&ObjectKey], first: bool) {
+        self.total += held;
+        self.fewest = if first { held } else { self.fewest.min(held) };
+        self.most = self.most.max(held);
+        for k in names {
+            if !self.names.contains(&k.name) {
+                self.names.insert(k.name.clone());
+            }
+        }
+    }
+}
+
+/// The text a triage group is filtered by and shown with.
+pub fn group_text(group: &Group) -> String {
+    headline(group, None)
+}
+
+/// What a group's row says; for a root cause, `blocks` names what it holds back, between its
+/// reason and its message.
+pub fn headline(group: &Group, blocks: Option<&str>) -> String {
+    match &group.what {
+        GroupOf::Object {
+            kind,
+            namespace,
+            name,
+            reason,
+            message,
+            ..
+        } => format!(
+            "{kind} {namespace}/{name} {}{}: {}",
+            reason.as_deref().unwrap_or("-"),
+            blocks.map(|b| format!(" (blocks {b})")).unwrap_or_default(),
+            message.as_deref().unwrap_or("")
+        ),
+        GroupOf::Cycle { objects } => {
+            let names: Vec<String> = objects
+                .iter()
+                .map(|k| format!("{} {}/{}", k.kind, k.namespace, k.name))
+                .collect();
+            format!(
+                "dependsOn cycle: {} — never ready until it is broken",
+                names.join(" ⇄ ")
+            )
+        }
+        GroupOf::Connection { phase, error } => {
+            format!("cluster {phase}: {}", error.as_deref().unwrap_or(""))
+        }
+    }
+}
+
+/// What a root (or a cycle's first object) holds back on its cluster: the objects whose cause
+/// it is, in order.
+pub fn held_back<'a>(cluster: &'a ClusterEntry, root: &ObjectKey) -> Vec<&'a ObjectKey> {
+    match cluster.graph.cause(root) {
+        Some(Cause::Cycle(objects)) => {
+            let mut out: Vec<&ObjectKey> = cluster
+                .graph
+                .causes()
+                .iter()
+                .filter(|(k, c)| *k != root && matches!(c, Cause::Cycle(o) if o == objects))
+                .map(|(k, _)| k)
+                .collect();
+            out.sort();
+            out
+        }
+        _ => cluster.graph.blocked_by(root),
+    }
+}
+
+fn hash_of(value: &impl Hash) -> u64 {
+    let mut h = DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// For keys that are hashes already (fingerprints): used as they are.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A group while it is being filled: its id, what it is, members, workspaces seen.
+struct Forming {
+    key: u64,
+    group: Group,
+    seen: Vec<u32>,
+}
+
+/// The groups being formed, found by their key.
+#[derive(Default)]
+struct Groups {
+    forming: Vec<Forming>,
+    slots: HashMap<u64, usize, BuildHasherDefault<Prehashed>>,
+}
+
+impl Groups {
+    fn join(
+        &mut self,
+        key: u64,
+        what: impl FnOnce() -> GroupOf,
+        member: RowId,
+        ws: u32,
+        since: Option<Timestamp>,
+        recent: bool,
+    ) -> &mut Group {
+        let forming = &mut self.forming;
+        let slot = *self.slots.entry(key).or_insert_with(|| {
+            forming.push(Forming {
+                key,
+                group: Group {
+                    what: what(),
+                    members: Vec::new(),
+                    workspaces: 0,
+                    since: None,
+                    recent: 0,
+                    holds: Holds::default(),
+                },
+                seen: Vec::new(),
+            });
+            forming.len() - 1
+        });
+        let f = &mut self.forming[slot];
+        f.group.members.push(member);
+        if !f.seen.contains(&ws) {
+            f.seen.push(ws);
+        }
+        f.group.since = match (f.group.since, since) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        f.group.recent += usize::from(recent);
+        &mut f.group
+    }
+}
+
+fn object_group(o: &FluxSummary) -> GroupOf {
+    GroupOf::Object {
+        kind: o.key.kind,
+        namespace: o.key.namespace.clone(),
+        name: o.key.name.clone(),
+        health: o.health,
+        reason: o.reason.clone(),
+        message: o.message.clone(),
+    }
+}
+
+pub(super) fn triage(
+    index: &Index,
+    screen: &Screen,
+    scope: Scope,
+    now: Timestamp,
+    matches: &dyn Fn(&str) -> bool,
+    rows: &mut Rows,
+) {
+    let roots_first = !screen.flat;
+    let hour_ago = now - SignedDuration::from_hours(1);
+    let recent = |t: Option<Timestamp>| t.is_some_and(|t| t > hour_ago);
+    let mut groups = Groups::default();
+    for (cid, cluster) in clusters_in(index, scope) {
+        let conn = &cluster.connection;
+        let ws = cluster.workspace.0;
+        if conn.phase.is_failure() {
+            // The stable id is the lookup key too.
+            let key = hash_of(&("connection", conn.phase, &conn.error));
+            let what = || GroupOf::Connection {
+                phase: conn.phase,
+                error: conn.error.clone(),
+            };
+            let since = conn.since;
+            groups.join(key, what, RowId::Cluster(cid), ws, since, recent(since));
+            continue;
+        }
+        if cluster.health.not_ready() == 0 {
+            continue;
+        }
+        // What each root (and each cycle's first object) holds back here.
+        let mut held: HashMap<&ObjectKey, Vec<&ObjectKey>> = HashMap::new();
+        if roots_first {
+            for (k, cause) in cluster.graph.causes() {
+                match cause {
+                    Cause::Blocked(roots) => {
+                        for r in roots {
+                            held.entry(r).or_default().push(k);
+                        }
+                    }
+                    Cause::Cycle(objects) if objects.first() != Some(k) => {
+                        if let Some(first) = objects.first() {
+                            held.entry(first).or_default().push(k);
+                        }
+                    }
+                    Cause::Cycle(_) | Cause::Root => {}
+                }
+            }
+        }
+        for o in cluster.objects.values() {
+            let holds = held.get(&o.key).map_or(&[][..], Vec::as_slice);
+            // A suspended root that holds others back is a cause worth seeing.
+            let wanted = o.health.needs_attention() || !holds.is_empty();
+            if !wanted
+                || (screen.suspended_only && !o.suspended)
+                || (screen.failing_only && !o.health.is_failing())
+            {
+                continue;
+            }
+            let k = &o.key;
+            let (key, what): (u64, Box<dyn FnOnce() -> GroupOf>) = if roots_first {
+                match cluster.graph.cause(k) {
+                    Some(Cause::Blocked(_)) => continue,
+                    Some(Cause::Cycle(objects)) => {
+                        if objects.first() != Some(k) {
+                            continue;
+                        }
+                        let objects = objects.clone();
+                        let key = hash_of(&("cycle", &objects));
+                        (key, Box::new(move || GroupOf::Cycle { objects }))
+                    }
+                    Some(Cause::Root) | None => (o.fingerprint, Box::new(|| object_group(o))),
+                }
+            } else {
+                (o.fingerprint, Box::new(|| object_group(o)))
+            };
+            let since = o.last_transition;
+            let member = RowId::Object(cid, k.clone());
+            let group = groups.join(key, what, member, ws, since, recent(since));
+            if roots_first {
+                let first = group.members.len() == 1;
+                group.holds.add(holds.len(), holds, first);
+            }
+        }
+    }
+    let mut order: Vec<(u64, usize)> = Vec::with_capacity(groups.forming.len());
+    for f in groups.forming {
+        if !matches(&group_text(&f.group)) {
+            continue;
+        }
+        let mut group = f.group;
+        group.workspaces = f.seen.len();
+        // What it costs: its members and what they hold back.
+        order.push((f.key, group.members.len() + group.holds.total));
+        rows.groups.insert(f.key, group);
+    }
+    let groups = &rows.groups;
+    let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
+    match screen.sort_by() {
+        Some(SortBy::Clusters) => order.sort_by_key(|(k, _)| Reverse(count(k))),
+        Some(SortBy::Name) => order.sort_by_key(|(k, _)| groups.get(k).map(group_text)),
+        Some(SortBy::Age) => order.sort_by_key(|(k, _)| groups.get(k).and_then(|g| g.since)),
+        _ => order.sort_by_key(|(k, cost)| (groups.get(k).map(|g| g.what.rank()), Reverse(*cost))),
+    }
+    for (key, _) in order {
+        rows.ids.push(RowId::Group(key));
+        if screen.expanded.contains(&key)
+            && let Some(g) = rows.groups.get(&key)
+        {
+            rows.ids.extend(g.members.iter().cloned());
+        }
+    }
+}
