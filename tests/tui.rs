@@ -370,6 +370,51 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
 }
 
 #[test]
+fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
+    let mut m = chain_model();
+    let ks = |name: &str| ObjectKey::new(FluxKind::Kustomization, "flux-system", name);
+    m.push(View::Detail {
+        cluster: ClusterId(0),
+        key: ks("payments"),
+    });
+    m.refresh_rows();
+    insta::assert_snapshot!("detail_dependencies", screen(&mut m, 110, 24));
+    // Its source, its dependency, its root cause: enter on the root opens it.
+    let linked: Vec<&str> = m
+        .rows
+        .ids
+        .iter()
+        .map(|id| match id {
+            RowId::Object(_, k) => &*k.name,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(linked, ["flux-system", "apps", "apps"]);
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(
+        m.screen().view,
+        View::Detail {
+            cluster: ClusterId(0),
+            key: ks("apps")
+        }
+    );
+    m.refresh_rows();
+    let screen = screen(&mut m, 110, 24);
+    assert!(screen.contains("blocks"), "{screen}");
+    assert!(
+        screen.contains("Kustomization flux-system/podinfo-oci"),
+        "{screen}"
+    );
+    // The detail's actions stay on its object, whichever link is selected.
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Char('R'));
+    let confirm = m.confirm.clone().expect("a confirmation");
+    assert_eq!(confirm.targets, [(ClusterId(0), ks("apps"))]);
+}
+
+#[test]
 fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
     let mut m = model();
     key(&mut m, KeyCode::Char(':'));

@@ -51,9 +51,10 @@ fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
 
 /// The objects the selection stands for (the detail view: its object).
 fn selected_objects(model: &Model) -> Vec<(ClusterId, ObjectKey)> {
+    // The detail view's rows are the objects it links to: its actions are on its object.
     match (&model.screen().selected, &model.screen().view) {
+        (_, View::Detail { cluster, key }) => vec![(*cluster, key.clone())],
         (Some(id), _) => objects_of(model, id),
-        (None, View::Detail { cluster, key }) => vec![(*cluster, key.clone())],
         _ => Vec::new(),
     }
 }

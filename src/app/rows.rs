@@ -12,7 +12,7 @@ use jiff::Timestamp;
 
 use super::model::{RowId, Scope, Screen, SortBy, View};
 use super::spreads::SpreadCache;
-use super::triage::{Group, triage};
+use super::triage::{Group, links, triage};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey, Phase};
@@ -231,7 +231,17 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
             }
             rows.matrix = Some(m);
         }
-        View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => {}
+        // The objects it links to, each opened with enter.
+        View::Detail { cluster, key } => {
+            if let Some(c) = index.cluster(*cluster) {
+                let (links, _) = links(c, key);
+                rows.ids = links
+                    .into_iter()
+                    .map(|l| RowId::Object(*cluster, l.key))
+                    .collect();
+            }
+        }
+        View::Help { .. } | View::Results | View::Audit => {}
     }
     if screen.reverse {
         rows.ids.reverse();

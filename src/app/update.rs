@@ -291,9 +291,14 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         screen.selected = selected;
     };
     let cursor = model.screen().cursor;
-    if matches!(model.screen().view, View::Detail { .. } | View::Audit)
-        && scroll_fetched(model, action)
-    {
+    // The detail view's arrows scroll its events or YAML once they are shown, and move through
+    // the objects it links to before.
+    let scrolls = match model.screen().view {
+        View::Detail { .. } => model.fetched.is_some(),
+        View::Audit => true,
+        _ => false,
+    };
+    if scrolls && scroll_fetched(model, action) {
         return Vec::new();
     }
     match action {

@@ -7,6 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use crate::app::model::{Fetched, Model};
+use crate::app::triage::{HELD_SHOWN, Role, links};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
 use crate::units::age;
@@ -120,35 +121,7 @@ fn facts(
                 "revision",
                 plain(o.revision.as_deref().unwrap_or("-").to_string()),
             ));
-            let source = o.source.as_ref().map_or("-".to_string(), |s| {
-                let ns = if s.namespace.is_empty() {
-                    key.namespace.as_ref()
-                } else {
-                    s.namespace.as_ref()
-                };
-                format!("{} {ns}/{}", s.kind, s.name)
-            });
-            lines.push(field("source", plain(source)));
-            let deps: Vec<String> = o
-                .depends_on
-                .iter()
-                .map(|d| {
-                    let ns = if d.namespace.is_empty() {
-                        key.namespace.as_ref()
-                    } else {
-                        d.namespace.as_ref()
-                    };
-                    format!("{ns}/{}", d.name)
-                })
-                .collect();
-            lines.push(field(
-                "dependsOn",
-                plain(if deps.is_empty() {
-                    "-".into()
-                } else {
-                    deps.join(", ")
-                }),
-            ));
+            lines.extend(link_lines(model, theme, cluster, key));
             let observed = o
                 .observed_generation
                 .map_or("-".to_string(), |g| g.to_string());
@@ -178,6 +151,79 @@ fn facts(
         }
     }
     Paragraph::new(lines).wrap(Wrap { trim: false })
+}
+
+/// The objects it links to — chart, source, dependencies, what holds it back and what it holds
+/// back — each with its health; the selected one (enter opens it) highlighted.
+fn link_lines(
+    model: &Model,
+    theme: &Theme,
+    cluster: &ClusterEntry,
+    key: &ObjectKey,
+) -> Vec<Line<'static>> {
+    let (links, held) = links(cluster, key);
+    let label = theme.style(Slot::Header);
+    let screen = model.screen();
+    let mut lines = Vec::new();
+    let mut last = None;
+    let none = |role: Role| {
+        Line::from(vec![
+            Span::styled(format!("{:<24}", role.label()), label),
+            Span::styled("-", theme.style(Slot::Text)),
+        ])
+    };
+    for (i, link) in links.iter().enumerate() {
+        // "dependsOn -" in its place when it depends on nothing, as before the links.
+        if link.role > Role::DependsOn && last.is_none_or(|r| r < Role::DependsOn) {
+            lines.push(none(Role::DependsOn));
+        }
+        let name = if last == Some(link.role) {
+            String::new()
+        } else {
+            link.role.label().to_string()
+        };
+        last = Some(link.role);
+        let k = &link.key;
+        let mut text = Span::styled(
+            format!("{} {}/{}", k.kind, k.namespace, k.name),
+            theme.style(Slot::Text),
+        );
+        if i == screen.cursor && model.fetched.is_none() {
+            text = text.style(theme.style(Slot::Selected));
+        }
+        let state = match cluster.objects.get(k) {
+            Some(o) => Span::styled(
+                format!(
+                    "  {}{}",
+                    o.health,
+                    o.reason
+                        .as_deref()
+                        .map(|r| format!(" {r}"))
+                        .unwrap_or_default()
+                ),
+                theme.style(Slot::of_health(o.health)),
+            ),
+            None => Span::styled("  not on the cluster", theme.style(Slot::Dim)),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{name:<24}"), label),
+            text,
+            state,
+        ]));
+    }
+    if held > HELD_SHOWN {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<24}", ""), label),
+            Span::styled(
+                format!("… and {} more", held - HELD_SHOWN),
+                theme.style(Slot::Dim),
+            ),
+        ]));
+    }
+    if last.is_none_or(|r| r < Role::DependsOn) {
+        lines.push(none(Role::DependsOn));
+    }
+    lines
 }
 
 /// How far the fetched pane can scroll in a body of `area`: its last first line.
