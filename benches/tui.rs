@@ -147,8 +147,7 @@ fn frame(
     *n += 1;
     let event = changes[*n % changes.len()].clone();
     update(model, Msg::Fleet(vec![event]));
-    model.refresh_rows();
-    model.scroll(fluxfleet::ui::body_rows(Rect::new(0, 0, SIZE.0, SIZE.1)));
+    fluxfleet::ui::fit(model, theme, Rect::new(0, 0, SIZE.0, SIZE.1));
     terminal
         .draw(|f| fluxfleet::ui::render(f, model, theme))
         .unwrap();

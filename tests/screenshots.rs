@@ -40,9 +40,7 @@ impl Camera {
     /// Draws the model as the event loop would and keeps the frame as `<name>.svg`.
     fn shoot(&mut self, model: &mut Model, name: &str) -> String {
         let area = Rect::new(0, 0, WIDTH, HEIGHT);
-        model.refresh_rows();
-        model.scroll(fluxfleet::ui::body_rows(area));
-        model.clamp_fetched(fluxfleet::ui::fetched_max_scroll(model, &self.theme, area));
+        fluxfleet::ui::fit(model, &self.theme, area);
         let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
         terminal
             .draw(|f| fluxfleet::ui::render(f, model, &self.theme))

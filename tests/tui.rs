@@ -134,14 +134,8 @@ fn typed(model: &mut Model, text: &str) {
 
 fn screen(model: &mut Model, width: u16, height: u16) -> String {
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    model.refresh_rows();
     let area = ratatui::layout::Rect::new(0, 0, width, height);
-    model.scroll(fluxfleet::ui::body_rows(area));
-    model.clamp_fetched(fluxfleet::ui::fetched_max_scroll(
-        model,
-        &Theme::dark(),
-        area,
-    ));
+    fluxfleet::ui::fit(model, &Theme::dark(), area);
     terminal
         .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
         .unwrap();
@@ -153,6 +147,100 @@ fn the_fleet_view_lists_workspaces_with_counts_and_the_worst_problem() {
     let mut m = model();
     insta::assert_snapshot!("fleet_80x24", screen(&mut m, 80, 24));
     insta::assert_snapshot!("fleet_140x30", screen(&mut m, 140, 30));
+}
+
+/// `clusters` clusters in 12 workspaces: most ready, some failing, stalled, suspended,
+/// connecting or unreachable, by their number.
+fn big_model(clusters: u32) -> Model {
+    let mut index = Index::new();
+    let ks = FluxKind::Kustomization;
+    let ready = object(ks, "kustomization-ready.yaml", "apps");
+    let failed = object(ks, "kustomization-health-check-failed.yaml", "apps");
+    let stalled = object(ks, "kustomization-stalled-invalid-cel.yaml", "apps");
+    let suspended = object(ks, "kustomization-suspended.yaml", "apps");
+    let mut events = Vec::new();
+    for i in 0..clusters {
+        let id = index.add_cluster(ClusterInfo {
+            key: key_of(ClusterId(i)),
+            ..ClusterInfo::new(&format!("c{i:04}"), &format!("region-{:02}", i % 12))
+        });
+        let connection = match i % 97 {
+            13 => {
+                let mut down = Connection::new(Phase::Unreachable);
+                down.error = Some("connection refused".into());
+                down
+            }
+            29 => continue,
+            _ => live(),
+        };
+        events.push(event(id, Change::Connection(connection)));
+        let apps = match i % 23 {
+            3 | 11 => failed.clone(),
+            7 => stalled.clone(),
+            17 => suspended.clone(),
+            _ => ready.clone(),
+        };
+        events.push(event(id, Change::Replaced(ks, vec![apps])));
+    }
+    let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
+    let mut model = Model::new(index, keymap, Vec::new(), now());
+    update(&mut model, Msg::Fleet(events));
+    model
+}
+
+#[test]
+fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
+    let mut m = big_model(2_000);
+    // 2,000 clusters fit in 120×40 one cell each.
+    let shot = screen(&mut m, 120, 40);
+    let (width, height) = m.map_room;
+    let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
+    assert_eq!((map.clusters.len(), map.per_cell), (2_000, 1), "{shot}");
+    assert_eq!(map.cells.len(), 2_000);
+    assert!(shot.contains("Fleet map · 2000 clusters"), "{shot}");
+    insta::assert_snapshot!("fleet_map_160x45", screen(&mut m, 160, 45));
+    // At 80×24 a cell stands for a few clusters, the worst shown; nothing breaks.
+    let shot = screen(&mut m, 80, 24);
+    let (width, height) = m.map_room;
+    let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
+    assert!(map.per_cell > 1, "{shot}");
+    assert_eq!(map.clusters.len(), 2_000);
+    insta::assert_snapshot!("fleet_map_80x24", shot);
+}
+
+#[test]
+fn the_cursor_moves_onto_the_map_names_the_cluster_and_enter_opens_it() {
+    let mut m = big_model(60);
+    screen(&mut m, 100, 30);
+    // Tab from region-01's row: its first cluster, c0001.
+    key(&mut m, KeyCode::Char('j'));
+    key(&mut m, KeyCode::Tab);
+    assert_eq!(m.screen().map, Some(5));
+    let shot = screen(&mut m, 100, 30);
+    assert!(
+        shot.contains("c0001 (region-01) · ready · 1 objects"),
+        "{shot}"
+    );
+    // Right: c0013, unreachable, named with its state.
+    key(&mut m, KeyCode::Char('l'));
+    let shot = screen(&mut m, 100, 30);
+    assert!(shot.contains("c0013 (region-01) · unreachable"), "{shot}");
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.screen().view, View::Cluster(ClusterId(13)));
+    key(&mut m, KeyCode::Esc);
+    // Esc leaves the map for the table, on the workspace of the cell.
+    key(&mut m, KeyCode::Esc);
+    assert_eq!(m.screen().map, None);
+    let RowId::Workspace(w) = m.screen().selected.clone().unwrap() else {
+        panic!()
+    };
+    assert_eq!(m.index.workspace(w).unwrap().name, "region-01");
+    // Down from the last workspace goes onto the map; up from its first line comes back.
+    key(&mut m, KeyCode::Char('G'));
+    key(&mut m, KeyCode::Char('j'));
+    assert_eq!(m.screen().map, Some(0));
+    key(&mut m, KeyCode::Char('k'));
+    assert_eq!(m.screen().map, None);
 }
 
 #[test]

@@ -27,6 +27,9 @@ pub enum Action {
     AllObjects,
     Expand,
     RootCauses,
+    Map,
+    Left,
+    Right,
     Events,
     Yaml,
     Mark,
@@ -40,7 +43,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 31] = [
+    pub const ALL: [Action; 34] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -62,6 +65,9 @@ impl Action {
         Action::AllObjects,
         Action::Expand,
         Action::RootCauses,
+        Action::Map,
+        Action::Left,
+        Action::Right,
         Action::Events,
         Action::Yaml,
         Action::Mark,
@@ -98,6 +104,9 @@ impl Action {
             Action::AllObjects => "all_objects",
             Action::Expand => "expand",
             Action::RootCauses => "root_causes",
+            Action::Map => "map",
+            Action::Left => "left",
+            Action::Right => "right",
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Mark => "mark",
@@ -151,6 +160,9 @@ impl Action {
             Action::AllObjects => "every Flux object in this scope",
             Action::Expand => "expand or collapse a group",
             Action::RootCauses => "toggle: root causes first / every failure alike",
+            Action::Map => "move between the workspaces and the fleet map",
+            Action::Left => "on the map: the cluster before",
+            Action::Right => "on the map: the next cluster",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
             Action::Mark => {
@@ -182,6 +194,7 @@ impl Action {
             Action::AllObjects => "all",
             Action::Expand => "expand",
             Action::RootCauses => "roots",
+            Action::Map => "map",
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Mark => "mark",

@@ -173,6 +173,8 @@ pub struct Screen {
     pub expanded: HashSet<u64>,
     /// Triage groups every not-ready object alike, instead of its root causes.
     pub flat: bool,
+    /// The fleet view's selection is on the map, on this cell.
+    pub map: Option<usize>,
 }
 
 impl Screen {
@@ -194,6 +196,7 @@ impl Screen {
             reverse: false,
             expanded: HashSet::new(),
             flat: false,
+            map: None,
         }
     }
 }
@@ -292,6 +295,8 @@ pub struct Model {
     pub rows_stale: bool,
     /// Rows that fit in the body, known from the last render (for page up / down).
     pub page: usize,
+    /// Width and height of the fleet map, known from the last render (for moving over it).
+    pub map_room: (u16, u16),
     pub fetched: Option<Fetched>,
     /// Objects marked as the targets of the next action.
     pub marks: HashSet<(ClusterId, ObjectKey)>,
@@ -335,6 +340,7 @@ impl Model {
             rows: Rows::default(),
             rows_stale: true,
             page: 20,
+            map_room: (0, 0),
             fetched: None,
             marks: HashSet::new(),
             confirm: None,

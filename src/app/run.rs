@@ -45,9 +45,7 @@ where
         if dirty && last_frame.elapsed() >= FRAME {
             model.now = now();
             let size = terminal.size()?;
-            model.refresh_rows();
-            model.scroll(crate::ui::body_rows(size.into()));
-            model.clamp_fetched(crate::ui::fetched_max_scroll(model, theme, size.into()));
+            crate::ui::fit(model, theme, size.into());
             terminal.draw(|frame| crate::ui::render(frame, model, theme))?;
             last_frame = tokio::time::Instant::now();
             dirty = false;

@@ -301,6 +301,9 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     if scrolls && scroll_fetched(model, action) {
         return Vec::new();
     }
+    if model.screen().view == View::Fleet && super::map::navigate(model, action) {
+        return Vec::new();
+    }
     match action {
         Action::Quit => model.quit = true,
         Action::Help => act_help(model),
@@ -347,6 +350,8 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
             let scope = model.screen().view.scope();
             model.push(View::Objects { scope, kind: None });
         }
+        // The fleet map's own keys (see map::navigate).
+        Action::Map | Action::Left | Action::Right => {}
         Action::Expand => {
             if let Some(RowId::Group(g)) = model.screen().selected.clone() {
                 toggle(model, g);

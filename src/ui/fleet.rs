@@ -1,16 +1,22 @@
-//! Home: one row per workspace with its clusters, objects by health, a bar and the worst problem.
+//! Home: one row per workspace with its clusters, objects by health, a bar and the worst problem;
+//! under it the fleet map, every cluster as one cell.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
-use ratatui::text::Span;
-use ratatui::widgets::Cell;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Cell};
 
 use super::widgets::{Columns, count_cell, health_bar, highlighted, list};
+use crate::app::map::{self, Mark};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{Health, Index, Phase, WorkspaceId};
 
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
+    let (area, map_area) = split(model, body);
+    if let Some(map_area) = map_area {
+        draw_map(frame, map_area, model, theme);
+    }
     let index = &model.index;
     let filter = &model.screen().filter;
     let bar_width = 10;
@@ -127,4 +133,158 @@ fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
         ),
         None => (String::new(), Slot::Dim),
     }
+}
+
+/// The workspace table, and the fleet map under it: the table keeps at least a few rows, the map
+/// takes what it needs of the rest (fewer clusters per cell when it has less). None: no room.
+fn split(model: &Model, body: Rect) -> (Rect, Option<Rect>) {
+    let rows = &model.rows.ids;
+    let table_full = u16::try_from(rows.len() + 3).unwrap_or(u16::MAX);
+    let inner = body.width.saturating_sub(2);
+    let needed = map::lines_needed(&model.index, rows, inner).saturating_add(2);
+    if needed <= 2 {
+        return (body, None);
+    }
+    let table = if table_full.saturating_add(needed) <= body.height {
+        table_full
+    } else {
+        body.height.saturating_sub(needed).max(table_full.min(6))
+    }
+    .min(body.height);
+    let room = needed.min(body.height - table);
+    if room < 3 {
+        return (body, None);
+    }
+    let [table_area, map_area, _] = body.layout(&Layout::vertical([
+        Constraint::Length(table),
+        Constraint::Length(room),
+        Constraint::Min(0),
+    ]));
+    (table_area, Some(map_area))
+}
+
+/// The fleet map's room inside its border, at this body size.
+pub fn map_room(model: &Model, body: Rect) -> (u16, u16) {
+    match split(model, body) {
+        (_, Some(area)) => (area.width.saturating_sub(2), area.height.saturating_sub(2)),
+        (_, None) => (0, 0),
+    }
+}
+
+fn slot(mark: Mark) -> Slot {
+    match mark {
+        Mark::Unwatched(phase) => Slot::of_phase(phase),
+        Mark::Stalled => Slot::Stalled,
+        Mark::Failing => Slot::Failed,
+        Mark::Progressing => Slot::Progressing,
+        Mark::Suspended => Slot::Suspended,
+        Mark::Connecting => Slot::Pending,
+        Mark::Ready => Slot::Ready,
+        Mark::Empty => Slot::NotApplicable,
+    }
+}
+
+/// Every cluster as a glyph in its health's colour, grouped by workspace; the legend below.
+fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    let index = &model.index;
+    let inner_width = area.width.saturating_sub(2);
+    let map = map::layout(
+        index,
+        &model.rows.ids,
+        inner_width,
+        area.height.saturating_sub(2),
+    );
+    let focus = model.screen().map;
+    let mut title = format!(" Fleet map · {} clusters", map.clusters.len());
+    if map.per_cell > 1 {
+        title.push_str(&format!(
+            " · a cell is up to {} (the worst shown)",
+            map.per_cell
+        ));
+    }
+    if map.left_out > 0 {
+        title.push_str(&format!(" · {} workspaces not shown", map.left_out));
+    }
+    title.push(' ');
+    let mut legend = vec![Span::raw(" ")];
+    for mark in Mark::LEGEND {
+        legend.push(Span::styled(
+            format!("{} {}", mark.glyph(), mark.name()),
+            theme.style(slot(mark)),
+        ));
+        legend.push(Span::raw("  "));
+    }
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.style(if focus.is_some() {
+            Slot::BorderFocused
+        } else {
+            Slot::Border
+        }))
+        .title(Span::styled(title, theme.style(Slot::Title)))
+        .title_bottom(Line::from(legend));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let buffer = frame.buffer_mut();
+    for label in &map.labels {
+        buffer.set_string(
+            inner.x + label.x,
+            inner.y + label.y,
+            &label.text,
+            theme.style(Slot::Header),
+        );
+    }
+    let selected = theme.style(Slot::Selected);
+    for (i, cell) in map.cells.iter().enumerate() {
+        let Some((_, mark)) = map.worst(index, i) else {
+            continue;
+        };
+        let mut style = theme.style(slot(mark));
+        if focus == Some(i) {
+            style = style.patch(selected);
+        }
+        let mut glyph = [0u8; 4];
+        buffer.set_string(
+            inner.x + cell.x,
+            inner.y + cell.y,
+            mark.glyph().encode_utf8(&mut glyph),
+            style,
+        );
+    }
+}
+
+/// What the status line says of the cell under the map's cursor: its (worst) cluster, the
+/// cluster's state and counts.
+pub fn map_status(model: &Model) -> Option<String> {
+    let at = model.screen().map?;
+    let (width, height) = model.map_room;
+    let map = map::layout(&model.index, &model.rows.ids, width, height);
+    let (id, mark) = map.worst(&model.index, at)?;
+    let cluster = model.index.cluster(id)?;
+    let h = &cluster.health;
+    let mut text = format!(
+        " {} ({}) · {} · {} objects",
+        cluster.info.name,
+        cluster.info.workspace,
+        match mark {
+            Mark::Unwatched(phase) => phase.as_str(),
+            other => other.name(),
+        },
+        h.total()
+    );
+    for (n, what) in [
+        (h.get(Health::Stalled), "stalled"),
+        (h.get(Health::Failed), "failed"),
+        (h.get(Health::Progressing), "progressing"),
+        (h.get(Health::Suspended), "suspended"),
+    ] {
+        if n > 0 {
+            text.push_str(&format!(" · {n} {what}"));
+        }
+    }
+    let more = map.clusters_of(at).len().saturating_sub(1);
+    if more > 0 {
+        text.push_str(&format!(" · and {more} more in this cell"));
+    }
+    Some(text)
 }

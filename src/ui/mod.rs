@@ -22,6 +22,16 @@ use crate::app::model::{Input, Model, Scope, View};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{Health, Index, Phase};
 
+/// Prepares the model for a frame of `area`: its rows, where its lists scroll to, how far the
+/// fetched pane can scroll, and the room of the fleet map (the update function moves over it).
+pub fn fit(model: &mut Model, theme: &Theme, area: Rect) {
+    model.refresh_rows();
+    model.scroll(body_rows(area));
+    model.clamp_fetched(fetched_max_scroll(model, theme, area));
+    let [_, body, _, _] = area.layout(&screen());
+    model.map_room = fleet::map_room(model, body);
+}
+
 /// Rows of the body a list can use at this terminal size (for paging and scrolling).
 pub fn body_rows(area: Rect) -> usize {
     // Header, status line and footer take one row each; the table's border and heading three.
@@ -224,6 +234,14 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             format!(" ⚠ {first}{more} "),
             theme.style(Slot::Warning),
         ));
+    }
+    // On the fleet map: the cluster under the cursor instead of the fleet's counts.
+    if model.screen().view == View::Fleet
+        && let Some(text) = fleet::map_status(model)
+    {
+        spans.push(Span::styled(text, bar));
+        frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
+        return;
     }
     spans.push(Span::styled(
         format!(" clusters {live}/{} live", phases.total()),
