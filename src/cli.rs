@@ -245,8 +245,13 @@ pub struct GetArgs {
     #[arg(short, long, value_enum, default_value = "table")]
     pub output: Output,
     /// Print the rollups per workspace and per cluster instead of the objects.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "root_causes")]
     pub summary: bool,
+    /// Print the root causes of the selected not-ready objects (the first not-ready objects up
+    /// their dependsOn, source and chart chains), grouped across the fleet with what each holds
+    /// back: `get --status failing --root-causes`. Table or JSON.
+    #[arg(long, conflicts_with = "watch")]
+    pub root_causes: bool,
     /// Wait at most this long for every cluster to answer.
     #[arg(long, default_value = "30s", value_parser = duration)]
     pub timeout: Duration,
@@ -260,11 +265,15 @@ pub struct GetArgs {
 
 impl GetArgs {
     pub fn request(&self, fleet: &FleetArgs) -> Result<Request, String> {
+        if self.root_causes && self.output == Output::Ndjson {
+            return Err("--root-causes prints a table or JSON (-o table, -o json)".into());
+        }
         Ok(Request {
             sources: fleet.sources(),
             filter: self.select.filter()?,
             output: self.output,
             summary: self.summary,
+            root_causes: self.root_causes,
             timeout: self.timeout,
             watch: self.watch,
             fail_on: self.fail_on,

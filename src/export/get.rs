@@ -43,6 +43,8 @@ pub struct Request {
     pub filter: Filter,
     pub output: Output,
     pub summary: bool,
+    /// The selected not-ready objects by their root causes (`--root-causes`).
+    pub root_causes: bool,
     pub timeout: Duration,
     pub watch: bool,
     pub fail_on: Option<Status>,
@@ -124,6 +126,8 @@ pub async fn get(request: Request) -> u8 {
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = if request.summary {
         output::summary(&live.index, &request, now, &mut out)
+    } else if request.root_causes {
+        super::roots::write(&live.index, &request.filter, request.output, now, &mut out)
     } else {
         output::objects(&live.index, &request, &mut out)
     };

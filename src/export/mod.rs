@@ -6,6 +6,7 @@ pub mod act;
 pub mod get;
 mod output;
 pub mod rollout;
+mod roots;
 pub mod table;
 pub mod view;
 mod watch;

@@ -1,0 +1,255 @@
+//! `fluxfleet get --root-causes`: the selected not-ready objects explained by their root causes
+//! — the first not-ready objects up their chains that nothing holds back — grouped across the
+//! fleet (the same object failing the same way), each with the clusters it is on and what it
+//! holds back there. `dependsOn` cycles are reported as their own causes.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{self, Write};
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use super::Filter;
+use super::get::Output;
+use super::output::{sorted, write_json};
+use super::table::{Table, safe};
+use crate::fleet::graph::Cause;
+use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};
+use crate::units::age;
+
+/// One root cause across the fleet.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RootCause<'a> {
+    kind: &'static str,
+    namespace: &'a str,
+    name: &'a str,
+    /// Its health, as `get` names it (a cycle: `failed`).
+    status: &'static str,
+    reason: Option<&'a str>,
+    message: Option<&'a str>,
+    /// A `dependsOn` cycle: its objects, `Kind/namespace/name`, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cycle: Option<Vec<String>>,
+    /// Since when its oldest copy is not ready.
+    since: Option<Timestamp>,
+    /// Copies that turned not ready within the last hour.
+    started_last_hour: usize,
+    workspaces: usize,
+    /// What it holds back on each cluster: the fewest and the most, and their names.
+    blocks: Blocks,
+    clusters: Vec<Copy<'a>>,
+}
+
+#[derive(Serialize, Default)]
+struct Blocks {
+    fewest: usize,
+    most: usize,
+    total: usize,
+    names: BTreeSet<String>,
+}
+
+/// The root cause on one cluster.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Copy<'a> {
+    workspace: &'a str,
+    cluster: &'a str,
+    since: Option<Timestamp>,
+    /// The selected objects it holds back there, `Kind/namespace/name`.
+    blocks: Vec<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RootsJson<'a> {
+    root_causes: Vec<RootCause<'a>>,
+}
+
+fn named(k: &ObjectKey) -> String {
+    format!("{}/{}/{}", k.kind, k.namespace, k.name)
+}
+
+/// The roots of the selected not-ready objects of one cluster, each with the selected objects
+/// it holds back (a cycle stands under its first object).
+fn roots_of<'a>(
+    c: &'a ClusterEntry,
+    filter: &Filter,
+) -> BTreeMap<&'a ObjectKey, Vec<&'a ObjectKey>> {
+    let mut roots: BTreeMap<&ObjectKey, Vec<&ObjectKey>> = BTreeMap::new();
+    for o in c.objects.values() {
+        if !filter.object(o) || !o.health.is_not_ready() {
+            continue;
+        }
+        let k = &o.key;
+        match c.graph.cause(k) {
+            Some(Cause::Blocked(up)) => {
+                for r in up {
+                    if let Some((root, _)) = c.objects.get_key_value(r) {
+                        roots.entry(root).or_default().push(k);
+                    }
+                }
+            }
+            Some(Cause::Cycle(cycle)) => {
+                if let Some((first, _)) = cycle.first().and_then(|f| c.objects.get_key_value(f)) {
+                    let held = roots.entry(first).or_default();
+                    if first != k {
+                        held.push(k);
+                    }
+                }
+            }
+            Some(Cause::Root) | None => {
+                roots.entry(k).or_default();
+            }
+        }
+    }
+    roots
+}
+
+/// What makes two roots on different clusters the same cause.
+fn group_key(c: &ClusterEntry, root: &FluxSummary) -> (u64, Option<Vec<ObjectKey>>) {
+    match c.graph.cause(&root.key) {
+        Some(Cause::Cycle(cycle)) => {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            cycle.hash(&mut h);
+            (h.finish(), Some(cycle.clone()))
+        }
+        _ => (root.fingerprint, None),
+    }
+}
+
+fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCause<'a>> {
+    let hour_ago = now - SignedDuration::from_hours(1);
+    let mut found: Vec<RootCause> = Vec::new();
+    let mut slots: HashMap<u64, usize> = HashMap::new();
+    let mut seen: Vec<BTreeSet<&str>> = Vec::new();
+    for c in sorted(index).filter(|c| filter.cluster(c)) {
+        for (root, held) in roots_of(c, filter) {
+            let Some(o) = c.objects.get(root) else {
+                continue;
+            };
+            let (key, cycle) = group_key(c, o);
+            let slot = *slots.entry(key).or_insert_with(|| {
+                found.push(RootCause {
+                    kind: o.key.kind.as_str(),
+                    namespace: &o.key.namespace,
+                    name: &o.key.name,
+                    status: o.health.key(),
+                    reason: o.reason.as_deref(),
+                    message: o.message.as_deref(),
+                    cycle: cycle.map(|c| c.iter().map(named).collect()),
+                    since: None,
+                    started_last_hour: 0,
+                    workspaces: 0,
+                    blocks: Blocks::default(),
+                    clusters: Vec::new(),
+                });
+                seen.push(BTreeSet::new());
+                found.len() - 1
+            });
+            let cause = &mut found[slot];
+            let since = o.last_transition;
+            cause.since = match (cause.since, since) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            cause.started_last_hour += usize::from(since.is_some_and(|t| t > hour_ago));
+            seen[slot].insert(&c.info.workspace);
+            let b = &mut cause.blocks;
+            b.fewest = if cause.clusters.is_empty() {
+                held.len()
+            } else {
+                b.fewest.min(held.len())
+            };
+            b.most = b.most.max(held.len());
+            b.total += held.len();
+            b.names.extend(held.iter().map(|k| k.name.to_string()));
+            cause.clusters.push(Copy {
+                workspace: &c.info.workspace,
+                cluster: &c.info.name,
+                since,
+                blocks: held.iter().map(|k| named(k)).collect(),
+            });
+        }
+    }
+    for (cause, workspaces) in found.iter_mut().zip(&seen) {
+        cause.workspaces = workspaces.len();
+    }
+    // The widest first: its clusters and what it holds back there.
+    found.sort_by_key(|c| std::cmp::Reverse(c.clusters.len() + c.blocks.total));
+    found
+}
+
+/// Writes the root causes of the selected not-ready objects as a table or JSON.
+pub(super) fn write(
+    index: &Index,
+    filter: &Filter,
+    output: Output,
+    now: Timestamp,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let causes = causes(index, filter, now);
+    match output {
+        Output::Json | Output::Ndjson => write_json(
+            out,
+            &RootsJson {
+                root_causes: causes,
+            },
+        ),
+        Output::Table => {
+            let mut table = Table::new(vec![
+                "KIND",
+                "NAMESPACE",
+                "NAME",
+                "STATUS",
+                "REASON",
+                "CLUSTERS",
+                "WORKSPACES",
+                "BLOCKS",
+                "SINCE",
+                "1H",
+                "MESSAGE",
+            ]);
+            for c in &causes {
+                let blocks = match (c.blocks.most, c.clusters.len()) {
+                    (0, _) => "-".to_string(),
+                    (n, 1) => format!("{n} ({})", join(&c.blocks.names)),
+                    (n, _) if n == c.blocks.fewest => {
+                        format!("{n} each ({})", join(&c.blocks.names))
+                    }
+                    (n, _) => format!("{}-{n} each ({})", c.blocks.fewest, join(&c.blocks.names)),
+                };
+                let message = match &c.cycle {
+                    Some(cycle) => format!("dependsOn cycle: {}", cycle.join(" -> ")),
+                    None => c.message.unwrap_or("").to_string(),
+                };
+                table.row(vec![
+                    c.kind.to_string(),
+                    safe(c.namespace).into_owned(),
+                    safe(c.name).into_owned(),
+                    c.status.to_string(),
+                    safe(c.reason.unwrap_or("-")).into_owned(),
+                    c.clusters.len().to_string(),
+                    c.workspaces.to_string(),
+                    safe(&blocks).into_owned(),
+                    age(c.since, now),
+                    c.started_last_hour.to_string(),
+                    safe(&message).into_owned(),
+                ]);
+            }
+            if table.is_empty() {
+                return writeln!(out, "nothing not ready in the selection");
+            }
+            table.write(out)
+        }
+    }
+}
+
+fn join(names: &BTreeSet<String>) -> String {
+    names
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(",")
+}
