@@ -147,6 +147,36 @@ impl Handle {
         sent
     }
 
+    /// Breaks (`ready` false: it fails the way its kind does) or fixes (`ready` true) one Flux
+    /// object now, as a bad commit or its fix would; what depends on it follows after the
+    /// dependency requeue interval. False when there is no such cluster.
+    pub fn set_ready(
+        &self,
+        cluster: &str,
+        kind: crate::fleet::FluxKind,
+        namespace: &str,
+        name: &str,
+        ready: bool,
+    ) -> bool {
+        let Some(i) = self.world.clusters.iter().position(|c| c.name == cluster) else {
+            return false;
+        };
+        self.world.in_flight.fetch_add(1, Ordering::Relaxed);
+        let sent = self
+            .state
+            .controller
+            .send(controller::Msg::SetReady {
+                cluster: i,
+                key: (kind, namespace.to_string(), name.to_string()),
+                ready,
+            })
+            .is_ok();
+        if !sent {
+            self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
     /// No reconcile, rollout step or promotion is under way: only churn changes the fleet.
     pub fn quiet(&self) -> bool {
         self.world.in_flight.load(Ordering::Relaxed) == 0

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+mod depends;
 mod reconcile;
 mod rollout;
 
@@ -39,6 +40,12 @@ pub enum Msg {
     /// The workspace at this position moves to the next rollout generation now (a new one if
     /// it already runs the newest).
     Promote(usize),
+    /// One object fails (its kind's way) or is fixed now; counted in flight by the sender.
+    SetReady {
+        cluster: usize,
+        key: (FluxKind, String, String),
+        ready: bool,
+    },
 }
 
 pub type Sender = mpsc::UnboundedSender<Msg>;
@@ -80,6 +87,11 @@ enum Job {
     ExpireTokens {
         cluster: usize,
     },
+    /// A dependant's retry while its dependencies are not ready, or after one turned.
+    Dependency {
+        cluster: usize,
+        key: Key,
+    },
 }
 
 impl Job {
@@ -87,7 +99,7 @@ impl Job {
     fn moves_objects(&self) -> bool {
         matches!(
             self,
-            Job::Start { .. } | Job::Finish { .. } | Job::Ring { .. }
+            Job::Start { .. } | Job::Finish { .. } | Job::Ring { .. } | Job::Dependency { .. }
         )
     }
 }
@@ -217,6 +229,9 @@ impl Controller {
         }
         drop(store);
         cluster.notify(rv);
+        if depends::ready(current.intent) != depends::ready(Some(intent)) {
+            self.readiness_changed(cluster.index, key);
+        }
     }
 
     fn run_job(&mut self, job: Job) {
@@ -263,6 +278,7 @@ impl Controller {
                     self.after(every, Job::Compact { cluster });
                 }
             }
+            Job::Dependency { cluster, key } => self.recheck(cluster, key),
             Job::ExpireTokens { cluster } => {
                 if let Some(c) = self.cluster(cluster)
                     && c.faults().expired_token.is_some()
@@ -323,6 +339,18 @@ pub async fn run(
                         ctl.latest += 1;
                     }
                     ctl.ring(workspace, at + 1);
+                    ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+                }
+                Some(Msg::SetReady { cluster, key, ready }) => {
+                    if let Some(c) = ctl.cluster(cluster) {
+                        let intent = if ready {
+                            Intent { health: Health::Ready, failure: None }
+                        } else {
+                            let failure = *ctl.rng.pick(flux::Failure::for_kind(key.0).0);
+                            Intent { health: Health::Failed, failure: Some(failure) }
+                        };
+                        ctl.write(&c, &key, intent, None, None, true);
+                    }
                     ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
                 }
                 Some(Msg::SetChurn(rate)) => {
