@@ -150,6 +150,15 @@ async fn screenshots_of_the_main_views() {
 
     let fleet = camera.shoot(&mut model, "fleet");
     assert!(fleet.contains(&ws), "{fleet}");
+    assert!(fleet.contains("Fleet map · 48 clusters"), "{fleet}");
+
+    // The cursor on the map: the status line names the cluster under it.
+    key(&mut model, KeyCode::Tab);
+    key(&mut model, KeyCode::Char('l'));
+    key(&mut model, KeyCode::Char('l'));
+    let shot = camera.shoot(&mut model, "fleet_map");
+    assert!(shot.contains(" objects"), "{shot}");
+    key(&mut model, KeyCode::Esc);
 
     command(&mut model, &format!("ws {ws}"));
     let shot = camera.shoot(&mut model, "workspace");
@@ -188,6 +197,10 @@ async fn screenshots_of_the_main_views() {
     let member = &model.index.cluster(*member).unwrap().info;
     let line = format!("└ {} / {}", member.workspace, member.name);
     assert!(shot.contains(&line), "{line} in {shot}");
+    // Every failure alike: the objects waiting on a dependency are groups of their own.
+    key(&mut model, KeyCode::Char('c'));
+    let shot = camera.shoot(&mut model, "triage_flat");
+    assert!(shot.contains("Not ready in the fleet"), "{shot}");
 
     command(&mut model, "fleet");
     command(&mut model, FluxKind::HelmRelease.short_names()[0]);

@@ -13,7 +13,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::model::{RowId, Scope, Screen, SortBy};
 use super::rows::{Rows, clusters_in};
-use crate::fleet::graph::Cause;
+use crate::fleet::graph::{self, Cause};
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase};
 
 /// What the members of a triage group share.
@@ -241,14 +241,39 @@ impl Groups {
     }
 }
 
-fn object_group(o: &FluxSummary) -> GroupOf {
-    GroupOf::Object {
-        kind: o.key.kind,
-        namespace: o.key.namespace.clone(),
-        name: o.key.name.clone(),
-        health: o.health,
-        reason: o.reason.clone(),
-        message: o.message.clone(),
+/// Notes that `root` holds `k` back.
+fn hold<'a>(
+    held: &mut Vec<(&'a ObjectKey, Vec<&'a ObjectKey>)>,
+    root: &'a ObjectKey,
+    k: &'a ObjectKey,
+) {
+    match held.iter_mut().find(|(r, _)| *r == root) {
+        Some((_, ks)) => ks.push(k),
+        None => held.push((root, vec![k])),
+    }
+}
+
+/// What a new group will be, made only when its first member opens it.
+enum Pending<'a> {
+    Object(&'a FluxSummary),
+    Cycle(&'a [ObjectKey]),
+}
+
+impl Pending<'_> {
+    fn group(self) -> GroupOf {
+        match self {
+            Pending::Object(o) => GroupOf::Object {
+                kind: o.key.kind,
+                namespace: o.key.namespace.clone(),
+                name: o.key.name.clone(),
+                health: o.health,
+                reason: o.reason.clone(),
+                message: o.message.clone(),
+            },
+            Pending::Cycle(objects) => GroupOf::Cycle {
+                objects: objects.to_vec(),
+            },
+        }
     }
 }
 
@@ -264,6 +289,11 @@ pub(super) fn triage(
     let hour_ago = now - SignedDuration::from_hours(1);
     let recent = |t: Option<Timestamp>| t.is_some_and(|t| t > hour_ago);
     let mut groups = Groups::default();
+    // Kept from cluster to cluster: most clusters have a few not-ready objects, and 2,000
+    // clusters' worth of small allocations would cost more than the grouping.
+    let mut causes: Vec<(&ObjectKey, &Cause)> = Vec::new();
+    let mut held: Vec<(&ObjectKey, Vec<&ObjectKey>)> = Vec::new();
+    let mut candidates: Vec<&FluxSummary> = Vec::new();
     for (cid, cluster) in clusters_in(index, scope) {
         let conn = &cluster.connection;
         let ws = cluster.workspace.0;
@@ -281,27 +311,65 @@ pub(super) fn triage(
         if cluster.health.not_ready() == 0 {
             continue;
         }
-        // What each root (and each cycle's first object) holds back here.
-        let mut held: HashMap<&ObjectKey, Vec<&ObjectKey>> = HashMap::new();
+        // Each not-ready object's cause, and what each root (and each cycle's first object)
+        // holds back here: a few per cluster, looked up by scanning (shared keys compare by
+        // pointer) rather than hashing every object's key.
+        causes.clear();
+        held.clear();
+        candidates.clear();
         if roots_first {
             for (k, cause) in cluster.graph.causes() {
+                causes.push((k, cause));
                 match cause {
-                    Cause::Blocked(roots) => {
-                        for r in roots {
-                            held.entry(r).or_default().push(k);
-                        }
-                    }
+                    Cause::Blocked(roots) => roots.iter().for_each(|r| hold(&mut held, r, k)),
                     Cause::Cycle(objects) if objects.first() != Some(k) => {
                         if let Some(first) = objects.first() {
-                            held.entry(first).or_default().push(k);
+                            hold(&mut held, first, k);
                         }
                     }
                     Cause::Cycle(_) | Cause::Root => {}
                 }
             }
         }
-        for o in cluster.objects.values() {
-            let holds = held.get(&o.key).map_or(&[][..], Vec::as_slice);
+        // A cluster with many not-ready objects is looked up by hashing after all.
+        let many = causes.len() > 64;
+        let held_by: Option<HashMap<&ObjectKey, usize>> =
+            (held.len() > 64).then(|| held.iter().enumerate().map(|(i, (r, _))| (*r, i)).collect());
+        // What is not ready: in root-cause mode the objects with a cause (a few per cluster,
+        // found without walking the others), plus any that need attention with Ready True.
+        if roots_first {
+            candidates.extend(causes.iter().filter_map(|(k, _)| cluster.objects.get(*k)));
+            let covered = candidates
+                .iter()
+                .filter(|o| o.health.needs_attention())
+                .count() as u32;
+            let attention = cluster.health.not_ready() - cluster.health.get(Health::Suspended);
+            if attention > covered {
+                candidates.extend(
+                    cluster
+                        .objects
+                        .values()
+                        .filter(|o| o.health.needs_attention() && !graph::blocks(o)),
+                );
+            }
+            candidates.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+        } else {
+            candidates.extend(
+                cluster
+                    .objects
+                    .values()
+                    .filter(|o| o.health.needs_attention()),
+            );
+        }
+        for &o in &candidates {
+            let k = &o.key;
+            let holds = match &held_by {
+                Some(map) => map.get(k).map_or(&[][..], |i| held[*i].1.as_slice()),
+                None => held
+                    .iter()
+                    .find(|(r, _)| *r == k)
+                    .map_or(&[][..], |(_, ks)| ks.as_slice()),
+            };
             // A suspended root that holds others back is a cause worth seeing.
             let wanted = o.health.needs_attention() || !holds.is_empty();
             if !wanted
@@ -310,26 +378,24 @@ pub(super) fn triage(
             {
                 continue;
             }
-            let k = &o.key;
-            let (key, what): (u64, Box<dyn FnOnce() -> GroupOf>) = if roots_first {
-                match cluster.graph.cause(k) {
-                    Some(Cause::Blocked(_)) => continue,
-                    Some(Cause::Cycle(objects)) => {
-                        if objects.first() != Some(k) {
-                            continue;
-                        }
-                        let objects = objects.clone();
-                        let key = hash_of(&("cycle", &objects));
-                        (key, Box::new(move || GroupOf::Cycle { objects }))
-                    }
-                    Some(Cause::Root) | None => (o.fingerprint, Box::new(|| object_group(o))),
-                }
+            let cause = if many {
+                cluster.graph.cause(k)
             } else {
-                (o.fingerprint, Box::new(|| object_group(o)))
+                causes.iter().find(|(c, _)| *c == k).map(|(_, c)| *c)
+            };
+            let (key, what) = match cause.filter(|_| roots_first) {
+                Some(Cause::Blocked(_)) => continue,
+                Some(Cause::Cycle(objects)) => {
+                    if objects.first() != Some(k) {
+                        continue;
+                    }
+                    (hash_of(&("cycle", objects)), Pending::Cycle(objects))
+                }
+                Some(Cause::Root) | None => (o.fingerprint, Pending::Object(o)),
             };
             let since = o.last_transition;
             let member = RowId::Object(cid, k.clone());
-            let group = groups.join(key, what, member, ws, since, recent(since));
+            let group = groups.join(key, || what.group(), member, ws, since, recent(since));
             if roots_first {
                 let first = group.members.len() == 1;
                 group.holds.add(holds.len(), holds, first);
