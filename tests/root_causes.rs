@@ -35,9 +35,9 @@ async fn fixing_a_root_lets_what_it_held_back_recover_and_breaking_it_holds_them
             .entries()
             .find_map(|(_, c)| {
                 let (root, _) = c.graph.causes().iter().find(|(k, cause)| {
-                    **cause == Cause::Root && !c.graph.blocked_by(k).is_empty()
+                    **cause == Cause::Root && !c.graph.held_back(k).is_empty()
                 })?;
-                let held = c.graph.blocked_by(root).into_iter().cloned().collect();
+                let held = c.graph.held_back(root).into_iter().cloned().collect();
                 Some((c.info.name.clone(), root.clone(), held))
             })
             .expect("the simulated fleet has a root holding others back");

@@ -150,25 +150,28 @@ impl Map {
             .min_by_key(|(_, c)| c.x.abs_diff(at.x))
             .map(|(i, _)| i)
     }
-
-    /// How many lines it takes.
-    pub fn lines(&self) -> u16 {
-        self.cells.iter().map(|c| c.y + 1).max().unwrap_or(0)
-    }
 }
 
 /// The lines a map of `rows` needs at `width` with a cell for every cluster (reads no cluster).
 pub fn lines_needed(index: &Index, rows: &[RowId], width: u16) -> u16 {
-    let mut flow = Flow::new(width.max(4));
-    for r in rows {
-        if let RowId::Workspace(w) = r
-            && let Some(ws) = index.workspace(*w)
-        {
-            let name = label(&ws.name, width);
-            flow.workspace(&name, ws.clusters.len(), |_, _| {});
-        }
+    let sizes: Vec<(String, usize)> = rows
+        .iter()
+        .filter_map(|r| match r {
+            RowId::Workspace(w) => index.workspace(*w),
+            _ => None,
+        })
+        .map(|ws| (label(&ws.name, width), ws.clusters.len()))
+        .collect();
+    u16::try_from(flow_lines(&sizes, width.max(4), 1)).unwrap_or(u16::MAX)
+}
+
+/// The lines workspaces of these names and sizes take at `width`, `per_cell` clusters a cell.
+fn flow_lines(sizes: &[(String, usize)], width: u16, per_cell: usize) -> usize {
+    let mut flow = Flow::new(width);
+    for (name, clusters) in sizes {
+        flow.workspace(name, clusters.div_ceil(per_cell), |_, _| {});
     }
-    u16::try_from(flow.lines()).unwrap_or(u16::MAX)
+    flow.lines()
 }
 
 /// A workspace's name as the map writes it.
@@ -208,18 +211,15 @@ pub fn layout(index: &Index, rows: &[RowId], width: u16, height: u16) -> Map {
     if width < 4 || height == 0 || total == 0 {
         return map;
     }
-    let names: Vec<String> = groups
+    let sizes: Vec<(String, usize)> = groups
         .iter()
-        .map(|(w, _)| label(index.workspace(*w).map_or("", |ws| &ws.name), width))
+        .map(|(w, clusters)| {
+            let name = index.workspace(*w).map_or("", |ws| &ws.name);
+            (label(name, width), clusters.len())
+        })
         .collect();
     // The fewest clusters per cell that fit; a flow is cheap to try (no cluster is read).
-    let lines = |per_cell: usize| -> usize {
-        let mut flow = Flow::new(width);
-        for ((_, clusters), name) in groups.iter().zip(&names) {
-            flow.workspace(name, clusters.len().div_ceil(per_cell), |_, _| {});
-        }
-        flow.lines()
-    };
+    let lines = |per_cell: usize| flow_lines(&sizes, width, per_cell);
     let mut per_cell = 1;
     while lines(per_cell) > usize::from(height) && per_cell < total {
         per_cell = (per_cell * 2).min(total);
@@ -236,10 +236,10 @@ pub fn layout(index: &Index, rows: &[RowId], width: u16, height: u16) -> Map {
     }
     map.per_cell = per_cell;
     let mut flow = Flow::new(width);
-    for ((_, clusters), name) in groups.iter().zip(&names) {
+    for ((_, clusters), (name, _)) in groups.iter().zip(&sizes) {
         let start = map.clusters.len();
         map.clusters.extend_from_slice(clusters);
-        let (label, cells) = (&mut map.labels, &mut map.cells);
+        let (labels, cells) = (&mut map.labels, &mut map.cells);
         let first = flow.workspace(name, clusters.len().div_ceil(per_cell), |i, (x, y)| {
             let from = i * per_cell;
             let len = per_cell.min(clusters.len() - from);
@@ -250,7 +250,7 @@ pub fn layout(index: &Index, rows: &[RowId], width: u16, height: u16) -> Map {
                 len: len as u32,
             });
         });
-        label.push(Label {
+        labels.push(Label {
             x: first.0,
             y: first.1,
             text: name.clone(),

@@ -5,6 +5,7 @@ mod acting;
 pub mod action;
 pub mod command;
 pub mod keymap;
+pub mod links;
 pub mod map;
 pub mod model;
 pub mod rows;

@@ -10,9 +10,10 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 
 use jiff::Timestamp;
 
+use super::links::links;
 use super::model::{RowId, Scope, Screen, SortBy, View};
 use super::spreads::SpreadCache;
-use super::triage::{Group, links, triage};
+use super::triage::{Group, triage};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey, Phase};

@@ -5,7 +5,7 @@
 //! failure. Broken connections come first either way: nothing is known behind them.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
@@ -13,8 +13,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::model::{RowId, Scope, Screen, SortBy};
 use super::rows::{Rows, clusters_in};
-use crate::fleet::graph::{self, Cause};
-use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, ObjectKey, Phase};
+use crate::fleet::graph::{self, Cause, Holds};
+use crate::fleet::{FluxKind, FluxSummary, Health, Index, ObjectKey, Phase};
 
 /// What the members of a triage group share.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,41 +69,6 @@ impl GroupOf {
     }
 }
 
-/// What the members of a root-cause group hold back on their clusters.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Holds {
-    /// Objects held back, on all members' clusters together.
-    pub total: usize,
-    /// The fewest and the most one member holds back.
-    pub fewest: usize,
-    pub most: usize,
-    /// The names of what is held back, each once.
-    pub names: BTreeSet<Arc<str>>,
-}
-
-impl Holds {
-    /// "blocks 4 on each", "blocks 2–4 on each", "blocks 3"; empty when it holds nothing back.
-    pub fn text(&self, members: usize) -> String {
-        match (self.most, members) {
-            (0, _) => String::new(),
-            (n, 1) => format!("blocks {n}"),
-            (n, _) if n == self.fewest => format!("blocks {n} on each"),
-            (n, _) => format!("blocks {}–{n} on each", self.fewest),
-        }
-    }
-
-    fn add(&mut self, held: usize, names: &[&ObjectKey], first: bool) {
-        self.total += held;
-        self.fewest = if first { held } else { self.fewest.min(held) };
-        self.most = self.most.max(held);
-        for k in names {
-            if !self.names.contains(&k.name) {
-                self.names.insert(k.name.clone());
-            }
-        }
-    }
-}
-
 /// The text a triage group is filtered by and shown with.
 pub fn group_text(group: &Group) -> String {
     headline(group, None)
@@ -139,25 +104,6 @@ pub fn headline(group: &Group, blocks: Option<&str>) -> String {
         GroupOf::Connection { phase, error } => {
             format!("cluster {phase}: {}", error.as_deref().unwrap_or(""))
         }
-    }
-}
-
-/// What a root (or a cycle's first object) holds back on its cluster: the objects whose cause
-/// it is, in order.
-pub fn held_back<'a>(cluster: &'a ClusterEntry, root: &ObjectKey) -> Vec<&'a ObjectKey> {
-    match cluster.graph.cause(root) {
-        Some(Cause::Cycle(objects)) => {
-            let mut out: Vec<&ObjectKey> = cluster
-                .graph
-                .causes()
-                .iter()
-                .filter(|(k, c)| *k != root && matches!(c, Cause::Cycle(o) if o == objects))
-                .map(|(k, _)| k)
-                .collect();
-            out.sort();
-            out
-        }
-        _ => cluster.graph.blocked_by(root),
     }
 }
 
@@ -320,14 +266,8 @@ pub(super) fn triage(
         if roots_first {
             for (k, cause) in cluster.graph.causes() {
                 causes.push((k, cause));
-                match cause {
-                    Cause::Blocked(roots) => roots.iter().for_each(|r| hold(&mut held, r, k)),
-                    Cause::Cycle(objects) if objects.first() != Some(k) => {
-                        if let Some(first) = objects.first() {
-                            hold(&mut held, first, k);
-                        }
-                    }
-                    Cause::Cycle(_) | Cause::Root => {}
+                for root in cause.held_by(k) {
+                    hold(&mut held, root, k);
                 }
             }
         }
@@ -397,8 +337,7 @@ pub(super) fn triage(
             let member = RowId::Object(cid, k.clone());
             let group = groups.join(key, || what.group(), member, ws, since, recent(since));
             if roots_first {
-                let first = group.members.len() == 1;
-                group.holds.add(holds.len(), holds, first);
+                group.holds.add(holds);
             }
         }
     }
@@ -429,99 +368,4 @@ pub(super) fn triage(
             rows.ids.extend(g.members.iter().cloned());
         }
     }
-}
-
-/// How a linked object relates to the one in the detail view, in the order they are listed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// A HelmRelease's chart: its HelmChart, or what its `chartRef` names.
-    Chart,
-    /// Where it (or its chart) gets its artifact.
-    Source,
-    DependsOn,
-    /// A root cause up its chains, or the cycle it is on or behind.
-    BlockedBy,
-    /// What it holds back.
-    Blocks,
-}
-
-impl Role {
-    pub fn label(self) -> &'static str {
-        match self {
-            Role::Chart => "chart",
-            Role::Source => "source",
-            Role::DependsOn => "dependsOn",
-            Role::BlockedBy => "blocked by",
-            Role::Blocks => "blocks",
-        }
-    }
-}
-
-/// An object the detail view links to, on the same cluster.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Link {
-    pub role: Role,
-    pub key: ObjectKey,
-}
-
-/// The most objects a detail view lists as held back; the rest are counted.
-pub const HELD_SHOWN: usize = 8;
-
-/// What the detail view of `key` links to, in order: its chart and source (a HelmRelease's
-/// HelmChart's source too), its dependencies, the root causes holding it back (or its cycle),
-/// and the first [`HELD_SHOWN`] objects it holds back. Also how many it holds back in all.
-pub fn links(cluster: &ClusterEntry, key: &ObjectKey) -> (Vec<Link>, usize) {
-    let graph = &cluster.graph;
-    let mut out = Vec::new();
-    let Some(o) = cluster.objects.get(key) else {
-        return (out, 0);
-    };
-    let source = o
-        .source
-        .as_ref()
-        .and_then(|r| crate::fleet::graph::source_key(key, r));
-    if let Some(s) = &source {
-        if key.kind == FluxKind::HelmRelease {
-            out.push(Link {
-                role: Role::Chart,
-                key: s.clone(),
-            });
-            // The chart's own source, when Flux made the chart from a repository.
-            for up in graph.upstream(s) {
-                out.push(Link {
-                    role: Role::Source,
-                    key: up.clone(),
-                });
-            }
-        } else {
-            out.push(Link {
-                role: Role::Source,
-                key: s.clone(),
-            });
-        }
-    }
-    for up in graph.upstream(key) {
-        if Some(up) != source.as_ref() {
-            out.push(Link {
-                role: Role::DependsOn,
-                key: up.clone(),
-            });
-        }
-    }
-    let behind = match graph.cause(key) {
-        Some(Cause::Blocked(roots)) => roots.clone(),
-        Some(Cause::Cycle(objects)) => objects.iter().filter(|k| *k != key).cloned().collect(),
-        _ => Vec::new(),
-    };
-    out.extend(behind.into_iter().map(|key| Link {
-        role: Role::BlockedBy,
-        key,
-    }));
-    let held = held_back(cluster, key);
-    let count = held.len();
-    out.extend(held.into_iter().take(HELD_SHOWN).map(|k| Link {
-        role: Role::Blocks,
-        key: k.clone(),
-    }));
-    (out, count)
 }

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -13,7 +14,7 @@ use super::Filter;
 use super::get::Output;
 use super::output::{sorted, write_json};
 use super::table::{Table, safe};
-use crate::fleet::graph::Cause;
+use crate::fleet::graph::{Cause, Holds};
 use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};
 use crate::units::age;
 
@@ -36,17 +37,9 @@ struct RootCause<'a> {
     /// Copies that turned not ready within the last hour.
     started_last_hour: usize,
     workspaces: usize,
-    /// What it holds back on each cluster: the fewest and the most, and their names.
-    blocks: Blocks,
+    /// What it holds back: the fewest and the most on one cluster, the total, and their names.
+    blocks: Holds,
     clusters: Vec<Copy<'a>>,
-}
-
-#[derive(Serialize, Default)]
-struct Blocks {
-    fewest: usize,
-    most: usize,
-    total: usize,
-    names: BTreeSet<String>,
 }
 
 /// The root cause on one cluster.
@@ -82,25 +75,13 @@ fn roots_of<'a>(
             continue;
         }
         let k = &o.key;
-        match c.graph.cause(k) {
-            Some(Cause::Blocked(up)) => {
-                for r in up {
-                    if let Some((root, _)) = c.objects.get_key_value(r) {
-                        roots.entry(root).or_default().push(k);
-                    }
-                }
-            }
-            Some(Cause::Cycle(cycle)) => {
-                if let Some((first, _)) = cycle.first().and_then(|f| c.objects.get_key_value(f)) {
-                    let held = roots.entry(first).or_default();
-                    if first != k {
-                        held.push(k);
-                    }
-                }
-            }
-            Some(Cause::Root) | None => {
-                roots.entry(k).or_default();
-            }
+        let held_by = c.graph.cause(k).map_or(&[][..], |cause| cause.held_by(k));
+        if held_by.is_empty() {
+            // A root, or the first object of a cycle: a cause of its own.
+            roots.entry(k).or_default();
+        }
+        for root in held_by {
+            roots.entry(root).or_default().push(k);
         }
     }
     roots
@@ -142,7 +123,7 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
                     since: None,
                     started_last_hour: 0,
                     workspaces: 0,
-                    blocks: Blocks::default(),
+                    blocks: Holds::default(),
                     clusters: Vec::new(),
                 });
                 seen.push(BTreeSet::new());
@@ -156,15 +137,7 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
             };
             cause.started_last_hour += usize::from(since.is_some_and(|t| t > hour_ago));
             seen[slot].insert(&c.info.workspace);
-            let b = &mut cause.blocks;
-            b.fewest = if cause.clusters.is_empty() {
-                held.len()
-            } else {
-                b.fewest.min(held.len())
-            };
-            b.most = b.most.max(held.len());
-            b.total += held.len();
-            b.names.extend(held.iter().map(|k| k.name.to_string()));
+            cause.blocks.add(&held);
             cause.clusters.push(Copy {
                 workspace: &c.info.workspace,
                 cluster: &c.info.name,
@@ -212,13 +185,9 @@ pub(super) fn write(
                 "MESSAGE",
             ]);
             for c in &causes {
-                let blocks = match (c.blocks.most, c.clusters.len()) {
-                    (0, _) => "-".to_string(),
-                    (n, 1) => format!("{n} ({})", join(&c.blocks.names)),
-                    (n, _) if n == c.blocks.fewest => {
-                        format!("{n} each ({})", join(&c.blocks.names))
-                    }
-                    (n, _) => format!("{}-{n} each ({})", c.blocks.fewest, join(&c.blocks.names)),
+                let blocks = match c.blocks.text() {
+                    text if text.is_empty() => "-".to_string(),
+                    text => format!("{text} ({})", join(&c.blocks.names)),
                 };
                 let message = match &c.cycle {
                     Some(cycle) => format!("dependsOn cycle: {}", cycle.join(" -> ")),
@@ -246,10 +215,6 @@ pub(super) fn write(
     }
 }
 
-fn join(names: &BTreeSet<String>) -> String {
-    names
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join(",")
+fn join(names: &BTreeSet<Arc<str>>) -> String {
+    names.iter().map(|n| &**n).collect::<Vec<_>>().join(",")
 }

@@ -6,8 +6,10 @@
 //! its objects change, recomputing only what a change can reach (the object and what stands
 //! behind it). Both solve the same way, so they agree whatever the order of changes.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
+
+use serde::Serialize;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
 
@@ -84,6 +86,64 @@ pub enum Cause {
     /// On a cycle of dependencies, or held back only by one: the objects of the cycle (sorted),
     /// which is reported and never followed. Behind several cycles, the first of them in order.
     Cycle(Vec<ObjectKey>),
+}
+
+impl Cause {
+    /// What holds `key` back, where triage and `get --root-causes` count it: its roots; for a
+    /// cycle, the cycle's first object, which stands for the cycle (nothing for that object
+    /// itself, nor for a root).
+    pub fn held_by<'a>(&'a self, key: &ObjectKey) -> &'a [ObjectKey] {
+        match self {
+            Cause::Blocked(roots) => roots,
+            Cause::Cycle(objects) if objects.first() != Some(key) => &objects[..1],
+            Cause::Cycle(_) | Cause::Root => &[],
+        }
+    }
+}
+
+/// What a root cause holds back on the clusters it is on (its copies): the blast radius that
+/// triage and `get --root-causes` show.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Holds {
+    /// The fewest and the most one copy holds back.
+    pub fewest: usize,
+    pub most: usize,
+    /// On all its clusters together.
+    pub total: usize,
+    /// The names of what it holds back, each once.
+    pub names: BTreeSet<Arc<str>>,
+    #[serde(skip)]
+    copies: usize,
+}
+
+impl Holds {
+    /// One more copy, holding `held` back on its cluster.
+    pub fn add(&mut self, held: &[&ObjectKey]) {
+        let n = held.len();
+        self.fewest = if self.copies == 0 {
+            n
+        } else {
+            self.fewest.min(n)
+        };
+        self.copies += 1;
+        self.most = self.most.max(n);
+        self.total += n;
+        for k in held {
+            if !self.names.contains(&k.name) {
+                self.names.insert(k.name.clone());
+            }
+        }
+    }
+
+    /// "3" (one copy), "4 each", "2–4 each"; empty when it holds nothing back.
+    pub fn text(&self) -> String {
+        match (self.most, self.copies) {
+            (0, _) => String::new(),
+            (n, 1) => n.to_string(),
+            (n, _) if n == self.fewest => format!("{n} each"),
+            (n, _) => format!("{}–{n} each", self.fewest),
+        }
+    }
 }
 
 /// The cause of every not-ready object of one cluster, computed from scratch.
@@ -240,12 +300,13 @@ impl Graph {
         self.down.get(key).map_or(&[], |d| d)
     }
 
-    /// The objects `root` holds back: those it is a root cause of, in order.
-    pub fn blocked_by(&self, root: &ObjectKey) -> Vec<&ObjectKey> {
+    /// What `root` holds back, in order: the objects it is a root cause of, or for a cycle's
+    /// first object the rest of the cycle and what stands behind it alone.
+    pub fn held_back(&self, root: &ObjectKey) -> Vec<&ObjectKey> {
         let mut out: Vec<&ObjectKey> = self
             .causes
             .iter()
-            .filter(|(_, c)| matches!(c, Cause::Blocked(roots) if roots.contains(root)))
+            .filter(|(k, c)| c.held_by(k).contains(root))
             .map(|(k, _)| k)
             .collect();
         out.sort();

@@ -4,7 +4,7 @@
 //! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
 
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use super::graph::{self, Graph};
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
+use names::Names;
 
 /// A cluster's place in the index. Stable for the life of the index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -168,78 +169,6 @@ pub struct Index {
     phases: PhaseCounts,
     unanswered: u32,
     names: Names,
-}
-
-/// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
-/// run the same objects on every cluster, so 60,000 objects carry a few hundred distinct names,
-/// and the clusters on one revision say so in the same words. Sharing them saves memory and makes
-/// keys cheap to copy for the TUI's rows.
-#[derive(Debug, Default)]
-struct Names {
-    set: HashSet<Arc<str>>,
-    /// Size after the last sweep of names no object uses any more.
-    swept: usize,
-}
-
-impl Names {
-    /// Shares the names and revisions of a summary entering the index and sets its fingerprint.
-    fn admit(&mut self, summary: &mut FluxSummary) {
-        let key = &mut summary.key;
-        key.namespace = self.one(&key.namespace);
-        key.name = self.one(&key.name);
-        for text in [
-            &mut summary.revision,
-            &mut summary.reason,
-            &mut summary.message,
-        ]
-        .into_iter()
-        .flatten()
-        {
-            *text = self.one(text);
-        }
-        // Revisions repeat across a fleet as names do: the objects on one revision share it.
-        if let Some(r) = summary.rollout.as_deref_mut() {
-            for text in [
-                &mut r.applied,
-                &mut r.attempted,
-                &mut r.origin,
-                &mut r.previous,
-                &mut r.chart,
-                &mut r.config_digest,
-            ]
-            .into_iter()
-            .flatten()
-            {
-                *text = self.one(text);
-            }
-        }
-        summary.fingerprint = summary.compute_fingerprint();
-    }
-
-    /// The shared copy of `text`.
-    fn text(&mut self, text: &str) -> Arc<str> {
-        match self.set.get(text) {
-            Some(shared) => shared.clone(),
-            None => self.one(&Arc::from(text)),
-        }
-    }
-
-    /// What `o` needs, named with the shared names.
-    fn upstream(&mut self, o: &FluxSummary) -> Vec<ObjectKey> {
-        graph::upstream_with(o, &mut |t| self.text(t))
-    }
-
-    fn one(&mut self, name: &Arc<str>) -> Arc<str> {
-        if let Some(shared) = self.set.get(name) {
-            return shared.clone();
-        }
-        if self.set.len() >= 2 * self.swept.max(1024) {
-            self.set.retain(|n| Arc::strong_count(n) > 1);
-            self.swept = self.set.len();
-        }
-        self.set.insert(name.clone());
-        name.clone()
-    }
 }
 
 impl Index {
@@ -524,5 +453,6 @@ impl Counts<'_> {
     }
 }
 
+mod names;
 #[cfg(test)]
 mod tests;

@@ -6,8 +6,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
+use crate::app::links::{HELD_SHOWN, Role, links};
 use crate::app::model::{Fetched, Model};
-use crate::app::triage::{HELD_SHOWN, Role, links};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
 use crate::units::age;

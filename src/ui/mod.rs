@@ -28,8 +28,11 @@ pub fn fit(model: &mut Model, theme: &Theme, area: Rect) {
     model.refresh_rows();
     model.scroll(body_rows(area));
     model.clamp_fetched(fetched_max_scroll(model, theme, area));
-    let [_, body, _, _] = area.layout(&screen());
-    model.map_room = fleet::map_room(model, body);
+    // Only the fleet view has a map; the others' rows are not workspaces to lay out.
+    model.map_room = match model.screen().view {
+        View::Fleet => fleet::map_room(model, area.layout::<4>(&screen())[1]),
+        _ => (0, 0),
+    };
 }
 
 /// Rows of the body a list can use at this terminal size (for paging and scrolling).

@@ -107,27 +107,23 @@ pub fn draw_matrix(
     let index = &model.index;
     let filter = &model.screen().filter;
     let now = model.now;
-    let title = match model.rows.matrix.as_ref().map(|m| &m.spread) {
-        Some(s) => format!(
-            "{} {}/{} in {}: newest {} ({}), {} of {} clusters on it, {} stuck",
-            key.kind,
-            key.namespace,
-            key.name,
-            super::scope_name(index, scope),
+    let mut title = format!(
+        "{} {}/{} in {}",
+        key.kind,
+        key.namespace,
+        key.name,
+        super::scope_name(index, scope)
+    );
+    if let Some(s) = model.rows.matrix.as_ref().map(|m| &m.spread) {
+        title.push_str(&format!(
+            ": newest {} ({}), {} of {} clusters on it, {} stuck",
             rollouts::shown(s.newest.as_ref()),
             age(s.newest_since, now),
             s.on_newest(),
             s.clusters.total(),
             s.stuck
-        ),
-        None => format!(
-            "{} {}/{} in {}",
-            key.kind,
-            key.namespace,
-            key.name,
-            super::scope_name(index, scope)
-        ),
-    };
+        ));
+    }
     list(
         frame,
         area,

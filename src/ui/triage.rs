@@ -10,7 +10,7 @@ use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
-use crate::app::triage::{GroupOf, headline, held_back};
+use crate::app::triage::{GroupOf, headline};
 use crate::config::theme::{Slot, Theme};
 use crate::units::age;
 
@@ -68,12 +68,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                     (_, Some(h)) => health_cell(h, theme),
                     (_, None) => Cell::from(""),
                 };
-                let blocks = match (group.holds.most, group.members.len()) {
-                    (0, _) => String::new(),
-                    (n, 1) => n.to_string(),
-                    (n, _) if n == group.holds.fewest => format!("{n} each"),
-                    (n, _) => format!("{}–{n} each", group.holds.fewest),
-                };
+                let blocks = group.holds.text();
                 let held = (!group.holds.names.is_empty())
                     .then(|| names(group.holds.names.iter().map(|n| &**n)));
                 vec![
@@ -102,7 +97,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                 let since = cluster.objects.get(key).and_then(|o| o.last_transition);
                 let mut text = format!("since {}", age(since, model.now));
                 if !screen.flat {
-                    let held = held_back(cluster, key);
+                    let held = cluster.graph.held_back(key);
                     if !held.is_empty() {
                         text.push_str("  blocks ");
                         text.push_str(&names(held.iter().map(|k| &*k.name)));

@@ -51,6 +51,11 @@ type Member<'a> = (
     Vec<(FluxKind, Value)>,
 );
 
+/// A cluster without labels running only the Kustomization `o`.
+fn apps_on<'a>(name: &'a str, workspace: &'a str, o: Value) -> Member<'a> {
+    (name, workspace, &[], vec![(K, o)])
+}
+
 fn fleet(clusters: &[Member]) -> Index {
     let mut index = Index::new();
     for (name, ws, labels, objects) in clusters {
@@ -80,24 +85,9 @@ const K: FluxKind = FluxKind::Kustomization;
 #[test]
 fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
     let index = fleet(&[
-        (
-            "dev-1",
-            "dev",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
-        ),
-        (
-            "dev-2",
-            "dev",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(40), None))],
-        ),
-        (
-            "prod-1",
-            "prod",
-            &[],
-            vec![(K, ks("main@sha1:aaaa", Some(900), None))],
-        ),
+        apps_on("dev-1", "dev", ks("main@sha1:bbbb", Some(50), None)),
+        apps_on("dev-2", "dev", ks("main@sha1:bbbb", Some(40), None)),
+        apps_on("prod-1", "prod", ks("main@sha1:aaaa", Some(900), None)),
         (
             "prod-2",
             "prod",
@@ -132,12 +122,7 @@ fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
 fn stuck_is_computed_against_the_clock_and_explained() {
     let failing = |minutes| {
         fleet(&[
-            (
-                "a",
-                "dev",
-                &[],
-                vec![(K, ks("main@sha1:bbbb", Some(50), None))],
-            ),
+            apps_on("a", "dev", ks("main@sha1:bbbb", Some(50), None)),
             (
                 "b",
                 "dev",
@@ -171,12 +156,7 @@ fn stuck_is_computed_against_the_clock_and_explained() {
 
     // Its source has had a newer artifact for an hour, and it did not apply it (no failure).
     let index = fleet(&[
-        (
-            "a",
-            "dev",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
-        ),
+        apps_on("a", "dev", ks("main@sha1:bbbb", Some(50), None)),
         (
             "b",
             "dev",
@@ -196,30 +176,10 @@ fn stuck_is_computed_against_the_clock_and_explained() {
 
     // Three revisions newer run elsewhere: more than max_behind (2).
     let index = fleet(&[
-        (
-            "a",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:dddd", Some(10), None))],
-        ),
-        (
-            "b",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:cccc", Some(20), None))],
-        ),
-        (
-            "c",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(30), None))],
-        ),
-        (
-            "d",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:aaaa", Some(40), None))],
-        ),
+        apps_on("a", "w", ks("main@sha1:dddd", Some(10), None)),
+        apps_on("b", "w", ks("main@sha1:cccc", Some(20), None)),
+        apps_on("c", "w", ks("main@sha1:bbbb", Some(30), None)),
+        apps_on("d", "w", ks("main@sha1:aaaa", Some(40), None)),
     ]);
     let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
     assert_eq!(m.spread.stuck, 1);
@@ -347,18 +307,8 @@ fn rings_follow_the_configured_order_then_the_rest() {
 #[test]
 fn a_ring_took_from_its_first_cluster_to_its_last() {
     let index = fleet(&[
-        (
-            "a",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
-        ),
-        (
-            "b",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(20), None))],
-        ),
+        apps_on("a", "w", ks("main@sha1:bbbb", Some(50), None)),
+        apps_on("b", "w", ks("main@sha1:bbbb", Some(20), None)),
     ]);
     let m = matrix(
         index.entries(),
@@ -371,18 +321,8 @@ fn a_ring_took_from_its_first_cluster_to_its_last() {
     assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(30)));
     // Not done yet: the time so far.
     let index = fleet(&[
-        (
-            "a",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:bbbb", Some(50), None))],
-        ),
-        (
-            "b",
-            "w",
-            &[],
-            vec![(K, ks("main@sha1:aaaa", Some(500), None))],
-        ),
+        apps_on("a", "w", ks("main@sha1:bbbb", Some(50), None)),
+        apps_on("b", "w", ks("main@sha1:aaaa", Some(500), None)),
     ]);
     let m = matrix(
         index.entries(),
