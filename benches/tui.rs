@@ -2,8 +2,9 @@
 //! frame of each list view after an object changed (the change applied, rows rebuilt, visible rows
 //! drawn into a 200×50 buffer; the rollout view and its matrix computed from the index as well),
 //! and one pass of the fuzzy filter. `fleet` draws the fleet map of the 2,000 clusters under the
-//! workspaces; `triage` groups root causes (`triage_flat` every failure alike). Issue 4's budget: a frame of the
-//! busiest view ≤ 5 ms, a filter pass ≤ 30 ms.
+//! workspaces; `triage` groups root causes (`triage_flat` every failure alike), working out again
+//! the part of the cluster that changed (`triage_first`: every cluster's, as when it opens).
+//! Issue 4's budget: a frame of the busiest view ≤ 5 ms, a filter pass ≤ 30 ms.
 //!
 //! `cargo bench --bench tui`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -15,6 +16,7 @@ use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::{Model, Scope, Screen, View};
 use fluxfleet::app::rows;
 use fluxfleet::app::spreads::SpreadCache;
+use fluxfleet::app::triage::TriageCache;
 use fluxfleet::app::update::{Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
@@ -214,20 +216,35 @@ fn frames(c: &mut Criterion) {
             b.iter(|| frame(&mut m, &mut terminal, &theme, &changes, &mut n))
         });
     }
-    // The rollout view when it opens: every spread computed from the 60,000 objects.
-    group.bench_function("rollout_first", |b| {
-        let mut m = model(View::Rollout {
-            scope: Scope::Fleet,
-            kind: None,
+    // The rollout view and triage when they open: every spread computed from the 60,000
+    // objects, every cluster's part of triage worked out.
+    for (name, view) in [
+        (
+            "rollout_first",
+            View::Rollout {
+                scope: Scope::Fleet,
+                kind: None,
+            },
+        ),
+        (
+            "triage_first",
+            View::Triage {
+                scope: Scope::Fleet,
+            },
+        ),
+    ] {
+        group.bench_function(name, |b| {
+            let mut m = model(view.clone());
+            let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
+            let changes = [change(0, 5)];
+            let mut n = 0;
+            b.iter(|| {
+                m.spreads = SpreadCache::default();
+                m.triage = TriageCache::default();
+                frame(&mut m, &mut terminal, &theme, &changes, &mut n)
+            })
         });
-        let mut terminal = Terminal::new(TestBackend::new(SIZE.0, SIZE.1)).unwrap();
-        let changes = [change(0, 5)];
-        let mut n = 0;
-        b.iter(|| {
-            m.spreads = SpreadCache::default();
-            frame(&mut m, &mut terminal, &theme, &changes, &mut n)
-        })
-    });
+    }
     group.finish();
 }
 
@@ -257,11 +274,13 @@ fn filter(c: &mut Criterion) {
             let rollout = Config::defaults().rollout;
             let now = "2026-11-21T10:00:00Z".parse().unwrap();
             let mut spreads = SpreadCache::default();
+            let mut parts = TriageCache::default();
             b.iter(|| {
                 let with = rows::With {
                     rollout: &rollout,
                     now,
                     spreads: &mut spreads,
+                    triage: &mut parts,
                 };
                 black_box(rows::build(black_box(&index), &screen, with))
             })

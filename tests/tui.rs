@@ -457,6 +457,60 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     }));
 }
 
+/// Triage rebuilt with each cluster's kept part equals triage built from nothing, whatever
+/// changes: roots breaking and recovering, objects going and coming back, a cycle broken, a
+/// cluster lost and found, the toggles.
+#[test]
+fn triage_kept_between_changes_equals_triage_built_afresh() {
+    let mut m = chain_model();
+    key(&mut m, KeyCode::Char('t'));
+    let ks = FluxKind::Kustomization;
+    let apps_ready = object(ks, "kustomization-ready.yaml", "apps");
+    let apps_failing = object(ks, "kustomization-health-check-failed.yaml", "apps");
+    let mut down = Connection::new(Phase::Unreachable);
+    down.error = Some("connection refused".into());
+    let namespace = apps_ready.key.namespace.clone();
+    let named = |name: &str| ObjectKey::new(ks, &namespace, name);
+    let changes: Vec<(ClusterId, Change)> = vec![
+        (ClusterId(0), Change::Applied(apps_ready.clone())),
+        (ClusterId(1), Change::Applied(apps_ready.clone())),
+        (ClusterId(0), Change::Applied(apps_failing.clone())),
+        (ClusterId(0), Change::Deleted(named("payments"))),
+        (ClusterId(0), Change::Deleted(named("a"))),
+        (ClusterId(1), Change::Connection(down)),
+        (ClusterId(2), Change::Applied(apps_failing.clone())),
+        (ClusterId(1), Change::Connection(live())),
+        (ClusterId(1), Change::Applied(apps_failing)),
+        (ClusterId(0), Change::Replaced(ks, vec![apps_ready])),
+    ];
+    let fresh = |m: &Model| {
+        let with = fluxfleet::app::rows::With {
+            rollout: &m.rollout,
+            now: m.now,
+            spreads: &mut Default::default(),
+            triage: &mut Default::default(),
+        };
+        let rows = fluxfleet::app::rows::build(&m.index, m.screen(), with);
+        (rows.ids, rows.groups)
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (step, (id, change)) in changes.into_iter().enumerate() {
+        update(&mut m, Msg::Fleet(vec![event(id, change)]));
+        // Every other step, the flat grouping or failing-only for a while.
+        match step % 4 {
+            1 => key(&mut m, KeyCode::Char('c')),
+            3 => key(&mut m, KeyCode::Char('!')),
+            _ => {}
+        }
+        m.refresh_rows();
+        let kept = (m.rows.ids.clone(), m.rows.groups.clone());
+        assert_eq!(kept, fresh(&m), "step {step}");
+        seen.insert(kept.0.len());
+    }
+    // The changes did change what triage lists.
+    assert!(seen.len() > 2, "{seen:?}");
+}
+
 #[test]
 fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
     let mut m = chain_model();

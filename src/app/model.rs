@@ -318,6 +318,8 @@ pub struct Model {
     pub rollout: crate::config::Rollout,
     /// The rollout view's spreads, recomputed for what changed.
     pub spreads: super::spreads::SpreadCache,
+    /// Triage's part of each cluster, worked out again for the clusters that changed.
+    pub triage: super::triage::TriageCache,
     /// The local user, recorded as the suspender.
     pub user: String,
     /// The last reconcile token written: the next one must differ.
@@ -352,6 +354,7 @@ impl Model {
             actions: crate::config::Config::defaults().actions,
             rollout: crate::config::Config::defaults().rollout,
             spreads: Default::default(),
+            triage: Default::default(),
             user: "unknown".into(),
             last_token: None,
             quit: false,
@@ -431,6 +434,7 @@ impl Model {
                     rollout: &self.rollout,
                     now: self.now,
                     spreads: &mut self.spreads,
+                    triage: &mut self.triage,
                 },
             ),
         };

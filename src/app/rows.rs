@@ -13,7 +13,7 @@ use jiff::Timestamp;
 use super::links::links;
 use super::model::{RowId, Scope, Screen, SortBy, View};
 use super::spreads::SpreadCache;
-use super::triage::{Group, triage};
+use super::triage::{Group, TriageCache, triage};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey, Phase};
@@ -30,12 +30,13 @@ pub struct Rows {
     pub places: HashMap<ClusterId, usize>,
 }
 
-/// What rows are built with beside the index and the screen: the rollout settings, the clock and
-/// the kept spreads.
+/// What rows are built with beside the index and the screen: the rollout settings, the clock,
+/// the kept spreads and triage's kept parts.
 pub struct With<'a> {
     pub rollout: &'a Rollout,
     pub now: Timestamp,
     pub spreads: &'a mut SpreadCache,
+    pub triage: &'a mut TriageCache,
 }
 
 pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
@@ -43,6 +44,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         rollout,
         now,
         spreads: cache,
+        triage: parts,
     } = with;
     let matcher = SkimMatcherV2::default();
     let matches =
@@ -171,7 +173,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                 .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
                 .collect();
         }
-        View::Triage { scope } => triage(index, screen, *scope, now, &matches, &mut rows),
+        View::Triage { scope } => triage(index, screen, *scope, now, &matches, parts, &mut rows),
         View::Rollout { scope, kind } => {
             let mut spreads: Vec<&Spread> = cache
                 .current(index, *scope, *kind, &rollout.rules, now)

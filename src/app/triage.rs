@@ -4,17 +4,21 @@
 //! listed again. The flat grouping (`c`) puts every not-ready object in a group of its own
 //! failure. Broken connections come first either way: nothing is known behind them.
 
+mod cache;
+
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
 use super::model::{RowId, Scope, Screen, SortBy};
 use super::rows::{Rows, clusters_in};
-use crate::fleet::graph::{self, Cause, Holds};
-use crate::fleet::{FluxKind, FluxSummary, Health, Index, ObjectKey, Phase};
+use crate::fleet::graph::{Cause, Holds};
+use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey, Phase};
+pub use cache::TriageCache;
+use cache::{Entry, hash_of};
 
 /// What the members of a triage group share.
 #[derive(Clone, Debug, PartialEq)]
@@ -107,12 +111,6 @@ pub fn headline(group: &Group, blocks: Option<&str>) -> String {
     }
 }
 
-fn hash_of(value: &impl Hash) -> u64 {
-    let mut h = DefaultHasher::new();
-    value.hash(&mut h);
-    h.finish()
-}
-
 /// For keys that are hashes already (fingerprints): used as they are.
 #[derive(Default)]
 struct Prehashed(u64);
@@ -151,28 +149,31 @@ impl Groups {
     fn join(
         &mut self,
         key: u64,
-        what: impl FnOnce() -> GroupOf,
+        what: impl FnOnce() -> Option<GroupOf>,
         member: RowId,
         ws: u32,
         since: Option<Timestamp>,
         recent: bool,
-    ) -> &mut Group {
-        let forming = &mut self.forming;
-        let slot = *self.slots.entry(key).or_insert_with(|| {
-            forming.push(Forming {
-                key,
-                group: Group {
-                    what: what(),
-                    members: Vec::new(),
-                    workspaces: 0,
-                    since: None,
-                    recent: 0,
-                    holds: Holds::default(),
-                },
-                seen: Vec::new(),
-            });
-            forming.len() - 1
-        });
+    ) -> Option<&mut Group> {
+        let slot = match self.slots.get(&key) {
+            Some(slot) => *slot,
+            None => {
+                self.forming.push(Forming {
+                    key,
+                    group: Group {
+                        what: what()?,
+                        members: Vec::new(),
+                        workspaces: 0,
+                        since: None,
+                        recent: 0,
+                        holds: Holds::default(),
+                    },
+                    seen: Vec::new(),
+                });
+                self.slots.insert(key, self.forming.len() - 1);
+                self.forming.len() - 1
+            }
+        };
         let f = &mut self.forming[slot];
         f.group.members.push(member);
         if !f.seen.contains(&ws) {
@@ -183,44 +184,29 @@ impl Groups {
             (a, b) => a.or(b),
         };
         f.group.recent += usize::from(recent);
-        &mut f.group
+        Some(&mut f.group)
     }
 }
 
-/// Notes that `root` holds `k` back.
-fn hold<'a>(
-    held: &mut Vec<(&'a ObjectKey, Vec<&'a ObjectKey>)>,
-    root: &'a ObjectKey,
-    k: &'a ObjectKey,
-) {
-    match held.iter_mut().find(|(r, _)| *r == root) {
-        Some((_, ks)) => ks.push(k),
-        None => held.push((root, vec![k])),
+/// The group an entry opens, when it is the first of its group.
+fn group_of(cluster: &ClusterEntry, entry: &Entry) -> Option<GroupOf> {
+    if entry.cycle {
+        return match cluster.graph.cause(&entry.object)? {
+            Cause::Cycle(objects) => Some(GroupOf::Cycle {
+                objects: objects.clone(),
+            }),
+            _ => None,
+        };
     }
-}
-
-/// What a new group will be, made only when its first member opens it.
-enum Pending<'a> {
-    Object(&'a FluxSummary),
-    Cycle(&'a [ObjectKey]),
-}
-
-impl Pending<'_> {
-    fn group(self) -> GroupOf {
-        match self {
-            Pending::Object(o) => GroupOf::Object {
-                kind: o.key.kind,
-                namespace: o.key.namespace.clone(),
-                name: o.key.name.clone(),
-                health: o.health,
-                reason: o.reason.clone(),
-                message: o.message.clone(),
-            },
-            Pending::Cycle(objects) => GroupOf::Cycle {
-                objects: objects.to_vec(),
-            },
-        }
-    }
+    let o = cluster.objects.get(&entry.object)?;
+    Some(GroupOf::Object {
+        kind: o.key.kind,
+        namespace: o.key.namespace.clone(),
+        name: o.key.name.clone(),
+        health: o.health,
+        reason: o.reason.clone(),
+        message: o.message.clone(),
+    })
 }
 
 pub(super) fn triage(
@@ -229,26 +215,24 @@ pub(super) fn triage(
     scope: Scope,
     now: Timestamp,
     matches: &dyn Fn(&str) -> bool,
+    cache: &mut TriageCache,
     rows: &mut Rows,
 ) {
     let roots_first = !screen.flat;
     let hour_ago = now - SignedDuration::from_hours(1);
     let recent = |t: Option<Timestamp>| t.is_some_and(|t| t > hour_ago);
     let mut groups = Groups::default();
-    // Kept from cluster to cluster: most clusters have a few not-ready objects, and 2,000
-    // clusters' worth of small allocations would cost more than the grouping.
-    let mut causes: Vec<(&ObjectKey, &Cause)> = Vec::new();
-    let mut held: Vec<(&ObjectKey, Vec<&ObjectKey>)> = Vec::new();
-    let mut candidates: Vec<&FluxSummary> = Vec::new();
     for (cid, cluster) in clusters_in(index, scope) {
         let conn = &cluster.connection;
         let ws = cluster.workspace.0;
         if conn.phase.is_failure() {
             // The stable id is the lookup key too.
             let key = hash_of(&("connection", conn.phase, &conn.error));
-            let what = || GroupOf::Connection {
-                phase: conn.phase,
-                error: conn.error.clone(),
+            let what = || {
+                Some(GroupOf::Connection {
+                    phase: conn.phase,
+                    error: conn.error.clone(),
+                })
             };
             let since = conn.since;
             groups.join(key, what, RowId::Cluster(cid), ws, since, recent(since));
@@ -257,87 +241,16 @@ pub(super) fn triage(
         if cluster.health.not_ready() == 0 {
             continue;
         }
-        // Each not-ready object's cause, and what each root (and each cycle's first object)
-        // holds back here: a few per cluster, looked up by scanning (shared keys compare by
-        // pointer) rather than hashing every object's key.
-        causes.clear();
-        held.clear();
-        candidates.clear();
-        if roots_first {
-            for (k, cause) in cluster.graph.causes() {
-                causes.push((k, cause));
-                for root in cause.held_by(k) {
-                    hold(&mut held, root, k);
-                }
-            }
-        }
-        // A cluster with many not-ready objects is looked up by hashing after all.
-        let many = causes.len() > 64;
-        let held_by: Option<HashMap<&ObjectKey, usize>> =
-            (held.len() > 64).then(|| held.iter().enumerate().map(|(i, (r, _))| (*r, i)).collect());
-        // What is not ready: in root-cause mode the objects with a cause (a few per cluster,
-        // found without walking the others), plus any that need attention with Ready True.
-        if roots_first {
-            candidates.extend(causes.iter().filter_map(|(k, _)| cluster.objects.get(*k)));
-            let covered = candidates
-                .iter()
-                .filter(|o| o.health.needs_attention())
-                .count() as u32;
-            let attention = cluster.health.not_ready() - cluster.health.get(Health::Suspended);
-            if attention > covered {
-                candidates.extend(
-                    cluster
-                        .objects
-                        .values()
-                        .filter(|o| o.health.needs_attention() && !graph::blocks(o)),
-                );
-            }
-            candidates.sort_unstable_by(|a, b| a.key.cmp(&b.key));
-        } else {
-            candidates.extend(
-                cluster
-                    .objects
-                    .values()
-                    .filter(|o| o.health.needs_attention()),
-            );
-        }
-        for &o in &candidates {
-            let k = &o.key;
-            let holds = match &held_by {
-                Some(map) => map.get(k).map_or(&[][..], |i| held[*i].1.as_slice()),
-                None => held
-                    .iter()
-                    .find(|(r, _)| *r == k)
-                    .map_or(&[][..], |(_, ks)| ks.as_slice()),
-            };
-            // A suspended root that holds others back is a cause worth seeing.
-            let wanted = o.health.needs_attention() || !holds.is_empty();
-            if !wanted
-                || (screen.suspended_only && !o.suspended)
-                || (screen.failing_only && !o.health.is_failing())
-            {
+        for e in cache.entries(cid, cluster, roots_first) {
+            if (screen.suspended_only && !e.suspended) || (screen.failing_only && !e.failing) {
                 continue;
             }
-            let cause = if many {
-                cluster.graph.cause(k)
-            } else {
-                causes.iter().find(|(c, _)| *c == k).map(|(_, c)| *c)
-            };
-            let (key, what) = match cause.filter(|_| roots_first) {
-                Some(Cause::Blocked(_)) => continue,
-                Some(Cause::Cycle(objects)) => {
-                    if objects.first() != Some(k) {
-                        continue;
-                    }
-                    (hash_of(&("cycle", objects)), Pending::Cycle(objects))
-                }
-                Some(Cause::Root) | None => (o.fingerprint, Pending::Object(o)),
-            };
-            let since = o.last_transition;
-            let member = RowId::Object(cid, k.clone());
-            let group = groups.join(key, || what.group(), member, ws, since, recent(since));
-            if roots_first {
-                group.holds.add(holds);
+            let member = RowId::Object(cid, e.object.clone());
+            let what = || group_of(cluster, e);
+            if let Some(group) = groups.join(e.key, what, member, ws, e.since, recent(e.since))
+                && roots_first
+            {
+                group.holds.add(&e.holds);
             }
         }
     }

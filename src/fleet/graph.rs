@@ -6,6 +6,7 @@
 //! its objects change, recomputing only what a change can reach (the object and what stands
 //! behind it). Both solve the same way, so they agree whatever the order of changes.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -118,7 +119,7 @@ pub struct Holds {
 
 impl Holds {
     /// One more copy, holding `held` back on its cluster.
-    pub fn add(&mut self, held: &[&ObjectKey]) {
+    pub fn add<K: Borrow<ObjectKey>>(&mut self, held: &[K]) {
         let n = held.len();
         self.fewest = if self.copies == 0 {
             n
@@ -128,7 +129,7 @@ impl Holds {
         self.copies += 1;
         self.most = self.most.max(n);
         self.total += n;
-        for k in held {
+        for k in held.iter().map(Borrow::borrow) {
             if !self.names.contains(&k.name) {
                 self.names.insert(k.name.clone());
             }

@@ -7,6 +7,7 @@ use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -145,6 +146,15 @@ pub struct ClusterEntry {
     pub health: HealthCounts,
     /// Gone from the fleet: kept so that ids stay stable, shown nowhere.
     pub retired: bool,
+    /// Renewed by every change to the cluster, and unique in the process: what a view derived
+    /// from the cluster holds while its stamp is the same.
+    pub stamp: u64,
+}
+
+/// A stamp no cluster has had.
+fn next_stamp() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 /// One workspace in the index.
@@ -215,6 +225,7 @@ impl Index {
             graph: Graph::default(),
             health: HealthCounts::default(),
             retired: false,
+            stamp: next_stamp(),
         });
         id
     }
@@ -228,6 +239,7 @@ impl Index {
             return;
         }
         cluster.retired = true;
+        cluster.stamp = next_stamp();
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
         ws.clusters.retain(|c| *c != id);
         ws.phases.sub(cluster.connection.phase);
@@ -283,6 +295,7 @@ impl Index {
         };
         let names = &mut self.names;
         let cluster = &mut self.clusters[id.0 as usize];
+        cluster.stamp = next_stamp();
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
         let mut counts = Counts {
             cluster: &mut cluster.health,
