@@ -446,6 +446,13 @@ pub struct SimArgs {
     /// The management cluster is a Kommander one (Workspace and KommanderCluster objects).
     #[arg(long)]
     pub kommander: bool,
+    /// Share of clusters (0 to 1) running the Flux Operator, with a FluxInstance and a
+    /// FluxReport.
+    #[arg(long, default_value_t = 0.5)]
+    pub operator: f64,
+    /// How often the Flux Operator writes each cluster's FluxReport.
+    #[arg(long, value_parser = duration, default_value = "10m")]
+    pub report_every: Duration,
 }
 
 impl SimArgs {
@@ -467,6 +474,8 @@ impl SimArgs {
             history_age: self.history_age,
             http1_only: self.http1_only,
             kommander: self.kommander,
+            operator: self.operator,
+            report_every: self.report_every,
             ..sim::Config::default()
         }
     }

@@ -163,6 +163,7 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
         churn: 5.0,
         rollout_interval: std::time::Duration::from_secs(60),
         rollout_step: std::time::Duration::from_secs(10),
+        report_every: std::time::Duration::from_secs(60),
         faults: fluxfleet::sim::faults::Spec::parse(
             "unreachable=1%,slow=1%:20s,expired-token=0.5%,no-flux=0.5%,old-flux=5%,flap=1%:30s,forbidden=1%",
         )

@@ -47,7 +47,8 @@ impl SpreadCache {
                 self.everything = true;
                 self.dirty.clear();
             }
-            Change::Applied(_) | Change::Deleted(_) | Change::Connection(_) => {}
+            Change::Applied(_) | Change::Deleted(_) | Change::Connection(_) | Change::Report(_) => {
+            }
         }
     }
 

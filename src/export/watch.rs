@@ -109,6 +109,16 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         }
         // A new cluster: its state line follows with its first Connection change.
         Change::Added(_) => {}
+        // A report read again says something new only when more than its time changed.
+        Change::Report(new) => {
+            let same = match (&cluster.report, new) {
+                (Some(old), Some(new)) => old.same_as(new),
+                (old, new) => old.is_none() && new.is_none(),
+            };
+            if !same {
+                out.push(Changed::Cluster);
+            }
+        }
     }
     out
 }

@@ -13,6 +13,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::graph::{self, Graph};
+use super::report::Report;
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
 use names::Names;
 
@@ -126,6 +127,9 @@ pub enum Change {
     /// The cluster left the fleet (gone from its management cluster); its id is not reused, and
     /// its key may join again as a new cluster.
     Retired,
+    /// The Flux Operator's report on the cluster, read again; None: the cluster has none (any
+    /// more).
+    Report(Option<Box<Report>>),
 }
 
 /// One cluster in the index.
@@ -146,6 +150,8 @@ pub struct ClusterEntry {
     pub health: HealthCounts,
     /// Gone from the fleet: kept so that ids stay stable, shown nowhere.
     pub retired: bool,
+    /// The Flux Operator's last report, where the cluster has the operator.
+    pub report: Option<Arc<Report>>,
     /// Renewed by every change to the cluster, and unique in the process: what a view derived
     /// from the cluster holds while its stamp is the same.
     pub stamp: u64,
@@ -225,6 +231,7 @@ impl Index {
             graph: Graph::default(),
             health: HealthCounts::default(),
             retired: false,
+            report: None,
             stamp: next_stamp(),
         });
         id
@@ -245,6 +252,7 @@ impl Index {
         ws.phases.sub(cluster.connection.phase);
         self.phases.sub(cluster.connection.phase);
         cluster.graph = Graph::default();
+        cluster.report = None;
         for o in std::mem::take(&mut cluster.objects).into_values() {
             ws.health.sub(o.health);
             self.health.sub(o.health);
@@ -276,7 +284,7 @@ impl Index {
                     self.names.admit(summary);
                 }
             }
-            Change::Connection(_) | Change::Deleted(_) => {}
+            Change::Connection(_) | Change::Deleted(_) | Change::Report(_) => {}
             Change::Added(info) => {
                 let mut info = std::mem::replace(info, ClusterInfo::empty());
                 info.key = event.cluster;
@@ -353,6 +361,7 @@ impl Index {
                 }
             }
             Change::Added(_) | Change::Retired => {}
+            Change::Report(report) => cluster.report = report.map(|r| Arc::new(*r)),
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);
                 let stale: Vec<ObjectKey> = cluster

@@ -9,6 +9,7 @@ pub mod graph;
 mod health;
 pub mod index;
 mod kind;
+pub mod report;
 mod rollout;
 pub mod rollouts;
 mod rollup;

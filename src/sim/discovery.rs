@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn notification_group_prefers_v1_although_alerts_are_v1beta3_only() {
-        let served = served_resources(Some(FluxRelease::LATEST), false);
+        let served = served_resources(Some(FluxRelease::LATEST), false, false);
         let g = group(&served, "notification.toolkit.fluxcd.io").unwrap();
         assert_eq!(g["preferredVersion"]["version"], "v1");
         let v1 = resource_list(&served, "notification.toolkit.fluxcd.io", "v1").unwrap();
@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn flux_2_0_serves_helmrelease_v2beta1_only() {
-        let served = served_resources(Some(FluxRelease(0)), false);
+        let served = served_resources(Some(FluxRelease(0)), false, false);
         assert!(resource_list(&served, "helm.toolkit.fluxcd.io", "v2").is_none());
         let hr = resource_list(&served, "helm.toolkit.fluxcd.io", "v2beta1").unwrap();
         assert_eq!(hr["resources"][0]["shortNames"], json!(["hr"]));
@@ -163,7 +163,7 @@ mod tests {
 
     #[test]
     fn no_flux_means_no_flux_groups() {
-        let served = served_resources(None, false);
+        let served = served_resources(None, false, true);
         let list = group_list(&served);
         assert_eq!(list["groups"].as_array().unwrap().len(), 0);
         assert!(resource_list(&served, "", "v1").is_some());

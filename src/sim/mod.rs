@@ -19,6 +19,7 @@ mod kubeconfig;
 mod list;
 mod merge;
 mod observe;
+mod operator;
 mod populate;
 mod request;
 mod resources;
@@ -107,6 +108,11 @@ pub struct Config {
     /// management cluster, `management-eu`, which holds the other half — and, as a trap for
     /// discovery, a Cluster pointing back at `management`.
     pub nested: bool,
+    /// The share of workload clusters (0 to 1) running the Flux Operator, with a FluxInstance
+    /// and a FluxReport.
+    pub operator: f64,
+    /// How often the operator writes its report (`fluxcd.controlplane.io/reconcileEvery`).
+    pub report_every: Duration,
 }
 
 impl Default for Config {
@@ -132,6 +138,8 @@ impl Default for Config {
             http1_only: false,
             kommander: false,
             nested: false,
+            operator: 0.5,
+            report_every: Duration::from_secs(600),
         }
     }
 }
@@ -187,6 +195,12 @@ fn check(config: &Config) -> Result<(), Error> {
     }
     if !(0.0..=100_000.0).contains(&config.churn) || config.churn.is_nan() {
         return bad("--churn must be between 0 and 100000 events per second".into());
+    }
+    if !(0.0..=1.0).contains(&config.operator) || config.operator.is_nan() {
+        return bad("--operator must be a share between 0 and 1".into());
+    }
+    if config.report_every.is_zero() {
+        return bad("--report-every must be longer than zero".into());
     }
     Ok(())
 }
@@ -264,6 +278,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             (random_token(), random_token()),
             f,
             limits,
+            operator::runs_on(i, config.operator),
         )));
     }
     // Management clusters last, the top one at the very end.
@@ -282,6 +297,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             (random_token(), random_token()),
             Faults::default(),
             limits,
+            false,
         )));
     }
     let world = Arc::new(World::new(clusters, workspaces.clone()));
@@ -298,6 +314,9 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         })
         .collect();
     populate::populate_all(&world, config.seed, config.objects, &clock, &rings);
+    for c in world.workloads() {
+        operator::install(c, &clock, config.report_every);
+    }
 
     // Per-cluster listeners, when asked for.
     let mut extra = Vec::new();
@@ -368,6 +387,7 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         reconcile_delay: config.reconcile_delay,
         rollout_interval: config.rollout_interval,
         rollout_step: config.rollout_step,
+        report_every: config.report_every,
     };
     tasks.push(tokio::spawn(controller::run(
         world.clone(),

@@ -44,6 +44,9 @@ pub struct TruthCluster {
     pub management: bool,
     /// `v2.9`, or None when Flux is not installed.
     pub flux: Option<String>,
+    /// The Flux Operator runs there, with its FluxInstance and FluxReport.
+    #[serde(default)]
+    pub operator: bool,
     pub faults: Vec<String>,
     pub objects: Vec<TruthObject>,
 }
@@ -77,6 +80,7 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
         workspace: cluster.workspace.clone(),
         management: cluster.management,
         flux: cluster.flux.map(|r| r.name()),
+        operator: cluster.operator,
         faults: cluster.faults().names(),
         objects,
     }

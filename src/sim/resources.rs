@@ -15,6 +15,9 @@ pub enum Res {
     /// Kommander: `kommander.mesosphere.io` KommanderCluster, in a workspace namespace.
     KommanderCluster,
     Flux(FluxKind),
+    /// The Flux Operator's `FluxInstance` and `FluxReport` (fluxcd.controlplane.io/v1).
+    FluxInstance,
+    FluxReport,
 }
 
 const READ_VERBS: &[&str] = &["get", "list", "watch"];
@@ -37,6 +40,7 @@ impl Res {
             Res::KommanderWorkspace => "workspaces.kommander.mesosphere.io",
             Res::KommanderCluster => "kommander.mesosphere.io",
             Res::Flux(k) => k.group(),
+            Res::FluxInstance | Res::FluxReport => "fluxcd.controlplane.io",
         }
     }
 
@@ -49,6 +53,8 @@ impl Res {
             Res::KommanderWorkspace => "Workspace",
             Res::KommanderCluster => "KommanderCluster",
             Res::Flux(k) => k.as_str(),
+            Res::FluxInstance => "FluxInstance",
+            Res::FluxReport => "FluxReport",
         }
     }
 
@@ -61,6 +67,8 @@ impl Res {
             Res::KommanderWorkspace => "workspaces",
             Res::KommanderCluster => "kommanderclusters",
             Res::Flux(k) => k.plural(),
+            Res::FluxInstance => "fluxinstances",
+            Res::FluxReport => "fluxreports",
         }
     }
 
@@ -81,6 +89,7 @@ impl Res {
             Res::KommanderWorkspace => &["ws"],
             Res::KommanderCluster => &["komm", "kommander"],
             Res::Flux(k) => k.short_names(),
+            Res::FluxInstance | Res::FluxReport => &[],
         }
     }
 
@@ -102,6 +111,7 @@ impl Res {
     pub fn has_status(self) -> bool {
         match self {
             Res::CapiCluster | Res::Namespace | Res::KommanderCluster => true,
+            Res::FluxInstance | Res::FluxReport => true,
             Res::KommanderWorkspace => false,
             Res::Flux(k) => k.has_status_subresource(),
             Res::Event | Res::Secret => false,
@@ -200,9 +210,15 @@ const KOMMANDER_CLUSTER: &[ServedVersion] = &[ServedVersion {
     deprecated: false,
 }];
 
-/// What a cluster serves: core resources, Cluster API when it is a management cluster, and the
-/// Flux kinds of its release when Flux is installed.
-pub fn served_resources(flux: Option<FluxRelease>, management: bool) -> Vec<Served> {
+const OPERATOR: &[ServedVersion] = CORE_V1;
+
+/// What a cluster serves: core resources, Cluster API when it is a management cluster, the Flux
+/// kinds of its release when Flux is installed, and the Flux Operator's kinds when it runs there.
+pub fn served_resources(
+    flux: Option<FluxRelease>,
+    management: bool,
+    operator: bool,
+) -> Vec<Served> {
     let mut out: Vec<Served> = [Res::Namespace, Res::Event, Res::Secret]
         .into_iter()
         .map(|res| Served {
@@ -233,6 +249,14 @@ pub fn served_resources(flux: Option<FluxRelease>, management: bool) -> Vec<Serv
                 out.push(Served {
                     res: Res::Flux(kind),
                     versions: versions.to_vec(),
+                });
+            }
+        }
+        if operator {
+            for res in [Res::FluxInstance, Res::FluxReport] {
+                out.push(Served {
+                    res,
+                    versions: OPERATOR.to_vec(),
                 });
             }
         }

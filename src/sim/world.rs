@@ -58,6 +58,8 @@ pub struct Cluster {
     pub admin_token: String,
     pub viewer_token: String,
     pub flux: Option<FluxRelease>,
+    /// The Flux Operator runs here: a FluxInstance and a FluxReport.
+    pub operator: bool,
     pub served: Vec<Served>,
     pub faults: Mutex<Faults>,
     /// Cleared when an `expired-token` fault fires.
@@ -79,18 +81,21 @@ impl Cluster {
         tokens: (String, String),
         faults: Faults,
         limits: Limits,
+        operator: bool,
     ) -> Cluster {
         let flux = if faults.no_flux {
             None
         } else {
             Some(faults.old_flux.unwrap_or(FluxRelease::LATEST))
         };
+        let operator = operator && flux.is_some();
         // Distinct starting points make a resourceVersion from one cluster useless on another,
         // as it is between real clusters.
         let first_rv = 1000 + index as u64 * 7919;
         Cluster {
             index,
-            served: served_resources(flux, management),
+            served: served_resources(flux, management, operator),
+            operator,
             name,
             workspace,
             labels,

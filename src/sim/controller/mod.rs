@@ -58,6 +58,8 @@ pub struct Settings {
     pub reconcile_delay: Duration,
     pub rollout_interval: Duration,
     pub rollout_step: Duration,
+    /// How often the Flux Operator writes each cluster's report.
+    pub report_every: Duration,
 }
 
 type Key = (FluxKind, String, String);
@@ -91,6 +93,10 @@ enum Job {
     Dependency {
         cluster: usize,
         key: Key,
+    },
+    /// The Flux Operator writing the cluster's report, every `report_every`.
+    Report {
+        cluster: usize,
     },
 }
 
@@ -262,6 +268,12 @@ impl Controller {
                 workspace,
                 generation,
             } => self.ring(workspace, generation),
+            Job::Report { cluster } => {
+                if let Some(c) = self.cluster(cluster) {
+                    super::operator::refresh(&c, &self.clock);
+                    self.after(self.settings.report_every, Job::Report { cluster });
+                }
+            }
             Job::Compact { cluster } => {
                 if let Some(c) = self.cluster(cluster) {
                     // The storm ends when the fault is lifted (`Handle::calm`, `set_faults`).
@@ -317,6 +329,12 @@ pub async fn run(
         }
         if let Some(after) = f.expired_token {
             ctl.after(after, Job::ExpireTokens { cluster: c.index });
+        }
+        if c.operator {
+            // Spread over the interval, as operators started at different times are.
+            let every = ctl.settings.report_every;
+            let first = every.mul_f64((c.index % 97 + 1) as f64 / 97.0);
+            ctl.after(first, Job::Report { cluster: c.index });
         }
     }
     let mut churn = ctl.settings.churn;

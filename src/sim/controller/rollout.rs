@@ -197,6 +197,7 @@ mod tests {
                     ("a".into(), "v".into()),
                     Faults::default(),
                     limits,
+                    false,
                 ))
             })
             .collect();
@@ -236,6 +237,7 @@ mod tests {
                 reconcile_delay: Duration::from_secs(2),
                 rollout_interval: Duration::from_secs(120),
                 rollout_step: Duration::from_secs(15),
+                report_every: Duration::from_secs(600),
             },
             rng: Rng::fork(7, "test"),
             timers: BTreeMap::new(),

@@ -1,0 +1,282 @@
+//! The Flux Operator's summary of a cluster: its `FluxReport` (fluxcd.controlplane.io/v1, one
+//! object named `flux` in the operator's namespace, its data in `.spec`) and its `FluxInstance`
+//! (the Flux installation the operator manages). One small object says which Flux runs there,
+//! whether its controllers are ready, how many objects of each kind run, fail or are suspended,
+//! and how the cluster's sync stands — cheap enough to read from every cluster of a large fleet.
+//!
+//! Both come from the cluster: every text is bounded and every list capped.
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::summary::{bounded, limits};
+
+/// Components and reconcilers kept from one report; the operator knows about twenty kinds.
+pub const MAX_ENTRIES: usize = 64;
+
+/// What the Flux Operator reports about one cluster, as fluxfleet keeps it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// The Flux distribution: its version (`v2.9.4`), status and who manages it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub managed_by: Option<Box<str>>,
+    /// The Flux Operator's own version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub operator: Option<Box<str>>,
+    /// The cluster's Kubernetes version and node count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    pub components: Vec<Component>,
+    pub reconcilers: Vec<Reconciler>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<Sync>,
+    /// The report's own Ready condition: whether the operator could write it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance: Option<Instance>,
+    /// When fluxfleet read it: how old its counts may be.
+    pub read_at: Timestamp,
+}
+
+/// A Flux controller as the report sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Component {
+    pub name: Box<str>,
+    /// The image's tag (`v1.9.4`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<Box<str>>,
+    pub ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Box<str>>,
+}
+
+/// The objects of one kind on the cluster.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Reconciler {
+    pub kind: Box<str>,
+    pub api_version: Box<str>,
+    pub running: u64,
+    pub failing: u64,
+    pub suspended: u64,
+    /// Sources only: the artifacts' size, as the operator writes it (`2.1 MiB`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_size: Option<Box<str>>,
+}
+
+/// The cluster's own sync (the FluxInstance's `spec.sync`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Sync {
+    pub id: Box<str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<Box<str>>,
+    pub ready: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Box<str>>,
+}
+
+/// The `FluxInstance` that installs Flux on the cluster.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Instance {
+    pub namespace: Box<str>,
+    pub name: Box<str>,
+    /// What it asks for (`2.9.x`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wants: Option<Box<str>>,
+    /// What it applied (`v2.9.4@sha256:…`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revision: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<Box<str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Box<str>>,
+    /// `fluxcd.controlplane.io/reconcile: disabled`.
+    pub suspended: bool,
+}
+
+/// Why an object is not a report fluxfleet can read.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Error {
+    #[error("{0} is not a FluxReport")]
+    NotAReport(String),
+    #[error("the FluxReport has no spec")]
+    NoSpec,
+}
+
+fn text(v: &Value, path: &str, max: usize) -> Option<Box<str>> {
+    v.pointer(path)
+        .and_then(Value::as_str)
+        .map(|s| bounded(s, max))
+}
+
+fn count(v: &Value, path: &str) -> u64 {
+    v.pointer(path).and_then(Value::as_u64).unwrap_or(0)
+}
+
+fn ready_condition(v: &Value) -> Option<&Value> {
+    super::condition(v, "Ready")
+}
+
+impl Report {
+    /// Reads a `FluxReport` and, where the cluster has one, its `FluxInstance`.
+    pub fn read(
+        report: &Value,
+        instance: Option<&Value>,
+        read_at: Timestamp,
+    ) -> Result<Report, Error> {
+        let kind = report.get("kind").and_then(Value::as_str).unwrap_or("");
+        if kind != "FluxReport" {
+            return Err(Error::NotAReport(bounded(kind, limits::REASON).into()));
+        }
+        let spec = report.get("spec").filter(|s| s.is_object());
+        let spec = spec.ok_or(Error::NoSpec)?;
+        let entries = |path: &str| {
+            spec.pointer(path)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().take(MAX_ENTRIES).collect::<Vec<_>>())
+                .unwrap_or_default()
+        };
+        let components = entries("/components")
+            .into_iter()
+            .filter_map(|c| {
+                Some(Component {
+                    name: text(c, "/name", limits::NAME)?,
+                    version: c
+                        .get("image")
+                        .and_then(Value::as_str)
+                        .and_then(image_tag)
+                        .map(|t| bounded(t, limits::SHORT)),
+                    ready: c.get("ready").and_then(Value::as_bool) == Some(true),
+                    status: text(c, "/status", limits::MESSAGE),
+                })
+            })
+            .collect();
+        let reconcilers = entries("/reconcilers")
+            .into_iter()
+            .filter_map(|r| {
+                Some(Reconciler {
+                    kind: text(r, "/kind", limits::NAME)?,
+                    api_version: text(r, "/apiVersion", limits::NAME).unwrap_or_default(),
+                    running: count(r, "/stats/running"),
+                    failing: count(r, "/stats/failing"),
+                    suspended: count(r, "/stats/suspended"),
+                    total_size: text(r, "/stats/totalSize", limits::REASON),
+                })
+            })
+            .collect();
+        let sync = spec.get("sync").and_then(|s| {
+            Some(Sync {
+                id: text(s, "/id", limits::NAME)?,
+                source: text(s, "/source", limits::SHORT),
+                path: text(s, "/path", limits::SHORT),
+                ready: s.get("ready").and_then(Value::as_bool) == Some(true),
+                status: text(s, "/status", limits::MESSAGE),
+            })
+        });
+        Ok(Report {
+            version: text(spec, "/distribution/version", limits::SHORT),
+            status: text(spec, "/distribution/status", limits::REASON),
+            managed_by: text(spec, "/distribution/managedBy", limits::NAME),
+            operator: text(spec, "/operator/version", limits::SHORT),
+            kubernetes: text(spec, "/cluster/serverVersion", limits::SHORT),
+            nodes: spec.pointer("/cluster/nodes").and_then(Value::as_u64),
+            components,
+            reconcilers,
+            sync,
+            ready: ready_condition(report)
+                .and_then(|c| c.get("status"))
+                .and_then(Value::as_str)
+                .map(|s| s == "True"),
+            instance: instance.and_then(Instance::read),
+            read_at,
+        })
+    }
+
+    /// Says the same as `other`, read at another time or not.
+    pub fn same_as(&self, other: &Report) -> bool {
+        let read_at = self.read_at;
+        *self
+            == Report {
+                read_at,
+                ..other.clone()
+            }
+    }
+
+    /// Components ready, of all.
+    pub fn components_ready(&self) -> (usize, usize) {
+        let ready = self.components.iter().filter(|c| c.ready).count();
+        (ready, self.components.len())
+    }
+
+    /// Objects running, failing and suspended, over every kind.
+    pub fn totals(&self) -> (u64, u64, u64) {
+        self.reconcilers.iter().fold((0, 0, 0), |(r, f, s), k| {
+            (r + k.running, f + k.failing, s + k.suspended)
+        })
+    }
+
+    /// Flux is installed and all its controllers are ready.
+    pub fn healthy(&self) -> bool {
+        let (ready, all) = self.components_ready();
+        ready == all
+            && self
+                .instance
+                .as_ref()
+                .is_none_or(|i| i.ready != Some(false))
+    }
+
+    /// The Flux version, or what the instance asks for when the report has none yet.
+    pub fn flux_version(&self) -> Option<&str> {
+        self.version
+            .as_deref()
+            .or_else(|| self.instance.as_ref()?.wants.as_deref())
+    }
+}
+
+impl Instance {
+    fn read(v: &Value) -> Option<Instance> {
+        if v.get("kind").and_then(Value::as_str) != Some("FluxInstance") {
+            return None;
+        }
+        let ready = ready_condition(v);
+        let at = |key: &str, max| ready.and_then(|c| text(c, key, max));
+        Some(Instance {
+            namespace: text(v, "/metadata/namespace", limits::NAME).unwrap_or_default(),
+            name: text(v, "/metadata/name", limits::NAME)?,
+            wants: text(v, "/spec/distribution/version", limits::SHORT),
+            revision: text(v, "/status/lastAppliedRevision", limits::SHORT),
+            ready: ready
+                .and_then(|c| c.get("status"))
+                .and_then(Value::as_str)
+                .map(|s| s == "True"),
+            reason: at("/reason", limits::REASON),
+            message: at("/message", limits::MESSAGE),
+            suspended: super::annotations::get(v, "fluxcd.controlplane.io/reconcile")
+                .is_some_and(|a| a.eq_ignore_ascii_case("disabled")),
+        })
+    }
+}
+
+/// The tag of an image reference: `ghcr.io/fluxcd/helm-controller:v1.6.3@sha256:…` → `v1.6.3`.
+fn image_tag(image: &str) -> Option<&str> {
+    let named = image.split('@').next()?;
+    let last = named.rsplit('/').next()?;
+    last.split_once(':').map(|(_, tag)| tag)
+}
+
+#[cfg(test)]
+mod tests;
