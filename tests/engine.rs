@@ -7,32 +7,16 @@ mod common;
 
 use std::time::Duration;
 
-use fluxfleet::config::{self, Config};
+use fluxfleet::config::Config;
 use fluxfleet::fleet::{FluxKind, Index, Phase};
-use fluxfleet::inventory::{self, Inventory};
+use fluxfleet::inventory;
 use fluxfleet::session::Session;
 use fluxfleet::sim::Faults;
 use fluxfleet::sim::chaos;
 
 use common::Sim;
 
-fn settings() -> config::Engine {
-    let mut engine = Config::defaults().engine;
-    engine.kinds = FluxKind::ALL.to_vec();
-    engine.connect_timeout = Duration::from_secs(3);
-    engine.max_backoff = Duration::from_secs(1);
-    engine
-}
-
-fn fleet_of(sim: &Sim) -> Inventory {
-    let request = inventory::Request {
-        dirs: vec![sim.dir.path().join("kubeconfigs")],
-        ..inventory::Request::default()
-    };
-    let inventory = inventory::load(&request, &Config::defaults());
-    assert_eq!(inventory.problems, []);
-    inventory
-}
+use common::{engine_settings as settings, fleet_of};
 
 /// Applies events until the index shows exactly the truth, or fails with the difference.
 async fn until_truth(live: &mut Session, sim: &Sim, within: Duration) {

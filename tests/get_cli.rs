@@ -60,6 +60,28 @@ async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
         .unwrap();
     assert_eq!(down["state"], "unreachable");
     assert!(down["error"].as_str().unwrap().contains("refused"));
+    // Every reachable cluster running the Flux Operator carries its report; the others none.
+    for c in truth
+        .iter()
+        .filter(|c| !c.management && c.name != unreachable.name)
+    {
+        let shown = clusters
+            .iter()
+            .find(|s| s["cluster"] == c.name.as_str())
+            .unwrap();
+        let report = &shown["report"];
+        assert_eq!(report.is_object(), c.operator, "{}: {report}", c.name);
+        if c.operator {
+            assert!(report["version"].as_str().unwrap().starts_with("v2."));
+            assert_eq!(report["components"].as_array().unwrap().len(), 4);
+            assert!(report["reconcilers"].as_array().unwrap().len() > 1);
+            assert_eq!(report["instance"]["name"], "flux");
+        }
+    }
+    assert!(
+        truth.iter().any(|c| c.operator),
+        "the simulator runs the operator somewhere"
+    );
     assert!(
         text(&out.stderr).contains(&unreachable.name),
         "listed, not silently missing"

@@ -11,6 +11,7 @@ use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
+use fluxfleet::fleet::report::Report;
 use fluxfleet::fleet::{
     ClusterId, ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Index, ObjectEvent,
     ObjectKey, Phase,
@@ -106,11 +107,33 @@ fn fleet() -> (Index, Vec<Event>) {
             events.push(event(id, Change::Replaced(kind, of_kind)));
         }
     }
+    // The Flux Operator reports on three of them: two versions, one controller down.
+    for (id, version, down) in [
+        (a, "v2.9.4", None),
+        (b, "v2.9.3", None),
+        (c, "v2.9.4", Some(0)),
+    ] {
+        events.push(event(
+            id,
+            Change::Report(Some(Box::new(report(version, down)))),
+        ));
+    }
     let mut down = Connection::new(Phase::Unreachable);
     down.error = Some("dial tcp 10.0.0.9:6443: connect: connection refused".into());
     down.since = Some(now() - jiff::SignedDuration::from_secs(300));
     events.push(event(d, Change::Connection(down)));
     (index, events)
+}
+
+/// The sample FluxReport, at `version`, with component `down` not ready, read 40 s ago.
+fn report(version: &str, down: Option<usize>) -> Report {
+    let mut v = sample("fluxreport.yaml");
+    v["spec"]["distribution"]["version"] = Value::from(version);
+    if let Some(i) = down {
+        v["spec"]["components"][i]["ready"] = Value::from(false);
+    }
+    let read_at = now() - jiff::SignedDuration::from_secs(40);
+    Report::read(&v, Some(&sample("fluxinstance-ready.yaml")), read_at).unwrap()
 }
 
 fn model() -> Model {
@@ -268,6 +291,36 @@ fn drilling_down_from_fleet_to_object_and_back() {
     // Esc on the fleet view stays there.
     key(&mut m, KeyCode::Esc);
     assert_eq!(m.stack.len(), 1);
+}
+
+#[test]
+fn flux_versions_and_a_controller_down_show_where_the_operator_reports() {
+    let mut m = model();
+    // The fleet: each workspace's main version, +1 where another runs too.
+    let fleet = screen(&mut m, 140, 30);
+    assert!(fleet.contains("Flux v2.9.4 on 2 · v2.9.3 on 1 · 1 without a report"));
+    // retail: shop-dev-1's helm-controller is down; shop-dev-2 has no report.
+    command(&mut m, "ws retail");
+    let retail = screen(&mut m, 120, 12);
+    let row = |name: &str| {
+        retail
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap()
+            .to_string()
+    };
+    assert!(row("shop-dev-1").contains("v2.9.4"), "{retail}");
+    assert!(
+        row("shop-dev-1").contains("Flux: helm-controller is not ready"),
+        "{retail}"
+    );
+    assert!(row("shop-dev-2").contains(" — "), "{retail}");
+    command(&mut m, "cluster shop-dev-1");
+    let cluster = screen(&mut m, 160, 12);
+    assert!(
+        cluster.contains("Flux v2.9.4  Flux: helm-controller is not ready · 3/4 controllers ready"),
+        "{cluster}"
+    );
 }
 
 /// The redis HelmRelease's detail view (stalled, on pay-prod-us).

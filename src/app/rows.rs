@@ -16,7 +16,7 @@ use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
-use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey, Phase};
+use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey};
 
 /// The rows of a screen, and what its triage, rollout and matrix rows refer to.
 #[derive(Default)]
@@ -67,7 +67,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                     ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed())))
                 }
                 Some(SortBy::NotLive) => {
-                    ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.get(Phase::Live)))
+                    ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.up()))
                 }
                 _ => ws.sort_by(|a, b| a.1.name.cmp(&b.1.name)),
             }

@@ -43,7 +43,7 @@ impl SpreadCache {
             Change::Deleted(key) if Rollout::followed(key.kind) => {
                 self.dirty.insert(key.clone());
             }
-            Change::Replaced(..) | Change::Added(_) | Change::Retired => {
+            Change::Replaced(..) | Change::Added(_) | Change::Retired | Change::Counted(_) => {
                 self.everything = true;
                 self.dirty.clear();
             }

@@ -75,6 +75,8 @@ pub struct Engine {
     pub max_objects: usize,
     /// How often management clusters are read again.
     pub discovery_interval: Duration,
+    /// How often each cluster's FluxReport is read, where the Flux Operator runs.
+    pub report_interval: Duration,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -176,6 +178,7 @@ struct RawEngine {
     max_backoff: String,
     max_objects: usize,
     discovery_interval: String,
+    report_interval: String,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -290,6 +293,17 @@ impl Config {
             &raw.engine.discovery_interval,
             fallback.discovery_interval,
         );
+        let report_interval = match duration(
+            "report_interval",
+            &raw.engine.report_interval,
+            fallback.report_interval,
+        ) {
+            d if d.is_zero() => {
+                warn("engine.report_interval must be longer than zero; using the default".into());
+                fallback.report_interval
+            }
+            d => d,
+        };
         let mut kinds = Vec::new();
         for name in &raw.engine.kinds {
             match FluxKind::from_kind(name) {
@@ -326,6 +340,7 @@ impl Config {
             max_backoff,
             max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
             discovery_interval,
+            report_interval,
         };
         let fallback_rules = Config::fallback().rollout.rules;
         let stuck_after = match parse_duration(&raw.rollout.stuck_after)
@@ -389,6 +404,7 @@ impl Config {
                 max_backoff: Duration::from_secs(60),
                 max_objects: 10_000,
                 discovery_interval: Duration::from_secs(30),
+                report_interval: Duration::from_secs(60),
             },
             inventory: Inventory {
                 default_workspace: "default".into(),

@@ -69,7 +69,7 @@ impl Slot {
     }
 
     pub fn of_phase(phase: Phase) -> Slot {
-        if phase == Phase::Live {
+        if phase.is_up() {
             Slot::Live
         } else if phase.is_pending() {
             Slot::Pending

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::get::{Output, Request};
 use super::table::{Table, ready_and_message};
 use super::{Filter, view};
-use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index, Phase};
+use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index};
 use crate::units::{age, truncate_hex};
 
 /// Clusters by workspace, then name.
@@ -186,7 +186,7 @@ pub(super) fn summary(
             workspaces.sort_by(|a, b| a.name.cmp(&b.name));
             for w in workspaces {
                 let h = &w.health;
-                let live = w.phases.get(Phase::Live);
+                let live = w.phases.up();
                 let other = h.total()
                     - h.get(Health::Ready)
                     - h.failing()

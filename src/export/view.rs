@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Serialize;
 
+use crate::fleet::report::Report;
 use crate::fleet::{
     ClusterEntry, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready, Rollout,
     WorkspaceEntry,
@@ -104,6 +105,9 @@ pub struct Cluster<'a> {
     /// Kinds the credentials may not list.
     pub forbidden: Vec<&'static str>,
     pub objects: &'a HealthCounts,
+    /// The Flux Operator's FluxReport (and FluxInstance), where the cluster runs the operator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<&'a Report>,
 }
 
 impl<'a> Cluster<'a> {
@@ -129,6 +133,7 @@ impl<'a> Cluster<'a> {
                 .collect(),
             forbidden: conn.forbidden.iter().map(|k| k.as_str()).collect(),
             objects: &c.health,
+            report: c.report.as_deref(),
         }
     }
 }

@@ -109,6 +109,12 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         }
         // A new cluster: its state line follows with its first Connection change.
         Change::Added(_) => {}
+        // Its counts come from elsewhere now: its state line says so.
+        Change::Counted(counted) => {
+            if *counted != cluster.counted {
+                out.push(Changed::Cluster);
+            }
+        }
         // A report read again says something new only when more than its time changed.
         Change::Report(new) => {
             let same = match (&cluster.report, new) {

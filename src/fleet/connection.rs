@@ -39,12 +39,15 @@ pub enum Phase {
     Connecting,
     /// Watches started; not every kind is listed yet.
     Syncing,
+    /// Counted from the Flux Operator's report (or the last list of its objects), read every
+    /// interval over a connection that is not kept; its objects are watched once opened.
+    Summary,
     /// Every watched kind is listed and being watched.
     Live,
 }
 
 impl Phase {
-    pub const ALL: [Phase; 15] = [
+    pub const ALL: [Phase; 16] = [
         Phase::Invalid,
         Phase::Unreachable,
         Phase::TimedOut,
@@ -59,6 +62,7 @@ impl Phase {
         Phase::Deleting,
         Phase::Connecting,
         Phase::Syncing,
+        Phase::Summary,
         Phase::Live,
     ];
 
@@ -78,8 +82,14 @@ impl Phase {
             Phase::Deleting => "deleting",
             Phase::Connecting => "connecting",
             Phase::Syncing => "syncing",
+            Phase::Summary => "summary",
             Phase::Live => "live",
         }
+    }
+
+    /// Seen as it is: watched live, or counted from its last summary.
+    pub fn is_up(self) -> bool {
+        matches!(self, Phase::Live | Phase::Summary)
     }
 
     /// Still on the way to its first picture of the cluster.
@@ -94,6 +104,7 @@ impl Phase {
             self,
             Phase::Connecting
                 | Phase::Syncing
+                | Phase::Summary
                 | Phase::Live
                 | Phase::FluxNotInstalled
                 | Phase::Provisioning
@@ -182,6 +193,11 @@ impl PhaseCounts {
 
     pub fn total(&self) -> u32 {
         self.0.iter().sum()
+    }
+
+    /// Clusters seen as they are ([`Phase::is_up`]).
+    pub fn up(&self) -> u32 {
+        self.get(Phase::Live) + self.get(Phase::Summary)
     }
 
     pub fn pending(&self) -> u32 {

@@ -130,6 +130,20 @@ pub enum Change {
     /// The Flux Operator's report on the cluster, read again; None: the cluster has none (any
     /// more).
     Report(Option<Box<Report>>),
+    /// From now on the cluster counts by its report, or by its objects.
+    Counted(Counted),
+}
+
+/// Where a cluster's counts come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Counted {
+    /// Its objects, watched or listed.
+    #[default]
+    Objects,
+    /// The Flux Operator's last report, while its objects are not watched: the objects it still
+    /// holds are left out of every count, and are let go.
+    Report,
 }
 
 /// One cluster in the index.
@@ -152,6 +166,8 @@ pub struct ClusterEntry {
     pub retired: bool,
     /// The Flux Operator's last report, where the cluster has the operator.
     pub report: Option<Arc<Report>>,
+    /// Where its counts come from.
+    pub counted: Counted,
     /// Renewed by every change to the cluster, and unique in the process: what a view derived
     /// from the cluster holds while its stamp is the same.
     pub stamp: u64,
@@ -232,6 +248,7 @@ impl Index {
             health: HealthCounts::default(),
             retired: false,
             report: None,
+            counted: Counted::default(),
             stamp: next_stamp(),
         });
         id
@@ -252,6 +269,11 @@ impl Index {
         ws.phases.sub(cluster.connection.phase);
         self.phases.sub(cluster.connection.phase);
         cluster.graph = Graph::default();
+        if cluster.counted == Counted::Report {
+            ws.health.sub_all(&cluster.health);
+            self.health.sub_all(&cluster.health);
+            cluster.objects.clear();
+        }
         cluster.report = None;
         for o in std::mem::take(&mut cluster.objects).into_values() {
             ws.health.sub(o.health);
@@ -284,7 +306,8 @@ impl Index {
                     self.names.admit(summary);
                 }
             }
-            Change::Connection(_) | Change::Deleted(_) | Change::Report(_) => {}
+            Change::Connection(_) | Change::Deleted(_) | Change::Report(_) | Change::Counted(_) => {
+            }
             Change::Added(info) => {
                 let mut info = std::mem::replace(info, ClusterInfo::empty());
                 info.key = event.cluster;
@@ -306,6 +329,7 @@ impl Index {
         cluster.stamp = next_stamp();
         let ws = &mut self.workspaces[cluster.workspace.0 as usize];
         let mut counts = Counts {
+            on: cluster.counted == Counted::Objects,
             cluster: &mut cluster.health,
             workspace: &mut ws.health,
             fleet: &mut self.health,
@@ -361,7 +385,35 @@ impl Index {
                 }
             }
             Change::Added(_) | Change::Retired => {}
-            Change::Report(report) => cluster.report = report.map(|r| Arc::new(*r)),
+            Change::Report(report) => {
+                let report = report.map(|r| Arc::new(*r));
+                if !counts.on {
+                    let none = HealthCounts::default();
+                    let old = cluster.report.as_ref().map_or(&none, |r| &r.counts);
+                    let new = report.as_ref().map_or(&none, |r| &r.counts);
+                    counts.replace(old, new);
+                }
+                cluster.report = report;
+            }
+            Change::Counted(counted) if counted == cluster.counted => {}
+            Change::Counted(Counted::Report) => {
+                // Counted from here on by what the report says; the objects are let go.
+                let report = cluster.report.as_ref().map(|r| r.counts.clone());
+                let old = std::mem::take(counts.cluster);
+                counts.replace(&old, &report.unwrap_or_default());
+                cluster.objects.clear();
+                cluster.graph = Graph::default();
+                cluster.counted = Counted::Report;
+            }
+            Change::Counted(Counted::Objects) => {
+                let mut listed = HealthCounts::default();
+                for o in cluster.objects.values() {
+                    listed.add(o.health);
+                }
+                let old = std::mem::take(counts.cluster);
+                counts.replace(&old, &listed);
+                cluster.counted = Counted::Objects;
+            }
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);
                 let stale: Vec<ObjectKey> = cluster
@@ -456,6 +508,8 @@ fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
 
 /// The three rollups one object change touches.
 struct Counts<'a> {
+    /// The cluster counts by its objects: off while it counts by its report.
+    on: bool,
     cluster: &'a mut HealthCounts,
     workspace: &'a mut HealthCounts,
     fleet: &'a mut HealthCounts,
@@ -463,15 +517,27 @@ struct Counts<'a> {
 
 impl Counts<'_> {
     fn add(&mut self, s: &FluxSummary) {
-        self.cluster.add(s.health);
-        self.workspace.add(s.health);
-        self.fleet.add(s.health);
+        if self.on {
+            self.cluster.add(s.health);
+            self.workspace.add(s.health);
+            self.fleet.add(s.health);
+        }
     }
 
     fn sub(&mut self, s: &FluxSummary) {
-        self.cluster.sub(s.health);
-        self.workspace.sub(s.health);
-        self.fleet.sub(s.health);
+        if self.on {
+            self.cluster.sub(s.health);
+            self.workspace.sub(s.health);
+            self.fleet.sub(s.health);
+        }
+    }
+
+    /// The cluster counts `new` where it counted `old`, whatever it counts by.
+    fn replace(&mut self, old: &HealthCounts, new: &HealthCounts) {
+        for rollup in [&mut *self.cluster, &mut *self.workspace, &mut *self.fleet] {
+            rollup.sub_all(old);
+            rollup.add_all(new);
+        }
     }
 }
 

@@ -19,7 +19,8 @@ pub use connection::{Connection, Phase, PhaseCounts};
 pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{
-    ClusterEntry, ClusterId, ClusterInfo, ClusterKey, Index, SourceId, WorkspaceEntry, WorkspaceId,
+    ClusterEntry, ClusterId, ClusterInfo, ClusterKey, Counted, Index, SourceId, WorkspaceEntry,
+    WorkspaceId,
 };
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollout::Rollout;

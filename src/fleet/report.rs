@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::summary::{bounded, limits};
+use super::{FluxKind, Health, HealthCounts};
 
 /// Components and reconcilers kept from one report; the operator knows about twenty kinds.
 pub const MAX_ENTRIES: usize = 64;
@@ -45,6 +46,10 @@ pub struct Report {
     pub instance: Option<Instance>,
     /// When fluxfleet read it: how old its counts may be.
     pub read_at: Timestamp,
+    /// Its objects by health, of the kinds fluxfleet watches ([`Report::counting`]); what the
+    /// cluster counts for while it is summarized.
+    #[serde(skip)]
+    pub counts: HealthCounts,
 }
 
 /// A Flux controller as the report sees it.
@@ -187,7 +192,7 @@ impl Report {
                 status: text(s, "/status", limits::MESSAGE),
             })
         });
-        Ok(Report {
+        let mut report = Report {
             version: text(spec, "/distribution/version", limits::SHORT),
             status: text(spec, "/distribution/status", limits::REASON),
             managed_by: text(spec, "/distribution/managedBy", limits::NAME),
@@ -203,7 +208,37 @@ impl Report {
                 .map(|s| s == "True"),
             instance: instance.and_then(Instance::read),
             read_at,
-        })
+            counts: HealthCounts::default(),
+        };
+        report.counts = report.count(&FluxKind::ALL);
+        Ok(report)
+    }
+
+    /// The report, counting only the objects of `kinds` (the kinds fluxfleet watches, so that a
+    /// cluster counts the same from its report as from its objects).
+    pub fn counting(mut self, kinds: &[FluxKind]) -> Report {
+        self.counts = self.count(kinds);
+        self
+    }
+
+    /// Objects of `kinds` by health, as far as a report tells: suspended ones suspended, failing
+    /// ones failed, the other running ones ready (a report does not tell progressing apart).
+    fn count(&self, kinds: &[FluxKind]) -> HealthCounts {
+        let mut counts = HealthCounts::default();
+        for r in &self.reconcilers {
+            let Some(kind) = FluxKind::from_kind(&r.kind) else {
+                continue;
+            };
+            if !kinds.contains(&kind) {
+                continue;
+            }
+            let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+            let failing = r.failing.min(r.running);
+            counts.add_n(Health::Failed, n(failing));
+            counts.add_n(Health::Ready, n(r.running - failing));
+            counts.add_n(Health::Suspended, n(r.suspended));
+        }
+        counts
     }
 
     /// Says the same as `other`, read at another time or not.
@@ -239,6 +274,30 @@ impl Report {
                 .is_none_or(|i| i.ready != Some(false))
     }
 
+    /// What is wrong with Flux itself on the cluster, in a few words; None when nothing is.
+    pub fn trouble(&self) -> Option<String> {
+        let down: Vec<&str> = self
+            .components
+            .iter()
+            .filter(|c| !c.ready)
+            .map(|c| &*c.name)
+            .collect();
+        if !down.is_empty() {
+            let verb = if down.len() == 1 { "is" } else { "are" };
+            return Some(format!("Flux: {} {verb} not ready", down.join(", ")));
+        }
+        let instance = self.instance.as_ref()?;
+        if instance.ready == Some(false) {
+            let why = instance.message.as_deref().or(instance.reason.as_deref());
+            return Some(format!(
+                "FluxInstance {} not ready: {}",
+                instance.name,
+                why.unwrap_or("no reason given")
+            ));
+        }
+        None
+    }
+
     /// The Flux version, or what the instance asks for when the report has none yet.
     pub fn flux_version(&self) -> Option<&str> {
         self.version
@@ -268,6 +327,43 @@ impl Instance {
             suspended: super::annotations::get(v, "fluxcd.controlplane.io/reconcile")
                 .is_some_and(|a| a.eq_ignore_ascii_case("disabled")),
         })
+    }
+}
+
+/// Which Flux versions run across some clusters, by their reports: version skew.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skew<'a> {
+    /// Each version with its clusters, most clusters first (then the newer version).
+    pub versions: Vec<(&'a str, u32)>,
+    /// Clusters without a report (no operator, or not read yet).
+    pub unreported: u32,
+}
+
+impl<'a> Skew<'a> {
+    pub fn of(reports: impl IntoIterator<Item = Option<&'a Report>>) -> Skew<'a> {
+        let mut skew = Skew::default();
+        for report in reports {
+            match report.and_then(Report::flux_version) {
+                Some(v) => match skew.versions.iter_mut().find(|(seen, _)| *seen == v) {
+                    Some((_, n)) => *n += 1,
+                    None => skew.versions.push((v, 1)),
+                },
+                None => skew.unreported += 1,
+            }
+        }
+        skew.versions
+            .sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| super::rollout::release_order(b, a)));
+        skew
+    }
+
+    /// The version most of them run.
+    pub fn main(&self) -> Option<&'a str> {
+        self.versions.first().map(|(v, _)| *v)
+    }
+
+    /// More than one version runs.
+    pub fn skewed(&self) -> bool {
+        self.versions.len() > 1
     }
 }
 

@@ -1,6 +1,7 @@
 //! What a Kustomization or HelmRelease runs, what it tried, and since when: the part of a
 //! summary the rollout view reads.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -141,4 +142,19 @@ fn previous_chart(object: &Value) -> Option<&str> {
         .iter()
         .filter_map(version)
         .find(|v| *v != current)
+}
+
+/// Compares two revisions as release versions (`v1.2.10` after `v1.2.9`), where both read as
+/// such; equal otherwise.
+pub fn release_order(a: &str, b: &str) -> Ordering {
+    fn parts(r: &str) -> Option<Vec<u64>> {
+        let v = r.split('@').next()?;
+        let v = v.strip_prefix('v').unwrap_or(v);
+        let core = v.split(['-', '+']).next()?;
+        core.split('.').map(|p| p.parse().ok()).collect()
+    }
+    match (parts(a), parts(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => Ordering::Equal,
+    }
 }

@@ -27,6 +27,26 @@ impl HealthCounts {
         self.0.iter().sum()
     }
 
+    /// Counts `n` more of `health`.
+    pub fn add_n(&mut self, health: Health, n: u32) {
+        let c = &mut self.0[health as usize];
+        *c = c.saturating_add(n);
+    }
+
+    /// Adds every count of `other`.
+    pub fn add_all(&mut self, other: &HealthCounts) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine = mine.saturating_add(theirs);
+        }
+    }
+
+    /// Takes every count of `other` away.
+    pub fn sub_all(&mut self, other: &HealthCounts) {
+        for (mine, theirs) in self.0.iter_mut().zip(other.0) {
+            *mine = mine.saturating_sub(theirs);
+        }
+    }
+
     /// Objects counted whose health says `which`.
     fn counting(&self, which: impl Fn(Health) -> bool) -> u32 {
         Health::ALL

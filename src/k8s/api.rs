@@ -178,7 +178,16 @@ pub async fn get_json<T: DeserializeOwned>(
 ) -> Result<(T, Version), Trouble> {
     let response = get(http, path).await?;
     let version = response.version();
-    Ok((read_json(response).await?, version))
+    Ok((read_json(response, BODY_LIMIT).await?, version))
+}
+
+/// GETs `path` and reads the answer as JSON when it is at most `limit` bytes.
+pub async fn get_json_within<T: DeserializeOwned>(
+    http: &Http,
+    path: &str,
+    limit: usize,
+) -> Result<T, Trouble> {
+    read_json(get(http, path).await?, limit).await
 }
 
 /// POSTs `body` to `path` (once: a POST is not retried) and reads the answer as JSON.
@@ -191,21 +200,25 @@ pub async fn post_json<T: DeserializeOwned>(
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string().into_bytes()))
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
-    read_json(send(http, request).await?).await
+    read_json(send(http, request).await?, BODY_LIMIT).await
 }
 
-/// The whole body of a successful answer as JSON, at most `BODY_LIMIT` bytes.
-async fn read_json<T: DeserializeOwned>(response: Response<Incoming>) -> Result<T, Trouble> {
-    let reading = http_body_util::Limited::new(response.into_body(), BODY_LIMIT).collect();
+/// The whole body of a successful answer as JSON, at most `limit` bytes.
+async fn read_json<T: DeserializeOwned>(
+    response: Response<Incoming>,
+    limit: usize,
+) -> Result<T, Trouble> {
+    let reading = http_body_util::Limited::new(response.into_body(), limit).collect();
     let body = tokio::time::timeout(REQUEST_TIMEOUT, reading)
         .await
         .map_err(|_| timed_out())?
         .map_err(|e| {
             if e.is::<http_body_util::LengthLimitError>() {
-                Trouble::garbage(format!(
-                    "an answer larger than {} MiB",
-                    BODY_LIMIT / 1024 / 1024
-                ))
+                let size = match limit / 1024 {
+                    kib if kib >= 1024 => format!("{} MiB", kib / 1024),
+                    kib => format!("{kib} KiB"),
+                };
+                Trouble::garbage(format!("an answer larger than {size}"))
             } else {
                 Trouble::transport(&*e)
             }

@@ -36,6 +36,8 @@ pub struct Shared {
     pub chunk_size: usize,
     /// Objects of one kind one cluster may hold.
     pub max_objects: usize,
+    /// How often a cluster's FluxReport is read.
+    pub report_interval: Duration,
     pub events: Sink,
     /// Connected clusters, for one-off reads.
     pub clients: Arc<Clients>,
@@ -56,6 +58,7 @@ impl Shared {
             max_backoff: settings.max_backoff,
             chunk_size: settings.chunk_size,
             max_objects: settings.max_objects,
+            report_interval: settings.report_interval,
             events,
             clients,
         }
@@ -133,6 +136,8 @@ enum Attempt {
 pub(super) struct Connected {
     pub http: Http,
     pub served: Vec<Served>,
+    /// The Flux Operator's kinds are served: its report is read every `report_interval`.
+    pub operator: bool,
     pub protocol: &'static str,
     /// When the exec credential runs out: reconnect before then.
     pub expires: Option<Timestamp>,
@@ -445,11 +450,12 @@ async fn connect(
         Err(failure) => return Attempt::Failed(failure),
     };
     match discover(&http, &shared.kinds).await {
-        Ok((served, _)) if served.is_empty() => Attempt::NoFlux,
-        Ok((served, version)) => Attempt::Connected(Connected {
+        Ok(found) if found.served.is_empty() => Attempt::NoFlux,
+        Ok(found) => Attempt::Connected(Connected {
             http,
-            served,
-            protocol: match version {
+            served: found.served,
+            operator: found.operator,
+            protocol: match found.protocol {
                 http::Version::HTTP_2 => Protocol::Http2.as_str(),
                 _ => Protocol::Http1.as_str(),
             },

@@ -19,14 +19,30 @@ pub struct Served {
     pub version: String,
 }
 
+/// What a cluster serves that fluxfleet reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Discovered {
+    /// The wanted Flux kinds it serves, each at its best version.
+    pub served: Vec<Served>,
+    /// The Flux Operator's group (`fluxcd.controlplane.io/v1`, FluxReport and FluxInstance) is
+    /// served.
+    pub operator: bool,
+    /// The HTTP version the server answered with.
+    pub protocol: http::Version,
+}
+
+/// The Flux Operator's API group; it has served only `v1` since v0.10 (FACTS §1).
+pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
+
 /// Asks the server: the group list, then the resource list of every version of every Flux group
-/// that holds a wanted kind. Also says which HTTP version the server answered with.
-pub async fn discover(
-    http: &Http,
-    wanted: &[FluxKind],
-) -> Result<(Vec<Served>, http::Version), Trouble> {
+/// that holds a wanted kind.
+pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Trouble> {
     let groups: BTreeSet<&str> = wanted.iter().map(|k| k.group()).collect();
     let (list, protocol) = api::get_json::<APIGroupList>(http, "/apis").await?;
+    let operator = list
+        .groups
+        .iter()
+        .any(|g| g.name == OPERATOR_GROUP && g.versions.iter().any(|v| v.version == "v1"));
     let versions: Vec<(String, String)> = list
         .groups
         .iter()
@@ -63,7 +79,11 @@ pub async fn discover(
         .iter()
         .map(|(g, v, k)| (*g, *v, k.as_str()))
         .collect();
-    Ok((choose(&found, wanted), protocol))
+    Ok(Discovered {
+        served: choose(&found, wanted),
+        operator,
+        protocol,
+    })
 }
 
 /// For each wanted kind, the most preferred version that serves it (kube-aware order).

@@ -14,6 +14,7 @@ mod identity;
 mod kind_watch;
 pub mod management;
 pub mod reader;
+mod report;
 mod source;
 mod summarize;
 pub mod transport;

@@ -37,9 +37,15 @@ pub(super) async fn watch(
     let Connected {
         http,
         served,
+        operator,
         protocol,
         expires,
     } = connected;
+    // Where the Flux Operator runs, its report is read now and then every interval.
+    let mut reports = super::report::every(http.clone(), shared.report_interval).boxed();
+    let mut reported = false;
+    // The first picture of the cluster includes its report: syncing until it has been read.
+    let mut report_pending = operator;
     let mut states: Vec<(FluxKind, KindState)> = served
         .iter()
         .map(|s| (s.kind, KindState::Listing))
@@ -76,13 +82,20 @@ pub(super) async fn watch(
         let left = t.duration_since(Timestamp::now()).as_secs_f64() - 60.0;
         tokio::time::Instant::now() + Duration::from_secs_f64(left.max(1.0))
     });
-    let report = |states: &[(FluxKind, KindState)]| {
+    let report = |states: &[(FluxKind, KindState)], report_pending: bool| {
         let mut c = derive(states);
+        if report_pending && c.phase == Phase::Live {
+            c.phase = Phase::Syncing;
+        }
         c.watching = watching.clone();
         c.protocol = Some(protocol);
         c
     };
-    if reporter.connection(report(&states)).await.is_err() {
+    if reporter
+        .connection(report(&states, report_pending))
+        .await
+        .is_err()
+    {
         return Ended::Closed;
     }
     loop {
@@ -92,9 +105,9 @@ pub(super) async fn watch(
                 None => std::future::pending().await,
             }
         };
-        let (kind, step) = tokio::select! {
+        let next = tokio::select! {
             item = merged.next() => match item {
-                Some(item) => item,
+                Some(item) => Some(item),
                 None => return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended")),
             },
             _ = tokio::time::sleep_until(release_by), if permit.is_some() => {
@@ -103,58 +116,82 @@ pub(super) async fn watch(
                 continue;
             }
             _ = renew => return Ended::Renew,
-        };
-        let state = match step {
-            Step::Listed(summaries) => {
-                if reporter
-                    .send(Change::Replaced(kind, summaries))
-                    .await
-                    .is_err()
-                {
-                    return Ended::Closed;
+            Some(read) = reports.next(), if operator => {
+                match read {
+                    Ok(found) if found.is_some() || reported => {
+                        reported = found.is_some();
+                        if reporter.send(Change::Report(found.map(Box::new))).await.is_err() {
+                            return Ended::Closed;
+                        }
+                    }
+                    Ok(_) => {}
+                    // The last report stands, ageing, while this one cannot be read.
+                    Err(trouble) => {
+                        let failure = trouble.into_failure();
+                        tracing::debug!(cluster = %reporter.key(), error = %failure.message, "reading the FluxReport");
+                    }
                 }
+                if !report_pending {
+                    continue;
+                }
+                report_pending = false;
                 None
             }
-            Step::Watching => Some(KindState::Live),
-            Step::Applied(summary) => {
-                if reporter.send(Change::Applied(*summary)).await.is_err() {
-                    return Ended::Closed;
-                }
-                None
-            }
-            Step::Deleted(key) => {
-                if reporter.send(Change::Deleted(key)).await.is_err() {
-                    return Ended::Closed;
-                }
-                None
-            }
-            Step::Failed {
-                code,
-                failure,
-                retry_at,
-            } => match code {
-                Some(401) => return Ended::Reconnect(failure),
-                // The kind is gone from the server (Flux uninstalled or downgraded).
-                Some(404) => {
-                    return Ended::Reconnect(Failure::new(
-                        Phase::ServerError,
-                        format!("{kind} is no longer served; discovering again"),
-                    ));
-                }
-                Some(403) => Some(KindState::Forbidden(failure.message)),
-                _ => Some(KindState::Failed(failure, retry_at)),
-            },
         };
-        // Most events leave every kind where it was: nothing to report.
-        let Some(state) = state else { continue };
-        let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind) else {
-            continue;
-        };
-        if slot.1 == state {
-            continue;
+        // None: the report was read for the first time, and the phase may change with it.
+        if let Some((kind, step)) = next {
+            let state = match step {
+                Step::Listed(summaries) => {
+                    if reporter
+                        .send(Change::Replaced(kind, summaries))
+                        .await
+                        .is_err()
+                    {
+                        return Ended::Closed;
+                    }
+                    None
+                }
+                Step::Watching => Some(KindState::Live),
+                Step::Applied(summary) => {
+                    if reporter.send(Change::Applied(*summary)).await.is_err() {
+                        return Ended::Closed;
+                    }
+                    None
+                }
+                Step::Deleted(key) => {
+                    if reporter.send(Change::Deleted(key)).await.is_err() {
+                        return Ended::Closed;
+                    }
+                    None
+                }
+                Step::Failed {
+                    code,
+                    failure,
+                    retry_at,
+                } => match code {
+                    Some(401) => return Ended::Reconnect(failure),
+                    // The kind is gone from the server (Flux uninstalled or downgraded).
+                    Some(404) => {
+                        return Ended::Reconnect(Failure::new(
+                            Phase::ServerError,
+                            format!("{kind} is no longer served; discovering again"),
+                        ));
+                    }
+                    Some(403) => Some(KindState::Forbidden(failure.message)),
+                    _ => Some(KindState::Failed(failure, retry_at)),
+                },
+            };
+            // Most events leave every kind where it was: nothing to report.
+            let Some(state) = state else { continue };
+            let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind) else {
+                continue;
+            };
+            if slot.1 == state {
+                continue;
+            }
+            slot.1 = state;
         }
-        slot.1 = state;
-        let connection = report(&states);
+        let connection = report(&states, report_pending);
         if connection.phase != Phase::Syncing {
             permit = None;
         }

@@ -9,7 +9,49 @@ use super::widgets::{Columns, health_cell, highlighted, list, message_cell};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::ClusterId;
+use crate::fleet::report::Report;
 use crate::units::age;
+
+/// What the Flux Operator reports: the Flux version and who manages it, its controllers, the
+/// cluster's own sync, and how old the report is.
+fn report_line<'a>(report: &'a Report, now: jiff::Timestamp, theme: &Theme) -> Line<'a> {
+    let (ready, all) = report.components_ready();
+    let mut spans = vec![Span::styled(
+        format!(" Flux {} ", report.flux_version().unwrap_or("?")),
+        theme.style(if report.healthy() {
+            Slot::Ready
+        } else {
+            Slot::Failed
+        }),
+    )];
+    if let Some(trouble) = report.trouble() {
+        spans.push(Span::styled(
+            format!(" {trouble} ·"),
+            theme.style(Slot::Error),
+        ));
+    }
+    // Most telling first: a narrow terminal cuts the end.
+    let mut facts = vec![format!("{ready}/{all} controllers ready")];
+    if let Some(sync) = &report.sync {
+        let state = if sync.ready { "ready" } else { "not ready" };
+        facts.push(format!("sync {} {state}", sync.id));
+    }
+    facts.push(format!("report {} old", age(Some(report.read_at), now)));
+    if let Some(by) = &report.managed_by {
+        facts.push(match &report.operator {
+            Some(v) => format!("{by} {v}"),
+            None => by.to_string(),
+        });
+    }
+    if let Some(k) = &report.kubernetes {
+        facts.push(format!("Kubernetes {k}"));
+    }
+    spans.push(Span::styled(
+        format!(" {}", facts.join(" · ")),
+        theme.style(Slot::Dim),
+    ));
+    Line::from(spans)
+}
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: ClusterId) {
     let index = &model.index;
@@ -17,10 +59,15 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
         return;
     };
     let filter = &model.screen().filter;
-    let [state, table] = area.layout(&Layout::vertical([
+    let report_lines = u16::from(cluster.report.is_some());
+    let [state, flux, table] = area.layout(&Layout::vertical([
         Constraint::Length(1),
+        Constraint::Length(report_lines),
         Constraint::Min(3),
     ]));
+    if let Some(report) = &cluster.report {
+        frame.render_widget(Paragraph::new(report_line(report, model.now, theme)), flux);
+    }
     let conn = &cluster.connection;
     let mut spans = vec![
         Span::styled(

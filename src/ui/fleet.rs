@@ -10,7 +10,8 @@ use super::widgets::{Columns, count_cell, health_bar, highlighted, list};
 use crate::app::map::{self, Mark};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::{Health, Index, Phase, WorkspaceId};
+use crate::fleet::report::Skew;
+use crate::fleet::{Health, Index, WorkspaceEntry, WorkspaceId};
 
 pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
     let (area, map_area) = split(model, body);
@@ -20,6 +21,32 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
     let index = &model.index;
     let filter = &model.screen().filter;
     let bar_width = 10;
+    let skew = Skew::of(index.entries().map(|(_, c)| c.report.as_deref()));
+    // The FLUX column only where some cluster reports a version and the problem column keeps
+    // its room.
+    let flux = !skew.versions.is_empty() && area.width >= 100;
+    let mut header = vec!["WORKSPACE", "CLUSTERS"];
+    let mut widths = vec![Constraint::Max(18), Constraint::Length(9)];
+    if flux {
+        header.push("FLUX");
+        widths.push(Constraint::Length(11));
+    }
+    header.extend([
+        "OBJECTS",
+        "FAILING",
+        "SUSP",
+        "PROG",
+        "HEALTH",
+        "WORST PROBLEM",
+    ]);
+    widths.extend([
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(bar_width as u16),
+        Constraint::Fill(1),
+    ]);
     list(
         frame,
         area,
@@ -27,26 +54,8 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
         theme,
         Columns {
             title: "Workspaces",
-            header: &[
-                "WORKSPACE",
-                "CLUSTERS",
-                "OBJECTS",
-                "FAILING",
-                "SUSP",
-                "PROG",
-                "HEALTH",
-                "WORST PROBLEM",
-            ],
-            widths: &[
-                Constraint::Max(18),
-                Constraint::Length(9),
-                Constraint::Length(7),
-                Constraint::Length(7),
-                Constraint::Length(5),
-                Constraint::Length(5),
-                Constraint::Length(bar_width as u16),
-                Constraint::Fill(1),
-            ],
+            header: &header,
+            widths: &widths,
         },
         |id| {
             let RowId::Workspace(w) = id else {
@@ -55,7 +64,7 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
             let Some(ws) = index.workspace(*w) else {
                 return Vec::new();
             };
-            let live = ws.phases.get(Phase::Live);
+            let live = ws.phases.up();
             let total = ws.phases.total();
             let clusters_style = if live == total {
                 theme.style(Slot::Live)
@@ -63,7 +72,7 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
                 theme.style(Slot::Down)
             };
             let (problem, slot) = worst_problem(index, *w);
-            vec![
+            let mut cells = vec![
                 Cell::from(highlighted(
                     &ws.name,
                     filter,
@@ -71,6 +80,11 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
                     theme,
                 )),
                 Cell::from(Span::styled(format!("{live}/{total}"), clusters_style)),
+            ];
+            if flux {
+                cells.push(flux_cell(index, ws, theme));
+            }
+            cells.extend([
                 Cell::from(ws.health.total().to_string()),
                 count_cell(ws.health.failing(), Health::Failed, theme),
                 count_cell(ws.health.get(Health::Suspended), Health::Suspended, theme),
@@ -81,9 +95,73 @@ pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
                 ),
                 Cell::from(health_bar(&ws.health, bar_width, theme)),
                 Cell::from(Span::styled(problem, theme.style(slot))),
-            ]
+            ]);
+            cells
         },
     );
+    draw_skew(frame, area, &skew, theme);
+}
+
+/// The fleet's Flux versions on the right of the table's top border, when any cluster reports
+/// one: version skew at a glance. Versions are left out from the rarest until it fits.
+fn draw_skew(frame: &mut Frame, area: Rect, skew: &Skew, theme: &Theme) {
+    if skew.versions.is_empty() {
+        return;
+    }
+    // The table's own title keeps its room on the left.
+    let room = usize::from(area.width).saturating_sub(36);
+    let mut shown = skew.versions.len();
+    let text = loop {
+        let mut parts: Vec<String> = skew.versions[..shown]
+            .iter()
+            .map(|(v, n)| format!("{v} on {n}"))
+            .collect();
+        let more = skew.versions.len() - shown;
+        if more > 0 {
+            parts.push(format!("{more} more"));
+        }
+        if skew.unreported > 0 {
+            parts.push(format!("{} without a report", skew.unreported));
+        }
+        let text = format!(" Flux {} ", parts.join(" · "));
+        if text.chars().count() <= room || shown <= 1 {
+            break text;
+        }
+        shown -= 1;
+    };
+    let width = u16::try_from(text.chars().count()).unwrap_or(u16::MAX);
+    if usize::from(width) > room {
+        return;
+    }
+    let at = Rect {
+        x: area.x + area.width.saturating_sub(width + 2),
+        y: area.y,
+        width,
+        height: 1,
+    };
+    let slot = if skew.skewed() {
+        Slot::Warning
+    } else {
+        Slot::Title
+    };
+    frame.render_widget(Span::styled(text, theme.style(slot)), at);
+}
+
+/// The version most of a workspace's clusters run, and how many others run there (`+2`).
+fn flux_cell<'a>(index: &'a Index, ws: &WorkspaceEntry, theme: &Theme) -> Cell<'a> {
+    let clusters = ws.clusters.iter().filter_map(|c| index.cluster(*c));
+    let skew = Skew::of(clusters.map(|c| c.report.as_deref()));
+    let Some(main) = skew.main() else {
+        return Cell::from(Span::styled("—", theme.style(Slot::Dim)));
+    };
+    if !skew.skewed() {
+        return Cell::from(main);
+    }
+    let others = skew.versions.len() - 1;
+    Cell::from(Span::styled(
+        format!("{main} +{others}"),
+        theme.style(Slot::Warning),
+    ))
 }
 
 /// The worst thing in a workspace in one line: clusters that cannot be watched first, then the

@@ -20,7 +20,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::app::model::{Input, Model, Scope, View};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::{Health, Index, Phase};
+use crate::fleet::{Health, Index};
 
 /// Prepares the model for a frame of `area`: its rows, where its lists scroll to, how far the
 /// fetched pane can scroll, and the room of the fleet map (the update function moves over it).
@@ -214,7 +214,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
 fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let index = &model.index;
     let phases = index.phases();
-    let live = phases.get(Phase::Live);
+    let live = phases.up();
     let health = index.health();
     let bar = theme.style(Slot::StatusBar);
     // The mode, then warnings: on a narrow terminal the end of the line is cut off.

@@ -16,6 +16,31 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
     let index = &model.index;
     let filter = &model.screen().filter;
     let title = format!("Clusters of {}", super::ws_name(index, w));
+    let members = || {
+        let ws = index.workspace(w);
+        let ids = ws.map(|ws| ws.clusters.as_slice()).unwrap_or_default();
+        ids.iter().filter_map(|c| index.cluster(*c))
+    };
+    // The FLUX column only where some cluster of the workspace reports a version.
+    let flux = members().any(|c| c.report.is_some());
+    let mut header = vec!["CLUSTER", "STATE", "FRESH"];
+    let mut widths = vec![
+        Constraint::Max(24),
+        Constraint::Length(12),
+        Constraint::Length(5),
+    ];
+    if flux {
+        header.push("FLUX");
+        widths.push(Constraint::Length(8));
+    }
+    header.extend(["OBJECTS", "FAILING", "SUSP", "PROG", "MESSAGE"]);
+    widths.extend([
+        Constraint::Length(7),
+        Constraint::Length(7),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Fill(1),
+    ]);
     list(
         frame,
         area,
@@ -23,19 +48,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
         theme,
         Columns {
             title: &title,
-            header: &[
-                "CLUSTER", "STATE", "FRESH", "OBJECTS", "FAILING", "SUSP", "PROG", "MESSAGE",
-            ],
-            widths: &[
-                Constraint::Max(24),
-                Constraint::Length(12),
-                Constraint::Length(5),
-                Constraint::Length(7),
-                Constraint::Length(7),
-                Constraint::Length(5),
-                Constraint::Length(5),
-                Constraint::Fill(1),
-            ],
+            header: &header,
+            widths: &widths,
         },
         |id| {
             let RowId::Cluster(c) = id else {
@@ -52,7 +66,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
             {
                 message = format!("via {} · {message}", cluster.info.management.join(" ▸ "));
             }
-            vec![
+            let mut cells = vec![
                 Cell::from(highlighted(
                     &cluster.info.name,
                     filter,
@@ -64,6 +78,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
                     theme.style(Slot::of_phase(phase)),
                 )),
                 Cell::from(age(cluster.last_event, model.now)),
+            ];
+            if flux {
+                cells.push(flux_cell(cluster, theme));
+            }
+            cells.extend([
                 Cell::from(cluster.health.total().to_string()),
                 count_cell(cluster.health.failing(), Health::Failed, theme),
                 count_cell(
@@ -77,12 +96,29 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
                     theme,
                 ),
                 Cell::from(Span::styled(message, theme.style(slot))),
-            ]
+            ]);
+            cells
         },
     );
 }
 
-/// The connection's error, else the worst object's message.
+/// The Flux version its FluxReport names, in red when Flux itself is not healthy; a dash
+/// without a report.
+fn flux_cell<'a>(cluster: &'a ClusterEntry, theme: &Theme) -> Cell<'a> {
+    let Some(report) = &cluster.report else {
+        return Cell::from(Span::styled("—", theme.style(Slot::Dim)));
+    };
+    let slot = if report.healthy() {
+        Slot::Text
+    } else {
+        Slot::Down
+    };
+    let version = report.flux_version().unwrap_or("?").to_string();
+    Cell::from(Span::styled(version, theme.style(slot)))
+}
+
+/// The connection's error, else what is wrong with Flux itself, else the worst object's
+/// message.
 pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
     let conn = &cluster.connection;
     if let Some(error) = &conn.error {
@@ -92,6 +128,9 @@ pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
             Slot::Warning
         };
         return (error.to_string(), slot);
+    }
+    if let Some(trouble) = cluster.report.as_ref().and_then(|r| r.trouble()) {
+        return (trouble, Slot::Down);
     }
     if cluster.health.failing() == 0 {
         return (String::new(), Slot::Dim);

@@ -176,3 +176,23 @@ pub async fn settled(kubeconfig: &Path) -> fluxfleet::session::Session {
     assert!(live.settle(Duration::from_secs(20)).await);
     live
 }
+
+/// Engine settings for tests: every Flux kind, quick timeouts and retries.
+pub fn engine_settings() -> fluxfleet::config::Engine {
+    let mut engine = fluxfleet::config::Config::defaults().engine;
+    engine.kinds = fluxfleet::fleet::FluxKind::ALL.to_vec();
+    engine.connect_timeout = Duration::from_secs(3);
+    engine.max_backoff = Duration::from_secs(1);
+    engine
+}
+
+/// The simulated fleet's kubeconfig directory as an inventory.
+pub fn fleet_of(sim: &Sim) -> fluxfleet::inventory::Inventory {
+    let request = fluxfleet::inventory::Request {
+        dirs: vec![sim.dir.path().join("kubeconfigs")],
+        ..fluxfleet::inventory::Request::default()
+    };
+    let inventory = fluxfleet::inventory::load(&request, &fluxfleet::config::Config::defaults());
+    assert_eq!(inventory.problems, []);
+    inventory
+}

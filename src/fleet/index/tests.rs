@@ -1,6 +1,7 @@
 use super::*;
 use crate::fleet::Health;
 use crate::fleet::Phase;
+use crate::fleet::report::Report;
 use serde_json::json;
 
 /// A cluster whose source calls it by its name.
@@ -33,6 +34,16 @@ fn at(cluster: &str, change: Change) -> Event {
     }
 }
 
+/// A deterministic pseudo-random number below `n` at each call.
+fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
 /// The rollups, recomputed the slow way, must equal the incremental ones.
 fn assert_rollups_consistent(index: &Index) {
     let mut fleet = HealthCounts::default();
@@ -41,11 +52,21 @@ fn assert_rollups_consistent(index: &Index) {
         for id in &ws.clusters {
             let c = index.cluster(*id).unwrap();
             let mut own = HealthCounts::default();
-            for s in c.objects.values() {
-                own.add(s.health);
-                counts.add(s.health);
-                fleet.add(s.health);
+            match c.counted {
+                Counted::Objects => {
+                    for s in c.objects.values() {
+                        own.add(s.health);
+                    }
+                }
+                // Objects listed while the cluster opens count only once it says so.
+                Counted::Report => {
+                    if let Some(r) = &c.report {
+                        own = r.counts.clone();
+                    }
+                }
             }
+            counts.add_all(&own);
+            fleet.add_all(&own);
             assert_eq!(own, c.health, "cluster {}", c.info.name);
         }
         assert_eq!(counts, ws.health, "workspace {}", ws.name);
@@ -195,13 +216,7 @@ fn a_synthetic_stream_keeps_rollups_and_root_causes_exact() {
         FluxKind::GitRepository,
     ];
     let readiness = ["True", "False", "Unknown"];
-    let mut state = 0x2545_f491_u64;
-    let mut next = |n: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % n
-    };
+    let mut next = xorshift(0x2545_f491);
     for step in 0..6_000 {
         let cluster = &keys[next(3) as usize];
         let kind = kinds[next(3) as usize];
@@ -361,4 +376,97 @@ fn clusters_added_in_any_order_keep_their_own_objects() {
             assert_eq!(names, [key], "order {order:?}");
         }
     }
+}
+
+/// A report of `ready`, `failing` and `suspended` Kustomizations.
+fn report(ready: u64, failing: u64, suspended: u64) -> Report {
+    let value = json!({"kind": "FluxReport", "spec": {"reconcilers": [
+        {"kind": "Kustomization", "stats": {"running": ready + failing, "failing": failing,
+                                            "suspended": suspended}},
+        {"kind": "ResourceSet", "stats": {"running": 7, "failing": 7, "suspended": 0}}]}});
+    Report::read(&value, None, Timestamp::UNIX_EPOCH).unwrap()
+}
+
+#[test]
+fn a_cluster_counted_by_its_report_counts_the_report_and_lets_its_objects_go() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    index.add_cluster(info("b", "w"));
+    let ks = FluxKind::Kustomization;
+    index.apply(at(
+        "a",
+        Change::Replaced(ks, vec![summary(ks, "x", "True")]),
+    ));
+    index.apply(at(
+        "b",
+        Change::Replaced(ks, vec![summary(ks, "y", "False")]),
+    ));
+    index.apply(at("a", Change::Report(Some(Box::new(report(10, 2, 1))))));
+    // Counted by its objects, the report changes no count.
+    assert_eq!(index.health().total(), 2);
+    index.apply(at("a", Change::Counted(Counted::Report)));
+    let entry = index.cluster(a).unwrap();
+    assert!(entry.objects.is_empty());
+    assert_eq!(
+        (entry.health.get(Health::Ready), entry.health.failing()),
+        (10, 2),
+        "a ResourceSet is not a Flux kind"
+    );
+    assert_eq!(index.health().total(), 14);
+    assert_eq!(index.workspaces()[0].health.failing(), 3);
+    // A new report replaces the old counts; objects arriving while opening count once it says so.
+    index.apply(at("a", Change::Report(Some(Box::new(report(3, 0, 0))))));
+    assert_eq!(index.health().total(), 4);
+    index.apply(at(
+        "a",
+        Change::Replaced(ks, vec![summary(ks, "x", "False")]),
+    ));
+    assert_eq!(index.health().total(), 4);
+    assert_rollups_consistent(&index);
+    index.apply(at("a", Change::Counted(Counted::Objects)));
+    assert_eq!(index.cluster(a).unwrap().health.failing(), 1);
+    assert_eq!(index.health().total(), 2);
+    assert_rollups_consistent(&index);
+    // Counting only the watched kinds.
+    let only = report(3, 1, 0).counting(&[FluxKind::HelmRelease]);
+    assert_eq!(only.counts.total(), 0);
+}
+
+#[test]
+fn rollups_stay_exact_while_clusters_switch_between_reports_and_objects() {
+    let mut index = Index::new();
+    let keys: Vec<_> = (0..4).map(|i| format!("c{i}")).collect();
+    for (i, key) in keys.iter().enumerate() {
+        index.add_cluster(info(key, if i % 2 == 0 { "x" } else { "y" }));
+    }
+    let ks = FluxKind::Kustomization;
+    let mut next = xorshift(0x9e37_79b9);
+    for step in 0..4_000 {
+        let cluster = &keys[next(4) as usize];
+        let change = match next(12) {
+            0 => Change::Counted(Counted::Report),
+            1 => Change::Counted(Counted::Objects),
+            2 => Change::Report(None),
+            3 | 4 => Change::Report(Some(Box::new(report(next(9), next(4), next(3))))),
+            5 => Change::Replaced(
+                ks,
+                (0..next(6))
+                    .map(|i| summary(ks, &format!("o{i}"), ["True", "False"][next(2) as usize]))
+                    .collect(),
+            ),
+            6 => Change::Deleted(ObjectKey::new(ks, "flux-system", &format!("o{}", next(6)))),
+            7 => Change::Retired,
+            8 => Change::Added(info(cluster, "z")),
+            _ => Change::Applied(summary(
+                ks,
+                &format!("o{}", next(6)),
+                ["True", "False", "Unknown"][next(3) as usize],
+            )),
+        };
+        index.apply(at(cluster, change));
+        if step % 7 == 0 {
+            assert_rollups_consistent(&index);
+        }
+    }
+    assert_rollups_consistent(&index);
 }

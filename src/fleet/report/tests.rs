@@ -112,3 +112,50 @@ fn image_tags_are_read_with_or_without_registry_port_or_digest() {
     assert_eq!(image_tag("localhost:5000/fluxcd/sc"), None);
     assert_eq!(image_tag("sc@sha256:ab"), None);
 }
+
+#[test]
+fn trouble_names_the_controllers_that_are_not_ready_or_the_instance_failing() {
+    let mut report = sample("fluxreport.yaml");
+    report["spec"]["components"][1]["ready"] = json!(false);
+    report["spec"]["components"][3]["ready"] = json!(false);
+    let r = Report::read(&report, None, at()).unwrap();
+    assert_eq!(
+        r.trouble().as_deref(),
+        Some("Flux: kustomize-controller, source-controller are not ready")
+    );
+    let mut instance = sample("fluxinstance-ready.yaml");
+    instance["status"]["conditions"][0]["status"] = json!("False");
+    instance["status"]["conditions"][0]["message"] = json!("timeout waiting for Deployments");
+    let r = Report::read(&sample("fluxreport.yaml"), Some(&instance), at()).unwrap();
+    assert_eq!(
+        r.trouble().as_deref(),
+        Some("FluxInstance flux not ready: timeout waiting for Deployments")
+    );
+}
+
+#[test]
+fn skew_counts_versions_most_common_first_and_clusters_without_a_report() {
+    let with = |version: &str| {
+        let mut report = sample("fluxreport.yaml");
+        report["spec"]["distribution"]["version"] = json!(version);
+        Report::read(&report, None, at()).unwrap()
+    };
+    let (a, b, c, d) = (
+        with("v2.9.4"),
+        with("v2.9.10"),
+        with("v2.9.4"),
+        with("v2.9.3"),
+    );
+    let skew = Skew::of([Some(&a), None, Some(&b), Some(&c), Some(&d), None]);
+    // Two on v2.9.4 first; the single ones newest first (2.9.10 after 2.9.3 as versions).
+    assert_eq!(
+        skew.versions,
+        [("v2.9.4", 2), ("v2.9.10", 1), ("v2.9.3", 1)]
+    );
+    assert_eq!(skew.unreported, 2);
+    assert_eq!(skew.main(), Some("v2.9.4"));
+    assert!(skew.skewed());
+    let one = Skew::of([Some(&a), Some(&c)]);
+    assert!(!one.skewed());
+    assert_eq!(Skew::of([None]).main(), None);
+}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use super::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
+use crate::fleet::rollout::release_order;
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout};
 
 /// One cluster's copy of a thing.
@@ -139,21 +140,6 @@ impl Seen {
             .then(b.trying.cmp(&a.trying))
             .then(b.running.cmp(&a.running))
             .then(a.revision.revision.cmp(&b.revision.revision))
-    }
-}
-
-/// Compares two revisions as release versions (`v1.2.10` after `v1.2.9`), where both read as
-/// such; equal otherwise.
-fn release_order(a: &str, b: &str) -> Ordering {
-    fn parts(r: &str) -> Option<Vec<u64>> {
-        let v = r.split('@').next()?;
-        let v = v.strip_prefix('v').unwrap_or(v);
-        let core = v.split(['-', '+']).next()?;
-        core.split('.').map(|p| p.parse().ok()).collect()
-    }
-    match (parts(a), parts(b)) {
-        (Some(x), Some(y)) => x.cmp(&y),
-        _ => Ordering::Equal,
     }
 }
 

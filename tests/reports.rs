@@ -1,0 +1,120 @@
+//! The Flux Operator's reports, read from the simulated fleet over real HTTPS: every cluster
+//! running the operator shows its FluxReport with the cluster's true counts, the others none,
+//! and a report written again is read again.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::Duration;
+
+use fluxfleet::config::{self, Config};
+use fluxfleet::fleet::FluxKind;
+use fluxfleet::session::Session;
+use fluxfleet::sim::TruthCluster;
+
+use common::{Sim, fleet_of};
+
+fn settings() -> config::Engine {
+    let mut engine = common::engine_settings();
+    engine.kinds = Config::defaults().engine.kinds;
+    engine.report_interval = Duration::from_millis(200);
+    engine
+}
+
+/// Running, failing and suspended objects of the watched kinds, counted as the operator counts
+/// them: suspended ones apart, failing ones among the running.
+fn true_counts(cluster: &TruthCluster, kinds: &[FluxKind]) -> (u64, u64, u64) {
+    let mut counts = (0, 0, 0);
+    for o in &cluster.objects {
+        let watched = FluxKind::from_kind(&o.kind).is_some_and(|k| kinds.contains(&k));
+        if !watched {
+            continue;
+        }
+        if o.suspended {
+            counts.2 += 1;
+        } else {
+            counts.0 += 1;
+            counts.1 += u64::from(o.health.is_failing());
+        }
+    }
+    counts
+}
+
+/// Pumps until every cluster's report says what the simulator's truth says, or fails naming
+/// the first cluster that does not.
+async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
+    let kinds = FluxKind::ALL.to_vec();
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        live.pump(Duration::from_millis(100)).await;
+        let truth = sim.handle.truth();
+        let wrong = truth.iter().filter(|c| !c.management).find_map(|c| {
+            let entry = live.index.cluster_named(&c.name)?;
+            let seen = entry.report.as_ref().map(|r| {
+                let watched = r
+                    .reconcilers
+                    .iter()
+                    .filter(|k| FluxKind::from_kind(&k.kind).is_some_and(|k| kinds.contains(&k)));
+                watched.fold((0, 0, 0), |(a, b, c), k| {
+                    (a + k.running, b + k.failing, c + k.suspended)
+                })
+            });
+            let wanted = c.operator.then(|| true_counts(c, &kinds));
+            (seen != wanted).then(|| format!("{}: seen {seen:?}, truth {wanted:?}", c.name))
+        });
+        let Some(wrong) = wrong else { return };
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reports never matched the truth: {wrong}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clusters_running_the_operator_show_their_report_with_the_true_counts() {
+    let sim = common::start_with(|c| {
+        c.clusters = 8;
+        c.operator = 0.5;
+        c.report_every = Duration::from_millis(300);
+    })
+    .await;
+    let truth = sim.handle.truth();
+    let with: Vec<&TruthCluster> = truth.iter().filter(|c| c.operator).collect();
+    assert!(
+        !with.is_empty() && with.len() < 8,
+        "some clusters run the operator, some do not"
+    );
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+
+    let entry = live.index.cluster_named(&with[0].name).unwrap();
+    let report = entry.report.as_ref().unwrap();
+    assert!(report.flux_version().unwrap().starts_with("v2."));
+    assert!(report.healthy(), "{report:?}");
+    assert_eq!(report.components_ready(), (4, 4));
+    let instance = report.instance.as_ref().expect("its FluxInstance is read");
+    assert_eq!(&*instance.name, "flux");
+    assert!(report.sync.is_some(), "the cluster's own sync");
+
+    // A Kustomization breaks: the operator's next report counts it, and fluxfleet reads it.
+    let cluster = with[0];
+    let ks = cluster
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+        .unwrap();
+    let failing_before = true_counts(cluster, &FluxKind::ALL).1;
+    assert!(sim.handle.set_ready(
+        &cluster.name,
+        FluxKind::Kustomization,
+        &ks.namespace,
+        &ks.name,
+        false
+    ));
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+    let after = sim.handle.truth();
+    let now = after.iter().find(|c| c.name == cluster.name).unwrap();
+    assert!(true_counts(now, &FluxKind::ALL).1 > failing_before);
+    live.shutdown().await;
+}
