@@ -162,6 +162,14 @@ pub struct FleetArgs {
     /// With --management: follow management clusters found below, this many levels deep.
     #[arg(long, value_name = "N", default_value_t = 1, global = true)]
     pub management_depth: usize,
+    /// Which clusters have every Flux object watched: all, summary (counted from their
+    /// FluxReports; the clusters you open are watched), auto (engine.watch in the config).
+    #[arg(long, value_name = "MODE", value_parser = watch_mode, global = true)]
+    pub watch_mode: Option<crate::config::Watch>,
+}
+
+fn watch_mode(text: &str) -> Result<crate::config::Watch, String> {
+    crate::config::Watch::parse(text).ok_or_else(|| "one of all, summary, auto".to_string())
 }
 
 impl FleetArgs {
@@ -174,6 +182,7 @@ impl FleetArgs {
             managements: self.managements.clone(),
             workspace_label: self.workspace_label.clone(),
             management_depth: self.management_depth,
+            watch: self.watch_mode,
         }
     }
 }

@@ -58,6 +58,10 @@ pub trait Read: Send + Sync {
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
     ) -> BoxFuture<'a, Result<String, String>>;
+
+    /// The user opened `cluster`: a source that only summarizes it watches its objects from
+    /// now on, for a while. Others have nothing to do.
+    fn open(&self, _cluster: &ClusterKey) {}
 }
 
 /// Sends the patches of an action to one of a source's clusters.

@@ -13,8 +13,8 @@ use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::report::Report;
 use fluxfleet::fleet::{
-    ClusterId, ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Index, ObjectEvent,
-    ObjectKey, Phase,
+    ClusterId, ClusterInfo, ClusterKey, Connection, Counted, FluxKind, FluxSummary, Index,
+    ObjectEvent, ObjectKey, Phase,
 };
 use jiff::Timestamp;
 use ratatui::Terminal;
@@ -321,6 +321,54 @@ fn flux_versions_and_a_controller_down_show_where_the_operator_reports() {
         cluster.contains("Flux v2.9.4  Flux: helm-controller is not ready · 3/4 controllers ready"),
         "{cluster}"
     );
+}
+
+#[test]
+fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects() {
+    let mut m = model();
+    // shop-dev-1 goes to the summary tier: counted by its report (the sample: 4 failing of 91).
+    let c = ClusterId(2);
+    let mut summary = Connection::new(Phase::Summary);
+    summary.protocol = Some("HTTP/2");
+    update(
+        &mut m,
+        Msg::Fleet(vec![
+            event(c, Change::Counted(Counted::Report)),
+            event(c, Change::Connection(summary)),
+        ]),
+    );
+    let entry = m.index.cluster(c).unwrap();
+    assert!(entry.objects.is_empty());
+    assert_eq!((entry.health.failing(), entry.health.total()), (4, 91));
+    command(&mut m, "ws retail");
+    let retail = screen(&mut m, 120, 12);
+    let row = retail.lines().find(|l| l.contains("shop-dev-1")).unwrap();
+    assert!(row.contains("summary"), "{retail}");
+    assert!(
+        row.contains("Flux: helm-controller is not ready"),
+        "Flux's own trouble first: {retail}"
+    );
+    assert!(
+        retail.contains("clusters 3/4 seen (2 live, 1 by summary)"),
+        "{retail}"
+    );
+    // Opening it asks its source to watch its objects; leaving and coming back asks again.
+    let effects = keys(&mut m, KeyCode::Enter);
+    let opened: Vec<&str> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Open(info) => Some(info.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(opened, ["shop-dev-1"]);
+    assert!(
+        keys(&mut m, KeyCode::Char('j')).is_empty(),
+        "moving inside asks nothing"
+    );
+    keys(&mut m, KeyCode::Esc);
+    let again = keys(&mut m, KeyCode::Enter);
+    assert!(again.iter().any(|e| matches!(e, Effect::Open(_))));
 }
 
 /// The redis HelmRelease's detail view (stalled, on pay-prod-us).

@@ -174,6 +174,7 @@ impl run::Effects for Clusters {
                     });
                 });
             }
+            Effect::Open(info) => self.reader.open(&info),
             Effect::ReadAudit => {
                 let path = self.journal.clone();
                 tokio::task::spawn_blocking(move || {

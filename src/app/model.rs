@@ -328,6 +328,14 @@ pub struct Model {
 }
 
 impl Model {
+    /// The cluster the user looks into: the one of the cluster or detail view on top.
+    pub fn opened_cluster(&self) -> Option<ClusterId> {
+        match &self.screen().view {
+            View::Cluster(c) | View::Detail { cluster: c, .. } => Some(*c),
+            _ => None,
+        }
+    }
+
     pub fn new(index: Index, keymap: Keymap, warnings: Vec<String>, now: Timestamp) -> Model {
         Model {
             index,

@@ -59,9 +59,24 @@ pub enum Effect {
         key: ObjectKey,
     },
     ReadAudit,
+    /// The user opened this cluster: where its source only summarizes it, its objects are
+    /// watched from now on.
+    Open(Arc<ClusterInfo>),
 }
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
+    let before = model.opened_cluster();
+    let mut effects = step(model, msg);
+    let after = model.opened_cluster();
+    if after != before
+        && let Some(cluster) = after.and_then(|c| model.index.cluster(c))
+    {
+        effects.push(Effect::Open(cluster.info.clone()));
+    }
+    effects
+}
+
+fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Fleet(events) => {
             let mut joined_or_left = false;

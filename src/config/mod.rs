@@ -77,6 +77,44 @@ pub struct Engine {
     pub discovery_interval: Duration,
     /// How often each cluster's FluxReport is read, where the Flux Operator runs.
     pub report_interval: Duration,
+    /// Which clusters have every object watched.
+    pub watch: Watch,
+    /// With `watch = "auto"`: more clusters than this are summarized.
+    pub summary_above: usize,
+    /// Summarized clusters whose objects stay watched after they were opened.
+    pub warm_clusters: usize,
+}
+
+/// Which clusters have every Flux object watched (`engine.watch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// Every cluster, over one connection each.
+    All,
+    /// Every cluster counted from its FluxReport, read every interval over a connection that is
+    /// not kept; the objects of the clusters opened are watched.
+    Summary,
+    /// `All` up to `summary_above` clusters, `Summary` above.
+    Auto,
+}
+
+impl Watch {
+    pub fn parse(text: &str) -> Option<Watch> {
+        match text {
+            "all" => Some(Watch::All),
+            "summary" => Some(Watch::Summary),
+            "auto" => Some(Watch::Auto),
+            _ => None,
+        }
+    }
+
+    /// Whether a fleet of `clusters` is summarized.
+    pub fn summarizes(self, clusters: usize, above: usize) -> bool {
+        match self {
+            Watch::All => false,
+            Watch::Summary => true,
+            Watch::Auto => clusters > above,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -179,6 +217,9 @@ struct RawEngine {
     max_objects: usize,
     discovery_interval: String,
     report_interval: String,
+    watch: String,
+    summary_above: usize,
+    warm_clusters: usize,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -304,6 +345,13 @@ impl Config {
             }
             d => d,
         };
+        let watch = Watch::parse(&raw.engine.watch).unwrap_or_else(|| {
+            warn(format!(
+                "engine.watch: {:?} is not one of all, summary, auto; using auto",
+                raw.engine.watch
+            ));
+            Watch::Auto
+        });
         let mut kinds = Vec::new();
         for name in &raw.engine.kinds {
             match FluxKind::from_kind(name) {
@@ -341,6 +389,13 @@ impl Config {
             max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
             discovery_interval,
             report_interval,
+            watch,
+            summary_above: raw.engine.summary_above,
+            warm_clusters: positive(
+                "warm_clusters",
+                raw.engine.warm_clusters,
+                fallback.warm_clusters,
+            ),
         };
         let fallback_rules = Config::fallback().rollout.rules;
         let stuck_after = match parse_duration(&raw.rollout.stuck_after)
@@ -405,6 +460,9 @@ impl Config {
                 max_objects: 10_000,
                 discovery_interval: Duration::from_secs(30),
                 report_interval: Duration::from_secs(60),
+                watch: Watch::Auto,
+                summary_above: 5000,
+                warm_clusters: 16,
             },
             inventory: Inventory {
                 default_workspace: "default".into(),

@@ -130,3 +130,30 @@ fn an_explicit_missing_file_is_reported() {
     let (_, warnings) = Config::load(Some(Path::new("/nonexistent/fluxfleet.toml")), false);
     assert_eq!(warnings, []);
 }
+
+#[test]
+fn the_watch_mode_summarizes_above_its_threshold_and_a_bad_one_is_a_warning() {
+    let defaults = Config::defaults().engine;
+    assert_eq!(defaults.watch, Watch::Auto);
+    assert!(!defaults.watch.summarizes(5_000, defaults.summary_above));
+    assert!(defaults.watch.summarizes(5_001, defaults.summary_above));
+    assert!(Watch::Summary.summarizes(1, 5_000));
+    assert!(!Watch::All.summarizes(100_000, 5_000));
+    let text = "[engine]\nwatch = \"summary\"\nwarm_clusters = 4\nreport_interval = \"2m\"\n";
+    let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
+    assert_eq!(warnings, []);
+    assert_eq!(config.engine.watch, Watch::Summary);
+    assert_eq!(config.engine.warm_clusters, 4);
+    assert_eq!(config.engine.report_interval, Duration::from_secs(120));
+    let text = "[engine]\nwatch = \"some\"\nreport_interval = \"0s\"\nwarm_clusters = 0\n";
+    let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
+    let text: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    assert_eq!(text.len(), 3, "{text:?}");
+    assert!(
+        text.iter()
+            .any(|w| w.contains("engine.watch: \"some\" is not one of all, summary, auto"))
+    );
+    assert_eq!(config.engine.watch, Watch::Auto);
+    assert_eq!(config.engine.report_interval, Duration::from_secs(60));
+    assert_eq!(config.engine.warm_clusters, 16);
+}

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::fleet::report::Report;
 use crate::fleet::{
-    ClusterEntry, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready, Rollout,
-    WorkspaceEntry,
+    ClusterEntry, Counted, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready,
+    Rollout, WorkspaceEntry,
 };
 
 /// One Flux object of one cluster.
@@ -105,6 +105,9 @@ pub struct Cluster<'a> {
     /// Kinds the credentials may not list.
     pub forbidden: Vec<&'static str>,
     pub objects: &'a HealthCounts,
+    /// Where `objects` comes from: `objects` (watched or listed) or `report` (its FluxReport,
+    /// with `watch = "summary"`: the objects themselves are not listed).
+    pub counted: Counted,
     /// The Flux Operator's FluxReport (and FluxInstance), where the cluster runs the operator.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<&'a Report>,
@@ -133,6 +136,7 @@ impl<'a> Cluster<'a> {
                 .collect(),
             forbidden: conn.forbidden.iter().map(|k| k.as_str()).collect(),
             objects: &c.health,
+            counted: c.counted,
             report: c.report.as_deref(),
         }
     }

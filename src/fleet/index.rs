@@ -387,6 +387,10 @@ impl Index {
             Change::Added(_) | Change::Retired => {}
             Change::Report(report) => {
                 let report = report.map(|r| Arc::new(*r));
+                // A report read is news from the cluster, whatever it counts by.
+                if report.is_some() {
+                    cluster.last_event = Some(event.at);
+                }
                 if !counts.on {
                     let none = HealthCounts::default();
                     let old = cluster.report.as_ref().map_or(&none, |r| &r.counts);

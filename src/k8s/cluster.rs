@@ -19,7 +19,7 @@ use super::reader::Clients;
 use super::transport::{self, Protocol, Transport};
 use super::watch::watch;
 use crate::fleet::index::Change;
-use crate::fleet::{ClusterKey, Connection, FluxKind, Phase};
+use crate::fleet::{ClusterKey, Connection, Counted, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
 use crate::source::Sink;
 
@@ -41,10 +41,20 @@ pub struct Shared {
     pub events: Sink,
     /// Connected clusters, for one-off reads.
     pub clients: Arc<Clients>,
+    /// Clusters are counted from their FluxReports (`engine.watch`); only the open ones have
+    /// their objects watched.
+    pub summary: bool,
+    /// The summarized clusters open now.
+    pub warm: Arc<super::warm::Warm>,
 }
 
 impl Shared {
-    pub fn new(settings: &crate::config::Engine, events: Sink, clients: Arc<Clients>) -> Shared {
+    pub fn new(
+        settings: &crate::config::Engine,
+        events: Sink,
+        clients: Arc<Clients>,
+        summary: bool,
+    ) -> Shared {
         Shared {
             transport: Transport {
                 tls: transport::TlsCache::default(),
@@ -61,6 +71,8 @@ impl Shared {
             report_interval: settings.report_interval,
             events,
             clients,
+            summary,
+            warm: Arc::new(super::warm::Warm::new(settings.warm_clusters)),
         }
     }
 }
@@ -73,6 +85,8 @@ pub(super) struct Reporter {
     seed: u64,
     /// Cluster API cannot reach it either: said with every connection failure.
     probe_failed: bool,
+    /// Where the index counts it from, as last said.
+    counted: Counted,
 }
 
 /// The engine is gone (shut down, or the consumer dropped the receiver).
@@ -108,7 +122,20 @@ impl Reporter {
         self.send(Change::Connection(next)).await
     }
 
-    async fn failed(&mut self, failure: &Failure, retry_in: Duration) -> Result<(), Closed> {
+    /// Says where the cluster is counted from, when that changes.
+    pub(super) async fn counted(&mut self, counted: Counted) -> Result<(), Closed> {
+        if self.counted == counted {
+            return Ok(());
+        }
+        self.counted = counted;
+        self.send(Change::Counted(counted)).await
+    }
+
+    pub(super) async fn failed(
+        &mut self,
+        failure: &Failure,
+        retry_in: Duration,
+    ) -> Result<(), Closed> {
         let mut next = Connection::new(failure.phase);
         next.error = Some(if self.probe_failed {
             format!(
@@ -160,6 +187,7 @@ pub async fn run(spec: ClusterSpec, shared: Arc<Shared>, cancel: CancellationTok
         connection: Connection::default(),
         seed: seed(&spec.name),
         probe_failed: spec.discovered.as_ref().is_some_and(|d| d.probe_failed),
+        counted: Counted::Objects,
     };
     tokio::select! {
         _ = cancel.cancelled() => {}
@@ -192,11 +220,30 @@ async fn lifecycle(
         reporter.connection(state).await?;
         std::future::pending::<()>().await;
     }
-    let mut protocol = if spec.server.starts_with("https://") {
+    if shared.summary {
+        let opened = shared.warm.register(reporter.key());
+        return super::summary::summarized(&mut reporter, spec, shared, opened).await;
+    }
+    watched(&mut reporter, spec, shared).await
+}
+
+/// The protocol to try first: HTTP/2 where TLS can offer it.
+pub(super) fn first_protocol(spec: &ClusterSpec) -> Protocol {
+    if spec.server.starts_with("https://") {
         Protocol::Http2
     } else {
         Protocol::Http1
-    };
+    }
+}
+
+/// Connects and watches every served kind, reconnecting after failures with backoff, for as
+/// long as it is polled.
+pub(super) async fn watched(
+    reporter: &mut Reporter,
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+) -> Result<(), Closed> {
+    let mut protocol = first_protocol(spec);
     let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed);
     loop {
         let mut connecting = Connection::new(Phase::Connecting);
@@ -228,7 +275,7 @@ async fn lifecycle(
             Attempt::Connected(connected) => {
                 // The slot stays taken until the first lists are in: bounded concurrency there
                 // bounds the memory the initial lists need at once.
-                match watch(&mut reporter, connected, shared, &mut backoff, permit).await {
+                match watch(reporter, connected, shared, &mut backoff, permit).await {
                     Ended::Closed => return Err(Closed),
                     Ended::Renew => continue,
                     Ended::Reconnect(failure) => {

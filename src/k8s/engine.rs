@@ -32,7 +32,10 @@ impl Engine {
     /// runtime.
     pub fn start(clusters: Vec<ClusterSpec>, settings: &config::Engine, sink: Sink) -> Engine {
         let clients = Arc::new(Clients::default());
-        let shared = Arc::new(Shared::new(settings, sink, clients.clone()));
+        let summary = settings
+            .watch
+            .summarizes(clusters.len(), settings.summary_above);
+        let shared = Arc::new(Shared::new(settings, sink, clients.clone(), summary));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let mut tokens = HashMap::new();
@@ -44,6 +47,7 @@ impl Engine {
         let reader = Reader {
             clients,
             timeout: settings.connect_timeout,
+            warm: summary.then(|| shared.warm.clone()),
         };
         Engine {
             cancel,

@@ -43,7 +43,12 @@ pub async fn discover(
 async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Holdings, String> {
     let (events, _) = mpsc::channel(1);
     let sink = crate::source::Sink::new(crate::fleet::SourceId::default(), events);
-    let shared = Arc::new(Shared::new(settings, sink, Arc::new(Clients::default())));
+    let shared = Arc::new(Shared::new(
+        settings,
+        sink,
+        Arc::new(Clients::default()),
+        false,
+    ));
     // HTTP/2 first; a server that speaks only HTTP/1.1 is asked again over that.
     let mut protocol = Protocol::Http2;
     let (http, version) = loop {

@@ -17,7 +17,9 @@ pub mod reader;
 mod report;
 mod source;
 mod summarize;
+mod summary;
 pub mod transport;
+mod warm;
 mod watch;
 mod writer;
 

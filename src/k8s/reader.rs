@@ -103,6 +103,8 @@ pub(super) const NOT_CONNECTED: &str =
 pub struct Reader {
     pub(super) clients: Arc<Clients>,
     pub(super) timeout: Duration,
+    /// Summarized clusters to open, when the engine summarizes.
+    pub(super) warm: Option<Arc<super::warm::Warm>>,
 }
 
 impl Reader {
@@ -167,6 +169,12 @@ impl crate::source::Read for Reader {
         object: &'a ObjectKey,
     ) -> futures::future::BoxFuture<'a, Result<String, String>> {
         Box::pin(Reader::yaml(self, cluster, object))
+    }
+
+    fn open(&self, cluster: &ClusterKey) {
+        if let Some(warm) = &self.warm {
+            warm.open(cluster);
+        }
     }
 }
 

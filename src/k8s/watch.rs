@@ -12,7 +12,7 @@ use super::cluster::{Connected, Ended, Reporter, Shared};
 use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
 use crate::fleet::index::Change;
-use crate::fleet::{Connection, FluxKind, Phase};
+use crate::fleet::{Connection, Counted, FluxKind, Phase};
 
 /// Where one kind's watch stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,6 +192,7 @@ pub(super) async fn watch(
             slot.1 = state;
         }
         let connection = report(&states, report_pending);
+        let live = connection.phase == Phase::Live;
         if connection.phase != Phase::Syncing {
             permit = None;
         }
@@ -199,6 +200,10 @@ pub(super) async fn watch(
             backoff.reset();
         }
         if reporter.connection(connection).await.is_err() {
+            return Ended::Closed;
+        }
+        // A summarized cluster opened: counted by its objects once they are all listed.
+        if live && reporter.counted(Counted::Objects).await.is_err() {
             return Ended::Closed;
         }
     }

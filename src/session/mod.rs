@@ -187,6 +187,13 @@ impl Reader {
         self.of(cluster)?.yaml(&cluster.key, object).await
     }
 
+    /// Watches `cluster`'s objects, where its source only summarizes it.
+    pub fn open(&self, cluster: &ClusterInfo) {
+        if let Ok(reader) = self.of(cluster) {
+            reader.open(&cluster.key);
+        }
+    }
+
     fn of(&self, cluster: &ClusterInfo) -> Result<&Arc<dyn Read>, String> {
         self.by_source
             .get(usize::from(cluster.source.0))

@@ -19,6 +19,8 @@ pub struct Sources {
     pub managements: Vec<String>,
     pub workspace_label: Option<String>,
     pub management_depth: usize,
+    /// `--watch-mode`, over `engine.watch`.
+    pub watch: Option<config::Watch>,
 }
 
 /// The config and the fleet, with everything wrong about them.
@@ -40,7 +42,11 @@ pub struct Resolved {
 /// Loads the config and the inventory, and reads the management clusters named.
 pub async fn resolve(sources: &Sources) -> Resolved {
     let config_path = sources.config.clone().or_else(config::default_path);
-    let (config, config_warnings) = Config::load(config_path.as_deref(), sources.config.is_some());
+    let (mut config, config_warnings) =
+        Config::load(config_path.as_deref(), sources.config.is_some());
+    if let Some(watch) = sources.watch {
+        config.engine.watch = watch;
+    }
     let request = inventory::Request::from_env(
         sources.kubeconfigs.clone(),
         sources.dirs.clone(),

@@ -209,7 +209,15 @@ fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
             ),
             Slot::of_health(o.health),
         ),
-        None => (String::new(), Slot::Dim),
+        // Counted by its report: the objects are not known until it is opened.
+        None => (
+            format!(
+                "{} failing on {}, by its FluxReport",
+                cluster.health.failing(),
+                cluster.info.name
+            ),
+            Slot::Failed,
+        ),
     }
 }
 

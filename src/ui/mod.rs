@@ -246,10 +246,17 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
         return;
     }
-    spans.push(Span::styled(
-        format!(" clusters {live}/{} live", phases.total()),
-        bar,
-    ));
+    // Summarized clusters are seen, though not watched live.
+    let summarized = phases.get(crate::fleet::Phase::Summary);
+    let text = match summarized {
+        0 => format!(" clusters {live}/{} live", phases.total()),
+        n => format!(
+            " clusters {live}/{} seen ({} live, {n} by summary)",
+            phases.total(),
+            live - n
+        ),
+    };
+    spans.push(Span::styled(text, bar));
     if phases.pending() > 0 {
         spans.push(Span::styled(
             format!(" · {} connecting", phases.pending()),

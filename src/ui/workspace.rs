@@ -9,7 +9,7 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, count_cell, highlighted, list};
 use crate::app::model::{Model, RowId, SortBy};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::{ClusterEntry, Health, WorkspaceId};
+use crate::fleet::{ClusterEntry, Counted, Health, WorkspaceId};
 use crate::units::age;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: WorkspaceId) {
@@ -134,6 +134,13 @@ pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
     }
     if cluster.health.failing() == 0 {
         return (String::new(), Slot::Dim);
+    }
+    if cluster.counted == Counted::Report {
+        let failing = cluster.health.failing();
+        return (
+            format!("{failing} failing, by its FluxReport (enter watches its objects)"),
+            Slot::Failed,
+        );
     }
     match cluster.objects.values().min_by_key(|o| o.health) {
         Some(o) => (

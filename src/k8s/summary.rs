@@ -1,0 +1,194 @@
+//! The summary tier (`engine.watch = "summary"`): a cluster is looked at once every
+//! `report_interval` over a connection of its own, closed afterwards, so that it holds no socket
+//! in between. Where the Flux Operator runs, the look is one read of its FluxReport, and the
+//! cluster is counted from it; elsewhere every watched kind is listed once. A cluster the user
+//! opens is watched like any other until it goes cold ([`super::warm`]).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::api::Trouble;
+use super::backoff::Backoff;
+use super::cluster::{Closed, Reporter, Shared, client, first_protocol, watched};
+use super::discovery::discover;
+use super::errors::Failure;
+use super::kind_watch::{KindWatch, Step};
+use super::transport::Protocol;
+use crate::fleet::index::Change;
+use crate::fleet::report::Report;
+use crate::fleet::{Connection, Counted, FluxKind, FluxSummary, Phase};
+use crate::inventory::ClusterSpec;
+
+/// What one look found.
+enum Seen {
+    Report(Box<Report>),
+    /// No report (no operator, or it may not be read): every watched kind, listed.
+    Listed(Vec<(FluxKind, Vec<FluxSummary>)>),
+}
+
+/// Why a look found nothing.
+enum Missed {
+    Failed(Failure),
+    NotHttp2,
+}
+
+impl From<Failure> for Missed {
+    fn from(failure: Failure) -> Missed {
+        Missed::Failed(failure)
+    }
+}
+
+impl From<Trouble> for Missed {
+    fn from(trouble: Trouble) -> Missed {
+        match trouble {
+            Trouble::NotHttp2 => Missed::NotHttp2,
+            other => Missed::Failed(other.into_failure()),
+        }
+    }
+}
+
+/// Runs a summarized cluster: a look every interval; watched while `opened` says so.
+pub(super) async fn summarized(
+    reporter: &mut Reporter,
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    mut opened: watch::Receiver<bool>,
+) -> Result<(), Closed> {
+    reporter.counted(Counted::Report).await?;
+    let mut protocol = first_protocol(spec);
+    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
+    // Whether the last look found a report: a cluster without one keeps its last list.
+    let mut reported = false;
+    loop {
+        if *opened.borrow_and_update() {
+            tokio::select! {
+                ended = watched(reporter, spec, shared) => return ended,
+                _ = opened.wait_for(|open| !*open) => {}
+            }
+            // Cold again: counted by its report, its objects let go, and looked at now.
+            if reported {
+                reporter.counted(Counted::Report).await?;
+            }
+            continue;
+        }
+        let wait = match glance(spec, shared, protocol).await {
+            Ok(seen) => {
+                backoff.reset();
+                reported = tell(reporter, seen, reported, protocol).await?;
+                shared.report_interval
+            }
+            Err(Missed::NotHttp2) => {
+                protocol = Protocol::Http1;
+                continue;
+            }
+            Err(Missed::Failed(failure)) => {
+                let delay = backoff.next_delay();
+                tracing::debug!(cluster = %spec.name, error = %failure.message, ?delay, "summary");
+                reporter.failed(&failure, delay).await?;
+                delay
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = opened.wait_for(|open| *open) => {}
+        }
+    }
+}
+
+/// Sends what a look found; returns whether it was a report.
+async fn tell(
+    reporter: &mut Reporter,
+    seen: Seen,
+    reported: bool,
+    protocol: Protocol,
+) -> Result<bool, Closed> {
+    let found_report = matches!(seen, Seen::Report(_));
+    match seen {
+        Seen::Report(report) => {
+            reporter.send(Change::Report(Some(report))).await?;
+            reporter.counted(Counted::Report).await?;
+        }
+        Seen::Listed(lists) => {
+            if reported {
+                reporter.send(Change::Report(None)).await?;
+            }
+            for (kind, objects) in lists {
+                reporter.send(Change::Replaced(kind, objects)).await?;
+            }
+            reporter.counted(Counted::Objects).await?;
+        }
+    }
+    let mut state = Connection::new(Phase::Summary);
+    state.protocol = Some(protocol.as_str());
+    reporter.connection(state).await?;
+    Ok(found_report)
+}
+
+/// One look, within `connect_timeout` and holding a connecting slot: credentials, a connection,
+/// the report (or the lists), and the connection closed again.
+async fn glance(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<Seen, Missed> {
+    let Ok(_slot) = shared.connecting.acquire().await else {
+        return Err(Missed::Failed(Failure::new(
+            Phase::Connecting,
+            "the engine is shutting down",
+        )));
+    };
+    match tokio::time::timeout(shared.connect_timeout, look(spec, shared, protocol)).await {
+        Ok(seen) => seen,
+        Err(_) => Err(Missed::Failed(Failure::new(
+            Phase::TimedOut,
+            format!(
+                "no answer within {}",
+                crate::units::format_duration(shared.connect_timeout)
+            ),
+        ))),
+    }
+}
+
+async fn look(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<Seen, Missed> {
+    let (http, _expires) = client(spec, shared, protocol).await?;
+    match super::report::read(&http).await {
+        Ok(Some(report)) => return Ok(Seen::Report(Box::new(report.counting(&shared.kinds)))),
+        Ok(None) => {}
+        // Allowed to read Flux objects but not the operator's report: list them instead.
+        Err(trouble) if trouble.code() == Some(403) => {}
+        Err(trouble) => return Err(trouble.into()),
+    }
+    let found = discover(&http, &shared.kinds).await?;
+    if found.served.is_empty() {
+        return Err(Missed::Failed(Failure::new(
+            Phase::FluxNotInstalled,
+            "the server serves none of the watched Flux kinds",
+        )));
+    }
+    let http = Arc::new(http);
+    let mut lists = Vec::with_capacity(found.served.len());
+    for (i, served) in found.served.iter().enumerate() {
+        let mut kind = KindWatch::new(
+            http.clone(),
+            served.kind,
+            &served.version,
+            shared.chunk_size,
+            shared.max_objects,
+            shared.max_backoff,
+            i as u64,
+        );
+        match kind.next().await {
+            Step::Listed(objects) => lists.push((served.kind, objects)),
+            Step::Failed { failure, .. } => return Err(Missed::Failed(failure)),
+            // A kind's first step is its list: anything else is not.
+            Step::Watching | Step::Applied(_) | Step::Deleted(_) => {}
+        }
+    }
+    Ok(Seen::Listed(lists))
+}

@@ -1,0 +1,172 @@
+//! The summary tier (`engine.watch = "summary"`) against the simulated fleet over real HTTPS:
+//! every cluster counted from its FluxReport (or, without the Flux Operator, from a list of its
+//! objects) with no connection held between looks; opening a cluster watches its objects, and
+//! the least recently opened one lets them go.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use fluxfleet::config::{self, Config, Watch};
+use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, Phase};
+use fluxfleet::session::Session;
+use fluxfleet::sim::TruthCluster;
+
+use common::{Sim, fleet_of};
+
+fn settings() -> config::Engine {
+    let mut engine = common::engine_settings();
+    engine.kinds = Config::defaults().engine.kinds;
+    engine.watch = Watch::Summary;
+    engine.report_interval = Duration::from_millis(300);
+    engine.warm_clusters = 1;
+    engine
+}
+
+/// What the cluster counts as far as a report can tell: failing, suspended, all.
+fn coarse(h: &HealthCounts) -> (u32, u32, u32) {
+    (h.failing(), h.get(Health::Suspended), h.total())
+}
+
+fn true_counts(cluster: &TruthCluster, kinds: &[FluxKind]) -> HealthCounts {
+    let mut counts = HealthCounts::default();
+    for o in &cluster.objects {
+        if FluxKind::from_kind(&o.kind).is_some_and(|k| kinds.contains(&k)) {
+            counts.add(o.health);
+        }
+    }
+    counts
+}
+
+/// Where `entry` differs from the truth for a summarized cluster, in words.
+fn summarized_wrongly(
+    entry: &ClusterEntry,
+    truth: &TruthCluster,
+    kinds: &[FluxKind],
+) -> Option<String> {
+    let want = true_counts(truth, kinds);
+    let name = &truth.name;
+    if entry.connection.phase != Phase::Summary {
+        return Some(format!("{name}: {:?}", entry.connection));
+    }
+    if truth.operator {
+        if entry.counted != Counted::Report || !entry.objects.is_empty() {
+            return Some(format!("{name}: counted by {:?}", entry.counted));
+        }
+        // A report does not tell progressing from ready: compare what it does tell.
+        (coarse(&entry.health) != coarse(&want))
+            .then(|| format!("{name}: {:?} against {:?}", entry.health, want))
+    } else {
+        (entry.counted != Counted::Objects || entry.health != want)
+            .then(|| format!("{name} (listed): {:?} against {want:?}", entry.health))
+    }
+}
+
+async fn until(
+    live: &mut Session,
+    within: Duration,
+    mut wrong: impl FnMut(&Session) -> Option<String>,
+) {
+    let deadline = Instant::now() + within;
+    loop {
+        live.pump(Duration::from_millis(100)).await;
+        let Some(why) = wrong(live) else { return };
+        assert!(Instant::now() < deadline, "{why}");
+    }
+}
+
+fn open_sockets(sim: &Sim, cluster: &str) -> u64 {
+    sim.handle.stats()["clusters"][cluster]["connections"]
+        .as_u64()
+        .unwrap()
+}
+
+/// Waits until the simulator holds no connection from any of `clusters`.
+async fn until_closed<'a>(sim: &Sim, clusters: impl Fn() -> Vec<&'a str>, why: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while clusters().into_iter().any(|c| open_sockets(sim, c) > 0) {
+        assert!(Instant::now() < deadline, "{why}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn summarized_clusters_count_true_hold_no_socket_and_open_on_demand() {
+    let sim = common::start_with(|c| {
+        c.clusters = 8;
+        c.operator = 0.5;
+        c.report_every = Duration::from_millis(200);
+    })
+    .await;
+    let kinds = Config::defaults().engine.kinds;
+    let truth: Vec<TruthCluster> = sim
+        .handle
+        .truth()
+        .into_iter()
+        .filter(|c| !c.management)
+        .collect();
+    let with: Vec<&TruthCluster> = truth.iter().filter(|c| c.operator).collect();
+    assert!(with.len() >= 2 && with.len() < truth.len());
+    let inventory = fleet_of(&sim);
+    let mut live = Session::kube(&inventory, &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+
+    // Every cluster counted as the truth says, by report or by list, with no socket held.
+    until(&mut live, Duration::from_secs(20), |live| {
+        truth.iter().find_map(|t| {
+            let entry = live.index.cluster_named(&t.name).unwrap();
+            summarized_wrongly(entry, t, &kinds)
+        })
+    })
+    .await;
+    let names = || truth.iter().map(|t| t.name.as_str()).collect();
+    until_closed(&sim, names, "a summarized cluster keeps its connection").await;
+
+    // Opening a cluster watches its objects: live, counted by them, the truth's objects.
+    let reader = live.reader();
+    let info = |live: &Session, name: &str| live.index.cluster_named(name).unwrap().info.clone();
+    let first = info(&live, &with[0].name);
+    reader.open(&first);
+    until(&mut live, Duration::from_secs(10), |live| {
+        let entry = live.index.cluster_named(&first.name).unwrap();
+        let want = true_counts(with[0], &kinds);
+        let good = entry.connection.phase == Phase::Live
+            && entry.counted == Counted::Objects
+            && entry.health == want
+            && entry.objects.len() as u32 == want.total();
+        (!good).then(|| {
+            format!(
+                "opened {}: {:?} {:?}",
+                first.name, entry.connection.phase, entry.health
+            )
+        })
+    })
+    .await;
+    assert_eq!(
+        open_sockets(&sim, &first.name),
+        1,
+        "watched over one connection"
+    );
+
+    // Opening another (one stays warm) lets the first go back to its report.
+    let second = info(&live, &with[1].name);
+    reader.open(&second);
+    until(&mut live, Duration::from_secs(10), |live| {
+        let one = live.index.cluster_named(&first.name).unwrap();
+        let two = live.index.cluster_named(&second.name).unwrap();
+        let good = summarized_wrongly(one, with[0], &kinds).is_none()
+            && two.connection.phase == Phase::Live
+            && two.counted == Counted::Objects;
+        (!good).then(|| {
+            format!(
+                "{:?} {:?} / {:?}",
+                one.connection.phase, one.counted, two.connection.phase
+            )
+        })
+    })
+    .await;
+    let cold = || vec![first.name.as_str()];
+    until_closed(&sim, cold, "the cold cluster keeps its connection").await;
+    live.shutdown().await;
+}
