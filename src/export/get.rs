@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use super::output;
 use super::table::Table;
 use super::{Filter, Status};
-use crate::fleet::{Index, Phase};
+use crate::fleet::{Counted, Index, Phase};
 use crate::session::Session;
 use crate::session::resolve::{Resolved, Sources};
 use crate::units::age;
@@ -161,10 +161,13 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
         return exit::UNREACHABLE;
     }
     if let Some(fail_on) = request.fail_on {
-        let found = clusters().any(|c| {
-            c.objects
+        let found = clusters().any(|c| match c.counted {
+            Counted::Objects => c
+                .objects
                 .values()
-                .any(|s| filter.object(s) && fail_on.matches(s.health))
+                .any(|s| filter.object(s) && fail_on.matches(s.health)),
+            // Counted by its report: what the report tells of the cluster as a whole.
+            Counted::Report => c.health.iter().any(|(h, _)| fail_on.matches(h)),
         });
         if found {
             return exit::FAIL_ON;
@@ -182,6 +185,7 @@ pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
             && filter.cluster(c)
             && !c.connection.is_complete()
             && phase != Phase::FluxNotInstalled
+            && phase != Phase::Summary
             && !phase.is_lifecycle()
     })
 }
@@ -191,7 +195,8 @@ pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Times
     let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
     for c in output::sorted(index).filter(|c| filter.cluster(c)) {
         let conn = &c.connection;
-        if conn.is_complete() {
+        // Summarized as the engine was asked to: seen, as far as its summary goes.
+        if conn.is_complete() || conn.phase == Phase::Summary {
             continue;
         }
         let retry = conn

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::Semaphore;
@@ -102,40 +103,44 @@ impl Reporter {
         self.seed
     }
 
-    pub(super) async fn send(&self, change: Change) -> Result<(), Closed> {
-        self.events
-            .send(&self.key, change)
-            .await
-            .map_err(|_| Closed)
+    /// Sends one change. Each of these returns a boxed future: a cluster's task waits in them
+    /// between events, and ten thousand tasks should not each carry room for a change in flight.
+    pub(super) fn send(&self, change: Change) -> BoxFuture<'_, Result<(), Closed>> {
+        Box::pin(async move {
+            self.events
+                .send(&self.key, change)
+                .await
+                .map_err(|_| Closed)
+        })
     }
 
-    pub(super) async fn connection(&mut self, mut next: Connection) -> Result<(), Closed> {
+    pub(super) fn connection(&mut self, mut next: Connection) -> BoxFuture<'_, Result<(), Closed>> {
         next.since = if next.phase == self.connection.phase {
             self.connection.since
         } else {
             Some(Timestamp::now())
         };
         if next == self.connection {
-            return Ok(());
+            return Box::pin(std::future::ready(Ok(())));
         }
         self.connection = next.clone();
-        self.send(Change::Connection(next)).await
+        self.send(Change::Connection(next))
     }
 
     /// Says where the cluster is counted from, when that changes.
-    pub(super) async fn counted(&mut self, counted: Counted) -> Result<(), Closed> {
+    pub(super) fn counted(&mut self, counted: Counted) -> BoxFuture<'_, Result<(), Closed>> {
         if self.counted == counted {
-            return Ok(());
+            return Box::pin(std::future::ready(Ok(())));
         }
         self.counted = counted;
-        self.send(Change::Counted(counted)).await
+        self.send(Change::Counted(counted))
     }
 
-    pub(super) async fn failed(
+    pub(super) fn failed(
         &mut self,
         failure: &Failure,
         retry_in: Duration,
-    ) -> Result<(), Closed> {
+    ) -> BoxFuture<'_, Result<(), Closed>> {
         let mut next = Connection::new(failure.phase);
         next.error = Some(if self.probe_failed {
             format!(
@@ -148,7 +153,7 @@ impl Reporter {
         });
         next.retry_at = Some(Timestamp::now() + retry_in);
         next.protocol = self.connection.protocol;
-        self.connection(next).await
+        self.connection(next)
     }
 }
 
@@ -220,11 +225,19 @@ async fn lifecycle(
         reporter.connection(state).await?;
         std::future::pending::<()>().await;
     }
+    // Boxed: a task waits in one of the two, and a summarized one should not carry the other's
+    // state (thousands of idle tasks).
     if shared.summary {
         let opened = shared.warm.register(reporter.key());
-        return super::summary::summarized(&mut reporter, spec, shared, opened).await;
+        return Box::pin(super::summary::summarized(
+            &mut reporter,
+            spec,
+            shared,
+            opened,
+        ))
+        .await;
     }
-    watched(&mut reporter, spec, shared).await
+    Box::pin(watched(&mut reporter, spec, shared)).await
 }
 
 /// The protocol to try first: HTTP/2 where TLS can offer it.
@@ -252,7 +265,8 @@ pub(super) async fn watched(
         let Ok(permit) = shared.connecting.acquire().await else {
             return Err(Closed);
         };
-        let failure = match attempt(spec, shared, protocol).await {
+        // Boxed: a watching task should not carry the room connecting took.
+        let failure = match Box::pin(attempt(spec, shared, protocol)).await {
             Attempt::NotHttp2 => {
                 protocol = Protocol::Http1;
                 continue;

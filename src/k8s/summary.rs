@@ -64,7 +64,8 @@ pub(super) async fn summarized(
     loop {
         if *opened.borrow_and_update() {
             tokio::select! {
-                ended = watched(reporter, spec, shared) => return ended,
+                // Boxed: only an open cluster carries a watch's state.
+                ended = Box::pin(watched(reporter, spec, shared)) => return ended,
                 _ = opened.wait_for(|open| !*open) => {}
             }
             // Cold again: counted by its report, its objects let go, and looked at now.
@@ -73,7 +74,7 @@ pub(super) async fn summarized(
             }
             continue;
         }
-        let wait = match glance(spec, shared, protocol).await {
+        let wait = match Box::pin(glance(spec, shared, protocol)).await {
             Ok(seen) => {
                 backoff.reset();
                 reported = tell(reporter, seen, reported, protocol).await?;

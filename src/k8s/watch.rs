@@ -98,24 +98,25 @@ pub(super) async fn watch(
     {
         return Ended::Closed;
     }
+    // The timers are made once and boxed: a timer is large (cache-line aligned), and a
+    // cluster's task waits here for as long as it watches.
+    let mut renew: futures::future::BoxFuture<'static, ()> = match renew_at {
+        Some(at) => Box::pin(tokio::time::sleep_until(at)),
+        None => Box::pin(std::future::pending()),
+    };
+    let mut release = Box::pin(tokio::time::sleep_until(release_by));
     loop {
-        let renew = async {
-            match renew_at {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         let next = tokio::select! {
             item = merged.next() => match item {
                 Some(item) => Some(item),
                 None => return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended")),
             },
-            _ = tokio::time::sleep_until(release_by), if permit.is_some() => {
+            _ = &mut release, if permit.is_some() => {
                 // Listing is slow here: let other clusters go ahead.
                 permit = None;
                 continue;
             }
-            _ = renew => return Ended::Renew,
+            _ = &mut renew => return Ended::Renew,
             Some(read) = reports.next(), if operator => {
                 match read {
                     Ok(found) if found.is_some() || reported => {

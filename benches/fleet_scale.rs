@@ -1,0 +1,144 @@
+//! A whole fleet, as fluxfleet sees it: the engine (or the summary tier) on every cluster of a
+//! running `fluxfleet sim`, from start to a complete view, then clusters opened one by one until
+//! each shows its objects. Reports times, this process's peak memory and the sockets it holds.
+//!
+//! ```sh
+//! cargo run --release -- sim --clusters 20000 --workspaces 40 --objects 20 --out /tmp/f20k &
+//! cargo bench --bench fleet_scale -- --dir /tmp/f20k [--watch-mode all|summary|auto] [--open 10]
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool, not product code
+
+use std::time::{Duration, Instant};
+
+use fluxfleet::config::{Config, Watch};
+use fluxfleet::fleet::{Counted, Phase};
+use fluxfleet::inventory;
+use fluxfleet::session::Session;
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// `VmHWM` (peak) and `VmRSS` of this process, in MiB.
+fn memory() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kib| kib.parse::<f64>().ok())
+            .map_or(0.0, |kib| kib / 1024.0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// Sockets this process holds.
+fn sockets() -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .map(|dir| {
+            dir.filter_map(Result::ok)
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    let Some(dir) = arg("--dir") else {
+        eprintln!(
+            "usage: cargo bench --bench fleet_scale -- --dir SIM_OUT [--watch-mode MODE] [--open N]"
+        );
+        return;
+    };
+    let watch = arg("--watch-mode")
+        .map(|m| Watch::parse(&m).expect("all, summary or auto"))
+        .unwrap_or(Watch::Auto);
+    let opens: usize = arg("--open").map_or(10, |n| n.parse().unwrap());
+    let _ = rlimit::increase_nofile_limit(u64::MAX);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async move {
+        let started = Instant::now();
+        let mut config = Config::defaults();
+        config.engine.watch = watch;
+        let request = inventory::Request {
+            dirs: vec![std::path::Path::new(&dir).join("kubeconfigs")],
+            ..inventory::Request::default()
+        };
+        let inventory = inventory::load(&request, &config);
+        let clusters = inventory.clusters.len();
+        println!(
+            "{clusters} clusters read in {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        let mut live = Session::kube(&inventory, &config.engine);
+        drop(inventory);
+        let settled = live.settle(Duration::from_secs(600)).await;
+        let complete = |live: &Session| {
+            live.index
+                .entries()
+                .all(|(_, c)| c.connection.phase.is_up() || c.connection.phase.is_failure())
+        };
+        while !complete(&live) {
+            live.pump(Duration::from_millis(50)).await;
+        }
+        let (peak, now) = memory();
+        let phases: Vec<String> = live
+            .index
+            .phases()
+            .iter()
+            .map(|(p, n)| format!("{p} {n}"))
+            .collect();
+        println!(
+            "complete view in {:.1} s (settled: {settled}; {}), {} objects counted; peak {peak:.0} MiB, now {now:.0} MiB, {} sockets",
+            started.elapsed().as_secs_f64(),
+            phases.join(", "),
+            live.index.object_count(),
+            sockets(),
+        );
+
+        // Drill-downs: clusters spread over the fleet, one at a time.
+        let reader = live.reader();
+        let step = (clusters / opens.max(1)).max(1);
+        let picks: Vec<_> = live
+            .index
+            .entries()
+            .step_by(step)
+            .take(opens)
+            .map(|(_, c)| c.info.clone())
+            .collect();
+        let mut times = Vec::new();
+        for info in picks {
+            let opened = Instant::now();
+            reader.open(&info);
+            let shown = |live: &Session| {
+                live.index.cluster_named(&info.name).is_some_and(|c| {
+                    c.connection.phase == Phase::Live && c.counted == Counted::Objects
+                })
+            };
+            while !shown(&live) && opened.elapsed() < Duration::from_secs(30) {
+                live.pump(Duration::from_millis(5)).await;
+            }
+            times.push(opened.elapsed().as_secs_f64() * 1000.0);
+        }
+        times.sort_by(f64::total_cmp);
+        if !times.is_empty() {
+            println!(
+                "opened {} clusters: objects shown after {:.0} ms median, {:.0} ms at most; {} sockets now",
+                times.len(),
+                times[times.len() / 2],
+                times[times.len() - 1],
+                sockets(),
+            );
+        }
+        let (peak, now) = memory();
+        println!("peak {peak:.0} MiB, now {now:.0} MiB");
+        live.shutdown().await;
+    });
+}
