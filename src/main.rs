@@ -177,8 +177,11 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
         .config
         .clone()
         .or_else(fluxfleet::config::default_path);
-    let (engine, config_warnings) =
+    let (mut engine, config_warnings) =
         fluxfleet::config::Config::load(path.as_deref(), fleet.config.is_some());
+    if let Some(watch) = fleet.watch_mode {
+        engine.engine.watch = watch;
+    }
     let request = fluxfleet::inventory::Request {
         dirs: vec![dir.join("kubeconfigs")],
         ..fluxfleet::inventory::Request::default()

@@ -349,7 +349,7 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
         "Flux's own trouble first: {retail}"
     );
     assert!(
-        retail.contains("clusters 3/4 seen (2 live, 1 by summary)"),
+        retail.contains("clusters 3/4 seen (2 live, 1 by summary, oldest report 40s)"),
         "{retail}"
     );
     // Opening it asks its source to watch its objects; leaving and coming back asks again.

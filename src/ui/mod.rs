@@ -250,11 +250,22 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let summarized = phases.get(crate::fleet::Phase::Summary);
     let text = match summarized {
         0 => format!(" clusters {live}/{} live", phases.total()),
-        n => format!(
-            " clusters {live}/{} seen ({} live, {n} by summary)",
-            phases.total(),
-            live - n
-        ),
+        n => {
+            // How stale the summaries may be: the oldest report counted.
+            let oldest = index
+                .entries()
+                .filter(|(_, c)| c.connection.phase == crate::fleet::Phase::Summary)
+                .filter_map(|(_, c)| c.report.as_ref().map(|r| r.read_at))
+                .min();
+            let oldest = oldest.map_or(String::new(), |t| {
+                format!(", oldest report {}", crate::units::age(Some(t), model.now))
+            });
+            format!(
+                " clusters {live}/{} seen ({} live, {n} by summary{oldest})",
+                phases.total(),
+                live - n
+            )
+        }
     };
     spans.push(Span::styled(text, bar));
     if phases.pending() > 0 {
