@@ -50,15 +50,17 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// What the tasks of `clusters` clusters share.
     pub fn new(
         settings: &crate::config::Engine,
         events: Sink,
         clients: Arc<Clients>,
+        clusters: usize,
         summary: bool,
     ) -> Shared {
         Shared {
             transport: Transport {
-                tls: transport::TlsCache::default(),
+                tls: transport::TlsCache::new(clusters),
                 connect_timeout: settings.connect_timeout,
                 env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
             },

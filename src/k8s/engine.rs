@@ -35,7 +35,13 @@ impl Engine {
         let summary = settings
             .watch
             .summarizes(clusters.len(), settings.summary_above);
-        let shared = Arc::new(Shared::new(settings, sink, clients.clone(), summary));
+        let shared = Arc::new(Shared::new(
+            settings,
+            sink,
+            clients.clone(),
+            clusters.len(),
+            summary,
+        ));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let mut tokens = HashMap::new();

@@ -47,6 +47,7 @@ async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Hol
         settings,
         sink,
         Arc::new(Clients::default()),
+        1,
         false,
     ));
     // HTTP/2 first; a server that speaks only HTTP/1.1 is asked again over that.

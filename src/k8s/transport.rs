@@ -56,16 +56,18 @@ pub struct TlsCache {
     sessions: Arc<rustls::client::ClientSessionMemoryCache>,
 }
 
-impl Default for TlsCache {
-    fn default() -> TlsCache {
+impl TlsCache {
+    /// A cache that remembers sessions with `servers` servers at least (512 at least): a
+    /// summarized cluster reconnects every interval, and resumes where its server allows.
+    pub fn new(servers: usize) -> TlsCache {
+        // rustls keeps up to 8 TLS 1.3 tickets a server and counts its size in tickets.
+        let tickets = servers.max(512).saturating_mul(8);
         TlsCache {
             system: Mutex::new(None),
-            sessions: Arc::new(rustls::client::ClientSessionMemoryCache::new(4096)),
+            sessions: Arc::new(rustls::client::ClientSessionMemoryCache::new(tickets)),
         }
     }
-}
 
-impl TlsCache {
     /// The TLS configuration for `config`, presenting `identity` (the user's client
     /// certificate, read by [`super::identity`]) when it has one.
     fn config_for(
