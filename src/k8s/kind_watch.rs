@@ -118,13 +118,16 @@ impl KindWatch {
     }
 
     /// Waits for the next thing worth telling. Never ends: failures are reported and retried.
+    ///
+    /// Listing, opening and backing off are boxed: a watch spends its life waiting for the next
+    /// line, and each of a fleet's watches should carry only what that takes.
     pub(super) async fn next(&mut self) -> Step {
         loop {
             if let Some(delay) = self.wait.take() {
-                tokio::time::sleep(delay).await;
+                Box::pin(tokio::time::sleep(delay)).await;
             }
             if self.resource_version.is_none() {
-                match self.list().await {
+                match Box::pin(self.list()).await {
                     Ok(items) => return Step::Listed(items),
                     Err(trouble) => match self.failed(trouble) {
                         Some(step) => return step,
@@ -133,7 +136,7 @@ impl KindWatch {
                 }
             }
             if self.body.is_none() {
-                match self.open().await {
+                match Box::pin(self.open()).await {
                     Ok(body) => {
                         self.body = Some(body);
                         self.backoff.reset();
