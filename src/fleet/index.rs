@@ -399,16 +399,19 @@ impl Index {
                 }
                 cluster.report = report;
             }
-            Change::Counted(counted) if counted == cluster.counted => {}
+            // Counted from here on by what the report says; the objects are let go, also
+            // those listed by an opening that ended before it was complete.
             Change::Counted(Counted::Report) => {
-                // Counted from here on by what the report says; the objects are let go.
-                let report = cluster.report.as_ref().map(|r| r.counts.clone());
-                let old = std::mem::take(counts.cluster);
-                counts.replace(&old, &report.unwrap_or_default());
+                if counts.on {
+                    let report = cluster.report.as_ref().map(|r| r.counts.clone());
+                    let old = std::mem::take(counts.cluster);
+                    counts.replace(&old, &report.unwrap_or_default());
+                }
                 cluster.objects.clear();
                 cluster.graph = Graph::default();
                 cluster.counted = Counted::Report;
             }
+            Change::Counted(Counted::Objects) if counts.on => {}
             Change::Counted(Counted::Objects) => {
                 let mut listed = HealthCounts::default();
                 for o in cluster.objects.values() {

@@ -138,6 +138,13 @@ impl Reporter {
         self.send(Change::Counted(counted))
     }
 
+    /// Counted by its report again, and whatever objects it holds let go: said even when it
+    /// was counted so already, as an opening may have listed some before it ended.
+    pub(super) fn let_go(&mut self) -> BoxFuture<'_, Result<(), Closed>> {
+        self.counted = Counted::Report;
+        self.send(Change::Counted(Counted::Report))
+    }
+
     pub(super) fn failed(
         &mut self,
         failure: &Failure,

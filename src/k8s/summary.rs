@@ -70,7 +70,7 @@ pub(super) async fn summarized(
             }
             // Cold again: counted by its report, its objects let go, and looked at now.
             if reported {
-                reporter.counted(Counted::Report).await?;
+                reporter.let_go().await?;
             }
             continue;
         }

@@ -427,6 +427,17 @@ fn a_cluster_counted_by_its_report_counts_the_report_and_lets_its_objects_go() {
     assert_eq!(index.cluster(a).unwrap().health.failing(), 1);
     assert_eq!(index.health().total(), 2);
     assert_rollups_consistent(&index);
+    // An opening that ends before it is complete: what it listed is let go.
+    index.apply(at("a", Change::Counted(Counted::Report)));
+    index.apply(at(
+        "a",
+        Change::Replaced(ks, vec![summary(ks, "x", "True")]),
+    ));
+    assert_eq!(index.cluster(a).unwrap().objects.len(), 1);
+    index.apply(at("a", Change::Counted(Counted::Report)));
+    assert!(index.cluster(a).unwrap().objects.is_empty());
+    assert_eq!(index.health().total(), 4);
+    assert_rollups_consistent(&index);
     // Counting only the watched kinds.
     let only = report(3, 1, 0).counting(&[FluxKind::HelmRelease]);
     assert_eq!(only.counts.total(), 0);
