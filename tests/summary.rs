@@ -170,3 +170,40 @@ async fn summarized_clusters_count_true_hold_no_socket_and_open_on_demand() {
     until_closed(&sim, cold, "the cold cluster keeps its connection").await;
     live.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listed_cluster_forbidden_one_kind_shows_the_others_and_names_it() {
+    let sim = common::start_with(|c| {
+        c.clusters = 4;
+        c.operator = 0.0;
+        c.faults = fluxfleet::sim::faults::Spec::parse("forbidden=1%:HelmRelease").unwrap();
+    })
+    .await;
+    let kinds = Config::defaults().engine.kinds;
+    let truth = sim.handle.truth();
+    let cluster = truth
+        .iter()
+        .find(|c| c.faults.iter().any(|f| f.starts_with("forbidden")))
+        .unwrap();
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    let visible: Vec<FluxKind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| *k != FluxKind::HelmRelease)
+        .collect();
+    until(&mut live, Duration::from_secs(10), |live| {
+        let entry = live.index.cluster_named(&cluster.name).unwrap();
+        let conn = &entry.connection;
+        let good = conn.phase == Phase::Summary
+            && *conn.forbidden == [FluxKind::HelmRelease]
+            && conn
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("forbidden to list HelmRelease"))
+            && entry.health == true_counts(cluster, &visible);
+        (!good).then(|| format!("{conn:?} {:?}", entry.health))
+    })
+    .await;
+    live.shutdown().await;
+}

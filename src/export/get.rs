@@ -185,9 +185,15 @@ pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
             && filter.cluster(c)
             && !c.connection.is_complete()
             && phase != Phase::FluxNotInstalled
-            && phase != Phase::Summary
+            && !summarized_whole(&c.connection)
             && !phase.is_lifecycle()
     })
+}
+
+/// Summarized as the engine was asked to, with nothing forbidden: seen, as far as a summary
+/// goes.
+fn summarized_whole(conn: &crate::fleet::Connection) -> bool {
+    conn.phase == Phase::Summary && conn.forbidden.is_empty()
 }
 
 /// Clusters in the scope that are not live, on stderr: never silently missing from the output.
@@ -195,8 +201,7 @@ pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Times
     let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
     for c in output::sorted(index).filter(|c| filter.cluster(c)) {
         let conn = &c.connection;
-        // Summarized as the engine was asked to: seen, as far as its summary goes.
-        if conn.is_complete() || conn.phase == Phase::Summary {
+        if conn.is_complete() || summarized_whole(conn) {
             continue;
         }
         let retry = conn

@@ -24,8 +24,12 @@ use crate::inventory::ClusterSpec;
 /// What one look found.
 enum Seen {
     Report(Box<Report>),
-    /// No report (no operator, or it may not be read): every watched kind, listed.
-    Listed(Vec<(FluxKind, Vec<FluxSummary>)>),
+    /// No report (no operator, or it may not be read): every watched kind, listed, but those
+    /// the credentials may not list.
+    Listed {
+        lists: Vec<(FluxKind, Vec<FluxSummary>)>,
+        forbidden: Vec<FluxKind>,
+    },
 }
 
 /// Why a look found nothing.
@@ -106,12 +110,14 @@ async fn tell(
     protocol: Protocol,
 ) -> Result<bool, Closed> {
     let found_report = matches!(seen, Seen::Report(_));
+    let mut state = Connection::new(Phase::Summary);
+    state.protocol = Some(protocol.as_str());
     match seen {
         Seen::Report(report) => {
             reporter.send(Change::Report(Some(report))).await?;
             reporter.counted(Counted::Report).await?;
         }
-        Seen::Listed(lists) => {
+        Seen::Listed { lists, forbidden } => {
             if reported {
                 reporter.send(Change::Report(None)).await?;
             }
@@ -119,10 +125,20 @@ async fn tell(
                 reporter.send(Change::Replaced(kind, objects)).await?;
             }
             reporter.counted(Counted::Objects).await?;
+            // As with watches: the kinds it may not list are named, the others stay visible.
+            if !forbidden.is_empty() {
+                let names: Vec<&str> = forbidden.iter().map(|k| k.as_str()).collect();
+                state.error = Some(
+                    format!(
+                        "forbidden to list {}; the other kinds are visible",
+                        names.join(", ")
+                    )
+                    .into(),
+                );
+                state.forbidden = forbidden.into();
+            }
         }
     }
-    let mut state = Connection::new(Phase::Summary);
-    state.protocol = Some(protocol.as_str());
     reporter.connection(state).await?;
     Ok(found_report)
 }
@@ -174,6 +190,8 @@ async fn look(
     }
     let http = Arc::new(http);
     let mut lists = Vec::with_capacity(found.served.len());
+    let mut forbidden = Vec::new();
+    let mut refusal = None;
     for (i, served) in found.served.iter().enumerate() {
         let mut kind = KindWatch::new(
             http.clone(),
@@ -186,10 +204,25 @@ async fn look(
         );
         match kind.next().await {
             Step::Listed(objects) => lists.push((served.kind, objects)),
+            Step::Failed {
+                code: Some(403),
+                failure,
+                ..
+            } => {
+                forbidden.push(served.kind);
+                refusal.get_or_insert(failure);
+            }
             Step::Failed { failure, .. } => return Err(Missed::Failed(failure)),
             // A kind's first step is its list: anything else is not.
             Step::Watching | Step::Applied(_) | Step::Deleted(_) => {}
         }
     }
-    Ok(Seen::Listed(lists))
+    // Forbidden to list every kind: the cluster is forbidden, as a watched one would be.
+    if lists.is_empty()
+        && let Some(mut failure) = refusal
+    {
+        failure.phase = Phase::Forbidden;
+        return Err(Missed::Failed(failure));
+    }
+    Ok(Seen::Listed { lists, forbidden })
 }
