@@ -352,6 +352,15 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
         retail.contains("clusters 3/4 seen (2 live, 1 by summary, oldest report 40s)"),
         "{retail}"
     );
+    // Triage says that failures counted by a report are not among its rows.
+    command(&mut m, "fleet");
+    key(&mut m, KeyCode::Char('t'));
+    let triage = screen(&mut m, 200, 12);
+    assert!(
+        triage.contains("and 4 failing on 1 cluster counted by their FluxReports"),
+        "{triage}"
+    );
+    command(&mut m, "ws retail");
     // Opening it asks its source to watch its objects; leaving and coming back asks again.
     let effects = keys(&mut m, KeyCode::Enter);
     let opened: Vec<&str> = effects

@@ -12,6 +12,7 @@ use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
 use crate::app::triage::{GroupOf, headline};
 use crate::config::theme::{Slot, Theme};
+use crate::fleet::Counted;
 use crate::units::age;
 
 /// Names of what is held back shown in a row, before "+N".
@@ -21,11 +22,22 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
     let index = &model.index;
     let screen = model.screen();
     let filter = &screen.filter;
-    let title = if screen.flat {
+    let mut title = if screen.flat {
         format!("Not ready in {}", super::scope_name(index, scope))
     } else {
         format!("Root causes in {}", super::scope_name(index, scope))
     };
+    // Summarized clusters count their failures without their objects: say they are not here.
+    let (failing, clusters) = crate::app::rows::clusters_in(index, scope)
+        .into_iter()
+        .filter(|(_, c)| c.counted == Counted::Report && c.health.failing() > 0)
+        .fold((0, 0), |(f, n), (_, c)| (f + c.health.failing(), n + 1));
+    if clusters > 0 {
+        title.push_str(&format!(
+            " · and {failing} failing on {} counted by their FluxReports (open one to see its objects)",
+            crate::units::count(clusters, "cluster", "clusters")
+        ));
+    }
     list(
         frame,
         area,
