@@ -7,8 +7,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::watch;
-
 use super::api::Trouble;
 use super::backoff::Backoff;
 use super::cluster::{Closed, Reporter, Shared, client, first_protocol, watched};
@@ -58,8 +56,9 @@ pub(super) async fn summarized(
     reporter: &mut Reporter,
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
-    mut opened: watch::Receiver<bool>,
+    mut flag: super::warm::Flag,
 ) -> Result<(), Closed> {
+    let opened = &mut flag.open;
     reporter.counted(Counted::Report).await?;
     let mut protocol = first_protocol(spec);
     let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
