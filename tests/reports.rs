@@ -44,11 +44,9 @@ fn true_counts(cluster: &TruthCluster, kinds: &[FluxKind]) -> (u64, u64, u64) {
 /// the first cluster that does not.
 async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
     let kinds = FluxKind::ALL.to_vec();
-    let deadline = std::time::Instant::now() + within;
-    loop {
-        live.pump(Duration::from_millis(100)).await;
+    common::until(live, within, |live| {
         let truth = sim.handle.truth();
-        let wrong = truth.iter().filter(|c| !c.management).find_map(|c| {
+        truth.iter().filter(|c| !c.management).find_map(|c| {
             let entry = live.index.cluster_named(&c.name)?;
             let seen = entry.report.as_ref().map(|r| {
                 let watched = r
@@ -60,14 +58,15 @@ async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
                 })
             });
             let wanted = c.operator.then(|| true_counts(c, &kinds));
-            (seen != wanted).then(|| format!("{}: seen {seen:?}, truth {wanted:?}", c.name))
-        });
-        let Some(wrong) = wrong else { return };
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the reports never matched the truth: {wrong}"
-        );
-    }
+            (seen != wanted).then(|| {
+                format!(
+                    "the reports never matched the truth: {}: seen {seen:?}, truth {wanted:?}",
+                    c.name
+                )
+            })
+        })
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, Ph
 use fluxfleet::session::Session;
 use fluxfleet::sim::TruthCluster;
 
-use common::{Sim, fleet_of};
+use common::{Sim, fleet_of, until};
 
 fn settings() -> config::Engine {
     let mut engine = common::engine_settings();
@@ -60,19 +60,6 @@ fn summarized_wrongly(
     } else {
         (entry.counted != Counted::Objects || entry.health != want)
             .then(|| format!("{name} (listed): {:?} against {want:?}", entry.health))
-    }
-}
-
-async fn until(
-    live: &mut Session,
-    within: Duration,
-    mut wrong: impl FnMut(&Session) -> Option<String>,
-) {
-    let deadline = Instant::now() + within;
-    loop {
-        live.pump(Duration::from_millis(100)).await;
-        let Some(why) = wrong(live) else { return };
-        assert!(Instant::now() < deadline, "{why}");
     }
 }
 

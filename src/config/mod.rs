@@ -4,17 +4,18 @@
 //! for guardrails, which fail closed: while they cannot be read exactly, writes are refused.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 
+mod engine;
 mod modes;
 mod read;
 pub mod theme;
 
+use engine::RawEngine;
+pub use engine::{Engine, Watch};
 pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
 
-use crate::fleet::FluxKind;
 use crate::units::parse_duration;
 
 /// The defaults, commented, as shipped.
@@ -59,62 +60,6 @@ pub struct Ui {
 pub struct Rollout {
     pub rings: crate::fleet::rollouts::Rings,
     pub rules: crate::fleet::rollouts::Rules,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Engine {
-    /// Objects per list page (kubectl's `--chunk-size`).
-    pub chunk_size: usize,
-    pub connect_concurrency: usize,
-    pub connect_timeout: Duration,
-    pub exec_concurrency: usize,
-    pub exec_timeout: Duration,
-    pub kinds: Vec<FluxKind>,
-    pub max_backoff: Duration,
-    /// The most objects of one kind one cluster may hold.
-    pub max_objects: usize,
-    /// How often management clusters are read again.
-    pub discovery_interval: Duration,
-    /// How often each cluster's FluxReport is read, where the Flux Operator runs.
-    pub report_interval: Duration,
-    /// Which clusters have every object watched.
-    pub watch: Watch,
-    /// With `watch = "auto"`: more clusters than this are summarized.
-    pub summary_above: usize,
-    /// Summarized clusters whose objects stay watched after they were opened.
-    pub warm_clusters: usize,
-}
-
-/// Which clusters have every Flux object watched (`engine.watch`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Watch {
-    /// Every cluster, over one connection each.
-    All,
-    /// Every cluster counted from its FluxReport, read every interval over a connection that is
-    /// not kept; the objects of the clusters opened are watched.
-    Summary,
-    /// `All` up to `summary_above` clusters, `Summary` above.
-    Auto,
-}
-
-impl Watch {
-    pub fn parse(text: &str) -> Option<Watch> {
-        match text {
-            "all" => Some(Watch::All),
-            "summary" => Some(Watch::Summary),
-            "auto" => Some(Watch::Auto),
-            _ => None,
-        }
-    }
-
-    /// Whether a fleet of `clusters` is summarized.
-    pub fn summarizes(self, clusters: usize, above: usize) -> bool {
-        match self {
-            Watch::All => false,
-            Watch::Summary => true,
-            Watch::Auto => clusters > above,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -202,24 +147,6 @@ struct RawRollout {
     ring_label: String,
     stuck_after: String,
     max_behind: usize,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEngine {
-    chunk_size: usize,
-    connect_concurrency: usize,
-    connect_timeout: String,
-    exec_concurrency: usize,
-    exec_timeout: String,
-    kinds: Vec<String>,
-    max_backoff: String,
-    max_objects: usize,
-    discovery_interval: String,
-    report_interval: String,
-    watch: String,
-    summary_above: usize,
-    warm_clusters: usize,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -311,92 +238,7 @@ impl Config {
                 }
             }
         };
-        let fallback = Config::fallback().engine;
-        let mut duration = |key: &str, text: &str, default: Duration| {
-            parse_duration(text).unwrap_or_else(|e| {
-                warn(format!("engine.{key}: {e}; using the default"));
-                default
-            })
-        };
-        let connect_timeout = duration(
-            "connect_timeout",
-            &raw.engine.connect_timeout,
-            fallback.connect_timeout,
-        );
-        let exec_timeout = duration(
-            "exec_timeout",
-            &raw.engine.exec_timeout,
-            fallback.exec_timeout,
-        );
-        let max_backoff = duration("max_backoff", &raw.engine.max_backoff, fallback.max_backoff);
-        let discovery_interval = duration(
-            "discovery_interval",
-            &raw.engine.discovery_interval,
-            fallback.discovery_interval,
-        );
-        let report_interval = match duration(
-            "report_interval",
-            &raw.engine.report_interval,
-            fallback.report_interval,
-        ) {
-            d if d.is_zero() => {
-                warn("engine.report_interval must be longer than zero; using the default".into());
-                fallback.report_interval
-            }
-            d => d,
-        };
-        let watch = Watch::parse(&raw.engine.watch).unwrap_or_else(|| {
-            warn(format!(
-                "engine.watch: {:?} is not one of all, summary, auto; using auto",
-                raw.engine.watch
-            ));
-            Watch::Auto
-        });
-        let mut kinds = Vec::new();
-        for name in &raw.engine.kinds {
-            match FluxKind::from_kind(name) {
-                Some(k) if !kinds.contains(&k) => kinds.push(k),
-                Some(_) => {}
-                None => warn(format!(
-                    "engine.kinds: {name:?} is not a Flux kind; ignored"
-                )),
-            }
-        }
-        let mut positive = |key: &str, n: usize, default: usize| {
-            if n == 0 {
-                warn(format!("engine.{key} must be at least 1; using {default}"));
-                default
-            } else {
-                n
-            }
-        };
-        let engine = Engine {
-            chunk_size: positive("chunk_size", raw.engine.chunk_size, fallback.chunk_size),
-            connect_concurrency: positive(
-                "connect_concurrency",
-                raw.engine.connect_concurrency,
-                fallback.connect_concurrency,
-            ),
-            connect_timeout,
-            exec_concurrency: positive(
-                "exec_concurrency",
-                raw.engine.exec_concurrency,
-                fallback.exec_concurrency,
-            ),
-            exec_timeout,
-            kinds,
-            max_backoff,
-            max_objects: positive("max_objects", raw.engine.max_objects, fallback.max_objects),
-            discovery_interval,
-            report_interval,
-            watch,
-            summary_above: raw.engine.summary_above,
-            warm_clusters: positive(
-                "warm_clusters",
-                raw.engine.warm_clusters,
-                fallback.warm_clusters,
-            ),
-        };
+        let engine = raw.engine.read(&Config::fallback().engine, &mut warn);
         let fallback_rules = Config::fallback().rollout.rules;
         let stuck_after = match parse_duration(&raw.rollout.stuck_after)
             .map_err(|e| e.to_string())
@@ -441,29 +283,7 @@ impl Config {
     /// Used only if the embedded defaults themselves were unreadable.
     fn fallback() -> Config {
         Config {
-            engine: Engine {
-                chunk_size: 500,
-                connect_concurrency: 64,
-                connect_timeout: Duration::from_secs(15),
-                exec_concurrency: 4,
-                exec_timeout: Duration::from_secs(60),
-                kinds: vec![
-                    FluxKind::GitRepository,
-                    FluxKind::OciRepository,
-                    FluxKind::HelmRepository,
-                    FluxKind::HelmChart,
-                    FluxKind::Bucket,
-                    FluxKind::Kustomization,
-                    FluxKind::HelmRelease,
-                ],
-                max_backoff: Duration::from_secs(60),
-                max_objects: 10_000,
-                discovery_interval: Duration::from_secs(30),
-                report_interval: Duration::from_secs(60),
-                watch: Watch::Auto,
-                summary_above: 5000,
-                warm_clusters: 16,
-            },
+            engine: Engine::fallback(),
             inventory: Inventory {
                 default_workspace: "default".into(),
             },

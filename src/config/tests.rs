@@ -1,4 +1,6 @@
 use super::*;
+use crate::fleet::FluxKind;
+use std::time::Duration;
 
 #[test]
 fn the_embedded_defaults_parse_cleanly_and_match_the_fallback() {

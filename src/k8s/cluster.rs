@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::future::BoxFuture;
 use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::Semaphore;
@@ -17,10 +16,10 @@ use super::discovery::{Served, discover};
 use super::errors::{self, Failure};
 use super::exec;
 use super::reader::Clients;
+use super::reporter::{Closed, Reporter};
 use super::transport::{self, Protocol, Transport};
 use super::watch::watch;
-use crate::fleet::index::Change;
-use crate::fleet::{ClusterKey, Connection, Counted, FluxKind, Phase};
+use crate::fleet::{Connection, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
 use crate::source::Sink;
 
@@ -80,92 +79,6 @@ impl Shared {
     }
 }
 
-/// Sends this cluster's events; reports the connection only when it changed.
-pub(super) struct Reporter {
-    key: ClusterKey,
-    events: Sink,
-    connection: Connection,
-    seed: u64,
-    /// Cluster API cannot reach it either: said with every connection failure.
-    probe_failed: bool,
-    /// Where the index counts it from, as last said.
-    counted: Counted,
-}
-
-/// The engine is gone (shut down, or the consumer dropped the receiver).
-pub(super) struct Closed;
-
-impl Reporter {
-    pub(super) fn key(&self) -> &ClusterKey {
-        &self.key
-    }
-
-    /// A jitter seed for this cluster's backoffs.
-    pub(super) fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// Sends one change. Each of these returns a boxed future: a cluster's task waits in them
-    /// between events, and ten thousand tasks should not each carry room for a change in flight.
-    pub(super) fn send(&self, change: Change) -> BoxFuture<'_, Result<(), Closed>> {
-        Box::pin(async move {
-            self.events
-                .send(&self.key, change)
-                .await
-                .map_err(|_| Closed)
-        })
-    }
-
-    pub(super) fn connection(&mut self, mut next: Connection) -> BoxFuture<'_, Result<(), Closed>> {
-        next.since = if next.phase == self.connection.phase {
-            self.connection.since
-        } else {
-            Some(Timestamp::now())
-        };
-        if next == self.connection {
-            return Box::pin(std::future::ready(Ok(())));
-        }
-        self.connection = next.clone();
-        self.send(Change::Connection(next))
-    }
-
-    /// Says where the cluster is counted from, when that changes.
-    pub(super) fn counted(&mut self, counted: Counted) -> BoxFuture<'_, Result<(), Closed>> {
-        if self.counted == counted {
-            return Box::pin(std::future::ready(Ok(())));
-        }
-        self.counted = counted;
-        self.send(Change::Counted(counted))
-    }
-
-    /// Counted by its report again, and whatever objects it holds let go: said even when it
-    /// was counted so already, as an opening may have listed some before it ended.
-    pub(super) fn let_go(&mut self) -> BoxFuture<'_, Result<(), Closed>> {
-        self.counted = Counted::Report;
-        self.send(Change::Counted(Counted::Report))
-    }
-
-    pub(super) fn failed(
-        &mut self,
-        failure: &Failure,
-        retry_in: Duration,
-    ) -> BoxFuture<'_, Result<(), Closed>> {
-        let mut next = Connection::new(failure.phase);
-        next.error = Some(if self.probe_failed {
-            format!(
-                "{} (Cluster API cannot reach it either: RemoteConnectionProbe is False)",
-                failure.message
-            )
-            .into()
-        } else {
-            failure.message.clone().into()
-        });
-        next.retry_at = Some(Timestamp::now() + retry_in);
-        next.protocol = self.connection.protocol;
-        self.connection(next)
-    }
-}
-
 /// How one connection attempt ended.
 enum Attempt {
     Connected(Connected),
@@ -195,14 +108,7 @@ pub(super) enum Ended {
 
 /// Runs until `cancel` fires or the events receiver is dropped.
 pub async fn run(spec: ClusterSpec, shared: Arc<Shared>, cancel: CancellationToken) {
-    let reporter = Reporter {
-        key: spec.key(),
-        events: shared.events.clone(),
-        connection: Connection::default(),
-        seed: seed(&spec.name),
-        probe_failed: spec.discovered.as_ref().is_some_and(|d| d.probe_failed),
-        counted: Counted::Objects,
-    };
+    let reporter = Reporter::new(&spec, shared.events.clone());
     tokio::select! {
         _ = cancel.cancelled() => {}
         _ = lifecycle(reporter, &spec, &shared) => {}
@@ -266,10 +172,10 @@ pub(super) async fn watched(
     shared: &Arc<Shared>,
 ) -> Result<(), Closed> {
     let mut protocol = first_protocol(spec);
-    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed);
+    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
     loop {
         let mut connecting = Connection::new(Phase::Connecting);
-        connecting.error = reporter.connection.error.clone();
+        connecting.error = reporter.state().error.clone();
         reporter.connection(connecting).await?;
         let Ok(permit) = shared.connecting.acquire().await else {
             return Err(Closed);
@@ -327,13 +233,6 @@ fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
         .as_ref()?
         .exec
         .as_ref()
-}
-
-/// A per-cluster jitter seed, so that 2,000 clusters failing together do not retry together.
-fn seed(name: &str) -> u64 {
-    name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 /// One connection attempt. The caller holds a connecting slot. An exec plugin has its own

@@ -15,6 +15,7 @@ mod kind_watch;
 pub mod management;
 pub mod reader;
 mod report;
+mod reporter;
 mod source;
 mod summarize;
 mod summary;

@@ -9,10 +9,11 @@ use std::time::Duration;
 
 use super::api::Trouble;
 use super::backoff::Backoff;
-use super::cluster::{Closed, Reporter, Shared, client, first_protocol, watched};
+use super::cluster::{Shared, client, first_protocol, watched};
 use super::discovery::discover;
 use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
+use super::reporter::{Closed, Reporter};
 use super::transport::Protocol;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
@@ -125,17 +126,7 @@ async fn tell(
             }
             reporter.counted(Counted::Objects).await?;
             // As with watches: the kinds it may not list are named, the others stay visible.
-            if !forbidden.is_empty() {
-                let names: Vec<&str> = forbidden.iter().map(|k| k.as_str()).collect();
-                state.error = Some(
-                    format!(
-                        "forbidden to list {}; the other kinds are visible",
-                        names.join(", ")
-                    )
-                    .into(),
-                );
-                state.forbidden = forbidden.into();
-            }
+            super::watch::partly_forbidden(&mut state, forbidden.into());
         }
     }
     reporter.connection(state).await?;

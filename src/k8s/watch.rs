@@ -8,9 +8,10 @@ use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::backoff::Backoff;
-use super::cluster::{Connected, Ended, Reporter, Shared};
+use super::cluster::{Connected, Ended, Shared};
 use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
+use super::reporter::Reporter;
 use crate::fleet::index::Change;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
 
@@ -239,7 +240,18 @@ fn derive(states: &[(FluxKind, KindState)]) -> Connection {
     } else {
         Connection::new(Phase::Live)
     };
-    if !forbidden.is_empty() && connection.phase != Phase::Forbidden {
+    if connection.phase != Phase::Forbidden {
+        partly_forbidden(&mut connection, forbidden);
+    } else {
+        connection.forbidden = forbidden;
+    }
+    connection
+}
+
+/// Names the kinds the credentials may not list on a connection whose other kinds are visible
+/// (watched or listed); an error already there stays first.
+pub(super) fn partly_forbidden(connection: &mut Connection, forbidden: Box<[FluxKind]>) {
+    if !forbidden.is_empty() {
         let names: Vec<&str> = forbidden.iter().map(|k| k.as_str()).collect();
         connection.error.get_or_insert_with(|| {
             format!(
@@ -250,7 +262,6 @@ fn derive(states: &[(FluxKind, KindState)]) -> Connection {
         });
     }
     connection.forbidden = forbidden;
-    connection
 }
 
 #[cfg(test)]

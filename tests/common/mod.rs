@@ -196,3 +196,18 @@ pub fn fleet_of(sim: &Sim) -> fluxfleet::inventory::Inventory {
     assert_eq!(inventory.problems, []);
     inventory
 }
+
+/// Applies events until `wrong` finds nothing wrong, or fails with what it last said after
+/// `within`.
+pub async fn until(
+    live: &mut fluxfleet::session::Session,
+    within: Duration,
+    mut wrong: impl FnMut(&fluxfleet::session::Session) -> Option<String>,
+) {
+    let deadline = std::time::Instant::now() + within;
+    loop {
+        live.pump(Duration::from_millis(100)).await;
+        let Some(why) = wrong(live) else { return };
+        assert!(std::time::Instant::now() < deadline, "{why}");
+    }
+}

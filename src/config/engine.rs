@@ -1,0 +1,196 @@
+//! The engine's settings (`[engine]`): their type, and how the user's values are read, each bad
+//! one a warning with the default standing in.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::fleet::FluxKind;
+use crate::units::parse_duration;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Engine {
+    /// Objects per list page (kubectl's `--chunk-size`).
+    pub chunk_size: usize,
+    pub connect_concurrency: usize,
+    pub connect_timeout: Duration,
+    pub exec_concurrency: usize,
+    pub exec_timeout: Duration,
+    pub kinds: Vec<FluxKind>,
+    pub max_backoff: Duration,
+    /// The most objects of one kind one cluster may hold.
+    pub max_objects: usize,
+    /// How often management clusters are read again.
+    pub discovery_interval: Duration,
+    /// How often each cluster's FluxReport is read, where the Flux Operator runs.
+    pub report_interval: Duration,
+    /// Which clusters have every object watched.
+    pub watch: Watch,
+    /// With `watch = "auto"`: more clusters than this are summarized.
+    pub summary_above: usize,
+    /// Summarized clusters whose objects stay watched after they were opened.
+    pub warm_clusters: usize,
+}
+
+/// Which clusters have every Flux object watched (`engine.watch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watch {
+    /// Every cluster, over one connection each.
+    All,
+    /// Every cluster counted from its FluxReport, read every interval over a connection that is
+    /// not kept; the objects of the clusters opened are watched.
+    Summary,
+    /// `All` up to `summary_above` clusters, `Summary` above.
+    Auto,
+}
+
+impl Watch {
+    pub fn parse(text: &str) -> Option<Watch> {
+        match text {
+            "all" => Some(Watch::All),
+            "summary" => Some(Watch::Summary),
+            "auto" => Some(Watch::Auto),
+            _ => None,
+        }
+    }
+
+    /// Whether a fleet of `clusters` is summarized.
+    pub fn summarizes(self, clusters: usize, above: usize) -> bool {
+        match self {
+            Watch::All => false,
+            Watch::Summary => true,
+            Watch::Auto => clusters > above,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawEngine {
+    chunk_size: usize,
+    connect_concurrency: usize,
+    connect_timeout: String,
+    exec_concurrency: usize,
+    exec_timeout: String,
+    kinds: Vec<String>,
+    max_backoff: String,
+    max_objects: usize,
+    discovery_interval: String,
+    report_interval: String,
+    watch: String,
+    summary_above: usize,
+    warm_clusters: usize,
+}
+
+impl RawEngine {
+    /// The settings these values make, `fallback` standing in for each bad one (and a
+    /// warning saying so).
+    pub(super) fn read(&self, fallback: &Engine, warn: &mut impl FnMut(String)) -> Engine {
+        let mut duration = |key: &str, text: &str, default: Duration| {
+            parse_duration(text).unwrap_or_else(|e| {
+                warn(format!("engine.{key}: {e}; using the default"));
+                default
+            })
+        };
+        let connect_timeout = duration(
+            "connect_timeout",
+            &self.connect_timeout,
+            fallback.connect_timeout,
+        );
+        let exec_timeout = duration("exec_timeout", &self.exec_timeout, fallback.exec_timeout);
+        let max_backoff = duration("max_backoff", &self.max_backoff, fallback.max_backoff);
+        let discovery_interval = duration(
+            "discovery_interval",
+            &self.discovery_interval,
+            fallback.discovery_interval,
+        );
+        let report_interval = match duration(
+            "report_interval",
+            &self.report_interval,
+            fallback.report_interval,
+        ) {
+            d if d.is_zero() => {
+                warn("engine.report_interval must be longer than zero; using the default".into());
+                fallback.report_interval
+            }
+            d => d,
+        };
+        let watch = Watch::parse(&self.watch).unwrap_or_else(|| {
+            warn(format!(
+                "engine.watch: {:?} is not one of all, summary, auto; using auto",
+                self.watch
+            ));
+            Watch::Auto
+        });
+        let mut kinds = Vec::new();
+        for name in &self.kinds {
+            match FluxKind::from_kind(name) {
+                Some(k) if !kinds.contains(&k) => kinds.push(k),
+                Some(_) => {}
+                None => warn(format!(
+                    "engine.kinds: {name:?} is not a Flux kind; ignored"
+                )),
+            }
+        }
+        let mut positive = |key: &str, n: usize, default: usize| {
+            if n == 0 {
+                warn(format!("engine.{key} must be at least 1; using {default}"));
+                default
+            } else {
+                n
+            }
+        };
+        Engine {
+            chunk_size: positive("chunk_size", self.chunk_size, fallback.chunk_size),
+            connect_concurrency: positive(
+                "connect_concurrency",
+                self.connect_concurrency,
+                fallback.connect_concurrency,
+            ),
+            connect_timeout,
+            exec_concurrency: positive(
+                "exec_concurrency",
+                self.exec_concurrency,
+                fallback.exec_concurrency,
+            ),
+            exec_timeout,
+            kinds,
+            max_backoff,
+            max_objects: positive("max_objects", self.max_objects, fallback.max_objects),
+            discovery_interval,
+            report_interval,
+            watch,
+            summary_above: self.summary_above,
+            warm_clusters: positive("warm_clusters", self.warm_clusters, fallback.warm_clusters),
+        }
+    }
+}
+
+impl Engine {
+    /// Used only if the embedded defaults themselves were unreadable.
+    pub(super) fn fallback() -> Engine {
+        Engine {
+            chunk_size: 500,
+            connect_concurrency: 64,
+            connect_timeout: Duration::from_secs(15),
+            exec_concurrency: 4,
+            exec_timeout: Duration::from_secs(60),
+            kinds: vec![
+                FluxKind::GitRepository,
+                FluxKind::OciRepository,
+                FluxKind::HelmRepository,
+                FluxKind::HelmChart,
+                FluxKind::Bucket,
+                FluxKind::Kustomization,
+                FluxKind::HelmRelease,
+            ],
+            max_backoff: Duration::from_secs(60),
+            max_objects: 10_000,
+            discovery_interval: Duration::from_secs(30),
+            report_interval: Duration::from_secs(60),
+            watch: Watch::Auto,
+            summary_above: 5000,
+            warm_clusters: 16,
+        }
+    }
+}
