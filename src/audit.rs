@@ -42,15 +42,25 @@ impl Target {
     /// `key` on `cluster`; the outcome is not known yet.
     pub fn new(cluster: &crate::fleet::ClusterInfo, key: &crate::fleet::ObjectKey) -> Target {
         Target {
+            kind: key.kind.to_string(),
+            namespace: key.namespace.to_string(),
+            name: key.name.to_string(),
+            ..Target::cluster(cluster)
+        }
+    }
+
+    /// A whole cluster, for a program handed the cluster (a plugin): no object named.
+    pub fn cluster(cluster: &crate::fleet::ClusterInfo) -> Target {
+        Target {
             workspace: cluster.workspace.clone(),
             cluster: cluster.name.clone(),
             context: cluster.context.clone(),
             kube_user: cluster.user.clone(),
             seen_as: None,
             handled_at: None,
-            kind: key.kind.to_string(),
-            namespace: key.namespace.to_string(),
-            name: key.name.to_string(),
+            kind: String::new(),
+            namespace: String::new(),
+            name: String::new(),
             outcome: "",
             message: String::new(),
         }
@@ -103,6 +113,35 @@ pub struct Entry<'a> {
     pub targets: &'a [Target],
 }
 
+/// One line of the journal about a plugin that may write, run on a cluster: its intent before
+/// the program starts (it does not start when this cannot be written), its outcome once it
+/// exits. `action` is always `plugin`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Handoff<'a> {
+    pub time: Timestamp,
+    pub stage: Stage,
+    pub user: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub host: &'a str,
+    pub action: &'static str,
+    pub plugin: &'a str,
+    /// The program and its arguments as run (the kubeconfig is a path; no credentials).
+    pub command: &'a [String],
+    /// Pairs the two lines of one run.
+    pub token: &'a str,
+    pub targets: &'a [Target],
+}
+
+/// Appends any serializable journal line (see [`append`]).
+pub fn append_line(path: &Path, entry: &impl Serialize) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(entry)?;
+    line.push(b'\n');
+    let mut file = crate::private::append(path)?;
+    // One write: concurrent fluxfleet processes never interleave inside a line.
+    file.write_all(&line)
+}
+
 /// Where the journal is.
 pub fn default_path() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("FLUXFLEET_DATA_DIR") {
@@ -114,11 +153,7 @@ pub fn default_path() -> Option<PathBuf> {
 
 /// Appends `entry` as one line; creates the file (mode 0600) and its directory (0700).
 pub fn append(path: &Path, entry: &Entry<'_>) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(entry)?;
-    line.push(b'\n');
-    let mut file = crate::private::append(path)?;
-    // One write: concurrent fluxfleet processes never interleave inside a line.
-    file.write_all(&line)
+    append_line(path, entry)
 }
 
 /// The journal's lines as attempts, newest first: each attempt's outcomes line, and its intent

@@ -59,6 +59,12 @@ pub trait Read: Send + Sync {
         object: &'a ObjectKey,
     ) -> BoxFuture<'a, Result<String, String>>;
 
+    /// A kubeconfig that reaches `cluster` (one context, its cluster and user), for a program
+    /// the user hands it to; an error saying why where this source has none.
+    fn kubeconfig(&self, _cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        Err("where this cluster's state comes from, no kubeconfig of yours reaches it".into())
+    }
+
     /// The user opened `cluster`: a source that only summarizes it watches its objects from
     /// now on, for a while. Others have nothing to do.
     fn open(&self, _cluster: &ClusterKey) {}

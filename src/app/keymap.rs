@@ -149,10 +149,20 @@ impl fmt::Display for Key {
     }
 }
 
-/// The keys of every action in every context.
+/// The keys of every action in every context, and of the plugins.
 #[derive(Clone, Debug, Default)]
 pub struct Keymap {
     bindings: Vec<(Context, Action, Vec<Key>)>,
+    /// Each plugin's key in each view it applies to, by its place in the model's plugin list.
+    plugins: Vec<(Context, usize, Key)>,
+}
+
+/// What a key runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bound {
+    Action(Action),
+    /// The plugin at this place of the model's list.
+    Plugin(usize),
 }
 
 impl Keymap {
@@ -230,6 +240,59 @@ impl Keymap {
                 .find(|(bc, _, keys)| *bc == c && keys.contains(&key))
                 .map(|(_, action, _)| *action)
         })
+    }
+
+    /// Binds each plugin's key in the views it applies to, after the actions: a key an action
+    /// (or an earlier plugin) has in a view stays theirs there, and the user hears about it. A
+    /// plugin whose program is missing is not bound.
+    pub fn bind_plugins(&mut self, plugins: &[super::plugins::Plugin]) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (i, plugin) in plugins.iter().enumerate() {
+            if plugin.missing.is_some() {
+                continue;
+            }
+            for context in &plugin.contexts {
+                let key = plugin.key;
+                let taken = match self.action(*context, key) {
+                    Some(action) => Some(action.name().to_string()),
+                    None => self
+                        .plugins
+                        .iter()
+                        .find(|(c, _, k)| c == context && *k == key)
+                        .map(|(_, j, _)| format!("plugin {}", plugins[*j].name)),
+                };
+                match taken {
+                    Some(other) => warnings.push(format!(
+                        "plugins.{}: {key} is bound to {other} in the {} view; the plugin has \
+                         no key there",
+                        plugin.name,
+                        context.name()
+                    )),
+                    None => self.plugins.push((*context, i, key)),
+                }
+            }
+        }
+        warnings
+    }
+
+    /// What `key` runs in `context`: an action (the view's own, then a global one), else a
+    /// plugin.
+    pub fn bound(&self, context: Context, key: Key) -> Option<Bound> {
+        self.action(context, key).map(Bound::Action).or_else(|| {
+            self.plugins
+                .iter()
+                .find(|(c, _, k)| *c == context && *k == key)
+                .map(|(_, i, _)| Bound::Plugin(*i))
+        })
+    }
+
+    /// The plugins bound in `context`, with their keys, in the order of the list.
+    pub fn plugins_in(&self, context: Context) -> Vec<(usize, Key)> {
+        self.plugins
+            .iter()
+            .filter(|(c, ..)| *c == context)
+            .map(|(_, i, k)| (*i, *k))
+            .collect()
     }
 
     /// The keys of `action` in `context` (its own, else the global ones).

@@ -4,10 +4,12 @@
 mod acting;
 pub mod action;
 pub mod command;
+pub mod handoff;
 pub mod keymap;
 pub mod links;
 pub mod map;
 pub mod model;
+pub mod plugins;
 pub mod rows;
 pub mod run;
 pub mod spreads;
@@ -16,7 +18,6 @@ pub mod update;
 
 use std::path::PathBuf;
 
-use crossterm::event::Event as TermEvent;
 use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
@@ -57,11 +58,22 @@ pub async fn tui(start: Start) -> anyhow::Result<()> {
     let mut hangup = signal(SignalKind::hangup())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminal = ratatui::try_init()?;
+    let mut tty = run::Tty::new();
+    let handed_over = tty.handed_over.clone();
+    // Ctrl-C while a plugin has the terminal stops the plugin, not fluxfleet.
+    let interrupted = async {
+        loop {
+            interrupt.recv().await;
+            if !handed_over.load(std::sync::atomic::Ordering::SeqCst) {
+                break;
+            }
+        }
+    };
     let result = tokio::select! {
-        result = session(&mut terminal, start, run::terminal_events()) => result,
+        result = session(&mut terminal, start, &mut tty) => result,
         _ = terminate.recv() => Ok(()),
         _ = hangup.recv() => Ok(()),
-        _ = interrupt.recv() => Ok(()),
+        _ = interrupted => Ok(()),
     };
     ratatui::restore();
     result
@@ -69,11 +81,11 @@ pub async fn tui(start: Start) -> anyhow::Result<()> {
 
 /// The whole TUI on any backend, driven by `keys`: config, theme and keymap loaded, the engine
 /// started on the inventory, the event loop run until the user quits, the engine stopped. The
-/// end-to-end test runs this on a test backend.
+/// end-to-end test runs this on a test backend, with keys from a [`run::Given`] console.
 pub async fn session<B: Backend>(
     terminal: &mut Terminal<B>,
     start: Start,
-    keys: impl futures::Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    console: &mut dyn run::Console,
 ) -> anyhow::Result<()>
 where
     B::Error: Send + Sync + 'static,
@@ -90,8 +102,12 @@ where
     } = start;
     let (theme, theme_warnings) = Theme::chosen(theme.as_deref(), &config, config_path.as_deref());
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
-    let (keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
+    let (mut keymap, keymap_warnings) = Keymap::from_config(&config.keymap);
     warnings.extend(keymap_warnings);
+    let (plugins, plugin_warnings) =
+        plugins::from_config(&config.plugins, std::env::var_os("PATH").as_deref());
+    warnings.extend(plugin_warnings);
+    warnings.extend(keymap.bind_plugins(&plugins));
     let sources = crate::session::sources(&inventory, &config.engine, &managements);
     let (index, events, sources) = Session::start(sources).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
@@ -103,6 +119,7 @@ where
     model.actions = config.actions.clone();
     model.rollout = config.rollout.clone();
     model.user = crate::audit::local_user();
+    model.plugins = plugins;
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));
     let mut effects = Clusters {
@@ -116,7 +133,7 @@ where
         terminal,
         &mut model,
         &theme,
-        keys,
+        console,
         events,
         &mut effects,
         jiff::Timestamp::now,
@@ -189,6 +206,23 @@ impl run::Effects for Clusters {
                 self.handled = Some((job.run, told));
                 tokio::spawn(act(job, writer, journal, concurrency, handled, results));
             }
+            Effect::Plugin(launch) => {
+                let what = launch.describe();
+                match self.prepare(launch) {
+                    Ok(prepared) => {
+                        tokio::spawn(async move {
+                            let _ = results.send(Msg::Plugin(handoff::background(prepared).await));
+                        });
+                    }
+                    Err(why) => {
+                        let _ = results.send(Msg::Plugin(handoff::Ended {
+                            what,
+                            exit: handoff::Exit::NotRun(why),
+                            tail: Vec::new(),
+                        }));
+                    }
+                }
+            }
             Effect::Handled { run, cluster, key } => {
                 if let Some((current, told)) = &self.handled
                     && *current == run
@@ -197,6 +231,15 @@ impl run::Effects for Clusters {
                 }
             }
         }
+    }
+
+    fn prepare(&mut self, launch: plugins::Launch) -> Result<handoff::Prepared, String> {
+        handoff::prepare(
+            launch,
+            &self.reader,
+            self.writer.as_ref(),
+            self.journal.as_deref(),
+        )
     }
 }
 

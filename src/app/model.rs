@@ -302,6 +302,10 @@ pub struct Model {
     pub marks: HashSet<(ClusterId, ObjectKey)>,
     /// An action waiting for the user's confirmation.
     pub confirm: Option<Confirm>,
+    /// The plugins of the config, as the keymap numbers them.
+    pub plugins: Vec<super::plugins::Plugin>,
+    /// A plugin run waiting for the user's confirmation.
+    pub plugin_confirm: Option<super::plugins::Launch>,
     /// The last action sent, target by target.
     pub run: Option<Run>,
     /// The audit journal's last lines, newest first (read when `:audit` opens).
@@ -354,6 +358,8 @@ impl Model {
             fetched: None,
             marks: HashSet::new(),
             confirm: None,
+            plugins: Vec::new(),
+            plugin_confirm: None,
             run: None,
             audit: None,
             fetched_scroll: 0,

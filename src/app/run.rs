@@ -10,7 +10,9 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
+use super::handoff::{Ended, Exit, Prepared};
 use super::model::Model;
+use super::plugins::Launch;
 use super::update::{Effect, Msg, update};
 use crate::config::theme::Theme;
 use crate::fleet::index::Event;
@@ -21,6 +23,118 @@ pub const FRAME: Duration = Duration::from_millis(16);
 /// Where effects go (fetching events and YAML); results come back as messages.
 pub trait Effects {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>);
+
+    /// A plugin that takes the terminal, up to its start (its kubeconfig, the journal).
+    fn prepare(&mut self, launch: Launch) -> Result<Prepared, String>;
+}
+
+/// Keys typed at the terminal.
+pub type Keys = dyn futures::Stream<Item = std::io::Result<TermEvent>> + Unpin + Send;
+
+/// The terminal, as far as the event loop hands it to another program and takes it back.
+pub trait Console {
+    /// What the user types (a new reader after each hand-over).
+    fn keys(&mut self) -> &mut Keys;
+    /// Stops reading keys and leaves the alternate screen and raw mode: the terminal as the
+    /// shell had it, for a program that takes it.
+    fn release(&mut self) -> std::io::Result<()>;
+    /// Back to raw mode and the alternate screen, reading keys again.
+    fn reclaim(&mut self) -> std::io::Result<()>;
+}
+
+/// The real terminal.
+pub struct Tty {
+    keys: Option<EventStream>,
+    /// True while another program has the terminal: its Ctrl-C is not fluxfleet's.
+    pub handed_over: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Tty {
+    pub fn new() -> Tty {
+        Tty {
+            keys: Some(EventStream::new()),
+            handed_over: Default::default(),
+        }
+    }
+}
+
+impl Default for Tty {
+    fn default() -> Self {
+        Tty::new()
+    }
+}
+
+impl Console for Tty {
+    fn keys(&mut self) -> &mut Keys {
+        self.keys.get_or_insert_with(EventStream::new)
+    }
+
+    fn release(&mut self) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering;
+        // The key reader must stop before the program starts, or it reads the program's keys.
+        self.keys = None;
+        self.handed_over.store(true, Ordering::SeqCst);
+        crossterm::terminal::disable_raw_mode()?;
+        crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::LeaveAlternateScreen,
+            crossterm::cursor::Show
+        )
+    }
+
+    fn reclaim(&mut self) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering;
+        crossterm::terminal::enable_raw_mode()?;
+        crossterm::execute!(
+            std::io::stdout(),
+            crossterm::terminal::EnterAlternateScreen,
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+        )?;
+        self.handed_over.store(false, Ordering::SeqCst);
+        self.keys = Some(EventStream::new());
+        Ok(())
+    }
+}
+
+/// Keys from anywhere (tests, scripts): handing over changes nothing but is recorded in `log`.
+pub struct Given<S> {
+    pub keys: S,
+    pub log: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+}
+
+impl<S> Given<S> {
+    pub fn new(keys: S) -> Given<S> {
+        Given {
+            keys,
+            log: Default::default(),
+        }
+    }
+
+    fn note(&self, what: &'static str) {
+        self.log
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(what);
+    }
+}
+
+impl<S> Console for Given<S>
+where
+    S: futures::Stream<Item = std::io::Result<TermEvent>> + Unpin + Send + 'static,
+{
+    fn keys(&mut self) -> &mut Keys {
+        &mut self.keys
+    }
+
+    fn release(&mut self) -> std::io::Result<()> {
+        self.note("release");
+        Ok(())
+    }
+
+    fn reclaim(&mut self) -> std::io::Result<()> {
+        self.note("reclaim");
+        Ok(())
+    }
 }
 
 /// Runs until the user quits or the input ends. `now` is the clock (pinned in tests).
@@ -28,7 +142,7 @@ pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
     model: &mut Model,
     theme: &Theme,
-    mut keys: impl futures::Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    console: &mut dyn Console,
     mut fleet: mpsc::Receiver<Event>,
     effects: &mut dyn Effects,
     now: impl Fn() -> Timestamp,
@@ -54,7 +168,7 @@ where
         let mut msgs = Vec::new();
         tokio::select! {
             biased;
-            key = keys.next() => match key {
+            key = console.keys().next() => match key {
                 Some(Ok(TermEvent::Key(k))) => msgs.push(Msg::Key(k)),
                 // A resize redraws: every message below marks the screen dirty.
                 Some(Ok(TermEvent::Resize(..))) => {}
@@ -88,8 +202,27 @@ where
         if !batch.is_empty() {
             msgs.push(Msg::Fleet(std::mem::take(&mut batch)));
         }
+        let mut foreground = Vec::new();
         for msg in msgs {
             for effect in update(model, msg) {
+                match effect {
+                    Effect::Plugin(launch) if !launch.background => foreground.push(launch),
+                    effect => effects.start(effect, results_tx.clone()),
+                }
+            }
+        }
+        for launch in foreground {
+            let ended = hand_over(
+                terminal,
+                console,
+                model,
+                &mut fleet,
+                effects,
+                &results_tx,
+                launch,
+            )
+            .await?;
+            for effect in update(model, Msg::Plugin(ended)) {
                 effects.start(effect, results_tx.clone());
             }
         }
@@ -100,7 +233,56 @@ where
     }
 }
 
-/// Reads terminal events.
-pub fn terminal_events() -> EventStream {
-    EventStream::new()
+/// Gives the terminal to a plugin until it exits, and takes it back whatever its exit. The fleet
+/// keeps being applied meanwhile, so the views are current when the TUI returns.
+async fn hand_over<B: Backend>(
+    terminal: &mut Terminal<B>,
+    console: &mut dyn Console,
+    model: &mut Model,
+    fleet: &mut mpsc::Receiver<Event>,
+    effects: &mut dyn Effects,
+    results: &mpsc::UnboundedSender<Msg>,
+    launch: Launch,
+) -> anyhow::Result<Ended>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let what = launch.describe();
+    let prepared = match effects.prepare(launch) {
+        Ok(p) => p,
+        Err(why) => {
+            return Ok(Ended {
+                what,
+                exit: Exit::NotRun(why),
+                tail: Vec::new(),
+            });
+        }
+    };
+    console.release()?;
+    let exit = match prepared.command().spawn() {
+        Err(e) => Exit::NotRun(format!("cannot start it: {e}")),
+        Ok(mut child) => {
+            let mut batch = Vec::with_capacity(1024);
+            let mut open = true;
+            loop {
+                tokio::select! {
+                    status = child.wait() => break Exit::of(status),
+                    n = fleet.recv_many(&mut batch, 1024), if open => {
+                        if n == 0 {
+                            open = false;
+                        } else {
+                            for effect in update(model, Msg::Fleet(std::mem::take(&mut batch))) {
+                                effects.start(effect, results.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    console.reclaim()?;
+    // The screen was cleared: an empty frame makes the next one draw every cell again.
+    // (`Terminal::clear` would ask the terminal where its cursor is, racing the key reader.)
+    terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?;
+    Ok(prepared.finish(exit, Vec::new()))
 }

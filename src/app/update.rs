@@ -8,7 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::acting::{acted, ask, confirming, mark, mark_all, mark_stuck, notice_handled, retry};
 use super::action::Action;
 use super::command::{Argument, Command};
-use super::keymap::Key;
+use super::keymap::{Bound, Key};
 use super::model::{Fetched, Input, Model, RowId, View};
 use crate::actions::Job;
 use crate::fleet::actions::Outcome;
@@ -34,6 +34,8 @@ pub enum Msg {
     },
     /// The audit journal's last lines, newest first.
     Audit(Result<Vec<String>, String>),
+    /// A plugin run ended (or could not start).
+    Plugin(super::handoff::Ended),
 }
 
 /// Work for the event loop to start on the model's behalf.
@@ -62,6 +64,8 @@ pub enum Effect {
     /// The user opened this cluster: where its source only summarizes it, its objects are
     /// watched from now on.
     Open(Arc<ClusterInfo>),
+    /// Run a plugin (planned by `plugins::plan`: a writing one only where writes are allowed).
+    Plugin(super::plugins::Launch),
 }
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
@@ -113,9 +117,30 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
+        Msg::Plugin(ended) => {
+            model.flash = Some(ended.describe());
+            Vec::new()
+        }
         Msg::Key(key) if model.confirm.is_some() => {
             model.flash = None;
             confirming(model, &key)
+        }
+        Msg::Key(key) if model.plugin_confirm.is_some() => {
+            model.flash = None;
+            let launch = model.plugin_confirm.take();
+            match (key.code, launch) {
+                (KeyCode::Enter | KeyCode::Char('y'), Some(launch)) => {
+                    vec![Effect::Plugin(launch)]
+                }
+                (KeyCode::Esc | KeyCode::Char('n'), Some(launch)) => {
+                    model.flash = Some(format!("{} cancelled: nothing was run", launch.plugin));
+                    Vec::new()
+                }
+                (_, launch) => {
+                    model.plugin_confirm = launch;
+                    Vec::new()
+                }
+            }
         }
         Msg::Key(key) => {
             model.flash = None;
@@ -129,10 +154,50 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Input::None => {}
             }
             let context = model.screen().view.context();
-            match model.keymap.action(context, Key::from_event(&key)) {
-                Some(action) => act(model, action),
-                None => Vec::new(),
+            match model.keymap.bound(context, Key::from_event(&key)) {
+                Some(Bound::Action(action)) => act(model, action),
+                Some(Bound::Plugin(i)) => run_plugin(model, i),
+                None => {
+                    // A plugin whose program is missing has no key, but says why.
+                    let pressed = Key::from_event(&key);
+                    model.flash = model
+                        .plugins
+                        .iter()
+                        .find(|p| p.key == pressed && p.contexts.contains(&context))
+                        .and_then(|p| {
+                            Some(format!(
+                                "{}: {} is not on PATH",
+                                p.name,
+                                p.missing.as_ref()?
+                            ))
+                        });
+                    Vec::new()
+                }
             }
+        }
+    }
+}
+
+/// A plugin's key: planned on the selection, then confirmed where it asks, then run.
+fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
+    model.refresh_rows();
+    let Some(plugin) = model.plugins.get(i) else {
+        return Vec::new();
+    };
+    match super::plugins::plan(model, plugin) {
+        Err(why) => {
+            model.flash = Some(why);
+            Vec::new()
+        }
+        Ok(launch) if plugin.confirm => {
+            model.plugin_confirm = Some(launch);
+            Vec::new()
+        }
+        Ok(launch) => {
+            if launch.background {
+                model.flash = Some(format!("{} started", launch.describe()));
+            }
+            vec![Effect::Plugin(launch)]
         }
     }
 }

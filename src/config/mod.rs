@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 mod engine;
 mod modes;
+pub mod plugins;
 mod read;
 pub mod theme;
 
@@ -35,6 +36,8 @@ pub struct Config {
     pub actions: Actions,
     /// Rings and the stuck rules of the rollout view.
     pub rollout: Rollout,
+    /// `[[plugins]]`: the shipped ones with the user's merged in by name.
+    pub plugins: Vec<plugins::Plugin>,
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
     /// what it cannot use.
     pub keymap: toml::Table,
@@ -137,6 +140,8 @@ struct Raw {
     actions: Actions,
     rollout: RawRollout,
     #[serde(default)]
+    plugins: Vec<plugins::Plugin>,
+    #[serde(default)]
     keymap: toml::Table,
 }
 
@@ -216,7 +221,13 @@ impl Config {
                         warn(w);
                     }
                     guardrail_problems.extend(checked.guardrail_problems);
-                    merge(&mut merged, checked.table);
+                    let mut table = checked.table;
+                    // Plugins merge by name, so that a user's file keeps the shipped ones.
+                    if let Some(user_plugins) = table.remove("plugins") {
+                        let shipped = merged.remove("plugins");
+                        merged.insert("plugins".into(), plugins::merged(shipped, user_plugins));
+                    }
+                    merge(&mut merged, table);
                 }
                 Err(e) => {
                     guardrail_problems.push(format!("{} is not valid TOML", file.display()));
@@ -274,6 +285,7 @@ impl Config {
             ui: raw.ui,
             actions: raw.actions,
             rollout,
+            plugins: raw.plugins.into_iter().filter(|p| p.enabled).collect(),
             keymap: raw.keymap,
             guardrail_problems,
         };
@@ -305,6 +317,7 @@ impl Config {
                 rings: Default::default(),
                 rules: Default::default(),
             },
+            plugins: Vec::new(),
             keymap: toml::Table::new(),
             guardrail_problems: Vec::new(),
         }

@@ -195,6 +195,23 @@ impl Actions {
         })
     }
 
+    /// Why a program that may change anything on `cluster` (a writing plugin) is refused: any
+    /// deny rule that matches the cluster, whatever objects it names, since the program could
+    /// touch them.
+    pub fn denied_cluster(&self, cluster: &ClusterInfo) -> Option<String> {
+        self.deny.iter().enumerate().find_map(|(i, rule)| {
+            let hit = fits_workspace(&rule.workspace, cluster)
+                && fits(&rule.cluster, &cluster.name)
+                && fits_origin(&rule.origin, cluster);
+            hit.then(|| {
+                format!(
+                    "denied by actions.deny[{i}] in the config (a program that writes may \
+                     touch any object of the cluster)"
+                )
+            })
+        })
+    }
+
     /// Every deny rule value that cannot mean what it says: a kind Flux does not have.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();

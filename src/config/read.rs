@@ -8,6 +8,7 @@ use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
 use super::modes::{Actions, ModeRule};
+use super::plugins::Plugin;
 use super::{Inventory, LabelRule, RawEngine, RawRollout, Source, Ui, WorkspaceRule};
 
 /// What can be used of a user's file.
@@ -52,6 +53,7 @@ pub(super) fn check(user: Table, defaults: &Table, text: &str) -> Checked {
             "workspaces" => entries::<WorkspaceRule>(&section, value, &mut out, &mut refuse),
             "labels" => entries::<LabelRule>(&section, value, &mut out, &mut refuse),
             "modes" => entries::<ModeRule>(&section, value, &mut out, &mut refuse),
+            "plugins" => entries::<Plugin>(&section, value, &mut out, &mut refuse),
             // Read by the app, which reports what it cannot use.
             "keymap" => Some(value),
             _ => {

@@ -7,8 +7,11 @@ fn the_embedded_defaults_parse_cleanly_and_match_the_fallback() {
     let (config, warnings) = Config::parse(None, Path::new("default.toml"));
     assert_eq!(warnings, []);
     assert!(config.keymap.contains_key("global"));
+    // The fallback ships no plugins: they are tested in `app::plugins`.
+    assert!(!config.plugins.is_empty());
     let config = Config {
         keymap: toml::Table::new(),
+        plugins: Vec::new(),
         ..config
     };
     assert_eq!(config, Config::fallback());

@@ -109,6 +109,9 @@ pub(super) enum Ended {
 /// Runs until `cancel` fires or the events receiver is dropped.
 pub async fn run(spec: ClusterSpec, shared: Arc<Shared>, cancel: CancellationToken) {
     let reporter = Reporter::new(&spec, shared.events.clone());
+    // Held, not copied: a plugin the user runs on this cluster gets its kubeconfig from here.
+    let spec = Arc::new(spec);
+    let _held = shared.clients.hold(&spec);
     tokio::select! {
         _ = cancel.cancelled() => {}
         _ = lifecycle(reporter, &spec, &shared) => {}

@@ -12,11 +12,35 @@ use serde_json::Value;
 use super::api::{self, Http, Trouble};
 use super::discovery::Served;
 use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
+use crate::inventory::ClusterSpec;
 
 /// The connection of every connected cluster, kept by the cluster tasks.
 #[derive(Default)]
 pub(super) struct Clients {
     connected: RwLock<HashMap<ClusterKey, Connected>>,
+    /// Every cluster with a running task, connected or not: how to reach it, for hand-offs.
+    specs: RwLock<HashMap<ClusterKey, Arc<ClusterSpec>>>,
+}
+
+/// Held by a cluster's task while it runs; dropping it forgets the cluster's spec (unless a
+/// newer task of the same cluster has registered its own meanwhile).
+pub(super) struct Held {
+    clients: Arc<Clients>,
+    spec: Arc<ClusterSpec>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut specs = self
+            .clients
+            .specs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let key = self.spec.key();
+        if specs.get(&key).is_some_and(|s| Arc::ptr_eq(s, &self.spec)) {
+            specs.remove(&key);
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -73,6 +97,18 @@ impl Clients {
         Registration {
             clients: self.clone(),
             key,
+        }
+    }
+
+    /// Keeps `spec` reachable for hand-offs while the returned guard lives.
+    pub(super) fn hold(self: &Arc<Self>, spec: &Arc<ClusterSpec>) -> Held {
+        self.specs
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(spec.key(), spec.clone());
+        Held {
+            clients: self.clone(),
+            spec: spec.clone(),
         }
     }
 
@@ -136,6 +172,18 @@ impl Reader {
         Ok(to_yaml(&mut object))
     }
 
+    /// The kubeconfig that reaches `cluster`: its one context, cluster and user, as the
+    /// inventory read them (for a cluster found on a management cluster, its Secret's).
+    pub fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        self.clients
+            .specs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(cluster)
+            .map(|spec| spec.kubeconfig.clone())
+            .ok_or_else(|| "the cluster has left the fleet".into())
+    }
+
     fn connected(&self, cluster: &ClusterKey) -> Result<Connected, String> {
         self.clients
             .get(cluster)
@@ -169,6 +217,10 @@ impl crate::source::Read for Reader {
         object: &'a ObjectKey,
     ) -> futures::future::BoxFuture<'a, Result<String, String>> {
         Box::pin(Reader::yaml(self, cluster, object))
+    }
+
+    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        Reader::kubeconfig(self, cluster)
     }
 
     fn open(&self, cluster: &ClusterKey) {

@@ -187,6 +187,12 @@ impl Reader {
         self.of(cluster)?.yaml(&cluster.key, object).await
     }
 
+    /// A kubeconfig that reaches `cluster`, for a program that only reads (a plugin with
+    /// `writes = false`); a writing one gets it from [`Writer::kubeconfig`].
+    pub fn kubeconfig(&self, cluster: &ClusterInfo) -> Result<kube::config::Kubeconfig, String> {
+        self.of(cluster)?.kubeconfig(&cluster.key)
+    }
+
     /// Watches `cluster`'s objects, where its source only summarizes it.
     pub fn open(&self, cluster: &ClusterInfo) {
         if let Ok(reader) = self.of(cluster) {
@@ -252,6 +258,19 @@ impl Writer {
                 "where this cluster's state comes from, objects cannot be read".into(),
             ),
         }
+    }
+
+    /// A kubeconfig that reaches `cluster`, for a program that may write there (a plugin with
+    /// `writes = true`): only where this cluster's mode allows writes.
+    pub fn kubeconfig(
+        &self,
+        cluster: &ClusterInfo,
+        reader: &Reader,
+    ) -> Result<kube::config::Kubeconfig, String> {
+        if !self.permissions.writable(cluster) {
+            return Err(READ_ONLY_CLUSTER.into());
+        }
+        reader.kubeconfig(cluster)
     }
 
     /// Who `cluster` authenticates the actions as, where it says (see

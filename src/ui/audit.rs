@@ -79,13 +79,35 @@ fn summary(v: &Value, theme: &Theme) -> Line<'static> {
     } else {
         (outcomes.join(", "), Slot::Warning)
     };
+    // A plugin's run: which plugin, where, and how it exited.
+    let (action, what) = if s("action") == "plugin" {
+        let target = targets.and_then(|t| t.first());
+        let field = |k: &str| {
+            target
+                .and_then(|t| t.get(k))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let object = match field("kind").as_str() {
+            "" => String::new(),
+            kind => format!("{kind} {}/{} on ", field("namespace"), field("name")),
+        };
+        let ended = match field("message").as_str() {
+            "" => what,
+            message => message.to_string(),
+        };
+        (
+            format!("plugin {}", s("plugin")),
+            format!("{object}{}: {ended}", field("cluster")),
+        )
+    } else {
+        (s("action"), format!("{total} objects: {what}{reason}"))
+    };
     Line::from(vec![
         Span::styled(format!("{} ", s("time")), theme.style(Slot::Dim)),
         Span::styled(format!("{} ", s("user")), theme.style(Slot::Header)),
-        Span::styled(format!("{} ", s("action")), theme.style(Slot::Title)),
-        Span::styled(
-            format!("{total} objects: {what}{reason}"),
-            theme.style(slot),
-        ),
+        Span::styled(format!("{action} "), theme.style(Slot::Title)),
+        Span::styled(what, theme.style(slot)),
     ])
 }

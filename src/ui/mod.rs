@@ -163,6 +163,18 @@ fn mode_text(model: &Model) -> String {
 
 /// What is being typed, else a message, else the keys of this view.
 fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+    if let Some(launch) = &model.plugin_confirm {
+        let writes = if launch.writes { " (it may write)" } else { "" };
+        let line = Line::from(vec![
+            Span::styled(
+                format!("run {}{writes}? ", launch.describe()),
+                theme.style(Slot::Warning),
+            ),
+            Span::styled("<enter>/<y> run  <esc>/<n> cancel", theme.style(Slot::Key)),
+        ]);
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    }
     let line = match (&model.input, &model.flash) {
         (Input::Command(text), _) => {
             let hint = crate::app::update::completions(model, text)
@@ -206,6 +218,20 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
             spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
             spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
         }
+    }
+    for (i, key) in model.keymap.plugins_in(context) {
+        let Some(plugin) = model.plugins.get(i) else {
+            continue;
+        };
+        // Read-only: a plugin that would write is not offered, one that can be told so is.
+        if model.read_only && plugin.writes && plugin.read_only_args.is_empty() {
+            continue;
+        }
+        spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
+        spans.push(Span::styled(
+            format!(" {}  ", plugin.name),
+            theme.style(Slot::Dim),
+        ));
     }
     Line::from(spans)
 }

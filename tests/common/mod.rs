@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub mod tui;
+
 use fluxfleet::sim::{self, Handle};
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};

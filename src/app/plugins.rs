@@ -1,0 +1,406 @@
+//! Plugins: one key hands the selection to another program (k9s on the selected cluster,
+//! `kubectl describe` or `flux events` on the selected object), with a kubeconfig that reaches
+//! exactly that cluster. What the config says is checked here ([`from_config`]); a key press is
+//! planned into a [`Launch`] here ([`plan`]) — the one place that decides whether a plugin may
+//! run, with the same refusals as the built-in actions; `handoff.rs` carries it out.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::keymap::{Context, Key};
+use super::model::{Model, RowId, View};
+use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
+
+/// A plugin the keymap can run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plugin {
+    pub name: String,
+    pub key: Key,
+    /// The views it applies to.
+    pub contexts: Vec<Context>,
+    pub command: String,
+    pub args: Vec<String>,
+    pub description: String,
+    pub background: bool,
+    pub confirm: bool,
+    pub writes: bool,
+    pub read_only_args: Vec<String>,
+    /// The program (or one it needs) is not on PATH: listed in the help, not offered.
+    pub missing: Option<String>,
+}
+
+/// Whether a plugin may name view `c`: the views with a selection.
+fn has_selection(c: Context) -> bool {
+    !matches!(c, Context::Global | Context::Help | Context::Results)
+}
+
+/// The variables an argument may hold, as `$NAME` or `${NAME}`.
+pub const VARIABLES: [&str; 10] = [
+    "CLUSTER",
+    "CONTEXT",
+    "KUBECONFIG",
+    "NAMESPACE",
+    "NAME",
+    "KIND",
+    "RESOURCE",
+    "API_VERSION",
+    "WORKSPACE",
+    "REVISION",
+];
+
+/// The config's plugins, checked: a key that is not a key, or a plugin with no view it can
+/// apply to, is left out with a warning; a program not on `path` (PATH) is kept as missing.
+pub fn from_config(
+    config: &[crate::config::plugins::Plugin],
+    path: Option<&std::ffi::OsStr>,
+) -> (Vec<Plugin>, Vec<String>) {
+    let mut plugins = Vec::new();
+    let mut warnings = Vec::new();
+    for p in config {
+        let at = format!("plugins.{}", p.name);
+        if p.name.trim().is_empty() || p.command.trim().is_empty() {
+            warnings.push(format!(
+                "{at}: a plugin needs a name and a command; left out"
+            ));
+            continue;
+        }
+        let key = match Key::parse(&p.key) {
+            Ok(key) => key,
+            Err(e) => {
+                warnings.push(format!("{at}.key: {e}; left out"));
+                continue;
+            }
+        };
+        let mut contexts = Vec::new();
+        for scope in &p.scopes {
+            let scopes = Context::ALL.into_iter().filter(|c| has_selection(*c));
+            if scope == "all" {
+                contexts.extend(scopes);
+            } else if let Some(c) = scopes.clone().find(|c| c.name() == scope) {
+                contexts.push(c);
+            } else {
+                let known: Vec<&str> = scopes.map(|c| c.name()).collect();
+                warnings.push(format!(
+                    "{at}.scopes: {scope:?} is not a view (known: {}, all)",
+                    known.join(", ")
+                ));
+            }
+        }
+        contexts.sort_by_key(|c| c.name());
+        contexts.dedup();
+        if contexts.is_empty() {
+            warnings.push(format!("{at}: applies to no view; left out"));
+            continue;
+        }
+        let needs: Vec<&str> = if p.needs.is_empty() {
+            vec![p.command.as_str()]
+        } else {
+            p.needs.iter().map(String::as_str).collect()
+        };
+        let missing = needs
+            .into_iter()
+            .find(|program| find_program(program, path).is_none())
+            .map(str::to_string);
+        plugins.push(Plugin {
+            name: p.name.clone(),
+            key,
+            contexts,
+            command: p.command.clone(),
+            args: p.args.clone(),
+            description: p.description.clone(),
+            background: p.background,
+            confirm: p.confirm,
+            writes: p.writes,
+            read_only_args: p.read_only_args.clone(),
+            missing,
+        });
+    }
+    (plugins, warnings)
+}
+
+/// Where `program` is: a path as it is (when it is an executable file), else the first
+/// executable of that name in the directories of `path`.
+pub fn find_program(program: &str, path: Option<&std::ffi::OsStr>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        let p = std::path::PathBuf::from(program);
+        return executable(&p).then_some(p);
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(program))
+        .find(|p| executable(p))
+}
+
+/// The values of a selection, by variable name.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Vars(BTreeMap<&'static str, String>);
+
+impl Vars {
+    pub fn set(&mut self, name: &'static str, value: impl Into<String>) {
+        self.0.insert(name, value.into());
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(String::as_str)
+    }
+}
+
+/// What each variable needs selected, for the message when it is not.
+fn needs(name: &str) -> &'static str {
+    match name {
+        "NAMESPACE" | "NAME" | "KIND" | "RESOURCE" | "API_VERSION" | "REVISION" => "an object",
+        "WORKSPACE" => "a workspace",
+        _ => "a cluster",
+    }
+}
+
+/// `arg` with every variable of [`VARIABLES`] replaced by its value in `vars`, within the
+/// argument. Anything else after a `$` (a shell's `$1`, `${PAGER:-less}`) is left as written.
+/// A variable with no value is an error naming what to select.
+pub fn expand(arg: &str, vars: &Vars) -> Result<String, String> {
+    let mut out = String::with_capacity(arg.len());
+    let mut rest = arg;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, braced) = match after.strip_prefix('{') {
+            Some(inner) => (inner.split('}').next().unwrap_or(""), true),
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_uppercase() || c == '_'))
+                    .unwrap_or(after.len());
+                (&after[..end], false)
+            }
+        };
+        let closed = !braced || after.len() > name.len() + 1;
+        match VARIABLES.iter().find(|v| **v == name).filter(|_| closed) {
+            Some(var) => {
+                let value = vars
+                    .get(var)
+                    .ok_or_else(|| format!("${var} needs {} selected", needs(var)))?;
+                out.push_str(value);
+                rest = &after[name.len() + if braced { 2 } else { 0 }..];
+            }
+            None => {
+                out.push('$');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Values that come from a cluster or a management cluster go on a command line only when they
+/// cannot be read as anything but a value: no shell characters, no spaces, no leading `-`.
+fn checked(what: &str, value: &str) -> Result<String, String> {
+    let fine = |c: char| c.is_ascii_alphanumeric() || "._:/@+=~-".contains(c);
+    if value.is_empty() || value.starts_with('-') || !value.chars().all(fine) {
+        return Err(format!(
+            "the {what} {:?} holds characters a command line must not get",
+            value.escape_debug().to_string()
+        ));
+    }
+    Ok(value.to_string())
+}
+
+/// What the selection of the top view stands for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Selection {
+    pub workspace: Option<String>,
+    pub cluster: Option<(ClusterId, Arc<ClusterInfo>)>,
+    pub object: Option<ObjectKey>,
+}
+
+/// The workspace, cluster and object the user has selected in the view on top.
+pub fn selection(model: &Model) -> Selection {
+    let screen = model.screen();
+    let cluster_of = |id: ClusterId| model.index.cluster(id).map(|c| (id, c.info.clone()));
+    let (cluster, object) = match (&screen.view, &screen.selected) {
+        (View::Detail { cluster, key }, _) => (cluster_of(*cluster), Some(key.clone())),
+        (View::Fleet, _) if screen.map.is_some() => {
+            let (width, height) = model.map_room;
+            let map = super::map::layout(&model.index, &model.rows.ids, width, height);
+            let at = screen.map.and_then(|at| map.worst(&model.index, at));
+            (at.and_then(|(id, _)| cluster_of(id)), None)
+        }
+        (_, Some(RowId::Object(c, k))) => (cluster_of(*c), Some(k.clone())),
+        (_, Some(RowId::Cluster(c))) => (cluster_of(*c), None),
+        (View::Cluster(c), _) => (cluster_of(*c), None),
+        _ => (None, None),
+    };
+    let workspace = match (&cluster, &screen.selected) {
+        (Some((_, info)), _) => Some(info.workspace.clone()),
+        (None, Some(RowId::Workspace(w))) => model.index.workspace(*w).map(|w| w.name.clone()),
+        (None, _) => match &screen.view {
+            View::Workspace(w) => model.index.workspace(*w).map(|w| w.name.clone()),
+            _ => None,
+        },
+    };
+    Selection {
+        workspace,
+        cluster,
+        object,
+    }
+}
+
+/// A plugin run, planned: everything but the kubeconfig's path, which exists only while it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Launch {
+    pub plugin: String,
+    pub command: String,
+    /// As written, with `read_only_args` added where they apply; expanded when it runs.
+    pub args: Vec<String>,
+    pub vars: Vars,
+    /// The cluster it runs on: its kubeconfig goes in `$KUBECONFIG`.
+    pub cluster: Option<Arc<ClusterInfo>>,
+    pub object: Option<ObjectKey>,
+    /// It may change the cluster: only with write mode's grant, and journaled.
+    pub writes: bool,
+    pub background: bool,
+    /// Who runs it, for the journal.
+    pub user: String,
+}
+
+impl Launch {
+    /// "k9s on prod-eu-1", "describe on Kustomization flux-system/apps on prod-eu-1".
+    pub fn describe(&self) -> String {
+        let mut text = self.plugin.clone();
+        if let Some(key) = &self.object {
+            text.push_str(&format!(" on {} {}/{}", key.kind, key.namespace, key.name));
+        }
+        match (&self.cluster, self.vars.get("WORKSPACE")) {
+            (Some(c), _) => text.push_str(&format!(" on {}", c.name)),
+            (None, Some(w)) => text.push_str(&format!(" on workspace {w}")),
+            (None, None) => {}
+        }
+        text
+    }
+}
+
+/// Plans `plugin` on the selection: refused (with the reason the built-in actions give) when
+/// it writes where the session may not, or when the selection lacks what its arguments name.
+pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, String> {
+    let name = &plugin.name;
+    if let Some(program) = &plugin.missing {
+        return Err(format!("{name}: {program} is not on PATH"));
+    }
+    let selection = selection(model);
+    let mut vars = Vars::default();
+    if let Some(w) = &selection.workspace {
+        vars.set("WORKSPACE", checked("workspace", w)?);
+    }
+    if let Some((_, info)) = &selection.cluster {
+        vars.set("CLUSTER", checked("cluster name", &info.name)?);
+        vars.set("CONTEXT", checked("context", &info.context)?);
+    }
+    if let Some(key) = &selection.object {
+        vars.set("NAMESPACE", checked("namespace", &key.namespace)?);
+        vars.set("NAME", checked("name", &key.name)?);
+        vars.set("KIND", key.kind.as_str());
+        vars.set(
+            "RESOURCE",
+            format!("{}.{}", key.kind.plural(), key.kind.group()),
+        );
+        if let Some(version) = served_version(model, &selection, key) {
+            vars.set("API_VERSION", format!("{}/{version}", key.kind.group()));
+        }
+        let revision = selection
+            .cluster
+            .as_ref()
+            .and_then(|(id, _)| model.index.cluster(*id))
+            .and_then(|c| c.objects.get(key))
+            .and_then(|o| o.revision.clone());
+        if let Some(r) = revision {
+            vars.set("REVISION", checked("revision", &r)?);
+        }
+    }
+    let mut args = plugin.args.clone();
+    let writes = match writable(model, plugin, &selection) {
+        Ok(()) => plugin.writes,
+        // Where it may not write, a plugin that can be told so runs read-only.
+        Err(_) if plugin.writes && !plugin.read_only_args.is_empty() => {
+            args.extend(plugin.read_only_args.iter().cloned());
+            false
+        }
+        Err(why) if plugin.writes => return Err(why),
+        Err(_) => false,
+    };
+    // Every argument must expand now, with a stand-in for the kubeconfig's path.
+    let mut trial = vars.clone();
+    if selection.cluster.is_some() {
+        trial.set("KUBECONFIG", "/kubeconfig");
+    }
+    for arg in &args {
+        expand(arg, &trial).map_err(|e| format!("{name}: {e}"))?;
+    }
+    Ok(Launch {
+        plugin: name.clone(),
+        command: plugin.command.clone(),
+        args,
+        vars,
+        cluster: selection.cluster.map(|(_, info)| info),
+        object: selection.object,
+        writes,
+        background: plugin.background,
+        user: model.user.clone(),
+    })
+}
+
+/// The version of `key`'s kind the cluster serves (its watch says), else the newest Flux has.
+fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Option<String> {
+    let watching = selection
+        .cluster
+        .as_ref()
+        .and_then(|(id, _)| model.index.cluster(*id))
+        .and_then(|c| {
+            c.connection
+                .watching
+                .iter()
+                .find(|(kind, _)| *kind == key.kind)
+                .map(|(_, version)| version.to_string())
+        });
+    watching.or_else(|| key.kind.known_versions().first().map(|v| v.to_string()))
+}
+
+/// Whether `plugin` could write on the selection: the session's grant, the guardrails, the
+/// cluster's mode and the deny rules, in the order and the words of the built-in actions.
+fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(), String> {
+    let name = &plugin.name;
+    if let Some(why) = &model.writes_refused {
+        return Err(format!("nothing can run {name}, which writes: {why}"));
+    }
+    if model.read_only {
+        return Err(format!(
+            "read-only: {name} writes, so it cannot run — start with --write, or set mode = \
+             \"write\" in [ui] of the config (a plugin that only reads says writes = false)"
+        ));
+    }
+    let Some((_, info)) = &selection.cluster else {
+        return Ok(());
+    };
+    if model
+        .permissions
+        .as_ref()
+        .is_some_and(|p| !p.writable(info))
+    {
+        return Err(format!(
+            "{name} writes: {}",
+            crate::session::READ_ONLY_CLUSTER
+        ));
+    }
+    let denied = match &selection.object {
+        Some(key) => model.actions.denied(info, key),
+        None => model.actions.denied_cluster(info),
+    };
+    match denied {
+        Some(why) => Err(format!("{name} writes: {why}")),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests;
