@@ -615,3 +615,36 @@ async fn a_plugin_that_takes_the_terminal_gives_it_back_after_a_failing_exit_and
     );
     sim.handle.shutdown().await;
 }
+
+#[test]
+fn the_readmes_plugin_examples_read_cleanly() {
+    let readme =
+        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let examples: Vec<&str> = readme
+        .split("```toml")
+        .skip(1)
+        .filter_map(|block| block.split("```").next())
+        .filter(|block| block.contains("[[plugins]]"))
+        .collect();
+    assert!(!examples.is_empty());
+    for example in examples {
+        let (config, warnings) = Config::parse(Some(example), std::path::Path::new("README.md"));
+        assert_eq!(warnings, [], "{example}");
+        let added: Vec<_> = config
+            .plugins
+            .iter()
+            .filter(|p| example.contains(&format!("name = {:?}", p.name)))
+            .cloned()
+            .collect();
+        assert_eq!(added.len(), 2, "{example}");
+        let (_, warnings) = plugins::from_config(&added, None);
+        assert_eq!(warnings, Vec::<String>::new());
+        let (mut keymap, _) = Keymap::from_config(&config.keymap);
+        let with_paths: Vec<_> = plugins::from_config(&added, None)
+            .0
+            .into_iter()
+            .map(|p| plugins::Plugin { missing: None, ..p })
+            .collect();
+        assert_eq!(keymap.bind_plugins(&with_paths), Vec::<String>::new());
+    }
+}
