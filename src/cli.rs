@@ -121,6 +121,10 @@ pub enum Command {
     Reconcile(ActArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
+    /// Watch this collector's share of the fleet and publish it to NATS JetStream (--nats URL):
+    /// the latest state of every object in a KV bucket, what changed in a stream. Run several:
+    /// they share the fleet and take over each other's clusters.
+    Collect(CollectArgs),
     /// The TUI on a simulated fleet (500 clusters with churn, rollouts and a few faults), served
     /// in-process; needs no kubeconfig.
     Demo(DemoArgs),
@@ -166,6 +170,24 @@ pub struct FleetArgs {
     /// FluxReports; the clusters you open are watched), auto (engine.watch in the config).
     #[arg(long, value_name = "MODE", value_parser = watch_mode, global = true)]
     pub watch_mode: Option<crate::config::Watch>,
+    /// Read the fleet from collectors through NATS JetStream (nats://HOST:4222, tls://…; user
+    /// and password may be in the URL) instead of connecting to the clusters; with `collect`,
+    /// where to publish.
+    #[arg(long, value_name = "URL", env = "FLUXFLEET_NATS", global = true)]
+    pub nats: Option<String>,
+    /// A NATS credentials file (JWT and nkey seed).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub nats_creds: Option<PathBuf>,
+    /// A file holding an nkey seed, to authenticate to NATS with.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub nats_nkey: Option<PathBuf>,
+    /// A CA bundle to trust for the NATS server's TLS certificate (TLS is then required).
+    #[arg(long, value_name = "FILE", global = true)]
+    pub nats_ca: Option<PathBuf>,
+    /// The KV bucket of the fleet's state on NATS (the collectors' bucket and the history
+    /// stream are named after it).
+    #[arg(long, value_name = "NAME", default_value = crate::bus::DEFAULT_BUCKET, global = true)]
+    pub bucket: String,
 }
 
 fn watch_mode(text: &str) -> Result<crate::config::Watch, String> {
@@ -183,8 +205,35 @@ impl FleetArgs {
             workspace_label: self.workspace_label.clone(),
             management_depth: self.management_depth,
             watch: self.watch_mode,
+            nats: self.nats_options(),
         }
     }
+
+    /// Where the bus is, when `--nats` names one.
+    pub fn nats_options(&self) -> Option<crate::bus::Options> {
+        Some(crate::bus::Options {
+            url: self.nats.clone()?,
+            creds: self.nats_creds.clone(),
+            nkey: self.nats_nkey.clone(),
+            ca: self.nats_ca.clone(),
+            bucket: self.bucket.clone(),
+        })
+    }
+}
+
+/// `fluxfleet collect`: watch this collector's share of the fleet and publish it to NATS.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// This collector's name among the others (default: host name and process id).
+    #[arg(long)]
+    pub id: Option<String>,
+    /// A collector that has not renewed its announcement for this long is taken for dead, and
+    /// its clusters move to the others.
+    #[arg(long, default_value = "15s", value_parser = duration)]
+    pub ttl: Duration,
+    /// How long the history stream keeps a change.
+    #[arg(long, default_value = "168h", value_parser = duration)]
+    pub history: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -270,6 +319,10 @@ pub struct GetArgs {
     /// Exit with code 5 when an object with this status is found (e.g. failing).
     #[arg(long, value_parser = Status::parse, value_name = "STATUS")]
     pub fail_on: Option<Status>,
+    /// With --nats: what changed in the scope during this last while (2h, 30m), from the
+    /// collectors' history, instead of the objects.
+    #[arg(long, value_parser = duration, requires = "nats", conflicts_with_all = ["watch", "summary", "root_causes"])]
+    pub since: Option<Duration>,
 }
 
 impl GetArgs {
@@ -286,6 +339,7 @@ impl GetArgs {
             timeout: self.timeout,
             watch: self.watch,
             fail_on: self.fail_on,
+            since: self.since,
         })
     }
 }

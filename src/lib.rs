@@ -21,6 +21,9 @@
 //! - [`k8s`] — the only code that talks to API servers, and the first source (`k8s::Kube`): the
 //!   HTTP/2 transport and proxies, exec credentials, per-kind discovery, one bounded
 //!   list-then-watch task per cluster, management discovery and following.
+//! - [`bus`] — the fleet's state shared through NATS JetStream: collectors run the engine on
+//!   their share of the fleet (rendezvous hashing over the live ones) and publish into a KV
+//!   bucket and a history stream; the reader is a source that holds no connection to a cluster.
 //! - [`session`] — the index and the registered sources, reads and writes routed to each
 //!   cluster's source, and the one resolution of config and inventory every command uses.
 //! - [`actions`] — one action on many objects: the one target planner (refusals in one order)
@@ -37,6 +40,7 @@
 pub mod actions;
 pub mod app;
 pub mod audit;
+pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod der;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fluxfleet::cli::{ActArgs, Cli, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
+use fluxfleet::cli::{ActArgs, Cli, CollectArgs, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
 use fluxfleet::export::get::{exit, get, inventory};
 use fluxfleet::fleet::actions::Verb;
 
@@ -39,6 +39,7 @@ fn main() -> ExitCode {
             return ExitCode::from(runtime.block_on(inventory(&cli.fleet.sources(), args.output)));
         }
         Some(Command::Sim(args)) => runtime.block_on(sim(args)),
+        Some(Command::Collect(args)) => runtime.block_on(collect(args, cli.fleet.clone())),
         Some(Command::Demo(args)) => {
             runtime.block_on(demo(args, cli.fleet.clone(), cli.ui.clone()))
         }
@@ -109,6 +110,50 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `fluxfleet collect`: the clusters of the fleet's sources (kubeconfigs, management clusters),
+/// this collector's share of them watched and published until SIGINT or SIGTERM.
+async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
+    logs();
+    let Some(options) = fleet.nats_options() else {
+        anyhow::bail!("collect publishes to NATS: give --nats URL (or FLUXFLEET_NATS)");
+    };
+    let mut stop = Signals::install()?;
+    let resolved = fluxfleet::session::resolve::resolve(&fleet.sources()).await;
+    for w in &resolved.warnings {
+        eprintln!("warning: {}", fluxfleet::export::table::safe(w));
+    }
+    if resolved.inventory.clusters.is_empty() {
+        anyhow::bail!("no clusters to collect (see the warnings above)");
+    }
+    let id = args
+        .id
+        .unwrap_or_else(|| format!("{}-{}", fluxfleet::audit::local_host(), std::process::id()));
+    let token = tokio_util::sync::CancellationToken::new();
+    let request = fluxfleet::bus::collector::Request {
+        options,
+        id: id.clone(),
+        retention: fluxfleet::bus::Retention {
+            history: args.history,
+            ttl: args.ttl,
+        },
+        clusters: resolved.inventory.clusters,
+        settings: resolved.config.engine,
+    };
+    eprintln!(
+        "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
+        request.clusters.len(),
+        request.options.bucket
+    );
+    let stopping = token.clone();
+    let run = fluxfleet::bus::collector::run(request, token);
+    tokio::pin!(run);
+    tokio::select! {
+        result = &mut run => return result.map_err(anyhow::Error::msg),
+        _ = stop.wait() => stopping.cancel(),
+    }
+    run.await.map_err(anyhow::Error::msg)
+}
+
 /// The TUI's logs go to a file (the screen is the TUI's): `fluxfleet.log` in the platform state
 /// directory, at `FLUXFLEET_LOG` (default: warnings only), owner-only.
 fn file_logs() -> Option<PathBuf> {
@@ -128,6 +173,9 @@ fn file_logs() -> Option<PathBuf> {
 }
 
 async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
+    if let Some(options) = fleet.nats_options() {
+        return tui_from_bus(&options, &fleet, ui).await;
+    }
     let resolved = fluxfleet::session::resolve::resolve(&fleet.sources()).await;
     if resolved.inventory.clusters.is_empty() {
         for w in &resolved.warnings {
@@ -147,6 +195,42 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
         theme: ui.theme,
         journal: fluxfleet::audit::default_path(),
         managements: resolved.managements,
+        bus: None,
+    })
+    .await
+}
+
+/// The TUI on what collectors publish to NATS: no connection to any cluster.
+async fn tui_from_bus(
+    options: &fluxfleet::bus::Options,
+    fleet: &FleetArgs,
+    ui: UiArgs,
+) -> anyhow::Result<()> {
+    let bus = fluxfleet::bus::reader::Bus::connect(options)
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let path = fleet
+        .config
+        .clone()
+        .or_else(fluxfleet::config::default_path);
+    let (config, config_warnings) =
+        fluxfleet::config::Config::load(path.as_deref(), fleet.config.is_some());
+    let mut warnings: Vec<String> = config_warnings
+        .iter()
+        .map(|w| format!("config {w}"))
+        .collect();
+    warnings.extend(bus.problems.iter().map(|p| format!("NATS: {p}")));
+    file_logs();
+    fluxfleet::app::tui(fluxfleet::app::Start {
+        config,
+        config_path: path,
+        warnings,
+        inventory: fluxfleet::inventory::Inventory::default(),
+        mode: ui.flag(),
+        theme: ui.theme,
+        journal: fluxfleet::audit::default_path(),
+        managements: Vec::new(),
+        bus: Some(bus),
     })
     .await
 }
@@ -199,6 +283,7 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
         theme: ui.theme,
         journal: fluxfleet::audit::default_path(),
         managements: Vec::new(),
+        bus: None,
     })
     .await;
     handle.shutdown().await;

@@ -46,6 +46,8 @@ pub struct Start {
     pub journal: Option<PathBuf>,
     /// Management clusters to follow while running.
     pub managements: Vec<crate::k8s::management::Management>,
+    /// The fleet from collectors through NATS, instead of the inventory's clusters.
+    pub bus: Option<crate::bus::reader::Bus>,
 }
 
 /// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
@@ -99,6 +101,7 @@ where
         mode,
         journal,
         managements,
+        bus,
     } = start;
     let (theme, theme_warnings) = Theme::chosen(theme.as_deref(), &config, config_path.as_deref());
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
@@ -108,7 +111,10 @@ where
         plugins::from_config(&config.plugins, std::env::var_os("PATH").as_deref());
     warnings.extend(plugin_warnings);
     warnings.extend(keymap.bind_plugins(&plugins));
-    let sources = crate::session::sources(&inventory, &config.engine, &managements);
+    let sources: Vec<Box<dyn crate::source::Source>> = match bus {
+        Some(bus) => vec![Box::new(bus)],
+        None => crate::session::sources(&inventory, &config.engine, &managements),
+    };
     let (index, events, sources) = Session::start(sources).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());

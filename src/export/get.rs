@@ -48,6 +48,8 @@ pub struct Request {
     pub timeout: Duration,
     pub watch: bool,
     pub fail_on: Option<Status>,
+    /// With `--nats`: the history of this last while instead of the objects.
+    pub since: Option<Duration>,
 }
 
 /// The config and the fleet, every warning and problem reported on stderr.
@@ -103,24 +105,48 @@ pub async fn inventory(sources: &Sources, output: Output) -> u8 {
 
 /// `fluxfleet get`.
 pub async fn get(request: Request) -> u8 {
-    let Resolved {
-        mut config,
-        inventory,
-        managements,
-        clean,
-        ..
-    } = resolve(&request.sources).await;
-    if inventory.clusters.is_empty() {
-        eprintln!("error: no clusters to watch (see the warnings above)");
-        return exit::INVENTORY;
-    }
-    if let Some(kind) = request.filter.kind {
-        // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
-        config.engine.kinds = vec![kind];
-    }
-    // Watching: clusters joining or leaving management clusters show up as they do.
-    let follow = if request.watch { &managements[..] } else { &[] };
-    let mut live = Session::start(crate::session::sources(&inventory, &config.engine, follow));
+    let (mut live, clean) = match &request.sources.nats {
+        Some(options) => {
+            if let Some(since) = request.since {
+                return super::history::write(options, since, &request).await;
+            }
+            match crate::bus::reader::Bus::connect(options).await {
+                Ok(bus) => {
+                    for p in &bus.problems {
+                        eprintln!("warning: {}", super::table::safe(p));
+                    }
+                    let clean = bus.problems.is_empty();
+                    (Session::start(vec![Box::new(bus)]), clean)
+                }
+                Err(e) => {
+                    eprintln!("error: {}", super::table::safe(&e));
+                    return exit::ERROR;
+                }
+            }
+        }
+        None => {
+            let Resolved {
+                mut config,
+                inventory,
+                managements,
+                clean,
+                ..
+            } = resolve(&request.sources).await;
+            if inventory.clusters.is_empty() {
+                eprintln!("error: no clusters to watch (see the warnings above)");
+                return exit::INVENTORY;
+            }
+            if let Some(kind) = request.filter.kind {
+                // Watch only what was asked for: cheaper, and reaches kinds not watched by
+                // default.
+                config.engine.kinds = vec![kind];
+            }
+            // Watching: clusters joining or leaving management clusters show up as they do.
+            let follow = if request.watch { &managements[..] } else { &[] };
+            let sources = crate::session::sources(&inventory, &config.engine, follow);
+            (Session::start(sources), clean)
+        }
+    };
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -4,6 +4,7 @@
 
 pub mod act;
 pub mod get;
+mod history;
 mod output;
 pub mod rollout;
 mod roots;

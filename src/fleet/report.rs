@@ -17,7 +17,7 @@ use super::{FluxKind, Health, HealthCounts};
 pub const MAX_ENTRIES: usize = 64;
 
 /// What the Flux Operator reports about one cluster, as fluxfleet keeps it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The Flux distribution: its version (`v2.9.4`), status and who manages it.
@@ -48,12 +48,12 @@ pub struct Report {
     pub read_at: Timestamp,
     /// Its objects by health, of the kinds fluxfleet watches ([`Report::counting`]); what the
     /// cluster counts for while it is summarized.
-    #[serde(skip)]
+    #[serde(skip, default)]
     pub counts: HealthCounts,
 }
 
 /// A Flux controller as the report sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Component {
     pub name: Box<str>,
     /// The image's tag (`v1.9.4`).
@@ -65,7 +65,7 @@ pub struct Component {
 }
 
 /// The objects of one kind on the cluster.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reconciler {
     pub kind: Box<str>,
@@ -79,7 +79,7 @@ pub struct Reconciler {
 }
 
 /// The cluster's own sync (the FluxInstance's `spec.sync`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sync {
     pub id: Box<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,7 +92,7 @@ pub struct Sync {
 }
 
 /// The `FluxInstance` that installs Flux on the cluster.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Instance {
     pub namespace: Box<str>,

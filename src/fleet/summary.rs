@@ -157,6 +157,36 @@ pub enum Error {
 }
 
 impl FluxSummary {
+    /// This summary with every text cut to the [`limits`], for one that did not come from
+    /// [`FluxSummary::of`] (read back from a bus another process writes).
+    pub fn bounded(mut self) -> FluxSummary {
+        let arc = |t: &mut Option<Arc<str>>, max| {
+            if let Some(text) = t.as_deref()
+                && text.chars().count() > max
+            {
+                *t = Some(bounded(text, max).into());
+            }
+        };
+        arc(&mut self.reason, limits::REASON);
+        arc(&mut self.message, limits::MESSAGE);
+        arc(&mut self.revision, limits::SHORT);
+        for (t, max) in [
+            (&mut self.last_handled_reconcile_at, limits::SHORT),
+            (&mut self.requested_at, limits::SHORT),
+            (&mut self.suspended_by, limits::SHORT),
+            (&mut self.suspend_reason, limits::SUSPEND_REASON),
+        ] {
+            if let Some(text) = t.as_deref() {
+                *t = Some(bounded(text, max));
+            }
+        }
+        if self.depends_on.len() > limits::DEPENDS_ON {
+            self.depends_on = self.depends_on[..limits::DEPENDS_ON].into();
+        }
+        self.fingerprint = 0;
+        self
+    }
+
     /// The revision as `flux get` shows it: hex shortened, except for chart versions.
     pub fn shown_revision(&self) -> String {
         match (&self.revision, self.key.kind) {

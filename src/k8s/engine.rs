@@ -108,6 +108,29 @@ impl Engine {
         self.tasks.spawn(follower.run(known));
     }
 
+    /// Starts watching `spec` too (a collector that takes a cluster over); a cluster it already
+    /// watches is left as it is.
+    pub fn add(&mut self, spec: ClusterSpec) {
+        let key = spec.key();
+        if self.tokens.get(&key).is_some_and(|t| !t.is_cancelled()) {
+            return;
+        }
+        let token = self.cancel.child_token();
+        self.tokens.insert(key, token.clone());
+        self.tasks
+            .spawn(cluster::run(spec, self.shared.clone(), token));
+        // Ended tasks are reaped as others start, so a long-running collector does not grow.
+        while self.tasks.try_join_next().is_some() {}
+    }
+
+    /// Stops watching the cluster of `key` (a collector that hands it over); its task ends and
+    /// lets its connection go.
+    pub fn remove(&mut self, key: &ClusterKey) {
+        if let Some(token) = self.tokens.remove(key) {
+            token.cancel();
+        }
+    }
+
     /// Stops every cluster task and waits for them to end.
     pub async fn shutdown(mut self) {
         self.cancel.cancel();

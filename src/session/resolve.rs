@@ -21,6 +21,8 @@ pub struct Sources {
     pub management_depth: usize,
     /// `--watch-mode`, over `engine.watch`.
     pub watch: Option<config::Watch>,
+    /// `--nats`: the fleet comes from collectors, not from kubeconfigs.
+    pub nats: Option<crate::bus::Options>,
 }
 
 /// The config and the fleet, with everything wrong about them.

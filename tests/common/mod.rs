@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub mod nats;
 pub mod tui;
 
 use fluxfleet::sim::{self, Handle};

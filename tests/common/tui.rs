@@ -205,6 +205,7 @@ pub fn session(
         mode,
         journal,
         managements: Vec::new(),
+        bus: None,
     };
     let mut console = fluxfleet::app::run::Given::new(keys);
     let log = console.log.clone();

@@ -1,0 +1,62 @@
+//! The history: what changed in the fleet since a time, read from the stream collectors write
+//! (`fluxfleet get --nats URL --since 2h`).
+
+use async_nats::jetstream;
+use futures::StreamExt;
+use jiff::Timestamp;
+
+use super::wire::{self, Change};
+use super::{Options, keys};
+
+/// Every change since `since`, oldest first; `cluster` limits it to one cluster's subject.
+pub async fn since(
+    options: &Options,
+    since: Timestamp,
+    cluster: Option<&str>,
+) -> Result<Vec<Change>, String> {
+    let client = super::connect(options, "fluxfleet history").await?;
+    let stores = super::open(client, options, None).await?;
+    let filter = match cluster {
+        Some(c) => stores.names.history_subject(c),
+        None => format!("{}.>", stores.names.history),
+    };
+    let start_time = time::OffsetDateTime::from_unix_timestamp_nanos(since.as_nanosecond())
+        .map_err(|e| format!("--since: {e}"))?;
+    let mut consumer = stores
+        .history
+        .create_consumer(jetstream::consumer::pull::OrderedConfig {
+            filter_subject: filter,
+            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartTime { start_time },
+            ..Default::default()
+        })
+        .await
+        .map_err(|e| format!("reading the history: {e}"))?;
+    let pending = consumer
+        .info()
+        .await
+        .map_err(|e| format!("reading the history: {e}"))?
+        .num_pending;
+    let mut out = Vec::new();
+    if pending == 0 {
+        return Ok(out);
+    }
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|e| format!("reading the history: {e}"))?;
+    while let Some(message) = messages.next().await {
+        let message = message.map_err(|e| format!("reading the history: {e}"))?;
+        let left = message.info().map(|i| i.pending).unwrap_or(0);
+        // A change another process wrote: kept only when it reads as one, and about the
+        // cluster its subject names.
+        if let Ok(change) = wire::read::<Change>(&message.payload)
+            && message.subject.rsplit('.').next() == Some(keys::token(&change.cluster).as_str())
+        {
+            out.push(change);
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    Ok(out)
+}

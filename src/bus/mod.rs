@@ -1,0 +1,242 @@
+//! The bus: a fleet's state shared through NATS JetStream, so that many people (and fleets
+//! larger than one machine) need not each watch every cluster. Collectors ([`collector`]) run
+//! the engine on their share of the fleet and publish into a key-value bucket — the latest
+//! state of every cluster and object ([`keys`], [`wire`]) — and a stream of changes with an age
+//! limit (the history). Readers ([`reader`]) turn the bucket into the session's changes, as any
+//! other source, and hold no connection to any cluster; they never gain a way to write through
+//! it. Collectors share the fleet without a coordinator of their own: each announces itself in a
+//! second bucket with a heartbeat, and every cluster belongs to the live collector that ranks
+//! highest for it (rendezvous hashing).
+
+pub mod collector;
+pub mod history;
+pub mod keys;
+pub mod reader;
+pub mod wire;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_nats::jetstream;
+
+/// How to reach the bus, as the command line says.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// `nats://host:4222`, `tls://host:4222`; user and password may be in it.
+    pub url: String,
+    /// A NATS credentials file (JWT and nkey seed).
+    pub creds: Option<PathBuf>,
+    /// A file holding an nkey seed.
+    pub nkey: Option<PathBuf>,
+    /// A CA bundle to trust for the server's TLS certificate (and require TLS).
+    pub ca: Option<PathBuf>,
+    /// The name of the state bucket; the others are named after it.
+    pub bucket: String,
+}
+
+/// The bucket the state goes in when `--bucket` says nothing.
+pub const DEFAULT_BUCKET: &str = "fluxfleet";
+
+/// The state bucket, the collectors' bucket and the history stream of one fleet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Names {
+    pub state: String,
+    pub collectors: String,
+    pub history: String,
+}
+
+impl Names {
+    pub fn of(bucket: &str) -> Result<Names, String> {
+        let fine = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+        if bucket.is_empty() || !bucket.chars().all(fine) {
+            return Err(format!(
+                "bucket {bucket:?}: use letters, digits, - and _ only"
+            ));
+        }
+        Ok(Names {
+            state: bucket.to_string(),
+            collectors: format!("{bucket}-collectors"),
+            history: format!("{bucket}-history"),
+        })
+    }
+
+    /// The subject of a cluster's changes in the history.
+    pub fn history_subject(&self, cluster: &str) -> String {
+        format!("{}.{}", self.history, keys::token(cluster))
+    }
+}
+
+/// Connects with the credentials given; errors name the server, never a secret.
+pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client, String> {
+    let mut connect = async_nats::ConnectOptions::new()
+        .name(name)
+        .connection_timeout(Duration::from_secs(10));
+    if let Some(creds) = &options.creds {
+        connect = connect
+            .credentials_file(creds)
+            .await
+            .map_err(|e| format!("NATS credentials {}: {e}", creds.display()))?;
+    }
+    if let Some(path) = &options.nkey {
+        let seed = std::fs::read_to_string(path)
+            .map_err(|e| format!("NATS nkey seed {}: {e}", path.display()))?;
+        connect = connect.nkey(seed.trim().to_string());
+    }
+    if let Some(ca) = &options.ca {
+        connect = connect.add_root_certificates(ca.clone()).require_tls(true);
+    }
+    connect
+        .connect(options.url.as_str())
+        .await
+        .map_err(|e| format!("NATS at {}: {e}", redacted_url(&options.url)))
+}
+
+/// `url` without a password in it.
+pub fn redacted_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}://…@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A key-value bucket, made as the KV API makes one (a stream `KV_<name>` of subjects
+/// `$KV.<name>.>`, one value per key) but without asking the account's limits first, which
+/// servers before 2.10 answer in a shape newer clients cannot read; then opened as a bucket.
+async fn bucket(
+    js: &jetstream::Context,
+    name: &str,
+    description: &str,
+    max_age: Duration,
+) -> Result<jetstream::kv::Store, String> {
+    let duplicate_window = if max_age.is_zero() {
+        Duration::from_secs(120)
+    } else {
+        max_age.min(Duration::from_secs(120))
+    };
+    js.get_or_create_stream(jetstream::stream::Config {
+        name: format!("KV_{name}"),
+        description: Some(description.into()),
+        subjects: vec![format!("$KV.{name}.>")],
+        max_messages_per_subject: 1,
+        max_age,
+        max_message_size: wire::MAX_VALUE as i32,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        duplicate_window,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| format!("creating bucket {name}: {e}"))?;
+    js.get_key_value(name)
+        .await
+        .map_err(|e| format!("opening bucket {name}: {e}"))
+}
+
+/// The state bucket, the collectors' bucket and the history stream, opened.
+pub struct Stores {
+    pub js: jetstream::Context,
+    pub names: Names,
+    pub state: jetstream::kv::Store,
+    pub collectors: jetstream::kv::Store,
+    pub history: jetstream::stream::Stream,
+}
+
+/// How collectors create the stores.
+#[derive(Clone, Copy, Debug)]
+pub struct Retention {
+    /// How long the history keeps a change.
+    pub history: Duration,
+    /// How long a collector's announcement lives without a heartbeat.
+    pub ttl: Duration,
+}
+
+/// Opens the stores of `options.bucket`; with `create`, makes those that do not exist yet (a
+/// collector), else fails saying that no collector has published there (a reader).
+pub async fn open(
+    client: async_nats::Client,
+    options: &Options,
+    create: Option<Retention>,
+) -> Result<Stores, String> {
+    let names = Names::of(&options.bucket)?;
+    let js = jetstream::new(client);
+    let missing = |what: &str, e: &dyn std::fmt::Display| {
+        format!(
+            "{what} on NATS at {}: {e} (has a collector published to bucket {:?}? `fluxfleet \
+             collect --nats URL --bucket {}`)",
+            redacted_url(&options.url),
+            names.state,
+            names.state
+        )
+    };
+    let (state, collectors, history) = match create {
+        None => (
+            js.get_key_value(&names.state)
+                .await
+                .map_err(|e| missing("the state bucket", &e))?,
+            js.get_key_value(&names.collectors)
+                .await
+                .map_err(|e| missing("the collectors' bucket", &e))?,
+            js.get_stream(&names.history)
+                .await
+                .map_err(|e| missing("the history stream", &e))?,
+        ),
+        Some(retention) => {
+            let state = bucket(
+                &js,
+                &names.state,
+                "fluxfleet: the latest state of every cluster and Flux object",
+                Duration::ZERO,
+            )
+            .await?;
+            let collectors = bucket(
+                &js,
+                &names.collectors,
+                "fluxfleet: the collectors alive",
+                retention.ttl,
+            )
+            .await?;
+            let history = js
+                .get_or_create_stream(jetstream::stream::Config {
+                    name: names.history.clone(),
+                    description: Some("fluxfleet: what changed in the fleet".into()),
+                    subjects: vec![format!("{}.>", names.history)],
+                    max_age: retention.history,
+                    max_message_size: wire::MAX_VALUE as i32,
+                    ..Default::default()
+                })
+                .await
+                .map_err(|e| format!("creating stream {}: {e}", names.history))?;
+            (state, collectors, history)
+        }
+    };
+    Ok(Stores {
+        js,
+        names,
+        state,
+        collectors,
+        history,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_urls() {
+        assert!(Names::of("fleet.prod").is_err());
+        assert!(Names::of("").is_err());
+        let n = Names::of("fleet_prod").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(n.collectors, "fleet_prod-collectors");
+        assert_eq!(n.history_subject("a.b"), "fleet_prod-history.a=2Eb");
+        assert_eq!(
+            redacted_url("nats://alice:s3cret@nats:4222"),
+            "nats://…@nats:4222"
+        );
+        assert_eq!(redacted_url("nats://nats:4222"), "nats://nats:4222");
+    }
+}

@@ -1,0 +1,150 @@
+//! What goes over the bus, as JSON: a cluster's state, an object's summary (as the index keeps
+//! it), and the history's changes. Everything read back is untrusted: bounded in size before it
+//! is parsed, and checked as the engine checks what an API server sends.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::fleet::report::Report;
+use crate::fleet::{ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Phase};
+
+/// The most one value may be; a summary is a few hundred bytes, a report a few KiB.
+pub const MAX_VALUE: usize = 256 * 1024;
+
+/// A cluster as a collector sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterState {
+    pub name: String,
+    pub workspace: String,
+    pub server: String,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(default)]
+    pub management: Vec<String>,
+    #[serde(default)]
+    pub origin: Option<String>,
+    pub phase: Phase,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub since: Option<Timestamp>,
+    #[serde(default)]
+    pub retry_at: Option<Timestamp>,
+    #[serde(default)]
+    pub forbidden: Vec<FluxKind>,
+    #[serde(default)]
+    pub watching: Vec<(FluxKind, String)>,
+    #[serde(default)]
+    pub protocol: Option<String>,
+    #[serde(default)]
+    pub report: Option<Report>,
+    /// Which collector watches it.
+    pub collector: String,
+}
+
+impl ClusterState {
+    pub fn new(info: &ClusterInfo, connection: &Connection, collector: &str) -> ClusterState {
+        ClusterState {
+            name: info.name.clone(),
+            workspace: info.workspace.clone(),
+            server: info.server.clone(),
+            labels: info.labels.clone(),
+            management: info.management.clone(),
+            origin: info.origin.clone(),
+            phase: connection.phase,
+            error: connection.error.as_deref().map(str::to_string),
+            since: connection.since,
+            retry_at: connection.retry_at,
+            forbidden: connection.forbidden.to_vec(),
+            watching: connection
+                .watching
+                .iter()
+                .map(|(k, v)| (*k, v.to_string()))
+                .collect(),
+            protocol: connection.protocol.map(str::to_string),
+            report: None,
+            collector: collector.to_string(),
+        }
+    }
+
+    /// What the index knows of the cluster, under the key a reader gives it.
+    pub fn info(&self, key: ClusterKey) -> ClusterInfo {
+        ClusterInfo {
+            key,
+            server: self.server.clone(),
+            labels: self.labels.clone(),
+            management: self.management.clone(),
+            origin: self.origin.clone(),
+            ..ClusterInfo::new(&self.name, &self.workspace)
+        }
+    }
+
+    pub fn connection(&self) -> Connection {
+        let mut c = Connection::new(self.phase);
+        c.error = self.error.as_deref().map(Into::into);
+        c.since = self.since;
+        c.retry_at = self.retry_at;
+        c.forbidden = self.forbidden.clone().into();
+        c.watching = self
+            .watching
+            .iter()
+            .map(|(k, v)| (*k, v.as_str().into()))
+            .collect();
+        c.protocol = match self.protocol.as_deref() {
+            Some("HTTP/2") => Some("HTTP/2"),
+            Some("HTTP/1.1") => Some("HTTP/1.1"),
+            _ => None,
+        };
+        c
+    }
+}
+
+/// One value read from the bus, bounded and checked.
+pub fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+    if bytes.len() > MAX_VALUE {
+        return Err(format!(
+            "a value of {} bytes, more than {MAX_VALUE}",
+            bytes.len()
+        ));
+    }
+    serde_json::from_slice(bytes).map_err(|e| format!("not a fluxfleet value: {e}"))
+}
+
+/// An object read from the bus: its texts cut as the engine cuts a server's.
+pub fn object(bytes: &[u8]) -> Result<FluxSummary, String> {
+    let summary: FluxSummary = read(bytes)?;
+    Ok(summary.bounded())
+}
+
+/// One change in the history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub at: Timestamp,
+    pub cluster: String,
+    pub workspace: String,
+    /// `connection`, `health`, `revision`, `deleted`.
+    pub what: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<FluxKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// FNV-1a: a stable hash of what was published, to skip sending it again unchanged.
+pub fn hash(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

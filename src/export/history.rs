@@ -1,0 +1,97 @@
+//! `fluxfleet get --nats URL --since 2h`: what changed in the scope, from the collectors'
+//! history, oldest first — connection changes, health transitions, new revisions, deletions.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use super::get::{Output, Request, exit};
+use super::output;
+use super::table::Table;
+use crate::bus::wire::Change;
+use crate::glob::glob_match;
+
+/// Whether `change` is in the scope of `request`'s filter (a cluster's own changes have no
+/// object, and pass every object filter but a kind's or a name's).
+fn selected(request: &Request, change: &Change) -> bool {
+    let f = &request.filter;
+    f.workspace.as_ref().is_none_or(|w| *w == change.workspace)
+        && (f.clusters.is_empty() || f.clusters.iter().any(|g| glob_match(g, &change.cluster)))
+        && f.kind.is_none_or(|k| change.kind == Some(k))
+        && f.name
+            .as_deref()
+            .is_none_or(|n| change.name.as_deref() == Some(n))
+        && f.namespace
+            .as_deref()
+            .is_none_or(|n| change.namespace.as_deref().is_none_or(|ns| ns == n))
+}
+
+/// Prints the changes of the last `since`; exit code as `get`'s.
+pub async fn write(options: &crate::bus::Options, since: Duration, request: &Request) -> u8 {
+    let from = match jiff::SignedDuration::try_from(since)
+        .ok()
+        .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
+    {
+        Some(t) => t,
+        None => {
+            eprintln!("error: --since {since:?} reaches before any time");
+            return exit::USAGE;
+        }
+    };
+    let one = match request.filter.clusters.as_slice() {
+        [glob] if !glob.contains(['*', '?']) => Some(glob.as_str()),
+        _ => None,
+    };
+    let changes = match crate::bus::history::since(options, from, one).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {}", super::table::safe(&e));
+            return exit::ERROR;
+        }
+    };
+    let changes: Vec<&Change> = changes.iter().filter(|c| selected(request, c)).collect();
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let written = match request.output {
+        Output::Table => {
+            let mut t = Table::new(vec![
+                "TIME",
+                "WORKSPACE",
+                "CLUSTER",
+                "OBJECT",
+                "CHANGE",
+                "FROM",
+                "TO",
+                "MESSAGE",
+            ]);
+            for c in &changes {
+                let object = match (&c.kind, &c.namespace, &c.name) {
+                    (Some(k), Some(ns), Some(n)) => format!("{k} {ns}/{n}"),
+                    _ => "-".into(),
+                };
+                let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+                t.row(vec![
+                    c.at.to_string(),
+                    c.workspace.clone(),
+                    c.cluster.clone(),
+                    object,
+                    c.what.clone(),
+                    dash(&c.from),
+                    dash(&c.to),
+                    dash(&c.message),
+                ]);
+            }
+            t.write(&mut out)
+        }
+        Output::Json => output::write_json(&mut out, &changes),
+        Output::Ndjson => changes
+            .iter()
+            .try_for_each(|c| output::write_line(&mut out, c)),
+    };
+    match written.and_then(|()| out.flush()) {
+        Ok(()) => exit::OK,
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
+        Err(e) => {
+            eprintln!("error: writing the output: {e}");
+            exit::ERROR
+        }
+    }
+}

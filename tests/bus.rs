@@ -1,0 +1,363 @@
+//! Collectors sharing a simulated fleet through a real NATS JetStream server, and readers that
+//! see it without any connection to a cluster: the view equals the simulator's truth; a
+//! collector killed has its clusters taken over; restarted, it takes its share back and no
+//! cluster is watched twice; a reader started later sees what changed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use common::nats::NatsServer;
+use fluxfleet::bus::{self, collector, wire};
+use fluxfleet::fleet::{FluxKind, Health};
+use fluxfleet::session::Session;
+use tokio_util::sync::CancellationToken;
+
+/// What each cluster holds: its objects by kind, namespace, name and health.
+type View = BTreeMap<String, BTreeSet<(String, String, String, Health)>>;
+
+fn options(nats: &NatsServer) -> bus::Options {
+    bus::Options {
+        url: nats.url.clone(),
+        bucket: "fleet".into(),
+        ..bus::Options::default()
+    }
+}
+
+const TTL: Duration = Duration::from_secs(2);
+
+struct Running {
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+fn start_collector(
+    id: &str,
+    options: &bus::Options,
+    inventory: &fluxfleet::inventory::Inventory,
+) -> Running {
+    let stop = CancellationToken::new();
+    let request = collector::Request {
+        options: options.clone(),
+        id: id.to_string(),
+        retention: bus::Retention {
+            history: Duration::from_secs(3600),
+            ttl: TTL,
+        },
+        clusters: inventory.clusters.clone(),
+        settings: common::engine_settings(),
+    };
+    Running {
+        task: tokio::spawn(collector::run(request, stop.clone())),
+        stop,
+    }
+}
+
+/// The simulator's truth, for the clusters of the inventory.
+fn truth(sim: &common::Sim, names: &BTreeSet<String>) -> View {
+    sim.handle
+        .truth()
+        .into_iter()
+        .filter(|c| names.contains(&c.name))
+        .map(|c| {
+            let objects = c
+                .objects
+                .iter()
+                .map(|o| {
+                    (
+                        o.kind.clone(),
+                        o.namespace.clone(),
+                        o.name.clone(),
+                        o.health,
+                    )
+                })
+                .collect();
+            (c.name, objects)
+        })
+        .collect()
+}
+
+/// What a new reader sees: the bus read whole, as `get --nats` reads it.
+async fn read(options: &bus::Options) -> Result<View, String> {
+    let bus = bus::reader::Bus::connect(options).await?;
+    let mut session = Session::start(vec![Box::new(bus)]);
+    session.settle(Duration::from_secs(10)).await;
+    let view = session
+        .index
+        .clusters()
+        .iter()
+        .filter(|c| !c.retired)
+        .map(|c| {
+            let objects = c
+                .objects
+                .values()
+                .map(|o| {
+                    (
+                        o.key.kind.as_str().to_string(),
+                        o.key.namespace.to_string(),
+                        o.key.name.to_string(),
+                        o.health,
+                    )
+                })
+                .collect();
+            (c.info.name.clone(), objects)
+        })
+        .collect();
+    session.shutdown().await;
+    Ok(view)
+}
+
+/// Which collector each cluster's state names.
+async fn collectors(options: &bus::Options) -> BTreeMap<String, wire::ClusterState> {
+    let client = bus::connect(options, "test").await.unwrap();
+    let stores = bus::open(client, options, None).await.unwrap();
+    collector::last_values(&stores, "c.*")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| {
+            let s: wire::ClusterState = wire::read(&v).unwrap();
+            (s.name.clone(), s)
+        })
+        .collect()
+}
+
+/// Waits until `ok` says nothing is wrong, or fails with what it last said.
+async fn until<F, Fut>(what: &str, within: Duration, mut ok: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<String>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let Some(wrong) = ok().await else {
+            return;
+        };
+        assert!(Instant::now() < deadline, "{what}: {wrong}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Where a reader's view and the truth differ, briefly.
+fn difference(view: &View, truth: &View) -> Option<String> {
+    if view == truth {
+        return None;
+    }
+    let missing: Vec<&String> = truth.keys().filter(|k| !view.contains_key(*k)).collect();
+    let wrong: Vec<&String> = truth
+        .iter()
+        .filter(|(k, v)| view.get(*k).is_some_and(|w| w != *v))
+        .map(|(k, _)| k)
+        .collect();
+    Some(format!(
+        "{} clusters seen of {}; missing {:?}…; differing {:?}…",
+        view.len(),
+        truth.len(),
+        missing.iter().take(3).collect::<Vec<_>>(),
+        wrong.iter().take(3).collect::<Vec<_>>()
+    ))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth_and_its_history() {
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    let sim = common::start_with(|c| {
+        c.clusters = 300;
+        c.workspaces = 6;
+        c.objects = 10;
+    })
+    .await;
+    let inventory = common::fleet_of(&sim);
+    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let started = jiff::Timestamp::now();
+
+    let mut running: BTreeMap<&str, Running> = ["c1", "c2", "c3"]
+        .into_iter()
+        .map(|id| (id, start_collector(id, &options, &inventory)))
+        .collect();
+
+    // A reader's view equals the truth, and the three share the fleet.
+    until(
+        "the view equals the truth",
+        Duration::from_secs(60),
+        || async {
+            match read(&options).await {
+                Ok(view) => difference(&view, &truth(&sim, &names)),
+                Err(e) => Some(e),
+            }
+        },
+    )
+    .await;
+    // Once each has seen the others, every cluster is with the collector ranking highest.
+    let all: BTreeSet<String> = running.keys().map(|id| id.to_string()).collect();
+    until("the collectors agree", Duration::from_secs(30), || async {
+        let owners = collectors(&options).await;
+        let misplaced = owners
+            .values()
+            .filter(|s| collector::owner(&s.name, &all) != Some(s.collector.as_str()))
+            .count();
+        (misplaced > 0).then(|| format!("{misplaced} clusters with another collector"))
+    })
+    .await;
+    let owners = collectors(&options).await;
+    let mut per: BTreeMap<String, usize> = BTreeMap::new();
+    for state in owners.values() {
+        *per.entry(state.collector.clone()).or_default() += 1;
+    }
+    assert_eq!(per.len(), 3, "{per:?}");
+    assert!(per.values().all(|n| *n > 60), "each has a share: {per:?}");
+
+    // c2 dies without a word (its task aborted: no goodbye, its announcement only expires).
+    let dead = running.remove("c2").unwrap();
+    dead.task.abort();
+    let orphans: Vec<String> = owners
+        .values()
+        .filter(|s| s.collector == "c2")
+        .map(|s| s.name.clone())
+        .collect();
+    // One of c2's clusters changes after it died: only a collector that took it over can say.
+    let orphan = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find(|c| orphans.contains(&c.name))
+        .unwrap();
+    let ks = orphan
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+        .unwrap()
+        .clone();
+    let died = Instant::now();
+    assert!(sim.handle.set_ready(
+        &orphan.name,
+        FluxKind::Kustomization,
+        &ks.namespace,
+        &ks.name,
+        false
+    ));
+    until(
+        "c2's clusters taken over",
+        Duration::from_secs(60),
+        || async {
+            let owners = collectors(&options).await;
+            let left: Vec<&String> = orphans
+                .iter()
+                .filter(|n| owners.get(*n).is_none_or(|s| s.collector == "c2"))
+                .collect();
+            (!left.is_empty()).then(|| format!("{} still c2's", left.len()))
+        },
+    )
+    .await;
+    let handover = died.elapsed();
+    until(
+        "the view equals the truth again",
+        Duration::from_secs(60),
+        || async {
+            match read(&options).await {
+                Ok(view) => difference(&view, &truth(&sim, &names)),
+                Err(e) => Some(e),
+            }
+        },
+    )
+    .await;
+    assert!(
+        handover < TTL * 4 + Duration::from_secs(10),
+        "handover took {handover:?}"
+    );
+
+    // c2 comes back: it takes its share back, and no cluster is watched twice.
+    running.insert("c2", start_collector("c2", &options, &inventory));
+    until(
+        "c2 takes its clusters back",
+        Duration::from_secs(60),
+        || async {
+            let owners = collectors(&options).await;
+            let back = orphans
+                .iter()
+                .filter(|n| owners.get(*n).is_some_and(|s| s.collector == "c2"))
+                .count();
+            (back != orphans.len()).then(|| format!("{back} of {} back", orphans.len()))
+        },
+    )
+    .await;
+    until(
+        "every cluster watched once",
+        Duration::from_secs(30),
+        || async {
+            let owners = collectors(&options).await;
+            let stats = sim.handle.stats();
+            let twice: Vec<String> = owners
+                .values()
+                .filter(|s| s.phase == fluxfleet::fleet::Phase::Live)
+                .filter(|s| {
+                    stats["clusters"][&s.name]["openWatches"].as_u64()
+                        != Some(s.watching.len() as u64)
+                })
+                .map(|s| {
+                    format!(
+                        "{}: {} watches for {} kinds",
+                        s.name,
+                        stats["clusters"][&s.name]["openWatches"],
+                        s.watching.len()
+                    )
+                })
+                .collect();
+            (!twice.is_empty()).then(|| format!("{:?}", &twice[..twice.len().min(3)]))
+        },
+    )
+    .await;
+    until(
+        "the view equals the truth after the return",
+        Duration::from_secs(30),
+        || async {
+            match read(&options).await {
+                Ok(view) => difference(&view, &truth(&sim, &names)),
+                Err(e) => Some(e),
+            }
+        },
+    )
+    .await;
+
+    // A reader that comes later sees what happened: the broken Kustomization, and c2's
+    // clusters' connections as they moved.
+    let history = bus::history::since(&options, started, Some(&orphan.name))
+        .await
+        .unwrap();
+    assert!(
+        history.iter().any(|c| c.what == "health"
+            && c.name.as_deref() == Some(&*ks.name)
+            && c.to.as_deref().is_some_and(|to| to != "ready")),
+        "{history:#?}"
+    );
+    assert!(history.iter().all(|c| c.cluster == orphan.name));
+    assert!(
+        history
+            .iter()
+            .filter(|c| c.what == "connection" && c.to.as_deref() == Some("live"))
+            .count()
+            >= 2,
+        "live under c2, then under the one that took it over: {history:#?}"
+    );
+
+    for (_, r) in running {
+        r.stop.cancel();
+        r.task.await.unwrap().unwrap();
+    }
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_says_what_is_missing_when_nothing_was_published() {
+    let nats = NatsServer::start();
+    let Err(e) = bus::reader::Bus::connect(&options(&nats)).await else {
+        panic!("a bucket nobody wrote");
+    };
+    assert!(
+        e.contains("has a collector published to bucket \"fleet\""),
+        "{e}"
+    );
+}
