@@ -140,6 +140,23 @@ where
     }
 }
 
+/// Waits until a new reader's view equals the truth.
+async fn until_truth(
+    what: &str,
+    options: &bus::Options,
+    sim: &common::Sim,
+    names: &BTreeSet<String>,
+    within: Duration,
+) {
+    until(what, within, || async {
+        match read(options).await {
+            Ok(view) => difference(&view, &truth(sim, names)),
+            Err(e) => Some(e),
+        }
+    })
+    .await;
+}
+
 /// Where a reader's view and the truth differ, briefly.
 fn difference(view: &View, truth: &View) -> Option<String> {
     if view == truth {
@@ -180,15 +197,12 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         .collect();
 
     // A reader's view equals the truth, and the three share the fleet.
-    until(
+    until_truth(
         "the view equals the truth",
+        &options,
+        &sim,
+        &names,
         Duration::from_secs(60),
-        || async {
-            match read(&options).await {
-                Ok(view) => difference(&view, &truth(&sim, &names)),
-                Err(e) => Some(e),
-            }
-        },
     )
     .await;
     // Once each has seen the others, every cluster is with the collector ranking highest.
@@ -253,15 +267,12 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
     )
     .await;
     let handover = died.elapsed();
-    until(
+    until_truth(
         "the view equals the truth again",
+        &options,
+        &sim,
+        &names,
         Duration::from_secs(60),
-        || async {
-            match read(&options).await {
-                Ok(view) => difference(&view, &truth(&sim, &names)),
-                Err(e) => Some(e),
-            }
-        },
     )
     .await;
     assert!(
@@ -310,15 +321,12 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         },
     )
     .await;
-    until(
+    until_truth(
         "the view equals the truth after the return",
+        &options,
+        &sim,
+        &names,
         Duration::from_secs(30),
-        || async {
-            match read(&options).await {
-                Ok(view) => difference(&view, &truth(&sim, &names)),
-                Err(e) => Some(e),
-            }
-        },
     )
     .await;
 
@@ -360,4 +368,93 @@ async fn a_reader_says_what_is_missing_when_nothing_was_published() {
         e.contains("has a collector published to bucket \"fleet\""),
         "{e}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    let sim = common::start().await;
+    let inventory = common::fleet_of(&sim);
+    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let only = start_collector("only", &options, &inventory);
+    until_truth(
+        "the view equals the truth",
+        &options,
+        &sim,
+        &names,
+        Duration::from_secs(30),
+    )
+    .await;
+    // A reader that is open when the collector dies, and one that starts after.
+    let bus = bus::reader::Bus::connect(&options).await.unwrap();
+    let mut open = Session::start(vec![Box::new(bus)]);
+    open.settle(Duration::from_secs(10)).await;
+    // Events and YAML are on the cluster, which a reader does not connect to: it says so.
+    let entry = &open.index.clusters()[0];
+    let key = entry.objects.keys().next().unwrap().clone();
+    let why = open.reader().events(&entry.info, &key).await.unwrap_err();
+    assert!(why.contains("comes from collectors through NATS"), "{why}");
+    only.task.abort();
+    let gone = |s: &Session| {
+        let wrong: Vec<String> = s
+            .index
+            .clusters()
+            .iter()
+            .filter(|c| {
+                c.connection.phase != fluxfleet::fleet::Phase::TimedOut
+                    || !c
+                        .connection
+                        .error
+                        .as_deref()
+                        .unwrap_or("")
+                        .contains("its collector only stopped announcing itself")
+                    || c.objects.is_empty()
+            })
+            .map(|c| format!("{}: {:?}", c.info.name, c.connection.phase))
+            .collect();
+        (!wrong.is_empty()).then(|| format!("{wrong:?}"))
+    };
+    common::until(&mut open, TTL * 4 + Duration::from_secs(5), gone).await;
+    let bus = bus::reader::Bus::connect(&options).await.unwrap();
+    let mut later = Session::start(vec![Box::new(bus)]);
+    later.settle(Duration::from_secs(10)).await;
+    assert_eq!(gone(&later), None);
+    open.shutdown().await;
+    later.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[test]
+fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
+    let text = std::fs::read_to_string(format!(
+        "{}/config/deploy/collectors.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let docs: Vec<serde_json::Value> = text
+        .split("\n---\n")
+        .map(|d| serde_saphyr::from_str(d).unwrap())
+        .collect();
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let mut args = vec!["fluxfleet".to_string()];
+    for a in container["args"].as_array().unwrap() {
+        // Kubernetes puts the pod's name where the manifest says $(POD_NAME).
+        args.push(
+            a.as_str()
+                .unwrap()
+                .replace("$(POD_NAME)", "fluxfleet-collector-0"),
+        );
+    }
+    use clap::Parser;
+    let cli = fluxfleet::cli::Cli::try_parse_from(&args).unwrap();
+    let Some(fluxfleet::cli::Command::Collect(collect)) = cli.command else {
+        panic!("{args:?} is not `collect`");
+    };
+    assert_eq!(collect.id.as_deref(), Some("fluxfleet-collector-0"));
+    assert_eq!(collect.ttl, Duration::from_secs(15));
+    assert_eq!(cli.fleet.nats.as_deref(), Some("nats://nats.nats.svc:4222"));
+    assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
 }

@@ -97,6 +97,8 @@ struct Collector {
     /// Clusters this collector owns now but starts watching only once their last owner has
     /// seen the same collectors and let them go: after half a ttl, more than one tick.
     waiting: BTreeMap<String, tokio::time::Instant>,
+    /// Owned clusters another collector has published since the last tick.
+    overwritten: BTreeSet<String>,
     ttl: std::time::Duration,
     acks: FuturesUnordered<Ack>,
 }
@@ -132,15 +134,25 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         owned: HashMap::new(),
         members: BTreeSet::new(),
         waiting: BTreeMap::new(),
+        overwritten: BTreeSet::new(),
         ttl: request.retention.ttl,
         acks: FuturesUnordered::new(),
     };
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batch = Vec::with_capacity(512);
+    // Cluster states others write: one naming another collector, for a cluster this one owns,
+    // is a late word from its last owner (which had not yet seen this one).
+    let mut others = collector
+        .stores
+        .state
+        .watch("c.*")
+        .await
+        .map_err(|e| format!("watching the cluster states: {e}"))?;
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
+            Some(Ok(entry)) = others.next() => collector.noticed(&entry),
             _ = tick.tick() => {
                 if let Err(e) = collector.heartbeat().await {
                     tracing::warn!(error = %e, "collector heartbeat");
@@ -204,21 +216,53 @@ impl Collector {
             self.members = members;
             self.rebalance().await?;
         }
+        self.take_back();
         self.start_waiting().await
+    }
+
+    /// A cluster state was written: by another collector, for a cluster this one owns?
+    fn noticed(&mut self, entry: &jetstream::kv::Entry) {
+        let Some(keys::Key::Cluster(name)) = keys::parse(&entry.key) else {
+            return;
+        };
+        if !self.owned.contains_key(&name) {
+            return;
+        }
+        if wire::read::<ClusterState>(&entry.value).is_ok_and(|s| s.collector != self.id) {
+            self.overwritten.insert(name);
+        }
+    }
+
+    /// The clusters another collector wrote over since the last tick are read again from the
+    /// bus and watched anew, so that what this one publishes replaces whatever came late.
+    fn take_back(&mut self) {
+        let now = tokio::time::Instant::now();
+        for name in std::mem::take(&mut self.overwritten) {
+            if self.owned.remove(&name).is_none() {
+                continue;
+            }
+            tracing::info!(cluster = %name, "written by another collector: publishing it again");
+            if let Some(spec) = self.specs.get(&name) {
+                self.engine.remove(&spec.key());
+            }
+            self.waiting.insert(name, now);
+        }
     }
 
     /// Starts watching the clusters whose wait is over.
     async fn start_waiting(&mut self) -> Result<(), String> {
         let now = tokio::time::Instant::now();
-        let ready: Vec<String> = self
+        let ready: BTreeSet<String> = self
             .waiting
             .iter()
             .filter(|(_, at)| **at <= now)
             .map(|(name, _)| name.clone())
             .collect();
-        for name in ready {
+        if ready.is_empty() {
+            return Ok(());
+        }
+        for (name, owned) in take_over(&self.stores, &ready).await? {
             self.waiting.remove(&name);
-            let owned = take_over(&self.stores, &name).await?;
             self.owned.insert(name.clone(), owned);
             if let Some(spec) = self.specs.get(&name) {
                 self.engine.add(spec.clone());
@@ -478,66 +522,72 @@ impl Collector {
     }
 }
 
-/// What the bus holds for `cluster`, as the last owner left it.
-async fn take_over(stores: &Stores, cluster: &str) -> Result<Owned, String> {
-    let mut owned = Owned {
-        state: None,
-        objects: HashMap::new(),
+/// What the bus holds for `clusters`, as their last owner left them: read cluster by cluster
+/// for a few, in one pass over the bucket for many (a collector starting, or taking a dead
+/// one's share: one consumer per cluster would make a handover of a thousand clusters take
+/// tens of seconds).
+async fn take_over(
+    stores: &Stores,
+    clusters: &BTreeSet<String>,
+) -> Result<BTreeMap<String, Owned>, String> {
+    let mut out: BTreeMap<String, Owned> = clusters
+        .iter()
+        .map(|name| {
+            let owned = Owned {
+                state: None,
+                objects: HashMap::new(),
+            };
+            (name.clone(), owned)
+        })
+        .collect();
+    let values = if clusters.len() <= 8 {
+        let mut values = Vec::new();
+        for name in clusters {
+            values.extend(last_values(stores, &keys::objects_of(name)).await?);
+            values.extend(last_values(stores, &keys::cluster(name)).await?);
+        }
+        values
+    } else {
+        last_values(stores, ">").await?
     };
-    for (key, value) in last_values(stores, &keys::objects_of(cluster)).await? {
-        let Ok(summary) = wire::object(&value) else {
-            continue;
-        };
-        owned.objects.insert(
-            key,
-            Published {
-                hash: wire::hash(&value),
-                health: summary.health,
-                revision: summary.revision,
-            },
-        );
+    for (key, value) in values {
+        match keys::parse(&key) {
+            Some(keys::Key::Object(cluster, _)) => {
+                let (Some(owned), Ok(summary)) = (out.get_mut(&cluster), wire::object(&value))
+                else {
+                    continue;
+                };
+                owned.objects.insert(
+                    key,
+                    Published {
+                        hash: wire::hash(&value),
+                        health: summary.health,
+                        revision: summary.revision,
+                    },
+                );
+            }
+            Some(keys::Key::Cluster(cluster)) => {
+                if let Some(owned) = out.get_mut(&cluster) {
+                    owned.state = wire::read::<ClusterState>(&value).ok();
+                }
+            }
+            None => {}
+        }
     }
-    if let Some(value) = stores
-        .state
-        .get(keys::cluster(cluster))
-        .await
-        .map_err(|e| format!("reading {cluster}: {e}"))?
-    {
-        owned.state = wire::read::<ClusterState>(&value).ok();
-    }
-    Ok(owned)
+    Ok(out)
 }
 
 /// The last value of every key of the state bucket matching `filter` (deleted ones left out),
 /// by key.
 pub async fn last_values(stores: &Stores, filter: &str) -> Result<Vec<(String, Bytes)>, String> {
     let prefix = format!("$KV.{}.", stores.names.state);
-    let mut consumer = stores
-        .state
-        .stream
-        .create_consumer(jetstream::consumer::pull::OrderedConfig {
-            filter_subject: format!("{prefix}{filter}"),
-            deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| format!("reading {filter}: {e}"))?;
-    let pending = consumer
-        .info()
-        .await
-        .map_err(|e| format!("reading {filter}: {e}"))?
-        .num_pending;
-    let mut out = Vec::with_capacity(usize::try_from(pending).unwrap_or(0));
-    if pending == 0 {
-        return Ok(out);
-    }
-    let mut messages = consumer
-        .messages()
-        .await
-        .map_err(|e| format!("reading {filter}: {e}"))?;
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(|e| format!("reading {filter}: {e}"))?;
-        let left = message.info().map(|i| i.pending).unwrap_or(0);
+    let mut out = Vec::new();
+    let config = jetstream::consumer::pull::OrderedConfig {
+        filter_subject: format!("{prefix}{filter}"),
+        deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
+        ..Default::default()
+    };
+    super::read_all(&stores.state.stream, config, filter, |message| {
         let deleted = message
             .headers
             .as_ref()
@@ -545,10 +595,8 @@ pub async fn last_values(stores: &Stores, filter: &str) -> Result<Vec<(String, B
         if !deleted && let Some(key) = message.subject.strip_prefix(prefix.as_str()) {
             out.push((key.to_string(), message.payload.clone()));
         }
-        if left == 0 {
-            break;
-        }
-    }
+    })
+    .await?;
     Ok(out)
 }
 

@@ -2,7 +2,6 @@
 //! (`fluxfleet get --nats URL --since 2h`).
 
 use async_nats::jetstream;
-use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::wire::{self, Change};
@@ -22,31 +21,13 @@ pub async fn since(
     };
     let start_time = time::OffsetDateTime::from_unix_timestamp_nanos(since.as_nanosecond())
         .map_err(|e| format!("--since: {e}"))?;
-    let mut consumer = stores
-        .history
-        .create_consumer(jetstream::consumer::pull::OrderedConfig {
-            filter_subject: filter,
-            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartTime { start_time },
-            ..Default::default()
-        })
-        .await
-        .map_err(|e| format!("reading the history: {e}"))?;
-    let pending = consumer
-        .info()
-        .await
-        .map_err(|e| format!("reading the history: {e}"))?
-        .num_pending;
+    let config = jetstream::consumer::pull::OrderedConfig {
+        filter_subject: filter,
+        deliver_policy: jetstream::consumer::DeliverPolicy::ByStartTime { start_time },
+        ..Default::default()
+    };
     let mut out = Vec::new();
-    if pending == 0 {
-        return Ok(out);
-    }
-    let mut messages = consumer
-        .messages()
-        .await
-        .map_err(|e| format!("reading the history: {e}"))?;
-    while let Some(message) = messages.next().await {
-        let message = message.map_err(|e| format!("reading the history: {e}"))?;
-        let left = message.info().map(|i| i.pending).unwrap_or(0);
+    super::read_all(&stores.history, config, "the history", |message| {
         // A change another process wrote: kept only when it reads as one, and about the
         // cluster its subject names.
         if let Ok(change) = wire::read::<Change>(&message.payload)
@@ -54,9 +35,7 @@ pub async fn since(
         {
             out.push(change);
         }
-        if left == 0 {
-            break;
-        }
-    }
+    })
+    .await?;
     Ok(out)
 }

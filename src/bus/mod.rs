@@ -222,6 +222,56 @@ pub async fn open(
     })
 }
 
+/// The longest a read waits for its next message.
+const QUIET: Duration = Duration::from_secs(10);
+
+/// Reads what an ordered consumer of `stream` with `config` delivers now, up to the last message
+/// pending when it was made (and any that came meanwhile), handing each to `each`. Bounded: a
+/// stream that stops delivering before its last message is an error naming `what`, not a hang.
+pub(crate) async fn read_all(
+    stream: &jetstream::stream::Stream,
+    config: jetstream::consumer::pull::OrderedConfig,
+    what: &str,
+    mut each: impl FnMut(&jetstream::Message),
+) -> Result<(), String> {
+    use futures::StreamExt;
+    let mut consumer = stream
+        .create_consumer(config)
+        .await
+        .map_err(|e| format!("reading {what}: {e}"))?;
+    let pending = consumer
+        .info()
+        .await
+        .map_err(|e| format!("reading {what}: {e}"))?
+        .num_pending;
+    if pending == 0 {
+        return Ok(());
+    }
+    let mut messages = consumer
+        .messages()
+        .await
+        .map_err(|e| format!("reading {what}: {e}"))?;
+    let mut read = 0usize;
+    loop {
+        let message = match tokio::time::timeout(QUIET, messages.next()).await {
+            Ok(Some(message)) => message.map_err(|e| format!("reading {what}: {e}"))?,
+            Ok(None) => return Ok(()),
+            Err(_) => {
+                return Err(format!(
+                    "reading {what}: nothing for {}s after {read} messages",
+                    QUIET.as_secs()
+                ));
+            }
+        };
+        read += 1;
+        let left = message.info().map(|i| i.pending).unwrap_or(0);
+        each(&message);
+        if left == 0 {
+            return Ok(());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

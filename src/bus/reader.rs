@@ -3,7 +3,8 @@
 //! change as collectors publish it. It holds no connection to any cluster. It reads nothing from
 //! clusters and sends nothing to them: the session has no way to write through it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use async_nats::jetstream::kv::{Operation, Watch};
 use futures::StreamExt;
@@ -13,7 +14,7 @@ use super::keys::{self, Key};
 use super::wire::{self, ClusterState};
 use super::{Options, Stores};
 use crate::fleet::index::Change;
-use crate::fleet::{ClusterInfo, ClusterKey, FluxKind, FluxSummary};
+use crate::fleet::{ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Phase};
 use crate::source::{Sink, Source};
 
 /// The state as the bucket held it when the reader connected, and the changes after.
@@ -23,6 +24,9 @@ pub struct Bus {
     /// Values that could not be read, by key: shown as warnings.
     pub problems: Vec<String>,
     watch: Option<Watch>,
+    /// The collectors' announcements: a cluster whose collector is gone is shown as such.
+    announced: Option<async_nats::jetstream::kv::Store>,
+    live: BTreeSet<String>,
     task: Option<tokio::task::JoinHandle<()>>,
     stop: tokio_util::sync::CancellationToken,
 }
@@ -46,6 +50,8 @@ impl Bus {
             objects: BTreeMap::new(),
             problems: Vec::new(),
             watch: None,
+            announced: Some(stores.collectors.clone()),
+            live: collectors_alive(&stores.collectors).await?,
             task: None,
             stop: Default::default(),
         };
@@ -92,6 +98,44 @@ impl Bus {
     }
 }
 
+/// How often a reader looks again at which collectors are alive.
+const LOOK: Duration = Duration::from_secs(2);
+
+/// The collectors whose announcement has not expired.
+async fn collectors_alive(
+    store: &async_nats::jetstream::kv::Store,
+) -> Result<BTreeSet<String>, String> {
+    let mut keys = store
+        .keys()
+        .await
+        .map_err(|e| format!("reading the collectors: {e}"))?;
+    let mut out = BTreeSet::new();
+    while let Some(key) = keys.next().await {
+        out.insert(key.map_err(|e| format!("reading the collectors: {e}"))?);
+    }
+    Ok(out)
+}
+
+/// A cluster's connection as a reader shows it: as its collector published it while that
+/// collector is alive; once it is gone, timed out, saying so, with the objects it last published
+/// still shown, until another collector takes the cluster over.
+fn shown(state: &ClusterState, live: &BTreeSet<String>) -> Connection {
+    if live.contains(&state.collector) {
+        return state.connection();
+    }
+    let mut c = Connection::new(Phase::TimedOut);
+    c.error = Some(
+        format!(
+            "its collector {} stopped announcing itself: what it last published is shown until \
+             another collector takes the cluster over",
+            state.collector
+        )
+        .into(),
+    );
+    c.watching = state.connection().watching;
+    c
+}
+
 /// An object key's value as a change; None for a cluster's key (read by the caller).
 fn read(key: &str, value: &[u8]) -> Result<Option<Change>, String> {
     match keys::parse(key) {
@@ -122,13 +166,15 @@ impl Source for Bus {
         let clusters = std::mem::take(&mut self.clusters);
         let mut objects = std::mem::take(&mut self.objects);
         let watch = self.watch.take();
+        let announced = self.announced.take();
+        let mut live = std::mem::take(&mut self.live);
         let stop = self.stop.clone();
         self.task = Some(tokio::spawn(async move {
             let follow = async {
                 let mut known: BTreeMap<String, ClusterState> = BTreeMap::new();
                 for (name, state) in clusters {
                     let key = cluster_key(&name);
-                    sink.send(&key, Change::Connection(state.connection()))
+                    sink.send(&key, Change::Connection(shown(&state, &live)))
                         .await?;
                     let mut of = objects.remove(&name).unwrap_or_default();
                     for kind in FluxKind::ALL {
@@ -145,11 +191,29 @@ impl Source for Bus {
                 let Some(mut watch) = watch else {
                     return Ok(());
                 };
-                while let Some(entry) = watch.next().await {
-                    let Ok(entry) = entry else {
-                        continue;
-                    };
-                    follow_one(&sink, &mut known, entry).await?;
+                let mut look = tokio::time::interval(LOOK);
+                loop {
+                    tokio::select! {
+                        entry = watch.next() => match entry {
+                            Some(Ok(entry)) => follow_one(&sink, &mut known, &live, entry).await?,
+                            Some(Err(_)) => continue,
+                            None => break,
+                        },
+                        _ = look.tick() => {
+                            let Some(store) = &announced else { continue };
+                            let Ok(now) = collectors_alive(store).await else { continue };
+                            if now != live {
+                                // Clusters whose collector came or went show it.
+                                for (name, state) in &known {
+                                    if live.contains(&state.collector) != now.contains(&state.collector) {
+                                        let c = shown(state, &now);
+                                        sink.send(&cluster_key(name), Change::Connection(c)).await?;
+                                    }
+                                }
+                                live = now;
+                            }
+                        }
+                    }
                 }
                 Ok::<(), crate::source::Closed>(())
             };
@@ -158,6 +222,10 @@ impl Source for Bus {
                 _ = follow => {}
             }
         }));
+    }
+
+    fn reader(&self) -> Option<std::sync::Arc<dyn crate::source::Read>> {
+        Some(std::sync::Arc::new(FromBus))
     }
 
     fn stop(&mut self) -> BoxFuture<'_, ()> {
@@ -171,10 +239,41 @@ impl Source for Bus {
     }
 }
 
+/// What a reader of the bus can read of an object: nothing the collectors did not publish.
+struct FromBus;
+
+/// Why events, YAML and kubeconfigs are not there.
+const NOT_ON_THE_BUS: &str = "this cluster's state comes from collectors through NATS, which \
+    publish summaries only: its events and YAML are on the cluster, which this session does not \
+    connect to (run fluxfleet with a kubeconfig that reaches it)";
+
+impl crate::source::Read for FromBus {
+    fn events<'a>(
+        &'a self,
+        _: &'a ClusterKey,
+        _: &'a crate::fleet::ObjectKey,
+    ) -> BoxFuture<'a, Result<Vec<crate::fleet::ObjectEvent>, String>> {
+        Box::pin(async { Err(NOT_ON_THE_BUS.to_string()) })
+    }
+
+    fn yaml<'a>(
+        &'a self,
+        _: &'a ClusterKey,
+        _: &'a crate::fleet::ObjectKey,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async { Err(NOT_ON_THE_BUS.to_string()) })
+    }
+
+    fn kubeconfig(&self, _: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        Err(NOT_ON_THE_BUS.to_string())
+    }
+}
+
 /// One entry of the bucket after the snapshot, as the session's changes.
 async fn follow_one(
     sink: &Sink,
     known: &mut BTreeMap<String, ClusterState>,
+    live: &BTreeSet<String>,
     entry: async_nats::jetstream::kv::Entry,
 ) -> Result<(), crate::source::Closed> {
     let deleted = matches!(entry.operation, Operation::Delete | Operation::Purge);
@@ -197,7 +296,7 @@ async fn follow_one(
                 sink.send(&key, Change::Added(state.info(key.clone())))
                     .await?;
             }
-            sink.send(&key, Change::Connection(state.connection()))
+            sink.send(&key, Change::Connection(shown(&state, live)))
                 .await?;
             let report = state.report.clone().map(Box::new);
             if known.get(&name).map(|k| &k.report) != Some(&state.report) {
