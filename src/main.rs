@@ -220,6 +220,21 @@ async fn tui_from_bus(
         .map(|w| format!("config {w}"))
         .collect();
     warnings.extend(bus.problems.iter().map(|p| format!("NATS: {p}")));
+    // The user's own kubeconfigs, for events, YAML, plugins and actions on the clusters they
+    // reach; their problems matter only when the user named them.
+    let request = fluxfleet::inventory::Request::from_env(
+        fleet.kubeconfigs.clone(),
+        fleet.dirs.clone(),
+        fleet.contexts.clone(),
+    );
+    let own = fluxfleet::inventory::load(&request, &config);
+    if !fleet.kubeconfigs.is_empty() || !fleet.dirs.is_empty() {
+        warnings.extend(own.problems.iter().map(|p| p.to_string()));
+    }
+    let bus = bus.reaching(fluxfleet::k8s::direct::Direct::new(
+        own.clusters,
+        &config.engine,
+    ));
     file_logs();
     fluxfleet::app::tui(fluxfleet::app::Start {
         config,

@@ -370,22 +370,28 @@ async fn a_reader_says_what_is_missing_when_nothing_was_published() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
+/// A small simulated fleet published by one collector, once a reader sees all of it.
+async fn one_collector() -> (
+    NatsServer,
+    bus::Options,
+    common::Sim,
+    fluxfleet::inventory::Inventory,
+    Running,
+) {
     let nats = NatsServer::start();
     let options = options(&nats);
     let sim = common::start().await;
     let inventory = common::fleet_of(&sim);
     let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
     let only = start_collector("only", &options, &inventory);
-    until_truth(
-        "the view equals the truth",
-        &options,
-        &sim,
-        &names,
-        Duration::from_secs(30),
-    )
-    .await;
+    let within = Duration::from_secs(30);
+    until_truth("the view equals the truth", &options, &sim, &names, within).await;
+    (nats, options, sim, inventory, only)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
+    let (_nats, options, sim, _inventory, only) = one_collector().await;
     // A reader that is open when the collector dies, and one that starts after.
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
     let mut open = Session::start(vec![Box::new(bus)]);
@@ -422,6 +428,93 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
     assert_eq!(gone(&later), None);
     open.shutdown().await;
     later.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_reach() {
+    use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
+    let (_nats, options, sim, inventory, only) = one_collector().await;
+
+    // This user's kubeconfigs reach every cluster but the first.
+    let (far, near) = (&inventory.clusters[0], &inventory.clusters[1]);
+    let own: Vec<_> = inventory.clusters[1..].to_vec();
+    let direct = fluxfleet::k8s::direct::Direct::new(own, &common::engine_settings());
+    let bus = bus::reader::Bus::connect(&options)
+        .await
+        .unwrap()
+        .reaching(direct);
+    let mut session = Session::start(vec![Box::new(bus)]);
+    session.settle(Duration::from_secs(10)).await;
+    let entry = |name: &str| session.index.cluster_named(name).unwrap();
+    let ks = |name: &str| {
+        entry(name)
+            .objects
+            .values()
+            .find(|o| o.key.kind == FluxKind::Kustomization && !o.suspended)
+            .cloned()
+            .unwrap()
+    };
+
+    // Reads go to the cluster the user reaches, never to the one they do not.
+    let target = ks(&near.name);
+    let yaml = session
+        .reader()
+        .yaml(&entry(&near.name).info, &target.key)
+        .await
+        .unwrap();
+    assert!(yaml.contains("kind: Kustomization"), "{yaml}");
+    let why = session
+        .reader()
+        .events(&entry(&far.name).info, &ks(&far.name).key)
+        .await
+        .unwrap_err();
+    assert!(why.contains("none of your kubeconfigs reaches it"), "{why}");
+
+    // Actions only with the write grant, over the user's own connection.
+    let config = fluxfleet::config::Config::defaults();
+    let infos: Vec<_> = session
+        .index
+        .clusters()
+        .iter()
+        .map(|c| (*c.info).clone())
+        .collect();
+    let (grant, permissions) = config.writable(Some(fluxfleet::config::Mode::Write), infos.iter());
+    let writer = session.sources.writer(grant.unwrap(), permissions);
+    let intent = Intent {
+        verb: Verb::Suspend,
+        user: "alice".into(),
+        reason: Some("bus test".into()),
+        token: "2026-11-24T10:00:00Z".into(),
+    };
+    let steps = fluxfleet::fleet::actions::plan(&intent, &target, |_| None).unwrap();
+    let outcome = writer
+        .apply(&entry(&near.name).info, &steps, &intent.token, None)
+        .await;
+    assert_eq!(outcome, Outcome::Done);
+    let suspended = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find(|c| c.name == near.name)
+        .unwrap()
+        .objects
+        .into_iter()
+        .find(|o| o.kind == "Kustomization" && o.name == *target.key.name)
+        .unwrap()
+        .suspended;
+    assert!(suspended, "the cluster itself has it suspended");
+    let far_steps = fluxfleet::fleet::actions::plan(&intent, &ks(&far.name), |_| None).unwrap();
+    let refused = writer
+        .apply(&entry(&far.name).info, &far_steps, &intent.token, None)
+        .await;
+    assert!(
+        matches!(&refused, Outcome::Refused(why) if why.contains("none of your kubeconfigs")),
+        "{refused:?}"
+    );
+    only.stop.cancel();
+    only.task.await.unwrap().unwrap();
+    session.shutdown().await;
     sim.handle.shutdown().await;
 }
 

@@ -3,7 +3,8 @@
 //! change as collectors publish it. It holds no connection to any cluster. It reads nothing from
 //! clusters and sends nothing to them: the session has no way to write through it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use async_nats::jetstream::kv::{Operation, Watch};
@@ -13,8 +14,12 @@ use futures::future::BoxFuture;
 use super::keys::{self, Key};
 use super::wire::{self, ClusterState};
 use super::{Options, Stores};
+use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::Change;
-use crate::fleet::{ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Phase};
+use crate::fleet::{
+    ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, ObjectEvent, ObjectKey, Phase,
+};
+use crate::k8s::direct::Direct;
 use crate::source::{Sink, Source};
 
 /// The state as the bucket held it when the reader connected, and the changes after.
@@ -24,6 +29,11 @@ pub struct Bus {
     /// Values that could not be read, by key: shown as warnings.
     pub problems: Vec<String>,
     watch: Option<Watch>,
+    /// The user's own kubeconfigs, for events, YAML, plugins and actions on the clusters they
+    /// reach.
+    direct: Option<Arc<Direct>>,
+    /// Each cluster's API server, by name: how a cluster of the bus is found among the user's.
+    servers: Servers,
     /// The collectors' announcements: a cluster whose collector is gone is shown as such.
     announced: Option<async_nats::jetstream::kv::Store>,
     live: BTreeSet<String>,
@@ -50,6 +60,8 @@ impl Bus {
             objects: BTreeMap::new(),
             problems: Vec::new(),
             watch: None,
+            direct: None,
+            servers: Servers::default(),
             announced: Some(stores.collectors.clone()),
             live: collectors_alive(&stores.collectors).await?,
             task: None,
@@ -154,6 +166,17 @@ fn read(key: &str, value: &[u8]) -> Result<Option<Change>, String> {
     }
 }
 
+type Servers = Arc<RwLock<HashMap<String, String>>>;
+
+impl Bus {
+    /// Reads and acts on the clusters that the user's own kubeconfigs reach (by the API
+    /// server's URL, else by name) directly, over a connection made when first needed.
+    pub fn reaching(mut self, direct: Direct) -> Bus {
+        self.direct = Some(Arc::new(direct));
+        self
+    }
+}
+
 impl Source for Bus {
     fn clusters(&self) -> Vec<ClusterInfo> {
         self.clusters
@@ -164,6 +187,7 @@ impl Source for Bus {
 
     fn start(&mut self, sink: Sink) {
         let clusters = std::mem::take(&mut self.clusters);
+        let servers = self.servers.clone();
         let mut objects = std::mem::take(&mut self.objects);
         let watch = self.watch.take();
         let announced = self.announced.take();
@@ -174,6 +198,7 @@ impl Source for Bus {
                 let mut known: BTreeMap<String, ClusterState> = BTreeMap::new();
                 for (name, state) in clusters {
                     let key = cluster_key(&name);
+                    remember(&servers, &state);
                     sink.send(&key, Change::Connection(shown(&state, &live)))
                         .await?;
                     let mut of = objects.remove(&name).unwrap_or_default();
@@ -195,7 +220,9 @@ impl Source for Bus {
                 loop {
                     tokio::select! {
                         entry = watch.next() => match entry {
-                            Some(Ok(entry)) => follow_one(&sink, &mut known, &live, entry).await?,
+                            Some(Ok(entry)) => {
+                                follow_one(&sink, &mut known, &live, &servers, entry).await?;
+                            }
                             Some(Err(_)) => continue,
                             None => break,
                         },
@@ -224,8 +251,21 @@ impl Source for Bus {
         }));
     }
 
-    fn reader(&self) -> Option<std::sync::Arc<dyn crate::source::Read>> {
-        Some(std::sync::Arc::new(FromBus))
+    fn reader(&self) -> Option<Arc<dyn crate::source::Read>> {
+        Some(Arc::new(FromBus {
+            direct: self.direct.clone(),
+            servers: self.servers.clone(),
+        }))
+    }
+
+    fn writer(&self, grant: &crate::config::WriteGrant) -> Option<Arc<dyn crate::source::Write>> {
+        let direct = self.direct.clone()?;
+        let writer = direct.writer(grant);
+        Some(Arc::new(ToCluster {
+            direct,
+            writer,
+            servers: self.servers.clone(),
+        }))
     }
 
     fn stop(&mut self) -> BoxFuture<'_, ()> {
@@ -239,33 +279,135 @@ impl Source for Bus {
     }
 }
 
-/// What a reader of the bus can read of an object: nothing the collectors did not publish.
-struct FromBus;
+fn remember(servers: &Servers, state: &ClusterState) {
+    servers
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(state.name.clone(), state.server.clone());
+}
 
-/// Why events, YAML and kubeconfigs are not there.
+/// The user's own cluster behind a cluster of the bus: the one at its server's URL, else of its
+/// name.
+fn spec_of(
+    direct: Option<&Arc<Direct>>,
+    servers: &Servers,
+    cluster: &ClusterKey,
+) -> Result<crate::inventory::ClusterSpec, String> {
+    let name = cluster.as_str().strip_prefix("nats#").unwrap_or_default();
+    let server = servers
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+        .cloned()
+        .unwrap_or_default();
+    direct
+        .and_then(|d| d.spec(&server, name).cloned())
+        .ok_or_else(|| NOT_ON_THE_BUS.to_string())
+}
+
+/// The user's own cluster behind a cluster of the bus, connected.
+async fn reach(
+    direct: Option<&Arc<Direct>>,
+    servers: &Servers,
+    cluster: &ClusterKey,
+) -> Result<ClusterKey, String> {
+    let spec = spec_of(direct, servers, cluster)?;
+    match direct {
+        Some(d) => d.connect(&spec).await,
+        None => Err(NOT_ON_THE_BUS.to_string()),
+    }
+}
+
+/// What a reader of the bus reads of an object: from the cluster itself, where the user's own
+/// kubeconfigs reach it; nothing otherwise (collectors publish summaries only).
+struct FromBus {
+    direct: Option<Arc<Direct>>,
+    servers: Servers,
+}
+
+/// Why events, YAML, kubeconfigs and actions are not there.
 const NOT_ON_THE_BUS: &str = "this cluster's state comes from collectors through NATS, which \
-    publish summaries only: its events and YAML are on the cluster, which this session does not \
-    connect to (run fluxfleet with a kubeconfig that reaches it)";
+    publish summaries only, and none of your kubeconfigs reaches it (by its server's URL or its \
+    name): its events, its YAML and actions are on the cluster itself";
 
 impl crate::source::Read for FromBus {
     fn events<'a>(
         &'a self,
-        _: &'a ClusterKey,
-        _: &'a crate::fleet::ObjectKey,
-    ) -> BoxFuture<'a, Result<Vec<crate::fleet::ObjectEvent>, String>> {
-        Box::pin(async { Err(NOT_ON_THE_BUS.to_string()) })
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            direct.reader().events(&key, object).await
+        })
     }
 
     fn yaml<'a>(
         &'a self,
-        _: &'a ClusterKey,
-        _: &'a crate::fleet::ObjectKey,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
     ) -> BoxFuture<'a, Result<String, String>> {
-        Box::pin(async { Err(NOT_ON_THE_BUS.to_string()) })
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            direct.reader().yaml(&key, object).await
+        })
     }
 
-    fn kubeconfig(&self, _: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
-        Err(NOT_ON_THE_BUS.to_string())
+    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| spec.kubeconfig)
+    }
+}
+
+/// Actions on a cluster of the bus: sent to the cluster itself with the user's own kubeconfig
+/// and the session's write grant — never through the bus.
+struct ToCluster {
+    direct: Arc<Direct>,
+    writer: crate::k8s::Writer,
+    servers: Servers,
+}
+
+impl crate::source::Write for ToCluster {
+    fn apply<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        token: &'a str,
+        wait: Option<Duration>,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => self.writer.apply(&key, steps, token, wait).await,
+                Err(why) => Outcome::Refused(why),
+            }
+        })
+    }
+
+    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
+        Box::pin(async move {
+            let key = reach(Some(&self.direct), &self.servers, cluster)
+                .await
+                .ok()?;
+            crate::source::Write::identity(&self.writer, &key).await
+        })
+    }
+
+    fn handled<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+        token: &'a str,
+        within: Duration,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => {
+                    crate::source::Write::handled(&self.writer, &key, object, token, within).await
+                }
+                Err(why) => Outcome::Refused(why),
+            }
+        })
     }
 }
 
@@ -274,6 +416,7 @@ async fn follow_one(
     sink: &Sink,
     known: &mut BTreeMap<String, ClusterState>,
     live: &BTreeSet<String>,
+    servers: &Servers,
     entry: async_nats::jetstream::kv::Entry,
 ) -> Result<(), crate::source::Closed> {
     let deleted = matches!(entry.operation, Operation::Delete | Operation::Purge);
@@ -302,6 +445,7 @@ async fn follow_one(
             if known.get(&name).map(|k| &k.report) != Some(&state.report) {
                 sink.send(&key, Change::Report(report)).await?;
             }
+            remember(servers, &state);
             known.insert(name, state);
         }
         Some(Key::Object(cluster, object)) => {

@@ -5,6 +5,7 @@
 mod api;
 mod backoff;
 mod cluster;
+pub mod direct;
 pub mod discovery;
 mod engine;
 pub mod errors;

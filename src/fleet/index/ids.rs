@@ -20,6 +20,10 @@ impl ClusterKey {
     pub fn new(key: impl Into<Arc<str>>) -> ClusterKey {
         ClusterKey(key.into())
     }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 impl std::fmt::Display for ClusterKey {

@@ -1,0 +1,117 @@
+//! Reaching a cluster on demand, with the user's own kubeconfig, for a session whose fleet state
+//! comes from elsewhere (collectors through NATS): an object's events and YAML, a plugin's
+//! kubeconfig, and — only with the write grant — actions. One connection is made when first
+//! needed and kept while the session runs; nothing is watched.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio::sync::{Mutex, mpsc};
+
+use super::cluster::{self, Shared};
+use super::discovery::discover;
+use super::reader::{Clients, Reader, Registration};
+use super::transport::Protocol;
+use super::writer::Writer;
+use crate::config::{self, WriteGrant};
+use crate::fleet::index::Event;
+use crate::fleet::{ClusterKey, SourceId};
+use crate::inventory::ClusterSpec;
+use crate::source::Sink;
+
+/// The user's clusters, reachable on demand.
+pub struct Direct {
+    shared: Arc<Shared>,
+    clients: Arc<Clients>,
+    timeout: std::time::Duration,
+    specs: Vec<ClusterSpec>,
+    /// The connections made, each kept while the session runs.
+    held: Mutex<HashMap<ClusterKey, Registration>>,
+    /// Nothing reports through it: no task watches anything.
+    _events: mpsc::Receiver<Event>,
+}
+
+impl Direct {
+    pub fn new(specs: Vec<ClusterSpec>, settings: &config::Engine) -> Direct {
+        let clients = Arc::new(Clients::default());
+        let (tx, events) = mpsc::channel(1);
+        let shared = Arc::new(Shared::new(
+            settings,
+            Sink::new(SourceId(0), tx),
+            clients.clone(),
+            specs.len(),
+            false,
+        ));
+        Direct {
+            shared,
+            clients,
+            timeout: settings.connect_timeout,
+            specs,
+            held: Mutex::new(HashMap::new()),
+            _events: events,
+        }
+    }
+
+    /// The user's cluster at `server` (the API server's URL), else the one named `name`.
+    pub fn spec(&self, server: &str, name: &str) -> Option<&ClusterSpec> {
+        let server = server.trim_end_matches('/');
+        self.specs
+            .iter()
+            .find(|s| s.server.trim_end_matches('/') == server)
+            .or_else(|| self.specs.iter().find(|s| s.name == name))
+    }
+
+    /// Connects to `spec`'s cluster if this has not yet: credentials, client, discovery.
+    pub async fn connect(&self, spec: &ClusterSpec) -> Result<ClusterKey, String> {
+        let key = spec.key();
+        let mut held = self.held.lock().await;
+        if held.contains_key(&key) {
+            return Ok(key);
+        }
+        let mut protocol = cluster::first_protocol(spec);
+        let (http, served) = loop {
+            let (http, _) = cluster::client(spec, &self.shared, protocol)
+                .await
+                .map_err(|f| format!("connecting to {}: {}", spec.name, f.message))?;
+            let discovered =
+                tokio::time::timeout(self.timeout, discover(&http, &self.shared.kinds))
+                    .await
+                    .map_err(|_| format!("connecting to {}: no answer in time", spec.name))?;
+            match discovered {
+                Ok(found) => break (http, found.served),
+                Err(super::api::Trouble::NotHttp2) if protocol == Protocol::Http2 => {
+                    protocol = Protocol::Http1;
+                }
+                Err(trouble) => {
+                    return Err(format!(
+                        "connecting to {}: {}",
+                        spec.name,
+                        trouble.into_failure().message
+                    ));
+                }
+            }
+        };
+        held.insert(
+            key.clone(),
+            self.clients.register(key.clone(), http, &served),
+        );
+        Ok(key)
+    }
+
+    /// Reads over the connections made.
+    pub fn reader(&self) -> Reader {
+        Reader {
+            clients: self.clients.clone(),
+            timeout: self.timeout,
+            warm: None,
+        }
+    }
+
+    /// Sends actions over the connections made; only with the proof that writes are enabled.
+    pub fn writer(&self, _grant: &WriteGrant) -> Writer {
+        Writer {
+            clients: self.clients.clone(),
+            timeout: self.timeout,
+        }
+    }
+}
