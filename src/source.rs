@@ -65,6 +65,17 @@ pub trait Read: Send + Sync {
         Err("where this cluster's state comes from, no kubeconfig of yours reaches it".into())
     }
 
+    /// What changed in the fleet since `since`, oldest first, where this source keeps a
+    /// history (collectors through NATS do).
+    fn history(
+        &self,
+        _since: Timestamp,
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, String>> {
+        Box::pin(async {
+            Err("the fleet's history is kept by collectors: start fluxfleet with --nats URL".into())
+        })
+    }
+
     /// The user opened `cluster`: a source that only summarizes it watches its objects from
     /// now on, for a while. Others have nothing to do.
     fn open(&self, _cluster: &ClusterKey) {}

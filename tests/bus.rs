@@ -504,6 +504,27 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
         .unwrap()
         .suspended;
     assert!(suspended, "the cluster itself has it suspended");
+    // The history, through the session as the TUI's `:history` reads it, has the suspension.
+
+    let suspended_seen = async {
+        for _ in 0..50 {
+            let changes = session
+                .reader()
+                .history(jiff::Timestamp::UNIX_EPOCH)
+                .await
+                .unwrap();
+            if changes.iter().any(|c| {
+                c.cluster == near.name
+                    && c.name.as_deref() == Some(&*target.key.name)
+                    && c.to.as_deref() == Some("suspended")
+            }) {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        false
+    };
+    assert!(suspended_seen.await, "the suspension is in the history");
     let far_steps = fluxfleet::fleet::actions::plan(&intent, &ks(&far.name), |_| None).unwrap();
     let refused = writer
         .apply(&entry(&far.name).info, &far_steps, &intent.token, None)
@@ -550,4 +571,70 @@ fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     assert_eq!(collect.ttl, Duration::from_secs(15));
     assert_eq!(cli.fleet.nats.as_deref(), Some("nats://nats.nats.svc:4222"));
     assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+}
+
+#[test]
+fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use fluxfleet::app::model::{Model, View};
+    use fluxfleet::app::update::{Effect, Msg, update};
+    use fluxfleet::fleet::history::Change;
+    use fluxfleet::fleet::{ClusterInfo, ClusterKey, Index};
+    let now: jiff::Timestamp = "2026-11-24T10:00:00Z".parse().unwrap();
+    let mut index = Index::new();
+    for (name, ws) in [("pay-eu", "payments"), ("shop-1", "retail")] {
+        index.add_cluster(ClusterInfo {
+            key: ClusterKey::new(name),
+            ..ClusterInfo::new(name, ws)
+        });
+    }
+    let (keymap, _) =
+        fluxfleet::app::keymap::Keymap::from_config(&fluxfleet::config::Config::defaults().keymap);
+    let mut m = Model::new(index, keymap, Vec::new(), now);
+    let payments = m.index.workspace_id("payments").unwrap();
+    m.push(View::Workspace(payments));
+    let mut effects = Vec::new();
+    for c in ":history 2h"
+        .chars()
+        .map(KeyCode::Char)
+        .chain([KeyCode::Enter])
+    {
+        effects = update(&mut m, Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)));
+    }
+    let since = now - jiff::SignedDuration::from_secs(7200);
+    assert_eq!(effects, [Effect::ReadHistory(since)]);
+    let change = |minutes: i64, cluster: &str, ws: &str, what: &str, to: &str| Change {
+        at: now - jiff::SignedDuration::from_mins(minutes),
+        cluster: cluster.into(),
+        workspace: ws.into(),
+        what: what.into(),
+        kind: Some(FluxKind::Kustomization),
+        namespace: Some("flux-system".into()),
+        name: Some("apps".into()),
+        from: Some("ready".into()),
+        to: Some(to.into()),
+        message: None,
+    };
+    update(
+        &mut m,
+        Msg::History(Ok(vec![
+            change(90, "pay-eu", "payments", "health", "failed"),
+            change(30, "shop-1", "retail", "health", "stalled"),
+            change(10, "pay-eu", "payments", "health", "ready"),
+        ])),
+    );
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(110, 12)).unwrap();
+    let theme = fluxfleet::config::theme::Theme::dark();
+    terminal
+        .draw(|f| fluxfleet::ui::render(f, &m, &theme))
+        .unwrap();
+    let screen = terminal.backend().to_string();
+    assert!(screen.contains("history since 2h ago"), "{screen}");
+    let failed = screen.find("health ready → failed").expect(&screen);
+    let ready = screen.find("health ready → ready").expect(&screen);
+    assert!(ready < failed, "newest first:\n{screen}");
+    assert!(
+        !screen.contains("shop-1"),
+        "only the workspace's clusters:\n{screen}"
+    );
 }

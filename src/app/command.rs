@@ -23,6 +23,8 @@ pub enum Command {
     Unmark,
     Results,
     Audit,
+    /// What changed in scope during this last while (the collectors' history).
+    History(std::time::Duration),
     Act(Verb),
     Workspace(String),
     Cluster(String),
@@ -52,6 +54,7 @@ const NAMED: &[(&[&str], Argument)] = &[
     (&["unmark"], Argument::None),
     (&["results"], Argument::None),
     (&["audit"], Argument::None),
+    (&["history"], Argument::None),
     (&["suspend"], Argument::None),
     (&["resume"], Argument::None),
     (&["reconcile"], Argument::None),
@@ -84,6 +87,11 @@ impl Command {
             "unmark" => Command::Unmark,
             "results" => Command::Results,
             "audit" => Command::Audit,
+            "history" if arg.is_empty() => Command::History(std::time::Duration::from_secs(3600)),
+            "history" => Command::History(
+                crate::units::parse_duration(arg)
+                    .map_err(|e| format!(":history {arg}: {e} (try :history 2h)"))?,
+            ),
             "suspend" => Command::Act(Verb::Suspend),
             "resume" => Command::Act(Verb::Resume),
             "force" => Command::Act(Verb::Force),

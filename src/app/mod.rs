@@ -198,6 +198,12 @@ impl run::Effects for Clusters {
                 });
             }
             Effect::Open(info) => self.reader.open(&info),
+            Effect::ReadHistory(since) => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let _ = results.send(Msg::History(reader.history(since).await));
+                });
+            }
             Effect::ReadAudit => {
                 let path = self.journal.clone();
                 tokio::task::spawn_blocking(move || {

@@ -49,6 +49,8 @@ pub enum View {
     Results,
     /// The audit journal, newest first.
     Audit,
+    /// What changed in the scope since a time, newest first (the collectors' history).
+    History { scope: Scope, since: Timestamp },
 }
 
 impl View {
@@ -64,7 +66,7 @@ impl View {
             View::Detail { .. } => Context::Detail,
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
-            View::Audit => Context::Global,
+            View::Audit | View::History { .. } => Context::Global,
         }
     }
 
@@ -77,7 +79,8 @@ impl View {
             View::Objects { scope, .. }
             | View::Triage { scope }
             | View::Rollout { scope, .. }
-            | View::Matrix { scope, .. } => *scope,
+            | View::Matrix { scope, .. }
+            | View::History { scope, .. } => *scope,
             View::Fleet | View::Help { .. } | View::Results | View::Audit => Scope::Fleet,
         }
     }
@@ -93,7 +96,11 @@ impl View {
             View::Triage { .. } => &[Severity, Clusters, Name, Age],
             View::Rollout { .. } => &[Kind, Behind, Stuck, Age],
             View::Matrix { .. } => &[],
-            View::Detail { .. } | View::Help { .. } | View::Results | View::Audit => &[],
+            View::Detail { .. }
+            | View::Help { .. }
+            | View::Results
+            | View::Audit
+            | View::History { .. } => &[],
         }
     }
 }
@@ -310,6 +317,8 @@ pub struct Model {
     pub run: Option<Run>,
     /// The audit journal's last lines, newest first (read when `:audit` opens).
     pub audit: Option<Result<Vec<String>, String>>,
+    /// The history read when `:history` opened, oldest first.
+    pub history: Option<Result<Vec<crate::fleet::history::Change>, String>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
     /// Which clusters' modes allow writes (None: every cluster, as in tests).
@@ -362,6 +371,7 @@ impl Model {
             plugin_confirm: None,
             run: None,
             audit: None,
+            history: None,
             fetched_scroll: 0,
             permissions: None,
             writable: (0, 0),

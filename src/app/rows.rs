@@ -244,7 +244,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                     .collect();
             }
         }
-        View::Help { .. } | View::Results | View::Audit => {}
+        View::Help { .. } | View::Results | View::Audit | View::History { .. } => {}
     }
     if screen.reverse {
         rows.ids.reverse();

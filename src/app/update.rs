@@ -36,6 +36,8 @@ pub enum Msg {
     Audit(Result<Vec<String>, String>),
     /// A plugin run ended (or could not start).
     Plugin(super::handoff::Ended),
+    /// The history asked for by `:history`, oldest first.
+    History(Result<Vec<crate::fleet::history::Change>, String>),
 }
 
 /// Work for the event loop to start on the model's behalf.
@@ -61,6 +63,8 @@ pub enum Effect {
         key: ObjectKey,
     },
     ReadAudit,
+    /// Read what changed since this time.
+    ReadHistory(jiff::Timestamp),
     /// The user opened this cluster: where its source only summarizes it, its objects are
     /// watched from now on.
     Open(Arc<ClusterInfo>),
@@ -117,6 +121,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
+        Msg::History(changes) => {
+            model.history = Some(changes);
+            Vec::new()
+        }
         Msg::Plugin(ended) => {
             model.flash = Some(ended.describe());
             Vec::new()
@@ -313,6 +321,16 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
             Some(_) => model.push(View::Results),
             None => model.flash = Some("no action yet in this session".into()),
         },
+        Command::History(within) => {
+            let since = jiff::SignedDuration::try_from(within)
+                .ok()
+                .and_then(|d| model.now.checked_sub(d).ok())
+                .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            model.history = None;
+            model.fetched_scroll = 0;
+            model.push(View::History { scope, since });
+            return vec![Effect::ReadHistory(since)];
+        }
         Command::Audit => {
             model.audit = None;
             model.push(View::Audit);
@@ -375,7 +393,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     // the objects it links to before.
     let scrolls = match model.screen().view {
         View::Detail { .. } => model.fetched.is_some(),
-        View::Audit => true,
+        View::Audit | View::History { .. } => true,
         _ => false,
     };
     if scrolls && scroll_fetched(model, action) {

@@ -34,6 +34,8 @@ pub struct Bus {
     direct: Option<Arc<Direct>>,
     /// Each cluster's API server, by name: how a cluster of the bus is found among the user's.
     servers: Servers,
+    /// Where the bus is, for the history.
+    options: Options,
     /// The collectors' announcements: a cluster whose collector is gone is shown as such.
     announced: Option<async_nats::jetstream::kv::Store>,
     live: BTreeSet<String>,
@@ -51,10 +53,10 @@ impl Bus {
     pub async fn connect(options: &Options) -> Result<Bus, String> {
         let client = super::connect(options, "fluxfleet reader").await?;
         let stores = super::open(client, options, None).await?;
-        Bus::read(&stores).await
+        Bus::read(&stores, options).await
     }
 
-    async fn read(stores: &Stores) -> Result<Bus, String> {
+    async fn read(stores: &Stores, options: &Options) -> Result<Bus, String> {
         let mut bus = Bus {
             clusters: BTreeMap::new(),
             objects: BTreeMap::new(),
@@ -62,6 +64,7 @@ impl Bus {
             watch: None,
             direct: None,
             servers: Servers::default(),
+            options: options.clone(),
             announced: Some(stores.collectors.clone()),
             live: collectors_alive(&stores.collectors).await?,
             task: None,
@@ -255,6 +258,7 @@ impl Source for Bus {
         Some(Arc::new(FromBus {
             direct: self.direct.clone(),
             servers: self.servers.clone(),
+            options: self.options.clone(),
         }))
     }
 
@@ -323,6 +327,7 @@ async fn reach(
 struct FromBus {
     direct: Option<Arc<Direct>>,
     servers: Servers,
+    options: Options,
 }
 
 /// Why events, YAML, kubeconfigs and actions are not there.
@@ -357,6 +362,13 @@ impl crate::source::Read for FromBus {
 
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
         spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| spec.kubeconfig)
+    }
+
+    fn history(
+        &self,
+        since: jiff::Timestamp,
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, String>> {
+        Box::pin(super::history::since(&self.options, since, None))
     }
 }
 

@@ -119,28 +119,7 @@ pub fn object(bytes: &[u8]) -> Result<FluxSummary, String> {
     Ok(summary.bounded())
 }
 
-/// One change in the history.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Change {
-    pub at: Timestamp,
-    pub cluster: String,
-    pub workspace: String,
-    /// `connection`, `health`, `revision`, `deleted`.
-    pub what: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<FluxKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub from: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
+pub use crate::fleet::history::Change;
 
 /// FNV-1a: a stable hash of what was published, to skip sending it again unchanged.
 pub fn hash(bytes: &[u8]) -> u64 {

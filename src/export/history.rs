@@ -63,10 +63,7 @@ pub async fn write(options: &crate::bus::Options, since: Duration, request: &Req
                 "MESSAGE",
             ]);
             for c in &changes {
-                let object = match (&c.kind, &c.namespace, &c.name) {
-                    (Some(k), Some(ns), Some(n)) => format!("{k} {ns}/{n}"),
-                    _ => "-".into(),
-                };
+                let object = c.object();
                 let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
                 t.row(vec![
                     c.at.to_string(),

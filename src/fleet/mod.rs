@@ -7,6 +7,7 @@ mod connection;
 mod events;
 pub mod graph;
 mod health;
+pub mod history;
 pub mod index;
 mod kind;
 pub mod report;

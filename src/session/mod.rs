@@ -193,6 +193,21 @@ impl Reader {
         self.of(cluster)?.kubeconfig(&cluster.key)
     }
 
+    /// What changed in the fleet since `since`, from the first source that keeps a history.
+    pub async fn history(
+        &self,
+        since: jiff::Timestamp,
+    ) -> Result<Vec<crate::fleet::history::Change>, String> {
+        let mut last = Err("no source of this session keeps a history".to_string());
+        for reader in self.by_source.iter().flatten() {
+            last = reader.history(since).await;
+            if last.is_ok() {
+                break;
+            }
+        }
+        last
+    }
+
     /// Watches `cluster`'s objects, where its source only summarizes it.
     pub fn open(&self, cluster: &ClusterInfo) {
         if let Ok(reader) = self.of(cluster) {

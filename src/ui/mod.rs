@@ -6,6 +6,7 @@ mod cluster;
 mod detail;
 mod fleet;
 mod help;
+mod history;
 mod objects;
 mod results;
 mod rollout;
@@ -44,11 +45,15 @@ pub fn body_rows(area: Rect) -> usize {
 /// How far the detail view's events or YAML can scroll at this terminal size.
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let [_, body, _, _] = area.layout(&screen());
-    if model.screen().view == View::Audit {
-        let entries = match &model.audit {
-            Some(Ok(entries)) => entries.len(),
-            _ => 0,
-        };
+    let entries = match &model.screen().view {
+        View::Audit => match &model.audit {
+            Some(Ok(entries)) => Some(entries.len()),
+            _ => Some(0),
+        },
+        View::History { scope, .. } => Some(history::in_scope(model, *scope).len()),
+        _ => None,
+    };
+    if let Some(entries) = entries {
         return entries.saturating_sub(usize::from(body.height.saturating_sub(2)));
     }
     detail::fetched_max_scroll(model, theme, body)
@@ -79,6 +84,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Help { of } => help::draw(frame, body, model, theme, *of),
         View::Results => results::draw(frame, body, model, theme),
         View::Audit => audit::draw(frame, body, model, theme),
+        View::History { scope, since } => history::draw(frame, body, model, theme, *scope, *since),
     }
     if let Some(confirm) = &model.confirm {
         draw_confirm(frame, body, model, theme, confirm);
@@ -109,6 +115,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Help { .. } => "help".to_string(),
             View::Results => "results".to_string(),
             View::Audit => "audit".to_string(),
+            View::History { .. } => "history".to_string(),
         })
         .collect()
 }

@@ -1,0 +1,41 @@
+//! What changed in the fleet, as the history keeps it: a cluster's connection changes, an
+//! object's health transitions and new revisions, deletions. Collectors write it
+//! ([`crate::bus`]); `get --since` and the TUI's `:history` read it.
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use super::FluxKind;
+
+/// One change.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    pub at: Timestamp,
+    pub cluster: String,
+    pub workspace: String,
+    /// `connection`, `health`, `revision`, `deleted`.
+    pub what: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<FluxKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Change {
+    /// "Kustomization flux-system/apps", or "-" for a cluster's own change.
+    pub fn object(&self) -> String {
+        match (&self.kind, &self.namespace, &self.name) {
+            (Some(k), Some(ns), Some(n)) => format!("{k} {ns}/{n}"),
+            _ => "-".into(),
+        }
+    }
+}
