@@ -205,6 +205,28 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         Duration::from_secs(60),
     )
     .await;
+    // Nothing a collector publishes holds a credential of the fleet.
+    let client = bus::connect(&options, "test").await.unwrap();
+    let stores = bus::open(client, &options, None).await.unwrap();
+    let everything = collector::last_values(&stores, ">").await.unwrap();
+    assert!(everything.len() > 300 * 10);
+    let tokens: Vec<String> = inventory
+        .clusters
+        .iter()
+        .filter_map(|c| {
+            use secrecy::ExposeSecret;
+            let auth = c.kubeconfig.auth_infos.first()?.auth_info.as_ref()?;
+            Some(auth.token.as_ref()?.expose_secret().to_string())
+        })
+        .collect();
+    assert!(!tokens.is_empty());
+    for (key, value) in &everything {
+        let text = String::from_utf8_lossy(value);
+        assert!(
+            tokens.iter().all(|t| !text.contains(t.as_str())),
+            "{key} holds a token"
+        );
+    }
     // Once each has seen the others, every cluster is with the collector ranking highest.
     let all: BTreeSet<String> = running.keys().map(|id| id.to_string()).collect();
     until("the collectors agree", Duration::from_secs(30), || async {
@@ -537,6 +559,34 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
     only.task.await.unwrap().unwrap();
     session.shutdown().await;
     sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_asking_for_a_password_gets_it_from_the_url_and_errors_never_show_it() {
+    let nats = NatsServer::start_with(&["--user", "fleet", "--pass", "s3cret-pw"]);
+    let address = nats.url.trim_start_matches("nats://");
+    let wrong = bus::Options {
+        url: format!("nats://fleet:wrong-pw@{address}"),
+        bucket: "fleet".into(),
+        ..bus::Options::default()
+    };
+    let e = bus::reader::Bus::connect(&wrong)
+        .await
+        .err()
+        .expect("refused");
+    assert!(!e.contains("wrong-pw"), "{e}");
+    assert!(e.contains("nats://…@"), "{e}");
+    let right = bus::Options {
+        url: format!("nats://fleet:s3cret-pw@{address}"),
+        ..wrong
+    };
+    // Authenticated: what is missing now is a collector, not the password.
+    let e = bus::reader::Bus::connect(&right)
+        .await
+        .err()
+        .expect("nothing published");
+    assert!(e.contains("has a collector published"), "{e}");
+    assert!(!e.contains("s3cret-pw"), "{e}");
 }
 
 #[test]

@@ -85,10 +85,54 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     if let Some(ca) = &options.ca {
         connect = connect.add_root_certificates(ca.clone()).require_tls(true);
     }
+    // User and password in the URL are passed as credentials, and the URL without them.
+    let (url, user) = userinfo(&options.url);
+    if let Some((user, pass)) = user {
+        connect = connect.user_and_password(user, pass);
+    }
     connect
-        .connect(options.url.as_str())
+        .connect(url.as_str())
         .await
         .map_err(|e| format!("NATS at {}: {e}", redacted_url(&options.url)))
+}
+
+/// `nats://user:pass@host` as `nats://host` and the user with the password (percent-escapes
+/// decoded); any other URL as it is.
+fn userinfo(url: &str) -> (String, Option<(String, String)>) {
+    let (Some(scheme), Some(at)) = (url.find("://"), url.rfind('@')) else {
+        return (url.to_string(), None);
+    };
+    if at < scheme {
+        return (url.to_string(), None);
+    }
+    let info = &url[scheme + 3..at];
+    let (user, pass) = info.split_once(':').unwrap_or((info, ""));
+    let bare = format!("{}{}", &url[..scheme + 3], &url[at + 1..]);
+    (bare, Some((unescape(user), unescape(pass))))
+}
+
+/// Percent-escapes decoded (`%40` → `@`); anything malformed kept as written.
+fn unescape(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let decoded = (bytes[i] == b'%')
+            .then(|| text.get(i + 1..i + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match decoded {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `url` without a password in it.
@@ -288,5 +332,16 @@ mod tests {
             "nats://…@nats:4222"
         );
         assert_eq!(redacted_url("nats://nats:4222"), "nats://nats:4222");
+        assert_eq!(
+            userinfo("nats://alice:p%40ss@nats:4222"),
+            (
+                "nats://nats:4222".to_string(),
+                Some(("alice".to_string(), "p@ss".to_string()))
+            )
+        );
+        assert_eq!(
+            userinfo("tls://nats:4222"),
+            ("tls://nats:4222".to_string(), None)
+        );
     }
 }

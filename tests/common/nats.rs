@@ -26,6 +26,11 @@ fn program() -> Option<std::path::PathBuf> {
 impl NatsServer {
     /// Starts one; fails the test, saying how to install it, when there is none.
     pub fn start() -> NatsServer {
+        NatsServer::start_with(&[])
+    }
+
+    /// Starts one with more arguments (`--user`, `--pass` …).
+    pub fn start_with(extra: &[&str]) -> NatsServer {
         let Some(program) = program() else {
             panic!(
                 "this test needs nats-server (2.9 or later) with JetStream, and none is installed: \
@@ -38,6 +43,7 @@ impl NatsServer {
         let mut child = Command::new(program)
             .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
             .arg(store.path())
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
