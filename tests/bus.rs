@@ -589,6 +589,50 @@ async fn a_server_asking_for_a_password_gets_it_from_the_url_and_errors_never_sh
     assert!(!e.contains("s3cret-pw"), "{e}");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
+    use crossterm::event::KeyCode;
+    let (_nats, options, sim, inventory, only) = one_collector().await;
+    let bus = bus::reader::Bus::connect(&options).await.unwrap();
+    let clusters = inventory.clusters.len();
+    let cluster = &inventory.clusters[0].name;
+    let (mut person, app, _) = common::tui::session_of(fluxfleet::app::Start {
+        config: fluxfleet::config::Config::defaults(),
+        config_path: None,
+        warnings: Vec::new(),
+        inventory: fluxfleet::inventory::Inventory::default(),
+        theme: None,
+        mode: Some(fluxfleet::config::Mode::ReadOnly),
+        journal: None,
+        managements: Vec::new(),
+        bus: Some(bus),
+    });
+    let drive = async {
+        let all = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all))
+            .await;
+        person.command(&format!("cluster {cluster}"));
+        person
+            .sees("the cluster's objects", |s| {
+                s.contains(&format!("Flux objects on {cluster}")) && s.contains("Kustomization")
+            })
+            .await;
+        person.command("history 1h");
+        person
+            .sees("its history", |s| {
+                s.contains("history since 60m ago") && s.contains("connection syncing → live")
+            })
+            .await;
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    only.stop.cancel();
+    only.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}
+
 #[test]
 fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     let text = std::fs::read_to_string(format!(

@@ -140,7 +140,7 @@ impl Action {
             Action::Quit => "quit",
             Action::Help => "this help",
             Action::Command => {
-                "command line (:ks, :hr, :all, :triage, :rollout, :ws NAME, :cluster NAME, :q)"
+                "commands: :ks :hr :all :triage :rollout :history :ws NAME :cluster NAME :q"
             }
             Action::Filter => "fuzzy filter the rows",
             Action::Back => "back (clear the filter first)",

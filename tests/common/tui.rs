@@ -180,6 +180,27 @@ pub fn session(
     impl std::future::Future<Output = anyhow::Result<()>>,
     ConsoleLog,
 ) {
+    session_of(fluxfleet::app::Start {
+        config,
+        config_path: None,
+        warnings: Vec::new(),
+        inventory,
+        theme: None,
+        mode,
+        journal,
+        managements: Vec::new(),
+        bus: None,
+    })
+}
+
+/// [`session`] of any start (the fleet from a bus, say).
+pub fn session_of(
+    start: fluxfleet::app::Start,
+) -> (
+    Person,
+    impl std::future::Future<Output = anyhow::Result<()>>,
+    ConsoleLog,
+) {
     let size = Arc::new(Mutex::new(Size {
         width: 140,
         height: 40,
@@ -195,17 +216,6 @@ pub fn session(
         keys: keys_tx,
         frames,
         size,
-    };
-    let start = fluxfleet::app::Start {
-        config,
-        config_path: None,
-        warnings: Vec::new(),
-        inventory,
-        theme: None,
-        mode,
-        journal,
-        managements: Vec::new(),
-        bus: None,
     };
     let mut console = fluxfleet::app::run::Given::new(keys);
     let log = console.log.clone();
