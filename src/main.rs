@@ -138,6 +138,7 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
         },
         clusters: resolved.inventory.clusters,
         settings: resolved.config.engine,
+        refresh: Some(refresh(fleet.sources())),
     };
     eprintln!(
         "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
@@ -152,6 +153,20 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
         _ = stop.wait() => stopping.cancel(),
     }
     run.await.map_err(anyhow::Error::msg)
+}
+
+/// The fleet read again for a collector; any problem keeps the fleet as it was.
+fn refresh(sources: fluxfleet::session::resolve::Sources) -> fluxfleet::bus::collector::Refresh {
+    std::sync::Arc::new(move || {
+        let sources = sources.clone();
+        Box::pin(async move {
+            let resolved = fluxfleet::session::resolve::resolve(&sources).await;
+            match resolved.inventory.problems.first() {
+                Some(problem) => Err(problem.to_string()),
+                None => Ok(resolved.inventory.clusters),
+            }
+        })
+    })
 }
 
 /// The TUI's logs go to a file (the screen is the TUI's): `fluxfleet.log` in the platform state

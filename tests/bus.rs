@@ -48,6 +48,7 @@ fn start_collector(
         },
         clusters: inventory.clusters.clone(),
         settings: common::engine_settings(),
+        refresh: None,
     };
     Running {
         task: tokio::spawn(collector::run(request, stop.clone())),
@@ -630,6 +631,91 @@ async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
     result.unwrap();
     only.stop.cancel();
     only.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave() {
+    use fluxfleet::k8s::management::{Management, extend};
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    let sim = common::start().await;
+    let mut settings = common::engine_settings();
+    settings.discovery_interval = Duration::from_millis(300);
+    let management = sim.handle.files.management.clone();
+    let load = {
+        let settings = settings.clone();
+        move || {
+            let (management, settings) = (management.clone(), settings.clone());
+            async move {
+                let request = fluxfleet::inventory::Request {
+                    kubeconfigs: vec![management],
+                    ..Default::default()
+                };
+                let config = fluxfleet::config::Config::defaults();
+                let mut inventory = fluxfleet::inventory::load(&request, &config);
+                let managements = [Management {
+                    context: "management".into(),
+                    workspace_label: None,
+                    depth: 1,
+                }];
+                extend(&mut inventory, &settings, &managements).await;
+                match inventory.problems.first() {
+                    Some(p) => Err(p.to_string()),
+                    None => Ok(inventory.clusters),
+                }
+            }
+        }
+    };
+    let clusters = load().await.unwrap();
+    let stop = CancellationToken::new();
+    let refresh: collector::Refresh = std::sync::Arc::new(move || Box::pin(load()));
+    let task = tokio::spawn(collector::run(
+        collector::Request {
+            options: options.clone(),
+            id: "follower".into(),
+            retention: bus::Retention {
+                history: Duration::from_secs(3600),
+                ttl: TTL,
+            },
+            clusters: clusters.clone(),
+            settings,
+            refresh: Some(refresh),
+        },
+        stop.clone(),
+    ));
+    let names = sim.handle.cluster_names();
+    let (template, leaving) = (&names[0], &names[1]);
+    until(
+        "every discovered cluster on the bus",
+        Duration::from_secs(30),
+        || async {
+            let view = read(&options).await.ok()?;
+            let missing: Vec<&String> = names.iter().filter(|n| !view.contains_key(*n)).collect();
+            (!missing.is_empty()).then(|| format!("missing {missing:?}"))
+        },
+    )
+    .await;
+    assert!(sim.handle.copy_capi_cluster(template, "newcomer"));
+    assert!(sim.handle.remove_capi_cluster(leaving));
+    until(
+        "the newcomer in, the leaver out",
+        Duration::from_secs(30),
+        || async {
+            let view = match read(&options).await {
+                Ok(v) => v,
+                Err(e) => return Some(e),
+            };
+            let newcomer = view
+                .get("newcomer")
+                .is_some_and(|objects| !objects.is_empty());
+            let gone = !view.contains_key(leaving.as_str());
+            (!(newcomer && gone)).then(|| format!("newcomer seen: {newcomer}, leaver gone: {gone}"))
+        },
+    )
+    .await;
+    stop.cancel();
+    task.await.unwrap().unwrap();
     sim.handle.shutdown().await;
 }
 

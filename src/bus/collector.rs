@@ -39,7 +39,18 @@ pub struct Request {
     pub retention: Retention,
     pub clusters: Vec<ClusterSpec>,
     pub settings: config::Engine,
+    /// Reads the fleet again (kubeconfigs, management clusters) every
+    /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
+    /// deleted from the bus, a changed kubeconfig reconnects.
+    pub refresh: Option<Refresh>,
 }
+
+/// How a collector reads its fleet again: an error (a source that could not be read whole)
+/// changes nothing, so that a management cluster out of reach for a moment does not take its
+/// clusters off the bus.
+pub type Refresh = Arc<
+    dyn Fn() -> futures::future::BoxFuture<'static, Result<Vec<ClusterSpec>, String>> + Send + Sync,
+>;
 
 /// Publishes in flight before the collector waits for their acknowledgements.
 const IN_FLIGHT: usize = 1024;
@@ -149,10 +160,37 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         .watch("c.*")
         .await
         .map_err(|e| format!("watching the cluster states: {e}"))?;
+    // The fleet read again off the loop, so that a slow management cluster delays nothing.
+    let (refreshed_tx, mut refreshed) = mpsc::channel::<Result<Vec<ClusterSpec>, String>>(1);
+    let refresher = request.refresh.clone().map(|refresh| {
+        let every = request
+            .settings
+            .discovery_interval
+            .max(std::time::Duration::from_millis(100));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                if refreshed_tx.send(refresh().await).await.is_err() {
+                    return;
+                }
+            }
+        })
+    });
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
             Some(Ok(entry)) = others.next() => collector.noticed(&entry),
+            Some(specs) = refreshed.recv() => {
+                let applied = match specs {
+                    Ok(specs) => collector.refreshed(specs).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = applied {
+                    tracing::warn!(error = %e, "reading the fleet again; nothing changed");
+                }
+            }
             _ = tick.tick() => {
                 if let Err(e) = collector.heartbeat().await {
                     tracing::warn!(error = %e, "collector heartbeat");
@@ -172,6 +210,9 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
                 }
             }
         }
+    }
+    if let Some(refresher) = refresher {
+        refresher.abort();
     }
     let _ = collector.stores.collectors.delete(&collector.id).await;
     collector.engine.shutdown().await;
@@ -218,6 +259,41 @@ impl Collector {
         }
         self.take_back();
         self.start_waiting().await
+    }
+
+    /// The fleet as read again: new clusters are shared out, clusters gone are let go (and
+    /// deleted from the bus by whoever would own them), an owned cluster whose kubeconfig
+    /// changed (a rotated Secret) is watched anew with it.
+    async fn refreshed(&mut self, specs: Vec<ClusterSpec>) -> Result<(), String> {
+        let specs: BTreeMap<String, ClusterSpec> =
+            specs.into_iter().map(|s| (s.name.clone(), s)).collect();
+        let same = |a: &ClusterSpec, b: &ClusterSpec| {
+            a.key() == b.key()
+                && serde_json::to_string(&a.kubeconfig).ok()
+                    == serde_json::to_string(&b.kubeconfig).ok()
+        };
+        let mut restart = Vec::new();
+        for (name, old) in &self.specs {
+            let changed = specs.get(name).is_none_or(|new| !same(old, new));
+            if changed && self.owned.contains_key(name) {
+                self.engine.remove(&old.key());
+                restart.push(name.clone());
+            }
+        }
+        if restart.is_empty() && specs.keys().eq(self.specs.keys()) {
+            return Ok(());
+        }
+        self.names = specs.values().map(|s| (s.key(), s.name.clone())).collect();
+        self.specs = specs;
+        for name in restart {
+            match self.specs.get(&name) {
+                Some(spec) => self.engine.add(spec.clone()),
+                None => {
+                    self.owned.remove(&name);
+                }
+            }
+        }
+        self.rebalance().await
     }
 
     /// A cluster state was written: by another collector, for a cluster this one owns?
