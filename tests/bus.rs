@@ -719,6 +719,54 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
     sim.handle.shutdown().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_to_nats_trusts_the_ca_it_is_given_and_only_that() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let dir = tempfile::tempdir().unwrap();
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let path = |name: &str| dir.path().join(name);
+    std::fs::write(path("ca.pem"), ca.pem()).unwrap();
+    std::fs::write(path("server.pem"), cert.pem()).unwrap();
+    std::fs::write(path("server.key"), key.serialize_pem()).unwrap();
+    let nats = NatsServer::start_with(&[
+        "--tls",
+        "--tlscert",
+        path("server.pem").to_str().unwrap(),
+        "--tlskey",
+        path("server.key").to_str().unwrap(),
+    ]);
+    let url = nats.url.replace("nats://", "tls://");
+    let untrusted = bus::Options {
+        url: url.clone(),
+        bucket: "fleet".into(),
+        ..bus::Options::default()
+    };
+    let e = bus::reader::Bus::connect(&untrusted)
+        .await
+        .err()
+        .expect("an unknown CA");
+    assert!(e.starts_with(&format!("NATS at {url}")), "{e}");
+    let trusted = bus::Options {
+        ca: Some(path("ca.pem")),
+        ..untrusted
+    };
+    // Over TLS with the CA given: connected, and what is missing is a collector.
+    let e = bus::reader::Bus::connect(&trusted)
+        .await
+        .err()
+        .expect("nothing published");
+    assert!(e.contains("has a collector published"), "{e}");
+}
+
 #[test]
 fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     let text = std::fs::read_to_string(format!(
