@@ -18,6 +18,13 @@ use tokio_util::sync::CancellationToken;
 /// What each cluster holds: its objects by kind, namespace, name and health.
 type View = BTreeMap<String, BTreeSet<(String, String, String, Health)>>;
 
+/// The tests that run a simulated fleet and collectors take turns: on two cores, several of
+/// them at once starve each other's collectors of the time to announce themselves.
+async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
+}
+
 fn options(nats: &NatsServer) -> bus::Options {
     bus::Options {
         url: nats.url.clone(),
@@ -180,6 +187,7 @@ fn difference(view: &View, truth: &View) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth_and_its_history() {
+    let _one_at_a_time = serial().await;
     let nats = NatsServer::start();
     let options = options(&nats);
     let sim = common::start_with(|c| {
@@ -414,6 +422,7 @@ async fn one_collector() -> (
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
+    let _one_at_a_time = serial().await;
     let (_nats, options, sim, _inventory, only) = one_collector().await;
     // A reader that is open when the collector dies, and one that starts after.
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
@@ -456,6 +465,7 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_reach() {
+    let _one_at_a_time = serial().await;
     use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
     let (_nats, options, sim, inventory, only) = one_collector().await;
 
@@ -592,6 +602,7 @@ async fn a_server_asking_for_a_password_gets_it_from_the_url_and_errors_never_sh
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
+    let _one_at_a_time = serial().await;
     use crossterm::event::KeyCode;
     let (_nats, options, sim, inventory, only) = one_collector().await;
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
@@ -636,6 +647,7 @@ async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave() {
+    let _one_at_a_time = serial().await;
     use fluxfleet::k8s::management::{Management, extend};
     let nats = NatsServer::start();
     let options = options(&nats);

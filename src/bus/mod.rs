@@ -266,12 +266,13 @@ pub async fn open(
     })
 }
 
-/// The longest a read waits for its next message.
-const QUIET: Duration = Duration::from_secs(10);
+/// How long a read waits for a next message before it takes what came as all there is.
+const QUIET: Duration = Duration::from_secs(2);
 
 /// Reads what an ordered consumer of `stream` with `config` delivers now, up to the last message
-/// pending when it was made (and any that came meanwhile), handing each to `each`. Bounded: a
-/// stream that stops delivering before its last message is an error naming `what`, not a hang.
+/// pending when it was made (and any that came meanwhile), handing each to `each`. A pending
+/// count can include values replaced meanwhile (a KV keeps one per key), which never come: when
+/// nothing more comes for [`QUIET`], what came is all there is. Never a hang.
 pub(crate) async fn read_all(
     stream: &jetstream::stream::Stream,
     config: jetstream::consumer::pull::OrderedConfig,
@@ -295,19 +296,11 @@ pub(crate) async fn read_all(
         .messages()
         .await
         .map_err(|e| format!("reading {what}: {e}"))?;
-    let mut read = 0usize;
     loop {
         let message = match tokio::time::timeout(QUIET, messages.next()).await {
             Ok(Some(message)) => message.map_err(|e| format!("reading {what}: {e}"))?,
-            Ok(None) => return Ok(()),
-            Err(_) => {
-                return Err(format!(
-                    "reading {what}: nothing for {}s after {read} messages",
-                    QUIET.as_secs()
-                ));
-            }
+            Ok(None) | Err(_) => return Ok(()),
         };
-        read += 1;
         let left = message.info().map(|i| i.pending).unwrap_or(0);
         each(&message);
         if left == 0 {
