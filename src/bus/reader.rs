@@ -226,7 +226,9 @@ impl Source for Bus {
                             Some(Ok(entry)) => {
                                 follow_one(&sink, &mut known, &live, &servers, entry).await?;
                             }
-                            Some(Err(_)) => continue,
+                            // An erring watch can err again at once: wait, so that this task
+                            // yields (and sees being stopped) instead of spinning.
+                            Some(Err(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
                             None => break,
                         },
                         _ = look.tick() => {
