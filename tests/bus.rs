@@ -121,7 +121,7 @@ async fn read(options: &bus::Options) -> Result<View, String> {
 async fn collectors(options: &bus::Options) -> BTreeMap<String, wire::ClusterState> {
     let client = bus::connect(options, "test").await.unwrap();
     let stores = bus::open(client, options, None).await.unwrap();
-    collector::last_values(&stores, "c.*")
+    bus::last_values(&stores, "c.*")
         .await
         .unwrap()
         .into_iter()
@@ -217,7 +217,7 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
     // Nothing a collector publishes holds a credential of the fleet.
     let client = bus::connect(&options, "test").await.unwrap();
     let stores = bus::open(client, &options, None).await.unwrap();
-    let everything = collector::last_values(&stores, ">").await.unwrap();
+    let everything = bus::last_values(&stores, ">").await.unwrap();
     assert!(everything.len() > 300 * 10);
     let tokens: Vec<String> = inventory
         .clusters
@@ -242,7 +242,7 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         let owners = collectors(&options).await;
         let misplaced = owners
             .values()
-            .filter(|s| collector::owner(&s.name, &all) != Some(s.collector.as_str()))
+            .filter(|s| bus::rendezvous::owner(&s.name, &all) != Some(s.collector.as_str()))
             .count();
         (misplaced > 0).then(|| format!("{misplaced} clusters with another collector"))
     })

@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::rendezvous::owner;
 use super::wire::{self, ClusterState};
-use super::{Options, Retention, Stores, keys};
+use super::{Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterKey, FluxSummary, Health, SourceId};
@@ -54,23 +55,6 @@ pub type Refresh = Arc<
 
 /// Publishes in flight before the collector waits for their acknowledgements.
 const IN_FLIGHT: usize = 1024;
-
-/// The live collector that ranks highest for `cluster`.
-pub fn owner<'a>(cluster: &str, collectors: &'a BTreeSet<String>) -> Option<&'a str> {
-    let of = mix(wire::hash(cluster.as_bytes()));
-    collectors
-        .iter()
-        .max_by_key(|c| mix(wire::hash(c.as_bytes()) ^ of))
-        .map(String::as_str)
-}
-
-/// splitmix64's finalizer: every bit of the input moves every bit of the output, so that the
-/// highest score is as likely for any collector (FNV alone favours some of similar names).
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// A collector's announcement.
 #[derive(Serialize, Deserialize)]
@@ -651,62 +635,4 @@ async fn take_over(
         }
     }
     Ok(out)
-}
-
-/// The last value of every key of the state bucket matching `filter` (deleted ones left out),
-/// by key.
-pub async fn last_values(stores: &Stores, filter: &str) -> Result<Vec<(String, Bytes)>, String> {
-    let prefix = format!("$KV.{}.", stores.names.state);
-    let mut out = Vec::new();
-    let config = jetstream::consumer::pull::OrderedConfig {
-        filter_subject: format!("{prefix}{filter}"),
-        deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
-        ..Default::default()
-    };
-    super::read_all(&stores.state.stream, config, filter, |message| {
-        let deleted = message
-            .headers
-            .as_ref()
-            .is_some_and(|h| h.get("KV-Operation").is_some());
-        if !deleted && let Some(key) = message.subject.strip_prefix(prefix.as_str()) {
-            out.push((key.to_string(), message.payload.clone()));
-        }
-    })
-    .await?;
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_cluster_has_one_owner_and_only_a_dead_ones_clusters_move() {
-        let three: BTreeSet<String> = ["c1", "b", "c3"].iter().map(|s| s.to_string()).collect();
-        let two: BTreeSet<String> = ["c1", "c3"].iter().map(|s| s.to_string()).collect();
-        let mut per = HashMap::new();
-        for i in 0..3000 {
-            let cluster = format!("cluster-{i:04}");
-            let before = owner(&cluster, &three);
-            *per.entry(before).or_insert(0) += 1;
-            let after = owner(&cluster, &two);
-            if before != Some("b") {
-                assert_eq!(before, after, "{cluster} moved though its collector lives");
-            }
-        }
-        // Roughly a third each, also for names that differ in one letter.
-        for n in per.values() {
-            assert!((880..1120).contains(n), "{per:?}");
-        }
-        let similar: BTreeSet<String> = (1..=3).map(|i| format!("c{i}")).collect();
-        let mut per = HashMap::new();
-        for i in 0..3000 {
-            *per.entry(owner(&format!("cluster-{i:04}"), &similar))
-                .or_insert(0) += 1;
-        }
-        for n in per.values() {
-            assert!((880..1120).contains(n), "{per:?}");
-        }
-        assert_eq!(owner("x", &BTreeSet::new()), None);
-    }
 }

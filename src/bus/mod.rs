@@ -12,6 +12,7 @@ pub mod collector;
 pub mod history;
 pub mod keys;
 pub mod reader;
+pub mod rendezvous;
 pub mod wire;
 
 use std::path::PathBuf;
@@ -307,6 +308,32 @@ pub(crate) async fn read_all(
             return Ok(());
         }
     }
+}
+
+/// The last value of every key of the state bucket matching `filter` (deleted ones left out),
+/// by key.
+pub async fn last_values(
+    stores: &Stores,
+    filter: &str,
+) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    let prefix = format!("$KV.{}.", stores.names.state);
+    let mut out = Vec::new();
+    let config = jetstream::consumer::pull::OrderedConfig {
+        filter_subject: format!("{prefix}{filter}"),
+        deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
+        ..Default::default()
+    };
+    read_all(&stores.state.stream, config, filter, |message| {
+        let deleted = message
+            .headers
+            .as_ref()
+            .is_some_and(|h| h.get("KV-Operation").is_some());
+        if !deleted && let Some(key) = message.subject.strip_prefix(prefix.as_str()) {
+            out.push((key.to_string(), message.payload.clone()));
+        }
+    })
+    .await?;
+    Ok(out)
 }
 
 #[cfg(test)]

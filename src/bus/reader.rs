@@ -80,7 +80,7 @@ impl Bus {
             .map_err(|e| format!("reading the state bucket: {e}"))?
             .state
             .last_sequence;
-        let snapshot = super::collector::last_values(stores, ">").await?;
+        let snapshot = super::last_values(stores, ">").await?;
         for (key, value) in snapshot {
             match read(&key, &value) {
                 Ok(Some(Change::Connection(_))) | Ok(None) => {}
