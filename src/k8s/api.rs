@@ -9,13 +9,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, Version};
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use kube::client::Body;
 use serde::de::DeserializeOwned;
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceExt};
 
 use super::backoff::Backoff;
+use super::h2::ResponseBody;
 use super::errors::{self, Failure};
 use super::transport::NotHttp2;
 use crate::fleet::Phase;
@@ -23,7 +23,7 @@ use crate::fleet::Phase;
 /// One cluster's HTTP service: base URI, credentials and headers applied, one connection under it.
 /// Cheap to clone; `kube::Client::new(http, namespace)` turns it into a kube client when one is
 /// needed (actions).
-pub type Http = BoxCloneSyncService<Request<Body>, Response<Incoming>, BoxError>;
+pub type Http = BoxCloneSyncService<Request<Body>, Response<ResponseBody>, BoxError>;
 
 /// The most of an error body read to explain it.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -99,7 +99,7 @@ const RETRY_AFTER_LIMIT: Duration = Duration::from_secs(5);
 /// explanation. Reads are idempotent: one turned away for now is retried a few times, with
 /// jittered backoff or after the server's `Retry-After`, so that one busy moment of a flaky
 /// server does not fail a whole discovery or list.
-pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<Incoming>, Trouble> {
+pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<ResponseBody>, Trouble> {
     let mut backoff = Backoff::new(
         Duration::from_millis(200),
         Duration::from_secs(2),
@@ -147,7 +147,7 @@ pub async fn merge_patch(
     http: &Http,
     path: &str,
     patch: &serde_json::Value,
-) -> Result<Response<Incoming>, Trouble> {
+) -> Result<Response<ResponseBody>, Trouble> {
     let request = Request::patch(path)
         .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
         .body(Body::from(patch.to_string().into_bytes()))
@@ -155,7 +155,7 @@ pub async fn merge_patch(
     send(http, request).await
 }
 
-async fn send(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
+async fn send(http: &Http, request: Request<Body>) -> Result<Response<ResponseBody>, Trouble> {
     let response = answer(http, request).await?;
     if response.status().is_success() {
         return Ok(response);
@@ -164,7 +164,7 @@ async fn send(http: &Http, request: Request<Body>) -> Result<Response<Incoming>,
 }
 
 /// The server's answer, whatever its status.
-async fn answer(http: &Http, request: Request<Body>) -> Result<Response<Incoming>, Trouble> {
+async fn answer(http: &Http, request: Request<Body>) -> Result<Response<ResponseBody>, Trouble> {
     tokio::time::timeout(REQUEST_TIMEOUT, http.clone().oneshot(request))
         .await
         .map_err(|_| timed_out())?
@@ -205,7 +205,7 @@ pub async fn post_json<T: DeserializeOwned>(
 
 /// The whole body of a successful answer as JSON, at most `limit` bytes.
 async fn read_json<T: DeserializeOwned>(
-    response: Response<Incoming>,
+    response: Response<ResponseBody>,
     limit: usize,
 ) -> Result<T, Trouble> {
     let reading = http_body_util::Limited::new(response.into_body(), limit).collect();
@@ -239,7 +239,7 @@ fn timed_out() -> Trouble {
 
 /// The API error a rejected request carries: its `Status` when the body is one, else the bare
 /// HTTP status.
-async fn rejected(response: Response<Incoming>) -> Trouble {
+async fn rejected(response: Response<ResponseBody>) -> Trouble {
     let code = response.status().as_u16();
     let reading = http_body_util::Limited::new(response.into_body(), ERROR_BODY_LIMIT).collect();
     let body = match tokio::time::timeout(REQUEST_TIMEOUT, reading).await {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use super::h2::ResponseBody;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use serde::Deserialize;
@@ -54,7 +54,7 @@ pub(super) struct KindWatch {
     path: String,
     /// Where the watch resumes; None means list first.
     resource_version: Option<String>,
-    body: Option<Incoming>,
+    body: Option<ResponseBody>,
     lines: Lines,
     chunk_size: u32,
     /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
@@ -244,7 +244,7 @@ impl KindWatch {
         ))
     }
 
-    async fn open(&self) -> Result<Incoming, Trouble> {
+    async fn open(&self) -> Result<ResponseBody, Trouble> {
         let rv = self.resource_version.as_deref().unwrap_or_default();
         let params = WatchParams::default().timeout(WATCH_SECONDS);
         let uri = kube::core::Request::new(&self.path)
@@ -273,7 +273,7 @@ impl KindWatch {
                     }
                 }
                 Some(Err(e)) => {
-                    let mut failure = Trouble::transport(&e).into_failure();
+                    let mut failure = Trouble::transport(&*e).into_failure();
                     failure.message = format!("the watch broke: {}", failure.message);
                     return Err(Trouble::Failed(failure));
                 }
@@ -372,7 +372,7 @@ mod tests {
     fn hostile_watch_lines_are_errors_or_events_never_panics() {
         let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
             |_: http::Request<kube::client::Body>| async {
-                Err::<http::Response<hyper::body::Incoming>, tower::BoxError>("offline".into())
+                Err::<http::Response<super::super::h2::ResponseBody>, tower::BoxError>("offline".into())
             },
         ));
         let mut watch = KindWatch::new(

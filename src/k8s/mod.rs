@@ -11,6 +11,7 @@ mod engine;
 pub mod errors;
 mod exec;
 mod follow;
+mod h2;
 mod identity;
 mod kind_watch;
 pub mod management;

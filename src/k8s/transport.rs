@@ -18,7 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use kube::client::ConfigExt;
 use rustls::sign::CertifiedKey;
 use tokio::net::TcpStream;
-use tower::{BoxError, ServiceBuilder};
+use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 use super::api::Http;
 
@@ -391,24 +391,22 @@ impl Transport {
             require_h2: protocol == Protocol::Http2,
             timeout: self.connect_timeout,
         };
-        let mut hyper = HyperClient::builder(TokioExecutor::new());
-        hyper.timer(TokioTimer::new()).pool_timer(TokioTimer::new());
-        if protocol == Protocol::Http2 {
-            // Only h2 mode shares one connection among concurrent requests; keep-alive pings
-            // find a dead connection even when no watch event is due.
-            hyper
-                .http2_only(true)
-                .http2_keep_alive_interval(Duration::from_secs(30))
-                .http2_keep_alive_timeout(Duration::from_secs(10))
-                .http2_keep_alive_while_idle(true);
-        }
-        let hyper: HyperClient<Connector, kube::client::Body> = hyper.build(connector);
-        let service = ServiceBuilder::new()
+        let layers = ServiceBuilder::new()
             .layer(config.base_uri_layer())
             .option_layer(config.auth_layer()?)
-            .layer(config.extra_headers_layer()?)
+            .layer(config.extra_headers_layer()?);
+        if protocol == Protocol::Http2 {
+            // fluxfleet's own client: one connection that holds next to nothing between frames
+            // (see `super::h2`); it pings a quiet connection to find a dead one.
+            return Ok(Http::new(layers.service(super::h2::Client::new(connector))));
+        }
+        let mut hyper = HyperClient::builder(TokioExecutor::new());
+        hyper.timer(TokioTimer::new()).pool_timer(TokioTimer::new());
+        let hyper: HyperClient<Connector, kube::client::Body> = hyper.build(connector);
+        let hyper = hyper
             .map_err(BoxError::from)
-            .service(hyper);
+            .map_response(|r| r.map(super::h2::ResponseBody::Hyper));
+        let service = layers.service(hyper);
         Ok(Http::new(service))
     }
 }

@@ -1,0 +1,291 @@
+//! fluxfleet's own HTTP/2 client, under every cluster's watches.
+//!
+//! hyper's client costs about 60 KiB per connection whatever the connection carries: h2 keeps a
+//! 16 KiB write buffer and its read buffers for the connection's life, hyper a dispatch queue,
+//! h2 slabs of streams and frames. A fleet holds one connection per cluster, so at 10,000
+//! clusters that alone was 600 MiB. This client keeps per connection only what its streams need
+//! at the moment: a frame is read into an allocation of its own size and handed to its reader
+//! as it is; what is written is let go once written; HPACK runs with no dynamic table.
+//!
+//! It speaks what a Kubernetes API client needs, and the rest of HTTP/2 as the protocol
+//! requires: flow control both ways, SETTINGS, PING (answering, and pinging a quiet
+//! connection), GOAWAY, RST_STREAM both ways (a caller that lets go of a response cancels its
+//! stream), CONTINUATION, padding, informational answers, trailers. It does not do server push
+//! (disabled in SETTINGS) or priorities (ignored, as the protocol allows).
+
+mod conn;
+mod frame;
+mod hpack;
+mod huffman;
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{Request, Response, Uri};
+use http_body_util::BodyExt;
+use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
+use tower::{BoxError, Service, ServiceExt};
+
+use conn::{Conn, Driver, Stream};
+
+/// The largest request body sent (patches and reviews are a few KiB).
+const REQUEST_BODY_LIMIT: usize = 4 * 1024 * 1024;
+
+/// An answer's body, from either client: hyper's over HTTP/1.1, or this one's over HTTP/2.
+pub enum ResponseBody {
+    Hyper(Incoming),
+    H2(H2Body),
+}
+
+impl HttpBody for ResponseBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            ResponseBody::Hyper(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
+            ResponseBody::H2(body) => body.poll_data(cx).map_err(Into::into),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Hyper(body) => body.is_end_stream(),
+            ResponseBody::H2(body) => {
+                let cell = body.handle.stream.lock();
+                cell.end && cell.data.is_empty()
+            }
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Hyper(body) => body.size_hint(),
+            ResponseBody::H2(_) => SizeHint::default(),
+        }
+    }
+}
+
+/// A caller's hold on one stream; letting go of it cancels the stream.
+struct Handle {
+    conn: Arc<Conn>,
+    stream: Arc<Stream>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        self.stream.lock().dropped = true;
+        self.conn.wake();
+    }
+}
+
+/// The body of an answer over HTTP/2.
+pub struct H2Body {
+    handle: Handle,
+}
+
+impl H2Body {
+    fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let mut cell = self.handle.stream.lock();
+        if let Some(data) = cell.data.pop_front() {
+            cell.consumed += data.len() as u32;
+            let give_back = cell.consumed >= conn::STREAM_WINDOW / 2;
+            drop(cell);
+            if give_back {
+                self.handle.conn.wake();
+            }
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        if let Some(broken) = &cell.broken {
+            return Poll::Ready(Some(Err(broken.error())));
+        }
+        if cell.end {
+            return Poll::Ready(None);
+        }
+        cell.waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// Waits for the head of the answer on `handle`'s stream.
+async fn answer(handle: Handle) -> Result<Response<ResponseBody>, io::Error> {
+    let parts = std::future::poll_fn(|cx| {
+        let mut cell = handle.stream.lock();
+        if let Some(parts) = cell.head.take() {
+            return Poll::Ready(Ok(parts));
+        }
+        if let Some(broken) = &cell.broken {
+            return Poll::Ready(Err(broken.error()));
+        }
+        if cell.end {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the server ended the stream without an answer",
+            )));
+        }
+        cell.waker = Some(cx.waker().clone());
+        Poll::Pending
+    })
+    .await?;
+    Ok(Response::from_parts(
+        parts,
+        ResponseBody::H2(H2Body { handle }),
+    ))
+}
+
+/// One cluster's HTTP/2 service: one connection at a time, made when the first request needs
+/// it and again after it breaks. Cheap to clone; the connection closes once every clone is gone
+/// and its streams are done.
+pub struct Client<C> {
+    pool: Arc<Pool<C>>,
+}
+
+impl<C> Clone for Client<C> {
+    fn clone(&self) -> Client<C> {
+        Client {
+            pool: self.pool.clone(),
+        }
+    }
+}
+
+struct Pool<C> {
+    /// Held while connecting, so that concurrent first requests share one connection.
+    connector: tokio::sync::Mutex<C>,
+    live: Mutex<Option<Arc<Conn>>>,
+}
+
+impl<C> Drop for Pool<C> {
+    fn drop(&mut self) {
+        let live = self.live.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(conn) = live {
+            conn.abandon();
+        }
+    }
+}
+
+impl<C> Client<C>
+where
+    C: Service<Uri, Error = BoxError> + Send + 'static,
+    C::Response: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    C::Future: Send,
+{
+    pub fn new(connector: C) -> Client<C> {
+        Client {
+            pool: Arc::new(Pool {
+                connector: tokio::sync::Mutex::new(connector),
+                live: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn usable(&self) -> Option<Arc<Conn>> {
+        let live = self.pool.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.as_ref().filter(|conn| conn.usable()).cloned()
+    }
+
+    async fn connection(&self, uri: &Uri) -> Result<Arc<Conn>, BoxError> {
+        if let Some(conn) = self.usable() {
+            return Ok(conn);
+        }
+        let mut connector = self.pool.connector.lock().await;
+        if let Some(conn) = self.usable() {
+            return Ok(conn);
+        }
+        let io = connector.ready().await?.call(uri.clone()).await?;
+        let conn = Arc::new(Conn::default());
+        tokio::spawn(Driver::new(hyper_util::rt::TokioIo::new(io), conn.clone()));
+        let old = self
+            .pool
+            .live
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .replace(conn.clone());
+        if let Some(old) = old {
+            old.abandon();
+        }
+        Ok(conn)
+    }
+
+    async fn send(self, request: Request<kube::client::Body>) -> Result<Response<ResponseBody>, BoxError> {
+        let (parts, body) = request.into_parts();
+        let body = http_body_util::Limited::new(body, REQUEST_BODY_LIMIT)
+            .collect()
+            .await?
+            .to_bytes();
+        let block = header_block(&parts)?;
+        let conn = self.connection(&parts.uri).await?;
+        let stream = conn.open(block, body)?;
+        Ok(answer(Handle { conn, stream }).await?)
+    }
+}
+
+impl<C> Service<Request<kube::client::Body>> for Client<C>
+where
+    C: Service<Uri, Error = BoxError> + Send + 'static,
+    C::Response: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    C::Future: Send,
+{
+    type Response = Response<ResponseBody>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<kube::client::Body>) -> Self::Future {
+        Box::pin(self.clone().send(request))
+    }
+}
+
+/// Headers that mean something only to one HTTP/1.1 hop (RFC 9113, 8.2.2).
+const HOP_BY_HOP: [&str; 6] = [
+    "connection",
+    "host",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The request's header block: pseudo-headers from the method and URI, then its fields.
+fn header_block(parts: &http::request::Parts) -> Result<Vec<u8>, BoxError> {
+    let uri = &parts.uri;
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        return Err(format!("a request to {uri} without a server").into());
+    };
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut block = Vec::with_capacity(128);
+    for (name, value) in [
+        (":method", parts.method.as_str()),
+        (":scheme", scheme),
+        (":authority", authority.as_str()),
+        (":path", path),
+    ] {
+        match hpack::find_static(name, value) {
+            (Some(index), _) => hpack::indexed(&mut block, index),
+            (None, Some(index)) => hpack::indexed_name(&mut block, index, value.as_bytes()),
+            (None, None) => hpack::literal(&mut block, name.as_bytes(), value.as_bytes(), false),
+        }
+    }
+    for (name, value) in &parts.headers {
+        let name = name.as_str();
+        if HOP_BY_HOP.contains(&name) || (name == "te" && value != "trailers") {
+            continue;
+        }
+        let sensitive = value.is_sensitive()
+            || matches!(name, "authorization" | "proxy-authorization" | "cookie");
+        hpack::literal(&mut block, name.as_bytes(), value.as_bytes(), sensitive);
+    }
+    Ok(block)
+}
+
+#[cfg(test)]
+mod tests;
