@@ -82,10 +82,13 @@ const STATIC: [(&str, &str); 61] = [
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BadBlock(pub &'static str);
 
+/// A remembered header field: name and value.
+type Entry = (Box<[u8]>, Box<[u8]>);
+
 /// One connection's decoding state: the dynamic table, bounded by `max` bytes (RFC 7541, 4.1:
 /// each entry counts its name, its value and 32).
 pub struct Decoder {
-    table: VecDeque<(Box<[u8]>, Box<[u8]>)>,
+    table: VecDeque<Entry>,
     size: usize,
     max: usize,
     /// The most the server may ask for: what was announced.
@@ -196,7 +199,9 @@ impl Decoder {
 /// An integer with an N-bit prefix (RFC 7541, 5.1), at most 2^28.
 fn integer(block: &mut &[u8], prefix: u32) -> Result<usize, BadBlock> {
     let truncated = BadBlock("a header block cut short");
-    let (&first, rest) = block.split_first().ok_or(BadBlock("a header block cut short"))?;
+    let (&first, rest) = block
+        .split_first()
+        .ok_or(BadBlock("a header block cut short"))?;
     *block = rest;
     let max = (1usize << prefix) - 1;
     let mut value = usize::from(first) & max;

@@ -129,7 +129,10 @@ mod tests {
     #[test]
     fn the_rfc_examples_decode() {
         // RFC 7541, C.4 and C.6.
-        assert_eq!(decoded("f1e3 c2e5 f23a 6ba0 ab90 f4ff").unwrap(), "www.example.com");
+        assert_eq!(
+            decoded("f1e3 c2e5 f23a 6ba0 ab90 f4ff").unwrap(),
+            "www.example.com"
+        );
         assert_eq!(decoded("a8eb 1064 9cbf").unwrap(), "no-cache");
         assert_eq!(decoded("25a8 49e9 5ba9 7d7f").unwrap(), "custom-key");
         assert_eq!(decoded("25a8 49e9 5bb8 e8b4 bf").unwrap(), "custom-value");

@@ -14,6 +14,7 @@
 //! (disabled in SETTINGS) or priorities (ignored, as the protocol allows).
 
 mod conn;
+mod driver;
 mod frame;
 mod hpack;
 mod huffman;
@@ -30,12 +31,14 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
 use tower::{BoxError, Service, ServiceExt};
 
-use conn::{Conn, Driver, Stream};
+use conn::{Conn, Stream};
+use driver::Driver;
 
 /// The largest request body sent (patches and reviews are a few KiB).
 const REQUEST_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// An answer's body, from either client: hyper's over HTTP/1.1, or this one's over HTTP/2.
+#[derive(Debug)]
 pub enum ResponseBody {
     Hyper(Incoming),
     H2(H2Body),
@@ -89,6 +92,12 @@ impl Drop for Handle {
 /// The body of an answer over HTTP/2.
 pub struct H2Body {
     handle: Handle,
+}
+
+impl std::fmt::Debug for H2Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("H2Body")
+    }
 }
 
 impl H2Body {
@@ -213,7 +222,10 @@ where
         Ok(conn)
     }
 
-    async fn send(self, request: Request<kube::client::Body>) -> Result<Response<ResponseBody>, BoxError> {
+    async fn send(
+        self,
+        request: Request<kube::client::Body>,
+    ) -> Result<Response<ResponseBody>, BoxError> {
         let (parts, body) = request.into_parts();
         let body = http_body_util::Limited::new(body, REQUEST_BODY_LIMIT)
             .collect()
