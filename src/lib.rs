@@ -5,7 +5,8 @@
 //! - Leaves, importing nothing of the crate: [`units`] (durations, ages, shortened hashes),
 //!   [`glob`] (the globs of selectors and rules), [`errors`] (error text for people, redacted
 //!   where input may hold credentials), [`private`] (owner-only files), [`der`] (just enough
-//!   DER to read any X.509 certificate's public key), [`hostile`] (mutated inputs for the
+//!   DER to read any X.509 certificate's public key), [`json`] (JSON pointers without
+//!   allocating), [`hostile`] (mutated inputs for the
 //!   property tests of every parser of untrusted input).
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
 //!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
@@ -50,6 +51,7 @@ pub mod fleet;
 pub mod glob;
 pub mod hostile;
 pub mod inventory;
+pub mod json;
 pub mod k8s;
 pub mod private;
 pub mod session;

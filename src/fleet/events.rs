@@ -1,6 +1,7 @@
 //! Kubernetes Events about one Flux object, as the detail view shows them (like `flux events
 //! --for Kind/name`): what the controller said, how often, and when last.
 
+use crate::json::At;
 use jiff::Timestamp;
 use serde_json::Value;
 
@@ -20,12 +21,7 @@ pub struct ObjectEvent {
 
 impl ObjectEvent {
     pub fn from_value(event: &Value) -> ObjectEvent {
-        let text = |path: &str| {
-            event
-                .pointer(path)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-        };
+        let text = |path: &str| event.at(path).and_then(Value::as_str).unwrap_or_default();
         let time = |path: &str| text(path).parse::<Timestamp>().ok();
         let last_seen = time("/lastTimestamp")
             .or_else(|| time("/series/lastObservedTime"))
@@ -33,8 +29,8 @@ impl ObjectEvent {
             .or_else(|| time("/firstTimestamp"))
             .or_else(|| time("/metadata/creationTimestamp"));
         let count = event
-            .pointer("/count")
-            .or_else(|| event.pointer("/series/count"))
+            .at("/count")
+            .or_else(|| event.at("/series/count"))
             .and_then(Value::as_u64)
             .map_or(1, |c| u32::try_from(c).unwrap_or(u32::MAX));
         let from = [

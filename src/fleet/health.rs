@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::fmt;
 
 use super::FluxKind;
+use crate::json::At;
 
 /// What a user needs to know about one object at a glance, worst first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -88,7 +89,7 @@ impl fmt::Display for Health {
 /// The condition of type `kind` in `status.conditions`, if any.
 pub fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
     object
-        .pointer("/status/conditions")?
+        .at("/status/conditions")?
         .as_array()?
         .iter()
         .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
@@ -105,13 +106,13 @@ pub fn is_suspended(kind: FluxKind, object: &Value) -> bool {
         return super::annotations::get(object, super::annotations::SOURCE_WATCHER_RECONCILE)
             .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
     }
-    object.pointer("/spec/suspend").and_then(Value::as_bool) == Some(true)
+    object.at("/spec/suspend").and_then(Value::as_bool) == Some(true)
 }
 
 /// Computes the health of a Flux object from its JSON (FACTS §3.8).
 pub fn health_of(kind: FluxKind, object: &Value) -> Health {
     if object
-        .pointer("/metadata/deletionTimestamp")
+        .at("/metadata/deletionTimestamp")
         .is_some_and(|v| !v.is_null())
     {
         return Health::Deleting;
@@ -127,11 +128,9 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
     if ready_status == Some("False") {
         return Health::Failed;
     }
-    let generation = object
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64);
+    let generation = object.at("/metadata/generation").and_then(Value::as_i64);
     let observed = object
-        .pointer("/status/observedGeneration")
+        .at("/status/observedGeneration")
         .and_then(Value::as_i64);
     let behind = matches!((generation, observed), (Some(g), Some(o)) if o < g);
     if condition_status(object, "Reconciling") == Some("True")
@@ -158,7 +157,7 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
     }
     // OCI HelmRepositories are static too: the source-controller never reconciles them.
     let oci_helm_repository = kind == FluxKind::HelmRepository
-        && object.pointer("/spec/type").and_then(Value::as_str) == Some("oci");
+        && object.at("/spec/type").and_then(Value::as_str) == Some("oci");
     if kind.is_static() || oci_helm_repository {
         return Health::NotApplicable;
     }

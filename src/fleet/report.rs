@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::summary::{bounded, limits};
 use super::{FluxKind, Health, HealthCounts};
+use crate::json::At;
 
 /// Components and reconcilers kept from one report; the operator knows about twenty kinds.
 pub const MAX_ENTRIES: usize = 64;
@@ -123,13 +124,11 @@ pub enum Error {
 }
 
 fn text(v: &Value, path: &str, max: usize) -> Option<Box<str>> {
-    v.pointer(path)
-        .and_then(Value::as_str)
-        .map(|s| bounded(s, max))
+    v.at(path).and_then(Value::as_str).map(|s| bounded(s, max))
 }
 
 fn count(v: &Value, path: &str) -> u64 {
-    v.pointer(path).and_then(Value::as_u64).unwrap_or(0)
+    v.at(path).and_then(Value::as_u64).unwrap_or(0)
 }
 
 fn ready_condition(v: &Value) -> Option<&Value> {
@@ -150,7 +149,7 @@ impl Report {
         let spec = report.get("spec").filter(|s| s.is_object());
         let spec = spec.ok_or(Error::NoSpec)?;
         let entries = |path: &str| {
-            spec.pointer(path)
+            spec.at(path)
                 .and_then(Value::as_array)
                 .map(|a| a.iter().take(MAX_ENTRIES).collect::<Vec<_>>())
                 .unwrap_or_default()
@@ -198,7 +197,7 @@ impl Report {
             managed_by: text(spec, "/distribution/managedBy", limits::NAME),
             operator: text(spec, "/operator/version", limits::SHORT),
             kubernetes: text(spec, "/cluster/serverVersion", limits::SHORT),
-            nodes: spec.pointer("/cluster/nodes").and_then(Value::as_u64),
+            nodes: spec.at("/cluster/nodes").and_then(Value::as_u64),
             components,
             reconcilers,
             sync,

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::FluxKind;
 use super::summary::{bounded, limits};
+use crate::json::At;
 
 /// What a Kustomization or HelmRelease has deployed and tried to deploy. The texts are shared
 /// between the objects of a fleet by the index: ten thousand clusters on one revision hold it once.
@@ -47,13 +48,12 @@ impl Rollout {
     pub(super) fn of(kind: FluxKind, object: &Value) -> Option<Rollout> {
         let at = |path: &str| -> Option<Arc<str>> {
             object
-                .pointer(path)
+                .at(path)
                 .and_then(Value::as_str)
                 .filter(|s| !s.is_empty())
                 .map(|s| Arc::from(&*bounded(s, limits::SHORT)))
         };
-        let time =
-            |path: &str| -> Option<Timestamp> { object.pointer(path)?.as_str()?.parse().ok() };
+        let time = |path: &str| -> Option<Timestamp> { object.at(path)?.as_str()?.parse().ok() };
         let rollout = match kind {
             FluxKind::Kustomization => {
                 let applied = at("/status/lastAppliedRevision");
@@ -109,12 +109,12 @@ fn history_of<'a>(
     applied: Option<&str>,
 ) -> (Option<Timestamp>, Option<&'a str>) {
     fn revision(e: &Value) -> Option<&str> {
-        e.pointer("/metadata/revision").and_then(Value::as_str)
+        e.at("/metadata/revision").and_then(Value::as_str)
     }
     let Some(applied) = applied else {
         return (None, None);
     };
-    let Some(history) = object.pointer("/status/history").and_then(Value::as_array) else {
+    let Some(history) = object.at("/status/history").and_then(Value::as_array) else {
         return (None, None);
     };
     let Some(start) = history.iter().position(|e| revision(e) == Some(applied)) else {
@@ -133,7 +133,7 @@ fn history_of<'a>(
 
 /// The chart version a HelmRelease ran before its current one (`status.history`, newest first).
 fn previous_chart(object: &Value) -> Option<&str> {
-    let history = object.pointer("/status/history")?.as_array()?;
+    let history = object.at("/status/history")?.as_array()?;
     fn version(e: &Value) -> Option<&str> {
         e.get("chartVersion").and_then(Value::as_str)
     }

@@ -12,6 +12,7 @@ use super::annotations;
 use super::health::{condition, health_of, is_suspended};
 use super::rollout::Rollout;
 use super::{FluxKind, Health};
+use crate::json::At;
 
 /// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
 /// Cheap to clone (the names are shared): the index keeps one copy for its map and the summary,
@@ -199,7 +200,7 @@ impl FluxSummary {
     /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
     /// is missing or malformed shows as absent, never as a failure to see the object at all.
     pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
-        let str_at = |path: &str| object.pointer(path).and_then(Value::as_str);
+        let str_at = |path: &str| object.at(path).and_then(Value::as_str);
         let name = str_at("/metadata/name").ok_or(Error::NoName)?;
         let namespace = str_at("/metadata/namespace").unwrap_or_default();
         if name.len() > limits::NAME || namespace.len() > limits::NAME {
@@ -235,11 +236,11 @@ impl FluxSummary {
             message: text(shown, "message", limits::MESSAGE).map(Arc::from),
             revision: revision_of(kind, object).map(|r| Arc::from(short(r))),
             generation: object
-                .pointer("/metadata/generation")
+                .at("/metadata/generation")
                 .and_then(Value::as_i64)
                 .unwrap_or(0),
             observed_generation: object
-                .pointer("/status/observedGeneration")
+                .at("/status/observedGeneration")
                 .and_then(Value::as_i64),
             last_transition: ready
                 .and_then(|c| c.get("lastTransitionTime")?.as_str()?.parse().ok()),
@@ -306,7 +307,7 @@ impl FluxSummary {
 
 /// REVISION as `flux get` prints it (FACTS §3.3).
 fn revision_of(kind: FluxKind, object: &Value) -> Option<&str> {
-    let at = |path: &str| object.pointer(path).and_then(Value::as_str);
+    let at = |path: &str| object.at(path).and_then(Value::as_str);
     match kind {
         FluxKind::Kustomization => at("/status/lastAppliedRevision"),
         FluxKind::HelmRelease => at("/status/history/0/chartVersion")
@@ -340,18 +341,18 @@ fn object_ref(value: &Value, default_namespace: &str, default_kind: &str) -> Opt
 /// Where this object gets its artifact from.
 fn source_of(kind: FluxKind, object: &Value) -> Option<ObjectRef> {
     let namespace = object
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default();
     let path = match kind {
         FluxKind::HelmRelease => {
-            if let Some(chart_ref) = object.pointer("/spec/chartRef") {
+            if let Some(chart_ref) = object.at("/spec/chartRef") {
                 return object_ref(chart_ref, namespace, "");
             }
             "/spec/chart/spec/sourceRef"
         }
         FluxKind::ImagePolicy => {
-            let r = object.pointer("/spec/imageRepositoryRef")?;
+            let r = object.at("/spec/imageRepositoryRef")?;
             return object_ref(r, namespace, "ImageRepository");
         }
         FluxKind::Kustomization | FluxKind::HelmChart | FluxKind::ImageUpdateAutomation => {
@@ -359,12 +360,12 @@ fn source_of(kind: FluxKind, object: &Value) -> Option<ObjectRef> {
         }
         _ => return None,
     };
-    object_ref(object.pointer(path)?, namespace, "")
+    object_ref(object.at(path)?, namespace, "")
 }
 
 fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
     object
-        .pointer("/spec/dependsOn")
+        .at("/spec/dependsOn")
         .and_then(Value::as_array)
         .map(|deps| {
             deps.iter()
@@ -378,7 +379,7 @@ fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
 /// `status.inventory.entries` (Kustomization, HelmRelease on Flux 2.8+) or `status.inventory`
 /// as a list (ArtifactGenerator).
 fn inventory_size(object: &Value) -> Option<u32> {
-    let inventory = object.pointer("/status/inventory")?;
+    let inventory = object.at("/status/inventory")?;
     let entries = inventory
         .as_array()
         .or_else(|| inventory.get("entries")?.as_array())?;

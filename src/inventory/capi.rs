@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::json::At;
 use base64::Engine;
 use kube::config::Kubeconfig;
 use serde::Serialize;
@@ -65,7 +66,7 @@ pub fn cluster(object: &Value) -> Option<CapiCluster> {
         })
         .unwrap_or_default();
     let status = object.get("status");
-    let text = |path: &str| object.pointer(path).and_then(Value::as_str);
+    let text = |path: &str| object.at(path).and_then(Value::as_str);
     let condition = |kind: &str| {
         status?
             .get("conditions")?
@@ -81,7 +82,7 @@ pub fn cluster(object: &Value) -> Option<CapiCluster> {
     };
     let deleting = meta.get("deletionTimestamp").is_some_and(|v| !v.is_null())
         || text("/status/phase") == Some("Deleting");
-    let paused = object.pointer("/spec/paused").and_then(Value::as_bool) == Some(true);
+    let paused = object.at("/spec/paused").and_then(Value::as_bool) == Some(true);
     let failure = text("/status/failureMessage")
         .or_else(|| text("/status/deprecated/v1beta1/failureMessage"))
         .or_else(|| text("/status/failureReason"))
@@ -98,11 +99,11 @@ pub fn cluster(object: &Value) -> Option<CapiCluster> {
         )
     } else if matches!(text("/status/phase"), Some("Provisioned"))
         || object
-            .pointer("/status/initialization/controlPlaneInitialized")
+            .at("/status/initialization/controlPlaneInitialized")
             .and_then(Value::as_bool)
             == Some(true)
         || object
-            .pointer("/status/controlPlaneReady")
+            .at("/status/controlPlaneReady")
             .and_then(Value::as_bool)
             == Some(true)
     {
@@ -172,13 +173,13 @@ pub struct KommanderWorkspace {
 
 /// Reads a `Workspace` (workspaces.kommander.mesosphere.io); the display name when set.
 pub fn kommander_workspace(object: &Value) -> Option<KommanderWorkspace> {
-    let name = object.pointer("/metadata/name")?.as_str()?;
+    let name = object.at("/metadata/name")?.as_str()?;
     let namespace = object
-        .pointer("/spec/namespaceName")
+        .at("/spec/namespaceName")
         .and_then(Value::as_str)
         .unwrap_or(name);
     let display = object
-        .pointer("/metadata/annotations/kommander.mesosphere.io~1display-name")
+        .at("/metadata/annotations/kommander.mesosphere.io~1display-name")
         .and_then(Value::as_str)
         .filter(|d| !d.is_empty())
         .unwrap_or(name);
@@ -221,18 +222,18 @@ impl KommanderCluster {
 }
 
 pub fn kommander_cluster(object: &Value) -> Option<KommanderCluster> {
-    let name = object.pointer("/metadata/name")?.as_str()?.to_string();
+    let name = object.at("/metadata/name")?.as_str()?.to_string();
     let namespace = object
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_string();
     let kubeconfig_secret = object
-        .pointer("/spec/kubeconfigRef/name")
+        .at("/spec/kubeconfigRef/name")
         .and_then(Value::as_str)
         .map_or_else(|| format!("{name}-kubeconfig"), str::to_string);
     let phase = object
-        .pointer("/status/phase")
+        .at("/status/phase")
         .and_then(Value::as_str)
         .unwrap_or("Pending")
         .to_string();

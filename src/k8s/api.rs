@@ -15,8 +15,8 @@ use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceExt};
 
 use super::backoff::Backoff;
-use super::h2::ResponseBody;
 use super::errors::{self, Failure};
+use super::h2::ResponseBody;
 use super::transport::NotHttp2;
 use crate::fleet::Phase;
 

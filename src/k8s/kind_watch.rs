@@ -8,9 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::h2::ResponseBody;
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use super::h2::ResponseBody;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use serde::Deserialize;
@@ -372,7 +372,9 @@ mod tests {
     fn hostile_watch_lines_are_errors_or_events_never_panics() {
         let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
             |_: http::Request<kube::client::Body>| async {
-                Err::<http::Response<super::super::h2::ResponseBody>, tower::BoxError>("offline".into())
+                Err::<http::Response<super::super::h2::ResponseBody>, tower::BoxError>(
+                    "offline".into(),
+                )
             },
         ));
         let mut watch = KindWatch::new(

@@ -16,6 +16,7 @@ use super::transport::Protocol;
 use crate::config;
 use crate::inventory::ClusterSpec;
 use crate::inventory::capi::{self, Found};
+use crate::json::At;
 
 /// What a management cluster holds.
 pub struct Holdings {
@@ -159,7 +160,7 @@ async fn list(http: &Http, path: &str) -> Result<Vec<Value>, String> {
             items.extend(page_items);
         }
         next = body
-            .pointer("/metadata/continue")
+            .at("/metadata/continue")
             .and_then(Value::as_str)
             .filter(|c| !c.is_empty())
             .map(str::to_string);

@@ -17,6 +17,7 @@ use super::api::{self, Trouble};
 use super::reader::{Clients, Connected, NOT_CONNECTED};
 use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
+use crate::json::At;
 
 /// Sends actions to connected clusters. Cheap to clone.
 #[derive(Clone)]
@@ -84,7 +85,7 @@ impl Writer {
                 .ok()?
                 .ok()?;
             let name = answer
-                .pointer("/status/userInfo/username")
+                .at("/status/userInfo/username")
                 .and_then(Value::as_str)?;
             // Shown in the journal: a server's text, bounded.
             Some(Arc::from(crate::units::truncate(name, 256)))
@@ -136,7 +137,7 @@ impl Writer {
             match tokio::time::timeout(self.timeout, read).await {
                 Ok(Ok((object, _))) => {
                     let handled = object
-                        .pointer("/status/lastHandledReconcileAt")
+                        .at("/status/lastHandledReconcileAt")
                         .and_then(Value::as_str);
                     if handled == Some(token) {
                         return Outcome::Done;

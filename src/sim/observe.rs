@@ -15,6 +15,7 @@ use super::server::State;
 use super::status::ApiError;
 use super::world::{Cluster, World};
 use crate::fleet::Health;
+use crate::json::At;
 
 /// One Flux object as the simulator means it to be.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -87,7 +88,7 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
 }
 
 fn text(value: &Value, path: &str) -> Option<String> {
-    value.pointer(path)?.as_str().map(str::to_string)
+    value.at(path)?.as_str().map(str::to_string)
 }
 
 fn applied_of(kind: crate::fleet::FluxKind, value: &Value) -> Option<String> {

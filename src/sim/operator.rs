@@ -15,6 +15,7 @@ use super::clock::Clock;
 use super::resources::Res;
 use super::world::Cluster;
 use crate::fleet::{FluxKind, FluxRelease, health_of};
+use crate::json::At;
 
 pub const NAMESPACE: &str = "flux-system";
 pub const NAME: &str = "flux";
@@ -134,7 +135,7 @@ pub fn report(cluster: &Cluster, clock: &Clock) -> Option<Value> {
                 let v = ks.value();
                 let ready = health_of(FluxKind::Kustomization, &v) == crate::fleet::Health::Ready;
                 let revision = v
-                    .pointer("/status/lastAppliedRevision")
+                    .at("/status/lastAppliedRevision")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 json!({"id": "kustomization/flux-system", "ready": ready,

@@ -15,6 +15,7 @@ use super::rng::Rng;
 use super::store::{Intent, Store};
 use super::world::{Cluster, World};
 use crate::fleet::{FluxKind, FluxRelease, Health};
+use crate::json::At;
 
 /// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
 pub fn git_revision(seed: u64, generation: usize) -> String {
@@ -65,7 +66,7 @@ fn key_of(kind: FluxKind, obj: &Value) -> ObjKey {
 /// The source an applier or chart reads from, as a store key.
 pub fn source_of(kind: FluxKind, obj: &Value) -> Option<ObjKey> {
     let ns = obj
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
     let reference = |r: &Value, default_ns: &str| -> Option<ObjKey> {
@@ -79,16 +80,16 @@ pub fn source_of(kind: FluxKind, obj: &Value) -> Option<ObjKey> {
         Some((kind, ns, name))
     };
     match kind {
-        FluxKind::Kustomization => reference(obj.pointer("/spec/sourceRef")?, ns),
+        FluxKind::Kustomization => reference(obj.at("/spec/sourceRef")?, ns),
         FluxKind::HelmRelease => {
-            if let Some(r) = obj.pointer("/spec/chartRef") {
+            if let Some(r) = obj.at("/spec/chartRef") {
                 return reference(r, ns);
             }
             let src_ns = obj
-                .pointer("/spec/chart/spec/sourceRef/namespace")
+                .at("/spec/chart/spec/sourceRef/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or(ns);
-            let name = obj.pointer("/metadata/name").and_then(Value::as_str)?;
+            let name = obj.at("/metadata/name").and_then(Value::as_str)?;
             Some((
                 FluxKind::HelmChart,
                 src_ns.to_string(),
@@ -114,7 +115,7 @@ pub fn consumed_revision(kind: FluxKind, source: FluxKind, source_revision: &str
 /// The revision a source has at a rollout generation.
 pub fn source_revision(seed: u64, kind: FluxKind, obj: &Value, generation: usize) -> String {
     let name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let digest = |label: &str| Rng::fork(seed, label).hex(64);
@@ -160,13 +161,10 @@ fn decide(
     deps: &HashMap<ObjKey, Health>,
 ) -> Intent {
     let name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if let Some(dep) = obj
-        .pointer("/spec/dependsOn/0/name")
-        .and_then(Value::as_str)
-    {
+    if let Some(dep) = obj.at("/spec/dependsOn/0/name").and_then(Value::as_str) {
         let dep_key = (
             FluxKind::Kustomization,
             "flux-system".to_string(),
@@ -253,11 +251,11 @@ pub fn event(
     warning: bool,
 ) -> Value {
     let name = obj
-        .pointer("/metadata/name")
+        .at("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let ns = obj
-        .pointer("/metadata/namespace")
+        .at("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
     let controller = controller_of(kind);
@@ -271,8 +269,8 @@ pub fn event(
         "source": {"component": controller}, "reportingComponent": controller, "reportingInstance": format!("{controller}-7d9f8b6c5-x2k4p"),
     });
     let revision = obj
-        .pointer("/status/lastAttemptedRevision")
-        .or_else(|| obj.pointer("/status/artifact/revision"));
+        .at("/status/lastAttemptedRevision")
+        .or_else(|| obj.at("/status/artifact/revision"));
     if let Some(rev) = revision {
         ev["metadata"]["annotations"] = json!({ format!("{}/revision", kind.group()): rev });
     }
@@ -363,7 +361,7 @@ pub fn populate(
         let api = api_version(p.kind.group(), served.storage_version());
         let age = 3600 * (24 + rng.below(24 * 120) as i64);
         finish_metadata(&mut rng, clock, &mut obj, &api, age);
-        if let Some(ns) = obj.pointer("/metadata/namespace").and_then(Value::as_str) {
+        if let Some(ns) = obj.at("/metadata/namespace").and_then(Value::as_str) {
             namespaces.insert(ns.to_string());
         }
         let intent = decide(
@@ -424,10 +422,7 @@ pub fn populate(
             let (reason, message) = flux::failure_text(f, &obj, &ctx);
             events.push(event(&mut rng, clock, &obj, p.kind, reason, &message, true));
         }
-        if let Some(rev) = obj
-            .pointer("/status/artifact/revision")
-            .and_then(Value::as_str)
-        {
+        if let Some(rev) = obj.at("/status/artifact/revision").and_then(Value::as_str) {
             revisions.insert(key.clone(), rev.to_string());
         }
         // A suspended dependency that is Ready still counts as ready for dependsOn.

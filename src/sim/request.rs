@@ -11,6 +11,7 @@ use super::resources::{Res, api_version};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::store::Object;
+use crate::json::At;
 
 /// Decodes `%XX` escapes and `+` (a space in query strings, as Go's `url.ParseQuery` reads them).
 pub fn percent_decode(s: &str) -> String {
@@ -127,7 +128,7 @@ impl Filter {
                 "source" => "/source/component".to_string(),
                 other => format!("/{}", other.replace('.', "/")),
             };
-            value.pointer(&path).map(|v| match v {
+            value.at(&path).map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             })

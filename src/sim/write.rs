@@ -17,6 +17,7 @@ use super::resources::Res;
 use super::server::State;
 use super::status::{ApiError, qualified};
 use super::world::Cluster;
+use crate::json::At;
 
 /// The largest request body the API server accepts (3 MiB).
 const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -81,7 +82,7 @@ pub async fn patch(
         .ok_or_else(|| ApiError::not_found(res.group(), res.plural(), name))?;
     let old = current.value();
     if let Some(want) = patch
-        .pointer("/metadata/resourceVersion")
+        .at("/metadata/resourceVersion")
         .and_then(Value::as_str)
         && want != current.rv.to_string()
     {
@@ -127,7 +128,7 @@ pub async fn patch(
     }
     if !status_only && new.get("spec") != old.get("spec") {
         let generation = old
-            .pointer("/metadata/generation")
+            .at("/metadata/generation")
             .and_then(Value::as_i64)
             .unwrap_or(1);
         new["metadata"]["generation"] = Value::from(generation + 1);

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::{Controller, Job, Key};
 use crate::fleet::{FluxKind, Health};
+use crate::json::At;
 use crate::sim::flux::Failure;
 use crate::sim::resources::Res;
 use crate::sim::store::{Intent, Store};
@@ -20,7 +21,7 @@ pub(super) fn ready(intent: Option<Intent>) -> bool {
 
 /// What `obj` (of `kind`, in `namespace`) depends on: `spec.dependsOn`, same kind.
 fn dependencies(kind: FluxKind, namespace: &str, obj: &Value) -> Vec<Key> {
-    obj.pointer("/spec/dependsOn")
+    obj.at("/spec/dependsOn")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

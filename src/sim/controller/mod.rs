@@ -25,6 +25,7 @@ use super::rng::Rng;
 use super::store::{Intent, Store};
 use super::world::{Cluster, World};
 use crate::fleet::{FluxKind, Health};
+use crate::json::At;
 
 /// Told by the API handlers after a Flux object changed.
 #[derive(Debug)]
@@ -146,21 +147,18 @@ impl Controller {
             if let Some(src) = store.get(Res::Flux(skind), &sns, &sname)
                 && let Some(rev) = src
                     .value()
-                    .pointer("/status/artifact/revision")
+                    .at("/status/artifact/revision")
                     .and_then(Value::as_str)
             {
                 return consumed_revision(kind, skind, rev);
             }
             return obj
-                .pointer("/status/lastAttemptedRevision")
+                .at("/status/lastAttemptedRevision")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
         }
-        if let Some(rev) = obj
-            .pointer("/status/artifact/revision")
-            .and_then(Value::as_str)
-        {
+        if let Some(rev) = obj.at("/status/artifact/revision").and_then(Value::as_str) {
             return rev.to_string();
         }
         let ring = self
@@ -209,7 +207,7 @@ impl Controller {
                     let m = match key.0 {
                         FluxKind::Kustomization | FluxKind::HelmRelease => format!(
                             "Reconciliation finished in 1.204s, next run in {}",
-                            obj.pointer("/spec/interval")
+                            obj.at("/spec/interval")
                                 .and_then(Value::as_str)
                                 .unwrap_or("10m0s")
                         ),

@@ -8,6 +8,7 @@ mod status;
 
 use super::store::Intent;
 use crate::fleet::{FluxKind, FluxRelease, Health};
+use crate::json::At;
 
 /// Why an object fails; decides reason and message. Messages depend on the object, never on the
 /// cluster, so that the same failure on many clusters reads the same (and groups in triage).
@@ -108,7 +109,7 @@ fn cond(
 
 /// Keeps the lastTransitionTime of a condition whose status did not change.
 fn carry_transition_times(old: &Value, new: &mut [Value]) {
-    let Some(old) = old.pointer("/status/conditions").and_then(Value::as_array) else {
+    let Some(old) = old.at("/status/conditions").and_then(Value::as_array) else {
         return;
     };
     for c in new {
@@ -139,7 +140,7 @@ pub fn sha256_of(seed: &str) -> String {
 }
 
 fn meta_str<'a>(obj: &'a Value, path: &str) -> &'a str {
-    obj.pointer(path).and_then(Value::as_str).unwrap_or("")
+    obj.at(path).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Reason and message of a failure for this object.
@@ -203,7 +204,7 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
         ),
         Failure::DependencyNotReady => {
             let dep = obj
-                .pointer("/spec/dependsOn/0/name")
+                .at("/spec/dependsOn/0/name")
                 .and_then(Value::as_str)
                 .unwrap_or("");
             (
@@ -248,17 +249,17 @@ fn workload_namespace(name: &str) -> &str {
 }
 
 fn chart_name(obj: &Value) -> &str {
-    obj.pointer("/spec/chart/spec/chart")
-        .or_else(|| obj.pointer("/spec/chart"))
+    obj.at("/spec/chart/spec/chart")
+        .or_else(|| obj.at("/spec/chart"))
         .and_then(Value::as_str)
-        .or_else(|| obj.pointer("/spec/chartRef/name").and_then(Value::as_str))
+        .or_else(|| obj.at("/spec/chartRef/name").and_then(Value::as_str))
         .unwrap_or("")
 }
 
 /// The new `status` of `obj` for the intended state.
 pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
     let generation = obj
-        .pointer("/metadata/generation")
+        .at("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(1);
     let old = obj.get("status").cloned().unwrap_or_else(|| json!({}));

@@ -8,6 +8,7 @@ use super::{
     workload_namespace,
 };
 use crate::fleet::{FluxKind, FluxRelease, Health};
+use crate::json::At;
 use crate::sim::store::Intent;
 
 pub(super) fn source(
@@ -136,7 +137,7 @@ pub(super) fn applier(
     let prev_applied = old.get("lastAppliedRevision").cloned();
     let chart = chart_name(obj);
     let release_version = old
-        .pointer("/history/0/version")
+        .at("/history/0/version")
         .and_then(Value::as_i64)
         .unwrap_or(1);
     match intent.health {
@@ -304,13 +305,13 @@ pub(super) fn applier(
         ]});
     } else {
         let helm_chart = match obj
-            .pointer("/spec/chart/spec/sourceRef/namespace")
+            .at("/spec/chart/spec/sourceRef/namespace")
             .and_then(Value::as_str)
         {
             Some(src_ns) => format!("{src_ns}/{ns}-{name}"),
             None => format!("{ns}/{ns}-{name}"),
         };
-        if obj.pointer("/spec/chart").is_some() {
+        if obj.at("/spec/chart").is_some() {
             status["helmChart"] = json!(helm_chart);
         }
         status["storageNamespace"] = json!(ns);
@@ -326,7 +327,7 @@ pub(super) fn applier(
         ) || intent.health == Health::Ready;
         // The same chart version and values are the same release: deployed since then.
         let first_deployed = old
-            .pointer("/history/0")
+            .at("/history/0")
             .filter(|h| h.get("chartVersion").and_then(Value::as_str) == Some(applied.as_str()))
             .and_then(|h| h.get("firstDeployed").cloned())
             .unwrap_or_else(|| json!(ctx.now));
@@ -366,7 +367,7 @@ fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
         .cloned()
         .unwrap_or_default();
     let same = entries.first().is_some_and(|e| {
-        e.pointer("/metadata/revision").and_then(Value::as_str) == Some(revision)
+        e.at("/metadata/revision").and_then(Value::as_str) == Some(revision)
             && e.get("lastReconciledStatus").and_then(Value::as_str) == Some(outcome)
     });
     if same && let Some(e) = entries.first_mut() {
