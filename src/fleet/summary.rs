@@ -199,6 +199,9 @@ impl FluxSummary {
 
     /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
     /// is missing or malformed shows as absent, never as a failure to see the object at all.
+    ///
+    /// The engine reads watched objects keeping only the fields read here (`k8s::slim`): a new
+    /// field read here must be kept there too (its tests compare both readings on every sample).
     pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
         let str_at = |path: &str| object.at(path).and_then(Value::as_str);
         let name = str_at("/metadata/name").ok_or(Error::NoName)?;

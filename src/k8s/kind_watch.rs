@@ -9,12 +9,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::h2::ResponseBody;
+use super::slim::Slim;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use serde::Deserialize;
-use serde_json::Value;
 
 use super::api::{self, Http, Trouble};
 use super::backoff::Backoff;
@@ -69,8 +69,9 @@ pub(super) struct KindWatch {
 struct ListPage {
     #[serde(default)]
     metadata: ListMeta,
+    /// Read keeping only what summaries read.
     #[serde(default)]
-    items: Vec<Value>,
+    items: Vec<Slim>,
 }
 
 #[derive(Default, Deserialize)]
@@ -85,7 +86,7 @@ struct ListMeta {
 struct WatchLine {
     #[serde(rename = "type")]
     kind: String,
-    object: Value,
+    object: Slim,
 }
 
 impl KindWatch {
@@ -216,7 +217,7 @@ impl KindWatch {
             summaries.extend(
                 page.items
                     .into_iter()
-                    .filter_map(|item| summarize(self.kind, item)),
+                    .filter_map(|item| summarize(self.kind, item.0)),
             );
             match page.metadata.continue_token.filter(|t| !t.is_empty()) {
                 Some(t) => token = Some(t),
@@ -287,7 +288,10 @@ impl KindWatch {
 
     /// One watch event; None for what changes nothing that is shown (bookmarks, unnamed objects).
     fn event(&mut self, line: &[u8]) -> Result<Option<Step>, Trouble> {
-        let WatchLine { kind, object } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
+        let WatchLine {
+            kind,
+            object: Slim(object),
+        } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
         if kind == "ERROR" {
             let status: kube::core::Status =
                 serde_json::from_value(object).map_err(Trouble::garbage)?;

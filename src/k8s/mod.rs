@@ -18,6 +18,7 @@ pub mod management;
 pub mod reader;
 mod report;
 mod reporter;
+mod slim;
 mod source;
 mod summarize;
 mod summary;
