@@ -25,7 +25,29 @@ enum Keep {
     /// Of an array, only how long it is (its items read as null); of an object, its `entries`
     /// so (`status.inventory` is either).
     Count,
+    /// Of an array, each item by this rule.
+    Each(&'static Keep),
 }
+
+/// A condition as `health_of` and the summary read it.
+static CONDITION: Keep = Keep::Only(&[
+    "type",
+    "status",
+    "reason",
+    "message",
+    "observedGeneration",
+    "lastTransitionTime",
+]);
+
+/// A `status.history` entry (HelmRelease, Kustomization) as `Rollout::of` reads it.
+static HISTORY: Keep = Keep::Fields(&[
+    ("chartName", Keep::All),
+    ("chartVersion", Keep::All),
+    ("configDigest", Keep::All),
+    ("firstDeployed", Keep::All),
+    ("firstReconciled", Keep::All),
+    ("metadata", Keep::Only(&["revision"])),
+]);
 
 /// A Flux object as its summary reads it; also a watch's `Status` (code, reason, message).
 static OBJECT: Keep = Keep::Fields(&[
@@ -57,15 +79,15 @@ static OBJECT: Keep = Keep::Fields(&[
     (
         "status",
         Keep::Fields(&[
-            ("conditions", Keep::All),
+            ("conditions", Keep::Each(&CONDITION)),
             ("observedGeneration", Keep::All),
             ("lastHandledReconcileAt", Keep::All),
             ("lastAppliedRevision", Keep::All),
             ("lastAttemptedRevision", Keep::All),
             ("lastAppliedOriginRevision", Keep::All),
             ("lastAttemptedConfigDigest", Keep::All),
-            ("history", Keep::All),
-            ("artifact", Keep::All),
+            ("history", Keep::Each(&HISTORY)),
+            ("artifact", Keep::Only(&["revision", "lastUpdateTime"])),
             ("latestRef", Keep::All),
             ("latestImage", Keep::All),
             ("lastScanResult", Keep::All),
@@ -132,7 +154,7 @@ impl<'de> Visitor<'de> for Key {
                 .find(|name| **name == key)
                 .map(|name| (*name, &Keep::All)),
             Keep::Count => (key == "entries").then_some(("entries", &Keep::Count)),
-            Keep::All => None,
+            Keep::All | Keep::Each(_) => None,
         })
     }
 }
@@ -148,7 +170,12 @@ impl<'de> Visitor<'de> for Pruning {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut map = Map::new();
+        // Room for what is usually kept: growing a map rehashes it.
+        let mut map = Map::with_capacity(match self.0 {
+            Keep::Fields(fields) => fields.len().min(8),
+            Keep::Only(names) => names.len().min(8),
+            Keep::All | Keep::Count | Keep::Each(_) => 0,
+        });
         while let Some(found) = access.next_key_seed(Key(self.0))? {
             match found {
                 Some((name, keep)) => {
@@ -164,14 +191,22 @@ impl<'de> Visitor<'de> for Pruning {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        if let Keep::Count = self.0 {
-            while access.next_element::<IgnoredAny>()?.is_some() {
-                items.push(Value::Null);
+        let mut items = Vec::with_capacity(access.size_hint().unwrap_or(0).min(64));
+        match self.0 {
+            Keep::Count => {
+                while access.next_element::<IgnoredAny>()?.is_some() {
+                    items.push(Value::Null);
+                }
             }
-        } else {
-            while let Some(item) = access.next_element::<Value>()? {
-                items.push(item);
+            Keep::Each(keep) => {
+                while let Some(item) = access.next_element_seed(Pruned(keep))? {
+                    items.push(item);
+                }
+            }
+            Keep::All | Keep::Fields(_) | Keep::Only(_) => {
+                while let Some(item) = access.next_element::<Value>()? {
+                    items.push(item);
+                }
             }
         }
         Ok(Value::Array(items))

@@ -1,32 +1,16 @@
-//! From a watched object to its summary, dropping everything else (HelmRelease values,
-//! inventories, managedFields) the moment the object has been read.
+//! From a watched object to its summary. Objects arrive read slim (`super::slim`): HelmRelease
+//! values, inventories and managedFields were skipped by the parser, so nothing is trimmed here.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
 /// The summary of one watched object; None (and a debug log) for an object that is not one.
-pub fn summarize(kind: FluxKind, mut object: Value) -> Option<FluxSummary> {
-    let Some(fields) = object.as_object_mut() else {
+pub fn summarize(kind: FluxKind, object: Value) -> Option<FluxSummary> {
+    if !object.is_object() {
         tracing::debug!(%kind, "skipping a watched item that is not an object");
         return None;
-    };
-    let mut metadata = match fields.remove("metadata") {
-        Some(Value::Object(map)) => map,
-        _ => Map::new(),
-    };
-    // Only what a summary reads: managedFields and annotations such as
-    // last-applied-configuration can be as large as the object itself.
-    metadata.retain(|key, _| {
-        matches!(
-            key.as_str(),
-            "name" | "namespace" | "generation" | "deletionTimestamp" | "annotations"
-        )
-    });
-    if let Some(Value::Object(annotations)) = metadata.get_mut("annotations") {
-        annotations.retain(|key, _| crate::fleet::annotations::SUMMARIZED.contains(&key.as_str()));
     }
-    fields.insert("metadata".into(), Value::Object(metadata));
     match FluxSummary::of(kind, &object) {
         Ok(s) => Some(s),
         Err(e) => {
