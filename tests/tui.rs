@@ -923,14 +923,14 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     };
     assert_eq!(state(&m), RunState::Requested);
     // The watch brings the object back with the token handled.
-    let mut handled = m
-        .index
-        .cluster(target.cluster)
-        .unwrap()
-        .objects
-        .get(&target.key)
-        .unwrap()
-        .clone();
+    let mut handled = FluxSummary::clone(
+        m.index
+            .cluster(target.cluster)
+            .unwrap()
+            .objects
+            .get(&target.key)
+            .unwrap(),
+    );
     handled.last_handled_reconcile_at = Some(job.intent.token.as_str().into());
     let effects = update(
         &mut m,

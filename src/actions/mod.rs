@@ -62,7 +62,7 @@ pub fn plan(
         } else if read_only {
             Err(Refusal::Denied(READ_ONLY_CLUSTER.into()))
         } else if let Some(summary) = entry.objects.get(&key) {
-            flux::plan(intent, summary, |k| entry.objects.get(k))
+            flux::plan(intent, summary, |k| entry.objects.get(k).map(Box::as_ref))
         } else {
             Err(Refusal::NotSupported(
                 "the object is no longer on the cluster, or the cluster is not watched".into(),

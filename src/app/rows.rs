@@ -119,6 +119,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
             let mut objects: Vec<&FluxSummary> = cluster
                 .objects
                 .values()
+                .map(Box::as_ref)
                 .filter(|o| object_wanted(screen, o))
                 .filter(|o| {
                     screen.filter.is_empty()

@@ -66,7 +66,11 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
     let mut out = Vec::new();
     // An object entering or leaving the selection (a status filter) is ADDED or DELETED.
     let upsert = |out: &mut Vec<Changed>, new: &FluxSummary| {
-        let old = cluster.objects.get(&new.key).filter(|s| filter.object(s));
+        let old = cluster
+            .objects
+            .get(&new.key)
+            .map(Box::as_ref)
+            .filter(|s| filter.object(s));
         match (old, filter.object(new)) {
             (None, true) => out.push(Changed::Object("ADDED", Box::new(new.clone()))),
             (Some(old), true) if old != new => {
@@ -85,7 +89,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         Change::Applied(s) => upsert(&mut out, s),
         Change::Deleted(key) => {
             if let Some(old) = cluster.objects.get(key).filter(|s| filter.object(s)) {
-                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+                out.push(Changed::Object("DELETED", old.clone()));
             }
         }
         Change::Replaced(kind, objects) => {
@@ -98,13 +102,13 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
                 .values()
                 .filter(|s| s.key.kind == *kind && !kept.contains(&s.key) && filter.object(s))
             {
-                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+                out.push(Changed::Object("DELETED", old.clone()));
             }
         }
         // A cluster leaving: its objects are deleted, then its state says why.
         Change::Retired => {
             for old in cluster.objects.values().filter(|s| filter.object(s)) {
-                out.push(Changed::Object("DELETED", Box::new(old.clone())));
+                out.push(Changed::Object("DELETED", old.clone()));
             }
         }
         // A new cluster: its state line follows with its first Connection change.

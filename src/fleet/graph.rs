@@ -8,11 +8,16 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ops::Bound;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
+
+/// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
+/// full, so summaries kept inline (~300 bytes each) cost twice their size.
+pub type Objects = BTreeMap<ObjectKey, Box<FluxSummary>>;
 
 /// The objects `o` needs ready before it can be: its `dependsOn` (same kind unless named), its
 /// source (`sourceRef`, `chartRef`), and for a HelmRelease with `spec.chart` the HelmChart Flux
@@ -148,7 +153,7 @@ impl Holds {
 }
 
 /// The cause of every not-ready object of one cluster, computed from scratch.
-pub fn causes(objects: &BTreeMap<ObjectKey, FluxSummary>) -> HashMap<ObjectKey, Cause> {
+pub fn causes(objects: &Objects) -> HashMap<ObjectKey, Cause> {
     let up: HashMap<ObjectKey, Vec<ObjectKey>> = objects
         .iter()
         .map(|(k, o)| (k.clone(), upstream(o)))
@@ -162,7 +167,7 @@ pub fn causes(objects: &BTreeMap<ObjectKey, FluxSummary>) -> HashMap<ObjectKey, 
     solve(
         &nodes,
         &|k| up.get(k).map_or(&[][..], Vec::as_slice),
-        &|k| objects.get(k).is_some_and(blocks),
+        &|k| objects.get(k).is_some_and(|o| blocks(o)),
         &mut found,
     );
     found
@@ -318,13 +323,13 @@ impl Graph {
     /// is new (`blocked` None), and needs `upstream` (None: what it needed before).
     pub fn changed(
         &mut self,
-        objects: &BTreeMap<ObjectKey, FluxSummary>,
+        objects: &Objects,
         key: &ObjectKey,
         blocked: Option<bool>,
         upstream: Option<Vec<ObjectKey>>,
     ) {
         let upstream = upstream.filter(|u| self.upstream(key) != u.as_slice());
-        if upstream.is_none() && blocked == Some(objects.get(key).is_some_and(blocks)) {
+        if upstream.is_none() && blocked == Some(objects.get(key).is_some_and(|o| blocks(o))) {
             return;
         }
         if let Some(upstream) = upstream {
@@ -334,24 +339,34 @@ impl Graph {
     }
 
     /// `key` is gone from `objects`.
-    pub fn removed(&mut self, objects: &BTreeMap<ObjectKey, FluxSummary>, key: &ObjectKey) {
+    pub fn removed(&mut self, objects: &Objects, key: &ObjectKey) {
         self.set_upstream(key, Vec::new());
         self.recompute(objects, key);
     }
 
-    /// Everything anew, after a relist: `upstream` gives what each object needs.
-    pub fn rebuild(
+    /// After a relist of `kind`: the needs of that kind's objects anew (`upstream` gives what
+    /// each needs), every cause solved again. Other kinds' needs depend only on their own
+    /// objects, so they stand: a cluster coming up relists each of its kinds in turn, and
+    /// redoing every kind's each time cost as much as the rest of the index.
+    pub fn relisted(
         &mut self,
-        objects: &BTreeMap<ObjectKey, FluxSummary>,
+        objects: &Objects,
+        kind: FluxKind,
         upstream: &mut dyn FnMut(&FluxSummary) -> Vec<ObjectKey>,
     ) {
-        // Cleared, not replaced: a relist brings back about as many objects as it had.
-        self.up.clear();
-        self.down.clear();
-        self.causes.clear();
-        for (key, o) in objects {
+        let gone: Vec<ObjectKey> = self
+            .up
+            .keys()
+            .filter(|k| k.kind == kind && !objects.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in &gone {
+            self.set_upstream(key, Vec::new());
+        }
+        for (key, o) in objects.range(kind_range(kind)) {
             self.set_upstream(key, upstream(o));
         }
+        self.causes.clear();
         let nodes: Vec<&ObjectKey> = objects
             .iter()
             .filter(|(_, o)| blocks(o))
@@ -361,7 +376,7 @@ impl Graph {
         solve(
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
-            &|k| objects.get(k).is_some_and(blocks),
+            &|k| objects.get(k).is_some_and(|o| blocks(o)),
             &mut self.causes,
         );
     }
@@ -389,8 +404,8 @@ impl Graph {
 
     /// Solves again what a change of `key` can reach: itself, and what stands behind it through
     /// objects that block (a ready object stops the change: what is behind it sees it ready).
-    fn recompute(&mut self, objects: &BTreeMap<ObjectKey, FluxSummary>, key: &ObjectKey) {
-        let blocking = |k: &ObjectKey| objects.get(k).is_some_and(blocks);
+    fn recompute(&mut self, objects: &Objects, key: &ObjectKey) {
+        let blocking = |k: &ObjectKey| objects.get(k).is_some_and(|o| blocks(o));
         let mut reached: Vec<&ObjectKey> = vec![key];
         let mut seen: HashSet<&ObjectKey> = HashSet::from([key]);
         let mut i = 0;
@@ -417,6 +432,18 @@ impl Graph {
             &mut self.causes,
         );
     }
+}
+
+/// Every key of one kind, in order (keys sort by kind first).
+pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
+    let start = ObjectKey::new(kind, "", "");
+    let end = FluxKind::ALL
+        .into_iter()
+        .filter(|k| *k > kind)
+        .min()
+        .map(|next| Bound::Excluded(ObjectKey::new(next, "", "")))
+        .unwrap_or(Bound::Unbounded);
+    (Bound::Included(start), end)
 }
 
 #[cfg(test)]

@@ -5,14 +5,13 @@
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
-use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::graph::{self, Graph};
+use super::graph::{self, Graph, Objects, kind_range};
 use super::report::Report;
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
 pub use ids::{ClusterId, ClusterInfo, ClusterKey, SourceId, WorkspaceId};
@@ -73,7 +72,9 @@ pub struct ClusterEntry {
     /// The cluster has been live or has failed at least once: there is a first answer about it
     /// (a later reconnection does not take that back).
     pub answered: bool,
-    pub objects: BTreeMap<ObjectKey, FluxSummary>,
+    /// Boxed: a B-tree node holds eleven entries and is often half full, so an inline
+    /// summary (~300 bytes) cost twice its size.
+    pub objects: Objects,
     /// What its objects depend on, and why each not-ready one is not ready.
     pub graph: Graph,
     pub health: HealthCounts,
@@ -272,7 +273,7 @@ impl Index {
                 // not touched unless it turns from blocking to not or back.
                 let (blocked, upstream) = match cluster.objects.entry(key.clone()) {
                     Entry::Occupied(mut e) => {
-                        let old = e.insert(summary);
+                        let old = e.insert(Box::new(summary));
                         counts.sub(&old);
                         let new = e.get();
                         let same = old.depends_on == new.depends_on && old.source == new.source;
@@ -284,7 +285,7 @@ impl Index {
                     }
                     Entry::Vacant(e) => {
                         let upstream = names.upstream(&summary);
-                        e.insert(summary);
+                        e.insert(Box::new(summary));
                         (None, Some(upstream))
                     }
                 };
@@ -350,13 +351,16 @@ impl Index {
                 }
                 for summary in objects.into_iter().filter(|s| s.key.kind == kind) {
                     counts.add(&summary);
-                    if let Some(old) = cluster.objects.insert(summary.key.clone(), summary) {
+                    if let Some(old) = cluster
+                        .objects
+                        .insert(summary.key.clone(), Box::new(summary))
+                    {
                         counts.sub(&old);
                     }
                 }
                 cluster
                     .graph
-                    .rebuild(&cluster.objects, &mut |o| names.upstream(o));
+                    .relisted(&cluster.objects, kind, &mut |o| names.upstream(o));
             }
         }
     }
@@ -414,18 +418,6 @@ impl Index {
     pub fn object_count(&self) -> u32 {
         self.health.total()
     }
-}
-
-/// Every key of one kind, in order (keys sort by kind first).
-fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
-    let start = ObjectKey::new(kind, "", "");
-    let end = FluxKind::ALL
-        .into_iter()
-        .filter(|k| *k > kind)
-        .min()
-        .map(|next| Bound::Excluded(ObjectKey::new(next, "", "")))
-        .unwrap_or(Bound::Unbounded);
-    (Bound::Included(start), end)
 }
 
 /// The three rollups one object change touches.

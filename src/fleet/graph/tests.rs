@@ -29,8 +29,8 @@ fn k(name: &str) -> ObjectKey {
     ObjectKey::new(FluxKind::Kustomization, "flux-system", name)
 }
 
-fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> BTreeMap<ObjectKey, FluxSummary> {
-    objects.into_iter().collect()
+fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> Objects {
+    objects.into_iter().map(|(k, o)| (k, Box::new(o))).collect()
 }
 
 #[test]
@@ -210,7 +210,7 @@ impl Dice {
 #[test]
 fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
     let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
-    let mut objects: BTreeMap<ObjectKey, FluxSummary> = BTreeMap::new();
+    let mut objects = Objects::new();
     let mut graph = Graph::default();
     let names: Vec<String> = (0..14).map(|i| format!("k{i}")).collect();
     for step in 0..20_000 {
@@ -229,9 +229,41 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
             }
             1 => {
                 let (key, o) = git(["True", "False"][dice.below(2)]);
-                let blocked = objects.get(&key).map(blocks);
-                objects.insert(key.clone(), o.clone());
+                let blocked = objects.get(&key).map(|o| blocks(o));
+                objects.insert(key.clone(), Box::new(o.clone()));
                 graph.changed(&objects, &key, blocked, Some(upstream(&o)));
+            }
+            // A relist of one kind: its objects replaced by a fresh set, the rest untouched.
+            2 => {
+                let kind = if dice.below(3) == 0 {
+                    FluxKind::GitRepository
+                } else {
+                    FluxKind::Kustomization
+                };
+                objects.retain(|k, _| k.kind != kind);
+                if kind == FluxKind::GitRepository {
+                    if dice.below(2) == 0 {
+                        let (key, o) = git(["True", "False"][dice.below(2)]);
+                        objects.insert(key, Box::new(o));
+                    }
+                } else {
+                    for name in &names {
+                        if dice.below(3) == 0 {
+                            continue;
+                        }
+                        let deps = [names[dice.below(names.len())].as_str()];
+                        let deps = &deps[..dice.below(2)];
+                        let (key, o) = ks(name, ["True", "False"][dice.below(2)], deps);
+                        objects.insert(key, Box::new(o));
+                    }
+                }
+                graph.relisted(&objects, kind, &mut |o| upstream(o));
+                // What the relist took away needs nothing any more.
+                for name in &names {
+                    if !objects.contains_key(&k(name)) {
+                        assert!(graph.upstream(&k(name)).is_empty(), "{name} is gone");
+                    }
+                }
             }
             // Add or change it: ready or not, with zero to three dependencies (itself, cycles,
             // missing ones included).
@@ -247,8 +279,8 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                     .collect();
                 let ready = ["True", "False", "Unknown"][dice.below(3)];
                 let (key, o) = ks(name, ready, &deps);
-                let blocked = objects.get(&key).map(blocks);
-                objects.insert(key.clone(), o.clone());
+                let blocked = objects.get(&key).map(|o| blocks(o));
+                objects.insert(key.clone(), Box::new(o.clone()));
                 graph.changed(&objects, &key, blocked, Some(upstream(&o)));
             }
         }
