@@ -323,6 +323,9 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
         .with_single_cert(chain, key)
         .map_err(tls_err)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // One session ticket per handshake, as Go's crypto/tls (the kube-apiserver's) sends; rustls
+    // sends two.
+    config.send_tls13_tickets = 1;
     let ca_subject = der::certificate_subject(ca_cert.der())
         .ok_or_else(|| Error::Tls("the CA certificate has no subject".into()))?
         .to_vec();

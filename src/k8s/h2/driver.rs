@@ -26,6 +26,8 @@ const KEEPALIVE: Duration = Duration::from_secs(30);
 const PING_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection without a request for this long closes (a later request opens another).
 const IDLE: Duration = Duration::from_secs(90);
+/// The most of the write buffer kept between writes.
+const OUT_KEPT: usize = 1024;
 /// Stream ids are odd and below 2^31.
 const LAST_STREAM_ID: u32 = (1 << 31) - 1;
 
@@ -112,7 +114,7 @@ pub struct Driver<T> {
 impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// A driver for `io`, where TLS (ALPN `h2`) is already done; the preface goes first.
     pub fn new(io: T, conn: Arc<Conn>) -> Driver<T> {
-        let mut out = Vec::with_capacity(64);
+        let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
             &mut out,
@@ -299,7 +301,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             }
         }
         if !self.out.is_empty() {
-            self.out = Vec::new();
+            // What a connection usually writes (headers, window updates, pings) fits in a few
+            // hundred bytes: that much stays for the next write, a larger buffer is let go.
+            if self.out.capacity() > OUT_KEPT {
+                self.out = Vec::new();
+            } else {
+                self.out.clear();
+            }
             self.written = 0;
             self.flushing = true;
         }
