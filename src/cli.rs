@@ -482,7 +482,7 @@ pub struct SimArgs {
     /// Give every cluster its own port instead of a `/clusters/<name>` path prefix.
     #[arg(long)]
     pub port_per_cluster: bool,
-    /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease`.
+    /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%`.
     #[arg(long, value_parser = fault_spec, default_value = "")]
     pub faults: sim::faults::Spec,
     /// Failures and recoveries per second across the fleet; also starts rollouts. 0: a still fleet.

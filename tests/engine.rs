@@ -286,6 +286,48 @@ async fn all_watches_of_a_cluster_share_one_connection() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discovery_asks_once_where_aggregated_and_group_by_group_on_an_older_kubernetes() {
+    // Eight clusters: half on a Kubernetes before aggregated discovery, six on Flux 2.0
+    // (HelmRelease at v2beta1), so that each way of asking meets each Flux (aggregated
+    // discovery of the latest Flux is what every other test's fleet does).
+    let sim = common::start_with(|c| {
+        c.clusters = 8;
+        c.faults = fluxfleet::sim::faults::Spec::parse("old-kube=50%,old-flux=75%:2.0").unwrap();
+    })
+    .await;
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
+    until_truth(&mut live, &sim, Duration::from_secs(20)).await;
+    let stats = sim.handle.stats();
+    let truth = sim.handle.truth();
+    let mut seen = std::collections::BTreeSet::new();
+    for cluster in &truth {
+        let old_kube = cluster.faults.iter().any(|f| f == "old-kube");
+        let old_flux = cluster.faults.iter().any(|f| f.starts_with("old-flux"));
+        // The simulator's management cluster is not in the fleet.
+        let Some(entry) = live.index.cluster_named(&cluster.name) else {
+            continue;
+        };
+        seen.insert((old_kube, old_flux));
+        assert_eq!(entry.connection.phase, Phase::Live);
+        let asked = stats["clusters"][&cluster.name]["discovery"]
+            .as_u64()
+            .unwrap();
+        if old_kube {
+            assert!(
+                asked > 2,
+                "{}: /apis, then each group version",
+                cluster.name
+            );
+        } else {
+            assert_eq!(asked, 1, "{}: one aggregated answer", cluster.name);
+        }
+    }
+    assert_eq!(seen.len(), 3, "every combination met: {seen:?}");
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_without_http2_are_watched_over_http1() {
     let sim = common::start_with(|c| {
         c.clusters = 3;

@@ -100,6 +100,15 @@ const RETRY_AFTER_LIMIT: Duration = Duration::from_secs(5);
 /// jittered backoff or after the server's `Retry-After`, so that one busy moment of a flaky
 /// server does not fail a whole discovery or list.
 pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<ResponseBody>, Trouble> {
+    get_accepting(http, path_and_query, None).await
+}
+
+/// [`get`] with an `Accept` header (a media type the server may or may not offer).
+async fn get_accepting(
+    http: &Http,
+    path_and_query: &str,
+    accept: Option<&'static str>,
+) -> Result<Response<ResponseBody>, Trouble> {
     let mut backoff = Backoff::new(
         Duration::from_millis(200),
         Duration::from_secs(2),
@@ -107,7 +116,11 @@ pub async fn get(http: &Http, path_and_query: &str) -> Result<Response<ResponseB
     );
     let mut attempt = 0;
     loop {
-        let request = Request::get(path_and_query)
+        let mut request = Request::get(path_and_query);
+        if let Some(accept) = accept {
+            request = request.header(http::header::ACCEPT, accept);
+        }
+        let request = request
             .body(Body::empty())
             .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
         let response = answer(http, request).await?;
@@ -177,6 +190,17 @@ pub async fn get_json<T: DeserializeOwned>(
     path: &str,
 ) -> Result<(T, Version), Trouble> {
     let response = get(http, path).await?;
+    let version = response.version();
+    Ok((read_json(response, BODY_LIMIT).await?, version))
+}
+
+/// [`get_json`] asking for the media type `accept` first.
+pub async fn get_json_accepting<T: DeserializeOwned>(
+    http: &Http,
+    path: &str,
+    accept: &'static str,
+) -> Result<(T, Version), Trouble> {
+    let response = get_accepting(http, path, Some(accept)).await?;
     let version = response.version();
     Ok((read_json(response, BODY_LIMIT).await?, version))
 }

@@ -6,7 +6,8 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 
 use futures::future::join_all;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
+use serde::Deserialize;
 
 use super::api::{self, Http, Trouble};
 
@@ -34,23 +35,128 @@ pub struct Discovered {
 /// The Flux Operator's API group; it has served only `v1` since v0.10 (FACTS §1).
 pub const OPERATOR_GROUP: &str = "fluxcd.controlplane.io";
 
-/// Asks the server: the group list, then the resource list of every version of every Flux group
-/// that holds a wanted kind.
+/// Aggregated discovery first (one answer with every group's resources, Kubernetes 1.30+), else
+/// the plain group list; kubectl asks the same way.
+const ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+                      application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,\
+                      application/json";
+
+/// `/apis` as either answer: an `APIGroupDiscoveryList` (its `items`) or an `APIGroupList`
+/// (its `groups`).
+#[derive(Deserialize)]
+struct Apis {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    groups: Vec<Group>,
+    #[serde(default)]
+    items: Vec<DiscoveredGroup>,
+}
+
+#[derive(Deserialize)]
+struct Group {
+    name: String,
+    #[serde(default)]
+    versions: Vec<GroupVersion>,
+}
+
+#[derive(Deserialize)]
+struct GroupVersion {
+    version: String,
+}
+
+#[derive(Deserialize)]
+struct DiscoveredGroup {
+    metadata: Named,
+    #[serde(default)]
+    versions: Vec<DiscoveredVersion>,
+}
+
+#[derive(Deserialize)]
+struct Named {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct DiscoveredVersion {
+    version: String,
+    #[serde(default)]
+    resources: Vec<DiscoveredResource>,
+}
+
+#[derive(Deserialize)]
+struct DiscoveredResource {
+    #[serde(rename = "responseKind")]
+    response_kind: Option<ResponseKind>,
+}
+
+#[derive(Deserialize)]
+struct ResponseKind {
+    #[serde(default)]
+    kind: String,
+}
+
+/// Asks the server which Flux kinds it serves at which versions: with aggregated discovery in
+/// one request; from an older server, the group list and then the resource list of every
+/// version of every Flux group that holds a wanted kind.
 pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Trouble> {
+    let (apis, protocol) = api::get_json_accepting::<Apis>(http, "/apis", ACCEPT).await?;
     let groups: BTreeSet<&str> = wanted.iter().map(|k| k.group()).collect();
-    let (list, protocol) = api::get_json::<APIGroupList>(http, "/apis").await?;
-    let operator = list
-        .groups
+    let mut resources: Vec<(String, String, String)> = Vec::new();
+    let operator = if apis.kind == "APIGroupDiscoveryList" {
+        for group in apis
+            .items
+            .iter()
+            .filter(|g| groups.contains(g.metadata.name.as_str()))
+        {
+            for version in &group.versions {
+                for kind in version
+                    .resources
+                    .iter()
+                    .filter_map(|r| r.response_kind.as_ref())
+                {
+                    resources.push((
+                        group.metadata.name.clone(),
+                        version.version.clone(),
+                        kind.kind.clone(),
+                    ));
+                }
+            }
+        }
+        apis.items.iter().any(|g| {
+            g.metadata.name == OPERATOR_GROUP && g.versions.iter().any(|v| v.version == "v1")
+        })
+    } else {
+        resources = legacy(http, &apis.groups, &groups).await?;
+        apis.groups
+            .iter()
+            .any(|g| g.name == OPERATOR_GROUP && g.versions.iter().any(|v| v.version == "v1"))
+    };
+    let found: Vec<(&str, &str, &str)> = resources
         .iter()
-        .any(|g| g.name == OPERATOR_GROUP && g.versions.iter().any(|v| v.version == "v1"));
-    let versions: Vec<(String, String)> = list
-        .groups
+        .map(|(g, v, k)| (g.as_str(), v.as_str(), k.as_str()))
+        .collect();
+    Ok(Discovered {
+        served: choose(&found, wanted),
+        operator,
+        protocol,
+    })
+}
+
+/// The kinds of every version of `wanted` groups, one resource list each.
+async fn legacy(
+    http: &Http,
+    listed: &[Group],
+    wanted: &BTreeSet<&str>,
+) -> Result<Vec<(String, String, String)>, Trouble> {
+    let versions: Vec<(&str, &str)> = listed
         .iter()
-        .filter(|g| groups.contains(g.name.as_str()))
+        .filter(|g| wanted.contains(g.name.as_str()))
         .flat_map(|g| {
             g.versions
                 .iter()
-                .map(move |v| (g.name.clone(), v.version.clone()))
+                .map(move |v| (g.name.as_str(), v.version.as_str()))
         })
         .collect();
     let lists = join_all(versions.iter().map(|(group, version)| async move {
@@ -67,7 +173,7 @@ pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Tr
         match result {
             Ok((list, _)) => {
                 for r in list.resources.into_iter().filter(|r| !r.name.contains('/')) {
-                    resources.push((group.as_str(), version.as_str(), r.kind));
+                    resources.push((group.to_string(), version.to_string(), r.kind));
                 }
             }
             // A version listed in /apis but gone by now (a CRD being updated): skip it.
@@ -75,15 +181,7 @@ pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Tr
             Err(trouble) => return Err(trouble),
         }
     }
-    let found: Vec<(&str, &str, &str)> = resources
-        .iter()
-        .map(|(g, v, k)| (*g, *v, k.as_str()))
-        .collect();
-    Ok(Discovered {
-        served: choose(&found, wanted),
-        operator,
-        protocol,
-    })
+    Ok(resources)
 }
 
 /// For each wanted kind, the most preferred version that serves it (kube-aware order).

@@ -198,6 +198,19 @@ async fn route(
         }
         ["apis"] => {
             discovery_hit();
+            let accept = req
+                .headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok());
+            if discovery::wants_aggregated(accept) && !faults.old_kube {
+                let body = Bytes::from(discovery::aggregated(served).to_string());
+                let mut response = json(StatusCode::OK, body);
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    header::HeaderValue::from_static(discovery::AGGREGATED),
+                );
+                return Ok(response);
+            }
             ok(discovery::group_list(served))
         }
         ["apis", group] => {

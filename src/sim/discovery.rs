@@ -130,6 +130,72 @@ pub fn resource_list(served: &[Served], group: &str, version: &str) -> Option<Va
     }))
 }
 
+/// The media type of aggregated discovery (`apidiscovery.k8s.io/v2`, GA in Kubernetes 1.30):
+/// every group, version and resource in one answer to `GET /apis`.
+pub const AGGREGATED: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// Whether a request's `Accept` asks for [`AGGREGATED`] (as kubectl and client-go do, with the
+/// plain `application/json` after it as their fallback).
+pub fn wants_aggregated(accept: Option<&str>) -> bool {
+    accept.is_some_and(|accept| {
+        accept.split(',').any(|t| {
+            let t: String = t.chars().filter(|c| !c.is_whitespace()).collect();
+            t.contains("g=apidiscovery.k8s.io")
+                && t.contains("v=v2;")
+                && t.ends_with("as=APIGroupDiscoveryList")
+        })
+    })
+}
+
+/// The `APIGroupDiscoveryList` of every group (other than core): versions in preference order,
+/// each with its resources and their status subresources.
+pub fn aggregated(served: &[Served]) -> Value {
+    let items: Vec<Value> = groups(served)
+        .iter()
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|version| {
+                    let resources: Vec<Value> = served
+                        .iter()
+                        .filter(|s| s.res.group() == *group && s.serves(version))
+                        .map(|s| {
+                            let r = s.res;
+                            let kind =
+                                json!({"group": group, "version": version, "kind": r.kind()});
+                            let mut resource = json!({
+                                "resource": r.plural(),
+                                "responseKind": kind,
+                                "scope": if r.namespaced() { "Namespaced" } else { "Cluster" },
+                                "singularResource": r.singular(),
+                                "verbs": r.verbs(),
+                                "shortNames": r.short_names(),
+                                "categories": r.categories(),
+                            });
+                            if r.has_status() {
+                                resource["subresources"] = json!([{
+                                    "subresource": "status",
+                                    "responseKind": kind,
+                                    "verbs": ["get", "patch", "update"],
+                                }]);
+                            }
+                            resource
+                        })
+                        .collect();
+                    json!({"version": version, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            json!({"metadata": {"name": group}, "versions": versions})
+        })
+        .collect();
+    json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,5 +233,30 @@ mod tests {
         let list = group_list(&served);
         assert_eq!(list["groups"].as_array().unwrap().len(), 0);
         assert!(resource_list(&served, "", "v1").is_some());
+    }
+
+    #[test]
+    fn aggregated_discovery_is_served_to_who_asks_for_v2_and_lists_what_is_served() {
+        let kubectl = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+                       application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,\
+                       application/json";
+        assert!(wants_aggregated(Some(kubectl)));
+        assert!(!wants_aggregated(Some("application/json")));
+        assert!(!wants_aggregated(Some(
+            "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+        )));
+        assert!(!wants_aggregated(None));
+        let served = served_resources(Some(FluxRelease(0)), false, false);
+        let doc = aggregated(&served);
+        let helm = doc["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == "helm.toolkit.fluxcd.io")
+            .unwrap();
+        assert_eq!(helm["versions"][0]["version"], "v2beta1");
+        let release = &helm["versions"][0]["resources"][0];
+        assert_eq!(release["responseKind"]["kind"], "HelmRelease");
+        assert_eq!(release["subresources"][0]["subresource"], "status");
     }
 }

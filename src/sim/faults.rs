@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%`.
 
 use std::time::Duration;
 
@@ -27,6 +27,8 @@ pub struct Faults {
     pub old_flux: Option<FluxRelease>,
     /// RBAC forbids everybody to read this kind (a role that cannot see HelmReleases).
     pub forbidden: Option<FluxKind>,
+    /// A Kubernetes older than aggregated discovery (before 1.26): `/apis` lists groups only.
+    pub old_kube: bool,
 }
 
 impl Faults {
@@ -64,6 +66,7 @@ impl Faults {
             format!("expired-token:{:?}", self.expired_token.unwrap_or_default()),
         );
         push(self.no_flux, "no-flux".into());
+        push(self.old_kube, "old-kube".into());
         push(
             self.old_flux.is_some(),
             format!(
@@ -93,6 +96,7 @@ enum Kind {
     NoFlux,
     OldFlux(Option<FluxRelease>),
     Forbidden(FluxKind),
+    OldKube,
 }
 
 /// A parsed `--faults` spec: each fault with the share of clusters it hits.
@@ -142,6 +146,7 @@ impl Spec {
                 }
                 "expired-token" => Kind::ExpiredToken(dur(60.0)?),
                 "no-flux" => Kind::NoFlux,
+                "old-kube" => Kind::OldKube,
                 "old-flux" => Kind::OldFlux(match param {
                     Some(p) => Some(parse_release(p).ok_or_else(|| {
                         format!(
@@ -157,7 +162,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube)"
                     ));
                 }
             };
@@ -193,6 +198,7 @@ impl Spec {
                     Kind::Error5xx(p) => f.error5xx = Some(*p),
                     Kind::ExpiredToken(d) => f.expired_token = Some(*d),
                     Kind::NoFlux => f.no_flux = true,
+                    Kind::OldKube => f.old_kube = true,
                     Kind::Forbidden(k) => f.forbidden = Some(*k),
                     Kind::OldFlux(r) => {
                         let releases = [

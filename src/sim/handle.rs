@@ -78,7 +78,7 @@ impl Handle {
 
     /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
     /// server errors, expired tokens, forbidden kinds — and the churn with its rollouts.
-    /// Unreachable clusters, clusters without Flux and old Flux releases stay as they are:
+    /// Unreachable clusters, clusters without Flux, old Flux releases and old Kubernetes stay:
     /// those are what the clusters are, not something happening to them.
     pub fn calm(&self) {
         self.set_churn(0.0);
@@ -88,6 +88,7 @@ impl Handle {
                 unreachable: f.unreachable,
                 no_flux: f.no_flux,
                 old_flux: f.old_flux,
+                old_kube: f.old_kube,
                 ..Faults::default()
             };
             if f != lasting {
