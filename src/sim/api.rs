@@ -203,7 +203,12 @@ async fn route(
                 .get(header::ACCEPT)
                 .and_then(|v| v.to_str().ok());
             if discovery::wants_aggregated(accept) && !faults.old_kube {
-                let body = Bytes::from(discovery::aggregated(served).to_string());
+                let body = discovery::aggregated_bytes(
+                    served,
+                    cluster.flux,
+                    cluster.management,
+                    cluster.operator,
+                );
                 let mut response = json(StatusCode::OK, body);
                 response.headers_mut().insert(
                     header::CONTENT_TYPE,

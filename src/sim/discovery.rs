@@ -1,6 +1,9 @@
 //! Discovery documents (`/version`, `/api`, `/api/v1`, `/apis`, `/apis/<group>[/<version>]`),
 //! built from what one cluster serves.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use serde_json::{Value, json};
 
 use super::resources::{Served, api_version};
@@ -145,6 +148,24 @@ pub fn wants_aggregated(accept: Option<&str>) -> bool {
                 && t.ends_with("as=APIGroupDiscoveryList")
         })
     })
+}
+
+/// [`aggregated`] as sent, built once per kind of cluster: it depends only on what the cluster
+/// serves, which its Flux release and roles decide (an API server keeps it cached too).
+pub fn aggregated_bytes(
+    served: &[Served],
+    flux: Option<FluxRelease>,
+    management: bool,
+    operator: bool,
+) -> bytes::Bytes {
+    type Kinds = HashMap<(Option<FluxRelease>, bool, bool), bytes::Bytes>;
+    static BUILT: Mutex<Option<Kinds>> = Mutex::new(None);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    built
+        .get_or_insert_with(HashMap::new)
+        .entry((flux, management, operator))
+        .or_insert_with(|| bytes::Bytes::from(aggregated(served).to_string()))
+        .clone()
 }
 
 /// The `APIGroupDiscoveryList` of every group (other than core): versions in preference order,
