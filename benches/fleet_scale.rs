@@ -116,7 +116,7 @@ fn main() {
             .map(|(p, n)| format!("{p} {n}"))
             .collect();
         println!(
-            "complete view in {:.1} s (settled: {settled}; {}), {} objects counted; peak {peak:.0} MiB, now {now:.0} MiB, {} sockets",
+            "complete view in {:.2} s (settled: {settled}; {}), {} objects counted; peak {peak:.0} MiB, now {now:.0} MiB, {} sockets",
             started.elapsed().as_secs_f64(),
             phases.join(", "),
             live.index.object_count(),
