@@ -2,6 +2,7 @@
 //! that all watches of one cluster share one TCP connection (kube's own client speaks HTTP/1.1
 //! only, one socket per watch), with kube's base-URI, auth and header layers on top.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -46,15 +47,22 @@ impl Protocol {
 #[error("the server does not offer HTTP/2 (ALPN)")]
 pub struct NotHttp2;
 
-/// One TLS configuration for every cluster that brings no CA data and no client certificate:
-/// building it means reading the system trust store, which is slow and large to do per cluster.
+/// One TLS configuration per trust (CA data, or the system trust store; skipping verification or
+/// not) for the clusters that bring no client certificate: building one reads the trust store or
+/// the CA, and rustls resumes a TLS session only under the very verifier that made it. A
+/// summarized cluster reconnects every interval with a resumed session, no certificate sent or
+/// verified, and a fleet sharing a CA shares one verifier.
 ///
 /// Every configuration also shares one TLS session cache: rustls gives each configuration its own
 /// (256 entries, ~15 KB) and a fleet has thousands.
 pub struct TlsCache {
-    system: Mutex<Option<Arc<rustls::ClientConfig>>>,
+    configs: Mutex<HashMap<Trust, Arc<rustls::ClientConfig>>>,
     sessions: Arc<rustls::client::ClientSessionMemoryCache>,
 }
+
+/// What a verifier is made of: the kubeconfig's CA certificates (None: the system's) or CA
+/// bundle file, and whether verification is skipped.
+type Trust = (Option<Vec<Vec<u8>>>, Option<std::path::PathBuf>, bool);
 
 /// rustls' own cipher suites, AES-128-GCM first: rustls lists AES-256 first, and the server
 /// takes the client's order. AES-128 decrypts a fleet's lists faster (10 rounds, not 14), and
@@ -88,7 +96,7 @@ impl TlsCache {
         // rustls keeps up to 8 TLS 1.3 tickets a server and counts its size in tickets.
         let tickets = servers.max(512).saturating_mul(8);
         TlsCache {
-            system: Mutex::new(None),
+            configs: Mutex::new(HashMap::new()),
             sessions: Arc::new(rustls::client::ClientSessionMemoryCache::new(tickets)),
         }
     }
@@ -105,17 +113,19 @@ impl TlsCache {
             tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
             Ok(tls)
         };
-        let plain = config.root_cert.is_none() && !config.accept_invalid_certs;
-        let mut tls = if plain {
-            let mut shared = self.system.lock().unwrap_or_else(|e| e.into_inner());
-            let tls = match &*shared {
+        let trust: Trust = (
+            config.root_cert.clone(),
+            config.root_cert_file.clone(),
+            config.accept_invalid_certs,
+        );
+        let mut tls = {
+            let mut configs = self.configs.lock().unwrap_or_else(|e| e.into_inner());
+            let tls = match configs.get(&trust) {
                 Some(tls) => tls.clone(),
-                None => shared.insert(Arc::new(fresh()?)).clone(),
+                None => configs.entry(trust).or_insert(Arc::new(fresh()?)).clone(),
             };
             // Cheap: the verifier and roots inside are shared behind their own Arcs.
             (*tls).clone()
-        } else {
-            fresh()?
         };
         if let Some(identity) = identity {
             tls.client_auth_cert_resolver = Arc::new(super::identity::Fixed(identity));

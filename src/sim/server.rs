@@ -25,6 +25,8 @@ pub struct Stats {
     pub h2_connections_open: AtomicU64,
     pub http1_connections_open: AtomicU64,
     pub tls_failures: AtomicU64,
+    /// Handshakes that resumed an earlier session (no certificate sent or verified).
+    pub tls_resumed: AtomicU64,
     pub requests_total: AtomicU64,
     pub h2_requests_total: AtomicU64,
     pub h2_open_streams: AtomicU64,
@@ -62,6 +64,7 @@ impl Stats {
             "h2ConnectionsOpen": g(&self.h2_connections_open),
             "http1ConnectionsOpen": g(&self.http1_connections_open),
             "tlsFailures": g(&self.tls_failures),
+            "tlsResumed": g(&self.tls_resumed),
             "requestsTotal": g(&self.requests_total),
             "h2RequestsTotal": g(&self.h2_requests_total),
             "h2OpenStreams": g(&self.h2_open_streams),
@@ -155,6 +158,9 @@ async fn connection(
             return;
         }
     };
+    if stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
+        state.stats.tls_resumed.fetch_add(1, Ordering::Relaxed);
+    }
     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
     let client = stream
         .get_ref()

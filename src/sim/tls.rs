@@ -324,8 +324,10 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
         .map_err(tls_err)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     // One session ticket per handshake, as Go's crypto/tls (the kube-apiserver's) sends; rustls
-    // sends two.
+    // sends two. Stateless tickets, as Go's: rustls' default keeps sessions in a 256-entry
+    // memory, and a fleet's clusters could not resume.
     config.send_tls13_tickets = 1;
+    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(tls_err)?;
     let ca_subject = der::certificate_subject(ca_cert.der())
         .ok_or_else(|| Error::Tls("the CA certificate has no subject".into()))?
         .to_vec();
