@@ -15,6 +15,11 @@ struct ClusterEntry<'a> {
     server: &'a str,
     #[serde(rename = "certificate-authority-data")]
     ca: &'a str,
+    /// Each cluster its own TLS name, as clusters have their own hosts: a client keeps TLS
+    /// sessions per server name, and one address for the whole fleet would let every cluster
+    /// resume another's session (cheaper than any real fleet).
+    #[serde(rename = "tls-server-name", skip_serializing_if = "Option::is_none")]
+    tls_server_name: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -75,6 +80,7 @@ pub fn render(entries: &[Entry], ca_pem: &str) -> String {
                 cluster: ClusterEntry {
                     server: e.server,
                     ca: &ca,
+                    tls_server_name: tls_name(e.name),
                 },
             })
             .collect(),
@@ -103,6 +109,19 @@ pub fn render(entries: &[Entry], ca_pem: &str) -> String {
     serde_saphyr::to_string(&config).unwrap_or_default()
 }
 
+/// `<cluster>.clusters.fluxfleet.sim`, which the simulator's certificate covers; None for a
+/// name that is not a DNS label.
+pub fn tls_name(cluster: &str) -> Option<String> {
+    let label = !cluster.is_empty()
+        && cluster.len() <= 63
+        && !cluster.starts_with('-')
+        && !cluster.ends_with('-')
+        && cluster
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    label.then(|| format!("{cluster}.{}", super::tls::CLUSTER_DOMAIN))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +146,26 @@ mod tests {
         );
         assert!(cluster.certificate_authority_data.is_some());
         assert_eq!(kc.auth_infos[0].name, "a-admin");
+    }
+
+    #[test]
+    fn each_cluster_gets_its_own_tls_name_when_its_name_is_a_dns_label() {
+        assert_eq!(
+            tls_name("platform-prod-001").as_deref(),
+            Some("platform-prod-001.clusters.fluxfleet.sim")
+        );
+        assert_eq!(tls_name("Prod_1"), None);
+        assert_eq!(tls_name("-x"), None);
+        assert_eq!(tls_name(&"a".repeat(64)), None);
+        let text = render(
+            &[Entry {
+                name: "a",
+                server: "https://127.0.0.1:1/clusters/a",
+                token: "t",
+                role: "admin",
+            }],
+            "pem",
+        );
+        assert!(text.contains("tls-server-name: a.clusters.fluxfleet.sim"), "{text}");
     }
 }

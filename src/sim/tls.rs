@@ -273,8 +273,13 @@ fn tls_err(e: impl std::fmt::Display) -> Error {
     Error::Tls(e.to_string())
 }
 
-/// Generates a fresh CA and a server certificate valid for `localhost`, `127.0.0.1`, `::1` and the
-/// extra `hosts`, and a rustls config offering ALPN `h2` then `http/1.1`.
+/// The domain of the clusters' TLS names (`<cluster>.clusters.fluxfleet.sim`, see
+/// `kubeconfig::tls_name`).
+pub const CLUSTER_DOMAIN: &str = "clusters.fluxfleet.sim";
+
+/// Generates a fresh CA and a server certificate valid for `localhost`, `127.0.0.1`, `::1`, every
+/// cluster's TLS name and the extra `hosts`, and a rustls config offering ALPN `h2` then
+/// `http/1.1`.
 pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
     let ca_key = KeyPair::generate().map_err(tls_err)?;
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).map_err(tls_err)?;
@@ -290,6 +295,7 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
         "localhost".to_string(),
         "127.0.0.1".to_string(),
         "::1".to_string(),
+        format!("*.{CLUSTER_DOMAIN}"),
     ];
     names.extend(
         hosts
