@@ -10,6 +10,10 @@
 
 use std::time::{Duration, Instant};
 
+/// The allocator of the `fluxfleet` binary (see `src/main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use fluxfleet::config::{Config, Watch};
 use fluxfleet::fleet::{Counted, Phase};
 use fluxfleet::inventory;

