@@ -166,6 +166,9 @@ mod tests {
             }],
             "pem",
         );
-        assert!(text.contains("tls-server-name: a.clusters.fluxfleet.sim"), "{text}");
+        assert!(
+            text.contains("tls-server-name: a.clusters.fluxfleet.sim"),
+            "{text}"
+        );
     }
 }
