@@ -379,7 +379,7 @@ async fn build(
             ));
         }
     };
-    let proxy = match transport::proxy_for(
+    let proxy = match super::proxy::proxy_for(
         cluster.proxy_url.as_deref(),
         &config.cluster_url,
         &shared.transport.env_proxy,

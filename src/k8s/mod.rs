@@ -15,6 +15,7 @@ mod h2;
 mod identity;
 mod kind_watch;
 pub mod management;
+mod proxy;
 pub mod reader;
 mod report;
 mod reporter;
