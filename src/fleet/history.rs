@@ -31,6 +31,29 @@ pub struct Change {
 }
 
 impl Change {
+    /// A change of the object `key` on `cluster`: `what` it was (`health`, `revision`,
+    /// `deleted`), with no before, after or message yet.
+    pub fn of_object(
+        at: Timestamp,
+        cluster: &str,
+        workspace: String,
+        what: &str,
+        key: &super::ObjectKey,
+    ) -> Change {
+        Change {
+            at,
+            cluster: cluster.to_string(),
+            workspace,
+            what: what.to_string(),
+            kind: Some(key.kind),
+            namespace: Some(key.namespace.to_string()),
+            name: Some(key.name.to_string()),
+            from: None,
+            to: None,
+            message: None,
+        }
+    }
+
     /// "Kustomization flux-system/apps", or "-" for a cluster's own change.
     pub fn object(&self) -> String {
         match (&self.kind, &self.namespace, &self.name) {

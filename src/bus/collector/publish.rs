@@ -1,0 +1,195 @@
+//! What a collector publishes for the clusters it owns: each cluster's state and objects into
+//! the bucket (only what changed), and each change worth telling into the history stream.
+
+use std::collections::BTreeSet;
+
+use bytes::Bytes;
+use futures::StreamExt;
+use jiff::Timestamp;
+
+use super::super::keys;
+use super::super::wire::{self, ClusterState};
+use super::{Collector, IN_FLIGHT, Published};
+use crate::fleet::FluxSummary;
+use crate::fleet::index::{Change, Event};
+
+impl Collector {
+    /// Publishes what one engine event changed, for a cluster this collector owns.
+    pub(super) async fn publish(&mut self, event: Event) {
+        let Some(name) = self.names.get(&event.cluster).cloned() else {
+            return;
+        };
+        if !self.owned.contains_key(&name) {
+            // A last word from a cluster handed over: the next owner says it.
+            return;
+        }
+        match event.change {
+            Change::Connection(connection) => {
+                let Some(spec) = self.specs.get(&name) else {
+                    return;
+                };
+                let mut state = ClusterState::new(&spec.info(), &connection, &self.id);
+                let owned = self.owned.get_mut(&name);
+                let before = owned.as_ref().and_then(|o| o.state.as_ref());
+                state.report = before.and_then(|b| b.report.clone());
+                if before.is_none_or(|b| b.phase != state.phase) {
+                    let change = wire::Change {
+                        at: event.at,
+                        cluster: name.clone(),
+                        workspace: state.workspace.clone(),
+                        what: "connection".into(),
+                        kind: None,
+                        namespace: None,
+                        name: None,
+                        from: before.map(|b| b.phase.as_str().to_string()),
+                        to: Some(state.phase.as_str().to_string()),
+                        message: state.error.clone(),
+                    };
+                    self.history(&name, &change).await;
+                }
+                self.put_cluster(&name, state).await;
+            }
+            Change::Report(report) => {
+                let Some(mut state) = self.owned.get(&name).and_then(|o| o.state.clone()) else {
+                    return;
+                };
+                state.report = report.map(|r| *r);
+                self.put_cluster(&name, state).await;
+            }
+            Change::Applied(summary) => self.put_object(&name, summary, event.at).await,
+            Change::Deleted(key) => {
+                let key = keys::object(&name, &key);
+                self.delete_object(&name, &key, event.at).await;
+            }
+            Change::Replaced(kind, objects) => {
+                let listed: BTreeSet<String> = objects
+                    .iter()
+                    .map(|o| keys::object(&name, &o.key))
+                    .collect();
+                let prefix = format!("o.{}.{}.", keys::token(&name), kind.as_str());
+                let gone: Vec<String> = self
+                    .owned
+                    .get(&name)
+                    .map(|o| {
+                        o.objects
+                            .keys()
+                            .filter(|k| k.starts_with(&prefix) && !listed.contains(*k))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for key in gone {
+                    self.delete_object(&name, &key, event.at).await;
+                }
+                for summary in objects {
+                    self.put_object(&name, summary, event.at).await;
+                }
+            }
+            Change::Added(_) | Change::Retired | Change::Counted(_) => {}
+        }
+    }
+
+    async fn put_cluster(&mut self, name: &str, state: ClusterState) {
+        let Ok(value) = serde_json::to_vec(&state) else {
+            return;
+        };
+        if let Some(owned) = self.owned.get_mut(name) {
+            owned.state = Some(state);
+        }
+        self.send(
+            format!("$KV.{}.{}", self.stores.names.state, keys::cluster(name)),
+            value.into(),
+        )
+        .await;
+    }
+
+    async fn put_object(&mut self, cluster: &str, summary: FluxSummary, at: Timestamp) {
+        let key = keys::object(cluster, &summary.key);
+        let Ok(value) = serde_json::to_vec(&summary) else {
+            return;
+        };
+        let hash = wire::hash(&value);
+        let Some(owned) = self.owned.get_mut(cluster) else {
+            return;
+        };
+        let workspace = owned
+            .state
+            .as_ref()
+            .map(|s| s.workspace.clone())
+            .unwrap_or_default();
+        let before = owned.objects.insert(
+            key.clone(),
+            Published {
+                hash,
+                health: summary.health,
+                revision: summary.revision.clone(),
+            },
+        );
+        if before.as_ref().is_some_and(|b| b.hash == hash) {
+            return;
+        }
+        if let Some(b) = before {
+            let mut change = wire::Change::of_object(at, cluster, workspace, "", &summary.key);
+            if b.health != summary.health {
+                change.what = "health".into();
+                change.from = Some(b.health.as_str().to_string());
+                change.to = Some(summary.health.as_str().to_string());
+                change.message = summary.message.as_deref().map(str::to_string);
+                self.history(cluster, &change).await;
+            }
+            if b.revision != summary.revision && summary.revision.is_some() {
+                change.what = "revision".into();
+                change.from = b.revision.as_deref().map(str::to_string);
+                change.to = summary.revision.as_deref().map(str::to_string);
+                change.message = None;
+                self.history(cluster, &change).await;
+            }
+        }
+        let subject = format!("$KV.{}.{key}", self.stores.names.state);
+        self.send(subject, value.into()).await;
+    }
+
+    async fn delete_object(&mut self, cluster: &str, key: &str, at: Timestamp) {
+        let Some(owned) = self.owned.get_mut(cluster) else {
+            return;
+        };
+        if owned.objects.remove(key).is_none() {
+            return;
+        }
+        let workspace = owned
+            .state
+            .as_ref()
+            .map(|s| s.workspace.clone())
+            .unwrap_or_default();
+        if let Err(e) = self.stores.state.delete(key).await {
+            tracing::warn!(error = %e, "deleting {key}");
+        }
+        if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
+            let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
+            self.history(cluster, &change).await;
+        }
+    }
+
+    async fn history(&mut self, cluster: &str, change: &wire::Change) {
+        let Ok(value) = serde_json::to_vec(change) else {
+            return;
+        };
+        let subject = self.stores.names.history_subject(cluster);
+        self.send(subject, value.into()).await;
+    }
+
+    /// Publishes without waiting for the acknowledgement, up to [`IN_FLIGHT`] at once.
+    async fn send(&mut self, subject: String, value: Bytes) {
+        while self.acks.len() >= IN_FLIGHT {
+            if let Some(Err(e)) = self.acks.next().await {
+                tracing::warn!(error = %e, "publishing");
+            }
+        }
+        match self.stores.js.publish(subject, value).await {
+            Ok(ack) => self.acks.push(Box::pin(async move {
+                ack.await.map(|_| ()).map_err(|e| e.to_string())
+            })),
+            Err(e) => tracing::warn!(error = %e, "publishing"),
+        }
+    }
+}
