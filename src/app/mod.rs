@@ -10,6 +10,7 @@ pub mod links;
 pub mod map;
 pub mod model;
 pub mod plugins;
+pub mod prompt;
 pub mod rows;
 pub mod run;
 pub mod spreads;

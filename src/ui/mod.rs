@@ -184,7 +184,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     }
     let line = match (&model.input, &model.flash) {
         (Input::Command(text), _) => {
-            let hint = crate::app::update::completions(model, text)
+            let hint = crate::app::prompt::completions(model, text)
                 .into_iter()
                 .take(6)
                 .collect::<Vec<_>>()
