@@ -1,0 +1,99 @@
+//! `fluxfleet sim`'s arguments.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::duration;
+use crate::sim;
+
+fn fault_spec(s: &str) -> Result<sim::faults::Spec, String> {
+    sim::faults::Spec::parse(s)
+}
+
+#[derive(Debug, Args)]
+pub struct SimArgs {
+    /// Number of workload clusters.
+    #[arg(long, default_value_t = 20)]
+    pub clusters: usize,
+    /// Number of workspaces the clusters are spread over.
+    #[arg(long, default_value_t = 4)]
+    pub workspaces: usize,
+    /// Flux objects per cluster.
+    #[arg(long, default_value_t = 30)]
+    pub objects: usize,
+    /// Seed of the fleet's contents: the same seed gives the same fleet.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Directory for the kubeconfigs (created if missing).
+    #[arg(long, default_value = "fluxfleet-sim")]
+    pub out: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:0")]
+    pub listen: SocketAddr,
+    /// Give every cluster its own port instead of a `/clusters/<name>` path prefix.
+    #[arg(long)]
+    pub port_per_cluster: bool,
+    /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%`.
+    #[arg(long, value_parser = fault_spec, default_value = "")]
+    pub faults: sim::faults::Spec,
+    /// Failures and recoveries per second across the fleet; also starts rollouts. 0: a still fleet.
+    #[arg(long, default_value_t = 0.0)]
+    pub churn: f64,
+    /// How long the simulated controllers take to handle a reconcile request.
+    #[arg(long, value_parser = duration, default_value = "2s")]
+    pub reconcile_delay: Duration,
+    /// How often a new revision starts rolling out (with --churn).
+    #[arg(long, value_parser = duration, default_value = "2m")]
+    pub rollout_interval: Duration,
+    /// Delay between workspaces during a rollout.
+    #[arg(long, value_parser = duration, default_value = "15s")]
+    pub rollout_step: Duration,
+    /// Changes kept per cluster for watches to resume from; older resourceVersions get 410 Gone.
+    #[arg(long, default_value_t = 512)]
+    pub history: usize,
+    /// How long changes are kept for watches to resume from, at most.
+    #[arg(long, value_parser = duration, default_value = "90s")]
+    pub history_age: Duration,
+    /// Offer only HTTP/1.1 (ALPN), like API servers behind an HTTP/1.1-only proxy.
+    #[arg(long)]
+    pub http1_only: bool,
+    /// The management cluster is a Kommander one (Workspace and KommanderCluster objects).
+    #[arg(long)]
+    pub kommander: bool,
+    /// Share of clusters (0 to 1) running the Flux Operator, with a FluxInstance and a
+    /// FluxReport.
+    #[arg(long, default_value_t = 0.5)]
+    pub operator: f64,
+    /// How often the Flux Operator writes each cluster's FluxReport.
+    #[arg(long, value_parser = duration, default_value = "10m")]
+    pub report_every: Duration,
+}
+
+impl SimArgs {
+    pub fn config(&self) -> sim::Config {
+        sim::Config {
+            clusters: self.clusters,
+            workspaces: self.workspaces,
+            objects: self.objects,
+            seed: self.seed,
+            out: self.out.clone(),
+            listen: self.listen,
+            port_per_cluster: self.port_per_cluster,
+            faults: self.faults.clone(),
+            churn: self.churn,
+            reconcile_delay: self.reconcile_delay,
+            rollout_interval: self.rollout_interval,
+            rollout_step: self.rollout_step,
+            history: self.history,
+            history_age: self.history_age,
+            http1_only: self.http1_only,
+            kommander: self.kommander,
+            operator: self.operator,
+            report_every: self.report_every,
+            ..sim::Config::default()
+        }
+    }
+}
