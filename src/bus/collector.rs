@@ -80,6 +80,16 @@ struct Owned {
     objects: HashMap<String, Published>,
 }
 
+impl Owned {
+    /// The cluster's workspace as last published; empty before its first state.
+    fn workspace(&self) -> String {
+        self.state
+            .as_ref()
+            .map(|s| s.workspace.clone())
+            .unwrap_or_default()
+    }
+}
+
 type Ack = futures::future::BoxFuture<'static, Result<(), String>>;
 
 struct Collector {

@@ -189,18 +189,16 @@ pub async fn get_json<T: DeserializeOwned>(
     http: &Http,
     path: &str,
 ) -> Result<(T, Version), Trouble> {
-    let response = get(http, path).await?;
-    let version = response.version();
-    Ok((read_json(response, BODY_LIMIT).await?, version))
+    get_json_accepting(http, path, None).await
 }
 
-/// [`get_json`] asking for the media type `accept` first.
+/// [`get_json`] asking for the media type `accept` first, when there is one.
 pub async fn get_json_accepting<T: DeserializeOwned>(
     http: &Http,
     path: &str,
-    accept: &'static str,
+    accept: Option<&'static str>,
 ) -> Result<(T, Version), Trouble> {
-    let response = get_accepting(http, path, Some(accept)).await?;
+    let response = get_accepting(http, path, accept).await?;
     let version = response.version();
     Ok((read_json(response, BODY_LIMIT).await?, version))
 }

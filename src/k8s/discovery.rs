@@ -101,7 +101,7 @@ struct ResponseKind {
 /// one request; from an older server, the group list and then the resource list of every
 /// version of every Flux group that holds a wanted kind.
 pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Trouble> {
-    let (apis, protocol) = api::get_json_accepting::<Apis>(http, "/apis", ACCEPT).await?;
+    let (apis, protocol) = api::get_json_accepting::<Apis>(http, "/apis", Some(ACCEPT)).await?;
     let groups: BTreeSet<&str> = wanted.iter().map(|k| k.group()).collect();
     let mut resources: Vec<(String, String, String)> = Vec::new();
     let operator = if apis.kind == "APIGroupDiscoveryList" {

@@ -8,8 +8,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::h2::ResponseBody;
-use super::slim::Slim;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use jiff::Timestamp;
@@ -19,6 +17,8 @@ use serde::Deserialize;
 use super::api::{self, Http, Trouble};
 use super::backoff::Backoff;
 use super::errors::Failure;
+use super::h2::ResponseBody;
+use super::slim::Slim;
 use super::summarize::{key_of, summarize};
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
 

@@ -112,11 +112,7 @@ impl Collector {
         let Some(owned) = self.owned.get_mut(cluster) else {
             return;
         };
-        let workspace = owned
-            .state
-            .as_ref()
-            .map(|s| s.workspace.clone())
-            .unwrap_or_default();
+        let workspace = owned.workspace();
         let before = owned.objects.insert(
             key.clone(),
             Published {
@@ -156,11 +152,7 @@ impl Collector {
         if owned.objects.remove(key).is_none() {
             return;
         }
-        let workspace = owned
-            .state
-            .as_ref()
-            .map(|s| s.workspace.clone())
-            .unwrap_or_default();
+        let workspace = owned.workspace();
         if let Err(e) = self.stores.state.delete(key).await {
             tracing::warn!(error = %e, "deleting {key}");
         }

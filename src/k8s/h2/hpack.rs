@@ -295,15 +295,8 @@ fn put_integer(out: &mut Vec<u8>, flags: u8, prefix: u32, value: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::huffman::tests::hex;
     use super::*;
-
-    fn hex(text: &str) -> Vec<u8> {
-        let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
-        digits
-            .chunks(2)
-            .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).unwrap())
-            .collect()
-    }
 
     fn fields(decoder: &mut Decoder, block: &str) -> Result<Vec<(String, String)>, BadBlock> {
         let mut out = Vec::new();

@@ -109,10 +109,11 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn hex(text: &str) -> Vec<u8> {
+    /// Bytes written as hex, spaces allowed ("f1e3 c2e5"), as the RFCs print them.
+    pub(in crate::k8s::h2) fn hex(text: &str) -> Vec<u8> {
         let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
         digits
             .chunks(2)
