@@ -380,13 +380,15 @@ fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
 }
 
 /// `status.inventory.entries` (Kustomization, HelmRelease on Flux 2.8+) or `status.inventory`
-/// as a list (ArtifactGenerator).
+/// as a list (ArtifactGenerator); read slim (`k8s::slim`), the list's count stands in for it.
 fn inventory_size(object: &Value) -> Option<u32> {
     let inventory = object.at("/status/inventory")?;
-    let entries = inventory
+    let entries = inventory.get("entries").unwrap_or(inventory);
+    let count = entries
         .as_array()
-        .or_else(|| inventory.get("entries")?.as_array())?;
-    Some(u32::try_from(entries.len()).unwrap_or(u32::MAX))
+        .map(|a| a.len() as u64)
+        .or(entries.as_u64())?;
+    Some(u32::try_from(count).unwrap_or(u32::MAX))
 }
 
 #[cfg(test)]

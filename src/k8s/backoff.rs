@@ -3,12 +3,21 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
+/// How long work must go well before a failure counts as a first one again. A server that
+/// accepts a watch and breaks it at once is then retried ever more slowly, not every
+/// `initial` forever.
+pub const STAY_HEALTHY: Duration = Duration::from_secs(60);
+
 /// Doubles from `initial` to `max`; each delay is jittered by up to a quarter, downwards.
 pub struct Backoff {
     initial: Duration,
     max: Duration,
     current: Duration,
     jitter: u64,
+    /// Since when the work has gone well, without a failure since.
+    healthy_since: Option<Instant>,
 }
 
 impl Backoff {
@@ -18,10 +27,25 @@ impl Backoff {
             max: max.max(initial),
             current: initial,
             jitter: seed | 1,
+            healthy_since: None,
         }
     }
 
+    /// The work went well (a watch delivered an event, a cluster is live). Once it has gone
+    /// well for [`STAY_HEALTHY`], the next failure backs off from `initial` again.
+    pub fn healthy(&mut self) {
+        self.healthy_since.get_or_insert_with(Instant::now);
+    }
+
+    /// The delay before the next attempt, after a failure.
     pub fn next_delay(&mut self) -> Duration {
+        if self
+            .healthy_since
+            .take()
+            .is_some_and(|since| since.elapsed() >= STAY_HEALTHY)
+        {
+            self.current = self.initial;
+        }
         // xorshift: cheap, deterministic per seed.
         self.jitter ^= self.jitter << 13;
         self.jitter ^= self.jitter >> 7;
@@ -35,6 +59,7 @@ impl Backoff {
 
     pub fn reset(&mut self) {
         self.current = self.initial;
+        self.healthy_since = None;
     }
 }
 
@@ -52,5 +77,28 @@ mod tests {
         }
         b.reset();
         assert!(b.next_delay() <= Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_a_long_enough_health_resets_the_delay() {
+        let mut b = Backoff::new(Duration::from_secs(1), Duration::from_secs(300), 7);
+        // A server that accepts every watch and breaks it soon after.
+        let mut delays = Vec::new();
+        for _ in 0..8 {
+            b.healthy();
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            delays.push(b.next_delay());
+        }
+        for (d, base) in delays.iter().zip([1, 2, 4, 8, 16, 32, 64, 128]) {
+            let base = Duration::from_secs(base);
+            assert!(*d <= base && *d >= base * 3 / 4, "{d:?} vs {base:?}");
+        }
+        // Healthy for a minute: the next failure is a first one again.
+        b.healthy();
+        tokio::time::sleep(STAY_HEALTHY).await;
+        assert!(b.next_delay() <= Duration::from_secs(1));
+        // Health is earned again after each failure.
+        tokio::time::sleep(STAY_HEALTHY).await;
+        assert!(b.next_delay() > Duration::from_secs(1));
     }
 }

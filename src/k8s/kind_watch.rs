@@ -139,8 +139,8 @@ impl KindWatch {
             if self.body.is_none() {
                 match Box::pin(self.open()).await {
                     Ok(body) => {
+                        // Opening is not health: a server may break every watch it accepts.
                         self.body = Some(body);
-                        self.backoff.reset();
                         return Step::Watching;
                     }
                     Err(trouble) => match self.failed(trouble) {
@@ -150,7 +150,13 @@ impl KindWatch {
                 }
             }
             let outcome = match self.line().await {
-                Ok(Some(line)) => self.event(&line),
+                Ok(Some(line)) => {
+                    let event = self.event(&line);
+                    if event.is_ok() {
+                        self.backoff.healthy();
+                    }
+                    event
+                }
                 Ok(None) => {
                     // The server ended the watch (its timeout): resume where it stopped.
                     self.body = None;

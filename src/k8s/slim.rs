@@ -13,6 +13,13 @@ use serde_json::{Map, Value};
 
 use crate::fleet::annotations;
 
+/// The most items kept of any array, and entries of any object kept whole: what a summary
+/// reads of a list (conditions, history, dependsOn) is far fewer.
+pub const MAX_ITEMS: usize = 256;
+/// The longest string kept, in bytes (cut at a character boundary): a condition's message is
+/// shown in a line or a panel, never 32 MiB of it.
+pub const MAX_TEXT: usize = 32 * 1024;
+
 /// What of a JSON value to keep.
 enum Keep {
     /// All of it.
@@ -22,8 +29,8 @@ enum Keep {
     Fields(&'static [(&'static str, Keep)]),
     /// Of an object, these fields whole.
     Only(&'static [&'static str]),
-    /// Of an array, only how long it is (its items read as null); of an object, its `entries`
-    /// so (`status.inventory` is either).
+    /// Of an array, only how long it is: its items are skipped, never stored, and the count
+    /// stands in for the array; of an object, its `entries` so (`status.inventory` is either).
     Count,
     /// Of an array, each item by this rule.
     Each(&'static Keep),
@@ -118,10 +125,7 @@ impl<'de> DeserializeSeed<'de> for Pruned {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        match self.0 {
-            Keep::All => serde::Deserialize::deserialize(d),
-            keep => d.deserialize_any(Pruning(keep)),
-        }
+        d.deserialize_any(Pruning(self.0))
     }
 }
 
@@ -170,6 +174,18 @@ impl<'de> Visitor<'de> for Pruning {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        if let Keep::All = self.0 {
+            let mut map = Map::new();
+            while let Some(key) = access.next_key::<String>()? {
+                if map.len() < MAX_ITEMS {
+                    let value = access.next_value_seed(Pruned(&Keep::All))?;
+                    map.insert(cut(key), value);
+                } else {
+                    access.next_value::<IgnoredAny>()?;
+                }
+            }
+            return Ok(Value::Object(map));
+        }
         // Room for what is usually kept: growing a map rehashes it.
         let mut map = Map::with_capacity(match self.0 {
             Keep::Fields(fields) => fields.len().min(8),
@@ -191,24 +207,25 @@ impl<'de> Visitor<'de> for Pruning {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        if let Keep::Count = self.0 {
+            let mut count = 0u64;
+            while access.next_element::<IgnoredAny>()?.is_some() {
+                count += 1;
+            }
+            return Ok(Value::from(count));
+        }
+        let keep = match self.0 {
+            Keep::Each(keep) => *keep,
+            _ => &Keep::All,
+        };
         let mut items = Vec::with_capacity(access.size_hint().unwrap_or(0).min(64));
-        match self.0 {
-            Keep::Count => {
-                while access.next_element::<IgnoredAny>()?.is_some() {
-                    items.push(Value::Null);
-                }
-            }
-            Keep::Each(keep) => {
-                while let Some(item) = access.next_element_seed(Pruned(keep))? {
-                    items.push(item);
-                }
-            }
-            Keep::All | Keep::Fields(_) | Keep::Only(_) => {
-                while let Some(item) = access.next_element::<Value>()? {
-                    items.push(item);
-                }
+        while items.len() < MAX_ITEMS {
+            match access.next_element_seed(Pruned(keep))? {
+                Some(item) => items.push(item),
+                None => return Ok(Value::Array(items)),
             }
         }
+        while access.next_element::<IgnoredAny>()?.is_some() {}
         Ok(Value::Array(items))
     }
 
@@ -229,11 +246,11 @@ impl<'de> Visitor<'de> for Pruning {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_string()))
+        Ok(Value::String(v[..boundary(v, MAX_TEXT)].to_string()))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
+        Ok(Value::String(cut(v)))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
@@ -247,6 +264,23 @@ impl<'de> Visitor<'de> for Pruning {
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
+}
+
+/// `text` cut to at most [`MAX_TEXT`] bytes.
+fn cut(mut text: String) -> String {
+    text.truncate(boundary(&text, MAX_TEXT));
+    text
+}
+
+/// The longest prefix of `text` within `max` bytes that ends at a character boundary.
+fn boundary(text: &str, max: usize) -> usize {
+    if text.len() <= max {
+        return text.len();
+    }
+    (0..=max)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -321,7 +355,7 @@ mod tests {
                 "metadata": {"name": "apps",
                     "annotations": {"reconcile.fluxcd.io/requestedAt": "t"}},
                 "spec": {"suspend": true},
-                "status": {"inventory": {"entries": [null, null]},
+                "status": {"inventory": {"entries": 2},
                     "conditions": [{"type": "Ready", "status": "True"}]},
             })
         );
@@ -329,5 +363,35 @@ mod tests {
             "status": null, "code": 410, "message": "too old"});
         assert_eq!(slim(&odd), odd);
         assert_eq!(slim(&serde_json::json!([1, 2])), serde_json::json!([1, 2]));
+    }
+
+    #[test]
+    fn counted_arrays_are_not_stored_and_what_is_kept_is_capped() {
+        // A hostile server's inventory of a million entries, a message of 1 MiB, and a
+        // dependsOn of a thousand: the count, 32 KiB, 256.
+        let entries = vec!["0"; 1_000_000].join(",");
+        let message = "é".repeat(512 * 1024);
+        let depends: Vec<Value> = (0..1000).map(|i| serde_json::json!({"name": i})).collect();
+        let text = format!(
+            r#"{{"kind":"Kustomization","metadata":{{"name":"x"}},
+               "spec":{{"dependsOn":{}}},
+               "status":{{"inventory":{{"entries":[{entries}]}},
+                 "conditions":[{{"type":"Ready","status":"False","message":"{message}"}}]}}}}"#,
+            Value::from(depends)
+        );
+        let Slim(slim) = serde_json::from_str(&text).unwrap();
+        assert_eq!(slim["status"]["inventory"]["entries"], 1_000_000);
+        let kept = slim["status"]["conditions"][0]["message"].as_str().unwrap();
+        assert!(
+            kept.len() <= MAX_TEXT && kept.len() > MAX_TEXT - 2,
+            "{}",
+            kept.len()
+        );
+        assert_eq!(
+            slim["spec"]["dependsOn"].as_array().unwrap().len(),
+            MAX_ITEMS
+        );
+        let summary = summarize(FluxKind::Kustomization, slim).unwrap();
+        assert_eq!(summary.inventory, Some(1_000_000));
     }
 }

@@ -199,7 +199,7 @@ pub(super) async fn watch(
             permit = None;
         }
         if connection.phase == Phase::Live {
-            backoff.reset();
+            backoff.healthy();
         }
         if reporter.connection(connection).await.is_err() {
             return Ended::Closed;

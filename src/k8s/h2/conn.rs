@@ -6,17 +6,30 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 
-use bytes::Bytes;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use bytes::{Bytes, BytesMut};
 use futures::task::AtomicWaker;
 
 /// How much of one stream's answer the server may send ahead of what its reader took.
 pub const STREAM_WINDOW: u32 = 1 << 20;
 /// How much of all streams' answers together.
 pub const CONNECTION_WINDOW: u32 = 4 << 20;
+/// A reader wakes the driver once it has read this much since the driver last looked: with at
+/// most 100 streams open that keeps less than half the connection's window unnoticed.
+pub const WAKE_AFTER_READ: u32 = 16 * 1024;
 /// The largest header block read (`SETTINGS_MAX_HEADER_LIST_SIZE`, and the fragments kept).
 pub const MAX_HEADER_BLOCK: usize = 256 * 1024;
-/// The most header fields kept of one answer.
+/// The most header fields one answer may have.
 pub const MAX_FIELDS: usize = 256;
+/// DATA payloads smaller than this are copied into a shared chunk instead of kept as their own
+/// allocation, so that what a stream holds is proportional to its bytes, never to its frames.
+pub const SMALL_DATA: usize = 4 * 1024;
+/// The size of a chunk small payloads are gathered into.
+const CHUNK: usize = 16 * 1024;
+/// What keeping one piece of data costs beyond its bytes (its `Bytes`, its shared header, its
+/// place in the queue), counted so that the accounting tells the truth about many small pieces.
+pub const PIECE_COST: usize = 64;
 
 /// What an error that ends streams says, kept to be told to each of them.
 #[derive(Clone, Debug)]
@@ -46,9 +59,9 @@ impl Broken {
 #[derive(Default)]
 pub struct Cell {
     pub head: Option<http::response::Parts>,
-    /// The head was handed on: a later header block is trailers.
-    pub(super) headed: bool,
-    pub data: VecDeque<Bytes>,
+    /// Received data not read yet, oldest first; small payloads are gathered in `tail`.
+    data: VecDeque<Bytes>,
+    tail: BytesMut,
     /// The server ended the stream (after `data`).
     pub end: bool,
     pub broken: Option<Broken>,
@@ -68,6 +81,13 @@ impl Stream {
         self.cell.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Creates a stream with nothing received yet.
+    pub(super) fn new() -> Stream {
+        Stream {
+            cell: Mutex::new(Cell::default()),
+        }
+    }
+
     pub(super) fn update(&self, change: impl FnOnce(&mut Cell)) {
         let waker = {
             let mut cell = self.lock();
@@ -85,6 +105,57 @@ impl Stream {
                 cell.broken = Some(broken.clone());
             }
         });
+    }
+}
+
+impl Cell {
+    /// Keeps a DATA payload for the reader: a small one is copied into the current chunk.
+    pub(super) fn push(&mut self, data: Bytes) {
+        if data.len() < SMALL_DATA {
+            if self.tail.capacity() - self.tail.len() < data.len() {
+                self.seal();
+                self.tail = BytesMut::with_capacity(CHUNK);
+            }
+            self.tail.extend_from_slice(&data);
+        } else {
+            self.seal();
+            self.data.push_back(data);
+        }
+    }
+
+    /// The chunk gathering small payloads is done: it joins the queue.
+    fn seal(&mut self) {
+        if !self.tail.is_empty() {
+            let full = self.tail.split().freeze();
+            self.data.push_back(full);
+        }
+    }
+
+    /// The oldest data not read yet.
+    pub fn pop(&mut self) -> Option<Bytes> {
+        if let Some(data) = self.data.pop_front() {
+            return Some(data);
+        }
+        if self.tail.is_empty() {
+            return None;
+        }
+        let data = self.tail.split().freeze();
+        // The chunk's room is kept only while more may come into it.
+        if self.end || self.broken.is_some() {
+            self.tail = BytesMut::new();
+        }
+        Some(data)
+    }
+
+    /// Whether every byte received was read.
+    pub fn drained(&self) -> bool {
+        self.data.is_empty() && self.tail.is_empty()
+    }
+
+    /// The memory this stream's received data holds, pieces counted at their cost.
+    pub fn held(&self) -> usize {
+        let pieces: usize = self.data.iter().map(|d| d.len() + PIECE_COST).sum();
+        pieces + self.tail.capacity()
     }
 }
 
@@ -109,6 +180,9 @@ pub(super) struct Shared {
 pub struct Conn {
     shared: Mutex<Shared>,
     pub(super) driver: AtomicWaker,
+    /// The most memory the driver held at once for this connection (its buffers and what its
+    /// streams received and nobody read yet), by its own accounting.
+    peak_held: AtomicUsize,
 }
 
 impl Conn {
@@ -123,9 +197,7 @@ impl Conn {
 
     /// Queues a request (its header block and body) and wakes the driver.
     pub fn open(&self, block: Vec<u8>, body: Bytes) -> Result<Arc<Stream>, io::Error> {
-        let stream = Arc::new(Stream {
-            cell: Mutex::new(Cell::default()),
-        });
+        let stream = Arc::new(Stream::new());
         {
             let mut shared = self.lock();
             if let Some(broken) = &shared.closed {
@@ -139,6 +211,17 @@ impl Conn {
         }
         self.driver.wake();
         Ok(stream)
+    }
+
+    /// Records what the driver holds now; the peak is kept.
+    pub(super) fn holding(&self, bytes: usize) {
+        self.peak_held.fetch_max(bytes, Ordering::Relaxed);
+    }
+
+    /// The most memory the driver held at once for this connection.
+    #[cfg(test)]
+    pub fn peak_held(&self) -> usize {
+        self.peak_held.load(Ordering::Relaxed)
     }
 
     pub fn wake(&self) {

@@ -1,9 +1,25 @@
 //! The task that owns one HTTP/2 connection's socket. Between frames it holds no buffer: a
-//! frame is read into an allocation of its own size and handed on as it is, and the write buffer
-//! is let go once written.
+//! frame is read into an allocation of its own size and handed on (small DATA payloads are
+//! gathered into shared chunks), and the write buffer is let go once written.
+//!
+//! What a hostile server can make it hold is bounded, as the h2 crate and Go's client bound it:
+//! - **Writes before reads.** While more than [`OUT_HIGH`] bytes wait to be written, no frame is
+//!   read: a server that sends PINGs or SETTINGS without reading its socket fills its own
+//!   buffers, never ours (h2 reads on only once its pending PONG and SETTINGS ACK are buffered).
+//! - **A budget of frames that carry nothing.** Control frames and frames that move no stream
+//!   forward beyond [`CALM_LIMIT`] in [`CALM_WINDOW`] end the connection with GOAWAY
+//!   ENHANCE_YOUR_CALM.
+//! - **Windows.** Received data is held until its reader takes it; the stream's and the
+//!   connection's windows are given back only then, so a slow reader slows the server.
+//! - **The stream state machine of RFC 9113, 5.1**, and every connection error sends GOAWAY with
+//!   its code and names the server and the violation.
 
+mod control;
+mod fields;
 mod frames;
+mod streams;
 
+use std::collections::VecDeque;
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,6 +44,20 @@ const PING_TIMEOUT: Duration = Duration::from_secs(10);
 const IDLE: Duration = Duration::from_secs(90);
 /// The most of the write buffer kept between writes.
 const OUT_KEPT: usize = 1024;
+/// No frame is read while this much waits to be written.
+pub const OUT_HIGH: usize = 4 * 1024;
+/// Frames that carry nothing for a stream (PING, SETTINGS, WINDOW_UPDATE, PRIORITY, RST_STREAM,
+/// empty DATA, informational answers, frames on closed streams, unknown types): at most this
+/// many…
+pub const CALM_LIMIT: u32 = 1_000;
+/// …within this long.
+const CALM_WINDOW: Duration = Duration::from_secs(10);
+/// The most CONTINUATION frames one header block may take: a whole block fits in 16.
+pub const MAX_CONTINUATIONS: u32 = 32;
+/// The most streams open at once, whatever the server allows.
+const MAX_OPEN: usize = 100;
+/// The streams we reset lately, whose late frames are ignored (RFC 9113, 5.1).
+const RECENT_RESETS: usize = 64;
 /// Stream ids are odd and below 2^31.
 const LAST_STREAM_ID: u32 = (1 << 31) - 1;
 
@@ -41,6 +71,17 @@ struct Active {
     body: Bytes,
     /// How much more the server may send before it is told again.
     recv_window: i64,
+    /// Read by the caller, not yet given back in the stream's window.
+    unreturned: u32,
+    /// Received, not yet given back in the connection's window.
+    conn_owed: u32,
+    /// The final answer's head arrived: a later header block is trailers.
+    headed: bool,
+    /// Informational (1xx) answers so far.
+    informational: u8,
+    /// The answer's `content-length`, and the data received.
+    expected: Option<u64>,
+    received: u64,
 }
 
 /// A header block arriving in HEADERS and CONTINUATION frames.
@@ -48,6 +89,7 @@ struct Block {
     stream: u32,
     end_stream: bool,
     fragment: Vec<u8>,
+    continuations: u32,
 }
 
 /// A connection error: the connection ends, with a GOAWAY when the server broke the protocol.
@@ -57,16 +99,6 @@ struct Fatal {
 }
 
 impl Fatal {
-    fn protocol(code: u32, what: &str) -> Fatal {
-        Fatal {
-            goaway: Some(code),
-            broken: Broken::new(
-                io::ErrorKind::InvalidData,
-                format!("the server broke HTTP/2: {what}"),
-            ),
-        }
-    }
-
     fn io(e: &io::Error) -> Fatal {
         Fatal {
             goaway: None,
@@ -86,6 +118,8 @@ impl Fatal {
 pub struct Driver<T> {
     io: T,
     conn: Arc<Conn>,
+    /// The server's authority, named in every error.
+    server: Arc<str>,
     streams: Vec<Active>,
     out: Vec<u8>,
     written: usize,
@@ -97,23 +131,33 @@ pub struct Driver<T> {
     block: Option<Block>,
     decoder: hpack::Decoder,
     next_id: u32,
+    recent_resets: VecDeque<u32>,
     peer_max_streams: usize,
     peer_initial_window: i64,
     peer_max_frame: usize,
     send_window: i64,
     recv_window: i64,
-    /// Data received that the connection's window has not been given back for.
+    /// Data read or dropped that the connection's window has not been given back for.
     received: u32,
     keepalive: Pin<Box<Sleep>>,
+    /// When the server last moved a stream forward or answered our ping.
     last_heard: Instant,
     idle_since: Option<Instant>,
-    pinging: bool,
+    /// The payload of our unanswered ping, and how many we sent.
+    ping: Option<[u8; 8]>,
+    pings_sent: u64,
+    /// Our SETTINGS wait for the server's acknowledgement.
+    settings_unacked: bool,
+    /// Frames that carried nothing, since `calm_since`.
+    idle_frames: u32,
+    calm_since: Instant,
     going_away: bool,
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
-    /// A driver for `io`, where TLS (ALPN `h2`) is already done; the preface goes first.
-    pub fn new(io: T, conn: Arc<Conn>) -> Driver<T> {
+    /// A driver for `io` to `server`, where TLS (ALPN `h2`) is already done; the preface goes
+    /// first.
+    pub fn new(io: T, conn: Arc<Conn>, server: &str) -> Driver<T> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
@@ -133,6 +177,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         Driver {
             io,
             conn,
+            server: server.into(),
             streams: Vec::new(),
             out,
             written: 0,
@@ -144,6 +189,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             block: None,
             decoder: hpack::Decoder::new(hpack::TABLE_SIZE),
             next_id: 1,
+            recent_resets: VecDeque::new(),
             // Until the server says otherwise (RFC 9113 suggests no fewer than 100).
             peer_max_streams: 100,
             peer_initial_window: 65_535,
@@ -154,9 +200,29 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             keepalive: Box::pin(tokio::time::sleep(KEEPALIVE)),
             last_heard: now,
             idle_since: Some(now),
-            pinging: false,
+            ping: None,
+            pings_sent: 0,
+            settings_unacked: true,
+            idle_frames: 0,
+            calm_since: now,
             going_away: false,
         }
+    }
+
+    /// A connection error: the server broke the protocol (`code` goes out in GOAWAY).
+    fn fatal(&self, code: u32, what: &str) -> Fatal {
+        Fatal {
+            goaway: Some(code),
+            broken: self.broke(what),
+        }
+    }
+
+    /// What a violation by the server says, naming it.
+    fn broke(&self, what: &str) -> Broken {
+        Broken::new(
+            io::ErrorKind::InvalidData,
+            format!("the server {} broke HTTP/2: {what}", self.server),
+        )
     }
 
     fn drive(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Fatal>> {
@@ -167,29 +233,33 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             if let Err(e) = self.write(cx) {
                 return Poll::Ready(Err(Fatal::io(&e)));
             }
-            match self.read_frame(cx) {
-                Poll::Ready(Ok(Some(head))) => {
-                    self.last_heard = Instant::now();
-                    if let Err(fatal) = self.on_frame(head) {
-                        return Poll::Ready(Err(fatal));
+            // Writes before reads: a server that does not read what we owe it is not read.
+            let backed_up = self.out.len() - self.written >= OUT_HIGH;
+            if !backed_up {
+                match self.read_frame(cx) {
+                    Poll::Ready(Ok(Some(head))) => {
+                        if let Err(fatal) = self.on_frame(head) {
+                            return Poll::Ready(Err(fatal));
+                        }
+                        continue;
                     }
-                    continue;
+                    Poll::Ready(Ok(None)) => {
+                        let broken = Broken::new(
+                            io::ErrorKind::UnexpectedEof,
+                            format!("the server {} closed the connection", self.server),
+                        );
+                        return Poll::Ready(Err(Fatal::quiet(broken)));
+                    }
+                    Poll::Ready(Err(fatal)) => return Poll::Ready(Err(fatal)),
+                    Poll::Pending => {}
                 }
-                Poll::Ready(Ok(None)) => {
-                    let broken = Broken::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection",
-                    );
-                    return Poll::Ready(Err(Fatal::quiet(broken)));
-                }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(Fatal::io(&e))),
-                Poll::Pending => {}
             }
             match self.tick(cx) {
                 Ok(true) => continue,
                 Ok(false) => {}
                 Err(fatal) => return Poll::Ready(Err(fatal)),
             }
+            self.account();
             let done = self.streams.is_empty() && {
                 let shared = self.conn.lock();
                 shared.opening.is_empty() && (shared.abandoned || self.going_away)
@@ -201,93 +271,13 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         }
     }
 
-    /// Gives queued requests stream ids, as many as the server allows open at once.
-    fn intake(&mut self) {
-        let mut shared = self.conn.lock();
-        while self.streams.len() < self.peer_max_streams && !self.going_away {
-            let Some(opening) = shared.opening.pop_front() else {
-                break;
-            };
-            if opening.stream.lock().dropped {
-                continue;
-            }
-            if self.next_id > LAST_STREAM_ID {
-                // Every stream id was used: this connection takes no more.
-                let broken = Broken::new(io::ErrorKind::ConnectionReset, "stream ids ran out");
-                opening.stream.fail(&broken);
-                shared.closed.get_or_insert(broken);
-                self.going_away = true;
-                break;
-            }
-            let id = self.next_id;
-            self.next_id += 2;
-            let end_stream = opening.body.is_empty();
-            frame::headers(
-                &mut self.out,
-                id,
-                &opening.block,
-                end_stream,
-                self.peer_max_frame,
-            );
-            self.streams.push(Active {
-                id,
-                stream: opening.stream,
-                send_window: self.peer_initial_window,
-                body: opening.body,
-                recv_window: i64::from(STREAM_WINDOW),
-            });
-            self.idle_since = None;
-        }
-    }
-
-    /// Cancels what callers let go of, gives back the window of what they read, and sends
-    /// request bodies as far as the windows allow.
-    fn tend_streams(&mut self) {
-        let out = &mut self.out;
-        let send_window = &mut self.send_window;
-        let max_frame = self.peer_max_frame;
-        self.streams.retain_mut(|active| {
-            let (dropped, consumed) = {
-                let mut cell = active.stream.lock();
-                let consumed = if cell.consumed >= STREAM_WINDOW / 2 {
-                    std::mem::take(&mut cell.consumed)
-                } else {
-                    0
-                };
-                (cell.dropped, consumed)
-            };
-            if dropped {
-                frame::rst_stream(out, active.id, frame::CANCEL);
-                return false;
-            }
-            if consumed > 0 {
-                frame::window_update(out, active.id, consumed);
-                active.recv_window += i64::from(consumed);
-            }
-            while !active.body.is_empty() {
-                let room = active.send_window.min(*send_window).min(max_frame as i64);
-                if room <= 0 {
-                    break;
-                }
-                let chunk = active.body.split_to(active.body.len().min(room as usize));
-                let flags = if active.body.is_empty() {
-                    frame::END_STREAM
-                } else {
-                    0
-                };
-                frame::put(out, frame::DATA, flags, active.id, &chunk);
-                active.send_window -= chunk.len() as i64;
-                *send_window -= chunk.len() as i64;
-            }
-            true
-        });
-        if self.streams.is_empty() && self.idle_since.is_none() {
-            self.idle_since = Some(Instant::now());
-        }
-        if self.received >= CONNECTION_WINDOW / 2 {
-            frame::window_update(&mut self.out, 0, self.received);
-            self.recv_window += i64::from(std::mem::take(&mut self.received));
-        }
+    /// Tells the connection what the driver holds now: its buffers, and what its streams
+    /// received that nobody read yet.
+    fn account(&self) {
+        let streams: usize = self.streams.iter().map(|a| a.stream.lock().held()).sum();
+        let block = self.block.as_ref().map_or(0, |b| b.fragment.capacity());
+        self.conn
+            .holding(self.out.capacity() + self.payload.capacity() + block + streams);
     }
 
     /// Writes what is queued; the buffer is let go once it is all written.
@@ -322,14 +312,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     }
 
     /// Reads one whole frame: its head, then its payload into `self.payload`.
-    fn read_frame(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<Option<Head>>> {
+    fn read_frame(&mut self, cx: &mut Context<'_>) -> Poll<Result<Option<Head>, Fatal>> {
+        let eof = || Fatal::io(&io::ErrorKind::UnexpectedEof.into());
         while self.head_read < 9 {
             let mut buf = ReadBuf::new(&mut self.head[self.head_read..]);
             match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
                 Poll::Ready(Ok(())) if buf.filled().is_empty() => {
                     return Poll::Ready(match self.head_read {
                         0 => Ok(None),
-                        _ => Err(io::ErrorKind::UnexpectedEof.into()),
+                        _ => Err(eof()),
                     });
                 }
                 Poll::Ready(Ok(())) => {
@@ -337,36 +328,50 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                     if self.head_read == 9 {
                         let head = Head::parse(&self.head);
                         if head.len > frame::MAX_FRAME {
-                            return Poll::Ready(Err(io::Error::new(
-                                io::ErrorKind::InvalidData,
-                                format!(
-                                    "the server broke HTTP/2: a frame of {} bytes (at most {})",
-                                    head.len,
-                                    frame::MAX_FRAME
-                                ),
-                            )));
+                            let what = format!(
+                                "a frame of {} bytes (at most {})",
+                                head.len,
+                                frame::MAX_FRAME
+                            );
+                            return Poll::Ready(Err(self.fatal(frame::FRAME_SIZE_ERROR, &what)));
                         }
                         self.payload = vec![0; head.len];
                         self.payload_read = 0;
                     }
                 }
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Fatal::io(&e))),
                 Poll::Pending => return Poll::Pending,
             }
         }
         while self.payload_read < self.payload.len() {
             let mut buf = ReadBuf::new(&mut self.payload[self.payload_read..]);
             match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => {
-                    return Poll::Ready(Err(io::ErrorKind::UnexpectedEof.into()));
-                }
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Err(eof())),
                 Poll::Ready(Ok(())) => self.payload_read += buf.filled().len(),
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(Fatal::io(&e))),
                 Poll::Pending => return Poll::Pending,
             }
         }
         self.head_read = 0;
         Poll::Ready(Ok(Some(Head::parse(&self.head))))
+    }
+
+    /// Counts a frame that carried nothing; too many too fast end the connection.
+    fn idle_frame(&mut self, what: &str) -> Result<(), Fatal> {
+        let now = Instant::now();
+        if now.duration_since(self.calm_since) >= CALM_WINDOW {
+            self.calm_since = now;
+            self.idle_frames = 0;
+        }
+        self.idle_frames += 1;
+        if self.idle_frames > CALM_LIMIT {
+            let what = format!(
+                "more than {CALM_LIMIT} frames that carry nothing within {} (the last: {what})",
+                crate::units::format_duration(CALM_WINDOW)
+            );
+            return Err(self.fatal(frame::ENHANCE_YOUR_CALM, &what));
+        }
+        Ok(())
     }
 
     /// Keep-alive and idling; true when it queued a ping.
@@ -375,11 +380,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             return Ok(false);
         }
         let now = Instant::now();
-        if self.pinging {
+        if self.ping.is_some() {
             return Err(Fatal::quiet(Broken::new(
                 io::ErrorKind::TimedOut,
                 format!(
-                    "the server did not answer a ping within {}",
+                    "the server {} did not answer a ping within {}",
+                    self.server,
                     crate::units::format_duration(PING_TIMEOUT)
                 ),
             )));
@@ -394,8 +400,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             )));
         }
         if now.duration_since(self.last_heard) >= KEEPALIVE {
-            frame::put(&mut self.out, frame::PING, 0, 0, &[0; 8]);
-            self.pinging = true;
+            self.pings_sent += 1;
+            let payload = self.pings_sent.to_be_bytes();
+            frame::put(&mut self.out, frame::PING, 0, 0, &payload);
+            self.ping = Some(payload);
             self.keepalive.as_mut().reset(now + PING_TIMEOUT);
             return Ok(true);
         }
@@ -406,11 +414,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// The connection ended: every stream and queued request hears why.
     fn finish(&mut self, fatal: Fatal) {
         if let Some(code) = fatal.goaway {
-            let mut out = Vec::new();
-            frame::goaway(&mut out, 0, code);
-            // Best effort: the connection is ending either way.
+            // The last stream the server opened that we processed: none, as push is off.
+            frame::goaway(&mut self.out, 0, code);
+            // Best effort, after what was queued before it: the connection is ending either way.
             let waker = futures::task::noop_waker();
-            let _ = Pin::new(&mut self.io).poll_write(&mut Context::from_waker(&waker), &out);
+            let mut cx = Context::from_waker(&waker);
+            while self.written < self.out.len() {
+                match Pin::new(&mut self.io).poll_write(&mut cx, &self.out[self.written..]) {
+                    Poll::Ready(Ok(n)) if n > 0 => self.written += n,
+                    _ => break,
+                }
+            }
+            let _ = Pin::new(&mut self.io).poll_flush(&mut cx);
         }
         let queued: Vec<Opening> = {
             let mut shared = self.conn.lock();
@@ -423,6 +438,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         for active in self.streams.drain(..) {
             active.stream.fail(&fatal.broken);
         }
+        self.account();
     }
 }
 

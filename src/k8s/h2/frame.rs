@@ -5,6 +5,7 @@ pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 pub const DATA: u8 = 0x0;
 pub const HEADERS: u8 = 0x1;
+pub const PRIORITY_FRAME: u8 = 0x2;
 pub const RST_STREAM: u8 = 0x3;
 pub const SETTINGS: u8 = 0x4;
 pub const PUSH_PROMISE: u8 = 0x5;
@@ -29,9 +30,35 @@ pub const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
 /// Error codes (RFC 9113, section 7).
 pub const PROTOCOL_ERROR: u32 = 0x1;
 pub const FLOW_CONTROL_ERROR: u32 = 0x3;
+pub const STREAM_CLOSED: u32 = 0x5;
 pub const FRAME_SIZE_ERROR: u32 = 0x6;
 pub const CANCEL: u32 = 0x8;
 pub const COMPRESSION_ERROR: u32 = 0x9;
+pub const ENHANCE_YOUR_CALM: u32 = 0xb;
+
+/// An error code's name (RFC 9113, 7), for messages.
+pub fn error_name(code: u32) -> &'static str {
+    const NAMES: [&str; 14] = [
+        "NO_ERROR",
+        "PROTOCOL_ERROR",
+        "INTERNAL_ERROR",
+        "FLOW_CONTROL_ERROR",
+        "SETTINGS_TIMEOUT",
+        "STREAM_CLOSED",
+        "FRAME_SIZE_ERROR",
+        "REFUSED_STREAM",
+        "CANCEL",
+        "COMPRESSION_ERROR",
+        "CONNECT_ERROR",
+        "ENHANCE_YOUR_CALM",
+        "INADEQUATE_SECURITY",
+        "HTTP_1_1_REQUIRED",
+    ];
+    NAMES
+        .get(code as usize)
+        .copied()
+        .unwrap_or("an unknown error code")
+}
 
 /// The frame size every peer must accept, and the largest fluxfleet reads.
 pub const MAX_FRAME: usize = 16_384;

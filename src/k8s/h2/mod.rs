@@ -63,7 +63,7 @@ impl HttpBody for ResponseBody {
             ResponseBody::Hyper(body) => body.is_end_stream(),
             ResponseBody::H2(body) => {
                 let cell = body.handle.stream.lock();
-                cell.end && cell.data.is_empty()
+                cell.end && cell.drained()
             }
         }
     }
@@ -103,9 +103,13 @@ impl std::fmt::Debug for H2Body {
 impl H2Body {
     fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let mut cell = self.handle.stream.lock();
-        if let Some(data) = cell.data.pop_front() {
+        if let Some(data) = cell.pop() {
+            let before = cell.consumed;
             cell.consumed += data.len() as u32;
-            let give_back = cell.consumed >= conn::STREAM_WINDOW / 2;
+            // The driver hears of what was read often enough to give back the connection's
+            // window before the server runs out of it, and not at every read.
+            let give_back =
+                before < conn::WAKE_AFTER_READ && cell.consumed >= conn::WAKE_AFTER_READ;
             drop(cell);
             if give_back {
                 self.handle.conn.wake();
@@ -209,7 +213,12 @@ where
         }
         let io = connector.ready().await?.call(uri.clone()).await?;
         let conn = Arc::new(Conn::default());
-        tokio::spawn(Driver::new(hyper_util::rt::TokioIo::new(io), conn.clone()));
+        let server = uri.authority().map_or("", |a| a.as_str());
+        tokio::spawn(Driver::new(
+            hyper_util::rt::TokioIo::new(io),
+            conn.clone(),
+            server,
+        ));
         let old = self
             .pool
             .live
@@ -299,5 +308,7 @@ fn header_block(parts: &http::request::Parts) -> Result<Vec<u8>, BoxError> {
     Ok(block)
 }
 
+#[cfg(test)]
+mod attacks;
 #[cfg(test)]
 mod tests;

@@ -1,168 +1,207 @@
-//! What the driver does with each frame the server sends.
+//! What the driver does with each frame the server sends: the stream states of RFC 9113 (5.1)
+//! and the rules of each frame type (6).
 
 use std::io;
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
 
-use super::super::conn::{Broken, MAX_FIELDS, MAX_HEADER_BLOCK, Opening};
+use super::super::conn::{Broken, MAX_HEADER_BLOCK};
 use super::super::frame::{self, Head};
-use super::{Block, Driver, Fatal};
+use super::streams::remember_reset;
+use super::{Block, Driver, Fatal, MAX_CONTINUATIONS, fields};
+
+/// The most informational (1xx) answers before the final one (Go's client allows 5).
+pub(super) const MAX_INFORMATIONAL: u8 = 5;
+
+/// Where a frame's stream stands.
+pub(super) enum Found {
+    /// Open: its index among the driver's streams.
+    Open(usize),
+    /// Closed; `reset` when we reset it lately, so that its late frames are expected.
+    Closed { reset: bool },
+}
 
 impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     pub(super) fn on_frame(&mut self, head: Head) -> Result<(), Fatal> {
         let payload = std::mem::take(&mut self.payload);
         if self.block.is_some() && head.kind != frame::CONTINUATION {
-            return Err(Fatal::protocol(
-                frame::PROTOCOL_ERROR,
-                "a frame inside a header block",
-            ));
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "a frame inside a header block"));
         }
         match head.kind {
             frame::DATA => self.on_data(head, payload),
-            frame::HEADERS => {
+            frame::HEADERS => self.on_headers(head, payload),
+            frame::CONTINUATION => self.on_continuation(head, &payload),
+            frame::PRIORITY_FRAME => {
                 if head.stream == 0 {
-                    return Err(Fatal::protocol(
-                        frame::PROTOCOL_ERROR,
-                        "HEADERS on stream 0",
-                    ));
+                    return Err(self.fatal(frame::PROTOCOL_ERROR, "PRIORITY on stream 0"));
                 }
-                let (start, end) = frame::unpadded(&head, &payload).ok_or_else(|| {
-                    Fatal::protocol(frame::PROTOCOL_ERROR, "HEADERS padded beyond its end")
-                })?;
-                let mut fragment = payload;
-                fragment.truncate(end);
-                fragment.drain(..start);
-                self.block = Some(Block {
-                    stream: head.stream,
-                    end_stream: head.flags & frame::END_STREAM != 0,
-                    fragment,
-                });
-                if head.flags & frame::END_HEADERS != 0 {
-                    self.on_block()?;
+                if payload.len() != 5 {
+                    return Err(self.fatal(frame::FRAME_SIZE_ERROR, "a PRIORITY frame's size"));
                 }
-                Ok(())
+                // Priorities are ignored, as the protocol allows.
+                self.idle_frame("PRIORITY")
             }
-            frame::CONTINUATION => {
-                let Some(block) = self.block.as_mut().filter(|b| b.stream == head.stream) else {
-                    return Err(Fatal::protocol(
-                        frame::PROTOCOL_ERROR,
-                        "CONTINUATION without HEADERS",
-                    ));
-                };
-                if block.fragment.len() + payload.len() > MAX_HEADER_BLOCK {
-                    return Err(Fatal::protocol(
-                        frame::PROTOCOL_ERROR,
-                        "a header block larger than 256 KiB",
-                    ));
-                }
-                block.fragment.extend_from_slice(&payload);
-                if head.flags & frame::END_HEADERS != 0 {
-                    self.on_block()?;
-                }
-                Ok(())
-            }
-            frame::RST_STREAM => {
-                let code = word(&payload)
-                    .ok_or_else(|| Fatal::protocol(frame::FRAME_SIZE_ERROR, "RST_STREAM size"))?;
-                let broken = Broken::new(
-                    io::ErrorKind::ConnectionReset,
-                    format!("the server reset the stream (HTTP/2 error code {code})"),
-                );
-                self.end_stream(head.stream, Some(&broken));
-                Ok(())
-            }
+            frame::RST_STREAM => self.on_reset(head, &payload),
             frame::SETTINGS => self.on_settings(head, &payload),
-            frame::PUSH_PROMISE => Err(Fatal::protocol(
+            frame::PUSH_PROMISE => Err(self.fatal(
                 frame::PROTOCOL_ERROR,
                 "PUSH_PROMISE, which fluxfleet disabled",
             )),
-            frame::PING => {
-                if payload.len() != 8 || head.stream != 0 {
-                    return Err(Fatal::protocol(frame::FRAME_SIZE_ERROR, "PING size"));
-                }
-                if head.flags & frame::ACK != 0 {
-                    self.pinging = false;
-                } else {
-                    frame::put(&mut self.out, frame::PING, frame::ACK, 0, &payload);
-                }
-                Ok(())
-            }
+            frame::PING => self.on_ping(head, &payload),
             frame::GOAWAY => {
-                let last = word(&payload)
-                    .ok_or_else(|| Fatal::protocol(frame::FRAME_SIZE_ERROR, "GOAWAY size"))?
-                    & 0x7fff_ffff;
-                self.go_away(last);
-                Ok(())
-            }
-            frame::WINDOW_UPDATE => {
-                let increment = word(&payload).ok_or_else(|| {
-                    Fatal::protocol(frame::FRAME_SIZE_ERROR, "WINDOW_UPDATE size")
-                })? & 0x7fff_ffff;
-                let window = if head.stream == 0 {
-                    Some(&mut self.send_window)
-                } else {
-                    self.streams
-                        .iter_mut()
-                        .find(|a| a.id == head.stream)
-                        .map(|a| &mut a.send_window)
-                };
-                if let Some(window) = window {
-                    *window += i64::from(increment);
-                    if *window > frame::MAX_WINDOW {
-                        return Err(Fatal::protocol(
-                            frame::FLOW_CONTROL_ERROR,
-                            "a window beyond 2^31-1",
-                        ));
-                    }
+                if head.stream != 0 {
+                    return Err(self.fatal(frame::PROTOCOL_ERROR, "GOAWAY on a stream"));
                 }
+                let (Some(last), Some(code)) = (word(&payload), payload.get(4..).and_then(word))
+                else {
+                    return Err(self.fatal(frame::FRAME_SIZE_ERROR, "a GOAWAY frame's size"));
+                };
+                self.go_away(last & 0x7fff_ffff, code);
                 Ok(())
             }
-            // PRIORITY, and frame types this client does not know, are ignored (RFC 9113, 4.1).
-            _ => Ok(()),
+            frame::WINDOW_UPDATE => self.on_window_update(head, &payload),
+            // Frame types this client does not know are ignored (RFC 9113, 4.1), and counted.
+            _ => self.idle_frame("a frame of an unknown type"),
         }
+    }
+
+    /// The state of the stream a frame of `kind` names; frames on streams that were never
+    /// opened, or that the server would have opened itself, are connection errors (5.1).
+    pub(super) fn find(&self, kind: &str, id: u32) -> Result<Found, Fatal> {
+        if id.is_multiple_of(2) {
+            let what = format!("{kind} on stream {id}, which only a server push could open");
+            return Err(self.fatal(frame::PROTOCOL_ERROR, &what));
+        }
+        if id >= self.next_id {
+            let what = format!("{kind} on stream {id}, which was never opened");
+            return Err(self.fatal(frame::PROTOCOL_ERROR, &what));
+        }
+        Ok(match self.streams.iter().position(|a| a.id == id) {
+            Some(at) => Found::Open(at),
+            None => Found::Closed {
+                reset: self.recent_resets.contains(&id),
+            },
+        })
+    }
+
+    /// A frame on a closed stream: late frames of a stream we reset are ignored; DATA or
+    /// HEADERS on one the server ended is answered with STREAM_CLOSED (5.1). Both are counted.
+    pub(super) fn on_closed(&mut self, kind: &str, id: u32, reset: bool) -> Result<(), Fatal> {
+        if !reset && matches!(kind, "DATA" | "HEADERS") {
+            frame::rst_stream(&mut self.out, id, frame::STREAM_CLOSED);
+            remember_reset(&mut self.recent_resets, id);
+        }
+        self.idle_frame(&format!("{kind} on a closed stream"))
     }
 
     fn on_data(&mut self, head: Head, payload: Vec<u8>) -> Result<(), Fatal> {
         if head.stream == 0 {
-            return Err(Fatal::protocol(frame::PROTOCOL_ERROR, "DATA on stream 0"));
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "DATA on stream 0"));
         }
         let len = payload.len();
         self.recv_window -= len as i64;
         if self.recv_window < 0 {
-            return Err(Fatal::protocol(
+            return Err(self.fatal(
                 frame::FLOW_CONTROL_ERROR,
                 "more data than the connection's window",
             ));
         }
-        self.received += len as u32;
-        let (start, end) = frame::unpadded(&head, &payload)
-            .ok_or_else(|| Fatal::protocol(frame::PROTOCOL_ERROR, "DATA padded beyond its end"))?;
-        let Some(active) = self.streams.iter_mut().find(|a| a.id == head.stream) else {
-            // A stream already cancelled or reset: its data is dropped.
-            return Ok(());
+        let Some((start, end)) = frame::unpadded(&head, &payload) else {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "DATA padded beyond its end"));
         };
+        let at = match self.find("DATA", head.stream)? {
+            Found::Open(at) => at,
+            Found::Closed { reset } => {
+                // Dropped, and its share of the connection's window given back.
+                self.received += len as u32;
+                return self.on_closed("DATA", head.stream, reset);
+            }
+        };
+        let active = &mut self.streams[at];
+        active.conn_owed += len as u32;
         active.recv_window -= len as i64;
-        if active.recv_window < 0 {
-            frame::rst_stream(&mut self.out, head.stream, frame::FLOW_CONTROL_ERROR);
-            let broken = Broken::new(
-                io::ErrorKind::InvalidData,
-                "the server broke HTTP/2: more data than the stream's window",
-            );
-            self.end_stream(head.stream, Some(&broken));
+        let violation = if active.recv_window < 0 {
+            Some((
+                frame::FLOW_CONTROL_ERROR,
+                "more data than the stream's window",
+            ))
+        } else if !active.headed {
+            Some((frame::PROTOCOL_ERROR, "DATA before the answer's HEADERS"))
+        } else {
+            None
+        };
+        if let Some((code, what)) = violation {
+            self.reset(head.stream, code, what);
             return Ok(());
         }
-        let data = Bytes::from(payload).slice(start..end);
+        active.received += (end - start) as u64;
+        if let Some(expected) = active.expected.filter(|e| active.received > *e) {
+            let what = format!("more data than its content-length of {expected}");
+            self.reset(head.stream, frame::PROTOCOL_ERROR, &what);
+            return Ok(());
+        }
         let end_stream = head.flags & frame::END_STREAM != 0;
+        let data = Bytes::from(payload).slice(start..end);
+        if data.is_empty() && !end_stream {
+            self.idle_frame("an empty DATA frame")?;
+        } else {
+            self.last_heard = Instant::now();
+        }
+        let active = &self.streams[at];
         active.stream.update(|cell| {
-            // Padding is never read: its window comes back with the next read.
+            // Padding is never read: its window comes back at once.
             cell.consumed += (len - data.len()) as u32;
             if !data.is_empty() {
-                cell.data.push_back(data);
+                cell.push(data);
             }
         });
         if end_stream {
             self.end_stream(head.stream, None);
+        }
+        Ok(())
+    }
+
+    fn on_headers(&mut self, head: Head, payload: Vec<u8>) -> Result<(), Fatal> {
+        if head.stream == 0 {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "HEADERS on stream 0"));
+        }
+        self.find("HEADERS", head.stream)?;
+        let Some((start, end)) = frame::unpadded(&head, &payload) else {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "HEADERS padded beyond its end"));
+        };
+        let mut fragment = payload;
+        fragment.truncate(end);
+        fragment.drain(..start);
+        self.block = Some(Block {
+            stream: head.stream,
+            end_stream: head.flags & frame::END_STREAM != 0,
+            fragment,
+            continuations: 0,
+        });
+        if head.flags & frame::END_HEADERS != 0 {
+            self.on_block()?;
+        }
+        Ok(())
+    }
+
+    fn on_continuation(&mut self, head: Head, payload: &[u8]) -> Result<(), Fatal> {
+        let Some(block) = self.block.as_mut().filter(|b| b.stream == head.stream) else {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "CONTINUATION without HEADERS"));
+        };
+        block.continuations += 1;
+        if block.continuations > MAX_CONTINUATIONS {
+            let what =
+                format!("more than {MAX_CONTINUATIONS} CONTINUATION frames in one header block");
+            return Err(self.fatal(frame::ENHANCE_YOUR_CALM, &what));
+        }
+        if block.fragment.len() + payload.len() > MAX_HEADER_BLOCK {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "a header block larger than 256 KiB"));
+        }
+        block.fragment.extend_from_slice(payload);
+        if head.flags & frame::END_HEADERS != 0 {
+            self.on_block()?;
         }
         Ok(())
     }
@@ -172,160 +211,102 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         let Some(block) = self.block.take() else {
             return Ok(());
         };
-        let mut builder = http::Response::builder().version(http::Version::HTTP_2);
-        let mut status: Option<u16> = None;
-        let mut fields = 0;
-        let mut malformed = false;
-        self.decoder
-            .decode(&block.fragment, |name, value| {
-                fields += 1;
-                if name == b":status" {
-                    status = std::str::from_utf8(value).ok().and_then(|s| s.parse().ok());
-                } else if name.first() == Some(&b':') {
-                    malformed = true;
-                } else if fields <= MAX_FIELDS {
-                    match (
-                        http::HeaderName::from_bytes(name),
-                        http::HeaderValue::from_bytes(value),
-                    ) {
-                        (Ok(n), Ok(v)) => builder = std::mem::take(&mut builder).header(n, v),
-                        _ => malformed = true,
-                    }
-                }
-                Ok(())
-            })
-            .map_err(|e| Fatal::protocol(frame::COMPRESSION_ERROR, e.0))?;
-        let Some(active) = self.streams.iter().find(|a| a.id == block.stream) else {
+        let at = match self.find("HEADERS", block.stream)? {
+            Found::Open(at) => Some(at),
+            Found::Closed { .. } => None,
+        };
+        let trailers = at.is_some_and(|at| self.streams[at].headed);
+        // Decoded even for a closed stream: the block is part of the connection's state.
+        let fields = fields::read(&mut self.decoder, &block.fragment, trailers)
+            .map_err(|e| self.fatal(frame::COMPRESSION_ERROR, e.0))?;
+        let Some(at) = at else {
+            let reset = self.recent_resets.contains(&block.stream);
+            return self.on_closed("HEADERS", block.stream, reset);
+        };
+        let id = block.stream;
+        if let Some(what) = &fields.malformed {
+            self.reset(id, frame::PROTOCOL_ERROR, what);
+            return Ok(());
+        }
+        if trailers {
+            if !block.end_stream {
+                self.reset(
+                    id,
+                    frame::PROTOCOL_ERROR,
+                    "trailers that do not end the stream",
+                );
+                return Ok(());
+            }
+            self.last_heard = Instant::now();
+            self.end_stream(id, None);
+            return Ok(());
+        }
+        let Some(code) = fields.status else {
+            self.reset(id, frame::PROTOCOL_ERROR, "an answer without :status");
             return Ok(());
         };
-        let headed = active.stream.lock().headed;
-        if !headed {
-            let broken = |what: &str| {
-                Broken::new(
-                    io::ErrorKind::InvalidData,
-                    format!("the server broke HTTP/2: {what}"),
-                )
-            };
-            match status {
-                Some(code) if (100..200).contains(&code) && !block.end_stream => return Ok(()),
-                Some(code) if !malformed => match builder.status(code).body(()) {
-                    Ok(response) => {
-                        let (parts, ()) = response.into_parts();
-                        active.stream.update(|cell| {
-                            cell.head = Some(parts);
-                            cell.headed = true;
-                        });
-                    }
-                    Err(_) => {
-                        let broken = broken("an answer with a malformed status");
-                        frame::rst_stream(&mut self.out, block.stream, frame::PROTOCOL_ERROR);
-                        self.end_stream(block.stream, Some(&broken));
-                        return Ok(());
-                    }
-                },
-                _ => {
-                    let broken = broken("an answer without a valid :status");
-                    frame::rst_stream(&mut self.out, block.stream, frame::PROTOCOL_ERROR);
-                    self.end_stream(block.stream, Some(&broken));
-                    return Ok(());
-                }
+        if (100..200).contains(&code) {
+            if code == 101 || block.end_stream {
+                let what = format!("an informational answer ({code}) that HTTP/2 forbids here");
+                self.reset(id, frame::PROTOCOL_ERROR, &what);
+                return Ok(());
+            }
+            let active = &mut self.streams[at];
+            active.informational += 1;
+            if active.informational > MAX_INFORMATIONAL {
+                let what = format!("more than {MAX_INFORMATIONAL} informational answers");
+                return Err(self.fatal(frame::ENHANCE_YOUR_CALM, &what));
+            }
+            return self.idle_frame("an informational answer");
+        }
+        let (mut parts, ()) = http::Response::new(()).into_parts();
+        parts.version = http::Version::HTTP_2;
+        parts.headers = fields.headers;
+        match http::StatusCode::from_u16(code) {
+            Ok(status) => parts.status = status,
+            Err(_) => {
+                self.reset(
+                    id,
+                    frame::PROTOCOL_ERROR,
+                    "an answer with a malformed status",
+                );
+                return Ok(());
             }
         }
+        self.last_heard = Instant::now();
+        let active = &mut self.streams[at];
+        active.headed = true;
+        active.expected = fields.content_length;
+        active.stream.update(|cell| cell.head = Some(parts));
         if block.end_stream {
-            self.end_stream(block.stream, None);
+            self.end_stream(id, None);
         }
         Ok(())
     }
 
-    fn on_settings(&mut self, head: Head, payload: &[u8]) -> Result<(), Fatal> {
-        if head.stream != 0 {
-            return Err(Fatal::protocol(
-                frame::PROTOCOL_ERROR,
-                "SETTINGS on a stream",
-            ));
+    fn on_reset(&mut self, head: Head, payload: &[u8]) -> Result<(), Fatal> {
+        if head.stream == 0 {
+            return Err(self.fatal(frame::PROTOCOL_ERROR, "RST_STREAM on stream 0"));
         }
-        if head.flags & frame::ACK != 0 {
-            return Ok(());
-        }
-        if !payload.len().is_multiple_of(6) {
-            return Err(Fatal::protocol(frame::FRAME_SIZE_ERROR, "SETTINGS size"));
-        }
-        for entry in payload.chunks_exact(6) {
-            let id = u16::from_be_bytes([entry[0], entry[1]]);
-            let value = u32::from_be_bytes([entry[2], entry[3], entry[4], entry[5]]);
-            match id {
-                frame::SETTINGS_MAX_CONCURRENT_STREAMS => {
-                    self.peer_max_streams = value as usize;
-                }
-                frame::SETTINGS_INITIAL_WINDOW_SIZE => {
-                    if i64::from(value) > frame::MAX_WINDOW {
-                        return Err(Fatal::protocol(
-                            frame::FLOW_CONTROL_ERROR,
-                            "an initial window beyond 2^31-1",
-                        ));
-                    }
-                    let delta = i64::from(value) - self.peer_initial_window;
-                    self.peer_initial_window = i64::from(value);
-                    for active in &mut self.streams {
-                        active.send_window += delta;
-                    }
-                }
-                frame::SETTINGS_MAX_FRAME_SIZE => {
-                    if !(16_384..=16_777_215).contains(&value) {
-                        return Err(Fatal::protocol(
-                            frame::PROTOCOL_ERROR,
-                            "a maximum frame size out of range",
-                        ));
-                    }
-                    self.peer_max_frame = value as usize;
-                }
-                // The header table size limits what we index, and we index nothing.
-                _ => {}
-            }
-        }
-        frame::put(&mut self.out, frame::SETTINGS, frame::ACK, 0, &[]);
-        Ok(())
-    }
-
-    /// The server takes no new streams; those above `last` were never seen and fail.
-    fn go_away(&mut self, last: u32) {
-        self.going_away = true;
-        let broken = Broken::new(
-            io::ErrorKind::ConnectionAborted,
-            "the server is closing the connection (GOAWAY)",
-        );
-        let queued: Vec<Opening> = {
-            let mut shared = self.conn.lock();
-            shared.closed.get_or_insert(broken.clone());
-            shared.opening.drain(..).collect()
+        let Some(code) = word(payload).filter(|_| payload.len() == 4) else {
+            return Err(self.fatal(frame::FRAME_SIZE_ERROR, "a RST_STREAM frame's size"));
         };
-        for opening in queued {
-            opening.stream.fail(&broken);
+        if let Found::Open(_) = self.find("RST_STREAM", head.stream)? {
+            let broken = Broken::new(
+                io::ErrorKind::ConnectionReset,
+                format!(
+                    "the server {} reset the stream (HTTP/2 error code {code}, {})",
+                    self.server,
+                    frame::error_name(code)
+                ),
+            );
+            self.end_stream(head.stream, Some(&broken));
         }
-        self.streams.retain(|active| {
-            if active.id > last {
-                active.stream.fail(&broken);
-                false
-            } else {
-                true
-            }
-        });
-    }
-
-    /// Ends a stream: the server finished it, or it broke.
-    fn end_stream(&mut self, id: u32, broken: Option<&Broken>) {
-        let Some(at) = self.streams.iter().position(|a| a.id == id) else {
-            return;
-        };
-        let active = self.streams.swap_remove(at);
-        match broken {
-            Some(broken) => active.stream.fail(broken),
-            None => active.stream.update(|cell| cell.end = true),
-        }
+        self.idle_frame("RST_STREAM")
     }
 }
 
-fn word(payload: &[u8]) -> Option<u32> {
+pub(super) fn word(payload: &[u8]) -> Option<u32> {
     let bytes: [u8; 4] = payload.get(..4)?.try_into().ok()?;
     Some(u32::from_be_bytes(bytes))
 }

@@ -1,0 +1,169 @@
+//! Streams as the driver keeps them: requests given ids, windows given back as callers read,
+//! request bodies sent, and streams ended.
+
+use std::collections::VecDeque;
+use std::io;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::time::Instant;
+
+use super::super::conn::{Broken, CONNECTION_WINDOW, STREAM_WINDOW};
+use super::super::frame;
+use super::{Active, Driver, LAST_STREAM_ID, MAX_OPEN, OUT_HIGH, RECENT_RESETS};
+
+impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
+    /// Gives queued requests stream ids, as many as the server allows open at once.
+    pub(super) fn intake(&mut self) {
+        let mut shared = self.conn.lock();
+        if self.peer_max_streams == 0 && self.streams.is_empty() && !shared.opening.is_empty() {
+            // Nothing would ever leave the queue: say why instead of letting requests time out.
+            let broken = Broken::new(
+                io::ErrorKind::ConnectionRefused,
+                format!(
+                    "the server {} allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS is 0)",
+                    self.server
+                ),
+            );
+            for opening in shared.opening.drain(..) {
+                opening.stream.fail(&broken);
+            }
+            shared.closed.get_or_insert(broken);
+            self.going_away = true;
+            return;
+        }
+        while self.streams.len() < self.peer_max_streams.min(MAX_OPEN) && !self.going_away {
+            let Some(opening) = shared.opening.pop_front() else {
+                break;
+            };
+            if opening.stream.lock().dropped {
+                continue;
+            }
+            if self.next_id > LAST_STREAM_ID {
+                // Every stream id was used: this connection takes no more.
+                let broken = Broken::new(io::ErrorKind::ConnectionReset, "stream ids ran out");
+                opening.stream.fail(&broken);
+                shared.closed.get_or_insert(broken);
+                self.going_away = true;
+                break;
+            }
+            let id = self.next_id;
+            self.next_id += 2;
+            let end_stream = opening.body.is_empty();
+            frame::headers(
+                &mut self.out,
+                id,
+                &opening.block,
+                end_stream,
+                self.peer_max_frame,
+            );
+            self.streams.push(Active {
+                id,
+                stream: opening.stream,
+                send_window: self.peer_initial_window,
+                body: opening.body,
+                recv_window: i64::from(STREAM_WINDOW),
+                unreturned: 0,
+                conn_owed: 0,
+                headed: false,
+                informational: 0,
+                expected: None,
+                received: 0,
+            });
+            self.idle_since = None;
+        }
+    }
+
+    /// Cancels what callers let go of, gives back the windows of what they read, and sends
+    /// request bodies as far as the windows (and the write buffer's high mark) allow.
+    pub(super) fn tend_streams(&mut self) {
+        let out = &mut self.out;
+        let send_window = &mut self.send_window;
+        let received = &mut self.received;
+        let recent_resets = &mut self.recent_resets;
+        let max_frame = self.peer_max_frame;
+        self.streams.retain_mut(|active| {
+            let (dropped, consumed) = {
+                let mut cell = active.stream.lock();
+                (cell.dropped, std::mem::take(&mut cell.consumed))
+            };
+            // What the caller read is the connection's again at once; the stream's window is
+            // given back in halves, as a window update costs a frame.
+            let consumed = consumed.min(active.conn_owed);
+            active.conn_owed -= consumed;
+            *received += consumed;
+            if dropped {
+                frame::rst_stream(out, active.id, frame::CANCEL);
+                remember_reset(recent_resets, active.id);
+                *received += std::mem::take(&mut active.conn_owed);
+                return false;
+            }
+            active.unreturned += consumed;
+            if active.unreturned >= STREAM_WINDOW / 2 {
+                let increment = std::mem::take(&mut active.unreturned);
+                frame::window_update(out, active.id, increment);
+                active.recv_window += i64::from(increment);
+            }
+            while !active.body.is_empty() && out.len() < OUT_HIGH {
+                let room = active.send_window.min(*send_window).min(max_frame as i64);
+                if room <= 0 {
+                    break;
+                }
+                let chunk = active.body.split_to(active.body.len().min(room as usize));
+                let flags = if active.body.is_empty() {
+                    frame::END_STREAM
+                } else {
+                    0
+                };
+                frame::put(out, frame::DATA, flags, active.id, &chunk);
+                active.send_window -= chunk.len() as i64;
+                *send_window -= chunk.len() as i64;
+            }
+            true
+        });
+        if self.streams.is_empty() && self.idle_since.is_none() {
+            self.idle_since = Some(Instant::now());
+        }
+        if self.received >= CONNECTION_WINDOW / 2 {
+            frame::window_update(&mut self.out, 0, self.received);
+            self.recv_window += i64::from(std::mem::take(&mut self.received));
+        }
+    }
+
+    /// A stream error: the server is told (RST_STREAM with `code`) and the caller hears what
+    /// rule the server broke.
+    pub(super) fn reset(&mut self, id: u32, code: u32, what: &str) {
+        frame::rst_stream(&mut self.out, id, code);
+        remember_reset(&mut self.recent_resets, id);
+        let broken = self.broke(what);
+        self.end_stream(id, Some(&broken));
+    }
+
+    /// Ends a stream: the server finished it, or it broke. A finished answer shorter than its
+    /// `content-length` is broken (RFC 9113, 8.1.1).
+    pub(super) fn end_stream(&mut self, id: u32, broken: Option<&Broken>) {
+        let Some(at) = self.streams.iter().position(|a| a.id == id) else {
+            return;
+        };
+        let active = self.streams.swap_remove(at);
+        // What the stream holds is bounded by its own window from now on.
+        self.received += active.conn_owed;
+        let short = active.expected.filter(|e| *e != active.received).map(|e| {
+            self.broke(&format!(
+                "an answer of {} bytes where its content-length said {e}",
+                active.received
+            ))
+        });
+        match broken.or(short.as_ref()) {
+            Some(broken) => active.stream.fail(broken),
+            None => active.stream.update(|cell| cell.end = true),
+        }
+    }
+}
+
+/// Notes a stream we reset, whose late frames are then ignored.
+pub(super) fn remember_reset(recent: &mut VecDeque<u32>, id: u32) {
+    if recent.len() == RECENT_RESETS {
+        recent.pop_front();
+    }
+    recent.push_back(id);
+}
