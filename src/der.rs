@@ -34,6 +34,11 @@ pub fn next(input: &[u8]) -> Option<(Element<'_>, &[u8])> {
         let len = bytes
             .iter()
             .fold(0usize, |acc, &b| (acc << 8) | usize::from(b));
+        // DER: a length in its shortest form only (a leading zero byte, or the long form for
+        // what the short form holds, is BER).
+        if bytes[0] == 0 || len < 0x80 {
+            return None;
+        }
         (len, rest)
     };
     if rest.len() < len {
@@ -60,6 +65,43 @@ pub fn children(mut contents: &[u8]) -> Option<Vec<Element<'_>>> {
         contents = rest;
     }
     Some(out)
+}
+
+/// The deepest nesting read: an X.509 certificate nests a few levels.
+const MAX_DEPTH: usize = 32;
+
+/// Whether `cert` is the DER of one certificate and nothing else, as strictly as Go's
+/// crypto/x509 reads it ("x509: malformed certificate"): every length in its shortest form,
+/// every constructed element made of whole elements, a certificate of three parts, and no
+/// byte after it. The error says what is wrong.
+pub fn check_certificate(cert: &[u8]) -> Result<(), &'static str> {
+    let malformed = "an element whose length is cut short or not in its shortest form";
+    let (certificate, rest) = next(cert).ok_or(malformed)?;
+    if !rest.is_empty() {
+        return Err("bytes after the certificate");
+    }
+    if certificate.tag != SEQUENCE {
+        return Err("not a SEQUENCE");
+    }
+    let parts = children(certificate.contents).ok_or(malformed)?;
+    let shape: Vec<u8> = parts.iter().map(|p| p.tag).collect();
+    if shape != [SEQUENCE, SEQUENCE, BIT_STRING] {
+        return Err("not the three parts of a certificate (to be signed, algorithm, signature)");
+    }
+    whole(certificate.contents, 0).ok_or(malformed)
+}
+
+/// Every constructed element inside `contents`, to `MAX_DEPTH`, is made of whole elements.
+fn whole(contents: &[u8], depth: usize) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    for element in children(contents)? {
+        if element.tag & 0x20 != 0 {
+            whole(element.contents, depth + 1)?;
+        }
+    }
+    Some(())
 }
 
 /// Field `i` of an X.509 certificate's `TBSCertificate`, counting from the serial number
@@ -139,5 +181,55 @@ mod tests {
         assert!(next(&[0x30, 0x85, 0, 0, 0, 0, 1]).is_none());
         assert!(next(&[0x1f, 0x01, 0]).is_none());
         assert!(certificate_spki(b"not a certificate").is_none());
+    }
+
+    fn certificate(tbs: &[u8]) -> Vec<u8> {
+        let parts = [
+            encode(SEQUENCE, tbs),
+            encode(SEQUENCE, &encode(0x06, &[1, 2, 3])),
+            encode(BIT_STRING, &[0, 9, 9]),
+        ]
+        .concat();
+        encode(SEQUENCE, &parts)
+    }
+
+    #[test]
+    fn only_strict_der_of_one_certificate_is_taken() {
+        let tbs = [encode(0x02, &[1]), encode(SEQUENCE, &encode(0x05, &[]))].concat();
+        let good = certificate(&tbs);
+        assert_eq!(check_certificate(&good), Ok(()));
+        // A length in the long form where the short form holds it (0x81 0x05), and one with a
+        // leading zero byte (0x82 0x00 0x05): Go refuses both.
+        assert!(next(&[0x04, 0x81, 0x05, 1, 2, 3, 4, 5]).is_none());
+        assert!(next(&[0x04, 0x82, 0x00, 0x05, 1, 2, 3, 4, 5]).is_none());
+        let mut long_form = vec![SEQUENCE, 0x81, good.len() as u8 - 2];
+        long_form.extend_from_slice(&good[2..]);
+        assert!(
+            check_certificate(&long_form)
+                .unwrap_err()
+                .contains("shortest form")
+        );
+        let mut trailing = good.clone();
+        trailing.push(0);
+        assert_eq!(
+            check_certificate(&trailing),
+            Err("bytes after the certificate")
+        );
+        // A constructed element inside whose contents do not add up.
+        let broken = certificate(&[encode(0x02, &[1]), vec![SEQUENCE, 0x03, 0x02, 0x01]].concat());
+        assert!(
+            check_certificate(&broken)
+                .unwrap_err()
+                .contains("cut short")
+        );
+        let two = encode(
+            SEQUENCE,
+            &[encode(SEQUENCE, &tbs), encode(BIT_STRING, &[0])].concat(),
+        );
+        assert!(check_certificate(&two).unwrap_err().contains("three parts"));
+        for mutated in crate::hostile::mutations(&good, 2000) {
+            let _ = check_certificate(&mutated);
+            let _ = certificate_spki(&mutated);
+        }
     }
 }

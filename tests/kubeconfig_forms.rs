@@ -111,6 +111,19 @@ fn fixture(name: &str) -> String {
     .unwrap()
 }
 
+/// `pem`'s certificate re-encoded as Go's crypto/x509 refuses it: `outer` rewrites the DER of
+/// the outer SEQUENCE (a 0x82 two-byte length).
+fn loosened(pem: &str, outer: impl Fn(&[u8]) -> Vec<u8>) -> String {
+    use base64::Engine as _;
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(body)
+        .unwrap();
+    assert_eq!(der[..2], [0x30, 0x82]);
+    let encoded = base64::engine::general_purpose::STANDARD.encode(outer(&der));
+    format!("-----BEGIN CERTIFICATE-----\n{encoded}\n-----END CERTIFICATE-----\n")
+}
+
 fn b64(text: &str) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(text)
@@ -246,6 +259,28 @@ async fn certificate_and_tls_forms_connect_as_kubectl_connects() {
             "client-certificate: rsa-v1.crt\n    client-key: rsa.pkcs1.pem".into(),
             Phase::Live,
         ),
+        // DER that Go's x509 calls malformed: a length not in its shortest form, and a byte
+        // after the certificate.
+        (
+            "der-long-length",
+            ca_data.clone(),
+            format!(
+                "client-certificate-data: {}\n    client-key-data: {}",
+                b64(&loosened(&ec_v3, |der| [&[0x30, 0x83, 0][..], &der[2..]].concat())),
+                b64(&fixture("ec.sec1.pem"))
+            ),
+            Phase::Invalid,
+        ),
+        (
+            "der-trailing",
+            ca_data.clone(),
+            format!(
+                "client-certificate-data: {}\n    client-key-data: {}",
+                b64(&loosened(&ec_v3, |der| [der, &[0][..]].concat())),
+                b64(&fixture("ec.sec1.pem"))
+            ),
+            Phase::Invalid,
+        ),
         // Credential problems read as credential problems.
         (
             "key-of-another",
@@ -310,6 +345,17 @@ async fn certificate_and_tls_forms_connect_as_kubectl_connects() {
         );
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
+    for (context, why) in [
+        ("der-long-length", "shortest form"),
+        ("der-trailing", "bytes after the certificate"),
+    ] {
+        let c = live.index.cluster_named(context).unwrap();
+        let error = c.connection.error.as_deref().unwrap_or_default();
+        assert!(
+            error.contains("client certificate: malformed DER") && error.contains(why),
+            "{context}: {error}"
+        );
+    }
     live.shutdown().await;
     sim.handle.shutdown().await;
 }

@@ -55,6 +55,10 @@ pub fn load(auth: &AuthInfo) -> Result<Option<Arc<CertifiedKey>>, String> {
             .to_string()
     })?;
     // rustls compares the two with webpki, which reads v3 certificates only: compare here.
+    for certificate in &chain {
+        crate::der::check_certificate(certificate.as_ref())
+            .map_err(|why| format!("client certificate: malformed DER ({why})"))?;
+    }
     let leaf = chain.first().map(|c| c.as_ref()).unwrap_or_default();
     let spki =
         crate::der::certificate_spki(leaf).ok_or("client certificate: not an X.509 certificate")?;
