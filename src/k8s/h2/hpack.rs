@@ -196,6 +196,15 @@ impl Decoder {
     }
 }
 
+#[cfg(test)]
+impl Decoder {
+    /// The table's size as counted, as summed from its entries, and its maximum.
+    pub fn table_bytes(&self) -> (usize, usize, usize) {
+        let summed = self.table.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
+        (self.size, summed, self.max)
+    }
+}
+
 /// An integer with an N-bit prefix (RFC 7541, 5.1), at most 2^28.
 fn integer(block: &mut &[u8], prefix: u32) -> Result<usize, BadBlock> {
     let truncated = BadBlock("a header block cut short");
@@ -278,7 +287,7 @@ fn put_string(out: &mut Vec<u8>, text: &[u8]) {
     out.extend_from_slice(text);
 }
 
-fn put_integer(out: &mut Vec<u8>, flags: u8, prefix: u32, value: usize) {
+pub fn put_integer(out: &mut Vec<u8>, flags: u8, prefix: u32, value: usize) {
     let max = (1usize << prefix) - 1;
     if value < max {
         out.push(flags | value as u8);

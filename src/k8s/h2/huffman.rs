@@ -160,4 +160,63 @@ pub(super) mod tests {
         // End-of-string: thirty ones.
         assert_eq!(decoded("ffff fffc"), Err(BadHuffman));
     }
+
+    /// `text` Huffman-coded with the canonical code built from `LENGTHS`, padded with ones. The
+    /// property tests check what it writes against an independent decoder (the `hpack` crate):
+    /// a wrong length in the table would fail them.
+    pub(in crate::k8s::h2) fn encode(text: &[u8]) -> Vec<u8> {
+        let code_of = |symbol: u16| {
+            (1..=LONGEST)
+                .find_map(|len| {
+                    let start = usize::from(CODE.start[len]);
+                    let group = &CODE.symbols[start..start + usize::from(CODE.count[len])];
+                    let at = group.iter().position(|s| *s == symbol)?;
+                    Some((CODE.first[len] + at as u32, len))
+                })
+                .unwrap()
+        };
+        let (mut out, mut bits, mut pending) = (Vec::new(), 0u64, 0usize);
+        for byte in text {
+            let (code, len) = code_of(u16::from(*byte));
+            bits = (bits << len) | u64::from(code);
+            pending += len;
+            while pending >= 8 {
+                pending -= 8;
+                out.push((bits >> pending) as u8);
+            }
+        }
+        if pending > 0 {
+            let pad = 8 - pending;
+            out.push(((bits << pad) | ((1 << pad) - 1)) as u8);
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// Random bytes: both decoders agree on what is valid and on what it says.
+        #[test]
+        fn random_bytes_decode_as_the_hpack_crate_decodes_them(
+            input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)
+        ) {
+            let mut ours = Vec::new();
+            let ours = decode(&input, &mut ours).map(|()| ours);
+            let theirs = ::hpack::huffman::HuffmanDecoder::new().decode(&input);
+            proptest::prop_assert_eq!(ours.ok(), theirs.ok());
+        }
+
+        /// Any text, coded: the hpack crate reads it back (the code table is right) and so do we.
+        #[test]
+        fn any_text_coded_reads_back(
+            text in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)
+        ) {
+            let coded = encode(&text);
+            let theirs = ::hpack::huffman::HuffmanDecoder::new().decode(&coded);
+            proptest::prop_assert_eq!(theirs.ok(), Some(text.clone()));
+            let mut ours = Vec::new();
+            proptest::prop_assert!(decode(&coded, &mut ours).is_ok());
+            proptest::prop_assert_eq!(ours, text);
+        }
+    }
 }

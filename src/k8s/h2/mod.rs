@@ -311,4 +311,6 @@ fn header_block(parts: &http::request::Parts) -> Result<Vec<u8>, BoxError> {
 #[cfg(test)]
 mod attacks;
 #[cfg(test)]
+mod props;
+#[cfg(test)]
 mod tests;
