@@ -44,8 +44,11 @@ const PING_TIMEOUT: Duration = Duration::from_secs(10);
 const IDLE: Duration = Duration::from_secs(90);
 /// The most of the write buffer kept between writes.
 const OUT_KEPT: usize = 1024;
-/// No frame is read while this much waits to be written.
+/// No frame is read while this much waits to be written…
 pub const OUT_HIGH: usize = 4 * 1024;
+/// …or while this many answers to the server (PING and SETTINGS acknowledgements, stream
+/// resets) wait (h2 keeps one pending PONG).
+pub const MAX_PENDING_ANSWERS: usize = 8;
 /// Frames that carry nothing for a stream (PING, SETTINGS, WINDOW_UPDATE, PRIORITY, RST_STREAM,
 /// empty DATA, informational answers, frames on closed streams, unknown types): at most this
 /// many…
@@ -123,6 +126,8 @@ pub struct Driver<T> {
     streams: Vec<Active>,
     out: Vec<u8>,
     written: usize,
+    /// Answers to the server queued in `out` since it was last written whole.
+    answers: usize,
     flushing: bool,
     head: [u8; 9],
     head_read: usize,
@@ -181,6 +186,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             streams: Vec::new(),
             out,
             written: 0,
+            answers: 0,
             flushing: false,
             head: [0; 9],
             head_read: 0,
@@ -234,7 +240,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 return Poll::Ready(Err(Fatal::io(&e)));
             }
             // Writes before reads: a server that does not read what we owe it is not read.
-            let backed_up = self.out.len() - self.written >= OUT_HIGH;
+            let unwritten = self.out.len() - self.written;
+            let backed_up =
+                unwritten >= OUT_HIGH || (unwritten > 0 && self.answers >= MAX_PENDING_ANSWERS);
             if !backed_up {
                 match self.read_frame(cx) {
                     Poll::Ready(Ok(Some(head))) => {
@@ -299,6 +307,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 self.out.clear();
             }
             self.written = 0;
+            self.answers = 0;
             self.flushing = true;
         }
         if self.flushing {
@@ -354,6 +363,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         }
         self.head_read = 0;
         Poll::Ready(Ok(Some(Head::parse(&self.head))))
+    }
+
+    /// Queues an answer to the server: reading waits while too many are unwritten.
+    fn answer(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+        frame::put(&mut self.out, kind, flags, stream, payload);
+        self.answers += 1;
     }
 
     /// Counts a frame that carried nothing; too many too fast end the connection.

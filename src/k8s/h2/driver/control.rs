@@ -20,7 +20,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             return Err(self.fatal(frame::FRAME_SIZE_ERROR, "a PING frame's size"));
         };
         if head.flags & frame::ACK == 0 {
-            frame::put(&mut self.out, frame::PING, frame::ACK, 0, &payload);
+            self.answer(frame::PING, frame::ACK, 0, &payload);
             return self.idle_frame("PING");
         }
         if self.ping == Some(payload) {
@@ -95,7 +95,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             let value = u32::from_be_bytes([entry[2], entry[3], entry[4], entry[5]]);
             self.setting(id, value)?;
         }
-        frame::put(&mut self.out, frame::SETTINGS, frame::ACK, 0, &[]);
+        self.answer(frame::SETTINGS, frame::ACK, 0, &[]);
         self.idle_frame("SETTINGS")
     }
 

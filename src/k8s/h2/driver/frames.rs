@@ -90,7 +90,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// HEADERS on one the server ended is answered with STREAM_CLOSED (5.1). Both are counted.
     pub(super) fn on_closed(&mut self, kind: &str, id: u32, reset: bool) -> Result<(), Fatal> {
         if !reset && matches!(kind, "DATA" | "HEADERS") {
-            frame::rst_stream(&mut self.out, id, frame::STREAM_CLOSED);
+            self.answer(
+                frame::RST_STREAM,
+                0,
+                id,
+                &frame::STREAM_CLOSED.to_be_bytes(),
+            );
             remember_reset(&mut self.recent_resets, id);
         }
         self.idle_frame(&format!("{kind} on a closed stream"))

@@ -132,7 +132,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// A stream error: the server is told (RST_STREAM with `code`) and the caller hears what
     /// rule the server broke.
     pub(super) fn reset(&mut self, id: u32, code: u32, what: &str) {
-        frame::rst_stream(&mut self.out, id, code);
+        self.answer(frame::RST_STREAM, 0, id, &code.to_be_bytes());
         remember_reset(&mut self.recent_resets, id);
         let broken = self.broke(what);
         self.end_stream(id, Some(&broken));
