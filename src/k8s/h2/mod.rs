@@ -76,6 +76,27 @@ impl HttpBody for ResponseBody {
     }
 }
 
+#[cfg(test)]
+impl ResponseBody {
+    /// A body that yields `data`, then ends (`broken` None) or fails as a broken stream does.
+    pub fn scripted(data: &[u8], broken: Option<&str>) -> ResponseBody {
+        let stream = Arc::new(Stream::new());
+        stream.update(|cell| {
+            cell.push(Bytes::copy_from_slice(data));
+            match broken {
+                Some(why) => {
+                    cell.broken = Some(conn::Broken::new(io::ErrorKind::ConnectionReset, why))
+                }
+                None => cell.end = true,
+            }
+        });
+        let conn = Arc::new(Conn::default());
+        ResponseBody::H2(H2Body {
+            handle: Handle { conn, stream },
+        })
+    }
+}
+
 /// A caller's hold on one stream; letting go of it cancels the stream.
 struct Handle {
     conn: Arc<Conn>,
