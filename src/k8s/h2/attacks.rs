@@ -294,6 +294,23 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
     let e = failure(waiting).await;
     assert!(e.contains("pushing stream 1's window beyond 2^31-1"), "{e}");
     holds_little(&conn);
+
+    // Past the limit through WINDOW_UPDATE alone: that stream fails, the connection carries on.
+    let (conn, mut server) = connected().await;
+    let waiting = request(&conn, "/x").await;
+    server.next(frame::HEADERS).await;
+    for increment in [increment, 1] {
+        server
+            .send(frame::WINDOW_UPDATE, 0, 1, &increment.to_be_bytes())
+            .await;
+    }
+    assert_eq!(reset(&mut server, 1).await, frame::FLOW_CONTROL_ERROR);
+    assert!(
+        failure(waiting)
+            .await
+            .contains("a stream window beyond 2^31-1")
+    );
+    assert!(conn.usable());
 }
 
 /// Keep-alive measures the answers to our own PINGs: h2 and Go compare the ACK's payload with

@@ -61,7 +61,8 @@ pub struct Cell {
     pub head: Option<http::response::Parts>,
     /// Received data not read yet, oldest first; small payloads are gathered in `tail`.
     data: VecDeque<Bytes>,
-    tail: BytesMut,
+    /// Boxed: most streams never gather anything, and each stream's cell is kept for its life.
+    tail: Option<Box<BytesMut>>,
     /// The server ended the stream (after `data`).
     pub end: bool,
     pub broken: Option<Broken>,
@@ -109,24 +110,30 @@ impl Stream {
 }
 
 impl Cell {
-    /// Keeps a DATA payload for the reader: a small one is copied into the current chunk.
+    /// Keeps a DATA payload for the reader. While the reader keeps up, each payload is handed
+    /// on as it came (one allocation of its own size); once data waits, a small payload is
+    /// copied into a shared chunk instead, so that a server sending many small frames costs
+    /// their bytes, not a piece each.
     pub(super) fn push(&mut self, data: Bytes) {
-        if data.len() < SMALL_DATA {
-            if self.tail.capacity() - self.tail.len() < data.len() {
-                self.seal();
-                self.tail = BytesMut::with_capacity(CHUNK);
-            }
-            self.tail.extend_from_slice(&data);
-        } else {
+        if data.len() >= SMALL_DATA || self.drained() {
             self.seal();
             self.data.push_back(data);
+            return;
+        }
+        let room = self.tail.as_ref().map_or(0, |t| t.capacity() - t.len());
+        if room < data.len() {
+            self.seal();
+            self.tail = Some(Box::new(BytesMut::with_capacity(CHUNK)));
+        }
+        if let Some(tail) = self.tail.as_mut() {
+            tail.extend_from_slice(&data);
         }
     }
 
     /// The chunk gathering small payloads is done: it joins the queue.
     fn seal(&mut self) {
-        if !self.tail.is_empty() {
-            let full = self.tail.split().freeze();
+        if let Some(tail) = self.tail.as_mut().filter(|t| !t.is_empty()) {
+            let full = tail.split().freeze();
             self.data.push_back(full);
         }
     }
@@ -136,26 +143,20 @@ impl Cell {
         if let Some(data) = self.data.pop_front() {
             return Some(data);
         }
-        if self.tail.is_empty() {
-            return None;
-        }
-        let data = self.tail.split().freeze();
-        // The chunk's room is kept only while more may come into it.
-        if self.end || self.broken.is_some() {
-            self.tail = BytesMut::new();
-        }
-        Some(data)
+        // The reader caught up: the chunk's spare room is let go with it.
+        let tail = self.tail.take().filter(|t| !t.is_empty())?;
+        Some((*tail).freeze())
     }
 
     /// Whether every byte received was read.
     pub fn drained(&self) -> bool {
-        self.data.is_empty() && self.tail.is_empty()
+        self.data.is_empty() && self.tail.as_ref().is_none_or(|t| t.is_empty())
     }
 
     /// The memory this stream's received data holds, pieces counted at their cost.
     pub fn held(&self) -> usize {
         let pieces: usize = self.data.iter().map(|d| d.len() + PIECE_COST).sum();
-        pieces + self.tail.capacity()
+        pieces + self.tail.as_ref().map_or(0, |t| t.capacity())
     }
 }
 
@@ -178,6 +179,8 @@ pub(super) struct Shared {
 /// The handle requests go through.
 #[derive(Default)]
 pub struct Conn {
+    /// The server's authority, named in every error.
+    pub(super) server: Box<str>,
     shared: Mutex<Shared>,
     pub(super) driver: AtomicWaker,
     /// The most memory the driver held at once for this connection (its buffers and what its
@@ -186,6 +189,14 @@ pub struct Conn {
 }
 
 impl Conn {
+    /// The handle of a connection to `server` (its authority).
+    pub fn new(server: &str) -> Conn {
+        Conn {
+            server: server.into(),
+            ..Conn::default()
+        }
+    }
+
     pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -232,5 +243,31 @@ impl Conn {
     pub fn abandon(&self) {
         self.lock().abandoned = true;
         self.driver.wake();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_that_keeps_up_gets_payloads_as_they_came_and_nothing_is_kept_between() {
+        let mut cell = Cell::default();
+        cell.push(Bytes::from_static(b"event one\n"));
+        assert_eq!(cell.pop().as_deref(), Some(&b"event one\n"[..]));
+        assert_eq!(cell.held(), 0);
+        // Behind: small payloads gather in one chunk, in order, and the chunk goes when read.
+        for piece in [&b"a"[..], b"b", b"c"] {
+            cell.push(Bytes::copy_from_slice(piece));
+        }
+        cell.push(Bytes::from(vec![b'd'; SMALL_DATA]));
+        cell.push(Bytes::from_static(b"e"));
+        let mut read = Vec::new();
+        while let Some(data) = cell.pop() {
+            read.extend_from_slice(&data);
+        }
+        assert_eq!(read, [&b"abc"[..], &[b'd'; SMALL_DATA], b"e"].concat());
+        assert!(cell.drained());
+        assert_eq!(cell.held(), 0);
     }
 }

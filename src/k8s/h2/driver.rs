@@ -19,7 +19,8 @@ mod fields;
 mod frames;
 mod streams;
 
-use std::collections::VecDeque;
+use streams::Resets;
+
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -68,12 +69,12 @@ const LAST_STREAM_ID: u32 = (1 << 31) - 1;
 struct Active {
     id: u32,
     stream: Arc<Stream>,
-    /// How much request body the server lets us send.
-    send_window: i64,
+    /// How much request body the server lets us send (i32: a fleet keeps thousands of these).
+    send_window: i32,
     /// The request body not sent yet.
     body: Bytes,
     /// How much more the server may send before it is told again.
-    recv_window: i64,
+    recv_window: i32,
     /// Read by the caller, not yet given back in the stream's window.
     unreturned: u32,
     /// Received, not yet given back in the connection's window.
@@ -82,9 +83,10 @@ struct Active {
     headed: bool,
     /// Informational (1xx) answers so far.
     informational: u8,
-    /// The answer's `content-length`, and the data received.
-    expected: Option<u64>,
-    received: u64,
+    /// The answer's `content-length` (`u32::MAX` when it has none or one past 4 GiB, which no
+    /// answer read whole can be), and the data received.
+    expected: u32,
+    received: u32,
 }
 
 /// A header block arriving in HEADERS and CONTINUATION frames.
@@ -121,13 +123,11 @@ impl Fatal {
 pub struct Driver<T> {
     io: T,
     conn: Arc<Conn>,
-    /// The server's authority, named in every error.
-    server: Arc<str>,
     streams: Vec<Active>,
     out: Vec<u8>,
     written: usize,
     /// Answers to the server queued in `out` since it was last written whole.
-    answers: usize,
+    answers: u8,
     flushing: bool,
     head: [u8; 9],
     head_read: usize,
@@ -136,7 +136,7 @@ pub struct Driver<T> {
     block: Option<Block>,
     decoder: hpack::Decoder,
     next_id: u32,
-    recent_resets: VecDeque<u32>,
+    recent_resets: Resets,
     peer_max_streams: usize,
     peer_initial_window: i64,
     peer_max_frame: usize,
@@ -150,7 +150,7 @@ pub struct Driver<T> {
     idle_since: Option<Instant>,
     /// The payload of our unanswered ping, and how many we sent.
     ping: Option<[u8; 8]>,
-    pings_sent: u64,
+    pings_sent: u32,
     /// Our SETTINGS wait for the server's acknowledgement.
     settings_unacked: bool,
     /// Frames that carried nothing, since `calm_since`.
@@ -160,9 +160,9 @@ pub struct Driver<T> {
 }
 
 impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
-    /// A driver for `io` to `server`, where TLS (ALPN `h2`) is already done; the preface goes
-    /// first.
-    pub fn new(io: T, conn: Arc<Conn>, server: &str) -> Driver<T> {
+    /// A driver for `io` to the server `conn` names, where TLS (ALPN `h2`) is already done; the
+    /// preface goes first.
+    pub fn new(io: T, conn: Arc<Conn>) -> Driver<T> {
         let mut out = Vec::with_capacity(256);
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
@@ -182,7 +182,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         Driver {
             io,
             conn,
-            server: server.into(),
             streams: Vec::new(),
             out,
             written: 0,
@@ -195,7 +194,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             block: None,
             decoder: hpack::Decoder::new(hpack::TABLE_SIZE),
             next_id: 1,
-            recent_resets: VecDeque::new(),
+            recent_resets: Resets::default(),
             // Until the server says otherwise (RFC 9113 suggests no fewer than 100).
             peer_max_streams: 100,
             peer_initial_window: 65_535,
@@ -227,7 +226,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     fn broke(&self, what: &str) -> Broken {
         Broken::new(
             io::ErrorKind::InvalidData,
-            format!("the server {} broke HTTP/2: {what}", self.server),
+            format!("the server {} broke HTTP/2: {what}", self.conn.server),
         )
     }
 
@@ -241,8 +240,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             }
             // Writes before reads: a server that does not read what we owe it is not read.
             let unwritten = self.out.len() - self.written;
-            let backed_up =
-                unwritten >= OUT_HIGH || (unwritten > 0 && self.answers >= MAX_PENDING_ANSWERS);
+            let backed_up = unwritten >= OUT_HIGH
+                || (unwritten > 0 && usize::from(self.answers) >= MAX_PENDING_ANSWERS);
             if !backed_up {
                 match self.read_frame(cx) {
                     Poll::Ready(Ok(Some(head))) => {
@@ -254,7 +253,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                     Poll::Ready(Ok(None)) => {
                         let broken = Broken::new(
                             io::ErrorKind::UnexpectedEof,
-                            format!("the server {} closed the connection", self.server),
+                            format!("the server {} closed the connection", self.conn.server),
                         );
                         return Poll::Ready(Err(Fatal::quiet(broken)));
                     }
@@ -368,7 +367,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// Queues an answer to the server: reading waits while too many are unwritten.
     fn answer(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
         frame::put(&mut self.out, kind, flags, stream, payload);
-        self.answers += 1;
+        self.answers = self.answers.saturating_add(1);
     }
 
     /// Counts a frame that carried nothing; too many too fast end the connection.
@@ -400,7 +399,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 io::ErrorKind::TimedOut,
                 format!(
                     "the server {} did not answer a ping within {}",
-                    self.server,
+                    self.conn.server,
                     crate::units::format_duration(PING_TIMEOUT)
                 ),
             )));
@@ -415,8 +414,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             )));
         }
         if now.duration_since(self.last_heard) >= KEEPALIVE {
-            self.pings_sent += 1;
-            let payload = self.pings_sent.to_be_bytes();
+            self.pings_sent = self.pings_sent.wrapping_add(1);
+            let payload = u64::from(self.pings_sent).to_be_bytes();
             frame::put(&mut self.out, frame::PING, 0, 0, &payload);
             self.ping = Some(payload);
             self.keepalive.as_mut().reset(now + PING_TIMEOUT);

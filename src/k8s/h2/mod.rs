@@ -233,13 +233,9 @@ where
             return Ok(conn);
         }
         let io = connector.ready().await?.call(uri.clone()).await?;
-        let conn = Arc::new(Conn::default());
         let server = uri.authority().map_or("", |a| a.as_str());
-        tokio::spawn(Driver::new(
-            hyper_util::rt::TokioIo::new(io),
-            conn.clone(),
-            server,
-        ));
+        let conn = Arc::new(Conn::new(server));
+        tokio::spawn(Driver::new(hyper_util::rt::TokioIo::new(io), conn.clone()));
         let old = self
             .pool
             .live

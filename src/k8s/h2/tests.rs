@@ -66,8 +66,8 @@ pub(super) async fn connected() -> (Arc<Conn>, Server) {
 /// [`connected`] through a pipe that buffers `capacity` bytes each way.
 pub(super) async fn connected_through(capacity: usize) -> (Arc<Conn>, Server) {
     let (client, server) = tokio::io::duplex(capacity);
-    let conn = Arc::new(Conn::default());
-    tokio::spawn(Driver::new(client, conn.clone(), "api.example:6443"));
+    let conn = Arc::new(Conn::new("api.example:6443"));
+    tokio::spawn(Driver::new(client, conn.clone()));
     let mut server = Server { io: server };
     let mut preface = [0u8; 24];
     server.io.read_exact(&mut preface).await.unwrap();

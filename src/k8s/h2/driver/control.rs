@@ -59,8 +59,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             self.reset(head.stream, frame::PROTOCOL_ERROR, "a WINDOW_UPDATE of 0");
         } else {
             let active = &mut self.streams[at];
-            active.send_window += increment;
-            if active.send_window > frame::MAX_WINDOW {
+            let window = i64::from(active.send_window) + increment;
+            active.send_window = window.min(frame::MAX_WINDOW) as i32;
+            if window > frame::MAX_WINDOW {
                 self.reset(
                     head.stream,
                     frame::FLOW_CONTROL_ERROR,
@@ -116,18 +117,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 }
                 let delta = i64::from(value) - self.peer_initial_window;
                 self.peer_initial_window = i64::from(value);
-                for active in &mut self.streams {
-                    active.send_window += delta;
-                }
                 // A raised initial window may push an open stream's window past the limit (6.9.2).
-                if let Some(over) = self
-                    .streams
-                    .iter()
-                    .find(|a| a.send_window > frame::MAX_WINDOW)
-                {
+                let mut over = None;
+                for active in &mut self.streams {
+                    let window = i64::from(active.send_window) + delta;
+                    if window > frame::MAX_WINDOW {
+                        over.get_or_insert(active.id);
+                    }
+                    active.send_window =
+                        window.clamp(i64::from(i32::MIN), frame::MAX_WINDOW) as i32;
+                }
+                if let Some(id) = over {
                     let what = format!(
-                        "SETTINGS_INITIAL_WINDOW_SIZE pushing stream {}'s window beyond 2^31-1",
-                        over.id
+                        "SETTINGS_INITIAL_WINDOW_SIZE pushing stream {id}'s window beyond 2^31-1"
                     );
                     return Err(self.fatal(frame::FLOW_CONTROL_ERROR, &what));
                 }
@@ -154,7 +156,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             io::ErrorKind::ConnectionAborted,
             format!(
                 "the server {} is closing the connection (GOAWAY, {})",
-                self.server,
+                self.conn.server,
                 frame::error_name(code)
             ),
         );

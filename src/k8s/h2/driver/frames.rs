@@ -9,7 +9,6 @@ use tokio::time::Instant;
 
 use super::super::conn::{Broken, MAX_HEADER_BLOCK};
 use super::super::frame::{self, Head};
-use super::streams::remember_reset;
 use super::{Block, Driver, Fatal, MAX_CONTINUATIONS, fields};
 
 /// The most informational (1xx) answers before the final one (Go's client allows 5).
@@ -81,7 +80,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         Ok(match self.streams.iter().position(|a| a.id == id) {
             Some(at) => Found::Open(at),
             None => Found::Closed {
-                reset: self.recent_resets.contains(&id),
+                reset: self.recent_resets.contains(id),
             },
         })
     }
@@ -96,7 +95,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 id,
                 &frame::STREAM_CLOSED.to_be_bytes(),
             );
-            remember_reset(&mut self.recent_resets, id);
+            self.recent_resets.remember(id);
         }
         self.idle_frame(&format!("{kind} on a closed stream"))
     }
@@ -126,7 +125,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         };
         let active = &mut self.streams[at];
         active.conn_owed += len as u32;
-        active.recv_window -= len as i64;
+        active.recv_window -= len as i32;
         let violation = if active.recv_window < 0 {
             Some((
                 frame::FLOW_CONTROL_ERROR,
@@ -141,8 +140,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             self.reset(head.stream, code, what);
             return Ok(());
         }
-        active.received += (end - start) as u64;
-        if let Some(expected) = active.expected.filter(|e| active.received > *e) {
+        active.received = active.received.saturating_add((end - start) as u32);
+        if active.received > active.expected {
+            let expected = active.expected;
             let what = format!("more data than its content-length of {expected}");
             self.reset(head.stream, frame::PROTOCOL_ERROR, &what);
             return Ok(());
@@ -225,7 +225,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         let fields = fields::read(&mut self.decoder, &block.fragment, trailers)
             .map_err(|e| self.fatal(frame::COMPRESSION_ERROR, e.0))?;
         let Some(at) = at else {
-            let reset = self.recent_resets.contains(&block.stream);
+            let reset = self.recent_resets.contains(block.stream);
             return self.on_closed("HEADERS", block.stream, reset);
         };
         let id = block.stream;
@@ -281,7 +281,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         self.last_heard = Instant::now();
         let active = &mut self.streams[at];
         active.headed = true;
-        active.expected = fields.content_length;
+        active.expected = fields
+            .content_length
+            .and_then(|n| u32::try_from(n).ok())
+            .unwrap_or(u32::MAX);
         active.stream.update(|cell| cell.head = Some(parts));
         if block.end_stream {
             self.end_stream(id, None);
@@ -301,7 +304,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 io::ErrorKind::ConnectionReset,
                 format!(
                     "the server {} reset the stream (HTTP/2 error code {code}, {})",
-                    self.server,
+                    self.conn.server,
                     frame::error_name(code)
                 ),
             );

@@ -1,7 +1,6 @@
 //! Streams as the driver keeps them: requests given ids, windows given back as callers read,
 //! request bodies sent, and streams ended.
 
-use std::collections::VecDeque;
 use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -21,7 +20,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 io::ErrorKind::ConnectionRefused,
                 format!(
                     "the server {} allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS is 0)",
-                    self.server
+                    self.conn.server
                 ),
             );
             for opening in shared.opening.drain(..) {
@@ -59,14 +58,14 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             self.streams.push(Active {
                 id,
                 stream: opening.stream,
-                send_window: self.peer_initial_window,
+                send_window: self.peer_initial_window as i32,
                 body: opening.body,
-                recv_window: i64::from(STREAM_WINDOW),
+                recv_window: STREAM_WINDOW as i32,
                 unreturned: 0,
                 conn_owed: 0,
                 headed: false,
                 informational: 0,
-                expected: None,
+                expected: u32::MAX,
                 received: 0,
             });
             self.idle_since = None;
@@ -93,7 +92,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             *received += consumed;
             if dropped {
                 frame::rst_stream(out, active.id, frame::CANCEL);
-                remember_reset(recent_resets, active.id);
+                recent_resets.remember(active.id);
                 *received += std::mem::take(&mut active.conn_owed);
                 return false;
             }
@@ -101,10 +100,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             if active.unreturned >= STREAM_WINDOW / 2 {
                 let increment = std::mem::take(&mut active.unreturned);
                 frame::window_update(out, active.id, increment);
-                active.recv_window += i64::from(increment);
+                active.recv_window += increment as i32;
             }
             while !active.body.is_empty() && out.len() < OUT_HIGH {
-                let room = active.send_window.min(*send_window).min(max_frame as i64);
+                let room = i64::from(active.send_window)
+                    .min(*send_window)
+                    .min(max_frame as i64);
                 if room <= 0 {
                     break;
                 }
@@ -115,7 +116,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                     0
                 };
                 frame::put(out, frame::DATA, flags, active.id, &chunk);
-                active.send_window -= chunk.len() as i64;
+                active.send_window -= chunk.len() as i32;
                 *send_window -= chunk.len() as i64;
             }
             true
@@ -133,7 +134,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// rule the server broke.
     pub(super) fn reset(&mut self, id: u32, code: u32, what: &str) {
         self.answer(frame::RST_STREAM, 0, id, &code.to_be_bytes());
-        remember_reset(&mut self.recent_resets, id);
+        self.recent_resets.remember(id);
         let broken = self.broke(what);
         self.end_stream(id, Some(&broken));
     }
@@ -147,10 +148,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         let active = self.streams.swap_remove(at);
         // What the stream holds is bounded by its own window from now on.
         self.received += active.conn_owed;
-        let short = active.expected.filter(|e| *e != active.received).map(|e| {
+        let (expected, received) = (active.expected, active.received);
+        let short = (expected != u32::MAX && expected != received).then(|| {
             self.broke(&format!(
-                "an answer of {} bytes where its content-length said {e}",
-                active.received
+                "an answer of {received} bytes where its content-length said {expected}"
             ))
         });
         match broken.or(short.as_ref()) {
@@ -160,10 +161,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     }
 }
 
-/// Notes a stream we reset, whose late frames are then ignored.
-pub(super) fn remember_reset(recent: &mut VecDeque<u32>, id: u32) {
-    if recent.len() == RECENT_RESETS {
-        recent.pop_front();
+/// The streams we reset lately, whose late frames are then ignored; allocated only once a
+/// stream is reset (0 is never a stream we opened).
+#[derive(Default)]
+pub(super) struct Resets(Option<Box<([u32; RECENT_RESETS], usize)>>);
+
+impl Resets {
+    pub(super) fn remember(&mut self, id: u32) {
+        let (ids, next) = &mut **self
+            .0
+            .get_or_insert_with(|| Box::new(([0; RECENT_RESETS], 0)));
+        ids[*next % RECENT_RESETS] = id;
+        *next = (*next + 1) % RECENT_RESETS;
     }
-    recent.push_back(id);
+
+    pub(super) fn contains(&self, id: u32) -> bool {
+        self.0.as_ref().is_some_and(|recent| recent.0.contains(&id))
+    }
 }
