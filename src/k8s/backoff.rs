@@ -11,20 +11,26 @@ use tokio::time::Instant;
 pub const STAY_HEALTHY: Duration = Duration::from_secs(60);
 
 /// Doubles from `initial` to `max`; each delay is jittered by up to a quarter, downwards.
+/// Delays are kept in milliseconds (u32: 49 days): a fleet keeps one per watch.
 pub struct Backoff {
-    initial: Duration,
-    max: Duration,
-    current: Duration,
+    initial: u32,
+    max: u32,
+    current: u32,
     jitter: u64,
     /// Since when the work has gone well, without a failure since.
     healthy_since: Option<Instant>,
 }
 
+fn millis(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
 impl Backoff {
     pub fn new(initial: Duration, max: Duration, seed: u64) -> Backoff {
+        let initial = millis(initial);
         Backoff {
             initial,
-            max: max.max(initial),
+            max: millis(max).max(initial),
             current: initial,
             jitter: seed | 1,
             healthy_since: None,
@@ -50,11 +56,11 @@ impl Backoff {
         self.jitter ^= self.jitter << 13;
         self.jitter ^= self.jitter >> 7;
         self.jitter ^= self.jitter << 17;
-        let base = self.current;
-        let cut = base.as_millis() as u64 / 4;
-        let delay = base - Duration::from_millis(if cut == 0 { 0 } else { self.jitter % cut });
-        self.current = (self.current * 2).min(self.max);
-        delay
+        let base = u64::from(self.current);
+        let cut = base / 4;
+        let delay = base - if cut == 0 { 0 } else { self.jitter % cut };
+        self.current = self.current.saturating_mul(2).min(self.max);
+        Duration::from_millis(delay)
     }
 
     pub fn reset(&mut self) {
