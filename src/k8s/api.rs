@@ -8,14 +8,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, Version};
-use http_body_util::BodyExt;
-use hyper::body::Body as _;
 use kube::client::Body;
 use serde::de::DeserializeOwned;
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceExt};
 
 use super::backoff::Backoff;
+use super::body;
 use super::errors::{self, Failure};
 use super::h2::ResponseBody;
 use super::transport::NotHttp2;
@@ -231,55 +230,21 @@ async fn read_json<T: DeserializeOwned>(
     response: Response<ResponseBody>,
     limit: usize,
 ) -> Result<T, Trouble> {
-    let reading = read_body(response, limit);
+    let reading = body::read(response, limit);
     let body = tokio::time::timeout(REQUEST_TIMEOUT, reading)
         .await
         .map_err(|_| timed_out())?
         .map_err(|e| match e {
-            BodyError::TooLarge => {
+            body::Error::TooLarge => {
                 let size = match limit / 1024 {
                     kib if kib >= 1024 => format!("{} MiB", kib / 1024),
                     kib => format!("{kib} KiB"),
                 };
                 Trouble::garbage(format!("an answer larger than {size}"))
             }
-            BodyError::Broken(e) => Trouble::transport(&*e),
+            body::Error::Broken(e) => Trouble::transport(&*e),
         })?;
-    serde_json::from_slice(&body).map_err(Trouble::garbage)
-}
-
-/// Why a body could not be read whole.
-enum BodyError {
-    TooLarge,
-    Broken(BoxError),
-}
-
-/// A whole body in one contiguous buffer, at most `limit` bytes: however the server cut it
-/// into frames, what is held is its bytes (collecting would keep every frame's own piece).
-async fn read_body(response: Response<ResponseBody>, limit: usize) -> Result<Bytes, BodyError> {
-    let announced = response
-        .headers()
-        .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
-    if announced.is_some_and(|n| n > limit) {
-        return Err(BodyError::TooLarge);
-    }
-    let mut body = response.into_body();
-    let mut whole: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0));
-    while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(BodyError::Broken)?.into_data() else {
-            continue;
-        };
-        if whole.len() + data.len() > limit {
-            return Err(BodyError::TooLarge);
-        }
-        if whole.is_empty() && body.is_end_stream() {
-            // The common small answer that came whole: no copy.
-            return Ok(data);
-        }
-        whole.extend_from_slice(&data);
-    }
-    Ok(Bytes::from(whole))
+    body.json().map_err(Trouble::garbage)
 }
 
 fn timed_out() -> Trouble {
@@ -296,9 +261,9 @@ fn timed_out() -> Trouble {
 /// HTTP status.
 async fn rejected(response: Response<ResponseBody>) -> Trouble {
     let code = response.status().as_u16();
-    let reading = read_body(response, ERROR_BODY_LIMIT);
+    let reading = body::read(response, ERROR_BODY_LIMIT);
     let body = match tokio::time::timeout(REQUEST_TIMEOUT, reading).await {
-        Ok(Ok(body)) => body,
+        Ok(Ok(body)) => body.joined(),
         _ => Bytes::new(),
     };
     let mut status: kube::core::Status = serde_json::from_slice(&body)

@@ -4,6 +4,7 @@
 
 mod api;
 mod backoff;
+mod body;
 mod cluster;
 pub mod direct;
 pub mod discovery;
