@@ -368,7 +368,8 @@ mod tests {
     #[test]
     fn counted_arrays_are_not_stored_and_what_is_kept_is_capped() {
         // A hostile server's inventory of a million entries, a message of 1 MiB, and a
-        // dependsOn of a thousand: the count, 32 KiB, 256.
+        // dependsOn of a thousand: the count, 32 KiB, 256. (kubectl decodes every entry: an
+        // inventory of 32 MiB of `[0,0,…]` took it to 1.1 GB.)
         let entries = vec!["0"; 1_000_000].join(",");
         let message = "é".repeat(512 * 1024);
         let depends: Vec<Value> = (0..1000).map(|i| serde_json::json!({"name": i})).collect();

@@ -93,7 +93,8 @@ fn an_endless_line_is_refused() {
 
 /// A server that lists fine, then accepts every watch, sends one event and breaks it: the
 /// watch is healthy for moments only, so it backs off ever longer (0.5 s, 1 s, 2 s … up to
-/// `max_backoff`) instead of re-opening every half second forever.
+/// `max_backoff`) instead of re-opening every half second forever. client-go's reflector does
+/// the same: its backoff (0.8 s doubling to 30 s) resets only after two minutes without one.
 #[tokio::test(start_paused = true)]
 async fn a_server_that_breaks_every_watch_is_retried_ever_more_slowly() {
     let event = {
