@@ -12,6 +12,12 @@
 //! connection), GOAWAY, RST_STREAM both ways (a caller that lets go of a response cancels its
 //! stream), CONTINUATION, padding, informational answers, trailers. It does not do server push
 //! (disabled in SETTINGS) or priorities (ignored, as the protocol allows).
+//!
+//! Every server is untrusted: what a hostile one can make a connection hold, and how it is
+//! told so, is in `driver` (backpressure, a budget of frames that carry nothing, windows given
+//! back as callers read, the stream states of RFC 9113) and `driver::fields` (the rules of an
+//! answer's fields). `attacks` tests each attack with what h2 and Go's client do in its place;
+//! `props` tests the decoders against an independent HPACK implementation.
 
 mod conn;
 mod driver;
