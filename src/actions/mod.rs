@@ -160,3 +160,41 @@ pub struct Carry<'a> {
     pub concurrency: usize,
     pub journal: Option<&'a Path>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tally's words for every count: what the dry run and the confirmation say.
+    #[test]
+    fn the_tally_says_every_count() {
+        let tally = |sent, clusters, refused| Tally {
+            sent,
+            clusters,
+            refused,
+        };
+        let said = |t: Tally| t.describe(Verb::Suspend);
+        assert_eq!(said(tally(1, 1, 0)), "suspend 1 object on 1 cluster");
+        assert_eq!(said(tally(9, 3, 0)), "suspend 9 objects on 3 clusters");
+        assert_eq!(
+            said(tally(9, 3, 1)),
+            "suspend 9 objects on 3 clusters, 1 refused"
+        );
+        assert_eq!(
+            said(tally(9, 3, 3)),
+            "suspend 9 objects on 3 clusters, 3 refused"
+        );
+        assert_eq!(
+            said(tally(0, 0, 1)),
+            "nothing to suspend: the object is refused"
+        );
+        assert_eq!(
+            said(tally(0, 0, 4)),
+            "nothing to suspend: all 4 objects are refused"
+        );
+        assert_eq!(
+            tally(2, 1, 0).describe(Verb::Reconcile),
+            "reconcile 2 objects on 1 cluster"
+        );
+    }
+}

@@ -396,4 +396,63 @@ mod tests {
             [true]
         );
     }
+
+    #[test]
+    fn a_scoped_deny_rule_refuses_what_it_names_and_nothing_else() {
+        let prod = spec("prod", "prod-web-1", None);
+        let dev = spec("dev", "dev-db-1", None);
+        let from_prod = discovered("dev", "c1", "prod-eu");
+        let from_dev = discovered("dev", "c2", "dev-eu");
+        let ks = key(FluxKind::Kustomization);
+        let cases: &[(&str, [bool; 4])] = &[
+            ("workspace = \"prod*\"", [true, false, true, false]),
+            ("cluster = \"*-db-*\"", [false, true, false, false]),
+            ("origin = \"mgmt/prod-*\"", [false, false, true, false]),
+            (
+                "workspace = \"dev\"\ncluster = \"c2\"",
+                [false, false, false, true],
+            ),
+        ];
+        for (rule, expected) in cases {
+            let text = format!("[[actions.deny]]\n{rule}\n");
+            let (config, warnings) = Config::parse(Some(&text), std::path::Path::new("u.toml"));
+            assert_eq!(warnings, [], "{rule}");
+            let clusters = [&prod, &dev, &from_prod, &from_dev];
+            let objects: Vec<bool> = clusters
+                .iter()
+                .map(|c| config.actions.denied(c, &ks).is_some())
+                .collect();
+            assert_eq!(objects, expected, "objects under {rule}");
+            // A writing program is refused on exactly the clusters the rule reaches.
+            let programs: Vec<bool> = clusters
+                .iter()
+                .map(|c| config.actions.denied_cluster(c).is_some())
+                .collect();
+            assert_eq!(programs, expected, "writing programs under {rule}");
+        }
+        // A rule naming objects keeps writing programs off its whole cluster, and only that.
+        let text = "[[actions.deny]]\nworkspace = \"prod\"\nkind = \"HelmRelease\"\nname = \"x\"\n";
+        let (config, _) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+        assert!(config.actions.denied(&prod, &ks).is_none());
+        assert!(config.actions.denied_cluster(&prod).is_some());
+        assert!(config.actions.denied_cluster(&dev).is_none());
+    }
+
+    #[test]
+    fn a_scoped_read_only_mode_takes_write_away_there_only() {
+        let text =
+            "[ui]\nmode = \"write\"\n[[modes]]\nworkspace = \"prod\"\nmode = \"read-only\"\n";
+        let (config, warnings) = Config::parse(Some(text), std::path::Path::new("u.toml"));
+        assert_eq!(warnings, []);
+        let clusters = [
+            spec("prod", "p1", None),
+            spec("dev", "d1", None),
+            // Found in namespace prod on the management cluster, shown in workspace dev.
+            discovered("dev", "d2", "prod"),
+            discovered("dev", "d3", "dev"),
+        ];
+        let (grant, writable) = each_writable(&config, None, &clusters);
+        assert!(grant.is_some());
+        assert_eq!(writable, [false, true, false, true]);
+    }
 }

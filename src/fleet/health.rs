@@ -226,4 +226,63 @@ mod tests {
         obj["spec"]["suspend"] = json!(true);
         assert_eq!(health_of(FluxKind::Kustomization, &obj), Health::Deleting);
     }
+
+    /// kstatus: Reconciling=True is in progress even beside a Ready=True of this generation.
+    #[test]
+    fn reconciling_alone_is_progressing() {
+        let obj = ks(json!({"observedGeneration": 3, "conditions": [
+            {"type": "Ready", "status": "True", "observedGeneration": 3},
+            {"type": "Reconciling", "status": "True", "reason": "Progressing"}]}));
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &obj),
+            Health::Progressing
+        );
+    }
+
+    /// A Ready condition is current only for its own generation when it names one, however far
+    /// `status.observedGeneration` got; without one (0 or absent), the status's counts.
+    #[test]
+    fn a_stale_ready_condition_is_not_ready() {
+        let with = |condition_generation: i64| {
+            ks(json!({"observedGeneration": 3, "conditions": [
+                {"type": "Ready", "status": "True", "observedGeneration": condition_generation}]}))
+        };
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &with(2)),
+            Health::Progressing
+        );
+        assert_eq!(health_of(FluxKind::Kustomization, &with(3)), Health::Ready);
+        assert_eq!(health_of(FluxKind::Kustomization, &with(0)), Health::Ready);
+    }
+
+    /// Only an OCI HelmRepository is static; an HTTP one not yet ready waits like any source.
+    #[test]
+    fn an_http_helm_repository_waits_and_an_oci_one_is_static() {
+        let repository = |spec: Value| json!({"metadata": {"generation": 1}, "spec": spec});
+        assert_eq!(
+            health_of(
+                FluxKind::HelmRepository,
+                &repository(json!({"url": "https://x"}))
+            ),
+            Health::Waiting
+        );
+        assert_eq!(
+            health_of(
+                FluxKind::HelmRepository,
+                &repository(json!({"type": "default"}))
+            ),
+            Health::Waiting
+        );
+        assert_eq!(
+            health_of(
+                FluxKind::HelmRepository,
+                &repository(json!({"type": "oci"}))
+            ),
+            Health::NotApplicable
+        );
+        assert_eq!(
+            health_of(FluxKind::OciRepository, &repository(json!({"type": "oci"}))),
+            Health::Waiting
+        );
+    }
 }

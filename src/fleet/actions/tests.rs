@@ -223,3 +223,114 @@ fn with_source_on_a_helmrelease_goes_through_its_generated_chart() {
         Err(Refusal::NotSupported(_))
     ));
 }
+
+/// Every kind's resume: the patch, or the refusal of an ExternalArtifact (another
+/// controller's product, as `flux resume` refuses it).
+#[test]
+fn resume_patches_every_kind_but_an_external_artifact() {
+    for kind in FluxKind::ALL {
+        let target = object(kind, "x", json!({"suspend": true}));
+        let planned = plan(&intent(Verb::Resume, None), &target, none);
+        match kind {
+            FluxKind::ExternalArtifact => {
+                assert!(matches!(planned, Err(Refusal::NotSupported(_))), "{kind}");
+            }
+            _ => {
+                let patch = only(planned);
+                assert_eq!(
+                    patch.pointer("/metadata/annotations/fluxfleet.dev~1suspended-by"),
+                    Some(&Value::Null),
+                    "{kind}"
+                );
+            }
+        }
+    }
+}
+
+/// A source found on the cluster: a live one is reconciled first and waited for; a suspended
+/// one refuses the whole action (the flux CLI: "source is suspended").
+#[test]
+fn with_source_reconciles_a_live_source_and_refuses_a_suspended_one() {
+    let ks = object(
+        FluxKind::Kustomization,
+        "apps",
+        json!({"sourceRef": {"kind": "GitRepository", "name": "fleet"}}),
+    );
+    let live = object(FluxKind::GitRepository, "fleet", json!({}));
+    let steps = plan(&intent(Verb::ReconcileWithSource, None), &ks, |_| {
+        Some(&live)
+    })
+    .unwrap();
+    let keys: Vec<(FluxKind, bool)> = steps.iter().map(|s| (s.key.kind, s.wait)).collect();
+    assert_eq!(
+        keys,
+        [
+            (FluxKind::GitRepository, true),
+            (FluxKind::Kustomization, false)
+        ]
+    );
+    let suspended = object(FluxKind::GitRepository, "fleet", json!({"suspend": true}));
+    assert!(matches!(
+        plan(&intent(Verb::ReconcileWithSource, None), &ks, |_| Some(
+            &suspended
+        )),
+        Err(Refusal::Suspended)
+    ));
+}
+
+/// `spec.chartRef` (an OCIRepository or a HelmChart) is the release's one source; a HelmChart's
+/// own source comes before it.
+#[test]
+fn with_source_follows_a_chart_ref_and_a_helmcharts_source() {
+    let keys = |target: &FluxSummary| -> Vec<String> {
+        plan(&intent(Verb::ReconcileWithSource, None), target, none)
+            .unwrap()
+            .iter()
+            .map(|s| format!("{} {}", s.key.kind, s.key.name))
+            .collect()
+    };
+    for (source, kind) in [
+        ("OCIRepository", "OCIRepository"),
+        ("HelmChart", "HelmChart"),
+    ] {
+        let hr = object(
+            FluxKind::HelmRelease,
+            "podinfo",
+            json!({"chartRef": {"kind": source, "name": "chart"}}),
+        );
+        assert_eq!(
+            keys(&hr),
+            [format!("{kind} chart"), "HelmRelease podinfo".into()]
+        );
+    }
+    let chart = object(
+        FluxKind::HelmChart,
+        "apps-podinfo",
+        json!({"chart": "podinfo", "sourceRef": {"kind": "HelmRepository", "name": "podinfo"}}),
+    );
+    assert_eq!(
+        keys(&chart),
+        ["HelmRepository podinfo", "HelmChart apps-podinfo"]
+    );
+}
+
+/// Only `Done` is done: `--wait` and the object step of a reconcile-with-source go on from it
+/// alone.
+#[test]
+fn only_done_is_done() {
+    let all = [
+        Outcome::Done,
+        Outcome::Forbidden("f".into()),
+        Outcome::NotFound,
+        Outcome::Conflict("c".into()),
+        Outcome::Unreachable("u".into()),
+        Outcome::TimedOut("t".into()),
+        Outcome::Refused("r".into()),
+        Outcome::Failed("x".into()),
+    ];
+    let done: Vec<bool> = all.iter().map(Outcome::is_done).collect();
+    assert_eq!(
+        done,
+        [true, false, false, false, false, false, false, false]
+    );
+}
