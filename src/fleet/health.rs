@@ -285,4 +285,36 @@ mod tests {
             Health::Waiting
         );
     }
+
+    /// What triage lists (needs attention), what `--status failing` and `not-ready` select, and
+    /// how each health is written, for every health.
+    #[test]
+    fn each_health_says_what_it_is() {
+        let rows: Vec<(String, bool, bool, bool)> = Health::ALL
+            .iter()
+            .map(|h| {
+                (
+                    h.to_string(),
+                    h.is_failing(),
+                    h.is_not_ready(),
+                    h.needs_attention(),
+                )
+            })
+            .collect();
+        let expected = [
+            ("stalled", true, true, true),
+            ("failed", true, true, true),
+            ("deleting", false, true, true),
+            ("progressing", false, true, true),
+            ("waiting", false, true, true),
+            ("suspended", false, true, false),
+            ("ready", false, false, false),
+            ("n/a", false, false, false),
+        ];
+        let expected: Vec<(String, bool, bool, bool)> = expected
+            .iter()
+            .map(|(name, f, n, a)| (name.to_string(), *f, *n, *a))
+            .collect();
+        assert_eq!(rows, expected);
+    }
 }
