@@ -131,6 +131,8 @@ pub fn plan<'a>(
                     wait: true,
                 });
             }
+            // Equivalent if `verb` is dropped (cargo-mutants): `reconcile` reads the verb only
+            // to tell force and reset apart. Kept so the object's step says what it does.
             let plain = Intent {
                 verb: Verb::Reconcile,
                 ..intent.clone()
