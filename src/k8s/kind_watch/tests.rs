@@ -4,6 +4,19 @@
 use super::*;
 use crate::hostile::sample;
 
+/// A watch of Kustomizations v1 through `http`.
+fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
+    KindWatch::new(
+        Arc::new(http),
+        FluxKind::Kustomization,
+        "v1",
+        100,
+        10_000,
+        max_backoff,
+        seed,
+    )
+}
+
 #[test]
 fn hostile_watch_lines_are_errors_or_events_never_panics() {
     let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
@@ -11,15 +24,7 @@ fn hostile_watch_lines_are_errors_or_events_never_panics() {
             Err::<http::Response<super::super::h2::ResponseBody>, tower::BoxError>("offline".into())
         },
     ));
-    let mut watch = KindWatch::new(
-        Arc::new(http),
-        FluxKind::Kustomization,
-        "v1",
-        100,
-        10_000,
-        Duration::from_secs(1),
-        1,
-    );
+    let mut watch = kustomizations(http, Duration::from_secs(1), 1);
     let object = sample("kustomization-health-check-failed.yaml");
     let status = serde_json::json!({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"});
     let (mut answered, mut refused) = (0, 0);
@@ -116,15 +121,7 @@ async fn a_server_that_breaks_every_watch_is_retried_ever_more_slowly() {
         },
     ));
     let max = Duration::from_secs(16);
-    let mut watch = KindWatch::new(
-        Arc::new(http),
-        FluxKind::Kustomization,
-        "v1",
-        100,
-        10_000,
-        max,
-        3,
-    );
+    let mut watch = kustomizations(http, max, 3);
     let mut failed_at = Vec::new();
     while failed_at.len() < 9 {
         if let Step::Failed { failure, .. } = watch.next().await {
