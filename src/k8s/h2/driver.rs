@@ -281,6 +281,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// Tells the connection what the driver holds now: its buffers, and what its streams
     /// received that nobody read yet.
     fn account(&self) {
+        // Only the tests read it: a fleet's drivers should not lock every stream at every poll.
+        if !cfg!(test) {
+            return;
+        }
         let streams: usize = self.streams.iter().map(|a| a.stream.lock().held()).sum();
         let block = self.block.as_ref().map_or(0, |b| b.fragment.capacity());
         self.conn
