@@ -28,6 +28,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(name) = cli.command.as_ref().and_then(own_fleet)
+        && cli.fleet.nats.is_some()
+    {
+        eprintln!(
+            "fluxfleet: {name} runs its own simulated fleet and does not read collectors: drop --nats (or unset FLUXFLEET_NATS)"
+        );
+        return ExitCode::from(exit::USAGE);
+    }
     let global = (&cli.fleet, &cli.ui);
     let result = match cli.command {
         Some(Command::Get(args)) => return report(&runtime, args.request(&cli.fleet), get),
@@ -63,6 +71,15 @@ fn main() -> ExitCode {
             eprintln!("fluxfleet: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The commands whose fleet is their own simulator, never the bus.
+fn own_fleet(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Demo(_) => Some("fluxfleet demo"),
+        Command::Sim(_) => Some("fluxfleet sim"),
+        _ => None,
     }
 }
 
@@ -194,79 +211,24 @@ fn file_logs() -> Option<PathBuf> {
 }
 
 async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
-    if let Some(options) = fleet.nats_options() {
-        return tui_from_bus(&options, &fleet, ui).await;
-    }
-    let resolved = fluxfleet::session::resolve::resolve(&fleet.sources()).await;
-    if resolved.inventory.clusters.is_empty() {
-        for w in &resolved.warnings {
-            eprintln!("fluxfleet: {}", fluxfleet::export::table::safe(w));
-        }
-        anyhow::bail!(
-            "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, or try `fluxfleet demo`"
-        );
-    }
-    file_logs();
-    fluxfleet::app::tui(fluxfleet::app::Start {
-        config: resolved.config,
-        config_path: resolved.config_path,
-        warnings: resolved.warnings,
-        inventory: resolved.inventory,
-        mode: ui.flag(),
-        theme: ui.theme,
-        journal: fluxfleet::audit::default_path(),
-        managements: resolved.managements,
-        bus: None,
-    })
-    .await
-}
-
-/// The TUI on what collectors publish to NATS: no connection to any cluster.
-async fn tui_from_bus(
-    options: &fluxfleet::bus::Options,
-    fleet: &FleetArgs,
-    ui: UiArgs,
-) -> anyhow::Result<()> {
-    let bus = fluxfleet::bus::reader::Bus::connect(options)
+    let opened = fluxfleet::session::open::open(&fleet.sources())
         .await
         .map_err(anyhow::Error::msg)?;
-    let path = fleet
-        .config
-        .clone()
-        .or_else(fluxfleet::config::default_path);
-    let (config, config_warnings) =
-        fluxfleet::config::Config::load(path.as_deref(), fleet.config.is_some());
-    let mut warnings: Vec<String> = config_warnings
-        .iter()
-        .map(|w| format!("config {w}"))
-        .collect();
-    warnings.extend(bus.problems.iter().map(|p| format!("NATS: {p}")));
-    // The user's own kubeconfigs, for events, YAML, plugins and actions on the clusters they
-    // reach; their problems matter only when the user named them.
-    let request = fluxfleet::inventory::Request::from_env(
-        fleet.kubeconfigs.clone(),
-        fleet.dirs.clone(),
-        fleet.contexts.clone(),
-    );
-    let own = fluxfleet::inventory::load(&request, &config);
-    if !fleet.kubeconfigs.is_empty() || !fleet.dirs.is_empty() {
-        warnings.extend(own.problems.iter().map(|p| p.to_string()));
+    if opened.fleet.is_empty() {
+        for w in &opened.warnings {
+            eprintln!("fluxfleet: {}", fluxfleet::export::table::safe(w));
+        }
+        anyhow::bail!("{}", opened.fleet.empty_why());
     }
-    let bus = bus.reaching(fluxfleet::k8s::direct::Direct::new(
-        own.clusters,
-        &config.engine,
-    ));
     file_logs();
     fluxfleet::app::tui(fluxfleet::app::Start {
-        config,
-        config_path: path,
-        warnings,
-        inventory: fluxfleet::inventory::Inventory::default(),
+        config: opened.config,
+        config_path: opened.config_path,
+        warnings: opened.warnings,
+        fleet: opened.fleet,
         mode: ui.flag(),
         theme: ui.theme,
         journal: fluxfleet::audit::default_path(),
-        managements: Vec::new(),
-        bus: Some(bus),
     })
     .await
 }
@@ -314,12 +276,13 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
             .iter()
             .map(|w| format!("config {w}"))
             .collect(),
-        inventory,
+        fleet: fluxfleet::session::open::Fleet::Kubeconfigs {
+            inventory,
+            managements: Vec::new(),
+        },
         mode: Some(ui.flag().unwrap_or(fluxfleet::config::Mode::Write)),
         theme: ui.theme,
         journal: fluxfleet::audit::default_path(),
-        managements: Vec::new(),
-        bus: None,
     })
     .await;
     handle.shutdown().await;

@@ -612,12 +612,10 @@ async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
         config: fluxfleet::config::Config::defaults(),
         config_path: None,
         warnings: Vec::new(),
-        inventory: fluxfleet::inventory::Inventory::default(),
+        fleet: fluxfleet::session::open::Fleet::Bus(Box::new(bus)),
         theme: None,
         mode: Some(fluxfleet::config::Mode::ReadOnly),
         journal: None,
-        managements: Vec::new(),
-        bus: Some(bus),
     });
     let drive = async {
         let all = format!("clusters {clusters}/{clusters} live");
@@ -877,4 +875,170 @@ fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
         !screen.contains("shop-1"),
         "only the workspace's clusters:\n{screen}"
     );
+}
+
+/// How a command is told where the bus is.
+#[derive(Clone, Copy, Debug)]
+enum Told {
+    Flag,
+    Variable,
+}
+
+/// The binary, told where the bus is, with a kubeconfig of the whole fleet at hand (as a user
+/// of both has), never the developer's own config.
+async fn on_bus(
+    told: Told,
+    url: &str,
+    kubeconfigs: &std::path::Path,
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
+    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env("HOME", "/nonexistent-home")
+        .env("FLUXFLEET_DATA_DIR", kubeconfigs.with_file_name("data"))
+        .env_remove("FLUXFLEET_NATS")
+        .env_remove("KUBECONFIG")
+        .kill_on_drop(true)
+        .args(args)
+        .arg("--kubeconfig-dir")
+        .arg(kubeconfigs)
+        .args(["--bucket", "fleet"]);
+    match told {
+        Told::Flag => cmd.arg("--nats").arg(url),
+        Told::Variable => cmd.env("FLUXFLEET_NATS", url),
+    };
+    cmd.output().await.unwrap()
+}
+
+/// How many connections each cluster has ever served, as the simulator counted them.
+fn connections(sim: &common::Sim) -> BTreeMap<String, u64> {
+    let stats = sim.handle.stats();
+    stats["clusters"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, c)| (name.clone(), c["connectionsTotal"].as_u64().unwrap()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_socket_to_a_cluster() {
+    let _one_at_a_time = serial().await;
+    let (_nats, options, sim, inventory, only) = one_collector().await;
+    let kubeconfigs = sim.dir.path().join("kubeconfigs");
+    let clusters = inventory.clusters.len();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    let json = |out: &std::process::Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)))
+    };
+    let ok = |out: &std::process::Output| {
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    };
+    let truth = sim.handle.truth();
+    let ks = truth[1]
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && !o.suspended)
+        .unwrap();
+    let target = truth[1].name.clone();
+    let names: BTreeSet<&str> = inventory.clusters.iter().map(|c| c.name.as_str()).collect();
+    let copies = truth
+        .iter()
+        .filter(|c| names.contains(c.name.as_str()))
+        .flat_map(|c| &c.objects)
+        .filter(|o| o.kind == "Kustomization" && o.name == ks.name && o.namespace == ks.namespace)
+        .count();
+    let before = connections(&sim);
+    for told in [Told::Flag, Told::Variable] {
+        let run = |args: &'static [&'static str]| on_bus(told, &options.url, &kubeconfigs, args);
+
+        let out = run(&["get", "-o", "json", "--timeout", "10s"]).await;
+        ok(&out);
+        assert_eq!(json(&out)["clusters"].as_array().unwrap().len(), clusters);
+
+        let out = run(&["get", "--root-causes", "-o", "json", "--timeout", "10s"]).await;
+        ok(&out);
+        assert!(json(&out).is_object(), "{told:?}");
+
+        let out = run(&["rollout", "ks", "-o", "json", "--timeout", "10s"]).await;
+        ok(&out);
+        let doc = json(&out);
+        let rows = doc["rollouts"].as_array().unwrap();
+        assert!(!rows.is_empty(), "{told:?}: {doc}");
+        assert!(rows.iter().all(|r| r["kind"] == "Kustomization"), "{doc}");
+
+        let out = run(&["inventory", "-o", "json"]).await;
+        ok(&out);
+        let doc = json(&out);
+        let listed = doc["clusters"].as_array().unwrap();
+        assert_eq!(listed.len(), clusters, "{doc}");
+        assert!(listed.iter().all(|c| c["collector"] == "only"), "{doc}");
+
+        let out = on_bus(
+            told,
+            &options.url,
+            &kubeconfigs,
+            &["suspend", "ks", &ks.name, "-n", &ks.namespace, "--dry-run"],
+        )
+        .await;
+        ok(&out);
+        assert!(
+            text(&out.stderr).contains(&format!("would suspend {copies} objects")),
+            "{told:?}: {}",
+            text(&out.stderr)
+        );
+
+        for own in [&["demo"][..], &["sim", "--clusters", "1"]] {
+            let out = on_bus(told, &options.url, &kubeconfigs, own).await;
+            assert_eq!(out.status.code(), Some(2), "{own:?}");
+            assert!(
+                text(&out.stderr).contains("--nats"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+    }
+    // Nothing above reached a cluster: every answer came from the bus.
+    assert_eq!(connections(&sim), before);
+
+    // Acting goes through the user's own kubeconfig, to the one cluster acted on.
+    let out = on_bus(
+        Told::Variable,
+        &options.url,
+        &kubeconfigs,
+        &[
+            "suspend",
+            "ks",
+            &ks.name,
+            "-n",
+            &ks.namespace,
+            "--cluster",
+            &target,
+            "--write",
+            "--yes",
+        ],
+    )
+    .await;
+    ok(&out);
+    let now = sim.handle.truth();
+    let acted = now.iter().find(|c| c.name == target).unwrap();
+    assert!(
+        acted
+            .objects
+            .iter()
+            .any(|o| o.kind == "Kustomization" && o.name == ks.name && o.suspended),
+        "{}",
+        text(&out.stderr)
+    );
+    let after = connections(&sim);
+    let reached: Vec<&String> = after
+        .iter()
+        .filter(|(name, n)| before.get(*name) != Some(n))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(reached, vec![&target]);
+    only.stop.cancel();
+    only.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
 }

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 
 use crate::config::theme::Theme;
 use crate::config::{Config, Mode};
-use crate::inventory::Inventory;
+use crate::session::open::Fleet;
 use crate::session::{Reader, Session, Writer};
 use keymap::Keymap;
 use model::{Fetched, Model};
@@ -38,20 +38,17 @@ pub struct Start {
     pub config_path: Option<PathBuf>,
     /// Config and inventory problems, shown in the status line.
     pub warnings: Vec<String>,
-    pub inventory: Inventory,
+    /// Where the fleet comes from (management clusters are followed while running).
+    pub fleet: Fleet,
     /// `--theme`, over the config's.
     pub theme: Option<String>,
     /// `--write` / `--read-only` (the demo: write), over the config's modes.
     pub mode: Option<Mode>,
     /// The audit journal (`audit::default_path()`).
     pub journal: Option<PathBuf>,
-    /// Management clusters to follow while running.
-    pub managements: Vec<crate::k8s::management::Management>,
-    /// The fleet from collectors through NATS, instead of the inventory's clusters.
-    pub bus: Option<crate::bus::reader::Bus>,
 }
 
-/// Opens the TUI on `start.inventory` and watches it until the user quits. The terminal is
+/// Opens the TUI on `start.fleet` and watches it until the user quits. The terminal is
 /// restored however this ends, panics included.
 pub async fn tui(start: Start) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
@@ -83,7 +80,7 @@ pub async fn tui(start: Start) -> anyhow::Result<()> {
 }
 
 /// The whole TUI on any backend, driven by `keys`: config, theme and keymap loaded, the engine
-/// started on the inventory, the event loop run until the user quits, the engine stopped. The
+/// started on the fleet, the event loop run until the user quits, the engine stopped. The
 /// end-to-end test runs this on a test backend, with keys from a [`run::Given`] console.
 pub async fn session<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -97,12 +94,10 @@ where
         config,
         config_path,
         mut warnings,
-        inventory,
+        fleet,
         theme,
         mode,
         journal,
-        managements,
-        bus,
     } = start;
     let (theme, theme_warnings) = Theme::chosen(theme.as_deref(), &config, config_path.as_deref());
     warnings.extend(theme_warnings.into_iter().map(|w| format!("theme: {w}")));
@@ -112,11 +107,7 @@ where
         plugins::from_config(&config.plugins, std::env::var_os("PATH").as_deref());
     warnings.extend(plugin_warnings);
     warnings.extend(keymap.bind_plugins(&plugins));
-    let sources: Vec<Box<dyn crate::source::Source>> = match bus {
-        Some(bus) => vec![Box::new(bus)],
-        None => crate::session::sources(&inventory, &config.engine, &managements),
-    };
-    let (index, events, sources) = Session::start(sources).split();
+    let (index, events, sources) = Session::start(fleet.sources(&config.engine, true)).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
     model.read_only = grant.is_none();

@@ -178,6 +178,17 @@ impl Bus {
         self.direct = Some(Arc::new(direct));
         self
     }
+
+    /// The state bucket read.
+    pub fn bucket(&self) -> &str {
+        &self.options.bucket
+    }
+
+    /// The clusters as their collectors last published them, by name (before the reader
+    /// starts).
+    pub fn states(&self) -> impl Iterator<Item = &ClusterState> {
+        self.clusters.values()
+    }
 }
 
 impl Source for Bus {
@@ -202,8 +213,6 @@ impl Source for Bus {
                 for (name, state) in clusters {
                     let key = cluster_key(&name);
                     remember(&servers, &state);
-                    sink.send(&key, Change::Connection(shown(&state, &live)))
-                        .await?;
                     let mut of = objects.remove(&name).unwrap_or_default();
                     for kind in FluxKind::ALL {
                         let (these, rest) = of.into_iter().partition(|o| o.key.kind == kind);
@@ -214,6 +223,9 @@ impl Source for Bus {
                         sink.send(&key, Change::Report(Some(Box::new(report))))
                             .await?;
                     }
+                    // The cluster answers last: a session that settles has its objects.
+                    sink.send(&key, Change::Connection(shown(&state, &live)))
+                        .await?;
                     known.insert(name, state);
                 }
                 let Some(mut watch) = watch else {

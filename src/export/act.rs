@@ -7,7 +7,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::Filter;
-use super::get::{exit, resolve};
+use super::get::{exit, open};
 use super::table::Table;
 use crate::actions::{Guard, Progress, Target, Update, Watch};
 use crate::audit;
@@ -15,7 +15,7 @@ use crate::config::Mode;
 use crate::fleet::actions::{Intent, Verb};
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::Session;
-use crate::session::resolve::{Resolved, Sources};
+use crate::session::resolve::Sources;
 
 /// What was asked.
 #[derive(Clone, Debug)]
@@ -45,16 +45,15 @@ const SOURCE_KINDS: [FluxKind; 5] = [
 ];
 
 pub async fn act(request: Request) -> u8 {
-    let Resolved {
-        mut config,
-        inventory,
-        ..
-    } = resolve(&request.sources).await;
-    if inventory.clusters.is_empty() {
-        eprintln!("error: no clusters (see the warnings above)");
+    let Some(opened) = open(&request.sources).await else {
+        return exit::ERROR;
+    };
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
         return exit::INVENTORY;
     }
-    let infos: Vec<_> = inventory.clusters.iter().map(|c| c.info()).collect();
+    let mut config = opened.config;
+    let infos = opened.fleet.clusters();
     let (grant, permissions) = config.writable(request.mode, &infos);
     let refused = crate::actions::refusal(
         config.writes_refused().as_deref(),
@@ -72,7 +71,7 @@ pub async fn act(request: Request) -> u8 {
             config.engine.kinds.extend(SOURCE_KINDS);
         }
     }
-    let mut live = Session::kube(&inventory, &config.engine);
+    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     if !live.settle(request.timeout).await {
         eprintln!(
             "warning: not every cluster answered within the timeout; acting on those that did"

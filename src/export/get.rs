@@ -9,9 +9,12 @@ use jiff::Timestamp;
 use super::output;
 use super::table::Table;
 use super::{Filter, Status};
+use crate::bus::reader::Bus;
 use crate::fleet::{Counted, Index, Phase};
+use crate::inventory::Inventory;
 use crate::session::Session;
-use crate::session::resolve::{Resolved, Sources};
+use crate::session::open::{Fleet, Opened};
+use crate::session::resolve::Sources;
 use crate::units::age;
 
 /// Exit codes, documented in the README.
@@ -52,101 +55,144 @@ pub struct Request {
     pub since: Option<Duration>,
 }
 
-/// The config and the fleet, every warning and problem reported on stderr.
-pub async fn resolve(sources: &Sources) -> Resolved {
-    let resolved = crate::session::resolve::resolve(sources).await;
-    for w in &resolved.warnings {
-        eprintln!("warning: {}", super::table::safe(w));
+/// The fleet the options name, every warning reported on stderr; None (said why) when the bus
+/// cannot be read.
+pub async fn open(sources: &Sources) -> Option<Opened> {
+    match crate::session::open::open(sources).await {
+        Ok(opened) => {
+            for w in &opened.warnings {
+                eprintln!("warning: {}", super::table::safe(w));
+            }
+            Some(opened)
+        }
+        Err(e) => {
+            eprintln!("error: {}", super::table::safe(&e));
+            None
+        }
     }
-    resolved
 }
 
-/// `fluxfleet inventory`: the resolved fleet; only management clusters are contacted.
+/// `fluxfleet inventory`: the fleet as resolved (only management clusters are contacted), or
+/// the bus's clusters with their collectors (no cluster is contacted).
 pub async fn inventory(sources: &Sources, output: Output) -> u8 {
-    let Resolved {
-        inventory, clean, ..
-    } = resolve(sources).await;
+    let Some(opened) = open(sources).await else {
+        return exit::ERROR;
+    };
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let written = match output {
-        Output::Table => {
-            let mut t = Table::new(vec!["CLUSTER", "WORKSPACE", "SERVER", "LABELS", "SOURCE"]);
-            for c in &inventory.clusters {
-                let labels: Vec<String> =
-                    c.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                t.row(vec![
-                    c.name.clone(),
-                    c.workspace.clone(),
-                    c.server.clone(),
-                    if labels.is_empty() {
-                        "-".into()
-                    } else {
-                        labels.join(",")
-                    },
-                    c.source.display().to_string(),
-                ]);
-            }
-            t.write(&mut out)
-        }
-        Output::Json => output::write_json(&mut out, &inventory),
-        Output::Ndjson => inventory
-            .clusters
-            .iter()
-            .try_for_each(|c| output::write_line(&mut out, c)),
+    let written = match &opened.fleet {
+        Fleet::Kubeconfigs { inventory, .. } => kubeconfigs(inventory, output, &mut out),
+        Fleet::Bus(bus) => collected(bus, output, &mut out),
     };
     if let Err(code) = finish(written.and_then(|()| out.flush())) {
         return code;
     }
-    if clean && !inventory.clusters.is_empty() {
+    if opened.clean && !opened.fleet.is_empty() {
         exit::OK
     } else {
         exit::INVENTORY
     }
 }
 
+fn kubeconfigs(inventory: &Inventory, output: Output, out: &mut dyn Write) -> io::Result<()> {
+    match output {
+        Output::Table => {
+            let mut t = Table::new(vec!["CLUSTER", "WORKSPACE", "SERVER", "LABELS", "SOURCE"]);
+            for c in &inventory.clusters {
+                t.row(vec![
+                    c.name.clone(),
+                    c.workspace.clone(),
+                    c.server.clone(),
+                    labels(&c.labels),
+                    c.source.display().to_string(),
+                ]);
+            }
+            t.write(out)
+        }
+        Output::Json => output::write_json(out, inventory),
+        Output::Ndjson => inventory
+            .clusters
+            .iter()
+            .try_for_each(|c| output::write_line(out, c)),
+    }
+}
+
+/// One cluster of the bus, as `inventory --nats` prints it.
+#[derive(serde::Serialize)]
+struct Collected<'a> {
+    cluster: &'a str,
+    workspace: &'a str,
+    server: &'a str,
+    labels: &'a std::collections::BTreeMap<String, String>,
+    /// The collector that publishes it.
+    collector: &'a str,
+}
+
+fn collected(bus: &Bus, output: Output, out: &mut dyn Write) -> io::Result<()> {
+    let clusters: Vec<Collected> = bus
+        .states()
+        .map(|s| Collected {
+            cluster: &s.name,
+            workspace: &s.workspace,
+            server: &s.server,
+            labels: &s.labels,
+            collector: &s.collector,
+        })
+        .collect();
+    match output {
+        Output::Table => {
+            let mut t = Table::new(vec![
+                "CLUSTER",
+                "WORKSPACE",
+                "SERVER",
+                "LABELS",
+                "COLLECTOR",
+            ]);
+            for c in &clusters {
+                t.row(vec![
+                    c.cluster.to_string(),
+                    c.workspace.to_string(),
+                    c.server.to_string(),
+                    labels(c.labels),
+                    c.collector.to_string(),
+                ]);
+            }
+            t.write(out)
+        }
+        Output::Json => output::write_json(
+            out,
+            &serde_json::json!({ "bucket": bus.bucket(), "clusters": clusters }),
+        ),
+        Output::Ndjson => clusters.iter().try_for_each(|c| output::write_line(out, c)),
+    }
+}
+
+fn labels(labels: &std::collections::BTreeMap<String, String>) -> String {
+    if labels.is_empty() {
+        return "-".into();
+    }
+    let pairs: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(",")
+}
+
 /// `fluxfleet get`.
 pub async fn get(request: Request) -> u8 {
-    let (mut live, clean) = match &request.sources.nats {
-        Some(options) => {
-            if let Some(since) = request.since {
-                return super::history::write(options, since, &request).await;
-            }
-            match crate::bus::reader::Bus::connect(options).await {
-                Ok(bus) => {
-                    for p in &bus.problems {
-                        eprintln!("warning: {}", super::table::safe(p));
-                    }
-                    let clean = bus.problems.is_empty();
-                    (Session::start(vec![Box::new(bus)]), clean)
-                }
-                Err(e) => {
-                    eprintln!("error: {}", super::table::safe(&e));
-                    return exit::ERROR;
-                }
-            }
-        }
-        None => {
-            let Resolved {
-                mut config,
-                inventory,
-                managements,
-                clean,
-                ..
-            } = resolve(&request.sources).await;
-            if inventory.clusters.is_empty() {
-                eprintln!("error: no clusters to watch (see the warnings above)");
-                return exit::INVENTORY;
-            }
-            if let Some(kind) = request.filter.kind {
-                // Watch only what was asked for: cheaper, and reaches kinds not watched by
-                // default.
-                config.engine.kinds = vec![kind];
-            }
-            // Watching: clusters joining or leaving management clusters show up as they do.
-            let follow = if request.watch { &managements[..] } else { &[] };
-            let sources = crate::session::sources(&inventory, &config.engine, follow);
-            (Session::start(sources), clean)
-        }
+    if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
+        return super::history::write(options, since, &request).await;
+    }
+    let Some(mut opened) = open(&request.sources).await else {
+        return exit::ERROR;
     };
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
+        return exit::INVENTORY;
+    }
+    if let Some(kind) = request.filter.kind {
+        // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
+        opened.config.engine.kinds = vec![kind];
+    }
+    // Watching: clusters joining or leaving management clusters show up as they do.
+    let mut live = Session::start(opened.fleet.sources(&opened.config.engine, request.watch));
+    let clean = opened.clean;
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -7,13 +7,13 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::get::{Output, exit, finish, incomplete, not_live, resolve};
+use super::get::{Output, exit, finish, incomplete, not_live, open};
 use super::table::Table;
 use super::{Filter, output};
 use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectKey, Rollout};
 use crate::session::Session;
-use crate::session::resolve::{Resolved, Sources};
+use crate::session::resolve::Sources;
 use crate::units::age;
 
 /// What `rollout` was asked.
@@ -39,23 +39,21 @@ pub async fn rollout(request: Request) -> u8 {
         eprintln!("error: name the kind too: fluxfleet rollout KIND NAME");
         return exit::USAGE;
     }
-    let Resolved {
-        config,
-        inventory,
-        clean,
-        ..
-    } = resolve(&request.sources).await;
-    if inventory.clusters.is_empty() {
-        eprintln!("error: no clusters to watch (see the warnings above)");
+    let Some(opened) = open(&request.sources).await else {
+        return exit::ERROR;
+    };
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
         return exit::INVENTORY;
     }
+    let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
     if let Some(kind) = filter.kind
         && !engine.kinds.contains(&kind)
     {
         engine.kinds.push(kind);
     }
-    let mut live = Session::start(crate::session::sources(&inventory, &engine, &[]));
+    let mut live = Session::start(opened.fleet.sources(&engine, false));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout().lock());

@@ -43,25 +43,12 @@ pub struct Resolved {
 
 /// Loads the config and the inventory, and reads the management clusters named.
 pub async fn resolve(sources: &Sources) -> Resolved {
-    let config_path = sources.config.clone().or_else(config::default_path);
-    let (mut config, config_warnings) =
-        Config::load(config_path.as_deref(), sources.config.is_some());
-    if let Some(watch) = sources.watch {
-        config.engine.watch = watch;
-    }
-    let request = inventory::Request::from_env(
-        sources.kubeconfigs.clone(),
-        sources.dirs.clone(),
-        sources.contexts.clone(),
-    );
-    let mut inventory = inventory::load(&request, &config);
+    let (config, config_path, config_warnings) = load_config(sources);
+    let mut inventory = own_inventory(sources, &config);
     let managements = managements(sources, &config);
     management::extend(&mut inventory, &config.engine, &managements).await;
     let clean = config_warnings.is_empty() && inventory.problems.is_empty();
-    let mut warnings: Vec<String> = config_warnings
-        .iter()
-        .map(|w| format!("config {w}"))
-        .collect();
+    let mut warnings = config_warnings;
     warnings.extend(
         inventory
             .problems
@@ -77,6 +64,29 @@ pub async fn resolve(sources: &Sources) -> Resolved {
         warnings,
         clean,
     }
+}
+
+/// The config the options name (`--config`, else `FLUXFLEET_CONFIG`, else the platform's config
+/// directory), `--watch-mode` over its `engine.watch`, with where it is and what is wrong with it
+/// (one line each).
+pub(super) fn load_config(sources: &Sources) -> (Config, Option<PathBuf>, Vec<String>) {
+    let config_path = sources.config.clone().or_else(config::default_path);
+    let (mut config, warnings) = Config::load(config_path.as_deref(), sources.config.is_some());
+    if let Some(watch) = sources.watch {
+        config.engine.watch = watch;
+    }
+    let warnings = warnings.iter().map(|w| format!("config {w}")).collect();
+    (config, config_path, warnings)
+}
+
+/// The clusters of the kubeconfigs the options (or `KUBECONFIG`, or the config's sources) name.
+pub(super) fn own_inventory(sources: &Sources, config: &Config) -> Inventory {
+    let request = inventory::Request::from_env(
+        sources.kubeconfigs.clone(),
+        sources.dirs.clone(),
+        sources.contexts.clone(),
+    );
+    inventory::load(&request, config)
 }
 
 /// The management clusters to read: `--management`, then the config's `[[sources]]`.

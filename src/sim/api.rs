@@ -139,6 +139,10 @@ async fn route(
     };
     if conn.serves(cluster.index) {
         cluster.counters.connections.fetch_add(1, Ordering::Relaxed);
+        cluster
+            .counters
+            .connections_total
+            .fetch_add(1, Ordering::Relaxed);
     }
     let counters = &cluster.counters;
     let method = req.method().clone();

@@ -118,7 +118,8 @@ pub fn stats(state: &State) -> Value {
         .map(|c| {
             let k = &c.counters;
             (c.name.clone(), json!({
-                "connections": g(&k.connections), "openWatches": g(&k.open_watches),
+                "connections": g(&k.connections), "connectionsTotal": g(&k.connections_total),
+                "openWatches": g(&k.open_watches),
                 "get": g(&k.get), "list": g(&k.list), "watch": g(&k.watch), "patch": g(&k.patch),
                 "otherWrites": g(&k.other_write), "discovery": g(&k.discovery), "rejected": g(&k.rejected),
                 "mutating": k.mutating(),

@@ -39,6 +39,8 @@ pub struct Counters {
     pub rejected: AtomicU64,
     /// Connections currently open that served this cluster.
     pub connections: AtomicU64,
+    /// Connections that ever served this cluster.
+    pub connections_total: AtomicU64,
     /// Watch streams currently open.
     pub open_watches: AtomicU64,
 }

@@ -184,12 +184,13 @@ pub fn session(
         config,
         config_path: None,
         warnings: Vec::new(),
-        inventory,
+        fleet: fluxfleet::session::open::Fleet::Kubeconfigs {
+            inventory,
+            managements: Vec::new(),
+        },
         theme: None,
         mode,
         journal,
-        managements: Vec::new(),
-        bus: None,
     })
 }
 
