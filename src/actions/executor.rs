@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::execute::{Progress, Update};
+use super::progress::{Progress, Update};
 use super::{Carry, Job, Target};
 use crate::audit;
 use crate::fleet::actions::{Outcome, Step};

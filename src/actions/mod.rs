@@ -16,8 +16,10 @@ use crate::session::{READ_ONLY_CLUSTER, Writer};
 
 mod execute;
 mod executor;
+mod progress;
 
-pub use execute::{Handled, Progress, Update, Watch, carry_out};
+pub use execute::{Handled, Watch, carry_out};
+pub use progress::{Progress, Update};
 
 /// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
 /// read exactly ([`crate::config::Config::writes_refused`]), then read-only mode (no grant).

@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod annotations;
+mod bounds;
 mod connection;
 mod events;
 pub mod graph;

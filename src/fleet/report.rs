@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::summary::{bounded, limits};
+use super::bounds::{bounded, limits};
 use super::{FluxKind, Health, HealthCounts};
 use crate::json::At;
 

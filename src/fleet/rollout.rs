@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::FluxKind;
-use super::summary::{bounded, limits};
+use super::bounds::{bounded, limits};
 use crate::json::At;
 
 /// What a Kustomization or HelmRelease has deployed and tried to deploy. The texts are shared

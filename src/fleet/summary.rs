@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::annotations;
+use super::bounds::{bounded, limits};
 use super::health::{condition, health_of, is_suspended};
 use super::rollout::Rollout;
 use super::{FluxKind, Health};
@@ -116,34 +117,6 @@ pub struct FluxSummary {
     /// (so that grouping 60,000 objects reads no strings); 0 before.
     #[serde(skip)]
     pub fingerprint: u64,
-}
-
-/// The most of each text kept from an object: a server's strings are untrusted and a summary
-/// stays small whatever the server sends. Longer texts are cut and end in `…`.
-pub mod limits {
-    /// Kubernetes allows 253 characters in a name (63 in a namespace); longer is not an object.
-    pub const NAME: usize = 253;
-    pub const REASON: usize = 128;
-    pub const MESSAGE: usize = 2048;
-    /// Revisions, tokens, who suspended an object.
-    pub const SHORT: usize = 256;
-    pub const SUSPEND_REASON: usize = 512;
-    /// `dependsOn` entries kept.
-    pub const DEPENDS_ON: usize = 64;
-}
-
-/// `text`, cut to at most `max` characters (the last one then `…`).
-pub fn bounded(text: &str, max: usize) -> Box<str> {
-    match text.char_indices().nth(max) {
-        None => text.into(),
-        Some(_) => {
-            let cut = text
-                .char_indices()
-                .nth(max.saturating_sub(1))
-                .map_or(text.len(), |(i, _)| i);
-            format!("{}…", &text[..cut]).into()
-        }
-    }
 }
 
 /// Why a JSON document cannot be summarised as a Flux object.

@@ -15,9 +15,8 @@ use tower::{BoxError, ServiceExt};
 
 use super::backoff::Backoff;
 use super::body;
-use super::errors::{self, Failure};
+use super::errors::{self, Failure, NotHttp2};
 use super::h2::ResponseBody;
-use super::transport::NotHttp2;
 use crate::fleet::Phase;
 
 /// One cluster's HTTP service: base URI, credentials and headers applied, one connection under it.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, mpsc};
 
-use super::cluster::{self, Shared};
+use super::connect::{self, Shared};
 use super::discovery::discover;
 use super::reader::{Clients, Reader, Registration};
 use super::transport::Protocol;
@@ -68,9 +68,9 @@ impl Direct {
         if held.contains_key(&key) {
             return Ok(key);
         }
-        let mut protocol = cluster::first_protocol(spec);
+        let mut protocol = connect::first_protocol(spec);
         let (http, served) = loop {
-            let (http, _) = cluster::client(spec, &self.shared, protocol)
+            let (http, _) = connect::client(spec, &self.shared, protocol)
                 .await
                 .map_err(|f| format!("connecting to {}: {}", spec.name, f.message))?;
             let discovered =

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::cluster::{self, Shared};
+use super::cluster;
+use super::connect::Shared;
 use super::reader::{Clients, Reader};
 use super::writer::Writer;
 use crate::config::{self, WriteGrant};

@@ -12,6 +12,12 @@ use crate::units::format_duration;
 #[error("no connection within {}", format_duration(*.0))]
 pub struct ConnectTimeout(pub Duration);
 
+/// The error a connection attempt fails with when the server does not speak HTTP/2; the caller
+/// falls back to HTTP/1.1.
+#[derive(Debug, thiserror::Error)]
+#[error("the server does not offer HTTP/2 (ALPN)")]
+pub struct NotHttp2;
+
 /// What one failure means for a cluster.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Failure {

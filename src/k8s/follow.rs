@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::cluster::{self, Shared};
+use super::cluster;
+use super::connect::Shared;
 use super::management;
 use crate::config;
 use crate::fleet::ClusterKey;

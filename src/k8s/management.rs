@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::api::{self, Http, Trouble};
-use super::cluster::{Shared, client};
+use super::connect::{Shared, client};
 use super::reader::Clients;
 use super::transport::Protocol;
 use crate::config;

@@ -6,6 +6,7 @@ mod api;
 mod backoff;
 mod body;
 mod cluster;
+mod connect;
 pub mod direct;
 pub mod discovery;
 mod engine;

@@ -9,12 +9,13 @@ use std::time::Duration;
 
 use super::api::Trouble;
 use super::backoff::Backoff;
-use super::cluster::{Shared, client, first_protocol, watched};
+use super::connect::{Shared, client, first_protocol};
 use super::discovery::discover;
 use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
 use super::reporter::{Closed, Reporter};
 use super::transport::Protocol;
+use super::watch::watched;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, FluxSummary, Phase};

@@ -44,12 +44,6 @@ impl Protocol {
     }
 }
 
-/// The error a connection attempt fails with when the server does not speak HTTP/2; the caller
-/// falls back to HTTP/1.1.
-#[derive(Debug, thiserror::Error)]
-#[error("the server does not offer HTTP/2 (ALPN)")]
-pub struct NotHttp2;
-
 /// One TLS configuration per trust (CA data, or the system trust store; skipping verification or
 /// not) for the clusters that bring no client certificate: building one reads the trust store or
 /// the CA, and rustls resumes a TLS session only under the very verifier that made it. A
@@ -223,7 +217,7 @@ impl tower::Service<Uri> for Connector {
                 Err(_) => return Err(Box::new(super::errors::ConnectTimeout(timeout)) as BoxError),
             };
             if require_h2 && !io.connected().is_negotiated_h2() {
-                return Err(Box::new(NotHttp2) as BoxError);
+                return Err(Box::new(super::errors::NotHttp2) as BoxError);
             }
             Ok(io)
         })

@@ -2,18 +2,91 @@
 //! the cluster's one connection, and the cluster's connection state derived from where each
 //! kind's watch stands.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::backoff::Backoff;
-use super::cluster::{Connected, Ended, Shared};
+use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
 use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
-use super::reporter::Reporter;
+use super::reporter::{Closed, Reporter};
+use super::transport::Protocol;
 use crate::fleet::index::Change;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
+use crate::inventory::ClusterSpec;
+
+/// Why watching stopped.
+pub(super) enum Ended {
+    /// Reconnect from scratch (new credentials, new discovery) after backing off.
+    Reconnect(Failure),
+    /// The credentials are about to expire: reconnect now with fresh ones, no backoff.
+    Renew,
+    Closed,
+}
+
+/// Connects and watches every served kind, reconnecting after failures with backoff, for as
+/// long as it is polled.
+pub(super) async fn watched(
+    reporter: &mut Reporter,
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+) -> Result<(), Closed> {
+    let mut protocol = first_protocol(spec);
+    let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
+    loop {
+        let mut connecting = Connection::new(Phase::Connecting);
+        connecting.error = reporter.state().error.clone();
+        reporter.connection(connecting).await?;
+        let Ok(permit) = shared.connecting.acquire().await else {
+            return Err(Closed);
+        };
+        // Boxed: a watching task should not carry the room connecting took.
+        let failure = match Box::pin(attempt(spec, shared, protocol)).await {
+            Attempt::NotHttp2 => {
+                protocol = Protocol::Http1;
+                continue;
+            }
+            Attempt::NoFlux => {
+                // Never hold a connecting slot while waiting: others go ahead meanwhile.
+                drop(permit);
+                let failure = Failure::new(
+                    Phase::FluxNotInstalled,
+                    "the server serves none of the watched Flux kinds",
+                );
+                reporter.failed(&failure, shared.max_backoff).await?;
+                tokio::time::sleep(shared.max_backoff).await;
+                continue;
+            }
+            Attempt::Failed(failure) => {
+                drop(permit);
+                failure
+            }
+            Attempt::Connected(connected) => {
+                // The slot stays taken until the first lists are in: bounded concurrency there
+                // bounds the memory the initial lists need at once.
+                match watch(reporter, connected, shared, &mut backoff, permit).await {
+                    Ended::Closed => return Err(Closed),
+                    Ended::Renew => continue,
+                    Ended::Reconnect(failure) => {
+                        if failure.phase == Phase::Unauthorized
+                            && let Some(exec) = exec_of(spec)
+                        {
+                            shared.exec.invalidate(exec);
+                        }
+                        failure
+                    }
+                }
+            }
+        };
+        let delay = backoff.next_delay();
+        tracing::debug!(cluster = %spec.name, phase = %failure.phase, error = %failure.message, ?delay, "backing off");
+        reporter.failed(&failure, delay).await?;
+        tokio::time::sleep(delay).await;
+    }
+}
 
 /// Where one kind's watch stands.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,29 @@
+//! How much of a server's text an object keeps.
+
+/// The most of each text kept from an object: a server's strings are untrusted and a summary
+/// stays small whatever the server sends. Longer texts are cut and end in `…`.
+pub mod limits {
+    /// Kubernetes allows 253 characters in a name (63 in a namespace); longer is not an object.
+    pub const NAME: usize = 253;
+    pub const REASON: usize = 128;
+    pub const MESSAGE: usize = 2048;
+    /// Revisions, tokens, who suspended an object.
+    pub const SHORT: usize = 256;
+    pub const SUSPEND_REASON: usize = 512;
+    /// `dependsOn` entries kept.
+    pub const DEPENDS_ON: usize = 64;
+}
+
+/// `text`, cut to at most `max` characters (the last one then `…`).
+pub fn bounded(text: &str, max: usize) -> Box<str> {
+    match text.char_indices().nth(max) {
+        None => text.into(),
+        Some(_) => {
+            let cut = text
+                .char_indices()
+                .nth(max.saturating_sub(1))
+                .map_or(text.len(), |(i, _)| i);
+            format!("{}…", &text[..cut]).into()
+        }
+    }
+}

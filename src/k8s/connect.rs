@@ -1,0 +1,317 @@
+//! Reaching a cluster: its credentials (running an exec plugin when it has one), its HTTP
+//! service, and discovery of the Flux kinds it serves. What every cluster task shares is here too.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use kube::config::{ExecAuthCluster, KubeConfigOptions};
+use tokio::sync::Semaphore;
+
+use super::api::{Http, Trouble};
+use super::discovery::{Served, discover};
+use super::errors::{self, Failure};
+use super::exec;
+use super::reader::Clients;
+use super::transport::{self, Protocol, Transport};
+use crate::fleet::{FluxKind, Phase};
+use crate::inventory::ClusterSpec;
+use crate::source::Sink;
+
+/// What every cluster task shares.
+pub struct Shared {
+    pub transport: Transport,
+    pub exec: exec::Runner,
+    /// Clusters connecting at once.
+    pub connecting: Semaphore,
+    pub kinds: Vec<FluxKind>,
+    pub connect_timeout: Duration,
+    pub max_backoff: Duration,
+    /// Objects per list page.
+    pub chunk_size: usize,
+    /// Objects of one kind one cluster may hold.
+    pub max_objects: usize,
+    /// How often a cluster's FluxReport is read.
+    pub report_interval: Duration,
+    pub events: Sink,
+    /// Connected clusters, for one-off reads.
+    pub clients: Arc<Clients>,
+    /// Clusters are counted from their FluxReports (`engine.watch`); only the open ones have
+    /// their objects watched.
+    pub summary: bool,
+    /// The summarized clusters open now.
+    pub warm: Arc<super::warm::Warm>,
+}
+
+impl Shared {
+    /// What the tasks of `clusters` clusters share.
+    pub fn new(
+        settings: &crate::config::Engine,
+        events: Sink,
+        clients: Arc<Clients>,
+        clusters: usize,
+        summary: bool,
+    ) -> Shared {
+        Shared {
+            transport: Transport {
+                tls: transport::TlsCache::new(clusters),
+                connect_timeout: settings.connect_timeout,
+                env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
+            },
+            exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
+            connecting: Semaphore::new(settings.connect_concurrency.max(1)),
+            kinds: settings.kinds.clone(),
+            connect_timeout: settings.connect_timeout,
+            max_backoff: settings.max_backoff,
+            chunk_size: settings.chunk_size,
+            max_objects: settings.max_objects,
+            report_interval: settings.report_interval,
+            events,
+            clients,
+            summary,
+            warm: Arc::new(super::warm::Warm::new(settings.warm_clusters)),
+        }
+    }
+}
+
+/// How one connection attempt ended.
+pub(super) enum Attempt {
+    Connected(Connected),
+    Failed(Failure),
+    NotHttp2,
+    NoFlux,
+}
+
+/// A cluster reached: its service and what it serves.
+pub(super) struct Connected {
+    pub http: Http,
+    pub served: Vec<Served>,
+    /// The Flux Operator's kinds are served: its report is read every `report_interval`.
+    pub operator: bool,
+    pub protocol: &'static str,
+    /// When the exec credential runs out: reconnect before then.
+    pub expires: Option<Timestamp>,
+}
+
+/// The protocol to try first: HTTP/2 where TLS can offer it.
+pub(super) fn first_protocol(spec: &ClusterSpec) -> Protocol {
+    if spec.server.starts_with("https://") {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    }
+}
+
+pub(super) fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
+    spec.kubeconfig
+        .auth_infos
+        .first()?
+        .auth_info
+        .as_ref()?
+        .exec
+        .as_ref()
+}
+
+/// One connection attempt. The caller holds a connecting slot. An exec plugin has its own
+/// deadline (`exec_timeout`); the connection has `connect_timeout` after it.
+pub(super) async fn attempt(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Attempt {
+    let (kubeconfig, expires) = match credentials(spec, shared).await {
+        Ok(found) => found,
+        Err(failure) => return Attempt::Failed(failure),
+    };
+    let connecting = connect(spec, kubeconfig, expires, shared, protocol);
+    match tokio::time::timeout(shared.connect_timeout, connecting).await {
+        Ok(outcome) => outcome,
+        Err(_) => Attempt::Failed(Failure::new(
+            Phase::TimedOut,
+            format!(
+                "no answer within {}",
+                crate::units::format_duration(shared.connect_timeout)
+            ),
+        )),
+    }
+}
+
+/// Credentials (running an exec plugin if needed), then the HTTP service for `spec`; also when
+/// the credentials expire. No request is sent yet.
+pub(super) async fn client(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<(Http, Option<Timestamp>), Failure> {
+    let (kubeconfig, expires) = credentials(spec, shared).await?;
+    Ok((build(spec, kubeconfig, shared, protocol).await?, expires))
+}
+
+/// `spec`'s kubeconfig with the exec plugin's credential in place of the plugin, and when that
+/// credential expires.
+async fn credentials(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
+    let mut kubeconfig = spec.kubeconfig.clone();
+    let mut expires = None;
+    if let Some(auth) = kubeconfig
+        .auth_infos
+        .first_mut()
+        .and_then(|a| a.auth_info.as_mut())
+        && let Some(path) = auth.token_file.take()
+    {
+        auth.token = Some(token_file(std::path::Path::new(&path)).await?);
+    }
+    let cluster = kubeconfig
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .unwrap_or_default();
+    if let Some(auth) = kubeconfig
+        .auth_infos
+        .first_mut()
+        .and_then(|a| a.auth_info.as_mut())
+        && let Some(exec) = auth.exec.as_mut()
+    {
+        if exec.provide_cluster_info {
+            match ExecAuthCluster::try_from(&cluster) {
+                Ok(c) => exec.cluster = Some(c),
+                Err(e) => {
+                    return Err(Failure::new(
+                        Phase::Invalid,
+                        format!("cluster info for the exec plugin: {e}"),
+                    ));
+                }
+            }
+        }
+        match shared.exec.credential(exec).await {
+            Ok(credential) => {
+                expires = credential.expires;
+                credential.apply(auth);
+            }
+            Err(message) => return Err(Failure::new(Phase::Unauthorized, message)),
+        }
+    }
+    Ok((kubeconfig, expires))
+}
+
+/// Tokens longer than this are not tokens.
+const TOKEN_FILE_LIMIT: u64 = 64 * 1024;
+
+/// A `tokenFile`'s token, read as kubectl reads it: surrounding whitespace trimmed (what
+/// `echo $TOKEN > file` leaves). Read at every connect, so a rotated token is picked up.
+async fn token_file(path: &std::path::Path) -> Result<secrecy::SecretString, Failure> {
+    let invalid = |why: String| {
+        Failure::new(
+            Phase::Invalid,
+            format!("tokenFile {}: {why}", path.display()),
+        )
+    };
+    let size = tokio::fs::metadata(path)
+        .await
+        .map_err(|e| invalid(e.to_string()))?
+        .len();
+    if size > TOKEN_FILE_LIMIT {
+        return Err(invalid(format!("{size} bytes; a token is at most 64 KiB")));
+    }
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| invalid(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid("not UTF-8 text".into()))?;
+    let token = text.trim();
+    if token.is_empty() {
+        return Err(invalid("empty".into()));
+    }
+    // A line break or control character inside cannot go into an Authorization header.
+    if token.chars().any(char::is_control) {
+        return Err(invalid(
+            "holds more than one line; a token is one line".into(),
+        ));
+    }
+    Ok(token.to_string().into())
+}
+
+/// The HTTP service for `spec` with `kubeconfig`'s credentials.
+async fn build(
+    spec: &ClusterSpec,
+    kubeconfig: kube::config::Kubeconfig,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Result<Http, Failure> {
+    let cluster = kubeconfig
+        .clusters
+        .first()
+        .and_then(|c| c.cluster.clone())
+        .unwrap_or_default();
+    let options = KubeConfigOptions {
+        context: Some(spec.context.clone()),
+        ..Default::default()
+    };
+    let config = match kube::Config::from_custom_kubeconfig(kubeconfig, &options).await {
+        Ok(config) => config,
+        Err(e) => {
+            return Err(Failure::new(
+                Phase::Invalid,
+                crate::errors::redacted(&crate::errors::chain(&e)),
+            ));
+        }
+    };
+    let proxy = match super::proxy::proxy_for(
+        cluster.proxy_url.as_deref(),
+        &config.cluster_url,
+        &shared.transport.env_proxy,
+    ) {
+        Ok(proxy) => proxy,
+        Err(message) => return Err(Failure::new(Phase::Invalid, message)),
+    };
+    let identity = super::identity::load(&config.auth_info)
+        .map_err(|message| Failure::new(Phase::Invalid, message))?;
+    // Building a client parses certificates (microseconds) and, once for the fleet, the system
+    // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
+    let client = if config.auth_info.auth_provider.is_some() {
+        let building = shared.clone();
+        tokio::task::spawn_blocking(move || {
+            building
+                .transport
+                .client(&config, identity, proxy, protocol)
+        })
+        .await
+        .unwrap_or_else(|e| {
+            Err(kube::Error::Service(
+                format!("building the client: {e}").into(),
+            ))
+        })
+    } else {
+        shared.transport.client(&config, identity, proxy, protocol)
+    };
+    client.map_err(|e| errors::of_kube(&e))
+}
+
+async fn connect(
+    spec: &ClusterSpec,
+    kubeconfig: kube::config::Kubeconfig,
+    expires: Option<Timestamp>,
+    shared: &Arc<Shared>,
+    protocol: Protocol,
+) -> Attempt {
+    let http = match build(spec, kubeconfig, shared, protocol).await {
+        Ok(http) => http,
+        Err(failure) => return Attempt::Failed(failure),
+    };
+    match discover(&http, &shared.kinds).await {
+        Ok(found) if found.served.is_empty() => Attempt::NoFlux,
+        Ok(found) => Attempt::Connected(Connected {
+            http,
+            served: found.served,
+            operator: found.operator,
+            protocol: match found.protocol {
+                http::Version::HTTP_2 => Protocol::Http2.as_str(),
+                _ => Protocol::Http1.as_str(),
+            },
+            expires,
+        }),
+        Err(Trouble::NotHttp2) => Attempt::NotHttp2,
+        Err(trouble) => Attempt::Failed(trouble.into_failure()),
+    }
+}
