@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::config::Mode;
 use crate::export::act;
-use crate::export::get::{Output, Request};
+use crate::export::request::{Output, Request};
 use crate::export::{Filter, Status};
 use crate::fleet::FluxKind;
 use crate::fleet::actions::Verb;

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fluxfleet::cli::{ActArgs, Cli, CollectArgs, Command, DemoArgs, FleetArgs, SimArgs, UiArgs};
-use fluxfleet::export::get::{exit, get, inventory};
+use fluxfleet::export::get::get;
+use fluxfleet::export::inventory::inventory;
+use fluxfleet::export::request::exit;
 use fluxfleet::fleet::actions::Verb;
 
 /// mimalloc: reading a fleet allocates and frees millions of small values across threads, and

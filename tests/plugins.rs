@@ -64,7 +64,7 @@ fn model(config: &Config, read_only: bool) -> Model {
     let path = std::env::var_os("PATH");
     let (plugins, warnings) = plugins::from_config(&config.plugins, path.as_deref());
     assert_eq!(warnings, Vec::<String>::new());
-    assert_eq!(keymap.bind_plugins(&plugins), Vec::<String>::new());
+    assert_eq!(plugins::bind(&mut keymap, &plugins), Vec::<String>::new());
     let mut model = Model::new(
         index,
         keymap,
@@ -645,6 +645,9 @@ fn the_readmes_plugin_examples_read_cleanly() {
             .into_iter()
             .map(|p| plugins::Plugin { missing: None, ..p })
             .collect();
-        assert_eq!(keymap.bind_plugins(&with_paths), Vec::<String>::new());
+        assert_eq!(
+            plugins::bind(&mut keymap, &with_paths),
+            Vec::<String>::new()
+        );
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fluxfleet::config::Config;
 use fluxfleet::export::Filter;
-use fluxfleet::export::get::Output;
+use fluxfleet::export::request::Output;
 use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
 use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
 use fluxfleet::session::Session;

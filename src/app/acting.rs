@@ -4,9 +4,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::model::{Confirm, Model, RowId, Run, RunRow, RunState, Stage, View};
-use super::rows::clusters_in;
-use super::update::Effect;
+use super::message::Effect;
+use super::model::Model;
+use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
 use crate::actions::Job;
 use crate::fleet::actions::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};

@@ -165,6 +165,14 @@ pub enum Bound {
     Plugin(usize),
 }
 
+/// What already has a key in a view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Taken {
+    Action(Action),
+    /// The plugin of this number.
+    Plugin(usize),
+}
+
 impl Keymap {
     /// Reads the `[keymap]` table. Unknown views, unknown actions and unreadable keys are
     /// returned as warnings; everything else is used.
@@ -242,37 +250,21 @@ impl Keymap {
         })
     }
 
-    /// Binds each plugin's key in the views it applies to, after the actions: a key an action
-    /// (or an earlier plugin) has in a view stays theirs there, and the user hears about it. A
-    /// plugin whose program is missing is not bound.
-    pub fn bind_plugins(&mut self, plugins: &[super::plugins::Plugin]) -> Vec<String> {
-        let mut warnings = Vec::new();
-        for (i, plugin) in plugins.iter().enumerate() {
-            if plugin.missing.is_some() {
-                continue;
-            }
-            for context in &plugin.contexts {
-                let key = plugin.key;
-                let taken = match self.action(*context, key) {
-                    Some(action) => Some(action.name().to_string()),
-                    None => self
-                        .plugins
-                        .iter()
-                        .find(|(c, _, k)| c == context && *k == key)
-                        .map(|(_, j, _)| format!("plugin {}", plugins[*j].name)),
-                };
-                match taken {
-                    Some(other) => warnings.push(format!(
-                        "plugins.{}: {key} is bound to {other} in the {} view; the plugin has \
-                         no key there",
-                        plugin.name,
-                        context.name()
-                    )),
-                    None => self.plugins.push((*context, i, key)),
-                }
-            }
+    /// Binds plugin number `index` to `key` in `context`, unless an action or an earlier
+    /// plugin has that key there: then says which has it (and the key stays theirs).
+    pub fn bind_plugin(&mut self, context: Context, index: usize, key: Key) -> Result<(), Taken> {
+        if let Some(action) = self.action(context, key) {
+            return Err(Taken::Action(action));
         }
-        warnings
+        if let Some((_, j, _)) = self
+            .plugins
+            .iter()
+            .find(|(c, _, k)| *c == context && *k == key)
+        {
+            return Err(Taken::Plugin(*j));
+        }
+        self.plugins.push((context, index, key));
+        Ok(())
     }
 
     /// What `key` runs in `context`: an action (the view's own, then a global one), else a

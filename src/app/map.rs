@@ -4,7 +4,8 @@
 //! Pure: the view draws a [`Map`], the update function moves over the same one.
 
 use super::action::Action;
-use super::model::{Model, RowId, View};
+use super::model::Model;
+use super::view::{RowId, View};
 use crate::fleet::{ClusterEntry, ClusterId, Health, Index, Phase, WorkspaceId};
 
 /// The most characters of a workspace name written before its cells.

@@ -6,8 +6,10 @@ pub mod action;
 pub mod command;
 pub mod handoff;
 pub mod keymap;
+mod launch;
 pub mod links;
 pub mod map;
+pub mod message;
 pub mod model;
 pub mod plugins;
 pub mod prompt;
@@ -16,6 +18,7 @@ pub mod run;
 pub mod spreads;
 pub mod triage;
 pub mod update;
+pub mod view;
 
 use std::path::PathBuf;
 
@@ -28,8 +31,9 @@ use crate::config::{Config, Mode};
 use crate::session::open::Fleet;
 use crate::session::{Reader, Session, Writer};
 use keymap::Keymap;
-use model::{Fetched, Model};
+use model::Model;
 use update::{Effect, Msg};
+use view::Fetched;
 
 /// What the TUI starts with.
 pub struct Start {
@@ -106,7 +110,7 @@ where
     let (plugins, plugin_warnings) =
         plugins::from_config(&config.plugins, std::env::var_os("PATH").as_deref());
     warnings.extend(plugin_warnings);
-    warnings.extend(keymap.bind_plugins(&plugins));
+    warnings.extend(plugins::bind(&mut keymap, &plugins));
     let (index, events, sources) = Session::start(fleet.sources(&config.engine, true)).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());

@@ -5,284 +5,14 @@ use std::collections::HashSet;
 
 use jiff::Timestamp;
 
-use super::keymap::{Context, Keymap};
+use super::keymap::Keymap;
 use super::rows::Rows;
-use crate::fleet::actions::{Outcome, Verb};
-use crate::fleet::{ClusterId, FluxKind, Index, ObjectEvent, ObjectKey, WorkspaceId};
+pub use super::view::{
+    Confirm, Fetched, Input, RowId, Run, RunRow, RunState, Scope, Screen, SortBy, Stage, View,
+};
+use crate::fleet::{ClusterId, Index, ObjectKey};
 
-/// Where a list of objects is drawn from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
-    Fleet,
-    Workspace(WorkspaceId),
-    Cluster(ClusterId),
-}
-
-/// One screen of the TUI.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum View {
-    /// One row per workspace.
-    Fleet,
-    /// One row per cluster of a workspace.
-    Workspace(WorkspaceId),
-    /// One row per Flux object of a cluster.
-    Cluster(ClusterId),
-    /// Objects of every cluster in the scope, of one kind or all.
-    Objects {
-        scope: Scope,
-        kind: Option<FluxKind>,
-    },
-    /// Everything not ready in the scope, identical failures grouped.
-    Triage { scope: Scope },
-    /// Which revision runs where: one row per deployed thing in the scope (of one kind or all).
-    Rollout {
-        scope: Scope,
-        kind: Option<FluxKind>,
-    },
-    /// One deployed thing on every cluster of the scope, ring by ring.
-    Matrix { scope: Scope, key: ObjectKey },
-    /// One object.
-    Detail { cluster: ClusterId, key: ObjectKey },
-    /// The keys of the view below.
-    Help { of: Context },
-    /// The targets of the last action and how each one ended.
-    Results,
-    /// The audit journal, newest first.
-    Audit,
-    /// What changed in the scope since a time, newest first (the collectors' history).
-    History { scope: Scope, since: Timestamp },
-}
-
-impl View {
-    pub fn context(&self) -> Context {
-        match self {
-            View::Fleet => Context::Fleet,
-            View::Workspace(_) => Context::Workspace,
-            View::Cluster(_) => Context::Cluster,
-            View::Objects { .. } => Context::Objects,
-            View::Triage { .. } => Context::Triage,
-            View::Rollout { .. } => Context::Rollout,
-            View::Matrix { .. } => Context::Matrix,
-            View::Detail { .. } => Context::Detail,
-            View::Help { .. } => Context::Help,
-            View::Results => Context::Results,
-            View::Audit | View::History { .. } => Context::Global,
-        }
-    }
-
-    /// The scope a `:ks` or `:triage` typed here applies to.
-    pub fn scope(&self) -> Scope {
-        match self {
-            View::Workspace(w) => Scope::Workspace(*w),
-            View::Cluster(c) => Scope::Cluster(*c),
-            View::Detail { cluster, .. } => Scope::Cluster(*cluster),
-            View::Objects { scope, .. }
-            | View::Triage { scope }
-            | View::Rollout { scope, .. }
-            | View::Matrix { scope, .. }
-            | View::History { scope, .. } => *scope,
-            View::Fleet | View::Help { .. } | View::Results | View::Audit => Scope::Fleet,
-        }
-    }
-
-    /// The sortable columns, the first being the natural order.
-    pub fn sort_columns(&self) -> &'static [SortBy] {
-        use SortBy::*;
-        match self {
-            View::Fleet => &[Name, Failing, NotLive],
-            View::Workspace(_) => &[Name, State, Failing, Fresh, Management],
-            View::Cluster(_) => &[Kind, Health, Age, Name],
-            View::Objects { .. } => &[Cluster, Health, Age, Name],
-            View::Triage { .. } => &[Severity, Clusters, Name, Age],
-            View::Rollout { .. } => &[Kind, Behind, Stuck, Age],
-            View::Matrix { .. } => &[],
-            View::Detail { .. }
-            | View::Help { .. }
-            | View::Results
-            | View::Audit
-            | View::History { .. } => &[],
-        }
-    }
-}
-
-/// A column rows can be sorted by (`s` cycles through a view's [`View::sort_columns`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SortBy {
-    Name,
-    Failing,
-    NotLive,
-    State,
-    Fresh,
-    /// Grouped by the management clusters they were found on.
-    Management,
-    Kind,
-    Health,
-    Age,
-    Cluster,
-    Severity,
-    Clusters,
-    Behind,
-    Stuck,
-}
-
-impl SortBy {
-    /// The column's header.
-    pub fn header(self) -> &'static str {
-        match self {
-            SortBy::Name => "NAME",
-            SortBy::Failing => "FAILING",
-            SortBy::NotLive => "NOT-LIVE",
-            SortBy::State => "STATE",
-            SortBy::Fresh => "FRESH",
-            SortBy::Management => "MANAGEMENT",
-            SortBy::Kind => "KIND",
-            SortBy::Health => "HEALTH",
-            SortBy::Age => "AGE",
-            SortBy::Cluster => "CLUSTER",
-            SortBy::Severity => "SEVERITY",
-            SortBy::Clusters => "CLUSTERS",
-            SortBy::Behind => "BEHIND",
-            SortBy::Stuck => "STUCK",
-        }
-    }
-}
-
-/// What a row stands for, so the selection follows the same thing while rows move around it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum RowId {
-    Workspace(WorkspaceId),
-    Cluster(ClusterId),
-    Object(ClusterId, ObjectKey),
-    /// A triage group, by the hash of what its members share.
-    Group(u64),
-    /// A deployed thing across the clusters of a scope (the rollout view).
-    Rollout(ObjectKey),
-    /// A ring of the matrix, by its position.
-    Ring(usize),
-}
-
-/// A screen on the stack, with its own state: going back finds it as it was left.
-#[derive(Clone, Debug)]
-pub struct Screen {
-    pub view: View,
-    pub selected: Option<RowId>,
-    /// Position of the selection, used when the selected row disappears.
-    pub cursor: usize,
-    /// First visible row.
-    pub offset: usize,
-    pub filter: String,
-    pub failing_only: bool,
-    pub suspended_only: bool,
-    /// Which of the view's sort columns orders the rows (0: the natural order).
-    pub sort: usize,
-    pub reverse: bool,
-    /// Expanded triage groups.
-    pub expanded: HashSet<u64>,
-    /// Triage groups every not-ready object alike, instead of its root causes.
-    pub flat: bool,
-    /// The fleet view's selection is on the map, on this cell.
-    pub map: Option<usize>,
-}
-
-impl Screen {
-    /// The column the rows are sorted by; None for views without sorting.
-    pub fn sort_by(&self) -> Option<SortBy> {
-        self.view.sort_columns().get(self.sort).copied()
-    }
-
-    pub fn new(view: View) -> Screen {
-        Screen {
-            view,
-            selected: None,
-            cursor: 0,
-            offset: 0,
-            filter: String::new(),
-            failing_only: false,
-            suspended_only: false,
-            sort: 0,
-            reverse: false,
-            expanded: HashSet::new(),
-            flat: false,
-            map: None,
-        }
-    }
-}
-
-/// What the bottom line is collecting, if anything.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Input {
-    None,
-    Filter,
-    Command(String),
-}
-
-/// An action the user has asked for and not yet confirmed.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Confirm {
-    pub verb: Verb,
-    pub targets: Vec<(ClusterId, ObjectKey)>,
-    /// What would be sent and what is refused, as planned when the confirmation opened.
-    pub tally: crate::actions::Tally,
-    /// Suspend: the reason being typed.
-    pub reason: String,
-    /// Above the threshold: the number of targets, typed.
-    pub typed: String,
-    pub stage: Stage,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// Suspend asks why first.
-    Reason,
-    /// Enter (or `y`) confirms.
-    Yes,
-    /// Typing the number of targets confirms.
-    Count,
-}
-
-/// One action on its way, target by target.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Run {
-    pub id: u64,
-    pub verb: Verb,
-    pub token: String,
-    pub reason: Option<String>,
-    pub rows: Vec<RunRow>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct RunRow {
-    pub cluster: ClusterId,
-    pub key: ObjectKey,
-    pub state: RunState,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunState {
-    Sending,
-    /// Accepted; waiting for the controller to handle the token (seen in the watch).
-    Requested,
-    /// The controller handled it.
-    Handled,
-    Ended(Outcome),
-}
-
-impl RunState {
-    /// Whether a retry should send it again.
-    pub fn failed(&self) -> bool {
-        matches!(self, RunState::Ended(o) if !o.is_done() && !matches!(o, Outcome::Refused(_)))
-    }
-}
-
-/// Fetched on demand for the detail view.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Fetched {
-    Loading(&'static str),
-    Events(Vec<ObjectEvent>),
-    Yaml(String),
-    Failed(&'static str, String),
-}
-
+/// Everything the TUI knows.
 pub struct Model {
     pub index: Index,
     pub keymap: Keymap,
@@ -473,5 +203,29 @@ impl Model {
         };
         screen.selected = rows.ids.get(screen.cursor).cloned();
         self.rows = rows;
+    }
+}
+
+impl Model {
+    /// Opens the help of the view on top, or closes the help if it is on top.
+    pub fn toggle_help(&mut self) {
+        let view = &self.screen().view;
+        if let View::Help { .. } = view {
+            self.back();
+        } else {
+            let of = view.context();
+            self.push(View::Help { of });
+        }
+    }
+
+    /// Clears the top screen's filter, else goes back to the screen below.
+    pub fn back(&mut self) {
+        if !self.screen().filter.is_empty() {
+            self.screen_mut().filter.clear();
+        } else if self.stack.len() > 1 {
+            self.stack.pop();
+            self.set_fetched(None);
+        }
+        self.rows_stale = true;
     }
 }

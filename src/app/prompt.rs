@@ -4,8 +4,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::acting::{ask, mark_all, mark_stuck};
 use super::command::{Argument, Command};
-use super::model::{Input, Model, View};
-use super::update::{Effect, act_help};
+use super::message::Effect;
+use super::model::Model;
+use super::view::{Input, View};
 use crate::fleet::ClusterId;
 
 /// A key typed at the `:` prompt: edit the line, complete it (Tab), run it (Enter).
@@ -84,7 +85,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
     let scope = model.screen().view.scope();
     match command {
         Command::Quit => model.quit = true,
-        Command::Help => act_help(model),
+        Command::Help => model.toggle_help(),
         Command::Fleet => {
             model.stack.truncate(1);
             model.rows_stale = true;

@@ -11,9 +11,9 @@ use fuzzy_matcher::skim::SkimMatcherV2;
 use jiff::Timestamp;
 
 use super::links::links;
-use super::model::{RowId, Scope, Screen, SortBy, View};
 use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
+use super::view::{RowId, Screen, SortBy, View, clusters_in};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey};
@@ -174,7 +174,10 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                 .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
                 .collect();
         }
-        View::Triage { scope } => triage(index, screen, *scope, now, &matches, parts, &mut rows),
+        View::Triage { scope } => {
+            let into = (&mut rows.ids, &mut rows.groups);
+            triage(index, screen, *scope, now, &matches, parts, into)
+        }
         View::Rollout { scope, kind } => {
             let mut spreads: Vec<&Spread> = cache
                 .current(index, *scope, *kind, &rollout.rules, now)
@@ -255,21 +258,4 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
 
 fn object_wanted(screen: &Screen, o: &FluxSummary) -> bool {
     (!screen.failing_only || o.health.is_failing()) && (!screen.suspended_only || o.suspended)
-}
-
-/// The clusters a scope covers, in index order.
-pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry)> {
-    match scope {
-        Scope::Fleet => index.entries().collect(),
-        Scope::Workspace(w) => index
-            .workspace(w)
-            .map(|ws| {
-                ws.clusters
-                    .iter()
-                    .filter_map(|id| Some((*id, index.cluster(*id)?)))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        Scope::Cluster(id) => index.cluster(id).map(|c| vec![(id, c)]).unwrap_or_default(),
-    }
 }

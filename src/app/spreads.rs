@@ -9,8 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::model::Scope;
-use super::rows::clusters_in;
+use super::view::{Scope, clusters_in};
 use crate::fleet::index::Change;
 use crate::fleet::rollouts::{self, Rules, Spread};
 use crate::fleet::{FluxKind, Index, ObjectKey, Rollout};

@@ -13,8 +13,7 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::model::{RowId, Scope, Screen, SortBy};
-use super::rows::{Rows, clusters_in};
+use super::view::{RowId, Scope, Screen, SortBy, clusters_in};
 use crate::fleet::graph::{Cause, Holds};
 use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey, Phase};
 pub use cache::TriageCache;
@@ -216,7 +215,7 @@ pub(super) fn triage(
     now: Timestamp,
     matches: &dyn Fn(&str) -> bool,
     cache: &mut TriageCache,
-    rows: &mut Rows,
+    (ids, found): (&mut Vec<RowId>, &mut HashMap<u64, Group>),
 ) {
     let roots_first = !screen.flat;
     let hour_ago = now - SignedDuration::from_hours(1);
@@ -263,9 +262,9 @@ pub(super) fn triage(
         group.workspaces = f.seen.len();
         // What it costs: its members and what they hold back.
         order.push((f.key, group.members.len() + group.holds.total));
-        rows.groups.insert(f.key, group);
+        found.insert(f.key, group);
     }
-    let groups = &rows.groups;
+    let groups = &*found;
     let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
     match screen.sort_by() {
         Some(SortBy::Clusters) => order.sort_by_key(|(k, _)| Reverse(count(k))),
@@ -274,11 +273,11 @@ pub(super) fn triage(
         _ => order.sort_by_key(|(k, cost)| (groups.get(k).map(|g| g.what.rank()), Reverse(*cost))),
     }
     for (key, _) in order {
-        rows.ids.push(RowId::Group(key));
+        ids.push(RowId::Group(key));
         if screen.expanded.contains(&key)
-            && let Some(g) = rows.groups.get(&key)
+            && let Some(g) = groups.get(&key)
         {
-            rows.ids.extend(g.members.iter().cloned());
+            ids.extend(g.members.iter().cloned());
         }
     }
 }

@@ -1,75 +1,15 @@
 //! `update(model, msg) → effects`: every key and every batch of fleet events goes through here.
 //! No terminal, no channels, no clock: tests drive it with messages and look at the model.
 
-use std::sync::Arc;
-
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
 use super::acting::{acted, ask, confirming, mark, notice_handled, retry};
 use super::action::Action;
 use super::keymap::{Bound, Key};
-use super::model::{Fetched, Input, Model, RowId, View};
-use crate::actions::Job;
-use crate::fleet::actions::Outcome;
-use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
-
-pub enum Msg {
-    Key(KeyEvent),
-    /// A batch of engine events, applied together.
-    Fleet(Vec<Event>),
-    /// The answer to a fetch effect, for the object it was about.
-    Fetched {
-        cluster: ClusterId,
-        key: ObjectKey,
-        fetched: Fetched,
-    },
-    /// How one target of run `run` ended (or that its patch was accepted).
-    Acted {
-        run: u64,
-        cluster: ClusterId,
-        key: ObjectKey,
-        outcome: Outcome,
-    },
-    /// The audit journal's last lines, newest first.
-    Audit(Result<Vec<String>, String>),
-    /// A plugin run ended (or could not start).
-    Plugin(super::handoff::Ended),
-    /// The history asked for by `:history`, oldest first.
-    History(Result<Vec<crate::fleet::history::Change>, String>),
-}
-
-/// Work for the event loop to start on the model's behalf.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Effect {
-    FetchEvents {
-        cluster: ClusterId,
-        /// Where to read it from.
-        info: Arc<ClusterInfo>,
-        key: ObjectKey,
-    },
-    FetchYaml {
-        cluster: ClusterId,
-        info: Arc<ClusterInfo>,
-        key: ObjectKey,
-    },
-    /// Send an action (write mode only: a read-only session has nothing that can send it).
-    Act(Job),
-    /// Tell the executor of run `run` that the watch shows this target's reconcile handled.
-    Handled {
-        run: u64,
-        cluster: ClusterId,
-        key: ObjectKey,
-    },
-    ReadAudit,
-    /// Read what changed since this time.
-    ReadHistory(jiff::Timestamp),
-    /// The user opened this cluster: where its source only summarizes it, its objects are
-    /// watched from now on.
-    Open(Arc<ClusterInfo>),
-    /// Run a plugin (planned by `plugins::plan`: a writing one only where writes are allowed).
-    Plugin(super::plugins::Launch),
-}
+pub use super::message::{Effect, Msg};
+use super::model::Model;
+use super::view::{Fetched, Input, RowId, View};
+use crate::fleet::index::Change;
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let before = model.opened_cluster();
@@ -191,7 +131,7 @@ fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     let Some(plugin) = model.plugins.get(i) else {
         return Vec::new();
     };
-    match super::plugins::plan(model, plugin) {
+    match super::launch::plan(model, plugin) {
         Err(why) => {
             model.flash = Some(why);
             Vec::new()
@@ -226,26 +166,6 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
     model.rows_stale = true;
 }
 
-pub(super) fn act_help(model: &mut Model) {
-    let view = &model.screen().view;
-    if let View::Help { .. } = view {
-        back(model);
-    } else {
-        let of = view.context();
-        model.push(View::Help { of });
-    }
-}
-
-fn back(model: &mut Model) {
-    if !model.screen().filter.is_empty() {
-        model.screen_mut().filter.clear();
-    } else if model.stack.len() > 1 {
-        model.stack.pop();
-        model.set_fetched(None);
-    }
-    model.rows_stale = true;
-}
-
 fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     model.refresh_rows();
     let len = model.rows.ids.len();
@@ -272,10 +192,10 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     }
     match action {
         Action::Quit => model.quit = true,
-        Action::Help => act_help(model),
+        Action::Help => model.toggle_help(),
         Action::Command => model.input = Input::Command(String::new()),
         Action::Filter => model.input = Input::Filter,
-        Action::Back => back(model),
+        Action::Back => model.back(),
         Action::Up => moved(model, cursor.saturating_sub(1)),
         Action::Down => moved(model, (cursor + 1).min(len.saturating_sub(1))),
         Action::Top => moved(model, 0),

@@ -7,7 +7,8 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::Filter;
-use super::get::{exit, open};
+use super::opening::open;
+use super::request::exit;
 use super::table::Table;
 use crate::actions::{Guard, Progress, Target, Update, Watch};
 use crate::audit;
@@ -32,7 +33,7 @@ pub struct Request {
     pub timeout: Duration,
     /// `table`: the per-target table at the end (and a live progress line on a terminal);
     /// `ndjson`: each target's outcome as one JSON line as it ends.
-    pub output: super::get::Output,
+    pub output: super::request::Output,
 }
 
 /// The kinds a reconcile with source may request first.
@@ -136,7 +137,7 @@ pub async fn act(request: Request) -> u8 {
         journal: journal.as_deref(),
     };
     let started = std::time::Instant::now();
-    let ndjson = request.output == super::get::Output::Ndjson;
+    let ndjson = request.output == super::request::Output::Ndjson;
     // On a terminal, one line on stderr redrawn five times a second, waiting included.
     let shown = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
     let drawing = (!ndjson && io::stderr().is_terminal()).then(|| {
@@ -239,7 +240,7 @@ fn print_results(results: &[audit::Target]) {
         ]);
     }
     let mut out = io::stdout().lock();
-    let _ = super::get::finish(t.write(&mut out).and_then(|()| out.flush()));
+    let _ = super::request::finish(t.write(&mut out).and_then(|()| out.flush()));
 }
 
 /// The objects `filter` selects, cluster by cluster in the index's order.
@@ -284,7 +285,7 @@ fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally)
         ]);
     }
     let mut out = io::stdout().lock();
-    if let Err(code) = super::get::finish(t.write(&mut out).and_then(|()| out.flush())) {
+    if let Err(code) = super::request::finish(t.write(&mut out).and_then(|()| out.flush())) {
         return code;
     }
     let what = tally.describe(intent.verb);

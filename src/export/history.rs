@@ -4,8 +4,8 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use super::get::{Output, Request, exit};
 use super::output;
+use super::request::{Output, Request, exit};
 use super::table::Table;
 use crate::bus::wire::Change;
 use crate::glob::glob_match;

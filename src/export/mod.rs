@@ -5,7 +5,10 @@
 pub mod act;
 pub mod get;
 mod history;
+pub mod inventory;
+mod opening;
 mod output;
+pub mod request;
 pub mod rollout;
 mod roots;
 pub mod table;

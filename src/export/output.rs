@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::get::{Output, Request};
+use super::request::{Output, Request};
 use super::table::{Table, ready_and_message};
 use super::{Filter, view};
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index};

@@ -7,7 +7,8 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::get::{Output, exit, finish, incomplete, not_live, open};
+use super::opening::{incomplete, not_live, open};
+use super::request::{Output, exit, finish};
 use super::table::Table;
 use super::{Filter, output};
 use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};

@@ -11,8 +11,8 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Filter;
-use super::get::Output;
 use super::output::{sorted, write_json};
+use super::request::Output;
 use super::table::{Table, safe};
 use crate::fleet::graph::{Cause, Holds};
 use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};

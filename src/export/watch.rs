@@ -3,8 +3,8 @@
 use std::io::{self, Write};
 
 use super::Filter;
-use super::get::{Request, exit, finish};
 use super::output::{write_cluster_line, write_object_line};
+use super::request::{Request, exit, finish};
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, FluxSummary, Index};
 use crate::session::Session;

@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
         format!("Root causes in {}", super::scope_name(index, scope))
     };
     // Summarized clusters count their failures without their objects: say they are not here.
-    let (failing, clusters) = crate::app::rows::clusters_in(index, scope)
+    let (failing, clusters) = crate::app::view::clusters_in(index, scope)
         .into_iter()
         .filter(|(_, c)| c.counted == Counted::Report && c.health.failing() > 0)
         .fold((0, 0), |(f, n), (_, c)| (f + c.health.failing(), n + 1));

@@ -115,7 +115,7 @@ fn plugins_are_checked_and_their_keys_join_the_keymap_with_conflicts_as_warnings
     assert!(all.contains("plugins.nowhere: applies to no view"), "{all}");
 
     let (mut keymap, _) = Keymap::from_config(&Config::defaults().keymap);
-    let conflicts = keymap.bind_plugins(&plugins).join("\n");
+    let conflicts = bind(&mut keymap, &plugins).join("\n");
     assert!(
         conflicts.contains("plugins.clash: q is bound to quit in the cluster view"),
         "{conflicts}"

@@ -1,0 +1,70 @@
+//! What reaches the TUI's `update` (a key, a batch of fleet events, an answer) and the work it
+//! hands back to the event loop.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyEvent;
+
+use super::view::Fetched;
+use crate::actions::Job;
+use crate::fleet::actions::Outcome;
+use crate::fleet::index::Event;
+use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
+
+/// What happened: a key, the fleet's events, an answer to an effect.
+pub enum Msg {
+    Key(KeyEvent),
+    /// A batch of engine events, applied together.
+    Fleet(Vec<Event>),
+    /// The answer to a fetch effect, for the object it was about.
+    Fetched {
+        cluster: ClusterId,
+        key: ObjectKey,
+        fetched: Fetched,
+    },
+    /// How one target of run `run` ended (or that its patch was accepted).
+    Acted {
+        run: u64,
+        cluster: ClusterId,
+        key: ObjectKey,
+        outcome: Outcome,
+    },
+    /// The audit journal's last lines, newest first.
+    Audit(Result<Vec<String>, String>),
+    /// A plugin run ended (or could not start).
+    Plugin(super::handoff::Ended),
+    /// The history asked for by `:history`, oldest first.
+    History(Result<Vec<crate::fleet::history::Change>, String>),
+}
+
+/// Work for the event loop to start on the model's behalf.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    FetchEvents {
+        cluster: ClusterId,
+        /// Where to read it from.
+        info: Arc<ClusterInfo>,
+        key: ObjectKey,
+    },
+    FetchYaml {
+        cluster: ClusterId,
+        info: Arc<ClusterInfo>,
+        key: ObjectKey,
+    },
+    /// Send an action (write mode only: a read-only session has nothing that can send it).
+    Act(Job),
+    /// Tell the executor of run `run` that the watch shows this target's reconcile handled.
+    Handled {
+        run: u64,
+        cluster: ClusterId,
+        key: ObjectKey,
+    },
+    ReadAudit,
+    /// Read what changed since this time.
+    ReadHistory(jiff::Timestamp),
+    /// The user opened this cluster: where its source only summarizes it, its objects are
+    /// watched from now on.
+    Open(Arc<ClusterInfo>),
+    /// Run a plugin (planned by `plugins::plan`: a writing one only where writes are allowed).
+    Plugin(super::plugins::Launch),
+}

@@ -1,0 +1,86 @@
+//! Opening the fleet for a headless command, and saying on stderr what it could not see.
+
+use std::io;
+
+use jiff::Timestamp;
+
+use super::Filter;
+use super::output;
+use super::table::Table;
+use crate::fleet::{Index, Phase};
+use crate::session::open::Opened;
+use crate::session::resolve::Sources;
+use crate::units::age;
+
+/// The fleet the options name, every warning reported on stderr; None (said why) when the bus
+/// cannot be read.
+pub async fn open(sources: &Sources) -> Option<Opened> {
+    match crate::session::open::open(sources).await {
+        Ok(opened) => {
+            for w in &opened.warnings {
+                eprintln!("warning: {}", super::table::safe(w));
+            }
+            Some(opened)
+        }
+        Err(e) => {
+            eprintln!("error: {}", super::table::safe(&e));
+            None
+        }
+    }
+}
+
+/// Some cluster in the scope is not seen completely (one without Flux is: it has nothing to
+/// show).
+pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
+    index.clusters().iter().any(|c| {
+        let phase = c.connection.phase;
+        !c.retired
+            && filter.cluster(c)
+            && !c.connection.is_complete()
+            && phase != Phase::FluxNotInstalled
+            && !summarized_whole(&c.connection)
+            && !phase.is_lifecycle()
+    })
+}
+
+/// Summarized as the engine was asked to, with nothing forbidden: seen, as far as a summary
+/// goes.
+fn summarized_whole(conn: &crate::fleet::Connection) -> bool {
+    conn.phase == Phase::Summary && conn.forbidden.is_empty()
+}
+
+/// Clusters in the scope that are not live, on stderr: never silently missing from the output.
+pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
+    let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
+    for c in output::sorted(index).filter(|c| filter.cluster(c)) {
+        let conn = &c.connection;
+        if conn.is_complete() || summarized_whole(conn) {
+            continue;
+        }
+        let retry = conn
+            .retry_at
+            // Rounded up: a retry 0.4 s away is "in 1s", not "in 0s".
+            .map(|t| {
+                let t = t
+                    .checked_add(jiff::SignedDuration::from_millis(999))
+                    .unwrap_or(t);
+                format!("in {}", age(Some(now), t))
+            })
+            .unwrap_or_else(|| "-".into());
+        t.row(vec![
+            c.info.workspace.clone(),
+            c.info.name.clone(),
+            conn.phase.to_string(),
+            retry,
+            conn.error.as_deref().unwrap_or("").to_string(),
+        ]);
+    }
+    if !t.is_empty() {
+        if !settled {
+            eprintln!("\nsome clusters had not answered when the timeout passed:");
+        } else {
+            eprintln!("\nclusters not completely visible:");
+        }
+        let _ = t.write(&mut io::stderr().lock());
+    }
+}
