@@ -1,13 +1,14 @@
 //! fluxfleet: the Flux CD state of a whole fleet of Kubernetes clusters, in one terminal.
 //!
-//! Module map, lowest layer first; a module imports only from layers above it in this list
-//! (the TUI's [`app`] and [`ui`] are one layer: the event loop draws the model):
-//! - Leaves, importing nothing of the crate: [`units`] (durations, ages, shortened hashes),
-//!   [`glob`] (the globs of selectors and rules), [`errors`] (error text for people, redacted
-//!   where input may hold credentials), [`private`] (owner-only files), [`der`] (just enough
-//!   DER to read any X.509 certificate's public key), [`json`] (JSON pointers without
-//!   allocating), [`hostile`] (mutated inputs for the
-//!   property tests of every parser of untrusted input).
+//! Module map, lowest floor first. A module imports only from its own floor or the floors below
+//! it, and no two files import each other (`tests/imports.rs` checks both; a bullet's modules are
+//! those named before its dash). The TUI's [`app`] and [`ui`] share a floor: the event loop draws
+//! the model.
+//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], [`hostile`] — leaves,
+//!   importing nothing of the crate: durations, ages, shortened hashes; the globs of selectors and
+//!   rules; error text for people, redacted where input may hold credentials; owner-only files;
+//!   just enough DER to read any X.509 certificate's public key; JSON pointers without
+//!   allocating; mutated inputs for the property tests of every parser of untrusted input.
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
 //!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
 //!   patches of suspend / resume / reconcile, the index (which alone numbers clusters) and its

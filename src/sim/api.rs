@@ -8,17 +8,17 @@ use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Full, StreamBody};
+use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Incoming;
 use serde_json::{Value, json};
 
+use super::body::{Body, json};
 use super::discovery;
 use super::list;
 use super::observe;
 use super::request::{Filter, flag, parse_query};
 use super::resources::{Res, Served};
-use super::server::{Conn, PatchInFlight, State};
+use super::state::{Conn, PatchInFlight, State};
 use super::status::{ApiError, qualified};
 use super::watch::{self, Params, Start};
 use super::world::{Cluster, Role};
@@ -26,24 +26,6 @@ use super::write;
 
 /// The review that tells a client who it is authenticated as.
 const SELF_REVIEWS: &str = "authentication.k8s.io/v1/selfsubjectreviews";
-
-pub type Body = UnsyncBoxBody<Bytes, std::io::Error>;
-
-pub fn full(bytes: Bytes) -> Body {
-    Full::new(bytes)
-        .map_err(|never: Infallible| match never {})
-        .boxed_unsync()
-}
-
-pub fn json(code: StatusCode, bytes: Bytes) -> Response<Body> {
-    let mut r = Response::new(full(bytes));
-    *r.status_mut() = code;
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("application/json"),
-    );
-    r
-}
 
 fn error(e: ApiError) -> Response<Body> {
     json(e.code, e.to_bytes())

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tls::{self, CertVersion, ClientIdentity};
 use super::world::{Role, World};
-use super::{Error, Faults, Files, TruthCluster, capi, controller, observe, server};
+use super::{Error, Faults, Files, TruthCluster, capi, controller, observe};
 
 /// A running simulation.
 pub struct Handle {
@@ -20,7 +20,7 @@ pub struct Handle {
     /// `https://host:port` of the shared listener.
     pub base_url: String,
     pub(super) world: Arc<World>,
-    pub(super) state: Arc<server::State>,
+    pub(super) state: Arc<super::state::State>,
     pub(super) shutdown: CancellationToken,
     pub(super) tasks: Vec<tokio::task::JoinHandle<()>>,
     pub(super) tls: tls::Tls,

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use serde_json::Value;
 
-use super::api::{Body, json};
+use super::body::{Body, json};
 use super::request::Filter;
 use super::status::ApiError;
 use super::world::Cluster;

@@ -5,6 +5,7 @@
 //! entry point backs `fluxfleet sim`, the tests and `fluxfleet demo`.
 
 mod api;
+mod body;
 mod capi;
 mod catalog;
 pub mod chaos;
@@ -26,6 +27,7 @@ mod resources;
 mod rng;
 mod selector;
 mod server;
+mod state;
 mod status;
 mod store;
 mod tls;
@@ -355,10 +357,10 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
 
     let shutdown = CancellationToken::new();
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let state = Arc::new(server::State {
+    let state = Arc::new(state::State {
         world: world.clone(),
-        stats: Arc::new(server::Stats::default()),
-        timing: server::Timing {
+        stats: Arc::new(state::Stats::default()),
+        timing: state::Timing {
             bookmark_interval: config.bookmark_interval,
             default_watch_timeout: Duration::from_secs(1800),
         },

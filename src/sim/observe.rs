@@ -9,9 +9,9 @@ use http::{Response, StatusCode};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::api::{Body, json as respond};
+use super::body::{Body, json as respond};
 use super::resources::Res;
-use super::server::State;
+use super::state::State;
 use super::status::ApiError;
 use super::world::{Cluster, World};
 use crate::fleet::Health;

@@ -9,10 +9,11 @@ use serde_json::{Value, json};
 
 use super::catalog::{self, Planned};
 use super::clock::Clock;
+use super::flux::Intent;
 use super::flux::{self, Context, Failure};
 use super::resources::{Res, api_version};
 use super::rng::Rng;
-use super::store::{Intent, Store};
+use super::store::Store;
 use super::world::{Cluster, World};
 use crate::fleet::{FluxKind, FluxRelease, Health};
 use crate::json::At;

@@ -9,21 +9,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use super::flux::Failure;
+use super::flux::Intent;
 use super::resources::Res;
-use crate::fleet::{FluxKind, Health};
+use crate::fleet::FluxKind;
 
 /// Store key: resource, namespace ("" for cluster-scoped), name.
 pub type Key = (Res, String, String);
-
-/// What the simulator means an object to be (the ground truth), beside what it serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Intent {
-    /// The health the object's status is written to show when not suspended.
-    pub health: Health,
-    /// Why it fails, when it does.
-    pub failure: Option<Failure>,
-}
 
 /// One stored object, immutable: a change stores a new one.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use super::request::Filter;
-use super::server::Stats;
+use super::state::Stats;
 use super::status::ApiError;
 use super::store::{ChangeType, Object};
 use super::world::Cluster;

@@ -9,12 +9,12 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use serde_json::Value;
 
-use super::api::{Body, json};
+use super::body::{Body, json};
 use super::controller::Msg;
 use super::merge::merge_patch;
 use super::request::Filter;
 use super::resources::Res;
-use super::server::State;
+use super::state::State;
 use super::status::{ApiError, qualified};
 use super::world::Cluster;
 use crate::json::At;

@@ -11,8 +11,9 @@ use super::{Controller, Job, Key};
 use crate::fleet::{FluxKind, Health};
 use crate::json::At;
 use crate::sim::flux::Failure;
+use crate::sim::flux::Intent;
 use crate::sim::resources::Res;
-use crate::sim::store::{Intent, Store};
+use crate::sim::store::Store;
 
 /// Whether an intent leaves the object ready (what its dependants read).
 pub(super) fn ready(intent: Option<Intent>) -> bool {

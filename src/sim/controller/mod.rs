@@ -18,11 +18,12 @@ mod reconcile;
 mod rollout;
 
 use super::clock::Clock;
+use super::flux::Intent;
 use super::flux::{self, Context};
 use super::populate::{consumed_revision, event, source_of, source_revision};
 use super::resources::Res;
 use super::rng::Rng;
-use super::store::{Intent, Store};
+use super::store::Store;
 use super::world::{Cluster, World};
 use crate::fleet::{FluxKind, Health};
 use crate::json::At;

@@ -8,8 +8,8 @@ use super::{Controller, Job, Key};
 use crate::fleet::{FluxKind, Health, annotations};
 use crate::json::At;
 use crate::sim::flux::Failure;
+use crate::sim::flux::Intent;
 use crate::sim::resources::Res;
-use crate::sim::store::Intent;
 
 /// What an object asks of its controller: an unhandled `reconcile.fluxcd.io/requestedAt` (its
 /// token), and whether its generation is ahead of what the status observed (a spec change).

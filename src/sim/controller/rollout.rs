@@ -8,9 +8,10 @@ use serde_json::Value;
 use super::{Controller, Job, Key};
 use crate::fleet::{FluxKind, Health};
 use crate::sim::flux::Failure;
+use crate::sim::flux::Intent;
 use crate::sim::populate::{source_of, source_revision};
 use crate::sim::resources::Res;
-use crate::sim::store::{Intent, Object};
+use crate::sim::store::Object;
 use crate::sim::world::Cluster;
 
 /// The sources whose revisions a rollout moves: the bootstrap repository and the Helm charts.

@@ -6,9 +6,17 @@ use serde_json::{Value, json};
 
 mod status;
 
-use super::store::Intent;
 use crate::fleet::{FluxKind, FluxRelease, Health};
 use crate::json::At;
+
+/// What the simulator means an object to be (the ground truth), beside what it serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intent {
+    /// The health the object's status is written to show when not suspended.
+    pub health: Health,
+    /// Why it fails, when it does.
+    pub failure: Option<Failure>,
+}
 
 /// Why an object fails; decides reason and message. Messages depend on the object, never on the
 /// cluster, so that the same failure on many clusters reads the same (and groups in triage).

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::fleet::{FluxKind, FluxRelease, Health};
 use crate::json::At;
-use crate::sim::store::Intent;
+use crate::sim::flux::Intent;
 
 pub(super) fn source(
     obj: &Value,

@@ -1,0 +1,470 @@
+//! The module map in the crate doc (`src/lib.rs`) is the law of imports: every file-level import
+//! goes to the file's own module or down to a module on the same or a lower floor of the map, and
+//! no files import each other, directly or round a circle. A split that leaves its shared types
+//! behind fails here, naming the files.
+//!
+//! An import is a path that starts with `crate::`, `super::` or `self::` (in a `use` tree or
+//! inline), resolved to the longest prefix that is a file. A folder's `mod.rs` naming its own
+//! children (`mod x; pub use x::Y;`) declares them; it does not import them.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+/// Every source file of the library, by module path (`src/a/b.rs` and `src/a/b/mod.rs` are
+/// `a::b`; `src/lib.rs` is the root). `main.rs` is the binary, outside the library.
+fn files(src: &Path) -> BTreeMap<Module, PathBuf> {
+    fn walk(dir: &Path, src: &Path, out: &mut BTreeMap<Module, PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, src, out);
+            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("main.rs") {
+                let rel = path.strip_prefix(src).unwrap().with_extension("");
+                let mut module: Module = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+                    module.pop();
+                }
+                out.insert(module, path);
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(src, src, &mut out);
+    out
+}
+
+/// The code of a file: comments, string and character literals blanked, and its `#[cfg(test)]
+/// mod tests { … }` block left out (a test module imports what it tests, from below).
+fn code(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        let rest = &text[i..];
+        if rest.starts_with("//") {
+            i += rest.find('\n').unwrap_or(rest.len());
+        } else if rest.starts_with("/*") {
+            i += rest.find("*/").map_or(rest.len(), |e| e + 2);
+        } else if let Some(hashes) = raw_string_start(rest) {
+            let close = format!("\"{}", "#".repeat(hashes));
+            let body = 2 + hashes;
+            i += rest[body..]
+                .find(&close)
+                .map_or(rest.len(), |e| body + e + close.len());
+            out.push_str("\"\"");
+        } else if b[i] == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else if b[i] == b'\'' && char_literal_len(rest).is_some() {
+            i += char_literal_len(rest).unwrap();
+            out.push_str("' '");
+        } else {
+            let c = rest.chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    without_test_module(&out)
+}
+
+/// `r"`, `r#"`, `br##"` …: how many `#`.
+fn raw_string_start(rest: &str) -> Option<usize> {
+    let r = rest.strip_prefix('b').unwrap_or(rest).strip_prefix('r')?;
+    let hashes = r.len() - r.trim_start_matches('#').len();
+    r[hashes..]
+        .starts_with('"')
+        .then_some(hashes + (rest.len() - r.len() - 1))
+}
+
+/// `'x'`, `'\n'`, `'\u{1F600}'` (not a lifetime).
+fn char_literal_len(rest: &str) -> Option<usize> {
+    let mut chars = rest.char_indices().skip(1);
+    let (_, c) = chars.next()?;
+    if c == '\\' {
+        return rest[2..].find('\'').map(|e| e + 3);
+    }
+    let (at, close) = chars.next()?;
+    (close == '\'').then_some(at + 1)
+}
+
+fn without_test_module(code: &str) -> String {
+    let mut out = code.to_string();
+    while let Some(at) = out.find("#[cfg(test)]") {
+        let after = &out[at + "#[cfg(test)]".len()..];
+        let trimmed = after.trim_start();
+        if !trimmed.starts_with("mod tests") {
+            // Another cfg(test) item: keep it, look further.
+            let keep = out[..at + 1].to_string();
+            return keep + &without_test_module(&out[at + 1..]);
+        }
+        let start = at;
+        let open = out.len() - trimmed.len() + trimmed.find(['{', ';']).unwrap();
+        let end = if out.as_bytes()[open] == b';' {
+            open + 1
+        } else {
+            let mut depth = 0;
+            let mut end = out.len();
+            for (i, c) in out[open..].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = open + i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            end
+        };
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+/// Every path of the crate a file names: `use` trees expanded, then inline paths.
+fn paths(code: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    let mut inline = String::new();
+    while let Some(at) = find_use(rest) {
+        inline.push_str(&rest[..at]);
+        let tree_end = rest[at..].find(';').map_or(rest.len(), |e| at + e);
+        expand(&rest[at + 4..tree_end], Vec::new(), &mut out);
+        rest = &rest[tree_end..];
+    }
+    inline.push_str(rest);
+    let b = inline.as_bytes();
+    for start in ["crate::", "super::", "self::"] {
+        let mut from = 0;
+        while let Some(at) = inline[from..].find(start).map(|i| from + i) {
+            from = at + start.len();
+            if at > 0
+                && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b':')
+            {
+                continue;
+            }
+            let end = inline[at..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
+                .map_or(inline.len(), |e| at + e);
+            let path: Vec<String> = inline[at..end]
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            out.push(path);
+        }
+    }
+    out.retain(|p| {
+        matches!(
+            p.first().map(String::as_str),
+            Some("crate" | "super" | "self")
+        )
+    });
+    out
+}
+
+/// The next `use` keyword (`use` or `pub … use`) at a word boundary.
+fn find_use(code: &str) -> Option<usize> {
+    let b = code.as_bytes();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("use ").map(|i| from + i) {
+        from = at + 4;
+        let before = at.checked_sub(1).map(|i| b[i]);
+        if before.is_none_or(|c| !(c.is_ascii_alphanumeric() || c == b'_')) {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e` (after `prefix`).
+fn expand(tree: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+    if let Some(open) = tree.find('{') {
+        let mut head = prefix;
+        head.extend(
+            tree[..open]
+                .split("::")
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string),
+        );
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let mut depth = 0;
+        let mut last = 0;
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand(&inner[last..i], head.clone(), out);
+                    last = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand(&inner[last..], head, out);
+        return;
+    }
+    // `x as y` names x.
+    let leaf = tree.split_whitespace().next().unwrap_or_default();
+    let mut path = prefix;
+    path.extend(
+        leaf.split("::")
+            .filter(|s| !s.is_empty() && *s != "*")
+            .map(str::to_string),
+    );
+    if !path.is_empty() {
+        out.push(path);
+    }
+}
+
+/// The file a path names, from the file of `module` (`self` is the module, each `super` one
+/// up).
+fn resolve(path: &[String], module: &Module, files: &BTreeMap<Module, PathBuf>) -> Option<Module> {
+    let mut parts = path.to_vec();
+    let mut base: Module = module.clone();
+    match parts.first().map(String::as_str) {
+        Some("crate") => base.clear(),
+        Some("self") => {}
+        _ => {
+            while parts.first().is_some_and(|p| p == "super") {
+                parts.remove(0);
+                base.pop();
+            }
+        }
+    }
+    // `self` inside a group (`use super::x::{self, Y}`) names the module itself.
+    parts.retain(|p| p != "self" && p != "crate");
+    base.extend(parts);
+    (0..=base.len())
+        .rev()
+        .map(|n| base[..n].to_vec())
+        .find(|m| files.contains_key(m))
+}
+
+/// The floors of the module map: for each bullet, the modules named before its first ` — `.
+fn floors(lib: &str) -> BTreeMap<String, usize> {
+    let mut floors = BTreeMap::new();
+    let bullets = lib.lines().filter_map(|l| l.strip_prefix("//! - "));
+    for (floor, line) in bullets.enumerate() {
+        let head = line.split(" — ").next().unwrap_or(line);
+        let mut rest = head;
+        while let Some(at) = rest.find("[`") {
+            let name_end = rest[at + 2..].find("`]").map_or(rest.len(), |e| at + 2 + e);
+            floors.insert(rest[at + 2..name_end].to_string(), floor);
+            rest = &rest[name_end..];
+        }
+    }
+    floors
+}
+
+fn name(module: &Module) -> String {
+    if module.is_empty() {
+        "crate".into()
+    } else {
+        module.join("::")
+    }
+}
+
+#[test]
+fn every_import_goes_down_the_module_map_and_no_files_import_each_other() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("src");
+    let files = files(&src);
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let floors = floors(&lib);
+    let mut wrong = Vec::new();
+
+    let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for (module, path) in &files {
+        let is_dir = path.ends_with("mod.rs") || path.ends_with("lib.rs");
+        let text = std::fs::read_to_string(path).unwrap();
+        let to = edges.entry(module.clone()).or_default();
+        for p in paths(&code(&text)) {
+            let Some(target) = resolve(&p, module, &files) else {
+                continue;
+            };
+            let declares_child = is_dir && target.starts_with(module);
+            if target != *module && !declares_child {
+                to.insert(target);
+            }
+        }
+    }
+
+    // Layers: a top-level module imports only from its floor or below.
+    for module in files.keys().filter(|m| !m.is_empty()) {
+        if !floors.contains_key(&module[0]) {
+            wrong.push(format!(
+                "module {} is not in the module map of src/lib.rs",
+                module[0]
+            ));
+        }
+    }
+    wrong.dedup();
+    for (from, tos) in &edges {
+        let (Some(top), Some(&floor)) = (from.first(), from.first().and_then(|t| floors.get(t)))
+        else {
+            continue;
+        };
+        for to in tos {
+            let Some(other) = to.first() else { continue };
+            if other != top
+                && let Some(&up) = floors.get(other)
+                && up > floor
+            {
+                wrong.push(format!(
+                    "{} imports {} from a higher floor of the module map ({other} is above {top})",
+                    files[from]
+                        .strip_prefix(root)
+                        .unwrap_or(&files[from])
+                        .display(),
+                    name(to)
+                ));
+            }
+        }
+    }
+
+    // Circles between files (strongly connected components, Tarjan's algorithm).
+    for circle in circles(&edges) {
+        let names: Vec<String> = circle
+            .iter()
+            .map(|m| {
+                files[m]
+                    .strip_prefix(root)
+                    .unwrap_or(&files[m])
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        wrong.push(format!(
+            "these files import each other: {}",
+            names.join(", ")
+        ));
+    }
+    assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
+}
+
+fn circles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
+    struct Tarjan<'a> {
+        edges: &'a BTreeMap<Module, BTreeSet<Module>>,
+        index: BTreeMap<&'a Module, usize>,
+        low: BTreeMap<&'a Module, usize>,
+        stack: Vec<&'a Module>,
+        on: BTreeSet<&'a Module>,
+        found: Vec<Vec<Module>>,
+    }
+    impl<'a> Tarjan<'a> {
+        fn visit(&mut self, v: &'a Module) {
+            let n = self.index.len();
+            self.index.insert(v, n);
+            self.low.insert(v, n);
+            self.stack.push(v);
+            self.on.insert(v);
+            for w in self.edges.get(v).into_iter().flatten() {
+                if !self.index.contains_key(w) {
+                    self.visit(w);
+                    let lw = self.low[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(lw);
+                } else if self.on.contains(w) {
+                    let iw = self.index[w];
+                    let lv = self.low.get_mut(v).unwrap();
+                    *lv = (*lv).min(iw);
+                }
+            }
+            if self.low[v] == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on.remove(w);
+                    component.push(w.clone());
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let mut t = Tarjan {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v) {
+            t.visit(v);
+        }
+    }
+    t.found
+}
+
+/// The check itself, on made-up files: it must see what it exists to see.
+#[test]
+fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
+    let tree = "super::{a::X as Z, b::{self, Y}}";
+    let mut out = Vec::new();
+    expand(tree, Vec::new(), &mut out);
+    assert!(out.contains(&vec!["super".into(), "a".into(), "X".into()]));
+    assert!(out.contains(&vec!["super".into(), "b".into(), "Y".into()]));
+    let text = "use super::{a::X, b};\nfn f() { let s = \"crate::nope\"; crate::fleet::g(); }\n\
+                // super::comment\n#[cfg(test)]\nmod tests { use crate::app::Y; }\n";
+    let found = paths(&code(text));
+    let joined: Vec<String> = found.iter().map(|p| p.join("::")).collect();
+    assert!(joined.contains(&"super::a::X".to_string()), "{joined:?}");
+    assert!(
+        joined.contains(&"crate::fleet::g".to_string()),
+        "{joined:?}"
+    );
+    assert!(
+        !joined
+            .iter()
+            .any(|p| p.contains("nope") || p.contains("comment") || p.contains("app")),
+        "{joined:?}"
+    );
+
+    let m = |s: &str| -> Module { s.split("::").map(str::to_string).collect() };
+    let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    edges
+        .entry(m("app::rows"))
+        .or_default()
+        .insert(m("app::triage"));
+    edges
+        .entry(m("app::triage"))
+        .or_default()
+        .insert(m("app::rows"));
+    edges.entry(m("app::view")).or_default();
+    assert_eq!(
+        circles(&edges),
+        vec![vec![m("app::rows"), m("app::triage")]]
+    );
+
+    let lib = "//! - [`units`], [`glob`] — leaves\n//! - [`fleet`] — uses [`units`]\n";
+    let floors = floors(lib);
+    assert_eq!(floors["units"], 0);
+    assert_eq!(floors["fleet"], 1);
+    assert_eq!(floors.len(), 3);
+}
