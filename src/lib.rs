@@ -27,7 +27,8 @@
 //!   their share of the fleet (rendezvous hashing over the live ones) and publish into a KV
 //!   bucket and a history stream; the reader is a source that holds no connection to a cluster.
 //! - [`session`] — the index and the registered sources, reads and writes routed to each
-//!   cluster's source, and the one resolution of config and inventory every command uses.
+//!   cluster's source, and the one opening of the fleet (kubeconfigs with their management
+//!   clusters, or the bus) every command uses.
 //! - [`actions`] — one action on many objects: the one target planner (refusals in one order)
 //!   and carrying the job out, journaled in [`audit`].
 //! - [`app`] and [`ui`] — the TUI: model, messages, update function, typed commands, keymap and
