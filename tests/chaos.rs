@@ -1,6 +1,6 @@
 //! Chaos, small: every fault the simulator has, churn and rollouts on a small fleet; once the
 //! faults and the churn stop, the index equals the simulator's truth exactly. The same harness
-//! runs at 2,000 clusters in `cargo bench --bench chaos` (numbers in the README).
+//! runs at 2,000 clusters in `cargo bench --bench chaos` (numbers in docs/simulator.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;

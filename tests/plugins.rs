@@ -617,9 +617,9 @@ async fn a_plugin_that_takes_the_terminal_gives_it_back_after_a_failing_exit_and
 }
 
 #[test]
-fn the_readmes_plugin_examples_read_cleanly() {
+fn the_documented_plugin_examples_read_cleanly() {
     let readme =
-        std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        std::fs::read_to_string(format!("{}/docs/tui.md", env!("CARGO_MANIFEST_DIR"))).unwrap();
     let examples: Vec<&str> = readme
         .split("```toml")
         .skip(1)
@@ -628,7 +628,7 @@ fn the_readmes_plugin_examples_read_cleanly() {
         .collect();
     assert!(!examples.is_empty());
     for example in examples {
-        let (config, warnings) = Config::parse(Some(example), std::path::Path::new("README.md"));
+        let (config, warnings) = Config::parse(Some(example), std::path::Path::new("docs/tui.md"));
         assert_eq!(warnings, [], "{example}");
         let added: Vec<_> = config
             .plugins

@@ -1,6 +1,6 @@
 //! The headless commands: `fluxfleet get`, `fluxfleet inventory` and `suspend` / `resume` /
 //! `reconcile` — selecting from the index and printing tables, JSON and NDJSON. The JSON shapes
-//! are documented in the README and stable.
+//! are documented in docs/commands.md and stable.
 
 pub mod act;
 pub mod get;

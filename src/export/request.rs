@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{Filter, Status};
 use crate::session::resolve::Sources;
 
-/// Exit codes, documented in the README.
+/// Exit codes, documented in the README and docs/commands.md.
 pub mod exit {
     pub const OK: u8 = 0;
     /// fluxfleet itself failed (cannot write output, cannot start).

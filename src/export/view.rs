@@ -1,4 +1,4 @@
-//! The JSON shapes of `fluxfleet get` (documented in the README; add fields, never rename them).
+//! The JSON shapes of `fluxfleet get` (documented in docs/commands.md; add fields, never rename them).
 
 use std::collections::BTreeMap;
 

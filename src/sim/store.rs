@@ -117,7 +117,7 @@ pub struct Store {
 /// Serialized JSON in an allocation of exactly its size. The serializer writes into a buffer
 /// kept per thread: growing a fresh one by doubling and shrinking it at the end cost every write
 /// a string of reallocations, and under churn that churn of large blocks fragmented the heap
-/// (resident memory kept rising while the live heap stayed flat; see the README's soak).
+/// (resident memory kept rising while the live heap stayed flat; see the soak in docs/simulator.md).
 fn exact_bytes(value: &Value) -> Bytes {
     thread_local! {
         static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
