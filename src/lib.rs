@@ -4,7 +4,7 @@
 //! it, and no two files import each other (`tests/imports.rs` checks both; a bullet's modules are
 //! those named before its dash). The TUI's [`app`] and [`ui`] share a floor: the event loop draws
 //! the model.
-//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], [`hostile`] — leaves,
+//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], `hostile` (tests only) — leaves,
 //!   importing nothing of the crate: durations, ages, shortened hashes; the globs of selectors and
 //!   rules; error text for people, redacted where input may hold credentials; owner-only files;
 //!   just enough DER to read any X.509 certificate's public key; JSON pointers without
@@ -51,7 +51,8 @@ pub mod errors;
 pub mod export;
 pub mod fleet;
 pub mod glob;
-pub mod hostile;
+#[cfg(test)]
+mod hostile;
 pub mod inventory;
 pub mod json;
 pub mod k8s;

@@ -1,7 +1,7 @@
 //! `fluxfleet get` against API servers that speak HTTP/2 over TLS (ALPN `h2`) and misbehave in
 //! one way each, as an attacker's server would: the command ends with the cluster's error
 //! within its timeout, and its memory stays that of a well-behaved server. The frame-level
-//! cases (each attack's bound, by the driver's own accounting) are in `src/k8s/h2/attacks.rs`.
+//! cases (each attack's bound, by the driver's own accounting) are in `src/k8s/wire/h2/attacks.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;

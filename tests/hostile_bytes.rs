@@ -1,5 +1,5 @@
 //! Hostile bytes: every parser of untrusted input — kubeconfigs, the config file, themes, Cluster
-//! API objects and Secrets — answers thousands of mutated samples (see `fluxfleet::hostile`)
+//! API objects and Secrets — answers thousands of mutated samples (see `src/hostile.rs`)
 //! with a value or an error naming what is wrong: no panic, no hang, and everything else in the
 //! same run still works. Watch lines and object summaries are covered in `k8s::kind_watch`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -9,8 +9,13 @@ use std::path::Path;
 use base64::Engine as _;
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
-use fluxfleet::hostile::{mutations, text_mutations};
+// The crate's own mutator, compiled here too: test helpers are not the crate's public API.
+#[path = "../src/hostile.rs"]
+#[allow(dead_code)]
+mod hostile;
+
 use fluxfleet::inventory::{self, capi};
+use hostile::{mutations, text_mutations};
 use serde_json::Value;
 
 fn fixture(path: &str) -> String {

@@ -13,10 +13,12 @@ use jiff::Timestamp;
 use super::links::links;
 use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
-use super::view::{RowId, Screen, SortBy, View, clusters_in};
+use super::view::{RowId, Scope, Screen, SortBy, View, clusters_in};
 use crate::config::Rollout;
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
-use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, Health, Index, ObjectKey};
+use crate::fleet::{
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, WorkspaceId,
+};
 
 /// The rows of a screen, and what its triage, rollout and matrix rows refer to.
 #[derive(Default)]
@@ -39,6 +41,9 @@ pub struct With<'a> {
     pub triage: &'a mut TriageCache,
 }
 
+/// Whether a row's text passes the screen's filter.
+type Matches<'a> = &'a dyn Fn(&str) -> bool;
+
 pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
     let With {
         rollout,
@@ -51,193 +56,28 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         |hay: &str| screen.filter.is_empty() || matcher.fuzzy_match(hay, &screen.filter).is_some();
     let mut rows = Rows::default();
     match &screen.view {
-        View::Fleet => {
-            let mut ws: Vec<_> = index
-                .workspaces()
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| matches(&w.name))
-                .filter(|(_, w)| {
-                    !screen.failing_only || w.health.failing() > 0 || w.phases.failed() > 0
-                })
-                .filter(|(_, w)| !screen.suspended_only || w.health.get(Health::Suspended) > 0)
-                .collect();
-            match screen.sort_by() {
-                Some(SortBy::Failing) => {
-                    ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed())))
-                }
-                Some(SortBy::NotLive) => {
-                    ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.up()))
-                }
-                _ => ws.sort_by(|a, b| a.1.name.cmp(&b.1.name)),
-            }
-            rows.ids = ws
-                .into_iter()
-                .map(|(i, _)| RowId::Workspace(crate::fleet::WorkspaceId(i as u32)))
-                .collect();
-        }
-        View::Workspace(w) => {
-            let Some(ws) = index.workspace(*w) else {
-                return rows;
-            };
-            let mut clusters: Vec<(ClusterId, &ClusterEntry)> = ws
-                .clusters
-                .iter()
-                .filter_map(|id| Some((*id, index.cluster(*id)?)))
-                .filter(|(_, c)| matches(&c.info.name))
-                .filter(|(_, c)| {
-                    !screen.failing_only
-                        || c.health.failing() > 0
-                        || c.connection.phase.is_failure()
-                })
-                .filter(|(_, c)| !screen.suspended_only || c.health.get(Health::Suspended) > 0)
-                .collect();
-            match screen.sort_by() {
-                Some(SortBy::State) => clusters.sort_by(|a, b| {
-                    a.1.connection
-                        .phase
-                        .cmp(&b.1.connection.phase)
-                        .then(a.1.info.name.cmp(&b.1.info.name))
-                }),
-                Some(SortBy::Failing) => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
-                Some(SortBy::Fresh) => clusters.sort_by_key(|(_, c)| c.last_event),
-                Some(SortBy::Management) => clusters.sort_by(|a, b| {
-                    (&a.1.info.management, &a.1.info.name)
-                        .cmp(&(&b.1.info.management, &b.1.info.name))
-                }),
-                _ => clusters.sort_by(|a, b| a.1.info.name.cmp(&b.1.info.name)),
-            }
-            rows.ids = clusters
-                .into_iter()
-                .map(|(id, _)| RowId::Cluster(id))
-                .collect();
-        }
-        View::Cluster(id) => {
-            let Some(cluster) = index.cluster(*id) else {
-                return rows;
-            };
-            let mut objects: Vec<&FluxSummary> = cluster
-                .objects
-                .values()
-                .map(Box::as_ref)
-                .filter(|o| object_wanted(screen, o))
-                .filter(|o| {
-                    screen.filter.is_empty()
-                        || matches(&format!(
-                            "{} {}/{}",
-                            o.key.kind, o.key.namespace, o.key.name
-                        ))
-                })
-                .collect();
-            match screen.sort_by() {
-                Some(SortBy::Health) => objects.sort_by_key(|o| o.health),
-                Some(SortBy::Age) => objects.sort_by_key(|o| Reverse(o.last_transition)),
-                Some(SortBy::Name) => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
-                _ => {}
-            }
-            rows.ids = objects
-                .into_iter()
-                .map(|o| RowId::Object(*id, o.key.clone()))
-                .collect();
-        }
+        View::Fleet => rows.ids = fleet_rows(index, screen, &matches),
+        View::Workspace(w) => rows.ids = workspace_rows(index, screen, *w, &matches),
+        View::Cluster(id) => rows.ids = cluster_rows(index, screen, *id, &matches),
         View::Objects { scope, kind } => {
-            let mut objects: Vec<(ClusterId, &FluxSummary)> = Vec::new();
-            for (cid, cluster) in clusters_in(index, *scope) {
-                let mut hay = String::new();
-                for o in cluster.objects.values() {
-                    if kind.is_some_and(|k| k != o.key.kind) || !object_wanted(screen, o) {
-                        continue;
-                    }
-                    if !screen.filter.is_empty() {
-                        hay.clear();
-                        use std::fmt::Write;
-                        let _ = write!(
-                            hay,
-                            "{} {} {}/{}",
-                            cluster.info.name, o.key.kind, o.key.namespace, o.key.name
-                        );
-                        if !matches(&hay) {
-                            continue;
-                        }
-                    }
-                    objects.push((cid, o));
-                }
-            }
-            match screen.sort_by() {
-                Some(SortBy::Health) => objects.sort_by_key(|(_, o)| o.health),
-                Some(SortBy::Age) => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
-                Some(SortBy::Name) => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
-                _ => {}
-            }
-            rows.ids = objects
-                .into_iter()
-                .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
-                .collect();
+            rows.ids = object_rows(index, screen, (*scope, *kind), &matches)
         }
         View::Triage { scope } => {
             let into = (&mut rows.ids, &mut rows.groups);
             triage(index, screen, *scope, now, &matches, parts, into)
         }
-        View::Rollout { scope, kind } => {
-            let mut spreads: Vec<&Spread> = cache
-                .current(index, *scope, *kind, &rollout.rules, now)
-                .values()
-                .filter(|s| {
-                    (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
-                        && (!screen.suspended_only || s.clusters.suspended > 0)
-                })
-                .filter(|s| {
-                    screen.filter.is_empty()
-                        || matches(&format!(
-                            "{} {}/{}",
-                            s.key.kind, s.key.namespace, s.key.name
-                        ))
-                })
-                .collect();
-            spreads.sort_by(|a, b| a.key.cmp(&b.key));
-            match screen.sort_by() {
-                Some(SortBy::Behind) => spreads.sort_by_key(|s| Reverse(s.behind)),
-                Some(SortBy::Stuck) => spreads.sort_by_key(|s| Reverse(s.stuck)),
-                // Newest rollouts first.
-                Some(SortBy::Age) => spreads.sort_by_key(|s| Reverse(s.newest_since)),
-                _ => {}
-            }
-            rows.ids = spreads
-                .iter()
-                .map(|s| RowId::Rollout(s.key.clone()))
-                .collect();
-            rows.spreads = spreads
-                .into_iter()
-                .map(|s| (s.key.clone(), s.clone()))
-                .collect();
-        }
-        View::Matrix { scope, key } => {
-            let clusters = clusters_in(index, *scope);
-            let Some(m) = rollouts::matrix(clusters, key, &rollout.rings, &rollout.rules, now)
-            else {
-                return rows;
-            };
-            let mut ring = None;
-            for (i, p) in m.places.iter().enumerate() {
-                let wanted =
-                    (!screen.failing_only || p.stuck.is_some() || p.standing != Standing::Current)
-                        && (!screen.suspended_only || p.standing == Standing::Suspended)
-                        && (screen.filter.is_empty()
-                            || index.cluster(p.cluster).is_some_and(|c| {
-                                matches(&format!("{} {}", c.info.workspace, c.info.name))
-                            }));
-                if !wanted {
-                    continue;
-                }
-                if ring != Some(p.ring) {
-                    ring = Some(p.ring);
-                    rows.ids.push(RowId::Ring(p.ring));
-                }
-                rows.ids.push(RowId::Object(p.cluster, key.clone()));
-                rows.places.insert(p.cluster, i);
-            }
-            rows.matrix = Some(m);
-        }
+        View::Rollout { scope, kind } => rollout_rows(
+            (index, screen, &matches),
+            (*scope, *kind),
+            (rollout, now, cache),
+            &mut rows,
+        ),
+        View::Matrix { scope, key } => matrix_rows(
+            (index, screen, &matches),
+            (*scope, key),
+            (rollout, now),
+            &mut rows,
+        ),
         // The objects it links to, each opened with enter.
         View::Detail { cluster, key } => {
             if let Some(c) = index.cluster(*cluster) {
@@ -254,6 +94,211 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         rows.ids.reverse();
     }
     rows
+}
+
+/// The fleet view: its workspaces.
+fn fleet_rows(index: &Index, screen: &Screen, matches: Matches<'_>) -> Vec<RowId> {
+    let mut ws: Vec<_> = index
+        .workspaces()
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| matches(&w.name))
+        .filter(|(_, w)| !screen.failing_only || w.health.failing() > 0 || w.phases.failed() > 0)
+        .filter(|(_, w)| !screen.suspended_only || w.health.get(Health::Suspended) > 0)
+        .collect();
+    match screen.sort_by() {
+        Some(SortBy::Failing) => {
+            ws.sort_by_key(|(_, w)| Reverse((w.health.failing(), w.phases.failed())))
+        }
+        Some(SortBy::NotLive) => ws.sort_by_key(|(_, w)| Reverse(w.phases.total() - w.phases.up())),
+        _ => ws.sort_by(|a, b| a.1.name.cmp(&b.1.name)),
+    }
+    ws.into_iter()
+        .map(|(i, _)| RowId::Workspace(crate::fleet::WorkspaceId(i as u32)))
+        .collect()
+}
+
+/// A workspace's clusters.
+fn workspace_rows(
+    index: &Index,
+    screen: &Screen,
+    w: WorkspaceId,
+    matches: Matches<'_>,
+) -> Vec<RowId> {
+    let Some(ws) = index.workspace(w) else {
+        return Vec::new();
+    };
+    let mut clusters: Vec<(ClusterId, &ClusterEntry)> = ws
+        .clusters
+        .iter()
+        .filter_map(|id| Some((*id, index.cluster(*id)?)))
+        .filter(|(_, c)| matches(&c.info.name))
+        .filter(|(_, c)| {
+            !screen.failing_only || c.health.failing() > 0 || c.connection.phase.is_failure()
+        })
+        .filter(|(_, c)| !screen.suspended_only || c.health.get(Health::Suspended) > 0)
+        .collect();
+    match screen.sort_by() {
+        Some(SortBy::State) => clusters.sort_by(|a, b| {
+            a.1.connection
+                .phase
+                .cmp(&b.1.connection.phase)
+                .then(a.1.info.name.cmp(&b.1.info.name))
+        }),
+        Some(SortBy::Failing) => clusters.sort_by_key(|(_, c)| Reverse(c.health.failing())),
+        Some(SortBy::Fresh) => clusters.sort_by_key(|(_, c)| c.last_event),
+        Some(SortBy::Management) => clusters.sort_by(|a, b| {
+            (&a.1.info.management, &a.1.info.name).cmp(&(&b.1.info.management, &b.1.info.name))
+        }),
+        _ => clusters.sort_by(|a, b| a.1.info.name.cmp(&b.1.info.name)),
+    }
+    clusters
+        .into_iter()
+        .map(|(id, _)| RowId::Cluster(id))
+        .collect()
+}
+
+/// A cluster's objects.
+fn cluster_rows(index: &Index, screen: &Screen, id: ClusterId, matches: Matches<'_>) -> Vec<RowId> {
+    let Some(cluster) = index.cluster(id) else {
+        return Vec::new();
+    };
+    let mut objects: Vec<&FluxSummary> = cluster
+        .objects
+        .values()
+        .map(Box::as_ref)
+        .filter(|o| object_wanted(screen, o))
+        .filter(|o| {
+            screen.filter.is_empty()
+                || matches(&format!(
+                    "{} {}/{}",
+                    o.key.kind, o.key.namespace, o.key.name
+                ))
+        })
+        .collect();
+    match screen.sort_by() {
+        Some(SortBy::Health) => objects.sort_by_key(|o| o.health),
+        Some(SortBy::Age) => objects.sort_by_key(|o| Reverse(o.last_transition)),
+        Some(SortBy::Name) => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
+        _ => {}
+    }
+    objects
+        .into_iter()
+        .map(|o| RowId::Object(id, o.key.clone()))
+        .collect()
+}
+
+/// Objects of a kind (or every kind) across the scope's clusters.
+fn object_rows(
+    index: &Index,
+    screen: &Screen,
+    (scope, kind): (Scope, Option<FluxKind>),
+    matches: Matches<'_>,
+) -> Vec<RowId> {
+    let mut objects: Vec<(ClusterId, &FluxSummary)> = Vec::new();
+    for (cid, cluster) in clusters_in(index, scope) {
+        let mut hay = String::new();
+        for o in cluster.objects.values() {
+            if kind.is_some_and(|k| k != o.key.kind) || !object_wanted(screen, o) {
+                continue;
+            }
+            if !screen.filter.is_empty() {
+                hay.clear();
+                use std::fmt::Write;
+                let _ = write!(
+                    hay,
+                    "{} {} {}/{}",
+                    cluster.info.name, o.key.kind, o.key.namespace, o.key.name
+                );
+                if !matches(&hay) {
+                    continue;
+                }
+            }
+            objects.push((cid, o));
+        }
+    }
+    match screen.sort_by() {
+        Some(SortBy::Health) => objects.sort_by_key(|(_, o)| o.health),
+        Some(SortBy::Age) => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
+        Some(SortBy::Name) => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
+        _ => {}
+    }
+    objects
+        .into_iter()
+        .map(|(cid, o)| RowId::Object(cid, o.key.clone()))
+        .collect()
+}
+
+/// The rollout view: every deployed thing of the scope, with its spread.
+fn rollout_rows(
+    (index, screen, matches): (&Index, &Screen, Matches<'_>),
+    (scope, kind): (Scope, Option<FluxKind>),
+    (rollout, now, cache): (&Rollout, Timestamp, &mut SpreadCache),
+    rows: &mut Rows,
+) {
+    let mut spreads: Vec<&Spread> = cache
+        .current(index, scope, kind, &rollout.rules, now)
+        .values()
+        .filter(|s| {
+            (!screen.failing_only || s.stuck > 0 || s.clusters.failing > 0)
+                && (!screen.suspended_only || s.clusters.suspended > 0)
+        })
+        .filter(|s| {
+            screen.filter.is_empty()
+                || matches(&format!(
+                    "{} {}/{}",
+                    s.key.kind, s.key.namespace, s.key.name
+                ))
+        })
+        .collect();
+    spreads.sort_by(|a, b| a.key.cmp(&b.key));
+    match screen.sort_by() {
+        Some(SortBy::Behind) => spreads.sort_by_key(|s| Reverse(s.behind)),
+        Some(SortBy::Stuck) => spreads.sort_by_key(|s| Reverse(s.stuck)),
+        // Newest rollouts first.
+        Some(SortBy::Age) => spreads.sort_by_key(|s| Reverse(s.newest_since)),
+        _ => {}
+    }
+    rows.ids = spreads
+        .iter()
+        .map(|s| RowId::Rollout(s.key.clone()))
+        .collect();
+    rows.spreads = spreads
+        .into_iter()
+        .map(|s| (s.key.clone(), s.clone()))
+        .collect();
+}
+
+/// One thing's matrix: its copies ring by ring.
+fn matrix_rows(
+    (index, screen, matches): (&Index, &Screen, Matches<'_>),
+    (scope, key): (Scope, &ObjectKey),
+    (rollout, now): (&Rollout, Timestamp),
+    rows: &mut Rows,
+) {
+    let clusters = clusters_in(index, scope);
+    let Some(m) = rollouts::matrix(clusters, key, &rollout.rings, &rollout.rules, now) else {
+        return;
+    };
+    let mut ring = None;
+    for (i, p) in m.places.iter().enumerate() {
+        let wanted = (!screen.failing_only || p.stuck.is_some() || p.standing != Standing::Current)
+            && (!screen.suspended_only || p.standing == Standing::Suspended)
+            && (screen.filter.is_empty()
+                || index
+                    .cluster(p.cluster)
+                    .is_some_and(|c| matches(&format!("{} {}", c.info.workspace, c.info.name))));
+        if !wanted {
+            continue;
+        }
+        if ring != Some(p.ring) {
+            ring = Some(p.ring);
+            rows.ids.push(RowId::Ring(p.ring));
+        }
+        rows.ids.push(RowId::Object(p.cluster, key.clone()));
+        rows.places.insert(p.cluster, i);
+    }
+    rows.matrix = Some(m);
 }
 
 fn object_wanted(screen: &Screen, o: &FluxSummary) -> bool {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, mpsc};
 
-use super::connect::{self, Shared};
-use super::discovery::discover;
 use super::reader::{Clients, Reader, Registration};
-use super::transport::Protocol;
+use super::task::connect::{self, Shared};
+use super::task::discovery::discover;
+use super::wire::transport::Protocol;
 use super::writer::Writer;
 use crate::config::{self, WriteGrant};
 use crate::fleet::index::Event;
@@ -79,7 +79,7 @@ impl Direct {
                     .map_err(|_| format!("connecting to {}: no answer in time", spec.name))?;
             match discovered {
                 Ok(found) => break (http, found.served),
-                Err(super::api::Trouble::NotHttp2) if protocol == Protocol::Http2 => {
+                Err(super::wire::api::Trouble::NotHttp2) if protocol == Protocol::Http2 => {
                     protocol = Protocol::Http1;
                 }
                 Err(trouble) => {

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::cluster;
-use super::connect::Shared;
 use super::reader::{Clients, Reader};
+use super::task::cluster;
+use super::task::connect::Shared;
 use super::writer::Writer;
 use crate::config::{self, WriteGrant};
 use crate::fleet::ClusterKey;

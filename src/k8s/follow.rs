@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::cluster;
-use super::connect::Shared;
 use super::management;
+use super::task::cluster;
+use super::task::connect::Shared;
 use crate::config;
 use crate::fleet::ClusterKey;
 use crate::fleet::index::Change;

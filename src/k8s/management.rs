@@ -9,10 +9,10 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::api::{self, Http, Trouble};
-use super::connect::{Shared, client};
 use super::reader::Clients;
-use super::transport::Protocol;
+use super::task::connect::{Shared, client};
+use super::wire::api::{self, Http, Trouble};
+use super::wire::transport::Protocol;
 use crate::config;
 use crate::inventory::ClusterSpec;
 use crate::inventory::capi::{self, Found};
@@ -133,7 +133,7 @@ async fn capi_version(http: &Http) -> Result<&'static str, Trouble> {
     } else if served("v1beta1") {
         Ok("v1beta1")
     } else {
-        Err(Trouble::Failed(super::errors::Failure::new(
+        Err(Trouble::Failed(super::wire::errors::Failure::new(
             crate::fleet::Phase::ServerError,
             "Cluster API serves neither v1beta2 nor v1beta1 Clusters",
         )))

@@ -1,36 +1,25 @@
 //! The only code that talks to API servers: the HTTP/2 transport, exec credentials, per-kind
 //! discovery, and one task per cluster that watches its Flux objects and reports summaries and
 //! connection states as [`crate::fleet::index::Event`]s.
+//!
+//! `wire/` is the protocol (HTTP/2, TLS and proxies, exec credentials, plain requests and what
+//! their failures mean); `task/` is one cluster's task (connect, discover, list and watch, or
+//! read its FluxReport); the files here are the public face: the engine, the source, reads,
+//! writes, management clusters.
 
-mod api;
-mod backoff;
-mod body;
-mod cluster;
-mod connect;
 pub mod direct;
-pub mod discovery;
 mod engine;
-pub mod errors;
-mod exec;
 mod follow;
-mod h2;
-mod identity;
-mod kind_watch;
 pub mod management;
-mod proxy;
 pub mod reader;
-mod report;
-mod reporter;
-mod slim;
 mod source;
-mod summarize;
-mod summary;
-pub mod transport;
-mod warm;
-mod watch;
+mod task;
+mod wire;
 mod writer;
 
 pub use engine::Engine;
 pub use reader::Reader;
 pub use source::Kube;
+pub use task::discovery;
+pub use wire::{errors, transport};
 pub use writer::Writer;

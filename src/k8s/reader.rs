@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::api::{self, Http, Trouble};
-use super::discovery::Served;
+use super::task::discovery::Served;
+use super::wire::api::{self, Http, Trouble};
 use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
 use crate::inventory::ClusterSpec;
 
@@ -140,7 +140,7 @@ pub struct Reader {
     pub(super) clients: Arc<Clients>,
     pub(super) timeout: Duration,
     /// Summarized clusters to open, when the engine summarizes.
-    pub(super) warm: Option<Arc<super::warm::Warm>>,
+    pub(super) warm: Option<Arc<super::task::warm::Warm>>,
 }
 
 impl Reader {

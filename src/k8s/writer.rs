@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::api::{self, Trouble};
 use super::reader::{Clients, Connected, NOT_CONNECTED};
+use super::wire::api::{self, Trouble};
 use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;

@@ -334,3 +334,82 @@ fn only_done_is_done() {
         [true, false, false, false, false, false, false, false]
     );
 }
+
+/// Only a suspend is done when the patch is accepted: every other verb waits for the controller
+/// to handle the token (`--wait`, and the results view's "requested").
+#[test]
+fn every_verb_but_suspend_waits_for_its_controller() {
+    for verb in [
+        Verb::Resume,
+        Verb::Reconcile,
+        Verb::ReconcileWithSource,
+        Verb::Force,
+        Verb::Reset,
+    ] {
+        assert!(verb.requests_reconcile(), "{verb}");
+    }
+    assert!(!Verb::Suspend.requests_reconcile());
+}
+
+/// What the dry run, the confirmation and the journal say for each refusal.
+#[test]
+fn each_refusal_says_why() {
+    assert_eq!(
+        Refusal::NotSupported("an Alert has no reconcile".into()).to_string(),
+        "not supported: an Alert has no reconcile"
+    );
+    assert_eq!(
+        Refusal::Suspended.to_string(),
+        "suspended: resume it to reconcile it"
+    );
+    assert_eq!(
+        Refusal::Denied("denied by actions.deny[0]".into()).to_string(),
+        "denied by actions.deny[0]"
+    );
+}
+
+/// A source fluxfleet cannot reconcile first is named by its kind; a kind with no source says
+/// so instead.
+#[test]
+fn with_source_names_a_source_it_cannot_reconcile() {
+    let refusal = |target: &FluxSummary| {
+        plan(&intent(Verb::ReconcileWithSource, None), target, none)
+            .unwrap_err()
+            .to_string()
+    };
+    let ks = object(
+        FluxKind::Kustomization,
+        "apps",
+        json!({"sourceRef": {"kind": "ExternalArtifact", "name": "apps"}}),
+    );
+    assert_eq!(
+        refusal(&ks),
+        "not supported: cannot reconcile a source of kind ExternalArtifact"
+    );
+    let hr = object(
+        FluxKind::HelmRelease,
+        "podinfo",
+        json!({"chartRef": {"kind": "ExternalArtifact", "name": "chart"}}),
+    );
+    assert_eq!(
+        refusal(&hr),
+        "not supported: cannot reconcile a source of kind ExternalArtifact"
+    );
+}
+
+/// An outcome's message is what the server or the watch said; done and not-found have none.
+#[test]
+fn an_outcome_carries_its_message() {
+    assert_eq!(Outcome::Done.message(), "");
+    assert_eq!(Outcome::NotFound.message(), "");
+    for outcome in [
+        Outcome::Forbidden("m".into()),
+        Outcome::Conflict("m".into()),
+        Outcome::Unreachable("m".into()),
+        Outcome::TimedOut("m".into()),
+        Outcome::Refused("m".into()),
+        Outcome::Failed("m".into()),
+    ] {
+        assert_eq!(outcome.message(), "m", "{outcome:?}");
+    }
+}

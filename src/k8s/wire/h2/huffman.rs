@@ -113,7 +113,7 @@ pub(super) mod tests {
     use super::*;
 
     /// Bytes written as hex, spaces allowed ("f1e3 c2e5"), as the RFCs print them.
-    pub(in crate::k8s::h2) fn hex(text: &str) -> Vec<u8> {
+    pub(in crate::k8s::wire::h2) fn hex(text: &str) -> Vec<u8> {
         let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
         digits
             .chunks(2)
@@ -164,7 +164,7 @@ pub(super) mod tests {
     /// `text` Huffman-coded with the canonical code built from `LENGTHS`, padded with ones. The
     /// property tests check what it writes against an independent decoder (the `hpack` crate):
     /// a wrong length in the table would fail them.
-    pub(in crate::k8s::h2) fn encode(text: &[u8]) -> Vec<u8> {
+    pub(in crate::k8s::wire::h2) fn encode(text: &[u8]) -> Vec<u8> {
         let code_of = |symbol: u16| {
             (1..=LONGEST)
                 .find_map(|len| {

@@ -14,13 +14,13 @@ use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use serde::Deserialize;
 
-use super::api::{self, Http, Trouble};
-use super::backoff::Backoff;
-use super::errors::Failure;
-use super::h2::ResponseBody;
 use super::slim::Slim;
 use super::summarize::{key_of, summarize};
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
+use crate::k8s::wire::api::{self, Http, Trouble};
+use crate::k8s::wire::backoff::Backoff;
+use crate::k8s::wire::errors::Failure;
+use crate::k8s::wire::h2::ResponseBody;
 
 /// The server ends a watch after this long (kube and client-go use about 5 minutes); it is then
 /// re-opened from the last resourceVersion seen.
@@ -30,7 +30,7 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// What a kind's watch has to say next.
 #[derive(Debug)]
-pub(super) enum Step {
+pub(in crate::k8s) enum Step {
     /// A complete list: the kind's rows, replacing whatever was known.
     Listed(Vec<FluxSummary>),
     /// The watch request was accepted: from here on, changes arrive as they happen.
@@ -45,7 +45,7 @@ pub(super) enum Step {
     },
 }
 
-pub(super) struct KindWatch {
+pub(in crate::k8s) struct KindWatch {
     /// Shared by the cluster's kinds: a clone of the service stack is ~650 bytes, made per
     /// request instead of kept per watch.
     http: Arc<Http>,
@@ -90,7 +90,7 @@ struct WatchLine {
 }
 
 impl KindWatch {
-    pub(super) fn new(
+    pub(in crate::k8s) fn new(
         http: Arc<Http>,
         kind: FluxKind,
         version: &str,
@@ -114,7 +114,7 @@ impl KindWatch {
         }
     }
 
-    pub(super) fn kind(&self) -> FluxKind {
+    pub(in crate::k8s) fn kind(&self) -> FluxKind {
         self.kind
     }
 
@@ -122,7 +122,7 @@ impl KindWatch {
     ///
     /// Listing, opening and backing off are boxed: a watch spends its life waiting for the next
     /// line, and each of a fleet's watches should carry only what that takes.
-    pub(super) async fn next(&mut self) -> Step {
+    pub(in crate::k8s) async fn next(&mut self) -> Step {
         loop {
             if let Some(delay) = self.wait.take() {
                 Box::pin(tokio::time::sleep(delay)).await;

@@ -8,14 +8,14 @@ use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::Semaphore;
 
-use super::api::{Http, Trouble};
 use super::discovery::{Served, discover};
-use super::errors::{self, Failure};
-use super::exec;
-use super::reader::Clients;
-use super::transport::{self, Protocol, Transport};
 use crate::fleet::{FluxKind, Phase};
 use crate::inventory::ClusterSpec;
+use crate::k8s::reader::Clients;
+use crate::k8s::wire::api::{Http, Trouble};
+use crate::k8s::wire::errors::{self, Failure};
+use crate::k8s::wire::exec;
+use crate::k8s::wire::transport::{self, Protocol, Transport};
 use crate::source::Sink;
 
 /// What every cluster task shares.
@@ -75,7 +75,7 @@ impl Shared {
 }
 
 /// How one connection attempt ended.
-pub(super) enum Attempt {
+pub(in crate::k8s) enum Attempt {
     Connected(Connected),
     Failed(Failure),
     NotHttp2,
@@ -83,7 +83,7 @@ pub(super) enum Attempt {
 }
 
 /// A cluster reached: its service and what it serves.
-pub(super) struct Connected {
+pub(in crate::k8s) struct Connected {
     pub http: Http,
     pub served: Vec<Served>,
     /// The Flux Operator's kinds are served: its report is read every `report_interval`.
@@ -94,7 +94,7 @@ pub(super) struct Connected {
 }
 
 /// The protocol to try first: HTTP/2 where TLS can offer it.
-pub(super) fn first_protocol(spec: &ClusterSpec) -> Protocol {
+pub(in crate::k8s) fn first_protocol(spec: &ClusterSpec) -> Protocol {
     if spec.server.starts_with("https://") {
         Protocol::Http2
     } else {
@@ -102,7 +102,7 @@ pub(super) fn first_protocol(spec: &ClusterSpec) -> Protocol {
     }
 }
 
-pub(super) fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
+pub(in crate::k8s) fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
     spec.kubeconfig
         .auth_infos
         .first()?
@@ -114,7 +114,7 @@ pub(super) fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
 
 /// One connection attempt. The caller holds a connecting slot. An exec plugin has its own
 /// deadline (`exec_timeout`); the connection has `connect_timeout` after it.
-pub(super) async fn attempt(
+pub(in crate::k8s) async fn attempt(
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
     protocol: Protocol,
@@ -138,7 +138,7 @@ pub(super) async fn attempt(
 
 /// Credentials (running an exec plugin if needed), then the HTTP service for `spec`; also when
 /// the credentials expire. No request is sent yet.
-pub(super) async fn client(
+pub(in crate::k8s) async fn client(
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
     protocol: Protocol,
@@ -257,7 +257,7 @@ async fn build(
             ));
         }
     };
-    let proxy = match super::proxy::proxy_for(
+    let proxy = match crate::k8s::wire::proxy::proxy_for(
         cluster.proxy_url.as_deref(),
         &config.cluster_url,
         &shared.transport.env_proxy,
@@ -265,7 +265,7 @@ async fn build(
         Ok(proxy) => proxy,
         Err(message) => return Err(Failure::new(Phase::Invalid, message)),
     };
-    let identity = super::identity::load(&config.auth_info)
+    let identity = crate::k8s::wire::identity::load(&config.auth_info)
         .map_err(|message| Failure::new(Phase::Invalid, message))?;
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.

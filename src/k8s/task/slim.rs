@@ -287,7 +287,7 @@ fn boundary(text: &str, max: usize) -> usize {
 mod tests {
     use super::*;
     use crate::fleet::FluxKind;
-    use crate::k8s::summarize::summarize;
+    use crate::k8s::task::summarize::summarize;
 
     fn slim(object: &Value) -> Value {
         serde_json::from_str::<Slim>(&object.to_string()).unwrap().0

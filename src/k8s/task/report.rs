@@ -8,9 +8,9 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::api::{self, Http, Trouble};
 use super::discovery::OPERATOR_GROUP;
 use crate::fleet::report::Report;
+use crate::k8s::wire::api::{self, Http, Trouble};
 
 /// A report or an instance is a few KiB; a server sending more for one is misbehaving.
 const LIMIT: usize = 1024 * 1024;
@@ -38,7 +38,7 @@ async fn named_flux(http: &Http, plural: &str) -> Result<Option<Value>, Trouble>
 
 /// Reads the cluster's report, with its instance where there is one and it may be read. None:
 /// the cluster has no report.
-pub(super) async fn read(http: &Http) -> Result<Option<Report>, Trouble> {
+pub(in crate::k8s) async fn read(http: &Http) -> Result<Option<Report>, Trouble> {
     let Some(report) = named_flux(http, "fluxreports").await? else {
         return Ok(None);
     };
@@ -50,7 +50,7 @@ pub(super) async fn read(http: &Http) -> Result<Option<Report>, Trouble> {
 }
 
 /// The report now and then every `every`, for as long as it is polled.
-pub(super) fn every(
+pub(in crate::k8s) fn every(
     http: Http,
     every: Duration,
 ) -> impl Stream<Item = Result<Option<Report>, Trouble>> {

@@ -8,18 +8,18 @@ use std::time::Duration;
 use futures::StreamExt;
 use jiff::Timestamp;
 
-use super::backoff::Backoff;
 use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
-use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
 use super::reporter::{Closed, Reporter};
-use super::transport::Protocol;
 use crate::fleet::index::Change;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
+use crate::k8s::wire::backoff::Backoff;
+use crate::k8s::wire::errors::Failure;
+use crate::k8s::wire::transport::Protocol;
 
 /// Why watching stopped.
-pub(super) enum Ended {
+pub(in crate::k8s) enum Ended {
     /// Reconnect from scratch (new credentials, new discovery) after backing off.
     Reconnect(Failure),
     /// The credentials are about to expire: reconnect now with fresh ones, no backoff.
@@ -29,7 +29,7 @@ pub(super) enum Ended {
 
 /// Connects and watches every served kind, reconnecting after failures with backoff, for as
 /// long as it is polled.
-pub(super) async fn watched(
+pub(in crate::k8s) async fn watched(
     reporter: &mut Reporter,
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
@@ -99,7 +99,7 @@ enum KindState {
 
 /// Watches until the connection must be rebuilt. `permit` (a connecting slot) is released once
 /// every kind has been listed, or after the connect timeout.
-pub(super) async fn watch(
+pub(in crate::k8s) async fn watch(
     reporter: &mut Reporter,
     connected: Connected,
     shared: &Shared,
@@ -323,7 +323,7 @@ fn derive(states: &[(FluxKind, KindState)]) -> Connection {
 
 /// Names the kinds the credentials may not list on a connection whose other kinds are visible
 /// (watched or listed); an error already there stays first.
-pub(super) fn partly_forbidden(connection: &mut Connection, forbidden: Box<[FluxKind]>) {
+pub(in crate::k8s) fn partly_forbidden(connection: &mut Connection, forbidden: Box<[FluxKind]>) {
     if !forbidden.is_empty() {
         let names: Vec<&str> = forbidden.iter().map(|k| k.as_str()).collect();
         connection.error.get_or_insert_with(|| {

@@ -6,14 +6,14 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use jiff::Timestamp;
 
-use super::errors::Failure;
 use crate::fleet::index::Change;
 use crate::fleet::{ClusterKey, Connection, Counted};
 use crate::inventory::ClusterSpec;
+use crate::k8s::wire::errors::Failure;
 use crate::source::Sink;
 
 /// Sends this cluster's events; reports the connection only when it changed.
-pub(super) struct Reporter {
+pub(in crate::k8s) struct Reporter {
     key: ClusterKey,
     events: Sink,
     connection: Connection,
@@ -25,10 +25,10 @@ pub(super) struct Reporter {
 }
 
 /// The engine is gone (shut down, or the consumer dropped the receiver).
-pub(super) struct Closed;
+pub(in crate::k8s) struct Closed;
 
 impl Reporter {
-    pub(super) fn new(spec: &ClusterSpec, events: Sink) -> Reporter {
+    pub(in crate::k8s) fn new(spec: &ClusterSpec, events: Sink) -> Reporter {
         Reporter {
             key: spec.key(),
             events,
@@ -40,22 +40,22 @@ impl Reporter {
     }
 
     /// The connection state as last said.
-    pub(super) fn state(&self) -> &Connection {
+    pub(in crate::k8s) fn state(&self) -> &Connection {
         &self.connection
     }
 
-    pub(super) fn key(&self) -> &ClusterKey {
+    pub(in crate::k8s) fn key(&self) -> &ClusterKey {
         &self.key
     }
 
     /// A jitter seed for this cluster's backoffs.
-    pub(super) fn seed(&self) -> u64 {
+    pub(in crate::k8s) fn seed(&self) -> u64 {
         self.seed
     }
 
     /// Sends one change. Each of these returns a boxed future: a cluster's task waits in them
     /// between events, and ten thousand tasks should not each carry room for a change in flight.
-    pub(super) fn send(&self, change: Change) -> BoxFuture<'_, Result<(), Closed>> {
+    pub(in crate::k8s) fn send(&self, change: Change) -> BoxFuture<'_, Result<(), Closed>> {
         Box::pin(async move {
             self.events
                 .send(&self.key, change)
@@ -64,7 +64,10 @@ impl Reporter {
         })
     }
 
-    pub(super) fn connection(&mut self, mut next: Connection) -> BoxFuture<'_, Result<(), Closed>> {
+    pub(in crate::k8s) fn connection(
+        &mut self,
+        mut next: Connection,
+    ) -> BoxFuture<'_, Result<(), Closed>> {
         next.since = if next.phase == self.connection.phase {
             self.connection.since
         } else {
@@ -78,7 +81,10 @@ impl Reporter {
     }
 
     /// Says where the cluster is counted from, when that changes.
-    pub(super) fn counted(&mut self, counted: Counted) -> BoxFuture<'_, Result<(), Closed>> {
+    pub(in crate::k8s) fn counted(
+        &mut self,
+        counted: Counted,
+    ) -> BoxFuture<'_, Result<(), Closed>> {
         if self.counted == counted {
             return Box::pin(std::future::ready(Ok(())));
         }
@@ -88,12 +94,12 @@ impl Reporter {
 
     /// Counted by its report again, and whatever objects it holds let go: said even when it
     /// was counted so already, as an opening may have listed some before it ended.
-    pub(super) fn let_go(&mut self) -> BoxFuture<'_, Result<(), Closed>> {
+    pub(in crate::k8s) fn let_go(&mut self) -> BoxFuture<'_, Result<(), Closed>> {
         self.counted = Counted::Report;
         self.send(Change::Counted(Counted::Report))
     }
 
-    pub(super) fn failed(
+    pub(in crate::k8s) fn failed(
         &mut self,
         failure: &Failure,
         retry_in: Duration,

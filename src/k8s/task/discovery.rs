@@ -9,7 +9,7 @@ use futures::future::join_all;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
 use serde::Deserialize;
 
-use super::api::{self, Http, Trouble};
+use crate::k8s::wire::api::{self, Http, Trouble};
 
 use crate::fleet::{FluxKind, compare_versions};
 

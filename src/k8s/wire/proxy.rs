@@ -123,7 +123,7 @@ fn percent_decoded(text: &str) -> String {
 }
 
 /// `Proxy-Authorization: Basic …` for a user and password.
-pub(super) fn basic_auth(user: &str, pass: &str) -> Option<http::HeaderValue> {
+pub(in crate::k8s) fn basic_auth(user: &str, pass: &str) -> Option<http::HeaderValue> {
     use base64::Engine as _;
     let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
     let mut value = http::HeaderValue::from_str(&format!("Basic {encoded}")).ok()?;

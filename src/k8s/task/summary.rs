@@ -7,19 +7,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::api::Trouble;
-use super::backoff::Backoff;
 use super::connect::{Shared, client, first_protocol};
 use super::discovery::discover;
-use super::errors::Failure;
 use super::kind_watch::{KindWatch, Step};
 use super::reporter::{Closed, Reporter};
-use super::transport::Protocol;
 use super::watch::watched;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, FluxSummary, Phase};
 use crate::inventory::ClusterSpec;
+use crate::k8s::wire::api::Trouble;
+use crate::k8s::wire::backoff::Backoff;
+use crate::k8s::wire::errors::Failure;
+use crate::k8s::wire::transport::Protocol;
 
 /// What one look found.
 enum Seen {
@@ -54,7 +54,7 @@ impl From<Trouble> for Missed {
 }
 
 /// Runs a summarized cluster: a look every interval; watched while `opened` says so.
-pub(super) async fn summarized(
+pub(in crate::k8s) async fn summarized(
     reporter: &mut Reporter,
     spec: &ClusterSpec,
     shared: &Arc<Shared>,

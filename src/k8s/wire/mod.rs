@@ -1,0 +1,12 @@
+//! The wire: the HTTP/2 client, TLS and proxies, client identities and exec credentials, plain
+//! requests on a cluster's service and what their failures mean. Nothing here knows Flux.
+
+pub(in crate::k8s) mod api;
+pub(in crate::k8s) mod backoff;
+pub(in crate::k8s) mod body;
+pub mod errors;
+pub(in crate::k8s) mod exec;
+pub(in crate::k8s) mod h2;
+pub(in crate::k8s) mod identity;
+pub(in crate::k8s) mod proxy;
+pub mod transport;
