@@ -136,8 +136,19 @@ pub async fn act(request: Request) -> u8 {
         concurrency: config.actions.concurrency,
         journal: journal.as_deref(),
     };
-    let started = std::time::Instant::now();
     let ndjson = request.output == super::request::Output::Ndjson;
+    send(&job, how, live, (tally, ndjson)).await
+}
+
+/// Carries the job out, its progress on stderr (a line redrawn on a terminal) or its outcomes
+/// as NDJSON, then the results and the exit code.
+async fn send(
+    job: &crate::actions::Job,
+    how: crate::actions::Carry<'_>,
+    mut live: Session,
+    (tally, ndjson): (crate::actions::Tally, bool),
+) -> u8 {
+    let started = std::time::Instant::now();
     // On a terminal, one line on stderr redrawn five times a second, waiting included.
     let shown = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
     let drawing = (!ndjson && io::stderr().is_terminal()).then(|| {
@@ -163,7 +174,7 @@ pub async fn act(request: Request) -> u8 {
         }
     };
     let (results, journaled) =
-        crate::actions::carry_out(&job, how, Some(Watch::Session(&mut live)), report).await;
+        crate::actions::carry_out(job, how, Some(Watch::Session(&mut live)), report).await;
     if let Some(drawing) = drawing {
         drawing.abort();
         let progress = *shown.lock().unwrap_or_else(|e| e.into_inner());
