@@ -131,13 +131,9 @@ pub fn plan<'a>(
                     wait: true,
                 });
             }
-            // Equivalent if `verb` is dropped (cargo-mutants): `reconcile` reads the verb only
-            // to tell force and reset apart. Kept so the object's step says what it does.
-            let plain = Intent {
-                verb: Verb::Reconcile,
-                ..intent.clone()
-            };
-            steps.push(reconcile(target, &plain)?);
+            // Then the object itself, as a plain reconcile: `reconcile` reads the verb only to
+            // tell force and reset apart.
+            steps.push(reconcile(target, intent)?);
             Ok(steps)
         }
     }
