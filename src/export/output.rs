@@ -166,74 +166,82 @@ pub(super) fn summary(
             }
             Ok(())
         }
-        Output::Table => {
-            let mut ws = Table::new(vec![
-                "WORKSPACE",
-                "CLUSTERS",
-                "LIVE",
-                "NOT-LIVE",
-                "OBJECTS",
-                "READY",
-                "FAILING",
-                "SUSPENDED",
-                "PROGRESSING",
-                "OTHER",
-            ]);
-            let mut workspaces: Vec<_> = index
-                .workspaces()
-                .iter()
-                .filter(|w| filter.workspace(w))
-                .collect();
-            workspaces.sort_by(|a, b| a.name.cmp(&b.name));
-            for w in workspaces {
-                let h = &w.health;
-                let live = w.phases.up();
-                let other = h.total()
-                    - h.get(Health::Ready)
-                    - h.failing()
-                    - h.get(Health::Suspended)
-                    - h.get(Health::Progressing);
-                ws.row(vec![
-                    w.name.clone(),
-                    w.clusters.len().to_string(),
-                    live.to_string(),
-                    (w.clusters.len() as u32 - live).to_string(),
-                    h.total().to_string(),
-                    h.get(Health::Ready).to_string(),
-                    h.failing().to_string(),
-                    h.get(Health::Suspended).to_string(),
-                    h.get(Health::Progressing).to_string(),
-                    other.to_string(),
-                ]);
-            }
-            ws.write(out)?;
-            writeln!(out)?;
-            let mut cs = Table::new(vec![
-                "WORKSPACE",
-                "CLUSTER",
-                "STATE",
-                "LAST EVENT",
-                "OBJECTS",
-                "READY",
-                "FAILING",
-                "WORST",
-            ]);
-            for c in clusters {
-                let h = &c.health;
-                cs.row(vec![
-                    c.info.workspace.clone(),
-                    c.info.name.clone(),
-                    c.connection.phase.to_string(),
-                    age(c.last_event, now),
-                    h.total().to_string(),
-                    h.get(Health::Ready).to_string(),
-                    h.failing().to_string(),
-                    h.worst().map(|w| w.as_str()).unwrap_or("-").to_string(),
-                ]);
-            }
-            cs.write(out)
-        }
+        Output::Table => summary_tables(index, filter, clusters, (now, out)),
     }
+}
+
+/// `get --summary` as tables: workspaces, then clusters.
+fn summary_tables(
+    index: &Index,
+    filter: &super::Filter,
+    clusters: Vec<&ClusterEntry>,
+    (now, out): (Timestamp, &mut dyn Write),
+) -> io::Result<()> {
+    let mut ws = Table::new(vec![
+        "WORKSPACE",
+        "CLUSTERS",
+        "LIVE",
+        "NOT-LIVE",
+        "OBJECTS",
+        "READY",
+        "FAILING",
+        "SUSPENDED",
+        "PROGRESSING",
+        "OTHER",
+    ]);
+    let mut workspaces: Vec<_> = index
+        .workspaces()
+        .iter()
+        .filter(|w| filter.workspace(w))
+        .collect();
+    workspaces.sort_by(|a, b| a.name.cmp(&b.name));
+    for w in workspaces {
+        let h = &w.health;
+        let live = w.phases.up();
+        let other = h.total()
+            - h.get(Health::Ready)
+            - h.failing()
+            - h.get(Health::Suspended)
+            - h.get(Health::Progressing);
+        ws.row(vec![
+            w.name.clone(),
+            w.clusters.len().to_string(),
+            live.to_string(),
+            (w.clusters.len() as u32 - live).to_string(),
+            h.total().to_string(),
+            h.get(Health::Ready).to_string(),
+            h.failing().to_string(),
+            h.get(Health::Suspended).to_string(),
+            h.get(Health::Progressing).to_string(),
+            other.to_string(),
+        ]);
+    }
+    ws.write(out)?;
+    writeln!(out)?;
+    let mut cs = Table::new(vec![
+        "WORKSPACE",
+        "CLUSTER",
+        "STATE",
+        "LAST EVENT",
+        "OBJECTS",
+        "READY",
+        "FAILING",
+        "WORST",
+    ]);
+    for c in clusters {
+        let h = &c.health;
+        cs.row(vec![
+            c.info.workspace.clone(),
+            c.info.name.clone(),
+            c.connection.phase.to_string(),
+            age(c.last_event, now),
+            h.total().to_string(),
+            h.get(Health::Ready).to_string(),
+            h.failing().to_string(),
+            h.worst().map(|w| w.as_str()).unwrap_or("-").to_string(),
+        ]);
+    }
+    cs.write(out)
 }
 
 /// Writes `value` as pretty JSON as it is serialized (a fleet's document can be tens of MiB:
