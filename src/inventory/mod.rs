@@ -154,49 +154,7 @@ impl Request {
 /// `~/.kube/config`.
 pub fn load(request: &Request, config: &Config) -> Inventory {
     let mut loader = kubeconfig::Loader::default();
-    let expand = |p: &Path| expand_home(p, request.home.as_deref());
-    if !request.kubeconfigs.is_empty() || !request.dirs.is_empty() {
-        for file in &request.kubeconfigs {
-            loader.file(file, None);
-        }
-        for dir in &request.dirs {
-            loader.dir(dir);
-        }
-    } else if config
-        .sources
-        .iter()
-        .any(|s| s.kubeconfig.is_some() || s.dir.is_some())
-    {
-        for (i, source) in config.sources.iter().enumerate() {
-            match (&source.kubeconfig, &source.dir, &source.management) {
-                // With `management`: the file holds the management cluster's context.
-                (Some(file), None, _) => loader.file(&expand(file), None),
-                (None, Some(dir), None) => loader.dir(&expand(dir)),
-                // Read once the other sources are loaded (it names one of their contexts).
-                (None, None, Some(_)) => {}
-                _ => loader.problem(Problem {
-                    source: format!("config sources[{i}]"),
-                    context: None,
-                    message: "give `kubeconfig` or `dir` (with `management`: the context of a \
-                              management cluster)"
-                        .into(),
-                }),
-            }
-        }
-    } else if let Some(env) = request.kubeconfig_env.as_ref().filter(|v| !v.is_empty()) {
-        let paths: Vec<PathBuf> = std::env::split_paths(env)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
-        loader.merged(&paths);
-    } else if let Some(home) = &request.home {
-        loader.file(&home.join(".kube").join("config"), None);
-    } else {
-        loader.problem(Problem {
-            source: "~/.kube/config".into(),
-            context: None,
-            message: "no kubeconfig given and $HOME is not set".into(),
-        });
-    }
+    read_sources(&mut loader, request, config);
     let (loaded, mut problems) = loader.finish();
     let (rules, rule_problems) = Rules::compile(&config.workspaces, &config.labels);
     problems.extend(rule_problems.into_iter().map(|message| Problem {
@@ -251,6 +209,54 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
         clusters,
         problems,
         warnings,
+    }
+}
+
+/// Reads the kubeconfigs of the first kind of source given: the command line, the config's
+/// `[[sources]]`, `KUBECONFIG`, `~/.kube/config`.
+fn read_sources(loader: &mut kubeconfig::Loader, request: &Request, config: &Config) {
+    let expand = |p: &Path| expand_home(p, request.home.as_deref());
+    if !request.kubeconfigs.is_empty() || !request.dirs.is_empty() {
+        for file in &request.kubeconfigs {
+            loader.file(file, None);
+        }
+        for dir in &request.dirs {
+            loader.dir(dir);
+        }
+    } else if config
+        .sources
+        .iter()
+        .any(|s| s.kubeconfig.is_some() || s.dir.is_some())
+    {
+        for (i, source) in config.sources.iter().enumerate() {
+            match (&source.kubeconfig, &source.dir, &source.management) {
+                // With `management`: the file holds the management cluster's context.
+                (Some(file), None, _) => loader.file(&expand(file), None),
+                (None, Some(dir), None) => loader.dir(&expand(dir)),
+                // Read once the other sources are loaded (it names one of their contexts).
+                (None, None, Some(_)) => {}
+                _ => loader.problem(Problem {
+                    source: format!("config sources[{i}]"),
+                    context: None,
+                    message: "give `kubeconfig` or `dir` (with `management`: the context of a \
+                              management cluster)"
+                        .into(),
+                }),
+            }
+        }
+    } else if let Some(env) = request.kubeconfig_env.as_ref().filter(|v| !v.is_empty()) {
+        let paths: Vec<PathBuf> = std::env::split_paths(env)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
+        loader.merged(&paths);
+    } else if let Some(home) = &request.home {
+        loader.file(&home.join(".kube").join("config"), None);
+    } else {
+        loader.problem(Problem {
+            source: "~/.kube/config".into(),
+            context: None,
+            message: "no kubeconfig given and $HOME is not set".into(),
+        });
     }
 }
 
