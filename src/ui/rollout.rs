@@ -153,37 +153,10 @@ pub fn draw_matrix(
                 return Vec::new();
             };
             match id {
-                RowId::Ring(i) => {
-                    let Some(r) = m.rings.get(*i) else {
-                        return Vec::new();
-                    };
-                    let header = theme.style(Slot::Header);
-                    let stuck = if r.stuck > 0 {
-                        format!(" · {} stuck", r.stuck)
-                    } else {
-                        String::new()
-                    };
-                    // Across the columns: the ring, its share on the newest, how long it took.
-                    vec![
-                        Cell::from(Span::styled(format!("▾ ring {}", r.name), header)),
-                        Cell::from(""),
-                        Cell::from(Span::styled(
-                            format!(
-                                "{}/{} on newest ({:.0}%)",
-                                r.on_newest,
-                                r.clusters,
-                                r.share() * 100.0
-                            ),
-                            header,
-                        )),
-                        Cell::from(""),
-                        Cell::from(""),
-                        Cell::from(Span::styled(
-                            format!("took {}{stuck}", r.took_text(now)),
-                            header,
-                        )),
-                    ]
-                }
+                RowId::Ring(i) => match m.rings.get(*i) {
+                    Some(r) => ring_cells(r, theme, now),
+                    None => Vec::new(),
+                },
                 RowId::Object(c, _) => {
                     let (Some(cluster), Some(p)) = (
                         index.cluster(*c),
@@ -214,4 +187,35 @@ pub fn draw_matrix(
             }
         },
     );
+}
+
+/// A ring's header across the matrix's columns: the ring, its share on the newest revision, how
+/// long it took.
+fn ring_cells(r: &rollouts::Ring, theme: &Theme, now: jiff::Timestamp) -> Vec<Cell<'static>> {
+    let header = theme.style(Slot::Header);
+    let stuck = if r.stuck > 0 {
+        format!(" · {} stuck", r.stuck)
+    } else {
+        String::new()
+    };
+    // Across the columns: the ring, its share on the newest, how long it took.
+    vec![
+        Cell::from(Span::styled(format!("▾ ring {}", r.name), header)),
+        Cell::from(""),
+        Cell::from(Span::styled(
+            format!(
+                "{}/{} on newest ({:.0}%)",
+                r.on_newest,
+                r.clusters,
+                r.share() * 100.0
+            ),
+            header,
+        )),
+        Cell::from(""),
+        Cell::from(""),
+        Cell::from(Span::styled(
+            format!("took {}{stuck}", r.took_text(now)),
+            header,
+        )),
+    ]
 }
