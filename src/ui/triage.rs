@@ -10,7 +10,7 @@ use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
-use crate::app::triage::{GroupOf, headline};
+use crate::app::triage::{Group, GroupOf, headline};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::Counted;
 use crate::units::age;
@@ -21,7 +21,6 @@ const NAMES: usize = 4;
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: Scope) {
     let index = &model.index;
     let screen = model.screen();
-    let filter = &screen.filter;
     let mut title = if screen.flat {
         format!("Not ready in {}", super::scope_name(index, scope))
     } else {
@@ -60,48 +59,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
             ],
         },
         |id| match id {
-            RowId::Group(key) => {
-                let Some(group) = model.rows.groups.get(key) else {
-                    return Vec::new();
-                };
-                let marker = if screen.expanded.contains(key) {
-                    "▾"
-                } else {
-                    "▸"
-                };
-                let health = match (&group.what, group.what.health()) {
-                    (GroupOf::Connection { phase, .. }, _) => Cell::from(Span::styled(
-                        phase.as_str(),
-                        theme.style(Slot::of_phase(*phase)),
-                    )),
-                    (GroupOf::Cycle { .. }, _) => {
-                        Cell::from(Span::styled("Cycle", theme.style(Slot::Failed)))
-                    }
-                    (_, Some(h)) => health_cell(h, theme),
-                    (_, None) => Cell::from(""),
-                };
-                let blocks = group.holds.text();
-                let held = (!group.holds.names.is_empty())
-                    .then(|| names(group.holds.names.iter().map(|n| &**n)));
-                vec![
-                    Cell::from(marker),
-                    health,
-                    Cell::from(highlighted(
-                        &headline(group, held.as_deref()),
-                        filter,
-                        theme.style(Slot::Text),
-                        theme,
-                    )),
-                    Cell::from(blocks),
-                    Cell::from(group.members.len().to_string()),
-                    Cell::from(group.workspaces.to_string()),
-                    Cell::from(age(group.since, model.now)),
-                    Cell::from(match group.recent {
-                        0 => String::new(),
-                        n => format!("+{n}"),
-                    }),
-                ]
-            }
+            RowId::Group(key) => match model.rows.groups.get(key) {
+                Some(group) => group_cells(model, theme, group, screen.expanded.contains(key)),
+                None => Vec::new(),
+            },
             RowId::Object(c, key) => {
                 let Some(cluster) = index.cluster(*c) else {
                     return Vec::new();
@@ -124,6 +85,47 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
             RowId::Workspace(_) | RowId::Rollout(_) | RowId::Ring(_) => Vec::new(),
         },
     );
+}
+
+/// A group's row: its health, what it is, what it holds back, where and since when.
+fn group_cells<'a>(
+    model: &'a Model,
+    theme: &Theme,
+    group: &'a Group,
+    expanded: bool,
+) -> Vec<Cell<'a>> {
+    let filter = &model.screen().filter;
+    let marker = if expanded { "▾" } else { "▸" };
+    let health = match (&group.what, group.what.health()) {
+        (GroupOf::Connection { phase, .. }, _) => Cell::from(Span::styled(
+            phase.as_str(),
+            theme.style(Slot::of_phase(*phase)),
+        )),
+        (GroupOf::Cycle { .. }, _) => Cell::from(Span::styled("Cycle", theme.style(Slot::Failed))),
+        (_, Some(h)) => health_cell(h, theme),
+        (_, None) => Cell::from(""),
+    };
+    let blocks = group.holds.text();
+    let held =
+        (!group.holds.names.is_empty()).then(|| names(group.holds.names.iter().map(|n| &**n)));
+    vec![
+        Cell::from(marker),
+        health,
+        Cell::from(highlighted(
+            &headline(group, held.as_deref()),
+            filter,
+            theme.style(Slot::Text),
+            theme,
+        )),
+        Cell::from(blocks),
+        Cell::from(group.members.len().to_string()),
+        Cell::from(group.workspaces.to_string()),
+        Cell::from(age(group.since, model.now)),
+        Cell::from(match group.recent {
+            0 => String::new(),
+            n => format!("+{n}"),
+        }),
+    ]
 }
 
 /// The first few names, and how many more.
