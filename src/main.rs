@@ -257,15 +257,7 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
     file_logs();
     let handle = fluxfleet::sim::start(config).await?;
     // The user's keymap and theme apply to the demo too; its fleet is the simulator's.
-    let path = fleet
-        .config
-        .clone()
-        .or_else(fluxfleet::config::default_path);
-    let (mut engine, config_warnings) =
-        fluxfleet::config::Config::load(path.as_deref(), fleet.config.is_some());
-    if let Some(watch) = fleet.watch_mode {
-        engine.engine.watch = watch;
-    }
+    let (engine, path, warnings) = fluxfleet::session::resolve::load_config(&fleet.sources());
     let request = fluxfleet::inventory::Request {
         dirs: vec![dir.join("kubeconfigs")],
         ..fluxfleet::inventory::Request::default()
@@ -274,10 +266,7 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
     let result = fluxfleet::app::tui(fluxfleet::app::Start {
         config: engine,
         config_path: path,
-        warnings: config_warnings
-            .iter()
-            .map(|w| format!("config {w}"))
-            .collect(),
+        warnings,
         fleet: fluxfleet::session::open::Fleet::Kubeconfigs {
             inventory,
             managements: Vec::new(),

@@ -56,9 +56,10 @@ fn code(text: &str) -> String {
             i += rest.find('\n').unwrap_or(rest.len());
         } else if rest.starts_with("/*") {
             i += rest.find("*/").map_or(rest.len(), |e| e + 2);
-        } else if let Some(hashes) = raw_string_start(rest) {
+        } else if let Some((body, hashes)) = raw_string_start(rest)
+            .filter(|_| i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_'))
+        {
             let close = format!("\"{}", "#".repeat(hashes));
-            let body = 2 + hashes;
             i += rest[body..]
                 .find(&close)
                 .map_or(rest.len(), |e| body + e + close.len());
@@ -82,13 +83,14 @@ fn code(text: &str) -> String {
     without_test_module(&out)
 }
 
-/// `r"`, `r#"`, `br##"` …: how many `#`.
-fn raw_string_start(rest: &str) -> Option<usize> {
+/// `r"`, `r#"`, `br##"` …: where the string's text starts, and how many `#` close it.
+fn raw_string_start(rest: &str) -> Option<(usize, usize)> {
     let r = rest.strip_prefix('b').unwrap_or(rest).strip_prefix('r')?;
     let hashes = r.len() - r.trim_start_matches('#').len();
+    let prefix = rest.len() - r.len();
     r[hashes..]
         .starts_with('"')
-        .then_some(hashes + (rest.len() - r.len() - 1))
+        .then_some((prefix + hashes + 1, hashes))
 }
 
 /// `'x'`, `'\n'`, `'\u{1F600}'` (not a lifetime).
@@ -96,7 +98,8 @@ fn char_literal_len(rest: &str) -> Option<usize> {
     let mut chars = rest.char_indices().skip(1);
     let (_, c) = chars.next()?;
     if c == '\\' {
-        return rest[2..].find('\'').map(|e| e + 3);
+        // The escaped character, then up to the closing quote (`'\''`, `'\u{1F600}'`).
+        return rest.get(3..)?.find('\'').map(|e| e + 4);
     }
     let (at, close) = chars.next()?;
     (close == '\'').then_some(at + 1)
@@ -432,6 +435,10 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
     let text = "use super::{a::X, b};\nfn f() { let s = \"crate::nope\"; crate::fleet::g(); }\n\
                 // super::comment\n#[cfg(test)]\nmod tests { use crate::app::Y; }\n";
     let found = paths(&code(text));
+    // Quotes inside literals hide nothing that follows them.
+    let tricky = "let q = '\\''; let r = br#\"crate::nope\"#; let s = r\"x\"; crate::fleet::h();\n";
+    let after: Vec<String> = paths(&code(tricky)).iter().map(|p| p.join("::")).collect();
+    assert_eq!(after, ["crate::fleet::h"], "{tricky}");
     let joined: Vec<String> = found.iter().map(|p| p.join("::")).collect();
     assert!(joined.contains(&"super::a::X".to_string()), "{joined:?}");
     assert!(

@@ -3,11 +3,11 @@
 
 use std::io::{self, Write};
 
+use jiff::Timestamp;
+
 use super::opening::{incomplete, not_live, open};
 use super::output;
 use super::request::{Request, exit, finish};
-use jiff::Timestamp;
-
 use crate::fleet::{Counted, Index};
 use crate::session::Session;
 

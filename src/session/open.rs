@@ -14,7 +14,7 @@ use crate::source::Source;
 use super::resolve::{Resolved, Sources, load_config, own_inventory, resolve};
 
 /// What a user without a fleet is told.
-pub const NO_CLUSTERS: &str = "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, \
+const NO_CLUSTERS: &str = "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, \
      read collectors with --nats URL, or try `fluxfleet demo`";
 
 /// The config and where the fleet comes from, with everything wrong about them.
@@ -101,7 +101,7 @@ impl Fleet {
     pub fn is_empty(&self) -> bool {
         match self {
             Fleet::Kubeconfigs { inventory, .. } => inventory.clusters.is_empty(),
-            Fleet::Bus(bus) => bus.clusters().is_empty(),
+            Fleet::Bus(bus) => bus.states().next().is_none(),
         }
     }
 
@@ -129,10 +129,5 @@ impl Fleet {
             }
             Fleet::Bus(bus) => vec![bus],
         }
-    }
-
-    /// Whether the state comes from the bus.
-    pub fn is_bus(&self) -> bool {
-        matches!(self, Fleet::Bus(_))
     }
 }

@@ -69,7 +69,7 @@ pub async fn resolve(sources: &Sources) -> Resolved {
 /// The config the options name (`--config`, else `FLUXFLEET_CONFIG`, else the platform's config
 /// directory), `--watch-mode` over its `engine.watch`, with where it is and what is wrong with it
 /// (one line each).
-pub(super) fn load_config(sources: &Sources) -> (Config, Option<PathBuf>, Vec<String>) {
+pub fn load_config(sources: &Sources) -> (Config, Option<PathBuf>, Vec<String>) {
     let config_path = sources.config.clone().or_else(config::default_path);
     let (mut config, warnings) = Config::load(config_path.as_deref(), sources.config.is_some());
     if let Some(watch) = sources.watch {
