@@ -6,12 +6,17 @@
 //! `cargo bench --bench chaos -- [--clusters 2000] [--objects 30] [--active 300] [--churn 200]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "../tests/chaos/harness.rs"]
+mod chaos;
+#[path = "../tests/common/truth.rs"]
+mod truth;
+
 use std::time::{Duration, Instant};
 
+use chaos::{EVERY_FAULT, Plan};
 use fluxfleet::config::Config;
 use fluxfleet::fleet::FluxKind;
-use fluxfleet::sim::chaos::{self, EVERY_FAULT, Plan};
-use fluxfleet::sim::faults::Spec;
+use fluxfleet_sim::faults::Spec;
 
 fn arg(name: &str, default: f64) -> f64 {
     let args: Vec<String> = std::env::args().collect();

@@ -14,7 +14,6 @@ use crate::export::{Filter, Status};
 use crate::fleet::FluxKind;
 use crate::fleet::actions::Verb;
 use crate::session::resolve::Sources;
-use crate::sim;
 
 mod sim_args;
 
@@ -455,5 +454,5 @@ impl ActArgs {
 }
 
 fn duration(s: &str) -> Result<Duration, String> {
-    sim::faults::parse_duration(s)
+    crate::units::parse_duration(s)
 }

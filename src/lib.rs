@@ -35,10 +35,13 @@
 //!   event loop; [`ui`] draws the model, a pure function of it and the theme.
 //! - [`export`] — the headless commands: `get`, `inventory`, `suspend` / `resume` /
 //!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals.
-//! - [`sim`] — the simulated fleet: a Kubernetes-API-compatible server for Flux objects serving
-//!   many virtual clusters, used by tests, benchmarks and `fluxfleet demo` (on [`fleet`] and
-//!   [`units`]; its chaos harness, `sim::chaos`, also runs a [`session`] against it).
 //! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
+//!
+//! The simulated fleet is a crate of its own, `fluxfleet-sim` (`src/sim/`, a member of the
+//! workspace): a Kubernetes-API-compatible server for Flux objects serving many virtual clusters,
+//! with its own statement of the Flux facts it serves. It imports nothing of this crate; [`cli`]
+//! and `main.rs` start it for `fluxfleet sim` and `fluxfleet demo`, tests and benchmarks run
+//! against it.
 
 pub mod actions;
 pub mod app;
@@ -58,7 +61,6 @@ pub mod json;
 pub mod k8s;
 pub mod private;
 pub mod session;
-pub mod sim;
 pub mod source;
 pub mod ui;
 pub mod units;

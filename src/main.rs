@@ -120,7 +120,7 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
     // Listen for signals before saying we are up: a supervisor may stop us right after the line.
     let mut stop = Signals::install()?;
     let config = args.config();
-    let handle = fluxfleet::sim::start(config.clone()).await?;
+    let handle = fluxfleet_sim::start(config.clone()).await?;
     println!(
         "fluxfleet sim: {} clusters in {} workspaces ({} objects each) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
         config.clusters,
@@ -237,9 +237,9 @@ async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
 
 async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
     // Removed when this returns (the TUI also ends on SIGTERM and SIGHUP to get here).
-    let private = fluxfleet::sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")?;
+    let private = fluxfleet_sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")?;
     let dir = private.path().to_path_buf();
-    let config = fluxfleet::sim::Config {
+    let config = fluxfleet_sim::Config {
         clusters: args.clusters,
         workspaces: args.workspaces,
         objects: 30,
@@ -248,14 +248,14 @@ async fn demo(args: DemoArgs, fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()
         rollout_interval: std::time::Duration::from_secs(60),
         rollout_step: std::time::Duration::from_secs(10),
         report_every: std::time::Duration::from_secs(60),
-        faults: fluxfleet::sim::faults::Spec::parse(
+        faults: fluxfleet_sim::faults::Spec::parse(
             "unreachable=1%,slow=1%:20s,expired-token=0.5%,no-flux=0.5%,old-flux=5%,flap=1%:30s,forbidden=1%",
         )
         .map_err(anyhow::Error::msg)?,
-        ..fluxfleet::sim::Config::default()
+        ..fluxfleet_sim::Config::default()
     };
     file_logs();
-    let handle = fluxfleet::sim::start(config).await?;
+    let handle = fluxfleet_sim::start(config).await?;
     // The user's keymap and theme apply to the demo too; its fleet is the simulator's.
     let (engine, path, warnings) = fluxfleet::session::resolve::load_config(&fleet.sources());
     let request = fluxfleet::inventory::Request {

@@ -14,7 +14,7 @@ use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
 use fluxfleet::fleet::{ClusterId, FluxKind};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;
-use fluxfleet::sim::Faults;
+use fluxfleet_sim::Faults;
 
 use common::Sim;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Output;
 
-use fluxfleet::sim::TruthObject;
+use fluxfleet_sim::TruthObject;
 use kube::api::Api;
 use kube::core::DynamicObject;
 use serde_json::Value;

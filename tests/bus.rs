@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::truth::seen;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -78,7 +79,7 @@ fn truth(sim: &common::Sim, names: &BTreeSet<String>) -> View {
                         o.kind.clone(),
                         o.namespace.clone(),
                         o.name.clone(),
-                        o.health,
+                        seen(o.health),
                     )
                 })
                 .collect();
@@ -279,7 +280,7 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
     let died = Instant::now();
     assert!(sim.handle.set_ready(
         &orphan.name,
-        FluxKind::Kustomization,
+        fluxfleet_sim::facts::FluxKind::Kustomization,
         &ks.namespace,
         &ks.name,
         false

@@ -3,12 +3,17 @@
 //! runs at 2,000 clusters in `cargo bench --bench chaos` (numbers in docs/simulator.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "chaos/harness.rs"]
+mod chaos;
+#[path = "common/truth.rs"]
+mod truth;
+
 use std::time::Duration;
 
+use chaos::Plan;
 use fluxfleet::config::Config;
 use fluxfleet::fleet::FluxKind;
-use fluxfleet::sim::chaos::{self, Plan};
-use fluxfleet::sim::faults::Spec;
+use fluxfleet_sim::faults::Spec;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_every_fault_churn_and_rollouts_the_index_equals_the_truth() {

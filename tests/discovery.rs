@@ -386,7 +386,7 @@ async fn nested_management_clusters_are_followed_and_the_cycle_is_caught() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unreachable_cluster_says_cluster_api_cannot_reach_it_either() {
     let sim = common::start_with(|c| {
-        c.faults = fluxfleet::sim::faults::Spec::parse("unreachable=1%").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("unreachable=1%").unwrap();
     })
     .await;
     let down = sim

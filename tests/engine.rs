@@ -5,16 +5,19 @@
 
 mod common;
 
+#[path = "chaos/harness.rs"]
+mod chaos;
+
 use std::time::Duration;
 
 use fluxfleet::config::Config;
 use fluxfleet::fleet::{FluxKind, Index, Phase};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;
-use fluxfleet::sim::Faults;
-use fluxfleet::sim::chaos;
+use fluxfleet_sim::Faults;
 
 use common::Sim;
+use common::truth;
 
 use common::{engine_settings as settings, fleet_of};
 
@@ -42,7 +45,7 @@ fn phase_of(index: &Index, cluster: &str) -> Phase {
 async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
     let sim = common::start_with(|c| {
         c.clusters = 10;
-        c.faults = fluxfleet::sim::faults::Spec::parse(
+        c.faults = fluxfleet_sim::faults::Spec::parse(
             "unreachable=1%,no-flux=1%,old-flux=1%:2.0,expired-token=1%:0s,error5xx=1%:100%,slow=1%:10s,forbidden=1%",
         )
         .unwrap();
@@ -292,7 +295,7 @@ async fn discovery_asks_once_where_aggregated_and_group_by_group_on_an_older_kub
     // discovery of the latest Flux is what every other test's fleet does).
     let sim = common::start_with(|c| {
         c.clusters = 8;
-        c.faults = fluxfleet::sim::faults::Spec::parse("old-kube=50%,old-flux=75%:2.0").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("old-kube=50%,old-flux=75%:2.0").unwrap();
     })
     .await;
     let mut live = Session::kube(&fleet_of(&sim), &settings());
@@ -466,7 +469,7 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 async fn clusters_whose_server_turns_away_a_third_of_requests_are_complete_within_30s() {
     let sim = common::start_with(|c| {
         c.clusters = 12;
-        c.faults = fluxfleet::sim::faults::Spec::parse("error5xx=50%:30%").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("error5xx=50%:30%").unwrap();
     })
     .await;
     let flaky = sim

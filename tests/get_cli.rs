@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::truth::seen;
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
@@ -40,7 +41,7 @@ fn text(bytes: &[u8]) -> String {
 async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
     let sim = common::start_with(|c| {
         c.clusters = 6;
-        c.faults = fluxfleet::sim::faults::Spec::parse("unreachable=1%").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("unreachable=1%").unwrap();
     })
     .await;
     let out = run(&["get", "-o", "json", "--timeout", "20s"], sim.dir.path()).await;
@@ -109,7 +110,7 @@ async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
                         o.kind.clone(),
                         o.namespace.clone(),
                         o.name.clone(),
-                        o.health.key().to_string(),
+                        seen(o.health).key().to_string(),
                     )
                 })
         })
@@ -217,6 +218,55 @@ async fn the_table_looks_like_flux_get_and_the_summary_rolls_up() {
     assert!(fleet_total > 0);
     assert_eq!(fleet_total, per_workspace);
     assert_eq!(doc["fleet"]["states"]["live"], 4);
+
+    // The same summary as tables: per workspace, its clusters and objects by health, adding up
+    // to what the JSON counts; then one row per cluster.
+    let out = run(&["get", "--summary"], sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tables = text(&out.stdout);
+    let (workspaces, clusters) = tables.split_once("\n\n").expect("two tables");
+    let header: Vec<&str> = workspaces
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "WORKSPACE",
+            "CLUSTERS",
+            "LIVE",
+            "NOT-LIVE",
+            "OBJECTS",
+            "READY",
+            "FAILING",
+            "SUSPENDED",
+            "PROGRESSING",
+            "OTHER"
+        ]
+    );
+    let mut objects = 0;
+    for row in workspaces.lines().skip(1) {
+        let n: Vec<u64> = row
+            .split_whitespace()
+            .skip(1)
+            .map(|c| c.parse().unwrap())
+            .collect();
+        assert_eq!(n[0], n[1] + n[2], "clusters live and not: {row}");
+        assert_eq!(n[3], n[4..].iter().sum::<u64>(), "objects by health: {row}");
+        objects += n[3];
+    }
+    assert_eq!(objects, fleet_total);
+    let mut rows = clusters.lines();
+    assert!(rows.next().unwrap().starts_with("WORKSPACE"));
+    let rows: Vec<&str> = rows.collect();
+    assert_eq!(rows.len(), 4, "{clusters}");
+    assert!(
+        rows.iter()
+            .all(|r| r.split_whitespace().nth(2) == Some("live")),
+        "{clusters}"
+    );
     sim.handle.shutdown().await;
 }
 

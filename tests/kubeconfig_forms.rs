@@ -131,7 +131,7 @@ fn b64(text: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn certificate_and_tls_forms_connect_as_kubectl_connects() {
-    use fluxfleet::sim::{CertVersion, Role};
+    use fluxfleet_sim::{CertVersion, Role};
     let (sim, name, server, ca, token) = one_cluster().await;
     let name = &name;
     let dir = tempfile::tempdir().unwrap();

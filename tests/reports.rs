@@ -10,7 +10,7 @@ use std::time::Duration;
 use fluxfleet::config::{self, Config};
 use fluxfleet::fleet::FluxKind;
 use fluxfleet::session::Session;
-use fluxfleet::sim::TruthCluster;
+use fluxfleet_sim::TruthCluster;
 
 use common::{Sim, fleet_of};
 
@@ -106,7 +106,7 @@ async fn clusters_running_the_operator_show_their_report_with_the_true_counts() 
     let failing_before = true_counts(cluster, &FluxKind::ALL).1;
     assert!(sim.handle.set_ready(
         &cluster.name,
-        FluxKind::Kustomization,
+        fluxfleet_sim::facts::FluxKind::Kustomization,
         &ks.namespace,
         &ks.name,
         false

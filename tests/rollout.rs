@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::truth::seen;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use fluxfleet::export::request::Output;
 use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
 use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
 use fluxfleet::session::Session;
-use fluxfleet::sim::TruthObject;
+use fluxfleet_sim::TruthObject;
 use jiff::{SignedDuration, Timestamp};
 use serde_json::Value;
 
@@ -199,7 +200,7 @@ async fn a_new_revision_is_seen_ring_by_ring_as_the_truth_says() {
         assert_eq!(c["attempted"].as_str(), tried, "{c}");
         let standing = if t.suspended {
             "suspended"
-        } else if t.applied.as_deref() == Some(&newest) && t.health == Health::Ready {
+        } else if t.applied.as_deref() == Some(&newest) && seen(t.health) == Health::Ready {
             "current"
         } else if t.health.is_failing()
             && (t.applied.as_deref() == Some(&newest) || tried == Some(&newest))

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::truth::sim_kind;
 use std::time::Duration;
 
 use fluxfleet::fleet::graph::{self, Cause};
@@ -48,10 +49,13 @@ async fn fixing_a_root_lets_what_it_held_back_recover_and_breaking_it_holds_them
     };
     assert!(consistent(&live));
 
-    assert!(
-        sim.handle
-            .set_ready(&cluster, root.kind, &root.namespace, &root.name, true)
-    );
+    assert!(sim.handle.set_ready(
+        &cluster,
+        sim_kind(root.kind),
+        &root.namespace,
+        &root.name,
+        true
+    ));
     until(
         &mut live,
         &sim,
@@ -70,10 +74,13 @@ async fn fixing_a_root_lets_what_it_held_back_recover_and_breaking_it_holds_them
     .await;
     assert!(consistent(&live));
 
-    assert!(
-        sim.handle
-            .set_ready(&cluster, root.kind, &root.namespace, &root.name, false)
-    );
+    assert!(sim.handle.set_ready(
+        &cluster,
+        sim_kind(root.kind),
+        &root.namespace,
+        &root.name,
+        false
+    ));
     until(&mut live, &sim, "they wait on the root again", |live| {
         let c = live.index.cluster_named(&cluster).unwrap();
         // Those that depend on it directly say so; all of them are held back by it.

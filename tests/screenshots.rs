@@ -109,7 +109,7 @@ async fn screenshots_of_the_main_views() {
     let sim = common::start_with(|c| {
         c.clusters = 48;
         c.workspaces = 6;
-        c.faults = fluxfleet::sim::faults::Spec::parse(
+        c.faults = fluxfleet_sim::faults::Spec::parse(
             "unreachable=4%,expired-token=2%,forbidden=4%,old-flux=10%",
         )
         .unwrap();

@@ -634,8 +634,8 @@ async fn the_demo_directory_is_fresh_private_and_never_follows_a_planted_symlink
         .join(format!("fluxfleet-demo-{}", std::process::id() + 1));
     std::fs::create_dir(&planted).unwrap();
     std::fs::write(planted.join("fleet.kubeconfig"), "planted").unwrap();
-    let a = fluxfleet::sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
-    let b = fluxfleet::sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
+    let a = fluxfleet_sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
+    let b = fluxfleet_sim::private_dir(tmp.path(), "fluxfleet-demo-").unwrap();
     assert_ne!(a.path(), b.path());
     for d in [&a, &b] {
         assert_ne!(d.path(), planted);
@@ -663,12 +663,12 @@ async fn the_demo_directory_is_fresh_private_and_never_follows_a_planted_symlink
         std::fs::Permissions::from_mode(0o644),
     )
     .unwrap();
-    let handle = fluxfleet::sim::start(fluxfleet::sim::Config {
+    let handle = fluxfleet_sim::start(fluxfleet_sim::Config {
         clusters: 2,
         workspaces: 1,
         objects: 3,
         out: out.clone(),
-        ..fluxfleet::sim::Config::default()
+        ..fluxfleet_sim::Config::default()
     })
     .await
     .unwrap();

@@ -61,7 +61,7 @@ async fn discovery_serves_each_flux_kind_at_its_own_version() {
 #[tokio::test]
 async fn old_flux_serves_old_versions_and_no_flux_serves_none() {
     let sim = start_with(|c| {
-        c.faults = fluxfleet::sim::faults::Spec::parse("old-flux=20%:2.0,no-flux=20%").unwrap()
+        c.faults = fluxfleet_sim::faults::Spec::parse("old-flux=20%:2.0,no-flux=20%").unwrap()
     })
     .await;
     let old = cluster_where(&sim, |c| c.flux.as_deref() == Some("v2.0"));

@@ -6,8 +6,8 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use fluxfleet::sim::Faults;
-use fluxfleet::sim::faults::Spec;
+use fluxfleet_sim::Faults;
+use fluxfleet_sim::faults::Spec;
 use futures::StreamExt;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::truth::seen as meant;
 use std::time::Duration;
 
 use base64::Engine;
@@ -71,7 +72,8 @@ async fn served_statuses_mean_what_the_truth_says() {
                     .expect("listed object is in the truth");
                 let computed = health_of(FluxKind::from_kind(kind).unwrap(), &value);
                 assert_eq!(
-                    computed, t.health,
+                    computed,
+                    meant(t.health),
                     "{}/{kind}/{name}: served status disagrees with the truth",
                     cluster.name
                 );
@@ -104,7 +106,7 @@ async fn the_same_seed_gives_the_same_fleet() {
     let a = start().await;
     let b = start().await;
     // Cluster, kind, name and health of every object: the fleet's content without versions.
-    let strip = |t: Vec<fluxfleet::sim::TruthCluster>| -> Vec<String> {
+    let strip = |t: Vec<fluxfleet_sim::TruthCluster>| -> Vec<String> {
         t.into_iter()
             .flat_map(|c| {
                 let cluster = c.name;
@@ -164,7 +166,7 @@ async fn a_reconcile_request_is_handled_and_suspend_freezes_the_object() {
         .unwrap();
     assert!(truth.objects.iter().any(|o| o.name == "infra-controllers"
         && o.kind == "Kustomization"
-        && o.health == Health::Suspended));
+        && meant(o.health) == Health::Suspended));
     ks.patch(
         "infra-controllers",
         &PatchParams::default(),
@@ -269,7 +271,7 @@ async fn helmrelease_force_and_reset_are_honoured_only_with_the_matching_request
 #[tokio::test]
 async fn a_workload_cluster_is_reachable_through_its_management_secret() {
     let sim = start().await;
-    let mgmt = client(&sim.handle.files.management, fluxfleet::sim::MANAGEMENT).await;
+    let mgmt = client(&sim.handle.files.management, fluxfleet_sim::MANAGEMENT).await;
     let capi = resource("cluster.x-k8s.io", "v1beta2", "Cluster", "clusters");
     let clusters = api(&mgmt, &capi, None)
         .list(&ListParams::default())
@@ -448,14 +450,14 @@ async fn churn_makes_objects_fail_and_recover() {
     })
     .await;
     let health =
-        |t: Vec<fluxfleet::sim::TruthCluster>| -> std::collections::HashMap<String, Health> {
+        |t: Vec<fluxfleet_sim::TruthCluster>| -> std::collections::HashMap<String, Health> {
             t.into_iter()
                 .flat_map(|c| {
                     let cluster = c.name;
                     c.objects.into_iter().map(move |o| {
                         (
                             format!("{cluster}/{}/{}/{}", o.kind, o.namespace, o.name),
-                            o.health,
+                            meant(o.health),
                         )
                     })
                 })
@@ -618,7 +620,9 @@ async fn kustomizations_keep_a_history_from_flux_2_7_and_a_revision_keeps_its_fi
     let sim = start().await;
     let name = cluster_where(&sim, |c| {
         c.objects.iter().any(|o| {
-            o.kind == "Kustomization" && o.name == "infra-controllers" && o.health == Health::Ready
+            o.kind == "Kustomization"
+                && o.name == "infra-controllers"
+                && meant(o.health) == Health::Ready
         })
     });
     let admin = client(&sim.handle.files.fleet, &name).await;
@@ -667,7 +671,7 @@ async fn kustomizations_keep_a_history_from_flux_2_7_and_a_revision_keeps_its_fi
 
     // Flux 2.6 keeps no history.
     let old = common::start_with(|c| {
-        c.faults = fluxfleet::sim::faults::Spec::parse("old-flux=100%:2.6").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("old-flux=100%:2.6").unwrap();
     })
     .await;
     for c in old.handle.truth().iter().filter(|c| !c.management) {
@@ -679,4 +683,82 @@ async fn kustomizations_keep_a_history_from_flux_2_7_and_a_revision_keeps_its_fi
         }
     }
     old.handle.shutdown().await;
+}
+
+/// The simulator states the Flux facts it serves on its own (`fluxfleet_sim::facts`, from Flux's
+/// documents); the client has its tables (`fluxfleet::fleet`). If either is wrong, the two
+/// disagree here — not silently, by agreeing on the same mistake, in every other test.
+#[test]
+fn the_simulator_and_the_client_agree_on_flux() {
+    use fluxfleet::fleet::{FluxRelease, annotations, compare_versions};
+    use fluxfleet_sim::facts;
+
+    assert_eq!(facts::FluxKind::ALL.len(), FluxKind::ALL.len());
+    for served in facts::FluxKind::ALL {
+        let ours = FluxKind::from_kind(served.as_str())
+            .unwrap_or_else(|| panic!("the client does not know {served}"));
+        assert_eq!(served.group(), ours.group(), "{served}");
+        assert_eq!(served.plural(), ours.plural(), "{served}");
+        assert_eq!(served.short_names(), ours.short_names(), "{served}");
+        assert_eq!(served.categories(), ours.categories(), "{served}");
+        assert_eq!(served.is_static(), ours.is_static(), "{served}");
+        for release in 0..=facts::FluxRelease::LATEST.0 {
+            let mut theirs: Vec<_> = served
+                .served_versions(facts::FluxRelease(release))
+                .iter()
+                .map(|v| (v.version, v.storage, v.deprecated))
+                .collect();
+            let mut mine: Vec<_> = ours
+                .served_versions(FluxRelease(release))
+                .iter()
+                .map(|v| (v.version, v.storage, v.deprecated))
+                .collect();
+            theirs.sort_unstable();
+            mine.sort_unstable();
+            assert_eq!(theirs, mine, "{served} in Flux 2.{release}");
+        }
+    }
+    assert_eq!(facts::FluxRelease::LATEST.0, FluxRelease::LATEST.0);
+
+    let versions = [
+        "v1beta2", "v2", "v1", "v1alpha3", "v10", "x1", "v2beta1", "v1beta10",
+    ];
+    let (mut served, mut read) = (versions, versions);
+    served.sort_by(|a, b| facts::compare_versions(a, b));
+    read.sort_by(|a, b| compare_versions(a, b));
+    assert_eq!(served, read, "discovery's version order");
+
+    for (theirs, mine) in [
+        (facts::annotations::REQUESTED_AT, annotations::REQUESTED_AT),
+        (facts::annotations::FORCE_AT, annotations::FORCE_AT),
+        (facts::annotations::RESET_AT, annotations::RESET_AT),
+    ] {
+        assert_eq!(theirs, mine);
+    }
+
+    // dependsOn: what the simulator counts as a ready dependency is what the client shows as
+    // ready, on every Flux sample with a status that is not suspended.
+    let dir = format!("{}/tests/fixtures/samples", env!("CARGO_MANIFEST_DIR"));
+    let mut judged = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(object) = serde_saphyr::from_str::<Value>(&text) else {
+            continue;
+        };
+        let Some(kind) = object["kind"].as_str().and_then(FluxKind::from_kind) else {
+            continue;
+        };
+        if kind.is_static() || object["spec"]["suspend"] == json!(true) {
+            continue;
+        }
+        assert_eq!(
+            facts::is_ready(&object),
+            health_of(kind, &object) == Health::Ready,
+            "{}",
+            path.display()
+        );
+        judged += 1;
+    }
+    assert!(judged >= 15, "only {judged} samples judged");
 }

@@ -6,12 +6,13 @@
 
 mod common;
 
+use common::truth::seen;
 use std::time::{Duration, Instant};
 
 use fluxfleet::config::{self, Config, Watch};
 use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, Phase};
 use fluxfleet::session::Session;
-use fluxfleet::sim::TruthCluster;
+use fluxfleet_sim::TruthCluster;
 
 use common::{Sim, fleet_of, until};
 
@@ -33,7 +34,7 @@ fn true_counts(cluster: &TruthCluster, kinds: &[FluxKind]) -> HealthCounts {
     let mut counts = HealthCounts::default();
     for o in &cluster.objects {
         if FluxKind::from_kind(&o.kind).is_some_and(|k| kinds.contains(&k)) {
-            counts.add(o.health);
+            counts.add(seen(o.health));
         }
     }
     counts
@@ -169,7 +170,7 @@ async fn a_listed_cluster_forbidden_one_kind_shows_the_others_and_names_it() {
     let sim = common::start_with(|c| {
         c.clusters = 4;
         c.operator = 0.0;
-        c.faults = fluxfleet::sim::faults::Spec::parse("forbidden=1%:HelmRelease").unwrap();
+        c.faults = fluxfleet_sim::faults::Spec::parse("forbidden=1%:HelmRelease").unwrap();
     })
     .await;
     let kinds = Config::defaults().engine.kinds;

@@ -6,11 +6,12 @@
 
 mod common;
 
+use common::truth::seen;
 use common::tui::{Person, fleet, session};
 
 use crossterm::event::{KeyCode, KeyModifiers};
 use fluxfleet::config::Mode;
-use fluxfleet::fleet::{FluxKind, Health};
+use fluxfleet::fleet::FluxKind;
 use k8s_openapi::api::core::v1::Event as KubeEvent;
 use kube::api::{Api, ListParams};
 
@@ -28,7 +29,7 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
         .filter(|c| !c.management)
         .find_map(|c| {
             let o = c.objects.iter().find(|o| {
-                matches!(o.health, Health::Failed | Health::Stalled)
+                o.health.is_failing()
                     && !o.suspended
                     && (o.kind == "Kustomization" || o.kind == "HelmRelease")
             })?;
@@ -70,7 +71,7 @@ async fn from_the_fleet_view_down_to_a_failing_objects_events_and_yaml() {
         person.open(&title);
         let crumbs = format!("{crumbs} ▸ {title}");
         let screen = person.sees("the object", |s| s.contains(&crumbs)).await;
-        let health = object.health.to_string();
+        let health = seen(object.health).to_string();
         assert!(
             screen
                 .lines()

@@ -7,7 +7,7 @@ use std::path::Path;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
-use super::executor::{Awaited, Executor, watched};
+use super::executor::{Awaited, Executor, Waiter, watched};
 use super::progress::{Progress, Update};
 use super::{Carry, Job, Target};
 use crate::audit;
@@ -49,37 +49,17 @@ pub async fn carry_out(
     mut report: impl FnMut(&Target, Update<'_>, &Progress),
 ) -> (Vec<audit::Target>, Result<(), String>) {
     let token = job.intent.token.as_str();
-    let intended: Vec<audit::Target> = job
-        .targets
-        .iter()
-        .map(|t| match &t.plan {
-            Ok(_) => audit::Target {
-                outcome: "intended",
-                ..t.record.clone()
-            },
-            Err(refusal) => t
-                .record
-                .clone()
-                .with(&Outcome::Refused(refusal.to_string())),
-        })
-        .collect();
-    let mut progress = Progress {
+    let progress = Progress {
         total: job.targets.len(),
         ..Progress::default()
     };
-    if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended, how.journal) {
-        let refused = Outcome::Refused(format!("not sent: {e}"));
-        let records = job
-            .targets
-            .iter()
-            .map(|t| {
-                progress.refused += 1;
-                let record = t.record.clone().with(&refused);
-                report(t, Update::Ended(&refused, &record), &progress);
-                record
-            })
-            .collect();
-        return (records, Err(e));
+    if let Err(e) = journal(
+        &job.intent,
+        audit::Stage::Intent,
+        &intended(job),
+        how.journal,
+    ) {
+        return (not_sent(job, &e, progress, &mut report), Err(e));
     }
     let mut run = Executor {
         job,
@@ -146,28 +126,8 @@ pub async fn carry_out(
                     None => std::future::pending().await,
                 }
             }, if !run.waiting.is_empty() => {
-                match (&observe, &alive) {
-                    (Some(Watch::Session(session)), Some(_)) => {
-                        let index = &session.index;
-                        run.settle(
-                            |w| {
-                                index
-                                    .cluster(w.cluster)
-                                    .and_then(|c| c.objects.get(&w.key))
-                                    .is_some_and(|o| {
-                                        o.last_handled_reconcile_at.as_deref() == Some(token)
-                                    })
-                            },
-                            &mut report,
-                        );
-                    }
-                    (Some(Watch::Told(_)), Some(told)) => {
-                        run.settle(
-                            |w| told.iter().any(|h| h.cluster == w.cluster && h.key == w.key),
-                            &mut report,
-                        );
-                    }
-                    _ => {}
+                if let (Some(watch), Some(told)) = (&observe, &alive) {
+                    run.settle(|w| seen_handled(watch, told, w, token), &mut report);
                 }
                 if alive.is_none() {
                     // The sources stopped: nothing more can be seen.
@@ -196,6 +156,58 @@ pub async fn carry_out(
         .collect();
     let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
     (records, journaled)
+}
+
+/// The journal's first word on each target: intended, or refused with the planner's reason.
+fn intended(job: &Job) -> Vec<audit::Target> {
+    job.targets
+        .iter()
+        .map(|t| match &t.plan {
+            Ok(_) => audit::Target {
+                outcome: "intended",
+                ..t.record.clone()
+            },
+            Err(refusal) => t
+                .record
+                .clone()
+                .with(&Outcome::Refused(refusal.to_string())),
+        })
+        .collect()
+}
+
+/// Every target refused, reported and recorded, when the intent could not be journaled:
+/// nothing is sent that the journal does not hold.
+fn not_sent(
+    job: &Job,
+    error: &str,
+    mut progress: Progress,
+    report: &mut impl FnMut(&Target, Update<'_>, &Progress),
+) -> Vec<audit::Target> {
+    let refused = Outcome::Refused(format!("not sent: {error}"));
+    job.targets
+        .iter()
+        .map(|t| {
+            progress.refused += 1;
+            let record = t.record.clone().with(&refused);
+            report(t, Update::Ended(&refused, &record), &progress);
+            record
+        })
+        .collect()
+}
+
+/// Whether the watch has seen `w`'s request handled: the session's index shows the token in
+/// `lastHandledReconcileAt`, or a source told of it among `told`.
+fn seen_handled(watch: &Watch, told: &[Handled], w: &Waiter, token: &str) -> bool {
+    match watch {
+        Watch::Session(session) => session
+            .index
+            .cluster(w.cluster)
+            .and_then(|c| c.objects.get(&w.key))
+            .is_some_and(|o| o.last_handled_reconcile_at.as_deref() == Some(token)),
+        Watch::Told(_) => told
+            .iter()
+            .any(|h| h.cluster == w.cluster && h.key == w.key),
+    }
 }
 
 fn journal(

@@ -74,53 +74,63 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Key(key) if model.plugin_confirm.is_some() => {
             model.flash = None;
-            let launch = model.plugin_confirm.take();
-            match (key.code, launch) {
-                (KeyCode::Enter | KeyCode::Char('y'), Some(launch)) => {
-                    vec![Effect::Plugin(launch)]
-                }
-                (KeyCode::Esc | KeyCode::Char('n'), Some(launch)) => {
-                    model.flash = Some(format!("{} cancelled: nothing was run", launch.plugin));
-                    Vec::new()
-                }
-                (_, launch) => {
-                    model.plugin_confirm = launch;
-                    Vec::new()
-                }
-            }
+            plugin_confirming(model, &key)
         }
         Msg::Key(key) => {
             model.flash = None;
-            // Typing goes to the line being edited.
-            match model.input.clone() {
-                Input::Filter => {
-                    edit_filter(model, &key);
-                    return Vec::new();
-                }
-                Input::Command(line) => return super::prompt::edit_command(model, line, &key),
-                Input::None => {}
-            }
-            let context = model.screen().view.context();
-            match model.keymap.bound(context, Key::from_event(&key)) {
-                Some(Bound::Action(action)) => act(model, action),
-                Some(Bound::Plugin(i)) => run_plugin(model, i),
-                None => {
-                    // A plugin whose program is missing has no key, but says why.
-                    let pressed = Key::from_event(&key);
-                    model.flash = model
-                        .plugins
-                        .iter()
-                        .find(|p| p.key == pressed && p.contexts.contains(&context))
-                        .and_then(|p| {
-                            Some(format!(
-                                "{}: {} is not on PATH",
-                                p.name,
-                                p.missing.as_ref()?
-                            ))
-                        });
-                    Vec::new()
-                }
-            }
+            pressed(model, &key)
+        }
+    }
+}
+
+/// A key while a plugin waits for its confirmation: enter or `y` runs it, esc or `n` cancels.
+fn plugin_confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
+    let launch = model.plugin_confirm.take();
+    match (key.code, launch) {
+        (KeyCode::Enter | KeyCode::Char('y'), Some(launch)) => {
+            vec![Effect::Plugin(launch)]
+        }
+        (KeyCode::Esc | KeyCode::Char('n'), Some(launch)) => {
+            model.flash = Some(format!("{} cancelled: nothing was run", launch.plugin));
+            Vec::new()
+        }
+        (_, launch) => {
+            model.plugin_confirm = launch;
+            Vec::new()
+        }
+    }
+}
+
+/// A key pressed: to the line being edited, else to its action or plugin in this view.
+fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
+    // Typing goes to the line being edited.
+    match model.input.clone() {
+        Input::Filter => {
+            edit_filter(model, key);
+            return Vec::new();
+        }
+        Input::Command(line) => return super::prompt::edit_command(model, line, key),
+        Input::None => {}
+    }
+    let context = model.screen().view.context();
+    match model.keymap.bound(context, Key::from_event(key)) {
+        Some(Bound::Action(action)) => act(model, action),
+        Some(Bound::Plugin(i)) => run_plugin(model, i),
+        None => {
+            // A plugin whose program is missing has no key, but says why.
+            let pressed = Key::from_event(key);
+            model.flash = model
+                .plugins
+                .iter()
+                .find(|p| p.key == pressed && p.contexts.contains(&context))
+                .and_then(|p| {
+                    Some(format!(
+                        "{}: {} is not on PATH",
+                        p.name,
+                        p.missing.as_ref()?
+                    ))
+                });
+            Vec::new()
         }
     }
 }
@@ -203,27 +213,11 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::PageUp => moved(model, cursor.saturating_sub(page)),
         Action::PageDown => moved(model, (cursor + page).min(len.saturating_sub(1))),
         Action::Open => return open(model),
-        Action::FailingOnly => {
-            let s = model.screen_mut();
-            s.failing_only = !s.failing_only;
-            model.rows_stale = true;
-        }
-        Action::SuspendedOnly => {
-            let s = model.screen_mut();
-            s.suspended_only = !s.suspended_only;
-            model.rows_stale = true;
-        }
-        Action::SortNext => {
-            let s = model.screen_mut();
-            let columns = s.view.sort_columns().len().max(1);
-            s.sort = (s.sort + 1) % columns;
-            model.rows_stale = true;
-        }
-        Action::SortReverse => {
-            let s = model.screen_mut();
-            s.reverse = !s.reverse;
-            model.rows_stale = true;
-        }
+        Action::FailingOnly
+        | Action::SuspendedOnly
+        | Action::SortNext
+        | Action::SortReverse
+        | Action::RootCauses => rearrange(model, action),
         Action::Triage => {
             let scope = model.screen().view.scope();
             model.push(View::Triage { scope });
@@ -243,11 +237,6 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
                 toggle(model, g);
             }
         }
-        Action::RootCauses => {
-            let s = model.screen_mut();
-            s.flat = !s.flat;
-            model.rows_stale = true;
-        }
         Action::Mark => mark(model),
         Action::Retry => retry(model),
         Action::Suspend
@@ -260,21 +249,41 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
                 ask(model, verb);
             }
         }
-        Action::Events | Action::Yaml => {
-            if let View::Detail { cluster, key } = model.screen().view.clone()
-                && let Some(info) = model.index.cluster(cluster).map(|c| c.info.clone())
-            {
-                let (what, effect) = if action == Action::Events {
-                    ("events", Effect::FetchEvents { cluster, info, key })
-                } else {
-                    ("yaml", Effect::FetchYaml { cluster, info, key })
-                };
-                model.set_fetched(Some(Fetched::Loading(what)));
-                return vec![effect];
-            }
-        }
+        Action::Events | Action::Yaml => return fetch(model, action),
     }
     Vec::new()
+}
+
+/// The rows shown differently: failing or suspended only, sorted by the next column or the
+/// other way, root causes grouped or flat.
+fn rearrange(model: &mut Model, action: Action) {
+    let s = model.screen_mut();
+    match action {
+        Action::FailingOnly => s.failing_only = !s.failing_only,
+        Action::SuspendedOnly => s.suspended_only = !s.suspended_only,
+        Action::SortNext => s.sort = (s.sort + 1) % s.view.sort_columns().len().max(1),
+        Action::SortReverse => s.reverse = !s.reverse,
+        Action::RootCauses => s.flat = !s.flat,
+        _ => return,
+    }
+    model.rows_stale = true;
+}
+
+/// The detail view's object's events or YAML, read from its cluster.
+fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
+    let View::Detail { cluster, key } = model.screen().view.clone() else {
+        return Vec::new();
+    };
+    let Some(info) = model.index.cluster(cluster).map(|c| c.info.clone()) else {
+        return Vec::new();
+    };
+    let (what, effect) = if action == Action::Events {
+        ("events", Effect::FetchEvents { cluster, info, key })
+    } else {
+        ("yaml", Effect::FetchYaml { cluster, info, key })
+    };
+    model.set_fetched(Some(Fetched::Loading(what)));
+    vec![effect]
 }
 
 /// Moves through the events or YAML of the detail view; false when `action` is not a move.

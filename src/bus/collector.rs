@@ -123,27 +123,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     settings.watch = config::Watch::All;
     let (tx, mut events) = mpsc::channel::<Event>(4096);
     let engine = Engine::start(Vec::new(), &settings, Sink::new(SourceId(0), tx));
-    let mut collector = Collector {
-        id: request.id.clone(),
-        stores,
-        names: request
-            .clusters
-            .iter()
-            .map(|s| (s.key(), s.name.clone()))
-            .collect(),
-        specs: request
-            .clusters
-            .into_iter()
-            .map(|s| (s.name.clone(), s))
-            .collect(),
-        engine,
-        owned: HashMap::new(),
-        members: BTreeSet::new(),
-        waiting: BTreeMap::new(),
-        overwritten: BTreeSet::new(),
-        ttl: request.retention.ttl,
-        acks: FuturesUnordered::new(),
-    };
+    let ttl = request.retention.ttl;
+    let mut collector = Collector::new(request.id.clone(), stores, request.clusters, engine, ttl);
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batch = Vec::with_capacity(512);
@@ -157,22 +138,14 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         .map_err(|e| format!("watching the cluster states: {e}"))?;
     // The fleet read again off the loop, so that a slow management cluster delays nothing.
     let (refreshed_tx, mut refreshed) = mpsc::channel::<Result<Vec<ClusterSpec>, String>>(1);
-    let refresher = request.refresh.clone().map(|refresh| {
-        let every = request
-            .settings
-            .discovery_interval
-            .max(std::time::Duration::from_millis(100));
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            tick.tick().await;
-            loop {
-                tick.tick().await;
-                if refreshed_tx.send(refresh().await).await.is_err() {
-                    return;
-                }
-            }
-        })
-    });
+    let every = request
+        .settings
+        .discovery_interval
+        .max(std::time::Duration::from_millis(100));
+    let refresher = request
+        .refresh
+        .clone()
+        .map(|refresh| tokio::spawn(reread(refresh, every, refreshed_tx)));
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
@@ -219,7 +192,47 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     Ok(())
 }
 
+/// Reads the fleet again every `every`, off the collector's loop, so that a slow management
+/// cluster delays nothing; ends when the loop stops listening.
+async fn reread(
+    refresh: Refresh,
+    every: std::time::Duration,
+    refreshed: mpsc::Sender<Result<Vec<ClusterSpec>, String>>,
+) {
+    let mut tick = tokio::time::interval(every);
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        if refreshed.send(refresh().await).await.is_err() {
+            return;
+        }
+    }
+}
+
 impl Collector {
+    /// A collector of `clusters`, owning none of them yet.
+    fn new(
+        id: String,
+        stores: Stores,
+        clusters: Vec<ClusterSpec>,
+        engine: Engine,
+        ttl: std::time::Duration,
+    ) -> Collector {
+        Collector {
+            id,
+            stores,
+            names: clusters.iter().map(|s| (s.key(), s.name.clone())).collect(),
+            specs: clusters.into_iter().map(|s| (s.name.clone(), s)).collect(),
+            engine,
+            owned: HashMap::new(),
+            members: BTreeSet::new(),
+            waiting: BTreeMap::new(),
+            overwritten: BTreeSet::new(),
+            ttl,
+            acks: FuturesUnordered::new(),
+        }
+    }
+
     /// Renews the announcement, reads who is alive, and takes over or hands over clusters.
     async fn heartbeat(&mut self) -> Result<(), String> {
         let me = Announcement {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration;
-use crate::sim;
+use fluxfleet_sim as sim;
 
 fn fault_spec(s: &str) -> Result<sim::faults::Spec, String> {
     sim::faults::Spec::parse(s)

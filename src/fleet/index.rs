@@ -267,31 +267,13 @@ impl Index {
             }
             Change::Applied(summary) => {
                 cluster.last_event = Some(event.at);
-                counts.add(&summary);
-                let key = summary.key.clone();
-                // Most changes are a status: what the object needs stays, and the graph is
-                // not touched unless it turns from blocking to not or back.
-                let (blocked, upstream) = match cluster.objects.entry(key.clone()) {
-                    Entry::Occupied(mut e) => {
-                        let old = e.insert(Box::new(summary));
-                        counts.sub(&old);
-                        let new = e.get();
-                        let same = old.depends_on == new.depends_on && old.source == new.source;
-                        let blocked = graph::blocks(&old);
-                        if same && blocked == graph::blocks(new) {
-                            return;
-                        }
-                        (Some(blocked), (!same).then(|| names.upstream(new)))
-                    }
-                    Entry::Vacant(e) => {
-                        let upstream = names.upstream(&summary);
-                        e.insert(Box::new(summary));
-                        (None, Some(upstream))
-                    }
-                };
-                cluster
-                    .graph
-                    .changed(&cluster.objects, &key, blocked, upstream);
+                applied(
+                    &mut cluster.objects,
+                    &mut cluster.graph,
+                    &mut counts,
+                    names,
+                    summary,
+                );
             }
             Change::Deleted(key) => {
                 cluster.last_event = Some(event.at);
@@ -339,28 +321,8 @@ impl Index {
             }
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);
-                let stale: Vec<ObjectKey> = cluster
-                    .objects
-                    .range(kind_range(kind))
-                    .map(|(k, _)| k.clone())
-                    .collect();
-                for key in stale {
-                    if let Some(old) = cluster.objects.remove(&key) {
-                        counts.sub(&old);
-                    }
-                }
-                for summary in objects.into_iter().filter(|s| s.key.kind == kind) {
-                    counts.add(&summary);
-                    if let Some(old) = cluster
-                        .objects
-                        .insert(summary.key.clone(), Box::new(summary))
-                    {
-                        counts.sub(&old);
-                    }
-                }
-                cluster
-                    .graph
-                    .relisted(&cluster.objects, kind, &mut |o| names.upstream(o));
+                let (listed, graph) = (&mut cluster.objects, &mut cluster.graph);
+                replaced(listed, graph, &mut counts, names, kind, objects);
             }
         }
     }
@@ -418,6 +380,65 @@ impl Index {
     pub fn object_count(&self) -> u32 {
         self.health.total()
     }
+}
+
+/// An object's new summary, counted and stored. Most changes are a status: what the object
+/// needs stays, and the graph is not touched unless it turns from blocking to not or back.
+fn applied(
+    objects: &mut Objects,
+    graph: &mut Graph,
+    counts: &mut Counts,
+    names: &mut Names,
+    summary: FluxSummary,
+) {
+    counts.add(&summary);
+    let key = summary.key.clone();
+    let (blocked, upstream) = match objects.entry(key.clone()) {
+        Entry::Occupied(mut e) => {
+            let old = e.insert(Box::new(summary));
+            counts.sub(&old);
+            let new = e.get();
+            let same = old.depends_on == new.depends_on && old.source == new.source;
+            let blocked = graph::blocks(&old);
+            if same && blocked == graph::blocks(new) {
+                return;
+            }
+            (Some(blocked), (!same).then(|| names.upstream(new)))
+        }
+        Entry::Vacant(e) => {
+            let upstream = names.upstream(&summary);
+            e.insert(Box::new(summary));
+            (None, Some(upstream))
+        }
+    };
+    graph.changed(objects, &key, blocked, upstream);
+}
+
+/// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
+fn replaced(
+    objects: &mut Objects,
+    graph: &mut Graph,
+    counts: &mut Counts,
+    names: &mut Names,
+    kind: FluxKind,
+    listed: Vec<FluxSummary>,
+) {
+    let stale: Vec<ObjectKey> = objects
+        .range(kind_range(kind))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in stale {
+        if let Some(old) = objects.remove(&key) {
+            counts.sub(&old);
+        }
+    }
+    for summary in listed.into_iter().filter(|s| s.key.kind == kind) {
+        counts.add(&summary);
+        if let Some(old) = objects.insert(summary.key.clone(), Box::new(summary)) {
+            counts.sub(&old);
+        }
+    }
+    graph.relisted(objects, kind, &mut |o| names.upstream(o));
 }
 
 /// The three rollups one object change touches.

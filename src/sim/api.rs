@@ -20,6 +20,7 @@ use super::request::{Filter, flag, parse_query};
 use super::resources::{Res, Served};
 use super::state::{Conn, PatchInFlight, State};
 use super::status::{ApiError, qualified};
+use super::tls::ClientIdentity;
 use super::watch::{self, Params, Start};
 use super::world::{Cluster, Role};
 use super::write;
@@ -84,41 +85,7 @@ async fn route(
         let q = parse_query(req.uri().query());
         return observe::endpoint(state, rest, &q);
     }
-    let (cluster, rest) = match conn.fixed_cluster {
-        Some(i) => (
-            state
-                .world
-                .clusters
-                .get(i)
-                .cloned()
-                .ok_or_else(ApiError::no_route)?,
-            path.as_str(),
-        ),
-        None => match path.strip_prefix("/clusters/") {
-            Some(tail) => {
-                let (name, rest) = tail.split_once('/').unwrap_or((tail, ""));
-                (
-                    state
-                        .world
-                        .cluster(name)
-                        .cloned()
-                        .ok_or_else(ApiError::no_route)?,
-                    rest,
-                )
-            }
-            // Without the prefix (`kubectl get --raw` drops a server URL's path), the token
-            // says which cluster is meant.
-            None => {
-                let token = bearer(&req).ok_or_else(ApiError::unauthorized)?;
-                let cluster = state
-                    .world
-                    .cluster_of_token(token)
-                    .cloned()
-                    .ok_or_else(ApiError::unauthorized)?;
-                (cluster, path.as_str())
-            }
-        },
-    };
+    let (cluster, rest) = cluster_of(state, conn, &req, &path)?;
     if conn.serves(cluster.index) {
         cluster.counters.connections.fetch_add(1, Ordering::Relaxed);
         cluster
@@ -148,17 +115,7 @@ async fn route(
         counters.rejected.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::unauthorized());
     };
-    let faults = cluster.faults();
-    if let Some(delay) = faults.slow {
-        tokio::time::sleep(delay).await;
-    }
-    if faults.error5xx.is_some_and(|p| draw() < p) {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "ServiceUnavailable",
-            "the server is currently unable to handle the request",
-        ));
-    }
+    faulty(&cluster).await?;
     let q = parse_query(req.uri().query());
     let segs: Vec<String> = rest
         .split('/')
@@ -184,25 +141,7 @@ async fn route(
         }
         ["apis"] => {
             discovery_hit();
-            let accept = req
-                .headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok());
-            if discovery::wants_aggregated(accept) && !faults.old_kube {
-                let body = discovery::aggregated_bytes(
-                    served,
-                    cluster.flux,
-                    cluster.management,
-                    cluster.operator,
-                );
-                let mut response = json(StatusCode::OK, body);
-                response.headers_mut().insert(
-                    header::CONTENT_TYPE,
-                    header::HeaderValue::from_static(discovery::AGGREGATED),
-                );
-                return Ok(response);
-            }
-            ok(discovery::group_list(served))
+            Ok(apis(&req, &cluster))
         }
         ["apis", group] => {
             discovery_hit();
@@ -213,20 +152,7 @@ async fn route(
             ok(discovery::resource_list(served, group, version).ok_or_else(ApiError::no_route)?)
         }
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] if review => {
-            // Who the request was authenticated as (kubectl auth whoami).
-            let username = match certified {
-                Some(who) => who.common_name(),
-                None => format!(
-                    "system:serviceaccount:flux-system:fluxfleet-{}",
-                    role.name()
-                ),
-            };
-            ok(json!({
-                "apiVersion": "authentication.k8s.io/v1",
-                "kind": "SelfSubjectReview",
-                "metadata": {"creationTimestamp": null},
-                "status": {"userInfo": {"username": username, "groups": ["system:authenticated"]}},
-            }))
+            ok(who_am_i(certified, role))
         }
         ["api", "v1", rest @ ..] => {
             resource(state, conn, &cluster, role, "", "v1", rest, q, req).await
@@ -237,6 +163,98 @@ async fn route(
         }
         _ => Err(ApiError::no_route()),
     }
+}
+
+/// The cluster's faults on the way of every request: a slow server answers late, a failing
+/// one answers 503 to a share of requests.
+async fn faulty(cluster: &Cluster) -> Result<(), ApiError> {
+    let faults = cluster.faults();
+    if let Some(delay) = faults.slow {
+        tokio::time::sleep(delay).await;
+    }
+    if faults.error5xx.is_some_and(|p| draw() < p) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ServiceUnavailable",
+            "the server is currently unable to handle the request",
+        ));
+    }
+    Ok(())
+}
+
+/// The cluster a request is for, and the rest of its path: the connection's own cluster (a
+/// port per cluster), the `/clusters/<name>` prefix, or — without it, as `kubectl get --raw`
+/// drops a server URL's path — the cluster whose token the request carries.
+fn cluster_of<'p>(
+    state: &State,
+    conn: &Conn,
+    req: &Request<Incoming>,
+    path: &'p str,
+) -> Result<(Arc<Cluster>, &'p str), ApiError> {
+    let world = &state.world;
+    if let Some(i) = conn.fixed_cluster {
+        let cluster = world
+            .clusters
+            .get(i)
+            .cloned()
+            .ok_or_else(ApiError::no_route)?;
+        return Ok((cluster, path));
+    }
+    if let Some(tail) = path.strip_prefix("/clusters/") {
+        let (name, rest) = tail.split_once('/').unwrap_or((tail, ""));
+        let cluster = world
+            .cluster(name)
+            .cloned()
+            .ok_or_else(ApiError::no_route)?;
+        return Ok((cluster, rest));
+    }
+    let token = bearer(req).ok_or_else(ApiError::unauthorized)?;
+    let cluster = world
+        .cluster_of_token(token)
+        .cloned()
+        .ok_or_else(ApiError::unauthorized)?;
+    Ok((cluster, path))
+}
+
+/// `GET /apis`: the aggregated discovery document when the client asks for it and the cluster
+/// is new enough, else the plain group list.
+fn apis(req: &Request<Incoming>, cluster: &Cluster) -> Response<Body> {
+    let served = &cluster.served;
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    if discovery::wants_aggregated(accept) && !cluster.faults().old_kube {
+        let body =
+            discovery::aggregated_bytes(served, cluster.flux, cluster.management, cluster.operator);
+        let mut response = json(StatusCode::OK, body);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(discovery::AGGREGATED),
+        );
+        return response;
+    }
+    json(
+        StatusCode::OK,
+        Bytes::from(discovery::group_list(served).to_string()),
+    )
+}
+
+/// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).
+fn who_am_i(certified: Option<&ClientIdentity>, role: Role) -> Value {
+    let username = match certified {
+        Some(who) => who.common_name(),
+        None => format!(
+            "system:serviceaccount:flux-system:fluxfleet-{}",
+            role.name()
+        ),
+    };
+    json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "SelfSubjectReview",
+        "metadata": {"creationTimestamp": null},
+        "status": {"userInfo": {"username": username, "groups": ["system:authenticated"]}},
+    })
 }
 
 /// What a resource path names.
@@ -283,35 +301,8 @@ async fn resource(
     {
         return Err(ApiError::no_route());
     }
-    let method = req.method().clone();
-    let verb = match (&method, &target) {
-        (&Method::GET, Target::Collection(_)) if flag(&q, "watch") => "watch",
-        (&Method::GET, Target::Collection(_)) => "list",
-        (&Method::GET, _) => "get",
-        (&Method::PATCH, Target::Item(..) | Target::Status(..)) => "patch",
-        _ => {
-            return Err(ApiError::new(
-                StatusCode::METHOD_NOT_ALLOWED,
-                "MethodNotAllowed",
-                format!(
-                    "the server does not allow this method on the requested resource ({method})"
-                ),
-            ));
-        }
-    };
-    // RBAC: viewers never patch nor read secrets; the `forbidden` fault takes one kind away from
-    // everybody.
-    let kind_forbidden = cluster
-        .faults()
-        .forbidden
-        .is_some_and(|k| k.as_str() == res.kind());
-    if kind_forbidden || (role == Role::Viewer && (verb == "patch" || res.is_sensitive())) {
-        let (ns, name) = match target {
-            Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
-            Target::Collection(ns) => (ns.unwrap_or(""), ""),
-        };
-        return Err(forbidden(res, role, verb, ns, name));
-    }
+    let verb = verb_of(req.method(), &target, &q)?;
+    authorize(cluster, role, res, verb, &target)?;
     let namespace = match target {
         Target::Collection(ns) => ns.map(str::to_string),
         Target::Item(ns, _) | Target::Status(ns, _) => Some(ns.to_string()),
@@ -342,23 +333,74 @@ async fn resource(
         }
         _ => return Err(ApiError::no_route()),
     };
-    if served
+    if let Some(warning) = deprecation(served, version) {
+        response.headers_mut().insert(header::WARNING, warning);
+    }
+    Ok(response)
+}
+
+/// The verb a request is: get, list or watch a collection, or patch an object or its status.
+fn verb_of(
+    method: &Method,
+    target: &Target,
+    q: &HashMap<String, String>,
+) -> Result<&'static str, ApiError> {
+    Ok(match (method, target) {
+        (&Method::GET, Target::Collection(_)) if flag(q, "watch") => "watch",
+        (&Method::GET, Target::Collection(_)) => "list",
+        (&Method::GET, _) => "get",
+        (&Method::PATCH, Target::Item(..) | Target::Status(..)) => "patch",
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                format!(
+                    "the server does not allow this method on the requested resource ({method})"
+                ),
+            ));
+        }
+    })
+}
+
+/// RBAC: viewers never patch nor read secrets; the `forbidden` fault takes one kind away from
+/// everybody.
+fn authorize(
+    cluster: &Cluster,
+    role: Role,
+    res: Res,
+    verb: &str,
+    target: &Target,
+) -> Result<(), ApiError> {
+    let kind_forbidden = cluster
+        .faults()
+        .forbidden
+        .is_some_and(|k| k.as_str() == res.kind());
+    if kind_forbidden || (role == Role::Viewer && (verb == "patch" || res.is_sensitive())) {
+        let (ns, name) = match *target {
+            Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
+            Target::Collection(ns) => (ns.unwrap_or(""), ""),
+        };
+        return Err(forbidden(res, role, verb, ns, name));
+    }
+    Ok(())
+}
+
+/// The API server's warning when a request used a deprecated version.
+fn deprecation(served: &Served, version: &str) -> Option<header::HeaderValue> {
+    served
         .versions
         .iter()
         .any(|v| v.version == version && v.deprecated)
-    {
-        let warning = format!(
-            "299 - \"{}/{} {} is deprecated; use {}\"",
-            group,
-            version,
-            res.kind(),
-            served.api_version()
-        );
-        if let Ok(v) = header::HeaderValue::from_str(&warning) {
-            response.headers_mut().insert(header::WARNING, v);
-        }
-    }
-    Ok(response)
+        .then(|| {
+            format!(
+                "299 - \"{}/{} {} is deprecated; use {}\"",
+                served.res.group(),
+                version,
+                served.res.kind(),
+                served.api_version()
+            )
+        })
+        .and_then(|w| header::HeaderValue::from_str(&w).ok())
 }
 
 fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError {

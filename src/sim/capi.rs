@@ -11,7 +11,6 @@ use super::populate::{self, uuid};
 use super::resources::Res;
 use super::rng::Rng;
 use super::world::{Cluster, World};
-use crate::json::At;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -181,7 +180,7 @@ pub fn to_v1beta1(mut v: Value) -> Value {
     let status = v.get("status").cloned().unwrap_or(json!({}));
     let init = |k: &str| {
         status
-            .at(&format!("/initialization/{k}"))
+            .pointer(&format!("/initialization/{k}"))
             .cloned()
             .unwrap_or(json!(false))
     };
@@ -191,7 +190,7 @@ pub fn to_v1beta1(mut v: Value) -> Value {
         "controlPlaneReady": init("controlPlaneInitialized"),
         "observedGeneration": status.get("observedGeneration").cloned().unwrap_or(Value::Null),
     });
-    if let Some(c) = status.at("/deprecated/v1beta1/conditions") {
+    if let Some(c) = status.pointer("/deprecated/v1beta1/conditions") {
         s["conditions"] = c.clone();
     }
     s["v1beta2"] = json!({"conditions": status.get("conditions").cloned().unwrap_or(json!([]))});
@@ -209,7 +208,7 @@ pub fn to_v1beta1(mut v: Value) -> Value {
             }
         }
     }
-    if v.at("/spec/paused").is_none() {
+    if v.pointer("/spec/paused").is_none() {
         v["spec"]["paused"] = json!(false);
     }
     v

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::fleet::FluxKind;
+use crate::facts::FluxKind;
 
 /// A Helm application: repository, chart and the namespace it is released into.
 struct HelmApp {
@@ -194,41 +194,7 @@ enum Unit {
 
 /// The planned objects of one cluster, in creation order, exactly `count` of them.
 pub fn plan(cluster: &str, workspace: &str, count: usize) -> Vec<Planned> {
-    let mut out = vec![
-        obj(
-            FluxKind::GitRepository,
-            "flux-system",
-            "flux-system",
-            json!({
-                "interval": "1m0s", "ref": {"branch": "main"}, "secretRef": {"name": "flux-system"},
-                "timeout": "60s", "url": "ssh://git@github.com/example-org/fleet-infra",
-            }),
-        ),
-        kustomization(
-            "flux-system",
-            &format!("./clusters/{workspace}/{cluster}"),
-            ("GitRepository", "flux-system"),
-            None,
-        ),
-        kustomization(
-            "infra-controllers",
-            "./infrastructure/controllers",
-            ("GitRepository", "flux-system"),
-            None,
-        ),
-        kustomization(
-            "infra-configs",
-            "./infrastructure/configs",
-            ("GitRepository", "flux-system"),
-            Some("infra-controllers"),
-        ),
-        kustomization(
-            "apps",
-            &format!("./apps/{workspace}"),
-            ("GitRepository", "flux-system"),
-            Some("infra-configs"),
-        ),
-    ];
+    let mut out = bootstrap(cluster, workspace);
     // The first round interleaves Helm apps with the other source kinds so that even a small
     // cluster has every kind; later rounds add tenants, OCI and Bucket sources.
     let first = [
@@ -266,67 +232,124 @@ pub fn plan(cluster: &str, workspace: &str, count: usize) -> Vec<Planned> {
                 out.extend(helm_app(app, repos.contains(&app.repo)));
                 repos.push(app.repo);
             }
-            Unit::Oci => {
-                let suffix = suffix_for(bump(&mut counters, 0));
-                let name = format!("podinfo-manifests{suffix}");
-                out.push(owned_by_ks(obj(FluxKind::OciRepository, "flux-system", &name, json!({
-                    "interval": "5m0s", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo", "ref": {"semver": ">=6.0.0"},
-                })), "flux-system"));
-                out.push(kustomization(
-                    &format!("podinfo-oci{suffix}"),
-                    "./",
-                    ("OCIRepository", &name),
-                    Some("apps"),
-                ));
-            }
-            Unit::Redis => {
-                let name = format!("redis{}", suffix_for(bump(&mut counters, 1)));
-                out.push(owned_by_ks(obj(FluxKind::OciRepository, "flux-system", &name, json!({
-                    "interval": "12h0m0s", "layerSelector": {"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
-                    "url": "oci://registry-1.docker.io/bitnamicharts/redis", "ref": {"semver": ">=21.0.0"},
-                })), "flux-system"));
-                out.push(owned_by_ks(obj(FluxKind::HelmRelease, "data", &name, json!({
-                    "interval": "10m0s", "chartRef": {"kind": "OCIRepository", "name": name, "namespace": "flux-system"},
-                    "install": {"timeout": "5m0s", "remediation": {"retries": 3}},
-                    "values": {"architecture": "replication", "auth": {"enabled": true}},
-                })), "apps"));
-            }
-            Unit::Bucket => {
-                let suffix = suffix_for(bump(&mut counters, 2));
-                let name = format!("terraform-outputs{suffix}");
-                out.push(obj(FluxKind::Bucket, "flux-system", &name, json!({
-                    "interval": "5m0s", "provider": "aws", "bucketName": format!("{workspace}-terraform-outputs{suffix}"),
-                    "endpoint": "s3.amazonaws.com", "region": "eu-west-1",
-                })));
-                out.push(kustomization(
-                    &format!("cluster-vars{suffix}"),
-                    "./",
-                    ("Bucket", &name),
-                    None,
-                ));
-            }
-            Unit::Team => {
-                let n = bump(&mut counters, 3);
-                let team = TEAMS[n % TEAMS.len()];
-                let name = if n < TEAMS.len() {
-                    team.to_string()
-                } else {
-                    format!("{team}-{}", n / TEAMS.len() + 1)
-                };
-                out.push(owned_by_ks(obj(FluxKind::GitRepository, "flux-system", &name, json!({
-                    "interval": "5m0s", "ref": {"branch": "main"}, "secretRef": {"name": format!("{team}-deploy-key")},
-                    "url": format!("ssh://git@github.com/example-org/{team}-apps"),
-                })), "apps"));
-                out.push(kustomization(
-                    &name,
-                    "./deploy/production",
-                    ("GitRepository", &name),
-                    Some("apps"),
-                ));
-            }
+            Unit::Oci => out.extend(oci_app(&suffix_for(bump(&mut counters, 0)))),
+            Unit::Redis => out.extend(redis(&suffix_for(bump(&mut counters, 1)))),
+            Unit::Bucket => out.extend(bucket(workspace, &suffix_for(bump(&mut counters, 2)))),
+            Unit::Team => out.extend(team(bump(&mut counters, 3))),
         }
     }
     out.truncate(count);
+    out
+}
+
+/// What `flux bootstrap` leaves and every cluster has: the fleet repository, the cluster's own
+/// Kustomization, and infrastructure → configs → apps, each depending on the one before.
+fn bootstrap(cluster: &str, workspace: &str) -> Vec<Planned> {
+    vec![
+        obj(
+            FluxKind::GitRepository,
+            "flux-system",
+            "flux-system",
+            json!({
+                "interval": "1m0s", "ref": {"branch": "main"}, "secretRef": {"name": "flux-system"},
+                "timeout": "60s", "url": "ssh://git@github.com/example-org/fleet-infra",
+            }),
+        ),
+        kustomization(
+            "flux-system",
+            &format!("./clusters/{workspace}/{cluster}"),
+            ("GitRepository", "flux-system"),
+            None,
+        ),
+        kustomization(
+            "infra-controllers",
+            "./infrastructure/controllers",
+            ("GitRepository", "flux-system"),
+            None,
+        ),
+        kustomization(
+            "infra-configs",
+            "./infrastructure/configs",
+            ("GitRepository", "flux-system"),
+            Some("infra-controllers"),
+        ),
+        kustomization(
+            "apps",
+            &format!("./apps/{workspace}"),
+            ("GitRepository", "flux-system"),
+            Some("infra-configs"),
+        ),
+    ]
+}
+
+/// Manifests from an OCI artifact, applied after the apps.
+fn oci_app(suffix: &str) -> Vec<Planned> {
+    let mut out = Vec::new();
+    let name = format!("podinfo-manifests{suffix}");
+    out.push(owned_by_ks(obj(FluxKind::OciRepository, "flux-system", &name, json!({
+            "interval": "5m0s", "url": "oci://ghcr.io/stefanprodan/manifests/podinfo", "ref": {"semver": ">=6.0.0"},
+        })), "flux-system"));
+    out.push(kustomization(
+        &format!("podinfo-oci{suffix}"),
+        "./",
+        ("OCIRepository", &name),
+        Some("apps"),
+    ));
+    out
+}
+
+/// A Helm chart from an OCI repository, released in the `data` namespace.
+fn redis(suffix: &str) -> Vec<Planned> {
+    let mut out = Vec::new();
+    let name = format!("redis{suffix}");
+    out.push(owned_by_ks(obj(FluxKind::OciRepository, "flux-system", &name, json!({
+            "interval": "12h0m0s", "layerSelector": {"mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip", "operation": "copy"},
+            "url": "oci://registry-1.docker.io/bitnamicharts/redis", "ref": {"semver": ">=21.0.0"},
+        })), "flux-system"));
+    out.push(owned_by_ks(obj(FluxKind::HelmRelease, "data", &name, json!({
+            "interval": "10m0s", "chartRef": {"kind": "OCIRepository", "name": name, "namespace": "flux-system"},
+            "install": {"timeout": "5m0s", "remediation": {"retries": 3}},
+            "values": {"architecture": "replication", "auth": {"enabled": true}},
+        })), "apps"));
+    out
+}
+
+/// Terraform outputs from a bucket, applied as the cluster's variables.
+fn bucket(workspace: &str, suffix: &str) -> Vec<Planned> {
+    let mut out = Vec::new();
+    let name = format!("terraform-outputs{suffix}");
+    out.push(obj(FluxKind::Bucket, "flux-system", &name, json!({
+            "interval": "5m0s", "provider": "aws", "bucketName": format!("{workspace}-terraform-outputs{suffix}"),
+            "endpoint": "s3.amazonaws.com", "region": "eu-west-1",
+        })));
+    out.push(kustomization(
+        &format!("cluster-vars{suffix}"),
+        "./",
+        ("Bucket", &name),
+        None,
+    ));
+    out
+}
+
+/// The `n`th tenant: a team's repository and its Kustomization, after the apps.
+fn team(n: usize) -> Vec<Planned> {
+    let mut out = Vec::new();
+    let team = TEAMS[n % TEAMS.len()];
+    let name = if n < TEAMS.len() {
+        team.to_string()
+    } else {
+        format!("{team}-{}", n / TEAMS.len() + 1)
+    };
+    out.push(owned_by_ks(obj(FluxKind::GitRepository, "flux-system", &name, json!({
+            "interval": "5m0s", "ref": {"branch": "main"}, "secretRef": {"name": format!("{team}-deploy-key")},
+            "url": format!("ssh://git@github.com/example-org/{team}-apps"),
+        })), "apps"));
+    out.push(kustomization(
+        &name,
+        "./deploy/production",
+        ("GitRepository", &name),
+        Some("apps"),
+    ));
     out
 }
 

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use super::resources::{Served, api_version};
-use crate::fleet::{FluxRelease, compare_versions};
+use crate::facts::{FluxRelease, compare_versions};
 
 /// The Kubernetes version the simulator claims to be.
 pub fn version(flux: Option<FluxRelease>) -> Value {
@@ -220,7 +220,7 @@ pub fn aggregated(served: &[Served]) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::resources::served_resources;
+    use crate::resources::served_resources;
 
     #[test]
     fn notification_group_prefers_v1_although_alerts_are_v1beta3_only() {

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::rng::Rng;
-use crate::fleet::{FluxKind, FluxRelease};
+use crate::facts::{FluxKind, FluxRelease};
 
 /// What can go wrong with one cluster.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -103,7 +103,21 @@ enum Kind {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Spec(Vec<(Kind, f64)>);
 
-pub use crate::units::parse_duration;
+/// A fault's time: a number and a unit, `ms`, `s`, `m` or `h` (`800ms`, `20s`, `5m`); no unit
+/// means seconds.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, scale) = [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .into_iter()
+        .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, scale)))
+        .unwrap_or((text, 1.0));
+    let seconds: f64 = number
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n >= 0.0)
+        .ok_or_else(|| format!("invalid duration {text:?} (try 800ms, 20s, 5m)"))?;
+    Duration::try_from_secs_f64(seconds * scale).map_err(|_| format!("{text:?} is too long"))
+}
 
 impl Spec {
     pub fn parse(spec: &str) -> Result<Spec, String> {
@@ -238,7 +252,7 @@ mod tests {
             5
         );
         assert_eq!(
-            count(&|f| f.forbidden == Some(crate::fleet::FluxKind::HelmRelease)),
+            count(&|f| f.forbidden == Some(crate::facts::FluxKind::HelmRelease)),
             1
         );
         assert_eq!(faults, spec.assign(100, 1), "same seed, same assignment");

@@ -154,7 +154,7 @@ impl Handle {
     pub fn set_ready(
         &self,
         cluster: &str,
-        kind: crate::fleet::FluxKind,
+        kind: crate::facts::FluxKind,
         namespace: &str,
         name: &str,
         ready: bool,

@@ -14,8 +14,7 @@ use super::resources::Res;
 use super::state::State;
 use super::status::ApiError;
 use super::world::{Cluster, World};
-use crate::fleet::Health;
-use crate::json::At;
+use crate::facts::Health;
 
 /// One Flux object as the simulator means it to be.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -88,11 +87,11 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
 }
 
 fn text(value: &Value, path: &str) -> Option<String> {
-    value.at(path)?.as_str().map(str::to_string)
+    value.pointer(path)?.as_str().map(str::to_string)
 }
 
-fn applied_of(kind: crate::fleet::FluxKind, value: &Value) -> Option<String> {
-    use crate::fleet::FluxKind;
+fn applied_of(kind: crate::facts::FluxKind, value: &Value) -> Option<String> {
+    use crate::facts::FluxKind;
     match kind {
         FluxKind::Kustomization => text(value, "/status/lastAppliedRevision"),
         FluxKind::HelmRelease => text(value, "/status/history/0/chartVersion"),

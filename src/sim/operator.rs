@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 use super::clock::Clock;
 use super::resources::Res;
 use super::world::Cluster;
-use crate::fleet::{FluxKind, FluxRelease, health_of};
-use crate::json::At;
+use crate::facts::{FluxKind, FluxRelease};
 
 pub const NAMESPACE: &str = "flux-system";
 pub const NAME: &str = "flux";
@@ -100,13 +99,12 @@ fn stats(cluster: &Cluster) -> BTreeMap<FluxKind, (u64, u64, u64)> {
     let mut out = BTreeMap::new();
     for o in store.all() {
         let Res::Flux(kind) = o.res else { continue };
-        let health = health_of(kind, &o.value());
         let (running, failing, suspended) = out.entry(kind).or_insert((0, 0, 0));
         if o.suspended {
             *suspended += 1;
         } else {
             *running += 1;
-            *failing += u64::from(health.is_failing());
+            *failing += u64::from(crate::facts::is_failing(&o.value()));
         }
     }
     out
@@ -133,9 +131,9 @@ pub fn report(cluster: &Cluster, clock: &Clock) -> Option<Value> {
             .get(Res::Flux(FluxKind::Kustomization), NAMESPACE, "flux-system")
             .map(|ks| {
                 let v = ks.value();
-                let ready = health_of(FluxKind::Kustomization, &v) == crate::fleet::Health::Ready;
+                let ready = crate::facts::is_ready(&v);
                 let revision = v
-                    .at("/status/lastAppliedRevision")
+                    .pointer("/status/lastAppliedRevision")
                     .and_then(Value::as_str)
                     .unwrap_or("");
                 json!({"id": "kustomization/flux-system", "ready": ready,

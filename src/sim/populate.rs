@@ -15,8 +15,7 @@ use super::resources::{Res, api_version};
 use super::rng::Rng;
 use super::store::Store;
 use super::world::{Cluster, World};
-use crate::fleet::{FluxKind, FluxRelease, Health};
-use crate::json::At;
+use crate::facts::{FluxKind, FluxRelease, Health};
 
 /// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
 pub fn git_revision(seed: u64, generation: usize) -> String {
@@ -67,7 +66,7 @@ fn key_of(kind: FluxKind, obj: &Value) -> ObjKey {
 /// The source an applier or chart reads from, as a store key.
 pub fn source_of(kind: FluxKind, obj: &Value) -> Option<ObjKey> {
     let ns = obj
-        .at("/metadata/namespace")
+        .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
     let reference = |r: &Value, default_ns: &str| -> Option<ObjKey> {
@@ -81,16 +80,16 @@ pub fn source_of(kind: FluxKind, obj: &Value) -> Option<ObjKey> {
         Some((kind, ns, name))
     };
     match kind {
-        FluxKind::Kustomization => reference(obj.at("/spec/sourceRef")?, ns),
+        FluxKind::Kustomization => reference(obj.pointer("/spec/sourceRef")?, ns),
         FluxKind::HelmRelease => {
-            if let Some(r) = obj.at("/spec/chartRef") {
+            if let Some(r) = obj.pointer("/spec/chartRef") {
                 return reference(r, ns);
             }
             let src_ns = obj
-                .at("/spec/chart/spec/sourceRef/namespace")
+                .pointer("/spec/chart/spec/sourceRef/namespace")
                 .and_then(Value::as_str)
                 .unwrap_or(ns);
-            let name = obj.at("/metadata/name").and_then(Value::as_str)?;
+            let name = obj.pointer("/metadata/name").and_then(Value::as_str)?;
             Some((
                 FluxKind::HelmChart,
                 src_ns.to_string(),
@@ -116,7 +115,7 @@ pub fn consumed_revision(kind: FluxKind, source: FluxKind, source_revision: &str
 /// The revision a source has at a rollout generation.
 pub fn source_revision(seed: u64, kind: FluxKind, obj: &Value, generation: usize) -> String {
     let name = obj
-        .at("/metadata/name")
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let digest = |label: &str| Rng::fork(seed, label).hex(64);
@@ -162,10 +161,13 @@ fn decide(
     deps: &HashMap<ObjKey, Health>,
 ) -> Intent {
     let name = obj
-        .at("/metadata/name")
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if let Some(dep) = obj.at("/spec/dependsOn/0/name").and_then(Value::as_str) {
+    if let Some(dep) = obj
+        .pointer("/spec/dependsOn/0/name")
+        .and_then(Value::as_str)
+    {
         let dep_key = (
             FluxKind::Kustomization,
             "flux-system".to_string(),
@@ -252,14 +254,14 @@ pub fn event(
     warning: bool,
 ) -> Value {
     let name = obj
-        .at("/metadata/name")
+        .pointer("/metadata/name")
         .and_then(Value::as_str)
         .unwrap_or("");
     let ns = obj
-        .at("/metadata/namespace")
+        .pointer("/metadata/namespace")
         .and_then(Value::as_str)
         .unwrap_or("");
-    let controller = controller_of(kind);
+    let controller = kind.controller();
     let now = clock.now();
     let mut ev = json!({
         "apiVersion": "v1", "kind": "Event",
@@ -270,24 +272,12 @@ pub fn event(
         "source": {"component": controller}, "reportingComponent": controller, "reportingInstance": format!("{controller}-7d9f8b6c5-x2k4p"),
     });
     let revision = obj
-        .at("/status/lastAttemptedRevision")
-        .or_else(|| obj.at("/status/artifact/revision"));
+        .pointer("/status/lastAttemptedRevision")
+        .or_else(|| obj.pointer("/status/artifact/revision"));
     if let Some(rev) = revision {
         ev["metadata"]["annotations"] = json!({ format!("{}/revision", kind.group()): rev });
     }
     ev
-}
-
-pub fn controller_of(kind: FluxKind) -> &'static str {
-    match kind {
-        FluxKind::Kustomization => "kustomize-controller",
-        FluxKind::HelmRelease => "helm-controller",
-        FluxKind::ImageRepository | FluxKind::ImagePolicy => "image-reflector-controller",
-        FluxKind::ImageUpdateAutomation => "image-automation-controller",
-        FluxKind::Alert | FluxKind::Provider | FluxKind::Receiver => "notification-controller",
-        FluxKind::ArtifactGenerator => "source-watcher",
-        _ => "source-controller",
-    }
 }
 
 fn namespace(name: &str, created: &str) -> Value {
@@ -338,19 +328,7 @@ pub fn populate(
     }
     namespaces.insert("flux-system".into());
     let planned = catalog::plan(&cluster.name, &cluster.workspace, count);
-    let mut ws_rng = Rng::fork(seed, &format!("hot-{}", cluster.workspace));
-    let appliers: Vec<&Planned> = planned
-        .iter()
-        .filter(|p| matches!(p.kind, FluxKind::Kustomization | FluxKind::HelmRelease))
-        .collect();
-    let hot = (!appliers.is_empty()).then(|| {
-        let p = appliers[ws_rng.below(appliers.len())];
-        let name = p.object["metadata"]["name"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        (p.kind, name, *ws_rng.pick(Failure::for_kind(p.kind).0))
-    });
+    let hot = hot_failure(seed, &cluster.workspace, &planned);
     let mut healths: HashMap<ObjKey, Health> = HashMap::new();
     let mut revisions: HashMap<ObjKey, String> = HashMap::new();
     let mut events = Vec::new();
@@ -362,7 +340,7 @@ pub fn populate(
         let api = api_version(p.kind.group(), served.storage_version());
         let age = 3600 * (24 + rng.below(24 * 120) as i64);
         finish_metadata(&mut rng, clock, &mut obj, &api, age);
-        if let Some(ns) = obj.at("/metadata/namespace").and_then(Value::as_str) {
+        if let Some(ns) = obj.pointer("/metadata/namespace").and_then(Value::as_str) {
             namespaces.insert(ns.to_string());
         }
         let intent = decide(
@@ -384,20 +362,15 @@ pub fn populate(
         // A failing object shows an older applied revision: render it once ready at the
         // previous generation first, like a controller that succeeded before.
         if intent.health != Health::Ready && generation > 0 {
-            let before = Intent {
+            let ready = Intent {
                 health: Health::Ready,
                 failure: None,
             };
             let prev_rev = revision_at(seed, p.kind, &obj, generation - 1);
             let behind = latest.saturating_sub(generation) as i64 + 1;
-            let ctx = Context {
-                kind: p.kind,
-                revision: &prev_rev,
-                now: &clock.before_start(behind * RELEASE_DAYS * 86_400 + 3_600),
-                handled: None,
-                flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
-            };
-            obj["status"] = flux::render_status(&obj, before, &ctx);
+            let then = clock.before_start(behind * RELEASE_DAYS * 86_400 + 3_600);
+            let ctx = context(cluster, p.kind, &prev_rev, &then);
+            obj["status"] = flux::render_status(&obj, ready, &ctx);
         }
         // Moved by rollouts: arrived with its generation, within hours of its release.
         let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
@@ -408,13 +381,7 @@ pub fn populate(
             60 * (5 + rng.below(60 * 24 * 7)) as i64
         };
         let ago = clock.before_start(ago);
-        let ctx = Context {
-            kind: p.kind,
-            revision: &revision,
-            now: &ago,
-            handled: None,
-            flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
-        };
+        let ctx = context(cluster, p.kind, &revision, &ago);
         obj["status"] = flux::render_status(&obj, intent, &ctx);
         if rng.chance(0.03) {
             obj["spec"]["suspend"] = json!(true);
@@ -423,7 +390,10 @@ pub fn populate(
             let (reason, message) = flux::failure_text(f, &obj, &ctx);
             events.push(event(&mut rng, clock, &obj, p.kind, reason, &message, true));
         }
-        if let Some(rev) = obj.at("/status/artifact/revision").and_then(Value::as_str) {
+        if let Some(rev) = obj
+            .pointer("/status/artifact/revision")
+            .and_then(Value::as_str)
+        {
             revisions.insert(key.clone(), rev.to_string());
         }
         // A suspended dependency that is Ready still counts as ready for dependsOn.
@@ -433,6 +403,39 @@ pub fn populate(
     add_namespaces(&mut store, clock, namespaces.iter().map(String::as_str));
     for ev in events {
         store.put(Res::Event, ev, None);
+    }
+}
+
+/// The workspace's hot failure: one applier, and how it fails, chosen per workspace so that
+/// the same failure shows on many clusters (and groups in triage).
+fn hot_failure(
+    seed: u64,
+    workspace: &str,
+    planned: &[Planned],
+) -> Option<(FluxKind, String, Failure)> {
+    let mut rng = Rng::fork(seed, &format!("hot-{workspace}"));
+    let appliers: Vec<&Planned> = planned
+        .iter()
+        .filter(|p| matches!(p.kind, FluxKind::Kustomization | FluxKind::HelmRelease))
+        .collect();
+    (!appliers.is_empty()).then(|| {
+        let p = appliers[rng.below(appliers.len())];
+        let name = p.object["metadata"]["name"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        (p.kind, name, *rng.pick(Failure::for_kind(p.kind).0))
+    })
+}
+
+/// What the status writer needs for an object of `kind` on `cluster`, written at `now`.
+fn context<'a>(cluster: &Cluster, kind: FluxKind, revision: &'a str, now: &'a str) -> Context<'a> {
+    Context {
+        kind,
+        revision,
+        now,
+        handled: None,
+        flux: cluster.flux.unwrap_or(FluxRelease::LATEST),
     }
 }
 

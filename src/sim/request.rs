@@ -11,7 +11,6 @@ use super::resources::{Res, api_version};
 use super::selector::{FieldSelector, LabelSelector};
 use super::status::ApiError;
 use super::store::Object;
-use crate::json::At;
 
 /// Decodes `%XX` escapes and `+` (a space in query strings, as Go's `url.ParseQuery` reads them).
 pub fn percent_decode(s: &str) -> String {
@@ -128,7 +127,7 @@ impl Filter {
                 "source" => "/source/component".to_string(),
                 other => format!("/{}", other.replace('.', "/")),
             };
-            value.at(&path).map(|v| match v {
+            value.pointer(&path).map(|v| match v {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             })

@@ -1,7 +1,7 @@
 //! The API resources a simulated cluster serves: core/v1 (namespaces, events, secrets), Cluster
 //! API `Cluster` on management clusters, and the Flux kinds its Flux release has.
 
-use crate::fleet::{FluxKind, FluxRelease, ServedVersion};
+use crate::facts::{FluxKind, FluxRelease, ServedVersion};
 
 /// One kind of API resource the simulator stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

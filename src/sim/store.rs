@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::flux::Intent;
 use super::resources::Res;
-use crate::fleet::FluxKind;
+use crate::facts::FluxKind;
 
 /// Store key: resource, namespace ("" for cluster-scoped), name.
 pub type Key = (Res, String, String);
@@ -301,7 +301,7 @@ fn suspended(kind: FluxKind, value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fleet::FluxKind;
+    use crate::facts::FluxKind;
 
     fn ks(name: &str) -> Value {
         json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",

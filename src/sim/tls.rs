@@ -23,7 +23,6 @@ use rustls::{DigitallySignedStruct, DistinguishedName, ServerConfig, SignatureSc
 
 use super::Error;
 use super::world::Role;
-use crate::der;
 
 /// The generated CA (PEM, for kubeconfigs) and the TLS configuration of the server.
 pub struct Tls {
@@ -60,6 +59,8 @@ impl ClientIdentity {
 /// A client certificate issued: the public key it was issued for, and who it authenticates.
 struct Issued {
     spki: Vec<u8>,
+    /// The key itself (the SubjectPublicKeyInfo's bits), which TLS 1.2 verifies against.
+    key: Vec<u8>,
     who: ClientIdentity,
 }
 
@@ -79,6 +80,11 @@ impl ClientCerts {
     fn spki(&self, der: &[u8]) -> Option<Vec<u8>> {
         let issued = self.issued.lock().unwrap_or_else(|p| p.into_inner());
         issued.get(der).map(|i| i.spki.clone())
+    }
+
+    fn key(&self, der: &[u8]) -> Option<Vec<u8>> {
+        let issued = self.issued.lock().unwrap_or_else(|p| p.into_inner());
+        issued.get(der).map(|i| i.key.clone())
     }
 }
 
@@ -117,6 +123,7 @@ impl Tls {
             der,
             Issued {
                 spki: key.subject_public_key_info(),
+                key: key.der_bytes().to_vec(),
                 who,
             },
         );
@@ -126,25 +133,11 @@ impl Tls {
     /// An X.509 v1 certificate for `key`: no version field, no extensions, signed by the CA
     /// (ECDSA P-256 with SHA-256).
     fn v1(&self, key: &KeyPair, common_name: &str) -> Result<Vec<u8>, Error> {
-        use der::{SEQUENCE, encode};
-        const INTEGER: u8 = 0x02;
-        const OID: u8 = 0x06;
-        const SET: u8 = 0x31;
-        const UTF8: u8 = 0x0c;
-        const UTC_TIME: u8 = 0x17;
-        // ecdsa-with-SHA256 (1.2.840.10045.4.3.2) and commonName (2.5.4.3).
-        const ECDSA_SHA256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
-        const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
-        let algorithm = encode(SEQUENCE, &encode(OID, ECDSA_SHA256));
-        let attribute = [
-            encode(OID, COMMON_NAME),
-            encode(UTF8, common_name.as_bytes()),
-        ]
-        .concat();
-        let subject = encode(SEQUENCE, &encode(SET, &encode(SEQUENCE, &attribute)));
+        let algorithm = tlv(SEQUENCE, &tlv(OID, ECDSA_SHA256));
+        let subject = name(common_name);
         let validity = [
-            encode(UTC_TIME, b"200101000000Z"),
-            encode(UTC_TIME, b"491231235959Z"),
+            tlv(UTC_TIME, b"200101000000Z"),
+            tlv(UTC_TIME, b"491231235959Z"),
         ]
         .concat();
         let serial = {
@@ -153,15 +146,15 @@ impl Tls {
                 .map_err(|_| Error::Tls("no randomness for a serial number".into()))?;
             bytes[0] &= 0x7f;
             bytes[0] |= 0x01;
-            encode(INTEGER, &bytes)
+            tlv(INTEGER, &bytes)
         };
-        let tbs = encode(
+        let tbs = tlv(
             SEQUENCE,
             &[
                 serial,
                 algorithm.clone(),
                 self.ca_subject.clone(),
-                encode(SEQUENCE, &validity),
+                tlv(SEQUENCE, &validity),
                 subject,
                 key.subject_public_key_info(),
             ]
@@ -169,11 +162,46 @@ impl Tls {
         );
         let signature = self.ca.key().sign(&tbs).map_err(tls_err)?;
         let bits = [&[0u8][..], &signature].concat();
-        Ok(encode(
+        Ok(tlv(
             SEQUENCE,
-            &[tbs, algorithm, encode(der::BIT_STRING, &bits)].concat(),
+            &[tbs, algorithm, tlv(BIT_STRING, &bits)].concat(),
         ))
     }
+}
+
+// The few DER tags a v1 certificate needs (X.690), and the two OIDs: ecdsa-with-SHA256
+// (1.2.840.10045.4.3.2) and commonName (2.5.4.3).
+const INTEGER: u8 = 0x02;
+const BIT_STRING: u8 = 0x03;
+const OID: u8 = 0x06;
+const UTF8: u8 = 0x0c;
+const UTC_TIME: u8 = 0x17;
+const SEQUENCE: u8 = 0x30;
+const SET: u8 = 0x31;
+const ECDSA_SHA256: &[u8] = &[0x2a, 0x86, 0x48, 0xce, 0x3d, 0x04, 0x03, 0x02];
+const COMMON_NAME: &[u8] = &[0x55, 0x04, 0x03];
+
+/// One DER element: its tag, its length (short form below 128, else long form with as few
+/// bytes as it takes), its contents.
+fn tlv(tag: u8, contents: &[u8]) -> Vec<u8> {
+    let len = contents.len();
+    let mut out = vec![tag];
+    if len < 0x80 {
+        out.push(len as u8);
+    } else {
+        let width = (usize::BITS - len.leading_zeros()).div_ceil(8) as usize;
+        out.push(0x80 | width as u8);
+        out.extend_from_slice(&len.to_be_bytes()[size_of::<usize>() - width..]);
+    }
+    out.extend_from_slice(contents);
+    out
+}
+
+/// An X.509 `Name` holding one common name as a UTF8String: how rcgen writes the CA's subject
+/// (`DnType::CommonName` from a `&str`), and the subject of a v1 client certificate.
+fn name(common_name: &str) -> Vec<u8> {
+    let attribute = [tlv(OID, COMMON_NAME), tlv(UTF8, common_name.as_bytes())].concat();
+    tlv(SEQUENCE, &tlv(SET, &tlv(SEQUENCE, &attribute)))
 }
 
 fn pem_text(label: &str, der: &[u8]) -> String {
@@ -228,11 +256,10 @@ impl ClientCertVerifier for Verifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        let Some(spki) = self.clients.spki(cert.as_ref()) else {
+        let Some(key) = self.clients.key(cert.as_ref()) else {
             return rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms);
         };
         let bad = || rustls::Error::InvalidCertificate(rustls::CertificateError::BadSignature);
-        let key = der::spki_key(&spki).ok_or_else(bad)?;
         // TLS 1.2 does not say which curve or padding: try each algorithm of the scheme.
         let (_, candidates) = self
             .algorithms
@@ -242,7 +269,7 @@ impl ClientCertVerifier for Verifier {
             .ok_or_else(bad)?;
         candidates
             .iter()
-            .find(|alg| alg.verify_signature(key, message, dss.signature()).is_ok())
+            .find(|alg| alg.verify_signature(&key, message, dss.signature()).is_ok())
             .map(|_| HandshakeSignatureValid::assertion())
             .ok_or_else(bad)
     }
@@ -273,6 +300,9 @@ fn tls_err(e: impl std::fmt::Display) -> Error {
     Error::Tls(e.to_string())
 }
 
+/// The CA's common name.
+const CA_NAME: &str = "fluxfleet-sim-ca";
+
 /// The domain of the clusters' TLS names (`<cluster>.clusters.fluxfleet.sim`, see
 /// `kubeconfig::tls_name`).
 pub const CLUSTER_DOMAIN: &str = "clusters.fluxfleet.sim";
@@ -286,7 +316,7 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     ca_params
         .distinguished_name
-        .push(DnType::CommonName, "fluxfleet-sim-ca");
+        .push(DnType::CommonName, CA_NAME);
     ca_params.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
     let ca_cert = ca_params.self_signed(&ca_key).map_err(tls_err)?;
     let issuer = Issuer::new(ca_params, ca_key);
@@ -334,9 +364,7 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
     // memory, and a fleet's clusters could not resume.
     config.send_tls13_tickets = 1;
     config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(tls_err)?;
-    let ca_subject = der::certificate_subject(ca_cert.der())
-        .ok_or_else(|| Error::Tls("the CA certificate has no subject".into()))?
-        .to_vec();
+    let ca_subject = name(CA_NAME);
     Ok(Tls {
         ca_pem: ca_cert.pem(),
         server_config: Arc::new(config),
@@ -344,4 +372,35 @@ pub fn generate(hosts: &[String]) -> Result<Tls, Error> {
         ca_subject,
         clients,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code
+    use super::*;
+
+    #[test]
+    fn lengths_take_the_shortest_form() {
+        assert_eq!(tlv(SEQUENCE, &[7; 3])[..2], [0x30, 3]);
+        assert_eq!(tlv(SEQUENCE, &[0; 200])[..3], [0x30, 0x81, 200]);
+        assert_eq!(tlv(SEQUENCE, &[0; 300])[..4], [0x30, 0x82, 0x01, 0x2c]);
+    }
+
+    #[test]
+    fn a_v1_certificate_names_the_ca_as_rcgen_wrote_it() {
+        let tls = generate(&[]).unwrap();
+        let ca = der_of_pem(&tls.ca_pem);
+        let subject = name(CA_NAME);
+        // Self-signed: the name appears as issuer and as subject.
+        let found = ca.windows(subject.len()).filter(|w| *w == subject).count();
+        assert_eq!(found, 2);
+    }
+
+    fn der_of_pem(pem: &str) -> Vec<u8> {
+        use base64::Engine as _;
+        let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        base64::engine::general_purpose::STANDARD
+            .decode(body)
+            .unwrap()
+    }
 }

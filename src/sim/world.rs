@@ -9,7 +9,7 @@ use tokio::sync::watch;
 use super::faults::Faults;
 use super::resources::{Res, Served, served_resources};
 use super::store::{Limits, Store};
-use crate::fleet::FluxRelease;
+use crate::facts::FluxRelease;
 
 /// Which credentials a request carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,6 @@ use super::resources::Res;
 use super::state::State;
 use super::status::{ApiError, qualified};
 use super::world::Cluster;
-use crate::json::At;
 
 /// The largest request body the API server accepts (3 MiB).
 const MAX_BODY: usize = 3 * 1024 * 1024;
@@ -41,6 +40,52 @@ pub async fn patch(
     req: Request<Incoming>,
 ) -> Result<http::Response<Body>, ApiError> {
     let res = filter.res;
+    let patch = read_patch(req).await?;
+    let mut store = cluster.store();
+    let current = store
+        .get(res, ns, name)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found(res.group(), res.plural(), name))?;
+    let old = current.value();
+    if let Some(want) = patch
+        .pointer("/metadata/resourceVersion")
+        .and_then(Value::as_str)
+        && want != current.rv.to_string()
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            format!("Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again", qualified(res.plural(), res.group())),
+        )
+        .with_details(res.group(), res.plural(), name));
+    }
+    let mut new = patched(&old, &patch, status_only);
+    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
+    if new == old {
+        // A no-op patch changes nothing, not even the resourceVersion.
+        return Ok(json(StatusCode::OK, filter.render(&current)));
+    }
+    if !status_only && new.get("spec") != old.get("spec") {
+        bump_generation(&mut new, &old);
+    }
+    let stored = store.put(res, new, current.intent);
+    drop(store);
+    cluster.notify(stored.rv);
+    if let Res::Flux(kind) = res {
+        // The controller decides whether this asks for a reconcile.
+        let _ = state.controller.send(Msg::Changed {
+            cluster: cluster.index,
+            kind,
+            namespace: ns.to_string(),
+            name: name.to_string(),
+        });
+    }
+    Ok(json(StatusCode::OK, filter.render(&stored)))
+}
+
+/// The body of a PATCH: a JSON merge patch (the only kind the simulator takes), an object,
+/// at most `MAX_BODY` bytes.
+async fn read_patch(req: Request<Incoming>) -> Result<Value, ApiError> {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
@@ -75,31 +120,19 @@ pub async fn patch(
             "error decoding patch: a merge patch must be a JSON object",
         ));
     }
-    let mut store = cluster.store();
-    let current = store
-        .get(res, ns, name)
-        .cloned()
-        .ok_or_else(|| ApiError::not_found(res.group(), res.plural(), name))?;
-    let old = current.value();
-    if let Some(want) = patch
-        .at("/metadata/resourceVersion")
-        .and_then(Value::as_str)
-        && want != current.rv.to_string()
-    {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "Conflict",
-            format!("Operation cannot be fulfilled on {} \"{name}\": the object has been modified; please apply your changes to the latest version and try again", qualified(res.plural(), res.group())),
-        )
-        .with_details(res.group(), res.plural(), name));
-    }
+    Ok(patch)
+}
+
+/// `old` with `patch` merged in as the API server does: a status patch changes only the
+/// status, any other only the rest; kind, apiVersion and the server's own metadata stay.
+fn patched(old: &Value, patch: &Value, status_only: bool) -> Value {
     let mut new = old.clone();
     if status_only {
         if let Some(status) = patch.get("status") {
             merge_patch(&mut new, &serde_json::json!({ "status": status }));
         }
     } else {
-        merge_patch(&mut new, &patch);
+        merge_patch(&mut new, patch);
         match old.get("status") {
             Some(s) => new["status"] = s.clone(),
             None => {
@@ -121,29 +154,14 @@ pub async fn patch(
             }
         }
     }
-    new["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"].clone();
-    if new == old {
-        // A no-op patch changes nothing, not even the resourceVersion.
-        return Ok(json(StatusCode::OK, filter.render(&current)));
-    }
-    if !status_only && new.get("spec") != old.get("spec") {
-        let generation = old
-            .at("/metadata/generation")
-            .and_then(Value::as_i64)
-            .unwrap_or(1);
-        new["metadata"]["generation"] = Value::from(generation + 1);
-    }
-    let stored = store.put(res, new, current.intent);
-    drop(store);
-    cluster.notify(stored.rv);
-    if let Res::Flux(kind) = res {
-        // The controller decides whether this asks for a reconcile.
-        let _ = state.controller.send(Msg::Changed {
-            cluster: cluster.index,
-            kind,
-            namespace: ns.to_string(),
-            name: name.to_string(),
-        });
-    }
-    Ok(json(StatusCode::OK, filter.render(&stored)))
+    new
+}
+
+/// A spec that changed is a new generation.
+fn bump_generation(new: &mut Value, old: &Value) {
+    let generation = old
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    new["metadata"]["generation"] = Value::from(generation + 1);
 }

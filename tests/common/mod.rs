@@ -5,9 +5,10 @@ use std::path::Path;
 use std::time::Duration;
 
 pub mod nats;
+pub mod truth;
 pub mod tui;
 
-use fluxfleet::sim::{self, Handle};
+use fluxfleet_sim::{self as sim, Handle};
 use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};

@@ -155,43 +155,8 @@ pub(super) fn study<'a>(
     places: bool,
 ) -> (Spread, Vec<Place>) {
     let mut keys = SourceKeys::default();
-    let mut seen: Vec<Seen> = Vec::new();
     let since: Vec<Option<Timestamp>> = copies.iter().map(|c| c.since(&mut keys)).collect();
-    let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
-    for (c, since) in copies.iter().zip(&since) {
-        let Some(applied) = c.applied() else { continue };
-        let at = seen.iter().position(|s| s.revision == applied);
-        let s = Seen::slot(&mut seen, at, || applied);
-        s.running += 1;
-        if let Some(since) = *since {
-            s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
-        }
-        s.left |= c.attempted().is_some();
-    }
-    // What ran before on some cluster is older wherever it runs.
-    for c in copies {
-        let previous = c.rollout().and_then(|r| r.previous.as_deref());
-        if let Some(p) = previous
-            && let Some(i) = find(&seen, p)
-        {
-            seen[i].left = true;
-        }
-    }
-    for c in copies {
-        let Some(attempted) = c.attempted() else {
-            continue;
-        };
-        let at = find(&seen, attempted);
-        let s = Seen::slot(&mut seen, at, || Revision {
-            revision: attempted.clone(),
-            config_digest: None,
-        });
-        s.trying += 1;
-        if let Some(t) = c.object.last_transition {
-            s.tried = Some(s.tried.map_or(t, |x| x.min(t)));
-        }
-    }
-    seen.sort_by(Seen::order);
+    let seen = revisions_seen(copies, &since);
     let newest = seen.first();
     let mut spread = Spread {
         key: key.clone(),
@@ -250,6 +215,48 @@ pub(super) fn study<'a>(
         });
     }
     (spread, out)
+}
+
+/// Every revision the copies run or try, newest first: how many run it and since when, how
+/// many try it, and whether it has been left anywhere.
+fn revisions_seen(copies: &[Instance<'_>], since: &[Option<Timestamp>]) -> Vec<Seen> {
+    let mut seen: Vec<Seen> = Vec::new();
+    let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
+    for (c, since) in copies.iter().zip(since) {
+        let Some(applied) = c.applied() else { continue };
+        let at = seen.iter().position(|s| s.revision == applied);
+        let s = Seen::slot(&mut seen, at, || applied);
+        s.running += 1;
+        if let Some(since) = *since {
+            s.ran = Some(s.ran.map_or(since, |t| t.min(since)));
+        }
+        s.left |= c.attempted().is_some();
+    }
+    // What ran before on some cluster is older wherever it runs.
+    for c in copies {
+        let previous = c.rollout().and_then(|r| r.previous.as_deref());
+        if let Some(p) = previous
+            && let Some(i) = find(&seen, p)
+        {
+            seen[i].left = true;
+        }
+    }
+    for c in copies {
+        let Some(attempted) = c.attempted() else {
+            continue;
+        };
+        let at = find(&seen, attempted);
+        let s = Seen::slot(&mut seen, at, || Revision {
+            revision: attempted.clone(),
+            config_digest: None,
+        });
+        s.trying += 1;
+        if let Some(t) = c.object.last_transition {
+            s.tried = Some(s.tried.map_or(t, |x| x.min(t)));
+        }
+    }
+    seen.sort_by(Seen::order);
+    seen
 }
 
 /// Where a copy stands against the newest revision, as the stuck rules read it.

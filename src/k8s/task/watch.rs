@@ -9,11 +9,14 @@ use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
+use super::discovery::Served;
 use super::kind_watch::{KindWatch, Step};
 use super::reporter::{Closed, Reporter};
 use crate::fleet::index::Change;
+use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
+use crate::k8s::wire::api::{Http, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
@@ -129,33 +132,11 @@ pub(in crate::k8s) async fn watch(
     let _registration = shared
         .clients
         .register(reporter.key().clone(), http.clone(), &served);
-    let http = std::sync::Arc::new(http);
-    let streams = served.iter().enumerate().map(|(i, s)| {
-        let watch = KindWatch::new(
-            http.clone(),
-            s.kind,
-            &s.version,
-            shared.chunk_size,
-            shared.max_objects,
-            shared.max_backoff,
-            seed.wrapping_add(i as u64),
-        );
-        futures::stream::unfold(watch, |mut watch| async move {
-            let step = watch.next().await;
-            Some(((watch.kind(), step), watch))
-        })
-        .boxed()
-    });
-    let mut merged = futures::stream::select_all(streams);
-    drop(http);
+    let mut merged = kind_watches(http, &served, shared, seed);
     let watching: Box<[(FluxKind, Box<str>)]> = served
         .iter()
         .map(|s| (s.kind, s.version.as_str().into()))
         .collect();
-    let renew_at = expires.map(|t| {
-        let left = t.duration_since(Timestamp::now()).as_secs_f64() - 60.0;
-        tokio::time::Instant::now() + Duration::from_secs_f64(left.max(1.0))
-    });
     let report = |states: &[(FluxKind, KindState)], report_pending: bool| {
         let mut c = derive(states);
         if report_pending && c.phase == Phase::Live {
@@ -174,10 +155,7 @@ pub(in crate::k8s) async fn watch(
     }
     // The timers are made once and boxed: a timer is large (cache-line aligned), and a
     // cluster's task waits here for as long as it watches.
-    let mut renew: futures::future::BoxFuture<'static, ()> = match renew_at {
-        Some(at) => Box::pin(tokio::time::sleep_until(at)),
-        None => Box::pin(std::future::pending()),
-    };
+    let mut renew = renewal(expires);
     let mut release = Box::pin(tokio::time::sleep_until(release_by));
     loop {
         let next = tokio::select! {
@@ -192,19 +170,8 @@ pub(in crate::k8s) async fn watch(
             }
             _ = &mut renew => return Ended::Renew,
             Some(read) = reports.next(), if operator => {
-                match read {
-                    Ok(found) if found.is_some() || reported => {
-                        reported = found.is_some();
-                        if reporter.send(Change::Report(found.map(Box::new))).await.is_err() {
-                            return Ended::Closed;
-                        }
-                    }
-                    Ok(_) => {}
-                    // The last report stands, ageing, while this one cannot be read.
-                    Err(trouble) => {
-                        let failure = trouble.into_failure();
-                        tracing::debug!(cluster = %reporter.key(), error = %failure.message, "reading the FluxReport");
-                    }
+                if on_report(reporter, read, &mut reported).await.is_err() {
+                    return Ended::Closed;
                 }
                 if !report_pending {
                     continue;
@@ -215,56 +182,18 @@ pub(in crate::k8s) async fn watch(
         };
         // None: the report was read for the first time, and the phase may change with it.
         if let Some((kind, step)) = next {
-            let state = match step {
-                Step::Listed(summaries) => {
-                    if reporter
-                        .send(Change::Replaced(kind, summaries))
-                        .await
-                        .is_err()
-                    {
-                        return Ended::Closed;
-                    }
-                    None
-                }
-                Step::Watching => Some(KindState::Live),
-                Step::Applied(summary) => {
-                    if reporter.send(Change::Applied(*summary)).await.is_err() {
-                        return Ended::Closed;
-                    }
-                    None
-                }
-                Step::Deleted(key) => {
-                    if reporter.send(Change::Deleted(key)).await.is_err() {
-                        return Ended::Closed;
-                    }
-                    None
-                }
-                Step::Failed {
-                    code,
-                    failure,
-                    retry_at,
-                } => match code {
-                    Some(401) => return Ended::Reconnect(failure),
-                    // The kind is gone from the server (Flux uninstalled or downgraded).
-                    Some(404) => {
-                        return Ended::Reconnect(Failure::new(
-                            Phase::ServerError,
-                            format!("{kind} is no longer served; discovering again"),
-                        ));
-                    }
-                    Some(403) => Some(KindState::Forbidden(failure.message)),
-                    _ => Some(KindState::Failed(failure, retry_at)),
-                },
+            let state = match on_step(reporter, kind, step).await {
+                Ok(state) => state,
+                Err(ended) => return ended,
             };
             // Most events leave every kind where it was: nothing to report.
-            let Some(state) = state else { continue };
             let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind) else {
                 continue;
             };
-            if slot.1 == state {
-                continue;
+            match state {
+                Some(state) if slot.1 != state => slot.1 = state,
+                _ => continue,
             }
-            slot.1 = state;
         }
         let connection = report(&states, report_pending);
         let live = connection.phase == Phase::Live;
@@ -281,6 +210,102 @@ pub(in crate::k8s) async fn watch(
         if live && reporter.counted(Counted::Objects).await.is_err() {
             return Ended::Closed;
         }
+    }
+}
+
+/// Fires a minute before the exec credential runs out (at least a second from now), or never.
+fn renewal(expires: Option<Timestamp>) -> futures::future::BoxFuture<'static, ()> {
+    match expires {
+        Some(t) => {
+            let left = t.duration_since(Timestamp::now()).as_secs_f64() - 60.0;
+            let at = tokio::time::Instant::now() + Duration::from_secs_f64(left.max(1.0));
+            Box::pin(tokio::time::sleep_until(at))
+        }
+        None => Box::pin(std::future::pending()),
+    }
+}
+
+/// Every served kind's list-then-watch on the cluster's one connection, merged: each step
+/// tagged with its kind.
+fn kind_watches(
+    http: Http,
+    served: &[Served],
+    shared: &Shared,
+    seed: u64,
+) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (FluxKind, Step)>> {
+    let http = std::sync::Arc::new(http);
+    let streams = served.iter().enumerate().map(|(i, s)| {
+        let watch = KindWatch::new(
+            http.clone(),
+            s.kind,
+            &s.version,
+            shared.chunk_size,
+            shared.max_objects,
+            shared.max_backoff,
+            seed.wrapping_add(i as u64),
+        );
+        futures::stream::unfold(watch, |mut watch| async move {
+            let step = watch.next().await;
+            Some(((watch.kind(), step), watch))
+        })
+        .boxed()
+    });
+    futures::stream::select_all(streams)
+}
+
+/// Passes a read of the Flux Operator's report on: a report found, or its going away once one
+/// was found. A report that cannot be read leaves the last one standing, ageing.
+async fn on_report(
+    reporter: &Reporter,
+    read: Result<Option<Report>, Trouble>,
+    reported: &mut bool,
+) -> Result<(), Closed> {
+    match read {
+        Ok(found) if found.is_some() || *reported => {
+            *reported = found.is_some();
+            reporter.send(Change::Report(found.map(Box::new))).await
+        }
+        Ok(_) => Ok(()),
+        Err(trouble) => {
+            let failure = trouble.into_failure();
+            tracing::debug!(cluster = %reporter.key(), error = %failure.message, "reading the FluxReport");
+            Ok(())
+        }
+    }
+}
+
+/// Passes one step of a kind's watch on to the index; the kind's new state when the step
+/// changes it, or how watching ends.
+async fn on_step(
+    reporter: &Reporter,
+    kind: FluxKind,
+    step: Step,
+) -> Result<Option<KindState>, Ended> {
+    let change = match step {
+        Step::Listed(summaries) => Change::Replaced(kind, summaries),
+        Step::Watching => return Ok(Some(KindState::Live)),
+        Step::Applied(summary) => Change::Applied(*summary),
+        Step::Deleted(key) => Change::Deleted(key),
+        Step::Failed {
+            code,
+            failure,
+            retry_at,
+        } => {
+            return match code {
+                Some(401) => Err(Ended::Reconnect(failure)),
+                // The kind is gone from the server (Flux uninstalled or downgraded).
+                Some(404) => Err(Ended::Reconnect(Failure::new(
+                    Phase::ServerError,
+                    format!("{kind} is no longer served; discovering again"),
+                ))),
+                Some(403) => Ok(Some(KindState::Forbidden(failure.message))),
+                _ => Ok(Some(KindState::Failed(failure, retry_at))),
+            };
+        }
+    };
+    match reporter.send(change).await {
+        Ok(()) => Ok(None),
+        Err(_) => Err(Ended::Closed),
     }
 }
 

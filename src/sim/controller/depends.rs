@@ -8,12 +8,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Controller, Job, Key};
-use crate::fleet::{FluxKind, Health};
-use crate::json::At;
-use crate::sim::flux::Failure;
-use crate::sim::flux::Intent;
-use crate::sim::resources::Res;
-use crate::sim::store::Store;
+use crate::facts::{FluxKind, Health};
+use crate::flux::Failure;
+use crate::flux::Intent;
+use crate::resources::Res;
+use crate::store::Store;
 
 /// Whether an intent leaves the object ready (what its dependants read).
 pub(super) fn ready(intent: Option<Intent>) -> bool {
@@ -22,7 +21,7 @@ pub(super) fn ready(intent: Option<Intent>) -> bool {
 
 /// What `obj` (of `kind`, in `namespace`) depends on: `spec.dependsOn`, same kind.
 fn dependencies(kind: FluxKind, namespace: &str, obj: &Value) -> Vec<Key> {
-    obj.at("/spec/dependsOn")
+    obj.pointer("/spec/dependsOn")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()

@@ -25,8 +25,7 @@ use super::resources::Res;
 use super::rng::Rng;
 use super::store::Store;
 use super::world::{Cluster, World};
-use crate::fleet::{FluxKind, Health};
-use crate::json::At;
+use crate::facts::{FluxKind, Health};
 
 /// Told by the API handlers after a Flux object changed.
 #[derive(Debug)]
@@ -72,7 +71,7 @@ enum Job {
         cluster: usize,
         key: Key,
         /// A rollout that fails here: the reconcile ends in this failure.
-        fail: Option<crate::sim::flux::Failure>,
+        fail: Option<crate::flux::Failure>,
     },
     Finish {
         cluster: usize,
@@ -148,18 +147,21 @@ impl Controller {
             if let Some(src) = store.get(Res::Flux(skind), &sns, &sname)
                 && let Some(rev) = src
                     .value()
-                    .at("/status/artifact/revision")
+                    .pointer("/status/artifact/revision")
                     .and_then(Value::as_str)
             {
                 return consumed_revision(kind, skind, rev);
             }
             return obj
-                .at("/status/lastAttemptedRevision")
+                .pointer("/status/lastAttemptedRevision")
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
         }
-        if let Some(rev) = obj.at("/status/artifact/revision").and_then(Value::as_str) {
+        if let Some(rev) = obj
+            .pointer("/status/artifact/revision")
+            .and_then(Value::as_str)
+        {
             return rev.to_string();
         }
         let ring = self
@@ -195,7 +197,7 @@ impl Controller {
             revision: &revision,
             now: &now,
             handled: handled.as_deref(),
-            flux: cluster.flux.unwrap_or(crate::fleet::FluxRelease::LATEST),
+            flux: cluster.flux.unwrap_or(crate::facts::FluxRelease::LATEST),
         };
         obj["status"] = flux::render_status(&obj, intent, &ctx);
         let ev = emit.then(|| {
@@ -208,7 +210,7 @@ impl Controller {
                     let m = match key.0 {
                         FluxKind::Kustomization | FluxKind::HelmRelease => format!(
                             "Reconciliation finished in 1.204s, next run in {}",
-                            obj.at("/spec/interval")
+                            obj.pointer("/spec/interval")
                                 .and_then(Value::as_str)
                                 .unwrap_or("10m0s")
                         ),
@@ -313,7 +315,7 @@ pub async fn run(
     let latest = rings.iter().copied().max().unwrap_or(0);
     let mut ctl = Controller {
         rng: Rng::fork(settings.seed, "controller"),
-        world: world.clone(),
+        world,
         clock,
         settings,
         timers: BTreeMap::new(),
@@ -321,79 +323,25 @@ pub async fn run(
         rings,
         latest,
     };
-    for c in world.clusters.iter() {
-        let f = c.faults();
-        if let Some(every) = f.gone {
-            ctl.after(every, Job::Compact { cluster: c.index });
-        }
-        if let Some(after) = f.expired_token {
-            ctl.after(after, Job::ExpireTokens { cluster: c.index });
-        }
-        if c.operator {
-            // Spread over the interval, as operators started at different times are.
-            let every = ctl.settings.report_every;
-            let first = every.mul_f64((c.index % 97 + 1) as f64 / 97.0);
-            ctl.after(first, Job::Report { cluster: c.index });
-        }
-    }
-    let mut churn = ctl.settings.churn;
-    if churn > 0.0 {
-        let interval = ctl.settings.rollout_interval;
-        ctl.after(interval, Job::NewRelease);
-    }
+    ctl.schedule_start();
     let tick = Duration::from_millis(100);
     let mut next_tick = Instant::now() + tick;
     let mut budget = 0.0f64;
     loop {
         let next_timer = ctl.timers.keys().next().map(|(t, _)| *t);
+        let churn = ctl.settings.churn;
         tokio::select! {
             _ = shutdown.cancelled() => return,
             msg = rx.recv() => match msg {
-                Some(Msg::Changed { cluster, kind, namespace, name }) => ctl.changed(cluster, (kind, namespace, name)),
-                Some(Msg::Promote(workspace)) => {
-                    let at = ctl.rings.get(workspace).copied().unwrap_or(ctl.latest);
-                    if at >= ctl.latest {
-                        ctl.latest += 1;
+                Some(msg) => {
+                    if ctl.on_message(msg) {
+                        next_tick = Instant::now() + tick;
                     }
-                    ctl.ring(workspace, at + 1);
-                    ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
-                }
-                Some(Msg::SetReady { cluster, key, ready }) => {
-                    if let Some(c) = ctl.cluster(cluster) {
-                        let intent = if ready {
-                            Intent { health: Health::Ready, failure: None }
-                        } else {
-                            let failure = *ctl.rng.pick(flux::Failure::for_kind(key.0).0);
-                            Intent { health: Health::Failed, failure: Some(failure) }
-                        };
-                        ctl.write(&c, &key, intent, None, None, true);
-                    }
-                    ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
-                }
-                Some(Msg::SetChurn(rate)) => {
-                    if churn <= 0.0 && rate > 0.0 {
-                        let interval = ctl.settings.rollout_interval;
-                        ctl.after(interval, Job::NewRelease);
-                    }
-                    churn = rate;
-                    ctl.settings.churn = rate;
-                    next_tick = Instant::now() + tick;
                 }
                 None => return,
             },
             _ = async { match next_timer { Some(t) => sleep_until(t).await, None => std::future::pending().await } } => {
-                let now = Instant::now();
-                while let Some(entry) = ctl.timers.first_entry() {
-                    if entry.key().0 > now {
-                        break;
-                    }
-                    let job = entry.remove();
-                    let counted = job.moves_objects();
-                    ctl.run_job(job);
-                    if counted {
-                        ctl.world.in_flight.fetch_sub(1, Ordering::Relaxed);
-                    }
-                }
+                ctl.run_due(Instant::now());
             }
             _ = sleep_until(next_tick), if churn > 0.0 => {
                 next_tick += tick;
@@ -402,6 +350,98 @@ pub async fn run(
                     budget -= 1.0;
                     ctl.churn_once();
                 }
+            }
+        }
+    }
+}
+
+impl Controller {
+    /// The jobs a fleet starts with: each cluster's timed faults, each operator's first report
+    /// (spread over the interval, as operators started at different times are), and with churn
+    /// the first new release.
+    fn schedule_start(&mut self) {
+        for c in self.world.clone().clusters.iter() {
+            let f = c.faults();
+            if let Some(every) = f.gone {
+                self.after(every, Job::Compact { cluster: c.index });
+            }
+            if let Some(after) = f.expired_token {
+                self.after(after, Job::ExpireTokens { cluster: c.index });
+            }
+            if c.operator {
+                let every = self.settings.report_every;
+                let first = every.mul_f64((c.index % 97 + 1) as f64 / 97.0);
+                self.after(first, Job::Report { cluster: c.index });
+            }
+        }
+        if self.settings.churn > 0.0 {
+            let interval = self.settings.rollout_interval;
+            self.after(interval, Job::NewRelease);
+        }
+    }
+
+    /// Handles one message from the server or the handle; true when it set the churn rate.
+    fn on_message(&mut self, msg: Msg) -> bool {
+        match msg {
+            Msg::Changed {
+                cluster,
+                kind,
+                namespace,
+                name,
+            } => self.changed(cluster, (kind, namespace, name)),
+            Msg::Promote(workspace) => {
+                let at = self.rings.get(workspace).copied().unwrap_or(self.latest);
+                if at >= self.latest {
+                    self.latest += 1;
+                }
+                self.ring(workspace, at + 1);
+                self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+            }
+            Msg::SetReady {
+                cluster,
+                key,
+                ready,
+            } => {
+                if let Some(c) = self.cluster(cluster) {
+                    let intent = if ready {
+                        Intent {
+                            health: Health::Ready,
+                            failure: None,
+                        }
+                    } else {
+                        let failure = *self.rng.pick(flux::Failure::for_kind(key.0).0);
+                        Intent {
+                            health: Health::Failed,
+                            failure: Some(failure),
+                        }
+                    };
+                    self.write(&c, &key, intent, None, None, true);
+                }
+                self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+            }
+            Msg::SetChurn(rate) => {
+                if self.settings.churn <= 0.0 && rate > 0.0 {
+                    let interval = self.settings.rollout_interval;
+                    self.after(interval, Job::NewRelease);
+                }
+                self.settings.churn = rate;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs every job due by `now`, in order.
+    fn run_due(&mut self, now: Instant) {
+        while let Some(entry) = self.timers.first_entry() {
+            if entry.key().0 > now {
+                break;
+            }
+            let job = entry.remove();
+            let counted = job.moves_objects();
+            self.run_job(job);
+            if counted {
+                self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
             }
         }
     }

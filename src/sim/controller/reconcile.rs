@@ -5,11 +5,10 @@
 use serde_json::{Value, json};
 
 use super::{Controller, Job, Key};
-use crate::fleet::{FluxKind, Health, annotations};
-use crate::json::At;
-use crate::sim::flux::Failure;
-use crate::sim::flux::Intent;
-use crate::sim::resources::Res;
+use crate::facts::{FluxKind, Health, annotations};
+use crate::flux::Failure;
+use crate::flux::Intent;
+use crate::resources::Res;
 
 /// What an object asks of its controller: an unhandled `reconcile.fluxcd.io/requestedAt` (its
 /// token), and whether its generation is ahead of what the status observed (a spec change).
@@ -19,10 +18,12 @@ struct Request {
 }
 
 fn request_of(v: &Value) -> Request {
-    let text = |path: &str| v.at(path).and_then(Value::as_str);
+    let text = |path: &str| v.pointer(path).and_then(Value::as_str);
     let requested = annotations::get(v, annotations::REQUESTED_AT);
-    let generation = v.at("/metadata/generation").and_then(Value::as_i64);
-    let observed = v.at("/status/observedGeneration").and_then(Value::as_i64);
+    let generation = v.pointer("/metadata/generation").and_then(Value::as_i64);
+    let observed = v
+        .pointer("/status/observedGeneration")
+        .and_then(Value::as_i64);
     Request {
         unhandled: requested
             .filter(|r| Some(*r) != text("/status/lastHandledReconcileAt"))
@@ -127,7 +128,7 @@ impl Controller {
             let v = obj.value();
             let ann = |k: &str| annotations::get(&v, k).map(str::to_string);
             let stat = |k: &str| {
-                v.at(&format!("/status/{k}"))
+                v.pointer(&format!("/status/{k}"))
                     .and_then(Value::as_str)
                     .map(str::to_string)
             };
@@ -167,7 +168,7 @@ impl Controller {
                 if let Some(f) = force {
                     v["status"]["lastHandledForceAt"] = json!(f);
                     let version = v
-                        .at("/status/history/0/version")
+                        .pointer("/status/history/0/version")
                         .and_then(Value::as_i64)
                         .unwrap_or(1);
                     v["status"]["history"][0]["version"] = json!(version + 1);

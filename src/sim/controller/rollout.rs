@@ -6,13 +6,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{Controller, Job, Key};
-use crate::fleet::{FluxKind, Health};
-use crate::sim::flux::Failure;
-use crate::sim::flux::Intent;
-use crate::sim::populate::{source_of, source_revision};
-use crate::sim::resources::Res;
-use crate::sim::store::Object;
-use crate::sim::world::Cluster;
+use crate::facts::{FluxKind, Health};
+use crate::flux::Failure;
+use crate::flux::Intent;
+use crate::populate::{source_of, source_revision};
+use crate::resources::Res;
+use crate::store::Object;
+use crate::world::Cluster;
 
 /// The sources whose revisions a rollout moves: the bootstrap repository and the Helm charts.
 const SOURCES_ROLLED: [FluxKind; 2] = [FluxKind::GitRepository, FluxKind::HelmChart];
@@ -171,15 +171,15 @@ mod tests {
     use std::time::Duration;
 
     use super::FAILING_SHARE;
-    use crate::fleet::Health;
-    use crate::sim::clock::Clock;
-    use crate::sim::controller::{Controller, Settings};
-    use crate::sim::faults::Faults;
-    use crate::sim::populate::populate_all;
-    use crate::sim::resources::Res;
-    use crate::sim::rng::Rng;
-    use crate::sim::store::Limits;
-    use crate::sim::world::{Cluster, World};
+    use crate::clock::Clock;
+    use crate::controller::{Controller, Settings};
+    use crate::facts::Health;
+    use crate::faults::Faults;
+    use crate::populate::populate_all;
+    use crate::resources::Res;
+    use crate::rng::Rng;
+    use crate::store::Limits;
+    use crate::world::{Cluster, World};
 
     fn fleet(clusters: usize) -> Arc<World> {
         let limits = Limits {

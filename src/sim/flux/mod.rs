@@ -6,8 +6,7 @@ use serde_json::{Value, json};
 
 mod status;
 
-use crate::fleet::{FluxKind, FluxRelease, Health};
-use crate::json::At;
+use crate::facts::{FluxKind, FluxRelease, Health};
 
 /// What the simulator means an object to be (the ground truth), beside what it serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,7 +116,7 @@ fn cond(
 
 /// Keeps the lastTransitionTime of a condition whose status did not change.
 fn carry_transition_times(old: &Value, new: &mut [Value]) {
-    let Some(old) = old.at("/status/conditions").and_then(Value::as_array) else {
+    let Some(old) = old.pointer("/status/conditions").and_then(Value::as_array) else {
         return;
     };
     for c in new {
@@ -148,7 +147,7 @@ pub fn sha256_of(seed: &str) -> String {
 }
 
 fn meta_str<'a>(obj: &'a Value, path: &str) -> &'a str {
-    obj.at(path).and_then(Value::as_str).unwrap_or("")
+    obj.pointer(path).and_then(Value::as_str).unwrap_or("")
 }
 
 /// Reason and message of a failure for this object.
@@ -212,7 +211,7 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
         ),
         Failure::DependencyNotReady => {
             let dep = obj
-                .at("/spec/dependsOn/0/name")
+                .pointer("/spec/dependsOn/0/name")
                 .and_then(Value::as_str)
                 .unwrap_or("");
             (
@@ -257,17 +256,17 @@ fn workload_namespace(name: &str) -> &str {
 }
 
 fn chart_name(obj: &Value) -> &str {
-    obj.at("/spec/chart/spec/chart")
-        .or_else(|| obj.at("/spec/chart"))
+    obj.pointer("/spec/chart/spec/chart")
+        .or_else(|| obj.pointer("/spec/chart"))
         .and_then(Value::as_str)
-        .or_else(|| obj.at("/spec/chartRef/name").and_then(Value::as_str))
+        .or_else(|| obj.pointer("/spec/chartRef/name").and_then(Value::as_str))
         .unwrap_or("")
 }
 
 /// The new `status` of `obj` for the intended state.
 pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
     let generation = obj
-        .at("/metadata/generation")
+        .pointer("/metadata/generation")
         .and_then(Value::as_i64)
         .unwrap_or(1);
     let old = obj.get("status").cloned().unwrap_or_else(|| json!({}));

@@ -7,9 +7,8 @@ use super::{
     Context, Failure, chart_name, cond, digest_of, failure_text, meta_str, progressing, sha256_of,
     workload_namespace,
 };
-use crate::fleet::{FluxKind, FluxRelease, Health};
-use crate::json::At;
-use crate::sim::flux::Intent;
+use crate::facts::{FluxKind, FluxRelease, Health};
+use crate::flux::Intent;
 
 pub(super) fn source(
     obj: &Value,
@@ -49,45 +48,28 @@ pub(super) fn source(
     });
     let mut status = json!({});
     let mut conditions = Vec::new();
+    let c = |kind: &str, value: &str, reason: &str, message: &str| {
+        cond(kind, value, reason, message, generation, ctx.now)
+    };
     match intent.health {
         Health::Failed | Health::Stalled => {
             let (reason, message) = failure_text(failure.unwrap_or(Failure::Generic), obj, ctx);
             if intent.health == Health::Stalled {
-                conditions.push(cond(
-                    "Stalled", "True", reason, &message, generation, ctx.now,
-                ));
+                conditions.push(c("Stalled", "True", reason, &message));
             } else {
-                conditions.push(cond(
+                conditions.push(c(
                     "Reconciling",
                     "True",
                     "ProgressingWithRetry",
                     "reconciliation in progress",
-                    generation,
-                    ctx.now,
                 ));
-                conditions.push(cond(
-                    "FetchFailed",
-                    "True",
-                    reason,
-                    &message,
-                    generation,
-                    ctx.now,
-                ));
+                conditions.push(c("FetchFailed", "True", reason, &message));
             }
-            conditions.push(cond(
-                "Ready", "False", reason, &message, generation, ctx.now,
-            ));
+            conditions.push(c("Ready", "False", reason, &message));
             if let Some(prev) = old.get("artifact") {
                 let prev_rev = prev["revision"].as_str().unwrap_or("");
                 let msg = format!("stored artifact for revision '{prev_rev}'");
-                conditions.push(cond(
-                    "ArtifactInStorage",
-                    "True",
-                    ok_reason,
-                    &msg,
-                    generation,
-                    ctx.now,
-                ));
+                conditions.push(c("ArtifactInStorage", "True", ok_reason, &msg));
                 status["artifact"] = prev.clone();
             }
         }
@@ -99,17 +81,8 @@ pub(super) fn source(
             }
         }
         _ => {
-            conditions.push(cond(
-                "Ready", "True", ok_reason, &ok_msg, generation, ctx.now,
-            ));
-            conditions.push(cond(
-                "ArtifactInStorage",
-                "True",
-                ok_reason,
-                &ok_msg,
-                generation,
-                ctx.now,
-            ));
+            conditions.push(c("Ready", "True", ok_reason, &ok_msg));
+            conditions.push(c("ArtifactInStorage", "True", ok_reason, &ok_msg));
             status["artifact"] = artifact;
         }
     }
@@ -128,214 +101,233 @@ pub(super) fn applier(
     generation: i64,
     ks: bool,
 ) -> Value {
-    let failure = intent.failure;
-    let name = meta_str(obj, "/metadata/name");
-    let ns = meta_str(obj, "/metadata/namespace");
+    let a = Applier {
+        obj,
+        old,
+        intent,
+        ctx,
+        generation,
+        ks,
+        name: meta_str(obj, "/metadata/name"),
+        ns: meta_str(obj, "/metadata/namespace"),
+        chart: chart_name(obj),
+        release_version: old
+            .pointer("/history/0/version")
+            .and_then(Value::as_i64)
+            .unwrap_or(1),
+    };
     let rev = ctx.revision;
     let mut status = json!({});
-    let mut conditions = Vec::new();
-    let prev_applied = old.get("lastAppliedRevision").cloned();
-    let chart = chart_name(obj);
-    let release_version = old
-        .at("/history/0/version")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    match intent.health {
+    // Until it succeeds, the last revision applied stays.
+    let keep_applied = |status: &mut Value| {
+        if let Some(prev) = old.get("lastAppliedRevision") {
+            status["lastAppliedRevision"] = prev.clone();
+        }
+    };
+    let conditions = match intent.health {
         Health::Failed | Health::Stalled => {
-            let f = failure.unwrap_or(Failure::Generic);
-            let (reason, message) = failure_text(f, obj, ctx);
-            if intent.health == Health::Stalled {
-                let stall = if f == Failure::RetriesExceeded {
-                    (
-                        "RetriesExceeded",
-                        "Failed to install after 3 attempt(s)".to_string(),
-                    )
-                } else {
-                    (reason, message.clone())
-                };
-                conditions.push(cond(
-                    "Stalled", "True", stall.0, &stall.1, generation, ctx.now,
-                ));
-            } else {
-                let msg = if ks {
-                    format!("Running health checks for revision {rev} with a timeout of 5m0s")
-                } else {
-                    message.clone()
-                };
-                conditions.push(cond(
-                    "Reconciling",
-                    "True",
-                    "ProgressingWithRetry",
-                    &msg,
-                    generation,
-                    ctx.now,
-                ));
-            }
-            conditions.push(cond(
-                "Ready", "False", reason, &message, generation, ctx.now,
-            ));
-            if ks && f == Failure::HealthCheck {
-                let inner = message.split(": ").skip(1).collect::<Vec<_>>().join(": ");
-                conditions.push(cond(
-                    "Healthy",
-                    "False",
-                    "HealthCheckFailed",
-                    &inner,
-                    generation,
-                    ctx.now,
-                ));
-            }
-            if !ks {
-                let (rreason, rmsg) = if f == Failure::UpgradeRolledBack {
-                    (
-                        "UpgradeFailed",
-                        format!(
-                            "Helm upgrade failed for release {ns}/{name} with chart {chart}@{rev}: context deadline exceeded"
-                        ),
-                    )
-                } else {
-                    (reason, message.clone())
-                };
-                conditions.push(cond(
-                    "Released", "False", rreason, &rmsg, generation, ctx.now,
-                ));
-                if f == Failure::UpgradeRolledBack {
-                    conditions.push(cond(
-                        "Remediated",
-                        "True",
-                        "RollbackSucceeded",
-                        &message,
-                        generation,
-                        ctx.now,
-                    ));
-                }
-                status["failures"] = json!(if f == Failure::RetriesExceeded { 3 } else { 1 });
-                status["installFailures"] = json!(if f == Failure::UpgradeRolledBack {
-                    0
-                } else {
-                    1
-                });
-                status["upgradeFailures"] = json!(if f == Failure::UpgradeRolledBack {
-                    1
-                } else {
-                    0
-                });
-            }
-            if let Some(prev) = prev_applied {
-                status["lastAppliedRevision"] = prev;
-            }
+            let conditions = a.failing(&mut status);
+            keep_applied(&mut status);
+            conditions
         }
         Health::Progressing => {
-            let msg = if ks {
-                format!("Fetching manifests for revision {rev} with a timeout of 5m0s")
-            } else {
-                format!("Running 'upgrade' action with timeout of 5m0s for release {ns}/{name}")
-            };
-            progressing(
-                &mut conditions,
-                &msg,
-                "Reconciliation in progress",
-                generation,
-                ctx.now,
-            );
-            if let Some(prev) = prev_applied {
-                status["lastAppliedRevision"] = prev;
-            }
+            keep_applied(&mut status);
+            a.progressing()
         }
         _ => {
-            if ks {
-                let msg = format!("Applied revision: {rev}");
-                conditions.push(cond(
-                    "Ready",
-                    "True",
-                    "ReconciliationSucceeded",
-                    &msg,
-                    generation,
-                    ctx.now,
-                ));
-                conditions.push(cond(
+            status["lastAppliedRevision"] = json!(rev);
+            a.ready()
+        }
+    };
+    status["lastAttemptedRevision"] = json!(rev);
+    if ks {
+        a.kustomization(&mut status);
+    } else {
+        a.helm_release(&mut status);
+    }
+    status["conditions"] = json!(conditions);
+    status
+}
+
+/// One Kustomization (`ks`) or HelmRelease being written, with what its parts share.
+struct Applier<'a> {
+    obj: &'a Value,
+    old: &'a Value,
+    intent: Intent,
+    ctx: &'a Context<'a>,
+    generation: i64,
+    ks: bool,
+    name: &'a str,
+    ns: &'a str,
+    chart: &'a str,
+    /// The Helm release's number (`<ns>/<name>.v<N>`), kept from the last status.
+    release_version: i64,
+}
+
+impl Applier<'_> {
+    fn cond(&self, kind: &str, status: &str, reason: &str, message: &str) -> Value {
+        cond(kind, status, reason, message, self.generation, self.ctx.now)
+    }
+
+    /// Ready=False with the failure's reason; Stalled when terminal, else Reconciling with
+    /// ProgressingWithRetry; a HelmRelease's Released (and Remediated after a rollback) and its
+    /// failure counters.
+    fn failing(&self, status: &mut Value) -> Vec<Value> {
+        let (ctx, rev) = (self.ctx, self.ctx.revision);
+        let f = self.intent.failure.unwrap_or(Failure::Generic);
+        let (reason, message) = failure_text(f, self.obj, ctx);
+        let mut conditions = Vec::new();
+        if self.intent.health == Health::Stalled {
+            let stall = if f == Failure::RetriesExceeded {
+                (
+                    "RetriesExceeded",
+                    "Failed to install after 3 attempt(s)".to_string(),
+                )
+            } else {
+                (reason, message.clone())
+            };
+            conditions.push(self.cond("Stalled", "True", stall.0, &stall.1));
+        } else {
+            let msg = if self.ks {
+                format!("Running health checks for revision {rev} with a timeout of 5m0s")
+            } else {
+                message.clone()
+            };
+            conditions.push(self.cond("Reconciling", "True", "ProgressingWithRetry", &msg));
+        }
+        conditions.push(self.cond("Ready", "False", reason, &message));
+        if self.ks && f == Failure::HealthCheck {
+            let inner = message.split(": ").skip(1).collect::<Vec<_>>().join(": ");
+            conditions.push(self.cond("Healthy", "False", "HealthCheckFailed", &inner));
+        }
+        if !self.ks {
+            let (ns, name, chart) = (self.ns, self.name, &self.chart);
+            let rolled_back = f == Failure::UpgradeRolledBack;
+            let (rreason, rmsg) = if rolled_back {
+                (
+                    "UpgradeFailed",
+                    format!(
+                        "Helm upgrade failed for release {ns}/{name} with chart {chart}@{rev}: context deadline exceeded"
+                    ),
+                )
+            } else {
+                (reason, message.clone())
+            };
+            conditions.push(self.cond("Released", "False", rreason, &rmsg));
+            if rolled_back {
+                conditions.push(self.cond("Remediated", "True", "RollbackSucceeded", &message));
+            }
+            status["failures"] = json!(if f == Failure::RetriesExceeded { 3 } else { 1 });
+            status["installFailures"] = json!(u8::from(!rolled_back));
+            status["upgradeFailures"] = json!(u8::from(rolled_back));
+        }
+        conditions
+    }
+
+    /// Reconciling=True and Ready=Unknown, with what the controller is doing.
+    fn progressing(&self) -> Vec<Value> {
+        let (ns, name, rev) = (self.ns, self.name, self.ctx.revision);
+        let msg = if self.ks {
+            format!("Fetching manifests for revision {rev} with a timeout of 5m0s")
+        } else {
+            format!("Running 'upgrade' action with timeout of 5m0s for release {ns}/{name}")
+        };
+        let mut conditions = Vec::new();
+        progressing(
+            &mut conditions,
+            &msg,
+            "Reconciliation in progress",
+            self.generation,
+            self.ctx.now,
+        );
+        conditions
+    }
+
+    /// Ready=True: a Kustomization applied and healthy, a HelmRelease upgraded and released.
+    fn ready(&self) -> Vec<Value> {
+        let rev = self.ctx.revision;
+        if self.ks {
+            let msg = format!("Applied revision: {rev}");
+            vec![
+                self.cond("Ready", "True", "ReconciliationSucceeded", &msg),
+                self.cond(
                     "Healthy",
                     "True",
                     "Succeeded",
                     "Health check passed in 3.012794s",
-                    generation,
-                    ctx.now,
-                ));
-            } else {
-                let msg = format!(
-                    "Helm upgrade succeeded for release {ns}/{name}.v{release_version} with chart {chart}@{rev}"
-                );
-                conditions.push(cond(
-                    "Ready",
-                    "True",
-                    "UpgradeSucceeded",
-                    &msg,
-                    generation,
-                    ctx.now,
-                ));
-                conditions.push(cond(
-                    "Released",
-                    "True",
-                    "UpgradeSucceeded",
-                    &msg,
-                    generation,
-                    ctx.now,
-                ));
-            }
-            status["lastAppliedRevision"] = json!(rev);
+                ),
+            ]
+        } else {
+            let (ns, name, chart, v) = (self.ns, self.name, &self.chart, self.release_version);
+            let msg = format!(
+                "Helm upgrade succeeded for release {ns}/{name}.v{v} with chart {chart}@{rev}"
+            );
+            vec![
+                self.cond("Ready", "True", "UpgradeSucceeded", &msg),
+                self.cond("Released", "True", "UpgradeSucceeded", &msg),
+            ]
         }
     }
-    status["lastAttemptedRevision"] = json!(rev);
-    if ks && ctx.flux >= FluxRelease(7) {
-        status["history"] = match (intent.health, failure) {
-            // Under way: the history is what it was.
-            (Health::Progressing, _) => old.get("history").cloned().unwrap_or(json!([])),
-            (Health::Failed | Health::Stalled, f) => {
-                let reason = failure_text(f.unwrap_or(Failure::Generic), obj, ctx).0;
-                ks_history(old, rev, reason, ctx.now)
-            }
-            _ => ks_history(old, rev, "ReconciliationSucceeded", ctx.now),
-        };
-    }
-    if ks {
+
+    /// A Kustomization's history (Flux 2.7 on) and inventory.
+    fn kustomization(&self, status: &mut Value) {
+        let (ctx, rev, name) = (self.ctx, self.ctx.revision, self.name);
+        if ctx.flux >= FluxRelease(7) {
+            status["history"] = match (self.intent.health, self.intent.failure) {
+                // Under way: the history is what it was.
+                (Health::Progressing, _) => self.old.get("history").cloned().unwrap_or(json!([])),
+                (Health::Failed | Health::Stalled, f) => {
+                    let reason = failure_text(f.unwrap_or(Failure::Generic), self.obj, ctx).0;
+                    ks_history(self.old, rev, reason, ctx.now)
+                }
+                _ => ks_history(self.old, rev, "ReconciliationSucceeded", ctx.now),
+            };
+        }
         status["inventory"] = json!({"entries": [
             {"id": format!("_{}__Namespace", workload_namespace(name)), "v": "v1"},
             {"id": format!("{}_{name}__Service", workload_namespace(name)), "v": "v1"},
             {"id": format!("{}_{name}_apps_Deployment", workload_namespace(name)), "v": "v1"},
         ]});
-    } else {
+    }
+
+    /// A HelmRelease's chart, storage namespace and Helm history (Flux 2.0/2.1: a release
+    /// number instead of a history).
+    fn helm_release(&self, status: &mut Value) {
+        let (obj, ctx, rev, ns, name) = (self.obj, self.ctx, self.ctx.revision, self.ns, self.name);
         let helm_chart = match obj
-            .at("/spec/chart/spec/sourceRef/namespace")
+            .pointer("/spec/chart/spec/sourceRef/namespace")
             .and_then(Value::as_str)
         {
             Some(src_ns) => format!("{src_ns}/{ns}-{name}"),
             None => format!("{ns}/{ns}-{name}"),
         };
-        if obj.at("/spec/chart").is_some() {
+        if obj.pointer("/spec/chart").is_some() {
             status["helmChart"] = json!(helm_chart);
         }
         status["storageNamespace"] = json!(ns);
-        status["lastAttemptedGeneration"] = json!(generation);
+        status["lastAttemptedGeneration"] = json!(self.generation);
         let applied = status
             .get("lastAppliedRevision")
             .and_then(Value::as_str)
             .unwrap_or(rev)
             .to_string();
         let deployed = !matches!(
-            failure,
+            self.intent.failure,
             Some(Failure::InstallFailed | Failure::RetriesExceeded)
-        ) || intent.health == Health::Ready;
+        ) || self.intent.health == Health::Ready;
         // The same chart version and values are the same release: deployed since then.
-        let first_deployed = old
-            .at("/history/0")
+        let first_deployed = self
+            .old
+            .pointer("/history/0")
             .filter(|h| h.get("chartVersion").and_then(Value::as_str) == Some(applied.as_str()))
             .and_then(|h| h.get("firstDeployed").cloned())
             .unwrap_or_else(|| json!(ctx.now));
+        let release_version = self.release_version;
         status["history"] = json!([{
             "name": name, "namespace": ns, "version": release_version,
             "status": if deployed { "deployed" } else { "failed" },
             "action": if release_version > 1 { "upgrade" } else { "install" },
-            "chartName": chart, "chartVersion": applied, "appVersion": applied,
+            "chartName": self.chart, "chartVersion": applied, "appVersion": applied,
             "configDigest": config_digest(ns, name, &applied),
             "digest": sha256_of(&format!("{ns}/{name}/{applied}")),
             "firstDeployed": first_deployed, "lastDeployed": ctx.now,
@@ -350,8 +342,6 @@ pub(super) fn applier(
                 .map(|m| m.remove("lastAppliedRevision"));
         }
     }
-    status["conditions"] = json!(conditions);
-    status
 }
 
 /// Entries a Kustomization's `status.history` keeps, newest first (Flux keeps 5).
@@ -367,7 +357,7 @@ fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
         .cloned()
         .unwrap_or_default();
     let same = entries.first().is_some_and(|e| {
-        e.at("/metadata/revision").and_then(Value::as_str) == Some(revision)
+        e.pointer("/metadata/revision").and_then(Value::as_str) == Some(revision)
             && e.get("lastReconciledStatus").and_then(Value::as_str) == Some(outcome)
     });
     if same && let Some(e) = entries.first_mut() {

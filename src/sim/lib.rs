@@ -1,17 +1,41 @@
 //! The simulated fleet: a Kubernetes-API-compatible HTTPS server for Flux objects that serves
-//! many virtual clusters from one process (DESIGN.md, "The simulated fleet").
+//! many virtual clusters from one process (DESIGN.md, "The simulated fleet"). A crate of its own:
+//! it knows Flux from its own statement of the facts ([`facts`]), never from the client's tables.
 //!
 //! [`start`] builds the fleet, writes kubeconfigs and serves until [`Handle::shutdown`]. The same
 //! entry point backs `fluxfleet sim`, the tests and `fluxfleet demo`.
+//!
+//! Module map, lowest floor first. A module imports only from its own floor or the floors below
+//! it, and no two files import each other (fluxfleet's `tests/imports.rs` checks both; a
+//! bullet's modules are those named before its dash).
+//! - [`facts`], `rng`, `clock`, `body`, `status`, `merge` — leaves: the Flux facts served (kinds,
+//!   versions, dependsOn), seeded randomness, the simulated clock, response bodies, the API's
+//!   `Status` errors, JSON merge and strategic patches.
+//! - `flux`, [`faults`], `resources`, `selector`, `catalog` — Flux status blocks as the
+//!   controllers write them, the faults a cluster can have, the API resources a cluster serves,
+//!   label and field selectors, the catalog of sources, charts and apps a fleet is made of.
+//! - `store` — one cluster's objects, each with what the simulator means it to be.
+//! - `world`, `tls`, `kubeconfig`, `files` — the fleet and its clusters, the CA and the
+//!   certificates it issues, the kubeconfigs and where they are written.
+//! - `populate`, `operator`, `capi`, `request` — a cluster's contents (Flux objects, the Flux
+//!   Operator's FluxInstance and FluxReport, Cluster API and Kommander objects on the management
+//!   cluster) and a request read into what it asks for.
+//! - `controller` — the simulated controllers: reconcile, suspend and resume, dependsOn, churn
+//!   and rollouts.
+//! - `state` — what every connection shares: the world, the controllers, the counters.
+//! - `discovery`, `list`, `watch`, `write`, `observe` — the API's answers: discovery, lists,
+//!   watches with bookmarks and 410 Gone, patches and writes, `/sim/truth` and `/sim/stats`.
+//! - `api` — a request routed to its answer, with the faults applied.
+//! - `server`, `handle` — connections served over TLS, HTTP/2 and HTTP/1.1; the running fleet.
 
 mod api;
 mod body;
 mod capi;
 mod catalog;
-pub mod chaos;
 mod clock;
 mod controller;
 mod discovery;
+pub mod facts;
 pub mod faults;
 mod files;
 mod flux;
@@ -243,17 +267,119 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         addr: config.listen,
         source,
     })?;
-    let host = if addr.ip().is_unspecified() {
-        "127.0.0.1".to_string()
-    } else {
-        addr.ip().to_string()
-    };
-    let base_url = if addr.is_ipv6() {
-        format!("https://[{host}]:{}", addr.port())
-    } else {
-        format!("https://{host}:{}", addr.port())
-    };
 
+    let (world, workspaces) = build_world(&config);
+    let world = Arc::new(world);
+    let clock = clock::Clock::new(config.epoch);
+    // Half the workspaces already run the newest revisions: a rollout is under way.
+    let rings: Vec<usize> = (0..workspaces)
+        .map(|w| if w < workspaces.div_ceil(2) { 2 } else { 1 })
+        .collect();
+    populate::populate_all(&world, config.seed, config.objects, &clock, &rings);
+    for c in world.workloads() {
+        operator::install(c, &clock, config.report_every);
+    }
+
+    let (base_url, urls, extra) = cluster_urls(&world, &config, addr).await?;
+    let files = files::write_files(&config.out, &world, &urls, &tls.ca_pem)?;
+    capi::populate_management(
+        &world,
+        config.seed,
+        config.objects,
+        &clock,
+        &urls,
+        &tls.ca_pem,
+        config.kommander,
+    );
+
+    let listeners = Listeners {
+        shared: listener,
+        own: extra,
+    };
+    let (state, shutdown, tasks) = serve(&config, &world, clock, rings, &tls, listeners);
+    Ok(Handle {
+        addr,
+        files,
+        base_url,
+        world,
+        state,
+        shutdown,
+        tasks,
+        tls,
+        startup: started.elapsed(),
+    })
+}
+
+/// Where the fleet is served: the shared address, and the clusters with a port of their own.
+struct Listeners {
+    shared: TcpListener,
+    own: Vec<(TcpListener, usize)>,
+}
+
+/// Starts serving the fleet and running its controllers: the state every connection shares,
+/// the token that stops them, and their tasks.
+fn serve(
+    config: &Config,
+    world: &Arc<World>,
+    clock: clock::Clock,
+    rings: Vec<usize>,
+    tls: &tls::Tls,
+    listeners: Listeners,
+) -> (
+    Arc<state::State>,
+    CancellationToken,
+    Vec<tokio::task::JoinHandle<()>>,
+) {
+    let shutdown = CancellationToken::new();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let state = Arc::new(state::State {
+        world: world.clone(),
+        stats: Arc::new(state::Stats::default()),
+        timing: state::Timing {
+            bookmark_interval: config.bookmark_interval,
+            default_watch_timeout: Duration::from_secs(1800),
+        },
+        controller: tx,
+        shutdown: shutdown.clone(),
+        clients: tls.clients.clone(),
+    });
+    let acceptor = TlsAcceptor::from(tls.server_config.clone());
+    let mut tasks = vec![tokio::spawn(server::serve(
+        listeners.shared,
+        acceptor.clone(),
+        state.clone(),
+        None,
+    ))];
+    for (l, index) in listeners.own {
+        tasks.push(tokio::spawn(server::serve(
+            l,
+            acceptor.clone(),
+            state.clone(),
+            Some(index),
+        )));
+    }
+    let settings = controller::Settings {
+        seed: config.seed,
+        churn: config.churn,
+        reconcile_delay: config.reconcile_delay,
+        rollout_interval: config.rollout_interval,
+        rollout_step: config.rollout_step,
+        report_every: config.report_every,
+    };
+    tasks.push(tokio::spawn(controller::run(
+        world.clone(),
+        clock,
+        settings,
+        rings,
+        rx,
+        shutdown.clone(),
+    )));
+    (state, shutdown, tasks)
+}
+
+/// The fleet's clusters, empty: workload clusters named `<workspace>-<env>-<NNN>` with their
+/// faults, then the management clusters, the top one last. Also the number of workspaces.
+fn build_world(config: &Config) -> (World, usize) {
     let workspaces = workspace_names(config.workspaces);
     let faults = config.faults.assign(config.clusters, config.seed);
     let limits = store::Limits {
@@ -283,7 +409,6 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             operator::runs_on(i, config.operator),
         )));
     }
-    // Management clusters last, the top one at the very end.
     let mut managements = vec![MANAGEMENT.to_string()];
     if config.nested {
         managements.insert(0, format!("{MANAGEMENT}-eu"));
@@ -302,25 +427,28 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
             false,
         )));
     }
-    let world = Arc::new(World::new(clusters, workspaces.clone()));
-    let clock = clock::Clock::new(config.epoch);
+    let count = workspaces.len();
+    (World::new(clusters, workspaces), count)
+}
 
-    // Half the workspaces already run the newest revisions: a rollout is under way.
-    let rings: Vec<usize> = (0..workspaces.len())
-        .map(|w| {
-            if w < workspaces.len().div_ceil(2) {
-                2
-            } else {
-                1
-            }
-        })
-        .collect();
-    populate::populate_all(&world, config.seed, config.objects, &clock, &rings);
-    for c in world.workloads() {
-        operator::install(c, &clock, config.report_every);
-    }
-
-    // Per-cluster listeners, when asked for.
+/// Where each cluster is served: a path under the shared address, a port of its own (with
+/// `port_per_cluster`; the listeners returned with the cluster's index), or a closed port for
+/// an unreachable one. Also the shared address's URL.
+async fn cluster_urls(
+    world: &World,
+    config: &Config,
+    addr: SocketAddr,
+) -> Result<(String, Vec<String>, Vec<(TcpListener, usize)>), Error> {
+    let host = if addr.ip().is_unspecified() {
+        "127.0.0.1".to_string()
+    } else {
+        addr.ip().to_string()
+    };
+    let base_url = if addr.is_ipv6() {
+        format!("https://[{host}]:{}", addr.port())
+    } else {
+        format!("https://{host}:{}", addr.port())
+    };
     let mut extra = Vec::new();
     let mut urls = Vec::with_capacity(world.clusters.len());
     for c in world.clusters.iter() {
@@ -344,70 +472,5 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
         };
         urls.push(url);
     }
-    let files = files::write_files(&config.out, &world, &urls, &tls.ca_pem)?;
-    capi::populate_management(
-        &world,
-        config.seed,
-        config.objects,
-        &clock,
-        &urls,
-        &tls.ca_pem,
-        config.kommander,
-    );
-
-    let shutdown = CancellationToken::new();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let state = Arc::new(state::State {
-        world: world.clone(),
-        stats: Arc::new(state::Stats::default()),
-        timing: state::Timing {
-            bookmark_interval: config.bookmark_interval,
-            default_watch_timeout: Duration::from_secs(1800),
-        },
-        controller: tx,
-        shutdown: shutdown.clone(),
-        clients: tls.clients.clone(),
-    });
-    let acceptor = TlsAcceptor::from(tls.server_config.clone());
-    let mut tasks = vec![tokio::spawn(server::serve(
-        listener,
-        acceptor.clone(),
-        state.clone(),
-        None,
-    ))];
-    for (l, index) in extra {
-        tasks.push(tokio::spawn(server::serve(
-            l,
-            acceptor.clone(),
-            state.clone(),
-            Some(index),
-        )));
-    }
-    let settings = controller::Settings {
-        seed: config.seed,
-        churn: config.churn,
-        reconcile_delay: config.reconcile_delay,
-        rollout_interval: config.rollout_interval,
-        rollout_step: config.rollout_step,
-        report_every: config.report_every,
-    };
-    tasks.push(tokio::spawn(controller::run(
-        world.clone(),
-        clock,
-        settings,
-        rings,
-        rx,
-        shutdown.clone(),
-    )));
-    Ok(Handle {
-        addr,
-        files,
-        base_url,
-        world,
-        state,
-        shutdown,
-        tasks,
-        tls,
-        startup: started.elapsed(),
-    })
+    Ok((base_url, urls, extra))
 }

@@ -2,17 +2,25 @@
 //! has, churn and rollouts run for a while; then the faults that can end do, the churn stops,
 //! and the fleet's index must come to equal the simulator's truth exactly. The report counts
 //! what the index lost, duplicated, invented or shows with the wrong health, and how long it took
-//! to agree. `cargo bench --bench chaos` runs it at full scale; `tests/chaos.rs` runs a small one.
+//! to agree. `cargo bench --bench chaos` runs it at full scale; `tests/chaos.rs` runs a small one and `tests/engine.rs` compares
+//! with it. It lives beside the tests, not in either crate: it drives the client against the
+//! simulator.
+
+// Each user takes what it needs: the test, the engine's tests and the benchmark.
+#![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::{Config, Error, Handle, faults};
-use crate::config;
-use crate::fleet::{FluxKind, Health, Index};
-use crate::inventory;
-use crate::session::Session;
+use fluxfleet::config;
+use fluxfleet::fleet::{FluxKind, Health, Index};
+use fluxfleet::inventory;
+use fluxfleet::session::Session;
+use fluxfleet_sim::{Config, Error, Handle, faults};
+
+// The includer provides `truth` (tests/common/truth.rs) at its root.
+use crate::truth;
 
 /// Every fault kind the simulator has, at shares that touch each at least once.
 pub const EVERY_FAULT: &str = "unreachable=1%,slow=2%:4s,flap=3%:5s,gone=3%:4s,error5xx=3%:30%,\
@@ -74,7 +82,7 @@ type Picture = BTreeMap<String, Objects>;
 /// Runs `plan` with the simulator's files in `dir`, the engine configured by `engine`.
 pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Report, Error> {
     let workspaces = (plan.clusters / 50).clamp(1, 12);
-    let sim = super::start(Config {
+    let sim = fluxfleet_sim::start(Config {
         clusters: plan.clusters,
         workspaces,
         objects: plan.objects,
@@ -93,7 +101,7 @@ pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Rep
         dirs: vec![sim.files.dir.join("kubeconfigs")],
         ..inventory::Request::default()
     };
-    let fleet = inventory::load(&request, &crate::config::Config::defaults());
+    let fleet = inventory::load(&request, &config::Config::defaults());
     let mut live = Session::kube(&fleet, engine);
     let writes_before = sim.writes();
     live.pump(plan.active).await;
@@ -163,7 +171,10 @@ fn truth(sim: &Handle) -> Picture {
                 .into_iter()
                 .filter_map(|o| {
                     let kind = FluxKind::from_kind(&o.kind)?;
-                    Some(((kind, o.namespace, o.name), (o.health, o.suspended)))
+                    Some((
+                        (kind, o.namespace, o.name),
+                        (truth::seen(o.health), o.suspended),
+                    ))
                 })
                 .collect();
             (c.name, objects)
