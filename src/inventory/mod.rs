@@ -119,6 +119,10 @@ pub struct Inventory {
     /// Clusters that work but put something at risk (credentials sent in clear text).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<Problem>,
+    /// Where kubeconfigs were looked for, in order of precedence, one line each: what a user
+    /// who has no clusters is shown.
+    #[serde(skip)]
+    pub looked: Vec<String>,
 }
 
 /// Where to look, as the command line says.
@@ -155,6 +159,7 @@ impl Request {
 pub fn load(request: &Request, config: &Config) -> Inventory {
     let mut loader = kubeconfig::Loader::default();
     read_sources(&mut loader, request, config);
+    let looked = looked(request, config);
     let (loaded, mut problems) = loader.finish();
     let (rules, rule_problems) = Rules::compile(&config.workspaces, &config.labels);
     problems.extend(rule_problems.into_iter().map(|message| Problem {
@@ -209,7 +214,62 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
         clusters,
         problems,
         warnings,
+        looked,
     }
+}
+
+/// The four places kubeconfigs come from, in order of precedence, each with what it held or why
+/// it was not read: the first one given is the only one read.
+fn looked(request: &Request, config: &Config) -> Vec<String> {
+    let given = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let command_line = [&request.kubeconfigs[..], &request.dirs[..]].concat();
+    let sources = config
+        .sources
+        .iter()
+        .filter(|s| s.kubeconfig.is_some() || s.dir.is_some())
+        .count();
+    let env = request
+        .kubeconfig_env
+        .as_ref()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.to_string_lossy().into_owned());
+    let mut first: Option<&str> = None;
+    let mut line = |place: &'static str, found: Option<String>| {
+        let status = match (first, found) {
+            (Some(earlier), Some(_)) => format!("not read: {earlier} comes first"),
+            (None, Some(found)) => {
+                first = Some(place);
+                found
+            }
+            (_, None) if place == "KUBECONFIG" => "not set".to_string(),
+            (_, None) => "not given".to_string(),
+        };
+        format!("{place:<34} {status}")
+    };
+    vec![
+        line(
+            "--kubeconfig, --kubeconfig-dir",
+            (!command_line.is_empty()).then(|| given(&command_line)),
+        ),
+        line(
+            "[[sources]] in the config file",
+            (sources > 0).then(|| format!("{sources} source(s)")),
+        ),
+        line("KUBECONFIG", env),
+        line(
+            "~/.kube/config",
+            Some(match &request.home {
+                Some(home) => home.join(".kube").join("config").display().to_string(),
+                None => "$HOME is not set".to_string(),
+            }),
+        ),
+    ]
 }
 
 /// Reads the kubeconfigs of the first kind of source given: the command line, the config's

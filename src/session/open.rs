@@ -13,9 +13,9 @@ use crate::source::Source;
 
 use super::resolve::{Resolved, Sources, load_config, own_inventory, resolve};
 
-/// What a user without a fleet is told.
-const NO_CLUSTERS: &str = "no clusters: pass --kubeconfig or --kubeconfig-dir, set KUBECONFIG, \
-     read collectors with --nats URL, or try `fluxfleet demo`";
+/// What a user without a fleet is told, after where fluxfleet looked.
+const NO_CLUSTERS: &str = "Try `fluxfleet demo` for a simulated fleet, pass --kubeconfig PATH or \
+     --kubeconfig-dir DIR, or read collectors with --nats URL.";
 
 /// The config and where the fleet comes from, with everything wrong about them.
 pub struct Opened {
@@ -108,7 +108,10 @@ impl Fleet {
     /// What to tell a user whose fleet is empty.
     pub fn empty_why(&self) -> String {
         match self {
-            Fleet::Kubeconfigs { .. } => NO_CLUSTERS.into(),
+            Fleet::Kubeconfigs { inventory, .. } => format!(
+                "no clusters. Where fluxfleet looked for kubeconfigs, in order:\n  {}\n{NO_CLUSTERS}",
+                inventory.looked.join("\n  ")
+            ),
             Fleet::Bus(bus) => format!(
                 "no clusters on the bus ({}): is a collector running (fluxfleet collect --nats)?",
                 bus.bucket()
