@@ -28,6 +28,7 @@ pub enum Action {
     Expand,
     RootCauses,
     Map,
+    MapMode,
     Left,
     Right,
     Events,
@@ -43,7 +44,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 34] = [
+    pub const ALL: [Action; 35] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -66,6 +67,7 @@ impl Action {
         Action::Expand,
         Action::RootCauses,
         Action::Map,
+        Action::MapMode,
         Action::Left,
         Action::Right,
         Action::Events,
@@ -105,6 +107,7 @@ impl Action {
             Action::Expand => "expand",
             Action::RootCauses => "root_causes",
             Action::Map => "map",
+            Action::MapMode => "map_mode",
             Action::Left => "left",
             Action::Right => "right",
             Action::Events => "events",
@@ -161,6 +164,7 @@ impl Action {
             Action::Expand => "expand or collapse a group",
             Action::RootCauses => "toggle: root causes first / every failure alike",
             Action::Map => "move between the workspaces and the fleet map",
+            Action::MapMode => "the fleet map shows: health, a rollout, freshness",
             Action::Left => "on the map: the cluster before",
             Action::Right => "on the map: the next cluster",
             Action::Events => "events of this object",
@@ -195,6 +199,7 @@ impl Action {
             Action::Expand => "expand",
             Action::RootCauses => "roots",
             Action::Map => "map",
+            Action::MapMode => "mode",
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Mark => "mark",

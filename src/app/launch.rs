@@ -25,7 +25,10 @@ pub fn selection(model: &Model) -> Selection {
         (View::Fleet, _) if screen.map.is_some() => {
             let (width, height) = model.map_room;
             let map = super::map::layout(&model.index, &model.rows.ids, width, height);
-            let at = screen.map.and_then(|at| map.worst(&model.index, at));
+            let shading = super::map::Shading::of(model);
+            let at = screen
+                .map
+                .and_then(|at| map.worst(&shading, &model.index, at));
             (at.and_then(|(id, _)| cluster_of(id)), None)
         }
         (_, Some(RowId::Object(c, k))) => (cluster_of(*c), Some(k.clone())),

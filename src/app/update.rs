@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::acting::{acted, ask, confirming, mark, notice_handled, retry};
 use super::action::Action;
 use super::keymap::{Bound, Key};
+use super::map::MapMode;
 pub use super::message::{Effect, Msg};
 use super::model::Model;
 use super::view::{Fetched, Input, RowId, View};
@@ -14,6 +15,16 @@ use crate::fleet::index::Change;
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let before = model.opened_cluster();
     let mut effects = step(model, msg);
+    // The rollout the map's rollout mode follows: the one last selected or opened.
+    let followed = match (&model.screen().view, &model.screen().selected) {
+        (View::Matrix { key, .. }, _) | (View::Rollout { .. }, Some(RowId::Rollout(key))) => {
+            Some(key.clone())
+        }
+        _ => None,
+    };
+    if followed.is_some() {
+        model.map_rollout = followed;
+    }
     let after = model.opened_cluster();
     if after != before
         && let Some(cluster) = after.and_then(|c| model.index.cluster(c))
@@ -232,6 +243,14 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         // The fleet map's own keys (see map::navigate).
         Action::Map | Action::Left | Action::Right => {}
+        Action::MapMode => {
+            model.map_mode = model.map_mode.next();
+            if model.map_mode == MapMode::Rollout && model.map_rollout.is_none() {
+                model.flash = Some(
+                    "the map follows the rollout selected in the rollout view (v): none yet".into(),
+                );
+            }
+        }
         Action::Expand => {
             if let Some(RowId::Group(g)) = model.screen().selected.clone() {
                 toggle(model, g);

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Cell};
 
 use super::widgets::{Columns, count_cell, health_bar, highlighted, list};
-use crate::app::map::{self, Mark};
+use crate::app::map::{self, Age, Copy, MapMode, Mark, Stall};
 use crate::app::model::{Model, RowId};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::report::Skew;
@@ -260,13 +260,15 @@ pub fn map_room(model: &Model, body: Rect) -> (u16, u16) {
 fn slot(mark: Mark) -> Slot {
     match mark {
         Mark::Unwatched(phase) => Slot::of_phase(phase),
-        Mark::Stalled => Slot::Stalled,
-        Mark::Failing => Slot::Failed,
-        Mark::Progressing => Slot::Progressing,
-        Mark::Suspended => Slot::Suspended,
-        Mark::Connecting => Slot::Pending,
-        Mark::Ready => Slot::Ready,
-        Mark::Empty => Slot::NotApplicable,
+        Mark::Failing(_, Stall::Yes) | Mark::Copy(Copy::Stuck) => Slot::Stalled,
+        Mark::Failing(_, Stall::No) | Mark::Copy(Copy::Failing) | Mark::Age(Age::Old) => {
+            Slot::Failed
+        }
+        Mark::Progressing | Mark::Copy(Copy::Behind) | Mark::Age(Age::Hour) => Slot::Progressing,
+        Mark::Suspended | Mark::Copy(Copy::Suspended) => Slot::Suspended,
+        Mark::Connecting | Mark::Age(Age::Never) => Slot::Pending,
+        Mark::Ready | Mark::Copy(Copy::Current) | Mark::Age(Age::Now | Age::Minutes) => Slot::Ready,
+        Mark::Empty | Mark::Copy(Copy::Absent) => Slot::NotApplicable,
     }
 }
 
@@ -281,7 +283,19 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         area.height.saturating_sub(2),
     );
     let focus = model.screen().map;
+    let shading = map::Shading::of(model);
     let mut title = format!(" Fleet map · {} clusters", map.clusters.len());
+    match (shading.mode, &shading.followed) {
+        (MapMode::Health, _) => {}
+        (MapMode::Rollout, Some((key, _))) => title.push_str(&format!(
+            " · rollout of {} {}/{}",
+            key.kind, key.namespace, key.name
+        )),
+        (MapMode::Rollout, None) => {
+            title.push_str(" · rollout: select one in the rollout view (v)");
+        }
+        (MapMode::Freshness, _) => title.push_str(" · freshness: since its last event or report"),
+    }
     if map.per_cell > 1 {
         title.push_str(&format!(
             " · a cell is up to {} (the worst shown)",
@@ -293,11 +307,20 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     }
     title.push(' ');
     let mut legend = vec![Span::raw(" ")];
-    for mark in Mark::LEGEND {
-        legend.push(Span::styled(
-            format!("{} {}", mark.glyph(), mark.name()),
-            theme.style(slot(mark)),
-        ));
+    let failing = Mark::Failing(map::Degree::Few, Stall::No);
+    for mark in shading.mode.legend() {
+        let text = match mark {
+            // The three degrees of failing in one entry, light to heavy.
+            Mark::Failing(map::Degree::Few, _) => "░▒▓ failing <10% <50% more".to_string(),
+            Mark::Failing(..) => continue,
+            _ => format!("{} {}", mark.glyph(), mark.name()),
+        };
+        let style = if matches!(mark, Mark::Failing(..)) {
+            slot(failing)
+        } else {
+            slot(*mark)
+        };
+        legend.push(Span::styled(text, theme.style(style)));
         legend.push(Span::raw("  "));
     }
     let block = Block::bordered()
@@ -322,7 +345,7 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     }
     let selected = theme.style(Slot::Selected);
     for (i, cell) in map.cells.iter().enumerate() {
-        let Some((_, mark)) = map.worst(index, i) else {
+        let Some((_, mark)) = map.worst(&shading, index, i) else {
             continue;
         };
         let mut style = theme.style(slot(mark));
@@ -339,28 +362,55 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     }
 }
 
-/// What the status line says of the cell under the map's cursor: its (worst) cluster, the
-/// cluster's state and counts.
+/// What the status line says of the cell under the map's cursor: its (worst) cluster and, in
+/// the map's mode, its figures.
 pub fn map_status(model: &Model) -> Option<String> {
     let at = model.screen().map?;
     let (width, height) = model.map_room;
     let map = map::layout(&model.index, &model.rows.ids, width, height);
-    let (id, mark) = map.worst(&model.index, at)?;
+    let shading = map::Shading::of(model);
+    let (id, mark) = map.worst(&shading, &model.index, at)?;
     let cluster = model.index.cluster(id)?;
+    let mut text = format!(" {} ({})", cluster.info.name, cluster.info.workspace);
+    match mark {
+        Mark::Unwatched(phase) => text.push_str(&format!(" · {}", phase.as_str())),
+        Mark::Copy(copy) => {
+            let place = shading.followed.as_ref().and_then(|(_, p)| p.get(&id));
+            match place {
+                Some(p) => {
+                    let runs = p.revision.as_ref().map_or("nothing yet".to_string(), |r| {
+                        crate::units::truncate_hex(&r.revision)
+                    });
+                    text.push_str(&format!(" · {} · runs {runs}", p.state()));
+                    let why = p.reason(model.now);
+                    if !why.is_empty() {
+                        text.push_str(&format!(" · {why}"));
+                    }
+                }
+                None if copy == Copy::Absent && shading.followed.is_some() => {
+                    text.push_str(" · has no copy of it");
+                }
+                None => text.push_str(" · no rollout selected"),
+            }
+        }
+        Mark::Age(_) => {
+            let heard = shading
+                .heard(cluster)
+                .map_or("never".to_string(), |at| format!("{} ago", shading.ago(at)));
+            text.push_str(&format!(
+                " · last heard {heard} · {}",
+                cluster.connection.phase.as_str()
+            ));
+        }
+        other => text.push_str(&format!(" · {}", other.name())),
+    }
     let h = &cluster.health;
-    let mut text = format!(
-        " {} ({}) · {} · {} objects",
-        cluster.info.name,
-        cluster.info.workspace,
-        match mark {
-            Mark::Unwatched(phase) => phase.as_str(),
-            other => other.name(),
-        },
-        h.total()
-    );
+    text.push_str(&format!(" · {} objects", h.total()));
+    if h.failing() > 0 {
+        text.push_str(&format!(" · {} failing", h.failing()));
+    }
     for (n, what) in [
         (h.get(Health::Stalled), "stalled"),
-        (h.get(Health::Failed), "failed"),
         (h.get(Health::Progressing), "progressing"),
         (h.get(Health::Suspended), "suspended"),
     ] {
