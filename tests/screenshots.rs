@@ -1,5 +1,5 @@
-//! The screenshots in `screenshots/`: the main views of a simulated fleet (48 clusters in 6
-//! workspaces, a few faults), drawn by the real render code into a test buffer and written as SVG.
+//! The screenshots in `screenshots/`: the main views of the demo's simulated fleet (its story, at
+//! 96 clusters in 8 workspaces), drawn by the real render code into a test buffer and written as SVG.
 //!
 //! `cargo test` draws them into a temporary directory and checks what they show; to refresh the
 //! committed images run `FLUXFLEET_SCREENSHOTS=1 cargo test --test screenshots`.
@@ -106,13 +106,13 @@ fn worst(index: &Index) -> (String, String) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn screenshots_of_the_main_views() {
+    // The demo's story, smaller: a bad revision on some of the dev and staging clusters, a few
+    // long-standing misconfigurations, suspensions, two clusters nobody reaches.
     let sim = common::start_with(|c| {
-        c.clusters = 48;
-        c.workspaces = 6;
-        c.faults = fluxfleet_sim::faults::Spec::parse(
-            "unreachable=4%,expired-token=2%,forbidden=4%,old-flux=10%",
-        )
-        .unwrap();
+        c.clusters = 96;
+        c.workspaces = 8;
+        c.scenario = fluxfleet_sim::Scenario::Story;
+        c.faults = fluxfleet_sim::faults::Spec::parse("old-flux=5%").unwrap();
     })
     .await;
     let request = inventory::Request {
@@ -134,7 +134,9 @@ async fn screenshots_of_the_main_views() {
 
     let (keymap, warnings) = Keymap::from_config(&config.keymap);
     assert_eq!(warnings, Vec::<String>::new());
-    let mut model = Model::new(index, keymap, Vec::new(), jiff::Timestamp::now());
+    // The simulator's clock (its epoch is pinned), so that ages read as the story tells them.
+    let now = jiff::Timestamp::from_second(1_790_000_000 + 60).unwrap();
+    let mut model = Model::new(index, keymap, Vec::new(), now);
     let scratch = tempfile::tempdir().unwrap();
     let dir = if std::env::var_os("FLUXFLEET_SCREENSHOTS").is_some() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("screenshots")
@@ -150,7 +152,7 @@ async fn screenshots_of_the_main_views() {
 
     let fleet = camera.shoot(&mut model, "fleet");
     assert!(fleet.contains(&ws), "{fleet}");
-    assert!(fleet.contains("Fleet map · 48 clusters"), "{fleet}");
+    assert!(fleet.contains("Fleet map · 96 clusters"), "{fleet}");
 
     // The cursor on the map: the status line names the cluster under it.
     key(&mut model, KeyCode::Tab);

@@ -478,7 +478,8 @@ fn triage_groups_identical_failures_and_expands_to_clusters() {
     let mut m = model();
     key(&mut m, KeyCode::Char('t'));
     m.refresh_rows();
-    // The unreachable cluster first, then stalled, then failed; each failure on two clusters.
+    // The costliest first (members and what they hold back), then the unwatched before the
+    // stalled before the failed; each failure on two clusters.
     insta::assert_snapshot!("triage", screen(&mut m, 110, 14));
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Char(' '));
@@ -545,9 +546,8 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
         (apps.holds.fewest, apps.holds.most, apps.holds.total),
         (2, 2, 4)
     );
-    // Expanded: each cluster, with what the root holds back there.
-    key(&mut m, KeyCode::Char('j'));
-    key(&mut m, KeyCode::Char('j'));
+    // Expanded: each cluster, with what the root holds back there. It costs the most (two
+    // failing copies holding back four), so it comes first.
     key(&mut m, KeyCode::Char(' '));
     insta::assert_snapshot!("triage_root_expanded", screen(&mut m, 120, 14));
     // The actions on a root-cause group act on the roots.

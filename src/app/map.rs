@@ -8,72 +8,42 @@ use super::model::Model;
 use super::view::{RowId, View};
 use std::collections::HashMap;
 
+use super::view::MapMode;
 use crate::fleet::rollouts::{self, Place, Standing};
 use crate::fleet::{ClusterEntry, ClusterId, Health, Index, ObjectKey, Phase, WorkspaceId};
 
 /// The most characters of a workspace name written before its cells.
 const LABEL: usize = 12;
 
-/// What the map shows of each cluster: one key (`map_mode`) cycles through them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MapMode {
-    /// How bad it is: the share of its objects failing, not watched, progressing, ready.
-    #[default]
-    Health,
-    /// Its copy of the rollout last selected in the rollout view: on the newest revision,
-    /// behind, failing on it, stuck, suspended.
-    Rollout,
-    /// How long since the cluster's last event or report: how old what the map shows is.
-    Freshness,
-}
-
-impl MapMode {
-    pub fn next(self) -> MapMode {
-        match self {
-            MapMode::Health => MapMode::Rollout,
-            MapMode::Rollout => MapMode::Freshness,
-            MapMode::Freshness => MapMode::Health,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MapMode::Health => "health",
-            MapMode::Rollout => "rollout",
-            MapMode::Freshness => "freshness",
-        }
-    }
-
-    /// Every mark this mode shows, for its legend.
-    pub fn legend(self) -> &'static [Mark] {
-        match self {
-            MapMode::Health => &[
-                Mark::Ready,
-                Mark::Progressing,
-                Mark::Failing(Degree::Few, Stall::No),
-                Mark::Failing(Degree::Many, Stall::No),
-                Mark::Failing(Degree::Most, Stall::No),
-                Mark::Suspended,
-                Mark::Unwatched(Phase::Unreachable),
-                Mark::Connecting,
-                Mark::Empty,
-            ],
-            MapMode::Rollout => &[
-                Mark::Copy(Copy::Current),
-                Mark::Copy(Copy::Behind),
-                Mark::Copy(Copy::Failing),
-                Mark::Copy(Copy::Stuck),
-                Mark::Copy(Copy::Suspended),
-                Mark::Copy(Copy::Absent),
-            ],
-            MapMode::Freshness => &[
-                Mark::Age(Age::Now),
-                Mark::Age(Age::Minutes),
-                Mark::Age(Age::Hour),
-                Mark::Age(Age::Old),
-                Mark::Age(Age::Never),
-            ],
-        }
+/// Every mark `mode` shows, for the map's legend.
+pub fn legend(mode: MapMode) -> &'static [Mark] {
+    match mode {
+        MapMode::Health => &[
+            Mark::Ready,
+            Mark::Progressing,
+            Mark::Failing(Degree::Few, Stall::No),
+            Mark::Failing(Degree::Many, Stall::No),
+            Mark::Failing(Degree::Most, Stall::No),
+            Mark::Suspended,
+            Mark::Unwatched(Phase::Unreachable),
+            Mark::Connecting,
+            Mark::Empty,
+        ],
+        MapMode::Rollout => &[
+            Mark::Copy(Copy::Current),
+            Mark::Copy(Copy::Behind),
+            Mark::Copy(Copy::Failing),
+            Mark::Copy(Copy::Stuck),
+            Mark::Copy(Copy::Suspended),
+            Mark::Copy(Copy::Absent),
+        ],
+        MapMode::Freshness => &[
+            Mark::Age(Age::Now),
+            Mark::Age(Age::Minutes),
+            Mark::Age(Age::Hour),
+            Mark::Age(Age::Old),
+            Mark::Age(Age::Never),
+        ],
     }
 }
 

@@ -35,7 +35,7 @@ pub struct Model {
     /// Width and height of the fleet map, known from the last render (for moving over it).
     pub map_room: (u16, u16),
     /// What the fleet map shows of each cluster.
-    pub map_mode: super::map::MapMode,
+    pub map_mode: super::view::MapMode,
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     pub map_rollout: Option<ObjectKey>,
     pub fetched: Option<Fetched>,
@@ -98,7 +98,7 @@ impl Model {
             rows_stale: true,
             page: 20,
             map_room: (0, 0),
-            map_mode: super::map::MapMode::default(),
+            map_mode: super::view::MapMode::default(),
             map_rollout: None,
             fetched: None,
             marks: HashSet::new(),

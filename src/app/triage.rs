@@ -270,7 +270,9 @@ pub(super) fn triage(
         Some(SortBy::Clusters) => order.sort_by_key(|(k, _)| Reverse(count(k))),
         Some(SortBy::Name) => order.sort_by_key(|(k, _)| groups.get(k).map(group_text)),
         Some(SortBy::Age) => order.sort_by_key(|(k, _)| groups.get(k).and_then(|g| g.since)),
-        _ => order.sort_by_key(|(k, cost)| (groups.get(k).map(|g| g.what.rank()), Reverse(*cost))),
+        // Where it hurts most first: what a group costs (its members and what they hold back),
+        // then the unwatched before the stalled before the failing.
+        _ => order.sort_by_key(|(k, cost)| (Reverse(*cost), groups.get(k).map(|g| g.what.rank()))),
     }
     for (key, _) in order {
         ids.push(RowId::Group(key));

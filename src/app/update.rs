@@ -6,9 +6,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use super::acting::{acted, ask, confirming, mark, notice_handled, retry};
 use super::action::Action;
 use super::keymap::{Bound, Key};
-use super::map::MapMode;
 pub use super::message::{Effect, Msg};
 use super::model::Model;
+use super::view::MapMode;
 use super::view::{Fetched, Input, RowId, View};
 use crate::fleet::index::Change;
 

@@ -18,6 +18,37 @@ pub enum Scope {
     Cluster(ClusterId),
 }
 
+/// What the map shows of each cluster: one key (`map_mode`) cycles through them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MapMode {
+    /// How bad it is: the share of its objects failing, not watched, progressing, ready.
+    #[default]
+    Health,
+    /// Its copy of the rollout last selected in the rollout view: on the newest revision,
+    /// behind, failing on it, stuck, suspended.
+    Rollout,
+    /// How long since the cluster's last event or report: how old what the map shows is.
+    Freshness,
+}
+
+impl MapMode {
+    pub fn next(self) -> MapMode {
+        match self {
+            MapMode::Health => MapMode::Rollout,
+            MapMode::Rollout => MapMode::Freshness,
+            MapMode::Freshness => MapMode::Health,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MapMode::Health => "health",
+            MapMode::Rollout => "rollout",
+            MapMode::Freshness => "freshness",
+        }
+    }
+}
+
 /// One screen of the TUI.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum View {

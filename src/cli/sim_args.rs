@@ -36,6 +36,11 @@ pub struct SimArgs {
     /// Give every cluster its own port instead of a `/clusters/<name>` path prefix.
     #[arg(long)]
     pub port_per_cluster: bool,
+    /// What the fleet holds and how it moves: `story` (most clusters ready, a bad revision
+    /// going out ring by ring, a flaky region, a few long-standing misconfigurations — what
+    /// `fluxfleet demo` shows) or `uniform` (failures spread evenly, for load tests).
+    #[arg(long, value_parser = sim::Scenario::parse, default_value = "story")]
+    pub scenario: sim::Scenario,
     /// Faults per share of clusters, e.g. `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%`.
     #[arg(long, value_parser = fault_spec, default_value = "")]
     pub faults: sim::faults::Spec,
@@ -93,6 +98,7 @@ impl SimArgs {
             kommander: self.kommander,
             operator: self.operator,
             report_every: self.report_every,
+            scenario: self.scenario,
             ..sim::Config::default()
         }
     }

@@ -231,7 +231,7 @@ pub fn populate_management(
     };
     let mut rng = Rng::fork(seed, "management");
     for m in &managements {
-        populate::populate(m, seed, clock, objects.min(8), 2, 2);
+        populate::populate(m, (seed, None), clock, objects.min(8), 2, 2);
     }
     // Who holds which Cluster: with one management cluster, every workload cluster; nested, the
     // top one holds the even ones and the second management cluster, which holds the odd ones

@@ -353,6 +353,12 @@ pub mod annotations {
     pub const FORCE_AT: &str = "reconcile.fluxcd.io/forceAt";
     /// HelmRelease (`--reset`): the failure counters start again.
     pub const RESET_AT: &str = "reconcile.fluxcd.io/resetAt";
+    /// Who suspended an object, as fluxfleet records it (its README, "Security").
+    pub const SUSPENDED_BY: &str = "fluxfleet.dev/suspended-by";
+    /// Why, as fluxfleet records it (`--reason`).
+    pub const SUSPEND_REASON: &str = "fluxfleet.dev/suspend-reason";
+    /// Who suspended an object, as the Flux Operator's UI reads it.
+    pub const OPERATOR_SUSPENDED_BY: &str = "fluxcd.controlplane.io/suspendedBy";
 
     /// The annotation `key` of `object`, when it is a string.
     pub fn get<'v>(object: &'v Value, key: &str) -> Option<&'v str> {

@@ -11,8 +11,9 @@
 //! - [`facts`], `rng`, `clock`, `body`, `status`, `merge` — leaves: the Flux facts served (kinds,
 //!   versions, dependsOn), seeded randomness, the simulated clock, response bodies, the API's
 //!   `Status` errors, JSON merge and strategic patches.
-//! - `flux`, [`faults`], `resources`, `selector`, `catalog` — Flux status blocks as the
-//!   controllers write them, the faults a cluster can have, the API resources a cluster serves,
+//! - `flux`, [`faults`], [`scenario`], `resources`, `selector`, `catalog` — Flux status blocks
+//!   as the controllers write them, the faults a cluster can have, what the fleet holds and how
+//!   it moves (uniform, or the demo's story), the API resources a cluster serves,
 //!   label and field selectors, the catalog of sources, charts and apps a fleet is made of.
 //! - `store` — one cluster's objects, each with what the simulator means it to be.
 //! - `world`, `tls`, `kubeconfig`, `files` — the fleet and its clusters, the CA and the
@@ -49,6 +50,7 @@ mod populate;
 mod request;
 mod resources;
 mod rng;
+pub mod scenario;
 mod selector;
 mod server;
 mod state;
@@ -72,7 +74,8 @@ use tokio_util::sync::CancellationToken;
 pub use faults::Faults;
 pub use files::{Files, private_dir};
 pub use handle::Handle;
-pub use observe::{TruthCluster, TruthObject};
+pub use observe::{TruthCluster, TruthObject, TruthStuck};
+pub use scenario::Scenario;
 pub use tls::{CertVersion, ClientIdentity};
 pub use world::Role;
 use world::{Cluster, World, random_token};
@@ -139,6 +142,9 @@ pub struct Config {
     pub operator: f64,
     /// How often the operator writes its report (`fluxcd.controlplane.io/reconcileEvery`).
     pub report_every: Duration,
+    /// What the fleet holds and how it moves: evenly spread failures (the default, for load
+    /// tests), or the demo's story.
+    pub scenario: Scenario,
 }
 
 impl Default for Config {
@@ -166,6 +172,7 @@ impl Default for Config {
             nested: false,
             operator: 0.5,
             report_every: Duration::from_secs(600),
+            scenario: Scenario::Uniform,
         }
     }
 }
@@ -269,8 +276,8 @@ pub async fn start(config: Config) -> Result<Handle, Error> {
     })?;
 
     let (world, workspaces) = build_world(&config);
-    let world = Arc::new(world);
     let clock = clock::Clock::new(config.epoch);
+    let world = Arc::new(world.with_clock(clock.clone()));
     // Half the workspaces already run the newest revisions: a rollout is under way.
     let rings: Vec<usize> = (0..workspaces)
         .map(|w| if w < workspaces.div_ceil(2) { 2 } else { 1 })
@@ -379,20 +386,43 @@ fn serve(
 
 /// The fleet's clusters, empty: workload clusters named `<workspace>-<env>-<NNN>` with their
 /// faults, then the management clusters, the top one last. Also the number of workspaces.
-fn build_world(config: &Config) -> (World, usize) {
+pub(crate) fn build_world(config: &Config) -> (World, usize) {
     let workspaces = workspace_names(config.workspaces);
-    let faults = config.faults.assign(config.clusters, config.seed);
     let limits = store::Limits {
         history: config.history,
         history_age: config.history_age,
         events: config.events_per_cluster,
     };
+    // Name, workspace, environment and region of each workload cluster.
+    let places: Vec<(String, &String, &str, &str)> = (0..config.clusters)
+        .map(|i| {
+            let ws = &workspaces[i % workspaces.len()];
+            let env = ENVS[(i / workspaces.len()) % ENVS.len()];
+            let region = REGIONS[(i / (workspaces.len() * ENVS.len())) % REGIONS.len()];
+            let name = format!("{ws}-{env}-{:03}", i / workspaces.len() + 1);
+            (name, ws, env, region)
+        })
+        .collect();
+    let cast = (config.scenario == Scenario::Story).then(|| {
+        let extras: Vec<scenario::Extra> = places
+            .iter()
+            .enumerate()
+            .map(|(index, (name, _, env, region))| scenario::Extra {
+                index,
+                name,
+                env,
+                region,
+            })
+            .collect();
+        scenario::Cast::pick(config.seed, &extras)
+    });
+    let faults = config.faults.assign(config.clusters, config.seed);
     let mut clusters = Vec::with_capacity(config.clusters + 1);
-    for (i, f) in faults.into_iter().enumerate() {
-        let ws = &workspaces[i % workspaces.len()];
-        let env = ENVS[(i / workspaces.len()) % ENVS.len()];
-        let region = REGIONS[(i / (workspaces.len() * ENVS.len())) % REGIONS.len()];
-        let name = format!("{ws}-{env}-{:03}", i / workspaces.len() + 1);
+    for (i, (f, (name, ws, env, region))) in faults.into_iter().zip(places).enumerate() {
+        let f = match &cast {
+            Some(cast) => cast.faults(i, f),
+            None => f,
+        };
         let labels = BTreeMap::from([
             ("env".to_string(), env.to_string()),
             ("region".to_string(), region.to_string()),
@@ -428,7 +458,11 @@ fn build_world(config: &Config) -> (World, usize) {
         )));
     }
     let count = workspaces.len();
-    (World::new(clusters, workspaces), count)
+    let world = World::new(clusters, workspaces);
+    match cast {
+        Some(cast) => (world.with_story(cast), count),
+        None => (world, count),
+    }
 }
 
 /// Where each cluster is served: a path under the shared address, a port of its own (with

@@ -14,7 +14,7 @@ use super::resources::Res;
 use super::state::State;
 use super::status::ApiError;
 use super::world::{Cluster, World};
-use crate::facts::Health;
+use crate::facts::{FluxKind, Health};
 
 /// One Flux object as the simulator means it to be.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -33,7 +33,22 @@ pub struct TruthObject {
     /// `lastAttemptedRevision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted: Option<String>,
+    /// Stuck as fluxfleet's rollout rules say by default: a Kustomization or HelmRelease that
+    /// tried a revision other than the one it runs, and has not turned ready for half an hour.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stuck: Option<TruthStuck>,
 }
+
+/// Why a copy is stuck: the revision it tried, and since when it has failed to apply it.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TruthStuck {
+    pub tried: String,
+    pub since: String,
+}
+
+/// How long a copy may try a revision before it counts as stuck (the rollout rules' default).
+pub const STUCK_AFTER: i64 = 30 * 60;
 
 /// One cluster as the simulator means it to be.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -51,7 +66,7 @@ pub struct TruthCluster {
     pub objects: Vec<TruthObject>,
 }
 
-pub fn truth_of(cluster: &Cluster) -> TruthCluster {
+pub fn truth_of(cluster: &Cluster, now: i64) -> TruthCluster {
     let store = cluster.store();
     let objects = store
         .all()
@@ -70,6 +85,7 @@ pub fn truth_of(cluster: &Cluster) -> TruthCluster {
                 },
                 suspended: o.suspended,
                 resource_version: o.rv.to_string(),
+                stuck: stuck_of(kind, &value, now).filter(|_| !o.suspended),
                 applied: applied_of(kind, &value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),
             })
@@ -90,8 +106,7 @@ fn text(value: &Value, path: &str) -> Option<String> {
     value.pointer(path)?.as_str().map(str::to_string)
 }
 
-fn applied_of(kind: crate::facts::FluxKind, value: &Value) -> Option<String> {
-    use crate::facts::FluxKind;
+fn applied_of(kind: FluxKind, value: &Value) -> Option<String> {
     match kind {
         FluxKind::Kustomization => text(value, "/status/lastAppliedRevision"),
         FluxKind::HelmRelease => text(value, "/status/history/0/chartVersion"),
@@ -99,12 +114,36 @@ fn applied_of(kind: crate::facts::FluxKind, value: &Value) -> Option<String> {
     }
 }
 
+/// A Kustomization or HelmRelease that tried what it does not run for longer than
+/// [`STUCK_AFTER`], counted from its Ready condition's last transition.
+fn stuck_of(kind: FluxKind, value: &Value, now: i64) -> Option<TruthStuck> {
+    if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
+        return None;
+    }
+    let tried = text(value, "/status/lastAttemptedRevision")?;
+    let runs = match kind {
+        FluxKind::HelmRelease => text(value, "/status/history/0/chartVersion")
+            .or_else(|| text(value, "/status/lastAppliedRevision")),
+        _ => text(value, "/status/lastAppliedRevision"),
+    }?;
+    let since = value
+        .pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")?
+        .get("lastTransitionTime")?
+        .as_str()?
+        .to_string();
+    let at = since.parse::<jiff::Timestamp>().ok()?.as_second();
+    (tried != runs && now - at > STUCK_AFTER).then_some(TruthStuck { tried, since })
+}
+
 pub fn truth(world: &World, only: Option<&str>) -> Vec<TruthCluster> {
     world
         .clusters
         .iter()
         .filter(|c| only.is_none_or(|n| n == c.name))
-        .map(|c| truth_of(c))
+        .map(|c| truth_of(c, world.clock.now_seconds()))
         .collect()
 }
 

@@ -15,7 +15,9 @@ use super::resources::{Res, api_version};
 use super::rng::Rng;
 use super::store::Store;
 use super::world::{Cluster, World};
+use crate::facts::annotations;
 use crate::facts::{FluxKind, FluxRelease, Health};
+use crate::scenario::{Cast, Part};
 
 /// Where the fleet-wide rollout is: which revision generation each workspace ring runs.
 pub fn git_revision(seed: u64, generation: usize) -> String {
@@ -222,6 +224,50 @@ fn decide(
     }
 }
 
+/// What the story means an object to be: ready, unless it plays a part — the bad revision's
+/// victim, a misconfiguration — or waits on a dependency that is not ready.
+fn decide_story(part: Part, kind: FluxKind, obj: &Value, deps: &HashMap<ObjKey, Health>) -> Intent {
+    let failed = |health, failure| Intent {
+        health,
+        failure: Some(failure),
+    };
+    match part {
+        Part::Bad => return failed(Health::Failed, Failure::HealthCheck),
+        Part::Misconfigured(m) => {
+            let (retrying, stalled) = Failure::for_kind(kind);
+            return if m.stalled {
+                failed(Health::Stalled, stalled)
+            } else if kind == FluxKind::Kustomization {
+                failed(Health::Failed, Failure::BuildFailed)
+            } else {
+                failed(Health::Failed, retrying[0])
+            };
+        }
+        Part::None | Part::Suspended { .. } => {}
+    }
+    let waits = obj
+        .pointer("/spec/dependsOn")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("name")?.as_str())
+        .any(|dep| {
+            let key = (kind, "flux-system".to_string(), dep.to_string());
+            deps.get(&key).is_some_and(|h| *h != Health::Ready)
+        });
+    if waits {
+        return failed(Health::Failed, Failure::DependencyNotReady);
+    }
+    Intent {
+        health: Health::Ready,
+        failure: None,
+    }
+}
+
+fn meta<'v>(obj: &'v Value, path: &str) -> &'v str {
+    obj.pointer(path).and_then(Value::as_str).unwrap_or("")
+}
+
 /// Metadata as the API server and the controllers leave it.
 fn finish_metadata(
     rng: &mut Rng,
@@ -309,7 +355,7 @@ const RELEASE_DAYS: i64 = 2;
 /// behind, so that newer revisions are also the more recent ones.
 pub fn populate(
     cluster: &Cluster,
-    seed: u64,
+    (seed, story): (u64, Option<&Cast>),
     clock: &Clock,
     count: usize,
     generation: usize,
@@ -343,13 +389,23 @@ pub fn populate(
         if let Some(ns) = obj.pointer("/metadata/namespace").and_then(Value::as_str) {
             namespaces.insert(ns.to_string());
         }
-        let intent = decide(
-            &mut rng,
-            p.kind,
-            &obj,
-            hot.as_ref().map(|(k, n, f)| (*k, n.as_str(), *f)),
-            &healths,
-        );
+        let part = story.map_or(Part::None, |cast| {
+            let (ns, name) = (
+                meta(&obj, "/metadata/namespace"),
+                meta(&obj, "/metadata/name"),
+            );
+            cast.part(cluster.index, p.kind, ns, name)
+        });
+        let intent = match story {
+            Some(_) => decide_story(part, p.kind, &obj, &healths),
+            None => decide(
+                &mut rng,
+                p.kind,
+                &obj,
+                hot.as_ref().map(|(k, n, f)| (*k, n.as_str(), *f)),
+                &healths,
+            ),
+        };
         // What its source really holds (a failing source keeps an older artifact), else the ring's.
         let revision = source_of(p.kind, &obj)
             .and_then(|src| {
@@ -374,17 +430,30 @@ pub fn populate(
         }
         // Moved by rollouts: arrived with its generation, within hours of its release.
         let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
-        let ago = if rolled {
-            let behind = latest.saturating_sub(generation) as i64;
-            behind * RELEASE_DAYS * 86_400 + 60 * (5 + rng.below(60 * 6)) as i64
-        } else {
-            60 * (5 + rng.below(60 * 24 * 7)) as i64
+        let ago = match (story, part, intent.health) {
+            // The story's long-standing trouble began days ago; what the bad revision broke
+            // (and what waits on it), hours ago.
+            (Some(_), Part::Misconfigured(_), _) => 86_400 * (2 + rng.below(6) as i64),
+            (Some(_), _, Health::Failed | Health::Stalled) => 3_600 * (2 + rng.below(3) as i64),
+            _ if rolled => {
+                let behind = latest.saturating_sub(generation) as i64;
+                behind * RELEASE_DAYS * 86_400 + 60 * (5 + rng.below(60 * 6)) as i64
+            }
+            _ => 60 * (5 + rng.below(60 * 24 * 7)) as i64,
         };
         let ago = clock.before_start(ago);
         let ctx = context(cluster, p.kind, &revision, &ago);
         obj["status"] = flux::render_status(&obj, intent, &ctx);
-        if rng.chance(0.03) {
-            obj["spec"]["suspend"] = json!(true);
+        match (story, part) {
+            (None, _) if rng.chance(0.03) => obj["spec"]["suspend"] = json!(true),
+            (Some(_), Part::Suspended { by, why }) => {
+                obj["spec"]["suspend"] = json!(true);
+                let notes = &mut obj["metadata"]["annotations"];
+                notes[annotations::SUSPENDED_BY] = json!(by);
+                notes[annotations::SUSPEND_REASON] = json!(why);
+                notes[annotations::OPERATOR_SUSPENDED_BY] = json!(by);
+            }
+            _ => {}
         }
         if let (Some(f), true) = (intent.failure, intent.health.is_failing()) {
             let (reason, message) = flux::failure_text(f, &obj, &ctx);
@@ -451,12 +520,19 @@ pub fn populate_all(world: &Arc<World>, seed: u64, objects: usize, clock: &Clock
         for part in workloads.chunks(chunk) {
             s.spawn(move || {
                 for c in part {
-                    let ring = world
-                        .workspaces
-                        .iter()
-                        .position(|w| *w == c.workspace)
-                        .map_or(0, |i| rings[i]);
-                    populate(c, seed, clock, objects, ring, latest);
+                    let story = world.story.as_ref();
+                    let ring = match story {
+                        Some(_) => {
+                            let env = c.labels.get("env").map_or("", String::as_str);
+                            Cast::generation(env, latest)
+                        }
+                        None => world
+                            .workspaces
+                            .iter()
+                            .position(|w| *w == c.workspace)
+                            .map_or(0, |i| rings[i]),
+                    };
+                    populate(c, (seed, story), clock, objects, ring, latest);
                 }
             });
         }

@@ -9,7 +9,9 @@ use tokio::sync::watch;
 use super::faults::Faults;
 use super::resources::{Res, Served, served_resources};
 use super::store::{Limits, Store};
+use crate::clock::Clock;
 use crate::facts::FluxRelease;
+use crate::scenario::Cast;
 
 /// Which credentials a request carried.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -187,6 +189,10 @@ pub struct World {
     /// Reconciles, rollout steps and promotions asked for and not yet finished: zero when the
     /// fleet only changes by churn (tests wait for it).
     pub in_flight: std::sync::atomic::AtomicUsize,
+    /// The story scenario's cast, when the fleet tells one (else the uniform fleet).
+    pub story: Option<Cast>,
+    /// The fleet's time, which the controllers write into statuses.
+    pub clock: Clock,
 }
 
 impl World {
@@ -208,7 +214,21 @@ impl World {
             workspaces,
             sim_token: random_token(),
             in_flight: std::sync::atomic::AtomicUsize::new(0),
+            story: None,
+            clock: Clock::new(None),
         }
+    }
+
+    /// The fleet's time is `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> World {
+        self.clock = clock;
+        self
+    }
+
+    /// The fleet tells the story `cast` plays.
+    pub fn with_story(mut self, cast: Cast) -> World {
+        self.story = Some(cast);
+        self
     }
 
     pub fn cluster(&self, name: &str) -> Option<&Arc<Cluster>> {

@@ -7,8 +7,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Cell};
 
 use super::widgets::{Columns, count_cell, health_bar, highlighted, list};
-use crate::app::map::{self, Age, Copy, MapMode, Mark, Stall};
+use crate::app::map::{self, Age, Copy, Mark, Stall};
 use crate::app::model::{Model, RowId};
+use crate::app::view::MapMode;
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::report::Skew;
 use crate::fleet::{Health, Index, WorkspaceEntry, WorkspaceId};
@@ -308,7 +309,7 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     title.push(' ');
     let mut legend = vec![Span::raw(" ")];
     let failing = Mark::Failing(map::Degree::Few, Stall::No);
-    for mark in shading.mode.legend() {
+    for mark in map::legend(shading.mode) {
         let text = match mark {
             // The three degrees of failing in one entry, light to heavy.
             Mark::Failing(map::Degree::Few, _) => "░▒▓ failing <10% <50% more".to_string(),

@@ -99,6 +99,11 @@ enum Job {
     Report {
         cluster: usize,
     },
+    /// The story's flake ends: the object is ready again.
+    Recover {
+        cluster: usize,
+        key: Key,
+    },
 }
 
 impl Job {
@@ -269,6 +274,7 @@ impl Controller {
                 workspace,
                 generation,
             } => self.ring(workspace, generation),
+            Job::Recover { cluster, key } => self.recover(cluster, key),
             Job::Report { cluster } => {
                 if let Some(c) = self.cluster(cluster) {
                     super::operator::refresh(&c, &self.clock);
@@ -374,7 +380,7 @@ impl Controller {
                 self.after(first, Job::Report { cluster: c.index });
             }
         }
-        if self.settings.churn > 0.0 {
+        if self.settings.churn > 0.0 && self.world.story.is_none() {
             let interval = self.settings.rollout_interval;
             self.after(interval, Job::NewRelease);
         }
@@ -420,7 +426,7 @@ impl Controller {
                 self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
             }
             Msg::SetChurn(rate) => {
-                if self.settings.churn <= 0.0 && rate > 0.0 {
+                if self.settings.churn <= 0.0 && rate > 0.0 && self.world.story.is_none() {
                     let interval = self.settings.rollout_interval;
                     self.after(interval, Job::NewRelease);
                 }

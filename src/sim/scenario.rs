@@ -1,0 +1,245 @@
+//! What the simulated fleet holds and how it moves: a scenario.
+//!
+//! - **uniform** — failures spread evenly (about one object in ten), churn that holds that share,
+//!   a new revision every rollout interval, workspace by workspace: a load for tests and
+//!   benchmarks.
+//! - **story** — a fleet as on-call finds it (`fluxfleet demo`): most clusters entirely ready,
+//!   and the trouble concentrated where a real fleet has it:
+//!   - a new revision of the fleet repository promoted dev → staging, not yet to prod, that
+//!     fails its `infra-controllers` health check on a share of the clusters that took it — one
+//!     root cause, with everything that depends on it waiting;
+//!   - a handful of clusters in one region whose API servers flap (5xx, slow answers);
+//!   - three long-standing misconfigurations, each on a few clusters, failing for days;
+//!   - objects suspended on purpose, with who suspended them and why;
+//!   - two clusters nobody can reach.
+//!
+//!   Churn keeps that shape: objects flake and recover within a minute, and reconciles
+//!   refresh statuses; no new revision rolls out on its own.
+
+use std::time::Duration;
+
+use crate::facts::{FluxKind, FluxRelease};
+use crate::faults::Faults;
+use crate::rng::Rng;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Scenario {
+    #[default]
+    Uniform,
+    Story,
+}
+
+/// The environment that took the bad revision first, and the one after it; prod has not.
+pub const TOOK_IT: [&str; 2] = ["dev", "staging"];
+/// The share of the clusters that took the bad revision on which it fails.
+pub const BAD_SHARE: f64 = 0.13;
+/// The object the bad revision breaks, everywhere in the same way.
+pub const BAD_OBJECT: (FluxKind, &str, &str) =
+    (FluxKind::Kustomization, "flux-system", "infra-controllers");
+/// The region whose API servers flap, and the share of its clusters that do.
+pub const FLAKY_REGION: &str = "ap-southeast-1";
+pub const FLAKY_SHARE: f64 = 0.15;
+/// How long a flake lasts before the object recovers.
+pub const FLAKE: Duration = Duration::from_secs(20);
+
+/// A long-standing misconfiguration: an object that fails the same way on a few clusters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Misconfig {
+    pub kind: FluxKind,
+    pub namespace: &'static str,
+    pub name: &'static str,
+    pub stalled: bool,
+    /// On how many prod clusters.
+    pub clusters: usize,
+}
+
+pub const MISCONFIGS: [Misconfig; 3] = [
+    // A chart that ran out of install retries: stalled until someone changes it.
+    Misconfig {
+        kind: FluxKind::HelmRelease,
+        namespace: "data",
+        name: "redis",
+        stalled: true,
+        clusters: 2,
+    },
+    // A team's deploy key rotated on the forge, not in the cluster.
+    Misconfig {
+        kind: FluxKind::GitRepository,
+        namespace: "flux-system",
+        name: "payments",
+        stalled: false,
+        clusters: 3,
+    },
+    // An overlay that does not build on these clusters: what depends on it waits.
+    Misconfig {
+        kind: FluxKind::Kustomization,
+        namespace: "flux-system",
+        name: "infra-configs",
+        stalled: false,
+        clusters: 2,
+    },
+];
+
+/// Objects suspended on purpose, by whom and why.
+pub const SUSPENDED: [(FluxKind, &str, &str, &str, &str); 2] = [
+    (
+        FluxKind::HelmRelease,
+        "monitoring",
+        "kube-prometheus-stack",
+        "maria.lopez@example.com",
+        "CHG-2231: Prometheus storage migration, resumes after the maintenance window",
+    ),
+    (
+        FluxKind::Kustomization,
+        "flux-system",
+        "apps",
+        "on-call",
+        "INC-4410: traffic drained from this cluster while the node pool is replaced",
+    ),
+];
+/// On how many clusters each suspension is.
+pub const SUSPENDED_CLUSTERS: usize = 2;
+
+impl Scenario {
+    pub fn parse(name: &str) -> Result<Scenario, String> {
+        match name {
+            "uniform" => Ok(Scenario::Uniform),
+            "story" => Ok(Scenario::Story),
+            other => Err(format!(
+                "unknown scenario {other:?}: story (a fleet with a story, the demo's) or uniform \
+                 (failures spread evenly, for load tests)"
+            )),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scenario::Uniform => "uniform",
+            Scenario::Story => "story",
+        }
+    }
+}
+
+/// The story's cast: which workload clusters play which part, picked once from the seed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cast {
+    /// Took the bad revision and fail on it.
+    pub bad: Vec<usize>,
+    /// Per misconfiguration (in [`MISCONFIGS`] order), the clusters that have it.
+    pub misconfigured: Vec<Vec<usize>>,
+    /// Per suspension (in [`SUSPENDED`] order), the clusters where it is suspended.
+    pub suspended: Vec<Vec<usize>>,
+    pub flaky: Vec<usize>,
+    pub unreachable: Vec<usize>,
+}
+
+/// A workload cluster as the story sees it: its index, name and labels.
+pub struct Extra<'a> {
+    pub index: usize,
+    pub name: &'a str,
+    pub env: &'a str,
+    pub region: &'a str,
+}
+
+impl Cast {
+    /// Casts the workload clusters: each part goes to clusters no other part has, so that every
+    /// trouble stands on its own.
+    pub fn pick(seed: u64, clusters: &[Extra<'_>]) -> Cast {
+        let mut rng = Rng::fork(seed, "story");
+        let mut taken = vec![false; clusters.iter().map(|c| c.index + 1).max().unwrap_or(0)];
+        let mut cast = Cast::default();
+        let took: Vec<&Extra> = clusters
+            .iter()
+            .filter(|c| TOOK_IT.contains(&c.env))
+            .collect();
+        let mut pick = |from: &mut dyn Iterator<Item = &Extra>, n: usize, rng: &mut Rng| {
+            let free: Vec<usize> = from.map(|c| c.index).filter(|i| !taken[*i]).collect();
+            let mut chosen = Vec::new();
+            while chosen.len() < n.min(free.len()) {
+                let i = free[rng.below(free.len())];
+                if !chosen.contains(&i) {
+                    chosen.push(i);
+                }
+            }
+            for i in &chosen {
+                taken[*i] = true;
+            }
+            chosen.sort_unstable();
+            chosen
+        };
+        let bad = ((took.len() as f64 * BAD_SHARE).round() as usize).max(1);
+        cast.bad = pick(&mut took.iter().copied(), bad, &mut rng);
+        for m in MISCONFIGS {
+            let prod = &mut clusters.iter().filter(|c| c.env == "prod");
+            cast.misconfigured.push(pick(prod, m.clusters, &mut rng));
+        }
+        for _ in SUSPENDED {
+            let all = &mut clusters.iter();
+            cast.suspended.push(pick(all, SUSPENDED_CLUSTERS, &mut rng));
+        }
+        let region: Vec<&Extra> = clusters
+            .iter()
+            .filter(|c| c.region == FLAKY_REGION)
+            .collect();
+        let flaky = ((region.len() as f64 * FLAKY_SHARE).round() as usize).max(1);
+        cast.flaky = pick(&mut region.into_iter(), flaky, &mut rng);
+        cast.unreachable = pick(&mut clusters.iter(), 2, &mut rng);
+        cast
+    }
+
+    /// The faults the story gives cluster `index`, over those the spec gave it.
+    pub fn faults(&self, index: usize, mut faults: Faults) -> Faults {
+        if self.flaky.contains(&index) {
+            faults.error5xx = Some(0.25);
+            faults.slow = Some(Duration::from_millis(1500));
+        }
+        if self.unreachable.contains(&index) {
+            faults.unreachable = true;
+        }
+        faults
+    }
+
+    /// The rollout generation cluster `index` in `env` runs: the newest where the bad revision
+    /// arrived, the one before in prod.
+    pub fn generation(env: &str, latest: usize) -> usize {
+        if TOOK_IT.contains(&env) {
+            latest
+        } else {
+            latest.saturating_sub(1)
+        }
+    }
+
+    /// What the story does to object `kind` `namespace/name` on cluster `index`.
+    pub fn part(&self, index: usize, kind: FluxKind, namespace: &str, name: &str) -> Part {
+        if self.bad.contains(&index) && (kind, namespace, name) == BAD_OBJECT {
+            return Part::Bad;
+        }
+        for (m, on) in MISCONFIGS.iter().zip(&self.misconfigured) {
+            if on.contains(&index) && (m.kind, m.namespace, m.name) == (kind, namespace, name) {
+                return Part::Misconfigured(*m);
+            }
+        }
+        for (s, on) in SUSPENDED.iter().zip(&self.suspended) {
+            if on.contains(&index) && (s.0, s.1, s.2) == (kind, namespace, name) {
+                return Part::Suspended { by: s.3, why: s.4 };
+            }
+        }
+        Part::None
+    }
+}
+
+/// An object's part in the story.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    None,
+    /// Fails on the bad revision.
+    Bad,
+    Misconfigured(Misconfig),
+    Suspended {
+        by: &'static str,
+        why: &'static str,
+    },
+}
+
+/// The Flux release every story cluster runs: the newest.
+pub const STORY_FLUX: FluxRelease = FluxRelease::LATEST;
