@@ -122,10 +122,11 @@ async fn sim(args: SimArgs) -> anyhow::Result<()> {
     let config = args.config();
     let handle = fluxfleet_sim::start(config.clone()).await?;
     println!(
-        "fluxfleet sim: {} clusters in {} workspaces ({} objects each) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
+        "fluxfleet sim: {} clusters in {} workspaces ({} objects each, the {} scenario) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
         config.clusters,
         config.workspaces,
         config.objects,
+        config.scenario.name(),
         handle.base_url,
         handle.files.dir.display(),
         handle.startup,

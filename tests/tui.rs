@@ -1369,4 +1369,14 @@ fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     );
     assert!(shot.contains("▲ stuck"), "{shot}");
     insta::assert_snapshot!("fleet_map_rollout", shot);
+    // On the map: staging-2, stuck, says what it runs and why; enter opens it.
+    key(&mut m, KeyCode::Tab);
+    key(&mut m, KeyCode::Char('G'));
+    let shot = screen(&mut m, 120, 24);
+    assert!(
+        shot.contains("staging-2 (staging) · stuck · runs main@sha1:11111111"),
+        "{shot}"
+    );
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.screen().view, View::Cluster(ClusterId(3)));
 }

@@ -12,7 +12,7 @@ use crate::app::model::{Model, RowId};
 use crate::app::view::MapMode;
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::report::Skew;
-use crate::fleet::{Health, Index, WorkspaceEntry, WorkspaceId};
+use crate::fleet::{FluxSummary, Health, Index, WorkspaceEntry, WorkspaceId};
 
 pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
     let (area, map_area) = split(model, body);
@@ -166,7 +166,8 @@ fn flux_cell<'a>(index: &'a Index, ws: &WorkspaceEntry, theme: &Theme) -> Cell<'
 }
 
 /// The worst thing in a workspace in one line: clusters that cannot be watched first, then the
-/// worst object of the cluster with the most failures. Looks at one cluster's objects only.
+/// worst object of the cluster with the most failures (a root cause before what it holds back).
+/// Looks at one cluster's objects only.
 fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
     let Some(ws) = index.workspace(w) else {
         return (String::new(), Slot::Dim);
@@ -197,7 +198,14 @@ fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
             ("—".into(), Slot::Dim)
         };
     };
-    let object = cluster.objects.values().min_by_key(|o| o.health);
+    // The worst object, a root cause before what it holds back.
+    let held = |o: &FluxSummary| {
+        cluster
+            .graph
+            .cause(&o.key)
+            .is_some_and(|cause| !cause.held_by(&o.key).is_empty())
+    };
+    let object = cluster.objects.values().min_by_key(|o| (o.health, held(o)));
     match object {
         Some(o) => (
             format!(
