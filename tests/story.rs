@@ -187,5 +187,56 @@ async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
         bad_clusters.len()
     );
     live.shutdown().await;
+
+    // Why it broke: `get --root-causes -o json` blames the revision the story broke the
+    // clusters with, on every copy, just before each failed; the deploy key rotated on the forge
+    // (a source failing with no change before it) is outside the GitOps change.
+    let broken_by: BTreeSet<&str> = truth
+        .iter()
+        .flat_map(|c| &c.objects)
+        .filter_map(|o| o.broken_by.as_deref())
+        .collect();
+    assert_eq!(broken_by.len(), 1, "one bad revision: {broken_by:?}");
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
+        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env("HOME", "/nonexistent-home")
+        .env_remove("KUBECONFIG")
+        .args(["get", "--root-causes", "-o", "json", "--timeout", "60s"])
+        .arg("--kubeconfig-dir")
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let causes = doc["rootCauses"].as_array().unwrap();
+    let cause = |name: &str| {
+        causes
+            .iter()
+            .find(|c| c["name"] == name && c["cycle"].is_null())
+            .unwrap_or_else(|| panic!("{name} in {doc:#}"))
+    };
+    let bad = cause("infra-controllers");
+    let suspect = &bad["suspect"];
+    assert_eq!(suspect["revision"], *broken_by.first().unwrap(), "{bad:#}");
+    assert_eq!(suspect["likely"], true, "{bad:#}");
+    let copies = bad_clusters.len();
+    for field in ["copies", "justBefore", "failing"] {
+        assert_eq!(suspect[field], copies, "{field}: {bad:#}");
+    }
+    assert_eq!(suspect["elsewhereFailing"], 0, "{bad:#}");
+    assert!(suspect["runsFine"].as_u64().unwrap() > 0, "{bad:#}");
+    assert!(
+        suspect["evidence"]
+            .as_str()
+            .unwrap()
+            .starts_with("began after main@sha1:"),
+        "{bad:#}"
+    );
+    let key = cause("payments");
+    assert!(
+        key["suspect"].is_null() || key["suspect"]["likely"] == false,
+        "nothing changed before the deploy key failed: {key:#}"
+    );
     sim.handle.shutdown().await;
 }

@@ -64,7 +64,8 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         }
         View::Triage { scope } => {
             let into = (&mut rows.ids, &mut rows.groups);
-            triage(index, screen, *scope, now, &matches, parts, into)
+            let window = rollout.rules.suspect_window;
+            triage(index, screen, *scope, (now, window), &matches, parts, into)
         }
         View::Rollout { scope, kind } => rollout_rows(
             (index, screen, &matches),

@@ -15,7 +15,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::view::{RowId, Scope, Screen, SortBy, clusters_in};
 use crate::fleet::graph::{Cause, Holds};
-use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey, Phase};
+use crate::fleet::suspect::{Suspect, suspect};
+use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Health, Index, ObjectKey, Phase};
 pub use cache::TriageCache;
 use cache::{Entry, hash_of};
 
@@ -32,6 +33,9 @@ pub struct Group {
     pub recent: usize,
     /// What its members hold back (root causes only).
     pub holds: Holds,
+    /// The change its failing copies came by before failing (an object's group), with the
+    /// evidence.
+    pub suspect: Option<Suspect>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -166,6 +170,7 @@ impl Groups {
                         since: None,
                         recent: 0,
                         holds: Holds::default(),
+                        suspect: None,
                     },
                     seen: Vec::new(),
                 });
@@ -208,11 +213,40 @@ fn group_of(cluster: &ClusterEntry, entry: &Entry) -> Option<GroupOf> {
     })
 }
 
+/// The change an object's group failed after: its failing copies, against every copy of the
+/// object in the scope.
+fn suspect_of(
+    index: &Index,
+    scoped: &[(ClusterId, &ClusterEntry)],
+    group: &Group,
+    window: SignedDuration,
+) -> Option<Suspect> {
+    if !matches!(group.what, GroupOf::Object { .. }) {
+        return None;
+    }
+    let failing: Vec<_> = group
+        .members
+        .iter()
+        .filter_map(|m| match m {
+            RowId::Object(c, k) => {
+                let cluster = index.cluster(*c)?;
+                Some((cluster, &**cluster.objects.get(k)?))
+            }
+            _ => None,
+        })
+        .collect();
+    let key = &failing.first()?.1.key;
+    let all = scoped
+        .iter()
+        .filter_map(|(_, c)| c.objects.get(key).map(|o| &**o));
+    suspect(&failing, all, window)
+}
+
 pub(super) fn triage(
     index: &Index,
     screen: &Screen,
     scope: Scope,
-    now: Timestamp,
+    (now, window): (Timestamp, SignedDuration),
     matches: &dyn Fn(&str) -> bool,
     cache: &mut TriageCache,
     (ids, found): (&mut Vec<RowId>, &mut HashMap<u64, Group>),
@@ -221,7 +255,8 @@ pub(super) fn triage(
     let hour_ago = now - SignedDuration::from_hours(1);
     let recent = |t: Option<Timestamp>| t.is_some_and(|t| t > hour_ago);
     let mut groups = Groups::default();
-    for (cid, cluster) in clusters_in(index, scope) {
+    let scoped = clusters_in(index, scope);
+    for &(cid, cluster) in &scoped {
         let conn = &cluster.connection;
         let ws = cluster.workspace.0;
         if conn.phase.is_failure() {
@@ -260,6 +295,7 @@ pub(super) fn triage(
         }
         let mut group = f.group;
         group.workspaces = f.seen.len();
+        group.suspect = suspect_of(index, &scoped, &group, window);
         // What it costs: its members and what they hold back.
         order.push((f.key, group.members.len() + group.holds.total));
         found.insert(f.key, group);

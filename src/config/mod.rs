@@ -152,6 +152,7 @@ struct RawRollout {
     ring_label: String,
     stuck_after: String,
     max_behind: usize,
+    suspect_window: String,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -251,16 +252,27 @@ impl Config {
         };
         let engine = raw.engine.read(&Config::fallback().engine, &mut warn);
         let fallback_rules = Config::fallback().rollout.rules;
-        let stuck_after = match parse_duration(&raw.rollout.stuck_after)
-            .map_err(|e| e.to_string())
-            .and_then(|d| jiff::SignedDuration::try_from(d).map_err(|e| e.to_string()))
-        {
-            Ok(d) => d,
-            Err(e) => {
-                warn(format!("rollout.stuck_after: {e}; using the default"));
-                fallback_rules.stuck_after
-            }
-        };
+        let mut duration =
+            |name: &str, text: &str, default: jiff::SignedDuration| match parse_duration(text)
+                .map_err(|e| e.to_string())
+                .and_then(|d| jiff::SignedDuration::try_from(d).map_err(|e| e.to_string()))
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    warn(format!("rollout.{name}: {e}; using the default"));
+                    default
+                }
+            };
+        let stuck_after = duration(
+            "stuck_after",
+            &raw.rollout.stuck_after,
+            fallback_rules.stuck_after,
+        );
+        let suspect_window = duration(
+            "suspect_window",
+            &raw.rollout.suspect_window,
+            fallback_rules.suspect_window,
+        );
         let rollout = Rollout {
             rings: crate::fleet::rollouts::Rings {
                 patterns: raw.rollout.rings,
@@ -269,6 +281,7 @@ impl Config {
             rules: crate::fleet::rollouts::Rules {
                 stuck_after,
                 max_behind: raw.rollout.max_behind,
+                suspect_window,
             },
         };
         for problem in raw.actions.problems() {

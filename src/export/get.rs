@@ -36,7 +36,9 @@ pub async fn get(request: Request) -> u8 {
     let written = if request.summary {
         output::summary(&live.index, &request, now, &mut out)
     } else if request.root_causes {
-        super::roots::write(&live.index, &request.filter, request.output, now, &mut out)
+        let window = opened.config.rollout.rules.suspect_window;
+        let what = (&request.filter, request.output);
+        super::roots::write(&live.index, what, (now, window), &mut out)
     } else {
         output::objects(&live.index, &request, &mut out)
     };

@@ -15,6 +15,7 @@ use super::output::{sorted, write_json};
 use super::request::Output;
 use super::table::{Table, safe};
 use crate::fleet::graph::{Cause, Holds};
+use crate::fleet::suspect::{Suspect, suspect};
 use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};
 use crate::units::age;
 
@@ -39,6 +40,9 @@ struct RootCause<'a> {
     workspaces: usize,
     /// What it holds back: the fewest and the most on one cluster, the total, and their names.
     blocks: Holds,
+    /// The change its copies came by before failing, with the evidence; None when none records
+    /// a change (the cause is then outside the GitOps change).
+    suspect: Option<Suspect>,
     clusters: Vec<Copy<'a>>,
 }
 
@@ -100,11 +104,16 @@ fn group_key(c: &ClusterEntry, root: &FluxSummary) -> (u64, Option<Vec<ObjectKey
     }
 }
 
-fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCause<'a>> {
+fn causes<'a>(
+    index: &'a Index,
+    filter: &Filter,
+    (now, window): (Timestamp, SignedDuration),
+) -> Vec<RootCause<'a>> {
     let hour_ago = now - SignedDuration::from_hours(1);
     let mut found: Vec<RootCause> = Vec::new();
     let mut slots: HashMap<u64, usize> = HashMap::new();
     let mut seen: Vec<BTreeSet<&str>> = Vec::new();
+    let mut copies: Vec<Vec<(&ClusterEntry, &FluxSummary)>> = Vec::new();
     for c in sorted(index).filter(|c| filter.cluster(c)) {
         for (root, held) in roots_of(c, filter) {
             let Some(o) = c.objects.get(root) else {
@@ -124,9 +133,11 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
                     started_last_hour: 0,
                     workspaces: 0,
                     blocks: Holds::default(),
+                    suspect: None,
                     clusters: Vec::new(),
                 });
                 seen.push(BTreeSet::new());
+                copies.push(Vec::new());
                 found.len() - 1
             });
             let cause = &mut found[slot];
@@ -137,6 +148,7 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
             };
             cause.started_last_hour += usize::from(since.is_some_and(|t| t > hour_ago));
             seen[slot].insert(&c.info.workspace);
+            copies[slot].push((c, o));
             cause.blocks.add(&held);
             cause.clusters.push(Copy {
                 workspace: &c.info.workspace,
@@ -146,8 +158,16 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
             });
         }
     }
-    for (cause, workspaces) in found.iter_mut().zip(&seen) {
+    for ((cause, workspaces), copies) in found.iter_mut().zip(&seen).zip(&copies) {
         cause.workspaces = workspaces.len();
+        if cause.cycle.is_none()
+            && let Some((_, first)) = copies.first()
+        {
+            let all = sorted(index)
+                .filter(|c| filter.cluster(c))
+                .filter_map(|c| c.objects.get(&first.key).map(|o| &**o));
+            cause.suspect = suspect(copies, all, window);
+        }
     }
     // The widest first: its clusters and what it holds back there.
     found.sort_by_key(|c| std::cmp::Reverse(c.clusters.len() + c.blocks.total));
@@ -157,12 +177,11 @@ fn causes<'a>(index: &'a Index, filter: &Filter, now: Timestamp) -> Vec<RootCaus
 /// Writes the root causes of the selected not-ready objects as a table or JSON.
 pub(super) fn write(
     index: &Index,
-    filter: &Filter,
-    output: Output,
-    now: Timestamp,
+    (filter, output): (&Filter, Output),
+    (now, window): (Timestamp, SignedDuration),
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let causes = causes(index, filter, now);
+    let causes = causes(index, filter, (now, window));
     match output {
         Output::Json | Output::Ndjson => write_json(
             out,
@@ -182,6 +201,7 @@ pub(super) fn write(
                 "BLOCKS",
                 "SINCE",
                 "1H",
+                "SUSPECT",
                 "MESSAGE",
             ]);
             for c in &causes {
@@ -204,6 +224,12 @@ pub(super) fn write(
                     safe(&blocks).into_owned(),
                     age(c.since, now),
                     c.started_last_hour.to_string(),
+                    match &c.suspect {
+                        Some(s) if s.likely => {
+                            safe(&crate::units::truncate_hex(&s.revision)).into_owned()
+                        }
+                        _ => "-".to_string(),
+                    },
                     safe(&message).into_owned(),
                 ]);
             }

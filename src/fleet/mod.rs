@@ -16,6 +16,7 @@ mod rollout;
 pub mod rollouts;
 mod rollup;
 mod summary;
+pub mod suspect;
 
 pub use connection::{Connection, Phase, PhaseCounts};
 pub use events::ObjectEvent;

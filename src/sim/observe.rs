@@ -15,6 +15,7 @@ use super::state::State;
 use super::status::ApiError;
 use super::world::{Cluster, World};
 use crate::facts::{FluxKind, Health};
+use crate::scenario::{Cast, Part};
 
 /// One Flux object as the simulator means it to be.
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
@@ -37,6 +38,10 @@ pub struct TruthObject {
     /// tried a revision other than the one it runs, and has not turned ready for half an hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stuck: Option<TruthStuck>,
+    /// The story scenario: the revision that broke this copy (what its failure is to be blamed
+    /// on); None for anything the story did not break with a change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken_by: Option<String>,
 }
 
 /// Why a copy is stuck: the revision it tried, and since when it has failed to apply it.
@@ -66,7 +71,7 @@ pub struct TruthCluster {
     pub objects: Vec<TruthObject>,
 }
 
-pub fn truth_of(cluster: &Cluster, now: i64) -> TruthCluster {
+pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthCluster {
     let store = cluster.store();
     let objects = store
         .all()
@@ -86,6 +91,11 @@ pub fn truth_of(cluster: &Cluster, now: i64) -> TruthCluster {
                 suspended: o.suspended,
                 resource_version: o.rv.to_string(),
                 stuck: stuck_of(kind, &value, now).filter(|_| !o.suspended),
+                broken_by: story
+                    .filter(|cast| {
+                        cast.part(cluster.index, kind, &o.namespace, &o.name) == Part::Bad
+                    })
+                    .and_then(|_| text(&value, "/status/lastAttemptedRevision")),
                 applied: applied_of(kind, &value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),
             })
@@ -143,7 +153,7 @@ pub fn truth(world: &World, only: Option<&str>) -> Vec<TruthCluster> {
         .clusters
         .iter()
         .filter(|c| only.is_none_or(|n| n == c.name))
-        .map(|c| truth_of(c, world.clock.now_seconds()))
+        .map(|c| truth_of(c, world.clock.now_seconds(), world.story.as_ref()))
         .collect()
 }
 

@@ -375,6 +375,13 @@ pub fn populate(
     namespaces.insert("flux-system".into());
     let planned = catalog::plan(&cluster.name, &cluster.workspace, count);
     let hot = hot_failure(seed, &cluster.workspace, &planned);
+    // The story: when the newest revision reached this cluster (dev first, staging after), where
+    // it did. What it applied followed within minutes, and what it broke failed five after.
+    let arrived = (story.is_some() && generation == latest && generation > 0).then(|| {
+        let env = cluster.labels.get("env").map_or("", String::as_str);
+        let hours = if env == "dev" { 4 } else { 2 };
+        3_600 * hours + 60 * Rng::fork(seed, &format!("arrived-{}", cluster.name)).below(30) as i64
+    });
     let mut healths: HashMap<ObjKey, Health> = HashMap::new();
     let mut revisions: HashMap<ObjKey, String> = HashMap::new();
     let mut events = Vec::new();
@@ -430,11 +437,17 @@ pub fn populate(
         }
         // Moved by rollouts: arrived with its generation, within hours of its release.
         let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
-        let ago = match (story, part, intent.health) {
-            // The story's long-standing trouble began days ago; what the bad revision broke
-            // (and what waits on it), hours ago.
-            (Some(_), Part::Misconfigured(_), _) => 86_400 * (2 + rng.below(6) as i64),
-            (Some(_), _, Health::Failed | Health::Stalled) => 3_600 * (2 + rng.below(3) as i64),
+        let ago = match (story, part, intent.health, arrived) {
+            // The story's long-standing trouble began days ago.
+            (Some(_), Part::Misconfigured(_), ..) => 86_400 * (2 + rng.below(6) as i64),
+            // What the newest revision broke failed five minutes after it arrived; what waits
+            // on it, at its next retry.
+            (Some(_), Part::Bad, Health::Failed | Health::Stalled, Some(at)) => at - 300,
+            (Some(_), _, Health::Failed | Health::Stalled, Some(at)) => at - 330,
+            (Some(_), _, Health::Failed | Health::Stalled, None) => {
+                3_600 * (2 + rng.below(3) as i64)
+            }
+            (_, _, _, Some(at)) if rolled => at - 60 * rng.below(3) as i64,
             _ if rolled => {
                 let behind = latest.saturating_sub(generation) as i64;
                 behind * RELEASE_DAYS * 86_400 + 60 * (5 + rng.below(60 * 6)) as i64

@@ -9,7 +9,8 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 use crate::app::links::{HELD_SHOWN, Role, links};
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
+use crate::fleet::suspect::How;
+use crate::fleet::{ClusterEntry, ClusterId, FluxSummary, ObjectKey};
 use crate::units::age;
 
 pub fn draw(
@@ -121,6 +122,12 @@ fn facts(
                 "revision",
                 plain(o.revision.as_deref().unwrap_or("-").to_string()),
             ));
+            if o.health.is_not_ready() && !o.suspended {
+                lines.push(field(
+                    "changed before",
+                    plain(change_text(model, cluster, o)),
+                ));
+            }
             lines.extend(link_lines(model, theme, cluster, key));
             let observed = o
                 .observed_generation
@@ -151,6 +158,30 @@ fn facts(
         }
     }
     Paragraph::new(lines).wrap(Wrap { trim: false })
+}
+
+/// The change before a not-ready object failed, as the detail view says it.
+fn change_text(model: &Model, cluster: &ClusterEntry, o: &FluxSummary) -> String {
+    let window = model.rollout.rules.suspect_window;
+    match crate::fleet::suspect::change_before(cluster, o, window) {
+        None => "nothing it records: the cause is outside the GitOps change (infrastructure, \
+                 credentials, an upstream registry)"
+            .to_string(),
+        Some(change) => {
+            let how = match change.how {
+                How::Tried => "tried",
+                How::Applied => "applied",
+                How::Source => "its source produced",
+            };
+            let when = match (change.at, o.last_transition) {
+                (Some(at), Some(failed)) => {
+                    format!(", {} before it failed", crate::units::age(Some(at), failed))
+                }
+                _ => String::new(),
+            };
+            format!("{how} {}{when}", change.revision)
+        }
+    }
 }
 
 /// The objects it links to — chart, source, dependencies, what holds it back and what it holds

@@ -271,10 +271,14 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             theme.style(Slot::Warning),
         ));
     }
-    // On the fleet map: the cluster under the cursor instead of the fleet's counts.
-    if model.screen().view == View::Fleet
-        && let Some(text) = fleet::map_status(model)
-    {
+    // On the fleet map: the cluster under the cursor instead of the fleet's counts; on a triage
+    // group: why it broke.
+    let instead = match model.screen().view {
+        View::Fleet => fleet::map_status(model),
+        View::Triage { .. } => triage::triage_status(model),
+        _ => None,
+    };
+    if let Some(text) = instead {
         spans.push(Span::styled(text, bar));
         frame.render_widget(Paragraph::new(Line::from(spans)).style(bar), area);
         return;

@@ -45,7 +45,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
         Columns {
             title: &title,
             header: &[
-                "", "HEALTH", "WHAT", "BLOCKS", "CLUSTERS", "WS", "SINCE", "1H",
+                "", "HEALTH", "WHAT", "BLOCKS", "CLUSTERS", "WS", "SINCE", "1H", "SUSPECT",
             ],
             widths: &[
                 Constraint::Length(2),
@@ -56,6 +56,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                 Constraint::Length(3),
                 Constraint::Length(5),
                 Constraint::Length(4),
+                Constraint::Length(18),
             ],
         },
         |id| match id {
@@ -125,7 +126,23 @@ fn group_cells<'a>(
             0 => String::new(),
             n => format!("+{n}"),
         }),
+        // The change it began after, where one is likely; the status line gives the evidence.
+        Cell::from(match &group.suspect {
+            Some(s) if s.likely => crate::units::truncate_hex(&s.revision),
+            Some(_) => "no change".to_string(),
+            None => String::new(),
+        }),
     ]
+}
+
+/// What the status line says of the triage group under the cursor: why it broke.
+pub fn triage_status(model: &Model) -> Option<String> {
+    let Some(RowId::Group(key)) = &model.screen().selected else {
+        return None;
+    };
+    let group = model.rows.groups.get(key)?;
+    let suspect = group.suspect.as_ref()?;
+    Some(format!(" {}", suspect.evidence))
 }
 
 /// The first few names, and how many more.

@@ -58,6 +58,8 @@ pub struct Rules {
     pub stuck_after: SignedDuration,
     /// More newer revisions than this seen in the scope.
     pub max_behind: usize,
+    /// A change a copy came by this long before it failed is the suspect of its failure.
+    pub suspect_window: SignedDuration,
 }
 
 impl Default for Rules {
@@ -65,6 +67,7 @@ impl Default for Rules {
         Rules {
             stuck_after: SignedDuration::from_mins(30),
             max_behind: 2,
+            suspect_window: SignedDuration::from_mins(10),
         }
     }
 }
