@@ -9,6 +9,7 @@ use super::model::Model;
 use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
 use crate::actions::Job;
 use crate::fleet::actions::{Intent, Outcome, Verb};
+use crate::fleet::rollouts::Standing;
 use crate::fleet::{ClusterId, ObjectKey};
 
 /// The objects a row stands for: itself, a triage group's members, a deployed thing's copies
@@ -171,18 +172,90 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
         ));
         return;
     }
-    if targets.len() > model.actions.max_targets {
-        model.flash = Some(format!(
-            "{} objects: more than the {} one action may touch (actions.max_targets)",
-            targets.len(),
-            model.actions.max_targets
-        ));
+    if beyond_limit(model, targets.len()) {
         return;
     }
-    confirm(model, verb, targets);
+    confirm(model, verb, targets, None);
 }
 
-fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) {
+/// The matrix's halt (`resume`: its undoing): suspend the thing on every cluster of the scope
+/// not yet on its newest revision, with the reason "halted rollout of <revision>"; resume
+/// exactly the copies suspended with that reason. Planned, guarded and confirmed as every
+/// action.
+pub(super) fn halt(model: &mut Model, resume: bool) {
+    let verb = if resume { Verb::Resume } else { Verb::Suspend };
+    let refused = crate::actions::refusal(model.writes_refused.as_deref(), !model.read_only, verb);
+    if let Some(why) = refused {
+        model.flash = Some(why);
+        return;
+    }
+    let View::Matrix { scope, key } = model.screen().view.clone() else {
+        model.flash = Some("halt works in a rollout's matrix (v, then enter)".into());
+        return;
+    };
+    let (rings, rules) = (&model.rollout.rings, &model.rollout.rules);
+    let clusters = clusters_in(&model.index, scope);
+    let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now)
+    else {
+        return;
+    };
+    let Some(newest) = matrix.spread.newest.clone() else {
+        model.flash = Some("no revision runs anywhere yet: nothing to halt".into());
+        return;
+    };
+    let reason = format!("halted rollout of {}", newest.revision);
+    let index = &model.index;
+    let halted = |c: ClusterId| {
+        index
+            .cluster(c)
+            .and_then(|e| e.objects.get(&key))
+            .is_some_and(|o| o.suspended && o.suspend_reason.as_deref() == Some(reason.as_str()))
+    };
+    let targets: Vec<(ClusterId, ObjectKey)> = matrix
+        .places
+        .iter()
+        .filter(|p| match resume {
+            true => halted(p.cluster),
+            false => p.revision.as_ref() != Some(&newest) && p.standing != Standing::Suspended,
+        })
+        .map(|p| (p.cluster, key.clone()))
+        .collect();
+    if targets.is_empty() {
+        model.flash = Some(if resume {
+            format!("nothing suspended with the reason \"{reason}\"")
+        } else {
+            format!(
+                "every copy runs {} already, or is suspended",
+                newest.revision
+            )
+        });
+        return;
+    }
+    if beyond_limit(model, targets.len()) {
+        return;
+    }
+    confirm(model, verb, targets, Some(reason));
+}
+
+/// More targets than one action may touch: said, and true.
+fn beyond_limit(model: &mut Model, n: usize) -> bool {
+    let limit = model.actions.max_targets;
+    if n > limit {
+        model.flash = Some(format!(
+            "{n} objects: more than the {limit} one action may touch (actions.max_targets)"
+        ));
+    }
+    n > limit
+}
+
+/// Asks for the confirmation of `verb` on `targets`; a suspension asks why, unless `reason`
+/// says it already.
+fn confirm(
+    model: &mut Model,
+    verb: Verb,
+    targets: Vec<(ClusterId, ObjectKey)>,
+    reason: Option<String>,
+) {
     // Planned now to count what would be sent and what is refused; planned again on launch,
     // when the fleet may have moved.
     let intent = Intent {
@@ -202,7 +275,7 @@ fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) 
         model.flash = Some(format!("{}{why}", tally.describe(verb)));
         return;
     }
-    let stage = if verb == Verb::Suspend {
+    let stage = if verb == Verb::Suspend && reason.is_none() {
         Stage::Reason
     } else {
         count_or_yes(model, tally.sent)
@@ -211,7 +284,7 @@ fn confirm(model: &mut Model, verb: Verb, targets: Vec<(ClusterId, ObjectKey)>) 
         verb,
         targets,
         tally,
-        reason: String::new(),
+        reason: reason.unwrap_or_default(),
         typed: String::new(),
         stage,
     });
@@ -340,7 +413,7 @@ pub(super) fn retry(model: &mut Model) {
         return;
     }
     let verb = run.verb;
-    confirm(model, verb, failed);
+    confirm(model, verb, failed, None);
 }
 
 pub(super) fn acted(

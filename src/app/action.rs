@@ -40,11 +40,13 @@ pub enum Action {
     ReconcileWithSource,
     Force,
     Reset,
+    Halt,
+    ResumeHalted,
     Retry,
 }
 
 impl Action {
-    pub const ALL: [Action; 35] = [
+    pub const ALL: [Action; 37] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -79,6 +81,8 @@ impl Action {
         Action::ReconcileWithSource,
         Action::Force,
         Action::Reset,
+        Action::Halt,
+        Action::ResumeHalted,
         Action::Retry,
     ];
 
@@ -119,6 +123,8 @@ impl Action {
             Action::ReconcileWithSource => "reconcile_with_source",
             Action::Force => "force",
             Action::Reset => "reset",
+            Action::Halt => "halt",
+            Action::ResumeHalted => "resume_halted",
             Action::Retry => "retry",
         }
     }
@@ -180,6 +186,10 @@ impl Action {
             Action::ReconcileWithSource => "reconcile their sources first, then them",
             Action::Force => "HelmRelease: force a one-off install or upgrade",
             Action::Reset => "HelmRelease: reset the failure counters",
+            Action::Halt => {
+                "halt the rollout: suspend it where the newest revision has not arrived yet"
+            }
+            Action::ResumeHalted => "resume exactly what halting this rollout suspended",
             Action::Retry => "run the last action again on the targets it did not reach",
         }
     }
@@ -207,6 +217,7 @@ impl Action {
             Action::Resume => "resume",
             Action::Reconcile => "reconcile",
             Action::Retry => "retry",
+            Action::Halt => "halt",
             Action::Quit => "quit",
             _ => return None,
         })

@@ -15,8 +15,8 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::view::{RowId, Scope, Screen, SortBy, clusters_in};
 use crate::fleet::graph::{Cause, Holds};
-use crate::fleet::suspect::{Suspect, suspect};
-use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Health, Index, ObjectKey, Phase};
+use crate::fleet::suspect::{Copy, Suspect, Tally};
+use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey, Phase};
 pub use cache::TriageCache;
 use cache::{Entry, hash_of};
 
@@ -134,11 +134,13 @@ impl Hasher for Prehashed {
     }
 }
 
-/// A group while it is being filled: its id, what it is, members, workspaces seen.
+/// A group while it is being filled: its id, what it is, members, workspaces seen, and its
+/// failing copies' changes.
 struct Forming {
     key: u64,
     group: Group,
     seen: Vec<u32>,
+    tally: Tally,
 }
 
 /// The groups being formed, found by their key.
@@ -153,7 +155,7 @@ impl Groups {
         &mut self,
         key: u64,
         what: impl FnOnce() -> Option<GroupOf>,
-        member: RowId,
+        (member, copy): (RowId, Option<&Copy>),
         ws: u32,
         since: Option<Timestamp>,
         recent: bool,
@@ -173,6 +175,7 @@ impl Groups {
                         suspect: None,
                     },
                     seen: Vec::new(),
+                    tally: Tally::default(),
                 });
                 self.slots.insert(key, self.forming.len() - 1);
                 self.forming.len() - 1
@@ -180,6 +183,9 @@ impl Groups {
         };
         let f = &mut self.forming[slot];
         f.group.members.push(member);
+        if let Some(copy) = copy {
+            f.tally.add(copy);
+        }
         if !f.seen.contains(&ws) {
             f.seen.push(ws);
         }
@@ -213,35 +219,6 @@ fn group_of(cluster: &ClusterEntry, entry: &Entry) -> Option<GroupOf> {
     })
 }
 
-/// The change an object's group failed after: its failing copies, against every copy of the
-/// object in the scope.
-fn suspect_of(
-    index: &Index,
-    scoped: &[(ClusterId, &ClusterEntry)],
-    group: &Group,
-    window: SignedDuration,
-) -> Option<Suspect> {
-    if !matches!(group.what, GroupOf::Object { .. }) {
-        return None;
-    }
-    let failing: Vec<_> = group
-        .members
-        .iter()
-        .filter_map(|m| match m {
-            RowId::Object(c, k) => {
-                let cluster = index.cluster(*c)?;
-                Some((cluster, &**cluster.objects.get(k)?))
-            }
-            _ => None,
-        })
-        .collect();
-    let key = &failing.first()?.1.key;
-    let all = scoped
-        .iter()
-        .filter_map(|(_, c)| c.objects.get(key).map(|o| &**o));
-    suspect(&failing, all, window)
-}
-
 pub(super) fn triage(
     index: &Index,
     screen: &Screen,
@@ -255,8 +232,7 @@ pub(super) fn triage(
     let hour_ago = now - SignedDuration::from_hours(1);
     let recent = |t: Option<Timestamp>| t.is_some_and(|t| t > hour_ago);
     let mut groups = Groups::default();
-    let scoped = clusters_in(index, scope);
-    for &(cid, cluster) in &scoped {
+    for (cid, cluster) in clusters_in(index, scope) {
         let conn = &cluster.connection;
         let ws = cluster.workspace.0;
         if conn.phase.is_failure() {
@@ -269,17 +245,18 @@ pub(super) fn triage(
                 })
             };
             let since = conn.since;
-            groups.join(key, what, RowId::Cluster(cid), ws, since, recent(since));
+            let member = (RowId::Cluster(cid), None);
+            groups.join(key, what, member, ws, since, recent(since));
             continue;
         }
         if cluster.health.not_ready() == 0 {
             continue;
         }
-        for e in cache.entries(cid, cluster, roots_first) {
+        for e in cache.entries(cid, cluster, (roots_first, window)) {
             if (screen.suspended_only && !e.suspended) || (screen.failing_only && !e.failing) {
                 continue;
             }
-            let member = RowId::Object(cid, e.object.clone());
+            let member = (RowId::Object(cid, e.object.clone()), Some(&e.copy));
             let what = || group_of(cluster, e);
             if let Some(group) = groups.join(e.key, what, member, ws, e.since, recent(e.since))
                 && roots_first
@@ -295,7 +272,9 @@ pub(super) fn triage(
         }
         let mut group = f.group;
         group.workspaces = f.seen.len();
-        group.suspect = suspect_of(index, &scoped, &group, window);
+        if let GroupOf::Object { .. } = group.what {
+            group.suspect = f.tally.suspect(window);
+        }
         // What it costs: its members and what they hold back.
         order.push((f.key, group.members.len() + group.holds.total));
         found.insert(f.key, group);

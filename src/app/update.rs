@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use super::acting::{acted, ask, confirming, mark, notice_handled, retry};
+use super::acting::{acted, ask, confirming, halt, mark, notice_handled, retry};
 use super::action::Action;
 use super::keymap::{Bound, Key};
 pub use super::message::{Effect, Msg};
@@ -269,6 +269,8 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
             }
         }
         Action::Events | Action::Yaml => return fetch(model, action),
+        Action::Halt => halt(model, false),
+        Action::ResumeHalted => halt(model, true),
     }
     Vec::new()
 }

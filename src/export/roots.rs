@@ -166,7 +166,7 @@ fn causes<'a>(
             let all = sorted(index)
                 .filter(|c| filter.cluster(c))
                 .filter_map(|c| c.objects.get(&first.key).map(|o| &**o));
-            cause.suspect = suspect(copies, all, window);
+            cause.suspect = suspect(copies, window).map(|s| s.weigh(all));
         }
     }
     // The widest first: its clusters and what it holds back there.

@@ -46,11 +46,18 @@ pub fn change_before(
         (Some(at), Some(failed)) => at <= failed && failed.duration_since(at) <= window,
         _ => false,
     };
-    let source = o
-        .source
-        .as_ref()
-        .and_then(|r| source_key(&o.key, r))
-        .and_then(|k| cluster.objects.get(&k))
+    // Its source, as the graph already knows it (no key made for it), else from its reference.
+    let known = cluster
+        .graph
+        .upstream(&o.key)
+        .iter()
+        .find(|k| k.kind.has_artifact())
+        .and_then(|k| cluster.objects.get(k));
+    let source = known
+        .or_else(|| {
+            let key = source_key(&o.key, o.source.as_ref()?)?;
+            cluster.objects.get(&key)
+        })
         .and_then(|s| s.rollout.as_deref())
         .and_then(|r| Some((r.applied.clone()?, r.since)));
     let rollout = o.rollout.as_deref();
@@ -109,25 +116,42 @@ pub struct Suspect {
     pub just_before: usize,
     /// Failing copies of the root cause, in all.
     pub failing: usize,
-    /// Copies that run this revision and are not failing this way.
-    pub runs_fine: usize,
-    /// Copies neither running nor trying this revision…
-    pub elsewhere: usize,
-    /// …and of those, the ones failing this way all the same.
+    /// Failing copies that neither run nor tried this revision: failing this way without it.
     pub elsewhere_failing: usize,
     /// The window, in minutes.
     pub window_minutes: i64,
-    /// Whether this change is the likely cause (see [`Suspect::likely`]).
+    /// Copies of the object in the scope that run this revision and do not fail this way, and
+    /// copies on another revision (counted by [`Suspect::weigh`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs_fine: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elsewhere: Option<usize>,
+    /// Whether this change is the likely cause: copies came by it just before failing, and no
+    /// copy without it fails this way.
     pub likely: bool,
     /// The evidence in a sentence.
     pub evidence: String,
 }
 
 impl Suspect {
-    /// A change is the likely cause when copies came by it just before failing, and none that
-    /// did not take it fail this way.
-    fn judge(&self) -> bool {
-        self.just_before > 0 && self.elsewhere_failing == 0
+    /// Counts the copies of the object in the scope (`all`) that run the revision fine, and
+    /// those on another revision; the evidence says so from then on.
+    pub fn weigh<'a>(mut self, all: impl IntoIterator<Item = &'a FluxSummary>) -> Suspect {
+        let (mut runs_fine, mut elsewhere) = (0, 0);
+        for o in all {
+            let r = o.rollout.as_deref();
+            let runs = r.and_then(|r| r.applied.as_deref()) == Some(&*self.revision);
+            let tries = r.and_then(|r| r.attempted.as_deref()) == Some(&*self.revision);
+            if runs && !o.health.is_failing() {
+                runs_fine += 1;
+            } else if !runs && !tries {
+                elsewhere += 1;
+            }
+        }
+        self.runs_fine = Some(runs_fine);
+        self.elsewhere = Some(elsewhere);
+        self.evidence = self.explain();
+        self
     }
 
     /// The evidence in a sentence.
@@ -141,74 +165,117 @@ impl Suspect {
                 self.window_minutes
             );
         }
-        format!(
+        let mut text = format!(
             "began after {revision} — {} of {} failing copies took it in the {} minutes before \
-             failing; {} of {} copies on another revision fail this way; {} run it without failing",
-            self.just_before,
-            self.failing,
-            self.window_minutes,
-            self.elsewhere_failing,
-            self.elsewhere,
-            self.runs_fine
-        )
+             failing",
+            self.just_before, self.failing, self.window_minutes
+        );
+        if let (Some(fine), Some(elsewhere)) = (self.runs_fine, self.elsewhere) {
+            text.push_str(&format!(
+                "; 0 of {elsewhere} copies on another revision fail this way; {fine} run it \
+                 without failing"
+            ));
+        }
+        text
     }
 }
 
-/// The change behind a root cause: `failing` are its copies (each with its cluster), `all`
-/// every copy of the same object in the scope, `fingerprint` the failure they share. None when
-/// no failing copy records a change before failing.
-pub fn suspect<'a>(
-    failing: &[(&'a ClusterEntry, &'a FluxSummary)],
-    all: impl IntoIterator<Item = &'a FluxSummary>,
+/// What one failing copy says about its change: the change before it failed, and the revision
+/// it runs and the one it tried. Worked out once per copy (triage keeps it with the cluster's
+/// part until the cluster changes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Copy {
+    pub change: Option<Change>,
+    pub runs: Option<Arc<str>>,
+    pub tried: Option<Arc<str>>,
+}
+
+impl Copy {
+    pub fn of(cluster: &ClusterEntry, o: &FluxSummary, window: SignedDuration) -> Copy {
+        let r = o.rollout.as_deref();
+        Copy {
+            change: change_before(cluster, o, window),
+            runs: r.and_then(|r| r.applied.clone()),
+            tried: r.and_then(|r| r.attempted.clone()),
+        }
+    }
+}
+
+/// The failing copies of a root cause, counted revision by revision as they are met.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// Per revision: copies whose change it is, of those just before failing, and copies that
+    /// run or tried it.
+    revisions: Vec<(Arc<str>, usize, usize, usize)>,
+    failing: usize,
+}
+
+impl Tally {
+    pub fn add(&mut self, copy: &Copy) {
+        self.failing += 1;
+        if let Some(change) = &copy.change {
+            let slot = self.slot(&change.revision);
+            slot.1 += 1;
+            slot.2 += usize::from(change.just_before);
+        }
+        let tried = copy
+            .tried
+            .as_ref()
+            .filter(|t| Some(*t) != copy.runs.as_ref());
+        for revision in [copy.runs.as_ref(), tried].into_iter().flatten() {
+            self.slot(revision).3 += 1;
+        }
+    }
+
+    fn slot(&mut self, revision: &Arc<str>) -> &mut (Arc<str>, usize, usize, usize) {
+        let i = match self.revisions.iter().position(|(r, ..)| r == revision) {
+            Some(i) => i,
+            None => {
+                self.revisions.push((revision.clone(), 0, 0, 0));
+                self.revisions.len() - 1
+            }
+        };
+        &mut self.revisions[i]
+    }
+
+    /// The revision most copies came by before failing (among equals, the one most took just
+    /// before failing); None when no copy records a change.
+    pub fn suspect(&self, window: SignedDuration) -> Option<Suspect> {
+        let (revision, copies, just_before, touched) = self
+            .revisions
+            .iter()
+            .filter(|(_, copies, ..)| *copies > 0)
+            .max_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)).then_with(|| b.0.cmp(&a.0)))?;
+        let elsewhere_failing = self.failing - touched;
+        let mut found = Suspect {
+            revision: revision.clone(),
+            copies: *copies,
+            just_before: *just_before,
+            failing: self.failing,
+            elsewhere_failing,
+            window_minutes: window.as_mins(),
+            runs_fine: None,
+            elsewhere: None,
+            likely: *just_before > 0 && elsewhere_failing == 0,
+            evidence: String::new(),
+        };
+        found.evidence = found.explain();
+        Some(found)
+    }
+}
+
+/// The change behind a root cause, from its failing copies (each with its cluster) alone; None
+/// when none records a change before failing. [`Suspect::weigh`] adds what the other copies
+/// of the object say.
+pub fn suspect(
+    failing: &[(&ClusterEntry, &FluxSummary)],
     window: SignedDuration,
 ) -> Option<Suspect> {
-    let changes: Vec<Change> = failing
-        .iter()
-        .filter_map(|(c, o)| change_before(c, o, window))
-        .collect();
-    // The revision most copies share; among equals, the one most took just before failing.
-    let mut tally: Vec<(Arc<str>, usize, usize)> = Vec::new();
-    for ch in &changes {
-        match tally.iter_mut().find(|(r, ..)| *r == ch.revision) {
-            Some(t) => {
-                t.1 += 1;
-                t.2 += usize::from(ch.just_before);
-            }
-            None => tally.push((ch.revision.clone(), 1, usize::from(ch.just_before))),
-        }
+    let mut tally = Tally::default();
+    for (cluster, o) in failing {
+        tally.add(&Copy::of(cluster, o, window));
     }
-    let (revision, copies, just_before) = tally
-        .into_iter()
-        .max_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)).then_with(|| b.0.cmp(&a.0)))?;
-    let fingerprint = failing.first().map(|(_, o)| o.fingerprint);
-    let (mut runs_fine, mut elsewhere, mut elsewhere_failing) = (0, 0, 0);
-    for o in all {
-        let same_failure = Some(o.fingerprint) == fingerprint;
-        let r = o.rollout.as_deref();
-        let runs = r.and_then(|r| r.applied.as_deref()) == Some(&*revision);
-        let tries = r.and_then(|r| r.attempted.as_deref()) == Some(&*revision);
-        if runs && !same_failure {
-            runs_fine += 1;
-        } else if !runs && !tries {
-            elsewhere += 1;
-            elsewhere_failing += usize::from(same_failure);
-        }
-    }
-    let mut found = Suspect {
-        revision,
-        copies,
-        just_before,
-        failing: failing.len(),
-        runs_fine,
-        elsewhere,
-        elsewhere_failing,
-        window_minutes: window.as_mins(),
-        likely: false,
-        evidence: String::new(),
-    };
-    found.likely = found.judge();
-    found.evidence = found.explain();
-    Some(found)
+    tally.suspect(window)
 }
 
 #[cfg(test)]
@@ -309,7 +376,7 @@ mod tests {
             (&*change.revision, change.how, change.just_before),
             (NEW, How::Tried, true)
         );
-        let s = suspect(&failing, all(&index), WINDOW).unwrap();
+        let s = suspect(&failing, WINDOW).unwrap().weigh(all(&index));
         assert_eq!(
             (
                 s.copies,
@@ -319,7 +386,7 @@ mod tests {
                 s.elsewhere,
                 s.elsewhere_failing
             ),
-            (2, 2, 2, 1, 1, 0)
+            (2, 2, 2, Some(1), Some(1), 0)
         );
         assert!(s.likely, "{s:?}");
         assert!(
@@ -337,7 +404,7 @@ mod tests {
         cluster(&mut index, "a", (NEW, -1440), apps(NEW, NEW, "False", 0));
         let failing = failing_copies(&index);
         assert_eq!(change_before(failing[0].0, failing[0].1, WINDOW), None);
-        assert_eq!(suspect(&failing, all(&index), WINDOW), None);
+        assert_eq!(suspect(&failing, WINDOW), None);
     }
 
     #[test]
@@ -347,7 +414,7 @@ mod tests {
         // On OLD, never tried NEW, and failing the same way all the same.
         cluster(&mut index, "b", (OLD, -900), apps(OLD, OLD, "False", 3));
         let failing = failing_copies(&index);
-        let s = suspect(&failing, all(&index), WINDOW).unwrap();
+        let s = suspect(&failing, WINDOW).unwrap().weigh(all(&index));
         assert_eq!(s.elsewhere_failing, 1);
         assert!(!s.likely);
         assert!(

@@ -11,6 +11,7 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, health_cell, highlighted, list};
 use crate::app::model::{Model, RowId, Scope};
 use crate::app::triage::{Group, GroupOf, headline};
+use crate::app::view::{View, clusters_in};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::Counted;
 use crate::units::age;
@@ -141,8 +142,19 @@ pub fn triage_status(model: &Model) -> Option<String> {
         return None;
     };
     let group = model.rows.groups.get(key)?;
-    let suspect = group.suspect.as_ref()?;
-    Some(format!(" {}", suspect.evidence))
+    let suspect = group.suspect.clone()?;
+    // Weighed against every copy of the object in the triage's scope, for this group only.
+    let key = group.members.iter().find_map(|m| match m {
+        RowId::Object(_, k) => Some(k),
+        _ => None,
+    })?;
+    let View::Triage { scope } = model.screen().view else {
+        return None;
+    };
+    let all = clusters_in(&model.index, scope)
+        .into_iter()
+        .filter_map(|(_, c)| c.objects.get(key).map(|o| &**o));
+    Some(format!(" {}", suspect.weigh(all).evidence))
 }
 
 /// The first few names, and how many more.

@@ -5,9 +5,10 @@
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
 use crate::fleet::graph::Cause;
+use crate::fleet::suspect::Copy;
 use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
 
 /// A not-ready object as triage lists it: the group it joins and what the screen's toggles and
@@ -24,6 +25,9 @@ pub(super) struct Entry {
     pub failing: bool,
     /// What it holds back on its cluster (root causes only).
     pub holds: Box<[ObjectKey]>,
+    /// The change before it failed, what it runs and what it tried: its part of its group's
+    /// suspect.
+    pub copy: Copy,
 }
 
 /// One cluster's entries, as of its stamp.
@@ -31,6 +35,7 @@ pub(super) struct Entry {
 struct Part {
     stamp: u64,
     roots_first: bool,
+    window: SignedDuration,
     entries: Vec<Entry>,
 }
 
@@ -46,18 +51,19 @@ impl TriageCache {
         &mut self,
         id: ClusterId,
         cluster: &ClusterEntry,
-        roots_first: bool,
+        (roots_first, window): (bool, SignedDuration),
     ) -> &[Entry] {
         let i = id.0 as usize;
         if self.parts.len() <= i {
             self.parts.resize_with(i + 1, Part::default);
         }
         let part = &mut self.parts[i];
-        if part.stamp != cluster.stamp || part.roots_first != roots_first {
+        if part.stamp != cluster.stamp || part.roots_first != roots_first || part.window != window {
             part.entries.clear();
-            work_out(cluster, roots_first, &mut part.entries);
+            work_out(cluster, (roots_first, window), &mut part.entries);
             part.stamp = cluster.stamp;
             part.roots_first = roots_first;
+            part.window = window;
         }
         &part.entries
     }
@@ -72,7 +78,11 @@ pub(super) fn hash_of(value: &impl Hash) -> u64 {
 /// A cluster's entries: in root-cause mode its roots (and each cycle once, by its first object),
 /// each with what it holds back; a suspended root holding others back is one too. Otherwise
 /// every object that needs attention.
-fn work_out(cluster: &ClusterEntry, roots_first: bool, entries: &mut Vec<Entry>) {
+fn work_out(
+    cluster: &ClusterEntry,
+    (roots_first, window): (bool, SignedDuration),
+    entries: &mut Vec<Entry>,
+) {
     if cluster.health.not_ready() == 0 {
         return;
     }
@@ -126,6 +136,10 @@ fn work_out(cluster: &ClusterEntry, roots_first: bool, entries: &mut Vec<Entry>)
             suspended: o.suspended,
             failing: o.health.is_failing(),
             holds: holds.iter().map(|k| (*k).clone()).collect(),
+            copy: match cycle {
+                true => Copy::default(),
+                false => Copy::of(cluster, o, window),
+            },
         });
     }
 }
