@@ -212,6 +212,7 @@ pub(super) fn study<'a>(
             standing,
             behind_by,
             stuck,
+            odd: None,
         });
     }
     (spread, out)

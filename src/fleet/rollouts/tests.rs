@@ -76,6 +76,27 @@ fn fleet(clusters: &[Member]) -> Index {
     index
 }
 
+/// The HelmRelease `apps/podinfo`, ready on chart `version` deployed with values `values`.
+fn hr(version: &str, values: &str) -> Value {
+    json!({"metadata": {"name": "podinfo", "namespace": "apps", "generation": 1},
+           "status": {"observedGeneration": 1, "lastAttemptedRevision": version,
+                      "history": [{"chartName": "podinfo", "chartVersion": version,
+                                   "configDigest": values}],
+                      "conditions": [{"type": "Ready", "status": "True"}]}})
+}
+
+/// The matrix of `key` with the default rings and rules, now.
+fn default_matrix(index: &Index, key: &ObjectKey) -> Matrix {
+    matrix(
+        index.entries(),
+        key,
+        &Rings::default(),
+        &Rules::default(),
+        now(),
+    )
+    .unwrap()
+}
+
 fn apps() -> ObjectKey {
     ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps")
 }
@@ -238,13 +259,6 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
 
 #[test]
 fn helm_releases_compare_chart_versions_and_values() {
-    let hr = |version: &str, values: &str| {
-        json!({"metadata": {"name": "podinfo", "namespace": "apps", "generation": 1},
-               "status": {"observedGeneration": 1, "lastAttemptedRevision": version,
-                          "history": [{"chartName": "podinfo", "chartVersion": version,
-                                       "configDigest": values}],
-                          "conditions": [{"type": "Ready", "status": "True"}]}})
-    };
     let h = FluxKind::HelmRelease;
     let index = fleet(&[
         ("a", "w", &[], vec![(h, hr("6.10.0", "sha256:1111"))]),
@@ -310,28 +324,14 @@ fn a_ring_took_from_its_first_cluster_to_its_last() {
         apps_on("a", "w", ks("main@sha1:bbbb", Some(50), None)),
         apps_on("b", "w", ks("main@sha1:bbbb", Some(20), None)),
     ]);
-    let m = matrix(
-        index.entries(),
-        &apps(),
-        &Rings::default(),
-        &Rules::default(),
-        now(),
-    )
-    .unwrap();
+    let m = default_matrix(&index, &apps());
     assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(30)));
     // Not done yet: the time so far.
     let index = fleet(&[
         apps_on("a", "w", ks("main@sha1:bbbb", Some(50), None)),
         apps_on("b", "w", ks("main@sha1:aaaa", Some(500), None)),
     ]);
-    let m = matrix(
-        index.entries(),
-        &apps(),
-        &Rings::default(),
-        &Rules::default(),
-        now(),
-    )
-    .unwrap();
+    let m = default_matrix(&index, &apps());
     assert_eq!(m.rings[0].took(now()), Some(SignedDuration::from_mins(50)));
 }
 
@@ -364,4 +364,67 @@ fn a_revision_some_cluster_moved_on_from_is_older_whatever_the_clock_says() {
         "main@sha1:bbbb"
     );
     assert_eq!((rows[0].clusters.current, rows[0].behind), (1, 2));
+}
+
+#[test]
+fn a_copy_that_applied_the_same_revision_differently_is_the_odd_one_out() {
+    // Four clusters of one ring on one revision: three applied 14 objects, one 12.
+    let with = |count: usize| {
+        let mut o = ks("main@sha1:aaaa", Some(10), None);
+        let entries: Vec<Value> = (0..count)
+            .map(|i| json!({"id": format!("apps_d{i}_apps_Deployment"), "v": "v1"}))
+            .collect();
+        o["status"]["inventory"] = json!({"entries": entries});
+        vec![(K, o)]
+    };
+    let index = fleet(&[
+        ("a", "prod", &[], with(14)),
+        ("b", "prod", &[], with(14)),
+        ("c", "prod", &[], with(12)),
+        ("d", "prod", &[], with(14)),
+        // Alone in its ring: nobody to differ from.
+        ("e", "dev", &[], with(9)),
+    ]);
+    let m = default_matrix(&index, &apps());
+    let odd: Vec<(&str, String)> = m
+        .places
+        .iter()
+        .filter_map(|p| {
+            let name = index.cluster(p.cluster)?.info.name.as_str();
+            Some((name, p.odd.as_ref()?.describe()))
+        })
+        .collect();
+    assert_eq!(
+        odd,
+        [(
+            "c",
+            "odd one out: 12 objects applied where 3 peers have 14".to_string()
+        )]
+    );
+    let c = m.places.iter().find(|p| p.odd.is_some()).unwrap();
+    assert_eq!(
+        c.reason(now()),
+        "odd one out: 12 objects applied where 3 peers have 14"
+    );
+}
+
+#[test]
+fn a_helm_release_deployed_with_other_values_than_its_peers_is_the_odd_one_out() {
+    let h = FluxKind::HelmRelease;
+    let index = fleet(&[
+        ("a", "w", &[], vec![(h, hr("6.10.0", "sha256:1111"))]),
+        ("b", "w", &[], vec![(h, hr("6.10.0", "sha256:1111"))]),
+        ("c", "w", &[], vec![(h, hr("6.10.0", "sha256:2222"))]),
+    ]);
+    let key = ObjectKey::new(h, "apps", "podinfo");
+    let m = default_matrix(&index, &key);
+    let odd: Vec<_> = m.places.iter().filter_map(|p| p.odd.clone()).collect();
+    assert_eq!(
+        odd,
+        [Odd::Values {
+            mine: "sha256:2222".into(),
+            peers: "sha256:1111".into(),
+            of: 2
+        }]
+    );
 }
