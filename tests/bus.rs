@@ -195,6 +195,9 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         c.clusters = 300;
         c.workspaces = 6;
         c.objects = 10;
+        // Bookmarks every 200 ms on 2,100 watches (the small fleets' setting) kept two cores
+        // busy with them alone: on a loaded machine the test then took minutes to converge.
+        c.bookmark_interval = Duration::from_secs(5);
     })
     .await;
     let inventory = common::fleet_of(&sim);
