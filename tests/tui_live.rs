@@ -309,19 +309,7 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
     assert!(suspended);
     // The journal line is written once every target has an outcome: it follows the screen.
     common::eventually("the journal line", || async { journal.exists() }).await;
-    common::eventually("the three outcome lines", || async {
-        std::fs::read_to_string(&journal)
-            .unwrap_or_default()
-            .matches("\"stage\":\"outcome\"")
-            .count()
-            == 3
-    })
-    .await;
-    let all: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let all = journaled(&journal, 3).await;
     // The reconcile: done when handled, and when that was seen.
     let reconciled = all
         .iter()
@@ -341,4 +329,133 @@ async fn in_write_mode_a_suspend_from_the_tui_reaches_the_cluster_and_the_journa
     assert_eq!(line["reason"], "bad chart");
     assert_eq!(line["targets"][0]["outcome"], "done");
     sim.handle.shutdown().await;
+}
+
+/// A rollout halted from its matrix reaches exactly the clusters the newest revision has not
+/// (journaled with its reason), and resuming the halt undoes exactly that.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes_it() {
+    let sim = common::start().await;
+    let (mut config, inventory) = fleet(&sim);
+    // Each workspace a ring: half of them already run the newest revisions.
+    config.rollout.rings.patterns = Vec::new();
+    let clusters = inventory.clusters.len();
+    let copies = || {
+        sim.handle
+            .truth()
+            .into_iter()
+            .filter(|c| !c.management)
+            .filter_map(|c| {
+                let o = c.objects.into_iter().find(|o| {
+                    o.kind == "Kustomization"
+                        && o.name == "flux-system"
+                        && o.namespace == "flux-system"
+                })?;
+                Some((c.name, o))
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = copies();
+    let data = tempfile::tempdir().unwrap();
+    let journal = data.path().join("audit.jsonl");
+    let (mut person, app, _) = session(config, inventory, Some(Mode::Write), Some(journal.clone()));
+    let drive = async {
+        let all_live = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all_live))
+            .await;
+        person.command("rollout ks");
+        person.press(KeyCode::Char('/'));
+        person.type_text("flux-system/flux-system");
+        person.press(KeyCode::Enter);
+        person.press(KeyCode::Enter);
+        person
+            .sees("the matrix", |s| {
+                s.contains("Kustomization flux-system/flux-system")
+            })
+            .await;
+        person.press(KeyCode::Char('H'));
+        let screen = person
+            .sees("the halt's confirmation", |s| s.contains("<y> to confirm"))
+            .await;
+        assert!(screen.contains("halted rollout of"), "{screen}");
+        person.press(KeyCode::Char('y'));
+        person.sees("the halt done", |s| s.contains(" done")).await;
+        person.press(KeyCode::Esc);
+        person.press(KeyCode::Char('U'));
+        person
+            .sees("the resume's confirmation", |s| {
+                s.contains("<y> to confirm")
+            })
+            .await;
+        person.press(KeyCode::Char('y'));
+        person
+            .sees("the resume done", |s| {
+                s.contains(" done") || s.contains("handled")
+            })
+            .await;
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    // The journal: one halt, on the copies not on the newest revision, with its reason; then
+    // one resume of exactly those.
+    let lines = journaled(&journal, 2).await;
+    let outcome = |action: &str| {
+        lines
+            .iter()
+            .find(|l| l["action"] == action && l["stage"] == "outcome")
+            .unwrap_or_else(|| panic!("{action} in {lines:#?}"))
+            .clone()
+    };
+    let halt = outcome("suspend");
+    let reason = halt["reason"].as_str().unwrap().to_string();
+    let newest = reason
+        .strip_prefix("halted rollout of ")
+        .unwrap()
+        .to_string();
+    let halted: std::collections::BTreeSet<String> = halt["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["cluster"].as_str().unwrap().to_string())
+        .collect();
+    let expected: std::collections::BTreeSet<String> = before
+        .iter()
+        .filter(|(_, o)| o.applied.as_deref() != Some(newest.as_str()) && !o.suspended)
+        .map(|(c, _)| c.clone())
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(halted, expected, "{halt:#}");
+    let resumed: std::collections::BTreeSet<String> = outcome("resume")["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["cluster"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(resumed, halted);
+    // On the clusters: nothing left suspended by the halt.
+    assert!(
+        copies()
+            .iter()
+            .all(|(c, o)| !halted.contains(c) || !o.suspended)
+    );
+}
+
+/// The journal's lines once it holds `outcomes` outcome lines (it is written when every target
+/// of an action has one, after the screen shows it).
+async fn journaled(journal: &std::path::Path, outcomes: usize) -> Vec<serde_json::Value> {
+    common::eventually("the journal's outcome lines", || async {
+        std::fs::read_to_string(journal)
+            .unwrap_or_default()
+            .matches("\"stage\":\"outcome\"")
+            .count()
+            == outcomes
+    })
+    .await;
+    std::fs::read_to_string(journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }

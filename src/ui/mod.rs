@@ -378,6 +378,13 @@ fn draw_confirm(
         )));
     }
     lines.push(Line::default());
+    // A reason given already (a halted rollout's) is shown before it is recorded.
+    if c.stage != Stage::Reason && !c.reason.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("reason: {}", c.reason),
+            text,
+        )));
+    }
     let key = theme.style(Slot::Key);
     match c.stage {
         Stage::Reason => {
