@@ -128,10 +128,10 @@ fn group_cells<'a>(
             n => format!("+{n}"),
         }),
         // The change it began after, where one is likely; the status line gives the evidence.
-        Cell::from(match &group.suspect {
-            Some(s) if s.likely => crate::units::truncate_hex(&s.revision),
-            Some(_) => "no change".to_string(),
-            None => String::new(),
+        Cell::from(match (&group.suspect, &group.what) {
+            (Some(s), _) if s.likely => crate::units::truncate_hex(&s.revision),
+            (Some(_), _) | (None, GroupOf::Object { .. }) => "no change".to_string(),
+            (None, _) => String::new(),
         }),
     ]
 }
@@ -142,7 +142,13 @@ pub fn triage_status(model: &Model) -> Option<String> {
         return None;
     };
     let group = model.rows.groups.get(key)?;
-    let suspect = group.suspect.clone()?;
+    let Some(suspect) = group.suspect.clone() else {
+        return matches!(group.what, GroupOf::Object { .. }).then(|| {
+            " no change it records came before it failed: the cause is outside the GitOps change \
+             (infrastructure, credentials, an upstream registry)"
+                .to_string()
+        });
+    };
     // Weighed against every copy of the object in the triage's scope, for this group only.
     let key = group.members.iter().find_map(|m| match m {
         RowId::Object(_, k) => Some(k),
