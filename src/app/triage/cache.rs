@@ -136,7 +136,8 @@ fn work_out(
             suspended: o.suspended,
             failing: o.health.is_failing(),
             holds: holds.iter().map(|k| (*k).clone()).collect(),
-            copy: match cycle {
+            // Only a failure has a change before it (what waits or is suspended has none).
+            copy: match cycle || !o.health.is_failing() {
                 true => Copy::default(),
                 false => Copy::of(cluster, o, window),
             },
