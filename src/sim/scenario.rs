@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use crate::facts::{FluxKind, FluxRelease};
+use crate::facts::FluxKind;
 use crate::faults::Faults;
 use crate::rng::Rng;
 
@@ -240,6 +240,3 @@ pub enum Part {
         why: &'static str,
     },
 }
-
-/// The Flux release every story cluster runs: the newest.
-pub const STORY_FLUX: FluxRelease = FluxRelease::LATEST;

@@ -14,10 +14,16 @@ use crate::config::theme::{Slot, Theme};
 use crate::fleet::report::Skew;
 use crate::fleet::{FluxSummary, Health, Index, WorkspaceEntry, WorkspaceId};
 
-pub fn draw(frame: &mut Frame, body: Rect, model: &Model, theme: &Theme) {
+pub fn draw(
+    frame: &mut Frame,
+    body: Rect,
+    model: &Model,
+    theme: &Theme,
+    shading: Option<&map::Shading>,
+) {
     let (area, map_area) = split(model, body);
-    if let Some(map_area) = map_area {
-        draw_map(frame, map_area, model, theme);
+    if let (Some(map_area), Some(shading)) = (map_area, shading) {
+        draw_map(frame, map_area, model, theme, shading);
     }
     let index = &model.index;
     let filter = &model.screen().filter;
@@ -282,7 +288,7 @@ fn slot(mark: Mark) -> Slot {
 }
 
 /// Every cluster as a glyph in its health's colour, grouped by workspace; the legend below.
-fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, shading: &map::Shading) {
     let index = &model.index;
     let inner_width = area.width.saturating_sub(2);
     let map = map::layout(
@@ -292,7 +298,6 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         area.height.saturating_sub(2),
     );
     let focus = model.screen().map;
-    let shading = map::Shading::of(model);
     let mut title = format!(" Fleet map · {} clusters", map.clusters.len());
     match (shading.mode, &shading.followed) {
         (MapMode::Health, _) => {}
@@ -354,7 +359,7 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     }
     let selected = theme.style(Slot::Selected);
     for (i, cell) in map.cells.iter().enumerate() {
-        let Some((_, mark)) = map.worst(&shading, index, i) else {
+        let Some((_, mark)) = map.worst(shading, index, i) else {
             continue;
         };
         let mut style = theme.style(slot(mark));
@@ -373,12 +378,11 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// What the status line says of the cell under the map's cursor: its (worst) cluster and, in
 /// the map's mode, its figures.
-pub fn map_status(model: &Model) -> Option<String> {
+pub fn map_status(model: &Model, shading: &map::Shading) -> Option<String> {
     let at = model.screen().map?;
     let (width, height) = model.map_room;
     let map = map::layout(&model.index, &model.rows.ids, width, height);
-    let shading = map::Shading::of(model);
-    let (id, mark) = map.worst(&shading, &model.index, at)?;
+    let (id, mark) = map.worst(shading, &model.index, at)?;
     let cluster = model.index.cluster(id)?;
     let mut text = format!(" {} ({})", cluster.info.name, cluster.info.workspace);
     match mark {

@@ -72,8 +72,10 @@ fn screen() -> Layout {
 pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
     let [header, body, footer, status] = frame.area().layout(&screen());
     draw_header(frame, header, model, theme);
+    // What the fleet map marks each cluster with, worked out once for the map and its status.
+    let shading = (model.screen().view == View::Fleet).then(|| crate::app::map::Shading::of(model));
     match &model.screen().view {
-        View::Fleet => fleet::draw(frame, body, model, theme),
+        View::Fleet => fleet::draw(frame, body, model, theme, shading.as_ref()),
         View::Workspace(w) => workspace::draw(frame, body, model, theme, *w),
         View::Cluster(c) => cluster::draw(frame, body, model, theme, *c),
         View::Objects { scope, kind } => objects::draw(frame, body, model, theme, *scope, *kind),
@@ -90,7 +92,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         draw_confirm(frame, body, model, theme, confirm);
     }
     draw_footer(frame, footer, model, theme);
-    draw_status(frame, status, model, theme);
+    draw_status(frame, status, model, theme, shading.as_ref());
 }
 
 /// `fleet ▸ core ▸ core-dev-004 ▸ Kustomization flux-system/apps`
@@ -244,7 +246,13 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
 }
 
 /// Clusters live / connecting / failed, objects, failing, mode, warnings.
-fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
+fn draw_status(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    shading: Option<&crate::app::map::Shading>,
+) {
     let index = &model.index;
     let phases = index.phases();
     let live = phases.up();
@@ -274,7 +282,7 @@ fn draw_status(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // On the fleet map: the cluster under the cursor instead of the fleet's counts; on a triage
     // group: why it broke.
     let instead = match model.screen().view {
-        View::Fleet => fleet::map_status(model),
+        View::Fleet => shading.and_then(|shading| fleet::map_status(model, shading)),
         View::Triage { .. } => triage::triage_status(model),
         _ => None,
     };

@@ -20,7 +20,10 @@ use super::{ClusterEntry, ClusterId, ClusterInfo, FluxKind, ObjectKey, Rollout};
 use crate::glob::glob_match;
 use study::{Instance, study};
 
+mod odd;
 mod study;
+
+pub use odd::Odd;
 
 /// How clusters are grouped into rings, in promotion order.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -252,94 +255,6 @@ pub struct Place {
     pub odd: Option<Odd>,
 }
 
-/// How a copy differs from its peers: the copies of its ring on the same revision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "what")]
-pub enum Odd {
-    /// A HelmRelease deployed with other values (its release's config digest).
-    Values {
-        mine: Arc<str>,
-        peers: Arc<str>,
-        of: usize,
-    },
-    /// A Kustomization that applied another number of objects.
-    Inventory { mine: u32, peers: u32, of: usize },
-}
-
-impl Odd {
-    pub fn describe(&self) -> String {
-        match self {
-            Odd::Values { mine, peers, of } => format!(
-                "odd one out: values {} where {of} peers have {}",
-                crate::units::truncate_hex(mine),
-                crate::units::truncate_hex(peers)
-            ),
-            Odd::Inventory { mine, peers, of } => {
-                format!("odd one out: {mine} objects applied where {of} peers have {peers}")
-            }
-        }
-    }
-}
-
-/// Marks the copies whose values or inventory differ from most of the copies of their ring on
-/// the same revision (at least two peers agreeing). `inventory` is each place's object count.
-fn mark_odd(places: &mut [Place], inventory: &[Option<u32>]) {
-    let mut peers: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
-    for (i, p) in places.iter().enumerate() {
-        if let Some(r) = &p.revision {
-            peers.entry((p.ring, &r.revision)).or_default().push(i);
-        }
-    }
-    let mut odd: Vec<(usize, Odd)> = Vec::new();
-    for group in peers.values().filter(|g| g.len() >= 3) {
-        let digests = group.iter().map(|i| {
-            let r = places[*i].revision.as_ref();
-            r.and_then(|r| r.config_digest.clone())
-        });
-        if let Some((common, of)) = most(digests.clone().flatten()) {
-            for (i, mine) in group.iter().zip(digests) {
-                if let Some(mine) = mine.filter(|m| *m != common) {
-                    let peers = common.clone();
-                    odd.push((*i, Odd::Values { mine, peers, of }));
-                }
-            }
-        }
-        let counts = group.iter().map(|i| inventory[*i]);
-        if let Some((common, of)) = most(counts.clone().flatten()) {
-            for (i, mine) in group.iter().zip(counts) {
-                if let Some(mine) = mine.filter(|m| *m != common) {
-                    odd.push((
-                        *i,
-                        Odd::Inventory {
-                            mine,
-                            peers: common,
-                            of,
-                        },
-                    ));
-                }
-            }
-        }
-    }
-    for (i, o) in odd {
-        places[i].odd.get_or_insert(o);
-    }
-}
-
-/// The most common value and how many have it, when at least two agree.
-fn most<T: PartialEq + Clone>(values: impl Iterator<Item = T>) -> Option<(T, usize)> {
-    let mut counts: Vec<(T, usize)> = Vec::new();
-    for v in values {
-        match counts.iter_mut().find(|(c, _)| *c == v) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((v, 1)),
-        }
-    }
-    counts
-        .into_iter()
-        .max_by_key(|(_, n)| *n)
-        .filter(|(_, n)| *n >= 2)
-}
-
 impl Place {
     /// `current`, `behind 2`, `failing`, `stuck` …: its standing in a word or two.
     pub fn state(&self) -> String {
@@ -551,7 +466,7 @@ pub fn matrix<'a>(
         }
     }
     let inventory: Vec<Option<u32>> = copies.iter().map(|c| c.object.inventory).collect();
-    mark_odd(&mut places, &inventory);
+    odd::mark(&mut places, &inventory);
     // `study` keeps the order of the copies: each place's cluster name is its copy's.
     let mut named: Vec<(Place, &str)> = places
         .into_iter()
