@@ -33,8 +33,9 @@
 //!   and carrying the job out, journaled in [`audit`].
 //! - [`app`] and [`ui`] — the TUI: model, messages, update function, typed commands, keymap and
 //!   event loop; [`ui`] draws the model, a pure function of it and the theme.
-//! - [`export`] — the headless commands: `get`, `inventory`, `suspend` / `resume` /
-//!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals.
+//! - [`export`] — the headless commands: `get`, `rollout`, `inventory`, `suspend` / `resume` /
+//!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals; `alert`,
+//!   one alert per root cause to Alertmanager.
 //! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
 //!
 //! The simulated fleet is a crate of its own, `fluxfleet-sim` (`src/sim/`, a member of the

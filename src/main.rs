@@ -48,6 +48,13 @@ fn main() -> ExitCode {
                 fluxfleet::export::rollout::rollout,
             );
         }
+        Some(Command::Alert(args)) => {
+            return report(
+                &runtime,
+                args.request(&cli.fleet),
+                fluxfleet::export::alert::alert,
+            );
+        }
         Some(Command::Suspend(args)) => return act(&runtime, global, &args, Verb::Suspend),
         Some(Command::Resume(args)) => return act(&runtime, global, &args, Verb::Resume),
         Some(Command::Reconcile(args)) => return act(&runtime, global, &args, Verb::Reconcile),

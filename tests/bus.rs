@@ -896,6 +896,19 @@ async fn on_bus(
     kubeconfigs: &std::path::Path,
     args: &[&str],
 ) -> std::process::Output {
+    bus_command(told, url, kubeconfigs, args)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// [`on_bus`]'s command, to be run as the caller likes.
+fn bus_command(
+    told: Told,
+    url: &str,
+    kubeconfigs: &std::path::Path,
+    args: &[&str],
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
     cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
         .env("HOME", "/nonexistent-home")
@@ -911,7 +924,7 @@ async fn on_bus(
         Told::Flag => cmd.arg("--nats").arg(url),
         Told::Variable => cmd.env("FLUXFLEET_NATS", url),
     };
-    cmd.output().await.unwrap()
+    cmd
 }
 
 /// How many connections each cluster has ever served, as the simulator counted them.
@@ -964,6 +977,54 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
         let out = run(&["get", "--root-causes", "-o", "json", "--timeout", "10s"]).await;
         ok(&out);
         assert!(json(&out).is_object(), "{told:?}");
+
+        // One round of alerts, printed instead of sent: one per failing root cause's object
+        // and reason, as get --root-causes finds them on the bus.
+        let out = run(&["get", "--root-causes", "--status", "failing", "-o", "json"]).await;
+        ok(&out);
+        let causes: BTreeSet<String> = json(&out)["rootCauses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {} {}",
+                    c["kind"], c["namespace"], c["name"], c["reason"]
+                )
+            })
+            .collect();
+        assert!(!causes.is_empty(), "the fleet has failures to alert on");
+        let args = ["alert", "--dry-run", "--every", "1s", "--for", "0s"];
+        let mut alert = bus_command(told, &options.url, &kubeconfigs, &args)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = alert.stdout.take().unwrap();
+        let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+        let round: serde_json::Value = loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("alert prints a round");
+            if line.starts_with('[') {
+                break serde_json::from_str(&line).unwrap();
+            }
+        };
+        alert.kill().await.unwrap();
+        let alerted: BTreeSet<String> = round
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                let l = &a["labels"];
+                format!(
+                    "{} {} {} {}",
+                    l["kind"], l["namespace"], l["name"], l["reason"]
+                )
+            })
+            .collect();
+        assert_eq!(alerted, causes, "{told:?}");
 
         let out = run(&["rollout", "ks", "-o", "json", "--timeout", "10s"]).await;
         ok(&out);

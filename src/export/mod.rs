@@ -3,6 +3,7 @@
 //! are documented in docs/commands.md and stable.
 
 pub mod act;
+pub mod alert;
 pub mod get;
 mod history;
 pub mod inventory;

@@ -22,39 +22,39 @@ use crate::units::age;
 /// One root cause across the fleet.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RootCause<'a> {
-    kind: &'static str,
-    namespace: &'a str,
-    name: &'a str,
+pub(super) struct RootCause<'a> {
+    pub(super) kind: &'static str,
+    pub(super) namespace: &'a str,
+    pub(super) name: &'a str,
     /// Its health, as `get` names it (a cycle: `failed`).
-    status: &'static str,
-    reason: Option<&'a str>,
-    message: Option<&'a str>,
+    pub(super) status: &'static str,
+    pub(super) reason: Option<&'a str>,
+    pub(super) message: Option<&'a str>,
     /// A `dependsOn` cycle: its objects, `Kind/namespace/name`, in order.
     #[serde(skip_serializing_if = "Option::is_none")]
-    cycle: Option<Vec<String>>,
+    pub(super) cycle: Option<Vec<String>>,
     /// Since when its oldest copy is not ready.
-    since: Option<Timestamp>,
+    pub(super) since: Option<Timestamp>,
     /// Copies that turned not ready within the last hour.
-    started_last_hour: usize,
-    workspaces: usize,
+    pub(super) started_last_hour: usize,
+    pub(super) workspaces: usize,
     /// What it holds back: the fewest and the most on one cluster, the total, and their names.
-    blocks: Holds,
+    pub(super) blocks: Holds,
     /// The change its copies came by before failing, with the evidence; None when none records
     /// a change (the cause is then outside the GitOps change).
-    suspect: Option<Suspect>,
-    clusters: Vec<Copy<'a>>,
+    pub(super) suspect: Option<Suspect>,
+    pub(super) clusters: Vec<Copy<'a>>,
 }
 
 /// The root cause on one cluster.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Copy<'a> {
-    workspace: &'a str,
-    cluster: &'a str,
-    since: Option<Timestamp>,
+pub(super) struct Copy<'a> {
+    pub(super) workspace: &'a str,
+    pub(super) cluster: &'a str,
+    pub(super) since: Option<Timestamp>,
     /// The selected objects it holds back there, `Kind/namespace/name`.
-    blocks: Vec<String>,
+    pub(super) blocks: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -104,7 +104,7 @@ fn group_key(c: &ClusterEntry, root: &FluxSummary) -> (u64, Option<Vec<ObjectKey
     }
 }
 
-fn causes<'a>(
+pub(super) fn causes<'a>(
     index: &'a Index,
     filter: &Filter,
     (now, window): (Timestamp, SignedDuration),
@@ -114,7 +114,9 @@ fn causes<'a>(
     let mut slots: HashMap<u64, usize> = HashMap::new();
     let mut seen: Vec<BTreeSet<&str>> = Vec::new();
     let mut copies: Vec<Vec<(&ClusterEntry, &FluxSummary)>> = Vec::new();
-    for c in sorted(index).filter(|c| filter.cluster(c)) {
+    // Sorted once: every group's suspect is weighed against all the scope's copies.
+    let scope: Vec<&ClusterEntry> = sorted(index).filter(|c| filter.cluster(c)).collect();
+    for &c in &scope {
         for (root, held) in roots_of(c, filter) {
             let Some(o) = c.objects.get(root) else {
                 continue;
@@ -163,8 +165,8 @@ fn causes<'a>(
         if cause.cycle.is_none()
             && let Some((_, first)) = copies.first()
         {
-            let all = sorted(index)
-                .filter(|c| filter.cluster(c))
+            let all = scope
+                .iter()
                 .filter_map(|c| c.objects.get(&first.key).map(|o| &**o));
             cause.suspect = suspect(copies, window).map(|s| s.weigh(all));
         }

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub mod alertmanager;
 pub mod nats;
 pub mod truth;
 pub mod tui;

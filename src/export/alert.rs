@@ -1,0 +1,205 @@
+//! `fluxfleet alert --alertmanager URL`: one alert per failing root cause across the fleet, sent
+//! to Alertmanager's v2 API — fired once the cause has failed for a while (`--for`), sent again
+//! every round while it lasts (`--every`), held through a flap (`--hold`) and resolved when it
+//! clears. The fleet is opened as every command opens it (kubeconfigs and management clusters,
+//! or `--nats`) and followed; nothing is ever sent to a cluster but reads.
+//!
+//! [`cause`] says what an alert holds, [`state`] decides what fires and resolves, [`wire`] posts.
+
+mod cause;
+pub mod state;
+mod wire;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use self::state::{Alerts, Labels, Note, Posted, Rules};
+use self::wire::Alertmanager;
+use super::opening::{not_live, open};
+use super::request::exit;
+use super::{Filter, Status};
+use crate::fleet::Index;
+use crate::session::Session;
+use crate::session::resolve::Sources;
+
+pub use self::cause::ALERTNAME;
+
+/// What `fluxfleet alert` was asked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Sources,
+    /// The scope; its status is always "failing".
+    pub filter: Filter,
+    /// Alertmanager URLs (each member of an HA cluster, as Prometheus sends to each).
+    pub alertmanagers: Vec<String>,
+    /// A CA bundle to trust for Alertmanager's HTTPS.
+    pub ca: Option<PathBuf>,
+    /// Labels every alert carries.
+    pub labels: Labels,
+    pub rules: Rules,
+    /// How long to wait for every cluster to answer before the first round.
+    pub timeout: Duration,
+    /// Print what would be sent (one JSON array a round) instead of sending it.
+    pub dry_run: bool,
+}
+
+/// `fluxfleet alert`: runs until SIGINT or SIGTERM.
+pub async fn alert(request: Request) -> u8 {
+    let managers = match request
+        .alertmanagers
+        .iter()
+        .map(|url| Alertmanager::new(url, request.ca.as_deref()))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(managers) => managers,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return exit::USAGE;
+        }
+    };
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()),
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()),
+    ) else {
+        eprintln!("error: cannot listen for SIGINT and SIGTERM");
+        return exit::ERROR;
+    };
+    let Some(opened) = open(&request.sources).await else {
+        return exit::ERROR;
+    };
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
+        return exit::INVENTORY;
+    }
+    let filter = Filter {
+        status: Some(Status::Failing),
+        ..request.filter.clone()
+    };
+    let window = opened.config.rollout.rules.suspect_window;
+    let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
+    let settled = live.settle(request.timeout).await;
+    not_live(&live.index, &filter, settled, Timestamp::now());
+    let to: Vec<String> = managers.iter().map(ToString::to_string).collect();
+    eprintln!(
+        "fluxfleet alert: {} clusters; {} every {}, firing after {}, held {}",
+        live.index.clusters().iter().filter(|c| !c.retired).count(),
+        match request.dry_run {
+            true => "printing the alerts".to_string(),
+            false => format!("sending to {}", to.join(", ")),
+        },
+        crate::units::format_duration(request.rules.every),
+        crate::units::format_duration(request.rules.pending),
+        crate::units::format_duration(request.rules.hold),
+    );
+
+    let mut rounds = Rounds::new(filter, window, request.labels.clone(), request.rules);
+    let mut round = tokio::time::interval(request.rules.every);
+    round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = interrupt.recv() => return exit::OK,
+            _ = terminate.recv() => return exit::OK,
+            more = live.apply_batch() => {
+                if !more {
+                    eprintln!("error: every source of the fleet has stopped");
+                    return exit::ERROR;
+                }
+                rounds.changed();
+            }
+            _ = round.tick() => {
+                let now = Timestamp::now();
+                let (posts, notes) = rounds.round(&live.index, now);
+                say(now, &notes);
+                if request.dry_run {
+                    print(&posts);
+                } else {
+                    send(&managers, &posts).await;
+                }
+            }
+        }
+    }
+}
+
+/// The alert loop's work apart from the network: the fleet looked at each round (worked out
+/// again only when it changed since the last), and what to send.
+pub struct Rounds {
+    alerts: Alerts,
+    filter: Filter,
+    window: SignedDuration,
+    labels: Labels,
+    found: Vec<state::Found>,
+    changed: bool,
+}
+
+impl Rounds {
+    /// `filter`'s failing root causes, suspects looked for within `window`, every alert
+    /// carrying `labels`.
+    pub fn new(filter: Filter, window: SignedDuration, labels: Labels, rules: Rules) -> Rounds {
+        Rounds {
+            alerts: Alerts::new(rules),
+            filter: Filter {
+                status: Some(Status::Failing),
+                ..filter
+            },
+            window,
+            labels,
+            found: Vec::new(),
+            changed: true,
+        }
+    }
+
+    /// The fleet changed since the last round.
+    pub fn changed(&mut self) {
+        self.changed = true;
+    }
+
+    /// One round at `now`: what to send, and what fired, changed or resolved.
+    pub fn round(&mut self, index: &Index, now: Timestamp) -> (Vec<Posted>, Vec<Note>) {
+        if self.changed {
+            self.found = cause::evaluate(index, &self.filter, (now, self.window), &self.labels);
+            self.changed = false;
+        }
+        self.alerts.tick(now, self.found.clone())
+    }
+}
+
+/// What fired, changed and resolved this round, a line each on stdout.
+fn say(now: Timestamp, notes: &[Note]) {
+    let mut out = std::io::stdout().lock();
+    for note in notes {
+        let (what, line) = match note {
+            Note::Firing(line) => ("firing", line),
+            Note::Relabelled(line) => ("changed", line),
+            Note::Resolved(line) => ("resolved", line),
+        };
+        let _ = writeln!(
+            out,
+            "{} {what:<8} {line}",
+            now.strftime("%Y-%m-%dT%H:%M:%SZ")
+        );
+    }
+    let _ = out.flush();
+}
+
+fn print(posts: &[Posted]) {
+    let mut out = std::io::stdout().lock();
+    if let Ok(json) = serde_json::to_string(posts) {
+        let _ = writeln!(out, "{json}");
+    }
+    let _ = out.flush();
+}
+
+/// Posts the round's alerts to every Alertmanager at once; one that fails is said on stderr and
+/// gets them all again next round.
+async fn send(managers: &[Alertmanager], posts: &[Posted]) {
+    if posts.is_empty() {
+        return;
+    }
+    let sent = futures::future::join_all(managers.iter().map(|m| m.post(posts))).await;
+    for error in sent.into_iter().filter_map(Result::err) {
+        eprintln!("warning: {error}; sent again next round");
+    }
+}

@@ -1,0 +1,228 @@
+//! Alertmanager's v2 API, as far as `fluxfleet alert` needs it: `POST /api/v2/alerts` with a
+//! JSON array of alerts, over HTTP/1.1 or HTTPS (the system's trust store, or a CA file), basic
+//! auth from the URL's user and password. The answer is read only for an error, and no further
+//! than 4 KiB; a request has 10 seconds. Errors name the URL without its credentials.
+
+use std::path::Path;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use kube::client::ConfigExt;
+
+use super::state::Posted;
+use crate::export::table::safe;
+
+/// How long one post may take, connecting included.
+const TIMEOUT: Duration = Duration::from_secs(10);
+/// How much of an error answer is read (and shown).
+const ANSWER: usize = 4096;
+
+/// One Alertmanager to send to.
+pub struct Alertmanager {
+    /// `…/api/v2/alerts`, without credentials.
+    endpoint: Uri,
+    /// `Authorization: Basic …`, from the URL's user and password.
+    auth: Option<HeaderValue>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl std::fmt::Display for Alertmanager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.endpoint)
+    }
+}
+
+impl Alertmanager {
+    /// Alertmanager at `url` (`http://alertmanager:9093`, a path prefix if it serves under one),
+    /// trusting `ca` (a PEM file) or the system's roots for HTTPS.
+    pub fn new(url: &str, ca: Option<&Path>) -> Result<Alertmanager, String> {
+        let bad = |why: &str| format!("--alertmanager {}: {why}", shown(url));
+        let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+        let scheme = uri
+            .scheme_str()
+            .ok_or_else(|| bad("give http:// or https://"))?;
+        if scheme != "http" && scheme != "https" {
+            return Err(bad("give http:// or https://"));
+        }
+        let authority = uri.authority().ok_or_else(|| bad("no host"))?;
+        let (userinfo, host) = match authority.as_str().rsplit_once('@') {
+            Some((user, host)) => (Some(user), host),
+            None => (None, authority.as_str()),
+        };
+        let auth = userinfo
+            .map(basic)
+            .transpose()
+            .map_err(|()| bad("bad user:password"))?;
+        let base = uri.path().trim_end_matches('/');
+        let endpoint: Uri = format!("{scheme}://{host}{base}/api/v2/alerts")
+            .parse()
+            .map_err(|_| bad("not a URL"))?;
+        let mut config = kube::Config::new(endpoint.clone());
+        config.root_cert_file = ca.map(Path::to_path_buf);
+        if let Some(ca) = ca {
+            // kube checks a CA file only when it verifies; read it now to say what is wrong.
+            let pem = std::fs::read(ca).map_err(|e| bad(&format!("{}: {e}", ca.display())))?;
+            if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+                return Err(bad(&format!("{}: no PEM certificate in it", ca.display())));
+            }
+        }
+        let tls = config
+            .rustls_client_config()
+            .map_err(|e| bad(&format!("TLS: {e}")))?;
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(TIMEOUT));
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new()).build(https);
+        Ok(Alertmanager {
+            endpoint,
+            auth,
+            client,
+        })
+    }
+
+    /// Sends `alerts`; an error says what Alertmanager answered, or why it could not be reached.
+    pub async fn post(&self, alerts: &[Posted]) -> Result<(), String> {
+        let body = serde_json::to_vec(alerts).map_err(|e| e.to_string())?;
+        let mut request = Request::builder()
+            .method(Method::POST)
+            .uri(self.endpoint.clone())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(
+                http::header::USER_AGENT,
+                concat!("fluxfleet/", env!("CARGO_PKG_VERSION")),
+            );
+        if let Some(auth) = &self.auth {
+            request = request.header(http::header::AUTHORIZATION, auth.clone());
+        }
+        let request = request
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| e.to_string())?;
+        let exchange = async {
+            let answer = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| format!("cannot reach {self}: {}", crate::errors::chain(&e)))?;
+            let status = answer.status();
+            if status.is_success() {
+                return Ok(());
+            }
+            let text = match Limited::new(answer.into_body(), ANSWER).collect().await {
+                Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
+                Err(_) => "(an answer longer than 4 KiB)".into(),
+            };
+            Err(format!("{self} answered {status}: {}", safe(text.trim())))
+        };
+        tokio::time::timeout(TIMEOUT, exchange)
+            .await
+            .unwrap_or_else(|_| Err(format!("{self} did not answer within {TIMEOUT:?}")))
+    }
+}
+
+/// `user:password` as a basic `Authorization` header, marked sensitive.
+fn basic(userinfo: &str) -> Result<HeaderValue, ()> {
+    use base64::Engine;
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decode = |s: &str| percent_decode(s).ok_or(());
+    let pair = format!("{}:{}", decode(user)?, decode(password)?);
+    let token = base64::engine::general_purpose::STANDARD.encode(pair);
+    let mut value = HeaderValue::from_str(&format!("Basic {token}")).map_err(|_| ())?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+/// `%xx` escapes decoded, as URLs carry reserved characters of a user or password.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A URL as it may be shown: without a user and password.
+pub fn shown(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
+            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_go_into_a_header_and_never_into_what_is_shown() {
+        let am = Alertmanager::new("http://ops:s%3Acret@alertmanager:9093/am/", None).unwrap();
+        assert_eq!(am.to_string(), "http://alertmanager:9093/am/api/v2/alerts");
+        let auth = am.auth.as_ref().unwrap();
+        assert!(auth.is_sensitive());
+        use base64::Engine;
+        let token = auth.to_str().unwrap().strip_prefix("Basic ").unwrap();
+        let pair = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .unwrap();
+        assert_eq!(pair, b"ops:s:cret");
+        assert_eq!(
+            shown("https://a:b@am.example.com"),
+            "https://am.example.com"
+        );
+        assert_eq!(shown("http://am:9093/x@y"), "http://am:9093/x@y");
+    }
+
+    #[test]
+    fn a_bad_url_or_ca_file_is_named_without_its_credentials() {
+        let e = Alertmanager::new("ftp://u:secret@am:21", None)
+            .err()
+            .unwrap();
+        assert!(
+            e.contains("give http:// or https://") && !e.contains("secret"),
+            "{e}"
+        );
+        let e = Alertmanager::new("alertmanager:9093", None).err().unwrap();
+        assert!(e.contains("http://"), "{e}");
+        let e = Alertmanager::new("https://am:9093", Some(Path::new("/nonexistent/ca.pem")))
+            .err()
+            .unwrap();
+        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_alertmanager_is_an_error_naming_it() {
+        // A port nothing listens on: bound, then closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let am = Alertmanager::new(&format!("http://u:pw@127.0.0.1:{port}"), None).unwrap();
+        let e = am.post(&[]).await.unwrap_err();
+        assert!(
+            e.contains(&format!("127.0.0.1:{port}")) && !e.contains("pw"),
+            "{e}"
+        );
+    }
+}
