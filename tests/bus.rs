@@ -34,7 +34,9 @@ fn options(nats: &NatsServer) -> bus::Options {
     }
 }
 
-const TTL: Duration = Duration::from_secs(2);
+/// Short, for handovers within seconds; not shorter: on two busy cores a collector's renewal
+/// can come a second or two late, and the others would take it for dead.
+const TTL: Duration = Duration::from_secs(5);
 
 struct Running {
     stop: CancellationToken,
@@ -186,6 +188,86 @@ fn difference(view: &View, truth: &View) -> Option<String> {
     ))
 }
 
+/// Which collectors are alive is read while they renew their announcements, as they always
+/// are: the read ends (the KV API's `keys()` followed renewals for as long as they came, and
+/// readers and collectors stalled with it), and misses none that renewed meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_collectors_alive_are_read_while_they_renew_their_announcements() {
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    let retention = bus::Retention {
+        history: Duration::from_secs(3600),
+        ttl: TTL,
+    };
+    let client = bus::connect(&options, "test").await.unwrap();
+    let stores = bus::open(client, &options, Some(retention)).await.unwrap();
+    let ids = ["c1", "c2", "c3"];
+    let everyone: BTreeSet<String> = ids.map(String::from).into();
+    for id in ids {
+        stores.collectors.put(id, "{}".into()).await.unwrap();
+    }
+    let stop = CancellationToken::new();
+    let renewing: Vec<_> = ids
+        .into_iter()
+        .map(|id| {
+            let (collectors, stop) = (stores.collectors.clone(), stop.clone());
+            tokio::spawn(async move {
+                while !stop.is_cancelled() {
+                    collectors.put(id, "{}".into()).await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    for _ in 0..10 {
+        // A bound against a hang, not a measure of speed: a read takes milliseconds.
+        let alive = tokio::time::timeout(
+            Duration::from_secs(30),
+            bus::collectors_alive(&stores.collectors),
+        )
+        .await
+        .expect("the read ends")
+        .unwrap();
+        // None is missed for having renewed while it was read.
+        assert_eq!(alive, everyone);
+    }
+    stop.cancel();
+    for task in renewing {
+        task.await.unwrap();
+    }
+    // One says goodbye: gone at once, not when its announcement would have expired.
+    stores.collectors.delete("c2").await.unwrap();
+    let alive = bus::collectors_alive(&stores.collectors).await.unwrap();
+    assert_eq!(alive, ["c1", "c3"].map(String::from).into());
+}
+
+/// Collectors started together race to make the buckets and the history stream: every one of
+/// them opens the stores (the losers take the winner's), none fails for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collectors_starting_together_all_open_the_stores() {
+    let retention = bus::Retention {
+        history: Duration::from_secs(3600),
+        ttl: TTL,
+    };
+    // The race is lost now and then: thirty fresh servers, eight collectors each.
+    for _ in 0..30 {
+        let nats = NatsServer::start();
+        let options = options(&nats);
+        let opening = (0..8).map(|_| {
+            let options = options.clone();
+            tokio::spawn(async move {
+                let client = bus::connect(&options, "test").await?;
+                bus::open(client, &options, Some(retention))
+                    .await
+                    .map(|_| ())
+            })
+        });
+        for opened in futures::future::join_all(opening).await {
+            opened.unwrap().unwrap();
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth_and_its_history() {
     let _one_at_a_time = serial().await;
@@ -239,6 +321,9 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
             tokens.iter().all(|t| !text.contains(t.as_str())),
             "{key} holds a token"
         );
+    }
+    for (id, collector) in &running {
+        assert!(!collector.task.is_finished(), "collector {id} stopped");
     }
     // Once each has seen the others, every cluster is with the collector ranking highest.
     let all: BTreeSet<String> = running.keys().map(|id| id.to_string()).collect();

@@ -1,6 +1,7 @@
 //! `fluxfleet collect`: the engine on this collector's share of the fleet, published into the
 //! bus. Every `ttl / 3` a collector renews its announcement (a key with the bucket's age limit
-//! `ttl`) and reads who else is alive; each cluster belongs to the live collector that ranks
+//! `ttl`, renewed by a task of its own, so that a collector busy publishing is not taken for
+//! dead) and reads who else is alive; each cluster belongs to the live collector that ranks
 //! highest for it ([`owner`]: rendezvous hashing), so when one dies its clusters spread over the
 //! others within `ttl` and a tick, and come back when it returns — no coordinator, no cluster
 //! watched twice once the collectors agree on who is alive.
@@ -12,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_nats::jetstream;
 use futures::StreamExt;
@@ -107,6 +109,8 @@ struct Collector {
     overwritten: BTreeSet<String>,
     ttl: std::time::Duration,
     acks: FuturesUnordered<Ack>,
+    /// How many clusters it owns, as its announcement says.
+    announced: Arc<AtomicUsize>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -125,6 +129,14 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     let engine = Engine::start(Vec::new(), &settings, Sink::new(SourceId(0), tx));
     let ttl = request.retention.ttl;
     let mut collector = Collector::new(request.id.clone(), stores, request.clusters, engine, ttl);
+    // Stopped with the collector however it ends (aborted too): a dead collector's
+    // announcement must lapse.
+    let announcer = Aborting(Some(tokio::spawn(announce(
+        collector.stores.collectors.clone(),
+        collector.id.clone(),
+        collector.announced.clone(),
+        ttl,
+    ))));
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batch = Vec::with_capacity(512);
@@ -182,6 +194,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     if let Some(refresher) = refresher {
         refresher.abort();
     }
+    announcer.stop().await;
     let _ = collector.stores.collectors.delete(&collector.id).await;
     collector.engine.shutdown().await;
     while let Some(acked) = collector.acks.next().await {
@@ -190,6 +203,55 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         }
     }
     Ok(())
+}
+
+/// A task aborted when this is dropped.
+struct Aborting(Option<tokio::task::JoinHandle<()>>);
+
+impl Aborting {
+    /// Aborts the task and waits until it has ended: nothing it was sending goes out after.
+    async fn stop(mut self) {
+        if let Some(task) = self.0.take() {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Aborting {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// Renews the collector's announcement every `ttl / 3` until aborted, apart from its loop: a
+/// loop busy publishing a handover or a relist must not let the announcement lapse, or the
+/// others take its clusters while it still watches them.
+async fn announce(
+    collectors: jetstream::kv::Store,
+    id: String,
+    owned: Arc<AtomicUsize>,
+    ttl: std::time::Duration,
+) {
+    let mut tick = tokio::time::interval(ttl / 3);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let me = Announcement {
+            id: id.clone(),
+            host: crate::audit::local_host(),
+            at: Timestamp::now(),
+            clusters: owned.load(Ordering::Relaxed),
+        };
+        let Ok(value) = serde_json::to_vec(&me) else {
+            continue;
+        };
+        if let Err(e) = collectors.put(&id, value.into()).await {
+            tracing::warn!(error = %e, "announcing this collector");
+        }
+    }
 }
 
 /// Reads the fleet again every `every`, off the collector's loop, so that a slow management
@@ -230,34 +292,15 @@ impl Collector {
             overwritten: BTreeSet::new(),
             ttl,
             acks: FuturesUnordered::new(),
+            announced: Arc::new(AtomicUsize::new(0)),
         }
     }
 
-    /// Renews the announcement, reads who is alive, and takes over or hands over clusters.
+    /// Reads who is alive, and takes over or hands over clusters.
     async fn heartbeat(&mut self) -> Result<(), String> {
-        let me = Announcement {
-            id: self.id.clone(),
-            host: crate::audit::local_host(),
-            at: Timestamp::now(),
-            clusters: self.owned.len(),
-        };
-        let value = serde_json::to_vec(&me).map_err(|e| e.to_string())?;
-        self.stores
-            .collectors
-            .put(&self.id, value.into())
-            .await
-            .map_err(|e| format!("announcing: {e}"))?;
-        let mut members = BTreeSet::new();
-        let mut keys = self
-            .stores
-            .collectors
-            .keys()
+        let mut members = super::collectors_alive(&self.stores.collectors)
             .await
             .map_err(|e| format!("reading the collectors: {e}"))?;
-        while let Some(key) = keys.next().await {
-            let key = key.map_err(|e| format!("reading the collectors: {e}"))?;
-            members.insert(key);
-        }
         // Whatever the bucket says, this one is alive.
         members.insert(self.id.clone());
         if members != self.members {
@@ -266,7 +309,9 @@ impl Collector {
             self.rebalance().await?;
         }
         self.take_back();
-        self.start_waiting().await
+        let started = self.start_waiting().await;
+        self.announced.store(self.owned.len(), Ordering::Relaxed);
+        started
     }
 
     /// The fleet as read again: new clusters are shared out, clusters gone are let go (and

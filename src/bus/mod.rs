@@ -146,6 +146,19 @@ pub fn redacted_url(url: &str) -> String {
     }
 }
 
+/// The stream `config` names, made if missing. Collectors starting together race to make it:
+/// the losers are refused ("subjects overlap with an existing stream") and take the winner's.
+async fn stream(
+    js: &jetstream::Context,
+    config: jetstream::stream::Config,
+) -> Result<jetstream::stream::Stream, String> {
+    let name = config.name.clone();
+    match js.get_or_create_stream(config).await {
+        Ok(stream) => Ok(stream),
+        Err(refused) => js.get_stream(&name).await.map_err(|_| refused.to_string()),
+    }
+}
+
 /// A key-value bucket, made as the KV API makes one (a stream `KV_<name>` of subjects
 /// `$KV.<name>.>`, one value per key) but without asking the account's limits first, which
 /// servers before 2.10 answer in a shape newer clients cannot read; then opened as a bucket.
@@ -160,20 +173,23 @@ async fn bucket(
     } else {
         max_age.min(Duration::from_secs(120))
     };
-    js.get_or_create_stream(jetstream::stream::Config {
-        name: format!("KV_{name}"),
-        description: Some(description.into()),
-        subjects: vec![format!("$KV.{name}.>")],
-        max_messages_per_subject: 1,
-        max_age,
-        max_message_size: wire::MAX_VALUE as i32,
-        allow_rollup: true,
-        deny_delete: true,
-        allow_direct: true,
-        discard: jetstream::stream::DiscardPolicy::New,
-        duplicate_window,
-        ..Default::default()
-    })
+    stream(
+        js,
+        jetstream::stream::Config {
+            name: format!("KV_{name}"),
+            description: Some(description.into()),
+            subjects: vec![format!("$KV.{name}.>")],
+            max_messages_per_subject: 1,
+            max_age,
+            max_message_size: wire::MAX_VALUE as i32,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: jetstream::stream::DiscardPolicy::New,
+            duplicate_window,
+            ..Default::default()
+        },
+    )
     .await
     .map_err(|e| format!("creating bucket {name}: {e}"))?;
     js.get_key_value(name)
@@ -244,17 +260,19 @@ pub async fn open(
                 retention.ttl,
             )
             .await?;
-            let history = js
-                .get_or_create_stream(jetstream::stream::Config {
+            let history = stream(
+                &js,
+                jetstream::stream::Config {
                     name: names.history.clone(),
                     description: Some("fluxfleet: what changed in the fleet".into()),
                     subjects: vec![format!("{}.>", names.history)],
                     max_age: retention.history,
                     max_message_size: wire::MAX_VALUE as i32,
                     ..Default::default()
-                })
-                .await
-                .map_err(|e| format!("creating stream {}: {e}", names.history))?;
+                },
+            )
+            .await
+            .map_err(|e| format!("creating stream {}: {e}", names.history))?;
             (state, collectors, history)
         }
     };
@@ -270,10 +288,12 @@ pub async fn open(
 /// How long a read waits for a next message before it takes what came as all there is.
 const QUIET: Duration = Duration::from_secs(2);
 
-/// Reads what an ordered consumer of `stream` with `config` delivers now, up to the last message
-/// pending when it was made (and any that came meanwhile), handing each to `each`. A pending
-/// count can include values replaced meanwhile (a KV keeps one per key), which never come: when
-/// nothing more comes for [`QUIET`], what came is all there is. Never a hang.
+/// Reads what an ordered consumer of `stream` with `config` delivers now, up to the stream's last
+/// message when the read began, handing each to `each`. It ends at the first message at or past
+/// that one, or when none is left pending: a stream written to all the time (collectors
+/// publishing, announcements renewed) always has more pending. A pending count can include
+/// values replaced meanwhile (a KV keeps one per key), which never come: when nothing more comes
+/// for [`QUIET`], what came is all there is. Never a hang.
 pub(crate) async fn read_all(
     stream: &jetstream::stream::Stream,
     config: jetstream::consumer::pull::OrderedConfig,
@@ -281,6 +301,12 @@ pub(crate) async fn read_all(
     mut each: impl FnMut(&jetstream::Message),
 ) -> Result<(), String> {
     use futures::StreamExt;
+    let last = stream
+        .get_info()
+        .await
+        .map_err(|e| format!("reading {what}: {e}"))?
+        .state
+        .last_sequence;
     let mut consumer = stream
         .create_consumer(config)
         .await
@@ -302,9 +328,12 @@ pub(crate) async fn read_all(
             Ok(Some(message)) => message.map_err(|e| format!("reading {what}: {e}"))?,
             Ok(None) | Err(_) => return Ok(()),
         };
-        let left = message.info().map(|i| i.pending).unwrap_or(0);
+        let (left, at) = message
+            .info()
+            .map(|i| (i.pending, i.stream_sequence))
+            .unwrap_or((0, u64::MAX));
         each(&message);
-        if left == 0 {
+        if left == 0 || at >= last {
             return Ok(());
         }
     }
@@ -316,14 +345,60 @@ pub async fn last_values(
     stores: &Stores,
     filter: &str,
 ) -> Result<Vec<(String, bytes::Bytes)>, String> {
-    let prefix = format!("$KV.{}.", stores.names.state);
+    latest(&stores.state, filter).await
+}
+
+/// The collectors whose announcement has not expired, by id: the bucket's keys as the server
+/// lists them, each read (a collector that said goodbye leaves a deletion marker).
+///
+/// Not the KV API's `keys()`: it follows the bucket until it has delivered a message it counted
+/// as the last, and an announcement renewed meanwhile replaces that message before it comes —
+/// with collectors renewing every few seconds, `keys()` never ends. Nor a read of the last
+/// values up to the stream's end: an announcement renewed during the read is skipped there, and
+/// its collector taken for dead.
+pub async fn collectors_alive(
+    collectors: &jetstream::kv::Store,
+) -> Result<std::collections::BTreeSet<String>, String> {
+    use futures::TryStreamExt;
+    let prefix = format!("$KV.{}.", collectors.name);
+    let mut subjects = collectors
+        .stream
+        .info_with_subjects(format!("{prefix}>"))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut ids = Vec::new();
+    while let Some((subject, _)) = subjects.try_next().await.map_err(|e| e.to_string())? {
+        if let Some(id) = subject.strip_prefix(&prefix) {
+            ids.push(id.to_string());
+        }
+    }
+    let mut alive = std::collections::BTreeSet::new();
+    for id in ids {
+        if collectors
+            .get(&id)
+            .await
+            .map_err(|e| e.to_string())?
+            .is_some()
+        {
+            alive.insert(id);
+        }
+    }
+    Ok(alive)
+}
+
+/// The last value of every key of a bucket matching `filter` (deleted ones left out), by key.
+async fn latest(
+    bucket: &jetstream::kv::Store,
+    filter: &str,
+) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    let prefix = format!("$KV.{}.", bucket.name);
     let mut out = Vec::new();
     let config = jetstream::consumer::pull::OrderedConfig {
         filter_subject: format!("{prefix}{filter}"),
         deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
         ..Default::default()
     };
-    read_all(&stores.state.stream, config, filter, |message| {
+    read_all(&bucket.stream, config, filter, |message| {
         let deleted = message
             .headers
             .as_ref()

@@ -66,7 +66,7 @@ impl Bus {
             servers: Servers::default(),
             options: options.clone(),
             announced: Some(stores.collectors.clone()),
-            live: collectors_alive(&stores.collectors).await?,
+            live: super::collectors_alive(&stores.collectors).await?,
             task: None,
             stop: Default::default(),
         };
@@ -115,21 +115,6 @@ impl Bus {
 
 /// How often a reader looks again at which collectors are alive.
 const LOOK: Duration = Duration::from_secs(2);
-
-/// The collectors whose announcement has not expired.
-async fn collectors_alive(
-    store: &async_nats::jetstream::kv::Store,
-) -> Result<BTreeSet<String>, String> {
-    let mut keys = store
-        .keys()
-        .await
-        .map_err(|e| format!("reading the collectors: {e}"))?;
-    let mut out = BTreeSet::new();
-    while let Some(key) = keys.next().await {
-        out.insert(key.map_err(|e| format!("reading the collectors: {e}"))?);
-    }
-    Ok(out)
-}
 
 /// A cluster's connection as a reader shows it: as its collector published it while that
 /// collector is alive; once it is gone, timed out, saying so, with the objects it last published
@@ -245,7 +230,7 @@ impl Source for Bus {
                         },
                         _ = look.tick() => {
                             let Some(store) = &announced else { continue };
-                            let Ok(now) = collectors_alive(store).await else { continue };
+                            let Ok(now) = super::collectors_alive(store).await else { continue };
                             if now != live {
                                 // Clusters whose collector came or went show it.
                                 for (name, state) in &known {
