@@ -175,9 +175,9 @@ pub struct FleetArgs {
     /// FluxReports; the clusters you open are watched), auto (engine.watch in the config).
     #[arg(long, value_name = "MODE", value_parser = watch_mode, global = true)]
     pub watch_mode: Option<crate::config::Watch>,
-    /// Read the fleet from collectors through NATS JetStream (nats://HOST:4222, tls://…; user
-    /// and password may be in the URL) instead of connecting to the clusters; with `collect`,
-    /// where to publish.
+    /// Read the fleet from collectors through NATS JetStream (nats://HOST:4222, tls://…; a
+    /// comma-separated list for a cluster's servers; user and password may be in the URL)
+    /// instead of connecting to the clusters; with `collect`, where to publish.
     #[arg(long, value_name = "URL", env = "FLUXFLEET_NATS", global = true)]
     pub nats: Option<String>,
     /// A NATS credentials file (JWT and nkey seed).
@@ -239,6 +239,11 @@ pub struct CollectArgs {
     /// How long the history stream keeps a change.
     #[arg(long, default_value = "168h", value_parser = duration)]
     pub history: Duration,
+    /// Copies a NATS cluster keeps of the buckets and the history when the first collector
+    /// makes them: 3 on a cluster of three loses nothing when a node goes; 1 on a single
+    /// server.
+    #[arg(long, default_value_t = 1, value_parser = replicas)]
+    pub replicas: usize,
 }
 
 #[derive(Debug, Args)]
@@ -526,6 +531,16 @@ impl ActArgs {
             timeout: self.timeout,
             output: self.output,
         })
+    }
+}
+
+/// JetStream keeps 1 to 5 copies of a stream.
+fn replicas(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=5) => Ok(n),
+        _ => Err(format!(
+            "{s:?}: 1 to 5 (NATS keeps at most five copies of a stream)"
+        )),
     }
 }
 

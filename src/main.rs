@@ -168,6 +168,7 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
         retention: fluxfleet::bus::Retention {
             history: args.history,
             ttl: args.ttl,
+            replicas: args.replicas,
         },
         clusters: resolved.inventory.clusters,
         settings: resolved.config.engine,

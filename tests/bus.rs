@@ -6,18 +6,15 @@
 
 mod common;
 
-use common::truth::seen;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+use common::bus::{Running, TTL, collectors, read, start_collector, until, until_truth};
 use common::nats::NatsServer;
-use fluxfleet::bus::{self, collector, wire};
-use fluxfleet::fleet::{FluxKind, Health};
+use fluxfleet::bus::{self, collector};
+use fluxfleet::fleet::FluxKind;
 use fluxfleet::session::Session;
 use tokio_util::sync::CancellationToken;
-
-/// What each cluster holds: its objects by kind, namespace, name and health.
-type View = BTreeMap<String, BTreeSet<(String, String, String, Health)>>;
 
 /// The tests that run a simulated fleet and collectors take turns: on two cores, several of
 /// them at once starve each other's collectors of the time to announce themselves.
@@ -34,160 +31,6 @@ fn options(nats: &NatsServer) -> bus::Options {
     }
 }
 
-/// Short, for handovers within seconds; not shorter: on two busy cores a collector's renewal
-/// can come a second or two late, and the others would take it for dead.
-const TTL: Duration = Duration::from_secs(5);
-
-struct Running {
-    stop: CancellationToken,
-    task: tokio::task::JoinHandle<Result<(), String>>,
-}
-
-fn start_collector(
-    id: &str,
-    options: &bus::Options,
-    inventory: &fluxfleet::inventory::Inventory,
-) -> Running {
-    let stop = CancellationToken::new();
-    let request = collector::Request {
-        options: options.clone(),
-        id: id.to_string(),
-        retention: bus::Retention {
-            history: Duration::from_secs(3600),
-            ttl: TTL,
-        },
-        clusters: inventory.clusters.clone(),
-        settings: common::engine_settings(),
-        refresh: None,
-    };
-    Running {
-        task: tokio::spawn(collector::run(request, stop.clone())),
-        stop,
-    }
-}
-
-/// The simulator's truth, for the clusters of the inventory.
-fn truth(sim: &common::Sim, names: &BTreeSet<String>) -> View {
-    sim.handle
-        .truth()
-        .into_iter()
-        .filter(|c| names.contains(&c.name))
-        .map(|c| {
-            let objects = c
-                .objects
-                .iter()
-                .map(|o| {
-                    (
-                        o.kind.clone(),
-                        o.namespace.clone(),
-                        o.name.clone(),
-                        seen(o.health),
-                    )
-                })
-                .collect();
-            (c.name, objects)
-        })
-        .collect()
-}
-
-/// What a new reader sees: the bus read whole, as `get --nats` reads it.
-async fn read(options: &bus::Options) -> Result<View, String> {
-    let bus = bus::reader::Bus::connect(options).await?;
-    let mut session = Session::start(vec![Box::new(bus)]);
-    session.settle(Duration::from_secs(10)).await;
-    let view = session
-        .index
-        .clusters()
-        .iter()
-        .filter(|c| !c.retired)
-        .map(|c| {
-            let objects = c
-                .objects
-                .values()
-                .map(|o| {
-                    (
-                        o.key.kind.as_str().to_string(),
-                        o.key.namespace.to_string(),
-                        o.key.name.to_string(),
-                        o.health,
-                    )
-                })
-                .collect();
-            (c.info.name.clone(), objects)
-        })
-        .collect();
-    session.shutdown().await;
-    Ok(view)
-}
-
-/// Which collector each cluster's state names.
-async fn collectors(options: &bus::Options) -> BTreeMap<String, wire::ClusterState> {
-    let client = bus::connect(options, "test").await.unwrap();
-    let stores = bus::open(client, options, None).await.unwrap();
-    bus::last_values(&stores, "c.*")
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|(_, v)| {
-            let s: wire::ClusterState = wire::read(&v).unwrap();
-            (s.name.clone(), s)
-        })
-        .collect()
-}
-
-/// Waits until `ok` says nothing is wrong, or fails with what it last said.
-async fn until<F, Fut>(what: &str, within: Duration, mut ok: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<String>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        let Some(wrong) = ok().await else {
-            return;
-        };
-        assert!(Instant::now() < deadline, "{what}: {wrong}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
-/// Waits until a new reader's view equals the truth.
-async fn until_truth(
-    what: &str,
-    options: &bus::Options,
-    sim: &common::Sim,
-    names: &BTreeSet<String>,
-    within: Duration,
-) {
-    until(what, within, || async {
-        match read(options).await {
-            Ok(view) => difference(&view, &truth(sim, names)),
-            Err(e) => Some(e),
-        }
-    })
-    .await;
-}
-
-/// Where a reader's view and the truth differ, briefly.
-fn difference(view: &View, truth: &View) -> Option<String> {
-    if view == truth {
-        return None;
-    }
-    let missing: Vec<&String> = truth.keys().filter(|k| !view.contains_key(*k)).collect();
-    let wrong: Vec<&String> = truth
-        .iter()
-        .filter(|(k, v)| view.get(*k).is_some_and(|w| w != *v))
-        .map(|(k, _)| k)
-        .collect();
-    Some(format!(
-        "{} clusters seen of {}; missing {:?}…; differing {:?}…",
-        view.len(),
-        truth.len(),
-        missing.iter().take(3).collect::<Vec<_>>(),
-        wrong.iter().take(3).collect::<Vec<_>>()
-    ))
-}
-
 /// Which collectors are alive is read while they renew their announcements, as they always
 /// are: the read ends (the KV API's `keys()` followed renewals for as long as they came, and
 /// readers and collectors stalled with it), and misses none that renewed meanwhile.
@@ -198,6 +41,7 @@ async fn the_collectors_alive_are_read_while_they_renew_their_announcements() {
     let retention = bus::Retention {
         history: Duration::from_secs(3600),
         ttl: TTL,
+        replicas: 1,
     };
     let client = bus::connect(&options, "test").await.unwrap();
     let stores = bus::open(client, &options, Some(retention)).await.unwrap();
@@ -241,6 +85,53 @@ async fn the_collectors_alive_are_read_while_they_renew_their_announcements() {
     assert_eq!(alive, ["c1", "c3"].map(String::from).into());
 }
 
+/// `--nats` takes a comma-separated list of servers, as NATS clients do (it failed with
+/// "invalid port number"): one that is down is passed over, and no password in the list is ever
+/// shown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_comma_separated_list_of_servers_is_taken_as_nats_clients_take_it() {
+    let nats = NatsServer::start();
+    let down = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listed = bus::Options {
+        url: format!("nats://127.0.0.1:{down}, {}", nats.url),
+        ..options(&nats)
+    };
+    let client = bus::connect(&listed, "test").await.unwrap();
+    let retention = bus::Retention {
+        history: Duration::from_secs(3600),
+        ttl: TTL,
+        replicas: 1,
+    };
+    bus::open(client, &listed, Some(retention)).await.unwrap();
+
+    let nowhere = bus::Options {
+        url: format!("nats://ops:s3cret@127.0.0.1:{down},nats://ops:s3cret@127.0.0.1:{down}"),
+        ..options(&nats)
+    };
+    let Err(e) = bus::connect(&nowhere, "test").await else {
+        panic!("no server is up");
+    };
+    assert!(
+        e.contains(&format!("127.0.0.1:{down}")) && !e.contains("s3cret"),
+        "{e}"
+    );
+    let e = bus::connect(
+        &bus::Options {
+            url: " , ".into(),
+            ..options(&nats)
+        },
+        "test",
+    )
+    .await
+    .err()
+    .unwrap();
+    assert!(e.contains("names no server"), "{e}");
+}
+
 /// Collectors started together race to make the buckets and the history stream: every one of
 /// them opens the stores (the losers take the winner's), none fails for it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -248,6 +139,7 @@ async fn collectors_starting_together_all_open_the_stores() {
     let retention = bus::Retention {
         history: Duration::from_secs(3600),
         ttl: TTL,
+        replicas: 1,
     };
     // The race is lost now and then: thirty fresh servers, eight collectors each.
     for _ in 0..30 {
@@ -776,6 +668,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
             retention: bus::Retention {
                 history: Duration::from_secs(3600),
                 ttl: TTL,
+                replicas: 1,
             },
             clusters: clusters.clone(),
             settings,

@@ -86,13 +86,32 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     if let Some(ca) = &options.ca {
         connect = connect.add_root_certificates(ca.clone()).require_tls(true);
     }
-    // User and password in the URL are passed as credentials, and the URL without them.
-    let (url, user) = userinfo(&options.url);
-    if let Some((user, pass)) = user {
+    // A comma-separated list of servers, as NATS clients take it: the client picks one and
+    // moves to another when it is lost. User and password in a URL are passed as credentials
+    // (the first URL that has them), and the URLs without them.
+    let mut servers = Vec::new();
+    let mut credentials = None;
+    for one in options
+        .url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+    {
+        let (url, user) = userinfo(one);
+        credentials = credentials.or(user);
+        let server: async_nats::ServerAddr = url
+            .parse()
+            .map_err(|e| format!("NATS server {}: {e}", redacted_url(one)))?;
+        servers.push(server);
+    }
+    if servers.is_empty() {
+        return Err("--nats names no server".into());
+    }
+    if let Some((user, pass)) = credentials {
         connect = connect.user_and_password(user, pass);
     }
     connect
-        .connect(url.as_str())
+        .connect(servers)
         .await
         .map_err(|e| format!("NATS at {}: {e}", redacted_url(&options.url)))
 }
@@ -136,14 +155,15 @@ fn unescape(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// `url` without a password in it.
+/// `url` (or a comma-separated list of them) without a password in it.
 pub fn redacted_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
+    let one = |url: &str| match (url.find("://"), url.rfind('@')) {
         (Some(scheme), Some(at)) if at > scheme => {
             format!("{}://…@{}", &url[..scheme], &url[at + 1..])
         }
         _ => url.to_string(),
-    }
+    };
+    url.split(',').map(one).collect::<Vec<_>>().join(",")
 }
 
 /// The stream `config` names, made if missing. Collectors starting together race to make it:
@@ -164,9 +184,9 @@ async fn stream(
 /// servers before 2.10 answer in a shape newer clients cannot read; then opened as a bucket.
 async fn bucket(
     js: &jetstream::Context,
-    name: &str,
-    description: &str,
+    (name, description): (&str, &str),
     max_age: Duration,
+    replicas: usize,
 ) -> Result<jetstream::kv::Store, String> {
     let duplicate_window = if max_age.is_zero() {
         Duration::from_secs(120)
@@ -187,6 +207,7 @@ async fn bucket(
             allow_direct: true,
             discard: jetstream::stream::DiscardPolicy::New,
             duplicate_window,
+            num_replicas: replicas.max(1),
             ..Default::default()
         },
     )
@@ -213,6 +234,9 @@ pub struct Retention {
     pub history: Duration,
     /// How long a collector's announcement lives without a heartbeat.
     pub ttl: Duration,
+    /// Copies the NATS cluster keeps of each bucket and of the history (1 on a single server;
+    /// 3 on a cluster of three loses nothing when a node goes). Set when they are made.
+    pub replicas: usize,
 }
 
 /// Opens the stores of `options.bucket`; with `create`, makes those that do not exist yet (a
@@ -248,16 +272,19 @@ pub async fn open(
         Some(retention) => {
             let state = bucket(
                 &js,
-                &names.state,
-                "fluxfleet: the latest state of every cluster and Flux object",
+                (
+                    &names.state,
+                    "fluxfleet: the latest state of every cluster and Flux object",
+                ),
                 Duration::ZERO,
+                retention.replicas,
             )
             .await?;
             let collectors = bucket(
                 &js,
-                &names.collectors,
-                "fluxfleet: the collectors alive",
+                (&names.collectors, "fluxfleet: the collectors alive"),
                 retention.ttl,
+                retention.replicas,
             )
             .await?;
             let history = stream(
@@ -268,6 +295,7 @@ pub async fn open(
                     subjects: vec![format!("{}.>", names.history)],
                     max_age: retention.history,
                     max_message_size: wire::MAX_VALUE as i32,
+                    num_replicas: retention.replicas.max(1),
                     ..Default::default()
                 },
             )
@@ -427,6 +455,10 @@ mod tests {
             "nats://…@nats:4222"
         );
         assert_eq!(redacted_url("nats://nats:4222"), "nats://nats:4222");
+        assert_eq!(
+            redacted_url("nats://a:pw@n1:4222,nats://a:pw@n2:4222"),
+            "nats://…@n1:4222,nats://…@n2:4222"
+        );
         assert_eq!(
             userinfo("nats://alice:p%40ss@nats:4222"),
             (

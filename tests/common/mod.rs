@@ -5,6 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 pub mod alertmanager;
+pub mod bus;
 pub mod nats;
 pub mod truth;
 pub mod tui;

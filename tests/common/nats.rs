@@ -23,6 +23,31 @@ fn program() -> Option<std::path::PathBuf> {
     })
 }
 
+/// Starts nats-server with `args` and waits until it says it is ready: the child, and where it
+/// listens for clients. What it says after is read and dropped, so that it never blocks.
+fn ready(program: &std::path::Path, args: &[String]) -> (Child, Option<String>) {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nats-server starts");
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut address = None;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(at) = line.split("Listening for client connections on ").nth(1) {
+            address = Some(at.trim().to_string());
+        }
+        if line.contains("Server is ready") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines {});
+    (child, address)
+}
+
 impl NatsServer {
     /// Starts one; fails the test, saying how to install it, when there is none.
     pub fn start() -> NatsServer {
@@ -40,30 +65,13 @@ impl NatsServer {
             );
         };
         let store = tempfile::tempdir().unwrap();
-        let mut child = Command::new(program)
-            .args(["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"])
-            .arg(store.path())
-            .args(extra)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("nats-server starts");
-        // It says where it listens once it is ready.
-        let stderr = child.stderr.take().unwrap();
-        let mut lines = BufReader::new(stderr).lines();
-        let mut address = None;
-        for line in lines.by_ref() {
-            let line = line.unwrap();
-            if let Some(at) = line.split("Listening for client connections on ").nth(1) {
-                address = Some(at.trim().to_string());
-            }
-            if line.contains("Server is ready") {
-                break;
-            }
-        }
+        let mut args: Vec<String> = ["-js", "-a", "127.0.0.1", "-p", "-1", "-sd"]
+            .map(String::from)
+            .into();
+        args.push(store.path().display().to_string());
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let (child, address) = ready(&program, &args);
         let address = address.expect("nats-server says where it listens");
-        // Keep reading what it says, so that it never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
         NatsServer {
             child,
             url: format!("nats://{address}"),
@@ -76,5 +84,148 @@ impl Drop for NatsServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A JetStream cluster of nats-servers on loopback, each with its own port and store; a node can
+/// be stopped (killed) and started again on the same port and store. Stopped when dropped.
+pub struct NatsCluster {
+    nodes: Vec<Node>,
+    /// Every node's client URL, comma-separated, as `--nats` takes them.
+    pub url: String,
+}
+
+struct Node {
+    child: Option<Child>,
+    args: Vec<String>,
+    _store: tempfile::TempDir,
+}
+
+/// `n` ports free on loopback now (held together while they are chosen, so they differ).
+fn free_ports(n: usize) -> Vec<u16> {
+    let held: Vec<std::net::TcpListener> = (0..n)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    held.iter()
+        .map(|l| l.local_addr().unwrap().port())
+        .collect()
+}
+
+impl Node {
+    fn start(&mut self) {
+        let Some(program) = program() else {
+            panic!("this test needs nats-server (2.9 or later): run `.ci/test`, which installs it");
+        };
+        let (child, _) = ready(&program, &self.args);
+        self.child = Some(child);
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl NatsCluster {
+    /// Starts `n` nodes routed to each other, and returns once the cluster has a JetStream
+    /// leader (streams can be made).
+    pub async fn start(n: usize) -> NatsCluster {
+        let ports = free_ports(2 * n);
+        let (clients, routes) = ports.split_at(n);
+        let all_routes = routes
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut nodes = Vec::new();
+        for i in 0..n {
+            let store = tempfile::tempdir().unwrap();
+            let args = vec![
+                "-js".to_string(),
+                "-a".into(),
+                "127.0.0.1".into(),
+                "-p".into(),
+                clients[i].to_string(),
+                "-sd".into(),
+                store.path().display().to_string(),
+                "--server_name".into(),
+                format!("n{}", i + 1),
+                "--cluster_name".into(),
+                "fluxfleet".into(),
+                "--cluster".into(),
+                format!("nats://127.0.0.1:{}", routes[i]),
+                "--routes".into(),
+                all_routes.clone(),
+            ];
+            let mut node = Node {
+                child: None,
+                args,
+                _store: store,
+            };
+            node.start();
+            nodes.push(node);
+        }
+        let url = clients
+            .iter()
+            .map(|p| format!("nats://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let cluster = NatsCluster { nodes, url };
+        cluster.until_jetstream().await;
+        cluster
+    }
+
+    /// Waits (bounded) until JetStream answers: a meta leader has been elected. (Not the
+    /// account query: servers before 2.10 answer it in a shape the client cannot read.)
+    pub async fn until_jetstream(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let first = self.url.split(',').next().unwrap().to_string();
+            let why = match async_nats::connect(first).await {
+                // A stream made and removed: only a cluster with a JetStream leader does it.
+                Ok(client) => {
+                    let js = async_nats::jetstream::new(client);
+                    let probe = async_nats::jetstream::stream::Config {
+                        name: "probe".into(),
+                        subjects: vec!["probe.>".into()],
+                        ..Default::default()
+                    };
+                    match js.get_or_create_stream(probe).await {
+                        Ok(_) => {
+                            let _ = js.delete_stream("probe").await;
+                            return;
+                        }
+                        Err(e) => e.to_string(),
+                    }
+                }
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no JetStream leader: {why}"
+            );
+            // Polling interval, not synchronisation: the query above decides.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Kills node `i` (0-based) without a word, as a machine lost.
+    pub fn stop(&mut self, i: usize) {
+        self.nodes[i].stop();
+    }
+
+    /// Starts node `i` again, on its port and with its store.
+    pub fn restart(&mut self, i: usize) {
+        self.nodes[i].start();
+    }
+}
+
+impl Drop for NatsCluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            node.stop();
+        }
     }
 }

@@ -1,0 +1,181 @@
+//! Collectors and readers of the bus as the tests run them: a collector on a simulated fleet, a
+//! reader's view of the bus, the simulator's truth in the same shape, and waiting for the two to
+//! agree.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use fluxfleet::bus::{self, collector, wire};
+use fluxfleet::fleet::Health;
+use fluxfleet::session::Session;
+use tokio_util::sync::CancellationToken;
+
+use super::truth::seen;
+
+/// What each cluster holds: its objects by kind, namespace, name and health.
+pub type View = BTreeMap<String, BTreeSet<(String, String, String, Health)>>;
+
+/// Short, for handovers within seconds; not shorter: on two busy cores a collector's renewal
+/// can come a second or two late, and the others would take it for dead.
+pub const TTL: Duration = Duration::from_secs(5);
+
+pub struct Running {
+    pub stop: CancellationToken,
+    pub task: tokio::task::JoinHandle<Result<(), String>>,
+}
+
+pub fn start_collector(
+    id: &str,
+    options: &bus::Options,
+    inventory: &fluxfleet::inventory::Inventory,
+) -> Running {
+    start_collector_with(id, options, inventory, 1)
+}
+
+/// A collector whose buckets keep `replicas` copies on a NATS cluster.
+pub fn start_collector_with(
+    id: &str,
+    options: &bus::Options,
+    inventory: &fluxfleet::inventory::Inventory,
+    replicas: usize,
+) -> Running {
+    let stop = CancellationToken::new();
+    let request = collector::Request {
+        options: options.clone(),
+        id: id.to_string(),
+        retention: bus::Retention {
+            history: Duration::from_secs(3600),
+            ttl: TTL,
+            replicas,
+        },
+        clusters: inventory.clusters.clone(),
+        settings: super::engine_settings(),
+        refresh: None,
+    };
+    Running {
+        task: tokio::spawn(collector::run(request, stop.clone())),
+        stop,
+    }
+}
+
+/// The simulator's truth, for the clusters of the inventory.
+pub fn truth(sim: &super::Sim, names: &BTreeSet<String>) -> View {
+    sim.handle
+        .truth()
+        .into_iter()
+        .filter(|c| names.contains(&c.name))
+        .map(|c| {
+            let objects = c
+                .objects
+                .iter()
+                .map(|o| {
+                    (
+                        o.kind.clone(),
+                        o.namespace.clone(),
+                        o.name.clone(),
+                        seen(o.health),
+                    )
+                })
+                .collect();
+            (c.name, objects)
+        })
+        .collect()
+}
+
+/// What a new reader sees: the bus read whole, as `get --nats` reads it.
+pub async fn read(options: &bus::Options) -> Result<View, String> {
+    let bus = bus::reader::Bus::connect(options).await?;
+    let mut session = Session::start(vec![Box::new(bus)]);
+    session.settle(Duration::from_secs(10)).await;
+    let view = session
+        .index
+        .clusters()
+        .iter()
+        .filter(|c| !c.retired)
+        .map(|c| {
+            let objects = c
+                .objects
+                .values()
+                .map(|o| {
+                    (
+                        o.key.kind.as_str().to_string(),
+                        o.key.namespace.to_string(),
+                        o.key.name.to_string(),
+                        o.health,
+                    )
+                })
+                .collect();
+            (c.info.name.clone(), objects)
+        })
+        .collect();
+    session.shutdown().await;
+    Ok(view)
+}
+
+/// Which collector each cluster's state names.
+pub async fn collectors(options: &bus::Options) -> BTreeMap<String, wire::ClusterState> {
+    let client = bus::connect(options, "test").await.unwrap();
+    let stores = bus::open(client, options, None).await.unwrap();
+    bus::last_values(&stores, "c.*")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|(_, v)| {
+            let s: wire::ClusterState = wire::read(&v).unwrap();
+            (s.name.clone(), s)
+        })
+        .collect()
+}
+
+/// Waits until `ok` says nothing is wrong, or fails with what it last said.
+pub async fn until<F, Fut>(what: &str, within: Duration, mut ok: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<String>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        let Some(wrong) = ok().await else {
+            return;
+        };
+        assert!(Instant::now() < deadline, "{what}: {wrong}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Waits until a new reader's view equals the truth.
+pub async fn until_truth(
+    what: &str,
+    options: &bus::Options,
+    sim: &super::Sim,
+    names: &BTreeSet<String>,
+    within: Duration,
+) {
+    until(what, within, || async {
+        match read(options).await {
+            Ok(view) => difference(&view, &truth(sim, names)),
+            Err(e) => Some(e),
+        }
+    })
+    .await;
+}
+
+/// Where a reader's view and the truth differ, briefly.
+pub fn difference(view: &View, truth: &View) -> Option<String> {
+    if view == truth {
+        return None;
+    }
+    let missing: Vec<&String> = truth.keys().filter(|k| !view.contains_key(*k)).collect();
+    let wrong: Vec<&String> = truth
+        .iter()
+        .filter(|(k, v)| view.get(*k).is_some_and(|w| w != *v))
+        .map(|(k, _)| k)
+        .collect();
+    Some(format!(
+        "{} clusters seen of {}; missing {:?}…; differing {:?}…",
+        view.len(),
+        truth.len(),
+        missing.iter().take(3).collect::<Vec<_>>(),
+        wrong.iter().take(3).collect::<Vec<_>>()
+    ))
+}
