@@ -4,9 +4,10 @@
 //! it, and no two files import each other (`tests/imports.rs` checks both; a bullet's modules are
 //! those named before its dash). The TUI's [`app`] and [`ui`] share a floor: the event loop draws
 //! the model.
-//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], `hostile` (tests only) — leaves,
-//!   importing nothing of the crate: durations, ages, shortened hashes; the globs of selectors and
-//!   rules; error text for people, redacted where input may hold credentials; owner-only files;
+//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], [`userinfo`], `hostile`
+//!   (tests only) — leaves, importing nothing of the crate: durations, ages, shortened hashes; the
+//!   globs of selectors and rules; error text for people, redacted where input may hold
+//!   credentials; URLs' users and passwords split off, decoded and hidden; owner-only files;
 //!   just enough DER to read any X.509 certificate's public key; JSON pointers without
 //!   allocating; mutated inputs for the property tests of every parser of untrusted input.
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
@@ -65,3 +66,4 @@ pub mod session;
 pub mod source;
 pub mod ui;
 pub mod units;
+pub mod userinfo;

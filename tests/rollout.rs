@@ -27,16 +27,9 @@ fn key() -> ObjectKey {
 
 /// The Kustomization flux-system of every workload cluster, as the simulator means it.
 fn truth_of(sim: &common::Sim) -> HashMap<String, (String, TruthObject)> {
-    sim.handle
-        .truth()
+    common::copies_of(sim, ("Kustomization", "flux-system", "flux-system"))
         .into_iter()
-        .filter(|c| !c.management)
-        .filter_map(|c| {
-            let o = c.objects.into_iter().find(|o| {
-                o.kind == "Kustomization" && o.namespace == "flux-system" && o.name == "flux-system"
-            })?;
-            Some((c.name, (c.workspace, o)))
-        })
+        .map(|(cluster, workspace, o)| (cluster, (workspace, o)))
         .collect()
 }
 

@@ -15,24 +15,11 @@ use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::Model;
 use fluxfleet::app::update::{Msg, update};
 use fluxfleet::config::Config;
-use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::rollouts::{self, Rules};
 use fluxfleet::session::Session;
 use fluxfleet_sim::{Scenario, TruthCluster};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 const EPOCH: i64 = 1_790_000_000;
-
-fn render(model: &mut Model, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let area = ratatui::layout::Rect::new(0, 0, width, height);
-    fluxfleet::ui::fit(model, &Theme::dark(), area);
-    terminal
-        .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
-        .unwrap();
-    terminal.backend().to_string()
-}
 
 fn press(model: &mut Model, c: char) {
     let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
@@ -54,12 +41,7 @@ async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
         c.scenario = Scenario::Story;
     })
     .await;
-    let truth: Vec<TruthCluster> = sim
-        .handle
-        .truth()
-        .into_iter()
-        .filter(|c| !c.management)
-        .collect();
+    let truth: Vec<TruthCluster> = common::workloads(&sim);
 
     // The shape: most clusters entirely ready, a small share of objects failing.
     let ready = truth.iter().filter(|c| entirely_ready(c)).count();
@@ -151,7 +133,7 @@ async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
     let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
     let index = std::mem::take(&mut live.index);
     let mut model = Model::new(index, keymap, Vec::new(), now);
-    let shot = render(&mut model, 200, 60);
+    let shot = common::tui::screen(&mut model, 200, 60);
     let map: String = shot
         .lines()
         .skip_while(|l| !l.contains("Fleet map"))
@@ -168,7 +150,7 @@ async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
 
     // Triage: the first group is the bad revision's root cause, what waits on it under it.
     press(&mut model, 't');
-    let shot = render(&mut model, 200, 30);
+    let shot = common::tui::screen(&mut model, 200, 30);
     let first = shot
         .lines()
         .find(|l| l.contains("Kustomization") || l.contains("HelmRelease"))

@@ -88,12 +88,7 @@ async fn summarized_clusters_count_true_hold_no_socket_and_open_on_demand() {
     })
     .await;
     let kinds = Config::defaults().engine.kinds;
-    let truth: Vec<TruthCluster> = sim
-        .handle
-        .truth()
-        .into_iter()
-        .filter(|c| !c.management)
-        .collect();
+    let truth: Vec<TruthCluster> = common::workloads(&sim);
     let with: Vec<&TruthCluster> = truth.iter().filter(|c| c.operator).collect();
     assert!(with.len() >= 2 && with.len() < truth.len());
     let inventory = fleet_of(&sim);

@@ -2,13 +2,14 @@
 //! rendered into a fixed-size test backend at a fixed clock (insta snapshots).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod common;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::{Fetched, RunState, Stage};
 use fluxfleet::app::model::{Input, Model, RowId, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
-use fluxfleet::config::theme::Theme;
 use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::report::Report;
@@ -17,8 +18,6 @@ use fluxfleet::fleet::{
     ObjectEvent, ObjectKey, Phase,
 };
 use jiff::Timestamp;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 use serde_json::Value;
 
 const NOW: &str = "2026-11-21T10:00:00Z";
@@ -155,21 +154,11 @@ fn typed(model: &mut Model, text: &str) {
     }
 }
 
-fn screen(model: &mut Model, width: u16, height: u16) -> String {
-    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
-    let area = ratatui::layout::Rect::new(0, 0, width, height);
-    fluxfleet::ui::fit(model, &Theme::dark(), area);
-    terminal
-        .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
-        .unwrap();
-    terminal.backend().to_string()
-}
-
 #[test]
 fn the_fleet_view_lists_workspaces_with_counts_and_the_worst_problem() {
     let mut m = model();
-    insta::assert_snapshot!("fleet_80x24", screen(&mut m, 80, 24));
-    insta::assert_snapshot!("fleet_140x30", screen(&mut m, 140, 30));
+    insta::assert_snapshot!("fleet_80x24", common::tui::screen(&mut m, 80, 24));
+    insta::assert_snapshot!("fleet_140x30", common::tui::screen(&mut m, 140, 30));
 }
 
 /// `clusters` clusters in 12 workspaces: most ready, some failing, stalled, suspended,
@@ -215,15 +204,15 @@ fn big_model(clusters: u32) -> Model {
 fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
     let mut m = big_model(2_000);
     // 2,000 clusters fit in 120×40 one cell each.
-    let shot = screen(&mut m, 120, 40);
+    let shot = common::tui::screen(&mut m, 120, 40);
     let (width, height) = m.map_room;
     let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
     assert_eq!((map.clusters.len(), map.per_cell), (2_000, 1), "{shot}");
     assert_eq!(map.cells.len(), 2_000);
     assert!(shot.contains("Fleet map · 2000 clusters"), "{shot}");
-    insta::assert_snapshot!("fleet_map_160x45", screen(&mut m, 160, 45));
+    insta::assert_snapshot!("fleet_map_160x45", common::tui::screen(&mut m, 160, 45));
     // At 80×24 a cell stands for a few clusters, the worst shown; nothing breaks.
-    let shot = screen(&mut m, 80, 24);
+    let shot = common::tui::screen(&mut m, 80, 24);
     let (width, height) = m.map_room;
     let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
     assert!(map.per_cell > 1, "{shot}");
@@ -234,19 +223,19 @@ fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
 #[test]
 fn the_cursor_moves_onto_the_map_names_the_cluster_and_enter_opens_it() {
     let mut m = big_model(60);
-    screen(&mut m, 100, 30);
+    common::tui::screen(&mut m, 100, 30);
     // Tab from region-01's row: its first cluster, c0001.
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Tab);
     assert_eq!(m.screen().map, Some(5));
-    let shot = screen(&mut m, 100, 30);
+    let shot = common::tui::screen(&mut m, 100, 30);
     assert!(
         shot.contains("c0001 (region-01) · ready · 1 objects"),
         "{shot}"
     );
     // Right: c0013, unreachable, named with its state.
     key(&mut m, KeyCode::Char('l'));
-    let shot = screen(&mut m, 100, 30);
+    let shot = common::tui::screen(&mut m, 100, 30);
     assert!(shot.contains("c0013 (region-01) · unreachable"), "{shot}");
     key(&mut m, KeyCode::Enter);
     assert_eq!(m.screen().view, View::Cluster(ClusterId(13)));
@@ -271,18 +260,18 @@ fn drilling_down_from_fleet_to_object_and_back() {
     let mut m = model();
     key(&mut m, KeyCode::Enter);
     assert!(matches!(m.screen().view, View::Workspace(_)));
-    insta::assert_snapshot!("workspace_payments", screen(&mut m, 100, 16));
+    insta::assert_snapshot!("workspace_payments", common::tui::screen(&mut m, 100, 16));
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Enter);
     assert!(matches!(m.screen().view, View::Cluster(ClusterId(1))));
-    insta::assert_snapshot!("cluster_pay_prod_us", screen(&mut m, 120, 16));
+    insta::assert_snapshot!("cluster_pay_prod_us", common::tui::screen(&mut m, 120, 16));
     key(&mut m, KeyCode::Char('G'));
     key(&mut m, KeyCode::Enter);
     let View::Detail { key: k, .. } = &m.screen().view else {
         panic!("{:?}", m.screen().view)
     };
     assert_eq!(&*k.name, "redis");
-    insta::assert_snapshot!("detail_redis", screen(&mut m, 100, 30));
+    insta::assert_snapshot!("detail_redis", common::tui::screen(&mut m, 100, 30));
     key(&mut m, KeyCode::Esc);
     key(&mut m, KeyCode::Esc);
     key(&mut m, KeyCode::Esc);
@@ -297,11 +286,11 @@ fn drilling_down_from_fleet_to_object_and_back() {
 fn flux_versions_and_a_controller_down_show_where_the_operator_reports() {
     let mut m = model();
     // The fleet: each workspace's main version, +1 where another runs too.
-    let fleet = screen(&mut m, 140, 30);
+    let fleet = common::tui::screen(&mut m, 140, 30);
     assert!(fleet.contains("Flux v2.9.4 on 2 · v2.9.3 on 1 · 1 without a report"));
     // retail: shop-dev-1's helm-controller is down; shop-dev-2 has no report.
     command(&mut m, "ws retail");
-    let retail = screen(&mut m, 120, 12);
+    let retail = common::tui::screen(&mut m, 120, 12);
     let row = |name: &str| {
         retail
             .lines()
@@ -316,7 +305,7 @@ fn flux_versions_and_a_controller_down_show_where_the_operator_reports() {
     );
     assert!(row("shop-dev-2").contains(" — "), "{retail}");
     command(&mut m, "cluster shop-dev-1");
-    let cluster = screen(&mut m, 160, 12);
+    let cluster = common::tui::screen(&mut m, 160, 12);
     assert!(
         cluster.contains("Flux v2.9.4  Flux: helm-controller is not ready · 3/4 controllers ready"),
         "{cluster}"
@@ -341,7 +330,7 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
     assert!(entry.objects.is_empty());
     assert_eq!((entry.health.failing(), entry.health.total()), (4, 91));
     command(&mut m, "ws retail");
-    let retail = screen(&mut m, 120, 12);
+    let retail = common::tui::screen(&mut m, 120, 12);
     let row = retail.lines().find(|l| l.contains("shop-dev-1")).unwrap();
     assert!(row.contains("summary"), "{retail}");
     assert!(
@@ -355,7 +344,7 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
     // Triage says that failures counted by a report are not among its rows.
     command(&mut m, "fleet");
     key(&mut m, KeyCode::Char('t'));
-    let triage = screen(&mut m, 200, 12);
+    let triage = common::tui::screen(&mut m, 200, 12);
     assert!(
         triage.contains("and 4 failing on 1 cluster counted by their FluxReports"),
         "{triage}"
@@ -437,7 +426,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             fetched: Fetched::Events(vec![failed, older]),
         },
     );
-    insta::assert_snapshot!("detail_events", screen(&mut m, 100, 24));
+    insta::assert_snapshot!("detail_events", common::tui::screen(&mut m, 100, 24));
 }
 
 #[test]
@@ -453,10 +442,10 @@ fn the_yaml_scrolls_within_its_length() {
             fetched: Fetched::Yaml(yaml),
         },
     );
-    let top = screen(&mut m, 100, 30);
+    let top = common::tui::screen(&mut m, 100, 30);
     assert!(top.contains("line1: 1") && !top.contains("line60"), "{top}");
     key(&mut m, KeyCode::Char('G'));
-    let bottom = screen(&mut m, 100, 30);
+    let bottom = common::tui::screen(&mut m, 100, 30);
     assert!(
         bottom.contains("line60: 60") && !bottom.contains("line1: 1 "),
         "{bottom}"
@@ -464,7 +453,7 @@ fn the_yaml_scrolls_within_its_length() {
     // One up from the bottom shows the line above the pane again, not nothing.
     let last_first = m.fetched_scroll;
     key(&mut m, KeyCode::Char('k'));
-    screen(&mut m, 100, 30);
+    common::tui::screen(&mut m, 100, 30);
     assert_eq!(m.fetched_scroll, last_first - 1);
     key(&mut m, KeyCode::Char('g'));
     assert_eq!(m.fetched_scroll, 0);
@@ -480,7 +469,7 @@ fn triage_groups_identical_failures_and_expands_to_clusters() {
     m.refresh_rows();
     // The costliest first (members and what they hold back), then the unwatched before the
     // stalled before the failed; each failure on two clusters.
-    insta::assert_snapshot!("triage", screen(&mut m, 110, 14));
+    insta::assert_snapshot!("triage", common::tui::screen(&mut m, 110, 14));
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Char(' '));
     m.refresh_rows();
@@ -491,7 +480,7 @@ fn triage_groups_identical_failures_and_expands_to_clusters() {
         .filter(|r| matches!(r, RowId::Object(..)))
         .collect();
     assert_eq!(members.len(), 2, "{:?}", m.rows.ids);
-    insta::assert_snapshot!("triage_expanded", screen(&mut m, 110, 14));
+    insta::assert_snapshot!("triage_expanded", common::tui::screen(&mut m, 110, 14));
 }
 
 /// The fleet of [`model`], where on both payments clusters `payments` and `podinfo-oci` wait
@@ -525,7 +514,7 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     m.refresh_rows();
     // apps is the root: payments and podinfo-oci are counted under it, not listed; the cycle
     // is reported on its own.
-    insta::assert_snapshot!("triage_root_causes", screen(&mut m, 120, 14));
+    insta::assert_snapshot!("triage_root_causes", common::tui::screen(&mut m, 120, 14));
     let texts: Vec<String> = m
         .rows
         .ids
@@ -549,7 +538,7 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     // Expanded: each cluster, with what the root holds back there. It costs the most (two
     // failing copies holding back four), so it comes first.
     key(&mut m, KeyCode::Char(' '));
-    insta::assert_snapshot!("triage_root_expanded", screen(&mut m, 120, 14));
+    insta::assert_snapshot!("triage_root_expanded", common::tui::screen(&mut m, 120, 14));
     // The actions on a root-cause group act on the roots.
     let g = m.screen().selected.clone();
     assert!(matches!(g, Some(RowId::Group(_))), "{g:?}");
@@ -561,7 +550,7 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     // `c`: every failure alike, the waiting ones in groups of their own.
     key(&mut m, KeyCode::Char('c'));
     m.refresh_rows();
-    insta::assert_snapshot!("triage_flat", screen(&mut m, 120, 14));
+    insta::assert_snapshot!("triage_flat", common::tui::screen(&mut m, 120, 14));
     assert!(m.rows.groups.values().any(|g| {
         fluxfleet::app::triage::group_text(g).contains("flux-system/payments DependencyNotReady")
     }));
@@ -630,7 +619,7 @@ fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
         key: ks("payments"),
     });
     m.refresh_rows();
-    insta::assert_snapshot!("detail_dependencies", screen(&mut m, 110, 24));
+    insta::assert_snapshot!("detail_dependencies", common::tui::screen(&mut m, 110, 24));
     // Its source, its dependency, its root cause: enter on the root opens it.
     let linked: Vec<&str> = m
         .rows
@@ -653,7 +642,7 @@ fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
         }
     );
     m.refresh_rows();
-    let screen = screen(&mut m, 110, 24);
+    let screen = common::tui::screen(&mut m, 110, 24);
     assert!(screen.contains("blocks"), "{screen}");
     assert!(
         screen.contains("Kustomization flux-system/podinfo-oci"),
@@ -686,7 +675,7 @@ fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
     assert_eq!(m.input, Input::Filter);
     m.refresh_rows();
     assert_eq!(m.rows.ids.len(), 2, "pay-prod-eu/apps and pay-prod-us/apps");
-    insta::assert_snapshot!("objects_filtered", screen(&mut m, 120, 12));
+    insta::assert_snapshot!("objects_filtered", common::tui::screen(&mut m, 120, 12));
     key(&mut m, KeyCode::Enter);
     assert_eq!(m.input, Input::None);
     key(&mut m, KeyCode::Esc);
@@ -747,7 +736,7 @@ fn help_is_generated_from_the_keymap_in_effect_and_warnings_show() {
     let mut m = Model::new(index, keymap, warnings, now());
     update(&mut m, Msg::Fleet(events));
     key(&mut m, KeyCode::Char('?'));
-    let text = screen(&mut m, 100, 40);
+    let text = common::tui::screen(&mut m, 100, 40);
     assert!(text.contains(&format!("{:<18}quit", "x")), "{text}");
     assert!(
         text.contains("keymap.global.teleport: not an action"),
@@ -791,7 +780,7 @@ fn the_selection_stays_in_sight_in_a_short_terminal() {
     key(&mut m, KeyCode::Enter);
     // The cluster view spends a line on the connection: its table is shorter than other lists.
     key(&mut m, KeyCode::Char('G'));
-    let text = screen(&mut m, 100, 11);
+    let text = common::tui::screen(&mut m, 100, 11);
     assert!(text.contains("redis"), "{text}");
 }
 
@@ -838,7 +827,7 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
     assert!(matches!(m.screen().selected, Some(RowId::Group(_))));
     assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
     typed(&mut m, "flapping");
-    insta::assert_snapshot!("confirm_suspend", screen(&mut m, 100, 20));
+    insta::assert_snapshot!("confirm_suspend", common::tui::screen(&mut m, 100, 20));
     key(&mut m, KeyCode::Enter);
     let effects = keys(&mut m, KeyCode::Char('y'));
     let [Effect::Act(job)] = effects.as_slice() else {
@@ -950,7 +939,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     update(&mut m, done());
     assert_eq!(state(&m), RunState::Handled);
     // The results view counts as the headless progress line does.
-    let text = screen(&mut m, 140, 30);
+    let text = common::tui::screen(&mut m, 140, 30);
     let line = format!(
         "reconcile: 1/{} sent · 0 requested · 1 handled · 0 failed · 0 refused",
         job.targets.len()
@@ -1042,7 +1031,7 @@ fn the_audit_view_reads_the_journal_and_summarises_each_attempt() {
             ),
         ])),
     );
-    insta::assert_snapshot!("audit", screen(&mut m, 100, 8));
+    insta::assert_snapshot!("audit", common::tui::screen(&mut m, 100, 8));
 }
 
 #[test]
@@ -1063,7 +1052,7 @@ fn the_audit_view_shows_an_intent_without_outcomes_as_interrupted() {
         line("intent", "t1", "intended"),
     ]);
     update(&mut m, Msg::Audit(Ok(journal)));
-    let shown = screen(&mut m, 120, 8);
+    let shown = common::tui::screen(&mut m, 120, 8);
     assert_eq!(shown.matches("alice reconcile").count(), 2, "{shown}");
     assert!(shown.contains("1 objects: 1 done"), "{shown}");
     assert!(
@@ -1142,7 +1131,7 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     key(&mut m, KeyCode::Char('v'));
     m.refresh_rows();
     assert!(matches!(m.screen().view, View::Rollout { .. }));
-    insta::assert_snapshot!("rollout", screen(&mut m, 120, 12));
+    insta::assert_snapshot!("rollout", common::tui::screen(&mut m, 120, 12));
     // Stuck first with `o` twice (BEHIND, then STUCK): the Kustomization.
     key(&mut m, KeyCode::Char('o'));
     key(&mut m, KeyCode::Char('o'));
@@ -1151,7 +1140,7 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     assert_eq!(m.screen().selected, Some(RowId::Rollout(apps.clone())));
     key(&mut m, KeyCode::Enter);
     m.refresh_rows();
-    insta::assert_snapshot!("matrix", screen(&mut m, 120, 16));
+    insta::assert_snapshot!("matrix", common::tui::screen(&mut m, 120, 16));
     // The rings in the configured order, the stuck cluster first in its ring.
     let ids = m.rows.ids.clone();
     assert_eq!(ids[0], RowId::Ring(0));
@@ -1280,7 +1269,7 @@ fn map_cells(shot: &str, ws: &str) -> String {
 fn the_map_shows_how_bad_each_cluster_is_not_only_that_something_fails() {
     use fluxfleet::app::map::{Degree, Mark, Stall};
     let mut m = degree_model();
-    let shot = screen(&mut m, 100, 20);
+    let shot = common::tui::screen(&mut m, 100, 20);
     // Ready, then 1, 5 and 15 of 20 failing, then one stalled; the fifth is never heard from
     // (no objects listed: no Flux seen there yet).
     assert_eq!(map_cells(&shot, "shop"), "■░▒▓□", "{shot}");
@@ -1300,7 +1289,7 @@ fn the_map_shows_how_bad_each_cluster_is_not_only_that_something_fails() {
     key(&mut m, KeyCode::Tab);
     key(&mut m, KeyCode::Char('l'));
     key(&mut m, KeyCode::Char('l'));
-    let shot = screen(&mut m, 100, 20);
+    let shot = common::tui::screen(&mut m, 100, 20);
     assert!(
         shot.contains("c2 (shop) · 10–50% failing · 20 objects · 5 failing"),
         "{shot}"
@@ -1312,11 +1301,11 @@ fn the_map_shows_how_bad_each_cluster_is_not_only_that_something_fails() {
 #[test]
 fn the_map_shows_each_cluster_s_freshness_one_key_away() {
     let mut m = degree_model();
-    screen(&mut m, 100, 20);
+    common::tui::screen(&mut m, 100, 20);
     // Health → rollout → freshness.
     key(&mut m, KeyCode::Char('M'));
     key(&mut m, KeyCode::Char('M'));
-    let shot = screen(&mut m, 100, 20);
+    let shot = common::tui::screen(&mut m, 100, 20);
     assert!(
         shot.contains("freshness: since its last event or report"),
         "{shot}"
@@ -1328,14 +1317,14 @@ fn the_map_shows_each_cluster_s_freshness_one_key_away() {
     key(&mut m, KeyCode::Char('l'));
     key(&mut m, KeyCode::Char('l'));
     key(&mut m, KeyCode::Char('l'));
-    let shot = screen(&mut m, 100, 20);
+    let shot = common::tui::screen(&mut m, 100, 20);
     assert!(
         shot.contains("c3 (shop) · last heard 3h ago · live"),
         "{shot}"
     );
     // Once more: back to health.
     key(&mut m, KeyCode::Char('M'));
-    let shot = screen(&mut m, 100, 20);
+    let shot = common::tui::screen(&mut m, 100, 20);
     assert_eq!(map_cells(&shot, "shop"), "■░▒▓□", "{shot}");
 }
 
@@ -1343,9 +1332,9 @@ fn the_map_shows_each_cluster_s_freshness_one_key_away() {
 fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     let mut m = rollout_model();
     // Nothing selected yet: the map says how to choose one.
-    screen(&mut m, 120, 24);
+    common::tui::screen(&mut m, 120, 24);
     key(&mut m, KeyCode::Char('M'));
-    let shot = screen(&mut m, 120, 24);
+    let shot = common::tui::screen(&mut m, 120, 24);
     assert!(
         shot.contains("rollout: select one in the rollout view (v)"),
         "{shot}"
@@ -1362,7 +1351,7 @@ fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     key(&mut m, KeyCode::Char('k'));
     assert_eq!(m.map_rollout, Some(apps));
     key(&mut m, KeyCode::Esc);
-    let shot = screen(&mut m, 120, 24);
+    let shot = common::tui::screen(&mut m, 120, 24);
     assert!(
         shot.contains("rollout of Kustomization flux-system/apps"),
         "{shot}"
@@ -1372,7 +1361,7 @@ fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     // On the map: staging-2, stuck, says what it runs and why; enter opens it.
     key(&mut m, KeyCode::Tab);
     key(&mut m, KeyCode::Char('G'));
-    let shot = screen(&mut m, 120, 24);
+    let shot = common::tui::screen(&mut m, 120, 24);
     assert!(
         shot.contains("staging-2 (staging) · stuck · runs main@sha1:11111111"),
         "{shot}"

@@ -341,18 +341,9 @@ async fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes
     config.rollout.rings.patterns = Vec::new();
     let clusters = inventory.clusters.len();
     let copies = || {
-        sim.handle
-            .truth()
+        common::copies_of(&sim, ("Kustomization", "flux-system", "flux-system"))
             .into_iter()
-            .filter(|c| !c.management)
-            .filter_map(|c| {
-                let o = c.objects.into_iter().find(|o| {
-                    o.kind == "Kustomization"
-                        && o.name == "flux-system"
-                        && o.namespace == "flux-system"
-                })?;
-                Some((c.name, o))
-            })
+            .map(|(cluster, _, o)| (cluster, o))
             .collect::<Vec<_>>()
     };
     let before = copies();

@@ -18,12 +18,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use async_nats::jetstream;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+mod announce;
 mod publish;
+
+use announce::{Aborting, announce};
 
 use super::rendezvous::owner;
 use super::wire::{self, ClusterState};
@@ -58,15 +59,6 @@ pub type Refresh = Arc<
 
 /// Publishes in flight before the collector waits for their acknowledgements.
 const IN_FLIGHT: usize = 1024;
-
-/// A collector's announcement.
-#[derive(Serialize, Deserialize)]
-struct Announcement {
-    id: String,
-    host: String,
-    at: Timestamp,
-    clusters: usize,
-}
 
 /// What was published of one object.
 struct Published {
@@ -203,55 +195,6 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         }
     }
     Ok(())
-}
-
-/// A task aborted when this is dropped.
-struct Aborting(Option<tokio::task::JoinHandle<()>>);
-
-impl Aborting {
-    /// Aborts the task and waits until it has ended: nothing it was sending goes out after.
-    async fn stop(mut self) {
-        if let Some(task) = self.0.take() {
-            task.abort();
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Aborting {
-    fn drop(&mut self) {
-        if let Some(task) = &self.0 {
-            task.abort();
-        }
-    }
-}
-
-/// Renews the collector's announcement every `ttl / 3` until aborted, apart from its loop: a
-/// loop busy publishing a handover or a relist must not let the announcement lapse, or the
-/// others take its clusters while it still watches them.
-async fn announce(
-    collectors: jetstream::kv::Store,
-    id: String,
-    owned: Arc<AtomicUsize>,
-    ttl: std::time::Duration,
-) {
-    let mut tick = tokio::time::interval(ttl / 3);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let me = Announcement {
-            id: id.clone(),
-            host: crate::audit::local_host(),
-            at: Timestamp::now(),
-            clusters: owned.load(Ordering::Relaxed),
-        };
-        let Ok(value) = serde_json::to_vec(&me) else {
-            continue;
-        };
-        if let Err(e) = collectors.put(&id, value.into()).await {
-            tracing::warn!(error = %e, "announcing this collector");
-        }
-    }
 }
 
 /// Reads the fleet again every `every`, off the collector's loop, so that a slow management

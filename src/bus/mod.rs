@@ -97,11 +97,11 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
         .map(str::trim)
         .filter(|u| !u.is_empty())
     {
-        let (url, user) = userinfo(one);
+        let (url, user) = crate::userinfo::split(one);
         credentials = credentials.or(user);
         let server: async_nats::ServerAddr = url
             .parse()
-            .map_err(|e| format!("NATS server {}: {e}", redacted_url(one)))?;
+            .map_err(|e| format!("NATS server {}: {e}", crate::userinfo::redacted(one)))?;
         servers.push(server);
     }
     if servers.is_empty() {
@@ -113,57 +113,7 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     connect
         .connect(servers)
         .await
-        .map_err(|e| format!("NATS at {}: {e}", redacted_url(&options.url)))
-}
-
-/// `nats://user:pass@host` as `nats://host` and the user with the password (percent-escapes
-/// decoded); any other URL as it is.
-fn userinfo(url: &str) -> (String, Option<(String, String)>) {
-    let (Some(scheme), Some(at)) = (url.find("://"), url.rfind('@')) else {
-        return (url.to_string(), None);
-    };
-    if at < scheme {
-        return (url.to_string(), None);
-    }
-    let info = &url[scheme + 3..at];
-    let (user, pass) = info.split_once(':').unwrap_or((info, ""));
-    let bare = format!("{}{}", &url[..scheme + 3], &url[at + 1..]);
-    (bare, Some((unescape(user), unescape(pass))))
-}
-
-/// Percent-escapes decoded (`%40` → `@`); anything malformed kept as written.
-fn unescape(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let decoded = (bytes[i] == b'%')
-            .then(|| text.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        match decoded {
-            Some(b) => {
-                out.push(b);
-                i += 3;
-            }
-            None => {
-                out.push(bytes[i]);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// `url` (or a comma-separated list of them) without a password in it.
-pub fn redacted_url(url: &str) -> String {
-    let one = |url: &str| match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            format!("{}://…@{}", &url[..scheme], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    };
-    url.split(',').map(one).collect::<Vec<_>>().join(",")
+        .map_err(|e| format!("NATS at {}: {e}", crate::userinfo::redacted(&options.url)))
 }
 
 /// The stream `config` names, made if missing. Collectors starting together race to make it:
@@ -252,7 +202,7 @@ pub async fn open(
         format!(
             "{what} on NATS at {}: {e} (has a collector published to bucket {:?}? `fluxfleet \
              collect --nats URL --bucket {}`)",
-            redacted_url(&options.url),
+            crate::userinfo::redacted(&options.url),
             names.state,
             names.state
         )
@@ -450,25 +400,5 @@ mod tests {
         let n = Names::of("fleet_prod").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(n.collectors, "fleet_prod-collectors");
         assert_eq!(n.history_subject("a.b"), "fleet_prod-history.a=2Eb");
-        assert_eq!(
-            redacted_url("nats://alice:s3cret@nats:4222"),
-            "nats://…@nats:4222"
-        );
-        assert_eq!(redacted_url("nats://nats:4222"), "nats://nats:4222");
-        assert_eq!(
-            redacted_url("nats://a:pw@n1:4222,nats://a:pw@n2:4222"),
-            "nats://…@n1:4222,nats://…@n2:4222"
-        );
-        assert_eq!(
-            userinfo("nats://alice:p%40ss@nats:4222"),
-            (
-                "nats://nats:4222".to_string(),
-                Some(("alice".to_string(), "p@ss".to_string()))
-            )
-        );
-        assert_eq!(
-            userinfo("tls://nats:4222"),
-            ("tls://nats:4222".to_string(), None)
-        );
     }
 }

@@ -74,14 +74,10 @@ pub async fn alert(request: Request) -> u8 {
         eprintln!("error: {}", opened.fleet.empty_why());
         return exit::INVENTORY;
     }
-    let filter = Filter {
-        status: Some(Status::Failing),
-        ..request.filter.clone()
-    };
     let window = opened.config.rollout.rules.suspect_window;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
     let settled = live.settle(request.timeout).await;
-    not_live(&live.index, &filter, settled, Timestamp::now());
+    not_live(&live.index, &request.filter, settled, Timestamp::now());
     let to: Vec<String> = managers.iter().map(ToString::to_string).collect();
     eprintln!(
         "fluxfleet alert: {} clusters; {} every {}, firing after {}, held {}",
@@ -95,7 +91,8 @@ pub async fn alert(request: Request) -> u8 {
         crate::units::format_duration(request.rules.hold),
     );
 
-    let mut rounds = Rounds::new(filter, window, request.labels.clone(), request.rules);
+    let labels = request.labels.clone();
+    let mut rounds = Rounds::new(request.filter.clone(), window, labels, request.rules);
     let mut round = tokio::time::interval(request.rules.every);
     round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

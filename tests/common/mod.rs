@@ -217,3 +217,29 @@ pub async fn until(
         assert!(std::time::Instant::now() < deadline, "{why}");
     }
 }
+
+/// The simulator's truth of its workload clusters (the management cluster left out).
+pub fn workloads(sim: &Sim) -> Vec<sim::TruthCluster> {
+    sim.handle
+        .truth()
+        .into_iter()
+        .filter(|c| !c.management)
+        .collect()
+}
+
+/// One object's copy on every workload cluster that has it: cluster, workspace and the copy.
+pub fn copies_of(
+    sim: &Sim,
+    (kind, namespace, name): (&str, &str, &str),
+) -> Vec<(String, String, sim::TruthObject)> {
+    workloads(sim)
+        .into_iter()
+        .filter_map(|c| {
+            let o = c
+                .objects
+                .into_iter()
+                .find(|o| o.kind == kind && o.namespace == namespace && o.name == name)?;
+            Some((c.name, c.workspace, o))
+        })
+        .collect()
+}

@@ -226,3 +226,15 @@ pub fn session_of(
     };
     (person, app, log)
 }
+
+/// The model drawn once at `width` × `height` with the dark theme, as text.
+pub fn screen(model: &mut fluxfleet::app::model::Model, width: u16, height: u16) -> String {
+    use fluxfleet::config::theme::Theme;
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    let area = ratatui::layout::Rect::new(0, 0, width, height);
+    fluxfleet::ui::fit(model, &Theme::dark(), area);
+    terminal
+        .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
+        .unwrap();
+    terminal.backend().to_string()
+}

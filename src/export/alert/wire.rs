@@ -17,6 +17,7 @@ use kube::client::ConfigExt;
 
 use super::state::Posted;
 use crate::export::table::safe;
+use crate::userinfo::{basic_auth, redacted, split};
 
 /// How long one post may take, connecting included.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,23 +43,22 @@ impl Alertmanager {
     /// Alertmanager at `url` (`http://alertmanager:9093`, a path prefix if it serves under one),
     /// trusting `ca` (a PEM file) or the system's roots for HTTPS.
     pub fn new(url: &str, ca: Option<&Path>) -> Result<Alertmanager, String> {
-        let bad = |why: &str| format!("--alertmanager {}: {why}", shown(url));
-        let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
+        let bad = |why: &str| format!("--alertmanager {}: {why}", redacted(url));
+        // User and password go into a header, and the URL goes on without them.
+        let (bare, user) = split(url);
+        let auth = user
+            .map(|(user, password)| {
+                basic_auth(&user, &password).ok_or_else(|| bad("bad user:password"))
+            })
+            .transpose()?;
+        let uri: Uri = bare.parse().map_err(|_| bad("not a URL"))?;
         let scheme = uri
             .scheme_str()
             .ok_or_else(|| bad("give http:// or https://"))?;
         if scheme != "http" && scheme != "https" {
             return Err(bad("give http:// or https://"));
         }
-        let authority = uri.authority().ok_or_else(|| bad("no host"))?;
-        let (userinfo, host) = match authority.as_str().rsplit_once('@') {
-            Some((user, host)) => (Some(user), host),
-            None => (None, authority.as_str()),
-        };
-        let auth = userinfo
-            .map(basic)
-            .transpose()
-            .map_err(|()| bad("bad user:password"))?;
+        let host = uri.authority().ok_or_else(|| bad("no host"))?;
         let base = uri.path().trim_end_matches('/');
         let endpoint: Uri = format!("{scheme}://{host}{base}/api/v2/alerts")
             .parse()
@@ -130,46 +130,6 @@ impl Alertmanager {
     }
 }
 
-/// `user:password` as a basic `Authorization` header, marked sensitive.
-fn basic(userinfo: &str) -> Result<HeaderValue, ()> {
-    use base64::Engine;
-    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-    let decode = |s: &str| percent_decode(s).ok_or(());
-    let pair = format!("{}:{}", decode(user)?, decode(password)?);
-    let token = base64::engine::general_purpose::STANDARD.encode(pair);
-    let mut value = HeaderValue::from_str(&format!("Basic {token}")).map_err(|_| ())?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
-/// `%xx` escapes decoded, as URLs carry reserved characters of a user or password.
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// A URL as it may be shown: without a user and password.
-pub fn shown(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
-        (Some(scheme), Some(at)) if at > scheme && !url[scheme + 3..at].contains('/') => {
-            format!("{}{}", &url[..scheme + 3], &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,11 +146,6 @@ mod tests {
             .decode(token)
             .unwrap();
         assert_eq!(pair, b"ops:s:cret");
-        assert_eq!(
-            shown("https://a:b@am.example.com"),
-            "https://am.example.com"
-        );
-        assert_eq!(shown("http://am:9093/x@y"), "http://am:9093/x@y");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use http::Uri;
 use hyper_util::client::proxy::matcher::Matcher;
 
+use crate::userinfo::percent_decoded;
+
 /// How to go through a proxy.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Proxy {
@@ -98,37 +100,6 @@ fn from_basic(header: &http::HeaderValue) -> Option<(String, String)> {
     let text = String::from_utf8(decoded).ok()?;
     let (user, pass) = text.split_once(':')?;
     Some((user.to_string(), pass.to_string()))
-}
-
-/// `%40` → `@` and so on; anything that is not a valid escape stays as written.
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                let value = hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0);
-                out.push(u8::try_from(value).unwrap_or(b'?'));
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// `Proxy-Authorization: Basic …` for a user and password.
-pub(in crate::k8s) fn basic_auth(user: &str, pass: &str) -> Option<http::HeaderValue> {
-    use base64::Engine as _;
-    let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
-    let mut value = http::HeaderValue::from_str(&format!("Basic {encoded}")).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ use tokio::net::TcpStream;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
 
 use super::api::Http;
-use super::proxy::{Proxy, ProxyProtocol, basic_auth};
+use super::proxy::{Proxy, ProxyProtocol};
+use crate::userinfo::basic_auth;
 
 /// Which HTTP version a client speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

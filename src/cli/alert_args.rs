@@ -1,0 +1,81 @@
+//! `fluxfleet alert`'s options: the scope, where to send, the labels added and the timing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{FleetArgs, Scope, duration};
+
+/// `fluxfleet alert`: the scope, where to send, and the timing.
+#[derive(Debug, Args)]
+pub struct AlertArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+    /// Alertmanager (http://alertmanager:9093; user:password@ for basic auth); repeat for each
+    /// member of an HA cluster.
+    #[arg(
+        long = "alertmanager",
+        value_name = "URL",
+        required_unless_present = "dry_run"
+    )]
+    pub alertmanagers: Vec<String>,
+    /// A CA bundle to trust for Alertmanager's HTTPS (default: the system's).
+    #[arg(long, value_name = "FILE")]
+    pub alertmanager_ca: Option<PathBuf>,
+    /// A label every alert carries (repeatable): --label fleet=prod.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = label)]
+    pub labels: Vec<(String, String)>,
+    /// How often the fleet is looked at and every alert sent again.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub every: Duration,
+    /// How long a root cause fails (its oldest copy) before its alert fires.
+    #[arg(long = "for", value_name = "DURATION", default_value = "1m", value_parser = duration)]
+    pub pending: Duration,
+    /// How long a firing cause must be gone before its alert resolves: one that comes back
+    /// within it does not fire again.
+    #[arg(long, default_value = "5m", value_parser = duration)]
+    pub hold: Duration,
+    /// How long to wait for every cluster to answer before the first round.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+    /// Print each round's alerts as a JSON array instead of sending them.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `KEY=VALUE`, KEY a Prometheus label name.
+fn label(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?}: give KEY=VALUE"))?;
+    let mut chars = key.chars();
+    let first = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+    if !first || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') || key.starts_with("__") {
+        return Err(format!(
+            "{key:?} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*, not __…)"
+        ));
+    }
+    Ok((key.to_string(), value.to_string()))
+}
+
+impl AlertArgs {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::alert::Request, String> {
+        Ok(crate::export::alert::Request {
+            sources: fleet.sources(),
+            filter: self.scope.filter(None)?,
+            alertmanagers: self.alertmanagers.clone(),
+            ca: self.alertmanager_ca.clone(),
+            labels: self.labels.iter().cloned().collect(),
+            rules: crate::export::alert::state::Rules {
+                pending: self.pending,
+                hold: self.hold,
+                every: self.every.max(Duration::from_millis(100)),
+            },
+            timeout: self.timeout,
+            dry_run: self.dry_run,
+        })
+    }
+}
