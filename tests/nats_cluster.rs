@@ -1,7 +1,9 @@
 //! Collectors and readers on a JetStream cluster of three nats-servers (`--nats` listing all
 //! three), the buckets and the history kept three times (`collect --replicas 3`): whichever node
 //! is lost, nothing is — a reader's view stays the simulator's truth as the fleet changes, and
-//! the collectors and readers carry on through the node that is left to them.
+//! the collectors and readers carry on through the nodes left to them; the whole cluster
+//! stopped while the fleet changes, and started again, the collectors say what changed
+//! meanwhile. `FLUXFLEET_TEST_NATS_LOG=1` shows the servers' logs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
@@ -53,35 +55,99 @@ async fn until_current(options: &bus::Options) {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "issue 35, in progress: the first and second node are lost and found again with nothing \
-            lost; losing the third after them, readers time out (`reading >: timed out`) for a \
-            minute — cause not yet found"]
-async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
-    let mut cluster = NatsCluster::start(3).await;
-    let options = bus::Options {
-        url: cluster.url.clone(),
-        bucket: "fleet".into(),
-        ..bus::Options::default()
-    };
-    let sim = common::start_with(|c| {
-        c.clusters = 30;
-        c.workspaces = 3;
-        c.objects = 10;
-        c.bookmark_interval = Duration::from_secs(5);
-    })
-    .await;
-    let inventory = common::fleet_of(&sim);
-    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
-    let running: Vec<Running> = ["c1", "c2"]
-        .into_iter()
-        .map(|id| start_collector_with(id, &options, &inventory, 3))
-        .collect();
-    let within = Duration::from_secs(60);
-    until_truth("the view equals the truth", &options, &sim, &names, within).await;
+/// A simulated fleet of 30 clusters, two collectors keeping the stores three times on a
+/// three-node cluster, and a reader's view equal to the truth.
+struct Setup {
+    cluster: NatsCluster,
+    options: bus::Options,
+    sim: common::Sim,
+    names: BTreeSet<String>,
+    running: Vec<Running>,
+}
 
+/// How long the view may take to equal the truth again.
+const WITHIN: Duration = Duration::from_secs(60);
+
+impl Setup {
+    async fn start() -> Setup {
+        let cluster = NatsCluster::start(3).await;
+        let options = bus::Options {
+            url: cluster.url.clone(),
+            bucket: "fleet".into(),
+            ..bus::Options::default()
+        };
+        let sim = common::start_with(|c| {
+            c.clusters = 30;
+            c.workspaces = 3;
+            c.objects = 10;
+            c.bookmark_interval = Duration::from_secs(5);
+        })
+        .await;
+        let inventory = common::fleet_of(&sim);
+        let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+        let running: Vec<Running> = ["c1", "c2"]
+            .into_iter()
+            .map(|id| start_collector_with(id, &options, &inventory, 3))
+            .collect();
+        until_truth("the view equals the truth", &options, &sim, &names, WITHIN).await;
+        Setup {
+            cluster,
+            options,
+            sim,
+            names,
+            running,
+        }
+    }
+
+    /// Kustomizations of the fleet that are ready and not suspended: (cluster, namespace, name).
+    fn healthy(&self, n: usize) -> Vec<(String, String, String)> {
+        self.sim
+            .handle
+            .truth()
+            .into_iter()
+            .filter(|c| self.names.contains(&c.name))
+            .flat_map(|c| {
+                let cluster = c.name.clone();
+                c.objects
+                    .into_iter()
+                    .filter(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+                    .map(move |o| (cluster.clone(), o.namespace, o.name))
+            })
+            .take(n)
+            .collect()
+    }
+
+    fn set_ready(&self, (cluster, namespace, name): &(String, String, String), ready: bool) {
+        let kind = FluxKind::Kustomization;
+        assert!(
+            self.sim
+                .handle
+                .set_ready(cluster, kind, namespace, name, ready)
+        );
+    }
+
+    async fn until_truth(&self, what: &str) {
+        until_truth(what, &self.options, &self.sim, &self.names, WITHIN).await;
+    }
+
+    /// Both collectors still running; then stopped cleanly.
+    async fn stop(self) {
+        for collector in &self.running {
+            assert!(!collector.task.is_finished(), "a collector stopped");
+        }
+        for collector in self.running {
+            collector.stop.cancel();
+            collector.task.await.unwrap().unwrap();
+        }
+        self.sim.handle.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
+    let mut setup = Setup::start().await;
     // Every store is kept on all three nodes.
-    let client = bus::connect(&options, "test").await.unwrap();
+    let client = bus::connect(&setup.options, "test").await.unwrap();
     let js = async_nats::jetstream::new(client);
     for stream in STREAMS {
         let info = js
@@ -96,35 +162,37 @@ async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
     drop(js);
 
     // Each node in turn is lost while the fleet changes, and comes back.
-    let truth = sim.handle.truth();
-    let workload = truth.iter().find(|c| names.contains(&c.name)).unwrap();
-    let ks = workload
-        .objects
-        .iter()
-        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
-        .unwrap()
-        .clone();
+    let ks = setup.healthy(1).remove(0);
     for node in 0..3 {
-        cluster.stop(node);
-        let broken = node % 2 == 0;
-        let kind = FluxKind::Kustomization;
-        assert!(
-            sim.handle
-                .set_ready(&workload.name, kind, &ks.namespace, &ks.name, !broken)
-        );
+        setup.cluster.stop(node);
+        setup.set_ready(&ks, node % 2 != 0);
         let what = format!("node {} lost: the view equals the truth", node + 1);
-        until_truth(&what, &options, &sim, &names, within).await;
-        cluster.restart(node);
-        cluster.until_jetstream().await;
+        setup.until_truth(&what).await;
+        setup.cluster.restart(node);
+        setup.cluster.until_jetstream().await;
         // Back with all it missed before the next goes: two lost at once is a lost quorum.
-        until_current(&options).await;
+        until_current(&setup.options).await;
     }
-    for collector in &running {
-        assert!(!collector.task.is_finished(), "a collector stopped");
+    setup.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_whole_cluster_stopped_and_started_again_loses_nothing() {
+    let mut setup = Setup::start().await;
+    let changed = setup.healthy(5);
+    for node in 0..3 {
+        setup.cluster.stop(node);
     }
-    for collector in running {
-        collector.stop.cancel();
-        collector.task.await.unwrap().unwrap();
+    // The fleet changes while the bus is down: the collectors see it and cannot say it.
+    for ks in &changed {
+        setup.set_ready(ks, false);
     }
-    sim.handle.shutdown().await;
+    for node in 0..3 {
+        setup.cluster.restart(node);
+    }
+    setup.cluster.until_jetstream().await;
+    setup
+        .until_truth("the cluster back: the view equals the truth")
+        .await;
+    setup.stop().await;
 }

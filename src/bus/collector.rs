@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_nats::jetstream;
 use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod announce;
+mod outbox;
 mod publish;
 
 use announce::{Aborting, announce};
@@ -57,9 +57,6 @@ pub type Refresh = Arc<
     dyn Fn() -> futures::future::BoxFuture<'static, Result<Vec<ClusterSpec>, String>> + Send + Sync,
 >;
 
-/// Publishes in flight before the collector waits for their acknowledgements.
-const IN_FLIGHT: usize = 1024;
-
 /// What was published of one object.
 struct Published {
     hash: u64,
@@ -84,8 +81,6 @@ impl Owned {
     }
 }
 
-type Ack = futures::future::BoxFuture<'static, Result<(), String>>;
-
 struct Collector {
     id: String,
     stores: Stores,
@@ -100,7 +95,7 @@ struct Collector {
     /// Owned clusters another collector has published since the last tick.
     overwritten: BTreeSet<String>,
     ttl: std::time::Duration,
-    acks: FuturesUnordered<Ack>,
+    outbox: outbox::Outbox,
     /// How many clusters it owns, as its announcement says.
     announced: Arc<AtomicUsize>,
 }
@@ -134,12 +129,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     let mut batch = Vec::with_capacity(512);
     // Cluster states others write: one naming another collector, for a cluster this one owns,
     // is a late word from its last owner (which had not yet seen this one).
-    let mut others = collector
-        .stores
-        .state
-        .watch("c.*")
-        .await
-        .map_err(|e| format!("watching the cluster states: {e}"))?;
+    let state = &collector.stores.state;
+    let mut others = super::placed("watching the cluster states", || state.watch("c.*")).await?;
     // The fleet read again off the loop, so that a slow management cluster delays nothing.
     let (refreshed_tx, mut refreshed) = mpsc::channel::<Result<Vec<ClusterSpec>, String>>(1);
     let every = request
@@ -164,6 +155,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
                 }
             }
             _ = tick.tick() => {
+                collector.outbox.resend().await;
                 if let Err(e) = collector.heartbeat().await {
                     tracing::warn!(error = %e, "collector heartbeat");
                 }
@@ -176,11 +168,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
                     collector.publish(event).await;
                 }
             }
-            Some(acked) = collector.acks.next(), if !collector.acks.is_empty() => {
-                if let Err(e) = acked {
-                    tracing::warn!(error = %e, "publishing");
-                }
-            }
+            acked = collector.outbox.next() => collector.outbox.acked(acked),
         }
     }
     if let Some(refresher) = refresher {
@@ -189,11 +177,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     announcer.stop().await;
     let _ = collector.stores.collectors.delete(&collector.id).await;
     collector.engine.shutdown().await;
-    while let Some(acked) = collector.acks.next().await {
-        if let Err(e) = acked {
-            tracing::warn!(error = %e, "publishing");
-        }
-    }
+    collector.outbox.flush().await;
     Ok(())
 }
 
@@ -224,6 +208,7 @@ impl Collector {
         ttl: std::time::Duration,
     ) -> Collector {
         Collector {
+            outbox: outbox::Outbox::new(stores.js.clone(), &id),
             id,
             stores,
             names: clusters.iter().map(|s| (s.key(), s.name.clone())).collect(),
@@ -234,7 +219,6 @@ impl Collector {
             waiting: BTreeMap::new(),
             overwritten: BTreeSet::new(),
             ttl,
-            acks: FuturesUnordered::new(),
             announced: Arc::new(AtomicUsize::new(0)),
         }
     }

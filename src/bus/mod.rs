@@ -282,17 +282,17 @@ pub(crate) async fn read_all(
     let last = stream
         .get_info()
         .await
-        .map_err(|e| format!("reading {what}: {e}"))?
+        .map_err(|e| format!("reading {what}: the stream's state: {e}"))?
         .state
         .last_sequence;
-    let mut consumer = stream
-        .create_consumer(config)
-        .await
-        .map_err(|e| format!("reading {what}: {e}"))?;
+    let mut consumer = placed(&format!("reading {what}: making a consumer"), || {
+        stream.create_consumer(config.clone())
+    })
+    .await?;
     let pending = consumer
         .info()
         .await
-        .map_err(|e| format!("reading {what}: {e}"))?
+        .map_err(|e| format!("reading {what}: the consumer's state: {e}"))?
         .num_pending;
     if pending == 0 {
         return Ok(());
@@ -315,6 +315,43 @@ pub(crate) async fn read_all(
             return Ok(());
         }
     }
+}
+
+/// How long each try at making a consumer may take: longer each time, in case the server is
+/// merely slow.
+const TRIES: [Duration; 4] = [
+    Duration::from_secs(3),
+    Duration::from_secs(6),
+    Duration::from_secs(10),
+    Duration::from_secs(10),
+];
+
+/// Makes a consumer — a read, a watch — trying again when the server does not answer in time
+/// or says no, a bounded number of times; the last error names `what`.
+///
+/// A reader's consumer is one copy, on one node of the stream's; before nats-server 2.12 a
+/// cluster that has lost a node may place it there (nats-io/nats-server#3820, #7165) and the
+/// creation is never answered. Placed again, it lands on a live node two times in three.
+pub(crate) async fn placed<T, E, F, Fut>(what: &str, mut make: F) -> Result<T, String>
+where
+    E: std::fmt::Display,
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let mut why = String::new();
+    for (i, bound) in TRIES.into_iter().enumerate() {
+        match tokio::time::timeout(bound, make()).await {
+            Ok(Ok(made)) => return Ok(made),
+            Ok(Err(e)) => why = e.to_string(),
+            Err(_) => why = format!("no answer within {}s", bound.as_secs()),
+        }
+        if i + 1 < TRIES.len() {
+            tracing::debug!(what, error = %why, "making a consumer again");
+            // Not a spin on an answer that comes at once: a leader may be being elected.
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+    Err(format!("{what}: {why} ({} tries)", TRIES.len()))
 }
 
 /// The last value of every key of the state bucket matching `filter` (deleted ones left out),
@@ -400,5 +437,35 @@ mod tests {
         let n = Names::of("fleet_prod").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(n.collectors, "fleet_prod-collectors");
         assert_eq!(n.history_subject("a.b"), "fleet_prod-history.a=2Eb");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_consumer_never_answered_is_made_again_a_bounded_number_of_times() {
+        // Placed on a lost node the first time, on a live one the second.
+        let mut tries = 0;
+        let made = placed("reading", || {
+            tries += 1;
+            let lost = tries == 1;
+            async move {
+                if lost {
+                    std::future::pending::<()>().await;
+                }
+                Ok::<_, String>(tries)
+            }
+        })
+        .await;
+        assert_eq!(made, Ok(2));
+
+        // Never answered: it gives up, saying what and why.
+        let never = placed("watching the state bucket", || {
+            std::future::pending::<Result<(), String>>()
+        })
+        .await;
+        let e = never.unwrap_err();
+        assert!(
+            e.starts_with("watching the state bucket: no answer within 10s"),
+            "{e}"
+        );
+        assert!(e.ends_with("(4 tries)"), "{e}");
     }
 }

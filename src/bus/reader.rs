@@ -103,11 +103,10 @@ impl Bus {
             }
         }
         bus.watch = Some(
-            stores
-                .state
-                .watch_all_from_revision(last + 1)
-                .await
-                .map_err(|e| format!("watching the state bucket: {e}"))?,
+            super::placed("watching the state bucket", || {
+                stores.state.watch_all_from_revision(last + 1)
+            })
+            .await?,
         );
         Ok(bus)
     }

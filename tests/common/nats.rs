@@ -24,7 +24,8 @@ fn program() -> Option<std::path::PathBuf> {
 }
 
 /// Starts nats-server with `args` and waits until it says it is ready: the child, and where it
-/// listens for clients. What it says after is read and dropped, so that it never blocks.
+/// listens for clients. What it says after is read, so that it never blocks, and dropped —
+/// or shown on stderr when `FLUXFLEET_TEST_NATS_LOG` is set.
 fn ready(program: &std::path::Path, args: &[String]) -> (Child, Option<String>) {
     let mut child = Command::new(program)
         .args(args)
@@ -44,7 +45,21 @@ fn ready(program: &std::path::Path, args: &[String]) -> (Child, Option<String>) 
             break;
         }
     }
-    std::thread::spawn(move || for _ in lines {});
+    // The rest is read and dropped, or shown when asked (debugging a test).
+    let shown = std::env::var_os("FLUXFLEET_TEST_NATS_LOG").is_some();
+    let tag = args
+        .iter()
+        .skip_while(|a| *a != "--server_name")
+        .nth(1)
+        .cloned()
+        .unwrap_or_else(|| "nats".into());
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            if shown {
+                eprintln!("{tag}: {line}");
+            }
+        }
+    });
     (child, address)
 }
 

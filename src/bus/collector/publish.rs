@@ -3,13 +3,12 @@
 
 use std::collections::BTreeSet;
 
-use bytes::Bytes;
-use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::super::keys;
 use super::super::wire::{self, ClusterState};
-use super::{Collector, IN_FLIGHT, Published};
+use super::outbox::{Body, Outgoing};
+use super::{Collector, Published};
 use crate::fleet::FluxSummary;
 use crate::fleet::index::{Change, Event};
 
@@ -96,11 +95,8 @@ impl Collector {
         if let Some(owned) = self.owned.get_mut(name) {
             owned.state = Some(state);
         }
-        self.send(
-            format!("$KV.{}.{}", self.stores.names.state, keys::cluster(name)),
-            value.into(),
-        )
-        .await;
+        let subject = format!("$KV.{}.{}", self.stores.names.state, keys::cluster(name));
+        self.send(subject, Body::Put(value.into())).await;
     }
 
     async fn put_object(&mut self, cluster: &str, summary: FluxSummary, at: Timestamp) {
@@ -142,7 +138,7 @@ impl Collector {
             }
         }
         let subject = format!("$KV.{}.{key}", self.stores.names.state);
-        self.send(subject, value.into()).await;
+        self.send(subject, Body::Put(value.into())).await;
     }
 
     async fn delete_object(&mut self, cluster: &str, key: &str, at: Timestamp) {
@@ -153,9 +149,8 @@ impl Collector {
             return;
         }
         let workspace = owned.workspace();
-        if let Err(e) = self.stores.state.delete(key).await {
-            tracing::warn!(error = %e, "deleting {key}");
-        }
+        let subject = format!("$KV.{}.{key}", self.stores.names.state);
+        self.send(subject, Body::Delete).await;
         if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
             let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
             self.history(cluster, &change).await;
@@ -167,21 +162,10 @@ impl Collector {
             return;
         };
         let subject = self.stores.names.history_subject(cluster);
-        self.send(subject, value.into()).await;
+        self.send(subject, Body::Record(value.into())).await;
     }
 
-    /// Publishes without waiting for the acknowledgement, up to [`IN_FLIGHT`] at once.
-    async fn send(&mut self, subject: String, value: Bytes) {
-        while self.acks.len() >= IN_FLIGHT {
-            if let Some(Err(e)) = self.acks.next().await {
-                tracing::warn!(error = %e, "publishing");
-            }
-        }
-        match self.stores.js.publish(subject, value).await {
-            Ok(ack) => self.acks.push(Box::pin(async move {
-                ack.await.map(|_| ()).map_err(|e| e.to_string())
-            })),
-            Err(e) => tracing::warn!(error = %e, "publishing"),
-        }
+    async fn send(&mut self, subject: String, body: Body) {
+        self.outbox.send(Outgoing { subject, body }).await;
     }
 }
