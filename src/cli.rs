@@ -246,6 +246,25 @@ pub struct CollectArgs {
     /// server.
     #[arg(long, default_value_t = 1, value_parser = replicas)]
     pub replicas: usize,
+    /// Serve Prometheus metrics at /metrics on this address (`:8080`, `127.0.0.1:8080`), as
+    /// Flux's controllers do; off when not given.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    /// Serve the probes /healthz and /readyz on this address (`:9440`); may be the metrics'
+    /// address. Off when not given.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub health_addr: Option<std::net::SocketAddr>,
+}
+
+/// `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`.
+fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
+    let full = match text.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => text.to_string(),
+    };
+    full.parse().map_err(|_| {
+        format!("{text:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")
+    })
 }
 
 #[derive(Debug, Args)]

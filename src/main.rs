@@ -160,6 +160,7 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
     }
     let id = args
         .id
+        .clone()
         .unwrap_or_else(|| format!("{}-{}", fluxfleet::audit::local_host(), std::process::id()));
     let token = tokio_util::sync::CancellationToken::new();
     let request = fluxfleet::bus::collector::Request {
@@ -173,7 +174,9 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
         clusters: resolved.inventory.clusters,
         settings: resolved.config.engine,
         refresh: Some(refresh(fleet.sources())),
+        status: Default::default(),
     };
+    serve_endpoints(&args, &request.status, &token).await?;
     eprintln!(
         "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
         request.clusters.len(),
@@ -187,6 +190,37 @@ async fn collect(args: CollectArgs, fleet: FleetArgs) -> anyhow::Result<()> {
         _ = stop.wait() => stopping.cancel(),
     }
     run.await.map_err(anyhow::Error::msg)
+}
+
+/// The collector's metrics and probes, on their addresses (one listener when they are the same):
+/// a port already taken is an error before anything starts.
+async fn serve_endpoints(
+    args: &CollectArgs,
+    status: &std::sync::Arc<fluxfleet::bus::collector::status::Status>,
+    stop: &tokio_util::sync::CancellationToken,
+) -> anyhow::Result<()> {
+    let mut addresses: Vec<(std::net::SocketAddr, &str)> = Vec::new();
+    if let Some(at) = args.metrics_addr {
+        addresses.push((at, "/metrics"));
+    }
+    if let Some(at) = args.health_addr {
+        match addresses.iter_mut().find(|(a, _)| *a == at) {
+            Some(same) => same.1 = "/metrics, /healthz and /readyz",
+            None => addresses.push((at, "/healthz and /readyz")),
+        }
+    }
+    for (at, what) in addresses {
+        let listener = tokio::net::TcpListener::bind(at)
+            .await
+            .map_err(|e| anyhow::anyhow!("serving {what} on {at}: {e}"))?;
+        eprintln!("fluxfleet collect: serving {what} on http://{at}");
+        tokio::spawn(fluxfleet::bus::collector::serve::serve(
+            listener,
+            status.clone(),
+            stop.clone(),
+        ));
+    }
+    Ok(())
 }
 
 /// The fleet read again for a collector; any problem keeps the fleet as it was.

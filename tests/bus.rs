@@ -673,6 +673,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
             clusters: clusters.clone(),
             settings,
             refresh: Some(refresh),
+            status: Default::default(),
         },
         stop.clone(),
     ));
@@ -791,6 +792,24 @@ fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     assert_eq!(collect.ttl, Duration::from_secs(15));
     assert_eq!(cli.fleet.nats.as_deref(), Some("nats://nats.nats.svc:4222"));
     assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
+    // The probes ask the port the collector serves them on.
+    let health = collect.health_addr.unwrap().port();
+    let ports = container["ports"].as_array().unwrap();
+    let named = |name: &str| {
+        ports
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["containerPort"].as_u64().unwrap() as u16)
+    };
+    assert_eq!(named("healthz"), Some(health));
+    assert_eq!(
+        named("http-metrics"),
+        collect.metrics_addr.map(|a| a.port())
+    );
+    for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+        assert_eq!(container[probe]["httpGet"]["path"], path);
+        assert_eq!(container[probe]["httpGet"]["port"], "healthz");
+    }
 }
 
 #[test]
@@ -887,17 +906,8 @@ fn bus_command(
     kubeconfigs: &std::path::Path,
     args: &[&str],
 ) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
-    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
-        .env("HOME", "/nonexistent-home")
-        .env("FLUXFLEET_DATA_DIR", kubeconfigs.with_file_name("data"))
-        .env_remove("FLUXFLEET_NATS")
-        .env_remove("KUBECONFIG")
-        .kill_on_drop(true)
-        .args(args)
-        .arg("--kubeconfig-dir")
-        .arg(kubeconfigs)
-        .args(["--bucket", "fleet"]);
+    let mut cmd = common::bus::command(kubeconfigs);
+    cmd.args(args);
     match told {
         Told::Flag => cmd.arg("--nats").arg(url),
         Told::Variable => cmd.env("FLUXFLEET_NATS", url),

@@ -23,6 +23,8 @@ use tokio_util::sync::CancellationToken;
 mod announce;
 mod outbox;
 mod publish;
+pub mod serve;
+pub mod status;
 
 use announce::{Aborting, announce};
 
@@ -31,7 +33,7 @@ use super::wire::{self, ClusterState};
 use super::{Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::Event;
-use crate::fleet::{ClusterKey, Health, SourceId};
+use crate::fleet::{ClusterKey, Health, Phase, SourceId};
 use crate::inventory::ClusterSpec;
 use crate::k8s::Engine;
 use crate::source::Sink;
@@ -48,6 +50,8 @@ pub struct Request {
     /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
     /// deleted from the bus, a changed kubeconfig reconnects.
     pub refresh: Option<Refresh>,
+    /// Where the collector says how it is, at each tick: for its probes and metrics.
+    pub status: Arc<status::Status>,
 }
 
 /// How a collector reads its fleet again: an error (a source that could not be read whole)
@@ -98,6 +102,12 @@ struct Collector {
     outbox: outbox::Outbox,
     /// How many clusters it owns, as its announcement says.
     announced: Arc<AtomicUsize>,
+    /// Owned clusters that went into an error state, by state.
+    connection_errors: BTreeMap<Phase, u64>,
+    /// Owned clusters watched live again after an error.
+    watch_restarts: u64,
+    /// What its last look at who else is alive said.
+    looked: Result<(), String>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -124,6 +134,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         collector.announced.clone(),
         ttl,
     ))));
+    let stuck_after = status::stuck_after(ttl);
+    request.status.set(collector.snapshot(stuck_after));
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batch = Vec::with_capacity(512);
@@ -156,9 +168,11 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
             }
             _ = tick.tick() => {
                 collector.outbox.resend().await;
-                if let Err(e) = collector.heartbeat().await {
+                collector.looked = collector.heartbeat().await;
+                if let Err(e) = &collector.looked {
                     tracing::warn!(error = %e, "collector heartbeat");
                 }
+                request.status.set(collector.snapshot(stuck_after));
             }
             n = events.recv_many(&mut batch, 512) => {
                 if n == 0 {
@@ -220,6 +234,9 @@ impl Collector {
             overwritten: BTreeSet::new(),
             ttl,
             announced: Arc::new(AtomicUsize::new(0)),
+            connection_errors: BTreeMap::new(),
+            watch_restarts: 0,
+            looked: Err("starting: no look yet at who else is alive".into()),
         }
     }
 

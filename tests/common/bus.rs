@@ -51,6 +51,7 @@ pub fn start_collector_with(
         clusters: inventory.clusters.clone(),
         settings: super::engine_settings(),
         refresh: None,
+        status: Default::default(),
     };
     Running {
         task: tokio::spawn(collector::run(request, stop.clone())),
@@ -178,4 +179,20 @@ pub fn difference(view: &View, truth: &View) -> Option<String> {
         missing.iter().take(3).collect::<Vec<_>>(),
         wrong.iter().take(3).collect::<Vec<_>>()
     ))
+}
+
+/// The binary as a user of the bus runs it, with a kubeconfig of the whole fleet at hand (as a
+/// user of both has) and bucket "fleet" — never the developer's own config, bus or kubeconfig.
+pub fn command(kubeconfigs: &std::path::Path) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
+    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env("HOME", "/nonexistent-home")
+        .env("FLUXFLEET_DATA_DIR", kubeconfigs.with_file_name("data"))
+        .env_remove("FLUXFLEET_NATS")
+        .env_remove("KUBECONFIG")
+        .kill_on_drop(true)
+        .arg("--kubeconfig-dir")
+        .arg(kubeconfigs)
+        .args(["--bucket", "fleet"]);
+    cmd
 }

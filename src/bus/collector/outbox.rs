@@ -14,6 +14,8 @@ use futures::StreamExt;
 use futures::future::BoxFuture;
 use futures::stream::FuturesUnordered;
 
+use super::status::Lag;
+
 /// Publishes in flight before the collector waits for their acknowledgements.
 const IN_FLIGHT: usize = 1024;
 
@@ -32,11 +34,24 @@ pub(super) enum Body {
     Record(Bytes),
 }
 
-/// One message for the bus: its subject and what it says.
+/// One message for the bus: its subject, what it says, and when the engine saw the change.
 #[derive(Clone)]
 pub(super) struct Outgoing {
     pub(super) subject: String,
     pub(super) body: Body,
+    pub(super) seen: jiff::Timestamp,
+}
+
+/// What an outbox has done, for the metrics.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Figures {
+    pub(super) published: u64,
+    pub(super) failures: u64,
+    pub(super) in_flight: usize,
+    pub(super) kept: usize,
+    /// History records dropped past the backlog, ever.
+    pub(super) dropped: u64,
+    pub(super) lag: Lag,
 }
 
 impl Outgoing {
@@ -63,11 +78,12 @@ pub(super) struct Outbox {
     /// across its lives within the history's duplicate window.
     ids: String,
     /// State not taken, by subject: the last value or deletion of each key.
-    state: HashMap<String, Body>,
+    state: HashMap<String, Outgoing>,
     /// History records not taken, oldest first.
     history: VecDeque<(u64, Outgoing)>,
     /// History records dropped since the last word about it.
     dropped: u64,
+    figures: Figures,
 }
 
 impl Outbox {
@@ -82,6 +98,7 @@ impl Outbox {
             state: HashMap::new(),
             history: VecDeque::new(),
             dropped: 0,
+            figures: Figures::default(),
         }
     }
 
@@ -153,12 +170,16 @@ impl Outbox {
             self.in_flight.remove(&outgoing.subject);
         }
         let Err(e) = result else {
+            self.figures.published += 1;
+            let late = jiff::Timestamp::now().duration_since(outgoing.seen);
+            self.figures.lag.observe(late.as_secs_f64());
             return;
         };
+        self.figures.failures += 1;
         tracing::debug!(error = %e, subject = %outgoing.subject, "not taken by the bus; kept");
         if outgoing.of_state() {
             if latest {
-                self.state.insert(outgoing.subject, outgoing.body);
+                self.state.insert(outgoing.subject.clone(), outgoing);
             }
             return;
         }
@@ -168,12 +189,22 @@ impl Outbox {
         if self.history.len() > BACKLOG {
             self.history.pop_front();
             self.dropped += 1;
+            self.figures.dropped += 1;
         }
     }
 
     /// How many messages the bus has not taken yet (kept to send again).
     pub(super) fn kept(&self) -> usize {
         self.state.len() + self.history.len()
+    }
+
+    /// What it has done so far.
+    pub(super) fn figures(&self) -> Figures {
+        Figures {
+            in_flight: self.acks.len(),
+            kept: self.kept(),
+            ..self.figures.clone()
+        }
     }
 
     /// Sends again what the bus did not take, when the connection is up: the state first, then
@@ -196,8 +227,9 @@ impl Outbox {
             "sending again what the bus did not take"
         );
         self.dropped = 0;
-        for (subject, body) in std::mem::take(&mut self.state) {
-            self.send(Outgoing { subject, body }).await;
+        // Each as first seen: the lag counts the wait.
+        for (_, outgoing) in std::mem::take(&mut self.state) {
+            self.send(outgoing).await;
         }
         for (n, outgoing) in std::mem::take(&mut self.history) {
             self.send_numbered(n, outgoing).await;
@@ -230,6 +262,7 @@ mod tests {
         Outgoing {
             subject: subject.into(),
             body: Body::Put(Bytes::from_static(value.as_bytes())),
+            seen: jiff::Timestamp::UNIX_EPOCH,
         }
     }
 
@@ -237,6 +270,7 @@ mod tests {
         Outgoing {
             subject: "fleet-history.a".into(),
             body: Body::Record(Bytes::from_static(value.as_bytes())),
+            seen: jiff::Timestamp::UNIX_EPOCH,
         }
     }
 
@@ -264,7 +298,10 @@ mod tests {
         assert_eq!(o.kept(), 0);
         // The second fails too: it is kept, and taken at the next try.
         o.acked(failed(2, put("$KV.f.k", "new")));
-        assert_eq!(value(o.state.get("$KV.f.k")), Some(&b"new"[..]));
+        assert_eq!(
+            value(o.state.get("$KV.f.k").map(|o| &o.body)),
+            Some(&b"new"[..])
+        );
         assert!(o.in_flight.is_empty());
     }
 

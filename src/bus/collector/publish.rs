@@ -9,8 +9,8 @@ use super::super::keys;
 use super::super::wire::{self, ClusterState};
 use super::outbox::{Body, Outgoing};
 use super::{Collector, Published};
-use crate::fleet::FluxSummary;
 use crate::fleet::index::{Change, Event};
+use crate::fleet::{FluxSummary, Phase};
 
 impl Collector {
     /// Publishes what one engine event changed, for a cluster this collector owns.
@@ -31,6 +31,14 @@ impl Collector {
                 let owned = self.owned.get_mut(&name);
                 let before = owned.as_ref().and_then(|o| o.state.as_ref());
                 state.report = before.and_then(|b| b.report.clone());
+                let was = before.map(|b| b.phase);
+                if was != Some(state.phase) {
+                    if state.phase.is_failure() {
+                        *self.connection_errors.entry(state.phase).or_insert(0) += 1;
+                    } else if state.phase == Phase::Live && was.is_some_and(Phase::is_failure) {
+                        self.watch_restarts += 1;
+                    }
+                }
                 if before.is_none_or(|b| b.phase != state.phase) {
                     let change = wire::Change {
                         at: event.at,
@@ -46,14 +54,14 @@ impl Collector {
                     };
                     self.history(&name, &change).await;
                 }
-                self.put_cluster(&name, state).await;
+                self.put_cluster(&name, state, event.at).await;
             }
             Change::Report(report) => {
                 let Some(mut state) = self.owned.get(&name).and_then(|o| o.state.clone()) else {
                     return;
                 };
                 state.report = report.map(|r| *r);
-                self.put_cluster(&name, state).await;
+                self.put_cluster(&name, state, event.at).await;
             }
             Change::Applied(summary) => self.put_object(&name, summary, event.at).await,
             Change::Deleted(key) => {
@@ -88,7 +96,7 @@ impl Collector {
         }
     }
 
-    async fn put_cluster(&mut self, name: &str, state: ClusterState) {
+    async fn put_cluster(&mut self, name: &str, state: ClusterState, at: Timestamp) {
         let Ok(value) = serde_json::to_vec(&state) else {
             return;
         };
@@ -96,7 +104,7 @@ impl Collector {
             owned.state = Some(state);
         }
         let subject = format!("$KV.{}.{}", self.stores.names.state, keys::cluster(name));
-        self.send(subject, Body::Put(value.into())).await;
+        self.send(subject, Body::Put(value.into()), at).await;
     }
 
     async fn put_object(&mut self, cluster: &str, summary: FluxSummary, at: Timestamp) {
@@ -138,7 +146,7 @@ impl Collector {
             }
         }
         let subject = format!("$KV.{}.{key}", self.stores.names.state);
-        self.send(subject, Body::Put(value.into())).await;
+        self.send(subject, Body::Put(value.into()), at).await;
     }
 
     async fn delete_object(&mut self, cluster: &str, key: &str, at: Timestamp) {
@@ -150,7 +158,7 @@ impl Collector {
         }
         let workspace = owned.workspace();
         let subject = format!("$KV.{}.{key}", self.stores.names.state);
-        self.send(subject, Body::Delete).await;
+        self.send(subject, Body::Delete, at).await;
         if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
             let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
             self.history(cluster, &change).await;
@@ -162,10 +170,16 @@ impl Collector {
             return;
         };
         let subject = self.stores.names.history_subject(cluster);
-        self.send(subject, Body::Record(value.into())).await;
+        self.send(subject, Body::Record(value.into()), change.at)
+            .await;
     }
 
-    async fn send(&mut self, subject: String, body: Body) {
-        self.outbox.send(Outgoing { subject, body }).await;
+    async fn send(&mut self, subject: String, body: Body, seen: Timestamp) {
+        let outgoing = Outgoing {
+            subject,
+            body,
+            seen,
+        };
+        self.outbox.send(outgoing).await;
     }
 }

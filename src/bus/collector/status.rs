@@ -1,0 +1,397 @@
+//! A collector's state as its operators see it: whether its loop turns and its bus is reachable
+//! (the probes' answers) and its figures in Prometheus' text format — clusters by connection
+//! state and objects by health per workspace (for the clusters it owns), connection errors and
+//! watches restarted, what it publishes and how late. Taken by the collector's loop at each
+//! tick; read by [`super::serve`] when a probe or Prometheus asks.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use crate::fleet::{Health, Phase};
+
+/// The bounds of the publish lag histogram, in seconds.
+pub const LAG_BUCKETS: [f64; 9] = [0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0, 10.0, 30.0];
+
+/// How long after its last tick a collector's loop is taken for stuck: `/healthz` fails.
+pub fn stuck_after(ttl: Duration) -> Duration {
+    (ttl * 2).max(Duration::from_secs(30))
+}
+
+/// The publish lag: from the engine seeing a change to the bus acknowledging it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Lag {
+    /// Counts per bound of [`LAG_BUCKETS`] (not cumulative), then above the last.
+    pub counts: [u64; LAG_BUCKETS.len() + 1],
+    pub sum: f64,
+}
+
+impl Lag {
+    pub fn observe(&mut self, seconds: f64) {
+        let seconds = seconds.max(0.0);
+        let at = LAG_BUCKETS
+            .iter()
+            .position(|b| seconds <= *b)
+            .unwrap_or(LAG_BUCKETS.len());
+        self.counts[at] += 1;
+        self.sum += seconds;
+    }
+}
+
+/// What a collector's loop last said.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub id: String,
+    /// When the loop last ticked.
+    pub at: Option<tokio::time::Instant>,
+    /// Why it is not ready (None: ready).
+    pub not_ready: Option<String>,
+    pub stuck_after: Duration,
+    /// Clusters of the fleet, owned, waiting to be watched, and collectors alive.
+    pub fleet: usize,
+    pub owned: usize,
+    pub waiting: usize,
+    pub collectors: usize,
+    /// Owned clusters by workspace and connection state.
+    pub clusters: BTreeMap<(String, Phase), u64>,
+    /// Owned clusters' objects by workspace and health.
+    pub objects: BTreeMap<(String, Health), u64>,
+    /// Owned clusters that went into an error state, by state.
+    pub connection_errors: BTreeMap<Phase, u64>,
+    /// Owned clusters live again after an error (their watches restarted).
+    pub watch_restarts: u64,
+    pub published: u64,
+    pub publish_failures: u64,
+    pub in_flight: usize,
+    /// Not taken by the bus yet: to be sent again.
+    pub kept: usize,
+    pub history_dropped: u64,
+    pub lag: Lag,
+}
+
+/// The snapshot, shared between the collector's loop and its HTTP server.
+#[derive(Default)]
+pub struct Status(Mutex<Snapshot>);
+
+/// A probe's answer: whether it passes, and why not.
+pub type Probe = Result<(), String>;
+
+impl Status {
+    pub fn set(&self, snapshot: Snapshot) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = snapshot;
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// `/healthz`: the loop has ticked lately.
+    pub fn healthz(&self, now: tokio::time::Instant) -> Probe {
+        let s = self.snapshot();
+        match s.at {
+            None => Ok(()),
+            Some(at) if now.duration_since(at) <= s.stuck_after => Ok(()),
+            Some(at) => Err(format!(
+                "the collector's loop last turned {}s ago",
+                now.duration_since(at).as_secs()
+            )),
+        }
+    }
+
+    /// `/readyz`: alive, its first look at who else is alive done, and its bus reachable.
+    pub fn readyz(&self, now: tokio::time::Instant) -> Probe {
+        self.healthz(now)?;
+        let s = self.snapshot();
+        if s.at.is_none() {
+            return Err("starting: the stores are not open yet".into());
+        }
+        match s.not_ready {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
+    }
+}
+
+/// Label values escaped as the text format asks (backslash, quote, newline).
+fn label(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+/// The snapshot in Prometheus' text exposition format (version 0.0.4).
+pub fn render(s: &Snapshot) -> String {
+    let mut out = String::new();
+    let id = label(&s.id);
+    let gauges: [(&str, &str, usize); 4] = [
+        (
+            "fleet_clusters",
+            "Clusters in the collector's fleet.",
+            s.fleet,
+        ),
+        (
+            "owned_clusters",
+            "Clusters this collector watches and publishes.",
+            s.owned,
+        ),
+        (
+            "waiting_clusters",
+            "Clusters given to this collector, not yet watched (their last owner letting go).",
+            s.waiting,
+        ),
+        (
+            "collectors",
+            "Collectors alive on the bus, as this one sees them.",
+            s.collectors,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let name = format!("fluxfleet_collector_{name}");
+        family(&mut out, &name, "gauge", help);
+        let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
+    }
+    let name = "fluxfleet_collector_cluster_connections";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "Owned clusters by workspace and connection state.",
+    );
+    for ((workspace, phase), n) in &s.clusters {
+        let _ = writeln!(
+            out,
+            "{name}{{collector=\"{id}\",workspace=\"{}\",state=\"{}\"}} {n}",
+            label(workspace),
+            phase.as_str()
+        );
+    }
+    let name = "fluxfleet_collector_objects";
+    family(
+        &mut out,
+        name,
+        "gauge",
+        "Flux objects of the owned clusters by workspace and health.",
+    );
+    for ((workspace, health), n) in &s.objects {
+        let _ = writeln!(
+            out,
+            "{name}{{collector=\"{id}\",workspace=\"{}\",health=\"{}\"}} {n}",
+            label(workspace),
+            health.key()
+        );
+    }
+    let name = "fluxfleet_collector_connection_errors_total";
+    family(
+        &mut out,
+        name,
+        "counter",
+        "Times an owned cluster's connection went into an error state, by state.",
+    );
+    for (phase, n) in &s.connection_errors {
+        let _ = writeln!(
+            out,
+            "{name}{{collector=\"{id}\",state=\"{}\"}} {n}",
+            phase.as_str()
+        );
+    }
+    let counters: [(&str, &str, u64); 4] = [
+        (
+            "watch_restarts_total",
+            "Times an owned cluster was watched live again after an error.",
+            s.watch_restarts,
+        ),
+        (
+            "published_total",
+            "Messages the bus acknowledged.",
+            s.published,
+        ),
+        (
+            "publish_failures_total",
+            "Publishes the bus did not acknowledge (kept and sent again).",
+            s.publish_failures,
+        ),
+        (
+            "history_dropped_total",
+            "History records dropped while the bus did not take them (past the backlog).",
+            s.history_dropped,
+        ),
+    ];
+    for (name, help, value) in counters {
+        let name = format!("fluxfleet_collector_{name}");
+        family(&mut out, &name, "counter", help);
+        let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
+    }
+    let gauges: [(&str, &str, usize); 2] = [
+        (
+            "publishes_in_flight",
+            "Publishes sent, not yet acknowledged.",
+            s.in_flight,
+        ),
+        (
+            "publishes_kept",
+            "Messages the bus did not take, to be sent again at the next tick.",
+            s.kept,
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let name = format!("fluxfleet_collector_{name}");
+        family(&mut out, &name, "gauge", help);
+        let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
+    }
+    let name = "fluxfleet_collector_publish_lag_seconds";
+    family(
+        &mut out,
+        name,
+        "histogram",
+        "From the engine seeing a change to the bus acknowledging its publish.",
+    );
+    let mut cumulative = 0;
+    for (bound, n) in LAG_BUCKETS.iter().zip(s.lag.counts) {
+        cumulative += n;
+        let _ = writeln!(
+            out,
+            "{name}_bucket{{collector=\"{id}\",le=\"{bound}\"}} {cumulative}"
+        );
+    }
+    let total: u64 = s.lag.counts.iter().sum();
+    let _ = writeln!(
+        out,
+        "{name}_bucket{{collector=\"{id}\",le=\"+Inf\"}} {total}"
+    );
+    let _ = writeln!(out, "{name}_sum{{collector=\"{id}\"}} {}", s.lag.sum);
+    let _ = writeln!(out, "{name}_count{{collector=\"{id}\"}} {total}");
+    out
+}
+
+impl super::Collector {
+    /// What the loop says of itself now.
+    pub(super) fn snapshot(&self, stuck_after: Duration) -> Snapshot {
+        let mut clusters = BTreeMap::new();
+        let mut objects = BTreeMap::new();
+        for owned in self.owned.values() {
+            let workspace = owned.workspace();
+            let phase = owned.state.as_ref().map_or(Phase::Connecting, |s| s.phase);
+            *clusters.entry((workspace.clone(), phase)).or_insert(0) += 1;
+            for published in owned.objects.values() {
+                *objects
+                    .entry((workspace.clone(), published.health))
+                    .or_insert(0) += 1;
+            }
+        }
+        let connected = matches!(
+            self.stores.js.client().connection_state(),
+            async_nats::connection::State::Connected
+        );
+        let not_ready = match &self.looked {
+            _ if !connected => Some("NATS: not connected".to_string()),
+            Err(e) => Some(e.clone()),
+            Ok(()) => None,
+        };
+        let out = self.outbox.figures();
+        Snapshot {
+            id: self.id.clone(),
+            at: Some(tokio::time::Instant::now()),
+            not_ready,
+            stuck_after,
+            fleet: self.specs.len(),
+            owned: self.owned.len(),
+            waiting: self.waiting.len(),
+            collectors: self.members.len(),
+            clusters,
+            objects,
+            connection_errors: self.connection_errors.clone(),
+            watch_restarts: self.watch_restarts,
+            published: out.published,
+            publish_failures: out.failures,
+            in_flight: out.in_flight,
+            kept: out.kept,
+            history_dropped: out.dropped,
+            lag: out.lag,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_format_escapes_labels_and_accumulates_buckets() {
+        let mut s = Snapshot {
+            id: "c\"1".into(),
+            ..Snapshot::default()
+        };
+        s.objects.insert(("pay\\ments\n".into(), Health::Failed), 3);
+        s.lag.observe(0.02);
+        s.lag.observe(0.02);
+        s.lag.observe(100.0);
+        let text = render(&s);
+        assert!(text.contains(
+            "fluxfleet_collector_objects{collector=\"c\\\"1\",workspace=\"pay\\\\ments\\n\",health=\"failed\"} 3"
+        ), "{text}");
+        assert!(text.contains("le=\"0.01\"} 0"), "{text}");
+        assert!(text.contains("le=\"0.05\"} 2"), "{text}");
+        assert!(text.contains("le=\"30\"} 2"), "{text}");
+        assert!(text.contains("le=\"+Inf\"} 3"), "{text}");
+        assert!(
+            text.contains("fluxfleet_collector_publish_lag_seconds_count{collector=\"c\\\"1\"} 3")
+        );
+        // Every sample line belongs to a family declared before it.
+        let mut declared = Vec::new();
+        for line in text.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                declared.push(rest.split(' ').next().unwrap_or_default().to_string());
+            } else if !line.starts_with('#') {
+                let metric = line.split(['{', ' ']).next().unwrap_or_default();
+                assert!(
+                    declared.iter().any(|d| metric.starts_with(d.as_str())),
+                    "{line}"
+                );
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn probes_fail_when_the_loop_stops_turning_or_the_bus_is_gone() {
+        let status = Status::default();
+        let start = tokio::time::Instant::now();
+        assert!(status.healthz(start).is_ok());
+        assert!(
+            status.readyz(start).is_err(),
+            "not ready before the stores are open"
+        );
+        status.set(Snapshot {
+            at: Some(start),
+            stuck_after: Duration::from_secs(30),
+            ..Snapshot::default()
+        });
+        assert_eq!(status.readyz(start), Ok(()));
+        let later = start + Duration::from_secs(31);
+        assert!(status.healthz(later).is_err());
+        assert!(status.readyz(later).is_err());
+        status.set(Snapshot {
+            at: Some(later),
+            stuck_after: Duration::from_secs(30),
+            not_ready: Some("NATS: disconnected".into()),
+            ..Snapshot::default()
+        });
+        assert!(status.healthz(later).is_ok());
+        assert_eq!(status.readyz(later), Err("NATS: disconnected".into()));
+    }
+}
