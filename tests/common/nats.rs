@@ -36,15 +36,24 @@ fn ready(program: &std::path::Path, args: &[String]) -> (Child, Option<String>) 
     let stderr = child.stderr.take().unwrap();
     let mut lines = BufReader::new(stderr).lines();
     let mut address = None;
+    let mut said = Vec::new();
+    let mut is_ready = false;
     for line in lines.by_ref() {
         let line = line.unwrap();
         if let Some(at) = line.split("Listening for client connections on ").nth(1) {
             address = Some(at.trim().to_string());
         }
         if line.contains("Server is ready") {
+            is_ready = true;
             break;
         }
+        said.push(line);
     }
+    assert!(
+        is_ready,
+        "nats-server {args:?} stopped:\n{}",
+        said.join("\n")
+    );
     // The rest is read and dropped, or shown when asked (debugging a test).
     let shown = std::env::var_os("FLUXFLEET_TEST_NATS_LOG").is_some();
     let tag = args
