@@ -90,6 +90,12 @@ impl Setup {
             .map(|id| start_collector_with(id, &options, &inventory, 3))
             .collect();
         until_truth("the view equals the truth", &options, &sim, &names, WITHIN).await;
+        for (id, collector) in ["c1", "c2"].iter().zip(&running) {
+            assert!(
+                !collector.task.is_finished(),
+                "collector {id} stopped at its start"
+            );
+        }
         Setup {
             cluster,
             options,
@@ -132,12 +138,12 @@ impl Setup {
 
     /// Both collectors still running; then stopped cleanly.
     async fn stop(self) {
-        for collector in &self.running {
-            assert!(!collector.task.is_finished(), "a collector stopped");
-        }
-        for collector in self.running {
+        let stopped: Vec<bool> = self.running.iter().map(|c| c.task.is_finished()).collect();
+        for (collector, stopped) in self.running.into_iter().zip(stopped) {
             collector.stop.cancel();
-            collector.task.await.unwrap().unwrap();
+            let result = collector.task.await.unwrap();
+            assert!(!stopped, "a collector stopped by itself: {result:?}");
+            result.unwrap();
         }
         self.sim.handle.shutdown().await;
     }

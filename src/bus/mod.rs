@@ -118,15 +118,20 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
 
 /// The stream `config` names, made if missing. Collectors starting together race to make it:
 /// the losers are refused ("subjects overlap with an existing stream") and take the winner's.
+/// A cluster just started may not have placed every node yet ("insufficient resources"), or
+/// be electing a leader: asked again, a bounded number of times.
 async fn stream(
     js: &jetstream::Context,
     config: jetstream::stream::Config,
 ) -> Result<jetstream::stream::Stream, String> {
     let name = config.name.clone();
-    match js.get_or_create_stream(config).await {
-        Ok(stream) => Ok(stream),
-        Err(refused) => js.get_stream(&name).await.map_err(|_| refused.to_string()),
-    }
+    placed("asking for it", || async {
+        match js.get_or_create_stream(config.clone()).await {
+            Ok(stream) => Ok(stream),
+            Err(refused) => js.get_stream(&name).await.map_err(|_| refused.to_string()),
+        }
+    })
+    .await
 }
 
 /// A key-value bucket, made as the KV API makes one (a stream `KV_<name>` of subjects
