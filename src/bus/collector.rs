@@ -73,6 +73,8 @@ struct Owned {
     state: Option<ClusterState>,
     /// By key in the state bucket.
     objects: HashMap<String, Published>,
+    /// The hash of the summary last published.
+    summary: Option<u64>,
 }
 
 impl Owned {
@@ -98,6 +100,8 @@ struct Collector {
     waiting: BTreeMap<String, tokio::time::Instant>,
     /// Owned clusters another collector has published since the last tick.
     overwritten: BTreeSet<String>,
+    /// Owned clusters whose objects changed since their summary was last published.
+    unsummed: BTreeSet<String>,
     ttl: std::time::Duration,
     outbox: outbox::Outbox,
     /// How many clusters it owns, as its announcement says.
@@ -138,6 +142,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     request.status.set(collector.snapshot(stuck_after));
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut summing = tokio::time::interval(publish::SUMMARIES_EVERY);
+    summing.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut batch = Vec::with_capacity(512);
     // Cluster states others write: one naming another collector, for a cluster this one owns,
     // is a late word from its last owner (which had not yet seen this one).
@@ -183,6 +189,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
                 }
             }
             acked = collector.outbox.next() => collector.outbox.acked(acked),
+            _ = summing.tick() => collector.publish_summaries().await,
         }
     }
     if let Some(refresher) = refresher {
@@ -232,6 +239,7 @@ impl Collector {
             members: BTreeSet::new(),
             waiting: BTreeMap::new(),
             overwritten: BTreeSet::new(),
+            unsummed: BTreeSet::new(),
             ttl,
             announced: Arc::new(AtomicUsize::new(0)),
             connection_errors: BTreeMap::new(),
@@ -337,6 +345,7 @@ impl Collector {
         for (name, owned) in take_over(&self.stores, &ready).await? {
             self.waiting.remove(&name);
             self.owned.insert(name.clone(), owned);
+            self.unsummed.insert(name.clone());
             if let Some(spec) = self.specs.get(&name) {
                 self.engine.add(spec.clone());
             }
@@ -388,6 +397,7 @@ impl Collector {
             for (object, _) in last_values(&self.stores, &keys::objects_of(&name)).await? {
                 let _ = self.stores.state.delete(&object).await;
             }
+            let _ = self.stores.state.delete(keys::summary(&name)).await;
             let _ = self.stores.state.delete(&key).await;
         }
         Ok(())
@@ -408,6 +418,7 @@ async fn take_over(
             let owned = Owned {
                 state: None,
                 objects: HashMap::new(),
+                summary: None,
             };
             (name.clone(), owned)
         })
@@ -443,7 +454,8 @@ async fn take_over(
                     owned.state = wire::read::<ClusterState>(&value).ok();
                 }
             }
-            None => {}
+            // Counted again by the new owner.
+            Some(keys::Key::Summary(_)) | None => {}
         }
     }
     Ok(out)

@@ -1,6 +1,6 @@
-//! Where things are in the bus: one key per cluster (`c.<cluster>`) and per object
-//! (`o.<cluster>.<Kind>.<namespace>.<name>`) in the state bucket, one subject per cluster in the
-//! history stream. Names are escaped token by token: letters, digits, `-` and `_` stay; every
+//! Where things are in the bus: one key per cluster (`c.<cluster>`), per cluster's summary
+//! (`s.<cluster>`) and per object (`o.<cluster>.<Kind>.<namespace>.<name>`) in the state bucket,
+//! one subject per cluster in the history stream. Names are escaped token by token: letters, digits, `-` and `_` stay; every
 //! other byte (the `.` that separates tokens among them) becomes `=XX`, so every name has
 //! exactly one key and every key reads back to its name.
 
@@ -53,6 +53,11 @@ pub fn cluster(name: &str) -> String {
     format!("c.{}", token(name))
 }
 
+/// The key of a cluster's summary: its objects counted.
+pub fn summary(name: &str) -> String {
+    format!("s.{}", token(name))
+}
+
 /// The key of one object of a cluster.
 pub fn object(cluster: &str, key: &ObjectKey) -> String {
     format!(
@@ -73,6 +78,7 @@ pub fn objects_of(cluster: &str) -> String {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Key {
     Cluster(String),
+    Summary(String),
     Object(String, ObjectKey),
 }
 
@@ -81,6 +87,7 @@ pub fn parse(key: &str) -> Option<Key> {
     let parts: Vec<&str> = key.split('.').collect();
     match parts.as_slice() {
         ["c", cluster] => Some(Key::Cluster(untoken(cluster)?)),
+        ["s", cluster] => Some(Key::Summary(untoken(cluster)?)),
         ["o", cluster, kind, namespace, name] => Some(Key::Object(
             untoken(cluster)?,
             ObjectKey::new(

@@ -11,6 +11,7 @@
 pub mod collector;
 pub mod history;
 pub mod keys;
+mod read;
 pub mod reader;
 pub mod rendezvous;
 pub mod wire;
@@ -19,6 +20,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_nats::jetstream;
+
+pub use read::last_values;
+pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
 
 /// How to reach the bus, as the command line says.
 #[derive(Clone, Debug, Default)]
@@ -174,6 +178,7 @@ async fn bucket(
 }
 
 /// The state bucket, the collectors' bucket and the history stream, opened.
+#[derive(Clone)]
 pub struct Stores {
     pub js: jetstream::Context,
     pub names: Names,
@@ -268,106 +273,6 @@ pub async fn open(
     })
 }
 
-/// How long a read waits for a next message before it takes what came as all there is.
-const QUIET: Duration = Duration::from_secs(2);
-
-/// Reads what an ordered consumer of `stream` with `config` delivers now, up to the stream's last
-/// message when the read began, handing each to `each`. It ends at the first message at or past
-/// that one, or when none is left pending: a stream written to all the time (collectors
-/// publishing, announcements renewed) always has more pending. A pending count can include
-/// values replaced meanwhile (a KV keeps one per key), which never come: when nothing more comes
-/// for [`QUIET`], what came is all there is. Never a hang.
-pub(crate) async fn read_all(
-    stream: &jetstream::stream::Stream,
-    config: jetstream::consumer::pull::OrderedConfig,
-    what: &str,
-    mut each: impl FnMut(&jetstream::Message),
-) -> Result<(), String> {
-    use futures::StreamExt;
-    let last = stream
-        .get_info()
-        .await
-        .map_err(|e| format!("reading {what}: the stream's state: {e}"))?
-        .state
-        .last_sequence;
-    let mut consumer = placed(&format!("reading {what}: making a consumer"), || {
-        stream.create_consumer(config.clone())
-    })
-    .await?;
-    let pending = consumer
-        .info()
-        .await
-        .map_err(|e| format!("reading {what}: the consumer's state: {e}"))?
-        .num_pending;
-    if pending == 0 {
-        return Ok(());
-    }
-    let mut messages = consumer
-        .messages()
-        .await
-        .map_err(|e| format!("reading {what}: {e}"))?;
-    loop {
-        let message = match tokio::time::timeout(QUIET, messages.next()).await {
-            Ok(Some(message)) => message.map_err(|e| format!("reading {what}: {e}"))?,
-            Ok(None) | Err(_) => return Ok(()),
-        };
-        let (left, at) = message
-            .info()
-            .map(|i| (i.pending, i.stream_sequence))
-            .unwrap_or((0, u64::MAX));
-        each(&message);
-        if left == 0 || at >= last {
-            return Ok(());
-        }
-    }
-}
-
-/// How long each try at making a consumer may take: longer each time, in case the server is
-/// merely slow.
-const TRIES: [Duration; 4] = [
-    Duration::from_secs(3),
-    Duration::from_secs(6),
-    Duration::from_secs(10),
-    Duration::from_secs(10),
-];
-
-/// Makes a consumer — a read, a watch — trying again when the server does not answer in time
-/// or says no, a bounded number of times; the last error names `what`.
-///
-/// A reader's consumer is one copy, on one node of the stream's; before nats-server 2.12 a
-/// cluster that has lost a node may place it there (nats-io/nats-server#3820, #7165) and the
-/// creation is never answered. Placed again, it lands on a live node two times in three.
-pub(crate) async fn placed<T, E, F, Fut>(what: &str, mut make: F) -> Result<T, String>
-where
-    E: std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let mut why = String::new();
-    for (i, bound) in TRIES.into_iter().enumerate() {
-        match tokio::time::timeout(bound, make()).await {
-            Ok(Ok(made)) => return Ok(made),
-            Ok(Err(e)) => why = e.to_string(),
-            Err(_) => why = format!("no answer within {}s", bound.as_secs()),
-        }
-        if i + 1 < TRIES.len() {
-            tracing::debug!(what, error = %why, "making a consumer again");
-            // Not a spin on an answer that comes at once: a leader may be being elected.
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    }
-    Err(format!("{what}: {why} ({} tries)", TRIES.len()))
-}
-
-/// The last value of every key of the state bucket matching `filter` (deleted ones left out),
-/// by key.
-pub async fn last_values(
-    stores: &Stores,
-    filter: &str,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
-    latest(&stores.state, filter).await
-}
-
 /// The collectors whose announcement has not expired, by id: the bucket's keys as the server
 /// lists them, each read (a collector that said goodbye leaves a deletion marker).
 ///
@@ -406,31 +311,6 @@ pub async fn collectors_alive(
     Ok(alive)
 }
 
-/// The last value of every key of a bucket matching `filter` (deleted ones left out), by key.
-async fn latest(
-    bucket: &jetstream::kv::Store,
-    filter: &str,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
-    let prefix = format!("$KV.{}.", bucket.name);
-    let mut out = Vec::new();
-    let config = jetstream::consumer::pull::OrderedConfig {
-        filter_subject: format!("{prefix}{filter}"),
-        deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
-        ..Default::default()
-    };
-    read_all(&bucket.stream, config, filter, |message| {
-        let deleted = message
-            .headers
-            .as_ref()
-            .is_some_and(|h| h.get("KV-Operation").is_some());
-        if !deleted && let Some(key) = message.subject.strip_prefix(prefix.as_str()) {
-            out.push((key.to_string(), message.payload.clone()));
-        }
-    })
-    .await?;
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,35 +322,5 @@ mod tests {
         let n = Names::of("fleet_prod").unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(n.collectors, "fleet_prod-collectors");
         assert_eq!(n.history_subject("a.b"), "fleet_prod-history.a=2Eb");
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_consumer_never_answered_is_made_again_a_bounded_number_of_times() {
-        // Placed on a lost node the first time, on a live one the second.
-        let mut tries = 0;
-        let made = placed("reading", || {
-            tries += 1;
-            let lost = tries == 1;
-            async move {
-                if lost {
-                    std::future::pending::<()>().await;
-                }
-                Ok::<_, String>(tries)
-            }
-        })
-        .await;
-        assert_eq!(made, Ok(2));
-
-        // Never answered: it gives up, saying what and why.
-        let never = placed("watching the state bucket", || {
-            std::future::pending::<Result<(), String>>()
-        })
-        .await;
-        let e = never.unwrap_err();
-        assert!(
-            e.starts_with("watching the state bucket: no answer within 10s"),
-            "{e}"
-        );
-        assert!(e.ends_with("(4 tries)"), "{e}");
     }
 }

@@ -8,7 +8,9 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use crate::fleet::report::Report;
-use crate::fleet::{ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Phase};
+use crate::fleet::{
+    ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Health, HealthCounts, Phase,
+};
 
 /// The most one value may be; a summary is a few hundred bytes, a report a few KiB.
 pub const MAX_VALUE: usize = 256 * 1024;
@@ -99,6 +101,32 @@ impl ClusterState {
             _ => None,
         };
         c
+    }
+}
+
+/// A cluster's objects counted by the collector watching them: what a reader that does not
+/// hold every object shows for the cluster. Published at most every second per cluster.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub name: String,
+    pub collector: String,
+    /// Objects by health (`ready`, `failed`, … as in `get --summary`).
+    pub objects: BTreeMap<String, u32>,
+    /// When it was counted.
+    pub at: Option<Timestamp>,
+}
+
+impl Summary {
+    /// The counts as the index keeps them; healths a newer collector may add are left out.
+    pub fn counts(&self) -> HealthCounts {
+        let mut counts = HealthCounts::default();
+        for health in Health::ALL {
+            if let Some(n) = self.objects.get(health.key()) {
+                counts.add_n(health, *n);
+            }
+        }
+        counts
     }
 }
 

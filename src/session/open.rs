@@ -74,10 +74,20 @@ pub async fn open(sources: &Sources) -> Result<Opened, String> {
     if !sources.kubeconfigs.is_empty() || !sources.dirs.is_empty() {
         warnings.extend(own.problems.iter().map(|p| p.to_string()));
     }
-    let bus = bus.reaching(crate::k8s::direct::Direct::new(
+    let mut bus = bus.reaching(crate::k8s::direct::Direct::new(
         own.clusters,
         &config.engine,
     ));
+    // As the engine would: a fleet this large is shown by its collectors' counts, and only
+    // the clusters opened have their objects read.
+    let clusters = bus.states().count();
+    if config
+        .engine
+        .watch
+        .summarizes(clusters, config.engine.summary_above)
+    {
+        bus = bus.summarizing(config.engine.warm_clusters);
+    }
     Ok(Opened {
         config,
         config_path,

@@ -12,6 +12,9 @@ use super::{Collector, Published};
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{FluxSummary, Phase};
 
+/// How often a cluster's summary is published at most.
+pub(super) const SUMMARIES_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl Collector {
     /// Publishes what one engine event changed, for a cluster this collector owns.
     pub(super) async fn publish(&mut self, event: Event) {
@@ -21,6 +24,9 @@ impl Collector {
         if !self.owned.contains_key(&name) {
             // A last word from a cluster handed over: the next owner says it.
             return;
+        }
+        if !matches!(event.change, Change::Report(_)) {
+            self.unsummed.insert(name.clone());
         }
         match event.change {
             Change::Connection(connection) => {
@@ -162,6 +168,43 @@ impl Collector {
         if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
             let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
             self.history(cluster, &change).await;
+        }
+    }
+
+    /// Publishes the summary of every owned cluster whose objects changed since its last, when
+    /// it says something new.
+    pub(super) async fn publish_summaries(&mut self) {
+        let now = Timestamp::now();
+        for name in std::mem::take(&mut self.unsummed) {
+            let Some(owned) = self.owned.get_mut(&name) else {
+                continue;
+            };
+            let mut objects = std::collections::BTreeMap::new();
+            for published in owned.objects.values() {
+                *objects
+                    .entry(published.health.key().to_string())
+                    .or_insert(0u32) += 1;
+            }
+            let mut summary = wire::Summary {
+                name: name.clone(),
+                collector: self.id.clone(),
+                objects,
+                at: None,
+            };
+            let Ok(unstamped) = serde_json::to_vec(&summary) else {
+                continue;
+            };
+            let hash = wire::hash(&unstamped);
+            if owned.summary == Some(hash) {
+                continue;
+            }
+            owned.summary = Some(hash);
+            summary.at = Some(now);
+            let Ok(value) = serde_json::to_vec(&summary) else {
+                continue;
+            };
+            let subject = format!("$KV.{}.{}", self.stores.names.state, keys::summary(&name));
+            self.send(subject, Body::Put(value.into()), now).await;
         }
     }
 

@@ -1,0 +1,168 @@
+//! What a reader of the bus does on a cluster itself — events, YAML, kubeconfigs for plugins,
+//! actions — where the user's own kubeconfigs reach it (by its API server's URL, else by its
+//! name), over a connection made when first needed. Never through the bus.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+
+use super::super::Options;
+use super::super::wire::ClusterState;
+use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
+use crate::k8s::direct::Direct;
+
+/// Each cluster's API server, by name: how a cluster of the bus is found among the user's.
+pub(super) type Servers = Arc<RwLock<HashMap<String, String>>>;
+
+pub(super) fn remember(servers: &Servers, state: &ClusterState) {
+    servers
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(state.name.clone(), state.server.clone());
+}
+
+/// The user's own cluster behind a cluster of the bus: the one at its server's URL, else of its
+/// name.
+fn spec_of(
+    direct: Option<&Arc<Direct>>,
+    servers: &Servers,
+    cluster: &ClusterKey,
+) -> Result<crate::inventory::ClusterSpec, String> {
+    let name = cluster.as_str().strip_prefix("nats#").unwrap_or_default();
+    let server = servers
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(name)
+        .cloned()
+        .unwrap_or_default();
+    direct
+        .and_then(|d| d.spec(&server, name).cloned())
+        .ok_or_else(|| NOT_ON_THE_BUS.to_string())
+}
+
+/// The user's own cluster behind a cluster of the bus, connected.
+async fn reach(
+    direct: Option<&Arc<Direct>>,
+    servers: &Servers,
+    cluster: &ClusterKey,
+) -> Result<ClusterKey, String> {
+    let spec = spec_of(direct, servers, cluster)?;
+    match direct {
+        Some(d) => d.connect(&spec).await,
+        None => Err(NOT_ON_THE_BUS.to_string()),
+    }
+}
+
+/// What a reader of the bus reads of an object: from the cluster itself, where the user's own
+/// kubeconfigs reach it; nothing otherwise (collectors publish summaries only).
+pub(super) struct FromBus {
+    pub(super) direct: Option<Arc<Direct>>,
+    pub(super) servers: Servers,
+    pub(super) options: Options,
+    /// Where clusters the user opens are said, when the reader summarizes.
+    pub(super) opens: Option<tokio::sync::mpsc::Sender<ClusterKey>>,
+}
+
+/// Why events, YAML, kubeconfigs and actions are not there.
+const NOT_ON_THE_BUS: &str = "this cluster's state comes from collectors through NATS, which \
+    publish summaries only, and none of your kubeconfigs reaches it (by its server's URL or its \
+    name): its events, its YAML and actions are on the cluster itself";
+
+impl crate::source::Read for FromBus {
+    fn events<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            direct.reader().events(&key, object).await
+        })
+    }
+
+    fn yaml<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<String, String>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            direct.reader().yaml(&key, object).await
+        })
+    }
+
+    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+        spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| spec.kubeconfig)
+    }
+
+    fn history(
+        &self,
+        since: jiff::Timestamp,
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, String>> {
+        Box::pin(super::super::history::since(&self.options, since, None))
+    }
+
+    /// A summarized cluster opened: its objects are read from the bus and followed. An opening
+    /// that finds the reader busy with others is dropped (the user opens it again).
+    fn open(&self, cluster: &ClusterKey) {
+        if let Some(opens) = &self.opens {
+            let _ = opens.try_send(cluster.clone());
+        }
+    }
+}
+
+/// Actions on a cluster of the bus: sent to the cluster itself with the user's own kubeconfig
+/// and the session's write grant — never through the bus.
+pub(super) struct ToCluster {
+    pub(super) direct: Arc<Direct>,
+    pub(super) writer: crate::k8s::Writer,
+    pub(super) servers: Servers,
+}
+
+impl crate::source::Write for ToCluster {
+    fn apply<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        token: &'a str,
+        wait: Option<Duration>,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => self.writer.apply(&key, steps, token, wait).await,
+                Err(why) => Outcome::Refused(why),
+            }
+        })
+    }
+
+    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
+        Box::pin(async move {
+            let key = reach(Some(&self.direct), &self.servers, cluster)
+                .await
+                .ok()?;
+            crate::source::Write::identity(&self.writer, &key).await
+        })
+    }
+
+    fn handled<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+        token: &'a str,
+        within: Duration,
+    ) -> BoxFuture<'a, Outcome> {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => {
+                    crate::source::Write::handled(&self.writer, &key, object, token, within).await
+                }
+                Err(why) => Outcome::Refused(why),
+            }
+        })
+    }
+}

@@ -1,0 +1,350 @@
+//! The reader's task: the clusters said to the session, their objects streamed in as they
+//! arrive (or, summarizing, their counts), then every change followed — and every 2 s, which
+//! collectors are alive.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Duration;
+
+use async_nats::jetstream::kv::{Entry, Operation, Watch};
+use futures::StreamExt;
+
+use super::super::keys::{self, Key};
+use super::super::wire::{self, ClusterState, Summary};
+use super::super::{Reading, Stores, put_key};
+use super::direct::{Servers, remember};
+use super::opened::{Found, Next, Opening};
+use super::{cluster_key, cluster_name, read, shown, summarized_report};
+use crate::fleet::index::Change;
+use crate::fleet::{Counted, FluxKind};
+use crate::source::{Closed, Sink};
+
+/// How often a reader looks again at which collectors are alive.
+const LOOK: Duration = Duration::from_secs(2);
+
+/// Times the objects are read again when a read fails half-way (a node of the bus lost).
+const READS: usize = 3;
+
+pub(super) struct Follow {
+    pub(super) sink: Sink,
+    pub(super) stores: Stores,
+    pub(super) known: BTreeMap<String, ClusterState>,
+    pub(super) summaries: HashMap<String, Summary>,
+    pub(super) live: BTreeSet<String>,
+    pub(super) servers: Servers,
+    pub(super) last: u64,
+    /// Summarizing: the clusters opened.
+    pub(super) opening: Option<Opening>,
+}
+
+impl Follow {
+    pub(super) async fn run(mut self) -> Result<(), Closed> {
+        for state in self.known.values() {
+            remember(&self.servers, state);
+        }
+        if self.opening.is_some() {
+            for name in self.known.keys() {
+                self.summarized_again(name).await?;
+            }
+        } else {
+            let failed = self.stream_objects().await?;
+            for (name, state) in &self.known {
+                let key = cluster_key(name);
+                if let Some(report) = state.report.clone() {
+                    self.sink
+                        .send(&key, Change::Report(Some(Box::new(report))))
+                        .await?;
+                }
+                // The cluster answers last: a session that settles has its objects.
+                let mut connection = shown(state, &self.live, false);
+                if let Some(why) = &failed {
+                    connection.phase = crate::fleet::Phase::TimedOut;
+                    connection.error = Some(why.as_str().into());
+                }
+                self.sink.send(&key, Change::Connection(connection)).await?;
+            }
+        }
+        self.follow().await
+    }
+
+    /// Every object the bucket holds, into the session as it comes, holding none of them.
+    /// Some(why) when they could not all be read.
+    async fn stream_objects(&mut self) -> Result<Option<String>, Closed> {
+        let prefix = format!("$KV.{}.", self.stores.state.name);
+        let mut why = None;
+        for _ in 0..READS {
+            let config = async_nats::jetstream::consumer::pull::OrderedConfig {
+                filter_subject: format!("{prefix}o.>"),
+                deliver_policy: async_nats::jetstream::consumer::DeliverPolicy::LastPerSubject,
+                ..Default::default()
+            };
+            let mut reading =
+                match Reading::start(&self.stores.state.stream, config, "the objects").await {
+                    Ok(reading) => reading,
+                    Err(e) => {
+                        why = Some(e);
+                        continue;
+                    }
+                };
+            loop {
+                match reading.next().await {
+                    Ok(Some(message)) => {
+                        if let Some(key) = put_key(&message, &prefix) {
+                            self.object(key, &message.payload).await?;
+                        }
+                    }
+                    Ok(None) => return Ok(None),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading the objects from the bus; again");
+                        why = Some(e);
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(why.map(|e| format!("its objects could not be read from the bus: {e}")))
+    }
+
+    /// One object's value, into the session; a value that cannot be read is said in the log.
+    async fn object(&self, key: &str, value: &[u8]) -> Result<(), Closed> {
+        let Some(Key::Object(cluster, _)) = keys::parse(key) else {
+            return Ok(());
+        };
+        if !self.known.contains_key(&cluster) {
+            return Ok(());
+        }
+        match read(key, value) {
+            Ok(Some(change)) => self.sink.send(&cluster_key(&cluster), change).await,
+            Ok(None) => Ok(()),
+            Err(e) => {
+                tracing::warn!(key, error = %e, "a value on the bus that cannot be read");
+                Ok(())
+            }
+        }
+    }
+
+    /// Watches from where the clusters were read: every key, or summarizing, the clusters'
+    /// states and summaries (objects only of the clusters opened).
+    async fn watches(&self) -> Vec<Watch> {
+        let from = self.last + 1;
+        let state = &self.stores.state;
+        let filters: &[&str] = if self.opening.is_some() {
+            &["c.*", "s.*"]
+        } else {
+            &[">"]
+        };
+        let mut watches = Vec::new();
+        for filter in filters {
+            let made = super::super::placed("watching the state bucket", || {
+                state.watch_from_revision(*filter, from)
+            })
+            .await;
+            match made {
+                Ok(watch) => watches.push(watch),
+                Err(e) => tracing::warn!(error = %e, "following the bus"),
+            }
+        }
+        watches
+    }
+
+    async fn follow(mut self) -> Result<(), Closed> {
+        let mut watches = futures::stream::select_all(self.watches().await);
+        let mut look = tokio::time::interval(LOOK);
+        let mut opening = self.opening.take();
+        loop {
+            tokio::select! {
+                entry = watches.next() => match entry {
+                    Some(Ok(entry)) => self.entry(entry, opening.as_ref()).await?,
+                    // An erring watch can err again at once: wait, so that this task yields
+                    // (and sees being stopped) instead of spinning.
+                    Some(Err(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
+                    None => return Ok(()),
+                },
+                Some(next) = next_opening(opening.as_mut()) => {
+                    if let Some(o) = opening.as_mut() {
+                        self.opened(o, next).await?;
+                    }
+                }
+                _ = look.tick() => self.look(opening.as_ref()).await?,
+            }
+        }
+    }
+
+    /// A cluster opened, or what an opened cluster's task found.
+    async fn opened(&mut self, o: &mut Opening, next: Next) -> Result<(), Closed> {
+        match next {
+            Next::Open(key) => {
+                let Some(name) = cluster_name(&key).filter(|n| self.known.contains_key(*n)) else {
+                    return Ok(());
+                };
+                for cold in o.open(name, &self.stores) {
+                    self.summarized_again(&cold).await?;
+                }
+                Ok(())
+            }
+            Next::Found(name, n, _) if !o.current(&name, n) => Ok(()),
+            Next::Found(name, _, Found::Objects(objects)) => self.objects_of(&name, objects).await,
+            Next::Found(_, _, Found::Entry(entry)) => self.entry(entry, Some(o)).await,
+            Next::Found(name, _, Found::Failed(e)) => {
+                tracing::warn!(cluster = %name, error = %e, "opening a cluster of the bus");
+                o.close(&name);
+                self.summarized_again(&name).await
+            }
+        }
+    }
+
+    /// Which collectors are alive now: clusters whose collector came or went show it.
+    async fn look(&mut self, opening: Option<&Opening>) -> Result<(), Closed> {
+        let Ok(now) = super::super::collectors_alive(&self.stores.collectors).await else {
+            return Ok(());
+        };
+        if now == self.live {
+            return Ok(());
+        }
+        for (name, state) in &self.known {
+            if self.live.contains(&state.collector) != now.contains(&state.collector) {
+                let c = shown(state, &now, summarized(opening, name));
+                self.sink
+                    .send(&cluster_key(name), Change::Connection(c))
+                    .await?;
+            }
+        }
+        self.live = now;
+        Ok(())
+    }
+
+    /// One entry of the bucket after the clusters were read, as the session's changes.
+    async fn entry(&mut self, entry: Entry, opening: Option<&Opening>) -> Result<(), Closed> {
+        let deleted = matches!(entry.operation, Operation::Delete | Operation::Purge);
+        match keys::parse(&entry.key) {
+            Some(Key::Cluster(name)) => {
+                let key = cluster_key(&name);
+                if deleted {
+                    self.summaries.remove(&name);
+                    if self.known.remove(&name).is_some() {
+                        self.sink.send(&key, Change::Retired).await?;
+                    }
+                    return Ok(());
+                }
+                let Ok(state) = wire::read::<ClusterState>(&entry.value) else {
+                    return Ok(());
+                };
+                if state.name != name {
+                    return Ok(());
+                }
+                let summarized = summarized(opening, &name);
+                let new = !self.known.contains_key(&name);
+                if new {
+                    self.sink
+                        .send(&key, Change::Added(state.info(key.clone())))
+                        .await?;
+                }
+                let before = self.known.get(&name).map(|k| &k.report);
+                if summarized {
+                    let report = summarized_report(&state, self.summaries.get(&name));
+                    if new || before != Some(&state.report) {
+                        self.sink
+                            .send(&key, Change::Report(Some(Box::new(report))))
+                            .await?;
+                    }
+                    if new {
+                        self.sink
+                            .send(&key, Change::Counted(Counted::Report))
+                            .await?;
+                    }
+                } else if before != Some(&state.report) {
+                    let report = state.report.clone().map(Box::new);
+                    self.sink.send(&key, Change::Report(report)).await?;
+                }
+                let shown = shown(&state, &self.live, summarized);
+                self.sink.send(&key, Change::Connection(shown)).await?;
+                remember(&self.servers, &state);
+                self.known.insert(name, state);
+            }
+            Some(Key::Summary(name)) => {
+                if deleted {
+                    self.summaries.remove(&name);
+                    return Ok(());
+                }
+                let Ok(summary) = wire::read::<Summary>(&entry.value) else {
+                    return Ok(());
+                };
+                if summary.name != name {
+                    return Ok(());
+                }
+                if summarized(opening, &name)
+                    && let Some(state) = self.known.get(&name)
+                {
+                    let report = summarized_report(state, Some(&summary));
+                    self.sink
+                        .send(&cluster_key(&name), Change::Report(Some(Box::new(report))))
+                        .await?;
+                }
+                self.summaries.insert(name, summary);
+            }
+            Some(Key::Object(cluster, object)) => {
+                let key = cluster_key(&cluster);
+                if deleted {
+                    self.sink.send(&key, Change::Deleted(object)).await?;
+                } else if let Ok(Some(change)) = read(&entry.key, &entry.value) {
+                    self.sink.send(&key, change).await?;
+                }
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Tells the session that `name` counts by its objects from now on: the objects it holds
+    /// (by kind, replacing whatever it held), then its connection as watched.
+    pub(super) async fn objects_of(
+        &self,
+        name: &str,
+        objects: Vec<crate::fleet::FluxSummary>,
+    ) -> Result<(), Closed> {
+        let key = cluster_key(name);
+        let mut of = objects;
+        for kind in FluxKind::ALL {
+            let (these, rest) = of.into_iter().partition(|o| o.key.kind == kind);
+            of = rest;
+            self.sink.send(&key, Change::Replaced(kind, these)).await?;
+        }
+        self.sink
+            .send(&key, Change::Counted(Counted::Objects))
+            .await?;
+        if let Some(state) = self.known.get(name) {
+            let shown = shown(state, &self.live, false);
+            self.sink.send(&key, Change::Connection(shown)).await?;
+        }
+        Ok(())
+    }
+
+    /// Tells the session that `name` counts by its summary (again): its objects are let go.
+    pub(super) async fn summarized_again(&self, name: &str) -> Result<(), Closed> {
+        let key = cluster_key(name);
+        let Some(state) = self.known.get(name) else {
+            return Ok(());
+        };
+        let report = summarized_report(state, self.summaries.get(name));
+        self.sink
+            .send(&key, Change::Report(Some(Box::new(report))))
+            .await?;
+        self.sink
+            .send(&key, Change::Counted(Counted::Report))
+            .await?;
+        let shown = shown(state, &self.live, true);
+        self.sink.send(&key, Change::Connection(shown)).await
+    }
+}
+
+/// What the opened clusters say next; never, when the reader does not summarize.
+async fn next_opening(opening: Option<&mut Opening>) -> Option<Next> {
+    match opening {
+        Some(o) => Some(o.next().await),
+        None => std::future::pending().await,
+    }
+}
+
+/// Whether the reader shows `name` by its summary (it summarizes, and the cluster is not open).
+fn summarized(opening: Option<&Opening>, name: &str) -> bool {
+    opening.is_some_and(|o| !o.is_open(name))
+}

@@ -1,0 +1,250 @@
+//! A reader of the bus that streams, and one that summarizes: the first objects reach the
+//! session while the bus still holds values not yet sent; a summarizing reader shows every
+//! cluster by its collector's counts (equal to the truth) holding no object, reads the objects
+//! of the clusters opened by key prefix, follows them, and lets the least recently opened go.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use common::bus::{start_collector, until_truth};
+use common::nats::NatsServer;
+use common::truth::seen;
+use fluxfleet::bus::{self, reader::Bus};
+use fluxfleet::fleet::index::Change;
+use fluxfleet::fleet::{ClusterEntry, Counted, Health, Index, Phase, SourceId};
+use fluxfleet::session::Session;
+use fluxfleet::source::{Sink, Source};
+use fluxfleet_sim::facts::FluxKind;
+
+fn options(nats: &NatsServer) -> bus::Options {
+    bus::Options {
+        url: nats.url.clone(),
+        bucket: "fleet".into(),
+        ..bus::Options::default()
+    }
+}
+
+/// A bus holding a simulated fleet, published whole by one collector.
+async fn published(
+    nats: &NatsServer,
+    clusters: usize,
+    objects: usize,
+) -> (common::Sim, BTreeSet<String>, common::bus::Running) {
+    let sim = common::start_with(|c| {
+        c.clusters = clusters;
+        c.workspaces = 3;
+        c.objects = objects;
+    })
+    .await;
+    let inventory = common::fleet_of(&sim);
+    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let collector = start_collector("c1", &options(nats), &inventory);
+    let within = Duration::from_secs(120);
+    until_truth("published", &options(nats), &sim, &names, within).await;
+    (sim, names, collector)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_has_its_first_objects_while_the_bus_still_holds_the_rest() {
+    let nats = NatsServer::start();
+    let (sim, _, collector) = published(&nats, 100, 20).await;
+    let mut bus = Bus::connect(&options(&nats)).await.unwrap();
+    assert_eq!(bus.clusters().len(), 100, "every cluster known at once");
+    // A session that takes one change at a time, and has taken none yet.
+    let (tx, mut events) = tokio::sync::mpsc::channel(1);
+    bus.start(Sink::new(SourceId(0), tx));
+    let first = events.recv().await.unwrap();
+    assert!(
+        matches!(first.change, Change::Applied(_)),
+        "objects come first, as they arrive: {:?}",
+        first.change
+    );
+    // The reader waits for the session: what it has not sent, the server still holds for it.
+    let client = bus::connect(&options(&nats), "test").await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    let stream = js.get_stream("KV_fleet").await.unwrap();
+    let mut pending = 0;
+    let mut consumers = stream.consumers();
+    while let Some(info) = futures::StreamExt::next(&mut consumers).await {
+        let info = info.unwrap();
+        if info.config.filter_subject == "$KV.fleet.o.>" {
+            pending += info.num_pending;
+        }
+    }
+    assert!(
+        pending > 1000,
+        "2,000 objects, one taken by the session: {pending} still on the server"
+    );
+    bus.stop().await;
+    collector.stop.cancel();
+    collector.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}
+
+/// Applies the session's changes until `check` finds nothing wrong, or fails saying what.
+async fn until_index(what: &str, session: &mut Session, check: impl Fn(&Index) -> Option<String>) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let Some(wrong) = check(&session.index) else {
+            return;
+        };
+        assert!(Instant::now() < deadline, "{what}: {wrong}");
+        session.pump(Duration::from_millis(300)).await;
+    }
+}
+
+fn cluster<'a>(index: &'a Index, name: &str) -> &'a ClusterEntry {
+    index
+        .clusters()
+        .iter()
+        .find(|c| c.info.name == name)
+        .unwrap()
+}
+
+/// Where a cluster's counts differ from the truth's, if they do.
+fn counts_differ(index: &Index, sim: &common::Sim, name: &str) -> Option<String> {
+    let truth = sim.handle.truth();
+    let of = truth.iter().find(|c| c.name == name).unwrap();
+    let c = cluster(index, name);
+    for health in Health::ALL {
+        let want = of
+            .objects
+            .iter()
+            .filter(|o| seen(o.health) == health)
+            .count() as u32;
+        if c.health.get(health) != want {
+            return Some(format!(
+                "{name}: {} {health:?}, the truth {want}",
+                c.health.get(health)
+            ));
+        }
+    }
+    None
+}
+
+/// Whether a cluster holds exactly the truth's objects (by name and health).
+fn holds_the_truth(index: &Index, sim: &common::Sim, name: &str) -> Option<String> {
+    let truth = sim.handle.truth();
+    let of = truth.iter().find(|c| c.name == name).unwrap();
+    let want: BTreeSet<(String, Health)> = of
+        .objects
+        .iter()
+        .map(|o| {
+            (
+                format!("{}/{}/{}", o.kind, o.namespace, o.name),
+                seen(o.health),
+            )
+        })
+        .collect();
+    let c = cluster(index, name);
+    let held: BTreeSet<(String, Health)> = c
+        .objects
+        .values()
+        .map(|o| {
+            let k = &o.key;
+            (
+                format!("{}/{}/{}", k.kind.as_str(), k.namespace, k.name),
+                o.health,
+            )
+        })
+        .collect();
+    (held != want || c.counted != Counted::Objects).then(|| {
+        format!(
+            "{name}: holds {} objects ({:?}), the truth {}",
+            held.len(),
+            c.counted,
+            want.len()
+        )
+    })
+}
+
+/// Summarized: counted by its collector's summary, holding no object.
+fn summarized(index: &Index, name: &str) -> Option<String> {
+    let c = cluster(index, name);
+    (c.counted != Counted::Report || !c.objects.is_empty() || c.connection.phase != Phase::Summary)
+        .then(|| {
+            format!(
+                "{name}: {:?}, {} objects, {}",
+                c.counted,
+                c.objects.len(),
+                c.connection.phase
+            )
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summarizing_reader_counts_every_cluster_and_holds_only_what_is_opened() {
+    let nats = NatsServer::start();
+    let (sim, names, collector) = published(&nats, 12, 10).await;
+    let bus = Bus::connect(&options(&nats)).await.unwrap().summarizing(2);
+    let mut session = Session::start(vec![Box::new(bus)]);
+    assert!(session.settle(Duration::from_secs(30)).await);
+    let names: Vec<String> = names.into_iter().collect();
+    until_index(
+        "every cluster counted as the truth",
+        &mut session,
+        |index| {
+            names
+                .iter()
+                .find_map(|n| summarized(index, n).or_else(|| counts_differ(index, &sim, n)))
+        },
+    )
+    .await;
+
+    // Opened: its objects read from the bus and held; two opened at most.
+    let info = |session: &Session, name: &str| cluster(&session.index, name).info.clone();
+    let (a, b, c) = (&names[0], &names[1], &names[2]);
+    session.reader().open(&info(&session, a));
+    until_index(
+        "the opened cluster holds its objects",
+        &mut session,
+        |index| {
+            holds_the_truth(index, &sim, a).or_else(|| {
+                (cluster(index, a).connection.phase != Phase::Live).then(|| "not live".into())
+            })
+        },
+    )
+    .await;
+    session.reader().open(&info(&session, b));
+    session.reader().open(&info(&session, c));
+    until_index("the least recently opened let go", &mut session, |index| {
+        summarized(index, a)
+            .or_else(|| counts_differ(index, &sim, a))
+            .or_else(|| holds_the_truth(index, &sim, b))
+            .or_else(|| holds_the_truth(index, &sim, c))
+    })
+    .await;
+
+    // The fleet changes: an opened cluster's object, and a summarized cluster's counts.
+    let truth = sim.handle.truth();
+    let ready_ks = |name: &str| {
+        truth
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .objects
+            .iter()
+            .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+            .unwrap()
+            .clone()
+    };
+    for name in [c, &names[5]] {
+        let ks = ready_ks(name);
+        let kind = FluxKind::Kustomization;
+        assert!(
+            sim.handle
+                .set_ready(name, kind, &ks.namespace, &ks.name, false)
+        );
+    }
+    until_index("changes followed", &mut session, |index| {
+        holds_the_truth(index, &sim, c).or_else(|| counts_differ(index, &sim, &names[5]))
+    })
+    .await;
+    session.shutdown().await;
+    collector.stop.cancel();
+    collector.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}
