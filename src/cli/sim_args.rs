@@ -21,6 +21,11 @@ pub struct SimArgs {
     /// Number of workspaces the clusters are spread over.
     #[arg(long, default_value_t = 4)]
     pub workspaces: usize,
+    /// The place of the first cluster in the numbering: several simulators side by side (past
+    /// one process's file descriptors) each serve their own part of one fleet, e.g.
+    /// `--clusters 10000` and `--clusters 10000 --first-cluster 10000`.
+    #[arg(long, default_value_t = 0)]
+    pub first_cluster: usize,
     /// Flux objects per cluster.
     #[arg(long, default_value_t = 30)]
     pub objects: usize,
@@ -81,6 +86,7 @@ impl SimArgs {
     pub fn config(&self) -> sim::Config {
         sim::Config {
             clusters: self.clusters,
+            first_cluster: self.first_cluster,
             workspaces: self.workspaces,
             objects: self.objects,
             seed: self.seed,

@@ -105,6 +105,8 @@ pub enum Error {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub clusters: usize,
+    /// The place of the first cluster in the numbering (several simulators, one fleet).
+    pub first_cluster: usize,
     pub workspaces: usize,
     /// Flux objects per workload cluster.
     pub objects: usize,
@@ -151,6 +153,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             clusters: 20,
+            first_cluster: 0,
             workspaces: 4,
             objects: 30,
             seed: 1,
@@ -394,7 +397,8 @@ pub(crate) fn build_world(config: &Config) -> (World, usize) {
         events: config.events_per_cluster,
     };
     // Name, workspace, environment and region of each workload cluster.
-    let places: Vec<(String, &String, &str, &str)> = (0..config.clusters)
+    let first = config.first_cluster;
+    let places: Vec<(String, &String, &str, &str)> = (first..first + config.clusters)
         .map(|i| {
             let ws = &workspaces[i % workspaces.len()];
             let env = ENVS[(i / workspaces.len()) % ENVS.len()];
