@@ -1,8 +1,10 @@
 #!/bin/bash
 # A reader's time and memory to a complete view of the bus (docs/collectors.md, "Measured"):
-# N simulated clusters × OBJECTS objects, published by COLLECTORS collectors to one nats-server,
-# then `get --nats URL --summary` as a reader streaming every object, and summarizing
-# (`--watch-mode summary`: the collectors' per-cluster counts only). Three runs each.
+# N simulated clusters × OBJECTS objects served by SIMS simulator processes (one process's
+# 20,000 file descriptors hold fewer connections than a large fleet needs), published by
+# COLLECTORS collectors to one nats-server, then `get --nats URL --summary` as a reader streaming
+# every object, and summarizing (`--watch-mode summary`: the collectors' per-cluster counts
+# only). Three runs each. e.g. N=20000 SIMS=2 COLLECTORS=4 benches/bus_reader.sh
 # cargo build --release first; needs nats-server (.ci/test installs it).
 set -u
 cd "$(dirname "$0")/.."
@@ -10,29 +12,41 @@ B=target/release/fluxfleet
 N=${N:-3000}
 OBJECTS=${OBJECTS:-20}
 COLLECTORS=${COLLECTORS:-3}
+SIMS=${SIMS:-1}
 PORT=${PORT:-4333}
 URL=nats://127.0.0.1:$PORT
 D=/tmp/bus-reader-bench
 rm -rf $D && mkdir -p $D
 nats-server -js -a 127.0.0.1 -p $PORT -sd $D/js > $D/nats.log 2>&1 &
 PIDS=$!
-$B sim --scenario uniform --clusters $N --workspaces 12 --objects $OBJECTS --out $D/sim > $D/sim.log 2>&1 &
-PIDS="$PIDS $!"
+EACH=$((N / SIMS))
+DIRS=()
+for s in $(seq 0 $((SIMS - 1))); do
+  $B sim --scenario uniform --clusters $EACH --first-cluster $((s * EACH)) --workspaces 12 \
+    --objects $OBJECTS --out $D/sim$s > $D/sim$s.log 2>&1 &
+  PIDS="$PIDS $!"
+  DIRS+=(--kubeconfig-dir $D/sim$s/kubeconfigs)
+done
 trap 'kill $PIDS 2>/dev/null' EXIT
-until grep -q "serving on" $D/sim.log; do sleep 0.5; done
+for s in $(seq 0 $((SIMS - 1))); do
+  until grep -q "serving on" $D/sim$s.log; do sleep 0.5; done
+done
 for i in $(seq 1 "$COLLECTORS"); do
-  $B collect --nats $URL --kubeconfig-dir $D/sim/kubeconfigs --id c$i --ttl 6s > $D/c$i.log 2>&1 &
+  $B collect --nats $URL "${DIRS[@]}" --id c$i --ttl 6s > $D/c$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
 started=$(date +%s)
 complete() {
   local out
-  out=$($B get --nats $URL --summary -o json --timeout 60s 2>/dev/null) && [ -n "$out" ] &&
+  out=$($B get --nats $URL --summary -o json --timeout 60s --watch-mode all 2>/dev/null) && [ -n "$out" ] &&
     echo "$out" | jq -e --argjson n "$N" --argjson o "$((N * OBJECTS))" \
       '.fleet.states.live == $n and ([.fleet.objects[]] | add) == $o' > /dev/null
 }
 until complete; do sleep 2; done
 echo "$COLLECTORS collectors: $N clusters × $OBJECTS objects complete on the bus after $(( $(date +%s) - started )) s"
+for i in $(seq 1 "$COLLECTORS"); do
+  echo "collector c$i: $(grep VmHWM /proc/$(pgrep -f "id c$i ")/status 2>/dev/null | awk '{print $2/1024 " MiB peak"}')"
+done
 for mode in all summary; do
   for run in 1 2 3; do
     /usr/bin/time -f "%e s, %M KiB peak" -o $D/time $B get --nats $URL --summary -o json \

@@ -248,3 +248,50 @@ async fn a_summarizing_reader_counts_every_cluster_and_holds_only_what_is_opened
     collector.task.await.unwrap().unwrap();
     sim.handle.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_knows_every_cluster_while_their_states_are_rewritten() {
+    use fluxfleet::bus::wire::ClusterState;
+    use fluxfleet::fleet::{ClusterInfo, Connection};
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    let client = bus::connect(&options, "test").await.unwrap();
+    let retention = bus::Retention {
+        history: Duration::from_secs(60),
+        ttl: Duration::from_secs(5),
+        replicas: 1,
+    };
+    let stores = bus::open(client, &options, Some(retention)).await.unwrap();
+    let state = |i: usize, phase: Phase| {
+        let info = ClusterInfo::new(&format!("cluster-{i:03}"), "ws");
+        let value = ClusterState::new(&info, &Connection::new(phase), "c1");
+        (
+            bus::keys::cluster(&info.name),
+            serde_json::to_vec(&value).unwrap(),
+        )
+    };
+    for i in 0..300 {
+        let (key, value) = state(i, Phase::Live);
+        stores.state.put(key, value.into()).await.unwrap();
+    }
+    // A collector rewriting its clusters' states all the time, as reports are read again.
+    let writer = stores.state.clone();
+    let rewriting = tokio::spawn(async move {
+        for round in 0.. {
+            for i in 0..300 {
+                let phase = if round % 2 == 0 {
+                    Phase::Syncing
+                } else {
+                    Phase::Live
+                };
+                let (key, value) = state(i, phase);
+                let _ = writer.put(key, value.into()).await;
+            }
+        }
+    });
+    for read in 0..10 {
+        let bus = Bus::connect(&options).await.unwrap();
+        assert_eq!(bus.clusters().len(), 300, "read {read}");
+    }
+    rewriting.abort();
+}

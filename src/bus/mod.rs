@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
-pub use read::last_values;
 pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
+pub use read::{every_value, last_values};
 
 /// How to reach the bus, as the command line says.
 #[derive(Clone, Debug, Default)]

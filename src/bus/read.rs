@@ -173,6 +173,52 @@ pub async fn last_values(
     latest(&stores.state, filter).await
 }
 
+/// The last value of every key of the state bucket matching `filter`, none missed: a key whose
+/// value is replaced while the bucket is read is skipped by the read (its old value is gone, its
+/// new one comes after where the read stops), so the keys the bucket holds are listed first and
+/// each one the read missed is then read by itself. For the few hundred bytes a cluster that a
+/// reader must know whole before it starts (`c.*`, `s.*`); deleted keys left out.
+pub async fn every_value(
+    stores: &Stores,
+    filter: &str,
+) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    use futures::TryStreamExt;
+    let bucket = &stores.state;
+    let prefix = format!("$KV.{}.", bucket.name);
+    let mut listed = Vec::new();
+    let mut subjects = bucket
+        .stream
+        .info_with_subjects(format!("{prefix}{filter}"))
+        .await
+        .map_err(|e| format!("listing {filter}: {e}"))?;
+    while let Some((subject, _)) = subjects
+        .try_next()
+        .await
+        .map_err(|e| format!("listing {filter}: {e}"))?
+    {
+        if let Some(key) = subject.strip_prefix(&prefix) {
+            listed.push(key.to_string());
+        }
+    }
+    let mut values = latest(bucket, filter).await?;
+    let read: std::collections::HashSet<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
+    let missed: Vec<String> = listed
+        .into_iter()
+        .filter(|k| !read.contains(k.as_str()))
+        .collect();
+    for key in missed {
+        // Deleted meanwhile: nothing to read.
+        if let Some(value) = bucket
+            .get(&key)
+            .await
+            .map_err(|e| format!("reading {key}: {e}"))?
+        {
+            values.push((key, value));
+        }
+    }
+    Ok(values)
+}
+
 /// The last value of every key of a bucket matching `filter` (deleted ones left out), by key.
 async fn latest(
     bucket: &jetstream::kv::Store,

@@ -89,7 +89,7 @@ impl Bus {
             stop: Default::default(),
             stores,
         };
-        for (key, value) in super::last_values(&bus.stores, "c.*").await? {
+        for (key, value) in super::every_value(&bus.stores, "c.*").await? {
             match keys::parse(&key) {
                 Some(Key::Cluster(name)) => match wire::read::<ClusterState>(&value) {
                     Ok(state) if state.name == name => {
@@ -103,7 +103,7 @@ impl Bus {
                     .push(format!("{key}: not a key fluxfleet writes")),
             }
         }
-        for (key, value) in super::last_values(&bus.stores, "s.*").await? {
+        for (key, value) in super::every_value(&bus.stores, "s.*").await? {
             if let Some(Key::Summary(name)) = keys::parse(&key) {
                 match wire::read::<Summary>(&value) {
                     Ok(summary) if summary.name == name => {

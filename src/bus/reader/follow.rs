@@ -24,6 +24,12 @@ const LOOK: Duration = Duration::from_secs(2);
 /// Times the objects are read again when a read fails half-way (a node of the bus lost).
 const READS: usize = 3;
 
+/// How long catching up waits for a next change before it takes what came as all there is.
+const CAUGHT_UP: Duration = Duration::from_secs(2);
+
+/// The reader's watches, as one stream.
+type Watches = futures::stream::SelectAll<Watch>;
+
 pub(super) struct Follow {
     pub(super) sink: Sink,
     pub(super) stores: Stores,
@@ -41,12 +47,14 @@ impl Follow {
         for state in self.known.values() {
             remember(&self.servers, state);
         }
+        let mut watches = futures::stream::select_all(self.watches().await);
         if self.opening.is_some() {
             for name in self.known.keys() {
                 self.summarized_again(name).await?;
             }
         } else {
             let failed = self.stream_objects().await?;
+            self.catch_up(&mut watches).await?;
             for (name, state) in &self.known {
                 let key = cluster_key(name);
                 if let Some(report) = state.report.clone() {
@@ -63,7 +71,33 @@ impl Follow {
                 self.sink.send(&key, Change::Connection(connection)).await?;
             }
         }
-        self.follow().await
+        self.follow(watches).await
+    }
+
+    /// What changed while the objects were read, taken in before the clusters answer: a value
+    /// replaced during the read is skipped by it (its old message is gone, the new one comes
+    /// after where the read stops), and a session that settles must have it.
+    async fn catch_up(&mut self, watches: &mut Watches) -> Result<(), Closed> {
+        let state = &self.stores.state.stream;
+        let Ok(until) = super::super::last_sequence(state, "the state bucket").await else {
+            return Ok(());
+        };
+        if until <= self.last {
+            return Ok(());
+        }
+        loop {
+            match tokio::time::timeout(CAUGHT_UP, watches.next()).await {
+                Ok(Some(Ok(entry))) => {
+                    let done = entry.revision >= until || entry.delta == 0;
+                    self.entry(entry, None).await?;
+                    if done {
+                        return Ok(());
+                    }
+                }
+                Ok(Some(Err(_))) => {}
+                Ok(None) | Err(_) => return Ok(()),
+            }
+        }
     }
 
     /// Every object the bucket holds, into the session as it comes, holding none of them.
@@ -146,8 +180,7 @@ impl Follow {
         watches
     }
 
-    async fn follow(mut self) -> Result<(), Closed> {
-        let mut watches = futures::stream::select_all(self.watches().await);
+    async fn follow(mut self, mut watches: Watches) -> Result<(), Closed> {
         let mut look = tokio::time::interval(LOOK);
         let mut opening = self.opening.take();
         loop {
