@@ -47,7 +47,7 @@ echo "$COLLECTORS collectors: $N clusters × $OBJECTS objects complete on the bu
 for i in $(seq 1 "$COLLECTORS"); do
   echo "collector c$i: $(grep VmHWM /proc/$(pgrep -f "id c$i ")/status 2>/dev/null | awk '{print $2/1024 " MiB peak"}')"
 done
-for mode in all summary; do
+for mode in ${MODES-all summary}; do
   for run in 1 2 3; do
     /usr/bin/time -f "%e s, %M KiB peak" -o $D/time $B get --nats $URL --summary -o json \
       --timeout 60s --watch-mode $mode > $D/out.json 2> $D/err
@@ -56,3 +56,29 @@ for mode in all summary; do
     echo "get --summary --watch-mode $mode (run $run): $(cat $D/time) — $clusters clusters, $objects objects counted"
   done
 done
+# A collector killed (HANDOVER=1): the time until every cluster is watched again, as the
+# simulators count open watches (`/sim/stats`).
+if [ "${HANDOVER:-0}" = 1 ]; then
+  unwatched() {
+    local n=0 s url token
+    for s in $(seq 0 $((SIMS - 1))); do
+      url=$(grep -o 'https://[0-9.:]*' $D/sim$s.log | head -1)
+      token=$(cat $D/sim$s/sim-token)
+      n=$((n + $(curl -sk -H "Authorization: Bearer $token" "$url/sim/stats" |
+        jq '[.clusters | to_entries[] | select(.key != "management" and .value.openWatches == 0)] | length')))
+    done
+    echo $n
+  }
+  victim=$(pgrep -f "id c$COLLECTORS ")
+  killed=$(date +%s.%N)
+  kill -9 "$victim"
+  seen=0
+  while true; do
+    n=$(unwatched)
+    [ "$n" -gt "$seen" ] && seen=$n
+    if [ "$seen" -gt 0 ] && [ "$n" -eq 0 ]; then break; fi
+    sleep 1
+  done
+  echo "($seen clusters were left unwatched at most)"
+  echo "collector c$COLLECTORS killed: every cluster watched again after $(echo "$(date +%s.%N) - $killed" | bc) s (ttl 6 s)"
+fi

@@ -342,7 +342,14 @@ impl Collector {
         if ready.is_empty() {
             return Ok(());
         }
-        for (name, owned) in take_over(&self.stores, &ready).await? {
+        let reading = std::time::Instant::now();
+        let taken = take_over(&self.stores, &ready).await?;
+        tracing::info!(
+            clusters = taken.len(),
+            seconds = reading.elapsed().as_secs_f64(),
+            "taking clusters over: what the bus holds for them read; watching them"
+        );
+        for (name, owned) in taken {
             self.waiting.remove(&name);
             self.owned.insert(name.clone(), owned);
             self.unsummed.insert(name.clone());
