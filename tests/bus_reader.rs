@@ -295,3 +295,60 @@ async fn a_reader_knows_every_cluster_while_their_states_are_rewritten() {
     }
     rewriting.abort();
 }
+
+/// A collector taking a few clusters of a large bucket reads only theirs (listed, then read by
+/// key), and still knows what they held: a Kustomization that failed while no collector
+/// watched shows in the history as the change it was, `ready → failed`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_taking_a_few_clusters_of_many_reads_what_they_held() {
+    let nats = NatsServer::start();
+    let (sim, _, first) = published(&nats, 60, 5).await;
+    first.stop.cancel();
+    first.task.await.unwrap().unwrap();
+    // Twelve of the sixty (more than a few, far less than the bucket), one failing meanwhile.
+    let mut inventory = common::fleet_of(&sim);
+    inventory.clusters.truncate(12);
+    let name = inventory.clusters[3].name.clone();
+    let truth = sim.handle.truth();
+    let ks = truth
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap()
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+        .unwrap()
+        .clone();
+    let started = jiff::Timestamp::now();
+    assert!(sim.handle.set_ready(
+        &name,
+        FluxKind::Kustomization,
+        &ks.namespace,
+        &ks.name,
+        false
+    ));
+    let second = start_collector("c2", &options(&nats), &inventory);
+    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let within = Duration::from_secs(60);
+    common::bus::until("the failure in the history", within, || async {
+        let history = bus::history::since(&options(&nats), started, Some(&name))
+            .await
+            .unwrap_or_default();
+        let seen = history.iter().any(|c| {
+            c.what == "health"
+                && c.name.as_deref() == Some(&*ks.name)
+                && c.from.as_deref() == Some("ready")
+                && c.to.as_deref().is_some_and(|to| to != "ready")
+        });
+        (!seen).then(|| format!("{history:?}"))
+    })
+    .await;
+    let view = common::bus::read(&options(&nats)).await.unwrap();
+    let truth = common::bus::truth(&sim, &names);
+    for name in &names {
+        assert_eq!(view.get(name), truth.get(name), "{name}");
+    }
+    second.stop.cancel();
+    second.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}

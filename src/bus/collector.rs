@@ -412,9 +412,9 @@ impl Collector {
 }
 
 /// What the bus holds for `clusters`, as their last owner left them: read cluster by cluster
-/// for a few, in one pass over the bucket for many (a collector starting, or taking a dead
-/// one's share: one consumer per cluster would make a handover of a thousand clusters take
-/// tens of seconds).
+/// for a few; for many (a collector starting, or taking a dead one's share: one consumer per
+/// cluster would make a handover of a thousand clusters take tens of seconds), the bucket's
+/// keys listed and the clusters' values read by key, many at once.
 async fn take_over(
     stores: &Stores,
     clusters: &BTreeSet<String>,
@@ -438,7 +438,25 @@ async fn take_over(
         }
         values
     } else {
-        last_values(stores, ">").await?
+        // The bucket's keys listed (names only), and the values of these clusters' keys read
+        // by themselves, many at once: reading every value of a 20,000-cluster bucket to take
+        // 1,700 clusters took 5-16 s with three collectors at it, this 9-11 s. Most of the
+        // bucket wanted (a collector starting): one pass over it is quicker.
+        let mut wanted: Vec<String> = clusters.iter().map(|name| keys::cluster(name)).collect();
+        let listed = super::listed_keys(stores, "o.>").await?;
+        let total = listed.len();
+        for key in listed {
+            if let Some(keys::Key::Object(cluster, _)) = keys::parse(&key)
+                && clusters.contains(&cluster)
+            {
+                wanted.push(key);
+            }
+        }
+        if wanted.len() * 4 > total {
+            last_values(stores, ">").await?
+        } else {
+            super::values_of(stores, wanted).await?
+        }
     };
     for (key, value) in values {
         match keys::parse(&key) {

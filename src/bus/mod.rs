@@ -22,7 +22,7 @@ use std::time::Duration;
 use async_nats::jetstream;
 
 pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
-pub use read::{every_value, last_values};
+pub use read::{every_value, last_values, listed_keys, values_of};
 
 /// How to reach the bus, as the command line says.
 #[derive(Clone, Debug, Default)]

@@ -182,6 +182,20 @@ pub async fn every_value(
     stores: &Stores,
     filter: &str,
 ) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    let listed = listed_keys(stores, filter).await?;
+    let mut values = latest(&stores.state, filter).await?;
+    let read: std::collections::HashSet<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
+    let missed: Vec<String> = listed
+        .into_iter()
+        .filter(|k| !read.contains(k.as_str()))
+        .collect();
+    values.extend(values_of(stores, missed).await?);
+    Ok(values)
+}
+
+/// The keys of the state bucket matching `filter`, as the server lists them (no values read;
+/// a deleted key's marker is listed too).
+pub async fn listed_keys(stores: &Stores, filter: &str) -> Result<Vec<String>, String> {
     use futures::TryStreamExt;
     let bucket = &stores.state;
     let prefix = format!("$KV.{}.", bucket.name);
@@ -200,23 +214,31 @@ pub async fn every_value(
             listed.push(key.to_string());
         }
     }
-    let mut values = latest(bucket, filter).await?;
-    let read: std::collections::HashSet<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
-    let missed: Vec<String> = listed
-        .into_iter()
-        .filter(|k| !read.contains(k.as_str()))
-        .collect();
-    for key in missed {
-        // Deleted meanwhile: nothing to read.
-        if let Some(value) = bucket
-            .get(&key)
-            .await
-            .map_err(|e| format!("reading {key}: {e}"))?
-        {
-            values.push((key, value));
-        }
-    }
-    Ok(values)
+    Ok(listed)
+}
+
+/// Gets of the state bucket's keys in flight at once.
+const GETS: usize = 64;
+
+/// The values of `keys` in the state bucket, each read by itself (many at once); deleted ones
+/// left out.
+pub async fn values_of(
+    stores: &Stores,
+    keys: Vec<String>,
+) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    use futures::{StreamExt, TryStreamExt};
+    let bucket = &stores.state;
+    futures::stream::iter(keys)
+        .map(|key| async move {
+            match bucket.get(&key).await {
+                Ok(value) => Ok(value.map(|v| (key, v))),
+                Err(e) => Err(format!("reading {key}: {e}")),
+            }
+        })
+        .buffer_unordered(GETS)
+        .try_filter_map(|found| async move { Ok(found) })
+        .try_collect()
+        .await
 }
 
 /// The last value of every key of a bucket matching `filter` (deleted ones left out), by key.
