@@ -47,7 +47,8 @@ impl Follow {
         for state in self.known.values() {
             remember(&self.servers, state);
         }
-        let mut watches = futures::stream::select_all(self.watches().await);
+        let (watches, unfollowed) = self.watches().await;
+        let mut watches = futures::stream::select_all(watches);
         if self.opening.is_some() {
             for name in self.known.keys() {
                 self.summarized_again(name).await?;
@@ -69,6 +70,20 @@ impl Follow {
                     connection.error = Some(why.as_str().into());
                 }
                 self.sink.send(&key, Change::Connection(connection)).await?;
+            }
+        }
+        if let Some(why) = unfollowed {
+            // Shown as read, and said: nothing after it will come.
+            tracing::warn!(error = %why, "following the bus");
+            for (name, state) in &self.known {
+                let mut connection = shown(state, &self.live, self.opening.is_some());
+                connection.phase = crate::fleet::Phase::TimedOut;
+                connection.error = Some(
+                    format!("the bus cannot be followed ({why}): shown as it was read").into(),
+                );
+                self.sink
+                    .send(&cluster_key(name), Change::Connection(connection))
+                    .await?;
             }
         }
         self.follow(watches).await
@@ -158,7 +173,7 @@ impl Follow {
 
     /// Watches from where the clusters were read: every key, or summarizing, the clusters'
     /// states and summaries (objects only of the clusters opened).
-    async fn watches(&self) -> Vec<Watch> {
+    async fn watches(&self) -> (Vec<Watch>, Option<String>) {
         let from = self.last + 1;
         let state = &self.stores.state;
         let filters: &[&str] = if self.opening.is_some() {
@@ -167,6 +182,7 @@ impl Follow {
             &[">"]
         };
         let mut watches = Vec::new();
+        let mut failed = None;
         for filter in filters {
             let made = super::super::placed("watching the state bucket", || {
                 state.watch_from_revision(*filter, from)
@@ -174,10 +190,10 @@ impl Follow {
             .await;
             match made {
                 Ok(watch) => watches.push(watch),
-                Err(e) => tracing::warn!(error = %e, "following the bus"),
+                Err(e) => failed = Some(e),
             }
         }
-        watches
+        (watches, failed)
     }
 
     async fn follow(mut self, mut watches: Watches) -> Result<(), Closed> {
