@@ -172,9 +172,7 @@ async fn bucket(
     )
     .await
     .map_err(|e| format!("creating bucket {name}: {e}"))?;
-    js.get_key_value(name)
-        .await
-        .map_err(|e| format!("opening bucket {name}: {e}"))
+    placed(&format!("opening bucket {name}"), || js.get_key_value(name)).await
 }
 
 /// The state bucket, the collectors' bucket and the history stream, opened.

@@ -208,7 +208,8 @@ impl Outbox {
     }
 
     /// Sends again what the bus did not take, when the connection is up: the state first, then
-    /// the history in the order it happened (each record with its first number, so its id).
+    /// the history in the order it happened (each record with its first number, so its id);
+    /// at most [`IN_FLIGHT`] messages a tick.
     pub(super) async fn resend(&mut self) {
         if self.kept() == 0 && self.dropped == 0 {
             return;
@@ -227,11 +228,23 @@ impl Outbox {
             "sending again what the bus did not take"
         );
         self.dropped = 0;
-        // Each as first seen: the lag counts the wait.
-        for (_, outgoing) in std::mem::take(&mut self.state) {
-            self.send(outgoing).await;
+        // At most one window of publishes a tick: a bus connected but not taking anything (a
+        // stream without a leader) answers each only when its acknowledgement times out, and
+        // the collector's loop must go on turning meanwhile. Each as first seen: the lag counts
+        // the wait.
+        let mut budget = IN_FLIGHT;
+        let keys: Vec<String> = self.state.keys().take(budget).cloned().collect();
+        for key in keys {
+            if let Some(outgoing) = self.state.remove(&key) {
+                budget -= 1;
+                self.send(outgoing).await;
+            }
         }
-        for (n, outgoing) in std::mem::take(&mut self.history) {
+        while budget > 0 {
+            let Some((n, outgoing)) = self.history.pop_front() else {
+                break;
+            };
+            budget -= 1;
             self.send_numbered(n, outgoing).await;
         }
     }

@@ -1,0 +1,41 @@
+#!/bin/bash
+# A collector's memory over a long run of churn (docs/collectors.md, "Soak"): N simulated
+# clusters changing CHURN times a second, two collectors publishing them to one nats-server;
+# every minute for MINUTES minutes, each collector's resident memory (VmRSS) and what it has
+# published (its /metrics). Flat means no growth after the first minutes.
+# cargo build --release first; needs nats-server (.ci/test installs it).
+set -u
+cd "$(dirname "$0")/.."
+B=target/release/fluxfleet
+N=${N:-2000}
+CHURN=${CHURN:-100}
+MINUTES=${MINUTES:-30}
+PORT=${PORT:-4334}
+URL=nats://127.0.0.1:$PORT
+D=/tmp/collector-soak
+rm -rf $D && mkdir -p $D
+nats-server -js -a 127.0.0.1 -p $PORT -sd $D/js > $D/nats.log 2>&1 &
+PIDS=$!
+$B sim --scenario uniform --clusters $N --workspaces 12 --objects 20 --churn $CHURN \
+  --out $D/sim > $D/sim.log 2>&1 &
+PIDS="$PIDS $!"
+trap 'kill $PIDS 2>/dev/null' EXIT
+until grep -q "serving on" $D/sim.log; do sleep 0.5; done
+for i in 1 2; do
+  $B collect --nats $URL --kubeconfig-dir $D/sim/kubeconfigs --id c$i --ttl 6s \
+    --metrics-addr 127.0.0.1:$((9100 + i)) > $D/c$i.log 2>&1 &
+  PIDS="$PIDS $!"
+done
+sleep 5
+echo "minute collector rss_mib published_total kept"
+for m in $(seq 1 "$MINUTES"); do
+  sleep 60
+  for i in 1 2; do
+    pid=$(pgrep -f "id c$i ")
+    rss=$(awk '/VmRSS/ {print int($2/1024)}' /proc/$pid/status)
+    metrics=$(curl -s http://127.0.0.1:$((9100 + i))/metrics)
+    published=$(echo "$metrics" | awk '/^fluxfleet_collector_published_total/ {print $2}')
+    kept=$(echo "$metrics" | awk '/^fluxfleet_collector_publishes_kept/ {print $2}')
+    echo "$m c$i $rss $published $kept"
+  done
+done
