@@ -56,6 +56,26 @@ for mode in ${MODES-all summary}; do
     echo "get --summary --watch-mode $mode (run $run): $(cat $D/time) — $clusters clusters, $objects objects counted"
   done
 done
+# Many readers at once (READERS=20): each one's time, and the CPU the nats-server and the
+# collectors spent while they read.
+if [ "${READERS:-0}" -gt 0 ]; then
+  cpu() { awk '{print $14 + $15}' /proc/$1/stat; }
+  nats=$(pgrep -f "nats-server -js -a 127.0.0.1 -p $PORT")
+  collectors=$(pgrep -f "fluxfleet collect --nats $URL")
+  n0=$(cpu $nats); c0=0; for c in $collectors; do c0=$((c0 + $(cpu $c))); done
+  begun=$(date +%s.%N)
+  for r in $(seq 1 "$READERS"); do
+    /usr/bin/time -f "%e %M" -o $D/reader$r $B get --nats $URL --summary -o json --timeout 120s \
+      --watch-mode ${READ_MODE:-all} > $D/reader$r.json 2>/dev/null &
+  done
+  wait $(jobs -p | tail -n "$READERS")
+  took=$(echo "$(date +%s.%N) - $begun" | bc)
+  n1=$(cpu $nats); c1=0; for c in $collectors; do c1=$((c1 + $(cpu $c))); done
+  slowest=$(cat $D/reader*[0-9] | sort -n | tail -1)
+  complete=$(for r in $(seq 1 "$READERS"); do jq '.fleet.clusters' $D/reader$r.json; done | grep -c "^$N$")
+  echo "$READERS readers at once (--watch-mode ${READ_MODE:-all}): all done in $took s; slowest $slowest (s, KiB peak); $complete of $READERS saw all $N clusters; nats-server $(( (n1 - n0) * 10 )) ms CPU, collectors $(( (c1 - c0) * 10 )) ms CPU"
+fi
+
 # A collector killed (HANDOVER=1): the time until every cluster is watched again, as the
 # simulators count open watches (`/sim/stats`).
 if [ "${HANDOVER:-0}" = 1 ]; then

@@ -213,6 +213,7 @@ impl FleetArgs {
             management_depth: self.management_depth,
             watch: self.watch_mode,
             nats: self.nats_options(),
+            counts_suffice: false,
         }
     }
 

@@ -256,7 +256,12 @@ fn file_logs() -> Option<PathBuf> {
 }
 
 async fn tui(fleet: FleetArgs, ui: UiArgs) -> anyhow::Result<()> {
-    let opened = fluxfleet::session::open::open(&fleet.sources())
+    // The TUI reads the objects of the clusters it opens: counts suffice for the rest.
+    let sources = fluxfleet::session::resolve::Sources {
+        counts_suffice: true,
+        ..fleet.sources()
+    };
+    let opened = fluxfleet::session::open::open(&sources)
         .await
         .map_err(anyhow::Error::msg)?;
     if opened.fleet.is_empty() {

@@ -352,3 +352,46 @@ async fn a_collector_taking_a_few_clusters_of_many_reads_what_they_held() {
     second.task.await.unwrap().unwrap();
     sim.handle.shutdown().await;
 }
+
+/// Past `engine.summary_above`, what needs only counts summarizes (`get --summary`, the TUI),
+/// and what lists objects reads every one (`get`): a large bus is never half-listed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_summary_above_counts_are_summarized_and_listings_are_whole() {
+    let nats = NatsServer::start();
+    let (sim, names, collector) = published(&nats, 6, 5).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("fluxfleet.toml");
+    std::fs::write(&config, "[engine]\nsummary_above = 2\n").unwrap();
+    let kubeconfigs = sim.dir.path().join("kubeconfigs");
+    let run = |args: &'static [&'static str]| {
+        let mut cmd = common::bus::command(&kubeconfigs);
+        cmd.env("FLUXFLEET_CONFIG", &config)
+            .args(["--nats", &nats.url])
+            .args(args);
+        async move {
+            let out = cmd.output().await.unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+        }
+    };
+    let summary = run(&["get", "--summary", "-o", "json", "--timeout", "20s"]).await;
+    assert_eq!(
+        summary["fleet"]["states"]["summary"],
+        names.len(),
+        "{summary}"
+    );
+    let listed = run(&["get", "-o", "json", "--timeout", "20s"]).await;
+    let objects: usize = sim
+        .handle
+        .truth()
+        .iter()
+        .filter(|c| names.contains(&c.name))
+        .map(|c| c.objects.len())
+        .sum();
+    let items = listed["objects"].as_array().map_or(0, Vec::len);
+    assert_eq!(items, objects, "get lists every object");
+    collector.stop.cancel();
+    collector.task.await.unwrap().unwrap();
+    sim.handle.shutdown().await;
+}

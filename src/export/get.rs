@@ -16,7 +16,12 @@ pub async fn get(request: Request) -> u8 {
     if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
         return super::history::write(options, since, &request).await;
     }
-    let Some(mut opened) = open(&request.sources).await else {
+    // Counts are all `--summary` needs: a large bus may be read summarized.
+    let sources = crate::session::resolve::Sources {
+        counts_suffice: request.summary,
+        ..request.sources.clone()
+    };
+    let Some(mut opened) = open(&sources).await else {
         return exit::ERROR;
     };
     if opened.fleet.is_empty() {

@@ -79,12 +79,12 @@ pub async fn open(sources: &Sources) -> Result<Opened, String> {
         &config.engine,
     ));
     // As the engine would: a fleet this large is shown by its collectors' counts, and only
-    // the clusters opened have their objects read.
+    // the clusters opened have their objects read — where counts are what the command needs,
+    // or the user asked for summaries.
     let clusters = bus.states().count();
-    if config
-        .engine
-        .watch
-        .summarizes(clusters, config.engine.summary_above)
+    let watch = config.engine.watch;
+    let asked = watch == crate::config::Watch::Summary;
+    if (sources.counts_suffice || asked) && watch.summarizes(clusters, config.engine.summary_above)
     {
         bus = bus.summarizing(config.engine.warm_clusters);
     }

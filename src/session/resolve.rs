@@ -23,6 +23,11 @@ pub struct Sources {
     pub watch: Option<config::Watch>,
     /// `--nats`: the fleet comes from collectors, not from kubeconfigs.
     pub nats: Option<crate::bus::Options>,
+    /// The command needs the clusters' counts, not every object (the TUI, which reads the
+    /// clusters opened; `get --summary`): a reader of the bus may then summarize a fleet past
+    /// `engine.summary_above`. Commands that list objects, root causes or rollouts read every
+    /// object the collectors hold unless `--watch-mode summary` says otherwise.
+    pub counts_suffice: bool,
 }
 
 /// The config and the fleet, with everything wrong about them.
