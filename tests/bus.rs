@@ -251,12 +251,7 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         .into_iter()
         .find(|c| orphans.contains(&c.name))
         .unwrap();
-    let ks = orphan
-        .objects
-        .iter()
-        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
-        .unwrap()
-        .clone();
+    let ks = common::truth::breakable_of(&orphan);
     let died = Instant::now();
     assert!(sim.handle.set_ready(
         &orphan.name,

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::bus::{start_collector, until_truth};
 use common::nats::NatsServer;
-use common::truth::seen;
+use common::truth::{breakable_of, seen};
 use fluxfleet::bus::{self, reader::Bus};
 use fluxfleet::fleet::index::Change;
 use fluxfleet::fleet::{ClusterEntry, Counted, Health, Index, Phase, SourceId};
@@ -220,17 +220,7 @@ async fn a_summarizing_reader_counts_every_cluster_and_holds_only_what_is_opened
 
     // The fleet changes: an opened cluster's object, and a summarized cluster's counts.
     let truth = sim.handle.truth();
-    let ready_ks = |name: &str| {
-        truth
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap()
-            .objects
-            .iter()
-            .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
-            .unwrap()
-            .clone()
-    };
+    let ready_ks = |name: &str| breakable_of(truth.iter().find(|t| t.name == name).unwrap());
     for name in [c, &names[5]] {
         let ks = ready_ks(name);
         let kind = FluxKind::Kustomization;
@@ -310,15 +300,7 @@ async fn a_collector_taking_a_few_clusters_of_many_reads_what_they_held() {
     inventory.clusters.truncate(12);
     let name = inventory.clusters[3].name.clone();
     let truth = sim.handle.truth();
-    let ks = truth
-        .iter()
-        .find(|c| c.name == name)
-        .unwrap()
-        .objects
-        .iter()
-        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
-        .unwrap()
-        .clone();
+    let ks = breakable_of(truth.iter().find(|c| c.name == name).unwrap());
     let started = jiff::Timestamp::now();
     assert!(sim.handle.set_ready(
         &name,

@@ -116,7 +116,7 @@ impl Setup {
                 let cluster = c.name.clone();
                 c.objects
                     .into_iter()
-                    .filter(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+                    .filter(common::truth::breakable)
                     .map(move |o| (cluster.clone(), o.namespace, o.name))
             })
             .take(n)

@@ -23,3 +23,18 @@ pub fn sim_kind(kind: fluxfleet::fleet::FluxKind) -> fluxfleet_sim::facts::FluxK
     fluxfleet_sim::facts::FluxKind::from_kind(kind.as_str())
         .unwrap_or_else(|| panic!("the simulator does not serve {kind}"))
 }
+
+/// A Kustomization the tests can break: ready and not suspended.
+pub fn breakable(o: &fluxfleet_sim::TruthObject) -> bool {
+    o.kind == "Kustomization" && !o.suspended && !o.health.is_failing()
+}
+
+/// The first Kustomization of `cluster` the tests can break.
+pub fn breakable_of(cluster: &fluxfleet_sim::TruthCluster) -> fluxfleet_sim::TruthObject {
+    cluster
+        .objects
+        .iter()
+        .find(|o| breakable(o))
+        .cloned()
+        .unwrap_or_else(|| panic!("{} has no ready Kustomization", cluster.name))
+}

@@ -135,125 +135,117 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
+/// A family whose samples differ by labels: each `(labels, value)`, after the collector's.
+fn labelled(
+    out: &mut String,
+    (id, name, kind): (&str, &str, &str),
+    help: &str,
+    samples: impl Iterator<Item = (String, u64)>,
+) {
+    let name = format!("fluxfleet_collector_{name}");
+    family(out, &name, kind, help);
+    for (labels, n) in samples {
+        let _ = writeln!(out, "{name}{{collector=\"{id}\",{labels}}} {n}");
+    }
+}
+
 /// The snapshot in Prometheus' text exposition format (version 0.0.4).
 pub fn render(s: &Snapshot) -> String {
     let mut out = String::new();
     let id = label(&s.id);
-    let gauges: [(&str, &str, usize); 4] = [
+    let single: [(&str, &str, &str, u64); 10] = [
         (
             "fleet_clusters",
+            "gauge",
             "Clusters in the collector's fleet.",
-            s.fleet,
+            s.fleet as u64,
         ),
         (
             "owned_clusters",
+            "gauge",
             "Clusters this collector watches and publishes.",
-            s.owned,
+            s.owned as u64,
         ),
         (
             "waiting_clusters",
+            "gauge",
             "Clusters given to this collector, not yet watched (their last owner letting go).",
-            s.waiting,
+            s.waiting as u64,
         ),
         (
             "collectors",
+            "gauge",
             "Collectors alive on the bus, as this one sees them.",
-            s.collectors,
+            s.collectors as u64,
         ),
-    ];
-    for (name, help, value) in gauges {
-        let name = format!("fluxfleet_collector_{name}");
-        family(&mut out, &name, "gauge", help);
-        let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
-    }
-    let name = "fluxfleet_collector_cluster_connections";
-    family(
-        &mut out,
-        name,
-        "gauge",
-        "Owned clusters by workspace and connection state.",
-    );
-    for ((workspace, phase), n) in &s.clusters {
-        let _ = writeln!(
-            out,
-            "{name}{{collector=\"{id}\",workspace=\"{}\",state=\"{}\"}} {n}",
-            label(workspace),
-            phase.as_str()
-        );
-    }
-    let name = "fluxfleet_collector_objects";
-    family(
-        &mut out,
-        name,
-        "gauge",
-        "Flux objects of the owned clusters by workspace and health.",
-    );
-    for ((workspace, health), n) in &s.objects {
-        let _ = writeln!(
-            out,
-            "{name}{{collector=\"{id}\",workspace=\"{}\",health=\"{}\"}} {n}",
-            label(workspace),
-            health.key()
-        );
-    }
-    let name = "fluxfleet_collector_connection_errors_total";
-    family(
-        &mut out,
-        name,
-        "counter",
-        "Times an owned cluster's connection went into an error state, by state.",
-    );
-    for (phase, n) in &s.connection_errors {
-        let _ = writeln!(
-            out,
-            "{name}{{collector=\"{id}\",state=\"{}\"}} {n}",
-            phase.as_str()
-        );
-    }
-    let counters: [(&str, &str, u64); 4] = [
         (
             "watch_restarts_total",
+            "counter",
             "Times an owned cluster was watched live again after an error.",
             s.watch_restarts,
         ),
         (
             "published_total",
+            "counter",
             "Messages the bus acknowledged.",
             s.published,
         ),
         (
             "publish_failures_total",
+            "counter",
             "Publishes the bus did not acknowledge (kept and sent again).",
             s.publish_failures,
         ),
         (
             "history_dropped_total",
+            "counter",
             "History records dropped while the bus did not take them (past the backlog).",
             s.history_dropped,
         ),
-    ];
-    for (name, help, value) in counters {
-        let name = format!("fluxfleet_collector_{name}");
-        family(&mut out, &name, "counter", help);
-        let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
-    }
-    let gauges: [(&str, &str, usize); 2] = [
         (
             "publishes_in_flight",
+            "gauge",
             "Publishes sent, not yet acknowledged.",
-            s.in_flight,
+            s.in_flight as u64,
         ),
         (
             "publishes_kept",
+            "gauge",
             "Messages the bus did not take, to be sent again at the next tick.",
-            s.kept,
+            s.kept as u64,
         ),
     ];
-    for (name, help, value) in gauges {
+    for (name, kind, help, value) in single {
         let name = format!("fluxfleet_collector_{name}");
-        family(&mut out, &name, "gauge", help);
+        family(&mut out, &name, kind, help);
         let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
     }
+    labelled(
+        &mut out,
+        (&id, "cluster_connections", "gauge"),
+        "Owned clusters by workspace and connection state.",
+        s.clusters.iter().map(|((w, phase), n)| {
+            let labels = format!("workspace=\"{}\",state=\"{}\"", label(w), phase.as_str());
+            (labels, *n)
+        }),
+    );
+    labelled(
+        &mut out,
+        (&id, "objects", "gauge"),
+        "Flux objects of the owned clusters by workspace and health.",
+        s.objects.iter().map(|((w, health), n)| {
+            let labels = format!("workspace=\"{}\",health=\"{}\"", label(w), health.key());
+            (labels, *n)
+        }),
+    );
+    labelled(
+        &mut out,
+        (&id, "connection_errors_total", "counter"),
+        "Times an owned cluster's connection went into an error state, by state.",
+        s.connection_errors
+            .iter()
+            .map(|(phase, n)| (format!("state=\"{}\"", phase.as_str()), *n)),
+    );
     let name = "fluxfleet_collector_publish_lag_seconds";
     family(
         &mut out,

@@ -231,7 +231,7 @@ impl Follow {
                 Ok(())
             }
             Next::Found(name, n, _) if !o.current(&name, n) => Ok(()),
-            Next::Found(name, _, Found::Objects(objects)) => self.objects_of(&name, objects).await,
+            Next::Found(name, _, Found::Objects(objects)) => self.opened_with(&name, objects).await,
             Next::Found(_, _, Found::Entry(entry)) => self.entry(entry, Some(o)).await,
             Next::Found(name, _, Found::Failed(e)) => {
                 tracing::warn!(cluster = %name, error = %e, "opening a cluster of the bus");
@@ -345,7 +345,7 @@ impl Follow {
 
     /// Tells the session that `name` counts by its objects from now on: the objects it holds
     /// (by kind, replacing whatever it held), then its connection as watched.
-    pub(super) async fn objects_of(
+    pub(super) async fn opened_with(
         &self,
         name: &str,
         objects: Vec<crate::fleet::FluxSummary>,
