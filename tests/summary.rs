@@ -7,10 +7,11 @@
 mod common;
 
 use common::truth::seen;
+use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use fluxfleet::config::{self, Config, Watch};
-use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, Phase};
+use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, ObjectKey, Phase};
 use fluxfleet::session::Session;
 use fluxfleet_sim::TruthCluster;
 
@@ -52,8 +53,11 @@ fn summarized_wrongly(
         return Some(format!("{name}: {:?}", entry.connection));
     }
     if truth.operator {
-        if entry.counted != Counted::Report || !entry.objects.is_empty() {
+        if entry.counted != Counted::Report || !entry.held {
             return Some(format!("{name}: counted by {:?}", entry.counted));
+        }
+        if let Some(wrong) = held_wrongly(entry, truth, kinds) {
+            return Some(wrong);
         }
         // A report does not tell progressing from ready: compare what it does tell.
         (coarse(&entry.health) != coarse(&want))
@@ -62,6 +66,49 @@ fn summarized_wrongly(
         (entry.counted != Counted::Objects || entry.health != want)
             .then(|| format!("{name} (listed): {:?} against {want:?}", entry.health))
     }
+}
+
+/// Where what a summarized cluster holds is not its failures and what they depend on.
+fn held_wrongly(entry: &ClusterEntry, truth: &TruthCluster, kinds: &[FluxKind]) -> Option<String> {
+    let key = |kind: &str, namespace: &str, name: &str| format!("{kind}/{namespace}/{name}");
+    let want: BTreeSet<String> = truth
+        .objects
+        .iter()
+        .filter(|o| o.health.is_failing())
+        .filter(|o| FluxKind::from_kind(&o.kind).is_some_and(|k| kinds.contains(&k)))
+        .map(|o| key(&o.kind, &o.namespace, &o.name))
+        .collect();
+    let objects = entry.objects.values();
+    let held: BTreeSet<String> = objects
+        .filter(|o| o.health.is_failing())
+        .map(|o| key(o.key.kind.as_str(), &o.key.namespace, &o.key.name))
+        .collect();
+    if held != want {
+        return Some(format!("{}: holds {held:?}, fails {want:?}", truth.name));
+    }
+    // Nothing more: every ready object held is what a not-ready one depends on.
+    let needed: BTreeSet<&ObjectKey> = entry
+        .objects
+        .values()
+        .filter(|o| o.health.is_not_ready())
+        .flat_map(|o| entry.graph.upstream(&o.key))
+        .collect();
+    entry
+        .objects
+        .values()
+        .find(|o| !o.health.is_not_ready() && !needed.contains(&o.key))
+        .map(|o| format!("{}: holds {:?}, which nothing needs", truth.name, o.key))
+}
+
+/// Waits until every cluster is counted as the truth says ([`summarized_wrongly`]).
+async fn until_summarized(live: &mut Session, truth: &[TruthCluster], kinds: &[FluxKind]) {
+    until(live, Duration::from_secs(20), |live| {
+        truth.iter().find_map(|t| {
+            let entry = live.index.cluster_named(&t.name).unwrap();
+            summarized_wrongly(entry, t, kinds)
+        })
+    })
+    .await;
 }
 
 fn open_sockets(sim: &Sim, cluster: &str) -> u64 {
@@ -96,13 +143,7 @@ async fn summarized_clusters_count_true_hold_no_socket_and_open_on_demand() {
     assert!(live.settle(Duration::from_secs(20)).await);
 
     // Every cluster counted as the truth says, by report or by list, with no socket held.
-    until(&mut live, Duration::from_secs(20), |live| {
-        truth.iter().find_map(|t| {
-            let entry = live.index.cluster_named(&t.name).unwrap();
-            summarized_wrongly(entry, t, &kinds)
-        })
-    })
-    .await;
+    until_summarized(&mut live, &truth, &kinds).await;
     let names = || truth.iter().map(|t| t.name.as_str()).collect();
     until_closed(&sim, names, "a summarized cluster keeps its connection").await;
     // Looking again resumes the TLS session: no certificate sent or verified.
@@ -195,4 +236,60 @@ async fn a_listed_cluster_forbidden_one_kind_shows_the_others_and_names_it() {
     })
     .await;
     live.shutdown().await;
+}
+
+/// `fluxfleet get --status failing --root-causes -o json` on the simulated fleet, the suspects
+/// left out (they weigh the ready copies, which a summarized cluster does not hold).
+async fn root_causes(sim: &Sim, mode: &str) -> serde_json::Value {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
+        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .args(["get", "--status", "failing", "--root-causes", "-o", "json"])
+        .args(["--watch-mode", mode, "--kubeconfig-dir"])
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{mode}: {stderr}");
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for cause in doc["rootCauses"].as_array_mut().unwrap() {
+        cause.as_object_mut().unwrap().remove("suspect");
+    }
+    doc
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summarized_fleet_names_every_failure_and_its_root_cause() {
+    let sim = common::start_with(|c| {
+        c.clusters = 16;
+        c.operator = 1.0;
+    })
+    .await;
+    // Every cluster counted by its report, holding its failures and what they depend on, and
+    // nothing else.
+    let kinds = Config::defaults().engine.kinds;
+    let truth: Vec<TruthCluster> = common::workloads(&sim);
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    until_summarized(&mut live, &truth, &kinds).await;
+    let held: usize = live.index.entries().map(|(_, c)| c.objects.len()).sum();
+    let all: usize = truth.iter().map(|t| t.objects.len()).sum();
+    assert!(held > 0 && held < all, "holds {held} of {all} objects");
+    let names = || truth.iter().map(|t| t.name.as_str()).collect();
+    until_closed(&sim, names, "a summarized cluster keeps its connection").await;
+    live.shutdown().await;
+
+    // The root causes of the summarized fleet are those of the watched one.
+    let watched = root_causes(&sim, "all").await;
+    let summarized = root_causes(&sim, "summary").await;
+    let causes = watched["rootCauses"].as_array().unwrap();
+    assert!(
+        causes
+            .iter()
+            .any(|c| c["blocks"]["most"].as_u64() > Some(0)),
+        "the simulated fleet has roots holding others back: {watched}"
+    );
+    assert_eq!(summarized, watched);
 }

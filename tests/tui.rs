@@ -349,6 +349,26 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
         triage.contains("and 4 failing on 1 cluster counted by their FluxReports"),
         "{triage}"
     );
+    // Its next look names what its report counts failing: triage lists them with the rest.
+    let named = "checkout-gateway";
+    assert!(!triage.contains(named), "{triage}");
+    let failing = object(
+        FluxKind::Kustomization,
+        "kustomization-build-failed.yaml",
+        named,
+    );
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(c, Change::Held(vec![failing]))]),
+    );
+    let triage = common::tui::screen(&mut m, 200, 12);
+    assert!(triage.contains(named), "{triage}");
+    assert!(!triage.contains("counted by their FluxReports"), "{triage}");
+    assert_eq!(
+        m.index.cluster(c).unwrap().health.total(),
+        91,
+        "still counted by its report"
+    );
     command(&mut m, "ws retail");
     // Opening it asks its source to watch its objects; leaving and coming back asks again.
     let effects = keys(&mut m, KeyCode::Enter);

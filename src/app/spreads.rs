@@ -42,7 +42,11 @@ impl SpreadCache {
             Change::Deleted(key) if Rollout::followed(key.kind) => {
                 self.dirty.insert(key.clone());
             }
-            Change::Replaced(..) | Change::Added(_) | Change::Retired | Change::Counted(_) => {
+            Change::Replaced(..)
+            | Change::Held(_)
+            | Change::Added(_)
+            | Change::Retired
+            | Change::Counted(_) => {
                 self.everything = true;
                 self.dirty.clear();
             }

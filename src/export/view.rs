@@ -108,6 +108,10 @@ pub struct Cluster<'a> {
     /// Where `objects` comes from: `objects` (watched or listed) or `report` (its FluxReport,
     /// with `watch = "summary"`: the objects themselves are not listed).
     pub counted: Counted,
+    /// Counted by its report, the objects listed for it are its not-ready ones and what they
+    /// depend on, every one as of its last look; false where they could not be listed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failures_held: bool,
     /// The Flux Operator's FluxReport (and FluxInstance), where the cluster runs the operator.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub report: Option<&'a Report>,
@@ -137,6 +141,7 @@ impl<'a> Cluster<'a> {
             forbidden: conn.forbidden.iter().map(|k| k.as_str()).collect(),
             objects: &c.health,
             counted: c.counted,
+            failures_held: c.held,
             report: c.report.as_deref(),
         }
     }

@@ -6,7 +6,7 @@ use super::Filter;
 use super::output::{write_cluster_line, write_object_line};
 use super::request::{Request, exit, finish};
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterId, FluxSummary, Index};
+use crate::fleet::{ClusterEntry, ClusterId, Counted, FluxSummary, Index};
 use crate::session::Session;
 
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
@@ -93,18 +93,14 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
             }
         }
         Change::Replaced(kind, objects) => {
-            for s in objects.iter().filter(|s| s.key.kind == *kind) {
-                upsert(&mut out, s);
-            }
-            let kept: std::collections::HashSet<_> = objects.iter().map(|s| &s.key).collect();
-            for old in cluster
-                .objects
-                .values()
-                .filter(|s| s.key.kind == *kind && !kept.contains(&s.key) && filter.object(s))
-            {
-                out.push(Changed::Object("DELETED", old.clone()));
-            }
+            let listed = |s: &FluxSummary| s.key.kind == *kind;
+            replaced(&mut out, (cluster, filter), objects, &listed, &upsert);
         }
+        // Held by a summarized cluster: what it holds replaced, of every kind.
+        Change::Held(objects) if cluster.counted == Counted::Report => {
+            replaced(&mut out, (cluster, filter), objects, &|_| true, &upsert);
+        }
+        Change::Held(_) => {}
         // A cluster leaving: its objects are deleted, then its state says why.
         Change::Retired => {
             for old in cluster.objects.values().filter(|s| filter.object(s)) {
@@ -131,4 +127,26 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         }
     }
     out
+}
+
+/// The objects `listed` selects replaced by `objects`: each one added or modified, the others
+/// deleted.
+fn replaced(
+    out: &mut Vec<Changed>,
+    (cluster, filter): (&ClusterEntry, &Filter),
+    objects: &[FluxSummary],
+    listed: &dyn Fn(&FluxSummary) -> bool,
+    upsert: &dyn Fn(&mut Vec<Changed>, &FluxSummary),
+) {
+    for s in objects.iter().filter(|s| listed(s)) {
+        upsert(out, s);
+    }
+    let kept: std::collections::HashSet<_> = objects.iter().map(|s| &s.key).collect();
+    for old in cluster
+        .objects
+        .values()
+        .filter(|s| listed(s) && !kept.contains(&s.key) && filter.object(s))
+    {
+        out.push(Changed::Object("DELETED", old.clone()));
+    }
 }

@@ -366,6 +366,24 @@ impl Graph {
         for (key, o) in objects.range(kind_range(kind)) {
             self.set_upstream(key, upstream(o));
         }
+        self.solve_all(objects);
+    }
+
+    /// The graph of `objects`, from scratch (`upstream` gives what each needs).
+    pub fn of(
+        objects: &Objects,
+        upstream: &mut dyn FnMut(&FluxSummary) -> Vec<ObjectKey>,
+    ) -> Graph {
+        let mut graph = Graph::default();
+        for (key, o) in objects {
+            graph.set_upstream(key, upstream(o));
+        }
+        graph.solve_all(objects);
+        graph
+    }
+
+    /// Every cause solved again.
+    fn solve_all(&mut self, objects: &Objects) {
         self.causes.clear();
         let nodes: Vec<&ObjectKey> = objects
             .iter()

@@ -46,6 +46,10 @@ pub enum Change {
     Report(Option<Box<Report>>),
     /// From now on the cluster counts by its report, or by its objects.
     Counted(Counted),
+    /// A cluster counted by its report, looked at again: its not-ready objects and what they
+    /// depend on, every one of them. These are all the objects it holds now, counted by none of
+    /// the rollups (its report counts). Ignored while it counts by its objects.
+    Held(Vec<FluxSummary>),
 }
 
 /// Where a cluster's counts come from.
@@ -84,6 +88,11 @@ pub struct ClusterEntry {
     pub report: Option<Arc<Report>>,
     /// Where its counts come from.
     pub counted: Counted,
+    /// Counted by its report, it holds every one of its not-ready objects and what they depend
+    /// on, as its last look found them ([`Change::Held`]): triage and root causes see all its
+    /// failures. False while it counts by its objects (which are all there), and for a
+    /// summarized cluster whose objects could not be listed.
+    pub held: bool,
     /// Renewed by every change to the cluster, and unique in the process: what a view derived
     /// from the cluster holds while its stamp is the same.
     pub stamp: u64,
@@ -165,6 +174,7 @@ impl Index {
             retired: false,
             report: None,
             counted: Counted::default(),
+            held: false,
             stamp: next_stamp(),
         });
         id
@@ -191,6 +201,7 @@ impl Index {
             cluster.objects.clear();
         }
         cluster.report = None;
+        cluster.held = false;
         for o in std::mem::take(&mut cluster.objects).into_values() {
             ws.health.sub(o.health);
             self.health.sub(o.health);
@@ -217,7 +228,7 @@ impl Index {
     pub fn apply(&mut self, mut event: Event) {
         match &mut event.change {
             Change::Applied(summary) => self.names.admit(summary),
-            Change::Replaced(_, objects) => {
+            Change::Replaced(_, objects) | Change::Held(objects) => {
                 for summary in objects {
                     self.names.admit(summary);
                 }
@@ -308,6 +319,7 @@ impl Index {
                 cluster.objects.clear();
                 cluster.graph = Graph::default();
                 cluster.counted = Counted::Report;
+                cluster.held = false;
             }
             Change::Counted(Counted::Objects) if counts.on => {}
             Change::Counted(Counted::Objects) => {
@@ -318,6 +330,16 @@ impl Index {
                 let old = std::mem::take(counts.cluster);
                 counts.replace(&old, &listed);
                 cluster.counted = Counted::Objects;
+                cluster.held = false;
+            }
+            Change::Held(_) if counts.on => {}
+            Change::Held(objects) => {
+                cluster.objects = objects
+                    .into_iter()
+                    .map(|s| (s.key.clone(), Box::new(s)))
+                    .collect();
+                cluster.graph = Graph::of(&cluster.objects, &mut |o| names.upstream(o));
+                cluster.held = true;
             }
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);

@@ -27,10 +27,11 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
     } else {
         format!("Root causes in {}", super::scope_name(index, scope))
     };
-    // Summarized clusters count their failures without their objects: say they are not here.
+    // Summarized clusters whose failures could not be listed count them without their
+    // objects: say they are not here.
     let (failing, clusters) = crate::app::view::clusters_in(index, scope)
         .into_iter()
-        .filter(|(_, c)| c.counted == Counted::Report && c.health.failing() > 0)
+        .filter(|(_, c)| c.counted == Counted::Report && !c.held && c.health.failing() > 0)
         .fold((0, 0), |(f, n), (_, c)| (f + c.health.failing(), n + 1));
     if clusters > 0 {
         title.push_str(&format!(

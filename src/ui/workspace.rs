@@ -135,7 +135,8 @@ pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
     if cluster.health.failing() == 0 {
         return (String::new(), Slot::Dim);
     }
-    if cluster.counted == Counted::Report {
+    // Counted by its report with its failures unnamed (a look could not list them).
+    if cluster.counted == Counted::Report && !cluster.held {
         let failing = cluster.health.failing();
         return (
             format!("{failing} failing, by its FluxReport (enter watches its objects)"),

@@ -98,7 +98,8 @@ impl Collector {
                     self.put_object(&name, summary, event.at).await;
                 }
             }
-            Change::Added(_) | Change::Retired | Change::Counted(_) => {}
+            // A collector watches every object of its clusters: nothing is held in part.
+            Change::Added(_) | Change::Retired | Change::Counted(_) | Change::Held(_) => {}
         }
     }
 

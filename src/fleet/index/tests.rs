@@ -454,7 +454,7 @@ fn rollups_stay_exact_while_clusters_switch_between_reports_and_objects() {
     let mut next = xorshift(0x9e37_79b9);
     for step in 0..4_000 {
         let cluster = &keys[next(4) as usize];
-        let change = match next(12) {
+        let change = match next(13) {
             0 => Change::Counted(Counted::Report),
             1 => Change::Counted(Counted::Objects),
             2 => Change::Report(None),
@@ -468,6 +468,11 @@ fn rollups_stay_exact_while_clusters_switch_between_reports_and_objects() {
             6 => Change::Deleted(ObjectKey::new(ks, "flux-system", &format!("o{}", next(6)))),
             7 => Change::Retired,
             8 => Change::Added(info(cluster, "z")),
+            9 => Change::Held(
+                (0..next(3))
+                    .map(|i| summary(ks, &format!("o{i}"), "False"))
+                    .collect(),
+            ),
             _ => Change::Applied(summary(
                 ks,
                 &format!("o{}", next(6)),
@@ -480,4 +485,51 @@ fn rollups_stay_exact_while_clusters_switch_between_reports_and_objects() {
         }
     }
     assert_rollups_consistent(&index);
+}
+
+#[test]
+fn a_summarized_cluster_holds_its_failures_uncounted_with_their_causes() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    index.apply(at("a", Change::Report(Some(Box::new(report(3, 2, 0))))));
+    index.apply(at("a", Change::Counted(Counted::Report)));
+    let ks = FluxKind::Kustomization;
+    let git = FluxKind::GitRepository;
+    let mut app = summary(ks, "app", "False");
+    app.source = Some(crate::fleet::ObjectRef {
+        kind: "GitRepository".into(),
+        namespace: "flux-system".into(),
+        name: "repo".into(),
+    });
+    let held = vec![app, summary(git, "repo", "False")];
+    index.apply(at("a", Change::Held(held.clone())));
+    let entry = index.cluster(a).unwrap();
+    assert!(entry.held);
+    assert_eq!(entry.objects.len(), 2);
+    // Counted by the report alone: held objects add nothing.
+    assert_eq!((entry.health.total(), entry.health.failing()), (5, 2));
+    assert_rollups_consistent(&index);
+    // The repository is the root cause of both.
+    let repo = ObjectKey::new(git, "flux-system", "repo");
+    let app_key = ObjectKey::new(ks, "flux-system", "app");
+    assert_eq!(entry.graph.cause(&repo), Some(&graph::Cause::Root));
+    assert_eq!(
+        entry.graph.cause(&app_key),
+        Some(&graph::Cause::Blocked(vec![repo.clone()]))
+    );
+    // The next look holds what it finds, and only that.
+    index.apply(at("a", Change::Held(vec![summary(ks, "other", "False")])));
+    let entry = index.cluster(a).unwrap();
+    assert_eq!(entry.objects.len(), 1);
+    assert!(entry.graph.cause(&repo).is_none());
+    // Counted by its objects (opened), nothing is held in part: a late Held changes nothing.
+    index.apply(at("a", Change::Counted(Counted::Objects)));
+    assert!(!index.cluster(a).unwrap().held);
+    index.apply(at("a", Change::Held(held)));
+    assert_eq!(index.cluster(a).unwrap().objects.len(), 1);
+    assert_rollups_consistent(&index);
+    // Back to its report: what it held is let go until the next look.
+    index.apply(at("a", Change::Counted(Counted::Report)));
+    let entry = index.cluster(a).unwrap();
+    assert!(!entry.held && entry.objects.is_empty());
 }

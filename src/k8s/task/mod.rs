@@ -4,6 +4,7 @@
 pub(in crate::k8s) mod cluster;
 pub(in crate::k8s) mod connect;
 pub mod discovery;
+pub(in crate::k8s) mod failures;
 pub(in crate::k8s) mod kind_watch;
 pub(in crate::k8s) mod report;
 pub(in crate::k8s) mod reporter;

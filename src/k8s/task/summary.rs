@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::connect::{Shared, client, first_protocol};
 use super::discovery::discover;
-use super::kind_watch::{KindWatch, Step};
+use super::failures::{self, Held, Listed};
 use super::reporter::{Closed, Reporter};
 use super::watch::watched;
 use crate::fleet::index::Change;
@@ -23,7 +23,9 @@ use crate::k8s::wire::transport::Protocol;
 
 /// What one look found.
 enum Seen {
-    Report(Box<Report>),
+    /// The report, and what it counts not ready with what that depends on (None: they could
+    /// not be listed).
+    Report(Box<Report>, Option<Held>),
     /// No report (no operator, or it may not be read): every watched kind, listed, but those
     /// the credentials may not list.
     Listed {
@@ -110,13 +112,21 @@ async fn tell(
     reported: bool,
     protocol: Protocol,
 ) -> Result<bool, Closed> {
-    let found_report = matches!(seen, Seen::Report(_));
+    let found_report = matches!(seen, Seen::Report(..));
     let mut state = Connection::new(Phase::Summary);
     state.protocol = Some(protocol.as_str());
     match seen {
-        Seen::Report(report) => {
+        Seen::Report(report, held) => {
             reporter.send(Change::Report(Some(report))).await?;
             reporter.counted(Counted::Report).await?;
+            match held {
+                Some(Held { objects, forbidden }) => {
+                    reporter.send(Change::Held(objects)).await?;
+                    super::watch::partly_forbidden(&mut state, forbidden.into());
+                }
+                // Nothing named this time: what an earlier look named is let go.
+                None => reporter.let_go().await?,
+            }
         }
         Seen::Listed { lists, forbidden } => {
             if reported {
@@ -165,47 +175,53 @@ async fn look(
     protocol: Protocol,
 ) -> Result<Seen, Missed> {
     let (http, _expires) = client(spec, shared, protocol).await?;
-    match super::report::read(&http).await {
-        Ok(Some(report)) => return Ok(Seen::Report(Box::new(report.counting(&shared.kinds)))),
-        Ok(None) => {}
+    let report = match super::report::read(&http).await {
+        Ok(Some(report)) => Some(report.counting(&shared.kinds)),
+        Ok(None) => None,
         // Allowed to read Flux objects but not the operator's report: list them instead.
-        Err(trouble) if trouble.code() == Some(403) => {}
+        Err(trouble) if trouble.code() == Some(403) => None,
         Err(trouble) => return Err(trouble.into()),
+    };
+    if let Some(report) = &report
+        && failures::not_ready_kinds(report, &shared.kinds).is_empty()
+    {
+        // Nothing to name: the cluster holds nothing.
+        let held = Some(Held {
+            objects: Vec::new(),
+            forbidden: Vec::new(),
+        });
+        return Ok(Seen::Report(Box::new(report.clone()), held));
     }
     let found = discover(&http, &shared.kinds).await?;
+    let http = Arc::new(http);
+    if let Some(report) = report {
+        // The report counts what is wrong; the cluster names it, or it is counted unnamed.
+        let held = match failures::held(&http, shared, &found.served, &report).await {
+            Ok(held) => Some(held),
+            Err(failure) => {
+                tracing::debug!(cluster = %spec.name, error = %failure.message,
+                    "listing what the report counts not ready");
+                None
+            }
+        };
+        return Ok(Seen::Report(Box::new(report), held));
+    }
     if found.served.is_empty() {
         return Err(Missed::Failed(Failure::new(
             Phase::FluxNotInstalled,
             "the server serves none of the watched Flux kinds",
         )));
     }
-    let http = Arc::new(http);
     let mut lists = Vec::with_capacity(found.served.len());
     let mut forbidden = Vec::new();
     let mut refusal = None;
     for (i, served) in found.served.iter().enumerate() {
-        let mut kind = KindWatch::new(
-            http.clone(),
-            served.kind,
-            &served.version,
-            shared.chunk_size,
-            shared.max_objects,
-            shared.max_backoff,
-            i as u64,
-        );
-        match kind.next().await {
-            Step::Listed(objects) => lists.push((served.kind, objects)),
-            Step::Failed {
-                code: Some(403),
-                failure,
-                ..
-            } => {
+        match failures::list_once(&http, shared, served, i as u64).await? {
+            Listed::Objects(objects) => lists.push((served.kind, objects)),
+            Listed::Forbidden(failure) => {
                 forbidden.push(served.kind);
                 refusal.get_or_insert(failure);
             }
-            Step::Failed { failure, .. } => return Err(Missed::Failed(failure)),
-            // A kind's first step is its list: anything else is not.
-            Step::Watching | Step::Applied(_) | Step::Deleted(_) => {}
         }
     }
     // Forbidden to list every kind: the cluster is forbidden, as a watched one would be.

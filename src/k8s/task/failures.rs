@@ -1,0 +1,210 @@
+//! What a summarized cluster's FluxReport counts as not ready, named. A report counts failing
+//! and suspended objects by kind but names none; so at each look, over the same short
+//! connection, the kinds it counts them in are listed, and the cluster keeps only its not-ready
+//! objects and what they depend on — enough for triage and root causes, in memory proportional
+//! to its failures rather than to its objects.
+//!
+//! What they depend on may be of a kind the report counts nothing wrong with (a ready
+//! GitRepository behind a failing Kustomization), so that kind is listed too; and a kind listed
+//! for a dependency may turn out to hold not-ready objects the report, read earlier, did not
+//! count yet. Each kind is listed at most once per look.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+
+use super::connect::Shared;
+use super::discovery::Served;
+use super::kind_watch::{KindWatch, Step};
+use crate::fleet::graph::upstream;
+use crate::fleet::report::Report;
+use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
+use crate::k8s::wire::api::Http;
+use crate::k8s::wire::errors::Failure;
+
+/// What a summarized cluster holds after a look.
+pub(in crate::k8s) struct Held {
+    pub objects: Vec<FluxSummary>,
+    /// Kinds the credentials may not list: their failures are not held.
+    pub forbidden: Vec<FluxKind>,
+}
+
+/// The watched kinds `report` counts failing or suspended objects of.
+pub(in crate::k8s) fn not_ready_kinds(report: &Report, kinds: &[FluxKind]) -> BTreeSet<FluxKind> {
+    report
+        .reconcilers
+        .iter()
+        .filter(|r| r.failing > 0 || r.suspended > 0)
+        .filter_map(|r| FluxKind::from_kind(&r.kind))
+        .filter(|k| kinds.contains(k))
+        .collect()
+}
+
+/// Lists what `report` counts as not ready, and what that depends on, over `http`: the
+/// cluster's not-ready objects and their dependencies, of the kinds `served`.
+pub(in crate::k8s) async fn held(
+    http: &Arc<Http>,
+    shared: &Shared,
+    served: &[Served],
+    report: &Report,
+) -> Result<Held, Failure> {
+    let mut listed: BTreeMap<ObjectKey, FluxSummary> = BTreeMap::new();
+    let mut done: HashSet<FluxKind> = HashSet::new();
+    let mut forbidden = Vec::new();
+    let mut next = not_ready_kinds(report, &shared.kinds);
+    while !next.is_empty() {
+        for kind in std::mem::take(&mut next) {
+            done.insert(kind);
+            let Some(s) = served.iter().find(|s| s.kind == kind) else {
+                continue;
+            };
+            match list_once(http, shared, s, done.len() as u64).await? {
+                Listed::Objects(objects) => {
+                    listed.extend(objects.into_iter().map(|o| (o.key.clone(), o)));
+                }
+                Listed::Forbidden(_) => forbidden.push(kind),
+            }
+        }
+        let (_, missing) = kept(&listed);
+        next = missing.into_iter().filter(|k| !done.contains(k)).collect();
+    }
+    let (keep, _) = kept(&listed);
+    let objects = listed
+        .into_iter()
+        .filter(|(k, _)| keep.contains(k))
+        .map(|(_, o)| o)
+        .collect();
+    Ok(Held { objects, forbidden })
+}
+
+/// Of `listed`, the not-ready objects and what they depend on directly (a ready dependency
+/// holds nothing back, so what it depends on does not matter); and the kinds of dependencies
+/// not among them.
+fn kept(listed: &BTreeMap<ObjectKey, FluxSummary>) -> (HashSet<ObjectKey>, BTreeSet<FluxKind>) {
+    let mut keep = HashSet::new();
+    let mut missing = BTreeSet::new();
+    for o in listed.values().filter(|o| o.health.is_not_ready()) {
+        keep.insert(o.key.clone());
+        for up in upstream(o) {
+            if listed.contains_key(&up) {
+                keep.insert(up);
+            } else {
+                missing.insert(up.kind);
+            }
+        }
+    }
+    (keep, missing)
+}
+
+/// One kind listed once.
+pub(in crate::k8s) enum Listed {
+    Objects(Vec<FluxSummary>),
+    /// The credentials may not list it: the refusal.
+    Forbidden(Failure),
+}
+
+/// One kind listed once over `http`.
+pub(in crate::k8s) async fn list_once(
+    http: &Arc<Http>,
+    shared: &Shared,
+    served: &Served,
+    seed: u64,
+) -> Result<Listed, Failure> {
+    let mut kind = KindWatch::new(
+        http.clone(),
+        served.kind,
+        &served.version,
+        shared.chunk_size,
+        shared.max_objects,
+        shared.max_backoff,
+        seed,
+    );
+    match kind.next().await {
+        Step::Listed(objects) => Ok(Listed::Objects(objects)),
+        Step::Failed {
+            code: Some(403),
+            failure,
+            ..
+        } => Ok(Listed::Forbidden(failure)),
+        Step::Failed { failure, .. } => Err(failure),
+        // A kind's first step is its list: anything else is not.
+        Step::Watching | Step::Applied(_) | Step::Deleted(_) => Ok(Listed::Objects(Vec::new())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn object(kind: &str, name: &str, ready: &str, spec: serde_json::Value) -> FluxSummary {
+        let value = json!({
+            "apiVersion": "v1", "kind": kind,
+            "metadata": {"name": name, "namespace": "flux-system", "generation": 1},
+            "spec": spec,
+            "status": {"observedGeneration": 1,
+                "conditions": [{"type": "Ready", "status": ready, "reason": "R"}]}
+        });
+        let kind = FluxKind::from_kind(kind).unwrap();
+        FluxSummary::of(kind, &value).unwrap()
+    }
+
+    #[test]
+    fn failures_and_what_they_depend_on_are_kept_and_nothing_else() {
+        let git = json!({"sourceRef": {"kind": "GitRepository", "name": "repo"}});
+        let objects = [
+            object("Kustomization", "apps", "False", git.clone()),
+            object("Kustomization", "infra", "True", git.clone()),
+            object(
+                "Kustomization",
+                "web",
+                "False",
+                json!({"dependsOn": [{"name": "apps"}, {"name": "infra"}],
+                       "sourceRef": {"kind": "OCIRepository", "name": "oci"}}),
+            ),
+            object("Kustomization", "other", "True", git),
+        ];
+        let listed: BTreeMap<ObjectKey, FluxSummary> =
+            objects.into_iter().map(|o| (o.key.clone(), o)).collect();
+        let (keep, missing) = kept(&listed);
+        let mut names: Vec<&str> = keep.iter().map(|k| &*k.name).collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["apps", "infra", "web"],
+            "'other' is ready and needed by none"
+        );
+        assert_eq!(
+            missing,
+            BTreeSet::from([FluxKind::GitRepository, FluxKind::OciRepository])
+        );
+    }
+
+    #[test]
+    fn only_kinds_the_report_counts_wrong_and_fluxfleet_watches_are_listed() {
+        let report: Report = Report::read(
+            &json!({"apiVersion": "fluxcd.controlplane.io/v1", "kind": "FluxReport",
+                "metadata": {"name": "flux", "namespace": "flux-system"},
+                "spec": {"reconcilers": [
+                    {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                     "stats": {"running": 4, "failing": 1, "suspended": 0}},
+                    {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                     "stats": {"running": 3, "failing": 0, "suspended": 1}},
+                    {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+                     "stats": {"running": 2, "failing": 0, "suspended": 0}},
+                    {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
+                     "stats": {"running": 1, "failing": 1, "suspended": 0}}]}}),
+            None,
+            jiff::Timestamp::UNIX_EPOCH,
+        )
+        .unwrap();
+        let watched = [
+            FluxKind::Kustomization,
+            FluxKind::HelmRelease,
+            FluxKind::GitRepository,
+        ];
+        assert_eq!(
+            not_ready_kinds(&report, &watched),
+            BTreeSet::from([FluxKind::Kustomization, FluxKind::HelmRelease])
+        );
+    }
+}
