@@ -251,13 +251,7 @@ async fn root_causes(sim: &Sim, mode: &str) -> serde_json::Value {
         .output()
         .await
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{mode}: {stderr}");
-    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for cause in doc["rootCauses"].as_array_mut().unwrap() {
-        cause.as_object_mut().unwrap().remove("suspect");
-    }
-    doc
+    common::root_causes_without_suspects(&out, mode)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

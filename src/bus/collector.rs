@@ -33,7 +33,7 @@ use super::wire::{self, ClusterState};
 use super::{Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::Event;
-use crate::fleet::{ClusterKey, Health, Phase, SourceId};
+use crate::fleet::{ClusterKey, Counted, FluxSummary, Health, HealthCounts, Phase, SourceId};
 use crate::inventory::ClusterSpec;
 use crate::k8s::Engine;
 use crate::source::Sink;
@@ -75,9 +75,35 @@ struct Owned {
     objects: HashMap<String, Published>,
     /// The hash of the summary last published.
     summary: Option<u64>,
+    /// Summarized (`engine.watch`), it counts by its report and has no object on the bus.
+    counted: Counted,
+    /// Counted by its report: its not-ready objects and what they depend on, as listed at its
+    /// last look (published with its summary).
+    held: Option<Vec<FluxSummary>>,
+    /// Counted by its objects: the not-ready ones, by key (published with its summary, so that
+    /// a reader holding no object still has every failure and its root cause).
+    not_ready: BTreeMap<String, FluxSummary>,
 }
 
 impl Owned {
+    /// Its objects by health: by its report while it counts by it, else by what was published.
+    fn counts(&self) -> HealthCounts {
+        let mut counts = HealthCounts::default();
+        match (
+            self.counted,
+            self.state.as_ref().and_then(|s| s.report.as_ref()),
+        ) {
+            (Counted::Report, Some(report)) => counts = report.counts.clone(),
+            (Counted::Report, None) => {}
+            (Counted::Objects, _) => {
+                for published in self.objects.values() {
+                    counts.add(published.health);
+                }
+            }
+        }
+        counts
+    }
+
     /// The cluster's workspace as last published; empty before its first state.
     fn workspace(&self) -> String {
         self.state
@@ -122,10 +148,21 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         &format!("fluxfleet collect {}", request.id),
     )
     .await?;
-    let stores = super::open(client, &request.options, Some(request.retention)).await?;
+    let stores = super::open(client.clone(), &request.options, Some(request.retention)).await?;
+    let asking = format!("{}.*", stores.names.warm);
+    let mut warms = client
+        .subscribe(asking.clone())
+        .await
+        .map_err(|e| format!("subscribing to {asking}: {e}"))?;
     let mut settings = request.settings.clone();
-    // A collector publishes every object: its share is watched whole.
-    settings.watch = config::Watch::All;
+    // Whether to summarize is decided by the whole fleet, not by this collector's share (its
+    // engine starts with none of it).
+    let fleet = request.clusters.len();
+    settings.watch = if settings.watch.summarizes(fleet, settings.summary_above) {
+        config::Watch::Summary
+    } else {
+        config::Watch::All
+    };
     let (tx, mut events) = mpsc::channel::<Event>(4096);
     let engine = Engine::start(Vec::new(), &settings, Sink::new(SourceId(0), tx));
     let ttl = request.retention.ttl;
@@ -163,6 +200,13 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         tokio::select! {
             _ = stop.cancelled() => break,
             Some(Ok(entry)) = others.next() => collector.noticed(&entry),
+            Some(asked) = warms.next() => {
+                if collector.warm(&asked)
+                    && let Some(reply) = asked.reply
+                {
+                    let _ = client.publish(reply, "watching".into()).await;
+                }
+            }
             Some(specs) = refreshed.recv() => {
                 let applied = match specs {
                     Ok(specs) => collector.refreshed(specs).await,
@@ -301,6 +345,24 @@ impl Collector {
         self.rebalance().await
     }
 
+    /// A reader asks for a cluster's objects: its owner watches them (a summarized one among
+    /// its last `engine.warm_clusters` opened) and answers; the others leave it to the owner.
+    fn warm(&self, asked: &async_nats::Message) -> bool {
+        let Ok(name) = std::str::from_utf8(&asked.payload) else {
+            return false;
+        };
+        let Some(spec) = self
+            .specs
+            .get(name)
+            .filter(|_| self.owned.contains_key(name))
+        else {
+            return false;
+        };
+        crate::source::Read::open(&self.engine.reader(), &spec.key());
+        tracing::debug!(cluster = %name, "a reader asked for its objects");
+        true
+    }
+
     /// A cluster state was written: by another collector, for a cluster this one owns?
     fn noticed(&mut self, entry: &jetstream::kv::Entry) {
         let Some(keys::Key::Cluster(name)) = keys::parse(&entry.key) else {
@@ -426,6 +488,9 @@ async fn take_over(
                 state: None,
                 objects: HashMap::new(),
                 summary: None,
+                counted: Counted::Objects,
+                held: None,
+                not_ready: BTreeMap::new(),
             };
             (name.clone(), owned)
         })
@@ -465,6 +530,9 @@ async fn take_over(
                 else {
                     continue;
                 };
+                if summary.health.is_not_ready() {
+                    owned.not_ready.insert(key.clone(), summary.clone());
+                }
                 owned.objects.insert(
                     key,
                     Published {

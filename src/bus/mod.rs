@@ -48,6 +48,9 @@ pub struct Names {
     pub state: String,
     pub collectors: String,
     pub history: String,
+    /// Where readers ask a summarized cluster's collector to watch its objects (core NATS,
+    /// request-reply: `<warm>.<cluster>`, the cluster's name as the payload).
+    pub warm: String,
 }
 
 impl Names {
@@ -62,12 +65,18 @@ impl Names {
             state: bucket.to_string(),
             collectors: format!("{bucket}-collectors"),
             history: format!("{bucket}-history"),
+            warm: format!("{bucket}-warm"),
         })
     }
 
     /// The subject of a cluster's changes in the history.
     pub fn history_subject(&self, cluster: &str) -> String {
         format!("{}.{}", self.history, keys::token(cluster))
+    }
+
+    /// The subject a reader asks a cluster's collector to warm it on.
+    pub fn warm_subject(&self, cluster: &str) -> String {
+        format!("{}.{}", self.warm, keys::token(cluster))
     }
 }
 

@@ -48,9 +48,13 @@ pub struct Bus {
     options: Options,
     /// The collectors alive when it connected.
     live: BTreeSet<String>,
-    /// Summarizing: the clusters opened, and where openings are said.
+    /// Summarizing: the clusters opened.
     opening: Option<opened::Opening>,
+    /// Where the clusters the user opens are said, and heard: by the opened clusters
+    /// (summarizing), else by the reader's task (which asks the collectors that summarize them
+    /// to watch them).
     opens: Option<tokio::sync::mpsc::Sender<ClusterKey>>,
+    opened: Option<tokio::sync::mpsc::Receiver<ClusterKey>>,
     task: Option<tokio::task::JoinHandle<()>>,
     stop: tokio_util::sync::CancellationToken,
 }
@@ -74,6 +78,7 @@ impl Bus {
         // Where the bucket is, then what it holds: a value published meanwhile comes twice,
         // which changes nothing.
         let last = super::last_sequence(&stores.state.stream, "the state bucket").await?;
+        let (opens, opened) = tokio::sync::mpsc::channel(64);
         let mut bus = Bus {
             clusters: BTreeMap::new(),
             summaries: HashMap::new(),
@@ -84,7 +89,8 @@ impl Bus {
             options: options.clone(),
             live,
             opening: None,
-            opens: None,
+            opens: Some(opens),
+            opened: Some(opened),
             task: None,
             stop: Default::default(),
             stores,
@@ -127,9 +133,9 @@ impl Bus {
     /// Shows every cluster by its collector's counts, holding the objects only of the last
     /// `warm` clusters the user opened.
     pub fn summarizing(mut self, warm: usize) -> Bus {
-        let (tx, rx) = tokio::sync::mpsc::channel(64);
-        self.opening = Some(opened::Opening::new(warm, rx));
-        self.opens = Some(tx);
+        if let Some(opened) = self.opened.take() {
+            self.opening = Some(opened::Opening::new(warm, opened));
+        }
         self
     }
 
@@ -220,6 +226,8 @@ impl Source for Bus {
             servers: self.servers.clone(),
             last: self.last,
             opening,
+            opens: self.opened.take(),
+            asked: HashMap::new(),
         };
         let stop = self.stop.clone();
         self.task = Some(tokio::spawn(async move {

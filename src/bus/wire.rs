@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::fleet::report::Report;
 use crate::fleet::{
-    ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, Health, HealthCounts, Phase,
+    ClusterInfo, ClusterKey, Connection, Counted, FluxKind, FluxSummary, Health, HealthCounts,
+    Phase,
 };
 
 /// The most one value may be; a summary is a few hundred bytes, a report a few KiB.
@@ -115,6 +116,14 @@ pub struct Summary {
     pub objects: BTreeMap<String, u32>,
     /// When it was counted.
     pub at: Option<Timestamp>,
+    /// `report`: its collector summarizes it (`engine.watch`), counting it by its FluxReport
+    /// with no object on the bus; `objects`: every object is on the bus.
+    #[serde(default)]
+    pub counted: Counted,
+    /// Counted by its report: its not-ready objects and what they depend on, as its last look
+    /// listed them. None where they were not listed, or would not fit in one value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<Vec<FluxSummary>>,
 }
 
 impl Summary {
@@ -127,6 +136,12 @@ impl Summary {
             }
         }
         counts
+    }
+
+    /// What it holds, its texts cut as the engine cuts a server's.
+    pub fn held(&self) -> Option<Vec<FluxSummary>> {
+        let held = self.held.as_ref()?;
+        Some(held.iter().map(|o| o.clone().bounded()).collect())
     }
 }
 

@@ -53,7 +53,7 @@ pub enum Change {
 }
 
 /// Where a cluster's counts come from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Counted {
     /// Its objects, watched or listed.

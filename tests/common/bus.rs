@@ -39,6 +39,17 @@ pub fn start_collector_with(
     inventory: &fluxfleet::inventory::Inventory,
     replicas: usize,
 ) -> Running {
+    start_collector_of(id, options, inventory, replicas, super::engine_settings())
+}
+
+/// A collector whose engine runs with `settings`.
+pub fn start_collector_of(
+    id: &str,
+    options: &bus::Options,
+    inventory: &fluxfleet::inventory::Inventory,
+    replicas: usize,
+    settings: fluxfleet::config::Engine,
+) -> Running {
     let stop = CancellationToken::new();
     let request = collector::Request {
         options: options.clone(),
@@ -49,7 +60,7 @@ pub fn start_collector_with(
             replicas,
         },
         clusters: inventory.clusters.clone(),
-        settings: super::engine_settings(),
+        settings,
         refresh: None,
         status: Default::default(),
     };

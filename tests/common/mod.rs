@@ -243,3 +243,15 @@ pub fn copies_of(
         })
         .collect()
 }
+
+/// What `get --root-causes -o json` printed, the suspects left out (they weigh the ready copies
+/// of a failure, which a summarized cluster does not hold); it must have exited 0.
+pub fn root_causes_without_suspects(out: &std::process::Output, what: &str) -> serde_json::Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+    let mut doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for cause in doc["rootCauses"].as_array_mut().unwrap() {
+        cause.as_object_mut().unwrap().remove("suspect");
+    }
+    doc
+}

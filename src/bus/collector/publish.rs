@@ -10,7 +10,7 @@ use super::super::wire::{self, ClusterState};
 use super::outbox::{Body, Outgoing};
 use super::{Collector, Published};
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{FluxSummary, Phase};
+use crate::fleet::{Counted, FluxSummary, Phase};
 
 /// How often a cluster's summary is published at most.
 pub(super) const SUMMARIES_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
@@ -25,7 +25,12 @@ impl Collector {
             // A last word from a cluster handed over: the next owner says it.
             return;
         }
-        if !matches!(event.change, Change::Report(_)) {
+        let by_report = self
+            .owned
+            .get(&name)
+            .is_some_and(|o| o.counted == Counted::Report);
+        // A report read again changes the counts of a cluster counted by it, and only then.
+        if by_report || !matches!(event.change, Change::Report(_)) {
             self.unsummed.insert(name.clone());
         }
         match event.change {
@@ -98,8 +103,35 @@ impl Collector {
                     self.put_object(&name, summary, event.at).await;
                 }
             }
-            // A collector watches every object of its clusters: nothing is held in part.
-            Change::Added(_) | Change::Retired | Change::Counted(_) | Change::Held(_) => {}
+            // Summarized: counted by its report, its objects let go (also from the bus; they
+            // did not go from the cluster, so the history is not told).
+            Change::Counted(Counted::Report) => {
+                let Some(owned) = self.owned.get_mut(&name) else {
+                    return;
+                };
+                owned.counted = Counted::Report;
+                owned.held = None;
+                owned.not_ready.clear();
+                let keys: Vec<String> = owned.objects.drain().map(|(k, _)| k).collect();
+                for key in keys {
+                    let subject = format!("$KV.{}.{key}", self.stores.names.state);
+                    self.send(subject, Body::Delete, event.at).await;
+                }
+            }
+            Change::Counted(Counted::Objects) => {
+                if let Some(owned) = self.owned.get_mut(&name) {
+                    owned.counted = Counted::Objects;
+                    owned.held = None;
+                }
+            }
+            Change::Held(objects) => {
+                if let Some(owned) = self.owned.get_mut(&name)
+                    && owned.counted == Counted::Report
+                {
+                    owned.held = Some(objects);
+                }
+            }
+            Change::Added(_) | Change::Retired => {}
         }
     }
 
@@ -124,6 +156,11 @@ impl Collector {
             return;
         };
         let workspace = owned.workspace();
+        if summary.health.is_not_ready() {
+            owned.not_ready.insert(key.clone(), summary.clone());
+        } else {
+            owned.not_ready.remove(&key);
+        }
         let before = owned.objects.insert(
             key.clone(),
             Published {
@@ -160,6 +197,7 @@ impl Collector {
         let Some(owned) = self.owned.get_mut(cluster) else {
             return;
         };
+        owned.not_ready.remove(key);
         if owned.objects.remove(key).is_none() {
             return;
         }
@@ -180,21 +218,35 @@ impl Collector {
             let Some(owned) = self.owned.get_mut(&name) else {
                 continue;
             };
-            let mut objects = std::collections::BTreeMap::new();
-            for published in owned.objects.values() {
-                *objects
-                    .entry(published.health.key().to_string())
-                    .or_insert(0u32) += 1;
-            }
+            let objects = owned
+                .counts()
+                .iter()
+                .map(|(health, n)| (health.key().to_string(), n))
+                .collect();
             let mut summary = wire::Summary {
                 name: name.clone(),
                 collector: self.id.clone(),
                 objects,
                 at: None,
+                counted: owned.counted,
+                held: match owned.counted {
+                    Counted::Report => owned.held.clone(),
+                    Counted::Objects => Some(owned.not_ready.values().cloned().collect()),
+                },
             };
-            let Ok(unstamped) = serde_json::to_vec(&summary) else {
+            let Ok(mut unstamped) = serde_json::to_vec(&summary) else {
                 continue;
             };
+            if unstamped.len() > wire::MAX_VALUE * 3 / 4 {
+                // Too many to name in one value: counted, and said unnamed.
+                tracing::warn!(cluster = %name, bytes = unstamped.len(),
+                    "too many not-ready objects to publish with the summary: counted only");
+                summary.held = None;
+                let Ok(smaller) = serde_json::to_vec(&summary) else {
+                    continue;
+                };
+                unstamped = smaller;
+            }
             let hash = wire::hash(&unstamped);
             if owned.summary == Some(hash) {
                 continue;

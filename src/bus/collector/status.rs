@@ -280,10 +280,8 @@ impl super::Collector {
             let workspace = owned.workspace();
             let phase = owned.state.as_ref().map_or(Phase::Connecting, |s| s.phase);
             *clusters.entry((workspace.clone(), phase)).or_insert(0) += 1;
-            for published in owned.objects.values() {
-                *objects
-                    .entry((workspace.clone(), published.health))
-                    .or_insert(0) += 1;
+            for (health, n) in owned.counts().iter() {
+                *objects.entry((workspace.clone(), health)).or_insert(0) += u64::from(n);
             }
         }
         let connected = matches!(

@@ -27,6 +27,10 @@ const READS: usize = 3;
 /// How long catching up waits for a next change before it takes what came as all there is.
 const CAUGHT_UP: Duration = Duration::from_secs(2);
 
+/// How often a cluster's collector is asked at most to watch its objects (while it is open
+/// and its collector still summarizes it).
+const ASK_AGAIN: Duration = Duration::from_secs(10);
+
 /// The reader's watches, as one stream.
 type Watches = futures::stream::SelectAll<Watch>;
 
@@ -40,6 +44,11 @@ pub(super) struct Follow {
     pub(super) last: u64,
     /// Summarizing: the clusters opened.
     pub(super) opening: Option<Opening>,
+    /// Streaming: where the clusters the user opens are said (their collector is asked to watch
+    /// the ones it summarizes).
+    pub(super) opens: Option<tokio::sync::mpsc::Receiver<crate::fleet::ClusterKey>>,
+    /// When each cluster's collector was last asked to watch its objects.
+    pub(super) asked: HashMap<String, tokio::time::Instant>,
 }
 
 impl Follow {
@@ -58,6 +67,11 @@ impl Follow {
             self.catch_up(&mut watches).await?;
             for (name, state) in &self.known {
                 let key = cluster_key(name);
+                if self.by_report(name) {
+                    // Its collector summarizes it: no object of it is on the bus.
+                    self.summarized_again(name).await?;
+                    continue;
+                }
                 if let Some(report) = state.report.clone() {
                     self.sink
                         .send(&key, Change::Report(Some(Box::new(report))))
@@ -76,7 +90,8 @@ impl Follow {
             // Shown as read, and said: nothing after it will come.
             tracing::warn!(error = %why, "following the bus");
             for (name, state) in &self.known {
-                let mut connection = shown(state, &self.live, self.opening.is_some());
+                let summarized = self.summarized(self.opening.as_ref(), name);
+                let mut connection = shown(state, &self.live, summarized);
                 connection.phase = crate::fleet::Phase::TimedOut;
                 connection.error = Some(
                     format!("the bus cannot be followed ({why}): shown as it was read").into(),
@@ -199,8 +214,14 @@ impl Follow {
     async fn follow(mut self, mut watches: Watches) -> Result<(), Closed> {
         let mut look = tokio::time::interval(LOOK);
         let mut opening = self.opening.take();
+        let mut opens = self.opens.take();
         loop {
             tokio::select! {
+                Some(key) = next_open(opens.as_mut()) => {
+                    if let Some(name) = cluster_name(&key).filter(|n| self.by_report(n)) {
+                        self.ask_to_watch(name);
+                    }
+                }
                 entry = watches.next() => match entry {
                     Some(Ok(entry)) => self.entry(entry, opening.as_ref()).await?,
                     // An erring watch can err again at once: wait, so that this task yields
@@ -213,7 +234,20 @@ impl Follow {
                         self.opened(o, next).await?;
                     }
                 }
-                _ = look.tick() => self.look(opening.as_ref()).await?,
+                _ = look.tick() => {
+                    self.look(opening.as_ref()).await?;
+                    if let Some(o) = opening.as_ref() {
+                        let open: Vec<String> = self
+                            .known
+                            .keys()
+                            .filter(|n| o.is_open(n) && self.by_report(n))
+                            .cloned()
+                            .collect();
+                        for name in open {
+                            self.ask_to_watch(&name);
+                        }
+                    }
+                }
             }
         }
     }
@@ -225,8 +259,12 @@ impl Follow {
                 let Some(name) = cluster_name(&key).filter(|n| self.known.contains_key(*n)) else {
                     return Ok(());
                 };
-                for cold in o.open(name, &self.stores) {
+                let name = name.to_string();
+                for cold in o.open(&name, &self.stores) {
                     self.summarized_again(&cold).await?;
+                }
+                if self.by_report(&name) {
+                    self.ask_to_watch(&name);
                 }
                 Ok(())
             }
@@ -251,7 +289,7 @@ impl Follow {
         }
         for (name, state) in &self.known {
             if self.live.contains(&state.collector) != now.contains(&state.collector) {
-                let c = shown(state, &now, summarized(opening, name));
+                let c = shown(state, &now, self.summarized(opening, name));
                 self.sink
                     .send(&cluster_key(name), Change::Connection(c))
                     .await?;
@@ -280,7 +318,7 @@ impl Follow {
                 if state.name != name {
                     return Ok(());
                 }
-                let summarized = summarized(opening, &name);
+                let summarized = self.summarized(opening, &name);
                 let new = !self.known.contains_key(&name);
                 if new {
                     self.sink
@@ -299,6 +337,7 @@ impl Follow {
                         self.sink
                             .send(&key, Change::Counted(Counted::Report))
                             .await?;
+                        self.held(&name).await?;
                     }
                 } else if before != Some(&state.report) {
                     let report = state.report.clone().map(Box::new);
@@ -320,15 +359,21 @@ impl Follow {
                 if summary.name != name {
                     return Ok(());
                 }
-                if summarized(opening, &name)
-                    && let Some(state) = self.known.get(&name)
-                {
-                    let report = summarized_report(state, Some(&summary));
-                    self.sink
-                        .send(&cluster_key(&name), Change::Report(Some(Box::new(report))))
-                        .await?;
+                let was = self.by_report(&name);
+                self.summaries.insert(name.clone(), summary);
+                let now = self.by_report(&name);
+                if !self.known.contains_key(&name) {
+                    return Ok(());
                 }
-                self.summaries.insert(name, summary);
+                if self.summarized(opening, &name) {
+                    self.summarized_again(&name).await?;
+                } else if was && !now && opening.is_none() {
+                    // Its collector watches it now: its objects are on the bus.
+                    self.read_opened(&name).await?;
+                } else if now && opening.is_some() {
+                    // Open here, summarized by its collector: asked to watch it.
+                    self.ask_to_watch(&name);
+                }
             }
             Some(Key::Object(cluster, object)) => {
                 let key = cluster_key(&cluster);
@@ -367,6 +412,78 @@ impl Follow {
         Ok(())
     }
 
+    /// Whether the collector of `name` summarizes it: counted by its report, none of its
+    /// objects on the bus.
+    fn by_report(&self, name: &str) -> bool {
+        self.summaries
+            .get(name)
+            .is_some_and(|s| s.counted == Counted::Report)
+    }
+
+    /// Whether the reader shows `name` by its summary: it summarizes and the cluster is not
+    /// open, or its collector summarizes it.
+    fn summarized(&self, opening: Option<&Opening>, name: &str) -> bool {
+        match opening {
+            Some(o) => !o.is_open(name),
+            None => self.by_report(name),
+        }
+    }
+
+    /// Asks the collector of `name` to watch its objects, at most every [`ASK_AGAIN`]; its
+    /// answer is awaited off the reader's task.
+    fn ask_to_watch(&mut self, name: &str) {
+        let now = tokio::time::Instant::now();
+        if self
+            .asked
+            .get(name)
+            .is_some_and(|at| now.duration_since(*at) < ASK_AGAIN)
+        {
+            return;
+        }
+        self.asked.insert(name.to_string(), now);
+        let client = self.stores.js.client();
+        let subject = self.stores.names.warm_subject(name);
+        let cluster = name.to_string();
+        tokio::spawn(async move {
+            let asked = client.request(subject, cluster.clone().into());
+            match tokio::time::timeout(ASK_AGAIN, asked).await {
+                Ok(Ok(_)) => tracing::debug!(%cluster, "its collector watches its objects"),
+                Ok(Err(e)) => {
+                    tracing::warn!(%cluster, error = %e, "asking its collector for its objects");
+                }
+                Err(_) => tracing::warn!(%cluster, "no collector answered for its objects"),
+            }
+        });
+    }
+
+    /// Reads the objects of `name` from the bus, now that its collector watches it, and counts
+    /// it by them.
+    async fn read_opened(&self, name: &str) -> Result<(), Closed> {
+        let values = match super::super::last_values(&self.stores, &keys::objects_of(name)).await {
+            Ok(values) => values,
+            Err(e) => {
+                tracing::warn!(cluster = %name, error = %e, "reading a cluster's objects");
+                return Ok(());
+            }
+        };
+        let objects = values
+            .iter()
+            .filter_map(|(key, value)| match read(key, value) {
+                Ok(Some(Change::Applied(summary))) => Some(summary),
+                _ => None,
+            })
+            .collect();
+        self.opened_with(name, objects).await
+    }
+
+    /// What a summarized cluster holds, as its collector last published it.
+    async fn held(&self, name: &str) -> Result<(), Closed> {
+        match self.summaries.get(name).and_then(Summary::held) {
+            Some(held) => self.sink.send(&cluster_key(name), Change::Held(held)).await,
+            None => Ok(()),
+        }
+    }
+
     /// Tells the session that `name` counts by its summary (again): its objects are let go.
     pub(super) async fn summarized_again(&self, name: &str) -> Result<(), Closed> {
         let key = cluster_key(name);
@@ -380,6 +497,7 @@ impl Follow {
         self.sink
             .send(&key, Change::Counted(Counted::Report))
             .await?;
+        self.held(name).await?;
         let shown = shown(state, &self.live, true);
         self.sink.send(&key, Change::Connection(shown)).await
     }
@@ -393,7 +511,12 @@ async fn next_opening(opening: Option<&mut Opening>) -> Option<Next> {
     }
 }
 
-/// Whether the reader shows `name` by its summary (it summarizes, and the cluster is not open).
-fn summarized(opening: Option<&Opening>, name: &str) -> bool {
-    opening.is_some_and(|o| !o.is_open(name))
+/// The next cluster the user opens, for a streaming reader; never, for a summarizing one.
+async fn next_open(
+    opens: Option<&mut tokio::sync::mpsc::Receiver<crate::fleet::ClusterKey>>,
+) -> Option<crate::fleet::ClusterKey> {
+    match opens {
+        Some(opens) => opens.recv().await,
+        None => std::future::pending().await,
+    }
 }
