@@ -5,6 +5,9 @@
 # COLLECTORS collectors to one nats-server, then `get --nats URL --summary` as a reader streaming
 # every object, and summarizing (`--watch-mode summary`: the collectors' per-cluster counts
 # only). Three runs each. e.g. N=20000 SIMS=2 COLLECTORS=4 benches/bus_reader.sh
+# Collectors with tiers: COLLECT_MODE=summary (their --watch-mode), OPERATOR=1 (the share of
+# clusters running the Flux Operator), REPORT_INTERVAL=60s (their engine.report_interval).
+# Each simulator listens on its own loopback address (127.0.0.2, .3, …).
 # cargo build --release first; needs nats-server (.ci/test installs it).
 set -u
 cd "$(dirname "$0")/.."
@@ -23,7 +26,8 @@ EACH=$((N / SIMS))
 DIRS=()
 for s in $(seq 0 $((SIMS - 1))); do
   $B sim --scenario uniform --clusters $EACH --first-cluster $((s * EACH)) --workspaces 12 \
-    --objects $OBJECTS --out $D/sim$s > $D/sim$s.log 2>&1 &
+    --objects $OBJECTS --out $D/sim$s --listen 127.0.0.$((s + 2)):0 \
+    ${OPERATOR:+--operator $OPERATOR} > $D/sim$s.log 2>&1 &
   PIDS="$PIDS $!"
   DIRS+=(--kubeconfig-dir $D/sim$s/kubeconfigs)
 done
@@ -31,8 +35,10 @@ trap 'kill $PIDS 2>/dev/null' EXIT
 for s in $(seq 0 $((SIMS - 1))); do
   until grep -q "serving on" $D/sim$s.log; do sleep 0.5; done
 done
+printf '[engine]\nreport_interval = "%s"\n' "${REPORT_INTERVAL:-60s}" > $D/collect.toml
 for i in $(seq 1 "$COLLECTORS"); do
-  $B collect --nats $URL "${DIRS[@]}" --id c$i --ttl 6s > $D/c$i.log 2>&1 &
+  FLUXFLEET_CONFIG=$D/collect.toml $B collect --nats $URL "${DIRS[@]}" --id c$i --ttl 6s \
+    ${COLLECT_MODE:+--watch-mode $COLLECT_MODE} > $D/c$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
 started=$(date +%s)
@@ -40,7 +46,7 @@ complete() {
   local out
   out=$($B get --nats $URL --summary -o json --timeout 60s --watch-mode all 2>/dev/null) && [ -n "$out" ] &&
     echo "$out" | jq -e --argjson n "$N" --argjson o "$((N * OBJECTS))" \
-      '.fleet.states.live == $n and ([.fleet.objects[]] | add) == $o' > /dev/null
+      '(.fleet.states.live // 0) + (.fleet.states.summary // 0) == $n and ([.fleet.objects[]] | add) == $o' > /dev/null
 }
 until complete; do sleep 2; done
 echo "$COLLECTORS collectors: $N clusters × $OBJECTS objects complete on the bus after $(( $(date +%s) - started )) s"

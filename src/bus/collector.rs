@@ -33,6 +33,7 @@ use super::wire::{self, ClusterState};
 use super::{Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::Event;
+use crate::fleet::report::Report;
 use crate::fleet::{ClusterKey, Counted, FluxSummary, Health, HealthCounts, Phase, SourceId};
 use crate::inventory::ClusterSpec;
 use crate::k8s::Engine;
@@ -75,6 +76,9 @@ struct Owned {
     objects: HashMap<String, Published>,
     /// The hash of the summary last published.
     summary: Option<u64>,
+    /// The Flux Operator's last report (also in its published state, once it has one: the
+    /// first look reads the report before the state is said).
+    report: Option<Report>,
     /// Summarized (`engine.watch`), it counts by its report and has no object on the bus.
     counted: Counted,
     /// Counted by its report: its not-ready objects and what they depend on, as listed at its
@@ -89,10 +93,7 @@ impl Owned {
     /// Its objects by health: by its report while it counts by it, else by what was published.
     fn counts(&self) -> HealthCounts {
         let mut counts = HealthCounts::default();
-        match (
-            self.counted,
-            self.state.as_ref().and_then(|s| s.report.as_ref()),
-        ) {
+        match (self.counted, &self.report) {
             (Counted::Report, Some(report)) => counts = report.counts.clone(),
             (Counted::Report, None) => {}
             (Counted::Objects, _) => {
@@ -154,17 +155,12 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
         .subscribe(asking.clone())
         .await
         .map_err(|e| format!("subscribing to {asking}: {e}"))?;
-    let mut settings = request.settings.clone();
     // Whether to summarize is decided by the whole fleet, not by this collector's share (its
     // engine starts with none of it).
-    let fleet = request.clusters.len();
-    settings.watch = if settings.watch.summarizes(fleet, settings.summary_above) {
-        config::Watch::Summary
-    } else {
-        config::Watch::All
-    };
     let (tx, mut events) = mpsc::channel::<Event>(4096);
-    let engine = Engine::start(Vec::new(), &settings, Sink::new(SourceId(0), tx));
+    let fleet = request.clusters.len();
+    let sink = Sink::new(SourceId(0), tx);
+    let engine = Engine::start_in(Vec::new(), fleet, &request.settings, sink);
     let ttl = request.retention.ttl;
     let mut collector = Collector::new(request.id.clone(), stores, request.clusters, engine, ttl);
     // Stopped with the collector however it ends (aborted too): a dead collector's
@@ -488,6 +484,7 @@ async fn take_over(
                 state: None,
                 objects: HashMap::new(),
                 summary: None,
+                report: None,
                 counted: Counted::Objects,
                 held: None,
                 not_ready: BTreeMap::new(),
@@ -545,6 +542,7 @@ async fn take_over(
             Some(keys::Key::Cluster(cluster)) => {
                 if let Some(owned) = out.get_mut(&cluster) {
                     owned.state = wire::read::<ClusterState>(&value).ok();
+                    owned.report = owned.state.as_ref().and_then(|s| s.report.clone());
                 }
             }
             // Counted again by the new owner.

@@ -32,17 +32,22 @@ impl Engine {
     /// Starts watching `clusters`, sending what it sees into `sink`. Must run inside a tokio
     /// runtime.
     pub fn start(clusters: Vec<ClusterSpec>, settings: &config::Engine, sink: Sink) -> Engine {
+        let fleet = clusters.len();
+        Engine::start_in(clusters, fleet, settings, sink)
+    }
+
+    /// Starts watching `clusters` of a fleet of `fleet` clusters, the others added later (a
+    /// collector takes its share as the collectors agree on it): whether to summarize, and how
+    /// many TLS sessions to keep, are the fleet's.
+    pub fn start_in(
+        clusters: Vec<ClusterSpec>,
+        fleet: usize,
+        settings: &config::Engine,
+        sink: Sink,
+    ) -> Engine {
         let clients = Arc::new(Clients::default());
-        let summary = settings
-            .watch
-            .summarizes(clusters.len(), settings.summary_above);
-        let shared = Arc::new(Shared::new(
-            settings,
-            sink,
-            clients.clone(),
-            clusters.len(),
-            summary,
-        ));
+        let summary = settings.watch.summarizes(fleet, settings.summary_above);
+        let shared = Arc::new(Shared::new(settings, sink, clients.clone(), fleet, summary));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let mut tokens = HashMap::new();

@@ -41,7 +41,7 @@ impl Collector {
                 let mut state = ClusterState::new(&spec.info(), &connection, &self.id);
                 let owned = self.owned.get_mut(&name);
                 let before = owned.as_ref().and_then(|o| o.state.as_ref());
-                state.report = before.and_then(|b| b.report.clone());
+                state.report = owned.as_ref().and_then(|o| o.report.clone());
                 let was = before.map(|b| b.phase);
                 if was != Some(state.phase) {
                     if state.phase.is_failure() {
@@ -68,10 +68,15 @@ impl Collector {
                 self.put_cluster(&name, state, event.at).await;
             }
             Change::Report(report) => {
-                let Some(mut state) = self.owned.get(&name).and_then(|o| o.state.clone()) else {
+                let Some(owned) = self.owned.get_mut(&name) else {
                     return;
                 };
-                state.report = report.map(|r| *r);
+                owned.report = report.map(|r| *r);
+                // Said with its state; a cluster not yet said says it with its first state.
+                let Some(mut state) = owned.state.clone() else {
+                    return;
+                };
+                state.report = owned.report.clone();
                 self.put_cluster(&name, state, event.at).await;
             }
             Change::Applied(summary) => self.put_object(&name, summary, event.at).await,
