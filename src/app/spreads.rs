@@ -50,8 +50,11 @@ impl SpreadCache {
                 self.everything = true;
                 self.dirty.clear();
             }
-            Change::Applied(_) | Change::Deleted(_) | Change::Connection(_) | Change::Report(_) => {
-            }
+            Change::Applied(_)
+            | Change::Deleted(_)
+            | Change::Connection(_)
+            | Change::Report(_)
+            | Change::Recounted(..) => {}
         }
     }
 

@@ -173,24 +173,38 @@ pub async fn last_values(
     latest(&stores.state, filter).await
 }
 
-/// The last value of every key of the state bucket matching `filter`, none missed: a key whose
-/// value is replaced while the bucket is read is skipped by the read (its old value is gone, its
-/// new one comes after where the read stops), so the keys the bucket holds are listed first and
-/// each one the read missed is then read by itself. For the few hundred bytes a cluster that a
-/// reader must know whole before it starts (`c.*`, `s.*`); deleted keys left out.
+/// The last value of every key of the state bucket matching `filter`, none missed, each given
+/// to `each` as it arrives (none kept): a key whose value is replaced while the bucket is read
+/// is skipped by the read (its old value is gone, its new one comes after where the read stops),
+/// so the keys the bucket holds are listed first and each one the read missed is then read by
+/// itself. For what a reader must know of every cluster before it starts (`c.*`, `s.*`);
+/// deleted keys left out.
 pub async fn every_value(
     stores: &Stores,
     filter: &str,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
+    each: &mut (dyn FnMut(&str, &[u8]) + Send),
+) -> Result<(), String> {
     let listed = listed_keys(stores, filter).await?;
-    let mut values = latest(&stores.state, filter).await?;
-    let read: std::collections::HashSet<&str> = values.iter().map(|(k, _)| k.as_str()).collect();
-    let missed: Vec<String> = listed
-        .into_iter()
-        .filter(|k| !read.contains(k.as_str()))
-        .collect();
-    values.extend(values_of(stores, missed).await?);
-    Ok(values)
+    let bucket = &stores.state;
+    let prefix = format!("$KV.{}.", bucket.name);
+    let config = jetstream::consumer::pull::OrderedConfig {
+        filter_subject: format!("{prefix}{filter}"),
+        deliver_policy: jetstream::consumer::DeliverPolicy::LastPerSubject,
+        ..Default::default()
+    };
+    let mut read = std::collections::HashSet::new();
+    read_all(&bucket.stream, config, filter, |message| {
+        if let Some(key) = put_key(message, &prefix) {
+            read.insert(key.to_string());
+            each(key, &message.payload);
+        }
+    })
+    .await?;
+    let missed: Vec<String> = listed.into_iter().filter(|k| !read.contains(k)).collect();
+    for (key, value) in values_of(stores, missed).await? {
+        each(&key, &value);
+    }
+    Ok(())
 }
 
 /// The keys of the state bucket matching `filter`, as the server lists them (no values read;

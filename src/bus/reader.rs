@@ -34,7 +34,7 @@ use direct::{FromBus, Servers, ToCluster};
 pub struct Bus {
     stores: Stores,
     clusters: BTreeMap<String, ClusterState>,
-    summaries: HashMap<String, Summary>,
+    summaries: HashMap<String, Summed>,
     /// Values that could not be read, by key: shown as warnings.
     pub problems: Vec<String>,
     /// The state bucket's last sequence when the clusters were read: what follows is followed.
@@ -95,31 +95,35 @@ impl Bus {
             stop: Default::default(),
             stores,
         };
-        for (key, value) in super::every_value(&bus.stores, "c.*").await? {
-            match keys::parse(&key) {
-                Some(Key::Cluster(name)) => match wire::read::<ClusterState>(&value) {
+        let (clusters, summaries, problems) =
+            (&mut bus.clusters, &mut bus.summaries, &mut bus.problems);
+        super::every_value(
+            &bus.stores,
+            "c.*",
+            &mut |key, value| match keys::parse(key) {
+                Some(Key::Cluster(name)) => match wire::read::<ClusterState>(value) {
                     Ok(state) if state.name == name => {
-                        bus.clusters.insert(name, state);
+                        clusters.insert(name, state);
                     }
-                    Ok(_) => bus.problems.push(format!("{key}: names another cluster")),
-                    Err(e) => bus.problems.push(format!("{key}: {e}")),
+                    Ok(_) => problems.push(format!("{key}: names another cluster")),
+                    Err(e) => problems.push(format!("{key}: {e}")),
                 },
-                _ => bus
-                    .problems
-                    .push(format!("{key}: not a key fluxfleet writes")),
-            }
-        }
-        for (key, value) in super::every_value(&bus.stores, "s.*").await? {
-            if let Some(Key::Summary(name)) = keys::parse(&key) {
-                match wire::read::<Summary>(&value) {
+                _ => problems.push(format!("{key}: not a key fluxfleet writes")),
+            },
+        )
+        .await?;
+        super::every_value(&bus.stores, "s.*", &mut |key, value| {
+            if let Some(Key::Summary(name)) = keys::parse(key) {
+                match wire::read::<Summary>(value) {
                     Ok(summary) if summary.name == name => {
-                        bus.summaries.insert(name, summary);
+                        summaries.insert(name, Summed::from(summary));
                     }
-                    Ok(_) => bus.problems.push(format!("{key}: names another cluster")),
-                    Err(e) => bus.problems.push(format!("{key}: {e}")),
+                    Ok(_) => problems.push(format!("{key}: names another cluster")),
+                    Err(e) => problems.push(format!("{key}: {e}")),
                 }
             }
-        }
+        })
+        .await?;
         Ok(bus)
     }
 
@@ -178,10 +182,42 @@ fn shown(state: &ClusterState, live: &BTreeSet<String>, summarized: bool) -> Con
 
 /// What a summarized cluster counts by: its FluxReport if it has one, with its objects counted
 /// by its collector (exact, where a report tells only running and failing).
-fn summarized_report(state: &ClusterState, summary: Option<&Summary>) -> Report {
-    let mut report = state.report.clone().unwrap_or_default();
+/// A cluster's summary as a reader keeps it: its counts, not their names.
+pub(super) struct Summed {
+    counts: crate::fleet::HealthCounts,
+    at: Option<jiff::Timestamp>,
+    counted: crate::fleet::Counted,
+    /// What it holds, until it is said.
+    held: Option<Vec<crate::fleet::FluxSummary>>,
+}
+
+impl From<Summary> for Summed {
+    fn from(summary: Summary) -> Summed {
+        Summed {
+            counts: summary.counts(),
+            at: summary.at,
+            counted: summary.counted,
+            held: summary.held,
+        }
+    }
+}
+
+impl Summed {
+    /// What it holds, taken out of it, its texts cut as the engine cuts a server's.
+    pub(super) fn take_held(&mut self) -> Option<Vec<crate::fleet::FluxSummary>> {
+        let held = self.held.take()?;
+        Some(
+            held.into_iter()
+                .map(crate::fleet::FluxSummary::bounded)
+                .collect(),
+        )
+    }
+}
+
+fn summarized_report(report: Option<Report>, summary: Option<&Summed>) -> Report {
+    let mut report = report.unwrap_or_default();
     if let Some(summary) = summary {
-        report.counts = summary.counts();
+        report.counts = summary.counts.clone();
         if let Some(at) = summary.at {
             report.read_at = at;
         }
@@ -220,7 +256,10 @@ impl Source for Bus {
         let follow = follow::Follow {
             sink,
             stores: self.stores.clone(),
-            known: std::mem::take(&mut self.clusters),
+            known: std::mem::take(&mut self.clusters)
+                .into_iter()
+                .map(|(name, state)| (name, follow::kept(state)))
+                .collect(),
             summaries: std::mem::take(&mut self.summaries),
             live: std::mem::take(&mut self.live),
             servers: self.servers.clone(),
@@ -228,6 +267,7 @@ impl Source for Bus {
             opening,
             opens: self.opened.take(),
             asked: HashMap::new(),
+            reports: HashMap::new(),
         };
         let stop = self.stop.clone();
         self.task = Some(tokio::spawn(async move {

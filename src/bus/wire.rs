@@ -137,12 +137,6 @@ impl Summary {
         }
         counts
     }
-
-    /// What it holds, its texts cut as the engine cuts a server's.
-    pub fn held(&self) -> Option<Vec<FluxSummary>> {
-        let held = self.held.as_ref()?;
-        Some(held.iter().map(|o| o.clone().bounded()).collect())
-    }
 }
 
 /// One value read from the bus, bounded and checked.

@@ -115,6 +115,11 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
                 out.push(Changed::Cluster);
             }
         }
+        Change::Recounted(counts, _) => {
+            if cluster.report.as_ref().is_none_or(|r| r.counts != *counts) {
+                out.push(Changed::Cluster);
+            }
+        }
         // A report read again says something new only when more than its time changed.
         Change::Report(new) => {
             let same = match (&cluster.report, new) {

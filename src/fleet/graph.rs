@@ -412,7 +412,12 @@ impl Graph {
             return;
         }
         for u in &upstream {
-            let down = self.down.entry(u.clone()).or_default();
+            // Most objects are needed by one other: room for one (an empty Vec's first push
+            // makes room for four).
+            let down = self
+                .down
+                .entry(u.clone())
+                .or_insert_with(|| Vec::with_capacity(1));
             if !down.contains(key) {
                 down.push(key.clone());
             }

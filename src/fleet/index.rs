@@ -46,6 +46,10 @@ pub enum Change {
     Report(Option<Box<Report>>),
     /// From now on the cluster counts by its report, or by its objects.
     Counted(Counted),
+    /// The counts of its report replaced, as of `at` (a collector counted the cluster again;
+    /// the rest of its report is as it was). A cluster without a report gets one of these
+    /// counts alone.
+    Recounted(HealthCounts, Option<Timestamp>),
     /// A cluster counted by its report, looked at again: its not-ready objects and what they
     /// depend on, every one of them. These are all the objects it holds now, counted by none of
     /// the rollups (its report counts). Ignored while it counts by its objects.
@@ -131,6 +135,14 @@ pub struct Index {
 impl Index {
     pub fn new() -> Index {
         Index::default()
+    }
+
+    /// Makes room for `clusters` more clusters (a large fleet's entries are not doubled into
+    /// place one growth at a time).
+    pub fn reserve(&mut self, clusters: usize) {
+        self.clusters.reserve_exact(clusters);
+        self.keys.reserve(clusters);
+        self.cluster_ids.reserve(clusters);
     }
 
     /// Adds a cluster, in phase `Connecting`, to its workspace (created on first use). A key
@@ -233,8 +245,11 @@ impl Index {
                     self.names.admit(summary);
                 }
             }
-            Change::Connection(_) | Change::Deleted(_) | Change::Report(_) | Change::Counted(_) => {
-            }
+            Change::Connection(_)
+            | Change::Deleted(_)
+            | Change::Report(_)
+            | Change::Counted(_)
+            | Change::Recounted(..) => {}
             Change::Added(info) => {
                 let mut info = std::mem::replace(info, ClusterInfo::empty());
                 info.key = event.cluster;
@@ -295,7 +310,10 @@ impl Index {
             }
             Change::Added(_) | Change::Retired => {}
             Change::Report(report) => {
-                let report = report.map(|r| Arc::new(*r));
+                let report = report.map(|mut r| {
+                    r.share(&mut |t| names.shared(t));
+                    Arc::new(*r)
+                });
                 // A report read is news from the cluster, whatever it counts by.
                 if report.is_some() {
                     cluster.last_event = Some(event.at);
@@ -307,6 +325,19 @@ impl Index {
                     counts.replace(old, new);
                 }
                 cluster.report = report;
+            }
+            Change::Recounted(new, at) => {
+                let mut report = cluster.report.take().unwrap_or_default();
+                let r = Arc::make_mut(&mut report);
+                if !counts.on {
+                    counts.replace(&r.counts, &new);
+                }
+                r.counts = new;
+                if let Some(at) = at {
+                    r.read_at = at;
+                    cluster.last_event = Some(event.at);
+                }
+                cluster.report = Some(report);
             }
             // Counted from here on by what the report says; the objects are let go, also
             // those listed by an opening that ended before it was complete.

@@ -6,6 +6,8 @@
 //!
 //! Both come from the cluster: every text is bounded and every list capped.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
@@ -13,6 +15,10 @@ use serde_json::Value;
 use super::bounds::{bounded, limits};
 use super::{FluxKind, Health, HealthCounts};
 use crate::json::At;
+
+/// A report's texts: shared, so that the index keeps one copy of each across the fleet (every
+/// cluster's report names the same controllers, kinds and versions).
+pub type Text = Arc<str>;
 
 /// Components and reconcilers kept from one report; the operator knows about twenty kinds.
 pub const MAX_ENTRIES: usize = 64;
@@ -23,17 +29,17 @@ pub const MAX_ENTRIES: usize = 64;
 pub struct Report {
     /// The Flux distribution: its version (`v2.9.4`), status and who manages it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<Box<str>>,
+    pub version: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Box<str>>,
+    pub status: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_by: Option<Box<str>>,
+    pub managed_by: Option<Text>,
     /// The Flux Operator's own version.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<Box<str>>,
+    pub operator: Option<Text>,
     /// The cluster's Kubernetes version and node count.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kubernetes: Option<Box<str>>,
+    pub kubernetes: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u64>,
     pub components: Vec<Component>,
@@ -56,60 +62,60 @@ pub struct Report {
 /// A Flux controller as the report sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Component {
-    pub name: Box<str>,
+    pub name: Text,
     /// The image's tag (`v1.9.4`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<Box<str>>,
+    pub version: Option<Text>,
     pub ready: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Box<str>>,
+    pub status: Option<Text>,
 }
 
 /// The objects of one kind on the cluster.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reconciler {
-    pub kind: Box<str>,
-    pub api_version: Box<str>,
+    pub kind: Text,
+    pub api_version: Text,
     pub running: u64,
     pub failing: u64,
     pub suspended: u64,
     /// Sources only: the artifacts' size, as the operator writes it (`2.1 MiB`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_size: Option<Box<str>>,
+    pub total_size: Option<Text>,
 }
 
 /// The cluster's own sync (the FluxInstance's `spec.sync`).
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sync {
-    pub id: Box<str>,
+    pub id: Text,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Box<str>>,
+    pub source: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<Box<str>>,
+    pub path: Option<Text>,
     pub ready: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Box<str>>,
+    pub status: Option<Text>,
 }
 
 /// The `FluxInstance` that installs Flux on the cluster.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Instance {
-    pub namespace: Box<str>,
-    pub name: Box<str>,
+    pub namespace: Text,
+    pub name: Text,
     /// What it asks for (`2.9.x`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wants: Option<Box<str>>,
+    pub wants: Option<Text>,
     /// What it applied (`v2.9.4@sha256:…`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision: Option<Box<str>>,
+    pub revision: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<Box<str>>,
+    pub reason: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<Box<str>>,
+    pub message: Option<Text>,
     /// `fluxcd.controlplane.io/reconcile: disabled`.
     pub suspended: bool,
 }
@@ -123,8 +129,10 @@ pub enum Error {
     NoSpec,
 }
 
-fn text(v: &Value, path: &str, max: usize) -> Option<Box<str>> {
-    v.at(path).and_then(Value::as_str).map(|s| bounded(s, max))
+fn text(v: &Value, path: &str, max: usize) -> Option<Text> {
+    v.at(path)
+        .and_then(Value::as_str)
+        .map(|s| bounded(s, max).into())
 }
 
 fn count(v: &Value, path: &str) -> u64 {
@@ -136,6 +144,46 @@ fn ready_condition(v: &Value) -> Option<&Value> {
 }
 
 impl Report {
+    /// Replaces each of its texts by `share`'s copy of it.
+    pub fn share(&mut self, share: &mut dyn FnMut(&Text) -> Text) {
+        let mut texts: Vec<&mut Text> = Vec::new();
+        let top = [
+            &mut self.version,
+            &mut self.status,
+            &mut self.managed_by,
+            &mut self.operator,
+            &mut self.kubernetes,
+        ];
+        texts.extend(top.into_iter().filter_map(Option::as_mut));
+        for c in &mut self.components {
+            texts.push(&mut c.name);
+            texts.extend(
+                [&mut c.version, &mut c.status]
+                    .into_iter()
+                    .filter_map(Option::as_mut),
+            );
+        }
+        for r in &mut self.reconcilers {
+            texts.push(&mut r.kind);
+            texts.push(&mut r.api_version);
+            texts.extend(r.total_size.as_mut());
+        }
+        if let Some(sync) = &mut self.sync {
+            texts.push(&mut sync.id);
+            let rest = [&mut sync.source, &mut sync.path, &mut sync.status];
+            texts.extend(rest.into_iter().filter_map(Option::as_mut));
+        }
+        if let Some(i) = &mut self.instance {
+            texts.push(&mut i.namespace);
+            texts.push(&mut i.name);
+            let rest = [&mut i.wants, &mut i.revision, &mut i.reason, &mut i.message];
+            texts.extend(rest.into_iter().filter_map(Option::as_mut));
+        }
+        for t in texts {
+            *t = share(t);
+        }
+    }
+
     /// Reads a `FluxReport` and, where the cluster has one, its `FluxInstance`.
     pub fn read(
         report: &Value,
@@ -163,7 +211,7 @@ impl Report {
                         .get("image")
                         .and_then(Value::as_str)
                         .and_then(image_tag)
-                        .map(|t| bounded(t, limits::SHORT)),
+                        .map(|t| bounded(t, limits::SHORT).into()),
                     ready: c.get("ready").and_then(Value::as_bool) == Some(true),
                     status: text(c, "/status", limits::MESSAGE),
                 })

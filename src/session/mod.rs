@@ -48,7 +48,9 @@ impl Session {
         let mut index = Index::new();
         for (i, source) in sources.iter_mut().enumerate() {
             let id = SourceId(i as u16);
-            for mut info in source.clusters() {
+            let clusters = source.clusters();
+            index.reserve(clusters.len());
+            for mut info in clusters {
                 info.source = id;
                 index.add_cluster(info);
             }

@@ -136,7 +136,8 @@ impl Collector {
                     owned.held = Some(objects);
                 }
             }
-            Change::Added(_) | Change::Retired => {}
+            // A reader's own change: an engine never sends it.
+            Change::Added(_) | Change::Retired | Change::Recounted(..) => {}
         }
     }
 

@@ -13,7 +13,7 @@ use super::super::wire::{self, ClusterState, Summary};
 use super::super::{Reading, Stores, put_key};
 use super::direct::{Servers, remember};
 use super::opened::{Found, Next, Opening};
-use super::{cluster_key, cluster_name, read, shown, summarized_report};
+use super::{Summed, cluster_key, cluster_name, read, shown, summarized_report};
 use crate::fleet::index::Change;
 use crate::fleet::{Counted, FluxKind};
 use crate::source::{Closed, Sink};
@@ -38,7 +38,7 @@ pub(super) struct Follow {
     pub(super) sink: Sink,
     pub(super) stores: Stores,
     pub(super) known: BTreeMap<String, ClusterState>,
-    pub(super) summaries: HashMap<String, Summary>,
+    pub(super) summaries: HashMap<String, Summed>,
     pub(super) live: BTreeSet<String>,
     pub(super) servers: Servers,
     pub(super) last: u64,
@@ -49,6 +49,9 @@ pub(super) struct Follow {
     pub(super) opens: Option<tokio::sync::mpsc::Receiver<crate::fleet::ClusterKey>>,
     /// When each cluster's collector was last asked to watch its objects.
     pub(super) asked: HashMap<String, tokio::time::Instant>,
+    /// What tells each cluster's report, as last said, from a new one (the session keeps the
+    /// report; the states in `known` are kept without it).
+    pub(super) reports: HashMap<String, u64>,
 }
 
 impl Follow {
@@ -58,25 +61,32 @@ impl Follow {
         }
         let (watches, unfollowed) = self.watches().await;
         let mut watches = futures::stream::select_all(watches);
+        let names: Vec<String> = self.known.keys().cloned().collect();
         if self.opening.is_some() {
-            for name in self.known.keys() {
-                self.summarized_again(name).await?;
+            for name in &names {
+                self.summarized_again(name, false).await?;
             }
         } else {
             let failed = self.stream_objects().await?;
             self.catch_up(&mut watches).await?;
-            for (name, state) in &self.known {
-                let key = cluster_key(name);
+            for name in &names {
                 if self.by_report(name) {
                     // Its collector summarizes it: no object of it is on the bus.
-                    self.summarized_again(name).await?;
+                    self.summarized_again(name, false).await?;
                     continue;
                 }
-                if let Some(report) = state.report.clone() {
+                if let Some(summary) = self.summaries.get_mut(name) {
+                    summary.held = None;
+                }
+                let key = cluster_key(name);
+                if let Some(report) = self.take_report(name) {
                     self.sink
                         .send(&key, Change::Report(Some(Box::new(report))))
                         .await?;
                 }
+                let Some(state) = self.known.get(name) else {
+                    continue;
+                };
                 // The cluster answers last: a session that settles has its objects.
                 let mut connection = shown(state, &self.live, false);
                 if let Some(why) = &failed {
@@ -261,7 +271,7 @@ impl Follow {
                 };
                 let name = name.to_string();
                 for cold in o.open(&name, &self.stores) {
-                    self.summarized_again(&cold).await?;
+                    self.summarized_again(&cold, true).await?;
                 }
                 if self.by_report(&name) {
                     self.ask_to_watch(&name);
@@ -274,7 +284,7 @@ impl Follow {
             Next::Found(name, _, Found::Failed(e)) => {
                 tracing::warn!(cluster = %name, error = %e, "opening a cluster of the bus");
                 o.close(&name);
-                self.summarized_again(&name).await
+                self.summarized_again(&name, true).await
             }
         }
     }
@@ -325,10 +335,15 @@ impl Follow {
                         .send(&key, Change::Added(state.info(key.clone())))
                         .await?;
                 }
-                let before = self.known.get(&name).map(|k| &k.report);
+                let shown = shown(&state, &self.live, summarized);
+                remember(&self.servers, &state);
+                let before = self.reports.get(&name).copied();
+                self.known.insert(name.clone(), kept(state));
+                let report = self.take_report(&name);
+                let changed = new || before != self.reports.get(&name).copied();
                 if summarized {
-                    let report = summarized_report(&state, self.summaries.get(&name));
-                    if new || before != Some(&state.report) {
+                    if changed {
+                        let report = summarized_report(report, self.summaries.get(&name));
                         self.sink
                             .send(&key, Change::Report(Some(Box::new(report))))
                             .await?;
@@ -339,14 +354,12 @@ impl Follow {
                             .await?;
                         self.held(&name).await?;
                     }
-                } else if before != Some(&state.report) {
-                    let report = state.report.clone().map(Box::new);
-                    self.sink.send(&key, Change::Report(report)).await?;
+                } else if changed {
+                    self.sink
+                        .send(&key, Change::Report(report.map(Box::new)))
+                        .await?;
                 }
-                let shown = shown(&state, &self.live, summarized);
                 self.sink.send(&key, Change::Connection(shown)).await?;
-                remember(&self.servers, &state);
-                self.known.insert(name, state);
             }
             Some(Key::Summary(name)) => {
                 if deleted {
@@ -360,14 +373,20 @@ impl Follow {
                     return Ok(());
                 }
                 let was = self.by_report(&name);
-                self.summaries.insert(name.clone(), summary);
+                self.summaries.insert(name.clone(), Summed::from(summary));
                 let now = self.by_report(&name);
                 if !self.known.contains_key(&name) {
                     return Ok(());
                 }
                 if self.summarized(opening, &name) {
-                    self.summarized_again(&name).await?;
-                } else if was && !now && opening.is_none() {
+                    self.summarized_again(&name, false).await?;
+                    return Ok(());
+                }
+                // Shown by its objects: what the summary holds is not needed.
+                if let Some(summary) = self.summaries.get_mut(&name) {
+                    summary.held = None;
+                }
+                if was && !now && opening.is_none() {
                     // Its collector watches it now: its objects are on the bus.
                     self.read_opened(&name).await?;
                 } else if now && opening.is_some() {
@@ -476,29 +495,92 @@ impl Follow {
         self.opened_with(name, objects).await
     }
 
-    /// What a summarized cluster holds, as its collector last published it.
-    async fn held(&self, name: &str) -> Result<(), Closed> {
-        match self.summaries.get(name).and_then(Summary::held) {
+    /// The summary of `name` read from the bus again: what it holds is not kept after it was
+    /// said, and a cluster summarized again (an opened one let go) must say it again.
+    async fn summary_again(&mut self, name: &str) {
+        match self.stores.state.get(keys::summary(name)).await {
+            Ok(Some(value)) => match wire::read::<Summary>(&value) {
+                Ok(summary) if summary.name == name => {
+                    self.summaries
+                        .insert(name.to_string(), Summed::from(summary));
+                }
+                _ => {}
+            },
+            Ok(None) => {}
+            Err(e) => tracing::warn!(cluster = %name, error = %e, "reading a summary again"),
+        }
+    }
+
+    /// The state of `name` read from the bus again, with its report (which the reader does not
+    /// keep once said).
+    async fn state_again(&mut self, name: &str) {
+        match self.stores.state.get(keys::cluster(name)).await {
+            Ok(Some(value)) => match wire::read::<ClusterState>(&value) {
+                Ok(state) if state.name == name => {
+                    self.known.insert(name.to_string(), state);
+                }
+                _ => {}
+            },
+            Ok(None) => {}
+            Err(e) => tracing::warn!(cluster = %name, error = %e, "reading a cluster again"),
+        }
+    }
+
+    /// The report of `name`'s state, taken out to be said: the session keeps it, the reader
+    /// only what tells a new one from it.
+    fn take_report(&mut self, name: &str) -> Option<crate::fleet::report::Report> {
+        let Some(report) = self.known.get_mut(name)?.report.take() else {
+            self.reports.remove(name);
+            return None;
+        };
+        let said = serde_json::to_vec(&report).map_or(0, |bytes| wire::hash(&bytes));
+        self.reports.insert(name.to_string(), said);
+        Some(report)
+    }
+
+    /// What a summarized cluster holds, as its collector last published it, taken from its
+    /// summary: the reader keeps no second copy of what the session holds.
+    async fn held(&mut self, name: &str) -> Result<(), Closed> {
+        match self.summaries.get_mut(name).and_then(Summed::take_held) {
             Some(held) => self.sink.send(&cluster_key(name), Change::Held(held)).await,
             None => Ok(()),
         }
     }
 
-    /// Tells the session that `name` counts by its summary (again): its objects are let go.
-    pub(super) async fn summarized_again(&self, name: &str) -> Result<(), Closed> {
+    /// Tells the session that `name` counts by its summary (again): its objects are let go, and
+    /// what it holds said (read from the bus `again`).
+    pub(super) async fn summarized_again(&mut self, name: &str, again: bool) -> Result<(), Closed> {
+        if again {
+            self.summary_again(name).await;
+            self.state_again(name).await;
+        }
         let key = cluster_key(name);
-        let Some(state) = self.known.get(name) else {
+        if !self.known.contains_key(name) {
             return Ok(());
+        }
+        let unsaid = self.known.get(name).is_some_and(|s| s.report.is_some());
+        let report = if unsaid { self.take_report(name) } else { None };
+        let summary = self.summaries.get(name);
+        // Its report said whole where the reader still has it (not yet said, or read again),
+        // else only counted again.
+        let change = match report {
+            Some(report) => {
+                Change::Report(Some(Box::new(summarized_report(Some(report), summary))))
+            }
+            None => {
+                let counts = summary.map(|s| s.counts.clone()).unwrap_or_default();
+                Change::Recounted(counts, summary.and_then(|s| s.at))
+            }
         };
-        let report = summarized_report(state, self.summaries.get(name));
-        self.sink
-            .send(&key, Change::Report(Some(Box::new(report))))
-            .await?;
+        self.sink.send(&key, change).await?;
         self.sink
             .send(&key, Change::Counted(Counted::Report))
             .await?;
-        self.held(name).await?;
+        let Some(state) = self.known.get(name) else {
+            return Ok(());
+        };
         let shown = shown(state, &self.live, true);
+        self.held(name).await?;
         self.sink.send(&key, Change::Connection(shown)).await
     }
 }
@@ -509,6 +591,15 @@ async fn next_opening(opening: Option<&mut Opening>) -> Option<Next> {
         Some(o) => Some(o.next().await),
         None => std::future::pending().await,
     }
+}
+
+/// A cluster's state as the reader keeps it once the session knows the cluster: what it shows
+/// of its connection and where it is; its labels and management clusters are the session's.
+pub(super) fn kept(mut state: ClusterState) -> ClusterState {
+    state.labels = Default::default();
+    state.management = Vec::new();
+    state.origin = None;
+    state
 }
 
 /// The next cluster the user opens, for a streaming reader; never, for a summarizing one.

@@ -65,6 +65,12 @@ impl Names {
         graph::upstream_with(o, &mut |t| self.text(t))
     }
 
+    /// The shared copy of `text` (a report's: the same controllers, kinds and versions on
+    /// every cluster).
+    pub(super) fn shared(&mut self, text: &Arc<str>) -> Arc<str> {
+        self.one(text)
+    }
+
     fn one(&mut self, name: &Arc<str>) -> Arc<str> {
         if let Some(shared) = self.set.get(name) {
             return shared.clone();

@@ -533,3 +533,29 @@ fn a_summarized_cluster_holds_its_failures_uncounted_with_their_causes() {
     let entry = index.cluster(a).unwrap();
     assert!(!entry.held && entry.objects.is_empty());
 }
+
+#[test]
+fn every_cluster_s_report_shares_one_copy_of_each_text() {
+    let mut index = Index::new();
+    let a = index.add_cluster(info("a", "w"));
+    let b = index.add_cluster(info("b", "w"));
+    for c in ["a", "b"] {
+        index.apply(at(c, Change::Report(Some(Box::new(report(3, 1, 0))))));
+    }
+    let kind = |index: &Index, id| {
+        let report = index.cluster(id).unwrap().report.clone().unwrap();
+        report.reconcilers[0].kind.clone()
+    };
+    assert_eq!(&*kind(&index, a), "Kustomization");
+    assert!(
+        Arc::ptr_eq(&kind(&index, a), &kind(&index, b)),
+        "one copy for the fleet"
+    );
+    // Counted again, a report keeps its texts and takes the new counts.
+    let mut counts = HealthCounts::default();
+    counts.add_n(Health::Failed, 2);
+    index.apply(at("a", Change::Recounted(counts.clone(), None)));
+    let entry = index.cluster(a).unwrap();
+    assert_eq!(entry.report.as_ref().unwrap().counts, counts);
+    assert!(Arc::ptr_eq(&kind(&index, a), &kind(&index, b)));
+}
