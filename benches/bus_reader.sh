@@ -7,7 +7,8 @@
 # only). Three runs each. e.g. N=20000 SIMS=2 COLLECTORS=4 benches/bus_reader.sh
 # Collectors with tiers: COLLECT_MODE=summary (their --watch-mode), OPERATOR=1 (the share of
 # clusters running the Flux Operator), REPORT_INTERVAL=60s (their engine.report_interval);
-# CHECK_MODE=summary to wait for the bus by its summaries (cheaper than every object).
+# CHECK_MODE=summary to wait for the bus by its summaries (cheaper than every object); TTL=6s
+# (the collectors' --ttl: longer where a loaded machine delays their renewals).
 # Each simulator listens on its own loopback address (127.0.0.2, .3, …).
 # cargo build --release first; needs nats-server (.ci/test installs it).
 set -u
@@ -38,7 +39,7 @@ for s in $(seq 0 $((SIMS - 1))); do
 done
 printf '[engine]\nreport_interval = "%s"\n' "${REPORT_INTERVAL:-60s}" > $D/collect.toml
 for i in $(seq 1 "$COLLECTORS"); do
-  FLUXFLEET_CONFIG=$D/collect.toml $B collect --nats $URL "${DIRS[@]}" --id c$i --ttl 6s \
+  FLUXFLEET_CONFIG=$D/collect.toml $B collect --nats $URL "${DIRS[@]}" --id c$i --ttl "${TTL:-6s}" \
     ${COLLECT_MODE:+--watch-mode $COLLECT_MODE} > $D/c$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
@@ -107,5 +108,5 @@ if [ "${HANDOVER:-0}" = 1 ]; then
     sleep 1
   done
   echo "($seen clusters were left unwatched at most)"
-  echo "collector c$COLLECTORS killed: every cluster watched again after $(echo "$(date +%s.%N) - $killed" | bc) s (ttl 6 s)"
+  echo "collector c$COLLECTORS killed: every cluster watched again after $(echo "$(date +%s.%N) - $killed" | bc) s (ttl ${TTL:-6s})"
 fi

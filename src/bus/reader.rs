@@ -1,11 +1,13 @@
-//! A reader of the bus as a [`Source`]. Connecting, it reads the clusters' states and their
-//! summaries only — a few hundred bytes a cluster — so that the session knows every cluster at
-//! once. Started, it either streams every object into the session as it arrives (the fleet view
-//! usable from the first values; `get` still waits for every cluster) and then follows every
+//! A reader of the bus as a [`Source`]. Connecting, it reads the clusters' states only — a few
+//! hundred bytes a cluster — so that the session knows every cluster at once. Started, it reads
+//! their summaries (counts, and the not-ready objects), saying each cluster shown by its summary
+//! as it comes; then it either streams every object into the session as it arrives (the fleet
+//! view usable from the first values; `get` still waits for every cluster) and follows every
 //! change; or, summarizing (more clusters than `engine.summary_above`, or `--watch-mode
-//! summary`), it shows each cluster by its collector's counts and holds only the objects of the
-//! clusters the user opens, read by key prefix and followed until more recently opened ones
-//! push them out ([`opened`]).
+//! summary`), it shows each cluster by its collector's summary and holds only the objects of
+//! the clusters the user opens, read by key prefix and followed until more recently opened ones
+//! push them out ([`opened`]). A cluster its collector summarizes is shown by its summary
+//! either way, and opening it asks that collector to watch it.
 //!
 //! It holds no connection to any cluster. It reads nothing from clusters and sends nothing to
 //! them: the session has no way to write through it.
@@ -16,7 +18,7 @@ use std::sync::Arc;
 use futures::future::BoxFuture;
 
 use super::keys::{self, Key};
-use super::wire::{self, ClusterState, Summary};
+use super::wire::{self, ClusterState};
 use super::{Options, Stores};
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
@@ -34,7 +36,6 @@ use direct::{FromBus, Servers, ToCluster};
 pub struct Bus {
     stores: Stores,
     clusters: BTreeMap<String, ClusterState>,
-    summaries: HashMap<String, Summed>,
     /// Values that could not be read, by key: shown as warnings.
     pub problems: Vec<String>,
     /// The state bucket's last sequence when the clusters were read: what follows is followed.
@@ -70,7 +71,7 @@ fn cluster_name(key: &ClusterKey) -> Option<&str> {
 }
 
 impl Bus {
-    /// Connects and reads the clusters' states and summaries (not their objects).
+    /// Connects and reads the clusters' states (not their summaries or objects).
     pub async fn connect(options: &Options) -> Result<Bus, String> {
         let client = super::connect(options, "fluxfleet reader").await?;
         let stores = super::open(client, options, None).await?;
@@ -81,7 +82,6 @@ impl Bus {
         let (opens, opened) = tokio::sync::mpsc::channel(64);
         let mut bus = Bus {
             clusters: BTreeMap::new(),
-            summaries: HashMap::new(),
             problems: Vec::new(),
             last,
             direct: None,
@@ -95,8 +95,7 @@ impl Bus {
             stop: Default::default(),
             stores,
         };
-        let (clusters, summaries, problems) =
-            (&mut bus.clusters, &mut bus.summaries, &mut bus.problems);
+        let (clusters, problems) = (&mut bus.clusters, &mut bus.problems);
         super::every_value(
             &bus.stores,
             "c.*",
@@ -111,18 +110,6 @@ impl Bus {
                 _ => problems.push(format!("{key}: not a key fluxfleet writes")),
             },
         )
-        .await?;
-        super::every_value(&bus.stores, "s.*", &mut |key, value| {
-            if let Some(Key::Summary(name)) = keys::parse(key) {
-                match wire::read::<Summary>(value) {
-                    Ok(summary) if summary.name == name => {
-                        summaries.insert(name, Summed::from(summary));
-                    }
-                    Ok(_) => problems.push(format!("{key}: names another cluster")),
-                    Err(e) => problems.push(format!("{key}: {e}")),
-                }
-            }
-        })
         .await?;
         Ok(bus)
     }
@@ -180,40 +167,54 @@ fn shown(state: &ClusterState, live: &BTreeSet<String>, summarized: bool) -> Con
     c
 }
 
-/// What a summarized cluster counts by: its FluxReport if it has one, with its objects counted
-/// by its collector (exact, where a report tells only running and failing).
-/// A cluster's summary as a reader keeps it: its counts, not their names.
+/// A cluster's summary ([`wire::Summary`]) as a reader reads and keeps it: its counts, and what it
+/// holds as read, parsed only when it is said to the session (a reader of 100,000 clusters
+/// holding every summary's objects parsed at once took a tenth of its memory for them).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub(super) struct Summed {
+    /// Checked against its key, then let go.
+    name: String,
+    #[serde(rename = "objects", deserialize_with = "wire::counts_of")]
     counts: crate::fleet::HealthCounts,
     at: Option<jiff::Timestamp>,
+    #[serde(default)]
     counted: crate::fleet::Counted,
-    /// What it holds, until it is said.
-    held: Option<Vec<crate::fleet::FluxSummary>>,
+    #[serde(default)]
+    held: Option<Box<serde_json::value::RawValue>>,
 }
 
-impl From<Summary> for Summed {
-    fn from(summary: Summary) -> Summed {
-        Summed {
-            counts: summary.counts(),
-            at: summary.at,
-            counted: summary.counted,
-            held: summary.held,
+impl Summed {
+    /// The summary `value` of cluster `name`.
+    pub(super) fn read(name: &str, value: &[u8]) -> Result<Summed, String> {
+        let mut summed: Summed = wire::read(value)?;
+        if summed.name != name {
+            return Err("names another cluster".into());
+        }
+        summed.name = String::new();
+        Ok(summed)
+    }
+
+    /// What it holds, taken out of it, its texts cut as the engine cuts a server's; None (and
+    /// a warning) where that is not a list of objects.
+    pub(super) fn take_held(&mut self) -> Option<Vec<crate::fleet::FluxSummary>> {
+        let held = self.held.take()?;
+        match serde_json::from_str::<Vec<crate::fleet::FluxSummary>>(held.get()) {
+            Ok(held) => Some(
+                held.into_iter()
+                    .map(crate::fleet::FluxSummary::bounded)
+                    .collect(),
+            ),
+            Err(e) => {
+                tracing::warn!(error = %e, "a summary's objects that cannot be read");
+                None
+            }
         }
     }
 }
 
-impl Summed {
-    /// What it holds, taken out of it, its texts cut as the engine cuts a server's.
-    pub(super) fn take_held(&mut self) -> Option<Vec<crate::fleet::FluxSummary>> {
-        let held = self.held.take()?;
-        Some(
-            held.into_iter()
-                .map(crate::fleet::FluxSummary::bounded)
-                .collect(),
-        )
-    }
-}
-
+/// What a summarized cluster counts by: its FluxReport if it has one, with its objects counted
+/// by its collector (exact, where a report tells only running and failing).
 fn summarized_report(report: Option<Report>, summary: Option<&Summed>) -> Report {
     let mut report = report.unwrap_or_default();
     if let Some(summary) = summary {
@@ -260,7 +261,7 @@ impl Source for Bus {
                 .into_iter()
                 .map(|(name, state)| (name, follow::kept(state)))
                 .collect(),
-            summaries: std::mem::take(&mut self.summaries),
+            summaries: HashMap::new(),
             live: std::mem::take(&mut self.live),
             servers: self.servers.clone(),
             last: self.last,

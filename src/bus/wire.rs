@@ -129,13 +129,7 @@ pub struct Summary {
 impl Summary {
     /// The counts as the index keeps them; healths a newer collector may add are left out.
     pub fn counts(&self) -> HealthCounts {
-        let mut counts = HealthCounts::default();
-        for health in Health::ALL {
-            if let Some(n) = self.objects.get(health.key()) {
-                counts.add_n(health, *n);
-            }
-        }
-        counts
+        counts(&self.objects)
     }
 }
 
@@ -163,4 +157,22 @@ pub fn hash(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
+}
+
+/// Objects by health (`ready`, `failed`, …) as the index counts them; healths a newer collector
+/// may add are left out.
+fn counts(objects: &BTreeMap<String, u32>) -> HealthCounts {
+    let mut counts = HealthCounts::default();
+    for health in Health::ALL {
+        if let Some(n) = objects.get(health.key()) {
+            counts.add_n(health, *n);
+        }
+    }
+    counts
+}
+
+/// A summary's `objects` read as counts.
+pub fn counts_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HealthCounts, D::Error> {
+    let objects = BTreeMap::<String, u32>::deserialize(d)?;
+    Ok(counts(&objects))
 }

@@ -9,7 +9,7 @@ use async_nats::jetstream::kv::{Entry, Operation, Watch};
 use futures::StreamExt;
 
 use super::super::keys::{self, Key};
-use super::super::wire::{self, ClusterState, Summary};
+use super::super::wire::{self, ClusterState};
 use super::super::{Reading, Stores, put_key};
 use super::direct::{Servers, remember};
 use super::opened::{Found, Next, Opening};
@@ -62,17 +62,17 @@ impl Follow {
         let (watches, unfollowed) = self.watches().await;
         let mut watches = futures::stream::select_all(watches);
         let names: Vec<String> = self.known.keys().cloned().collect();
+        let said = self.stream_summaries().await?;
         if self.opening.is_some() {
-            for name in &names {
+            for name in names.iter().filter(|n| !said.contains(*n)) {
                 self.summarized_again(name, false).await?;
             }
         } else {
             let failed = self.stream_objects().await?;
             self.catch_up(&mut watches).await?;
             for name in &names {
-                if self.by_report(name) {
+                if said.contains(name) {
                     // Its collector summarizes it: no object of it is on the bus.
-                    self.summarized_again(name, false).await?;
                     continue;
                 }
                 if let Some(summary) = self.summaries.get_mut(name) {
@@ -138,6 +138,85 @@ impl Follow {
                 Ok(None) | Err(_) => return Ok(()),
             }
         }
+    }
+
+    /// Every cluster's summary, read as it arrives; a cluster shown by its summary (the reader
+    /// summarizes, or its collector does) is said to the session at once, what it holds parsed
+    /// then and not kept — never every cluster's at once. A summary replaced while they are
+    /// read is skipped by the read, so the keys are listed first and the missed ones read by
+    /// themselves. The clusters said.
+    async fn stream_summaries(&mut self) -> Result<BTreeSet<String>, Closed> {
+        let mut said = BTreeSet::new();
+        let listed = match super::super::listed_keys(&self.stores, "s.*").await {
+            Ok(listed) => listed,
+            Err(e) => {
+                tracing::warn!(error = %e, "listing the summaries");
+                Vec::new()
+            }
+        };
+        let prefix = format!("$KV.{}.", self.stores.state.name);
+        let config = async_nats::jetstream::consumer::pull::OrderedConfig {
+            filter_subject: format!("{prefix}s.*"),
+            deliver_policy: async_nats::jetstream::consumer::DeliverPolicy::LastPerSubject,
+            ..Default::default()
+        };
+        let mut read = std::collections::HashSet::new();
+        match Reading::start(&self.stores.state.stream, config, "the summaries").await {
+            Ok(mut reading) => loop {
+                match reading.next().await {
+                    Ok(Some(message)) => {
+                        if let Some(key) = put_key(&message, &prefix) {
+                            read.insert(key.to_string());
+                            self.summary_read(key, &message.payload, &mut said).await?;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reading the summaries; the rest one by one");
+                        break;
+                    }
+                }
+            },
+            Err(e) => tracing::warn!(error = %e, "reading the summaries; one by one"),
+        }
+        for key in listed.into_iter().filter(|k| !read.contains(k)) {
+            if let Ok(Some(value)) = self.stores.state.get(&key).await {
+                self.summary_read(&key, &value, &mut said).await?;
+            }
+        }
+        Ok(said)
+    }
+
+    /// One summary read at the start: kept, and said where the cluster is shown by it.
+    async fn summary_read(
+        &mut self,
+        key: &str,
+        value: &[u8],
+        said: &mut BTreeSet<String>,
+    ) -> Result<(), Closed> {
+        let Some(Key::Summary(name)) = keys::parse(key) else {
+            return Ok(());
+        };
+        let summary = match Summed::read(&name, value) {
+            Ok(summary) => summary,
+            Err(e) => {
+                tracing::warn!(key, error = %e, "a summary on the bus that cannot be read");
+                return Ok(());
+            }
+        };
+        self.summaries.insert(name.clone(), summary);
+        if !self.known.contains_key(&name) {
+            return Ok(());
+        }
+        // Nothing is open yet: shown by its summary where the reader or its collector
+        // summarizes.
+        if self.opening.is_some() || self.by_report(&name) {
+            self.summarized_again(&name, false).await?;
+            said.insert(name);
+        } else if let Some(summary) = self.summaries.get_mut(&name) {
+            summary.held = None;
+        }
+        Ok(())
     }
 
     /// Every object the bucket holds, into the session as it comes, holding none of them.
@@ -366,14 +445,11 @@ impl Follow {
                     self.summaries.remove(&name);
                     return Ok(());
                 }
-                let Ok(summary) = wire::read::<Summary>(&entry.value) else {
+                let Ok(summary) = Summed::read(&name, &entry.value) else {
                     return Ok(());
                 };
-                if summary.name != name {
-                    return Ok(());
-                }
                 let was = self.by_report(&name);
-                self.summaries.insert(name.clone(), Summed::from(summary));
+                self.summaries.insert(name.clone(), summary);
                 let now = self.by_report(&name);
                 if !self.known.contains_key(&name) {
                     return Ok(());
@@ -499,13 +575,11 @@ impl Follow {
     /// said, and a cluster summarized again (an opened one let go) must say it again.
     async fn summary_again(&mut self, name: &str) {
         match self.stores.state.get(keys::summary(name)).await {
-            Ok(Some(value)) => match wire::read::<Summary>(&value) {
-                Ok(summary) if summary.name == name => {
-                    self.summaries
-                        .insert(name.to_string(), Summed::from(summary));
+            Ok(Some(value)) => {
+                if let Ok(summary) = Summed::read(name, &value) {
+                    self.summaries.insert(name.to_string(), summary);
                 }
-                _ => {}
-            },
+            }
             Ok(None) => {}
             Err(e) => tracing::warn!(cluster = %name, error = %e, "reading a summary again"),
         }
