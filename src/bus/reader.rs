@@ -259,7 +259,10 @@ impl Source for Bus {
             stores: self.stores.clone(),
             known: std::mem::take(&mut self.clusters)
                 .into_iter()
-                .map(|(name, state)| (name, follow::kept(state)))
+                .map(|(name, state)| {
+                    direct::remember(&self.servers, &state);
+                    (name, follow::kept(state))
+                })
                 .collect(),
             summaries: HashMap::new(),
             live: std::mem::take(&mut self.live),

@@ -182,6 +182,9 @@ impl Report {
         for t in texts {
             *t = share(t);
         }
+        // Read from JSON, a list keeps the room it grew into (sixteen for twelve kinds).
+        self.components.shrink_to_fit();
+        self.reconcilers.shrink_to_fit();
     }
 
     /// Reads a `FluxReport` and, where the cluster has one, its `FluxInstance`.

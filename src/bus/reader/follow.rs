@@ -56,9 +56,6 @@ pub(super) struct Follow {
 
 impl Follow {
     pub(super) async fn run(mut self) -> Result<(), Closed> {
-        for state in self.known.values() {
-            remember(&self.servers, state);
-        }
         let (watches, unfollowed) = self.watches().await;
         let mut watches = futures::stream::select_all(watches);
         let names: Vec<String> = self.known.keys().cloned().collect();
@@ -667,9 +664,13 @@ async fn next_opening(opening: Option<&mut Opening>) -> Option<Next> {
     }
 }
 
-/// A cluster's state as the reader keeps it once the session knows the cluster: what it shows
-/// of its connection and where it is; its labels and management clusters are the session's.
+/// A cluster's state as the reader keeps it once the session knows the cluster and its server
+/// is remembered: what it shows of its connection; its name is its key, its server, workspace,
+/// labels and management clusters are kept elsewhere.
 pub(super) fn kept(mut state: ClusterState) -> ClusterState {
+    state.name = String::new();
+    state.server = String::new();
+    state.workspace = String::new();
     state.labels = Default::default();
     state.management = Vec::new();
     state.origin = None;
