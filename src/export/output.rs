@@ -44,7 +44,16 @@ struct GetJson<'a> {
 struct SummaryJson<'a> {
     fleet: view::Fleet<'a>,
     workspaces: Vec<view::Workspace<'a>>,
-    clusters: Vec<view::Cluster<'a>>,
+    clusters: Clusters<'a>,
+}
+
+/// Clusters written one view at a time: 100,000 views held at once cost a reader tens of MiB.
+struct Clusters<'a>(&'a [&'a ClusterEntry]);
+
+impl Serialize for Clusters<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|c| view::Cluster::new(c)))
+    }
 }
 
 #[derive(Serialize)]
@@ -146,7 +155,7 @@ pub(super) fn summary(
                     .filter(|w| filter.workspace(w))
                     .map(view::Workspace::new)
                     .collect(),
-                clusters: clusters.iter().map(|c| view::Cluster::new(c)).collect(),
+                clusters: Clusters(&clusters),
             };
             write_json(out, &doc)
         }
