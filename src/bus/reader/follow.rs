@@ -259,7 +259,8 @@ impl Follow {
         let Some(Key::Object(cluster, _)) = keys::parse(key) else {
             return Ok(());
         };
-        if !self.known.contains_key(&cluster) {
+        // Unknown, or shown by its collector's summary (what it holds came with it).
+        if !self.known.contains_key(&cluster) || self.by_report(&cluster) {
             return Ok(());
         }
         match read(key, value) {
@@ -468,6 +469,12 @@ impl Follow {
                 }
             }
             Some(Key::Object(cluster, object)) => {
+                // Shown by its collector's summary: its objects going on or off the bus (being
+                // warmed, or let go) are not what it holds; they are read whole once its summary
+                // says it is watched.
+                if opening.is_none() && self.by_report(&cluster) {
+                    return Ok(());
+                }
                 let key = cluster_key(&cluster);
                 if deleted {
                     self.sink.send(&key, Change::Deleted(object)).await?;
