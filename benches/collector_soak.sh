@@ -3,6 +3,8 @@
 # clusters changing CHURN times a second, two collectors publishing them to one nats-server;
 # every minute for MINUTES minutes, each collector's resident memory (VmRSS) and what it has
 # published (its /metrics). Flat means no growth after the first minutes.
+# HEAP=path/to/fluxfleet: collector c1 runs that binary under heaptrack (build one without
+# mimalloc: heaptrack sees glibc's malloc), and its heap is summarized at the end.
 # cargo build --release first; needs nats-server (.ci/test installs it).
 set -u
 cd "$(dirname "$0")/.."
@@ -22,7 +24,9 @@ PIDS="$PIDS $!"
 trap 'kill $PIDS 2>/dev/null' EXIT
 until grep -q "serving on" $D/sim.log; do sleep 0.5; done
 for i in 1 2; do
-  $B collect --nats $URL --kubeconfig-dir $D/sim/kubeconfigs --id c$i --ttl 6s \
+  run=$B
+  if [ $i = 1 ] && [ -n "${HEAP:-}" ]; then run="heaptrack -o $D/heap $HEAP"; fi
+  $run collect --nats $URL --kubeconfig-dir $D/sim/kubeconfigs --id c$i --ttl 6s \
     --metrics-addr 127.0.0.1:$((9100 + i)) > $D/c$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
@@ -31,7 +35,7 @@ echo "minute collector rss_mib published_total kept"
 for m in $(seq 1 "$MINUTES"); do
   sleep 60
   for i in 1 2; do
-    pid=$(pgrep -f "id c$i ")
+    pid=$(pgrep -n -f "id c$i ")
     rss=$(awk '/VmRSS/ {print int($2/1024)}' /proc/$pid/status)
     metrics=$(curl -s http://127.0.0.1:$((9100 + i))/metrics)
     published=$(echo "$metrics" | awk '/^fluxfleet_collector_published_total/ {print $2}')
@@ -39,3 +43,8 @@ for m in $(seq 1 "$MINUTES"); do
     echo "$m c$i $rss $published $kept"
   done
 done
+if [ -n "${HEAP:-}" ]; then
+  kill -INT "$(pgrep -n -f "id c1 ")"
+  sleep 5
+  heaptrack_print -f $D/heap.*zst 2>/dev/null | grep -E "peak heap memory|total memory leaked|calls to allocation"
+fi
