@@ -29,6 +29,7 @@ use crate::source::{Sink, Source};
 mod direct;
 mod follow;
 mod opened;
+mod summaries;
 
 use direct::{FromBus, Servers, ToCluster};
 
