@@ -10,7 +10,11 @@
 # CHECK_MODE=summary to wait for the bus by its summaries (cheaper than every object); TTL=6s
 # (the collectors' --ttl: longer where a loaded machine delays their renewals).
 # Each simulator listens on its own loopback address (127.0.0.2, .3, …).
-# cargo build --release first; needs nats-server (.ci/test installs it).
+# OPEN=10: a reader (`--watch-mode ${CHECK_MODE:-summary}`) opens 10 clusters spread over the
+# fleet, one at a time, and times each until its objects are shown live — with COLLECT_MODE=summary,
+# the warming of a summarized cluster by its collector (benches/fleet_scale.rs --nats).
+# cargo build --release and cargo bench --bench fleet_scale --no-run first; needs nats-server
+# (.ci/test installs it).
 set -u
 cd "$(dirname "$0")/.."
 B=target/release/fluxfleet
@@ -64,6 +68,11 @@ for mode in ${MODES-all summary}; do
     echo "get --summary --watch-mode $mode (run $run): $(cat $D/time) — $clusters clusters, $objects objects counted"
   done
 done
+if [ "${OPEN:-0}" -gt 0 ]; then
+  cargo bench -q --bench fleet_scale -- --nats $URL --watch-mode "${CHECK_MODE:-summary}" \
+    --open "$OPEN" 2>/dev/null | grep -E "^(opened|complete)"
+fi
+
 # Many readers at once (READERS=20): each one's time, and the CPU the nats-server and the
 # collectors spent while they read.
 if [ "${READERS:-0}" -gt 0 ]; then

@@ -6,6 +6,11 @@
 //! cargo run --release -- sim --clusters 20000 --workspaces 40 --objects 20 --out /tmp/f20k &
 //! cargo bench --bench fleet_scale -- --dir /tmp/f20k [--watch-mode all|summary|auto] [--open 10]
 //! ```
+//!
+//! With `--nats URL` instead of `--dir`, the fleet is read from collectors, as `fluxfleet --nats`
+//! reads it: a summarizing reader (`--watch-mode summary`) opening clusters its collectors
+//! summarize measures warming — the reader asks the cluster's collector to watch it, and the
+//! objects reach the reader through the bus (`benches/bus_reader.sh` with `OPEN=10` runs this).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a measuring tool, not product code
 
 use std::time::{Duration, Instant};
@@ -18,6 +23,8 @@ use fluxfleet::config::{Config, Watch};
 use fluxfleet::fleet::{Counted, Phase};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;
+use fluxfleet::session::open::open;
+use fluxfleet::session::resolve::Sources;
 
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
@@ -55,12 +62,13 @@ fn sockets() -> usize {
 }
 
 fn main() {
-    let Some(dir) = arg("--dir") else {
+    let (dir, nats) = (arg("--dir"), arg("--nats"));
+    if dir.is_none() == nats.is_none() {
         eprintln!(
-            "usage: cargo bench --bench fleet_scale -- --dir SIM_OUT [--watch-mode MODE] [--open N]"
+            "usage: cargo bench --bench fleet_scale -- --dir SIM_OUT | --nats URL [--watch-mode MODE] [--open N]"
         );
         return;
-    };
+    }
     let watch = arg("--watch-mode")
         .map(|m| Watch::parse(&m).expect("all, summary or auto"))
         .unwrap_or(Watch::Auto);
@@ -69,20 +77,39 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async move {
         let started = Instant::now();
-        let mut config = Config::defaults();
-        config.engine.watch = watch;
-        let request = inventory::Request {
-            dirs: vec![std::path::Path::new(&dir).join("kubeconfigs")],
-            ..inventory::Request::default()
+        let (mut live, clusters) = match (dir, nats) {
+            (Some(dir), _) => {
+                let mut config = Config::defaults();
+                config.engine.watch = watch;
+                let request = inventory::Request {
+                    dirs: vec![std::path::Path::new(&dir).join("kubeconfigs")],
+                    ..inventory::Request::default()
+                };
+                let inventory = inventory::load(&request, &config);
+                (Session::kube(&inventory, &config.engine), inventory.clusters.len())
+            }
+            (None, url) => {
+                // As the TUI opens the bus: the clusters' counts suffice until one is opened.
+                let sources = Sources {
+                    nats: Some(fluxfleet::bus::Options {
+                        url: url.unwrap(),
+                        bucket: fluxfleet::bus::DEFAULT_BUCKET.into(),
+                        ..Default::default()
+                    }),
+                    watch: Some(watch),
+                    counts_suffice: true,
+                    ..Sources::default()
+                };
+                let opened = open(&sources).await.unwrap();
+                let clusters = opened.fleet.clusters().len();
+                let settings = opened.config.engine.clone();
+                (Session::start(opened.fleet.sources(&settings, true)), clusters)
+            }
         };
-        let inventory = inventory::load(&request, &config);
-        let clusters = inventory.clusters.len();
         println!(
             "{clusters} clusters read in {:.1} s",
             started.elapsed().as_secs_f64()
         );
-        let mut live = Session::kube(&inventory, &config.engine);
-        drop(inventory);
         // Batch by batch, so that the time is when the last cluster came up (not the end of a
         // polling window), with the times the fleet was half, 90% and 99% seen on the way.
         let deadline = Instant::now() + Duration::from_secs(600);
@@ -138,23 +165,34 @@ fn main() {
             .map(|(_, c)| c.info.clone())
             .collect();
         let mut times = Vec::new();
+        let (mut objects, mut summarized) = (0, 0);
         for info in picks {
+            // Every object its counts (its report's, or its collector's) say it has.
+            let before = live.index.cluster_named(&info.name);
+            let expected = before.map_or(0, |c| c.health.total() as usize);
+            summarized += usize::from(before.is_some_and(|c| c.counted != Counted::Objects));
             let opened = Instant::now();
             reader.open(&info);
             let shown = |live: &Session| {
                 live.index.cluster_named(&info.name).is_some_and(|c| {
-                    c.connection.phase == Phase::Live && c.counted == Counted::Objects
+                    c.connection.phase == Phase::Live
+                        && c.counted == Counted::Objects
+                        && c.objects.len() >= expected
                 })
             };
             while !shown(&live) && opened.elapsed() < Duration::from_secs(30) {
                 live.pump(Duration::from_millis(5)).await;
             }
             times.push(opened.elapsed().as_secs_f64() * 1000.0);
+            objects += live
+                .index
+                .cluster_named(&info.name)
+                .map_or(0, |c| c.objects.len());
         }
         times.sort_by(f64::total_cmp);
         if !times.is_empty() {
             println!(
-                "opened {} clusters: objects shown after {:.0} ms median, {:.0} ms at most; {} sockets now",
+                "opened {} clusters ({summarized} summarized): their {objects} objects shown after {:.0} ms median, {:.0} ms at most; {} sockets now",
                 times.len(),
                 times[times.len() / 2],
                 times[times.len() - 1],
