@@ -126,6 +126,10 @@ pub enum Command {
     /// Send one alert per failing root cause across the fleet to Alertmanager (--alertmanager
     /// URL), with its suspect change and blast radius; resolved when the cause clears.
     Alert(AlertArgs),
+    /// Serve the fleet to an assistant: a Model Context Protocol server on stdin and stdout,
+    /// with tools for the summary, clusters, objects, root causes, rollouts and one object's
+    /// events and YAML, every call naming its own scope. Read-only.
+    Mcp(McpArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
     /// Watch this collector's share of the fleet and publish it to NATS JetStream (--nats URL):
@@ -266,6 +270,24 @@ fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
     full.parse().map_err(|_| {
         format!("{text:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")
     })
+}
+
+/// `fluxfleet mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// How long a tool call waits, at most, for every cluster's first answer (after that it
+    /// answers with what is known, and says which clusters are not complete).
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+}
+
+impl McpArgs {
+    pub fn request(&self, fleet: &FleetArgs) -> crate::mcp::Request {
+        crate::mcp::Request {
+            sources: fleet.sources(),
+            timeout: self.timeout,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -37,6 +37,8 @@
 //! - [`export`] — the headless commands: `get`, `rollout`, `inventory`, `suspend` / `resume` /
 //!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals; `alert`,
 //!   one alert per root cause to Alertmanager.
+//! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
+//!   stdio whose read-only tools answer with the JSON of the headless commands, a page at a time.
 //! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
 //!
 //! The simulated fleet is a crate of its own, `fluxfleet-sim` (`src/sim/`, a member of the
@@ -61,6 +63,7 @@ mod hostile;
 pub mod inventory;
 pub mod json;
 pub mod k8s;
+pub mod mcp;
 pub mod private;
 pub mod session;
 pub mod source;

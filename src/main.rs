@@ -55,6 +55,16 @@ fn main() -> ExitCode {
                 fluxfleet::export::alert::alert,
             );
         }
+        Some(Command::Mcp(args)) => {
+            if cli.ui.write {
+                eprintln!(
+                    "fluxfleet: mcp serves the fleet read-only; --write is not available to it"
+                );
+                return ExitCode::from(exit::USAGE);
+            }
+            logs();
+            return ExitCode::from(runtime.block_on(fluxfleet::mcp::mcp(args.request(&cli.fleet))));
+        }
         Some(Command::Suspend(args)) => return act(&runtime, global, &args, Verb::Suspend),
         Some(Command::Resume(args)) => return act(&runtime, global, &args, Verb::Resume),
         Some(Command::Reconcile(args)) => return act(&runtime, global, &args, Verb::Reconcile),

@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::fluxfleet;
+
 use common::truth::seen;
 use std::path::Path;
 use std::process::Output;
@@ -11,17 +13,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Command;
-
-fn fluxfleet() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
-    // Never the developer's own config or kubeconfig.
-    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
-        .env_remove("KUBECONFIG")
-        .env("HOME", "/nonexistent-home")
-        .kill_on_drop(true);
-    cmd
-}
 
 async fn run(args: &[&str], dir: &Path) -> Output {
     fluxfleet()

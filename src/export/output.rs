@@ -12,14 +12,14 @@ use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index};
 use crate::units::{age, truncate_hex};
 
 /// Clusters by workspace, then name.
-pub(super) fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
+pub(crate) fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
     let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().filter(|c| !c.retired).collect();
     clusters
         .sort_by(|a, b| (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name)));
     clusters.into_iter()
 }
 
-pub(super) fn selected<'a>(
+pub(crate) fn selected<'a>(
     index: &'a Index,
     filter: &'a Filter,
 ) -> impl Iterator<Item = (&'a ClusterEntry, &'a FluxSummary)> {

@@ -177,7 +177,7 @@ pub(super) fn causes<'a>(
 }
 
 /// Writes the root causes of the selected not-ready objects as a table or JSON.
-pub(super) fn write(
+pub(crate) fn write(
     index: &Index,
     (filter, output): (&Filter, Output),
     (now, window): (Timestamp, SignedDuration),

@@ -15,6 +15,17 @@ use kube::Client;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
+/// The `fluxfleet` binary as a script runs it, never with the developer's own config or
+/// kubeconfig.
+pub fn fluxfleet() -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
+    cmd.env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env_remove("KUBECONFIG")
+        .env("HOME", "/nonexistent-home")
+        .kill_on_drop(true);
+    cmd
+}
+
 /// A running simulation and the directory holding its kubeconfigs.
 pub struct Sim {
     pub handle: Handle,

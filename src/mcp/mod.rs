@@ -1,0 +1,106 @@
+//! `fluxfleet mcp`: the fleet for assistants — a Model Context Protocol server over stdio, on the
+//! same session as every command (kubeconfigs and management clusters, or `--nats`). The
+//! session keeps running while the client is connected; each tool call reads the index as it
+//! is then ([`tools`]), a page at a time ([`page`]).
+//!
+//! Stdout is the protocol's: nothing else is ever written there (warnings and logs go to
+//! stderr).
+
+mod page;
+mod tools;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use tokio::sync::{mpsc, watch};
+
+use crate::export::request::exit;
+use crate::fleet::Index;
+use crate::fleet::index::Event;
+use crate::session::Session;
+use crate::session::resolve::Sources;
+
+/// What `mcp` was asked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Sources,
+    /// How long a call waits, at most, for the fleet's first answers.
+    pub timeout: Duration,
+}
+
+/// `fluxfleet mcp`: serves until the client closes stdin.
+pub async fn mcp(request: Request) -> u8 {
+    let opened = match crate::session::open::open(&request.sources).await {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("error: {}", crate::export::table::safe(&e));
+            return exit::ERROR;
+        }
+    };
+    for w in &opened.warnings {
+        eprintln!("warning: {}", crate::export::table::safe(w));
+    }
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
+        return exit::INVENTORY;
+    }
+    let config = opened.config.clone();
+    // Following management clusters: clusters joining or leaving show up as they do.
+    let live = Session::start(opened.fleet.sources(&config.engine, true));
+    let reader = live.reader();
+    let (index, events, running) = live.split();
+    let index = Arc::new(RwLock::new(index));
+    let (settle, settled) = watch::channel(false);
+    let applier = tokio::spawn(apply(index.clone(), events, settle));
+    let fleet = tools::Fleet::new(tools::State {
+        index,
+        settled,
+        reader,
+        config,
+        timeout: request.timeout,
+    });
+    let code = match fleet.serve(rmcp::transport::stdio()).await {
+        Ok(service) => match service.waiting().await {
+            Ok(_) => exit::OK,
+            Err(e) => {
+                eprintln!("error: the MCP session ended: {e}");
+                exit::ERROR
+            }
+        },
+        Err(e) => {
+            eprintln!("error: the MCP client did not start a session: {e}");
+            exit::ERROR
+        }
+    };
+    applier.abort();
+    running.shutdown().await;
+    code
+}
+
+/// Applies the sources' events to the index as they arrive, saying when every cluster has
+/// answered once. The lock is held for one batch at a time.
+async fn apply(
+    index: Arc<RwLock<Index>>,
+    mut events: mpsc::Receiver<Event>,
+    settled: watch::Sender<bool>,
+) {
+    let mut batch = Vec::with_capacity(1024);
+    loop {
+        if !*settled.borrow()
+            && let Ok(index) = index.read()
+            && index.settled()
+        {
+            settled.send_replace(true);
+        }
+        if events.recv_many(&mut batch, 1024).await == 0 {
+            return;
+        }
+        let Ok(mut index) = index.write() else {
+            return;
+        };
+        for event in batch.drain(..) {
+            index.apply(event);
+        }
+    }
+}
