@@ -338,3 +338,59 @@ async fn answers_about_ten_thousand_clusters_stay_bounded_and_say_where_they_wer
     );
     client.cancel().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_the_bus_the_history_tool_answers_as_get_since_does() {
+    let nats = common::nats::NatsServer::start();
+    let options = fluxfleet::bus::Options {
+        url: nats.url.clone(),
+        bucket: "fleet".into(),
+        ..Default::default()
+    };
+    let sim = common::start().await;
+    let inventory = common::fleet_of(&sim);
+    let names = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let only = common::bus::start_collector("only", &options, &inventory);
+    let within = std::time::Duration::from_secs(30);
+    common::bus::until_truth("the bus holds the fleet", &options, &sim, &names, within).await;
+    let kubeconfigs = sim.dir.path().join("kubeconfigs");
+
+    let mut cmd = common::bus::command(&kubeconfigs);
+    cmd.args(["mcp", "--nats", &nats.url]);
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "history"));
+    let cluster = inventory.clusters[2].name.clone();
+    // Equal once the bus is still (the collector's first changes may still be arriving).
+    common::bus::until("history as get --since says it", within, || async {
+        let out = common::bus::command(&kubeconfigs)
+            .args(["get", "--nats", &nats.url, "--since", "1h", "-o", "json"])
+            .args(["--cluster", &cluster])
+            .output()
+            .await
+            .unwrap();
+        let get: Value = match serde_json::from_slice(&out.stdout) {
+            Ok(get) => get,
+            Err(e) => return Some(format!("get --since: {e}")),
+        };
+        let args = json!({ "since": "1h", "clusters": [cluster] });
+        let (changes, _) = all_pages(&client, "history", args, "changes").await;
+        let wrong = changes.is_empty() || changes != get.as_array().cloned().unwrap_or_default();
+        wrong.then(|| format!("{} changes, get said {}", changes.len(), get))
+    })
+    .await;
+    let args = json!({ "since": "1h", "clusters": [cluster] });
+    let (changes, _) = all_pages(&client, "history", args, "changes").await;
+    assert!(changes.iter().all(|c| c["cluster"] == cluster.as_str()));
+    assert!(
+        changes.iter().any(|c| c["what"] == "connection"),
+        "{changes:?}"
+    );
+    let refused = call(&client, "history", json!({ "since": "soon" }))
+        .await
+        .unwrap_err();
+    assert!(refused.contains("soon"), "{refused}");
+    client.cancel().await.unwrap();
+    only.stop.cancel();
+    let _ = only.task.await;
+}

@@ -10,10 +10,9 @@ use super::table::Table;
 use crate::bus::wire::Change;
 use crate::glob::glob_match;
 
-/// Whether `change` is in the scope of `request`'s filter (a cluster's own changes have no
-/// object, and pass every object filter but a kind's or a name's).
-fn selected(request: &Request, change: &Change) -> bool {
-    let f = &request.filter;
+/// Whether `change` is in the scope of filter `f` (a cluster's own changes have no object, and
+/// pass every object filter but a kind's or a name's).
+fn selected(f: &super::Filter, change: &Change) -> bool {
     f.workspace.as_ref().is_none_or(|w| *w == change.workspace)
         && (f.clusters.is_empty() || f.clusters.iter().any(|g| glob_match(g, &change.cluster)))
         && f.kind.is_none_or(|k| change.kind == Some(k))
@@ -25,30 +24,49 @@ fn selected(request: &Request, change: &Change) -> bool {
             .is_none_or(|n| change.namespace.as_deref().is_none_or(|ns| ns == n))
 }
 
-/// Prints the changes of the last `since`; exit code as `get`'s.
-pub async fn write(options: &crate::bus::Options, since: Duration, request: &Request) -> u8 {
-    let from = match jiff::SignedDuration::try_from(since)
+/// Why the history of the last `since` cannot be read.
+pub(crate) enum Unread {
+    /// `since` reaches before any time.
+    Since(String),
+    /// The bus could not be read.
+    Bus(String),
+}
+
+/// The changes in `filter`'s scope during the last `since`, oldest first.
+pub(crate) async fn changes(
+    options: &crate::bus::Options,
+    since: Duration,
+    filter: &super::Filter,
+) -> Result<Vec<Change>, Unread> {
+    let from = jiff::SignedDuration::try_from(since)
         .ok()
         .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
-    {
-        Some(t) => t,
-        None => {
-            eprintln!("error: --since {since:?} reaches before any time");
-            return exit::USAGE;
-        }
-    };
-    let one = match request.filter.clusters.as_slice() {
+        .ok_or_else(|| Unread::Since(format!("since {since:?} reaches before any time")))?;
+    let one = match filter.clusters.as_slice() {
         [glob] if !glob.contains(['*', '?']) => Some(glob.as_str()),
         _ => None,
     };
-    let changes = match crate::bus::history::since(options, from, one).await {
+    let mut changes = crate::bus::history::since(options, from, one)
+        .await
+        .map_err(Unread::Bus)?;
+    changes.retain(|c| selected(filter, c));
+    Ok(changes)
+}
+
+/// Prints the changes of the last `since`; exit code as `get`'s.
+pub async fn write(options: &crate::bus::Options, since: Duration, request: &Request) -> u8 {
+    let changes = match changes(options, since, &request.filter).await {
         Ok(c) => c,
-        Err(e) => {
+        Err(Unread::Since(e)) => {
+            eprintln!("error: --{e}");
+            return exit::USAGE;
+        }
+        Err(Unread::Bus(e)) => {
             eprintln!("error: {}", super::table::safe(&e));
             return exit::ERROR;
         }
     };
-    let changes: Vec<&Change> = changes.iter().filter(|c| selected(request, c)).collect();
+    let changes: Vec<&Change> = changes.iter().collect();
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match request.output {
         Output::Table => {

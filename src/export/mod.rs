@@ -5,7 +5,7 @@
 pub mod act;
 pub mod alert;
 pub mod get;
-mod history;
+pub(crate) mod history;
 pub mod inventory;
 mod opening;
 pub(crate) mod output;

@@ -59,6 +59,7 @@ pub async fn mcp(request: Request) -> u8 {
         reader,
         config,
         timeout: request.timeout,
+        nats: request.sources.nats.clone(),
     });
     let code = match fleet.serve(rmcp::transport::stdio()).await {
         Ok(service) => match service.waiting().await {
