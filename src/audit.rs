@@ -105,6 +105,10 @@ pub struct Entry<'a> {
     /// The machine fluxfleet ran on.
     #[serde(skip_serializing_if = "str::is_empty")]
     pub host: &'a str,
+    /// What the user acted through, when not fluxfleet's own commands: `mcp:<client>` for an
+    /// assistant's client through `fluxfleet mcp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<&'a str>,
     pub action: Verb,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'a str>,
@@ -235,6 +239,7 @@ mod tests {
                 stage: Stage::Outcome,
                 user: "alice",
                 host: "laptop",
+                tool: None,
                 action: Verb::Suspend,
                 reason: Some("flapping"),
                 token: "t",

@@ -128,7 +128,8 @@ pub enum Command {
     Alert(AlertArgs),
     /// Serve the fleet to an assistant: a Model Context Protocol server on stdin and stdout,
     /// with tools for the summary, clusters, objects, root causes, rollouts and one object's
-    /// events and YAML, every call naming its own scope. Read-only.
+    /// events and YAML, every call naming its own scope. Read-only unless started with
+    /// --write: then suspend, resume and reconcile, each a dry run first.
     Mcp(McpArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
@@ -282,10 +283,11 @@ pub struct McpArgs {
 }
 
 impl McpArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> crate::mcp::Request {
+    pub fn request(&self, fleet: &FleetArgs, ui: &UiArgs) -> crate::mcp::Request {
         crate::mcp::Request {
             sources: fleet.sources(),
             timeout: self.timeout,
+            write: ui.write,
         }
     }
 }

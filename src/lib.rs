@@ -38,7 +38,8 @@
 //!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals; `alert`,
 //!   one alert per root cause to Alertmanager.
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
-//!   stdio whose read-only tools answer with the JSON of the headless commands, a page at a time.
+//!   stdio whose tools answer with the JSON of the headless commands, a page at a time; with
+//!   `--write`, actions confirmed by a dry run's token, through [`actions`] like every other.
 //! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
 //!
 //! The simulated fleet is a crate of its own, `fluxfleet-sim` (`src/sim/`, a member of the

@@ -56,14 +56,9 @@ fn main() -> ExitCode {
             );
         }
         Some(Command::Mcp(args)) => {
-            if cli.ui.write {
-                eprintln!(
-                    "fluxfleet: mcp serves the fleet read-only; --write is not available to it"
-                );
-                return ExitCode::from(exit::USAGE);
-            }
             logs();
-            return ExitCode::from(runtime.block_on(fluxfleet::mcp::mcp(args.request(&cli.fleet))));
+            let request = args.request(&cli.fleet, &cli.ui);
+            return ExitCode::from(runtime.block_on(fluxfleet::mcp::mcp(request)));
         }
         Some(Command::Suspend(args)) => return act(&runtime, global, &args, Verb::Suspend),
         Some(Command::Resume(args)) => return act(&runtime, global, &args, Verb::Resume),

@@ -83,6 +83,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
         wait: Some(Duration::from_secs(30)),
         concurrency,
         journal: Some(&path),
+        tool: None,
     };
     let ended = Arc::new(Mutex::new(Vec::new()));
     let seen = ended.clone();

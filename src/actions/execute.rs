@@ -2,8 +2,6 @@
 //! reconcile followed to "handled" through the watches (never holding a slot), each target's
 //! outcome reported as it ends, and the whole attempt journaled.
 
-use std::path::Path;
-
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
@@ -53,12 +51,7 @@ pub async fn carry_out(
         total: job.targets.len(),
         ..Progress::default()
     };
-    if let Err(e) = journal(
-        &job.intent,
-        audit::Stage::Intent,
-        &intended(job),
-        how.journal,
-    ) {
+    if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended(job), &how) {
         return (not_sent(job, &e, progress, &mut report), Err(e));
     }
     let mut run = Executor {
@@ -154,7 +147,7 @@ pub async fn carry_out(
         .zip(&job.targets)
         .map(|(r, t)| r.unwrap_or_else(|| t.record.clone()))
         .collect();
-    let journaled = journal(&job.intent, audit::Stage::Outcome, &records, how.journal);
+    let journaled = journal(&job.intent, audit::Stage::Outcome, &records, &how);
     (records, journaled)
 }
 
@@ -214,19 +207,20 @@ fn journal(
     intent: &Intent,
     stage: audit::Stage,
     targets: &[audit::Target],
-    path: Option<&Path>,
+    how: &Carry<'_>,
 ) -> Result<(), String> {
     let entry = audit::Entry {
         time: jiff::Timestamp::now(),
         stage,
         user: &intent.user,
         host: &audit::local_host(),
+        tool: how.tool,
         action: intent.verb,
         reason: intent.reason.as_deref(),
         token: &intent.token,
         targets,
     };
-    match path {
+    match how.journal {
         Some(path) => audit::append(path, &entry)
             .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
         None => Err("no data directory for the audit journal".into()),

@@ -161,6 +161,9 @@ pub struct Carry<'a> {
     pub wait: Option<Duration>,
     pub concurrency: usize,
     pub journal: Option<&'a Path>,
+    /// What the user acted through, when not fluxfleet's own commands (`mcp:<client>`);
+    /// journaled as `tool`.
+    pub tool: Option<&'a str>,
 }
 
 #[cfg(test)]

@@ -266,6 +266,7 @@ async fn act(
         wait: Some(TUI_WAIT),
         concurrency,
         journal: journal.as_deref(),
+        tool: None,
     };
     let report = |t: &crate::actions::Target,
                   update: crate::actions::Update<'_>,

@@ -135,6 +135,7 @@ pub async fn act(request: Request) -> u8 {
             .then_some(request.timeout),
         concurrency: config.actions.concurrency,
         journal: journal.as_deref(),
+        tool: None,
     };
     let ndjson = request.output == super::request::Output::Ndjson;
     send(&job, how, live, (tally, ndjson)).await
@@ -255,7 +256,7 @@ fn print_results(results: &[audit::Target]) {
 }
 
 /// The objects `filter` selects, cluster by cluster in the index's order.
-fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
+pub(crate) fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
     let clusters = index.clusters().iter().enumerate();
     let clusters = clusters.filter(|(_, c)| !c.retired && filter.cluster(c));
     clusters
@@ -264,6 +265,18 @@ fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
             objects.map(move |s| (ClusterId(i as u32), s.key.clone()))
         })
         .collect()
+}
+
+/// What a dry run says `target` would get: its patches in order, or why it is refused.
+pub(crate) fn would(target: &Target) -> String {
+    match &target.plan {
+        Ok(steps) => steps
+            .iter()
+            .map(|s| format!("patch {} {}", s.key.kind, s.patch))
+            .collect::<Vec<_>>()
+            .join("; then "),
+        Err(refusal) => format!("refused: {refusal}"),
+    }
 }
 
 /// `--dry-run`: the targets and what each would get.
@@ -278,21 +291,13 @@ fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally)
     ]);
     for target in targets {
         let r = &target.record;
-        let would = match &target.plan {
-            Ok(steps) => steps
-                .iter()
-                .map(|s| format!("patch {} {}", s.key.kind, s.patch))
-                .collect::<Vec<_>>()
-                .join("; then "),
-            Err(refusal) => format!("refused: {refusal}"),
-        };
         t.row(vec![
             r.workspace.clone(),
             r.cluster.clone(),
             r.kind.clone(),
             r.namespace.clone(),
             r.name.clone(),
-            would,
+            would(target),
         ]);
     }
     let mut out = io::stdout().lock();

@@ -7,7 +7,9 @@
 //! stderr).
 
 mod page;
+mod state;
 mod tools;
+mod writes;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -25,8 +27,11 @@ use crate::session::resolve::Sources;
 #[derive(Clone, Debug)]
 pub struct Request {
     pub sources: Sources,
-    /// How long a call waits, at most, for the fleet's first answers.
+    /// How long a call waits, at most, for the fleet's first answers (and an action for each
+    /// reconcile to be handled).
     pub timeout: Duration,
+    /// `--write`: the write tools exist (nothing else grants them, not the config's mode).
+    pub write: bool,
 }
 
 /// `fluxfleet mcp`: serves until the client closes stdin.
@@ -46,20 +51,40 @@ pub async fn mcp(request: Request) -> u8 {
         return exit::INVENTORY;
     }
     let config = opened.config.clone();
+    let grant = if request.write {
+        let infos = opened.fleet.clusters();
+        let (grant, permissions) = config.writable(Some(crate::config::Mode::Write), &infos);
+        match (config.writes_refused(), grant) {
+            (Some(why), _) => {
+                eprintln!("error: {why}; the server was not started");
+                return exit::USAGE;
+            }
+            (None, Some(grant)) => Some((grant, permissions)),
+            (None, None) => None,
+        }
+    } else {
+        None
+    };
     // Following management clusters: clusters joining or leaving show up as they do.
     let live = Session::start(opened.fleet.sources(&config.engine, true));
     let reader = live.reader();
     let (index, events, running) = live.split();
+    let writes = grant.map(|(grant, permissions)| {
+        let writer = running.writer(grant, permissions.clone());
+        state::Writes::new(writer, permissions)
+    });
+    let awaited = writes.as_ref().map(|w| w.awaited.clone());
     let index = Arc::new(RwLock::new(index));
     let (settle, settled) = watch::channel(false);
-    let applier = tokio::spawn(apply(index.clone(), events, settle));
-    let fleet = tools::Fleet::new(tools::State {
+    let applier = tokio::spawn(apply(index.clone(), events, settle, awaited));
+    let fleet = state::Fleet::new(state::State {
         index,
         settled,
         reader,
         config,
         timeout: request.timeout,
         nats: request.sources.nats.clone(),
+        writes,
     });
     let code = match fleet.serve(rmcp::transport::stdio()).await {
         Ok(service) => match service.waiting().await {
@@ -80,11 +105,13 @@ pub async fn mcp(request: Request) -> u8 {
 }
 
 /// Applies the sources' events to the index as they arrive, saying when every cluster has
-/// answered once. The lock is held for one batch at a time.
+/// answered once, and telling about requested reconciles once the index shows them handled. The
+/// lock is held for one batch at a time.
 async fn apply(
     index: Arc<RwLock<Index>>,
     mut events: mpsc::Receiver<Event>,
     settled: watch::Sender<bool>,
+    awaited: Option<Arc<state::Awaited>>,
 ) {
     let mut batch = Vec::with_capacity(1024);
     loop {
@@ -97,11 +124,15 @@ async fn apply(
         if events.recv_many(&mut batch, 1024).await == 0 {
             return;
         }
-        let Ok(mut index) = index.write() else {
+        let Ok(mut written) = index.write() else {
             return;
         };
         for event in batch.drain(..) {
-            index.apply(event);
+            written.apply(event);
+        }
+        drop(written);
+        if let (Some(awaited), Ok(index)) = (&awaited, index.read()) {
+            awaited.tell(&index);
         }
     }
 }

@@ -41,6 +41,16 @@ impl Asked {
     }
 }
 
+impl Asked {
+    /// The first page, of at most `limit` items (and [`MAX_LIMIT`]).
+    pub fn first(limit: usize) -> Asked {
+        Asked {
+            offset: 0,
+            limit: limit.clamp(1, MAX_LIMIT),
+        }
+    }
+}
+
 /// Where a page is in its list.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -1,0 +1,187 @@
+//! What every tool of `fluxfleet mcp` shares: the fleet (the session's index behind a lock, its
+//! reader, the config), the scope a call names, its page, and what writing needs when it was
+//! granted. The read tools are in `tools.rs`, the write tools in `writes.rs`.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::{ErrorData, schemars};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::page::Asked;
+use crate::actions::Handled;
+use crate::config::{Config, Permissions};
+use crate::export::{Filter, Status};
+use crate::fleet::actions::Verb;
+use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
+use crate::session::{Reader, Writer};
+
+/// The fleet, as the tools read it.
+#[derive(Clone)]
+pub struct Fleet {
+    pub(super) state: Arc<State>,
+    pub(super) tool_router: ToolRouter<Fleet>,
+}
+
+pub(super) struct State {
+    pub index: Arc<RwLock<Index>>,
+    /// True once every cluster has answered once (live or failed).
+    pub settled: watch::Receiver<bool>,
+    pub reader: Reader,
+    pub config: Config,
+    /// How long a call waits, at most, for the fleet's first answers.
+    pub timeout: Duration,
+    /// The bus the fleet is read from, whose history `history` reads; None: no history tool.
+    pub nats: Option<crate::bus::Options>,
+    /// With `--write`: what the write tools need; None: they do not exist.
+    pub writes: Option<Writes>,
+}
+
+/// Which clusters and objects a call is about.
+#[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct Scope {
+    /// Only clusters of this workspace.
+    pub workspace: Option<String>,
+    /// Only clusters whose name matches one of these globs (`prod-*`, `eu-??-1`).
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    /// The Flux kind: Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository,
+    /// HelmChart, Bucket … (kind, plural or short name: ks, hr, gitrepo).
+    pub kind: Option<String>,
+    /// Only objects in this namespace.
+    pub namespace: Option<String>,
+    /// Only objects with this name.
+    pub name: Option<String>,
+}
+
+/// A page of a list.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct Paging {
+    /// The `nextCursor` of the previous page; absent for the first.
+    pub cursor: Option<String>,
+    /// Items wanted, 1 to 1000 (default 100).
+    pub limit: Option<u32>,
+}
+
+pub(super) fn invalid(message: impl Into<String>) -> ErrorData {
+    ErrorData::invalid_params(message.into(), None)
+}
+
+pub(super) fn kind(text: Option<&str>) -> Result<Option<FluxKind>, ErrorData> {
+    match text {
+        None | Some("all") => Ok(None),
+        Some(text) => FluxKind::parse(text).map(Some).ok_or_else(|| {
+            invalid(format!(
+                "{text:?} is not a Flux kind (Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository, HelmChart, Bucket, or ks, hr, gitrepo …)"
+            ))
+        }),
+    }
+}
+
+impl Scope {
+    pub(super) fn filter(&self, status: Option<&str>) -> Result<Filter, ErrorData> {
+        Ok(Filter {
+            kind: kind(self.kind.as_deref())?,
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            clusters: self.clusters.clone(),
+            namespace: self.namespace.clone(),
+            status: status.map(Status::parse).transpose().map_err(invalid)?,
+        })
+    }
+}
+
+impl Paging {
+    pub(super) fn asked(&self) -> Result<Asked, ErrorData> {
+        Asked::new(self.cursor.as_deref(), self.limit).map_err(invalid)
+    }
+}
+
+impl Fleet {
+    /// Waits (within the timeout) for every cluster's first answer, then runs `read` on the
+    /// index as it is.
+    pub(super) async fn read<T>(&self, read: impl FnOnce(&Index) -> T) -> Result<T, ErrorData> {
+        let mut settled = self.state.settled.clone();
+        let _ = tokio::time::timeout(self.state.timeout, settled.wait_for(|s| *s)).await;
+        let index = self
+            .state
+            .index
+            .read()
+            .map_err(|_| ErrorData::internal_error("the fleet's index is unusable", None))?;
+        Ok(read(&index))
+    }
+}
+
+/// What writing needs: the session's writer and permissions, the dry runs, the reconciles
+/// awaited.
+pub(super) struct Writes {
+    pub writer: Writer,
+    pub permissions: Permissions,
+    pub dry_runs: Mutex<VecDeque<DryRun>>,
+    pub awaited: Arc<Awaited>,
+}
+
+/// One dry run: what it was asked and what it would send.
+pub(super) struct DryRun {
+    pub token: String,
+    pub verb: Verb,
+    /// Its arguments, scope and reason, as given (the acting call must give the same).
+    pub asked: Value,
+    pub count: usize,
+    pub at: Instant,
+}
+
+/// Requested reconciles the index owner tells the executor about once handled.
+#[derive(Default)]
+pub(super) struct Awaited(Mutex<Vec<Awaiting>>);
+
+pub(super) struct Awaiting {
+    pub cluster: ClusterId,
+    pub key: ObjectKey,
+    pub token: String,
+    pub tell: mpsc::UnboundedSender<Handled>,
+}
+
+impl Awaited {
+    /// Tells about every awaited object `index` shows handled with its token, and forgets them.
+    pub(super) fn tell(&self, index: &Index) {
+        let Ok(mut awaited) = self.0.lock() else {
+            return;
+        };
+        awaited.retain(|a| {
+            let handled = index
+                .cluster(a.cluster)
+                .and_then(|c| c.objects.get(&a.key))
+                .and_then(|o| o.last_handled_reconcile_at.as_deref())
+                == Some(a.token.as_str());
+            if handled {
+                let _ = a.tell.send(Handled {
+                    cluster: a.cluster,
+                    key: a.key.clone(),
+                });
+            }
+            !handled && !a.tell.is_closed()
+        });
+    }
+
+    pub(super) fn add(&self, awaiting: Awaiting) {
+        if let Ok(mut awaited) = self.0.lock() {
+            awaited.push(awaiting);
+        }
+    }
+}
+
+impl Writes {
+    pub(super) fn new(writer: Writer, permissions: Permissions) -> Writes {
+        Writes {
+            writer,
+            permissions,
+            dry_runs: Mutex::new(VecDeque::new()),
+            awaited: Arc::new(Awaited::default()),
+        }
+    }
+}

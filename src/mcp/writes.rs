@@ -1,0 +1,321 @@
+//! The tools that change clusters — `suspend`, `resume`, `reconcile` — which exist only when
+//! `fluxfleet mcp --write` was started, through the planner, guardrails and journal every action
+//! goes through. The confirmation rule: a call without a token is a dry run, which answers with
+//! the targets, a token and the count it would send; the call that acts names that token and
+//! count, for the same arguments, and acts only if the fleet still gives the same count.
+
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use super::page::{self, Asked};
+use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, invalid};
+use crate::actions::{self, Carry, Guard, Target, Update, Watch};
+use crate::config::Config;
+use crate::fleet::actions::{Intent, Verb};
+
+/// Dry runs remembered, the newest last; an older one's token no longer acts.
+const DRY_RUNS: usize = 32;
+/// How long a dry run's token may act.
+const TOKEN_LIFE: Duration = Duration::from_secs(600);
+/// A client's name in the journal, at most.
+const CLIENT_NAME: usize = 64;
+
+#[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
+pub struct ActArgs {
+    #[serde(flatten)]
+    pub scope: Scope,
+    /// failing, not-ready, or one health (suspended, ready …): only objects with it.
+    pub status: Option<String>,
+    /// Why (suspend): recorded on each object, as `flux suspend` does, and in the journal.
+    pub reason: Option<String>,
+    /// Reconcile: request the object's source first and wait until it is handled (`flux
+    /// reconcile --with-source`).
+    #[serde(default)]
+    pub with_source: bool,
+    /// The token a dry run of these same arguments gave: without it, this call is that dry run.
+    pub token: Option<String>,
+    /// The count that dry run said it would send.
+    pub count: Option<usize>,
+}
+
+/// One target of an answer.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Planned<'a> {
+    workspace: &'a str,
+    cluster: &'a str,
+    kind: &'a str,
+    namespace: &'a str,
+    name: &'a str,
+    /// The patches in order, or why it is refused.
+    would: String,
+}
+
+/// The MCP client's name as the journal's `tool`: `mcp:` and at most 64 plain characters.
+fn client_tool(context: &RequestContext<RoleServer>) -> String {
+    let name = context
+        .peer
+        .peer_info()
+        .map(|info| info.client_info.name.clone())
+        .unwrap_or_default();
+    let plain: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || "-_. /@".contains(*c))
+        .take(CLIENT_NAME)
+        .collect();
+    format!("mcp:{}", if plain.is_empty() { "unnamed" } else { &plain })
+}
+
+#[tool_router(router = write_tools, vis = "pub(super)")]
+impl Fleet {
+    #[tool(
+        description = "Suspend Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Without token: a dry run listing the targets and the exact patches, with a token and a count. Call again with the same arguments plus that token and count to act.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn suspend(
+        &self,
+        Parameters(args): Parameters<ActArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.act(Verb::Suspend, args, &context).await
+    }
+
+    #[tool(
+        description = "Resume suspended Flux objects in scope and request a reconcile, as `flux resume`; waits until each is handled. Dry run first without token, then act with its token and count.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn resume(
+        &self,
+        Parameters(args): Parameters<ActArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        self.act(Verb::Resume, args, &context).await
+    }
+
+    #[tool(
+        description = "Request a reconcile of Flux objects in scope (with_source: their sources first), as `flux reconcile`; waits until each is handled. Dry run first without token, then act with its token and count.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn reconcile(
+        &self,
+        Parameters(args): Parameters<ActArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let verb = if args.with_source {
+            Verb::ReconcileWithSource
+        } else {
+            Verb::Reconcile
+        };
+        self.act(verb, args, &context).await
+    }
+}
+
+impl Fleet {
+    /// A dry run (no token) or the action its token confirms.
+    async fn act(
+        &self,
+        verb: Verb,
+        args: ActArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let state = &self.state;
+        let Some(writes) = &state.writes else {
+            return Err(invalid("this server only reads: start it with --write"));
+        };
+        if args.reason.is_some() && verb != Verb::Suspend {
+            return Err(invalid("reason goes with suspend"));
+        }
+        let filter = args.scope.filter(args.status.as_deref())?;
+        let (token, count) = (args.token.clone(), args.count);
+        let asked = json!({
+            "scope": serde_json::to_value(&args.scope).unwrap_or(Value::Null),
+            "status": args.status, "reason": args.reason,
+        });
+        let confirmed = match (&token, count) {
+            (None, None) => None,
+            (Some(token), Some(count)) => Some(confirmed(writes, verb, &asked, token, count)?),
+            _ => {
+                return Err(invalid(
+                    "token and count go together: both from the dry run",
+                ));
+            }
+        };
+        let intent = Intent {
+            verb,
+            user: crate::audit::local_user(),
+            reason: args.reason.clone(),
+            token: confirmed
+                .clone()
+                .unwrap_or_else(|| jiff::Timestamp::now().to_string()),
+        };
+        let config: &Config = &state.config;
+        let guard = Guard {
+            actions: &config.actions,
+            permissions: Some(&writes.permissions),
+        };
+        let targets = self
+            .read(|index| {
+                let objects = crate::export::act::selected(index, &filter);
+                actions::plan(index, objects, &intent, &guard)
+            })
+            .await?;
+        if targets.is_empty() {
+            return Err(invalid("no Flux object matches"));
+        }
+        let max = config.actions.max_targets;
+        if targets.len() > max {
+            return Err(invalid(format!(
+                "{} objects match, more than the {max} allowed at once (actions.max_targets): narrow the scope",
+                targets.len()
+            )));
+        }
+        let tally = actions::Tally::of(&targets);
+        let Some(token) = confirmed else {
+            return Ok(dry_run(writes, (verb, asked), &intent, &targets, tally));
+        };
+        if Some(tally.sent) != count {
+            return Err(invalid(format!(
+                "the fleet changed since the dry run: {} objects would now be sent, the dry run said {}; nothing was sent — dry-run again",
+                tally.sent,
+                count.unwrap_or(0)
+            )));
+        }
+        let tool = client_tool(context);
+        let job = actions::Job {
+            run: 1,
+            intent,
+            targets,
+        };
+        let journal = crate::audit::default_path();
+        let how = Carry {
+            writer: Some(&writes.writer),
+            wait: verb.requests_reconcile().then_some(state.timeout),
+            concurrency: config.actions.concurrency,
+            journal: journal.as_deref(),
+            tool: Some(&tool),
+        };
+        let (tell, told) = mpsc::unbounded_channel();
+        let awaited = writes.awaited.clone();
+        let index = state.index.clone();
+        let report = |target: &Target, update: Update<'_>, _: &actions::Progress| {
+            if matches!(update, Update::Requested) {
+                awaited.add(Awaiting {
+                    cluster: target.cluster,
+                    key: target.key.clone(),
+                    token: token.clone(),
+                    tell: tell.clone(),
+                });
+                // Handled before it was awaited: told now.
+                if let Ok(index) = index.read() {
+                    awaited.tell(&index);
+                }
+            }
+        };
+        let (results, journaled) =
+            actions::carry_out(&job, how, Some(Watch::Told(told)), report).await;
+        let failed = results.iter().filter(|r| r.outcome != "done").count();
+        let mut doc = serde_json::Map::new();
+        doc.insert("action".into(), json!(verb));
+        doc.insert("token".into(), json!(token));
+        doc.insert("done".into(), json!(results.len() - failed));
+        doc.insert("notDone".into(), json!(failed));
+        if let Err(e) = journaled {
+            doc.insert("journalError".into(), json!(e));
+        }
+        let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
+        doc.insert("results".into(), Value::Array(paged.0));
+        doc.insert(
+            "page".into(),
+            serde_json::to_value(paged.1).unwrap_or(Value::Null),
+        );
+        Ok(CallToolResult::structured(Value::Object(doc)))
+    }
+}
+
+/// Checks the dry run `token` names: the same verb and arguments, not expired, the same count.
+/// Returns the token, which becomes the action's (its `requestedAt` and journal token).
+fn confirmed(
+    writes: &Writes,
+    verb: Verb,
+    asked: &Value,
+    token: &str,
+    count: usize,
+) -> Result<String, ErrorData> {
+    let dry_runs = writes
+        .dry_runs
+        .lock()
+        .map_err(|_| ErrorData::internal_error("the dry runs are unusable", None))?;
+    let Some(dry) = dry_runs.iter().find(|d| d.token == token) else {
+        return Err(invalid(format!(
+            "token {token:?} is not a dry run's of this server (or it is one of the oldest): dry-run first"
+        )));
+    };
+    if dry.at.elapsed() > TOKEN_LIFE {
+        return Err(invalid(
+            "that dry run is older than ten minutes: dry-run again",
+        ));
+    }
+    if dry.verb != verb || dry.asked != *asked {
+        return Err(invalid(format!(
+            "token {token:?} is a dry run of other arguments ({} {}): call with the same ones",
+            dry.verb, dry.asked
+        )));
+    }
+    if dry.count != count {
+        return Err(invalid(format!(
+            "the dry run said {} objects, not {count}",
+            dry.count
+        )));
+    }
+    Ok(dry.token.clone())
+}
+
+/// Remembers the dry run and answers with its targets, token and count.
+fn dry_run(
+    writes: &Writes,
+    (verb, asked): (Verb, Value),
+    intent: &Intent,
+    targets: &[Target],
+    tally: actions::Tally,
+) -> CallToolResult {
+    if let Ok(mut dry_runs) = writes.dry_runs.lock() {
+        if dry_runs.len() == DRY_RUNS {
+            dry_runs.pop_front();
+        }
+        dry_runs.push_back(DryRun {
+            token: intent.token.clone(),
+            verb,
+            asked,
+            count: tally.sent,
+            at: Instant::now(),
+        });
+    }
+    let planned = targets.iter().map(|t| Planned {
+        workspace: &t.record.workspace,
+        cluster: &t.record.cluster,
+        kind: &t.record.kind,
+        namespace: &t.record.namespace,
+        name: &t.record.name,
+        would: crate::export::act::would(t),
+    });
+    let mut doc = serde_json::Map::new();
+    doc.insert("dryRun".into(), json!(true));
+    doc.insert("token".into(), json!(intent.token));
+    doc.insert("count".into(), json!(tally.sent));
+    doc.insert("refused".into(), json!(tally.refused));
+    doc.insert("says".into(), json!(tally.describe(verb)));
+    let paged = page::take(planned, Asked::first(page::MAX_LIMIT));
+    doc.insert("targets".into(), Value::Array(paged.0));
+    doc.insert(
+        "page".into(),
+        serde_json::to_value(paged.1).unwrap_or(Value::Null),
+    );
+    CallToolResult::structured(Value::Object(doc))
+}
