@@ -83,6 +83,7 @@ pub async fn mcp(request: Request) -> u8 {
         reader,
         config,
         timeout: request.timeout,
+        started: std::time::Instant::now(),
         nats: request.sources.nats.clone(),
         writes,
     });

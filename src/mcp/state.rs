@@ -35,6 +35,9 @@ pub(super) struct State {
     pub config: Config,
     /// How long a call waits, at most, for the fleet's first answers.
     pub timeout: Duration,
+    /// When the server started: calls wait for the fleet's first answers only until `timeout`
+    /// after it (a cluster that never answers does not slow every later call).
+    pub started: Instant,
     /// The bus the fleet is read from, whose history `history` reads; None: no history tool.
     pub nats: Option<crate::bus::Options>,
     /// With `--write`: what the write tools need; None: they do not exist.
@@ -106,7 +109,11 @@ impl Fleet {
     /// index as it is.
     pub(super) async fn read<T>(&self, read: impl FnOnce(&Index) -> T) -> Result<T, ErrorData> {
         let mut settled = self.state.settled.clone();
-        let _ = tokio::time::timeout(self.state.timeout, settled.wait_for(|s| *s)).await;
+        let left = self
+            .state
+            .timeout
+            .saturating_sub(self.state.started.elapsed());
+        let _ = tokio::time::timeout(left, settled.wait_for(|s| *s)).await;
         let index = self
             .state
             .index
