@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::model::CallToolResult;
 use rmcp::{ErrorData, schemars};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -104,6 +105,44 @@ impl Paging {
     }
 }
 
+/// An answer: `value` with every string from a server made visible ([`visible`]).
+pub(super) fn structured(mut value: Value) -> CallToolResult {
+    visible(&mut value);
+    CallToolResult::structured(value)
+}
+
+/// Every string and key in `value` with the characters that change what a terminal or a reader
+/// sees rather than being seen — C0 and C1 controls but newline and tab, DEL, the bidirectional
+/// overrides — written as visible escapes (`\u{1b}`, `\u{202e}`). JSON would escape only the
+/// C0 controls, and an assistant's user may read its answers on a terminal.
+pub(super) fn visible(value: &mut Value) {
+    let hidden = |c: char| crate::export::table::unsafe_char(c) && c != '\n' && c != '\t';
+    let shown = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if hidden(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect()
+    };
+    match value {
+        Value::String(text) if text.chars().any(hidden) => *text = shown(text),
+        Value::Array(items) => items.iter_mut().for_each(visible),
+        Value::Object(fields) if fields.keys().any(|k| k.chars().any(hidden)) => {
+            let taken = std::mem::take(fields);
+            for (key, mut field) in taken {
+                visible(&mut field);
+                fields.insert(shown(&key), field);
+            }
+        }
+        Value::Object(fields) => fields.values_mut().for_each(visible),
+        _ => {}
+    }
+}
+
 impl Fleet {
     /// Waits (within the timeout) for every cluster's first answer, then runs `read` on the
     /// index as it is.
@@ -190,5 +229,34 @@ impl Writes {
             dry_runs: Mutex::new(VecDeque::new()),
             awaited: Arc::new(Awaited::default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn controls_and_overrides_from_servers_become_visible_and_lines_stay_lines() {
+        let mut value = json!({
+            "message": "pwned \u{1b}]52;c;ZXZpbA==\u{7} \u{9b}31m \u{202e}txt.exe",
+            "yaml": "kind: Kustomization\nspec:\n\tpath: ./apps\n",
+            "labels": { "team\u{202e}": "a\u{2066}b" },
+            "list": ["ok", "\u{7f}"],
+            "n": 3,
+        });
+        visible(&mut value);
+        assert_eq!(
+            value["message"],
+            "pwned \\u{1b}]52;c;ZXZpbA==\\u{7} \\u{9b}31m \\u{202e}txt.exe"
+        );
+        assert_eq!(
+            value["yaml"],
+            "kind: Kustomization\nspec:\n\tpath: ./apps\n"
+        );
+        assert_eq!(value["labels"]["team\\u{202e}"], "a\\u{2066}b");
+        assert_eq!(value["list"], json!(["ok", "\\u{7f}"]));
+        assert_eq!(value["n"], 3);
     }
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::page;
-use super::state::{Fleet, Paging, Scope, State, invalid, kind};
+use super::state::{Fleet, Paging, Scope, State, invalid, kind, structured};
 use crate::export::request::Output;
 use crate::export::{Filter, output, view};
 use crate::fleet::ObjectKey;
@@ -122,7 +122,7 @@ fn answer(
         "page".into(),
         serde_json::to_value(paged.1).unwrap_or(Value::Null),
     );
-    CallToolResult::structured(Value::Object(fields))
+    structured(Value::Object(fields))
 }
 
 /// `text` as the JSON `get` writes, parsed back.
@@ -168,7 +168,7 @@ impl Fleet {
                 .filter(|w| args.workspace.as_ref().is_none_or(|n| *n == w.name))
                 .map(view::Workspace::new)
                 .collect();
-            CallToolResult::structured(json!({
+            structured(json!({
                 "fleet": view::Fleet::new(index),
                 "workspaces": workspaces,
             }))
@@ -403,7 +403,7 @@ impl Fleet {
                 args.namespace, args.name, args.cluster
             )));
         }
-        Ok(CallToolResult::structured(Value::Object(doc)))
+        Ok(structured(Value::Object(doc)))
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::page::{self, Asked};
-use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, invalid};
+use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, invalid, structured};
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
 use crate::fleet::actions::{Intent, Verb};
@@ -235,7 +235,7 @@ impl Fleet {
             "page".into(),
             serde_json::to_value(paged.1).unwrap_or(Value::Null),
         );
-        Ok(CallToolResult::structured(Value::Object(doc)))
+        Ok(structured(Value::Object(doc)))
     }
 }
 
@@ -317,5 +317,5 @@ fn dry_run(
         "page".into(),
         serde_json::to_value(paged.1).unwrap_or(Value::Null),
     );
-    CallToolResult::structured(Value::Object(doc))
+    structured(Value::Object(doc))
 }
