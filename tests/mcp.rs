@@ -506,6 +506,11 @@ async fn writes_exist_only_with_write_and_act_on_a_dry_runs_token_through_the_gu
         "{done}"
     );
     assert_eq!(suspended_on(&sim, "flux-system", "apps"), 6);
+    // A token acts once.
+    let again = call(&client, "suspend", with(&scope, &token, 6))
+        .await
+        .unwrap_err();
+    assert!(again.contains("acted already"), "{again}");
     // Journaled with the dry run's token, the user, and the client as the tool.
     let lines = journal(data.path());
     assert_eq!(lines.len(), 2, "intent and outcome: {lines:?}");

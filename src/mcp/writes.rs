@@ -240,7 +240,8 @@ impl Fleet {
 }
 
 /// Checks the dry run `token` names: the same verb and arguments, not expired, the same count.
-/// Returns the token, which becomes the action's (its `requestedAt` and journal token).
+/// Returns the token, which becomes the action's (its `requestedAt` and journal token), and
+/// forgets the dry run: a token acts once.
 fn confirmed(
     writes: &Writes,
     verb: Verb,
@@ -248,15 +249,16 @@ fn confirmed(
     token: &str,
     count: usize,
 ) -> Result<String, ErrorData> {
-    let dry_runs = writes
+    let mut dry_runs = writes
         .dry_runs
         .lock()
         .map_err(|_| ErrorData::internal_error("the dry runs are unusable", None))?;
-    let Some(dry) = dry_runs.iter().find(|d| d.token == token) else {
+    let Some(at) = dry_runs.iter().position(|d| d.token == token) else {
         return Err(invalid(format!(
-            "token {token:?} is not a dry run's of this server (or it is one of the oldest): dry-run first"
+            "token {token:?} is not a dry run's of this server, or it has acted already: dry-run first"
         )));
     };
+    let dry = &dry_runs[at];
     if dry.at.elapsed() > TOKEN_LIFE {
         return Err(invalid(
             "that dry run is older than ten minutes: dry-run again",
@@ -274,7 +276,10 @@ fn confirmed(
             dry.count
         )));
     }
-    Ok(dry.token.clone())
+    // One action per dry run: its token acts once.
+    let token = dry.token.clone();
+    dry_runs.remove(at);
+    Ok(token)
 }
 
 /// Remembers the dry run and answers with its targets, token and count.
