@@ -7,7 +7,7 @@ pub mod alert;
 pub mod get;
 pub(crate) mod history;
 pub mod inventory;
-mod opening;
+pub(crate) mod opening;
 pub(crate) mod output;
 pub mod request;
 pub mod rollout;

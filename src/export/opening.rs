@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use super::Filter;
 use super::output;
 use super::table::Table;
-use crate::fleet::{Index, Phase};
+use crate::fleet::{ClusterEntry, Index, Phase};
 use crate::session::open::Opened;
 use crate::session::resolve::Sources;
 use crate::units::age;
@@ -32,15 +32,21 @@ pub async fn open(sources: &Sources) -> Option<Opened> {
 /// Some cluster in the scope is not seen completely (one without Flux is: it has nothing to
 /// show).
 pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
-    index.clusters().iter().any(|c| {
-        let phase = c.connection.phase;
-        !c.retired
-            && filter.cluster(c)
-            && !c.connection.is_complete()
-            && phase != Phase::FluxNotInstalled
-            && !summarized_whole(&c.connection)
-            && !phase.is_lifecycle()
-    })
+    index
+        .clusters()
+        .iter()
+        .any(|c| filter.cluster(c) && not_seen_whole(c))
+}
+
+/// A cluster not seen as completely as it can be: not retired, not live with every kind read,
+/// not summarized as asked, and neither without Flux nor in a lifecycle phase (provisioning …).
+pub(crate) fn not_seen_whole(c: &ClusterEntry) -> bool {
+    let phase = c.connection.phase;
+    !c.retired
+        && !c.connection.is_complete()
+        && phase != Phase::FluxNotInstalled
+        && !summarized_whole(&c.connection)
+        && !phase.is_lifecycle()
 }
 
 /// Summarized as the engine was asked to, with nothing forbidden: seen, as far as a summary

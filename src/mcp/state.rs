@@ -105,6 +105,20 @@ impl Paging {
     }
 }
 
+/// `list` (the page) and `page` beside the answer's other fields.
+pub(super) fn answer(
+    mut fields: serde_json::Map<String, Value>,
+    list: &str,
+    paged: (Vec<Value>, super::page::Page),
+) -> CallToolResult {
+    fields.insert(list.into(), Value::Array(paged.0));
+    fields.insert(
+        "page".into(),
+        serde_json::to_value(paged.1).unwrap_or(Value::Null),
+    );
+    structured(Value::Object(fields))
+}
+
 /// An answer: `value` with every string from a server made visible ([`visible`]).
 pub(super) fn structured(mut value: Value) -> CallToolResult {
     visible(&mut value);

@@ -1,7 +1,7 @@
 //! The tools of `fluxfleet mcp`: every one names its own scope, reads the session's index as it
 //! is at the call, and answers with the JSON `get`, `get --root-causes` and `rollout` write for
-//! the same scope, a page at a time. None of them can change anything: the server holds no
-//! writer.
+//! the same scope, a page at a time. None of them can change anything; the tools that do
+//! (`writes.rs`) exist only with `--write`.
 
 use std::sync::Arc;
 
@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::page;
-use super::state::{Fleet, Paging, Scope, State, invalid, kind, structured};
+use super::state::{Fleet, Paging, Scope, State, answer, invalid, kind, structured};
+use crate::export::opening::not_seen_whole;
 use crate::export::request::Output;
 use crate::export::{Filter, output, view};
 use crate::fleet::ObjectKey;
@@ -111,20 +112,6 @@ struct Event<'a> {
     from: &'a str,
 }
 
-/// `list` (the page) and `page` beside the answer's other fields.
-fn answer(
-    mut fields: serde_json::Map<String, Value>,
-    list: &str,
-    paged: (Vec<Value>, page::Page),
-) -> CallToolResult {
-    fields.insert(list.into(), Value::Array(paged.0));
-    fields.insert(
-        "page".into(),
-        serde_json::to_value(paged.1).unwrap_or(Value::Null),
-    );
-    structured(Value::Object(fields))
-}
-
 /// `text` as the JSON `get` writes, parsed back.
 fn parsed(bytes: &[u8]) -> Result<serde_json::Map<String, Value>, ErrorData> {
     match serde_json::from_slice(bytes) {
@@ -212,11 +199,12 @@ impl Fleet {
         let asked = args.paging.asked()?;
         self.read(|index| {
             let objects = output::selected(index, &filter).map(|(c, s)| view::Object::new(c, s));
+            // Clusters whose objects could not all be read (list_clusters says why), as `get`
+            // counts them for its exit code 4.
             let not_seen = output::sorted(index)
-                .filter(|c| filter.cluster(c) && !c.connection.is_complete())
+                .filter(|c| filter.cluster(c) && not_seen_whole(c))
                 .count();
             let mut fields = serde_json::Map::new();
-            // Clusters whose objects could not all be read (list_clusters says why).
             fields.insert("clustersNotComplete".into(), not_seen.into());
             answer(fields, "objects", page::take(objects, asked))
         })

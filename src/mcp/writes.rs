@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::page::{self, Asked};
-use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, invalid, structured};
+use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, answer, invalid};
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
 use crate::fleet::actions::{Intent, Verb};
@@ -230,12 +230,7 @@ impl Fleet {
             doc.insert("journalError".into(), json!(e));
         }
         let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
-        doc.insert("results".into(), Value::Array(paged.0));
-        doc.insert(
-            "page".into(),
-            serde_json::to_value(paged.1).unwrap_or(Value::Null),
-        );
-        Ok(structured(Value::Object(doc)))
+        Ok(answer(doc, "results", paged))
     }
 }
 
@@ -316,11 +311,9 @@ fn dry_run(
     doc.insert("count".into(), json!(tally.sent));
     doc.insert("refused".into(), json!(tally.refused));
     doc.insert("says".into(), json!(tally.describe(verb)));
-    let paged = page::take(planned, Asked::first(page::MAX_LIMIT));
-    doc.insert("targets".into(), Value::Array(paged.0));
-    doc.insert(
-        "page".into(),
-        serde_json::to_value(paged.1).unwrap_or(Value::Null),
-    );
-    structured(Value::Object(doc))
+    answer(
+        doc,
+        "targets",
+        page::take(planned, Asked::first(page::MAX_LIMIT)),
+    )
 }
