@@ -35,7 +35,8 @@ echo "minute collector rss_mib published_total kept"
 for m in $(seq 1 "$MINUTES"); do
   sleep 60
   for i in 1 2; do
-    pid=$(pgrep -n -f "id c$i ")
+    # This soak's collectors only (another benchmark's may be running: its own --id c1 too).
+    pid=$(pgrep -n -f "collect --nats $URL .*--id c$i ")
     rss=$(awk '/VmRSS/ {print int($2/1024)}' /proc/$pid/status)
     metrics=$(curl -s http://127.0.0.1:$((9100 + i))/metrics)
     published=$(echo "$metrics" | awk '/^fluxfleet_collector_published_total/ {print $2}')
@@ -44,7 +45,7 @@ for m in $(seq 1 "$MINUTES"); do
   done
 done
 if [ -n "${HEAP:-}" ]; then
-  kill -INT "$(pgrep -n -f "id c1 ")"
+  kill -INT "$(pgrep -n -f "collect --nats $URL .*--id c1 ")"
   sleep 5
   heaptrack_print -f $D/heap.*zst 2>/dev/null | grep -E "peak heap memory|total memory leaked|calls to allocation"
 fi
