@@ -316,7 +316,7 @@ pub fn add(
             server,
             labels: cluster.labels,
             source,
-            kubeconfig,
+            kubeconfig: kubeconfig.into(),
             discovered,
         });
     }

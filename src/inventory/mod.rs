@@ -33,7 +33,7 @@ pub struct ClusterSpec {
     pub source: PathBuf,
     /// A self-contained kubeconfig with just this context, its cluster and its user.
     #[serde(skip)]
-    pub kubeconfig: Kubeconfig,
+    pub kubeconfig: std::sync::Arc<Kubeconfig>,
     /// Found on a management cluster (Cluster API): where, and where it is in its life.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub discovered: Option<Discovered>,
@@ -190,7 +190,7 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             workspace,
             server: entry.server,
             source: entry.source,
-            kubeconfig: entry.kubeconfig,
+            kubeconfig: entry.kubeconfig.into(),
             discovered: None,
         });
     }

@@ -180,7 +180,7 @@ impl Reader {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(cluster)
-            .map(|spec| spec.kubeconfig.clone())
+            .map(|spec| (*spec.kubeconfig).clone())
             .ok_or_else(|| "the cluster has left the fleet".into())
     }
 

@@ -97,7 +97,7 @@ impl crate::source::Read for FromBus {
     }
 
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
-        spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| spec.kubeconfig)
+        spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| (*spec.kubeconfig).clone())
     }
 
     fn history(

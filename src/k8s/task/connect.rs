@@ -153,7 +153,7 @@ async fn credentials(
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
 ) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
-    let mut kubeconfig = spec.kubeconfig.clone();
+    let mut kubeconfig = (*spec.kubeconfig).clone();
     let mut expires = None;
     if let Some(auth) = kubeconfig
         .auth_infos
