@@ -9,10 +9,12 @@ pub const LIMIT: usize = 100;
 /// The most items a call may ask for.
 pub const MAX_LIMIT: usize = 1000;
 /// A page's items never add up to more than this, serialized: the rest go to the next page.
-pub const MAX_BYTES: usize = 256 * 1024;
+/// About 16,000 tokens: what an assistant can take in beside its conversation (the SDK sends the
+/// answer twice, as structured content and as its text, so the wire carries about twice this).
+pub const MAX_BYTES: usize = 64 * 1024;
 /// An item larger than this has its long lists cut to [`LIST`] entries (a root cause on
 /// thousands of clusters), said by a `<list>Omitted` count beside each.
-const ITEM_BYTES: usize = 64 * 1024;
+const ITEM_BYTES: usize = 16 * 1024;
 const LIST: usize = 50;
 
 /// Which page a call asks for.
@@ -173,9 +175,9 @@ mod tests {
 
     #[test]
     fn a_page_stays_within_its_bytes_and_moves_on_with_one_large_item() {
-        let big = |i: usize| json!({ "n": i, "text": "x".repeat(60 * 1024) });
+        let big = |i: usize| json!({ "n": i, "text": "x".repeat(15 * 1024) });
         let (items, page) = take((0..10).map(big), Asked::new(None, Some(10)).unwrap());
-        assert_eq!(items.len(), 4, "four items of 60 KiB fit in 256 KiB");
+        assert_eq!(items.len(), 4, "four items of 15 KiB fit in 64 KiB");
         assert_eq!(page.next_cursor.as_deref(), Some("4"));
         let huge = json!({ "text": "x".repeat(2 * MAX_BYTES) });
         let (items, page) = take([huge].into_iter(), Asked::new(None, None).unwrap());
