@@ -558,6 +558,19 @@ async fn writes_exist_only_with_write_and_act_on_a_dry_runs_token_through_the_gu
             .all(|r| r["outcome"] == "done" && r["handledAt"].is_string()),
         "{results:?}"
     );
+    // A reconcile with its source: the source's request first, then the object's.
+    let sent = mutating();
+    let dry = call(
+        &client,
+        "reconcile",
+        json!({ "kind": "ks", "name": "apps", "namespace": "flux-system", "with_source": true }),
+    )
+    .await
+    .unwrap();
+    let would = dry["targets"][0]["would"].as_str().unwrap();
+    assert!(would.contains("; then patch Kustomization"), "{would}");
+    assert_eq!(mutating(), sent, "a dry run sends nothing");
+
     client.cancel().await.unwrap();
 
     // The guardrails refuse: a dry run counts nothing to send, and acting sends nothing.
