@@ -570,6 +570,20 @@ async fn writes_exist_only_with_write_and_act_on_a_dry_runs_token_through_the_gu
     let would = dry["targets"][0]["would"].as_str().unwrap();
     assert!(would.contains("; then patch Kustomization"), "{would}");
     assert_eq!(mutating(), sent, "a dry run sends nothing");
+    let scope =
+        json!({ "kind": "ks", "name": "apps", "namespace": "flux-system", "with_source": true });
+    let (token, count) = (
+        dry["token"].as_str().unwrap().to_string(),
+        dry["count"].as_u64().unwrap(),
+    );
+    let done = call(&client, "reconcile", with(&scope, &token, count))
+        .await
+        .unwrap();
+    assert_eq!(
+        (done["done"].as_u64(), done["notDone"].as_u64()),
+        (Some(6), Some(0)),
+        "{done}"
+    );
 
     client.cancel().await.unwrap();
 
