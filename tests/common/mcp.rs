@@ -1,0 +1,93 @@
+//! `fluxfleet mcp` driven by the MCP SDK's own client over stdio, as an assistant drives it.
+
+use std::path::Path;
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use super::fluxfleet;
+
+/// `fluxfleet mcp` on the fleet's kubeconfigs, with the SDK's client connected.
+pub async fn connect(dir: &Path, extra: &[&str]) -> RunningService<RoleClient, ()> {
+    let cmd = fluxfleet().configure(|cmd| {
+        cmd.arg("mcp")
+            .args(extra)
+            .arg("--kubeconfig-dir")
+            .arg(dir.join("kubeconfigs"));
+    });
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("the MCP session starts")
+}
+
+/// `fluxfleet ARGS -o json` on the same fleet.
+pub async fn json_of(dir: &Path, args: &[&str]) -> Value {
+    let out = fluxfleet()
+        .args(args)
+        .args(["-o", "json", "--timeout", "30s", "--kubeconfig-dir"])
+        .arg(dir.join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// One call's structured answer; Err with the error's text.
+pub async fn call(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+) -> Result<Value, String> {
+    let params = CallToolRequestParams::new(tool.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default());
+    match client.call_tool(params).await {
+        Ok(result) if result.is_error != Some(true) => {
+            Ok(result.structured_content.expect("a structured answer"))
+        }
+        Ok(result) => Err(format!("{:?}", result.content)),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Every page of `list` from `tool`, following the cursors, with the first page's other fields.
+pub async fn all_pages(
+    client: &RunningService<RoleClient, ()>,
+    tool: &str,
+    args: Value,
+    list: &str,
+) -> (Vec<Value>, Value) {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut first = None;
+    let mut pages = 0;
+    loop {
+        let mut args = args.clone();
+        args["limit"] = json!(3);
+        if let Some(c) = &cursor {
+            args["cursor"] = json!(c);
+        }
+        let answer = call(client, tool, args).await.unwrap();
+        let page = &answer["page"];
+        assert_eq!(
+            page["returned"].as_u64().unwrap() as usize,
+            answer[list].as_array().unwrap().len()
+        );
+        assert!(page["returned"].as_u64().unwrap() <= 3, "{page}");
+        items.extend(answer[list].as_array().unwrap().iter().cloned());
+        pages += 1;
+        cursor = page["nextCursor"].as_str().map(String::from);
+        if first.is_none() {
+            first = Some(answer.clone());
+        }
+        if cursor.is_none() {
+            assert_eq!(page["total"].as_u64().unwrap() as usize, items.len());
+            break;
+        }
+        assert!(pages < 1000, "the cursor never ends");
+    }
+    (items, first.unwrap())
+}
