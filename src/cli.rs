@@ -16,9 +16,11 @@ use crate::fleet::actions::Verb;
 use crate::session::resolve::Sources;
 
 mod alert_args;
+mod mcp_args;
 mod sim_args;
 
 pub use alert_args::AlertArgs;
+pub use mcp_args::McpArgs;
 pub use sim_args::SimArgs;
 
 #[derive(Debug, Parser)]
@@ -271,25 +273,6 @@ fn listen_address(text: &str) -> Result<std::net::SocketAddr, String> {
     full.parse().map_err(|_| {
         format!("{text:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")
     })
-}
-
-/// `fluxfleet mcp`.
-#[derive(Debug, Args)]
-pub struct McpArgs {
-    /// How long a tool call waits, at most, for every cluster's first answer (after that it
-    /// answers with what is known, and says which clusters are not complete).
-    #[arg(long, default_value = "30s", value_parser = duration)]
-    pub timeout: Duration,
-}
-
-impl McpArgs {
-    pub fn request(&self, fleet: &FleetArgs, ui: &UiArgs) -> crate::mcp::Request {
-        crate::mcp::Request {
-            sources: fleet.sources(),
-            timeout: self.timeout,
-            write: ui.write,
-        }
-    }
 }
 
 #[derive(Debug, Args)]
