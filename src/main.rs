@@ -48,6 +48,13 @@ fn main() -> ExitCode {
                 fluxfleet::export::rollout::rollout,
             );
         }
+        Some(Command::Workloads(args)) => {
+            return report(
+                &runtime,
+                args.request(&cli.fleet),
+                fluxfleet::export::workloads::workloads,
+            );
+        }
         Some(Command::Alert(args)) => {
             return report(
                 &runtime,

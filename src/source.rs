@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use crate::config::WriteGrant;
 use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::{Change, Event};
+use crate::fleet::workload::{Evidence, ReadError};
 use crate::fleet::{ClusterInfo, ClusterKey, ObjectEvent, ObjectKey, SourceId};
 
 /// Where fleet state comes from: implement this and register it with the session.
@@ -58,6 +59,20 @@ pub trait Read: Send + Sync {
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
     ) -> BoxFuture<'a, Result<String, String>>;
+
+    /// What broke inside the Kustomization or HelmRelease `object`: its workloads, their pods,
+    /// Warning events and log tails, read now (read-only, bounded).
+    fn workloads<'a>(
+        &'a self,
+        _cluster: &'a ClusterKey,
+        _object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Evidence, ReadError>> {
+        Box::pin(async {
+            Err(ReadError::NoKubeconfig(
+                "where this cluster's state comes from, its workloads cannot be read".into(),
+            ))
+        })
+    }
 
     /// A kubeconfig that reaches `cluster` (one context, its cluster and user), for a program
     /// the user hands it to; an error saying why where this source has none.

@@ -15,6 +15,7 @@ pub(crate) mod roots;
 pub mod table;
 pub mod view;
 mod watch;
+pub mod workloads;
 
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, WorkspaceEntry};
 use crate::glob::glob_match;

@@ -17,6 +17,7 @@ pub mod rollouts;
 mod rollup;
 mod summary;
 pub mod suspect;
+pub mod workload;
 
 pub use connection::{Connection, Phase, PhaseCounts};
 pub use events::ObjectEvent;

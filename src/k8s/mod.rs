@@ -15,6 +15,7 @@ pub mod reader;
 mod source;
 mod task;
 mod wire;
+mod workloads;
 mod writer;
 
 pub use engine::Engine;

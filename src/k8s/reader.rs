@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::task::discovery::Served;
 use super::wire::api::{self, Http, Trouble};
+use crate::fleet::workload::{Evidence, ReadError};
 use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
 use crate::inventory::ClusterSpec;
 
@@ -158,7 +159,7 @@ impl Reader {
         let path = format!(
             "/api/v1/namespaces/{}/events?fieldSelector={}",
             key.namespace,
-            query_escape(&selector)
+            api::query_escape(&selector)
         );
         let list: Value = self.get(&connected, &path, "events").await?;
         Ok(ObjectEvent::from_list(&list))
@@ -170,6 +171,49 @@ impl Reader {
         let path = connected.object_path(key)?;
         let mut object: Value = self.get(&connected, &path, "the object").await?;
         Ok(to_yaml(&mut object))
+    }
+
+    /// What broke inside: the workloads of the Kustomization or HelmRelease `key`, their pods,
+    /// Warning events and failing containers' log tails (see [`super::workloads`]). A cluster
+    /// the engine only summarizes is opened first (watched for a while, as when the user opens
+    /// it), and read once connected.
+    pub async fn workloads(
+        &self,
+        cluster: &ClusterKey,
+        key: &ObjectKey,
+    ) -> Result<Evidence, ReadError> {
+        let connected = match (self.clients.get(cluster), &self.warm) {
+            (Some(connected), _) => connected,
+            (None, Some(warm)) => {
+                warm.open(cluster);
+                self.connected_within(cluster, self.timeout).await?
+            }
+            (None, None) => return Err(ReadError::Unreachable(NOT_CONNECTED.into())),
+        };
+        let path = connected.object_path(key).map_err(ReadError::Rejected)?;
+        super::workloads::read(&connected.http, &path, key, self.timeout).await
+    }
+
+    /// The connection of `cluster` once its task has made it, waiting at most `within`.
+    async fn connected_within(
+        &self,
+        cluster: &ClusterKey,
+        within: Duration,
+    ) -> Result<Connected, ReadError> {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let Some(connected) = self.clients.get(cluster) {
+                return Ok(connected);
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ReadError::Unreachable(format!(
+                    "the cluster is summarized and did not connect within {}",
+                    crate::units::format_duration(within)
+                )));
+            }
+            // Polling the registry: the task registers its connection when discovery is done.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The kubeconfig that reaches `cluster`: its one context, cluster and user, as the
@@ -223,6 +267,14 @@ impl crate::source::Read for Reader {
         Reader::kubeconfig(self, cluster)
     }
 
+    fn workloads<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> futures::future::BoxFuture<'a, Result<Evidence, ReadError>> {
+        Box::pin(Reader::workloads(self, cluster, object))
+    }
+
     fn open(&self, cluster: &ClusterKey) {
         if let Some(warm) = &self.warm {
             warm.open(cluster);
@@ -247,19 +299,6 @@ pub fn to_yaml(object: &mut Value) -> String {
         meta.remove("managedFields");
     }
     serde_saphyr::to_string(object).unwrap_or_else(|e| format!("# cannot show as YAML: {e}"))
-}
-
-/// Percent-encodes everything but the unreserved characters of RFC 3986.
-fn query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 2);
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -287,7 +326,7 @@ mod tests {
     #[test]
     fn field_selectors_are_escaped() {
         assert_eq!(
-            query_escape("involvedObject.kind=Kustomization,x=a b"),
+            api::query_escape("involvedObject.kind=Kustomization,x=a b"),
             "involvedObject.kind%3DKustomization%2Cx%3Da%20b"
         );
     }

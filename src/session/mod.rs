@@ -3,6 +3,7 @@
 //! [`Sink`], the index gives every cluster its id, and reads and actions are routed to the
 //! source each cluster comes from.
 
+pub mod evidence;
 pub mod open;
 pub mod resolve;
 
@@ -188,6 +189,19 @@ impl Reader {
     /// The object as the cluster has it now, as YAML.
     pub async fn yaml(&self, cluster: &ClusterInfo, object: &ObjectKey) -> Result<String, String> {
         self.of(cluster)?.yaml(&cluster.key, object).await
+    }
+
+    /// What broke inside the Kustomization or HelmRelease `object` on `cluster` (see
+    /// [`crate::source::Read::workloads`]).
+    pub async fn workloads(
+        &self,
+        cluster: &ClusterInfo,
+        object: &ObjectKey,
+    ) -> Result<crate::fleet::workload::Evidence, crate::fleet::workload::ReadError> {
+        let reader = self
+            .of(cluster)
+            .map_err(crate::fleet::workload::ReadError::NoKubeconfig)?;
+        reader.workloads(&cluster.key, object).await
     }
 
     /// A kubeconfig that reaches `cluster`, for a program that only reads (a plugin with

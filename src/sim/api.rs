@@ -123,6 +123,12 @@ async fn route(
         .map(str::to_string)
         .collect();
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let world = &state.world;
+    let now = world.clock.now_seconds();
+    let story = world.story.as_ref();
+    if let Some(answer) = super::workloads::serve(&cluster, story, now, role, &method, &segs, &q) {
+        return answer;
+    }
     let served = &cluster.served;
     let ok = |v: Value| Ok(json(StatusCode::OK, Bytes::from(v.to_string())));
     let discovery_hit = || counters.discovery.fetch_add(1, Ordering::Relaxed);

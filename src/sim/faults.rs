@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,hostile-workloads=1%`.
 
 use std::time::Duration;
 
@@ -29,6 +29,11 @@ pub struct Faults {
     pub forbidden: Option<FluxKind>,
     /// A Kubernetes older than aggregated discovery (before 1.26): `/apis` lists groups only.
     pub old_kube: bool,
+    /// RBAC lets nobody read `pods/log` (pods, events and workloads read fine).
+    pub forbidden_logs: bool,
+    /// A failing workload is hostile: 5,000 pods, a log line of 10 MB that ignores
+    /// `limitBytes`, terminal escapes in its events.
+    pub hostile_workloads: bool,
 }
 
 impl Faults {
@@ -67,6 +72,8 @@ impl Faults {
         );
         push(self.no_flux, "no-flux".into());
         push(self.old_kube, "old-kube".into());
+        push(self.forbidden_logs, "forbidden-logs".into());
+        push(self.hostile_workloads, "hostile-workloads".into());
         push(
             self.old_flux.is_some(),
             format!(
@@ -97,6 +104,8 @@ enum Kind {
     OldFlux(Option<FluxRelease>),
     Forbidden(FluxKind),
     OldKube,
+    ForbiddenLogs,
+    HostileWorkloads,
 }
 
 /// A parsed `--faults` spec: each fault with the share of clusters it hits.
@@ -161,6 +170,8 @@ impl Spec {
                 "expired-token" => Kind::ExpiredToken(dur(60.0)?),
                 "no-flux" => Kind::NoFlux,
                 "old-kube" => Kind::OldKube,
+                "forbidden-logs" => Kind::ForbiddenLogs,
+                "hostile-workloads" => Kind::HostileWorkloads,
                 "old-flux" => Kind::OldFlux(match param {
                     Some(p) => Some(parse_release(p).ok_or_else(|| {
                         format!(
@@ -176,7 +187,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, hostile-workloads)"
                     ));
                 }
             };
@@ -213,6 +224,8 @@ impl Spec {
                     Kind::ExpiredToken(d) => f.expired_token = Some(*d),
                     Kind::NoFlux => f.no_flux = true,
                     Kind::OldKube => f.old_kube = true,
+                    Kind::ForbiddenLogs => f.forbidden_logs = true,
+                    Kind::HostileWorkloads => f.hostile_workloads = true,
                     Kind::Forbidden(k) => f.forbidden = Some(*k),
                     Kind::OldFlux(r) => {
                         let releases = [

@@ -24,6 +24,8 @@
 //! - `controller` — the simulated controllers: reconcile, suspend and resume, dependsOn, churn
 //!   and rollouts.
 //! - `state` — what every connection shares: the world, the controllers, the counters.
+//! - `workloads` — the workloads behind the Flux objects (Deployments, ReplicaSets, Jobs, pods,
+//!   their Warning events and logs), derived from the objects on every request, read-only.
 //! - `discovery`, `list`, `watch`, `write`, `observe` — the API's answers: discovery, lists,
 //!   watches with bookmarks and 410 Gone, patches and writes, `/sim/truth` and `/sim/stats`.
 //! - `api` — a request routed to its answer, with the faults applied.
@@ -58,6 +60,7 @@ mod status;
 mod store;
 mod tls;
 mod watch;
+mod workloads;
 mod world;
 mod write;
 
@@ -74,7 +77,7 @@ use tokio_util::sync::CancellationToken;
 pub use faults::Faults;
 pub use files::{Files, private_dir};
 pub use handle::Handle;
-pub use observe::{TruthCluster, TruthObject, TruthStuck};
+pub use observe::{TruthCluster, TruthObject, TruthStuck, TruthWorkload};
 pub use scenario::Scenario;
 pub use tls::{CertVersion, ClientIdentity};
 pub use world::Role;

@@ -42,6 +42,23 @@ pub struct TruthObject {
     /// on); None for anything the story did not break with a change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken_by: Option<String>,
+    /// A Kustomization's or HelmRelease's workload and what is wrong with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<TruthWorkload>,
+}
+
+/// The workload a Kustomization or HelmRelease deploys, as the simulator means it.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct TruthWorkload {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// `healthy`, `image-not-found`, `registry-denied`, `crash-loop`, `oom-killed`,
+    /// `unschedulable`, `readiness-probe`, `backoff-limit` or `hostile`.
+    pub fault: String,
+    /// The image its newest pods run.
+    pub image: String,
 }
 
 /// Why a copy is stuck: the revision it tried, and since when it has failed to apply it.
@@ -73,6 +90,7 @@ pub struct TruthCluster {
 
 pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthCluster {
     let store = cluster.store();
+    let workloads = crate::workloads::shape::all(cluster, &store, story);
     let objects = store
         .all()
         .filter_map(|o| {
@@ -96,6 +114,16 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         cast.part(cluster.index, kind, &o.namespace, &o.name) == Part::Bad
                     })
                     .and_then(|_| text(&value, "/status/lastAttemptedRevision")),
+                workload: workloads
+                    .iter()
+                    .find(|w| w.owner == (kind, o.namespace.clone(), o.name.clone()))
+                    .map(|w| TruthWorkload {
+                        kind: w.kind.name().to_string(),
+                        namespace: w.namespace.clone(),
+                        name: w.name.clone(),
+                        fault: w.fault.name().to_string(),
+                        image: crate::workloads::render::image(w, &w.revision),
+                    }),
                 applied: applied_of(kind, &value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),
             })

@@ -36,6 +36,11 @@ pub const BAD_SHARE: f64 = 0.13;
 /// The object the bad revision breaks, everywhere in the same way.
 pub const BAD_OBJECT: (FluxKind, &str, &str) =
     (FluxKind::Kustomization, "flux-system", "infra-controllers");
+/// On how many of the clusters whose workload the bad revision crashes `pods/log` is forbidden.
+pub const LOGS_FORBIDDEN: usize = 2;
+/// Of the clusters the bad revision breaks, every sixth (from the third) runs its new image out
+/// of memory; the others cannot pull it (its tag does not exist).
+pub const OOM_EVERY: usize = 6;
 /// The region whose API servers flap, and the share of its clusters that do.
 pub const FLAKY_REGION: &str = "ap-southeast-1";
 pub const FLAKY_SHARE: f64 = 0.15;
@@ -196,7 +201,26 @@ impl Cast {
         if self.unreachable.contains(&index) {
             faults.unreachable = true;
         }
+        // RBAC that keeps logs from fluxfleet's role on the first clusters whose workload the bad
+        // revision crashes: their evidence says so instead of a log tail.
+        if self
+            .bad_position(index)
+            .is_some_and(|p| self.oom_killed(index) && p < LOGS_FORBIDDEN * OOM_EVERY)
+        {
+            faults.forbidden_logs = true;
+        }
         faults
+    }
+
+    /// Where cluster `index` stands among those the bad revision breaks.
+    pub fn bad_position(&self, index: usize) -> Option<usize> {
+        self.bad.iter().position(|&i| i == index)
+    }
+
+    /// Whether the bad revision's workload runs out of memory on cluster `index` (else its
+    /// image cannot be pulled).
+    pub fn oom_killed(&self, index: usize) -> bool {
+        self.bad_position(index).is_some_and(|p| p % OOM_EVERY == 2)
     }
 
     /// The rollout generation cluster `index` in `env` runs: the newest where the bad revision

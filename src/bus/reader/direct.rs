@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 use super::super::Options;
 use super::super::wire::ClusterState;
 use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::workload::{Evidence, ReadError};
 use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 use crate::k8s::direct::Direct;
 
@@ -93,6 +94,26 @@ impl crate::source::Read for FromBus {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
             let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
             direct.reader().yaml(&key, object).await
+        })
+    }
+
+    fn workloads<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<Evidence, ReadError>> {
+        Box::pin(async move {
+            let spec = spec_of(self.direct.as_ref(), &self.servers, cluster)
+                .map_err(ReadError::NoKubeconfig)?;
+            let direct = self
+                .direct
+                .as_ref()
+                .ok_or_else(|| ReadError::NoKubeconfig(NOT_ON_THE_BUS.into()))?;
+            let key = direct
+                .connect(&spec)
+                .await
+                .map_err(ReadError::Unreachable)?;
+            direct.reader().workloads(&key, object).await
         })
     }
 

@@ -40,6 +40,14 @@ impl Received {
         }
     }
 
+    /// How many bytes the body has.
+    pub fn len(&self) -> usize {
+        match self {
+            Received::Whole(bytes) => bytes.len(),
+            Received::Pieces(pieces) => pieces.iter().map(Bytes::len).sum(),
+        }
+    }
+
     /// The body in one buffer (error bodies, which are small).
     pub fn joined(self) -> Bytes {
         match self {
@@ -83,6 +91,29 @@ pub async fn read(response: Response<ResponseBody>, limit: usize) -> Result<Rece
         return Ok(Received::Pieces(pieces));
     }
     Ok(Received::Whole(join(pieces)))
+}
+
+/// Reads at most `cap` bytes of `response`'s body, and whether there was more (the rest is
+/// never read: dropping the body resets the stream). For text a server may send too much of,
+/// such as a log that ignores `limitBytes`.
+pub async fn read_capped(
+    response: Response<ResponseBody>,
+    cap: usize,
+) -> Result<(Bytes, bool), Error> {
+    let mut body = response.into_body();
+    let mut out = Vec::with_capacity(cap.min(64 * 1024));
+    while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.map_err(Error::Broken)?.into_data() else {
+            continue;
+        };
+        let room = cap - out.len();
+        if data.len() > room {
+            out.extend_from_slice(&data[..room]);
+            return Ok((Bytes::from(out), true));
+        }
+        out.extend_from_slice(&data);
+    }
+    Ok((Bytes::from(out), false))
 }
 
 /// The pieces in one buffer; one piece is handed on as it is.

@@ -201,14 +201,19 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
                 meta_str(obj, "/spec/path").trim_start_matches("./")
             ),
         ),
-        Failure::HealthCheck => (
-            "HealthCheckFailed",
-            format!(
-                "health check failed after 5m0.031942s: timeout waiting for: [Deployment/{}/{} status: 'InProgress']",
-                workload_namespace(name),
-                name
-            ),
-        ),
+        Failure::HealthCheck => {
+            let (kind, status) = match workload_kind(name) {
+                "Job" => ("Job", "Failed"),
+                other => (other, "InProgress"),
+            };
+            (
+                "HealthCheckFailed",
+                format!(
+                    "health check failed after 5m0.031942s: timeout waiting for: [{kind}/{}/{name} status: '{status}']",
+                    workload_namespace(name),
+                ),
+            )
+        }
         Failure::DependencyNotReady => {
             let dep = obj
                 .pointer("/spec/dependsOn/0/name")
@@ -247,12 +252,28 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
     }
 }
 
-fn workload_namespace(name: &str) -> &str {
+/// The namespace a Kustomization named `name` deploys its workload into.
+pub fn workload_namespace(name: &str) -> &str {
     match name {
         "infra-controllers" | "infra-configs" => "kube-system",
         "apps" => "apps",
         other => other,
     }
+}
+
+/// The kind of the one workload a Kustomization named `name` deploys: the configs are applied
+/// by a Job, everything else runs as a Deployment.
+pub fn workload_kind(name: &str) -> &'static str {
+    if name.ends_with("-configs") {
+        "Job"
+    } else {
+        "Deployment"
+    }
+}
+
+/// The API group of a workload kind.
+pub fn workload_group(kind: &str) -> &'static str {
+    if kind == "Job" { "batch" } else { "apps" }
 }
 
 fn chart_name(obj: &Value) -> &str {

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::{
     Context, Failure, chart_name, cond, digest_of, failure_text, meta_str, progressing, sha256_of,
-    workload_namespace,
+    workload_group, workload_kind, workload_namespace,
 };
 use crate::facts::{FluxKind, FluxRelease, Health};
 use crate::flux::Intent;
@@ -286,7 +286,7 @@ impl Applier<'_> {
         status["inventory"] = json!({"entries": [
             {"id": format!("_{}__Namespace", workload_namespace(name)), "v": "v1"},
             {"id": format!("{}_{name}__Service", workload_namespace(name)), "v": "v1"},
-            {"id": format!("{}_{name}_apps_Deployment", workload_namespace(name)), "v": "v1"},
+            {"id": format!("{}_{name}_{}_{}", workload_namespace(name), workload_group(workload_kind(name)), workload_kind(name)), "v": "v1"},
         ]});
     }
 
