@@ -18,10 +18,12 @@ use crate::session::resolve::Sources;
 mod alert_args;
 mod mcp_args;
 mod sim_args;
+mod workloads_args;
 
 pub use alert_args::AlertArgs;
 pub use mcp_args::McpArgs;
 pub use sim_args::SimArgs;
+pub use workloads_args::WorkloadsArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -120,7 +122,7 @@ pub enum Command {
     /// DaemonSets, Jobs), their pods, Warning events and log tails, read from every cluster in
     /// the scope where it is not ready, and the same verdict on many clusters folded into one
     /// line.
-    #[command(after_help = WORKLOADS_EXIT_CODES)]
+    #[command(after_help = workloads_args::EXIT_CODES)]
     Workloads(WorkloadsArgs),
     /// Print the resolved fleet (cluster, workspace, server, labels, source) without connecting.
     #[command(after_help = EXIT_CODES)]
@@ -401,15 +403,11 @@ pub struct RolloutArgs {
     pub timeout: Duration,
 }
 
-fn table_or_json(s: &str) -> Result<Output, String> {
-    only_table_or_json("workloads", s)
-}
-
 fn rollout_output(s: &str) -> Result<Output, String> {
     only_table_or_json("rollout", s)
 }
 
-fn only_table_or_json(command: &str, s: &str) -> Result<Output, String> {
+pub(crate) fn only_table_or_json(command: &str, s: &str) -> Result<Output, String> {
     match s {
         "table" => Ok(Output::Table),
         "json" => Ok(Output::Json),
@@ -422,36 +420,6 @@ impl RolloutArgs {
         Ok(crate::export::rollout::Request {
             sources: fleet.sources(),
             filter: self.scope.filter(None)?,
-            output: self.output,
-            timeout: self.timeout,
-        })
-    }
-}
-
-const WORKLOADS_EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
-problems (or no clusters), 4 some clusters not read or not live.";
-
-/// `fluxfleet workloads KIND NAME`.
-#[derive(Debug, Args)]
-pub struct WorkloadsArgs {
-    #[command(flatten)]
-    pub scope: Scope,
-    /// Every cluster that has the object, not only those where it is not ready.
-    #[arg(long)]
-    pub all: bool,
-    #[arg(short, long, value_enum, default_value = "table", value_parser = table_or_json)]
-    pub output: Output,
-    /// How long to wait for every cluster to answer (and for each cluster's reads, at most 10s).
-    #[arg(long, default_value = "30s", value_parser = duration)]
-    pub timeout: Duration,
-}
-
-impl WorkloadsArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::workloads::Request, String> {
-        Ok(crate::export::workloads::Request {
-            sources: fleet.sources(),
-            filter: self.scope.filter(None)?,
-            all: self.all,
             output: self.output,
             timeout: self.timeout,
         })

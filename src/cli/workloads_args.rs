@@ -1,0 +1,42 @@
+//! `fluxfleet workloads`' options: the scope (a Kustomization or HelmRelease by name), where
+//! to look, the output.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::{FleetArgs, Output, Scope, duration, only_table_or_json};
+
+pub(super) const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
+problems (or no clusters), 4 some clusters not read or not live.";
+
+/// `fluxfleet workloads KIND NAME`.
+#[derive(Debug, Args)]
+pub struct WorkloadsArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+    /// Every cluster that has the object, not only those where it is not ready.
+    #[arg(long)]
+    pub all: bool,
+    #[arg(short, long, value_enum, default_value = "table", value_parser = table_or_json)]
+    pub output: Output,
+    /// How long to wait for every cluster to answer (and for each cluster's reads, at most 10s).
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+}
+
+impl WorkloadsArgs {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::workloads::Request, String> {
+        Ok(crate::export::workloads::Request {
+            sources: fleet.sources(),
+            filter: self.scope.filter(None)?,
+            all: self.all,
+            output: self.output,
+            timeout: self.timeout,
+        })
+    }
+}
+
+fn table_or_json(s: &str) -> Result<Output, String> {
+    only_table_or_json("workloads", s)
+}
