@@ -182,7 +182,7 @@ pub(super) async fn read(
                         .map(|p| format!("Pod/{}", p.name))
                         .collect();
                     about.insert(format!("{}/{}", id.kind, id.name));
-                    workload.events = parse::events(list, &about);
+                    workload.events = parse::events(list, &about, &id.name);
                 }
                 Some(Err(why)) => workload.unread.push(Unread {
                     resource: "events".into(),

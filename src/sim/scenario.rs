@@ -38,9 +38,9 @@ pub const BAD_OBJECT: (FluxKind, &str, &str) =
     (FluxKind::Kustomization, "flux-system", "infra-controllers");
 /// On how many of the clusters whose workload the bad revision crashes `pods/log` is forbidden.
 pub const LOGS_FORBIDDEN: usize = 2;
-/// Of the clusters the bad revision breaks, every sixth (from the third) runs its new image out
+/// Of the clusters the bad revision breaks, every fourth (from the second) runs its new image out
 /// of memory; the others cannot pull it (its tag does not exist).
-pub const OOM_EVERY: usize = 6;
+pub const OOM_EVERY: usize = 4;
 /// The region whose API servers flap, and the share of its clusters that do.
 pub const FLAKY_REGION: &str = "ap-southeast-1";
 pub const FLAKY_SHARE: f64 = 0.15;
@@ -220,7 +220,7 @@ impl Cast {
     /// Whether the bad revision's workload runs out of memory on cluster `index` (else its
     /// image cannot be pulled).
     pub fn oom_killed(&self, index: usize) -> bool {
-        self.bad_position(index).is_some_and(|p| p % OOM_EVERY == 2)
+        self.bad_position(index).is_some_and(|p| p % OOM_EVERY == 1)
     }
 
     /// The rollout generation cluster `index` in `env` runs: the newest where the bad revision

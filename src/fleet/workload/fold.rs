@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::{Evidence, ReadError, Verdict, WorkloadRef};
+use super::{Evidence, ReadError, Verdict, Workload, WorkloadRef};
 
 /// One verdict on one workload, and every cluster it holds on.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -19,6 +19,9 @@ pub struct Line {
     /// The verdict as the first of its clusters (by name) has it, with its facts.
     pub verdict: Verdict,
     pub headline: String,
+    /// What was read of the workload on that first cluster: replicas, conditions, its worst
+    /// pods, their Warning events.
+    pub facts: Workload,
     pub clusters: Vec<String>,
     /// Reads this line's clusters are missing: a log, the pods, the events.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -90,6 +93,7 @@ pub fn fold(evidence: Vec<(String, Result<Evidence, ReadError>)>) -> Folded {
                 workload: workload.id.clone(),
                 verdict: verdict.clone(),
                 headline: headline.clone(),
+                facts: workload.clone(),
                 clusters: Vec::new(),
                 not_read: Vec::new(),
             });

@@ -304,8 +304,10 @@ pub fn pods(list: &Value) -> (Vec<Pod>, usize, bool) {
 }
 
 /// The Warning events of an EventList about the objects `about` names (`Pod/<name>`,
-/// `Deployment/<name>` …), the newest first, at most [`limits::EVENTS`].
-pub fn events(list: &Value, about: &HashSet<String>) -> Vec<Event> {
+/// `Deployment/<name>` …) and the pods named after `workload` (`<workload>-…`: those of a page
+/// not listed), the newest first, at most [`limits::EVENTS`].
+pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Event> {
+    let prefix = format!("Pod/{workload}-");
     let mut out: Vec<Event> = list
         .get("items")
         .and_then(Value::as_array)
@@ -318,7 +320,7 @@ pub fn events(list: &Value, about: &HashSet<String>) -> Vec<Event> {
                 text(e, "/involvedObject/kind"),
                 text(e, "/involvedObject/name")
             );
-            about.contains(&object).then(|| {
+            (about.contains(&object) || object.starts_with(&prefix)).then(|| {
                 let event = crate::fleet::ObjectEvent::from_value(e);
                 Event {
                     object: bounded(&object, 300).into(),

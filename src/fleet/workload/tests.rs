@@ -64,7 +64,7 @@ fn workload(kind: Kind, object: Value, pods: Vec<Value>, events: Value) -> Workl
     let mut w = parse::workload(id(kind, "x"), &object);
     let (pods, total, cut) = parse::pods(&json!({"items": pods}));
     let about: HashSet<String> = pods.iter().map(|p| format!("Pod/{}", p.name)).collect();
-    w.events = parse::events(&json!({"items": events}), &about);
+    w.events = parse::events(&json!({"items": events}), &about, "x");
     (w.pods, w.pods_total, w.pods_cut) = (pods, total, cut);
     w
 }
