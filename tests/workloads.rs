@@ -123,6 +123,11 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
         "{oom}"
     );
     assert_eq!(names(&oom["clusters"]), ooms);
+    let from = oom["from"].as_str().unwrap();
+    assert!(
+        ooms.contains(from) && !logs_forbidden.contains(from),
+        "{from}"
+    );
     let not_read = oom["notRead"].as_array().unwrap();
     assert_eq!(not_read.len(), 1, "{not_read:?}");
     assert_eq!(not_read[0]["why"], "log not read, forbidden pods/log");

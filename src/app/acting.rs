@@ -14,7 +14,7 @@ use crate::fleet::{ClusterId, ObjectKey};
 
 /// The objects a row stands for: itself, a triage group's members, a deployed thing's copies
 /// on the clusters of the scope, or the copies in a ring of the matrix (those shown).
-fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
+pub(super) fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
     match id {
         RowId::Object(c, k) => vec![(*c, k.clone())],
         RowId::Rollout(key) => clusters_in(&model.index, model.screen().view.scope())

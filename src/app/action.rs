@@ -33,6 +33,7 @@ pub enum Action {
     Right,
     Events,
     Yaml,
+    Workloads,
     Mark,
     Suspend,
     Resume,
@@ -46,7 +47,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 37] = [
+    pub const ALL: [Action; 38] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -74,6 +75,7 @@ impl Action {
         Action::Right,
         Action::Events,
         Action::Yaml,
+        Action::Workloads,
         Action::Mark,
         Action::Suspend,
         Action::Resume,
@@ -116,6 +118,7 @@ impl Action {
             Action::Right => "right",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Workloads => "workloads",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",
@@ -175,6 +178,9 @@ impl Action {
             Action::Right => "on the map: the next cluster",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
+            Action::Workloads => {
+                "what broke inside: its workloads' verdicts, pods, events and log tails (a group: on all its clusters, folded)"
+            }
             Action::Mark => {
                 "mark or unmark (:mark every row shown, :mark stuck the stuck ones, :unmark)"
             }
@@ -212,6 +218,7 @@ impl Action {
             Action::MapMode => "mode",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Workloads => "workloads",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",

@@ -22,6 +22,12 @@ pub enum Msg {
         key: ObjectKey,
         fetched: Fetched,
     },
+    /// What broke inside `key` on `clusters`, read and folded.
+    Workloads {
+        key: ObjectKey,
+        clusters: Arc<[ClusterId]>,
+        folded: Box<crate::fleet::workload::Folded>,
+    },
     /// How one target of run `run` ended (or that its patch was accepted).
     Acted {
         run: u64,
@@ -50,6 +56,13 @@ pub enum Effect {
         cluster: ClusterId,
         info: Arc<ClusterInfo>,
         key: ObjectKey,
+    },
+    /// Read what broke inside `key` on each of `clusters` (`infos`, in the same order) and fold
+    /// it.
+    FetchWorkloads {
+        key: ObjectKey,
+        clusters: Arc<[ClusterId]>,
+        infos: Vec<Arc<ClusterInfo>>,
     },
     /// Send an action (write mode only: a read-only session has nothing that can send it).
     Act(Job),

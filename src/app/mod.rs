@@ -4,6 +4,7 @@
 mod acting;
 pub mod action;
 pub mod command;
+mod evidence;
 pub mod handoff;
 pub mod keymap;
 mod launch;
@@ -190,6 +191,24 @@ impl run::Effects for Clusters {
                         cluster,
                         key,
                         fetched,
+                    });
+                });
+            }
+            Effect::FetchWorkloads {
+                key,
+                clusters,
+                infos,
+            } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let infos: Vec<crate::fleet::ClusterInfo> =
+                        infos.iter().map(|i| (**i).clone()).collect();
+                    let how = crate::session::evidence::Gather::default();
+                    let folded = crate::session::evidence::gather(&reader, &infos, &key, how).await;
+                    let _ = results.send(Msg::Workloads {
+                        key,
+                        clusters,
+                        folded: Box::new(folded),
                     });
                 });
             }

@@ -89,7 +89,11 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                     .collect();
             }
         }
-        View::Help { .. } | View::Results | View::Audit | View::History { .. } => {}
+        View::Help { .. }
+        | View::Results
+        | View::Audit
+        | View::History { .. }
+        | View::Workloads { .. } => {}
     }
     if screen.reverse {
         rows.ids.reverse();

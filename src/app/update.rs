@@ -70,6 +70,14 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             }
             Vec::new()
         }
+        Msg::Workloads {
+            key,
+            clusters,
+            folded,
+        } => {
+            super::evidence::arrived(model, key, clusters, folded);
+            Vec::new()
+        }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
             model.history = Some(changes);
@@ -202,7 +210,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     // the objects it links to before.
     let scrolls = match model.screen().view {
         View::Detail { .. } => model.fetched.is_some(),
-        View::Audit | View::History { .. } => true,
+        View::Audit | View::History { .. } | View::Workloads { .. } => true,
         _ => false,
     };
     if scrolls && scroll_fetched(model, action) {
@@ -269,6 +277,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
             }
         }
         Action::Events | Action::Yaml => return fetch(model, action),
+        Action::Workloads => return super::evidence::ask(model),
         Action::Halt => halt(model, false),
         Action::ResumeHalted => halt(model, true),
     }

@@ -82,6 +82,12 @@ pub enum View {
     Audit,
     /// What changed in the scope since a time, newest first (the collectors' history).
     History { scope: Scope, since: Timestamp },
+    /// What broke inside a Kustomization or HelmRelease on these clusters: its workloads'
+    /// verdicts, folded (`w` on a triage group).
+    Workloads {
+        key: ObjectKey,
+        clusters: std::sync::Arc<[ClusterId]>,
+    },
 }
 
 impl View {
@@ -97,7 +103,7 @@ impl View {
             View::Detail { .. } => Context::Detail,
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
-            View::Audit | View::History { .. } => Context::Global,
+            View::Audit | View::History { .. } | View::Workloads { .. } => Context::Global,
         }
     }
 
@@ -112,7 +118,11 @@ impl View {
             | View::Rollout { scope, .. }
             | View::Matrix { scope, .. }
             | View::History { scope, .. } => *scope,
-            View::Fleet | View::Help { .. } | View::Results | View::Audit => Scope::Fleet,
+            View::Fleet
+            | View::Help { .. }
+            | View::Results
+            | View::Audit
+            | View::Workloads { .. } => Scope::Fleet,
         }
     }
 
@@ -131,7 +141,8 @@ impl View {
             | View::Help { .. }
             | View::Results
             | View::Audit
-            | View::History { .. } => &[],
+            | View::History { .. }
+            | View::Workloads { .. } => &[],
         }
     }
 }
@@ -311,6 +322,8 @@ pub enum Fetched {
     Loading(&'static str),
     Events(Vec<ObjectEvent>),
     Yaml(String),
+    /// What broke inside, folded over the clusters read.
+    Workloads(Box<crate::fleet::workload::Folded>),
     Failed(&'static str, String),
 }
 

@@ -209,8 +209,7 @@ fn write_line(line: &Line, out: &mut dyn Write) -> io::Result<()> {
         } else {
             "current instance"
         };
-        let first = line.clusters.first().map_or("", String::as_str);
-        writeln!(out, "  log ({which}, on {}):", safe(first))?;
+        writeln!(out, "  log ({which}, on {}):", safe(&line.from))?;
         for l in &log.lines {
             writeln!(out, "    {}", safe(&visible(&l.replace('\t', "    "))))?;
         }

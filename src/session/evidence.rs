@@ -35,12 +35,16 @@ pub async fn gather(
     object: &ObjectKey,
     how: Gather,
 ) -> Folded {
-    let read = futures::stream::iter(clusters)
-        .map(|cluster| async move {
-            let read = tokio::time::timeout(how.timeout, reader.workloads(cluster, object))
-                .await
-                .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
-            (cluster.name.clone(), read)
+    // Owned per cluster: a future borrowing across the stream cannot be spawned.
+    let read = futures::stream::iter(clusters.iter().cloned())
+        .map(|cluster| {
+            let (reader, object) = (reader.clone(), object.clone());
+            async move {
+                let read = tokio::time::timeout(how.timeout, reader.workloads(&cluster, &object))
+                    .await
+                    .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
+                (cluster.name, read)
+            }
         })
         .buffer_unordered(how.concurrency.max(1))
         .collect::<Vec<_>>()

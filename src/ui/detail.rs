@@ -287,11 +287,17 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
     };
     match &model.fetched {
         None => (
-            " events · yaml ".into(),
+            " events · yaml · workloads ".into(),
             message(
-                "press e for the events, y for the YAML (read from the cluster)".into(),
+                "press e for the events, y for the YAML, w for what broke inside: its workloads, \
+                 pods, Warning events and log tails (read from the cluster)"
+                    .into(),
                 Slot::Dim,
             ),
+        ),
+        Some(Fetched::Workloads(folded)) => (
+            " workloads · what broke inside ".into(),
+            Paragraph::new(super::workloads::lines(folded, theme)).wrap(Wrap { trim: false }),
         ),
         Some(Fetched::Loading(what)) => (
             format!(" {what} "),

@@ -12,6 +12,7 @@ mod results;
 mod rollout;
 mod triage;
 mod widgets;
+mod workloads;
 mod workspace;
 
 use ratatui::Frame;
@@ -56,6 +57,9 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     if let Some(entries) = entries {
         return entries.saturating_sub(usize::from(body.height.saturating_sub(2)));
     }
+    if let View::Workloads { .. } = model.screen().view {
+        return workloads::max_scroll(model, theme, body);
+    }
     detail::fetched_max_scroll(model, theme, body)
 }
 
@@ -87,6 +91,9 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Results => results::draw(frame, body, model, theme),
         View::Audit => audit::draw(frame, body, model, theme),
         View::History { scope, since } => history::draw(frame, body, model, theme, *scope, *since),
+        View::Workloads { key, clusters } => {
+            workloads::draw(frame, body, model, theme, key, clusters.len())
+        }
     }
     if let Some(confirm) = &model.confirm {
         draw_confirm(frame, body, model, theme, confirm);
@@ -118,6 +125,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Results => "results".to_string(),
             View::Audit => "audit".to_string(),
             View::History { .. } => "history".to_string(),
+            View::Workloads { key, .. } => format!("workloads of {} {}", key.kind, key.name),
         })
         .collect()
 }

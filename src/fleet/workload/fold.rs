@@ -16,12 +16,15 @@ use super::{Evidence, ReadError, Verdict, Workload, WorkloadRef};
 #[serde(rename_all = "camelCase")]
 pub struct Line {
     pub workload: WorkloadRef,
-    /// The verdict as the first of its clusters (by name) has it, with its facts.
+    /// The verdict as the first of its clusters (by name) has it, with its facts (a line whose
+    /// clusters could not all read the log: as the first that could).
     pub verdict: Verdict,
     pub headline: String,
     /// What was read of the workload on that first cluster: replicas, conditions, its worst
     /// pods, their Warning events.
     pub facts: Workload,
+    /// The cluster the verdict and the facts were read on.
+    pub from: String,
     pub clusters: Vec<String>,
     /// Reads this line's clusters are missing: a log, the pods, the events.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -94,6 +97,7 @@ pub fn fold(evidence: Vec<(String, Result<Evidence, ReadError>)>) -> Folded {
                 verdict: verdict.clone(),
                 headline: headline.clone(),
                 facts: workload.clone(),
+                from: cluster.clone(),
                 clusters: Vec::new(),
                 not_read: Vec::new(),
             });

@@ -1,0 +1,221 @@
+//! What broke inside a Kustomization or HelmRelease: its workloads' verdicts folded across the
+//! clusters read — each line with its count, its rollout, its clusters, the reads it misses, its
+//! newest Warning events and the log tail that explains it — then the clusters not read. Drawn
+//! in the detail view's lower pane (one cluster) and as a view of its own (a triage group).
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
+
+use crate::app::model::{Fetched, Model};
+use crate::config::theme::{Slot, Theme};
+use crate::fleet::ObjectKey;
+use crate::fleet::workload::{Folded, Line as Verdict, NotRead, visible};
+
+/// Events shown per line (the JSON of `fluxfleet workloads` has them all).
+const EVENTS_SHOWN: usize = 3;
+/// Clusters named per line before "and N more".
+const CLUSTERS_SHOWN: usize = 6;
+
+/// `text` from a cluster, shown as it is but with its controls and tabs made visible.
+fn shown(text: &str) -> String {
+    visible(&text.replace('\t', "    ")).replace('\n', " ")
+}
+
+fn clusters(names: &[String]) -> String {
+    let mut out = names
+        .iter()
+        .take(CLUSTERS_SHOWN)
+        .map(|n| shown(n))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > CLUSTERS_SHOWN {
+        out.push_str(&format!(" and {} more", names.len() - CLUSTERS_SHOWN));
+    }
+    out
+}
+
+/// The folded evidence as lines of text.
+pub fn lines(folded: &Folded, theme: &Theme) -> Vec<Line<'static>> {
+    let dim = theme.style(Slot::Dim);
+    let mut out = vec![Line::from(Span::styled(
+        format!(
+            "{} of {} read, {} requests",
+            folded.read,
+            crate::units::count(folded.clusters, "cluster", "clusters"),
+            folded.requests
+        ),
+        dim,
+    ))];
+    if folded.lines.is_empty() && folded.read > 0 {
+        out.push(Line::from(Span::styled(
+            "no workload found: its inventory names none, and nothing is labelled as its own",
+            dim,
+        )));
+    }
+    for line in &folded.lines {
+        out.push(Line::default());
+        out.extend(verdict(line, theme));
+    }
+    for n in &folded.not_read {
+        out.push(Line::default());
+        out.push(not_read(n, "not read", theme));
+    }
+    out
+}
+
+fn not_read(n: &NotRead, what: &str, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(
+            format!("{what} on {}: {} ", n.clusters.len(), shown(&n.why)),
+            theme.style(Slot::Warning),
+        ),
+        Span::styled(
+            format!("({}): {}", clusters(&n.clusters), shown(&n.detail)),
+            theme.style(Slot::Dim),
+        ),
+    ])
+}
+
+fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
+    let (dim, text) = (theme.style(Slot::Dim), theme.style(Slot::Text));
+    let healthy = line.verdict.healthy();
+    let slot = if healthy { Slot::Text } else { Slot::Error };
+    let mut out = vec![Line::from(vec![
+        Span::styled(
+            format!("{:>5}  ", line.clusters.len()),
+            theme.style(Slot::Header),
+        ),
+        Span::styled(format!("{}  ", shown(&line.workload.to_string())), text),
+        Span::styled(shown(&line.headline), theme.style(slot)),
+    ])];
+    let indent = "       ";
+    let mut fact = |label: &str, value: String| {
+        out.push(Line::from(vec![
+            Span::styled(format!("{indent}{label:<10}"), dim),
+            Span::styled(value, text),
+        ]));
+    };
+    if let Some(rollout) = line.verdict.rollout() {
+        fact("replicas", rollout);
+    }
+    fact("clusters", clusters(&line.clusters));
+    if healthy {
+        return out;
+    }
+    if line.facts.pods_total > 0 {
+        let cut = if line.facts.pods_cut { "+" } else { "" };
+        fact(
+            "pods",
+            format!(
+                "{} shown of {}{cut}, worst first: {}",
+                line.facts.pods.len(),
+                line.facts.pods_total,
+                line.facts
+                    .pods
+                    .iter()
+                    .take(3)
+                    .map(|p| shown(&p.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+    for e in line.facts.events.iter().take(EVENTS_SHOWN) {
+        let count = if e.count > 1 {
+            format!(" ×{}", e.count)
+        } else {
+            String::new()
+        };
+        fact(
+            "event",
+            format!("{}{count}: {}", shown(&e.reason), shown(&e.message)),
+        );
+    }
+    let mut out = out;
+    for n in &line.not_read {
+        out.push(Line::from(vec![
+            Span::styled(format!("{indent}{:<10}", "not read"), dim),
+            Span::styled(
+                format!(
+                    "{} on {}: {}",
+                    shown(&n.why),
+                    n.clusters.len(),
+                    clusters(&n.clusters)
+                ),
+                theme.style(Slot::Warning),
+            ),
+        ]));
+    }
+    if let Some(log) = line.verdict.log.as_ref().filter(|l| !l.lines.is_empty()) {
+        let which = if log.previous { "previous" } else { "current" };
+        let on = shown(&line.from);
+        out.push(Line::from(Span::styled(
+            format!("{indent}log of the {which} instance, on {on}:"),
+            dim,
+        )));
+        for l in &log.lines {
+            out.push(Line::from(Span::styled(
+                format!("{indent}│ {}", shown(l)),
+                text,
+            )));
+        }
+        if log.cut {
+            out.push(Line::from(Span::styled(
+                format!("{indent}│ … cut at 16 KiB"),
+                dim,
+            )));
+        }
+    }
+    out
+}
+
+/// What the view shows: the evidence, or that it is being read.
+fn shown_lines(fetched: Option<&Fetched>, theme: &Theme) -> Vec<Line<'static>> {
+    match fetched {
+        Some(Fetched::Workloads(folded)) => lines(folded, theme),
+        _ => vec![Line::from(Span::styled(
+            "reading its workloads, pods, events and logs from the clusters…",
+            theme.style(Slot::Dim),
+        ))],
+    }
+}
+
+/// `w` on a triage group: the evidence from all its clusters.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    key: &ObjectKey,
+    count: usize,
+) {
+    let lines = shown_lines(model.fetched.as_ref(), theme);
+    let title = format!(
+        " what broke inside {} {}/{} · {} ",
+        key.kind,
+        key.namespace,
+        key.name,
+        crate::units::count(count, "cluster", "clusters")
+    );
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.style(Slot::BorderFocused))
+        .title(Span::styled(title, theme.style(Slot::Title)));
+    let paragraph = Paragraph::new(lines)
+        .block(block)
+        .wrap(Wrap { trim: false });
+    let max = max_scroll(model, theme, area);
+    let scroll = u16::try_from(model.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    frame.render_widget(paragraph.scroll((scroll, 0)), area);
+}
+
+/// How far the view can scroll at this size.
+pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
+    let lines = shown_lines(model.fetched.as_ref(), theme);
+    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
+    paragraph
+        .line_count(area.width.saturating_sub(2))
+        .saturating_sub(usize::from(area.height.saturating_sub(2)))
+}
