@@ -91,22 +91,23 @@ fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
         Span::styled(shown(&line.headline), theme.style(slot)),
     ])];
     let indent = "       ";
-    let mut fact = |label: &str, value: String| {
+    let fact = |out: &mut Vec<Line<'static>>, label: &str, value: String, style| {
         out.push(Line::from(vec![
             Span::styled(format!("{indent}{label:<10}"), dim),
-            Span::styled(value, text),
+            Span::styled(value, style),
         ]));
     };
     if let Some(rollout) = line.verdict.rollout() {
-        fact("replicas", rollout);
+        fact(&mut out, "replicas", rollout, text);
     }
-    fact("clusters", clusters(&line.clusters));
+    fact(&mut out, "clusters", clusters(&line.clusters), text);
     if healthy {
         return out;
     }
     if line.facts.pods_total > 0 {
         let cut = if line.facts.pods_cut { "+" } else { "" };
         fact(
+            &mut out,
             "pods",
             format!(
                 "{} shown of {}{cut}, worst first: {}",
@@ -120,6 +121,7 @@ fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            text,
         );
     }
     for e in line.facts.events.iter().take(EVENTS_SHOWN) {
@@ -129,24 +131,24 @@ fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
             String::new()
         };
         fact(
+            &mut out,
             "event",
             format!("{}{count}: {}", shown(&e.reason), shown(&e.message)),
+            text,
         );
     }
-    let mut out = out;
     for n in &line.not_read {
-        out.push(Line::from(vec![
-            Span::styled(format!("{indent}{:<10}", "not read"), dim),
-            Span::styled(
-                format!(
-                    "{} on {}: {}",
-                    shown(&n.why),
-                    n.clusters.len(),
-                    clusters(&n.clusters)
-                ),
-                theme.style(Slot::Warning),
+        fact(
+            &mut out,
+            "not read",
+            format!(
+                "{} on {}: {}",
+                shown(&n.why),
+                n.clusters.len(),
+                clusters(&n.clusters)
             ),
-        ]));
+            theme.style(Slot::Warning),
+        );
     }
     if let Some(log) = line.verdict.log.as_ref().filter(|l| !l.lines.is_empty()) {
         let which = if log.previous { "previous" } else { "current" };
