@@ -482,6 +482,126 @@ fn the_yaml_scrolls_within_its_length() {
     assert_eq!(m.fetched, None);
 }
 
+/// What `fluxfleet workloads` would have read of `apps` on `clusters`: its Deployment's new pod
+/// cannot pull its image; on the last cluster the pods could not be listed.
+fn apps_evidence(clusters: &[&str]) -> fluxfleet::fleet::workload::Folded {
+    use fluxfleet::fleet::workload::{Evidence, ReadError, Unread, WorkloadRef, fold, parse};
+    let image = "registry.example.com/apps:v1.4.2";
+    let deployment = serde_json::json!({"spec": {"replicas": 2}, "status": {"replicas": 3,
+        "updatedReplicas": 1, "readyReplicas": 2, "conditions": [{"type": "Progressing",
+        "status": "False", "reason": "ProgressDeadlineExceeded"}]}});
+    let pods = serde_json::json!({"items": [{"metadata": {"name": "apps-7d9f8b6c5d-x2x7q"},
+        "status": {"phase": "Pending", "containerStatuses": [{"name": "app", "image": image,
+        "state": {"waiting": {"reason": "ImagePullBackOff",
+        "message": format!("Back-off pulling image \"{image}\": ErrImagePull: {image}: not found")}}}]}}]});
+    let id = WorkloadRef {
+        kind: fluxfleet::fleet::workload::Kind::Deployment,
+        namespace: "apps".into(),
+        name: "apps".into(),
+    };
+    let read = clusters
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let mut w = parse::workload(id.clone(), &deployment);
+            (w.pods, w.pods_total, w.pods_cut) = parse::pods(&pods);
+            if i + 1 == clusters.len() {
+                (w.pods, w.pods_total) = (Vec::new(), 0);
+                w.unread.push(Unread {
+                    resource: "pods".into(),
+                    why: ReadError::Forbidden("pods is forbidden".into()),
+                });
+            }
+            let evidence = Evidence {
+                workloads: vec![w],
+                requests: 4,
+                ..Evidence::default()
+            };
+            (c.to_string(), Ok(evidence))
+        })
+        .collect();
+    fold::fold(read)
+}
+
+#[test]
+fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
+    let mut m = model();
+    key(&mut m, KeyCode::Char('t'));
+    // The unreachable cluster's group is about no object: nothing to read.
+    for _ in 0..2 {
+        key(&mut m, KeyCode::Char('j'));
+    }
+    assert!(keys(&mut m, KeyCode::Char('w')).is_empty());
+    assert!(
+        m.flash
+            .take()
+            .is_some_and(|f| f.contains("not about a Flux object"))
+    );
+    key(&mut m, KeyCode::Char('k'));
+    let effects = keys(&mut m, KeyCode::Char('w'));
+    let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    let [
+        Effect::FetchWorkloads {
+            key: k,
+            clusters,
+            infos,
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(*k, apps);
+    let names: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, ["pay-prod-eu", "pay-prod-us"]);
+    assert_eq!(clusters.len(), 2);
+    assert_eq!(
+        m.screen().view,
+        View::Workloads {
+            key: apps.clone(),
+            clusters: clusters.clone()
+        }
+    );
+    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+    // An answer for other clusters (a group the user left) changes nothing.
+    update(
+        &mut m,
+        Msg::Workloads {
+            key: apps.clone(),
+            clusters: clusters[..1].into(),
+            folded: Box::new(apps_evidence(&["pay-prod-eu"])),
+        },
+    );
+    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+    update(
+        &mut m,
+        Msg::Workloads {
+            key: apps,
+            clusters: clusters.clone(),
+            folded: Box::new(apps_evidence(&["pay-prod-eu", "pay-prod-us", "shop-dev-1"])),
+        },
+    );
+    insta::assert_snapshot!("triage_workloads", common::tui::screen(&mut m, 120, 22));
+    key(&mut m, KeyCode::Esc);
+    assert!(matches!(m.screen().view, View::Triage { .. }));
+    assert_eq!(m.fetched, None);
+}
+
+#[test]
+fn w_in_the_detail_view_reads_its_object_on_its_cluster_only() {
+    let (mut m, cluster, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('w'));
+    assert_eq!(
+        effects,
+        [Effect::FetchWorkloads {
+            key: redis,
+            clusters: vec![cluster].into(),
+            infos: vec![m.index.cluster(cluster).unwrap().info.clone()],
+        }]
+    );
+    assert!(matches!(m.screen().view, View::Detail { .. }));
+    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+}
+
 #[test]
 fn triage_groups_identical_failures_and_expands_to_clusters() {
     let mut m = model();

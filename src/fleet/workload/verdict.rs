@@ -167,6 +167,9 @@ impl Verdict {
             },
             Cause::ReadinessProbe { message, .. } => format!("readiness probe failing: {message}"),
             Cause::NotReady { .. } => "running, not ready (no event says why)".into(),
+            Cause::RolloutStuck { message } if message.is_empty() => {
+                "rollout stuck, ProgressDeadlineExceeded".into()
+            }
             Cause::RolloutStuck { message } => {
                 format!("rollout stuck, ProgressDeadlineExceeded: {message}")
             }
