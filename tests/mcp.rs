@@ -29,7 +29,8 @@ async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_ti
             "get_objects",
             "list_clusters",
             "rollouts",
-            "root_causes"
+            "root_causes",
+            "workloads"
         ]
     );
     for t in &tools {

@@ -8,6 +8,7 @@ mod common;
 
 use std::collections::BTreeSet;
 
+use fluxfleet::fleet::workload::fold::normalized;
 use fluxfleet_sim::{Scenario, TruthCluster};
 use serde_json::Value;
 
@@ -152,6 +153,28 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
         "{table}"
     );
     assert!(table.contains("log (previous instance"), "{table}");
+
+    // An assistant asks the same through MCP, a page at a time, and is told the same.
+    let client = common::mcp::connect(sim.dir.path(), &[]).await;
+    let args = serde_json::json!({"kind": "ks", "name": "infra-controllers"});
+    let (mcp_lines, first) = common::mcp::all_pages(&client, "workloads", args, "lines").await;
+    assert_eq!(first["read"], asked);
+    assert_eq!(first["name"], "infra-controllers");
+    let shape = |lines: &[Value]| -> Vec<(String, String, BTreeSet<String>, String)> {
+        lines
+            .iter()
+            .map(|l| {
+                (
+                    l["workload"]["name"].as_str().unwrap().to_string(),
+                    normalized(l["headline"].as_str().unwrap()),
+                    names(&l["clusters"]),
+                    l["notRead"].to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(shape(&mcp_lines), shape(lines));
+    client.cancel().await.unwrap();
     sim.handle.shutdown().await;
 }
 

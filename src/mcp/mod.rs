@@ -9,6 +9,7 @@
 mod page;
 mod state;
 mod tools;
+mod workloads;
 mod writes;
 
 use std::sync::{Arc, RwLock};
