@@ -237,6 +237,20 @@ async fn one_alert_per_root_cause_reaches_alertmanager_and_resolves_after_the_fi
         assert_eq!(infra_alert["labels"]["suspect_revision"], bad.as_str());
         assert!(text(&infra_alert["annotations"], "suspect").starts_with("began after"));
         assert!(text(&infra_alert["annotations"], "blast_radius").contains("holds back"));
+        // What broke inside, read from its clusters once the cause was found: most of them
+        // cannot pull the bad revision's image.
+        let inside = until(&am, "what broke inside infra-controllers", |alerts| {
+            alerts.get(&infra).is_some_and(|a| {
+                a["annotations"]["workloads"]
+                    .as_str()
+                    .is_some_and(|w| w.contains("ImagePullBackOff"))
+            })
+        });
+        let workloads = text(&inside[&infra]["annotations"], "workloads");
+        assert!(
+            workloads.starts_with("Deployment/kube-system/infra-controllers: ImagePullBackOff: "),
+            "{workloads}"
+        );
         // A misconfiguration of long standing: no change before it.
         let redis = alerts
             .iter()

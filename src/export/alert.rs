@@ -4,9 +4,11 @@
 //! clears. The fleet is opened as every command opens it (kubeconfigs and management clusters,
 //! or `--nats`) and followed; nothing is ever sent to a cluster but reads.
 //!
-//! [`cause`] says what an alert holds, [`state`] decides what fires and resolves, [`wire`] posts.
+//! [`cause`] says what an alert holds, [`state`] decides what fires and resolves, [`wire`] posts,
+//! [`inside`] adds what broke inside a failing Kustomization or HelmRelease.
 
 mod cause;
+mod inside;
 pub mod state;
 mod wire;
 
@@ -93,6 +95,7 @@ pub async fn alert(request: Request) -> u8 {
 
     let labels = request.labels.clone();
     let mut rounds = Rounds::new(request.filter.clone(), window, labels, request.rules);
+    let mut inside = inside::Inside::new(live.reader());
     let mut round = tokio::time::interval(request.rules.every);
     round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -106,9 +109,12 @@ pub async fn alert(request: Request) -> u8 {
                 }
                 rounds.changed();
             }
+            Some((key, top)) = inside.next() => inside.learned(key, top, Timestamp::now()),
             _ = round.tick() => {
                 let now = Timestamp::now();
-                let (posts, notes) = rounds.round(&live.index, now);
+                let (mut posts, notes) = rounds.round(&live.index, now);
+                inside.ask(&live.index, &request.filter, rounds.found(), now);
+                inside.annotate(&mut posts);
                 say(now, &notes);
                 if request.dry_run {
                     print(&posts);
@@ -146,6 +152,11 @@ impl Rounds {
             found: Vec::new(),
             changed: true,
         }
+    }
+
+    /// The causes the last round found.
+    pub fn found(&self) -> &[state::Found] {
+        &self.found
     }
 
     /// The fleet changed since the last round.
