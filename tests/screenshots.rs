@@ -23,6 +23,7 @@ use fluxfleet::fleet::{FluxKind, Index};
 use fluxfleet::inventory;
 use fluxfleet::session::Reader;
 use fluxfleet::session::Session;
+use fluxfleet::session::evidence::{Gather, gather};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::layout::Rect;
@@ -69,6 +70,25 @@ fn command(model: &mut Model, line: &str) {
 /// Runs a fetch effect the way the TUI's fetcher does.
 async fn fetch(model: &mut Model, reader: &Reader, effects: Vec<Effect>) {
     for effect in effects {
+        if let Effect::FetchWorkloads {
+            key,
+            clusters,
+            infos,
+        } = effect
+        {
+            let infos: Vec<_> = infos.iter().map(|i| (**i).clone()).collect();
+            let folded = gather(reader, &infos, &key, Gather::default()).await;
+            let folded = Box::new(folded);
+            update(
+                model,
+                Msg::Workloads {
+                    key,
+                    clusters,
+                    folded,
+                },
+            );
+            continue;
+        }
         let Effect::FetchEvents { cluster, info, key } = effect else {
             continue;
         };
@@ -203,6 +223,27 @@ async fn screenshots_of_the_main_views() {
     key(&mut model, KeyCode::Char('c'));
     let shot = camera.shoot(&mut model, "triage_flat");
     assert!(shot.contains("Not ready in the fleet"), "{shot}");
+
+    // What broke inside triage's first root cause, on all its clusters; then on one of them.
+    command(&mut model, "fleet");
+    key(&mut model, KeyCode::Char('t'));
+    let effects = key(&mut model, KeyCode::Char('w'));
+    fetch(&mut model, &reader, effects).await;
+    let shot = camera.shoot(&mut model, "workloads");
+    assert!(
+        shot.contains("what broke inside Kustomization flux-system/infra-controllers"),
+        "{shot}"
+    );
+    assert!(shot.contains("ImagePullBackOff"), "{shot}");
+    key(&mut model, KeyCode::Esc);
+    key(&mut model, KeyCode::Char(' '));
+    key(&mut model, KeyCode::Char('j'));
+    key(&mut model, KeyCode::Enter);
+    let effects = key(&mut model, KeyCode::Char('w'));
+    fetch(&mut model, &reader, effects).await;
+    let shot = camera.shoot(&mut model, "detail_workloads");
+    assert!(shot.contains("workloads · what broke inside"), "{shot}");
+    assert!(shot.contains("1 of 1 cluster read"), "{shot}");
 
     command(&mut model, "fleet");
     command(&mut model, FluxKind::HelmRelease.short_names()[0]);

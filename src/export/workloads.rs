@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::opening::{not_live, open};
+use super::opening::{incomplete, not_live, open};
 use super::request::{Output, exit, finish};
 use super::table::{Table, safe};
 use super::{Filter, output};
@@ -100,6 +100,7 @@ pub async fn workloads(request: Request) -> u8 {
         });
     }
     not_live(&live.index, filter, settled, jiff::Timestamp::now());
+    let incomplete = incomplete(&live.index, filter);
     live.shutdown().await;
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match request.output {
@@ -112,7 +113,7 @@ pub async fn workloads(request: Request) -> u8 {
     let unread = found.iter().any(|o| o.folded.read < o.folded.clusters);
     if !clean {
         exit::INVENTORY
-    } else if unread || !settled {
+    } else if unread || incomplete {
         exit::UNREACHABLE
     } else {
         exit::OK
