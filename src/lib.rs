@@ -13,7 +13,8 @@
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
 //!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
 //!   patches of suspend / resume / reconcile, the index (which alone numbers clusters) and its
-//!   rollups.
+//!   rollups; what broke inside a Kustomization or HelmRelease (its workloads' verdicts, folded
+//!   across clusters).
 //! - [`config`] — settings, modes and guardrails (which fail closed), the write grant, themes.
 //! - [`audit`] — the journal of actions (intent before anything is sent, outcomes after).
 //! - [`inventory`] — where clusters come from: kubeconfig files and directories, `KUBECONFIG`,
@@ -34,9 +35,9 @@
 //!   and carrying the job out, journaled in [`audit`].
 //! - [`app`] and [`ui`] — the TUI: model, messages, update function, typed commands, keymap and
 //!   event loop; [`ui`] draws the model, a pure function of it and the theme.
-//! - [`export`] — the headless commands: `get`, `rollout`, `inventory`, `suspend` / `resume` /
-//!   `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals; `alert`,
-//!   one alert per root cause to Alertmanager.
+//! - [`export`] — the headless commands: `get`, `rollout`, `workloads`, `inventory`, `suspend` /
+//!   `resume` / `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals;
+//!   `alert`, one alert per root cause to Alertmanager.
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
 //!   stdio whose tools answer with the JSON of the headless commands, a page at a time; with
 //!   `--write`, actions confirmed by a dry run's token, through [`actions`] like every other.
