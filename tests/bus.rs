@@ -977,7 +977,16 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
             })
             .collect();
         assert!(!causes.is_empty(), "the fleet has failures to alert on");
-        let args = ["alert", "--dry-run", "--every", "1s", "--for", "0s"];
+        // From the bus alone: what broke inside would be read from the clusters themselves.
+        let args = [
+            "alert",
+            "--dry-run",
+            "--no-workloads",
+            "--every",
+            "1s",
+            "--for",
+            "0s",
+        ];
         let mut alert = bus_command(told, &options.url, &kubeconfigs, &args)
             .stdout(std::process::Stdio::piped())
             .spawn()
@@ -1083,6 +1092,41 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
     let reached: Vec<&String> = after
         .iter()
         .filter(|(name, n)| before.get(*name) != Some(n))
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(reached, vec![&target]);
+
+    // Reading what broke inside goes to the clusters read too, through the user's own
+    // kubeconfig: the bus carries summaries only.
+    let out = on_bus(
+        Told::Flag,
+        &options.url,
+        &kubeconfigs,
+        &[
+            "workloads",
+            "ks",
+            &ks.name,
+            "-n",
+            &ks.namespace,
+            "--all",
+            "--cluster",
+            &target,
+            "-o",
+            "json",
+        ],
+    )
+    .await;
+    ok(&out);
+    let doc = json(&out);
+    assert_eq!(doc["objects"][0]["read"], 1, "{doc}");
+    assert!(
+        !doc["objects"][0]["lines"].as_array().unwrap().is_empty(),
+        "{doc}"
+    );
+    let again = connections(&sim);
+    let reached: Vec<&String> = again
+        .iter()
+        .filter(|(name, n)| after.get(*name) != Some(n))
         .map(|(name, _)| name)
         .collect();
     assert_eq!(reached, vec![&target]);

@@ -68,9 +68,11 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
     assert!(logs_forbidden.is_subset(&ooms));
 
     let out = workloads(&sim, &["ks", "infra-controllers", "-o", "json"]).await;
+    // Every cluster asked was read; the story's two unreachable clusters make it exit 4, as
+    // `get` does.
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(4),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -175,6 +177,51 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
     };
     assert_eq!(shape(&mcp_lines), shape(lines));
     client.cancel().await.unwrap();
+    sim.handle.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_summarized_fleet_opens_the_clusters_it_reads_and_says_the_same() {
+    let sim = common::start_with(|c| {
+        c.clusters = 120;
+        c.workspaces = 4;
+        c.scenario = Scenario::Story;
+        c.operator = 1.0;
+    })
+    .await;
+    let truth = common::workloads(&sim);
+    let broken: BTreeSet<String> = ["image-not-found", "oom-killed"]
+        .iter()
+        .flat_map(|f| with_fault(&truth, "infra-controllers", f))
+        .collect();
+    assert!(!broken.is_empty() && broken.len() <= 16, "{broken:?}");
+    let args = ["ks", "infra-controllers", "-o", "json"];
+    let whole = workloads(&sim, &args).await;
+    let summarized = workloads(&sim, &[&args[..], &["--watch-mode", "summary"]].concat()).await;
+    let shape = |out: &std::process::Output| -> Vec<(String, BTreeSet<String>)> {
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["objects"][0]["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                (
+                    normalized(l["headline"].as_str().unwrap()),
+                    names(&l["clusters"]),
+                )
+            })
+            .collect()
+    };
+    let lines = shape(&summarized);
+    assert_eq!(lines, shape(&whole));
+    let read: BTreeSet<String> = lines.iter().flat_map(|(_, c)| c.clone()).collect();
+    assert_eq!(read, broken);
     sim.handle.shutdown().await;
 }
 

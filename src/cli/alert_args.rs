@@ -42,6 +42,11 @@ pub struct AlertArgs {
     /// Print each round's alerts as a JSON array instead of sending them.
     #[arg(long)]
     pub dry_run: bool,
+    /// Do not read what broke inside failing Kustomizations and HelmReleases from their
+    /// clusters (the `workloads` annotation): the alerts then come from the fleet's state alone
+    /// (on the bus: no connection to any cluster).
+    #[arg(long)]
+    pub no_workloads: bool,
 }
 
 /// `KEY=VALUE`, KEY a Prometheus label name.
@@ -76,6 +81,7 @@ impl AlertArgs {
             },
             timeout: self.timeout,
             dry_run: self.dry_run,
+            workloads: !self.no_workloads,
         })
     }
 }

@@ -46,6 +46,9 @@ pub struct Request {
     pub timeout: Duration,
     /// Print what would be sent (one JSON array a round) instead of sending it.
     pub dry_run: bool,
+    /// Read what broke inside failing Kustomizations and HelmReleases for the `workloads`
+    /// annotation.
+    pub workloads: bool,
 }
 
 /// `fluxfleet alert`: runs until SIGINT or SIGTERM.
@@ -113,7 +116,9 @@ pub async fn alert(request: Request) -> u8 {
             _ = round.tick() => {
                 let now = Timestamp::now();
                 let (mut posts, notes) = rounds.round(&live.index, now);
-                inside.ask(&live.index, &request.filter, rounds.found(), now);
+                if request.workloads {
+                    inside.ask(&live.index, &request.filter, rounds.found(), now);
+                }
                 inside.annotate(&mut posts);
                 say(now, &notes);
                 if request.dry_run {
