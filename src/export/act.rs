@@ -7,7 +7,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::Filter;
-use super::opening::open;
+use super::opening::fleet;
 use super::request::exit;
 use super::table::Table;
 use crate::actions::{Guard, Progress, Target, Update, Watch};
@@ -46,13 +46,10 @@ const SOURCE_KINDS: [FluxKind; 5] = [
 ];
 
 pub async fn act(request: Request) -> u8 {
-    let Some(opened) = open(&request.sources).await else {
-        return exit::ERROR;
+    let opened = match fleet(&request.sources).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
-    }
     let mut config = opened.config;
     let infos = opened.fleet.clusters();
     let (grant, permissions) = config.writable(request.mode, &infos);

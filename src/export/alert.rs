@@ -20,7 +20,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use self::state::{Alerts, Labels, Note, Posted, Rules};
 use self::wire::Alertmanager;
-use super::opening::{not_live, open};
+use super::opening::{fleet, not_live};
 use super::request::exit;
 use super::{Filter, Status};
 use crate::fleet::Index;
@@ -72,13 +72,10 @@ pub async fn alert(request: Request) -> u8 {
         eprintln!("error: cannot listen for SIGINT and SIGTERM");
         return exit::ERROR;
     };
-    let Some(opened) = open(&request.sources).await else {
-        return exit::ERROR;
+    let opened = match fleet(&request.sources).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
-    }
     let window = opened.config.rollout.rules.suspect_window;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
     let settled = live.settle(request.timeout).await;

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use jiff::Timestamp;
 
-use super::opening::{incomplete, not_live, open};
+use super::opening::{fleet, incomplete, not_live};
 use super::output;
 use super::request::{Request, exit, finish};
 use crate::fleet::{Counted, Index};
@@ -21,13 +21,10 @@ pub async fn get(request: Request) -> u8 {
         counts_suffice: request.summary,
         ..request.sources.clone()
     };
-    let Some(mut opened) = open(&sources).await else {
-        return exit::ERROR;
+    let mut opened = match fleet(&sources).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
-    }
     if let Some(kind) = request.filter.kind {
         // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
         opened.config.engine.kinds = vec![kind];

@@ -29,6 +29,16 @@ pub async fn open(sources: &Sources) -> Option<Opened> {
     }
 }
 
+/// The fleet the options name with at least one cluster in it; else the exit code, said why.
+pub(super) async fn fleet(sources: &Sources) -> Result<Opened, u8> {
+    let opened = open(sources).await.ok_or(super::request::exit::ERROR)?;
+    if opened.fleet.is_empty() {
+        eprintln!("error: {}", opened.fleet.empty_why());
+        return Err(super::request::exit::INVENTORY);
+    }
+    Ok(opened)
+}
+
 /// Some cluster in the scope is not seen completely (one without Flux is: it has nothing to
 /// show).
 pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::opening::{incomplete, not_live, open};
+use super::opening::{fleet, incomplete, not_live};
 use super::request::{Output, exit, finish};
 use super::table::Table;
 use super::{Filter, output};
@@ -40,13 +40,10 @@ pub async fn rollout(request: Request) -> u8 {
         eprintln!("error: name the kind too: fluxfleet rollout KIND NAME");
         return exit::USAGE;
     }
-    let Some(opened) = open(&request.sources).await else {
-        return exit::ERROR;
+    let opened = match fleet(&request.sources).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
-    }
     let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
     if let Some(kind) = filter.kind

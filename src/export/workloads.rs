@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::opening::{incomplete, not_live, open};
+use super::opening::{fleet, incomplete, not_live};
 use super::request::{Output, exit, finish};
 use super::table::{Table, safe};
 use super::{Filter, output};
@@ -74,13 +74,10 @@ pub async fn workloads(request: Request) -> u8 {
         );
         return exit::USAGE;
     }
-    let Some(opened) = open(&request.sources).await else {
-        return exit::ERROR;
+    let opened = match fleet(&request.sources).await {
+        Ok(opened) => opened,
+        Err(code) => return code,
     };
-    if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
-    }
     let (config, clean) = (opened.config, opened.clean);
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     let settled = live.settle(request.timeout).await;
