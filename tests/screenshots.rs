@@ -10,6 +10,7 @@ mod common;
 #[path = "screenshots/svg.rs"]
 mod svg;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -229,6 +230,30 @@ async fn screenshots_of_the_main_views() {
     key(&mut model, KeyCode::Char('t'));
     let effects = key(&mut model, KeyCode::Char('w'));
     fetch(&mut model, &reader, effects).await;
+    // Folded as the simulator means it: one line per cause, on exactly the clusters it breaks.
+    let Some(Fetched::Workloads(folded)) = &model.fetched else {
+        panic!("{:?}", model.fetched)
+    };
+    let truth = common::workloads(&sim);
+    for (cause, fault) in [("imagePull", "image-not-found"), ("crash", "oom-killed")] {
+        let meant: BTreeSet<&str> = truth
+            .iter()
+            .filter(|c| {
+                c.objects.iter().any(|o| {
+                    o.name == "infra-controllers"
+                        && o.workload.as_ref().is_some_and(|w| w.fault == fault)
+                })
+            })
+            .map(|c| c.name.as_str())
+            .collect();
+        let shown: Vec<BTreeSet<&str>> = folded
+            .lines
+            .iter()
+            .filter(|l| serde_json::to_value(&l.verdict).unwrap()["cause"] == cause)
+            .map(|l| l.clusters.iter().map(String::as_str).collect())
+            .collect();
+        assert_eq!(shown, [meant], "{cause}");
+    }
     let shot = camera.shoot(&mut model, "workloads");
     assert!(
         shot.contains("what broke inside Kustomization flux-system/infra-controllers"),
