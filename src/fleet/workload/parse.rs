@@ -304,10 +304,14 @@ pub fn pods(list: &Value) -> (Vec<Pod>, usize, bool) {
 }
 
 /// The Warning events of an EventList about the objects `about` names (`Pod/<name>`,
-/// `Deployment/<name>` …) and the pods named after `workload` (`<workload>-…`: those of a page
-/// not listed), the newest first, at most [`limits::EVENTS`].
+/// `Deployment/<name>` …), the pods named after `workload` (`<workload>-…`: those of a page not
+/// listed) and its ReplicaSets (`FailedCreate`: a quota, an admission webhook), the newest first,
+/// at most [`limits::EVENTS`].
 pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Event> {
-    let prefix = format!("Pod/{workload}-");
+    let prefixes = [
+        format!("Pod/{workload}-"),
+        format!("ReplicaSet/{workload}-"),
+    ];
     let mut out: Vec<Event> = list
         .get("items")
         .and_then(Value::as_array)
@@ -320,7 +324,8 @@ pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Even
                 text(e, "/involvedObject/kind"),
                 text(e, "/involvedObject/name")
             );
-            (about.contains(&object) || object.starts_with(&prefix)).then(|| {
+            let ours = about.contains(&object) || prefixes.iter().any(|p| object.starts_with(p));
+            ours.then(|| {
                 let event = crate::fleet::ObjectEvent::from_value(e);
                 Event {
                     object: bounded(&object, 300).into(),

@@ -55,6 +55,9 @@ pub enum Cause {
     /// Running, not ready, nothing said why.
     #[serde(rename_all = "camelCase")]
     NotReady { pod: String },
+    /// Its controller cannot create its pods (`FailedCreate`: a quota, an admission webhook).
+    #[serde(rename_all = "camelCase")]
+    CreateFailed { message: String },
     /// Its rollout passed its deadline with no pod to blame.
     #[serde(rename_all = "camelCase")]
     RolloutStuck { message: String },
@@ -167,6 +170,7 @@ impl Verdict {
             },
             Cause::ReadinessProbe { message, .. } => format!("readiness probe failing: {message}"),
             Cause::NotReady { .. } => "running, not ready (no event says why)".into(),
+            Cause::CreateFailed { message } => format!("pods not created, FailedCreate: {message}"),
             Cause::RolloutStuck { message } if message.is_empty() => {
                 "rollout stuck, ProgressDeadlineExceeded".into()
             }
@@ -272,6 +276,9 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
                 log,
             ),
         };
+    }
+    if let Some(message) = event(w, "FailedCreate") {
+        return (Cause::CreateFailed { message }, None);
     }
     if stuck {
         let message = w
