@@ -18,11 +18,13 @@ use crate::session::resolve::Sources;
 mod alert_args;
 mod mcp_args;
 mod sim_args;
+pub mod usage;
 mod workloads_args;
 
 pub use alert_args::AlertArgs;
 pub use mcp_args::McpArgs;
 pub use sim_args::SimArgs;
+use usage::{Usage, act_output, rollout_output};
 pub use workloads_args::WorkloadsArgs;
 
 #[derive(Debug, Parser)]
@@ -309,12 +311,12 @@ pub struct Scope {
 }
 
 impl Scope {
-    fn filter(&self, status: Option<Status>) -> Result<Filter, String> {
+    fn filter(&self, status: Option<Status>) -> Result<Filter, Usage> {
         let kind = match self.kind.as_deref() {
             None | Some("all") => None,
-            Some(text) => Some(FluxKind::parse(text).ok_or_else(|| {
-                format!("{text:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")
-            })?),
+            Some(text) => {
+                Some(FluxKind::parse(text).ok_or_else(|| Usage::NotAKind(text.to_string()))?)
+            }
         };
         Ok(Filter {
             kind,
@@ -338,7 +340,7 @@ pub struct Selectors {
 }
 
 impl Selectors {
-    pub fn filter(&self) -> Result<Filter, String> {
+    pub fn filter(&self) -> Result<Filter, Usage> {
         self.scope.filter(self.status)
     }
 }
@@ -379,7 +381,7 @@ impl GetArgs {
         }
         Ok(Request {
             sources: fleet.sources(),
-            filter: self.select.filter()?,
+            filter: self.select.filter().map_err(|e| e.to_string())?,
             output: self.output,
             summary: self.summary,
             root_causes: self.root_causes,
@@ -403,20 +405,8 @@ pub struct RolloutArgs {
     pub timeout: Duration,
 }
 
-fn rollout_output(s: &str) -> Result<Output, String> {
-    only_table_or_json("rollout", s)
-}
-
-pub(crate) fn only_table_or_json(command: &str, s: &str) -> Result<Output, String> {
-    match s {
-        "table" => Ok(Output::Table),
-        "json" => Ok(Output::Json),
-        other => Err(format!("{other:?}: {command} prints table or json")),
-    }
-}
-
 impl RolloutArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::rollout::Request, String> {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::rollout::Request, Usage> {
         Ok(crate::export::rollout::Request {
             sources: fleet.sources(),
             filter: self.scope.filter(None)?,
@@ -458,14 +448,6 @@ pub struct ActArgs {
     pub output: Output,
 }
 
-fn act_output(s: &str) -> Result<Output, String> {
-    match s {
-        "table" => Ok(Output::Table),
-        "ndjson" => Ok(Output::Ndjson),
-        other => Err(format!("{other:?}: the actions print table or ndjson")),
-    }
-}
-
 impl ActArgs {
     pub fn request(
         &self,
@@ -490,7 +472,7 @@ impl ActArgs {
         }
         Ok(act::Request {
             sources: fleet.sources(),
-            filter: self.select.filter()?,
+            filter: self.select.filter().map_err(|e| e.to_string())?,
             verb,
             reason: self.reason.clone(),
             mode: ui.flag(),

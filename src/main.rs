@@ -365,9 +365,9 @@ impl Signals {
 }
 
 /// A command that reads the fleet and reports: its request, or the usage error that stops it.
-fn report<R, F: std::future::Future<Output = u8>>(
+fn report<R, E: std::fmt::Display, F: std::future::Future<Output = u8>>(
     runtime: &tokio::runtime::Runtime,
-    request: Result<R, String>,
+    request: Result<R, E>,
     run: impl FnOnce(R) -> F,
 ) -> ExitCode {
     match request {

@@ -36,6 +36,18 @@ fn names(value: &Value) -> BTreeSet<String> {
         .collect()
 }
 
+/// `workloads -o json` on the story's fleet: every cluster asked is read, and the story's two
+/// unreachable clusters make it exit 4, as `get` does.
+fn story_json(out: &std::process::Output) -> Value {
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 async fn workloads(sim: &common::Sim, args: &[&str]) -> std::process::Output {
     let fleet = sim.handle.files.fleet.display().to_string();
     common::fluxfleet()
@@ -68,15 +80,7 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
     assert!(logs_forbidden.is_subset(&ooms));
 
     let out = workloads(&sim, &["ks", "infra-controllers", "-o", "json"]).await;
-    // Every cluster asked was read; the story's two unreachable clusters make it exit 4, as
-    // `get` does.
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = story_json(&out);
     let object = &doc["objects"][0];
     assert_eq!(object["kind"], "Kustomization");
     assert_eq!(object["name"], "infra-controllers");
@@ -199,13 +203,7 @@ async fn a_summarized_fleet_opens_the_clusters_it_reads_and_says_the_same() {
     let whole = workloads(&sim, &args).await;
     let summarized = workloads(&sim, &[&args[..], &["--watch-mode", "summary"]].concat()).await;
     let shape = |out: &std::process::Output| -> Vec<(String, BTreeSet<String>)> {
-        assert_eq!(
-            out.status.code(),
-            Some(4),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let doc = story_json(out);
         doc["objects"][0]["lines"]
             .as_array()
             .unwrap()

@@ -70,7 +70,7 @@ impl AlertArgs {
     pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::alert::Request, String> {
         Ok(crate::export::alert::Request {
             sources: fleet.sources(),
-            filter: self.scope.filter(None)?,
+            filter: self.scope.filter(None).map_err(|e| e.to_string())?,
             alertmanagers: self.alertmanagers.clone(),
             ca: self.alertmanager_ca.clone(),
             labels: self.labels.iter().cloned().collect(),

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{FleetArgs, Output, Scope, duration, only_table_or_json};
+use super::usage::{Usage, workloads_output};
+use super::{FleetArgs, Output, Scope, duration};
 
 pub(super) const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 4 some clusters not read or not live.";
@@ -18,7 +19,7 @@ pub struct WorkloadsArgs {
     /// Every cluster that has the object, not only those where it is not ready.
     #[arg(long)]
     pub all: bool,
-    #[arg(short, long, value_enum, default_value = "table", value_parser = table_or_json)]
+    #[arg(short, long, value_enum, default_value = "table", value_parser = workloads_output)]
     pub output: Output,
     /// How long to wait for every cluster to answer (and for each cluster's reads, at most 10s).
     #[arg(long, default_value = "30s", value_parser = duration)]
@@ -26,7 +27,7 @@ pub struct WorkloadsArgs {
 }
 
 impl WorkloadsArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::workloads::Request, String> {
+    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::workloads::Request, Usage> {
         Ok(crate::export::workloads::Request {
             sources: fleet.sources(),
             filter: self.scope.filter(None)?,
@@ -35,8 +36,4 @@ impl WorkloadsArgs {
             timeout: self.timeout,
         })
     }
-}
-
-fn table_or_json(s: &str) -> Result<Output, String> {
-    only_table_or_json("workloads", s)
 }

@@ -24,9 +24,8 @@
 //! - `controller` — the simulated controllers: reconcile, suspend and resume, dependsOn, churn
 //!   and rollouts.
 //! - `state` — what every connection shares: the world, the controllers, the counters.
-//! - `workloads` — the workloads behind the Flux objects (Deployments, ReplicaSets, Jobs, pods,
-//!   their Warning events and logs), derived from the objects on every request, read-only.
-//! - `discovery`, `list`, `watch`, `write`, `observe` — the API's answers: discovery, lists,
+//! - `workloads`, `discovery`, `list`, `watch`, `write`, `observe` — the API's answers: the
+//!   workloads behind the Flux objects (derived on every request, read-only), discovery, lists,
 //!   watches with bookmarks and 410 Gone, patches and writes, `/sim/truth` and `/sim/stats`.
 //! - `api` — a request routed to its answer, with the faults applied.
 //! - `server`, `handle` — connections served over TLS, HTTP/2 and HTTP/1.1; the running fleet.

@@ -122,7 +122,7 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         namespace: w.namespace.clone(),
                         name: w.name.clone(),
                         fault: w.fault.name().to_string(),
-                        image: crate::workloads::render::image(w, &w.revision),
+                        image: crate::workloads::shape::image(w, &w.revision),
                     }),
                 applied: applied_of(kind, &value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),

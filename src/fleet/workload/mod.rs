@@ -264,7 +264,7 @@ pub enum ReadError {
     #[error("{0}")]
     Server(String),
     /// The cluster's share of the byte budget was spent.
-    #[error("not read: the byte budget of {} per cluster was spent", crate::units::count(.0 / 1024, "KiB", "KiB"))]
+    #[error("not read: the byte budget of {} KiB per cluster was spent", .0 / 1024)]
     OverBudget(usize),
 }
 

@@ -2,9 +2,11 @@
 //! ReplicaSets (StatefulSets and DaemonSets: none), `batch/v1` Jobs (CronJobs: none), core/v1
 //! pods with label selectors and `limit`, their logs (`container`, `previous`, `tailLines`,
 //! `limitBytes`) and their Warning events beside the stored ones. What each workload is and what
-//! is wrong with it is derived on every request ([`shape`]); [`render`] writes it.
+//! is wrong with it is derived on every request ([`shape`]); [`render`] writes its objects,
+//! [`said`] its pods' events and logs.
 
 pub mod render;
+pub mod said;
 pub mod shape;
 
 use std::collections::HashMap;
@@ -225,7 +227,7 @@ fn events(
     let ours: Vec<Value> = workloads
         .iter()
         .filter(|w| w.namespace == namespace)
-        .flat_map(|w| render::events(w, now))
+        .flat_map(|w| said::events(w, now))
         .filter(|e| matches(e))
         .collect();
     if ours.is_empty() {
@@ -281,15 +283,15 @@ fn log(
         return Err(ApiError::not_found("", "pods", pod));
     };
     if let Some(container) = q.get("container")
-        && container != render::CONTAINER
+        && container != shape::CONTAINER
     {
         return Err(ApiError::bad_request(format!(
             "container {container} is not valid for pod {pod}"
         )));
     }
     let previous = q.get("previous").is_some_and(|p| p == "true");
-    let text = render::log(workload, &value, previous, now)
-        .map_err(|render::NoLog(why)| ApiError::bad_request(why))?;
+    let text = said::log(workload, &value, previous, now)
+        .map_err(|said::NoLog(why)| ApiError::bad_request(why))?;
     let text = if workload.fault == shape::Fault::Hostile {
         text
     } else {

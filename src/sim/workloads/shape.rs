@@ -2,7 +2,8 @@
 //! workload is derived, whenever it is asked for, from the Flux object that deploys it (a
 //! Kustomization's one Deployment or Job, a HelmRelease's Deployment), that object's intent and
 //! the cluster's part in the story — so 10,000 clusters cost no memory for workloads, and what is
-//! served always agrees with the Flux status beside it.
+//! served always agrees with the Flux status beside it. Also what [`super::render`] and
+//! [`super::said`] both name: its image, its pod sets and their pods' names, its uids and times.
 
 use serde_json::Value;
 
@@ -234,4 +235,105 @@ pub fn suffix(seed: u64, n: usize) -> String {
             char::from(ALPHABET[((x >> 33) % ALPHABET.len() as u64) as usize])
         })
         .collect()
+}
+
+/// The one container of every simulated workload.
+pub const CONTAINER: &str = "manager";
+/// How many pods a hostile workload has.
+pub const HOSTILE_PODS: usize = 5_000;
+/// The size of a hostile workload's one log line.
+pub const HOSTILE_LOG: usize = 10 * 1024 * 1024;
+
+/// RFC 3339 at whole seconds.
+pub fn time(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds)
+        .map(|t| t.to_string())
+        .unwrap_or_else(|_| "1970-01-01T00:00:00Z".into())
+}
+
+/// The image a revision runs: a chart's version as the tag, else the commit's short hash.
+pub fn image(w: &Workload, revision: &str) -> String {
+    let tag = match revision.rsplit_once(':') {
+        Some((_, digest)) => format!("sha-{}", digest.get(..7).unwrap_or(digest)),
+        None => revision.to_string(),
+    };
+    format!("registry.example.com/{}:{tag}", w.name)
+}
+
+pub fn template_hash(w: &Workload, revision: &str) -> String {
+    suffix(hash(&[&w.name, revision]), 10)
+}
+
+pub fn uid(parts: &[&str]) -> String {
+    let h = hash(parts);
+    let g = hash(&[&h.to_string()]);
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        h >> 32,
+        h & 0xffff,
+        (g >> 52) & 0xfff,
+        (g >> 40) & 0xfff,
+        g & 0xffff_ffff_ffff
+    )
+}
+
+/// A pod of the workload: what its revision runs, how many there are and how they fare.
+pub struct Set {
+    pub revision: String,
+    /// The ReplicaSet's or Job's name; pods are named after it.
+    pub owner: String,
+    pub pods: usize,
+    pub fault: Fault,
+}
+
+/// The pod sets of the workload: while a rollout fails, the old ReplicaSet's two ready pods and
+/// the new one's failing pod (maxSurge 25%); a new install's failing pods; else two ready pods.
+pub fn sets(w: &Workload) -> Vec<Set> {
+    let owner = |revision: &str| match w.kind {
+        Kind::Job => w.name.clone(),
+        Kind::Deployment => format!("{}-{}", w.name, template_hash(w, revision)),
+    };
+    let new = |pods| Set {
+        revision: w.revision.clone(),
+        owner: owner(&w.revision),
+        pods,
+        fault: w.fault,
+    };
+    match (&w.previous, w.fault) {
+        (_, Fault::Healthy) => vec![new(2)],
+        (_, Fault::Hostile) => vec![new(HOSTILE_PODS)],
+        (_, Fault::BackoffLimit) => vec![new(2)],
+        (Some(previous), _) => vec![
+            Set {
+                revision: previous.clone(),
+                owner: owner(previous),
+                pods: 2,
+                fault: Fault::Healthy,
+            },
+            new(1),
+        ],
+        (None, _) => vec![new(2)],
+    }
+}
+
+/// The name of pod `i` of `s`.
+pub fn pod_name(w: &Workload, s: &Set, i: usize) -> String {
+    let seed = hash(&[&w.cluster, &s.owner, &i.to_string()]);
+    format!("{}-{}", s.owner, suffix(seed, 5))
+}
+
+/// The scheduler's message for a pod no node has room for.
+pub const UNSCHEDULABLE: &str = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+
+/// The pull error of an image that does not exist or may not be pulled.
+pub fn pull_error(fault: Fault, image: &str) -> String {
+    if fault == Fault::RegistryDenied {
+        format!(
+            "failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed"
+        )
+    } else {
+        format!(
+            "rpc error: code = NotFound desc = failed to pull and unpack image \"{image}\": failed to resolve reference \"{image}\": {image}: not found"
+        )
+    }
 }

@@ -1,0 +1,71 @@
+//! What is wrong with a command line beyond what clap checks itself: an enum whose variants say
+//! what to change (the kind, the output format); the words are made where it is shown.
+
+use crate::export::request::Output;
+
+/// A command line to change.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Usage {
+    /// The kind named is not a Flux kind.
+    #[error("{0:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")]
+    NotAKind(String),
+    /// The command does not print this output format; `prints` says what it does print.
+    #[error("{given:?}: {prints}")]
+    Output { given: String, prints: &'static str },
+}
+
+/// `given` as one of `allowed`, or what the command prints instead.
+fn output(given: &str, allowed: &[Output], prints: &'static str) -> Result<Output, Usage> {
+    let parsed = match given {
+        "table" => Some(Output::Table),
+        "json" => Some(Output::Json),
+        "ndjson" => Some(Output::Ndjson),
+        _ => None,
+    };
+    parsed
+        .filter(|o| allowed.contains(o))
+        .ok_or_else(|| Usage::Output {
+            given: given.to_string(),
+            prints,
+        })
+}
+
+pub(super) fn rollout_output(s: &str) -> Result<Output, Usage> {
+    output(
+        s,
+        &[Output::Table, Output::Json],
+        "rollout prints table or json",
+    )
+}
+
+pub(super) fn workloads_output(s: &str) -> Result<Output, Usage> {
+    output(
+        s,
+        &[Output::Table, Output::Json],
+        "workloads prints table or json",
+    )
+}
+
+pub(super) fn act_output(s: &str) -> Result<Output, Usage> {
+    output(
+        s,
+        &[Output::Table, Output::Ndjson],
+        "the actions print table or ndjson",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_command_takes_its_own_formats_and_says_which() {
+        assert_eq!(rollout_output("json"), Ok(Output::Json));
+        assert_eq!(act_output("ndjson"), Ok(Output::Ndjson));
+        assert_eq!(
+            workloads_output("ndjson").map_err(|e| e.to_string()),
+            Err("\"ndjson\": workloads prints table or json".to_string())
+        );
+        assert!(matches!(act_output("json"), Err(Usage::Output { .. })));
+    }
+}
