@@ -20,7 +20,7 @@ use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
 use crate::k8s::wire::api::{self, Http, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
-use crate::k8s::wire::h2::ResponseBody;
+use crate::k8s::wire::response::ResponseBody;
 
 /// The server ends a watch after this long (kube and client-go use about 5 minutes); it is then
 /// re-opened from the last resourceVersion seen.

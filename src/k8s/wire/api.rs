@@ -16,7 +16,7 @@ use tower::{BoxError, ServiceExt};
 use super::backoff::Backoff;
 use super::body;
 use super::errors::{self, Failure, NotHttp2};
-use super::h2::ResponseBody;
+use super::response::ResponseBody;
 use crate::fleet::Phase;
 
 /// One cluster's HTTP service: base URI, credentials and headers applied, one connection under it.

@@ -13,7 +13,7 @@ use http_body_util::BodyExt;
 use serde::de::DeserializeOwned;
 use tower::BoxError;
 
-use super::h2::ResponseBody;
+use super::response::ResponseBody;
 
 /// Bodies up to this size, without a `content-length`, are joined into one buffer (parsing a
 /// slice is fastest); larger ones are parsed from their pieces.

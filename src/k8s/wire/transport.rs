@@ -303,15 +303,19 @@ impl Transport {
             .layer(config.extra_headers_layer()?);
         if protocol == Protocol::Http2 {
             // fluxfleet's own client: one connection that holds next to nothing between frames
-            // (see `super::h2`); it pings a quiet connection to find a dead one.
-            return Ok(Http::new(layers.service(super::h2::Client::new(connector))));
+            // (see `fluxfleet_h2`); it pings a quiet connection to find a dead one.
+            let h2 = ServiceExt::<http::Request<kube::client::Body>>::map_response(
+                fluxfleet_h2::Client::new(connector),
+                |r| r.map(super::response::ResponseBody::H2),
+            );
+            return Ok(Http::new(layers.service(h2)));
         }
         let mut hyper = HyperClient::builder(TokioExecutor::new());
         hyper.timer(TokioTimer::new()).pool_timer(TokioTimer::new());
         let hyper: HyperClient<Connector, kube::client::Body> = hyper.build(connector);
         let hyper = hyper
             .map_err(BoxError::from)
-            .map_response(|r| r.map(super::h2::ResponseBody::Hyper));
+            .map_response(|r| r.map(super::response::ResponseBody::Hyper));
         let service = layers.service(hyper);
         Ok(Http::new(service))
     }

@@ -21,7 +21,7 @@ fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
 fn hostile_watch_lines_are_errors_or_events_never_panics() {
     let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
         |_: http::Request<kube::client::Body>| async {
-            Err::<http::Response<crate::k8s::wire::h2::ResponseBody>, tower::BoxError>(
+            Err::<http::Response<crate::k8s::wire::response::ResponseBody>, tower::BoxError>(
                 "offline".into(),
             )
         },

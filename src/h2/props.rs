@@ -136,7 +136,7 @@ proptest::proptest! {
                     // Both strings Huffman-coded (the high bit of the length).
                     block.push(0x00);
                     for text in [name, value] {
-                        let coded = huffman::tests::encode(text);
+                        let coded = huffman::encode(text);
                         let at = block.len();
                         hpack::put_integer(&mut block, 0x00, 7, coded.len());
                         block[at] |= 0x80;

@@ -9,7 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use super::conn::{Conn, STREAM_WINDOW};
 use super::driver::Driver;
 use super::frame::{self, Head};
-use super::{Handle, ResponseBody, answer, hpack};
+use super::{H2Body, Handle, answer, hpack};
 
 /// The server's end of the pipe.
 pub(super) struct Server {
@@ -87,7 +87,7 @@ pub(super) fn get(path: &str) -> Vec<u8> {
 pub(super) async fn request(
     conn: &Arc<Conn>,
     path: &str,
-) -> tokio::task::JoinHandle<std::io::Result<http::Response<ResponseBody>>> {
+) -> tokio::task::JoinHandle<std::io::Result<http::Response<H2Body>>> {
     let stream = conn.open(get(path), bytes::Bytes::new()).unwrap();
     let handle = Handle {
         conn: conn.clone(),
@@ -110,7 +110,7 @@ fn fields(block: &[u8]) -> Vec<(String, String)> {
     out
 }
 
-pub(super) async fn body_text(response: http::Response<ResponseBody>) -> Result<String, String> {
+pub(super) async fn body_text(response: http::Response<H2Body>) -> Result<String, String> {
     let body = response
         .into_body()
         .collect()

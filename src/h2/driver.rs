@@ -384,8 +384,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         self.idle_frames += 1;
         if self.idle_frames > CALM_LIMIT {
             let what = format!(
-                "more than {CALM_LIMIT} frames that carry nothing within {} (the last: {what})",
-                crate::units::format_duration(CALM_WINDOW)
+                "more than {CALM_LIMIT} frames that carry nothing within {}s (the last: {what})",
+                CALM_WINDOW.as_secs()
             );
             return Err(self.fatal(frame::ENHANCE_YOUR_CALM, &what));
         }
@@ -402,9 +402,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             return Err(Fatal::quiet(Broken::new(
                 io::ErrorKind::TimedOut,
                 format!(
-                    "the server {} did not answer a ping within {}",
+                    "the server {} did not answer a ping within {}s",
                     self.conn.server,
-                    crate::units::format_duration(PING_TIMEOUT)
+                    PING_TIMEOUT.as_secs()
                 ),
             )));
         }

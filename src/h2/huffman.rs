@@ -108,12 +108,43 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     Ok(())
 }
 
+/// `text` Huffman-coded with the canonical code built from `LENGTHS`, padded with ones. The
+/// property tests check what it writes against an independent decoder (the `hpack` crate): a
+/// wrong length in the table would fail them. The fuzz target reads back what it writes.
+pub(crate) fn encode(text: &[u8]) -> Vec<u8> {
+    let code_of = |symbol: u16| {
+        (1..=LONGEST)
+            .find_map(|len| {
+                let start = usize::from(CODE.start[len]);
+                let group = &CODE.symbols[start..start + usize::from(CODE.count[len])];
+                let at = group.iter().position(|s| *s == symbol)?;
+                Some((CODE.first[len] + at as u32, len))
+            })
+            .unwrap_or((0, 0))
+    };
+    let (mut out, mut bits, mut pending) = (Vec::new(), 0u64, 0usize);
+    for byte in text {
+        let (code, len) = code_of(u16::from(*byte));
+        bits = (bits << len) | u64::from(code);
+        pending += len;
+        while pending >= 8 {
+            pending -= 8;
+            out.push((bits >> pending) as u8);
+        }
+    }
+    if pending > 0 {
+        let pad = 8 - pending;
+        out.push(((bits << pad) | ((1 << pad) - 1)) as u8);
+    }
+    out
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
 
     /// Bytes written as hex, spaces allowed ("f1e3 c2e5"), as the RFCs print them.
-    pub(in crate::k8s::wire::h2) fn hex(text: &str) -> Vec<u8> {
+    pub(crate) fn hex(text: &str) -> Vec<u8> {
         let digits: Vec<u8> = text.bytes().filter(u8::is_ascii_hexdigit).collect();
         digits
             .chunks(2)
@@ -161,37 +192,6 @@ pub(super) mod tests {
         assert_eq!(decoded("ffff fffc"), Err(BadHuffman));
     }
 
-    /// `text` Huffman-coded with the canonical code built from `LENGTHS`, padded with ones. The
-    /// property tests check what it writes against an independent decoder (the `hpack` crate):
-    /// a wrong length in the table would fail them.
-    pub(in crate::k8s::wire::h2) fn encode(text: &[u8]) -> Vec<u8> {
-        let code_of = |symbol: u16| {
-            (1..=LONGEST)
-                .find_map(|len| {
-                    let start = usize::from(CODE.start[len]);
-                    let group = &CODE.symbols[start..start + usize::from(CODE.count[len])];
-                    let at = group.iter().position(|s| *s == symbol)?;
-                    Some((CODE.first[len] + at as u32, len))
-                })
-                .unwrap()
-        };
-        let (mut out, mut bits, mut pending) = (Vec::new(), 0u64, 0usize);
-        for byte in text {
-            let (code, len) = code_of(u16::from(*byte));
-            bits = (bits << len) | u64::from(code);
-            pending += len;
-            while pending >= 8 {
-                pending -= 8;
-                out.push((bits >> pending) as u8);
-            }
-        }
-        if pending > 0 {
-            let pad = 8 - pending;
-            out.push(((bits << pad) | ((1 << pad) - 1)) as u8);
-        }
-        out
-    }
-
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
 
@@ -211,7 +211,7 @@ pub(super) mod tests {
         fn any_text_coded_reads_back(
             text in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200)
         ) {
-            let coded = encode(&text);
+            let coded = super::encode(&text);
             let theirs = ::hpack::huffman::HuffmanDecoder::new().decode(&coded);
             proptest::prop_assert_eq!(theirs.ok(), Some(text.clone()));
             let mut ours = Vec::new();

@@ -230,7 +230,6 @@ impl Conn {
     }
 
     /// The most memory the driver held at once for this connection.
-    #[cfg(test)]
     pub fn peak_held(&self) -> usize {
         self.peak_held.load(Ordering::Relaxed)
     }

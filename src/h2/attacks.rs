@@ -42,7 +42,7 @@ fn block(fields: &[(&str, &str)]) -> Vec<u8> {
 }
 
 async fn failure(
-    waiting: tokio::task::JoinHandle<std::io::Result<http::Response<super::ResponseBody>>>,
+    waiting: tokio::task::JoinHandle<std::io::Result<http::Response<super::H2Body>>>,
 ) -> String {
     waiting.await.unwrap().unwrap_err().to_string()
 }

@@ -196,7 +196,6 @@ impl Decoder {
     }
 }
 
-#[cfg(test)]
 impl Decoder {
     /// The table's size as counted, as summed from its entries, and its maximum.
     pub fn table_bytes(&self) -> (usize, usize, usize) {

@@ -1,4 +1,6 @@
-//! fluxfleet's own HTTP/2 client, under every cluster's watches.
+//! fluxfleet's own HTTP/2 client, under every cluster's watches: a crate of its own, so that
+//! what we own instead of the h2 crate is built, tested and fuzzed where everyone can see it
+//! (`cargo test -p fluxfleet-h2`; the fuzz targets in `fuzz.rs`, run as `docs/fuzzing.md` says).
 //!
 //! hyper's client costs about 60 KiB per connection whatever the connection carries: h2 keeps a
 //! 16 KiB write buffer and its read buffers for the connection's life, hyper a dispatch queue,
@@ -22,6 +24,8 @@
 mod conn;
 mod driver;
 mod frame;
+#[doc(hidden)]
+pub mod fuzz;
 mod hpack;
 mod huffman;
 
@@ -34,7 +38,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::{Request, Response, Uri};
 use http_body_util::BodyExt;
-use hyper::body::{Body as HttpBody, Frame, Incoming, SizeHint};
+use hyper::body::{Body as HttpBody, Frame};
 use tower::{BoxError, Service, ServiceExt};
 
 use conn::{Conn, Stream};
@@ -43,63 +47,21 @@ use driver::Driver;
 /// The largest request body sent (patches and reviews are a few KiB).
 const REQUEST_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
-/// An answer's body, from either client: hyper's over HTTP/1.1, or this one's over HTTP/2.
-#[derive(Debug)]
-pub enum ResponseBody {
-    Hyper(Incoming),
-    H2(H2Body),
-}
-
-impl HttpBody for ResponseBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        match self.get_mut() {
-            ResponseBody::Hyper(body) => Pin::new(body).poll_frame(cx).map_err(Into::into),
-            ResponseBody::H2(body) => body.poll_data(cx).map_err(Into::into),
+/// A body that yields `data`, then ends (`broken` None) or fails as a broken stream does: for
+/// the tests of code that reads answers.
+#[doc(hidden)]
+pub fn scripted(data: &[u8], broken: Option<&str>) -> H2Body {
+    let stream = Arc::new(Stream::new());
+    stream.update(|cell| {
+        cell.push(Bytes::copy_from_slice(data));
+        match broken {
+            Some(why) => cell.broken = Some(conn::Broken::new(io::ErrorKind::ConnectionReset, why)),
+            None => cell.end = true,
         }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        match self {
-            ResponseBody::Hyper(body) => body.is_end_stream(),
-            ResponseBody::H2(body) => {
-                let cell = body.handle.stream.lock();
-                cell.end && cell.drained()
-            }
-        }
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        match self {
-            ResponseBody::Hyper(body) => body.size_hint(),
-            ResponseBody::H2(_) => SizeHint::default(),
-        }
-    }
-}
-
-#[cfg(test)]
-impl ResponseBody {
-    /// A body that yields `data`, then ends (`broken` None) or fails as a broken stream does.
-    pub fn scripted(data: &[u8], broken: Option<&str>) -> ResponseBody {
-        let stream = Arc::new(Stream::new());
-        stream.update(|cell| {
-            cell.push(Bytes::copy_from_slice(data));
-            match broken {
-                Some(why) => {
-                    cell.broken = Some(conn::Broken::new(io::ErrorKind::ConnectionReset, why))
-                }
-                None => cell.end = true,
-            }
-        });
-        let conn = Arc::new(Conn::default());
-        ResponseBody::H2(H2Body {
-            handle: Handle { conn, stream },
-        })
+    });
+    let conn = Arc::new(Conn::default());
+    H2Body {
+        handle: Handle { conn, stream },
     }
 }
 
@@ -124,6 +86,23 @@ pub struct H2Body {
 impl std::fmt::Debug for H2Body {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("H2Body")
+    }
+}
+
+impl HttpBody for H2Body {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        self.get_mut().poll_data(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        let cell = self.handle.stream.lock();
+        cell.end && cell.drained()
     }
 }
 
@@ -155,7 +134,7 @@ impl H2Body {
 }
 
 /// Waits for the head of the answer on `handle`'s stream.
-async fn answer(handle: Handle) -> Result<Response<ResponseBody>, io::Error> {
+async fn answer(handle: Handle) -> Result<Response<H2Body>, io::Error> {
     let parts = std::future::poll_fn(|cx| {
         let mut cell = handle.stream.lock();
         if let Some(parts) = cell.head.take() {
@@ -174,10 +153,7 @@ async fn answer(handle: Handle) -> Result<Response<ResponseBody>, io::Error> {
         Poll::Pending
     })
     .await?;
-    Ok(Response::from_parts(
-        parts,
-        ResponseBody::H2(H2Body { handle }),
-    ))
+    Ok(Response::from_parts(parts, H2Body { handle }))
 }
 
 /// One cluster's HTTP/2 service: one connection at a time, made when the first request needs
@@ -254,10 +230,11 @@ where
         Ok(conn)
     }
 
-    async fn send(
-        self,
-        request: Request<kube::client::Body>,
-    ) -> Result<Response<ResponseBody>, BoxError> {
+    async fn send<B>(self, request: Request<B>) -> Result<Response<H2Body>, BoxError>
+    where
+        B: HttpBody<Data = Bytes>,
+        B::Error: Into<BoxError>,
+    {
         let (parts, body) = request.into_parts();
         let body = http_body_util::Limited::new(body, REQUEST_BODY_LIMIT)
             .collect()
@@ -270,21 +247,23 @@ where
     }
 }
 
-impl<C> Service<Request<kube::client::Body>> for Client<C>
+impl<C, B> Service<Request<B>> for Client<C>
 where
     C: Service<Uri, Error = BoxError> + Send + 'static,
     C::Response: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     C::Future: Send,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
 {
-    type Response = Response<ResponseBody>;
+    type Response = Response<H2Body>;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<ResponseBody>, BoxError>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<H2Body>, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, request: Request<kube::client::Body>) -> Self::Future {
+    fn call(&mut self, request: Request<B>) -> Self::Future {
         Box::pin(self.clone().send(request))
     }
 }
