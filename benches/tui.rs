@@ -54,7 +54,7 @@ fn frame(
     *n += 1;
     let event = changes[*n % changes.len()].clone();
     update(model, Msg::Fleet(vec![event]));
-    fluxfleet::ui::fit(model, theme, Rect::new(0, 0, SIZE.0, SIZE.1));
+    fluxfleet::tui::lay_out(model, theme, Rect::new(0, 0, SIZE.0, SIZE.1));
     terminal
         .draw(|f| fluxfleet::ui::render(f, model, theme))
         .unwrap();

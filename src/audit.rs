@@ -148,11 +148,7 @@ pub fn append_line(path: &Path, entry: &impl Serialize) -> std::io::Result<()> {
 
 /// Where the journal is.
 pub fn default_path() -> Option<PathBuf> {
-    if let Some(dir) = std::env::var_os("FLUXFLEET_DATA_DIR") {
-        return Some(PathBuf::from(dir).join("audit.jsonl"));
-    }
-    directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")
-        .map(|d| d.data_dir().join("audit.jsonl"))
+    crate::places::journal()
 }
 
 /// Appends `entry` as one line; creates the file (mode 0600) and its directory (0700).

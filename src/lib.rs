@@ -2,12 +2,12 @@
 //!
 //! Module map, lowest floor first. A module imports only from its own floor or the floors below
 //! it, and no two files import each other (`tests/imports.rs` checks both; a bullet's modules are
-//! those named before its dash). The TUI's [`app`] and [`ui`] share a floor: the event loop draws
-//! the model.
-//! - [`units`], [`glob`], [`errors`], [`private`], [`der`], [`json`], [`userinfo`], `hostile`
-//!   (tests only) — leaves, importing nothing of the crate: durations, ages, shortened hashes; the
-//!   globs of selectors and rules; error text for people, redacted where input may hold
-//!   credentials; URLs' users and passwords split off, decoded and hidden; owner-only files;
+//! those named before its dash).
+//! - [`units`], [`glob`], [`errors`], [`private`], [`places`], [`der`], [`json`], [`userinfo`],
+//!   `hostile` (tests only) — leaves, importing nothing of the crate: durations, ages, shortened
+//!   hashes; the globs of selectors and rules; error text for people, redacted where input may
+//!   hold credentials; URLs' users and passwords split off, decoded and hidden; owner-only files;
+//!   where fluxfleet keeps its files (config, journal, log), found in one place;
 //!   just enough DER to read any X.509 certificate's public key; JSON pointers without
 //!   allocating; mutated inputs for the property tests of every parser of untrusted input.
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
@@ -33,20 +33,26 @@
 //!   clusters, or the bus) every command uses.
 //! - [`actions`] — one action on many objects: the one target planner (refusals in one order)
 //!   and carrying the job out, journaled in [`audit`].
-//! - [`app`] and [`ui`] — the TUI: model, messages, update function, typed commands, keymap and
-//!   event loop; [`ui`] draws the model, a pure function of it and the theme.
+//! - [`app`] — the TUI's state and its changes: model, messages, update function, typed
+//!   commands, keymap, plugins; no terminal, no drawing.
+//! - [`ui`] — draws the model, a pure function of it and the theme; what a frame learns of the
+//!   model (its page size, the map's room) is returned as a value, never written into it.
+//! - [`tui`] — the event loop above both: keys and fleet events into messages, effects off the
+//!   render path, the model laid out and drawn.
 //! - [`export`] — the headless commands: `get`, `rollout`, `workloads`, `inventory`, `suspend` /
 //!   `resume` / `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals;
 //!   `alert`, one alert per root cause to Alertmanager.
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
 //!   stdio whose tools answer with the JSON of the headless commands, a page at a time; with
 //!   `--write`, actions confirmed by a dry run's token, through [`actions`] like every other.
-//! - [`cli`] — command-line parsing, global options declared once; `main.rs` only dispatches.
+//! - [`cli`] — the command line: each command's options (the shared ones declared once, offered
+//!   only where used) beside its run; `cli::dispatch` runs the one asked for, and `main.rs`
+//!   only calls it.
 //!
 //! The simulated fleet is a crate of its own, `fluxfleet-sim` (`src/sim/`, a member of the
 //! workspace): a Kubernetes-API-compatible server for Flux objects serving many virtual clusters,
 //! with its own statement of the Flux facts it serves. It imports nothing of this crate; [`cli`]
-//! and `main.rs` start it for `fluxfleet sim` and `fluxfleet demo`, tests and benchmarks run
+//! starts it for `fluxfleet sim` and `fluxfleet demo`, tests and benchmarks run
 //! against it.
 
 pub mod actions;
@@ -66,9 +72,11 @@ pub mod inventory;
 pub mod json;
 pub mod k8s;
 pub mod mcp;
+pub mod places;
 pub mod private;
 pub mod session;
 pub mod source;
+pub mod tui;
 pub mod ui;
 pub mod units;
 pub mod userinfo;

@@ -16,7 +16,8 @@ use tokio::sync::mpsc;
 use crate::config::WriteGrant;
 use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::{Change, Event};
-use crate::fleet::workload::{Evidence, ReadError};
+use crate::fleet::read::ReadError;
+use crate::fleet::workload::Evidence;
 use crate::fleet::{ClusterInfo, ClusterKey, ObjectEvent, ObjectKey, SourceId};
 
 /// Where fleet state comes from: implement this and register it with the session.
@@ -44,21 +45,22 @@ pub trait Source: Send {
     fn stop(&mut self) -> BoxFuture<'_, ()>;
 }
 
-/// One-off reads of an object on one of a source's clusters.
+/// One-off reads of an object on one of a source's clusters; each failure says what the caller
+/// can do ([`ReadError`]).
 pub trait Read: Send + Sync {
     /// The events whose involved object is `object`, newest first.
     fn events<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>>;
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>>;
 
     /// The object as the cluster has it now, as YAML.
     fn yaml<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, String>>;
+    ) -> BoxFuture<'a, Result<String, ReadError>>;
 
     /// What broke inside the Kustomization or HelmRelease `object`: its workloads, their pods,
     /// Warning events and log tails, read now (read-only, bounded).
@@ -76,8 +78,10 @@ pub trait Read: Send + Sync {
 
     /// A kubeconfig that reaches `cluster` (one context, its cluster and user), for a program
     /// the user hands it to; an error saying why where this source has none.
-    fn kubeconfig(&self, _cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
-        Err("where this cluster's state comes from, no kubeconfig of yours reaches it".into())
+    fn kubeconfig(&self, _cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
+        Err(ReadError::NoKubeconfig(
+            "where this cluster's state comes from, no kubeconfig of yours reaches it".into(),
+        ))
     }
 
     /// What changed in the fleet since `since`, oldest first, where this source keeps a
@@ -85,10 +89,8 @@ pub trait Read: Send + Sync {
     fn history(
         &self,
         _since: Timestamp,
-    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, String>> {
-        Box::pin(async {
-            Err("the fleet's history is kept by collectors: start fluxfleet with --nats URL".into())
-        })
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, ReadError>> {
+        Box::pin(async { Err(ReadError::NoHistory) })
     }
 
     /// The user opened `cluster`: a source that only summarizes it watches its objects from

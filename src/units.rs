@@ -5,8 +5,19 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+/// Why a text is not a duration.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("invalid duration {0:?} (try 800ms, 20s, 5m)")]
+    NotANumber(String),
+    #[error("invalid duration unit in {0:?} (use ms, s, m or h)")]
+    Unit(String),
+    #[error("duration {0:?} is too long")]
+    TooLong(String),
+}
+
 /// Parses `1.5s`, `800ms`, `2m`, `1h` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let s = s.trim();
     let (num, unit) = s.split_at(
         s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -14,19 +25,15 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     );
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("invalid duration {s:?} (try 800ms, 20s, 5m)"))?;
+        .map_err(|_| DurationError::NotANumber(s.to_string()))?;
     let secs = match unit {
         "ms" => n / 1000.0,
         "" | "s" => n,
         "m" => n * 60.0,
         "h" => n * 3600.0,
-        _ => {
-            return Err(format!(
-                "invalid duration unit in {s:?} (use ms, s, m or h)"
-            ));
-        }
+        _ => return Err(DurationError::Unit(s.to_string())),
     };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("duration {s:?} is too long"))
+    Duration::try_from_secs_f64(secs).map_err(|_| DurationError::TooLong(s.to_string()))
 }
 
 /// Prints a duration the way `parse_duration` reads it back, at a useful precision.
@@ -131,8 +138,14 @@ mod tests {
     fn durations_parse_and_refuse_nonsense() {
         assert_eq!(parse_duration("800ms"), Ok(Duration::from_millis(800)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert!(parse_duration("5 parsecs").is_err());
-        assert!(parse_duration("99999999999999999999999h").is_err());
+        assert_eq!(
+            parse_duration("5 parsecs"),
+            Err(DurationError::Unit("5 parsecs".into()))
+        );
+        assert!(matches!(
+            parse_duration("99999999999999999999999h"),
+            Err(DurationError::TooLong(_))
+        ));
         assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
     }
 }

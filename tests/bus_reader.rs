@@ -461,7 +461,7 @@ async fn summarizing_collectors_name_every_failure_and_watch_what_a_reader_opens
             match Bus::connect(&options).await {
                 Ok(bus) => (bus.clusters().len() != names.len())
                     .then(|| format!("{} clusters", bus.clusters().len())),
-                Err(e) => Some(e),
+                Err(e) => Some(e.to_string()),
             }
         },
     )

@@ -144,3 +144,226 @@ fn without_a_kubeconfig_fluxfleet_says_where_it_looked_and_offers_the_demo() {
         "{text}"
     );
 }
+
+/// The long options `fluxfleet COMMAND --help` lists, --help and --version aside.
+fn options_of(command: &clap::Command) -> Vec<String> {
+    let mut out: Vec<String> = command
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .filter(|l| !matches!(*l, "help" | "version"))
+        .map(str::to_string)
+        .collect();
+    out.sort();
+    out
+}
+
+/// Every command offers the options it uses and no other: the fleet's where it reads one, the
+/// mode where it can change a cluster, the theme where it draws. A new option lands in this
+/// table, where the reader sees which commands it reaches.
+#[test]
+fn every_command_offers_only_the_options_it_uses() {
+    use clap::CommandFactory;
+    let cli = fluxfleet::cli::Cli::command();
+    cli.clone().debug_assert();
+    let fleet = [
+        "kubeconfig",
+        "kubeconfig-dir",
+        "context",
+        "config",
+        "management",
+        "workspace-label",
+        "management-depth",
+        "nats",
+        "nats-creds",
+        "nats-nkey",
+        "nats-ca",
+        "bucket",
+    ];
+    let scope = ["workspace", "cluster", "namespace"];
+    let act = [
+        "status",
+        "dry-run",
+        "yes",
+        "timeout",
+        "output",
+        "watch-mode",
+        "read-only",
+        "write",
+    ];
+    let with = |parts: &[&[&str]]| {
+        let mut all: Vec<String> = parts.concat().iter().map(|s| s.to_string()).collect();
+        all.sort();
+        all
+    };
+    let expected: Vec<(&str, Vec<String>)> = vec![
+        (
+            "",
+            with(&[&fleet, &["watch-mode", "theme", "read-only", "write"]]),
+        ),
+        (
+            "get",
+            with(&[
+                &fleet,
+                &scope,
+                &[
+                    "watch-mode",
+                    "status",
+                    "output",
+                    "summary",
+                    "root-causes",
+                    "timeout",
+                    "watch",
+                    "fail-on",
+                    "since",
+                ],
+            ]),
+        ),
+        (
+            "rollout",
+            with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
+        ),
+        (
+            "workloads",
+            with(&[&fleet, &scope, &["watch-mode", "all", "output", "timeout"]]),
+        ),
+        ("inventory", with(&[&fleet, &["output"]])),
+        ("suspend", with(&[&fleet, &scope, &act, &["reason"]])),
+        ("resume", with(&[&fleet, &scope, &act])),
+        (
+            "reconcile",
+            with(&[&fleet, &scope, &act, &["with-source", "force", "reset"]]),
+        ),
+        (
+            "alert",
+            with(&[
+                &fleet,
+                &scope,
+                &[
+                    "watch-mode",
+                    "alertmanager",
+                    "alertmanager-ca",
+                    "label",
+                    "every",
+                    "for",
+                    "hold",
+                    "timeout",
+                    "dry-run",
+                    "no-workloads",
+                ],
+            ]),
+        ),
+        ("mcp", with(&[&fleet, &["watch-mode", "timeout", "write"]])),
+        (
+            "collect",
+            with(&[
+                &fleet,
+                &[
+                    "watch-mode",
+                    "id",
+                    "ttl",
+                    "history",
+                    "replicas",
+                    "metrics-addr",
+                    "health-addr",
+                ],
+            ]),
+        ),
+        (
+            "demo",
+            with(&[&[
+                "clusters",
+                "workspaces",
+                "config",
+                "theme",
+                "read-only",
+                "write",
+            ]]),
+        ),
+        ("completions", Vec::new()),
+    ];
+    assert_eq!(options_of(&cli), expected[0].1, "fluxfleet (the TUI)");
+    let mut seen = Vec::new();
+    for sub in cli.get_subcommands() {
+        let name = sub.get_name();
+        seen.push(name.to_string());
+        if name == "sim" {
+            // The simulator's own options: none of the fleet's, the mode's or the theme's.
+            let own = options_of(sub);
+            for foreign in fleet
+                .iter()
+                .chain(&["watch-mode", "theme", "read-only", "write"])
+            {
+                assert!(
+                    !own.contains(&foreign.to_string()),
+                    "sim offers --{foreign}"
+                );
+            }
+            continue;
+        }
+        let Some((_, want)) = expected.iter().find(|(n, _)| *n == name) else {
+            panic!("{name} is not in this table: say which options it offers");
+        };
+        assert_eq!(&options_of(sub), want, "fluxfleet {name}");
+    }
+    assert_eq!(seen.len(), expected.len(), "{seen:?}");
+}
+
+/// Options before the command are the command's; one the command does not take is refused,
+/// named, with the usage exit code.
+#[test]
+fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
+    use fluxfleet::cli::{Cli, Command as Sub};
+    let cli = Cli::parse_words([
+        "fluxfleet",
+        "--nats",
+        "nats://a:4222",
+        "--context",
+        "p*",
+        "get",
+        "ks",
+    ])
+    .unwrap();
+    let Some(Sub::Get(get)) = cli.command else {
+        panic!("not get");
+    };
+    assert_eq!(get.fleet.bus.nats.as_deref(), Some("nats://a:4222"));
+    assert_eq!(get.fleet.contexts, ["p*"]);
+    assert_eq!(get.select.scope.kind.as_deref(), Some("ks"));
+    // No command: the TUI's.
+    let cli = Cli::parse_words(["fluxfleet", "--theme", "light", "--read-only"]).unwrap();
+    assert!(cli.command.is_none());
+    assert_eq!(cli.tui.theme.theme.as_deref(), Some("light"));
+    for line in [
+        &["fluxfleet", "--theme", "light", "alert", "--dry-run"][..],
+        &["fluxfleet", "alert", "--dry-run", "--write"],
+        &["fluxfleet", "--nats", "nats://a:4222", "demo"],
+        &["fluxfleet", "get", "--nats-creds", "x.creds"],
+    ] {
+        let refused = Cli::parse_words(line).unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "{line:?}");
+        let said = refused.to_string();
+        assert!(said.contains("--"), "{line:?}: {said}");
+    }
+    let out = fluxfleet(&["--theme", "light", "get"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--theme"),
+        "{out:?}"
+    );
+    // collect publishes: --nats is required, and may come before the command.
+    let cli = Cli::parse_words([
+        "fluxfleet",
+        "--nats",
+        "nats://a:4222",
+        "collect",
+        "--id",
+        "c1",
+    ])
+    .unwrap();
+    let Some(Sub::Collect(collect)) = cli.command else {
+        panic!("not collect");
+    };
+    assert_eq!(collect.fleet.bus.nats.as_deref(), Some("nats://a:4222"));
+    let refused = Cli::parse_words(["fluxfleet", "collect", "--kubeconfig", "k"]).unwrap_err();
+    assert!(refused.to_string().contains("--nats"), "{refused}");
+}

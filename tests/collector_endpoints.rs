@@ -1,6 +1,7 @@
 //! `fluxfleet collect --metrics-addr … --health-addr …` as Kubernetes and Prometheus use it:
-//! its probes answer, its metrics parse as Prometheus' text format and count what `get
-//! --summary` counts from the bus, and readiness fails (liveness does not) when NATS is gone.
+//! its probes answer, it is ready only once it has published, its metrics parse as Prometheus'
+//! text format and count what `get --summary` counts from the bus, and readiness fails
+//! (liveness does not) when NATS is gone. A follower started before it waits, saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 mod common;
@@ -145,13 +146,42 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
         .unwrap()
         .port();
     let at = format!("127.0.0.1:{port}");
+    let within = Duration::from_secs(60);
+
+    // Following the bus before any collector has published: it waits, and says for what.
+    use tokio::io::AsyncBufReadExt;
+    let mut follower = fluxfleet(&kubeconfigs, &nats.url)
+        .args(["get", "ks", "--watch", "-o", "ndjson"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = tokio::io::BufReader::new(follower.stderr.take().unwrap()).lines();
+    let first = tokio::time::timeout(within, said.next_line())
+        .await
+        .expect("the follower says what it waits for")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("waiting: ") && first.contains("has a collector published"),
+        "{first}"
+    );
+    assert!(
+        follower.try_wait().unwrap().is_none(),
+        "it waits, not exits"
+    );
+
     let mut collector = fluxfleet(&kubeconfigs, &nats.url)
         .args(["collect", "--id", "c1", "--ttl", "5s"])
         .args(["--metrics-addr", &at, "--health-addr", &at])
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let within = Duration::from_secs(60);
+    let options = fluxfleet::bus::Options {
+        url: nats.url.clone(),
+        bucket: "fleet".into(),
+        ..Default::default()
+    };
     until("the collector is ready", within, || async {
         match request("GET", &at, "/readyz").await {
             Ok((200, _)) => None,
@@ -159,6 +189,29 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
         }
     })
     .await;
+    // Ready means published: the bus holds its clusters' states by then.
+    let published = common::bus::collectors(&options).await;
+    assert!(
+        published.values().any(|s| s.collector == "c1"),
+        "ready before publishing: {published:?}\n{:?}",
+        request("GET", &at, "/metrics").await
+    );
+
+    // The follower has its first objects, as NDJSON, once they are published.
+    let mut lines = tokio::io::BufReader::new(follower.stdout.take().unwrap()).lines();
+    let object = tokio::time::timeout(within, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let line: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if line["type"] == "object" {
+                return line;
+            }
+        }
+        panic!("the follower ended without an object");
+    })
+    .await
+    .expect("the follower prints once the fleet is published");
+    assert_eq!(object["kind"], "Kustomization", "{object}");
+    follower.kill().await.unwrap();
     assert_eq!(request("GET", &at, "/healthz").await.unwrap().0, 200);
     assert_eq!(request("GET", &at, "/nothing").await.unwrap().0, 404);
     assert_eq!(request("POST", &at, "/metrics").await.unwrap().0, 405);

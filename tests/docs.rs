@@ -1,11 +1,11 @@
 //! The README and `docs/` say what is true: every link leads to a file (and heading) that exists,
 //! every `fluxfleet …` command in a shell block is one the command line accepts, and every TOML
-//! example reads without a warning.
+//! example reads without a warning; the floor table of docs/ARCHITECTURE.md is the crate's module
+//! map, the README's contents are its sections, and the data-flow drawing shows every command.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
 use fluxfleet::cli::Cli;
 use fluxfleet::config::Config;
 
@@ -205,7 +205,7 @@ fn every_documented_command_is_one_the_command_line_accepts() {
             for (line, words) in commands(&body) {
                 checked += 1;
                 use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-                match Cli::try_parse_from(&words) {
+                match Cli::parse_words(&words) {
                     Ok(_) => {}
                     // `--help` and `--version` are asked for, not wrong.
                     Err(e) if matches!(e.kind(), DisplayHelp | DisplayVersion) => {}
@@ -260,10 +260,119 @@ fn the_checks_see_a_broken_link_a_bad_command_and_a_synopsis() {
     assert_eq!(block.0, "sh");
     let found = commands(&block.1);
     assert_eq!(found[0].1, ["fluxfleet", "get", "--nope"]);
-    assert!(Cli::try_parse_from(&found[0].1).is_err());
+    assert!(Cli::parse_words(&found[0].1).is_err());
     assert!(commands("fluxfleet get [KIND] …\n").is_empty());
     assert_eq!(
         words("fluxfleet get --context 'prod-*' --reason \"a b\"").unwrap(),
         ["fluxfleet", "get", "--context", "prod-*", "--reason", "a b"]
     );
+}
+
+/// The modules of each floor of the crate doc's map (`src/lib.rs`), lowest first: each bullet's
+/// names before its dash.
+fn floors_of_the_map() -> Vec<Vec<String>> {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let mut floors: Vec<String> = Vec::new();
+    for line in lib.lines() {
+        let Some(doc) = line.strip_prefix("//!") else {
+            break;
+        };
+        let doc = doc.trim_start();
+        if let Some(bullet) = doc.strip_prefix("- ") {
+            floors.push(bullet.to_string());
+        } else if doc.is_empty() {
+            floors.push(String::new());
+        } else if let Some(last) = floors.last_mut().filter(|l| !l.is_empty()) {
+            last.push(' ');
+            last.push_str(doc);
+        }
+    }
+    floors
+        .iter()
+        .filter(|f| !f.is_empty())
+        .filter_map(|f| f.split(" — ").next().map(names))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// The names written `like this` in `text`, in order.
+fn names(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The floor table of docs/ARCHITECTURE.md is the crate doc's map: the same modules on the same
+/// floors, in the same order.
+#[test]
+fn the_floor_table_is_the_module_map() {
+    let map = floors_of_the_map();
+    assert!(map.len() >= 10, "the map was not read: {map:?}");
+    assert!(map[0].contains(&"units".to_string()), "{map:?}");
+    let page = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let table: Vec<Vec<String>> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix("| "))
+        .filter_map(|row| {
+            let mut cells = row.split(" | ");
+            let floor = cells.next()?;
+            floor.parse::<usize>().ok()?;
+            Some(names(cells.next()?))
+        })
+        .collect();
+    assert_eq!(
+        table, map,
+        "docs/ARCHITECTURE.md's floor table and src/lib.rs's map differ"
+    );
+    // Every module of the crate is on a floor.
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    for module in lib.lines().filter_map(|l| {
+        l.trim()
+            .strip_prefix("pub mod")
+            .or_else(|| l.trim().strip_prefix("mod"))
+    }) {
+        let module = module.trim().trim_end_matches(';');
+        assert!(
+            map.iter().flatten().any(|m| m == module),
+            "{module} is on no floor of the map"
+        );
+    }
+}
+
+/// The README's contents list is its sections, in order.
+#[test]
+fn the_readmes_contents_are_its_sections() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let listed: Vec<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("- [")?.split_once("](#"))
+        .map(|(title, _)| title.to_string())
+        .collect();
+    let sections: Vec<String> = readme
+        .lines()
+        .filter_map(|l| l.strip_prefix("## "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(listed, sections);
+}
+
+/// The data-flow drawing in docs/ARCHITECTURE.md shows every command.
+#[test]
+fn the_data_flow_drawing_has_every_command() {
+    use clap::CommandFactory;
+    let page = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let (_, after) = page.split_once("## The data flow").unwrap();
+    let drawing = &blocks(after)[0].1;
+    for sub in Cli::command().get_subcommands() {
+        let name = sub.get_name();
+        if name == "completions" {
+            continue;
+        }
+        assert!(
+            drawing.contains(name),
+            "the data-flow drawing does not show `{name}`"
+        );
+    }
 }

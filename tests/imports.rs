@@ -270,8 +270,23 @@ fn resolve(path: &[String], module: &Module, files: &BTreeMap<Module, PathBuf>) 
 /// first ` — `.
 fn floors(lib: &str) -> BTreeMap<String, usize> {
     let mut floors = BTreeMap::new();
-    let bullets = lib.lines().filter_map(|l| l.strip_prefix("//! - "));
-    for (floor, line) in bullets.enumerate() {
+    // A bullet and the lines that continue it (indented), up to the next bullet or paragraph.
+    let mut bullets: Vec<String> = Vec::new();
+    let mut open = false;
+    for doc in lib.lines().map_while(|l| l.strip_prefix("//!")) {
+        if let Some(bullet) = doc.strip_prefix(" - ") {
+            bullets.push(bullet.to_string());
+            open = true;
+        } else if let Some(more) = doc.strip_prefix("   ").filter(|_| open) {
+            if let Some(last) = bullets.last_mut() {
+                last.push(' ');
+                last.push_str(more);
+            }
+        } else {
+            open = false;
+        }
+    }
+    for (floor, line) in bullets.iter().enumerate() {
         let head = line.split(" — ").next().unwrap_or(line);
         // Every name in backquotes, linked or not (`hostile` exists only under test).
         for name in head.split('`').skip(1).step_by(2) {

@@ -42,7 +42,7 @@ impl Camera {
     /// Draws the model as the event loop would and keeps the frame as `<name>.svg`.
     fn shoot(&mut self, model: &mut Model, name: &str) -> String {
         let area = Rect::new(0, 0, WIDTH, HEIGHT);
-        fluxfleet::ui::fit(model, &self.theme, area);
+        fluxfleet::tui::lay_out(model, &self.theme, area);
         let mut terminal = Terminal::new(TestBackend::new(WIDTH, HEIGHT)).unwrap();
         terminal
             .draw(|f| fluxfleet::ui::render(f, model, &self.theme))
@@ -95,7 +95,7 @@ async fn fetch(model: &mut Model, reader: &Reader, effects: Vec<Effect>) {
         };
         let fetched = match reader.events(&info, &key).await {
             Ok(events) => Fetched::Events(events),
-            Err(e) => Fetched::Failed("events", e),
+            Err(e) => Fetched::Failed("events", e.to_string()),
         };
         update(
             model,

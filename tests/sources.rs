@@ -12,6 +12,7 @@ use serde_json::json;
 use fluxfleet::config::{Config, WriteGrant};
 use fluxfleet::fleet::actions::{Outcome, Step};
 use fluxfleet::fleet::index::Change;
+use fluxfleet::fleet::read::ReadError;
 use fluxfleet::fleet::{
     ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, ObjectEvent, ObjectKey, Phase,
 };
@@ -100,7 +101,7 @@ impl Read for FakeReader {
         &'a self,
         _: &'a ClusterKey,
         _: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
         Box::pin(async { Ok(Vec::new()) })
     }
 
@@ -108,7 +109,7 @@ impl Read for FakeReader {
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<String, ReadError>> {
         let text = format!("# {} from {} on {cluster}", object.name, self.0);
         Box::pin(async move { Ok(text) })
     }
@@ -192,7 +193,9 @@ async fn sources_feed_one_index_and_each_cluster_is_read_and_written_through_its
     assert_eq!(yaml, "# alpha from alpha on a3");
     let b1 = session.index.cluster_named("b1").unwrap().info.clone();
     let refused = reader.yaml(&b1, &key).await.unwrap_err();
-    assert!(refused.contains("cannot be read"), "{refused}");
+    // No kubeconfig reaches it: not worth asking again.
+    assert!(matches!(refused, ReadError::NoKubeconfig(_)), "{refused:?}");
+    assert!(!refused.retryable());
 
     // Writes go to the cluster's own source, only where the modes allow.
     let (config, _) = Config::parse(

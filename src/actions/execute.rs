@@ -45,14 +45,14 @@ pub async fn carry_out(
     how: Carry<'_>,
     mut observe: Option<Watch<'_>>,
     mut report: impl FnMut(&Target, Update<'_>, &Progress),
-) -> (Vec<audit::Target>, Result<(), String>) {
+) -> (Vec<audit::Target>, Result<(), JournalError>) {
     let token = job.intent.token.as_str();
     let progress = Progress {
         total: job.targets.len(),
         ..Progress::default()
     };
     if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended(job), &how) {
-        return (not_sent(job, &e, progress, &mut report), Err(e));
+        return (not_sent(job, &e.to_string(), progress, &mut report), Err(e));
     }
     let mut run = Executor {
         job,
@@ -203,12 +203,30 @@ fn seen_handled(watch: &Watch, told: &[Handled], w: &Waiter, token: &str) -> boo
     }
 }
 
+/// The journal could not be written: nothing is sent without an intent recorded, and outcomes
+/// not recorded are an error of the run. The data directory is to be fixed.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("no data directory for the audit journal")]
+    NoDirectory,
+    #[error("cannot write the audit journal {}: {why}", .path.display())]
+    Write {
+        path: std::path::PathBuf,
+        why: std::io::Error,
+    },
+    #[error("cannot read the audit journal {}: {why}", .path.display())]
+    Read {
+        path: std::path::PathBuf,
+        why: std::io::Error,
+    },
+}
+
 fn journal(
     intent: &Intent,
     stage: audit::Stage,
     targets: &[audit::Target],
     how: &Carry<'_>,
-) -> Result<(), String> {
+) -> Result<(), JournalError> {
     let entry = audit::Entry {
         time: jiff::Timestamp::now(),
         stage,
@@ -221,8 +239,10 @@ fn journal(
         targets,
     };
     match how.journal {
-        Some(path) => audit::append(path, &entry)
-            .map_err(|e| format!("cannot write the audit journal {}: {e}", path.display())),
-        None => Err("no data directory for the audit journal".into()),
+        Some(path) => audit::append(path, &entry).map_err(|why| JournalError::Write {
+            path: path.to_path_buf(),
+            why,
+        }),
+        None => Err(JournalError::NoDirectory),
     }
 }

@@ -18,7 +18,7 @@ mod execute;
 mod executor;
 mod progress;
 
-pub use execute::{Handled, Watch, carry_out};
+pub use execute::{Handled, JournalError, Watch, carry_out};
 pub use progress::{Progress, Update};
 
 /// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
@@ -44,8 +44,9 @@ pub struct Guard<'a> {
 }
 
 /// Plans each of `objects` into a target: refused by a deny rule, then by its cluster's mode,
-/// then because the object is gone; else the patches [`flux::plan`] decides. The order of
-/// `objects` is kept.
+/// then because nothing of the user's reaches its cluster, then because the object is gone;
+/// else the patches [`flux::plan`] decides. The order of `objects` is kept. A dry run prints
+/// these verdicts, and the run sends exactly the targets planned to be sent.
 pub fn plan(
     index: &Index,
     objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
@@ -63,6 +64,8 @@ pub fn plan(
             Err(Refusal::Denied(why))
         } else if read_only {
             Err(Refusal::Denied(READ_ONLY_CLUSTER.into()))
+        } else if let Some(why) = &entry.info.unreachable {
+            Err(Refusal::Unreachable(why.to_string()))
         } else if let Some(summary) = entry.objects.get(&key) {
             flux::plan(intent, summary, |k| entry.objects.get(k).map(Box::as_ref))
         } else {

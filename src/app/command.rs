@@ -62,9 +62,23 @@ const NAMED: &[(&[&str], Argument)] = &[
     (&["reset"], Argument::None),
 ];
 
+/// A `:` line that is not a command: what to type instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("{0:?} is not a Flux kind")]
+    NotAKind(String),
+    #[error(":history {arg}: {why} (try :history 2h)")]
+    History {
+        arg: String,
+        why: crate::units::DurationError,
+    },
+    #[error("unknown command :{0} (try :help)")]
+    Unknown(String),
+}
+
 impl Command {
     /// Reads a typed line; `Ok(None)` for an empty one.
-    pub fn parse(line: &str) -> Result<Option<Command>, String> {
+    pub fn parse(line: &str) -> Result<Option<Command>, CommandError> {
         let line = line.trim();
         let (name, arg) = match line.split_once(' ') {
             Some((c, a)) => (c, a.trim()),
@@ -80,7 +94,7 @@ impl Command {
             "rollout" | "ro" if arg.is_empty() => Command::Rollout(None),
             "rollout" | "ro" => match FluxKind::parse(arg) {
                 Some(kind) => Command::Rollout(Some(kind)),
-                None => return Err(format!("{arg:?} is not a Flux kind")),
+                None => return Err(CommandError::NotAKind(arg.to_string())),
             },
             "mark" if arg == "stuck" => Command::MarkStuck,
             "mark" => Command::Mark,
@@ -88,10 +102,12 @@ impl Command {
             "results" => Command::Results,
             "audit" => Command::Audit,
             "history" if arg.is_empty() => Command::History(std::time::Duration::from_secs(3600)),
-            "history" => Command::History(
-                crate::units::parse_duration(arg)
-                    .map_err(|e| format!(":history {arg}: {e} (try :history 2h)"))?,
-            ),
+            "history" => Command::History(crate::units::parse_duration(arg).map_err(|why| {
+                CommandError::History {
+                    arg: arg.to_string(),
+                    why,
+                }
+            })?),
             "suspend" => Command::Act(Verb::Suspend),
             "resume" => Command::Act(Verb::Resume),
             "force" => Command::Act(Verb::Force),
@@ -102,7 +118,7 @@ impl Command {
             "cluster" | "cl" => Command::Cluster(arg.to_string()),
             other => match FluxKind::parse(other) {
                 Some(kind) => Command::Kind(kind),
-                None => return Err(format!("unknown command :{other} (try :help)")),
+                None => return Err(CommandError::Unknown(other.to_string())),
             },
         };
         Ok(Some(command))
@@ -162,6 +178,13 @@ mod tests {
             Ok(Some(Command::Rollout(Some(FluxKind::HelmRelease))))
         );
         assert_eq!(Command::parse("mark stuck"), Ok(Some(Command::MarkStuck)));
-        assert!(Command::parse("nope").unwrap_err().contains(":nope"));
+        assert_eq!(
+            Command::parse("nope"),
+            Err(CommandError::Unknown("nope".into()))
+        );
+        assert!(matches!(
+            Command::parse("history soon"),
+            Err(CommandError::History { .. })
+        ));
     }
 }

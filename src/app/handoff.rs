@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
-use super::plugins::{Launch, expand};
+use super::plugins::{Launch, PluginError, expand};
 use crate::audit;
 use crate::fleet::actions::Outcome;
 use crate::session::{Reader, Writer};
@@ -30,7 +30,7 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub(super) fn of(status: std::io::Result<std::process::ExitStatus>) -> Exit {
+    pub fn of(status: std::io::Result<std::process::ExitStatus>) -> Exit {
         use std::os::unix::process::ExitStatusExt;
         match status {
             Ok(s) => match (s.code(), s.signal()) {
@@ -97,19 +97,17 @@ pub fn prepare(
     reader: &Reader,
     writer: Option<&Writer>,
     journal: Option<&Path>,
-) -> Result<Prepared, String> {
+) -> Result<Prepared, PluginError> {
     let mut vars = launch.vars.clone();
     let mut kubeconfig = None;
     if let Some(cluster) = &launch.cluster {
         let config = if launch.writes {
-            let writer = writer
-                .ok_or_else(|| format!("read-only: {} writes, so it cannot run", launch.plugin))?;
+            let writer = writer.ok_or_else(|| PluginError::NoWriter(launch.plugin.clone()))?;
             writer.kubeconfig(cluster, reader)?
         } else {
             reader.kubeconfig(cluster)?
         };
-        let file =
-            write_kubeconfig(&config).map_err(|e| format!("cannot write its kubeconfig: {e}"))?;
+        let file = write_kubeconfig(&config).map_err(PluginError::KubeconfigFile)?;
         vars.set("KUBECONFIG", file.path().display().to_string());
         kubeconfig = Some(file);
     }
@@ -125,7 +123,7 @@ pub fn prepare(
         journal: None,
     };
     if prepared.launch.writes {
-        let path = journal.ok_or("no data directory for the audit journal; nothing was run")?;
+        let path = journal.ok_or(PluginError::NoJournal)?;
         let token = jiff::Timestamp::now().to_string();
         let target = match (&prepared.launch.cluster, &prepared.launch.object) {
             (Some(c), Some(key)) => audit::Target::new(c, key),
@@ -134,11 +132,9 @@ pub fn prepare(
         };
         prepared
             .journal_line(path, audit::Stage::Intent, &token, &target)
-            .map_err(|e| {
-                format!(
-                    "the audit journal {} cannot be written ({e}); nothing was run",
-                    path.display()
-                )
+            .map_err(|why| PluginError::Journal {
+                path: path.to_path_buf(),
+                why,
             })?;
         prepared.journal = Some((path.to_path_buf(), token, target));
     }

@@ -65,6 +65,11 @@ pub struct Key {
     pub alt: bool,
 }
 
+/// A key name in the config that names no key (the binding is left out, and said).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a key")]
+pub struct NotAKey(pub String);
+
 impl Key {
     pub fn from_event(event: &KeyEvent) -> Key {
         Key {
@@ -74,7 +79,7 @@ impl Key {
         }
     }
 
-    pub fn parse(text: &str) -> Result<Key, String> {
+    pub fn parse(text: &str) -> Result<Key, NotAKey> {
         let mut rest = text;
         let (mut ctrl, mut alt) = (false, false);
         loop {
@@ -106,7 +111,7 @@ impl Key {
             c if c.chars().count() == 1 => KeyCode::Char(c.chars().next().unwrap_or(' ')),
             other => match function_key(other) {
                 Some(n) => KeyCode::F(n),
-                None => return Err(format!("{text:?} is not a key")),
+                None => return Err(NotAKey(text.to_string())),
             },
         };
         Ok(Key { code, ctrl, alt })
@@ -413,7 +418,7 @@ mod tests {
         for text in ["ctrl-c", "G", "space", "enter", "pgdn", "f5", "alt-x"] {
             assert_eq!(key(text).to_string(), text);
         }
-        assert!(Key::parse("f13").is_err());
+        assert_eq!(Key::parse("f13"), Err(NotAKey("f13".into())));
         assert!(Key::parse("hyper-x").is_err());
     }
 }

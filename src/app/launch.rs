@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::model::Model;
-use super::plugins::{Launch, Plugin, Vars, checked, expand};
+use super::plugins::{Launch, Plugin, PluginError, Vars, checked, expand};
 use super::view::{RowId, View};
 use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
 
@@ -53,10 +53,13 @@ pub fn selection(model: &Model) -> Selection {
 
 /// Plans `plugin` on the selection: refused (with the reason the built-in actions give) when
 /// it writes where the session may not, or when the selection lacks what its arguments name.
-pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, String> {
+pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, PluginError> {
     let name = &plugin.name;
     if let Some(program) = &plugin.missing {
-        return Err(format!("{name}: {program} is not on PATH"));
+        return Err(PluginError::NotOnPath {
+            plugin: name.clone(),
+            program: program.clone(),
+        });
     }
     let selection = selection(model);
     let mut vars = Vars::default();
@@ -105,7 +108,10 @@ pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, String> {
         trial.set("KUBECONFIG", "/kubeconfig");
     }
     for arg in &args {
-        expand(arg, &trial).map_err(|e| format!("{name}: {e}"))?;
+        expand(arg, &trial).map_err(|e| PluginError::Argument {
+            plugin: name.clone(),
+            error: Box::new(e),
+        })?;
     }
     Ok(Launch {
         plugin: name.clone(),
@@ -138,16 +144,18 @@ fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Opti
 
 /// Whether `plugin` could write on the selection: the session's grant, the guardrails, the
 /// cluster's mode and the deny rules, in the order and the words of the built-in actions.
-fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(), String> {
+fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(), PluginError> {
     let name = &plugin.name;
     if let Some(why) = &model.writes_refused {
-        return Err(format!("nothing can run {name}, which writes: {why}"));
+        return Err(PluginError::WritesRefused {
+            plugin: name.clone(),
+            why: why.to_string(),
+        });
     }
     if model.read_only {
-        return Err(format!(
-            "read-only: {name} writes, so it cannot run — start with --write, or set mode = \
-             \"write\" in [ui] of the config (a plugin that only reads says writes = false)"
-        ));
+        return Err(PluginError::ReadOnly {
+            plugin: name.clone(),
+        });
     }
     let Some((_, info)) = &selection.cluster else {
         return Ok(());
@@ -157,17 +165,20 @@ fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(),
         .as_ref()
         .is_some_and(|p| !p.writable(info))
     {
-        return Err(format!(
-            "{name} writes: {}",
-            crate::session::READ_ONLY_CLUSTER
-        ));
+        return Err(PluginError::Denied {
+            plugin: name.clone(),
+            why: crate::session::READ_ONLY_CLUSTER.into(),
+        });
     }
     let denied = match &selection.object {
         Some(key) => model.actions.denied(info, key),
         None => model.actions.denied_cluster(info),
     };
     match denied {
-        Some(why) => Err(format!("{name} writes: {why}")),
+        Some(why) => Err(PluginError::Denied {
+            plugin: name.clone(),
+            why: why.to_string(),
+        }),
         None => Ok(()),
     }
 }

@@ -36,11 +36,11 @@ pub enum Msg {
         outcome: Outcome,
     },
     /// The audit journal's last lines, newest first.
-    Audit(Result<Vec<String>, String>),
+    Audit(Result<Vec<String>, Arc<crate::actions::JournalError>>),
     /// A plugin run ended (or could not start).
     Plugin(super::handoff::Ended),
     /// The history asked for by `:history`, oldest first.
-    History(Result<Vec<crate::fleet::history::Change>, String>),
+    History(Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>),
 }
 
 /// Work for the event loop to start on the model's behalf.

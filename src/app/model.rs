@@ -12,6 +12,18 @@ pub use super::view::{
 };
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
+/// What the view measures of a screen of a given size, for the update step to apply: the view
+/// only reads the model, and what it learns comes back as this value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fit {
+    /// Rows of the body a list can use (for paging and scrolling).
+    pub body_rows: usize,
+    /// How far the fetched pane (events, YAML, journal, history, workloads) can scroll.
+    pub fetched_max_scroll: usize,
+    /// Width and height of the fleet map; (0, 0) where the view has none.
+    pub map_room: (u16, u16),
+}
+
 /// Everything the TUI knows.
 pub struct Model {
     pub index: Index,
@@ -50,9 +62,9 @@ pub struct Model {
     /// The last action sent, target by target.
     pub run: Option<Run>,
     /// The audit journal's last lines, newest first (read when `:audit` opens).
-    pub audit: Option<Result<Vec<String>, String>>,
+    pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
     /// The history read when `:history` opened, oldest first.
-    pub history: Option<Result<Vec<crate::fleet::history::Change>, String>>,
+    pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
     /// Which clusters' modes allow writes (None: every cluster, as in tests).
@@ -154,6 +166,14 @@ impl Model {
     pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
         self.fetched = fetched;
         self.fetched_scroll = 0;
+    }
+
+    /// What the view measured of the screen (see [`Fit`]), applied: the page size and the
+    /// selection scrolled into it, the fetched pane's scroll bounded, the map's room.
+    pub fn fit(&mut self, fit: Fit) {
+        self.scroll(fit.body_rows);
+        self.clamp_fetched(fit.fetched_max_scroll);
+        self.map_room = fit.map_room;
     }
 
     /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).

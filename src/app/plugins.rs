@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::keymap::{Context, Key, Keymap, Taken};
+pub use super::plugin_error::PluginError;
 use crate::fleet::{ClusterInfo, ObjectKey};
 
 /// A plugin the keymap can run.
@@ -185,7 +186,7 @@ fn needs(name: &str) -> &'static str {
 /// `arg` with every variable of [`VARIABLES`] replaced by its value in `vars`, within the
 /// argument. Anything else after a `$` (a shell's `$1`, `${PAGER:-less}`) is left as written.
 /// A variable with no value is an error naming what to select.
-pub fn expand(arg: &str, vars: &Vars) -> Result<String, String> {
+pub fn expand(arg: &str, vars: &Vars) -> Result<String, PluginError> {
     let mut out = String::with_capacity(arg.len());
     let mut rest = arg;
     while let Some(at) = rest.find('$') {
@@ -203,9 +204,10 @@ pub fn expand(arg: &str, vars: &Vars) -> Result<String, String> {
         let closed = !braced || after.len() > name.len() + 1;
         match VARIABLES.iter().find(|v| **v == name).filter(|_| closed) {
             Some(var) => {
-                let value = vars
-                    .get(var)
-                    .ok_or_else(|| format!("${var} needs {} selected", needs(var)))?;
+                let value = vars.get(var).ok_or(PluginError::NeedsSelection {
+                    var,
+                    needs: needs(var),
+                })?;
                 out.push_str(value);
                 rest = &after[name.len() + if braced { 2 } else { 0 }..];
             }
@@ -221,13 +223,13 @@ pub fn expand(arg: &str, vars: &Vars) -> Result<String, String> {
 
 /// Values that come from a cluster or a management cluster go on a command line only when they
 /// cannot be read as anything but a value: no shell characters, no spaces, no leading `-`.
-pub(super) fn checked(what: &str, value: &str) -> Result<String, String> {
+pub(super) fn checked(what: &'static str, value: &str) -> Result<String, PluginError> {
     let fine = |c: char| c.is_ascii_alphanumeric() || "._:/@+=~-".contains(c);
     if value.is_empty() || value.starts_with('-') || !value.chars().all(fine) {
-        return Err(format!(
-            "the {what} {:?} holds characters a command line must not get",
-            value.escape_debug().to_string()
-        ));
+        return Err(PluginError::Unsafe {
+            what,
+            value: value.to_string(),
+        });
     }
     Ok(value.to_string())
 }

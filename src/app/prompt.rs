@@ -78,7 +78,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Ok(Some(command)) => command,
         Ok(None) => return Vec::new(),
         Err(e) => {
-            model.flash = Some(e);
+            model.flash = Some(e.to_string());
             return Vec::new();
         }
     };

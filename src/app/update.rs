@@ -162,7 +162,7 @@ fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     };
     match super::launch::plan(model, plugin) {
         Err(why) => {
-            model.flash = Some(why);
+            model.flash = Some(why.to_string());
             Vec::new()
         }
         Ok(launch) if plugin.confirm => {

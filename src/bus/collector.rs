@@ -30,12 +30,12 @@ use announce::{Aborting, announce};
 
 use super::rendezvous::owner;
 use super::wire::{self, ClusterState};
-use super::{Options, Retention, Stores, keys, last_values};
+use super::{BusError, Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::Event;
 use crate::fleet::report::Report;
 use crate::fleet::{ClusterKey, Counted, FluxSummary, Health, HealthCounts, Phase, SourceId};
-use crate::inventory::ClusterSpec;
+use crate::inventory::{ClusterSpec, Problem};
 use crate::k8s::Engine;
 use crate::source::Sink;
 
@@ -59,7 +59,9 @@ pub struct Request {
 /// changes nothing, so that a management cluster out of reach for a moment does not take its
 /// clusters off the bus.
 pub type Refresh = Arc<
-    dyn Fn() -> futures::future::BoxFuture<'static, Result<Vec<ClusterSpec>, String>> + Send + Sync,
+    dyn Fn() -> futures::future::BoxFuture<'static, Result<Vec<ClusterSpec>, Problem>>
+        + Send
+        + Sync,
 >;
 
 /// What was published of one object.
@@ -137,13 +139,13 @@ struct Collector {
     connection_errors: BTreeMap<Phase, u64>,
     /// Owned clusters watched live again after an error.
     watch_restarts: u64,
-    /// What its last look at who else is alive said.
-    looked: Result<(), String>,
+    /// What its last look at who else is alive said; None before the first.
+    looked: Option<Result<(), BusError>>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
 /// clusters over at their next tick), stops the engine and waits for what it published.
-pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String> {
+pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusError> {
     let client = super::connect(
         &request.options,
         &format!("fluxfleet collect {}", request.id),
@@ -154,7 +156,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     let mut warms = client
         .subscribe(asking.clone())
         .await
-        .map_err(|e| format!("subscribing to {asking}: {e}"))?;
+        .map_err(|e| BusError::jetstream(format!("subscribing to {asking}"), e))?;
     // Whether to summarize is decided by the whole fleet, not by this collector's share (its
     // engine starts with none of it).
     let (tx, mut events) = mpsc::channel::<Event>(4096);
@@ -183,7 +185,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
     let state = &collector.stores.state;
     let mut others = super::placed("watching the cluster states", || state.watch("c.*")).await?;
     // The fleet read again off the loop, so that a slow management cluster delays nothing.
-    let (refreshed_tx, mut refreshed) = mpsc::channel::<Result<Vec<ClusterSpec>, String>>(1);
+    let (refreshed_tx, mut refreshed) = mpsc::channel::<Result<Vec<ClusterSpec>, Problem>>(1);
     let every = request
         .settings
         .discovery_interval
@@ -204,20 +206,22 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
                 }
             }
             Some(specs) = refreshed.recv() => {
-                let applied = match specs {
-                    Ok(specs) => collector.refreshed(specs).await,
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = applied {
-                    tracing::warn!(error = %e, "reading the fleet again; nothing changed");
+                match specs {
+                    Ok(specs) => {
+                        if let Err(e) = collector.refreshed(specs).await {
+                            tracing::warn!(error = %e, "the fleet read again could not be shared out");
+                        }
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading the fleet again; nothing changed"),
                 }
             }
             _ = tick.tick() => {
                 collector.outbox.resend().await;
-                collector.looked = collector.heartbeat().await;
-                if let Err(e) = &collector.looked {
+                let looked = collector.heartbeat().await;
+                if let Err(e) = &looked {
                     tracing::warn!(error = %e, "collector heartbeat");
                 }
+                collector.looked = Some(looked);
                 request.status.set(collector.snapshot(stuck_after));
             }
             n = events.recv_many(&mut batch, 512) => {
@@ -247,7 +251,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), String
 async fn reread(
     refresh: Refresh,
     every: std::time::Duration,
-    refreshed: mpsc::Sender<Result<Vec<ClusterSpec>, String>>,
+    refreshed: mpsc::Sender<Result<Vec<ClusterSpec>, Problem>>,
 ) {
     let mut tick = tokio::time::interval(every);
     tick.tick().await;
@@ -284,15 +288,13 @@ impl Collector {
             announced: Arc::new(AtomicUsize::new(0)),
             connection_errors: BTreeMap::new(),
             watch_restarts: 0,
-            looked: Err("starting: no look yet at who else is alive".into()),
+            looked: None,
         }
     }
 
     /// Reads who is alive, and takes over or hands over clusters.
-    async fn heartbeat(&mut self) -> Result<(), String> {
-        let mut members = super::collectors_alive(&self.stores.collectors)
-            .await
-            .map_err(|e| format!("reading the collectors: {e}"))?;
+    async fn heartbeat(&mut self) -> Result<(), BusError> {
+        let mut members = super::collectors_alive(&self.stores.collectors).await?;
         // Whatever the bucket says, this one is alive.
         members.insert(self.id.clone());
         if members != self.members {
@@ -309,7 +311,7 @@ impl Collector {
     /// The fleet as read again: new clusters are shared out, clusters gone are let go (and
     /// deleted from the bus by whoever would own them), an owned cluster whose kubeconfig
     /// changed (a rotated Secret) is watched anew with it.
-    async fn refreshed(&mut self, specs: Vec<ClusterSpec>) -> Result<(), String> {
+    async fn refreshed(&mut self, specs: Vec<ClusterSpec>) -> Result<(), BusError> {
         let specs: BTreeMap<String, ClusterSpec> =
             specs.into_iter().map(|s| (s.name.clone(), s)).collect();
         let same = |a: &ClusterSpec, b: &ClusterSpec| {
@@ -389,7 +391,7 @@ impl Collector {
     }
 
     /// Starts watching the clusters whose wait is over.
-    async fn start_waiting(&mut self) -> Result<(), String> {
+    async fn start_waiting(&mut self) -> Result<(), BusError> {
         let now = tokio::time::Instant::now();
         let ready: BTreeSet<String> = self
             .waiting
@@ -419,7 +421,7 @@ impl Collector {
     }
 
     /// Watches exactly the clusters this collector owns among the live ones.
-    async fn rebalance(&mut self) -> Result<(), String> {
+    async fn rebalance(&mut self) -> Result<(), BusError> {
         let mine: BTreeSet<String> = self
             .specs
             .keys()
@@ -451,7 +453,7 @@ impl Collector {
     }
 
     /// Deletes the clusters on the bus that no inventory has, among those this one would own.
-    async fn forget_strangers(&mut self) -> Result<(), String> {
+    async fn forget_strangers(&mut self) -> Result<(), BusError> {
         for (key, _) in last_values(&self.stores, "c.*").await? {
             let Some(keys::Key::Cluster(name)) = keys::parse(&key) else {
                 continue;
@@ -476,7 +478,7 @@ impl Collector {
 async fn take_over(
     stores: &Stores,
     clusters: &BTreeSet<String>,
-) -> Result<BTreeMap<String, Owned>, String> {
+) -> Result<BTreeMap<String, Owned>, BusError> {
     let mut out: BTreeMap<String, Owned> = clusters
         .iter()
         .map(|name| {

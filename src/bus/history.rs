@@ -12,7 +12,7 @@ pub async fn since(
     options: &Options,
     since: Timestamp,
     cluster: Option<&str>,
-) -> Result<Vec<Change>, String> {
+) -> Result<Vec<Change>, super::BusError> {
     let client = super::connect(options, "fluxfleet history").await?;
     let stores = super::open(client, options, None).await?;
     let filter = match cluster {
@@ -20,7 +20,7 @@ pub async fn since(
         None => format!("{}.>", stores.names.history),
     };
     let start_time = time::OffsetDateTime::from_unix_timestamp_nanos(since.as_nanosecond())
-        .map_err(|e| format!("--since: {e}"))?;
+        .map_err(|e| super::BusError::jetstream("reading the history since --since", e))?;
     let config = jetstream::consumer::pull::OrderedConfig {
         filter_subject: filter,
         deliver_policy: jetstream::consumer::DeliverPolicy::ByStartTime { start_time },

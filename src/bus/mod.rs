@@ -9,6 +9,7 @@
 //! highest for it (rendezvous hashing).
 
 pub mod collector;
+mod error;
 pub mod history;
 pub mod keys;
 mod read;
@@ -21,6 +22,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
+pub use error::{BusError, Malformed};
 pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
 pub use read::{every_value, last_values, listed_keys, values_of};
 
@@ -54,12 +56,10 @@ pub struct Names {
 }
 
 impl Names {
-    pub fn of(bucket: &str) -> Result<Names, String> {
+    pub fn of(bucket: &str) -> Result<Names, BusError> {
         let fine = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
         if bucket.is_empty() || !bucket.chars().all(fine) {
-            return Err(format!(
-                "bucket {bucket:?}: use letters, digits, - and _ only"
-            ));
+            return Err(BusError::BadBucket(bucket.to_string()));
         }
         Ok(Names {
             state: bucket.to_string(),
@@ -81,7 +81,7 @@ impl Names {
 }
 
 /// Connects with the credentials given; errors name the server, never a secret.
-pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client, String> {
+pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client, BusError> {
     let mut connect = async_nats::ConnectOptions::new()
         .name(name)
         .connection_timeout(Duration::from_secs(10));
@@ -89,11 +89,16 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
         connect = connect
             .credentials_file(creds)
             .await
-            .map_err(|e| format!("NATS credentials {}: {e}", creds.display()))?;
+            .map_err(|e| BusError::Credentials {
+                path: creds.clone(),
+                why: e.to_string(),
+            })?;
     }
     if let Some(path) = &options.nkey {
-        let seed = std::fs::read_to_string(path)
-            .map_err(|e| format!("NATS nkey seed {}: {e}", path.display()))?;
+        let seed = std::fs::read_to_string(path).map_err(|e| BusError::Nkey {
+            path: path.clone(),
+            why: e.to_string(),
+        })?;
         connect = connect.nkey(seed.trim().to_string());
     }
     if let Some(ca) = &options.ca {
@@ -112,13 +117,15 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     {
         let (url, user) = crate::userinfo::split(one);
         credentials = credentials.or(user);
-        let server: async_nats::ServerAddr = url
-            .parse()
-            .map_err(|e| format!("NATS server {}: {e}", crate::userinfo::redacted(one)))?;
+        let server: async_nats::ServerAddr =
+            url.parse().map_err(|e: std::io::Error| BusError::BadUrl {
+                url: crate::userinfo::redacted(one),
+                why: e.to_string(),
+            })?;
         servers.push(server);
     }
     if servers.is_empty() {
-        return Err("--nats names no server".into());
+        return Err(BusError::NoServer);
     }
     if let Some((user, pass)) = credentials {
         connect = connect.user_and_password(user, pass);
@@ -126,7 +133,10 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     connect
         .connect(servers)
         .await
-        .map_err(|e| format!("NATS at {}: {e}", crate::userinfo::redacted(&options.url)))
+        .map_err(|e| BusError::Connect {
+            url: crate::userinfo::redacted(&options.url),
+            why: e.to_string(),
+        })
 }
 
 /// The stream `config` names, made if missing. Collectors starting together race to make it:
@@ -136,7 +146,7 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
 async fn stream(
     js: &jetstream::Context,
     config: jetstream::stream::Config,
-) -> Result<jetstream::stream::Stream, String> {
+) -> Result<jetstream::stream::Stream, BusError> {
     let name = config.name.clone();
     placed("asking for it", || async {
         match js.get_or_create_stream(config.clone()).await {
@@ -155,7 +165,7 @@ async fn bucket(
     (name, description): (&str, &str),
     max_age: Duration,
     replicas: usize,
-) -> Result<jetstream::kv::Store, String> {
+) -> Result<jetstream::kv::Store, BusError> {
     let duplicate_window = if max_age.is_zero() {
         Duration::from_secs(120)
     } else {
@@ -180,7 +190,7 @@ async fn bucket(
         },
     )
     .await
-    .map_err(|e| format!("creating bucket {name}: {e}"))?;
+    .map_err(|e| BusError::jetstream(format!("creating bucket {name}"), e))?;
     placed(&format!("opening bucket {name}"), || js.get_key_value(name)).await
 }
 
@@ -212,17 +222,14 @@ pub async fn open(
     client: async_nats::Client,
     options: &Options,
     create: Option<Retention>,
-) -> Result<Stores, String> {
+) -> Result<Stores, BusError> {
     let names = Names::of(&options.bucket)?;
     let js = jetstream::new(client);
-    let missing = |what: &str, e: &dyn std::fmt::Display| {
-        format!(
-            "{what} on NATS at {}: {e} (has a collector published to bucket {:?}? `fluxfleet \
-             collect --nats URL --bucket {}`)",
-            crate::userinfo::redacted(&options.url),
-            names.state,
-            names.state
-        )
+    let missing = |what: &'static str, e: &dyn std::fmt::Display| BusError::NotPublished {
+        what,
+        url: crate::userinfo::redacted(&options.url),
+        why: e.to_string(),
+        bucket: names.state.clone(),
     };
     let (state, collectors, history) = match create {
         None => (
@@ -267,7 +274,7 @@ pub async fn open(
                 },
             )
             .await
-            .map_err(|e| format!("creating stream {}: {e}", names.history))?;
+            .map_err(|e| BusError::jetstream(format!("creating stream {}", names.history), e))?;
             (state, collectors, history)
         }
     };
@@ -290,16 +297,17 @@ pub async fn open(
 /// its collector taken for dead.
 pub async fn collectors_alive(
     collectors: &jetstream::kv::Store,
-) -> Result<std::collections::BTreeSet<String>, String> {
+) -> Result<std::collections::BTreeSet<String>, BusError> {
     use futures::TryStreamExt;
     let prefix = format!("$KV.{}.", collectors.name);
+    let listing = |e: &dyn std::fmt::Display| BusError::jetstream("listing the collectors", e);
     let mut subjects = collectors
         .stream
         .info_with_subjects(format!("{prefix}>"))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| listing(&e))?;
     let mut ids = Vec::new();
-    while let Some((subject, _)) = subjects.try_next().await.map_err(|e| e.to_string())? {
+    while let Some((subject, _)) = subjects.try_next().await.map_err(|e| listing(&e))? {
         if let Some(id) = subject.strip_prefix(&prefix) {
             ids.push(id.to_string());
         }
@@ -309,7 +317,7 @@ pub async fn collectors_alive(
         if collectors
             .get(&id)
             .await
-            .map_err(|e| e.to_string())?
+            .map_err(|e| BusError::jetstream(format!("reading collector {id}"), e))?
             .is_some()
         {
             alive.insert(id);

@@ -6,17 +6,17 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
-use super::Stores;
+use super::{BusError, Stores};
 
 /// The stream's last sequence now: where a read of it ends, where following it begins.
 pub(crate) async fn last_sequence(
     stream: &jetstream::stream::Stream,
     what: &str,
-) -> Result<u64, String> {
+) -> Result<u64, BusError> {
     Ok(stream
         .get_info()
         .await
-        .map_err(|e| format!("reading {what}: the stream's state: {e}"))?
+        .map_err(|e| BusError::jetstream(format!("reading {what}: the stream's state"), e))?
         .state
         .last_sequence)
 }
@@ -48,7 +48,7 @@ pub(crate) async fn read_all(
     config: jetstream::consumer::pull::OrderedConfig,
     what: &str,
     mut each: impl FnMut(&jetstream::Message),
-) -> Result<(), String> {
+) -> Result<(), BusError> {
     let mut reading = Reading::start(stream, config, what).await?;
     while let Some(message) = reading.next().await? {
         each(&message);
@@ -71,7 +71,7 @@ impl Reading {
         stream: &jetstream::stream::Stream,
         config: jetstream::consumer::pull::OrderedConfig,
         what: &str,
-    ) -> Result<Reading, String> {
+    ) -> Result<Reading, BusError> {
         let last = last_sequence(stream, what).await?;
         let mut consumer = placed(&format!("reading {what}: making a consumer"), || {
             stream.create_consumer(config.clone())
@@ -80,7 +80,7 @@ impl Reading {
         let pending = consumer
             .info()
             .await
-            .map_err(|e| format!("reading {what}: the consumer's state: {e}"))?
+            .map_err(|e| BusError::jetstream(format!("reading {what}: the consumer's state"), e))?
             .num_pending;
         let messages = if pending == 0 {
             None
@@ -89,7 +89,7 @@ impl Reading {
                 consumer
                     .messages()
                     .await
-                    .map_err(|e| format!("reading {what}: {e}"))?,
+                    .map_err(|e| BusError::jetstream(format!("reading {what}"), e))?,
             )
         };
         Ok(Reading {
@@ -101,7 +101,7 @@ impl Reading {
     }
 
     /// The next message; None once the read has reached where the stream ended when it began.
-    pub(crate) async fn next(&mut self) -> Result<Option<jetstream::Message>, String> {
+    pub(crate) async fn next(&mut self) -> Result<Option<jetstream::Message>, BusError> {
         use futures::StreamExt;
         if self.done {
             return Ok(None);
@@ -110,7 +110,9 @@ impl Reading {
             return Ok(None);
         };
         let message = match tokio::time::timeout(QUIET, messages.next()).await {
-            Ok(Some(message)) => message.map_err(|e| format!("reading {}: {e}", self.what))?,
+            Ok(Some(message)) => {
+                message.map_err(|e| BusError::jetstream(format!("reading {}", self.what), e))?
+            }
             Ok(None) | Err(_) => {
                 self.done = true;
                 return Ok(None);
@@ -142,7 +144,7 @@ const TRIES: [Duration; 4] = [
 /// A reader's consumer is one copy, on one node of the stream's; before nats-server 2.12 a
 /// cluster that has lost a node may place it there (nats-io/nats-server#3820, #7165) and the
 /// creation is never answered. Placed again, it lands on a live node two times in three.
-pub(crate) async fn placed<T, E, F, Fut>(what: &str, mut make: F) -> Result<T, String>
+pub(crate) async fn placed<T, E, F, Fut>(what: &str, mut make: F) -> Result<T, BusError>
 where
     E: std::fmt::Display,
     F: FnMut() -> Fut,
@@ -161,7 +163,11 @@ where
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
     }
-    Err(format!("{what}: {why} ({} tries)", TRIES.len()))
+    Err(BusError::Unanswered {
+        what: what.to_string(),
+        why,
+        tries: TRIES.len(),
+    })
 }
 
 /// The last value of every key of the state bucket matching `filter` (deleted ones left out),
@@ -169,7 +175,7 @@ where
 pub async fn last_values(
     stores: &Stores,
     filter: &str,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
+) -> Result<Vec<(String, bytes::Bytes)>, BusError> {
     latest(&stores.state, filter).await
 }
 
@@ -183,7 +189,7 @@ pub async fn every_value(
     stores: &Stores,
     filter: &str,
     each: &mut (dyn FnMut(&str, &[u8]) + Send),
-) -> Result<(), String> {
+) -> Result<(), BusError> {
     let listed = listed_keys(stores, filter).await?;
     let bucket = &stores.state;
     let prefix = format!("$KV.{}.", bucket.name);
@@ -209,7 +215,7 @@ pub async fn every_value(
 
 /// The keys of the state bucket matching `filter`, as the server lists them (no values read;
 /// a deleted key's marker is listed too).
-pub async fn listed_keys(stores: &Stores, filter: &str) -> Result<Vec<String>, String> {
+pub async fn listed_keys(stores: &Stores, filter: &str) -> Result<Vec<String>, BusError> {
     use futures::TryStreamExt;
     let bucket = &stores.state;
     let prefix = format!("$KV.{}.", bucket.name);
@@ -218,11 +224,11 @@ pub async fn listed_keys(stores: &Stores, filter: &str) -> Result<Vec<String>, S
         .stream
         .info_with_subjects(format!("{prefix}{filter}"))
         .await
-        .map_err(|e| format!("listing {filter}: {e}"))?;
+        .map_err(|e| BusError::jetstream(format!("listing {filter}"), e))?;
     while let Some((subject, _)) = subjects
         .try_next()
         .await
-        .map_err(|e| format!("listing {filter}: {e}"))?
+        .map_err(|e| BusError::jetstream(format!("listing {filter}"), e))?
     {
         if let Some(key) = subject.strip_prefix(&prefix) {
             listed.push(key.to_string());
@@ -239,14 +245,14 @@ const GETS: usize = 64;
 pub async fn values_of(
     stores: &Stores,
     keys: Vec<String>,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
+) -> Result<Vec<(String, bytes::Bytes)>, BusError> {
     use futures::{StreamExt, TryStreamExt};
     let bucket = &stores.state;
     futures::stream::iter(keys)
         .map(|key| async move {
             match bucket.get(&key).await {
                 Ok(value) => Ok(value.map(|v| (key, v))),
-                Err(e) => Err(format!("reading {key}: {e}")),
+                Err(e) => Err(BusError::jetstream(format!("reading {key}"), e)),
             }
         })
         .buffer_unordered(GETS)
@@ -259,7 +265,7 @@ pub async fn values_of(
 async fn latest(
     bucket: &jetstream::kv::Store,
     filter: &str,
-) -> Result<Vec<(String, bytes::Bytes)>, String> {
+) -> Result<Vec<(String, bytes::Bytes)>, BusError> {
     let prefix = format!("$KV.{}.", bucket.name);
     let mut out = Vec::new();
     let config = jetstream::consumer::pull::OrderedConfig {
@@ -303,10 +309,14 @@ mod tests {
         })
         .await;
         let e = never.unwrap_err();
-        assert!(
-            e.starts_with("watching the state bucket: no answer within 10s"),
-            "{e}"
+        assert!(e.retryable());
+        assert_eq!(
+            e,
+            BusError::Unanswered {
+                what: "watching the state bucket".into(),
+                why: "no answer within 10s".into(),
+                tries: 4
+            }
         );
-        assert!(e.ends_with("(4 tries)"), "{e}");
     }
 }

@@ -73,7 +73,7 @@ fn cluster_name(key: &ClusterKey) -> Option<&str> {
 
 impl Bus {
     /// Connects and reads the clusters' states (not their summaries or objects).
-    pub async fn connect(options: &Options) -> Result<Bus, String> {
+    pub async fn connect(options: &Options) -> Result<Bus, super::BusError> {
         let client = super::connect(options, "fluxfleet reader").await?;
         let stores = super::open(client, options, None).await?;
         let live = super::collectors_alive(&stores.collectors).await?;
@@ -187,10 +187,10 @@ pub(super) struct Summed {
 
 impl Summed {
     /// The summary `value` of cluster `name`.
-    pub(super) fn read(name: &str, value: &[u8]) -> Result<Summed, String> {
+    pub(super) fn read(name: &str, value: &[u8]) -> Result<Summed, super::Malformed> {
         let mut summed: Summed = wire::read(value)?;
         if summed.name != name {
-            return Err("names another cluster".into());
+            return Err(super::Malformed::OtherCluster);
         }
         summed.name = String::new();
         Ok(summed)
@@ -228,17 +228,17 @@ fn summarized_report(report: Option<Report>, summary: Option<&Summed>) -> Report
 }
 
 /// An object key's value as a change; None for a cluster's or a summary's key.
-fn read(key: &str, value: &[u8]) -> Result<Option<Change>, String> {
+fn read(key: &str, value: &[u8]) -> Result<Option<Change>, super::Malformed> {
     match keys::parse(key) {
-        None => Err("not a key fluxfleet writes".into()),
+        None => Err(super::Malformed::NotOurKey),
         Some(Key::Cluster(_) | Key::Summary(_)) => Ok(None),
         Some(Key::Object(_, object)) => {
             let summary = wire::object(value)?;
             if summary.key != object {
-                return Err(format!(
-                    "holds {} {}/{}",
+                return Err(super::Malformed::OtherObject(format!(
+                    "{} {}/{}",
                     summary.key.kind, summary.key.namespace, summary.key.name
-                ));
+                )));
             }
             Ok(Some(Change::Applied(summary)))
         }
@@ -249,7 +249,10 @@ impl Source for Bus {
     fn clusters(&self) -> Vec<ClusterInfo> {
         self.clusters
             .values()
-            .map(|s| s.info(cluster_key(&s.name)))
+            .map(|s| ClusterInfo {
+                unreachable: direct::unreachable(self.direct.as_ref(), s),
+                ..s.info(cluster_key(&s.name))
+            })
             .collect()
     }
 
@@ -268,6 +271,7 @@ impl Source for Bus {
             summaries: HashMap::new(),
             live: std::mem::take(&mut self.live),
             servers: self.servers.clone(),
+            direct: self.direct.clone(),
             last: self.last,
             opening,
             opens: self.opened.take(),

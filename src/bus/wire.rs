@@ -134,18 +134,15 @@ impl Summary {
 }
 
 /// One value read from the bus, bounded and checked.
-pub fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
+pub fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, super::Malformed> {
     if bytes.len() > MAX_VALUE {
-        return Err(format!(
-            "a value of {} bytes, more than {MAX_VALUE}",
-            bytes.len()
-        ));
+        return Err(super::Malformed::TooLarge(bytes.len()));
     }
-    serde_json::from_slice(bytes).map_err(|e| format!("not a fluxfleet value: {e}"))
+    serde_json::from_slice(bytes).map_err(|e| super::Malformed::NotOurs(e.to_string()))
 }
 
 /// An object read from the bus: its texts cut as the engine cuts a server's.
-pub fn object(bytes: &[u8]) -> Result<FluxSummary, String> {
+pub fn object(bytes: &[u8]) -> Result<FluxSummary, super::Malformed> {
     let summary: FluxSummary = read(bytes)?;
     Ok(summary.bounded())
 }

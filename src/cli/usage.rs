@@ -12,6 +12,9 @@ pub enum Usage {
     /// The command does not print this output format; `prints` says what it does print.
     #[error("{given:?}: {prints}")]
     Output { given: String, prints: &'static str },
+    /// `get --root-causes -o ndjson`: root causes are one answer, not a stream.
+    #[error("--root-causes prints a table or JSON (-o table, -o json)")]
+    RootCausesStream,
 }
 
 /// `given` as one of `allowed`, or what the command prints instead.

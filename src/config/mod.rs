@@ -157,11 +157,7 @@ struct RawRollout {
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
 pub fn default_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("FLUXFLEET_CONFIG") {
-        return Some(PathBuf::from(p));
-    }
-    directories::ProjectDirs::from("dev", "fluxfleet", "fluxfleet")
-        .map(|d| d.config_dir().join("config.toml"))
+    crate::places::config_file()
 }
 
 impl Config {

@@ -258,6 +258,7 @@ mod tests {
             origin: namespace.map(|namespace| format!("mgmt/{namespace}")),
             context: name.into(),
             user: String::new(),
+            unreachable: None,
         }
     }
 

@@ -205,8 +205,18 @@ fn source(name: &str, dir: Option<&Path>, warnings: &mut Vec<String>) -> Option<
     None
 }
 
+/// What is wrong with a style in a theme file: the file is to be fixed (the slot keeps the
+/// theme's own style meanwhile).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StyleError {
+    #[error("\"on\" needs a colour after it")]
+    OnWithoutColour,
+    #[error("{0:?} is not a colour (a name, #rrggbb or 0-255)")]
+    NotAColour(String),
+}
+
 /// `"red"`, `"black on yellow"`, `"#ff8800 bold"`, `"208 underlined"`.
-pub fn parse_style(text: &str) -> Result<Style, String> {
+pub fn parse_style(text: &str) -> Result<Style, StyleError> {
     let mut style = Style::default();
     let mut words = text.split_whitespace();
     while let Some(word) = words.next() {
@@ -221,7 +231,7 @@ pub fn parse_style(text: &str) -> Result<Style, String> {
         if let Some(m) = modifier {
             style = style.add_modifier(m);
         } else if word == "on" {
-            let bg = words.next().ok_or("\"on\" needs a colour after it")?;
+            let bg = words.next().ok_or(StyleError::OnWithoutColour)?;
             style = style.bg(color(bg)?);
         } else {
             style = style.fg(color(word)?);
@@ -230,9 +240,8 @@ pub fn parse_style(text: &str) -> Result<Style, String> {
     Ok(style)
 }
 
-fn color(word: &str) -> Result<Color, String> {
-    Color::from_str(word)
-        .map_err(|_| format!("{word:?} is not a colour (a name, #rrggbb or 0-255)"))
+fn color(word: &str) -> Result<Color, StyleError> {
+    Color::from_str(word).map_err(|_| StyleError::NotAColour(word.to_string()))
 }
 
 #[cfg(test)]
@@ -330,6 +339,10 @@ mod tests {
             parse_style("#ff8800").unwrap(),
             Style::default().fg(Color::Rgb(255, 136, 0))
         );
-        assert!(parse_style("on").is_err());
+        assert_eq!(parse_style("on"), Err(StyleError::OnWithoutColour));
+        assert_eq!(
+            parse_style("chartreuse-ish"),
+            Err(StyleError::NotAColour("chartreuse-ish".into()))
+        );
     }
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use jiff::Timestamp;
 
-use super::opening::{fleet, incomplete, not_live};
+use super::opening::{fleet, fleet_once_published, incomplete, not_live};
 use super::output;
 use super::request::{Request, exit, finish};
 use crate::fleet::{Counted, Index};
@@ -21,7 +21,13 @@ pub async fn get(request: Request) -> u8 {
         counts_suffice: request.summary,
         ..request.sources.clone()
     };
-    let mut opened = match fleet(&sources).await {
+    // Following the bus waits for a collector to publish; a one-off answer does not.
+    let opening = if request.watch && sources.nats.is_some() {
+        fleet_once_published(&sources).await
+    } else {
+        fleet(&sources).await
+    };
+    let mut opened = match opening {
         Ok(opened) => opened,
         Err(code) => return code,
     };

@@ -29,7 +29,7 @@ pub(crate) enum Unread {
     /// `since` reaches before any time.
     Since(String),
     /// The bus could not be read.
-    Bus(String),
+    Bus(crate::bus::BusError),
 }
 
 /// The changes in `filter`'s scope during the last `since`, oldest first.
@@ -62,7 +62,7 @@ pub async fn write(options: &crate::bus::Options, since: Duration, request: &Req
             return exit::USAGE;
         }
         Err(Unread::Bus(e)) => {
-            eprintln!("error: {}", super::table::safe(&e));
+            eprintln!("error: {}", super::table::safe(&e.to_string()));
             return exit::ERROR;
         }
     };

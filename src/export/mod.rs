@@ -30,8 +30,15 @@ pub enum Status {
     Is(Health),
 }
 
+/// `--status` (or a tool's `status`) names no health.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown status {0:?} (failing, not-ready, stalled, failed, deleting, progressing, waiting, suspended, ready, not-applicable)"
+)]
+pub struct UnknownStatus(pub String);
+
 impl Status {
-    pub fn parse(text: &str) -> Result<Status, String> {
+    pub fn parse(text: &str) -> Result<Status, UnknownStatus> {
         match text {
             "failing" => Ok(Status::Failing),
             "not-ready" => Ok(Status::NotReady),
@@ -39,11 +46,7 @@ impl Status {
                 .into_iter()
                 .find(|h| h.key() == other || h.as_str() == other)
                 .map(Status::Is)
-                .ok_or_else(|| {
-                    format!(
-                        "unknown status {other:?} (failing, not-ready, stalled, failed, deleting, progressing, waiting, suspended, ready, not-applicable)"
-                    )
-                }),
+                .ok_or_else(|| UnknownStatus(other.to_string())),
         }
     }
 
@@ -107,11 +110,7 @@ mod tests {
             Status::parse("not-applicable"),
             Ok(Status::Is(Health::NotApplicable))
         );
-        assert!(
-            Status::parse("broken")
-                .unwrap_err()
-                .contains("unknown status")
-        );
+        assert_eq!(Status::parse("broken"), Err(UnknownStatus("broken".into())));
         assert!(Status::Failing.matches(Health::Stalled));
         assert!(!Status::Failing.matches(Health::Progressing));
         assert!(Status::NotReady.matches(Health::Suspended));

@@ -23,9 +23,45 @@ pub async fn open(sources: &Sources) -> Option<Opened> {
             Some(opened)
         }
         Err(e) => {
-            eprintln!("error: {}", super::table::safe(&e));
+            eprintln!("error: {}", super::table::safe(&e.to_string()));
             None
         }
+    }
+}
+
+/// The fleet of the bus once a collector has published one, for a command that follows it
+/// (`get --watch --nats`): while the bus cannot be reached or nothing is published yet, it says
+/// what it waits for (once per reason) and asks again, with a growing pause, until interrupted.
+/// Options to fix (a bad URL, a credentials file) end it with the exit code, as [`fleet`].
+pub(super) async fn fleet_once_published(sources: &Sources) -> Result<Opened, u8> {
+    let mut pause = std::time::Duration::from_millis(500);
+    let mut said = String::new();
+    loop {
+        let waiting = match crate::session::open::open(sources).await {
+            Ok(opened) if !opened.fleet.is_empty() => {
+                for w in &opened.warnings {
+                    eprintln!("warning: {}", super::table::safe(w));
+                }
+                return Ok(opened);
+            }
+            Ok(opened) => opened.fleet.empty_why(),
+            Err(e) if e.retryable() || matches!(e, crate::bus::BusError::NotPublished { .. }) => {
+                e.to_string()
+            }
+            Err(e) => {
+                eprintln!("error: {}", super::table::safe(&e.to_string()));
+                return Err(super::request::exit::ERROR);
+            }
+        };
+        if waiting != said {
+            eprintln!("waiting: {}", super::table::safe(&waiting));
+            said = waiting;
+        }
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => return Err(super::request::exit::OK),
+            _ = tokio::time::sleep(pause) => {}
+        }
+        pause = (pause * 2).min(std::time::Duration::from_secs(5));
     }
 }
 

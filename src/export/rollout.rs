@@ -90,7 +90,7 @@ pub fn write(
     rollout: &crate::config::Rollout,
     now: Timestamp,
     out: &mut dyn Write,
-) -> Result<io::Result<()>, String> {
+) -> Result<io::Result<()>, NotOne> {
     let crate::config::Rollout { rings, rules } = rollout;
     let clusters = || index.entries().filter(|(_, c)| filter.cluster(c));
     Ok(match (filter.kind, &filter.name) {
@@ -116,6 +116,19 @@ pub fn write(
     })
 }
 
+/// `rollout KIND NAME` names no one object in scope: what to change in the scope.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotOne {
+    #[error("no {kind} {name:?} on the clusters in scope")]
+    Missing { kind: FluxKind, name: String },
+    #[error("{kind} {name:?} is in several namespaces ({}): choose one with -n", .namespaces.join(", "))]
+    Namespaces {
+        kind: FluxKind,
+        name: String,
+        namespaces: Vec<String>,
+    },
+}
+
 /// The one object named `name` of `kind` in the scope; its namespace from `-n` or, when only
 /// one namespace has it, from there.
 fn one_key<'a>(
@@ -123,7 +136,7 @@ fn one_key<'a>(
     kind: FluxKind,
     name: &str,
     namespace: Option<&str>,
-) -> Result<ObjectKey, String> {
+) -> Result<ObjectKey, NotOne> {
     let mut namespaces: Vec<&str> = Vec::new();
     for (_, c) in clusters {
         for key in c.objects.keys() {
@@ -138,13 +151,17 @@ fn one_key<'a>(
     }
     match namespaces[..] {
         [ns] => Ok(ObjectKey::new(kind, ns, name)),
-        [] => Err(format!("no {kind} {name:?} on the clusters in scope")),
+        [] => Err(NotOne::Missing {
+            kind,
+            name: name.to_string(),
+        }),
         _ => {
             namespaces.sort();
-            Err(format!(
-                "{kind} {name:?} is in several namespaces ({}): choose one with -n",
-                namespaces.join(", ")
-            ))
+            Err(NotOne::Namespaces {
+                kind,
+                name: name.to_string(),
+                namespaces: namespaces.iter().map(|n| n.to_string()).collect(),
+            })
         }
     }
 }

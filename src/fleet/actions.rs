@@ -73,6 +73,8 @@ pub enum Refusal {
     Suspended,
     /// A guardrail of the config forbids it.
     Denied(String),
+    /// Nothing the user has reaches its cluster (a cluster of the bus no kubeconfig reaches).
+    Unreachable(String),
 }
 
 impl std::fmt::Display for Refusal {
@@ -80,7 +82,7 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::NotSupported(why) => write!(f, "not supported: {why}"),
             Refusal::Suspended => f.write_str("suspended: resume it to reconcile it"),
-            Refusal::Denied(why) => f.write_str(why),
+            Refusal::Denied(why) | Refusal::Unreachable(why) => f.write_str(why),
         }
     }
 }

@@ -121,27 +121,51 @@ pub fn cluster(object: &Value) -> Option<CapiCluster> {
     })
 }
 
+/// Why a cluster's kubeconfig Secret gives no kubeconfig: what is wrong, never what the
+/// Secret holds. Each is the cluster's own problem; the rest of the fleet is read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    /// The Secret is not there (the cluster is still being made, or it was deleted).
+    #[error("no Secret {0}")]
+    Missing(String),
+    /// RBAC: the management cluster's user may not read it.
+    #[error("forbidden to read the Secret {0}")]
+    Forbidden(String),
+    /// The management cluster did not answer with it.
+    #[error("reading the Secret {name}: {why}")]
+    Unread { name: String, why: String },
+    #[error("the Secret has no data")]
+    NoData,
+    #[error("the Secret has no `value`, `value.yaml` or `kubeconfig` key")]
+    NoKey,
+    #[error("the Secret's `{0}` is not base64")]
+    NotBase64(&'static str),
+    #[error("the Secret's `{0}` is not text")]
+    NotText(&'static str),
+    #[error("the Secret's `{0}` is not a kubeconfig")]
+    NotKubeconfig(&'static str),
+    #[error("the kubeconfig in the Secret's `{0}` has no context or no cluster")]
+    Empty(&'static str),
+}
+
 /// The kubeconfig in a CAPI kubeconfig Secret: data key `value`, else `value.yaml`, else
 /// `kubeconfig` (FACTS §4.5). Errors say what is wrong, never what the Secret holds.
-pub fn kubeconfig(secret: &Value) -> Result<Kubeconfig, String> {
+pub fn kubeconfig(secret: &Value) -> Result<Kubeconfig, SecretError> {
     let data = secret
         .get("data")
         .and_then(Value::as_object)
-        .ok_or("the Secret has no data")?;
+        .ok_or(SecretError::NoData)?;
     let (key, encoded) = ["value", "value.yaml", "kubeconfig"]
         .iter()
         .find_map(|k| Some((*k, data.get(*k)?.as_str()?)))
-        .ok_or("the Secret has no `value`, `value.yaml` or `kubeconfig` key")?;
+        .ok_or(SecretError::NoKey)?;
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(encoded.trim())
-        .map_err(|_| format!("the Secret's `{key}` is not base64"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("the Secret's `{key}` is not text"))?;
-    let config = Kubeconfig::from_yaml(&text)
-        .map_err(|_| format!("the Secret's `{key}` is not a kubeconfig"))?;
+        .map_err(|_| SecretError::NotBase64(key))?;
+    let text = String::from_utf8(bytes).map_err(|_| SecretError::NotText(key))?;
+    let config = Kubeconfig::from_yaml(&text).map_err(|_| SecretError::NotKubeconfig(key))?;
     if config.contexts.is_empty() || config.clusters.is_empty() {
-        return Err(format!(
-            "the kubeconfig in the Secret's `{key}` has no context or no cluster"
-        ));
+        return Err(SecretError::Empty(key));
     }
     Ok(config)
 }
@@ -250,7 +274,7 @@ pub fn kommander_cluster(object: &Value) -> Option<KommanderCluster> {
 #[derive(Clone, Debug)]
 pub struct Found {
     pub cluster: CapiCluster,
-    pub kubeconfig: Option<Result<Kubeconfig, String>>,
+    pub kubeconfig: Option<Result<Kubeconfig, SecretError>>,
 }
 
 /// Adds what a management cluster holds to the fleet. Workspace: the Kommander workspace of its
@@ -293,7 +317,9 @@ pub fn add(
         });
         // A kubeconfig from a Secret is data: one holding instructions is refused.
         let usable = kubeconfig.map(|found| {
-            let loaded = super::kubeconfig::current(found?, source.clone())?;
+            let found = found.map_err(|e| e.to_string())?;
+            let loaded =
+                super::kubeconfig::current(found, source.clone()).map_err(|e| e.to_string())?;
             match super::untrusted::refusal(&loaded.kubeconfig) {
                 None => Ok(loaded),
                 Some(why) => Err(why),
@@ -400,14 +426,15 @@ mod tests {
     fn a_broken_secret_says_what_is_wrong_and_never_what_it_holds() {
         let redacted = sample("capi-cluster-kubeconfig-secret.yaml");
         let e = kubeconfig(&redacted).unwrap_err();
-        assert_eq!(e, "the Secret's `value` is not a kubeconfig");
-        assert!(!e.contains("REDACTED"));
+        assert_eq!(e, SecretError::NotKubeconfig("value"));
+        assert_eq!(e.to_string(), "the Secret's `value` is not a kubeconfig");
         let not_base64 = json!({"data": {"value": "%%%secret-token%%%"}});
         let e = kubeconfig(&not_base64).unwrap_err();
-        assert!(!e.contains("secret-token"), "{e}");
+        assert_eq!(e, SecretError::NotBase64("value"));
+        assert!(!e.to_string().contains("secret-token"), "{e}");
         assert_eq!(
             kubeconfig(&json!({"data": {"other": "eA=="}})).unwrap_err(),
-            "the Secret has no `value`, `value.yaml` or `kubeconfig` key"
+            SecretError::NoKey
         );
         let good = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: https://x:6443}\n\
                     users:\n- name: u\n  user: {token: abc}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n";

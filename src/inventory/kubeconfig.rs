@@ -146,7 +146,7 @@ impl Loader {
                         dir_workspace: file.dir_workspace.clone(),
                         ..loaded
                     }),
-                    Err(message) => self.problem_at(&file.path, Some(&named.name), message),
+                    Err(e) => self.problem_at(&file.path, Some(&named.name), e.to_string()),
                 }
             }
         }
@@ -157,25 +157,44 @@ impl Loader {
     }
 }
 
-fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, String> {
+/// What is wrong with a kubeconfig's context: the kubeconfig is to be fixed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ContextError {
+    #[error("has no `context` section (cluster and user)")]
+    NoContextSection,
+    #[error("names cluster {0:?}, which is not defined")]
+    UndefinedCluster(String),
+    #[error("cluster {0:?} has no settings")]
+    NoClusterSettings(String),
+    #[error("names user {0:?}, which is not defined")]
+    UndefinedUser(String),
+    #[error("cluster {0:?} has no server")]
+    NoServer(String),
+    #[error("server {0:?} is not an http(s) URL")]
+    BadServer(String),
+    #[error("the kubeconfig has no context")]
+    NoContext,
+}
+
+fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, ContextError> {
     let context: &Context = named
         .context
         .as_ref()
-        .ok_or("has no `context` section (cluster and user)")?;
+        .ok_or(ContextError::NoContextSection)?;
     let cluster: &Cluster = files
         .iter()
         .find_map(|f| f.config.clusters.iter().find(|c| c.name == context.cluster))
-        .ok_or_else(|| format!("names cluster {:?}, which is not defined", context.cluster))?
+        .ok_or_else(|| ContextError::UndefinedCluster(context.cluster.clone()))?
         .cluster
         .as_ref()
-        .ok_or_else(|| format!("cluster {:?} has no settings", context.cluster))?;
+        .ok_or_else(|| ContextError::NoClusterSettings(context.cluster.clone()))?;
     let user: Option<AuthInfo> = match &context.user {
         None => None,
         Some(user) => Some(
             files
                 .iter()
                 .find_map(|f| f.config.auth_infos.iter().find(|u| &u.name == user))
-                .ok_or_else(|| format!("names user {user:?}, which is not defined"))?
+                .ok_or_else(|| ContextError::UndefinedUser(user.clone()))?
                 .auth_info
                 .clone()
                 .unwrap_or_default(),
@@ -184,10 +203,10 @@ fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, Stri
     let server = cluster
         .server
         .clone()
-        .ok_or_else(|| format!("cluster {:?} has no server", context.cluster))?;
+        .ok_or_else(|| ContextError::NoServer(context.cluster.clone()))?;
     match server.parse::<http::Uri>() {
         Ok(uri) if matches!(uri.scheme_str(), Some("https" | "http")) && uri.host().is_some() => {}
-        _ => return Err(format!("server {server:?} is not an http(s) URL")),
+        _ => return Err(ContextError::BadServer(server)),
     }
     // A kubeconfig holding this one context, under fixed names, so nothing can resolve
     // differently later. The user keeps its name: the audit journal records it.
@@ -251,14 +270,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 /// The current context (else the first) of a kubeconfig that did not come from a file, such as
 /// one read from a Secret; `source` says where it came from.
-pub fn current(config: Kubeconfig, source: PathBuf) -> Result<Loaded, String> {
+pub fn current(config: Kubeconfig, source: PathBuf) -> Result<Loaded, ContextError> {
     let named = config
         .current_context
         .as_deref()
         .and_then(|c| config.contexts.iter().find(|n| n.name == c))
         .or_else(|| config.contexts.first())
         .cloned()
-        .ok_or("the kubeconfig has no context")?;
+        .ok_or(ContextError::NoContext)?;
     let file = File {
         path: source.clone(),
         dir_workspace: None,

@@ -75,6 +75,7 @@ impl ClusterSpec {
                 .map(|d| format!("{}/{}", d.management.join("/"), d.namespace)),
             context: self.context.clone(),
             user: self.kube_user().to_string(),
+            unreachable: None,
         }
     }
 }

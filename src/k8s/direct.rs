@@ -15,6 +15,7 @@ use super::wire::transport::Protocol;
 use super::writer::Writer;
 use crate::config::{self, WriteGrant};
 use crate::fleet::index::Event;
+use crate::fleet::read::ReadError;
 use crate::fleet::{ClusterKey, SourceId};
 use crate::inventory::ClusterSpec;
 use crate::source::Sink;
@@ -62,7 +63,7 @@ impl Direct {
     }
 
     /// Connects to `spec`'s cluster if this has not yet: credentials, client, discovery.
-    pub async fn connect(&self, spec: &ClusterSpec) -> Result<ClusterKey, String> {
+    pub async fn connect(&self, spec: &ClusterSpec) -> Result<ClusterKey, ReadError> {
         let key = spec.key();
         let mut held = self.held.lock().await;
         if held.contains_key(&key) {
@@ -72,22 +73,24 @@ impl Direct {
         let (http, served) = loop {
             let (http, _) = connect::client(spec, &self.shared, protocol)
                 .await
-                .map_err(|f| format!("connecting to {}: {}", spec.name, f.message))?;
+                .map_err(|f| {
+                    ReadError::Unreachable(format!("connecting to {}: {}", spec.name, f.message))
+                })?;
             let discovered =
                 tokio::time::timeout(self.timeout, discover(&http, &self.shared.kinds))
                     .await
-                    .map_err(|_| format!("connecting to {}: no answer in time", spec.name))?;
+                    .map_err(|_| ReadError::TimedOut(self.timeout))?;
             match discovered {
                 Ok(found) => break (http, found.served),
                 Err(super::wire::api::Trouble::NotHttp2) if protocol == Protocol::Http2 => {
                     protocol = Protocol::Http1;
                 }
                 Err(trouble) => {
-                    return Err(format!(
+                    return Err(ReadError::Unreachable(format!(
                         "connecting to {}: {}",
                         spec.name,
                         trouble.into_failure().message
-                    ));
+                    )));
                 }
             }
         };

@@ -25,23 +25,40 @@ pub struct Holdings {
     pub kommander: BTreeMap<String, String>,
 }
 
+/// Why a management cluster's clusters could not be listed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ManagementError {
+    /// No complete answer in time: tried again at the next look.
+    #[error("no complete answer within {}", crate::units::format_duration(*.0))]
+    TimedOut(std::time::Duration),
+    /// It is not a management cluster: nothing to follow.
+    #[error("Cluster API is not installed (no cluster.x-k8s.io API group)")]
+    NoClusterApi,
+    /// RBAC: its user may not list them.
+    #[error("forbidden to list {0}")]
+    Forbidden(String),
+    /// It could not be connected to, or answered with an error: tried again at the next look.
+    #[error("{0}")]
+    Unreachable(String),
+}
+
 /// Lists `management`'s clusters. Fails as a whole only when the management cluster itself
 /// cannot be read; a cluster whose Secret is missing or broken carries its own error.
 pub async fn discover(
     management: &ClusterSpec,
     settings: &config::Engine,
-) -> Result<Holdings, String> {
+) -> Result<Holdings, ManagementError> {
     let within = settings.connect_timeout * 4 + settings.exec_timeout;
     match tokio::time::timeout(within, read(management, settings)).await {
         Ok(result) => result,
-        Err(_) => Err(format!(
-            "no complete answer within {}",
-            crate::units::format_duration(within)
-        )),
+        Err(_) => Err(ManagementError::TimedOut(within)),
     }
 }
 
-async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Holdings, String> {
+async fn read(
+    management: &ClusterSpec,
+    settings: &config::Engine,
+) -> Result<Holdings, ManagementError> {
     let (events, _) = mpsc::channel(1);
     let sink = crate::source::Sink::new(crate::fleet::SourceId::default(), events);
     let shared = Arc::new(Shared::new(
@@ -56,14 +73,14 @@ async fn read(management: &ClusterSpec, settings: &config::Engine) -> Result<Hol
     let (http, version) = loop {
         let (http, _) = client(management, &shared, protocol)
             .await
-            .map_err(|f| f.message)?;
+            .map_err(|f| ManagementError::Unreachable(f.message))?;
         match capi_version(&http).await {
             Ok(version) => break (http, version),
             Err(Trouble::NotHttp2) if protocol == Protocol::Http2 => protocol = Protocol::Http1,
             Err(t) if t.code() == Some(404) => {
-                return Err("Cluster API is not installed (no cluster.x-k8s.io API group)".into());
+                return Err(ManagementError::NoClusterApi);
             }
-            Err(t) => return Err(t.into_failure().message),
+            Err(t) => return Err(ManagementError::Unreachable(t.into_failure().message)),
         }
     };
     let items = list(&http, &format!("/apis/cluster.x-k8s.io/{version}/clusters")).await?;
@@ -141,7 +158,7 @@ async fn capi_version(http: &Http) -> Result<&'static str, Trouble> {
 }
 
 /// Every item of a list, page by page.
-async fn list(http: &Http, path: &str) -> Result<Vec<Value>, String> {
+async fn list(http: &Http, path: &str) -> Result<Vec<Value>, ManagementError> {
     let mut items = Vec::new();
     let mut next: Option<String> = None;
     loop {
@@ -153,8 +170,8 @@ async fn list(http: &Http, path: &str) -> Result<Vec<Value>, String> {
             api::get_json::<Value>(http, &page)
                 .await
                 .map_err(|t: Trouble| match t.code() {
-                    Some(403) => format!("forbidden to list {path}"),
-                    _ => t.into_failure().message,
+                    Some(403) => ManagementError::Forbidden(path.to_string()),
+                    _ => ManagementError::Unreachable(t.into_failure().message),
                 })?;
         if let Some(Value::Array(page_items)) = body.get_mut("items").map(Value::take) {
             items.extend(page_items);
@@ -176,14 +193,17 @@ async fn secret(
     http: &Http,
     namespace: &str,
     name: &str,
-) -> Result<kube::config::Kubeconfig, String> {
+) -> Result<kube::config::Kubeconfig, capi::SecretError> {
     let path = format!("/api/v1/namespaces/{namespace}/secrets/{name}");
     match api::get_json::<Value>(http, &path).await {
         Ok((secret, _)) => capi::kubeconfig(&secret),
         Err(t) => Err(match t.code() {
-            Some(404) => format!("no Secret {name}"),
-            Some(403) => format!("forbidden to read the Secret {name}"),
-            _ => format!("reading the Secret {name}: {}", t.into_failure().message),
+            Some(404) => capi::SecretError::Missing(name.to_string()),
+            Some(403) => capi::SecretError::Forbidden(name.to_string()),
+            _ => capi::SecretError::Unread {
+                name: name.to_string(),
+                why: t.into_failure().message,
+            },
         }),
     }
 }
@@ -243,11 +263,11 @@ pub async fn extend(
         while let Some((spec, path, servers, depth)) = queue.pop_front() {
             let holdings = match discover(&spec, settings).await {
                 Ok(h) => h,
-                Err(message) if path.len() == 1 => {
+                Err(e) if path.len() == 1 => {
                     inventory.problems.push(Problem {
                         source: format!("management cluster {}", spec.name),
                         context: Some(spec.context.clone()),
-                        message,
+                        message: e.to_string(),
                     });
                     continue;
                 }

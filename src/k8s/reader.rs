@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::task::discovery::Served;
-use super::wire::api::{self, Http, Trouble};
+use super::wire::api::{self, Http};
 use crate::fleet::workload::{Evidence, ReadError};
 use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
 use crate::inventory::ClusterSpec;
@@ -56,9 +56,9 @@ pub(super) struct Connected {
 
 impl Connected {
     /// `/apis/<group>/<version>/namespaces/<ns>/<plural>/<name>` at the version this cluster serves.
-    pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, String> {
+    pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, ReadError> {
         let Some((_, version)) = self.versions.iter().find(|(k, _)| *k == key.kind) else {
-            return Err(format!("the cluster does not serve {}", key.kind));
+            return Err(ReadError::NotServed(key.kind.to_string()));
         };
         Ok(format!(
             "/apis/{}/{version}/namespaces/{}/{}/{}",
@@ -150,7 +150,7 @@ impl Reader {
         &self,
         cluster: &ClusterKey,
         key: &ObjectKey,
-    ) -> Result<Vec<ObjectEvent>, String> {
+    ) -> Result<Vec<ObjectEvent>, ReadError> {
         let connected = self.connected(cluster)?;
         let selector = format!(
             "involvedObject.kind={},involvedObject.name={},involvedObject.namespace={}",
@@ -161,15 +161,15 @@ impl Reader {
             key.namespace,
             api::query_escape(&selector)
         );
-        let list: Value = self.get(&connected, &path, "events").await?;
+        let list: Value = self.get(&connected, &path).await?;
         Ok(ObjectEvent::from_list(&list))
     }
 
     /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
-    pub async fn yaml(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<String, String> {
+    pub async fn yaml(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<String, ReadError> {
         let connected = self.connected(cluster)?;
         let path = connected.object_path(key)?;
-        let mut object: Value = self.get(&connected, &path, "the object").await?;
+        let mut object: Value = self.get(&connected, &path).await?;
         Ok(to_yaml(&mut object))
     }
 
@@ -190,7 +190,7 @@ impl Reader {
             }
             (None, None) => return Err(ReadError::Unreachable(NOT_CONNECTED.into())),
         };
-        let path = connected.object_path(key).map_err(ReadError::Rejected)?;
+        let path = connected.object_path(key)?;
         super::workloads::read(&connected.http, &path, key, self.timeout).await
     }
 
@@ -218,30 +218,27 @@ impl Reader {
 
     /// The kubeconfig that reaches `cluster`: its one context, cluster and user, as the
     /// inventory read them (for a cluster found on a management cluster, its Secret's).
-    pub fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+    pub fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         self.clients
             .specs
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(cluster)
             .map(|spec| (*spec.kubeconfig).clone())
-            .ok_or_else(|| "the cluster has left the fleet".into())
+            .ok_or(ReadError::Left)
     }
 
-    fn connected(&self, cluster: &ClusterKey) -> Result<Connected, String> {
+    fn connected(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
         self.clients
             .get(cluster)
-            .ok_or_else(|| NOT_CONNECTED.into())
+            .ok_or_else(|| ReadError::Unreachable(NOT_CONNECTED.into()))
     }
 
-    async fn get(&self, connected: &Connected, path: &str, what: &str) -> Result<Value, String> {
+    async fn get(&self, connected: &Connected, path: &str) -> Result<Value, ReadError> {
         match tokio::time::timeout(self.timeout, api::get_json(&connected.http, path)).await {
-            Err(_) => Err(format!(
-                "no answer within {}",
-                crate::units::format_duration(self.timeout)
-            )),
+            Err(_) => Err(ReadError::TimedOut(self.timeout)),
             Ok(Ok((value, _))) => Ok(value),
-            Ok(Err(trouble)) => Err(explain(trouble, what)),
+            Ok(Err(trouble)) => Err(super::workloads::error_of(trouble)),
         }
     }
 }
@@ -251,7 +248,7 @@ impl crate::source::Read for Reader {
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+    ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
         Box::pin(Reader::events(self, cluster, object))
     }
 
@@ -259,11 +256,11 @@ impl crate::source::Read for Reader {
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> futures::future::BoxFuture<'a, Result<String, String>> {
+    ) -> futures::future::BoxFuture<'a, Result<String, ReadError>> {
         Box::pin(Reader::yaml(self, cluster, object))
     }
 
-    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         Reader::kubeconfig(self, cluster)
     }
 
@@ -279,17 +276,6 @@ impl crate::source::Read for Reader {
         if let Some(warm) = &self.warm {
             warm.open(cluster);
         }
-    }
-}
-
-fn explain(trouble: Trouble, what: &str) -> String {
-    match trouble.code() {
-        Some(403) => format!(
-            "forbidden to read {what}: {}",
-            trouble.into_failure().message
-        ),
-        Some(404) => format!("{what}: not found on the cluster (deleted since?)"),
-        _ => format!("reading {what}: {}", trouble.into_failure().message),
     }
 }
 

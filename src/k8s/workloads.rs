@@ -85,7 +85,7 @@ impl Reading<'_> {
 }
 
 /// What a failed request means for the caller.
-fn error_of(trouble: Trouble) -> ReadError {
+pub(super) fn error_of(trouble: Trouble) -> ReadError {
     match trouble.code() {
         Some(403) => ReadError::Forbidden(trouble.into_failure().message),
         Some(404) => ReadError::NotFound,

@@ -96,7 +96,7 @@ impl Writer {
     async fn patch(&self, connected: &Connected, key: &ObjectKey, patch: &Value) -> Outcome {
         let path = match connected.object_path(key) {
             Ok(path) => path,
-            Err(e) => return Outcome::Refused(e),
+            Err(e) => return Outcome::Refused(e.to_string()),
         };
         let mut attempt = 0;
         loop {
@@ -128,7 +128,7 @@ impl Writer {
     ) -> Outcome {
         let path = match connected.object_path(key) {
             Ok(path) => path,
-            Err(e) => return Outcome::Refused(e),
+            Err(e) => return Outcome::Refused(e.to_string()),
         };
         let deadline = tokio::time::Instant::now() + within;
         let mut delay = Duration::from_millis(200);

@@ -40,7 +40,7 @@ pub async fn mcp(request: Request) -> u8 {
     let opened = match crate::session::open::open(&request.sources).await {
         Ok(opened) => opened,
         Err(e) => {
-            eprintln!("error: {}", crate::export::table::safe(&e));
+            eprintln!("error: {}", crate::export::table::safe(&e.to_string()));
             return exit::ERROR;
         }
     };

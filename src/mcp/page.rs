@@ -24,20 +24,29 @@ pub struct Asked {
     limit: usize,
 }
 
+/// A page asked for that this server does not give: the call's arguments are to be fixed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PageError {
+    #[error("cursor {0:?} is not one this server gave")]
+    Cursor(String),
+    #[error("limit {0}: ask for 1 to {MAX_LIMIT} items")]
+    Limit(u32),
+}
+
 impl Asked {
     /// `cursor`: what the previous page gave as `nextCursor`; `limit`: items wanted (1 to
     /// [`MAX_LIMIT`]).
-    pub fn new(cursor: Option<&str>, limit: Option<u32>) -> Result<Asked, String> {
+    pub fn new(cursor: Option<&str>, limit: Option<u32>) -> Result<Asked, PageError> {
         let offset = match cursor {
             None | Some("") => 0,
             Some(text) => text
                 .parse()
-                .map_err(|_| format!("cursor {text:?} is not one this server gave"))?,
+                .map_err(|_| PageError::Cursor(text.to_string()))?,
         };
         let limit = match limit {
             None => LIMIT,
             Some(n @ 1..) if n as usize <= MAX_LIMIT => n as usize,
-            Some(n) => return Err(format!("limit {n}: ask for 1 to {MAX_LIMIT} items")),
+            Some(n) => return Err(PageError::Limit(n)),
         };
         Ok(Asked { offset, limit })
     }
@@ -201,13 +210,15 @@ mod tests {
 
     #[test]
     fn cursors_and_limits_out_of_range_are_refused_by_name() {
-        assert!(
-            Asked::new(Some("abc"), None)
-                .unwrap_err()
-                .contains("cursor")
+        assert_eq!(
+            Asked::new(Some("abc"), None),
+            Err(PageError::Cursor("abc".into()))
         );
-        assert!(Asked::new(None, Some(0)).unwrap_err().contains("1 to 1000"));
-        assert!(Asked::new(None, Some(5000)).is_err());
+        assert_eq!(
+            Asked::new(None, Some(0)).unwrap_err().to_string(),
+            "limit 0: ask for 1 to 1000 items"
+        );
+        assert_eq!(Asked::new(None, Some(5000)), Err(PageError::Limit(5000)));
         let (items, page) = take(all(3), Asked::new(Some("10"), None).unwrap());
         assert_eq!((items.len(), page.total, page.next_cursor), (0, 3, None));
     }

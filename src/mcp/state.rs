@@ -71,8 +71,8 @@ pub struct Paging {
     pub limit: Option<u32>,
 }
 
-pub(super) fn invalid(message: impl Into<String>) -> ErrorData {
-    ErrorData::invalid_params(message.into(), None)
+pub(super) fn invalid(message: impl std::fmt::Display) -> ErrorData {
+    ErrorData::invalid_params(message.to_string(), None)
 }
 
 pub(super) fn kind(text: Option<&str>) -> Result<Option<FluxKind>, ErrorData> {

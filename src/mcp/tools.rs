@@ -308,7 +308,7 @@ impl Fleet {
         let changes = match changes(options, since, &filter).await {
             Ok(changes) => changes,
             Err(Unread::Since(e)) => return Err(invalid(e)),
-            Err(Unread::Bus(e)) => return Err(ErrorData::internal_error(e, None)),
+            Err(Unread::Bus(e)) => return Err(ErrorData::internal_error(e.to_string(), None)),
         };
         Ok(answer(
             Default::default(),
@@ -368,7 +368,7 @@ impl Fleet {
                 }
             }
             Err(e) => {
-                doc.insert("eventsError".into(), e.into());
+                doc.insert("eventsError".into(), e.to_string().into());
             }
         }
         match yaml {
@@ -384,7 +384,7 @@ impl Fleet {
                 doc.insert("yaml".into(), yaml.into());
             }
             Err(e) => {
-                doc.insert("yamlError".into(), e.into());
+                doc.insert("yamlError".into(), e.to_string().into());
             }
         }
         if doc["object"].is_null() && !doc.contains_key("yaml") {

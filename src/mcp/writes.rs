@@ -227,7 +227,7 @@ impl Fleet {
         doc.insert("done".into(), json!(results.len() - failed));
         doc.insert("notDone".into(), json!(failed));
         if let Err(e) = journaled {
-            doc.insert("journalError".into(), json!(e));
+            doc.insert("journalError".into(), json!(e.to_string()));
         }
         let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
         Ok(answer(doc, "results", paged))

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 use crate::config::{self, Permissions, WriteGrant};
 use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::Event;
+use crate::fleet::read::ReadError;
 use crate::fleet::{ClusterInfo, Index, ObjectEvent, ObjectKey, SourceId};
 use crate::inventory::Inventory;
 use crate::k8s::management::Management;
@@ -25,8 +26,7 @@ use crate::source::{Read, Sink, Source, Write};
 /// memory growing.
 const CHANNEL: usize = 4096;
 
-pub const READ_ONLY_CLUSTER: &str =
-    "read-only: this cluster's mode does not allow writes ([[modes]] in the config)";
+pub use crate::fleet::read::READ_ONLY_CLUSTER;
 
 /// The index and its running sources.
 pub struct Session {
@@ -182,12 +182,16 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         object: &ObjectKey,
-    ) -> Result<Vec<ObjectEvent>, String> {
+    ) -> Result<Vec<ObjectEvent>, ReadError> {
         self.of(cluster)?.events(&cluster.key, object).await
     }
 
     /// The object as the cluster has it now, as YAML.
-    pub async fn yaml(&self, cluster: &ClusterInfo, object: &ObjectKey) -> Result<String, String> {
+    pub async fn yaml(
+        &self,
+        cluster: &ClusterInfo,
+        object: &ObjectKey,
+    ) -> Result<String, ReadError> {
         self.of(cluster)?.yaml(&cluster.key, object).await
     }
 
@@ -197,16 +201,13 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         object: &ObjectKey,
-    ) -> Result<crate::fleet::workload::Evidence, crate::fleet::workload::ReadError> {
-        let reader = self
-            .of(cluster)
-            .map_err(crate::fleet::workload::ReadError::NoKubeconfig)?;
-        reader.workloads(&cluster.key, object).await
+    ) -> Result<crate::fleet::workload::Evidence, ReadError> {
+        self.of(cluster)?.workloads(&cluster.key, object).await
     }
 
     /// A kubeconfig that reaches `cluster`, for a program that only reads (a plugin with
     /// `writes = false`); a writing one gets it from [`Writer::kubeconfig`].
-    pub fn kubeconfig(&self, cluster: &ClusterInfo) -> Result<kube::config::Kubeconfig, String> {
+    pub fn kubeconfig(&self, cluster: &ClusterInfo) -> Result<kube::config::Kubeconfig, ReadError> {
         self.of(cluster)?.kubeconfig(&cluster.key)
     }
 
@@ -214,8 +215,8 @@ impl Reader {
     pub async fn history(
         &self,
         since: jiff::Timestamp,
-    ) -> Result<Vec<crate::fleet::history::Change>, String> {
-        let mut last = Err("no source of this session keeps a history".to_string());
+    ) -> Result<Vec<crate::fleet::history::Change>, ReadError> {
+        let mut last = Err(ReadError::NoHistory);
         for reader in self.by_source.iter().flatten() {
             last = reader.history(since).await;
             if last.is_ok() {
@@ -232,11 +233,15 @@ impl Reader {
         }
     }
 
-    fn of(&self, cluster: &ClusterInfo) -> Result<&Arc<dyn Read>, String> {
+    fn of(&self, cluster: &ClusterInfo) -> Result<&Arc<dyn Read>, ReadError> {
         self.by_source
             .get(usize::from(cluster.source.0))
             .and_then(Option::as_ref)
-            .ok_or_else(|| "where this cluster's state comes from, objects cannot be read".into())
+            .ok_or_else(|| {
+                ReadError::NoKubeconfig(
+                    "where this cluster's state comes from, objects cannot be read".into(),
+                )
+            })
     }
 }
 
@@ -298,9 +303,9 @@ impl Writer {
         &self,
         cluster: &ClusterInfo,
         reader: &Reader,
-    ) -> Result<kube::config::Kubeconfig, String> {
+    ) -> Result<kube::config::Kubeconfig, ReadError> {
         if !self.permissions.writable(cluster) {
-            return Err(READ_ONLY_CLUSTER.into());
+            return Err(ReadError::ReadOnly);
         }
         reader.kubeconfig(cluster)
     }

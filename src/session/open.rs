@@ -43,8 +43,9 @@ pub enum Fleet {
     Bus(Box<Bus>),
 }
 
-/// Opens the fleet the options name. Err: the bus named cannot be read.
-pub async fn open(sources: &Sources) -> Result<Opened, String> {
+/// Opens the fleet the options name. Err: the bus named cannot be read (the variant says
+/// whether to fix the options, start a collector, or try again).
+pub async fn open(sources: &Sources) -> Result<Opened, crate::bus::BusError> {
     let Some(options) = &sources.nats else {
         let Resolved {
             config,

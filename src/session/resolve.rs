@@ -28,6 +28,9 @@ pub struct Sources {
     /// `engine.summary_above`. Commands that list objects, root causes or rollouts read every
     /// object the collectors hold unless `--watch-mode summary` says otherwise.
     pub counts_suffice: bool,
+    /// The fleet is the command line's alone (the demo's simulator): the config's `[[sources]]`
+    /// add neither kubeconfigs nor management clusters.
+    pub command_line_only: bool,
 }
 
 /// The config and the fleet, with everything wrong about them.
@@ -105,6 +108,9 @@ fn managements(sources: &Sources, config: &Config) -> Vec<Management> {
             depth: sources.management_depth,
         })
         .collect();
+    if sources.command_line_only {
+        return out;
+    }
     out.extend(config.sources.iter().filter_map(|s| {
         Some(Management {
             context: s.management.clone()?,

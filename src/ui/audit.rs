@@ -17,7 +17,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             theme.style(Slot::Dim),
         ))],
         Some(Err(e)) => vec![Line::from(Span::styled(
-            e.clone(),
+            e.to_string(),
             theme.style(Slot::Error),
         ))],
         Some(Ok(entries)) if entries.is_empty() => vec![Line::from(Span::styled(

@@ -45,7 +45,7 @@ pub fn draw(
     let lines: Vec<Line> = match &model.history {
         None => vec![Line::from(Span::styled("reading the history…", dim))],
         Some(Err(e)) => vec![Line::from(Span::styled(
-            e.clone(),
+            e.to_string(),
             theme.style(Slot::Error),
         ))],
         Some(Ok(_)) => {

@@ -1,5 +1,6 @@
-//! Rendering: a pure function of the model and the theme. Nothing here mutates or waits; list
-//! views build only the rows that are visible.
+//! Rendering: a pure function of the model and the theme. Nothing here mutates or waits (what a
+//! frame learns of the model, such as its page size, is returned by [`measure`]); list views
+//! build only the rows that are visible.
 
 mod audit;
 mod cluster;
@@ -24,17 +25,19 @@ use crate::app::model::{Input, Model, Scope, View};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::{Health, Index};
 
-/// Prepares the model for a frame of `area`: its rows, where its lists scroll to, how far the
-/// fetched pane can scroll, and the room of the fleet map (the update function moves over it).
-pub fn fit(model: &mut Model, theme: &Theme, area: Rect) {
-    model.refresh_rows();
-    model.scroll(body_rows(area));
-    model.clamp_fetched(fetched_max_scroll(model, theme, area));
-    // Only the fleet view has a map; the others' rows are not workspaces to lay out.
-    model.map_room = match model.screen().view {
-        View::Fleet => fleet::map_room(model, area.layout::<4>(&screen())[1]),
-        _ => (0, 0),
-    };
+/// What a frame of `area` holds of the model: the body's rows (for paging and scrolling), how
+/// far the fetched pane can scroll, and the room of the fleet map (the update function moves
+/// over it). Read only: the loop applies it to the model (`Model::fit`) before drawing.
+pub fn measure(model: &Model, theme: &Theme, area: Rect) -> crate::app::Fit {
+    crate::app::Fit {
+        body_rows: body_rows(area),
+        fetched_max_scroll: fetched_max_scroll(model, theme, area),
+        // Only the fleet view has a map; the others' rows are not workspaces to lay out.
+        map_room: match model.screen().view {
+            View::Fleet => fleet::map_room(model, area.layout::<4>(&screen())[1]),
+            _ => (0, 0),
+        },
+    }
 }
 
 /// Rows of the body a list can use at this terminal size (for paging and scrolling).

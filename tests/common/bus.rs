@@ -21,7 +21,7 @@ pub const TTL: Duration = Duration::from_secs(5);
 
 pub struct Running {
     pub stop: CancellationToken,
-    pub task: tokio::task::JoinHandle<Result<(), String>>,
+    pub task: tokio::task::JoinHandle<Result<(), bus::BusError>>,
 }
 
 pub fn start_collector(
@@ -95,7 +95,7 @@ pub fn truth(sim: &super::Sim, names: &BTreeSet<String>) -> View {
 }
 
 /// What a new reader sees: the bus read whole, as `get --nats` reads it.
-pub async fn read(options: &bus::Options) -> Result<View, String> {
+pub async fn read(options: &bus::Options) -> Result<View, bus::BusError> {
     let bus = bus::reader::Bus::connect(options).await?;
     let mut session = Session::start(vec![Box::new(bus)]);
     session.settle(Duration::from_secs(10)).await;
@@ -166,7 +166,7 @@ pub async fn until_truth(
     until(what, within, || async {
         match read(options).await {
             Ok(view) => difference(&view, &truth(sim, names)),
-            Err(e) => Some(e),
+            Err(e) => Some(e.to_string()),
         }
     })
     .await;

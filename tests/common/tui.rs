@@ -180,7 +180,7 @@ pub fn session(
     impl std::future::Future<Output = anyhow::Result<()>>,
     ConsoleLog,
 ) {
-    session_of(fluxfleet::app::Start {
+    session_of(fluxfleet::tui::Start {
         config,
         config_path: None,
         warnings: Vec::new(),
@@ -196,7 +196,7 @@ pub fn session(
 
 /// [`session`] of any start (the fleet from a bus, say).
 pub fn session_of(
-    start: fluxfleet::app::Start,
+    start: fluxfleet::tui::Start,
 ) -> (
     Person,
     impl std::future::Future<Output = anyhow::Result<()>>,
@@ -218,11 +218,11 @@ pub fn session_of(
         frames,
         size,
     };
-    let mut console = fluxfleet::app::run::Given::new(keys);
+    let mut console = fluxfleet::tui::run::Given::new(keys);
     let log = console.log.clone();
     let app = async move {
         let mut terminal = Terminal::new(backend).unwrap();
-        fluxfleet::app::session(&mut terminal, start, &mut console).await
+        fluxfleet::tui::session(&mut terminal, start, &mut console).await
     };
     (person, app, log)
 }
@@ -232,7 +232,7 @@ pub fn screen(model: &mut fluxfleet::app::model::Model, width: u16, height: u16)
     use fluxfleet::config::theme::Theme;
     let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
     let area = ratatui::layout::Rect::new(0, 0, width, height);
-    fluxfleet::ui::fit(model, &Theme::dark(), area);
+    fluxfleet::tui::lay_out(model, &Theme::dark(), area);
     terminal
         .draw(|f| fluxfleet::ui::render(f, model, &Theme::dark()))
         .unwrap();

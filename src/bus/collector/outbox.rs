@@ -64,7 +64,7 @@ impl Outgoing {
 pub(super) struct Acked {
     n: u64,
     outgoing: Outgoing,
-    result: Result<(), String>,
+    result: Result<(), crate::bus::BusError>,
 }
 
 /// The collector's publishing: in flight, and not taken.
@@ -134,7 +134,10 @@ impl Outbox {
             .await
         {
             Ok(ack) => self.acks.push(Box::pin(async move {
-                let result = ack.await.map(|_| ()).map_err(|e| e.to_string());
+                let result = ack
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| crate::bus::BusError::jetstream("publishing", e));
                 Acked {
                     n,
                     outgoing,
@@ -144,7 +147,7 @@ impl Outbox {
             Err(e) => self.acked(Acked {
                 n,
                 outgoing,
-                result: Err(e.to_string()),
+                result: Err(crate::bus::BusError::jetstream("publishing", e)),
             }),
         }
     }
@@ -291,7 +294,7 @@ mod tests {
         Acked {
             n,
             outgoing,
-            result: Err("timed out".into()),
+            result: Err(crate::bus::BusError::jetstream("publishing", "timed out")),
         }
     }
 

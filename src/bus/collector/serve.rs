@@ -83,7 +83,7 @@ fn answer(status: &Status, request: &Request<Incoming>) -> Response<Full<Bytes>>
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n".into());
     }
     let now = tokio::time::Instant::now();
-    let probe = |result: Result<(), String>| match result {
+    let probe = |result: super::status::Probe| match result {
         Ok(()) => text(StatusCode::OK, "ok\n".into()),
         Err(why) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")),
     };

@@ -46,7 +46,7 @@ pub struct Snapshot {
     /// When the loop last ticked.
     pub at: Option<tokio::time::Instant>,
     /// Why it is not ready (None: ready).
-    pub not_ready: Option<String>,
+    pub not_ready: Option<NotReady>,
     pub stuck_after: Duration,
     /// Clusters of the fleet, owned, waiting to be watched, and collectors alive.
     pub fleet: usize,
@@ -74,8 +74,34 @@ pub struct Snapshot {
 #[derive(Default)]
 pub struct Status(Mutex<Snapshot>);
 
+/// Why a probe fails: what the collector is still doing, or what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NotReady {
+    /// The loop has not turned for longer than it should: the collector is stuck.
+    #[error("the collector's loop last turned {0}s ago")]
+    Stuck(u64),
+    /// The stores are not open yet.
+    #[error("starting: the stores are not open yet")]
+    Starting,
+    /// It has not yet looked at who else is alive (its share is not known).
+    #[error("starting: no look yet at who else is alive")]
+    NotLooked,
+    /// Clusters of its share wait for their last owner to let go.
+    #[error("starting: {0} clusters wait for their last owner to let go")]
+    Waiting(usize),
+    /// It owns clusters and the bus has taken nothing of theirs yet.
+    #[error("starting: {0} clusters taken, nothing published yet")]
+    Unpublished(usize),
+    /// The connection to NATS is down.
+    #[error("NATS: not connected")]
+    Disconnected,
+    /// The last look at the bus failed.
+    #[error("{0}")]
+    Bus(crate::bus::BusError),
+}
+
 /// A probe's answer: whether it passes, and why not.
-pub type Probe = Result<(), String>;
+pub type Probe = Result<(), NotReady>;
 
 impl Status {
     pub fn set(&self, snapshot: Snapshot) {
@@ -95,19 +121,17 @@ impl Status {
         match s.at {
             None => Ok(()),
             Some(at) if now.duration_since(at) <= s.stuck_after => Ok(()),
-            Some(at) => Err(format!(
-                "the collector's loop last turned {}s ago",
-                now.duration_since(at).as_secs()
-            )),
+            Some(at) => Err(NotReady::Stuck(now.duration_since(at).as_secs())),
         }
     }
 
-    /// `/readyz`: alive, its first look at who else is alive done, and its bus reachable.
+    /// `/readyz`: alive, its first look at who else is alive done, its bus reachable, and what
+    /// it owns published (a collector that owns nothing is ready once it has looked).
     pub fn readyz(&self, now: tokio::time::Instant) -> Probe {
         self.healthz(now)?;
         let s = self.snapshot();
         if s.at.is_none() {
-            return Err("starting: the stores are not open yet".into());
+            return Err(NotReady::Starting);
         }
         match s.not_ready {
             None => Ok(()),
@@ -288,12 +312,17 @@ impl super::Collector {
             self.stores.js.client().connection_state(),
             async_nats::connection::State::Connected
         );
-        let not_ready = match &self.looked {
-            _ if !connected => Some("NATS: not connected".to_string()),
-            Err(e) => Some(e.clone()),
-            Ok(()) => None,
-        };
         let out = self.outbox.figures();
+        let not_ready = match &self.looked {
+            _ if !connected => Some(NotReady::Disconnected),
+            None => Some(NotReady::NotLooked),
+            Some(Err(e)) => Some(NotReady::Bus(e.clone())),
+            Some(Ok(())) if !self.waiting.is_empty() => Some(NotReady::Waiting(self.waiting.len())),
+            Some(Ok(())) if out.published == 0 && !self.owned.is_empty() => {
+                Some(NotReady::Unpublished(self.owned.len()))
+            }
+            Some(Ok(())) => None,
+        };
         Snapshot {
             id: self.id.clone(),
             at: Some(tokio::time::Instant::now()),
@@ -378,10 +407,10 @@ mod tests {
         status.set(Snapshot {
             at: Some(later),
             stuck_after: Duration::from_secs(30),
-            not_ready: Some("NATS: disconnected".into()),
+            not_ready: Some(NotReady::Disconnected),
             ..Snapshot::default()
         });
         assert!(status.healthz(later).is_ok());
-        assert_eq!(status.readyz(later), Err("NATS: disconnected".into()));
+        assert_eq!(status.readyz(later), Err(NotReady::Disconnected));
     }
 }

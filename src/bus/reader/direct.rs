@@ -11,7 +11,8 @@ use futures::future::BoxFuture;
 use super::super::Options;
 use super::super::wire::ClusterState;
 use crate::fleet::actions::{Outcome, Step};
-use crate::fleet::workload::{Evidence, ReadError};
+use crate::fleet::read::ReadError;
+use crate::fleet::workload::Evidence;
 use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 use crate::k8s::direct::Direct;
 
@@ -31,7 +32,7 @@ fn spec_of(
     direct: Option<&Arc<Direct>>,
     servers: &Servers,
     cluster: &ClusterKey,
-) -> Result<crate::inventory::ClusterSpec, String> {
+) -> Result<crate::inventory::ClusterSpec, ReadError> {
     let name = cluster.as_str().strip_prefix("nats#").unwrap_or_default();
     let server = servers
         .read()
@@ -41,7 +42,18 @@ fn spec_of(
         .unwrap_or_default();
     direct
         .and_then(|d| d.spec(&server, name).cloned())
-        .ok_or_else(|| NOT_ON_THE_BUS.to_string())
+        .ok_or_else(not_on_the_bus)
+}
+
+fn not_on_the_bus() -> ReadError {
+    ReadError::NoKubeconfig(NOT_ON_THE_BUS.into())
+}
+
+/// Why no action reaches a cluster of the bus (see [`crate::fleet::ClusterInfo::unreachable`]):
+/// none of the user's kubeconfigs reaches it, by its server's URL or its name.
+pub(super) fn unreachable(direct: Option<&Arc<Direct>>, state: &ClusterState) -> Option<Arc<str>> {
+    let reached = direct.is_some_and(|d| d.spec(&state.server, &state.name).is_some());
+    (!reached).then(|| NOT_ON_THE_BUS.into())
 }
 
 /// The user's own cluster behind a cluster of the bus, connected.
@@ -49,11 +61,11 @@ async fn reach(
     direct: Option<&Arc<Direct>>,
     servers: &Servers,
     cluster: &ClusterKey,
-) -> Result<ClusterKey, String> {
+) -> Result<ClusterKey, ReadError> {
     let spec = spec_of(direct, servers, cluster)?;
     match direct {
         Some(d) => d.connect(&spec).await,
-        None => Err(NOT_ON_THE_BUS.to_string()),
+        None => Err(not_on_the_bus()),
     }
 }
 
@@ -77,10 +89,10 @@ impl crate::source::Read for FromBus {
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, String>> {
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
-            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
             direct.reader().events(&key, object).await
         })
     }
@@ -89,10 +101,10 @@ impl crate::source::Read for FromBus {
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, String>> {
+    ) -> BoxFuture<'a, Result<String, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
-            let direct = self.direct.as_ref().ok_or(NOT_ON_THE_BUS)?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
             direct.reader().yaml(&key, object).await
         })
     }
@@ -103,29 +115,25 @@ impl crate::source::Read for FromBus {
         object: &'a ObjectKey,
     ) -> BoxFuture<'a, Result<Evidence, ReadError>> {
         Box::pin(async move {
-            let spec = spec_of(self.direct.as_ref(), &self.servers, cluster)
-                .map_err(ReadError::NoKubeconfig)?;
-            let direct = self
-                .direct
-                .as_ref()
-                .ok_or_else(|| ReadError::NoKubeconfig(NOT_ON_THE_BUS.into()))?;
-            let key = direct
-                .connect(&spec)
-                .await
-                .map_err(ReadError::Unreachable)?;
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
             direct.reader().workloads(&key, object).await
         })
     }
 
-    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, String> {
+    fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| (*spec.kubeconfig).clone())
     }
 
     fn history(
         &self,
         since: jiff::Timestamp,
-    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, String>> {
-        Box::pin(super::super::history::since(&self.options, since, None))
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, ReadError>> {
+        Box::pin(async move {
+            super::super::history::since(&self.options, since, None)
+                .await
+                .map_err(|e| ReadError::Unreachable(e.to_string()))
+        })
     }
 
     /// A summarized cluster opened: its objects are read from the bus and followed. An opening
@@ -156,7 +164,7 @@ impl crate::source::Write for ToCluster {
         Box::pin(async move {
             match reach(Some(&self.direct), &self.servers, cluster).await {
                 Ok(key) => self.writer.apply(&key, steps, token, wait).await,
-                Err(why) => Outcome::Refused(why),
+                Err(why) => Outcome::Refused(why.to_string()),
             }
         })
     }
@@ -182,7 +190,7 @@ impl crate::source::Write for ToCluster {
                 Ok(key) => {
                     crate::source::Write::handled(&self.writer, &key, object, token, within).await
                 }
-                Err(why) => Outcome::Refused(why),
+                Err(why) => Outcome::Refused(why.to_string()),
             }
         })
     }

@@ -41,6 +41,8 @@ pub(super) struct Follow {
     pub(super) summaries: HashMap<String, Summed>,
     pub(super) live: BTreeSet<String>,
     pub(super) servers: Servers,
+    /// What reaches clusters with the user's own kubeconfigs: which clusters actions reach.
+    pub(super) direct: Option<std::sync::Arc<crate::k8s::direct::Direct>>,
     pub(super) last: u64,
     /// Summarizing: the clusters opened.
     pub(super) opening: Option<Opening>,
@@ -88,7 +90,8 @@ impl Follow {
                 let mut connection = shown(state, &self.live, false);
                 if let Some(why) = &failed {
                     connection.phase = crate::fleet::Phase::TimedOut;
-                    connection.error = Some(why.as_str().into());
+                    connection.error =
+                        Some(format!("its objects could not be read from the bus: {why}").into());
                 }
                 self.sink.send(&key, Change::Connection(connection)).await?;
             }
@@ -139,7 +142,7 @@ impl Follow {
 
     /// Every object the bucket holds, into the session as it comes, holding none of them.
     /// Some(why) when they could not all be read.
-    async fn stream_objects(&mut self) -> Result<Option<String>, Closed> {
+    async fn stream_objects(&mut self) -> Result<Option<crate::bus::BusError>, Closed> {
         let prefix = format!("$KV.{}.", self.stores.state.name);
         let mut why = None;
         for _ in 0..READS {
@@ -172,7 +175,7 @@ impl Follow {
                 }
             }
         }
-        Ok(why.map(|e| format!("its objects could not be read from the bus: {e}")))
+        Ok(why)
     }
 
     /// One object's value, into the session; a value that cannot be read is said in the log.
@@ -196,7 +199,7 @@ impl Follow {
 
     /// Watches from where the clusters were read: every key, or summarizing, the clusters'
     /// states and summaries (objects only of the clusters opened).
-    async fn watches(&self) -> (Vec<Watch>, Option<String>) {
+    async fn watches(&self) -> (Vec<Watch>, Option<crate::bus::BusError>) {
         let from = self.last + 1;
         let state = &self.stores.state;
         let filters: &[&str] = if self.opening.is_some() {
@@ -329,9 +332,11 @@ impl Follow {
                 let summarized = self.summarized(opening, &name);
                 let new = !self.known.contains_key(&name);
                 if new {
-                    self.sink
-                        .send(&key, Change::Added(state.info(key.clone())))
-                        .await?;
+                    let info = crate::fleet::ClusterInfo {
+                        unreachable: super::direct::unreachable(self.direct.as_ref(), &state),
+                        ..state.info(key.clone())
+                    };
+                    self.sink.send(&key, Change::Added(info)).await?;
                 }
                 let shown = shown(&state, &self.live, summarized);
                 remember(&self.servers, &state);

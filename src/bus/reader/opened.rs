@@ -21,7 +21,7 @@ pub(super) enum Found {
     /// A change after.
     Entry(Entry),
     /// Its objects could not be read.
-    Failed(String),
+    Failed(crate::bus::BusError),
 }
 
 /// What comes next: a cluster to open, or what an opened one's task found.
@@ -138,7 +138,7 @@ async fn held(stores: Stores, name: String, n: u64, found: mpsc::Sender<(String,
                 objects.push(summary);
             }
         }
-        Ok::<_, String>((last, objects))
+        Ok::<_, crate::bus::BusError>((last, objects))
     };
     let last = match read.await {
         Ok((last, objects)) => {

@@ -39,11 +39,39 @@ impl std::fmt::Display for Alertmanager {
     }
 }
 
+/// Why alerts could not be sent: `--alertmanager` or its CA to fix, or Alertmanager to reach
+/// again (the next round sends every alert again). Never the URL's password.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AlertmanagerError {
+    /// The URL or the CA file given is not usable.
+    #[error("--alertmanager {url}: {why}")]
+    Usage { url: String, why: String },
+    /// The alerts could not be written as JSON.
+    #[error("{0}")]
+    Encode(String),
+    /// It could not be reached: tried again at the next round.
+    #[error("cannot reach {at}: {why}")]
+    Unreachable { at: String, why: String },
+    /// It answered with an error.
+    #[error("{at} answered {status}: {text}")]
+    Refused {
+        at: String,
+        status: u16,
+        text: String,
+    },
+    /// It did not answer in time: tried again at the next round.
+    #[error("{at} did not answer within {within:?}")]
+    TimedOut { at: String, within: Duration },
+}
+
 impl Alertmanager {
     /// Alertmanager at `url` (`http://alertmanager:9093`, a path prefix if it serves under one),
     /// trusting `ca` (a PEM file) or the system's roots for HTTPS.
-    pub fn new(url: &str, ca: Option<&Path>) -> Result<Alertmanager, String> {
-        let bad = |why: &str| format!("--alertmanager {}: {why}", redacted(url));
+    pub fn new(url: &str, ca: Option<&Path>) -> Result<Alertmanager, AlertmanagerError> {
+        let bad = |why: &str| AlertmanagerError::Usage {
+            url: redacted(url),
+            why: why.to_string(),
+        };
         // User and password go into a header, and the URL goes on without them.
         let (bare, user) = split(url);
         let auth = user
@@ -92,8 +120,9 @@ impl Alertmanager {
     }
 
     /// Sends `alerts`; an error says what Alertmanager answered, or why it could not be reached.
-    pub async fn post(&self, alerts: &[Posted]) -> Result<(), String> {
-        let body = serde_json::to_vec(alerts).map_err(|e| e.to_string())?;
+    pub async fn post(&self, alerts: &[Posted]) -> Result<(), AlertmanagerError> {
+        let body =
+            serde_json::to_vec(alerts).map_err(|e| AlertmanagerError::Encode(e.to_string()))?;
         let mut request = Request::builder()
             .method(Method::POST)
             .uri(self.endpoint.clone())
@@ -107,26 +136,37 @@ impl Alertmanager {
         }
         let request = request
             .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
-        let exchange = async {
-            let answer = self
-                .client
-                .request(request)
-                .await
-                .map_err(|e| format!("cannot reach {self}: {}", crate::errors::chain(&e)))?;
-            let status = answer.status();
-            if status.is_success() {
-                return Ok(());
-            }
-            let text = match Limited::new(answer.into_body(), ANSWER).collect().await {
-                Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
-                Err(_) => "(an answer longer than 4 KiB)".into(),
+            .map_err(|e| AlertmanagerError::Encode(e.to_string()))?;
+        let exchange =
+            async {
+                let answer = self.client.request(request).await.map_err(|e| {
+                    AlertmanagerError::Unreachable {
+                        at: self.to_string(),
+                        why: crate::errors::chain(&e),
+                    }
+                })?;
+                let status = answer.status();
+                if status.is_success() {
+                    return Ok(());
+                }
+                let text = match Limited::new(answer.into_body(), ANSWER).collect().await {
+                    Ok(body) => String::from_utf8_lossy(&body.to_bytes()).into_owned(),
+                    Err(_) => "(an answer longer than 4 KiB)".into(),
+                };
+                Err(AlertmanagerError::Refused {
+                    at: self.to_string(),
+                    status: status.as_u16(),
+                    text: safe(text.trim()).into_owned(),
+                })
             };
-            Err(format!("{self} answered {status}: {}", safe(text.trim())))
-        };
         tokio::time::timeout(TIMEOUT, exchange)
             .await
-            .unwrap_or_else(|_| Err(format!("{self} did not answer within {TIMEOUT:?}")))
+            .unwrap_or_else(|_| {
+                Err(AlertmanagerError::TimedOut {
+                    at: self.to_string(),
+                    within: TIMEOUT,
+                })
+            })
     }
 }
 
@@ -154,15 +194,16 @@ mod tests {
             .err()
             .unwrap();
         assert!(
-            e.contains("give http:// or https://") && !e.contains("secret"),
-            "{e}"
+            matches!(&e, AlertmanagerError::Usage { why, .. } if why == "give http:// or https://"),
+            "{e:?}"
         );
+        assert!(!e.to_string().contains("secret"), "{e}");
         let e = Alertmanager::new("alertmanager:9093", None).err().unwrap();
-        assert!(e.contains("http://"), "{e}");
+        assert!(e.to_string().contains("http://"), "{e}");
         let e = Alertmanager::new("https://am:9093", Some(Path::new("/nonexistent/ca.pem")))
             .err()
             .unwrap();
-        assert!(e.contains("/nonexistent/ca.pem"), "{e}");
+        assert!(e.to_string().contains("/nonexistent/ca.pem"), "{e}");
     }
 
     #[tokio::test]
@@ -176,8 +217,9 @@ mod tests {
         let am = Alertmanager::new(&format!("http://u:pw@127.0.0.1:{port}"), None).unwrap();
         let e = am.post(&[]).await.unwrap_err();
         assert!(
-            e.contains(&format!("127.0.0.1:{port}")) && !e.contains("pw"),
-            "{e}"
+            matches!(&e, AlertmanagerError::Unreachable { at, .. } if at.contains(&format!("127.0.0.1:{port}"))),
+            "{e:?}"
         );
+        assert!(!e.to_string().contains("pw"), "{e}");
     }
 }

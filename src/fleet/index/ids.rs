@@ -66,6 +66,11 @@ pub struct ClusterInfo {
     pub context: String,
     #[serde(skip)]
     pub user: String,
+    /// Why no action can reach it where its source cannot send one (a cluster of the bus that
+    /// none of the user's kubeconfigs reaches); None where its source sends actions. The
+    /// planner refuses its targets with this, so that a dry run says what the run will do.
+    #[serde(skip)]
+    pub unreachable: Option<std::sync::Arc<str>>,
 }
 
 impl ClusterInfo {
@@ -92,6 +97,7 @@ impl ClusterInfo {
             origin: None,
             context: String::new(),
             user: String::new(),
+            unreachable: None,
         }
     }
 }

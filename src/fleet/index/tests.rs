@@ -17,6 +17,7 @@ fn info(name: &str, workspace: &str) -> ClusterInfo {
         management: Vec::new(),
         context: String::new(),
         user: String::new(),
+        unreachable: None,
     }
 }
 

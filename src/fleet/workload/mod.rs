@@ -11,10 +11,9 @@ pub mod fold;
 pub mod parse;
 pub mod verdict;
 
-use std::time::Duration;
-
 use serde::Serialize;
 
+pub use crate::fleet::read::ReadError;
 pub use fold::{Folded, Line, NotRead};
 pub use verdict::Verdict;
 
@@ -236,60 +235,6 @@ pub struct Unread {
     /// `pods/log`, `pods`, `deployments.apps`, `events` …
     pub resource: String,
     pub why: ReadError,
-}
-
-/// Why something of a cluster could not be read: what the caller can do about it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, thiserror::Error)]
-#[serde(tag = "reason", content = "message", rename_all = "camelCase")]
-pub enum ReadError {
-    /// RBAC: a role that may read it is needed.
-    #[error("forbidden: {0}")]
-    Forbidden(String),
-    /// It is not there (deleted since, or never created).
-    #[error("not found")]
-    NotFound,
-    /// The server said the request cannot be answered (a log of a container that never ran).
-    #[error("{0}")]
-    Rejected(String),
-    /// No answer in time: try again.
-    #[error("no answer within {}", crate::units::format_duration(*.0))]
-    TimedOut(Duration),
-    /// The cluster is not connected now, or cannot be reached: try again later.
-    #[error("unreachable: {0}")]
-    Unreachable(String),
-    /// Where the fleet's state comes from, no kubeconfig of the user's reaches the cluster.
-    #[error("{0}")]
-    NoKubeconfig(String),
-    /// The server answered with something else than the API: its error.
-    #[error("{0}")]
-    Server(String),
-    /// The cluster's share of the byte budget was spent.
-    #[error("not read: the byte budget of {} KiB per cluster was spent", .0 / 1024)]
-    OverBudget(usize),
-}
-
-impl ReadError {
-    /// Worth asking again later (as opposed to fixing RBAC or a kubeconfig).
-    pub fn retryable(&self) -> bool {
-        matches!(
-            self,
-            ReadError::TimedOut(_) | ReadError::Unreachable(_) | ReadError::Server(_)
-        )
-    }
-
-    /// A short word for the kind of trouble, for folded counts ("forbidden pods/log").
-    pub fn word(&self) -> &'static str {
-        match self {
-            ReadError::Forbidden(_) => "forbidden",
-            ReadError::NotFound => "not found",
-            ReadError::Rejected(_) => "refused",
-            ReadError::TimedOut(_) => "timed out",
-            ReadError::Unreachable(_) => "unreachable",
-            ReadError::NoKubeconfig(_) => "no kubeconfig reaches it",
-            ReadError::Server(_) => "server error",
-            ReadError::OverBudget(_) => "over the byte budget",
-        }
-    }
 }
 
 /// `text` with every character that changes what a terminal shows rather than being shown —

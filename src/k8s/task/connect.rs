@@ -190,7 +190,9 @@ async fn credentials(
                 expires = credential.expires;
                 credential.apply(auth);
             }
-            Err(message) => return Err(Failure::new(Phase::Unauthorized, message)),
+            // Every failure of the plugin is the credentials' (a hung one often waits for a
+            // login nobody will type): the task retries it with its backoff either way.
+            Err(e) => return Err(Failure::new(Phase::Unauthorized, e.to_string())),
         }
     }
     Ok((kubeconfig, expires))
@@ -263,10 +265,10 @@ async fn build(
         &shared.transport.env_proxy,
     ) {
         Ok(proxy) => proxy,
-        Err(message) => return Err(Failure::new(Phase::Invalid, message)),
+        Err(e) => return Err(Failure::new(Phase::Invalid, e.to_string())),
     };
     let identity = crate::k8s::wire::identity::load(&config.auth_info)
-        .map_err(|message| Failure::new(Phase::Invalid, message))?;
+        .map_err(|e| Failure::new(Phase::Invalid, e.to_string()))?;
     // Building a client parses certificates (microseconds) and, once for the fleet, the system
     // trust store. Legacy auth providers (gcp) may run a command: only those go to a thread.
     let client = if config.auth_info.auth_provider.is_some() {

@@ -68,7 +68,60 @@ struct Status {
     expiration_timestamp: Option<String>,
 }
 
-type Outcome = Result<Credential, String>;
+/// Why an exec plugin gave no credential: the kubeconfig or the plugin to fix, or (timed out)
+/// to try again. The words name the command, never what it printed that could be a secret.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("exec credential cache is unavailable")]
+    CacheUnavailable,
+    #[error("the exec section names no command")]
+    NoCommand,
+    #[error("exec plugins are shutting down")]
+    ShuttingDown,
+    /// Not installed, or not executable: the hint is the kubeconfig's `installHint`.
+    #[error("exec plugin {command:?} cannot start: {why}{hint}")]
+    CannotStart {
+        command: String,
+        why: String,
+        hint: String,
+    },
+    #[error("exec plugin {0:?}: no output pipes")]
+    NoPipes(String),
+    /// It ran too long and was killed: try again.
+    #[error("exec plugin {command:?} gave no credential within {} (killed)", crate::units::format_duration(*.within))]
+    TimedOut { command: String, within: Duration },
+    #[error("exec plugin {command:?} failed: {why}")]
+    Wait { command: String, why: String },
+    /// It exited non-zero; `said` is its last line of stderr, credentials left out.
+    #[error("exec plugin {command:?} failed ({status}){}", .said.as_deref().map(|l| format!(": {l}")).unwrap_or_default())]
+    Failed {
+        command: String,
+        status: String,
+        said: Option<String>,
+    },
+    /// It exited zero with output that is no credential.
+    #[error("exec plugin {command:?}: {why}")]
+    Output { command: String, why: OutputError },
+}
+
+/// What is wrong with an exec plugin's output.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum OutputError {
+    #[error("reading its output: {0}")]
+    Read(String),
+    #[error("its output is larger than {} KiB", OUTPUT_LIMIT / 1024)]
+    TooLarge,
+    #[error("output is not an ExecCredential: {0}")]
+    NotCredential(String),
+    #[error("output has no status")]
+    NoStatus,
+    #[error("invalid expirationTimestamp {at:?}: {why}")]
+    BadExpiry { at: String, why: String },
+    #[error("output has neither a token nor a client certificate and key")]
+    Empty,
+}
+
+type Outcome = Result<Credential, ExecError>;
 
 /// One cached run: shared while in flight, reused while valid.
 struct Slot {
@@ -119,7 +172,7 @@ impl Runner {
             slots.get(&key).map(|s| s.cell.clone())
         };
         let Some(cell) = cell else {
-            return Err("exec credential cache is unavailable".into());
+            return Err(ExecError::CacheUnavailable);
         };
         let (outcome, _) = cell
             .get_or_init(|| async { (self.run(exec).await, std::time::Instant::now()) })
@@ -137,15 +190,12 @@ impl Runner {
     }
 
     async fn run(&self, exec: &ExecConfig) -> Outcome {
-        let command = exec
-            .command
-            .as_deref()
-            .ok_or("the exec section names no command")?;
+        let command = exec.command.as_deref().ok_or(ExecError::NoCommand)?;
         let _permit = self
             .permits
             .acquire()
             .await
-            .map_err(|_| "exec plugins are shutting down".to_string())?;
+            .map_err(|_| ExecError::ShuttingDown)?;
         let api_version = exec
             .api_version
             .clone()
@@ -175,17 +225,18 @@ impl Runner {
                 cmd.env(name, value);
             }
         }
-        let mut child = cmd.spawn().map_err(|e| {
-            let hint = exec
+        let mut child = cmd.spawn().map_err(|e| ExecError::CannotStart {
+            command: command.to_string(),
+            why: e.to_string(),
+            hint: exec
                 .install_hint
                 .as_deref()
                 .map(|h| format!(" ({})", h.trim()))
-                .unwrap_or_default();
-            format!("exec plugin {command:?} cannot start: {e}{hint}")
+                .unwrap_or_default(),
         })?;
         let group = Group(child.id());
         let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(format!("exec plugin {command:?}: no output pipes"));
+            return Err(ExecError::NoPipes(command.to_string()));
         };
         let run = async {
             let (out, err) = tokio::join!(capped(stdout), capped(stderr));
@@ -194,28 +245,35 @@ impl Runner {
         };
         let Ok((stdout, stderr, status)) = tokio::time::timeout(self.timeout, run).await else {
             drop(group);
-            return Err(format!(
-                "exec plugin {command:?} gave no credential within {} (killed)",
-                crate::units::format_duration(self.timeout)
-            ));
+            return Err(ExecError::TimedOut {
+                command: command.to_string(),
+                within: self.timeout,
+            });
         };
         // It has exited: its process group is left to whatever it started on purpose.
         group.disarm();
-        let status = status.map_err(|e| format!("exec plugin {command:?} failed: {e}"))?;
-        let stdout = stdout.map_err(|e| format!("exec plugin {command:?}: {e}"))?;
+        let status = status.map_err(|e| ExecError::Wait {
+            command: command.to_string(),
+            why: e.to_string(),
+        })?;
+        let output = |why| ExecError::Output {
+            command: command.to_string(),
+            why,
+        };
+        let stdout = stdout.map_err(output)?;
         if !status.success() {
             // Its last words, without anything that looks like a credential: plugins print
             // refresh tokens and device codes to stderr.
             let stderr = stderr.unwrap_or_default();
             let stderr = String::from_utf8_lossy(&stderr);
             let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
-            return Err(format!(
-                "exec plugin {command:?} failed ({status}){}",
-                last.map(|l| format!(": {}", without_secrets(l)))
-                    .unwrap_or_default()
-            ));
+            return Err(ExecError::Failed {
+                command: command.to_string(),
+                status: status.to_string(),
+                said: last.map(without_secrets),
+            });
         }
-        parse(&stdout).map_err(|e| format!("exec plugin {command:?}: {e}"))
+        parse(&stdout).map_err(output)
     }
 }
 
@@ -223,19 +281,16 @@ impl Runner {
 const OUTPUT_LIMIT: usize = 1024 * 1024;
 
 /// Reads a pipe to its end, at most [`OUTPUT_LIMIT`] bytes; more is an error.
-async fn capped(pipe: impl tokio::io::AsyncRead + Unpin) -> Result<Vec<u8>, String> {
+async fn capped(pipe: impl tokio::io::AsyncRead + Unpin) -> Result<Vec<u8>, OutputError> {
     use tokio::io::AsyncReadExt;
     let mut buf = Vec::new();
     let mut limited = pipe.take(OUTPUT_LIMIT as u64 + 1);
     limited
         .read_to_end(&mut buf)
         .await
-        .map_err(|e| format!("reading its output: {e}"))?;
+        .map_err(|e| OutputError::Read(e.to_string()))?;
     if buf.len() > OUTPUT_LIMIT {
-        return Err(format!(
-            "its output is larger than {} KiB",
-            OUTPUT_LIMIT / 1024
-        ));
+        return Err(OutputError::TooLarge);
     }
     Ok(buf)
 }
@@ -293,15 +348,15 @@ fn without_secrets(line: &str) -> String {
     shown
 }
 
-fn parse(stdout: &[u8]) -> Outcome {
-    let cred: ExecCredential = serde_json::from_slice(stdout)
-        .map_err(|e| format!("output is not an ExecCredential: {e}"))?;
-    let status = cred.status.ok_or("output has no status")?;
+fn parse(stdout: &[u8]) -> Result<Credential, OutputError> {
+    let cred: ExecCredential =
+        serde_json::from_slice(stdout).map_err(|e| OutputError::NotCredential(e.to_string()))?;
+    let status = cred.status.ok_or(OutputError::NoStatus)?;
     let expires = match status.expiration_timestamp {
-        Some(t) => Some(
-            t.parse::<Timestamp>()
-                .map_err(|e| format!("invalid expirationTimestamp {t:?}: {e}"))?,
-        ),
+        Some(t) => Some(t.parse::<Timestamp>().map_err(|e| OutputError::BadExpiry {
+            why: e.to_string(),
+            at: t.clone(),
+        })?),
         None => None,
     };
     let credential = Credential {
@@ -315,7 +370,7 @@ fn parse(stdout: &[u8]) -> Outcome {
     };
     if credential.token.is_none() && (credential.certificate.is_none() || credential.key.is_none())
     {
-        return Err("output has neither a token nor a client certificate and key".into());
+        return Err(OutputError::Empty);
     }
     Ok(credential)
 }
@@ -358,15 +413,10 @@ mod tests {
         let c = parse(ok).unwrap();
         assert!(c.expires.is_some());
         assert!(!format!("{c:?}").contains("abc"));
-        assert!(
-            parse(br#"{"status":{}}"#)
-                .unwrap_err()
-                .contains("neither a token")
-        );
-        assert!(
-            parse(b"please log in")
-                .unwrap_err()
-                .contains("not an ExecCredential")
-        );
+        assert_eq!(parse(br#"{"status":{}}"#).unwrap_err(), OutputError::Empty);
+        assert!(matches!(
+            parse(b"please log in").unwrap_err(),
+            OutputError::NotCredential(_)
+        ));
     }
 }

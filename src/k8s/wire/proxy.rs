@@ -24,6 +24,24 @@ pub enum ProxyProtocol {
     Socks5 { remote_dns: bool },
 }
 
+/// A proxy fluxfleet will not use: the kubeconfig's `proxy-url` (or the environment's proxy)
+/// is to be fixed. Never its credentials.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProxyError {
+    #[error("proxy-url is not a URL: {0}")]
+    NotUrl(String),
+    #[error(
+        "an https:// proxy is not supported: fluxfleet does not speak TLS to proxies, and would \
+         send the proxy's credentials and the CONNECT request in clear text; use an http://, \
+         socks5:// or socks5h:// proxy"
+    )]
+    Https,
+    #[error("proxy scheme {0:?} is not supported (http, socks5, socks5h)")]
+    Scheme(String),
+    #[error("the proxy URL has no host")]
+    NoHost,
+}
+
 /// The proxy to reach `server` through: the kubeconfig's `proxy-url` when it has one, else the
 /// environment's unless `NO_PROXY` exempts the server. (kube alone would send every cluster
 /// through `HTTPS_PROXY`, ignoring `NO_PROXY`.) A proxy fluxfleet cannot speak to safely is an
@@ -32,12 +50,12 @@ pub fn proxy_for(
     explicit: Option<&str>,
     server: &Uri,
     env: &Matcher,
-) -> Result<Option<Proxy>, String> {
+) -> Result<Option<Proxy>, ProxyError> {
     // The environment's proxies come with their credentials already taken out of the URL.
     let (uri, env_credentials) = match explicit.filter(|p| !p.is_empty()) {
         Some(p) => (
             p.parse::<Uri>()
-                .map_err(|e| format!("proxy-url is not a URL: {e}"))?,
+                .map_err(|e| ProxyError::NotUrl(e.to_string()))?,
             None,
         ),
         None => match env.intercept(server) {
@@ -56,22 +74,10 @@ pub fn proxy_for(
         Some("http") => ProxyProtocol::Connect,
         Some("socks5") => ProxyProtocol::Socks5 { remote_dns: false },
         Some("socks5h") => ProxyProtocol::Socks5 { remote_dns: true },
-        Some("https") => {
-            return Err(
-                "an https:// proxy is not supported: fluxfleet does not speak TLS to \
-                        proxies, and would send the proxy's credentials and the CONNECT request \
-                        in clear text; use an http://, socks5:// or socks5h:// proxy"
-                    .into(),
-            );
-        }
-        other => {
-            return Err(format!(
-                "proxy scheme {:?} is not supported (http, socks5, socks5h)",
-                other.unwrap_or_default()
-            ));
-        }
+        Some("https") => return Err(ProxyError::Https),
+        other => return Err(ProxyError::Scheme(other.unwrap_or_default().to_string())),
     };
-    let authority = uri.authority().ok_or("the proxy URL has no host")?;
+    let authority = uri.authority().ok_or(ProxyError::NoHost)?;
     let (credentials, host) = match authority.as_str().rsplit_once('@') {
         Some((userinfo, host)) => {
             let (user, pass) = userinfo.split_once(':').unwrap_or((userinfo, ""));
@@ -82,7 +88,7 @@ pub fn proxy_for(
     let scheme = uri.scheme_str().unwrap_or("http");
     let bare = format!("{scheme}://{host}")
         .parse::<Uri>()
-        .map_err(|e| format!("proxy-url is not a URL: {e}"))?;
+        .map_err(|e| ProxyError::NotUrl(e.to_string()))?;
     Ok(Some(Proxy {
         uri: bare,
         protocol,
@@ -147,9 +153,9 @@ mod tests {
         assert_eq!(p.protocol, ProxyProtocol::Connect);
         assert_eq!(p.uri.to_string(), "http://corp:3128/");
         let e = proxy_for(Some("https://alice:s3cret@corp:3128"), &server, &env).unwrap_err();
-        assert!(e.contains("https:// proxy is not supported"), "{e}");
-        assert!(!e.contains("s3cret"));
+        assert_eq!(e, ProxyError::Https);
+        assert!(!e.to_string().contains("s3cret"));
         let e = proxy_for(Some("socks4://corp:1080"), &server, &env).unwrap_err();
-        assert!(e.contains("not supported"), "{e}");
+        assert_eq!(e, ProxyError::Scheme("socks4".into()));
     }
 }

@@ -10,10 +10,11 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
-use super::handoff::{Ended, Exit, Prepared};
-use super::model::Model;
-use super::plugins::Launch;
-use super::update::{Effect, Msg, update};
+use crate::app::handoff::{Ended, Exit, Prepared};
+use crate::app::model::Model;
+use crate::app::plugin_error::PluginError;
+use crate::app::plugins::Launch;
+use crate::app::update::{Effect, Msg, update};
 use crate::config::theme::Theme;
 use crate::fleet::index::Event;
 
@@ -25,7 +26,7 @@ pub trait Effects {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>);
 
     /// A plugin that takes the terminal, up to its start (its kubeconfig, the journal).
-    fn prepare(&mut self, launch: Launch) -> Result<Prepared, String>;
+    fn prepare(&mut self, launch: Launch) -> Result<Prepared, PluginError>;
 }
 
 /// Keys typed at the terminal.
@@ -137,6 +138,14 @@ where
     }
 }
 
+/// Lays `model` out for a terminal of `area`: its rows refreshed, then what the view measures
+/// (page size, scroll bounds, the map's room) applied. The view only reads the model.
+pub fn lay_out(model: &mut Model, theme: &Theme, area: ratatui::layout::Rect) {
+    model.refresh_rows();
+    let fit = crate::ui::measure(model, theme, area);
+    model.fit(fit);
+}
+
 /// Runs until the user quits or the input ends. `now` is the clock (pinned in tests).
 pub async fn run<B: Backend>(
     terminal: &mut Terminal<B>,
@@ -159,7 +168,7 @@ where
         if dirty && last_frame.elapsed() >= FRAME {
             model.now = now();
             let size = terminal.size()?;
-            crate::ui::fit(model, theme, size.into());
+            lay_out(model, theme, size.into());
             terminal.draw(|frame| crate::ui::render(frame, model, theme))?;
             last_frame = tokio::time::Instant::now();
             dirty = false;
@@ -253,7 +262,7 @@ where
         Err(why) => {
             return Ok(Ended {
                 what,
-                exit: Exit::NotRun(why),
+                exit: Exit::NotRun(why.to_string()),
                 tail: Vec::new(),
             });
         }

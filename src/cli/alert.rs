@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::{FleetArgs, Scope, duration};
+use super::duration;
+use super::fleet::{FleetArgs, WatchArg};
+use super::scope::Scope;
+use super::usage::Usage;
 
 /// `fluxfleet alert`: the scope, where to send, and the timing.
 #[derive(Debug, Args)]
@@ -47,6 +50,10 @@ pub struct AlertArgs {
     /// (on the bus: no connection to any cluster).
     #[arg(long)]
     pub no_workloads: bool,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub watch_mode: WatchArg,
 }
 
 /// `KEY=VALUE`, KEY a Prometheus label name.
@@ -67,10 +74,10 @@ fn label(text: &str) -> Result<(String, String), String> {
 }
 
 impl AlertArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::alert::Request, String> {
+    pub fn request(&self) -> Result<crate::export::alert::Request, Usage> {
         Ok(crate::export::alert::Request {
-            sources: fleet.sources(),
-            filter: self.scope.filter(None).map_err(|e| e.to_string())?,
+            sources: self.fleet.sources(self.watch_mode),
+            filter: self.scope.filter(None)?,
             alertmanagers: self.alertmanagers.clone(),
             ca: self.alertmanager_ca.clone(),
             labels: self.labels.iter().cloned().collect(),

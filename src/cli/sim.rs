@@ -1,4 +1,4 @@
-//! `fluxfleet sim`'s arguments.
+//! `fluxfleet sim`: its options, and serving the simulated fleet until stopped.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -108,4 +108,26 @@ impl SimArgs {
             ..sim::Config::default()
         }
     }
+}
+
+/// `fluxfleet sim`: serves until SIGINT or SIGTERM.
+pub async fn run(args: SimArgs) -> anyhow::Result<()> {
+    super::process::logs();
+    // Listen for signals before saying we are up: a supervisor may stop us right after the line.
+    let mut stop = super::process::Signals::install()?;
+    let config = args.config();
+    let handle = sim::start(config.clone()).await?;
+    println!(
+        "fluxfleet sim: {} clusters in {} workspaces ({} objects each, the {} scenario) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
+        config.clusters,
+        config.workspaces,
+        config.objects,
+        config.scenario.name(),
+        handle.base_url,
+        handle.files.dir.display(),
+        handle.startup,
+    );
+    stop.wait().await;
+    handle.shutdown().await;
+    Ok(())
 }

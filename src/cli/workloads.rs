@@ -5,10 +5,13 @@ use std::time::Duration;
 
 use clap::Args;
 
+use super::duration;
+use super::fleet::{FleetArgs, WatchArg};
+use super::scope::Scope;
 use super::usage::{Usage, workloads_output};
-use super::{FleetArgs, Output, Scope, duration};
+use crate::export::request::Output;
 
-pub(super) const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
+pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 4 some clusters not read or not live.";
 
 /// `fluxfleet workloads KIND NAME`.
@@ -24,12 +27,16 @@ pub struct WorkloadsArgs {
     /// How long to wait for every cluster to answer (and for each cluster's reads, at most 10s).
     #[arg(long, default_value = "30s", value_parser = duration)]
     pub timeout: Duration,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub watch_mode: WatchArg,
 }
 
 impl WorkloadsArgs {
-    pub fn request(&self, fleet: &FleetArgs) -> Result<crate::export::workloads::Request, Usage> {
+    pub fn request(&self) -> Result<crate::export::workloads::Request, Usage> {
         Ok(crate::export::workloads::Request {
-            sources: fleet.sources(),
+            sources: self.fleet.sources(self.watch_mode),
             filter: self.scope.filter(None)?,
             all: self.all,
             output: self.output,

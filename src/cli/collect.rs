@@ -1,0 +1,172 @@
+//! `fluxfleet collect`: its options, and running a collector — the fleet opened as every
+//! command opens it, this collector's share watched and published until SIGINT or SIGTERM,
+//! with its metrics and probes served where asked.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use tokio_util::sync::CancellationToken;
+
+use super::duration;
+use super::fleet::{FleetArgs, WatchArg};
+use super::process::{Signals, logs};
+use crate::bus::collector::{self, Refresh, status::Status};
+use crate::session::open::{Fleet, open};
+use crate::session::resolve::Sources;
+
+/// `fluxfleet collect`: watch this collector's share of the fleet and publish it to NATS.
+#[derive(Debug, Args)]
+pub struct CollectArgs {
+    /// This collector's name among the others (default: host name and process id).
+    #[arg(long)]
+    pub id: Option<String>,
+    /// A collector that has not renewed its announcement for this long is taken for dead, and
+    /// its clusters move to the others.
+    #[arg(long, default_value = "15s", value_parser = duration)]
+    pub ttl: Duration,
+    /// How long the history stream keeps a change.
+    #[arg(long, default_value = "168h", value_parser = duration)]
+    pub history: Duration,
+    /// Copies a NATS cluster keeps of the buckets and the history when the first collector
+    /// makes them: 3 on a cluster of three loses nothing when a node goes; 1 on a single
+    /// server.
+    #[arg(long, default_value_t = 1, value_parser = replicas)]
+    pub replicas: usize,
+    /// Serve Prometheus metrics at /metrics on this address (`:8080`, `127.0.0.1:8080`), as
+    /// Flux's controllers do; off when not given.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub metrics_addr: Option<SocketAddr>,
+    /// Serve the probes /healthz and /readyz on this address (`:9440`); may be the metrics'
+    /// address. Off when not given.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
+    pub health_addr: Option<SocketAddr>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub watch_mode: WatchArg,
+}
+
+/// JetStream keeps 1 to 5 copies of a stream.
+fn replicas(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n @ 1..=5) => Ok(n),
+        _ => Err(format!(
+            "{s:?}: 1 to 5 (NATS keeps at most five copies of a stream)"
+        )),
+    }
+}
+
+/// `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`.
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    let full = match text.strip_prefix(':') {
+        Some(port) => format!("0.0.0.0:{port}"),
+        None => text.to_string(),
+    };
+    full.parse().map_err(|_| {
+        format!("{text:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")
+    })
+}
+
+/// Runs the collector until SIGINT or SIGTERM.
+pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
+    logs();
+    let Some(options) = args.fleet.bus.options() else {
+        anyhow::bail!("collect publishes to NATS: give --nats URL (or FLUXFLEET_NATS)");
+    };
+    let mut stop = Signals::install()?;
+    // The clusters come from the kubeconfigs (and their management clusters); --nats is where
+    // they are published, not where they are read from.
+    let sources = Sources {
+        nats: None,
+        ..args.fleet.sources(args.watch_mode)
+    };
+    let opened = open(&sources).await?;
+    for w in &opened.warnings {
+        eprintln!("warning: {}", crate::export::table::safe(w));
+    }
+    let Fleet::Kubeconfigs { inventory, .. } = opened.fleet else {
+        anyhow::bail!("collect reads its clusters from kubeconfigs, not from the bus");
+    };
+    if inventory.clusters.is_empty() {
+        anyhow::bail!("no clusters to collect (see the warnings above)");
+    }
+    let id = args
+        .id
+        .clone()
+        .unwrap_or_else(|| format!("{}-{}", crate::audit::local_host(), std::process::id()));
+    let token = CancellationToken::new();
+    let request = collector::Request {
+        options,
+        id: id.clone(),
+        retention: crate::bus::Retention {
+            history: args.history,
+            ttl: args.ttl,
+            replicas: args.replicas,
+        },
+        clusters: inventory.clusters,
+        settings: opened.config.engine,
+        refresh: Some(refresh(sources)),
+        status: Default::default(),
+    };
+    serve_endpoints(&args, &request.status, &token).await?;
+    eprintln!(
+        "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
+        request.clusters.len(),
+        request.options.bucket
+    );
+    let stopping = token.clone();
+    let run = collector::run(request, token);
+    tokio::pin!(run);
+    tokio::select! {
+        result = &mut run => return Ok(result?),
+        _ = stop.wait() => stopping.cancel(),
+    }
+    Ok(run.await?)
+}
+
+/// The collector's metrics and probes, on their addresses (one listener when they are the same):
+/// a port already taken is an error before anything starts.
+async fn serve_endpoints(
+    args: &CollectArgs,
+    status: &Arc<Status>,
+    stop: &CancellationToken,
+) -> anyhow::Result<()> {
+    let mut addresses: Vec<(SocketAddr, &str)> = Vec::new();
+    if let Some(at) = args.metrics_addr {
+        addresses.push((at, "/metrics"));
+    }
+    if let Some(at) = args.health_addr {
+        match addresses.iter_mut().find(|(a, _)| *a == at) {
+            Some(same) => same.1 = "/metrics, /healthz and /readyz",
+            None => addresses.push((at, "/healthz and /readyz")),
+        }
+    }
+    for (at, what) in addresses {
+        let listener = tokio::net::TcpListener::bind(at)
+            .await
+            .map_err(|e| anyhow::anyhow!("serving {what} on {at}: {e}"))?;
+        eprintln!("fluxfleet collect: serving {what} on http://{at}");
+        tokio::spawn(collector::serve::serve(
+            listener,
+            status.clone(),
+            stop.clone(),
+        ));
+    }
+    Ok(())
+}
+
+/// The fleet read again for a collector; any problem keeps the fleet as it was.
+fn refresh(sources: Sources) -> Refresh {
+    Arc::new(move || {
+        let sources = sources.clone();
+        Box::pin(async move {
+            let resolved = crate::session::resolve::resolve(&sources).await;
+            match resolved.inventory.problems.first() {
+                Some(problem) => Err(problem.clone()),
+                None => Ok(resolved.inventory.clusters),
+            }
+        })
+    })
+}

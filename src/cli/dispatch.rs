@@ -1,0 +1,100 @@
+//! Runs the command asked for: the headless commands report with their exit code, the
+//! long-running ones (the TUI, `demo`, `sim`, `collect`) until they end.
+
+use std::process::ExitCode;
+
+use super::process::logs;
+use super::{Cli, Command};
+use crate::export::request::exit;
+use crate::fleet::actions::Verb;
+
+/// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
+pub fn run(cli: Cli) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fluxfleet: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match cli.command {
+        Some(Command::Get(args)) => {
+            return report(&runtime, args.request(), crate::export::get::get);
+        }
+        Some(Command::Rollout(args)) => {
+            return report(&runtime, args.request(), crate::export::rollout::rollout);
+        }
+        Some(Command::Workloads(args)) => {
+            return report(
+                &runtime,
+                args.request(),
+                crate::export::workloads::workloads,
+            );
+        }
+        Some(Command::Alert(args)) => {
+            return report(&runtime, args.request(), crate::export::alert::alert);
+        }
+        Some(Command::Suspend(args)) => {
+            let request = args.act.request(Verb::Suspend, args.reason.clone());
+            return report(&runtime, request, crate::export::act::act);
+        }
+        Some(Command::Resume(args)) => {
+            return report(
+                &runtime,
+                args.request(Verb::Resume, None),
+                crate::export::act::act,
+            );
+        }
+        Some(Command::Reconcile(args)) => {
+            let request = args.act.request(args.verb(), None);
+            return report(&runtime, request, crate::export::act::act);
+        }
+        Some(Command::Mcp(args)) => {
+            logs();
+            return ExitCode::from(runtime.block_on(crate::mcp::mcp(args.request())));
+        }
+        Some(Command::Inventory(args)) => {
+            let sources = args.fleet.sources(Default::default());
+            let code = runtime.block_on(crate::export::inventory::inventory(&sources, args.output));
+            return ExitCode::from(code);
+        }
+        Some(Command::Sim(args)) => runtime.block_on(super::sim::run(args)),
+        Some(Command::Collect(args)) => runtime.block_on(super::collect::run(args)),
+        Some(Command::Demo(args)) => runtime.block_on(super::tui::demo(args)),
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(shell, &mut command, "fluxfleet", &mut std::io::stdout());
+            Ok(())
+        }
+        None => runtime.block_on(super::tui::run(cli.tui)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fluxfleet: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A command that reads the fleet and reports: its request, or the usage error that stops it.
+fn report<R, E: std::fmt::Display, F: std::future::Future<Output = u8>>(
+    runtime: &tokio::runtime::Runtime,
+    request: Result<R, E>,
+    run: impl FnOnce(R) -> F,
+) -> ExitCode {
+    match request {
+        Ok(request) => {
+            logs();
+            ExitCode::from(runtime.block_on(run(request)))
+        }
+        Err(e) => {
+            eprintln!("fluxfleet: {e}");
+            ExitCode::from(exit::USAGE)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! `fluxfleet get`, `rollout` and `inventory`: their options, and the requests they make of
+//! the headless commands in `export`.
+
+use std::time::Duration;
+
+use clap::Args;
+
+use super::duration;
+use super::fleet::{FleetArgs, WatchArg};
+use super::scope::{Scope, Selectors};
+use super::usage::{Usage, rollout_output};
+use crate::export::Status;
+use crate::export::request::{Output, Request};
+
+/// `fluxfleet get`.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub select: Selectors,
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: Output,
+    /// Print the rollups per workspace and per cluster instead of the objects.
+    #[arg(long, conflicts_with = "root_causes")]
+    pub summary: bool,
+    /// Print the root causes of the selected not-ready objects (the first not-ready objects up
+    /// their dependsOn, source and chart chains), grouped across the fleet with what each holds
+    /// back: `get --status failing --root-causes`. Table or JSON.
+    #[arg(long, conflicts_with = "watch")]
+    pub root_causes: bool,
+    /// Wait at most this long for every cluster to answer.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+    /// After the first output, stream every change as NDJSON until interrupted.
+    #[arg(long)]
+    pub watch: bool,
+    /// Exit with code 5 when an object with this status is found (e.g. failing).
+    #[arg(long, value_parser = Status::parse, value_name = "STATUS")]
+    pub fail_on: Option<Status>,
+    /// With --nats: what changed in the scope during this last while (2h, 30m), from the
+    /// collectors' history, instead of the objects.
+    #[arg(long, value_parser = duration, requires = "nats", conflicts_with_all = ["watch", "summary", "root_causes"])]
+    pub since: Option<Duration>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub watch_mode: WatchArg,
+}
+
+impl GetArgs {
+    pub fn request(&self) -> Result<Request, Usage> {
+        if self.root_causes && self.output == Output::Ndjson {
+            return Err(Usage::RootCausesStream);
+        }
+        Ok(Request {
+            sources: self.fleet.sources(self.watch_mode),
+            filter: self.select.filter()?,
+            output: self.output,
+            summary: self.summary,
+            root_causes: self.root_causes,
+            timeout: self.timeout,
+            watch: self.watch,
+            fail_on: self.fail_on,
+            since: self.since,
+        })
+    }
+}
+
+/// `fluxfleet rollout`: the scope; a KIND and NAME open one object's matrix.
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+    #[arg(short, long, value_enum, default_value = "table", value_parser = rollout_output)]
+    pub output: Output,
+    /// How long to wait for every cluster to answer.
+    #[arg(long, default_value = "30s", value_parser = duration)]
+    pub timeout: Duration,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+    #[command(flatten)]
+    pub watch_mode: WatchArg,
+}
+
+impl RolloutArgs {
+    pub fn request(&self) -> Result<crate::export::rollout::Request, Usage> {
+        Ok(crate::export::rollout::Request {
+            sources: self.fleet.sources(self.watch_mode),
+            filter: self.scope.filter(None)?,
+            output: self.output,
+            timeout: self.timeout,
+        })
+    }
+}
+
+/// `fluxfleet inventory`: the resolved fleet, without watching it.
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub output: Output,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}

@@ -1,0 +1,62 @@
+//! Which objects and clusters a command is about: what `get`, `rollout`, `workloads`, `alert`
+//! and the actions select by.
+
+use clap::Args;
+
+use super::usage::Usage;
+use crate::export::{Filter, Status};
+use crate::fleet::FluxKind;
+
+/// The kind and name, the workspace, clusters and namespace.
+#[derive(Debug, Args)]
+pub struct Scope {
+    /// The kind: ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket … (kind, plural or short name),
+    /// or `all`.
+    pub kind: Option<String>,
+    /// Only objects with this name.
+    pub name: Option<String>,
+    /// Only clusters of this workspace.
+    #[arg(long)]
+    pub workspace: Option<String>,
+    /// Only clusters matching this glob (repeatable).
+    #[arg(long = "cluster", value_name = "GLOB")]
+    pub clusters: Vec<String>,
+    /// Only objects in this namespace.
+    #[arg(short, long)]
+    pub namespace: Option<String>,
+}
+
+impl Scope {
+    pub fn filter(&self, status: Option<Status>) -> Result<Filter, Usage> {
+        let kind = match self.kind.as_deref() {
+            None | Some("all") => None,
+            Some(text) => {
+                Some(FluxKind::parse(text).ok_or_else(|| Usage::NotAKind(text.to_string()))?)
+            }
+        };
+        Ok(Filter {
+            kind,
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            clusters: self.clusters.clone(),
+            namespace: self.namespace.clone(),
+            status,
+        })
+    }
+}
+
+/// The selectors `get` and the actions share: the scope and a status.
+#[derive(Debug, Args)]
+pub struct Selectors {
+    #[command(flatten)]
+    pub scope: Scope,
+    /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
+    #[arg(long, value_parser = Status::parse)]
+    pub status: Option<Status>,
+}
+
+impl Selectors {
+    pub fn filter(&self) -> Result<Filter, Usage> {
+        self.scope.filter(self.status)
+    }
+}

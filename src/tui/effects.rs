@@ -1,0 +1,202 @@
+//! What the TUI's effects do, off the render path: reads of a cluster (events, YAML,
+//! workloads, history), the journal read, actions carried out and journaled, plugins run.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use crate::app::update::{Effect, Msg};
+use crate::app::view::Fetched;
+use crate::app::{handoff, plugin_error, plugins};
+use crate::session::{Reader, Writer};
+
+/// How long the TUI's executor waits for a requested reconcile to be handled before the journal
+/// calls it timed out (the results view keeps following the watch either way).
+const TUI_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Carries out effects off the render path, each in its own task; results come back as
+/// messages. Reads always work; actions only with a [`Writer`], which a read-only session does
+/// not have.
+pub struct Clusters {
+    pub reader: Reader,
+    pub writer: Option<Writer>,
+    pub journal: Option<PathBuf>,
+    pub concurrency: usize,
+    /// The running action's executor, told which reconciles the watch shows handled.
+    pub handled: Option<(u64, mpsc::UnboundedSender<crate::actions::Handled>)>,
+}
+
+impl super::run::Effects for Clusters {
+    fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>) {
+        match effect {
+            Effect::FetchEvents { cluster, info, key } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let fetched = match reader.events(&info, &key).await {
+                        Ok(events) => Fetched::Events(events),
+                        Err(e) => Fetched::Failed("events", e.to_string()),
+                    };
+                    // The loop may have ended meanwhile: nobody to tell.
+                    let _ = results.send(Msg::Fetched {
+                        cluster,
+                        key,
+                        fetched,
+                    });
+                });
+            }
+            Effect::FetchYaml { cluster, info, key } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let fetched = match reader.yaml(&info, &key).await {
+                        Ok(yaml) => Fetched::Yaml(yaml),
+                        Err(e) => Fetched::Failed("yaml", e.to_string()),
+                    };
+                    let _ = results.send(Msg::Fetched {
+                        cluster,
+                        key,
+                        fetched,
+                    });
+                });
+            }
+            Effect::FetchWorkloads {
+                key,
+                clusters,
+                infos,
+            } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let infos: Vec<crate::fleet::ClusterInfo> =
+                        infos.iter().map(|i| (**i).clone()).collect();
+                    let how = crate::session::evidence::Gather::default();
+                    let folded = crate::session::evidence::gather(&reader, &infos, &key, how).await;
+                    let _ = results.send(Msg::Workloads {
+                        key,
+                        clusters,
+                        folded: Box::new(folded),
+                    });
+                });
+            }
+            Effect::Open(info) => self.reader.open(&info),
+            Effect::ReadHistory(since) => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let _ = results.send(Msg::History(reader.history(since).await));
+                });
+            }
+            Effect::ReadAudit => {
+                let path = self.journal.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = results.send(Msg::Audit(read_journal(path.as_deref())));
+                });
+            }
+            Effect::Act(job) => {
+                let writer = self.writer.clone();
+                let journal = self.journal.clone();
+                let concurrency = self.concurrency.max(1);
+                let (told, handled) = mpsc::unbounded_channel();
+                self.handled = Some((job.run, told));
+                tokio::spawn(act(job, writer, journal, concurrency, handled, results));
+            }
+            Effect::Plugin(launch) => {
+                let what = launch.describe();
+                match self.prepare(launch) {
+                    Ok(prepared) => {
+                        tokio::spawn(async move {
+                            let _ = results.send(Msg::Plugin(handoff::background(prepared).await));
+                        });
+                    }
+                    Err(why) => {
+                        let _ = results.send(Msg::Plugin(handoff::Ended {
+                            what,
+                            exit: handoff::Exit::NotRun(why.to_string()),
+                            tail: Vec::new(),
+                        }));
+                    }
+                }
+            }
+            Effect::Handled { run, cluster, key } => {
+                if let Some((current, told)) = &self.handled
+                    && *current == run
+                {
+                    let _ = told.send(crate::actions::Handled { cluster, key });
+                }
+            }
+        }
+    }
+
+    fn prepare(
+        &mut self,
+        launch: plugins::Launch,
+    ) -> Result<handoff::Prepared, plugin_error::PluginError> {
+        handoff::prepare(
+            launch,
+            &self.reader,
+            self.writer.as_ref(),
+            self.journal.as_deref(),
+        )
+    }
+}
+
+/// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
+async fn act(
+    job: crate::actions::Job,
+    writer: Option<Writer>,
+    journal: Option<PathBuf>,
+    concurrency: usize,
+    handled: mpsc::UnboundedReceiver<crate::actions::Handled>,
+    results: mpsc::UnboundedSender<Msg>,
+) {
+    let how = crate::actions::Carry {
+        writer: writer.as_ref(),
+        // A reconcile is followed to "handled" in the watch (the event loop tells), not polled.
+        wait: Some(TUI_WAIT),
+        concurrency,
+        journal: journal.as_deref(),
+        tool: None,
+    };
+    let report = |t: &crate::actions::Target,
+                  update: crate::actions::Update<'_>,
+                  _: &crate::actions::Progress| {
+        // Accepted shows as requested until the watch shows it handled.
+        let outcome = match update {
+            crate::actions::Update::Requested => crate::fleet::actions::Outcome::Done,
+            crate::actions::Update::Ended(outcome, _) => outcome.clone(),
+        };
+        let _ = results.send(Msg::Acted {
+            run: job.run,
+            cluster: t.cluster,
+            key: t.key.clone(),
+            outcome,
+        });
+    };
+    let (_, journaled) = crate::actions::carry_out(
+        &job,
+        how,
+        Some(crate::actions::Watch::Told(handled)),
+        report,
+    )
+    .await;
+    if let Err(e) = journaled {
+        tracing::warn!(error = %e, "audit journal");
+    }
+}
+
+/// The journal's last 500 lines, newest first, as attempts ([`crate::audit::attempts`]).
+fn read_journal(
+    path: Option<&std::path::Path>,
+) -> Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>> {
+    use crate::actions::JournalError;
+    let Some(path) = path else {
+        return Err(std::sync::Arc::new(JournalError::NoDirectory));
+    };
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(crate::audit::attempts(
+            text.lines().rev().take(500).map(str::to_string).collect(),
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(why) => Err(std::sync::Arc::new(JournalError::Read {
+            path: path.to_path_buf(),
+            why,
+        })),
+    }
+}
