@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use crate::fleet::actions::{Outcome, Verb};
+use crate::fleet::verbs::{Outcome, Verb};
 
 /// One attempt on one object.
 #[derive(Clone, Debug, PartialEq, Serialize)]

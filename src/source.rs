@@ -14,9 +14,9 @@ use jiff::Timestamp;
 use tokio::sync::mpsc;
 
 use crate::config::WriteGrant;
-use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::{Change, Event};
 use crate::fleet::read::ReadError;
+use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::workload::Evidence;
 use crate::fleet::{ClusterInfo, ClusterKey, ObjectEvent, ObjectKey, SourceId};
 

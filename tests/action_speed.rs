@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use fluxfleet::actions::{self, Carry, Guard, Job, Progress, Target, Update, Watch};
 use fluxfleet::config::{Config, Mode};
-use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
+use fluxfleet::fleet::verbs::{Intent, Outcome, Verb};
 use fluxfleet::fleet::{ClusterId, FluxKind};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;

@@ -458,7 +458,7 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_reach() {
     let _one_at_a_time = serial().await;
-    use fluxfleet::fleet::actions::{Intent, Outcome, Verb};
+    use fluxfleet::fleet::verbs::{Intent, Outcome, Verb};
     let (_nats, options, sim, inventory, only) = one_collector().await;
 
     // This user's kubeconfigs reach every cluster but the first.
@@ -515,7 +515,7 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
         reason: Some("bus test".into()),
         token: "2026-11-24T10:00:00Z".into(),
     };
-    let steps = fluxfleet::fleet::actions::plan(&intent, &target, |_| None).unwrap();
+    let steps = fluxfleet::fleet::verbs::plan(&intent, &target, |_| None).unwrap();
     let outcome = writer
         .apply(&entry(&near.name).info, &steps, &intent.token, None)
         .await;
@@ -553,7 +553,7 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
         false
     };
     assert!(suspended_seen.await, "the suspension is in the history");
-    let far_steps = fluxfleet::fleet::actions::plan(&intent, &ks(&far.name), |_| None).unwrap();
+    let far_steps = fluxfleet::fleet::verbs::plan(&intent, &ks(&far.name), |_| None).unwrap();
     let refused = writer
         .apply(&entry(&far.name).info, &far_steps, &intent.token, None)
         .await;
@@ -573,7 +573,7 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
     });
     let planned = fluxfleet::actions::plan(&session.index, objects, &intent, &guard);
     assert!(
-        matches!(&planned[0].plan, Err(fluxfleet::fleet::actions::Refusal::Unreachable(why))
+        matches!(&planned[0].plan, Err(fluxfleet::fleet::verbs::Refusal::Unreachable(why))
             if matches!(&refused, Outcome::Refused(said) if said == why)),
         "{:?}",
         planned[0].plan

@@ -507,3 +507,16 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
     assert_eq!(floors["fleet"], 1);
     assert_eq!(floors.len(), 3);
 }
+
+/// One module-file style: a module with children is `foo.rs` beside `foo/`, never `foo/mod.rs`.
+#[test]
+fn modules_with_children_are_files_beside_their_folders() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    for path in files(&src).into_values() {
+        if path.ends_with("mod.rs") {
+            found.push(path.display().to_string());
+        }
+    }
+    assert!(found.is_empty(), "rename to foo.rs beside foo/: {found:?}");
+}

@@ -10,9 +10,9 @@ use futures::future::BoxFuture;
 use serde_json::json;
 
 use fluxfleet::config::{Config, WriteGrant};
-use fluxfleet::fleet::actions::{Outcome, Step};
 use fluxfleet::fleet::index::Change;
 use fluxfleet::fleet::read::ReadError;
+use fluxfleet::fleet::verbs::{Outcome, Step};
 use fluxfleet::fleet::{
     ClusterInfo, ClusterKey, Connection, FluxKind, FluxSummary, ObjectEvent, ObjectKey, Phase,
 };

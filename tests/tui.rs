@@ -10,9 +10,9 @@ use fluxfleet::app::model::{Fetched, RunState, Stage};
 use fluxfleet::app::model::{Input, Model, RowId, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
-use fluxfleet::fleet::actions::{Outcome, Verb};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::report::Report;
+use fluxfleet::fleet::verbs::{Outcome, Verb};
 use fluxfleet::fleet::{
     ClusterId, ClusterInfo, ClusterKey, Connection, Counted, FluxKind, FluxSummary, Index,
     ObjectEvent, ObjectKey, Phase,

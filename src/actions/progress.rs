@@ -1,7 +1,7 @@
 //! What a job reports as it goes: its progress line and each target's update.
 
 use crate::audit;
-use crate::fleet::actions::{Outcome, Verb};
+use crate::fleet::verbs::{Outcome, Verb};
 
 /// How far a job is: what the progress line shows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

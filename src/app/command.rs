@@ -2,7 +2,7 @@
 //! (which completion offers too), parsed into [`Command`].
 
 use crate::fleet::FluxKind;
-use crate::fleet::actions::Verb;
+use crate::fleet::verbs::Verb;
 
 /// One command.
 #[derive(Clone, Debug, PartialEq)]

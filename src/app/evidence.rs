@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::acting::objects_of;
+use super::flux_action::objects_of;
 use super::message::Effect;
 use super::model::Model;
 use super::view::{Fetched, RowId, View};

@@ -12,7 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 use super::plugins::{Launch, PluginError, expand};
 use crate::audit;
-use crate::fleet::actions::Outcome;
+use crate::fleet::verbs::Outcome;
 use crate::session::{Reader, Writer};
 
 /// Lines of a background plugin's output kept for the status line.

@@ -7,7 +7,7 @@ use std::fmt;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::action::Action;
+use super::key_action::Action;
 
 /// Where a binding applies. A view's own bindings are looked up before the global ones.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

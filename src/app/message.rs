@@ -7,8 +7,8 @@ use crossterm::event::KeyEvent;
 
 use super::view::Fetched;
 use crate::actions::Job;
-use crate::fleet::actions::Outcome;
 use crate::fleet::index::Event;
+use crate::fleet::verbs::Outcome;
 use crate::fleet::{ClusterId, ClusterInfo, ObjectKey};
 
 /// What happened: a key, the fleet's events, an answer to an effect.

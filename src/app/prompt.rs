@@ -2,8 +2,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::acting::{ask, mark_all, mark_stuck};
 use super::command::{Argument, Command};
+use super::flux_action::{ask, mark_all, mark_stuck};
 use super::message::Effect;
 use super::model::Model;
 use super::view::{Input, View};

@@ -3,8 +3,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 
-use super::acting::{acted, ask, confirming, halt, mark, notice_handled, retry};
-use super::action::Action;
+use super::flux_action::{acted, ask, confirming, halt, mark, notice_handled, retry};
+use super::key_action::Action;
 use super::keymap::{Bound, Key};
 pub use super::message::{Effect, Msg};
 use super::model::Model;

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use jiff::Timestamp;
 
 use super::keymap::Context;
-use crate::fleet::actions::{Outcome, Verb};
+use crate::fleet::verbs::{Outcome, Verb};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectEvent, ObjectKey, WorkspaceId};
 
 /// Where a list of objects is drawn from.

@@ -11,7 +11,7 @@ use super::scope::Selectors;
 use super::usage::{Usage, act_output};
 use crate::export::act;
 use crate::export::request::Output;
-use crate::fleet::actions::Verb;
+use crate::fleet::verbs::Verb;
 
 /// What every action takes: the targets, how to confirm, how long to wait, the output.
 #[derive(Debug, Args)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use super::process::logs;
 use super::{Cli, Command};
 use crate::export::request::exit;
-use crate::fleet::actions::Verb;
+use crate::fleet::verbs::Verb;
 
 /// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
 pub fn run(cli: Cli) -> ExitCode {

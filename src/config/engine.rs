@@ -54,12 +54,39 @@ impl Watch {
         }
     }
 
-    /// Whether a fleet of `clusters` is summarized.
-    pub fn summarizes(self, clusters: usize, above: usize) -> bool {
+    /// Whether a fleet of `clusters` is past what `self` watches whole.
+    fn past(self, clusters: usize, above: usize) -> bool {
         match self {
             Watch::All => false,
             Watch::Summary => true,
             Watch::Auto => clusters > above,
+        }
+    }
+}
+
+/// Where a fleet's objects are read from, for the one decision of what is watched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// From the clusters themselves, a connection each (the engine; a collector).
+    Clusters,
+    /// From the bus, where collectors hold them already; `counts_suffice` when the command needs
+    /// only the clusters' counts (the TUI, `get --summary`).
+    Bus { counts_suffice: bool },
+}
+
+impl Engine {
+    /// Whether a fleet of `clusters` read as `reading` is summarized (its clusters counted, the
+    /// objects of those opened watched): the one decision the engine and a reader of the bus
+    /// share. `engine.watch = "summary"` always; `"auto"` past `summary_above` clusters — on
+    /// the bus only where counts suffice, since the objects are collected already; `"all"`
+    /// never.
+    pub fn summarizes(&self, clusters: usize, reading: Reading) -> bool {
+        let past = self.watch.past(clusters, self.summary_above);
+        match reading {
+            Reading::Clusters => past,
+            Reading::Bus { counts_suffice } => {
+                past && (counts_suffice || self.watch == Watch::Summary)
+            }
         }
     }
 }

@@ -140,10 +140,33 @@ fn an_explicit_missing_file_is_reported() {
 fn the_watch_mode_summarizes_above_its_threshold_and_a_bad_one_is_a_warning() {
     let defaults = Config::defaults().engine;
     assert_eq!(defaults.watch, Watch::Auto);
-    assert!(!defaults.watch.summarizes(5_000, defaults.summary_above));
-    assert!(defaults.watch.summarizes(5_001, defaults.summary_above));
-    assert!(Watch::Summary.summarizes(1, 5_000));
-    assert!(!Watch::All.summarizes(100_000, 5_000));
+    // One decision for the engine and a reader of the bus: past the threshold the engine
+    // summarizes; the bus, whose objects are collected already, only where counts suffice.
+    let (kube, bus, counts) = (
+        Reading::Clusters,
+        Reading::Bus {
+            counts_suffice: false,
+        },
+        Reading::Bus {
+            counts_suffice: true,
+        },
+    );
+    assert!(!defaults.summarizes(5_000, kube));
+    assert!(defaults.summarizes(5_001, kube));
+    assert!(!defaults.summarizes(5_001, bus));
+    assert!(defaults.summarizes(5_001, counts));
+    assert!(!defaults.summarizes(5_000, counts));
+    let with = |watch| Engine {
+        watch,
+        ..defaults.clone()
+    };
+    for reading in [kube, bus, counts] {
+        assert!(with(Watch::Summary).summarizes(1, reading), "{reading:?}");
+        assert!(
+            !with(Watch::All).summarizes(100_000, reading),
+            "{reading:?}"
+        );
+    }
     let text = "[engine]\nwatch = \"summary\"\nwarm_clusters = 4\nreport_interval = \"2m\"\n";
     let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
     assert_eq!(warnings, []);

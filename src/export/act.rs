@@ -13,7 +13,7 @@ use super::table::Table;
 use crate::actions::{Guard, Progress, Target, Update, Watch};
 use crate::audit;
 use crate::config::Mode;
-use crate::fleet::actions::{Intent, Verb};
+use crate::fleet::verbs::{Intent, Verb};
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::Session;
 use crate::session::resolve::Sources;

@@ -402,7 +402,7 @@ impl<'a> Skew<'a> {
             }
         }
         skew.versions
-            .sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| super::rollout::release_order(b, a)));
+            .sort_by(|(a, n), (b, m)| m.cmp(n).then_with(|| super::deployed::release_order(b, a)));
         skew
     }
 

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use super::annotations;
 use super::bounds::{bounded, limits};
+use super::deployed::Rollout;
 use super::health::{condition, health_of, is_suspended};
-use super::rollout::Rollout;
 use super::{FluxKind, Health};
 use crate::json::At;
 

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use tokio::sync::{Mutex, mpsc};
 
-use super::reader::{Clients, Reader, Registration};
+use super::clients::{Clients, Registration};
+use super::reader::Reader;
 use super::task::connect::{self, Shared};
 use super::task::discovery::discover;
 use super::wire::transport::Protocol;

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use super::reader::{Clients, Reader};
+use super::clients::Clients;
+use super::reader::Reader;
 use super::task::cluster;
 use super::task::connect::Shared;
 use super::writer::Writer;
@@ -46,7 +47,7 @@ impl Engine {
         sink: Sink,
     ) -> Engine {
         let clients = Arc::new(Clients::default());
-        let summary = settings.watch.summarizes(fleet, settings.summary_above);
+        let summary = settings.summarizes(fleet, config::Reading::Clusters);
         let shared = Arc::new(Shared::new(settings, sink, clients.clone(), fleet, summary));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();

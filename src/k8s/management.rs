@@ -9,7 +9,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::reader::Clients;
+use super::clients::Clients;
 use super::task::connect::{Shared, client};
 use super::wire::api::{self, Http, Trouble};
 use super::wire::transport::Protocol;

@@ -3,137 +3,15 @@
 //! while that cluster is connected. The [`Reader`] can only read: it has no operation that
 //! changes anything on a cluster.
 
-use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use super::task::discovery::Served;
-use super::wire::api::{self, Http};
+use super::clients::{Clients, Connected, NOT_CONNECTED};
+use super::wire::api;
 use crate::fleet::workload::{Evidence, ReadError};
-use crate::fleet::{ClusterKey, FluxKind, ObjectEvent, ObjectKey};
-use crate::inventory::ClusterSpec;
-
-/// The connection of every connected cluster, kept by the cluster tasks.
-#[derive(Default)]
-pub(super) struct Clients {
-    connected: RwLock<HashMap<ClusterKey, Connected>>,
-    /// Every cluster with a running task, connected or not: how to reach it, for hand-offs.
-    specs: RwLock<HashMap<ClusterKey, Arc<ClusterSpec>>>,
-}
-
-/// Held by a cluster's task while it runs; dropping it forgets the cluster's spec (unless a
-/// newer task of the same cluster has registered its own meanwhile).
-pub(super) struct Held {
-    clients: Arc<Clients>,
-    spec: Arc<ClusterSpec>,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        let mut specs = self
-            .clients
-            .specs
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let key = self.spec.key();
-        if specs.get(&key).is_some_and(|s| Arc::ptr_eq(s, &self.spec)) {
-            specs.remove(&key);
-        }
-    }
-}
-
-#[derive(Clone)]
-pub(super) struct Connected {
-    pub(super) http: Http,
-    /// The version served per kind, from discovery.
-    versions: Vec<(FluxKind, String)>,
-    /// Who the cluster authenticates this connection's credentials as, once asked (by the
-    /// writer only: the review is a POST).
-    pub(super) identity: Arc<tokio::sync::OnceCell<Option<Arc<str>>>>,
-}
-
-impl Connected {
-    /// `/apis/<group>/<version>/namespaces/<ns>/<plural>/<name>` at the version this cluster serves.
-    pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, ReadError> {
-        let Some((_, version)) = self.versions.iter().find(|(k, _)| *k == key.kind) else {
-            return Err(ReadError::NotServed(key.kind.to_string()));
-        };
-        Ok(format!(
-            "/apis/{}/{version}/namespaces/{}/{}/{}",
-            key.kind.group(),
-            key.namespace,
-            key.kind.plural(),
-            key.name
-        ))
-    }
-}
-
-/// Held while a cluster is connected; dropping it forgets the connection.
-pub(super) struct Registration {
-    clients: Arc<Clients>,
-    key: ClusterKey,
-}
-
-impl Clients {
-    pub(super) fn register(
-        self: &Arc<Self>,
-        key: ClusterKey,
-        http: Http,
-        served: &[Served],
-    ) -> Registration {
-        let versions = served.iter().map(|s| (s.kind, s.version.clone())).collect();
-        self.connected
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(
-                key.clone(),
-                Connected {
-                    http,
-                    versions,
-                    identity: Arc::default(),
-                },
-            );
-        Registration {
-            clients: self.clone(),
-            key,
-        }
-    }
-
-    /// Keeps `spec` reachable for hand-offs while the returned guard lives.
-    pub(super) fn hold(self: &Arc<Self>, spec: &Arc<ClusterSpec>) -> Held {
-        self.specs
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(spec.key(), spec.clone());
-        Held {
-            clients: self.clone(),
-            spec: spec.clone(),
-        }
-    }
-
-    pub(super) fn get(&self, key: &ClusterKey) -> Option<Connected> {
-        self.connected
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(key)
-            .cloned()
-    }
-}
-
-impl Drop for Registration {
-    fn drop(&mut self) {
-        self.clients
-            .connected
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
-    }
-}
-
-pub(super) const NOT_CONNECTED: &str =
-    "the cluster is not connected right now (its state is in the workspace view)";
+use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 
 /// Reads from connected clusters. Cheap to clone; read-only by construction.
 #[derive(Clone)]

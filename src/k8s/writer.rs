@@ -1,5 +1,5 @@
 //! The only code that changes anything on a cluster: it sends the merge patches that
-//! [`crate::fleet::actions::plan`] decided, over the connection the watches use, and follows a
+//! [`crate::fleet::verbs::plan`] decided, over the connection the watches use, and follows a
 //! reconcile request until the controller has handled it.
 //!
 //! A [`Writer`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::reader::{Clients, Connected, NOT_CONNECTED};
+use super::clients::{Clients, Connected, NOT_CONNECTED};
 use super::wire::api::{self, Trouble};
-use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;
 

@@ -17,7 +17,7 @@ use super::page::Asked;
 use crate::actions::Handled;
 use crate::config::{Config, Permissions};
 use crate::export::{Filter, Status};
-use crate::fleet::actions::Verb;
+use crate::fleet::verbs::Verb;
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::{Reader, Writer};
 

@@ -18,7 +18,7 @@ use super::page::{self, Asked};
 use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, answer, invalid};
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
-use crate::fleet::actions::{Intent, Verb};
+use crate::fleet::verbs::{Intent, Verb};
 
 /// Dry runs remembered, the newest last; an older one's token no longer acts.
 const DRY_RUNS: usize = 32;

@@ -79,14 +79,13 @@ pub async fn open(sources: &Sources) -> Result<Opened, crate::bus::BusError> {
         own.clusters,
         &config.engine,
     ));
-    // As the engine would: a fleet this large is shown by its collectors' counts, and only
+    // The engine's decision: a fleet this large is shown by its collectors' counts, and only
     // the clusters opened have their objects read — where counts are what the command needs,
     // or the user asked for summaries.
-    let clusters = bus.states().count();
-    let watch = config.engine.watch;
-    let asked = watch == crate::config::Watch::Summary;
-    if (sources.counts_suffice || asked) && watch.summarizes(clusters, config.engine.summary_above)
-    {
+    let reading = crate::config::Reading::Bus {
+        counts_suffice: sources.counts_suffice,
+    };
+    if config.engine.summarizes(bus.states().count(), reading) {
         bus = bus.summarizing(config.engine.warm_clusters);
     }
     Ok(Opened {

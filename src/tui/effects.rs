@@ -159,7 +159,7 @@ async fn act(
                   _: &crate::actions::Progress| {
         // Accepted shows as requested until the watch shows it handled.
         let outcome = match update {
-            crate::actions::Update::Requested => crate::fleet::actions::Outcome::Done,
+            crate::actions::Update::Requested => crate::fleet::verbs::Outcome::Done,
             crate::actions::Update::Ended(outcome, _) => outcome.clone(),
         };
         let _ = results.send(Msg::Acted {

@@ -9,7 +9,7 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, health_cell, list};
 use crate::app::model::{Model, RowId, RunState};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::actions::Outcome;
+use crate::fleet::verbs::Outcome;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let Some(run) = &model.run else {

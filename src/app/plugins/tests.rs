@@ -143,7 +143,7 @@ fn plugins_are_checked_and_their_keys_join_the_keymap_with_conflicts_as_warnings
     );
     assert_eq!(
         keymap.bound(Context::Cluster, Key::parse("q").unwrap()),
-        Some(Bound::Action(crate::app::action::Action::Quit))
+        Some(Bound::Action(crate::app::key_action::Action::Quit))
     );
     assert_eq!(keymap.plugins_in(Context::Detail), [(0, k)]);
 }

@@ -10,8 +10,8 @@ use futures::future::BoxFuture;
 
 use super::super::Options;
 use super::super::wire::ClusterState;
-use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::read::ReadError;
+use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::workload::Evidence;
 use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 use crate::k8s::direct::Direct;

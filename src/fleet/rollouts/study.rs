@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use super::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
-use crate::fleet::rollout::release_order;
+use crate::fleet::deployed::release_order;
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout};
 
 /// One cluster's copy of a thing.

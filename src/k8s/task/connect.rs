@@ -11,7 +11,7 @@ use tokio::sync::Semaphore;
 use super::discovery::{Served, discover};
 use crate::fleet::{FluxKind, Phase};
 use crate::inventory::ClusterSpec;
-use crate::k8s::reader::Clients;
+use crate::k8s::clients::Clients;
 use crate::k8s::wire::api::{Http, Trouble};
 use crate::k8s::wire::errors::{self, Failure};
 use crate::k8s::wire::exec;

@@ -229,7 +229,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
         let writes = action.verb().is_some()
             || matches!(
                 action,
-                crate::app::action::Action::Mark | crate::app::action::Action::Retry
+                crate::app::key_action::Action::Mark | crate::app::key_action::Action::Retry
             );
         if model.read_only && writes {
             continue;

@@ -2,11 +2,11 @@
 //! and the keymap, plugins planned and handed the terminal. No terminal and no drawing: the
 //! event loop ([`crate::tui`]) drives it and [`crate::ui`] draws it.
 
-mod acting;
-pub mod action;
 pub mod command;
 mod evidence;
+mod flux_action;
 pub mod handoff;
+pub mod key_action;
 pub mod keymap;
 mod launch;
 pub mod links;

@@ -7,6 +7,7 @@
 //! read its FluxReport); the files here are the public face: the engine, the source, reads,
 //! writes, management clusters.
 
+mod clients;
 pub mod direct;
 mod engine;
 mod follow;

@@ -1,10 +1,10 @@
 //! Pure domain: Flux kinds and versions, health rules, object summaries, connection states and
 //! the index with its rollups. No I/O, no terminal, no kube client.
 
-pub mod actions;
 pub mod annotations;
 mod bounds;
 mod connection;
+mod deployed;
 mod events;
 pub mod graph;
 mod health;
@@ -13,14 +13,15 @@ pub mod index;
 mod kind;
 pub mod read;
 pub mod report;
-mod rollout;
 pub mod rollouts;
 mod rollup;
 mod summary;
 pub mod suspect;
+pub mod verbs;
 pub mod workload;
 
 pub use connection::{Connection, Phase, PhaseCounts};
+pub use deployed::Rollout;
 pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{
@@ -28,6 +29,5 @@ pub use index::{
     WorkspaceId,
 };
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
-pub use rollout::Rollout;
 pub use rollup::HealthCounts;
 pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};

@@ -14,13 +14,13 @@ mod read;
 pub mod theme;
 
 use engine::RawEngine;
-pub use engine::{Engine, Watch};
+pub use engine::{Engine, Reading, Watch};
 pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
 
 use crate::units::parse_duration;
 
 /// The defaults, commented, as shipped.
-pub const DEFAULT: &str = include_str!("../../config/default.toml");
+pub const DEFAULT: &str = include_str!("../config/default.toml");
 
 /// Everything fluxfleet can be configured with (so far: the engine and the inventory).
 #[derive(Clone, Debug, PartialEq)]

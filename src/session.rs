@@ -13,9 +13,9 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::config::{self, Permissions, WriteGrant};
-use crate::fleet::actions::{Outcome, Step};
 use crate::fleet::index::Event;
 use crate::fleet::read::ReadError;
+use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterInfo, Index, ObjectEvent, ObjectKey, SourceId};
 use crate::inventory::Inventory;
 use crate::k8s::management::Management;

@@ -5,11 +5,11 @@
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
-use super::executor::{Awaited, Executor, Waiter, watched};
 use super::progress::{Progress, Update};
+use super::schedule::{Awaited, Executor, Waiter, watched};
 use super::{Carry, Job, Target};
 use crate::audit;
-use crate::fleet::actions::{Intent, Outcome};
+use crate::fleet::verbs::{Intent, Outcome};
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::session::Session;
 

@@ -8,8 +8,8 @@ use super::message::Effect;
 use super::model::Model;
 use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
 use crate::actions::Job;
-use crate::fleet::actions::{Intent, Outcome, Verb};
 use crate::fleet::rollouts::Standing;
+use crate::fleet::verbs::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
 /// The objects a row stands for: itself, a triage group's members, a deployed thing's copies

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::progress::{Progress, Update};
 use super::{Carry, Job, Target};
 use crate::audit;
-use crate::fleet::actions::{Outcome, Step};
+use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
 /// What one request in flight is for.

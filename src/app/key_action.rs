@@ -133,8 +133,8 @@ impl Action {
     }
 
     /// The verb this key starts, for the action keys.
-    pub fn verb(self) -> Option<crate::fleet::actions::Verb> {
-        use crate::fleet::actions::Verb;
+    pub fn verb(self) -> Option<crate::fleet::verbs::Verb> {
+        use crate::fleet::verbs::Verb;
         Some(match self {
             Action::Suspend => Verb::Suspend,
             Action::Resume => Verb::Resume,

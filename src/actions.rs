@@ -1,7 +1,7 @@
 //! One action on many objects, for the TUI and for the headless commands alike: planning every
 //! target (the one place that decides refusals, in one order, with one wording, here), then
-//! carrying the job out through the session's [`Writer`] ([`carry_out`]: `execute.rs` runs it,
-//! `executor.rs` is its state machine), each outcome reported as it ends, the whole attempt
+//! carrying the job out through the session's [`Writer`] ([`carry_out`]: `carry.rs` runs it,
+//! `schedule.rs` is its state machine), each outcome reported as it ends, the whole attempt
 //! appended to the audit journal.
 
 use std::path::Path;
@@ -10,15 +10,15 @@ use std::time::Duration;
 
 use crate::audit;
 use crate::config::{self, Permissions};
-use crate::fleet::actions::{self as flux, Intent, Refusal, Step, Verb};
+use crate::fleet::verbs::{self as flux, Intent, Refusal, Step, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
 use crate::session::{READ_ONLY_CLUSTER, Writer};
 
-mod execute;
-mod executor;
+mod carry;
 mod progress;
+mod schedule;
 
-pub use execute::{Handled, JournalError, Watch, carry_out};
+pub use carry::{Handled, JournalError, Watch, carry_out};
 pub use progress::{Progress, Update};
 
 /// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be

@@ -7,7 +7,7 @@ mod mark;
 
 pub use mark::{Age, Copy, Degree, Mark, Shading, Stall, legend};
 
-use super::action::Action;
+use super::key_action::Action;
 use super::model::Model;
 use super::view::{RowId, View};
 use crate::fleet::{ClusterId, Index, WorkspaceId};
