@@ -99,14 +99,14 @@ where
     let (index, events, sources) = Session::start(fleet.sources(&config.engine, true)).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    model.read_only = grant.is_none();
-    model.writes_refused = config.writes_refused();
-    model.permissions = Some(permissions.clone());
+    model.settings.read_only = grant.is_none();
+    model.settings.writes_refused = config.writes_refused();
+    model.settings.permissions = Some(permissions.clone());
     model.count_writable();
-    model.actions = config.actions.clone();
-    model.rollout = config.rollout.clone();
-    model.user = crate::audit::local_user();
-    model.plugins = plugins;
+    model.settings.actions = config.actions.clone();
+    model.settings.rollout = config.rollout.clone();
+    model.settings.user = crate::audit::local_user();
+    model.settings.plugins = plugins;
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));
     let mut effects = Clusters {

@@ -50,7 +50,7 @@ pub fn body_rows(area: Rect) -> usize {
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let [_, body, _, _] = area.layout(&screen());
     let entries = match &model.screen().view {
-        View::Audit => match &model.audit {
+        View::Audit => match &model.reads.audit {
             Some(Ok(entries)) => Some(entries.len()),
             _ => Some(0),
         },
@@ -151,7 +151,7 @@ fn scope_name(index: &Index, scope: Scope) -> String {
 
 fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // The mode, always: whether a key here can change clusters.
-    let mode = if model.read_only {
+    let mode = if model.settings.read_only {
         theme.style(Slot::Dim)
     } else {
         theme.style(Slot::Warning)
@@ -171,8 +171,8 @@ fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// `read-only`, `write`, or `write on 3/10 clusters`.
 fn mode_text(model: &Model) -> String {
-    let (writable, of) = model.writable;
-    if model.read_only {
+    let (writable, of) = model.settings.writable;
+    if model.settings.read_only {
         "read-only".into()
     } else if writable > 0 && writable < of {
         format!("write on {writable}/{of} clusters")
@@ -231,7 +231,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
                 action,
                 crate::app::key_action::Action::Mark | crate::app::key_action::Action::Retry
             );
-        if model.read_only && writes {
+        if model.settings.read_only && writes {
             continue;
         }
         if let Some(key) = keys.first() {
@@ -240,11 +240,11 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
         }
     }
     for (i, key) in model.keymap.plugins_in(context) {
-        let Some(plugin) = model.plugins.get(i) else {
+        let Some(plugin) = model.settings.plugins.get(i) else {
             continue;
         };
         // Read-only: a plugin that would write is not offered, one that can be told so is.
-        if model.read_only && plugin.writes && plugin.read_only_args.is_empty() {
+        if model.settings.read_only && plugin.writes && plugin.read_only_args.is_empty() {
             continue;
         }
         spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));

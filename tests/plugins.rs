@@ -72,8 +72,8 @@ fn model(config: &Config, read_only: bool) -> Model {
         "2026-11-21T10:00:00Z".parse().unwrap(),
     );
     update(&mut model, Msg::Fleet(events));
-    model.plugins = plugins;
-    model.read_only = read_only;
+    model.settings.plugins = plugins;
+    model.settings.read_only = read_only;
     let (_, permissions) = config.writable(
         Some(if read_only {
             Mode::ReadOnly
@@ -82,8 +82,8 @@ fn model(config: &Config, read_only: bool) -> Model {
         }),
         model.index.clusters().iter().map(|c| &*c.info),
     );
-    model.permissions = Some(permissions);
-    model.actions = config.actions.clone();
+    model.settings.permissions = Some(permissions);
+    model.settings.actions = config.actions.clone();
     model
 }
 
@@ -285,7 +285,7 @@ fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
         mode: Mode::ReadOnly,
     }];
     let mut m = model(&config, false);
-    m.permissions = Some(
+    m.settings.permissions = Some(
         config
             .writable(None, m.index.clusters().iter().map(|c| &*c.info))
             .1,

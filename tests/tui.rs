@@ -205,7 +205,7 @@ fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
     let mut m = big_model(2_000);
     // 2,000 clusters fit in 120×40 one cell each.
     let shot = common::tui::screen(&mut m, 120, 40);
-    let (width, height) = m.map_room;
+    let (width, height) = m.fit.map_room;
     let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
     assert_eq!((map.clusters.len(), map.per_cell), (2_000, 1), "{shot}");
     assert_eq!(map.cells.len(), 2_000);
@@ -213,7 +213,7 @@ fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
     insta::assert_snapshot!("fleet_map_160x45", common::tui::screen(&mut m, 160, 45));
     // At 80×24 a cell stands for a few clusters, the worst shown; nothing breaks.
     let shot = common::tui::screen(&mut m, 80, 24);
-    let (width, height) = m.map_room;
+    let (width, height) = m.fit.map_room;
     let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
     assert!(map.per_cell > 1, "{shot}");
     assert_eq!(map.clusters.len(), 2_000);
@@ -419,7 +419,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             key: redis.clone()
         }]
     );
-    assert_eq!(m.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
     // An answer about another object (the user was there a moment ago) changes nothing.
     let other = ObjectKey::new(FluxKind::HelmRelease, "apps", "podinfo");
     update(
@@ -430,7 +430,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             fetched: Fetched::Events(Vec::new()),
         },
     );
-    assert_eq!(m.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
     let mut failed = ObjectEvent::from_value(&sample("event-kustomization-health-failed.yaml"));
     failed.reason = "InstallFailed".into();
     failed.message = "Helm install failed for release data/redis with chart redis@21.2.5: \
@@ -471,15 +471,15 @@ fn the_yaml_scrolls_within_its_length() {
         "{bottom}"
     );
     // One up from the bottom shows the line above the pane again, not nothing.
-    let last_first = m.fetched_scroll;
+    let last_first = m.reads.fetched_scroll;
     key(&mut m, KeyCode::Char('k'));
     common::tui::screen(&mut m, 100, 30);
-    assert_eq!(m.fetched_scroll, last_first - 1);
+    assert_eq!(m.reads.fetched_scroll, last_first - 1);
     key(&mut m, KeyCode::Char('g'));
-    assert_eq!(m.fetched_scroll, 0);
+    assert_eq!(m.reads.fetched_scroll, 0);
     // Leaving the object forgets what was fetched for it.
     key(&mut m, KeyCode::Esc);
-    assert_eq!(m.fetched, None);
+    assert_eq!(m.reads.fetched, None);
 }
 
 /// What `fluxfleet workloads` would have read of `apps` on `clusters`: its Deployment's new pod
@@ -561,7 +561,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             clusters: clusters.clone()
         }
     );
-    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
     // An answer for other clusters (a group the user left) changes nothing.
     update(
         &mut m,
@@ -571,7 +571,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             folded: Box::new(apps_evidence(&["pay-prod-eu"])),
         },
     );
-    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
     update(
         &mut m,
         Msg::Workloads {
@@ -583,7 +583,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
     insta::assert_snapshot!("triage_workloads", common::tui::screen(&mut m, 120, 22));
     key(&mut m, KeyCode::Esc);
     assert!(matches!(m.screen().view, View::Triage { .. }));
-    assert_eq!(m.fetched, None);
+    assert_eq!(m.reads.fetched, None);
 }
 
 #[test]
@@ -599,7 +599,7 @@ fn w_in_the_detail_view_reads_its_object_on_its_cluster_only() {
         }]
     );
     assert!(matches!(m.screen().view, View::Detail { .. }));
-    assert_eq!(m.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
 }
 
 #[test]
@@ -724,7 +724,7 @@ fn triage_kept_between_changes_equals_triage_built_afresh() {
     ];
     let fresh = |m: &Model| {
         let with = fluxfleet::app::rows::With {
-            rollout: &m.rollout,
+            rollout: &m.settings.rollout,
             now: m.now,
             spreads: &mut Default::default(),
             triage: &mut Default::default(),
@@ -933,7 +933,7 @@ fn command(model: &mut Model, line: &str) -> Vec<Effect> {
 #[test]
 fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
     let (mut m, ..) = redis_detail();
-    m.read_only = true;
+    m.settings.read_only = true;
     for code in ['s', 'r', 'R', 'W', 'F'] {
         let effects = keys(&mut m, KeyCode::Char(code));
         assert_eq!(effects, []);
@@ -1012,7 +1012,7 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
 #[test]
 fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_watch() {
     let mut m = model();
-    m.actions.confirm_above = 1;
+    m.settings.actions.confirm_above = 1;
     key(&mut m, KeyCode::Char('a'));
     typed(&mut m, "/podinfo");
     key(&mut m, KeyCode::Enter);
@@ -1090,7 +1090,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
 #[test]
 fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let (mut m, cluster, redis) = redis_detail();
-    m.actions.deny = vec![fluxfleet::config::DenyRule {
+    m.settings.actions.deny = vec![fluxfleet::config::DenyRule {
         origin: None,
         workspace: Some("pay*".into()),
         cluster: None,
@@ -1126,7 +1126,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     assert_eq!((tally.sent, tally.refused), (others, releases));
     // More targets than allowed: refused before any confirmation.
     let mut m = model();
-    m.actions.max_targets = 1;
+    m.settings.actions.max_targets = 1;
     key(&mut m, KeyCode::Char('a'));
     command(&mut m, "mark");
     assert!(m.marks.len() > 1);
@@ -1260,7 +1260,7 @@ fn rollout_model() -> Model {
     }
     let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
     let mut model = Model::new(index, keymap, Vec::new(), now());
-    model.rollout.rings.patterns = vec!["dev".into(), "staging".into(), "prod".into()];
+    model.settings.rollout.rings.patterns = vec!["dev".into(), "staging".into(), "prod".into()];
     update(&mut model, Msg::Fleet(events));
     model
 }

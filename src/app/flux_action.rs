@@ -115,7 +115,7 @@ pub(super) fn mark_stuck(model: &mut Model) {
             }
         }
         View::Rollout { scope, .. } => {
-            let rollout = &model.rollout;
+            let rollout = &model.settings.rollout;
             for id in &model.rows.ids {
                 let RowId::Rollout(key) = id else { continue };
                 if model.rows.spreads.get(key).is_none_or(|s| s.stuck == 0) {
@@ -154,7 +154,11 @@ pub(super) fn mark_stuck(model: &mut Model) {
 
 /// An action key: in read-only mode an explanation, else the confirmation.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    let refused = crate::actions::refusal(model.writes_refused.as_deref(), !model.read_only, verb);
+    let refused = crate::actions::refusal(
+        model.settings.writes_refused.as_deref(),
+        !model.settings.read_only,
+        verb,
+    );
     if let Some(why) = refused {
         model.flash = Some(why);
         return;
@@ -184,7 +188,11 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
 /// action.
 pub(super) fn halt(model: &mut Model, resume: bool) {
     let verb = if resume { Verb::Resume } else { Verb::Suspend };
-    let refused = crate::actions::refusal(model.writes_refused.as_deref(), !model.read_only, verb);
+    let refused = crate::actions::refusal(
+        model.settings.writes_refused.as_deref(),
+        !model.settings.read_only,
+        verb,
+    );
     if let Some(why) = refused {
         model.flash = Some(why);
         return;
@@ -193,7 +201,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
         model.flash = Some("halt works in a rollout's matrix (v, then enter)".into());
         return;
     };
-    let (rings, rules) = (&model.rollout.rings, &model.rollout.rules);
+    let (rings, rules) = (&model.settings.rollout.rings, &model.settings.rollout.rules);
     let clusters = clusters_in(&model.index, scope);
     let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now)
     else {
@@ -239,7 +247,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
 
 /// More targets than one action may touch: said, and true.
 fn beyond_limit(model: &mut Model, n: usize) -> bool {
-    let limit = model.actions.max_targets;
+    let limit = model.settings.actions.max_targets;
     if n > limit {
         model.flash = Some(format!(
             "{n} objects: more than the {limit} one action may touch (actions.max_targets)"
@@ -260,7 +268,7 @@ fn confirm(
     // when the fleet may have moved.
     let intent = Intent {
         verb,
-        user: model.user.clone(),
+        user: model.settings.user.clone(),
         reason: None,
         token: String::new(),
     };
@@ -297,14 +305,14 @@ fn plan(
     intent: &Intent,
 ) -> Vec<crate::actions::Target> {
     let guard = crate::actions::Guard {
-        actions: &model.actions,
-        permissions: model.permissions.as_ref(),
+        actions: &model.settings.actions,
+        permissions: model.settings.permissions.as_ref(),
     };
     crate::actions::plan(&model.index, objects, intent, &guard)
 }
 
 fn count_or_yes(model: &Model, n: usize) -> Stage {
-    if n > model.actions.confirm_above {
+    if n > model.settings.actions.confirm_above {
         Stage::Count
     } else {
         Stage::Yes
@@ -364,7 +372,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let reason = c.reason.trim();
     let intent = Intent {
         verb: c.verb,
-        user: model.user.clone(),
+        user: model.settings.user.clone(),
         reason: (!reason.is_empty()).then(|| reason.to_string()),
         token: at.to_string(),
     };

@@ -23,7 +23,7 @@ pub fn selection(model: &Model) -> Selection {
     let (cluster, object) = match (&screen.view, &screen.selected) {
         (View::Detail { cluster, key }, _) => (cluster_of(*cluster), Some(key.clone())),
         (View::Fleet, _) if screen.map.is_some() => {
-            let (width, height) = model.map_room;
+            let (width, height) = model.fit.map_room;
             let map = super::map::layout(&model.index, &model.rows.ids, width, height);
             let shading = super::map::Shading::of(model);
             let at = screen
@@ -122,7 +122,7 @@ pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, PluginError> {
         object: selection.object,
         writes,
         background: plugin.background,
-        user: model.user.clone(),
+        user: model.settings.user.clone(),
     })
 }
 
@@ -146,13 +146,13 @@ fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Opti
 /// cluster's mode and the deny rules, in the order and the words of the built-in actions.
 fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(), PluginError> {
     let name = &plugin.name;
-    if let Some(why) = &model.writes_refused {
+    if let Some(why) = &model.settings.writes_refused {
         return Err(PluginError::WritesRefused {
             plugin: name.clone(),
             why: why.to_string(),
         });
     }
-    if model.read_only {
+    if model.settings.read_only {
         return Err(PluginError::ReadOnly {
             plugin: name.clone(),
         });
@@ -161,6 +161,7 @@ fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(),
         return Ok(());
     };
     if model
+        .settings
         .permissions
         .as_ref()
         .is_some_and(|p| !p.writable(info))
@@ -171,8 +172,8 @@ fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(),
         });
     }
     let denied = match &selection.object {
-        Some(key) => model.actions.denied(info, key),
-        None => model.actions.denied_cluster(info),
+        Some(key) => model.settings.actions.denied(info, key),
+        None => model.settings.actions.denied_cluster(info),
     };
     match denied {
         Some(why) => Err(PluginError::Denied {

@@ -240,7 +240,7 @@ impl Flow {
 /// Moves over the fleet map, or onto it and off it; false when `action` is not the map's to
 /// handle (the table's keys go on working while the map is not selected).
 pub(super) fn navigate(model: &mut Model, action: Action) -> bool {
-    let (width, height) = model.map_room;
+    let (width, height) = model.fit.map_room;
     let focus = model.screen().map;
     let on_last_row = model.screen().cursor + 1 >= model.rows.ids.len();
     let entering = match (focus, action) {

@@ -24,7 +24,60 @@ pub struct Fit {
     pub map_room: (u16, u16),
 }
 
-/// Everything the TUI knows.
+/// What this session may do and how, fixed when it starts (copies of the config and of what
+/// the session was granted).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub read_only: bool,
+    /// Why writes are refused even with --write (guardrails that cannot be read exactly).
+    pub writes_refused: Option<String>,
+    /// Which clusters' modes allow writes (None: every cluster, as in tests).
+    pub permissions: Option<crate::config::Permissions>,
+    /// How many clusters of the fleet are writable, of how many (see [`Model::count_writable`]).
+    pub writable: (usize, usize),
+    /// Confirmation threshold, bulk limit and deny rules.
+    pub actions: crate::config::Actions,
+    /// Rings and stuck rules for the rollout view.
+    pub rollout: crate::config::Rollout,
+    /// The plugins of the config, as the keymap numbers them.
+    pub plugins: Vec<super::plugins::Plugin>,
+    /// The local user, recorded as the suspender.
+    pub user: String,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        let config = crate::config::Config::defaults();
+        Settings {
+            read_only: false,
+            writes_refused: None,
+            permissions: None,
+            writable: (0, 0),
+            actions: config.actions,
+            rollout: config.rollout,
+            plugins: Vec::new(),
+            user: "unknown".into(),
+        }
+    }
+}
+
+/// What was read from a cluster or the journal when the user asked, and how far it is scrolled.
+#[derive(Default)]
+pub struct Reads {
+    /// The detail view's events, YAML or workloads.
+    pub fetched: Option<Fetched>,
+    /// First line of the fetched pane shown.
+    pub fetched_scroll: usize,
+    /// The audit journal's last lines, newest first (read when `:audit` opens).
+    pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
+    /// The history read when `:history` opened, oldest first.
+    pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
+}
+
+/// Everything the TUI knows, by concern: the fleet (`index`), what the user looks at (`stack`,
+/// `input`, the map's mode), what this session may do (`settings`), what was read on demand
+/// (`reads`), the action in hand (`marks`, `confirm`, `run`), caches of what is derived from
+/// the index, and what the last frame measured (`fit`).
 pub struct Model {
     pub index: Index,
     pub keymap: Keymap,
@@ -34,53 +87,34 @@ pub struct Model {
     pub warnings: Vec<String>,
     /// A one-off message (an unknown command, a cluster not found).
     pub flash: Option<String>,
-    pub read_only: bool,
-    /// Why writes are refused even with --write (guardrails that cannot be read exactly).
-    pub writes_refused: Option<String>,
     /// The clock of the last render; pinned in tests.
     pub now: Timestamp,
+    /// What this session may do and how.
+    pub settings: Settings,
+    /// What was read when asked.
+    pub reads: Reads,
+    /// What the last frame measured (the page size for page up / down, the map's room for
+    /// moving over it), applied by [`Model::fit`].
+    pub fit: Fit,
     /// Rows of the top screen, rebuilt when the data or the screen changed.
     pub rows: Rows,
     pub rows_stale: bool,
-    /// Rows that fit in the body, known from the last render (for page up / down).
-    pub page: usize,
-    /// Width and height of the fleet map, known from the last render (for moving over it).
-    pub map_room: (u16, u16),
     /// What the fleet map shows of each cluster.
     pub map_mode: super::view::MapMode,
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     pub map_rollout: Option<ObjectKey>,
-    pub fetched: Option<Fetched>,
     /// Objects marked as the targets of the next action.
     pub marks: HashSet<(ClusterId, ObjectKey)>,
     /// An action waiting for the user's confirmation.
     pub confirm: Option<Confirm>,
-    /// The plugins of the config, as the keymap numbers them.
-    pub plugins: Vec<super::plugins::Plugin>,
     /// A plugin run waiting for the user's confirmation.
     pub plugin_confirm: Option<super::plugins::Launch>,
     /// The last action sent, target by target.
     pub run: Option<Run>,
-    /// The audit journal's last lines, newest first (read when `:audit` opens).
-    pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
-    /// The history read when `:history` opened, oldest first.
-    pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
-    /// First line of the fetched pane shown.
-    pub fetched_scroll: usize,
-    /// Which clusters' modes allow writes (None: every cluster, as in tests).
-    pub permissions: Option<crate::config::Permissions>,
-    /// How many clusters of the fleet are writable, of how many (see [`Model::count_writable`]).
-    pub writable: (usize, usize),
-    /// Confirmation threshold, bulk limit and deny rules.
-    pub actions: crate::config::Actions,
-    /// Rings and stuck rules for the rollout view.
-    pub rollout: crate::config::Rollout,
     /// The rollout view's spreads, recomputed for what changed.
     pub spreads: super::spreads::SpreadCache,
     /// Triage's part of each cluster, worked out again for the clusters that changed.
     pub triage: super::triage::TriageCache,
-    /// The local user, recorded as the suspender.
-    pub user: String,
     /// The last reconcile token written: the next one must differ.
     pub last_token: Option<Timestamp>,
     pub quit: bool,
@@ -103,31 +137,23 @@ impl Model {
             input: Input::None,
             warnings,
             flash: None,
-            read_only: false,
-            writes_refused: None,
             now,
+            settings: Settings::default(),
+            reads: Reads::default(),
+            fit: Fit {
+                body_rows: 20,
+                ..Fit::default()
+            },
             rows: Rows::default(),
             rows_stale: true,
-            page: 20,
-            map_room: (0, 0),
             map_mode: super::view::MapMode::default(),
             map_rollout: None,
-            fetched: None,
             marks: HashSet::new(),
             confirm: None,
-            plugins: Vec::new(),
             plugin_confirm: None,
             run: None,
-            audit: None,
-            history: None,
-            fetched_scroll: 0,
-            permissions: None,
-            writable: (0, 0),
-            actions: crate::config::Config::defaults().actions,
-            rollout: crate::config::Config::defaults().rollout,
             spreads: Default::default(),
             triage: Default::default(),
-            user: "unknown".into(),
             last_token: None,
             quit: false,
         }
@@ -135,14 +161,14 @@ impl Model {
 
     /// Counts the writable clusters again (when clusters join or leave).
     pub fn count_writable(&mut self) {
-        let Some(permissions) = &self.permissions else {
+        let Some(permissions) = &self.settings.permissions else {
             return;
         };
         let clusters = self.index.clusters().iter().filter(|c| !c.retired);
         let (writable, all) = clusters.fold((0, 0), |(w, n), c| {
             (w + usize::from(permissions.writable(&c.info)), n + 1)
         });
-        self.writable = (writable, all);
+        self.settings.writable = (writable, all);
     }
 
     pub fn screen(&self) -> &Screen {
@@ -164,26 +190,28 @@ impl Model {
 
     /// Replaces what the detail view shows below the facts, from its first line.
     pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
-        self.fetched = fetched;
-        self.fetched_scroll = 0;
+        self.reads.fetched = fetched;
+        self.reads.fetched_scroll = 0;
     }
 
-    /// What the view measured of the screen (see [`Fit`]), applied: the page size and the
-    /// selection scrolled into it, the fetched pane's scroll bounded, the map's room.
-    pub fn fit(&mut self, fit: Fit) {
-        self.scroll(fit.body_rows);
+    /// What the view measured of the screen (see [`Fit`]), applied: kept (the page size, the
+    /// map's room), the selection scrolled into the page, the fetched pane's scroll bounded.
+    pub fn apply_fit(&mut self, fit: Fit) {
+        self.fit = Fit {
+            body_rows: fit.body_rows.max(1),
+            ..fit
+        };
+        self.scroll(self.fit.body_rows);
         self.clamp_fetched(fit.fetched_max_scroll);
-        self.map_room = fit.map_room;
     }
 
     /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).
     pub fn clamp_fetched(&mut self, max: usize) {
-        self.fetched_scroll = self.fetched_scroll.min(max);
+        self.reads.fetched_scroll = self.reads.fetched_scroll.min(max);
     }
 
     /// Scrolls the top screen so that its selection is within `height` visible rows.
-    pub fn scroll(&mut self, height: usize) {
-        self.page = height.max(1);
+    fn scroll(&mut self, height: usize) {
         let screen = self.screen_mut();
         if screen.cursor < screen.offset {
             screen.offset = screen.cursor;
@@ -211,7 +239,7 @@ impl Model {
                 &self.index,
                 &self.stack[self.stack.len() - 1],
                 super::rows::With {
-                    rollout: &self.rollout,
+                    rollout: &self.settings.rollout,
                     now: self.now,
                     spreads: &mut self.spreads,
                     triage: &mut self.triage,

@@ -109,13 +109,13 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
                 .ok()
                 .and_then(|d| model.now.checked_sub(d).ok())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            model.history = None;
-            model.fetched_scroll = 0;
+            model.reads.history = None;
+            model.reads.fetched_scroll = 0;
             model.push(View::History { scope, since });
             return vec![Effect::ReadHistory(since)];
         }
         Command::Audit => {
-            model.audit = None;
+            model.reads.audit = None;
             model.push(View::Audit);
             return vec![Effect::ReadAudit];
         }

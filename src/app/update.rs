@@ -56,7 +56,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             outcome,
         } => acted(model, run, cluster, key, outcome),
         Msg::Audit(lines) => {
-            model.audit = Some(lines);
+            model.reads.audit = Some(lines);
             Vec::new()
         }
         Msg::Fetched {
@@ -80,7 +80,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
-            model.history = Some(changes);
+            model.reads.history = Some(changes);
             Vec::new()
         }
         Msg::Plugin(ended) => {
@@ -139,6 +139,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             // A plugin whose program is missing has no key, but says why.
             let pressed = Key::from_event(key);
             model.flash = model
+                .settings
                 .plugins
                 .iter()
                 .find(|p| p.key == pressed && p.contexts.contains(&context))
@@ -157,7 +158,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 /// A plugin's key: planned on the selection, then confirmed where it asks, then run.
 fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     model.refresh_rows();
-    let Some(plugin) = model.plugins.get(i) else {
+    let Some(plugin) = model.settings.plugins.get(i) else {
         return Vec::new();
     };
     match super::launch::plan(model, plugin) {
@@ -198,7 +199,7 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
 fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     model.refresh_rows();
     let len = model.rows.ids.len();
-    let page = model.page;
+    let page = model.fit.body_rows;
     let moved = |model: &mut Model, to: usize| {
         let selected = model.rows.ids.get(to).cloned();
         let screen = model.screen_mut();
@@ -209,7 +210,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     // The detail view's arrows scroll its events or YAML once they are shown, and move through
     // the objects it links to before.
     let scrolls = match model.screen().view {
-        View::Detail { .. } => model.fetched.is_some(),
+        View::Detail { .. } => model.reads.fetched.is_some(),
         View::Audit | View::History { .. } | View::Workloads { .. } => true,
         _ => false,
     };
@@ -318,9 +319,9 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
 
 /// Moves through the events or YAML of the detail view; false when `action` is not a move.
 fn scroll_fetched(model: &mut Model, action: Action) -> bool {
-    let page = model.page.max(1);
-    let at = model.fetched_scroll;
-    model.fetched_scroll = match action {
+    let page = model.fit.body_rows.max(1);
+    let at = model.reads.fetched_scroll;
+    model.reads.fetched_scroll = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1),
         Action::PageUp => at.saturating_sub(page),

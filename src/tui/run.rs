@@ -143,7 +143,7 @@ where
 pub fn lay_out(model: &mut Model, theme: &Theme, area: ratatui::layout::Rect) {
     model.refresh_rows();
     let fit = crate::ui::measure(model, theme, area);
-    model.fit(fit);
+    model.apply_fit(fit);
 }
 
 /// Runs until the user quits or the input ends. `now` is the clock (pinned in tests).

@@ -380,7 +380,7 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, shading
 /// the map's mode, its figures.
 pub fn map_status(model: &Model, shading: &map::Shading) -> Option<String> {
     let at = model.screen().map?;
-    let (width, height) = model.map_room;
+    let (width, height) = model.fit.map_room;
     let map = map::layout(&model.index, &model.rows.ids, width, height);
     let (id, mark) = map.worst(shading, &model.index, at)?;
     let cluster = model.index.cluster(id)?;

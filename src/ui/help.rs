@@ -39,6 +39,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, of: Con
 fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Context) {
     let bound = model.keymap.plugins_in(of);
     let missing: Vec<_> = model
+        .settings
         .plugins
         .iter()
         .filter(|p| p.missing.is_some() && p.contexts.contains(&of))
@@ -52,7 +53,7 @@ fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Con
         theme.style(Slot::Header),
     )));
     for (i, key) in bound {
-        let Some(p) = model.plugins.get(i) else {
+        let Some(p) = model.settings.plugins.get(i) else {
             continue;
         };
         let what = if p.description.is_empty() {
@@ -64,7 +65,11 @@ fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Con
             Span::styled(format!("  {:<18}", key.to_string()), theme.style(Slot::Key)),
             Span::styled(what, theme.style(Slot::Text)),
         ];
-        let mark = match (p.writes, p.read_only_args.is_empty(), model.read_only) {
+        let mark = match (
+            p.writes,
+            p.read_only_args.is_empty(),
+            model.settings.read_only,
+        ) {
             (false, ..) => None,
             (true, true, true) => Some(" [writes: not in read-only mode]"),
             (true, false, true) => Some(" [writes; read-only here, runs with its read-only flag]"),

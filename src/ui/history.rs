@@ -13,7 +13,7 @@ use crate::fleet::history::Change;
 
 /// The changes of `scope`, newest first.
 pub fn in_scope(model: &Model, scope: Scope) -> Vec<&Change> {
-    let Some(Ok(changes)) = &model.history else {
+    let Some(Ok(changes)) = &model.reads.history else {
         return Vec::new();
     };
     let index = &model.index;
@@ -42,7 +42,7 @@ pub fn draw(
     since: Timestamp,
 ) {
     let dim = theme.style(Slot::Dim);
-    let lines: Vec<Line> = match &model.history {
+    let lines: Vec<Line> = match &model.reads.history {
         None => vec![Line::from(Span::styled("reading the history…", dim))],
         Some(Err(e)) => vec![Line::from(Span::styled(
             e.to_string(),
@@ -58,7 +58,7 @@ pub fn draw(
             } else {
                 changes
                     .into_iter()
-                    .skip(model.fetched_scroll)
+                    .skip(model.reads.fetched_scroll)
                     .take(usize::from(area.height))
                     .map(|c| line(c, model.now, theme))
                     .collect()

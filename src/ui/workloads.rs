@@ -193,7 +193,7 @@ pub fn draw(
     key: &ObjectKey,
     count: usize,
 ) {
-    let lines = shown_lines(model.fetched.as_ref(), theme);
+    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
     let title = format!(
         " what broke inside {} {}/{} · {} ",
         key.kind,
@@ -209,13 +209,13 @@ pub fn draw(
         .block(block)
         .wrap(Wrap { trim: false });
     let max = max_scroll(model, theme, area);
-    let scroll = u16::try_from(model.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
     frame.render_widget(paragraph.scroll((scroll, 0)), area);
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    let lines = shown_lines(model.fetched.as_ref(), theme);
+    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
     let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
     paragraph
         .line_count(area.width.saturating_sub(2))

@@ -227,8 +227,8 @@ impl Shading {
             (MapMode::Rollout, Some(key)) => rollouts::matrix(
                 model.index.entries(),
                 key,
-                &model.rollout.rings,
-                &model.rollout.rules,
+                &model.settings.rollout.rings,
+                &model.settings.rollout.rules,
                 model.now,
             )
             .map(|m| {
