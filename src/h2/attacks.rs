@@ -12,6 +12,7 @@ use super::driver::{CALM_LIMIT, MAX_CONTINUATIONS, OUT_HIGH};
 use super::frame::{self, Head};
 use super::hpack;
 use super::tests::{Server, body_text, connected, connected_through, request};
+use super::{H2Error, Why};
 
 /// The error code of the GOAWAY the client sends.
 async fn goaway(server: &mut Server) -> u32 {
@@ -41,10 +42,14 @@ fn block(fields: &[(&str, &str)]) -> Vec<u8> {
     out
 }
 
+/// How the waiting request ended: why (for the logic) and the words (where they are the point).
 async fn failure(
     waiting: tokio::task::JoinHandle<std::io::Result<http::Response<super::H2Body>>>,
-) -> String {
-    waiting.await.unwrap().unwrap_err().to_string()
+) -> H2Error {
+    let e = waiting.await.unwrap().unwrap_err();
+    H2Error::of(&e)
+        .cloned()
+        .unwrap_or_else(|| panic!("not this client's error: {e}"))
 }
 
 /// h2 stops reading until its pending PONG and SETTINGS ACK are in its write buffer, and that
@@ -70,7 +75,7 @@ async fn a_server_flooding_control_frames_without_reading_is_not_read_and_times_
             sent
         });
         let e = failure(waiting).await;
-        assert!(e.contains("did not answer a ping within 10s"), "{e}");
+        assert_eq!(e.why, Why::PingUnanswered, "{e}");
         assert!(flood.await.unwrap() < CALM_LIMIT);
         // At most 8 answers wait: a few hundred bytes, not a buffer that grows.
         let held = conn.peak_held();
@@ -90,8 +95,11 @@ async fn a_server_flooding_pings_while_reading_is_told_to_calm_down() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert!(
-        e.contains("more than 1000 frames that carry nothing within 10s (the last: PING)"),
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::ENHANCE_YOUR_CALM
+        },
         "{e}"
     );
     assert!(!conn.usable());
@@ -137,9 +145,16 @@ async fn data_before_the_answers_headers_fails_its_stream() {
     server.send(frame::DATA, 0, 1, &[0; 1000]).await;
     assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
     let e = failure(waiting).await;
-    assert!(
-        e.contains("the server api.example:6443 broke HTTP/2: DATA before the answer's HEADERS"),
-        "{e}"
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::PROTOCOL_ERROR
+        }
+    );
+    // The words name the server and the rule it broke.
+    assert_eq!(
+        &*e.message,
+        "the server api.example:6443 broke HTTP/2: DATA before the answer's HEADERS"
     );
     assert!(conn.usable());
     holds_little(&conn);
@@ -161,8 +176,11 @@ async fn endless_empty_continuation_frames_end_the_connection() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert!(
-        e.contains("more than 32 CONTINUATION frames in one header block"),
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::ENHANCE_YOUR_CALM
+        },
         "{e}"
     );
     holds_little(&conn);
@@ -180,7 +198,13 @@ async fn endless_informational_answers_end_the_connection() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert!(e.contains("more than 5 informational answers"), "{e}");
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::ENHANCE_YOUR_CALM
+        },
+        "{e}"
+    );
     holds_little(&conn);
 }
 
@@ -215,7 +239,13 @@ async fn a_malformed_answer_fails_its_stream_naming_the_rule() {
             .await;
         assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
         let e = failure(waiting).await;
-        assert!(e.contains(expected), "{e}");
+        assert_eq!(
+            e.why,
+            Why::Violation {
+                code: frame::PROTOCOL_ERROR
+            }
+        );
+        assert!(e.message.contains(expected), "{e}");
         assert!(conn.usable());
         holds_little(&conn);
     }
@@ -274,7 +304,12 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
     server.next(frame::HEADERS).await;
     server.send(frame::WINDOW_UPDATE, 0, 1, &[0; 4]).await;
     assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
-    assert!(failure(waiting).await.contains("a WINDOW_UPDATE of 0"));
+    assert_eq!(
+        failure(waiting).await.why,
+        Why::Violation {
+            code: frame::PROTOCOL_ERROR
+        }
+    );
     server.send(frame::WINDOW_UPDATE, 0, 0, &[0; 4]).await;
     assert_eq!(goaway(&mut server).await, frame::PROTOCOL_ERROR);
     assert!(!conn.usable());
@@ -292,7 +327,13 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
         .await;
     assert_eq!(goaway(&mut server).await, frame::FLOW_CONTROL_ERROR);
     let e = failure(waiting).await;
-    assert!(e.contains("pushing stream 1's window beyond 2^31-1"), "{e}");
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::FLOW_CONTROL_ERROR
+        },
+        "{e}"
+    );
     holds_little(&conn);
 
     // Past the limit through WINDOW_UPDATE alone: that stream fails, the connection carries on.
@@ -305,10 +346,11 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
             .await;
     }
     assert_eq!(reset(&mut server, 1).await, frame::FLOW_CONTROL_ERROR);
-    assert!(
-        failure(waiting)
-            .await
-            .contains("a stream window beyond 2^31-1")
+    assert_eq!(
+        failure(waiting).await.why,
+        Why::Violation {
+            code: frame::FLOW_CONTROL_ERROR
+        }
     );
     assert!(conn.usable());
 }
@@ -335,7 +377,7 @@ async fn only_the_answer_to_our_own_ping_keeps_a_connection_alive() {
     wrong[7] ^= 0xff;
     server.send(frame::PING, frame::ACK, 0, &wrong).await;
     let e = failure(waiting).await;
-    assert!(e.contains("did not answer a ping within 10s"), "{e}");
+    assert_eq!(e.why, Why::PingUnanswered, "{e}");
     assert!(!conn.usable());
 }
 
@@ -359,14 +401,16 @@ async fn an_answer_longer_or_shorter_than_its_content_length_fails() {
     let shorter = shorter.await.unwrap().unwrap();
     server.send(frame::DATA, 0, 1, b"123456").await;
     assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
-    let e = body_text(longer).await.unwrap_err();
-    assert!(e.contains("more data than its content-length of 5"), "{e}");
+    let broken = |e: std::io::Error| H2Error::of(&e).map(|e| e.why);
+    let malformed = Some(Why::Violation {
+        code: frame::PROTOCOL_ERROR,
+    });
+    use http_body_util::BodyExt;
+    let e = longer.into_body().collect().await.unwrap_err();
+    assert_eq!(broken(e), malformed);
     server.send(frame::DATA, frame::END_STREAM, 3, b"123").await;
-    let e = body_text(shorter).await.unwrap_err();
-    assert!(
-        e.contains("an answer of 3 bytes where its content-length said 5"),
-        "{e}"
-    );
+    let e = shorter.into_body().collect().await.unwrap_err();
+    assert_eq!(broken(e), malformed);
     holds_little(&conn);
 }
 
@@ -388,7 +432,13 @@ async fn a_frame_larger_than_announced_is_answered_with_goaway() {
     server.io.write_all(&out).await.unwrap();
     assert_eq!(goaway(&mut server).await, frame::FRAME_SIZE_ERROR);
     let e = failure(waiting).await;
-    assert!(e.contains("a frame of 16385 bytes (at most 16384)"), "{e}");
+    assert_eq!(
+        e.why,
+        Why::Violation {
+            code: frame::FRAME_SIZE_ERROR
+        },
+        "{e}"
+    );
     assert!(!conn.usable());
     holds_little(&conn);
 }
@@ -408,8 +458,11 @@ async fn a_server_allowing_no_streams_is_named_at_once() {
         }
     }
     let e = failure(request(&conn, "/x").await).await;
+    assert_eq!(e.why, Why::NoStreams);
+    // The words name the setting.
     assert!(
-        e.contains("allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS is 0)"),
+        e.message
+            .contains("allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS is 0)"),
         "{e}"
     );
 }

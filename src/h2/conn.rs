@@ -31,27 +31,82 @@ const CHUNK: usize = 16 * 1024;
 /// place in the queue), counted so that the accounting tells the truth about many small pieces.
 pub const PIECE_COST: usize = 64;
 
+/// Why a stream or its connection ended, as its caller can tell (the words say the rest).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The server broke HTTP/2 (or flooded it); we answered with this error code, in GOAWAY
+    /// for the connection or RST_STREAM for one stream.
+    Violation { code: u32 },
+    /// The server reset the stream, or is going away, with this error code.
+    Ended { code: u32 },
+    /// The server did not answer a ping in time: the connection is dead.
+    PingUnanswered,
+    /// The server takes no streams at all, or this connection has used every stream id.
+    NoStreams,
+    /// The connection closed (idled out, the server hung up, or the socket failed).
+    Closed,
+}
+
+/// The error a caller gets when a stream or its connection ended: [`Why`] for logic, the words
+/// (naming the server and the rule it broke) for people. Inside the `io::Error` the body and
+/// the client return; [`H2Error::of`] finds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct H2Error {
+    pub why: Why,
+    pub message: Arc<str>,
+}
+
+impl std::fmt::Display for H2Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for H2Error {}
+
+impl H2Error {
+    /// The H2Error inside `e`, if this client made it.
+    pub fn of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a H2Error> {
+        let mut source = Some(e);
+        while let Some(e) = source {
+            if let Some(found) = e.downcast_ref::<H2Error>() {
+                return Some(found);
+            }
+            if let Some(io) = e.downcast_ref::<io::Error>()
+                && let Some(found) = io.get_ref().and_then(|i| i.downcast_ref::<H2Error>())
+            {
+                return Some(found);
+            }
+            source = e.source();
+        }
+        None
+    }
+}
+
 /// What an error that ends streams says, kept to be told to each of them.
 #[derive(Clone, Debug)]
 pub struct Broken {
     pub(super) kind: io::ErrorKind,
-    pub(super) message: Arc<str>,
+    pub(super) error: H2Error,
 }
 
 impl Broken {
-    pub fn new(kind: io::ErrorKind, message: impl Into<Arc<str>>) -> Broken {
+    pub fn new(kind: io::ErrorKind, why: Why, message: impl Into<Arc<str>>) -> Broken {
         Broken {
             kind,
-            message: message.into(),
+            error: H2Error {
+                why,
+                message: message.into(),
+            },
         }
     }
 
     pub(super) fn of(e: &io::Error) -> Broken {
-        Broken::new(e.kind(), e.to_string())
+        Broken::new(e.kind(), Why::Closed, e.to_string())
     }
 
     pub fn error(&self) -> io::Error {
-        io::Error::new(self.kind, self.message.to_string())
+        io::Error::new(self.kind, self.error.clone())
     }
 }
 

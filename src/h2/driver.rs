@@ -32,7 +32,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 use super::conn::{
-    Broken, CONNECTION_WINDOW, Conn, MAX_HEADER_BLOCK, Opening, STREAM_WINDOW, Stream,
+    Broken, CONNECTION_WINDOW, Conn, MAX_HEADER_BLOCK, Opening, STREAM_WINDOW, Stream, Why,
 };
 use super::frame::{self, Head};
 use super::hpack;
@@ -218,14 +218,15 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     fn fatal(&self, code: u32, what: &str) -> Fatal {
         Fatal {
             goaway: Some(code),
-            broken: self.broke(what),
+            broken: self.broke(code, what),
         }
     }
 
-    /// What a violation by the server says, naming it.
-    fn broke(&self, what: &str) -> Broken {
+    /// What a violation by the server says, naming it; `code` is what we answer it with.
+    fn broke(&self, code: u32, what: &str) -> Broken {
         Broken::new(
             io::ErrorKind::InvalidData,
+            Why::Violation { code },
             format!("the server {} broke HTTP/2: {what}", self.conn.server),
         )
     }
@@ -253,6 +254,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                     Poll::Ready(Ok(None)) => {
                         let broken = Broken::new(
                             io::ErrorKind::UnexpectedEof,
+                            Why::Closed,
                             format!("the server {} closed the connection", self.conn.server),
                         );
                         return Poll::Ready(Err(Fatal::quiet(broken)));
@@ -401,6 +403,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         if self.ping.is_some() {
             return Err(Fatal::quiet(Broken::new(
                 io::ErrorKind::TimedOut,
+                Why::PingUnanswered,
                 format!(
                     "the server {} did not answer a ping within {}s",
                     self.conn.server,
@@ -414,6 +417,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         {
             return Err(Fatal::quiet(Broken::new(
                 io::ErrorKind::ConnectionAborted,
+                Why::Closed,
                 "the connection idled out",
             )));
         }
@@ -467,13 +471,17 @@ impl<T: AsyncRead + AsyncWrite + Unpin> std::future::Future for Driver<T> {
         let this = self.get_mut();
         match this.drive(cx) {
             Poll::Ready(Ok(())) => {
-                let done = Broken::new(io::ErrorKind::ConnectionAborted, "the connection closed");
+                let done = Broken::new(
+                    io::ErrorKind::ConnectionAborted,
+                    Why::Closed,
+                    "the connection closed",
+                );
                 this.conn.lock().closed.get_or_insert(done);
                 Poll::Ready(())
             }
             Poll::Ready(Err(fatal)) => {
                 if fatal.broken.kind != io::ErrorKind::ConnectionAborted {
-                    tracing::debug!(error = %fatal.broken.message, "an HTTP/2 connection ended");
+                    tracing::debug!(error = %fatal.broken.error, "an HTTP/2 connection ended");
                 }
                 this.finish(fatal);
                 Poll::Ready(())

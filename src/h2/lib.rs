@@ -42,6 +42,7 @@ use hyper::body::{Body as HttpBody, Frame};
 use tower::{BoxError, Service, ServiceExt};
 
 use conn::{Conn, Stream};
+pub use conn::{H2Error, Why};
 use driver::Driver;
 
 /// The largest request body sent (patches and reviews are a few KiB).
@@ -55,7 +56,13 @@ pub fn scripted(data: &[u8], broken: Option<&str>) -> H2Body {
     stream.update(|cell| {
         cell.push(Bytes::copy_from_slice(data));
         match broken {
-            Some(why) => cell.broken = Some(conn::Broken::new(io::ErrorKind::ConnectionReset, why)),
+            Some(why) => {
+                cell.broken = Some(conn::Broken::new(
+                    io::ErrorKind::ConnectionReset,
+                    conn::Why::Closed,
+                    why,
+                ))
+            }
             None => cell.end = true,
         }
     });

@@ -6,7 +6,7 @@ use std::io;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
 
-use super::super::conn::{Broken, Opening};
+use super::super::conn::{Broken, Opening, Why};
 use super::super::frame::{self, Head};
 use super::frames::{Found, word};
 use super::{Driver, Fatal};
@@ -154,6 +154,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         self.going_away = true;
         let broken = Broken::new(
             io::ErrorKind::ConnectionAborted,
+            Why::Ended { code },
             format!(
                 "the server {} is closing the connection (GOAWAY, {})",
                 self.conn.server,

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
 
-use super::super::conn::{Broken, MAX_HEADER_BLOCK};
+use super::super::conn::{Broken, MAX_HEADER_BLOCK, Why};
 use super::super::frame::{self, Head};
 use super::{Block, Driver, Fatal, MAX_CONTINUATIONS, fields};
 
@@ -302,6 +302,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         if let Found::Open(_) = self.find("RST_STREAM", head.stream)? {
             let broken = Broken::new(
                 io::ErrorKind::ConnectionReset,
+                Why::Ended { code },
                 format!(
                     "the server {} reset the stream (HTTP/2 error code {code}, {})",
                     self.conn.server,

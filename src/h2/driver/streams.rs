@@ -6,7 +6,7 @@ use std::io;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Instant;
 
-use super::super::conn::{Broken, CONNECTION_WINDOW, STREAM_WINDOW};
+use super::super::conn::{Broken, CONNECTION_WINDOW, STREAM_WINDOW, Why};
 use super::super::frame;
 use super::{Active, Driver, LAST_STREAM_ID, MAX_OPEN, OUT_HIGH, RECENT_RESETS};
 
@@ -18,6 +18,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             // Nothing would ever leave the queue: say why instead of letting requests time out.
             let broken = Broken::new(
                 io::ErrorKind::ConnectionRefused,
+                Why::NoStreams,
                 format!(
                     "the server {} allows no streams (SETTINGS_MAX_CONCURRENT_STREAMS is 0)",
                     self.conn.server
@@ -39,7 +40,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             }
             if self.next_id > LAST_STREAM_ID {
                 // Every stream id was used: this connection takes no more.
-                let broken = Broken::new(io::ErrorKind::ConnectionReset, "stream ids ran out");
+                let broken = Broken::new(
+                    io::ErrorKind::ConnectionReset,
+                    Why::NoStreams,
+                    "stream ids ran out",
+                );
                 opening.stream.fail(&broken);
                 shared.closed.get_or_insert(broken);
                 self.going_away = true;
@@ -135,7 +140,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     pub(super) fn reset(&mut self, id: u32, code: u32, what: &str) {
         self.answer(frame::RST_STREAM, 0, id, &code.to_be_bytes());
         self.recent_resets.remember(id);
-        let broken = self.broke(what);
+        let broken = self.broke(code, what);
         self.end_stream(id, Some(&broken));
     }
 
@@ -150,9 +155,10 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         self.received += active.conn_owed;
         let (expected, received) = (active.expected, active.received);
         let short = (expected != u32::MAX && expected != received).then(|| {
-            self.broke(&format!(
-                "an answer of {received} bytes where its content-length said {expected}"
-            ))
+            self.broke(
+                frame::PROTOCOL_ERROR,
+                &format!("an answer of {received} bytes where its content-length said {expected}"),
+            )
         });
         match broken.or(short.as_ref()) {
             Some(broken) => active.stream.fail(broken),
