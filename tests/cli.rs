@@ -350,6 +350,40 @@ fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
         String::from_utf8_lossy(&out.stderr).contains("--theme"),
         "{out:?}"
     );
+    // Values a command cannot take are refused by clap with the reason, as usage errors.
+    for (line, said) in [
+        (
+            &["fluxfleet", "alert", "--dry-run", "--label", "fleet"][..],
+            "give KEY=VALUE",
+        ),
+        (
+            &["fluxfleet", "alert", "--dry-run", "--label", "__x=1"],
+            "is not a label name",
+        ),
+        (
+            &["fluxfleet", "collect", "--nats", "n", "--replicas", "9"],
+            "1 to 5",
+        ),
+        (
+            &[
+                "fluxfleet",
+                "collect",
+                "--nats",
+                "n",
+                "--metrics-addr",
+                "here",
+            ],
+            "give a port",
+        ),
+        (
+            &["fluxfleet", "get", "--watch-mode", "some"],
+            "one of all, summary, auto",
+        ),
+    ] {
+        let refused = Cli::parse_words(line).unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "{line:?}");
+        assert!(refused.to_string().contains(said), "{line:?}: {refused}");
+    }
     // collect publishes: --nats is required, and may come before the command.
     let cli = Cli::parse_words([
         "fluxfleet",

@@ -57,18 +57,16 @@ pub struct AlertArgs {
 }
 
 /// `KEY=VALUE`, KEY a Prometheus label name.
-fn label(text: &str) -> Result<(String, String), String> {
+fn label(text: &str) -> Result<(String, String), Usage> {
     let (key, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("{text:?}: give KEY=VALUE"))?;
+        .ok_or_else(|| Usage::NotALabel(text.to_string()))?;
     let mut chars = key.chars();
     let first = chars
         .next()
         .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
     if !first || !chars.all(|c| c.is_ascii_alphanumeric() || c == '_') || key.starts_with("__") {
-        return Err(format!(
-            "{key:?} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*, not __…)"
-        ));
+        return Err(Usage::LabelName(key.to_string()));
     }
     Ok((key.to_string(), value.to_string()))
 }

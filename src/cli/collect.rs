@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::process::{Signals, logs};
+use super::usage::Usage;
 use crate::bus::collector::{self, Refresh, status::Status};
 use crate::session::open::{Fleet, open};
 use crate::session::resolve::Sources;
@@ -49,24 +50,20 @@ pub struct CollectArgs {
 }
 
 /// JetStream keeps 1 to 5 copies of a stream.
-fn replicas(s: &str) -> Result<usize, String> {
+fn replicas(s: &str) -> Result<usize, Usage> {
     match s.parse::<usize>() {
         Ok(n @ 1..=5) => Ok(n),
-        _ => Err(format!(
-            "{s:?}: 1 to 5 (NATS keeps at most five copies of a stream)"
-        )),
+        _ => Err(Usage::Replicas(s.to_string())),
     }
 }
 
 /// `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`.
-fn listen_address(text: &str) -> Result<SocketAddr, String> {
+fn listen_address(text: &str) -> Result<SocketAddr, Usage> {
     let full = match text.strip_prefix(':') {
         Some(port) => format!("0.0.0.0:{port}"),
         None => text.to_string(),
     };
-    full.parse().map_err(|_| {
-        format!("{text:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")
-    })
+    full.parse().map_err(|_| Usage::Address(text.to_string()))
 }
 
 /// Runs the collector until SIGINT or SIGTERM.

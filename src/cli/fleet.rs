@@ -84,8 +84,8 @@ pub struct WatchArg {
     pub watch_mode: Option<Watch>,
 }
 
-fn watch_mode(text: &str) -> Result<Watch, String> {
-    Watch::parse(text).ok_or_else(|| "one of all, summary, auto".to_string())
+fn watch_mode(text: &str) -> Result<Watch, super::usage::Usage> {
+    Watch::parse(text).ok_or(super::usage::Usage::WatchMode)
 }
 
 /// What may be changed: for the commands that can change a cluster.

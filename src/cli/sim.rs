@@ -9,8 +9,8 @@ use clap::Args;
 use super::duration;
 use fluxfleet_sim as sim;
 
-fn fault_spec(s: &str) -> Result<sim::faults::Spec, String> {
-    sim::faults::Spec::parse(s)
+fn fault_spec(s: &str) -> Result<sim::faults::Spec, super::usage::Usage> {
+    sim::faults::Spec::parse(s).map_err(super::usage::Usage::Faults)
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,24 @@ pub enum Usage {
     /// `get --root-causes -o ndjson`: root causes are one answer, not a stream.
     #[error("--root-causes prints a table or JSON (-o table, -o json)")]
     RootCausesStream,
+    /// `--label` is not `KEY=VALUE`.
+    #[error("{0:?}: give KEY=VALUE")]
+    NotALabel(String),
+    /// `--label`'s key is not a Prometheus label name.
+    #[error("{0:?} is not a label name ([a-zA-Z_][a-zA-Z0-9_]*, not __…)")]
+    LabelName(String),
+    /// `--replicas` out of what JetStream keeps.
+    #[error("{0:?}: 1 to 5 (NATS keeps at most five copies of a stream)")]
+    Replicas(String),
+    /// `--metrics-addr` / `--health-addr` is not an address to listen on.
+    #[error("{0:?}: give a port (:8080) or an address and port (127.0.0.1:8080)")]
+    Address(String),
+    /// `--watch-mode` names no mode.
+    #[error("one of all, summary, auto")]
+    WatchMode,
+    /// `--faults` does not read as the simulator's fault list.
+    #[error("{0}")]
+    Faults(String),
 }
 
 /// `given` as one of `allowed`, or what the command prints instead.
