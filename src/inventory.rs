@@ -6,6 +6,7 @@ pub mod capi;
 mod kubeconfig;
 pub mod rules;
 pub mod untrusted;
+pub mod yaml;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -59,23 +59,16 @@ impl Loader {
             self.problem_at(path, None, message);
             return None;
         }
-        match Kubeconfig::read_from(path) {
+        // Parse errors quote the lines around the error, which hold tokens and keys: only
+        // where it is and what kind of error it is (`yaml::FileError`).
+        match super::yaml::read(path) {
             Ok(config) => Some(File {
                 path: path.to_path_buf(),
                 dir_workspace,
                 config,
             }),
-            // Parse errors quote the lines around the error, which hold tokens and keys: only
-            // where it is and what kind of error it is.
             Err(e) => {
-                self.problem_at(
-                    path,
-                    None,
-                    format!(
-                        "not a valid kubeconfig: {}",
-                        crate::errors::redacted(&crate::errors::chain(&e))
-                    ),
-                );
+                self.problem_at(path, None, e.to_string());
                 None
             }
         }
@@ -120,6 +113,10 @@ impl Loader {
     /// Resolves every context of `files`, looking names up as described on [`Loader::merged`].
     fn resolve(&mut self, files: &[File]) {
         let mut seen_contexts = HashSet::new();
+        // Each file's clusters and users by name, the first of a name in a file winning: a
+        // context's lookup is then one per file, not a walk of every entry (a fleet's one file
+        // may hold 20,000 contexts).
+        let names: Vec<Names<'_>> = files.iter().map(Names::of).collect();
         for (i, file) in files.iter().enumerate() {
             if file.config.contexts.is_empty() {
                 self.problem_at(&file.path, None, "defines no contexts".into());
@@ -127,18 +124,18 @@ impl Loader {
             for named in &file.config.contexts {
                 // kubectl hides a later context of the same name; we keep it, own file first.
                 let shadowed = !seen_contexts.insert(named.name.clone());
-                let order: Vec<&File> = if shadowed {
-                    std::iter::once(file)
+                let order: Vec<&Names<'_>> = if shadowed {
+                    std::iter::once(&names[i])
                         .chain(
-                            files
+                            names
                                 .iter()
                                 .enumerate()
                                 .filter(|(j, _)| *j != i)
-                                .map(|(_, f)| f),
+                                .map(|(_, n)| n),
                         )
                         .collect()
                 } else {
-                    files.iter().collect()
+                    names.iter().collect()
                 };
                 match resolve_context(named, &order) {
                     Ok(loaded) => self.loaded.push(Loaded {
@@ -176,14 +173,34 @@ pub enum ContextError {
     NoContext,
 }
 
-fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, ContextError> {
+/// A file's clusters and users by name (the first of a name in the file).
+struct Names<'a> {
+    clusters: std::collections::HashMap<&'a str, &'a NamedCluster>,
+    users: std::collections::HashMap<&'a str, &'a NamedAuthInfo>,
+}
+
+impl<'a> Names<'a> {
+    fn of(file: &'a File) -> Names<'a> {
+        let mut clusters = std::collections::HashMap::new();
+        for c in &file.config.clusters {
+            clusters.entry(c.name.as_str()).or_insert(c);
+        }
+        let mut users = std::collections::HashMap::new();
+        for u in &file.config.auth_infos {
+            users.entry(u.name.as_str()).or_insert(u);
+        }
+        Names { clusters, users }
+    }
+}
+
+fn resolve_context(named: &NamedContext, files: &[&Names<'_>]) -> Result<Loaded, ContextError> {
     let context: &Context = named
         .context
         .as_ref()
         .ok_or(ContextError::NoContextSection)?;
     let cluster: &Cluster = files
         .iter()
-        .find_map(|f| f.config.clusters.iter().find(|c| c.name == context.cluster))
+        .find_map(|f| f.clusters.get(context.cluster.as_str()))
         .ok_or_else(|| ContextError::UndefinedCluster(context.cluster.clone()))?
         .cluster
         .as_ref()
@@ -193,7 +210,7 @@ fn resolve_context(named: &NamedContext, files: &[&File]) -> Result<Loaded, Cont
         Some(user) => Some(
             files
                 .iter()
-                .find_map(|f| f.config.auth_infos.iter().find(|u| &u.name == user))
+                .find_map(|f| f.users.get(user.as_str()))
                 .ok_or_else(|| ContextError::UndefinedUser(user.clone()))?
                 .auth_info
                 .clone()
@@ -283,7 +300,7 @@ pub fn current(config: Kubeconfig, source: PathBuf) -> Result<Loaded, ContextErr
         dir_workspace: None,
         config,
     };
-    let mut loaded = resolve_context(&named, &[&file])?;
+    let mut loaded = resolve_context(&named, &[&Names::of(&file)])?;
     loaded.source = source;
     Ok(loaded)
 }
