@@ -297,7 +297,7 @@ mod tests {
                 if lost {
                     std::future::pending::<()>().await;
                 }
-                Ok::<_, String>(tries)
+                Ok::<_, std::io::Error>(tries)
             }
         })
         .await;
@@ -305,7 +305,7 @@ mod tests {
 
         // Never answered: it gives up, saying what and why.
         let never = placed("watching the state bucket", || {
-            std::future::pending::<Result<(), String>>()
+            std::future::pending::<std::io::Result<()>>()
         })
         .await;
         let e = never.unwrap_err();

@@ -42,6 +42,12 @@ fn block(fields: &[(&str, &str)]) -> Vec<u8> {
     out
 }
 
+/// `e` is a violation we answered with `code`.
+#[track_caller]
+fn violated(e: &H2Error, code: u32) {
+    assert_eq!(e.why, Why::Violation { code }, "{e}");
+}
+
 /// How the waiting request ended: why (for the logic) and the words (where they are the point).
 async fn failure(
     waiting: tokio::task::JoinHandle<std::io::Result<http::Response<super::H2Body>>>,
@@ -95,13 +101,7 @@ async fn a_server_flooding_pings_while_reading_is_told_to_calm_down() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::ENHANCE_YOUR_CALM
-        },
-        "{e}"
-    );
+    violated(&e, frame::ENHANCE_YOUR_CALM);
     assert!(!conn.usable());
     holds_little(&conn);
 }
@@ -145,12 +145,7 @@ async fn data_before_the_answers_headers_fails_its_stream() {
     server.send(frame::DATA, 0, 1, &[0; 1000]).await;
     assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::PROTOCOL_ERROR
-        }
-    );
+    violated(&e, frame::PROTOCOL_ERROR);
     // The words name the server and the rule it broke.
     assert_eq!(
         &*e.message,
@@ -176,13 +171,7 @@ async fn endless_empty_continuation_frames_end_the_connection() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::ENHANCE_YOUR_CALM
-        },
-        "{e}"
-    );
+    violated(&e, frame::ENHANCE_YOUR_CALM);
     holds_little(&conn);
 }
 
@@ -198,13 +187,7 @@ async fn endless_informational_answers_end_the_connection() {
     }
     assert_eq!(goaway(&mut server).await, frame::ENHANCE_YOUR_CALM);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::ENHANCE_YOUR_CALM
-        },
-        "{e}"
-    );
+    violated(&e, frame::ENHANCE_YOUR_CALM);
     holds_little(&conn);
 }
 
@@ -239,12 +222,7 @@ async fn a_malformed_answer_fails_its_stream_naming_the_rule() {
             .await;
         assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
         let e = failure(waiting).await;
-        assert_eq!(
-            e.why,
-            Why::Violation {
-                code: frame::PROTOCOL_ERROR
-            }
-        );
+        violated(&e, frame::PROTOCOL_ERROR);
         assert!(e.message.contains(expected), "{e}");
         assert!(conn.usable());
         holds_little(&conn);
@@ -304,12 +282,7 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
     server.next(frame::HEADERS).await;
     server.send(frame::WINDOW_UPDATE, 0, 1, &[0; 4]).await;
     assert_eq!(reset(&mut server, 1).await, frame::PROTOCOL_ERROR);
-    assert_eq!(
-        failure(waiting).await.why,
-        Why::Violation {
-            code: frame::PROTOCOL_ERROR
-        }
-    );
+    violated(&failure(waiting).await, frame::PROTOCOL_ERROR);
     server.send(frame::WINDOW_UPDATE, 0, 0, &[0; 4]).await;
     assert_eq!(goaway(&mut server).await, frame::PROTOCOL_ERROR);
     assert!(!conn.usable());
@@ -327,13 +300,7 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
         .await;
     assert_eq!(goaway(&mut server).await, frame::FLOW_CONTROL_ERROR);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::FLOW_CONTROL_ERROR
-        },
-        "{e}"
-    );
+    violated(&e, frame::FLOW_CONTROL_ERROR);
     holds_little(&conn);
 
     // Past the limit through WINDOW_UPDATE alone: that stream fails, the connection carries on.
@@ -346,12 +313,7 @@ async fn window_updates_of_zero_and_windows_past_the_limit_are_refused() {
             .await;
     }
     assert_eq!(reset(&mut server, 1).await, frame::FLOW_CONTROL_ERROR);
-    assert_eq!(
-        failure(waiting).await.why,
-        Why::Violation {
-            code: frame::FLOW_CONTROL_ERROR
-        }
-    );
+    violated(&failure(waiting).await, frame::FLOW_CONTROL_ERROR);
     assert!(conn.usable());
 }
 
@@ -432,13 +394,7 @@ async fn a_frame_larger_than_announced_is_answered_with_goaway() {
     server.io.write_all(&out).await.unwrap();
     assert_eq!(goaway(&mut server).await, frame::FRAME_SIZE_ERROR);
     let e = failure(waiting).await;
-    assert_eq!(
-        e.why,
-        Why::Violation {
-            code: frame::FRAME_SIZE_ERROR
-        },
-        "{e}"
-    );
+    violated(&e, frame::FRAME_SIZE_ERROR);
     assert!(!conn.usable());
     holds_little(&conn);
 }

@@ -115,12 +115,8 @@ fn fields(block: &[u8]) -> Vec<(String, String)> {
     out
 }
 
-pub(super) async fn body_text(response: http::Response<H2Body>) -> Result<String, String> {
-    let body = response
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| e.to_string())?;
+pub(super) async fn body_text(response: http::Response<H2Body>) -> std::io::Result<String> {
+    let body = response.into_body().collect().await?;
     Ok(String::from_utf8_lossy(&body.to_bytes()).into_owned())
 }
 

@@ -27,6 +27,10 @@ pub struct Direct {
     clients: Arc<Clients>,
     timeout: std::time::Duration,
     specs: Vec<ClusterSpec>,
+    /// Where each spec is, by its server's URL (without a trailing `/`) and by its name, the
+    /// first of each kept: every cluster of the bus is looked up here, at start and on arrival.
+    by_server: HashMap<String, usize>,
+    by_name: HashMap<String, usize>,
     /// The connections made, each kept while the session runs.
     held: Mutex<HashMap<ClusterKey, Registration>>,
     /// Nothing reports through it: no task watches anything.
@@ -44,11 +48,20 @@ impl Direct {
             specs.len(),
             false,
         ));
+        let (mut by_server, mut by_name) = (HashMap::new(), HashMap::new());
+        for (i, s) in specs.iter().enumerate() {
+            by_server
+                .entry(s.server.trim_end_matches('/').to_string())
+                .or_insert(i);
+            by_name.entry(s.name.clone()).or_insert(i);
+        }
         Direct {
             shared,
             clients,
             timeout: settings.connect_timeout,
             specs,
+            by_server,
+            by_name,
             held: Mutex::new(HashMap::new()),
             _events: events,
         }
@@ -56,11 +69,10 @@ impl Direct {
 
     /// The user's cluster at `server` (the API server's URL), else the one named `name`.
     pub fn spec(&self, server: &str, name: &str) -> Option<&ClusterSpec> {
-        let server = server.trim_end_matches('/');
-        self.specs
-            .iter()
-            .find(|s| s.server.trim_end_matches('/') == server)
-            .or_else(|| self.specs.iter().find(|s| s.name == name))
+        self.by_server
+            .get(server.trim_end_matches('/'))
+            .or_else(|| self.by_name.get(name))
+            .and_then(|&i| self.specs.get(i))
     }
 
     /// Connects to `spec`'s cluster if this has not yet: credentials, client, discovery.
