@@ -3,7 +3,10 @@
 //! the index must equal the simulator's truth exactly. Prints the report and the process's peak
 //! resident memory (engine and simulator share it).
 //!
-//! `cargo bench --bench chaos -- [--clusters 2000] [--objects 30] [--active 300] [--churn 200]`
+//! `cargo bench --bench chaos -- [--clusters 2000] [--objects 30] [--active 300] [--churn 200]
+//! [--faults SPEC] [--faults-stay] [--observe SECONDS]` — with `--faults-stay` the faults go on
+//! while the index is compared (only the churn stops); `--observe` watches it that long after it
+//! agreed, and the report says the most objects seen on clusters not shown live.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../tests/chaos/harness.rs"]
@@ -39,18 +42,31 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
 fn main() {
     // `cargo bench` passes --bench to every bench target; anything else here is ours.
+    let args: Vec<String> = std::env::args().collect();
+    let faults = args
+        .iter()
+        .position(|a| a == "--faults")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| EVERY_FAULT.to_string());
     let plan = Plan {
         clusters: arg("--clusters", 2000.0) as usize,
         objects: arg("--objects", 30.0) as usize,
-        faults: Spec::parse(EVERY_FAULT).unwrap(),
+        faults: Spec::parse(&faults).unwrap_or_else(|e| panic!("--faults {faults:?}: {e}")),
         churn: arg("--churn", 200.0),
         rollout_interval: Duration::from_secs(60),
         rollout_step: Duration::from_secs(3),
         active: Duration::from_secs_f64(arg("--active", 300.0)),
         settle_within: Duration::from_secs(180),
         seed: 1,
+        faults_stay: flag("--faults-stay"),
+        observe: Duration::from_secs_f64(arg("--observe", 0.0)),
     };
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let mut engine = Config::defaults().engine;
@@ -59,7 +75,7 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let started = Instant::now();
     println!(
-        "chaos: {} clusters × {} objects, faults {EVERY_FAULT}, churn {}/s, rollouts every {:?}, active {:?}",
+        "chaos: {} clusters × {} objects, faults {faults}, churn {}/s, rollouts every {:?}, active {:?}",
         plan.clusters, plan.objects, plan.churn, plan.rollout_interval, plan.active
     );
     let report = runtime
@@ -74,6 +90,13 @@ fn main() {
         report.duplicated,
         report.extra,
         report.wrong_health
+    );
+    println!(
+        "at the end: {} of {} objects on clusters not shown live ({:.2} %), {} clusters shown with watch restarts",
+        report.not_live,
+        report.objects,
+        100.0 * report.not_live as f64 / report.objects.max(1) as f64,
+        report.restarted
     );
     match report.agreed_after {
         Some(t) => println!("the index agreed with the truth {t:.1?} after the stop"),

@@ -20,7 +20,7 @@ pub mod suspect;
 pub mod verbs;
 pub mod workload;
 
-pub use connection::{Connection, Phase, PhaseCounts};
+pub use connection::{Connection, FLAPPING, Phase, PhaseCounts, RESTARTS_WINDOW};
 pub use deployed::Rollout;
 pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};

@@ -1468,6 +1468,81 @@ fn the_map_shows_each_cluster_s_freshness_one_key_away() {
     assert_eq!(map_cells(&shot, "shop"), "■░▒▓□", "{shot}");
 }
 
+/// A live cluster whose watches keep breaking (each resumed at once) is live, and says so: a
+/// flapping mark on the map's freshness, `live ↻` and its restarts in its workspace, and the
+/// workspace's line in the fleet naming it.
+#[test]
+fn a_live_cluster_whose_watches_keep_restarting_is_marked_flapping_not_down() {
+    let mut m = degree_model();
+    let mut flapping = live();
+    flapping.restarts = 4;
+    update(
+        &mut m,
+        Msg::Fleet(vec![Event {
+            cluster: key_of(ClusterId(0)),
+            at: now(),
+            change: Change::Connection(flapping),
+        }]),
+    );
+    key(&mut m, KeyCode::Char('M'));
+    key(&mut m, KeyCode::Char('M'));
+    let shot = common::tui::screen(&mut m, 100, 20);
+    assert_eq!(map_cells(&shot, "shop"), "↯▓▒░□", "{shot}");
+    assert!(shot.contains("↯ watch flapping"), "{shot}");
+    key(&mut m, KeyCode::Tab);
+    let shot = common::tui::screen(&mut m, 100, 20);
+    assert!(
+        shot.contains("c0 (shop) · last heard 0s ago · live · watch restarted 4× in 5 min"),
+        "{shot}"
+    );
+    // Back to the workspaces, and into `shop`.
+    key(&mut m, KeyCode::Tab);
+    key(&mut m, KeyCode::Enter);
+    let shot = common::tui::screen(&mut m, 120, 20);
+    let row = shot.lines().find(|l| l.contains("c0 ")).expect(&shot);
+    assert!(row.contains("live ↻"), "{shot}");
+    assert!(row.contains("watch restarted 4× in 5 min"), "{shot}");
+    // Two restarts are said, not marked.
+    let mut twice = live();
+    twice.restarts = 2;
+    update(
+        &mut m,
+        Msg::Fleet(vec![Event {
+            cluster: key_of(ClusterId(1)),
+            at: now(),
+            change: Change::Connection(twice),
+        }]),
+    );
+    let shot = common::tui::screen(&mut m, 120, 20);
+    let row = shot.lines().find(|l| l.contains("c1 ")).expect(&shot);
+    assert!(
+        !row.contains("↻") && row.contains("watch restarted 2×"),
+        "{shot}"
+    );
+    // A workspace with nothing failing names its flapping cluster in the fleet view.
+    let mut index = Index::new();
+    let id = index.add_cluster(ClusterInfo {
+        key: key_of(ClusterId(0)),
+        ..ClusterInfo::new("edge-1", "edge")
+    });
+    let mut flapping = live();
+    flapping.restarts = 5;
+    let ready = object(FluxKind::Kustomization, "kustomization-ready.yaml", "apps");
+    let events = [
+        Change::Connection(flapping),
+        Change::Replaced(FluxKind::Kustomization, vec![ready]),
+    ]
+    .map(|change| event(id, change));
+    let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
+    let mut m = Model::new(index, keymap, Vec::new(), now());
+    update(&mut m, Msg::Fleet(events.to_vec()));
+    let shot = common::tui::screen(&mut m, 140, 20);
+    assert!(
+        shot.contains("1 cluster live, flapping: edge-1 watch restarted 5× in 5 min"),
+        "{shot}"
+    );
+}
+
 #[test]
 fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     let mut m = rollout_model();

@@ -42,10 +42,17 @@ pub struct ClusterState {
     pub watching: Vec<(FluxKind, String)>,
     #[serde(default)]
     pub protocol: Option<String>,
+    /// Watch restarts in the last five minutes (as [`Connection::restarts`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restarts: u16,
     #[serde(default)]
     pub report: Option<Report>,
     /// Which collector watches it.
     pub collector: String,
+}
+
+fn is_zero(n: &u16) -> bool {
+    *n == 0
 }
 
 impl ClusterState {
@@ -68,6 +75,7 @@ impl ClusterState {
                 .map(|(k, v)| (*k, v.to_string()))
                 .collect(),
             protocol: connection.protocol.map(str::to_string),
+            restarts: connection.restarts,
             report: None,
             collector: collector.to_string(),
         }
@@ -90,6 +98,7 @@ impl ClusterState {
         c.error = self.error.as_deref().map(Into::into);
         c.since = self.since;
         c.retry_at = self.retry_at;
+        c.restarts = self.restarts;
         c.forbidden = self.forbidden.clone().into();
         c.watching = self
             .watching

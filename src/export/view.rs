@@ -97,6 +97,10 @@ pub struct Cluster<'a> {
     pub since: Option<Timestamp>,
     /// While backing off: when the next attempt starts.
     pub retry_at: Option<Timestamp>,
+    /// Watches the server broke and fluxfleet resumed at once, in the last five minutes (a
+    /// live cluster with 3 or more is flapping).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub watch_restarts: u16,
     /// When the last object change arrived.
     pub last_event: Option<Timestamp>,
     pub protocol: Option<&'static str>,
@@ -117,6 +121,10 @@ pub struct Cluster<'a> {
     pub report: Option<&'a Report>,
 }
 
+fn is_zero(n: &u16) -> bool {
+    *n == 0
+}
+
 impl<'a> Cluster<'a> {
     pub fn new(c: &'a ClusterEntry) -> Cluster<'a> {
         let conn = &c.connection;
@@ -131,6 +139,7 @@ impl<'a> Cluster<'a> {
             error: conn.error.as_deref(),
             since: conn.since,
             retry_at: conn.retry_at,
+            watch_restarts: conn.restarts,
             last_event: c.last_event,
             protocol: conn.protocol,
             watching: conn

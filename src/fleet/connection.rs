@@ -145,6 +145,10 @@ pub struct Connection {
     pub watching: Box<[(FluxKind, Box<str>)]>,
     /// `HTTP/2` or `HTTP/1.1` once a connection exists.
     pub protocol: Option<&'static str>,
+    /// Watches the server broke and fluxfleet resumed at once, in the last five minutes: a
+    /// live cluster whose watches flap says so instead of looking unreachable.
+    #[serde(default)]
+    pub restarts: u16,
 }
 
 impl Connection {
@@ -157,14 +161,32 @@ impl Connection {
             forbidden: Box::new([]),
             watching: Box::new([]),
             protocol: None,
+            restarts: 0,
         }
     }
 }
+
+/// From this many watch restarts in five minutes a live cluster is shown as flapping.
+pub const FLAPPING: u16 = 3;
+
+/// The window [`Connection::restarts`] counts in.
+pub const RESTARTS_WINDOW: std::time::Duration = std::time::Duration::from_secs(300);
 
 impl Connection {
     /// Live, with every watched kind visible: nothing about this cluster is missing.
     pub fn is_complete(&self) -> bool {
         self.phase == Phase::Live && self.forbidden.is_empty()
+    }
+
+    /// Live, but its watches keep breaking (each resumed at once): its news is current, and
+    /// its server or the way to it is worth a look.
+    pub fn is_flapping(&self) -> bool {
+        self.phase == Phase::Live && self.restarts >= FLAPPING
+    }
+
+    /// "watch restarted N× in 5 min", once there has been a restart.
+    pub fn restarts_said(&self) -> Option<String> {
+        (self.restarts > 0).then(|| format!("watch restarted {}× in 5 min", self.restarts))
     }
 }
 

@@ -8,6 +8,7 @@ pub(in crate::k8s) mod failures;
 pub(in crate::k8s) mod kind_watch;
 pub(in crate::k8s) mod report;
 pub(in crate::k8s) mod reporter;
+pub(in crate::k8s) mod restarts;
 pub(in crate::k8s) mod slim;
 pub(in crate::k8s) mod summarize;
 pub(in crate::k8s) mod summary;

@@ -198,6 +198,20 @@ fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
         .max_by_key(|c| (c.health.get(Health::Stalled), c.health.failing()));
     let Some(cluster) = worst.filter(|c| c.health.failing() > 0) else {
         let pending = ws.phases.pending();
+        let mut flapping = ws
+            .clusters
+            .iter()
+            .filter_map(|c| index.cluster(*c))
+            .filter(|c| c.connection.is_flapping());
+        if let Some(first) = flapping.next() {
+            let n = 1 + flapping.count();
+            let s = if n == 1 { "" } else { "s" };
+            let said = first.connection.restarts_said().unwrap_or_default();
+            return (
+                format!("{n} cluster{s} live, flapping: {} {said}", first.info.name),
+                Slot::Warning,
+            );
+        }
         return if pending > 0 {
             (format!("{pending} connecting"), Slot::Pending)
         } else {
@@ -280,6 +294,7 @@ fn slot(mark: Mark) -> Slot {
             Slot::Failed
         }
         Mark::Progressing | Mark::Copy(Copy::Behind) | Mark::Age(Age::Hour) => Slot::Progressing,
+        Mark::Age(Age::Flapping) => Slot::Warning,
         Mark::Suspended | Mark::Copy(Copy::Suspended) => Slot::Suspended,
         Mark::Connecting | Mark::Age(Age::Never) => Slot::Pending,
         Mark::Ready | Mark::Copy(Copy::Current) | Mark::Age(Age::Now | Age::Minutes) => Slot::Ready,
@@ -416,6 +431,9 @@ pub fn map_status(model: &Model, shading: &map::Shading) -> Option<String> {
             ));
         }
         other => text.push_str(&format!(" · {}", other.name())),
+    }
+    if let Some(restarts) = cluster.connection.restarts_said() {
+        text.push_str(&format!(" · {restarts}"));
     }
     let h = &cluster.health;
     text.push_str(&format!(" · {} objects", h.total()));

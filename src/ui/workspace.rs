@@ -58,7 +58,6 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
             let Some(cluster) = index.cluster(*c) else {
                 return Vec::new();
             };
-            let phase = cluster.connection.phase;
             let (mut message, slot) = message(cluster);
             // Grouped by management path: say which group each row is in.
             if model.screen().sort_by() == Some(SortBy::Management)
@@ -73,10 +72,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
                     theme.style(Slot::Text),
                     theme,
                 )),
-                Cell::from(Span::styled(
-                    phase.as_str(),
-                    theme.style(Slot::of_phase(phase)),
-                )),
+                state_cell(cluster, theme),
                 Cell::from(age(cluster.last_event, model.now)),
             ];
             if flux {
@@ -117,9 +113,31 @@ fn flux_cell<'a>(cluster: &'a ClusterEntry, theme: &Theme) -> Cell<'a> {
     Cell::from(Span::styled(version, theme.style(slot)))
 }
 
+/// The connection's state; a live cluster whose watches keep breaking marked `live ↻`.
+fn state_cell<'a>(cluster: &ClusterEntry, theme: &Theme) -> Cell<'a> {
+    let conn = &cluster.connection;
+    if conn.is_flapping() {
+        return Cell::from(Span::styled("live ↻", theme.style(Slot::Warning)));
+    }
+    Cell::from(Span::styled(
+        conn.phase.as_str(),
+        theme.style(Slot::of_phase(conn.phase)),
+    ))
+}
+
+/// What is wrong, led by how often its watches restarted lately when they did.
+pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
+    let (message, slot) = wrong(cluster);
+    match cluster.connection.restarts_said() {
+        Some(restarts) if message.is_empty() => (restarts, Slot::Warning),
+        Some(restarts) => (format!("{restarts} · {message}"), slot),
+        None => (message, slot),
+    }
+}
+
 /// The connection's error, else what is wrong with Flux itself, else the worst object's
 /// message.
-pub fn message(cluster: &ClusterEntry) -> (String, Slot) {
+fn wrong(cluster: &ClusterEntry) -> (String, Slot) {
     let conn = &cluster.connection;
     if let Some(error) = &conn.error {
         let slot = if conn.phase.is_failure() {

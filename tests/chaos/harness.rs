@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fluxfleet::config;
-use fluxfleet::fleet::{FluxKind, Health, Index};
+use fluxfleet::fleet::{FluxKind, Health, Index, Phase};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;
 use fluxfleet_sim::{Config, Error, Handle, faults};
@@ -41,6 +41,13 @@ pub struct Plan {
     /// How long the index may take to agree with the truth once they stop.
     pub settle_within: Duration,
     pub seed: u64,
+    /// The faults keep running while the index is compared (only the churn and the rollouts
+    /// stop): flapping watches must not make a cluster look down, nor lose a change.
+    pub faults_stay: bool,
+    /// How long the index is watched on once it agreed, compared every quarter second: the
+    /// report keeps the most objects ever seen on clusters not shown live, and ends with the
+    /// last comparison's differences.
+    pub observe: Duration,
 }
 
 /// What the index showed once everything stopped, against what the simulator holds.
@@ -63,6 +70,11 @@ pub struct Report {
     pub changes: u64,
     /// How long after the stop the index agreed; None when it never did.
     pub agreed_after: Option<Duration>,
+    /// Of `objects`, those on clusters the index did not show live: at the comparison that
+    /// agreed, or the most at any comparison while observed after it.
+    pub not_live: usize,
+    /// Clusters shown with watch restarts at the end.
+    pub restarted: usize,
     /// A few differences, for the reader: `cluster: kind namespace/name (what is wrong)`.
     pub examples: Vec<String>,
 }
@@ -106,7 +118,12 @@ pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Rep
     let writes_before = sim.writes();
     live.pump(plan.active).await;
     let changes = sim.writes() - writes_before;
-    sim.calm();
+    if plan.faults_stay {
+        // Its rollouts stop with it.
+        sim.set_churn(0.0);
+    } else {
+        sim.calm();
+    }
 
     let stopped = Instant::now();
     let deadline = stopped + plan.settle_within;
@@ -122,6 +139,17 @@ pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Rep
             break;
         }
     }
+    if report.agreed_after.is_some() {
+        let (agreed_after, mut not_live) = (report.agreed_after, report.not_live);
+        let until = Instant::now() + plan.observe;
+        while Instant::now() < until {
+            live.pump(Duration::from_millis(250)).await;
+            report = difference(&live.index, &sim);
+            not_live = not_live.max(report.not_live);
+        }
+        report.agreed_after = agreed_after;
+        report.not_live = not_live;
+    }
     report.changes = changes;
     live.shutdown().await;
     sim.shutdown().await;
@@ -131,7 +159,25 @@ pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Rep
 /// How the index differs from what the simulator holds now, on every workload cluster a client
 /// can reach.
 pub fn difference(index: &Index, sim: &Handle) -> Report {
-    compare(&shown(index), &truth(sim))
+    let truth = truth(sim);
+    let mut report = compare(&shown(index), &truth);
+    let live: BTreeSet<&str> = index
+        .clusters()
+        .iter()
+        .filter(|c| c.connection.phase == Phase::Live)
+        .map(|c| c.info.name.as_str())
+        .collect();
+    report.not_live = truth
+        .iter()
+        .filter(|(name, _)| !live.contains(name.as_str()))
+        .map(|(_, objects)| objects.len())
+        .sum();
+    report.restarted = index
+        .clusters()
+        .iter()
+        .filter(|c| c.connection.restarts > 0)
+        .count();
+    report
 }
 
 /// What the index shows, per cluster; a cluster listed twice keeps its first entry and the

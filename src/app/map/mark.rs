@@ -32,6 +32,7 @@ pub fn legend(mode: MapMode) -> &'static [Mark] {
         ],
         MapMode::Freshness => &[
             Mark::Age(Age::Now),
+            Mark::Age(Age::Flapping),
             Mark::Age(Age::Minutes),
             Mark::Age(Age::Hour),
             Mark::Age(Age::Old),
@@ -98,6 +99,8 @@ pub enum Age {
     Hour,
     /// A minute to ten.
     Minutes,
+    /// Live, but its watches keep breaking (each resumed at once): its news is current.
+    Flapping,
     /// Under a minute.
     Now,
 }
@@ -182,6 +185,7 @@ impl Mark {
             Mark::Age(Age::Minutes) => '▓',
             Mark::Age(Age::Hour) => '▒',
             Mark::Age(Age::Old) => '░',
+            Mark::Age(Age::Flapping) => '↯',
         }
     }
 
@@ -207,6 +211,7 @@ impl Mark {
             Mark::Age(Age::Minutes) => "<10m",
             Mark::Age(Age::Hour) => "<1h",
             Mark::Age(Age::Old) => "older",
+            Mark::Age(Age::Flapping) => "watch flapping",
             Mark::Age(Age::Never) => "never",
         }
     }
@@ -266,6 +271,7 @@ impl Shading {
                 })
             }
             MapMode::Freshness => Mark::Age(match self.heard(cluster) {
+                _ if cluster.connection.is_flapping() => Age::Flapping,
                 Some(at) => Age::of(self.now.duration_since(at)),
                 None => Age::Never,
             }),

@@ -43,6 +43,11 @@ impl Collector {
                 let before = owned.as_ref().and_then(|o| o.state.as_ref());
                 state.report = owned.as_ref().and_then(|o| o.report.clone());
                 let was = before.map(|b| b.phase);
+                // Restarts counted by the engine in its window: each new one counts once.
+                let restarted = state
+                    .restarts
+                    .saturating_sub(before.map_or(0, |b| b.restarts));
+                self.watch_restarts += u64::from(restarted);
                 if was != Some(state.phase) {
                     if state.phase.is_failure() {
                         *self.connection_errors.entry(state.phase).or_insert(0) += 1;

@@ -205,7 +205,7 @@ pub fn render(s: &Snapshot) -> String {
         (
             "watch_restarts_total",
             "counter",
-            "Times an owned cluster was watched live again after an error.",
+            "Times an owned cluster was watched live again after an error, or a broken watch of it was resumed at once.",
             s.watch_restarts,
         ),
         (

@@ -127,7 +127,9 @@ pub(in crate::k8s) async fn list_once(
         } => Ok(Listed::Forbidden(failure)),
         Step::Failed { failure, .. } => Err(failure),
         // A kind's first step is its list: anything else is not.
-        Step::Watching | Step::Applied(_) | Step::Deleted(_) => Ok(Listed::Objects(Vec::new())),
+        Step::Watching | Step::Applied(_) | Step::Deleted(_) | Step::Restarted => {
+            Ok(Listed::Objects(Vec::new()))
+        }
     }
 }
 

@@ -2,6 +2,12 @@
 //! list (replacing the kind's rows at once), then a watch from the list's resourceVersion with
 //! bookmarks, re-opened where it stopped when the server ends it, relisted on 410 Gone.
 //!
+//! A watch the server breaks is resumed at once from where it stopped — re-watching from a
+//! resourceVersion costs the server little and misses nothing — as long as it had run a while
+//! ([`RAN_LONG_ENOUGH`]), and a few times a minute ([`QUICK_RESUMES`]) when it had not. Only a
+//! server that breaks its watches faster than that is backed off from, as failing lists and
+//! connections are.
+//!
 //! Between events a watch holds no buffer: a body frame is split into lines where it lies, and
 //! only the unfinished tail of a line is copied — and released as soon as the line completes.
 
@@ -13,6 +19,7 @@ use http_body_util::BodyExt;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use serde::Deserialize;
+use tokio::time::Instant;
 
 use super::slim::Slim;
 use super::summarize::{key_of, summarize};
@@ -27,6 +34,13 @@ use crate::k8s::wire::response::ResponseBody;
 const WATCH_SECONDS: u32 = 290;
 /// A watch line longer than this is a misbehaving server, not a Flux object.
 const MAX_LINE: usize = 16 * 1024 * 1024;
+/// A watch that ran this long before it broke is resumed at once: it was a working watch, not a
+/// server refusing to hold one (client-go's reflector calls a watch under a second with no
+/// event "very short").
+pub(in crate::k8s) const RAN_LONG_ENOUGH: Duration = Duration::from_secs(5);
+/// Watches that broke sooner are resumed at once this many times a minute, then backed off.
+pub(in crate::k8s) const QUICK_RESUMES: u8 = 3;
+const QUICK_WINDOW: Duration = Duration::from_secs(60);
 
 /// What a kind's watch has to say next.
 #[derive(Debug)]
@@ -37,6 +51,9 @@ pub(in crate::k8s) enum Step {
     Watching,
     Applied(Box<FluxSummary>),
     Deleted(ObjectKey),
+    /// The server broke the watch and it was resumed at once from where it stopped: nothing
+    /// was missed, and the kind stays live.
+    Restarted,
     /// A request failed; this watch tries again by itself at `retry_at`.
     Failed {
         code: Option<u16>,
@@ -63,6 +80,10 @@ pub(in crate::k8s) struct KindWatch {
     objects: usize,
     backoff: Backoff,
     wait: Option<Duration>,
+    /// When the open watch was opened.
+    opened: Option<Instant>,
+    /// Since when quick resumes are counted, and how many there were since.
+    quick: Option<(Instant, u8)>,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +132,8 @@ impl KindWatch {
             objects: 0,
             backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
             wait: None,
+            opened: None,
+            quick: None,
         }
     }
 
@@ -141,6 +164,7 @@ impl KindWatch {
                     Ok(body) => {
                         // Opening is not health: a server may break every watch it accepts.
                         self.body = Some(body);
+                        self.opened = Some(Instant::now());
                         return Step::Watching;
                     }
                     Err(trouble) => match self.failed(trouble) {
@@ -162,7 +186,15 @@ impl KindWatch {
                     self.body = None;
                     Ok(None)
                 }
-                Err(trouble) => Err(trouble),
+                Err(Cut::Broke(trouble)) => {
+                    self.body = None;
+                    self.lines = Lines::default();
+                    match self.resume_at_once(Instant::now()) {
+                        Ok(()) => return Step::Restarted,
+                        Err(broken) => Err(broke_often(trouble, broken)),
+                    }
+                }
+                Err(Cut::Refused(trouble)) => Err(trouble),
             };
             match outcome {
                 Ok(Some(step)) => return step,
@@ -176,6 +208,25 @@ impl KindWatch {
                 }
             }
         }
+    }
+
+    /// Whether the watch that just broke may be resumed at once (it ran long enough, or a quick
+    /// resume is left this minute); else how many quick ones this minute already took.
+    fn resume_at_once(&mut self, now: Instant) -> Result<(), u8> {
+        let ran = self.opened.take().map(|t| now.duration_since(t));
+        if ran.is_some_and(|ran| ran >= RAN_LONG_ENOUGH) {
+            return Ok(());
+        }
+        let (since, taken) = match self.quick {
+            Some((since, taken)) if now.duration_since(since) < QUICK_WINDOW => (since, taken),
+            _ => (now, 0),
+        };
+        if taken >= QUICK_RESUMES {
+            self.quick = Some((since, taken));
+            return Err(taken);
+        }
+        self.quick = Some((since, taken + 1));
+        Ok(())
     }
 
     /// A failure: 410 Gone means relist now; anything else is reported and retried after a delay.
@@ -263,12 +314,16 @@ impl KindWatch {
     }
 
     /// The next complete line of the watch; None when the server ended it.
-    async fn line(&mut self) -> Result<Option<Bytes>, Trouble> {
+    async fn line(&mut self) -> Result<Option<Bytes>, Cut> {
         loop {
             match self.lines.next() {
                 Ok(Some(line)) => return Ok(Some(line)),
                 Ok(None) => {}
-                Err(TooLong) => return Err(Trouble::garbage("a watch event larger than 16 MiB")),
+                Err(TooLong) => {
+                    return Err(Cut::Refused(Trouble::garbage(
+                        "a watch event larger than 16 MiB",
+                    )));
+                }
             }
             let Some(body) = self.body.as_mut() else {
                 return Ok(None);
@@ -282,7 +337,7 @@ impl KindWatch {
                 Some(Err(e)) => {
                     let mut failure = Trouble::transport(&*e).into_failure();
                     failure.message = format!("the watch broke: {}", failure.message);
-                    return Err(Trouble::Failed(failure));
+                    return Err(Cut::Broke(Trouble::Failed(failure)));
                 }
                 None => {
                     self.lines = Lines::default();
@@ -324,6 +379,28 @@ impl KindWatch {
             other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
         })
     }
+}
+
+/// How reading a watch's lines failed.
+enum Cut {
+    /// The stream broke under it (reset, connection lost): the watch may be resumed.
+    Broke(Trouble),
+    /// The server sent what no watch sends.
+    Refused(Trouble),
+}
+
+/// A watch broken again within seconds, more often than quick resumes allow: the server
+/// answers but will not hold a watch, which is its error, not a lost route.
+fn broke_often(trouble: Trouble, quick: u8) -> Trouble {
+    let mut failure = trouble.into_failure();
+    failure.phase = Phase::ServerError;
+    failure.message = format!(
+        "{} (the {} watches before it this minute broke within {} s too)",
+        failure.message,
+        quick,
+        RAN_LONG_ENOUGH.as_secs()
+    );
+    Trouble::Failed(failure)
 }
 
 /// Splits a body arriving in frames into lines. Holds no buffer between lines: a frame is split

@@ -12,6 +12,7 @@ use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protoco
 use super::discovery::Served;
 use super::kind_watch::{KindWatch, Step};
 use super::reporter::{Closed, Reporter};
+use super::restarts::Restarts;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
@@ -137,17 +138,21 @@ pub(in crate::k8s) async fn watch(
         .iter()
         .map(|s| (s.kind, s.version.as_str().into()))
         .collect();
-    let report = |states: &[(FluxKind, KindState)], report_pending: bool| {
+    // Watches broken and resumed at once: counted for five minutes, the count said with the
+    // connection and said again as each restart leaves the window.
+    let mut restarts = Restarts::default();
+    let report = |states: &[(FluxKind, KindState)], report_pending: bool, restarts: u16| {
         let mut c = derive(states);
         if report_pending && c.phase == Phase::Live {
             c.phase = Phase::Syncing;
         }
         c.watching = watching.clone();
         c.protocol = Some(protocol);
+        c.restarts = restarts;
         c
     };
     if reporter
-        .connection(report(&states, report_pending))
+        .connection(report(&states, report_pending, 0))
         .await
         .is_err()
     {
@@ -158,6 +163,7 @@ pub(in crate::k8s) async fn watch(
     let mut renew = renewal(expires);
     let mut release = Box::pin(tokio::time::sleep_until(release_by));
     loop {
+        let drop_at = restarts.next_drop();
         let next = tokio::select! {
             item = merged.next() => match item {
                 Some(item) => Some(item),
@@ -169,6 +175,12 @@ pub(in crate::k8s) async fn watch(
                 continue;
             }
             _ = &mut renew => return Ended::Renew,
+            // The oldest restart leaves the window: the count is said again, smaller.
+            () = async move {
+                if let Some(at) = drop_at {
+                    tokio::time::sleep_until(at).await;
+                }
+            }, if drop_at.is_some() => None,
             Some(read) = reports.next(), if operator => {
                 if on_report(reporter, read, &mut reported).await.is_err() {
                     return Ended::Closed;
@@ -180,8 +192,11 @@ pub(in crate::k8s) async fn watch(
                 None
             }
         };
-        // None: the report was read for the first time, and the phase may change with it.
-        if let Some((kind, step)) = next {
+        // None: the report was read for the first time, or a restart left the window, and the
+        // connection may change with it.
+        if let Some((_, Step::Restarted)) = next {
+            restarts.record(tokio::time::Instant::now());
+        } else if let Some((kind, step)) = next {
             let state = match on_step(reporter, kind, step).await {
                 Ok(state) => state,
                 Err(ended) => return ended,
@@ -195,7 +210,11 @@ pub(in crate::k8s) async fn watch(
                 _ => continue,
             }
         }
-        let connection = report(&states, report_pending);
+        let connection = report(
+            &states,
+            report_pending,
+            restarts.count(tokio::time::Instant::now()),
+        );
         let live = connection.phase == Phase::Live;
         if connection.phase != Phase::Syncing {
             permit = None;
@@ -284,6 +303,8 @@ async fn on_step(
     let change = match step {
         Step::Listed(summaries) => Change::Replaced(kind, summaries),
         Step::Watching => return Ok(Some(KindState::Live)),
+        // Resumed at once: the kind stays where it was (the caller counts the restart).
+        Step::Restarted => return Ok(None),
         Step::Applied(summary) => Change::Applied(*summary),
         Step::Deleted(key) => Change::Deleted(key),
         Step::Failed {

@@ -1,5 +1,5 @@
-//! A kind's watch: hostile lines, lines cut across frames, and backing off from a server that
-//! breaks every watch.
+//! A kind's watch: hostile lines, lines cut across frames, resuming a broken watch at once, and
+//! backing off from a server that breaks every watch.
 
 use super::*;
 use crate::hostile::sample;
@@ -19,14 +19,7 @@ fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
 
 #[test]
 fn hostile_watch_lines_are_errors_or_events_never_panics() {
-    let http: Http = tower::util::BoxCloneSyncService::new(tower::service_fn(
-        |_: http::Request<kube::client::Body>| async {
-            Err::<http::Response<crate::k8s::wire::response::ResponseBody>, tower::BoxError>(
-                "offline".into(),
-            )
-        },
-    ));
-    let mut watch = kustomizations(http, Duration::from_secs(1), 1);
+    let mut watch = kustomizations(offline(), Duration::from_secs(1), 1);
     let object = sample("kustomization-health-check-failed.yaml");
     let status = serde_json::json!({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"});
     let (mut answered, mut refused) = (0, 0);
@@ -98,8 +91,63 @@ fn an_endless_line_is_refused() {
     assert_eq!(lines.next(), Err(TooLong));
 }
 
-/// A server that lists fine, then accepts every watch, sends one event and breaks it: the
-/// watch is healthy for moments only, so it backs off ever longer (0.5 s, 1 s, 2 s … up to
+fn offline() -> Http {
+    tower::util::BoxCloneSyncService::new(tower::service_fn(
+        |_: http::Request<kube::client::Body>| async {
+            Err::<http::Response<ResponseBody>, tower::BoxError>("offline".into())
+        },
+    ))
+}
+
+#[test]
+fn a_watch_that_ran_a_while_is_resumed_at_once_however_often_it_breaks() {
+    let mut watch = kustomizations(offline(), Duration::from_secs(30), 1);
+    let start = Instant::now();
+    // Cut every 6 s, for ten minutes: each one a working watch.
+    for i in 0..100u32 {
+        let opened = start + Duration::from_secs(6) * i;
+        watch.opened = Some(opened);
+        assert_eq!(
+            watch.resume_at_once(opened + RAN_LONG_ENOUGH),
+            Ok(()),
+            "cut {i}"
+        );
+    }
+}
+
+#[test]
+fn watches_cut_within_seconds_are_resumed_at_once_a_few_times_a_minute() {
+    let mut watch = kustomizations(offline(), Duration::from_secs(30), 1);
+    let start = Instant::now();
+    let cut = |watch: &mut KindWatch, at: Duration| {
+        watch.opened = Some(start + at);
+        watch.resume_at_once(start + at + Duration::from_millis(100))
+    };
+    for i in 0..u64::from(QUICK_RESUMES) {
+        assert_eq!(cut(&mut watch, Duration::from_secs(i)), Ok(()));
+    }
+    assert_eq!(
+        cut(&mut watch, Duration::from_secs(10)),
+        Err(QUICK_RESUMES),
+        "the fourth in a minute backs off"
+    );
+    assert_eq!(cut(&mut watch, Duration::from_secs(59)), Err(QUICK_RESUMES));
+    // A new minute, new quick resumes.
+    assert_eq!(cut(&mut watch, Duration::from_secs(61)), Ok(()));
+    // One that ran long enough is resumed at once even with none left.
+    for i in 0..u64::from(QUICK_RESUMES) {
+        let _ = cut(&mut watch, Duration::from_secs(62 + i));
+    }
+    watch.opened = Some(start + Duration::from_secs(70));
+    assert_eq!(
+        watch.resume_at_once(start + Duration::from_secs(76)),
+        Ok(())
+    );
+}
+
+/// A server that lists fine, then accepts every watch, sends one event and breaks it at once:
+/// a few breaks are resumed at once (`Restarted`, the kind stays live), then the watch is
+/// healthy for moments only, so it backs off ever longer (0.5 s, 1 s, 2 s … up to
 /// `max_backoff`) instead of re-opening every half second forever. client-go's reflector does
 /// the same: its backoff (0.8 s doubling to 30 s) resets only after two minutes without one.
 #[tokio::test(start_paused = true)]
@@ -125,16 +173,29 @@ async fn a_server_that_breaks_every_watch_is_retried_ever_more_slowly() {
     let max = Duration::from_secs(16);
     let mut watch = kustomizations(http, max, 3);
     let mut failed_at = Vec::new();
+    let mut restarted = Vec::new();
     while failed_at.len() < 9 {
-        if let Step::Failed { failure, .. } = watch.next().await {
-            assert!(
-                failure.message.contains("the server broke the watch"),
-                "{}",
-                failure.message
-            );
-            failed_at.push(tokio::time::Instant::now());
+        match watch.next().await {
+            Step::Failed { failure, .. } => {
+                assert!(
+                    failure.message.contains("the server broke the watch"),
+                    "{}",
+                    failure.message
+                );
+                assert_eq!(
+                    failure.phase,
+                    Phase::ServerError,
+                    "the server answers; it will not hold a watch"
+                );
+                failed_at.push(tokio::time::Instant::now());
+            }
+            Step::Restarted => restarted.push(failed_at.len()),
+            _ => {}
         }
     }
+    // Three resumed at once before the first failure; none until a minute had passed.
+    assert_eq!(&restarted[..3], [0, 0, 0], "{restarted:?}");
+    assert!(restarted[3..].iter().all(|&n| n >= 8), "{restarted:?}");
     let gaps: Vec<Duration> = failed_at.windows(2).map(|w| w[1] - w[0]).collect();
     for (gap, base) in gaps
         .iter()
