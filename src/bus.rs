@@ -194,6 +194,50 @@ async fn bucket(
     placed(&format!("opening bucket {name}"), || js.get_key_value(name)).await
 }
 
+/// The history stream, made if missing, with `retention`'s age and size: a stream made before
+/// (by an older collector, or with other flags) is brought to them, so that a cap given now
+/// holds now. Every collector of a bucket should be given the same.
+async fn history(
+    js: &jetstream::Context,
+    name: &str,
+    retention: &Retention,
+) -> Result<jetstream::stream::Stream, BusError> {
+    let failed =
+        |e: &dyn std::fmt::Display| BusError::jetstream(format!("creating stream {name}"), e);
+    let max_bytes = i64::try_from(retention.history_max_bytes).unwrap_or(i64::MAX);
+    let mut stream = stream(
+        js,
+        jetstream::stream::Config {
+            name: name.to_string(),
+            description: Some("fluxfleet: what changed in the fleet".into()),
+            subjects: vec![format!("{name}.>")],
+            max_age: retention.history,
+            max_bytes,
+            discard: jetstream::stream::DiscardPolicy::Old,
+            max_message_size: wire::MAX_VALUE as i32,
+            num_replicas: retention.replicas.max(1),
+            ..Default::default()
+        },
+    )
+    .await
+    .map_err(|e| failed(&e))?;
+    let config = stream.info().await.map_err(|e| failed(&e))?.config.clone();
+    if config.max_age != retention.history || config.max_bytes != max_bytes {
+        tracing::info!(stream = name, max_age = ?retention.history, max_bytes,
+            was_max_age = ?config.max_age, was_max_bytes = config.max_bytes,
+            "the history stream takes this collector's retention");
+        js.update_stream(jetstream::stream::Config {
+            max_age: retention.history,
+            max_bytes,
+            discard: jetstream::stream::DiscardPolicy::Old,
+            ..config
+        })
+        .await
+        .map_err(|e| BusError::jetstream(format!("updating stream {name}"), e))?;
+    }
+    Ok(stream)
+}
+
 /// The state bucket, the collectors' bucket and the history stream, opened.
 #[derive(Clone)]
 pub struct Stores {
@@ -209,6 +253,8 @@ pub struct Stores {
 pub struct Retention {
     /// How long the history keeps a change.
     pub history: Duration,
+    /// The most bytes the history holds (per copy); the oldest changes go first past it.
+    pub history_max_bytes: u64,
     /// How long a collector's announcement lives without a heartbeat.
     pub ttl: Duration,
     /// Copies the NATS cluster keeps of each bucket and of the history (1 on a single server;
@@ -261,20 +307,7 @@ pub async fn open(
                 retention.replicas,
             )
             .await?;
-            let history = stream(
-                &js,
-                jetstream::stream::Config {
-                    name: names.history.clone(),
-                    description: Some("fluxfleet: what changed in the fleet".into()),
-                    subjects: vec![format!("{}.>", names.history)],
-                    max_age: retention.history,
-                    max_message_size: wire::MAX_VALUE as i32,
-                    num_replicas: retention.replicas.max(1),
-                    ..Default::default()
-                },
-            )
-            .await
-            .map_err(|e| BusError::jetstream(format!("creating stream {}", names.history), e))?;
+            let history = history(&js, &names.history, &retention).await?;
             (state, collectors, history)
         }
     };

@@ -36,6 +36,65 @@ pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     Duration::try_from_secs_f64(secs).map_err(|_| DurationError::TooLong(s.to_string()))
 }
 
+/// Why a text is not a size in bytes.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("invalid size {0:?} (try 512MiB, 2GiB, 1000000)")]
+    NotANumber(String),
+    #[error("invalid size unit in {0:?} (use B, KiB, MiB, GiB, TiB, or KB, MB, GB, TB)")]
+    Unit(String),
+    #[error("size {0:?} is too large")]
+    TooLarge(String),
+}
+
+/// Parses `512MiB`, `2GiB`, `1.5GB`, `64KiB` or a plain number of bytes.
+pub fn parse_size(s: &str) -> Result<u64, SizeError> {
+    let s = s.trim();
+    let (num, unit) = s.split_at(
+        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(s.len()),
+    );
+    let n: f64 = num
+        .parse()
+        .map_err(|_| SizeError::NotANumber(s.to_string()))?;
+    let unit_bytes: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KiB" | "Ki" => 1024.0,
+        "MiB" | "Mi" => 1024.0 * 1024.0,
+        "GiB" | "Gi" => 1024.0 * 1024.0 * 1024.0,
+        "TiB" | "Ti" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        "KB" | "kB" | "K" => 1e3,
+        "MB" | "M" => 1e6,
+        "GB" | "G" => 1e9,
+        "TB" | "T" => 1e12,
+        _ => return Err(SizeError::Unit(s.to_string())),
+    };
+    let bytes = (n * unit_bytes).round();
+    if !bytes.is_finite() || bytes >= 2f64.powi(63) {
+        return Err(SizeError::TooLarge(s.to_string()));
+    }
+    Ok(bytes as u64)
+}
+
+/// A size in bytes as people read it: `512 B`, `1.5 KiB`, `240 MiB`, `2.0 GiB`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
 /// Prints a duration the way `parse_duration` reads it back, at a useful precision.
 pub fn format_duration(d: Duration) -> String {
     let ms = d.as_millis();
@@ -132,6 +191,25 @@ mod tests {
         // Not a whole word: left alone.
         assert_eq!(truncate_hex(&format!("x{sha}")), format!("x{sha}"));
         assert_eq!(truncate_hex("é ü"), "é ü");
+    }
+
+    #[test]
+    fn sizes_parse_in_binary_and_decimal_units_and_refuse_nonsense() {
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5GB"), Ok(1_500_000_000));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("2 Gi"), Ok(2 << 30));
+        assert_eq!(parse_size("3 lbs"), Err(SizeError::Unit("3 lbs".into())));
+        assert_eq!(parse_size("GiB"), Err(SizeError::NotANumber("GiB".into())));
+        assert_eq!(
+            parse_size("99999999TiB"),
+            Err(SizeError::TooLarge("99999999TiB".into()))
+        );
+        assert_eq!(format_size(512), "512 B");
+        assert_eq!(format_size(1536), "1.5 KiB");
+        assert_eq!(format_size(240 << 20), "240 MiB");
+        assert_eq!(format_size(1 << 30), "1.0 GiB");
     }
 
     #[test]

@@ -40,6 +40,7 @@ async fn the_collectors_alive_are_read_while_they_renew_their_announcements() {
     let options = options(&nats);
     let retention = bus::Retention {
         history: Duration::from_secs(3600),
+        history_max_bytes: 1 << 30,
         ttl: TTL,
         replicas: 1,
     };
@@ -103,6 +104,7 @@ async fn a_comma_separated_list_of_servers_is_taken_as_nats_clients_take_it() {
     let client = bus::connect(&listed, "test").await.unwrap();
     let retention = bus::Retention {
         history: Duration::from_secs(3600),
+        history_max_bytes: 1 << 30,
         ttl: TTL,
         replicas: 1,
     };
@@ -146,6 +148,7 @@ async fn a_comma_separated_list_of_servers_is_taken_as_nats_clients_take_it() {
 async fn collectors_starting_together_all_open_the_stores() {
     let retention = bus::Retention {
         history: Duration::from_secs(3600),
+        history_max_bytes: 1 << 30,
         ttl: TTL,
         replicas: 1,
     };
@@ -709,6 +712,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
             id: "follower".into(),
             retention: bus::Retention {
                 history: Duration::from_secs(3600),
+                history_max_bytes: 1 << 30,
                 ttl: TTL,
                 replicas: 1,
             },

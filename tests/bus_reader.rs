@@ -250,6 +250,7 @@ async fn a_reader_knows_every_cluster_while_their_states_are_rewritten() {
     let client = bus::connect(&options, "test").await.unwrap();
     let retention = bus::Retention {
         history: Duration::from_secs(60),
+        history_max_bytes: 1 << 30,
         ttl: Duration::from_secs(5),
         replicas: 1,
     };

@@ -262,6 +262,7 @@ fn every_command_offers_only_the_options_it_uses() {
                     "id",
                     "ttl",
                     "history",
+                    "history-max-bytes",
                     "replicas",
                     "metrics-addr",
                     "health-addr",

@@ -258,6 +258,25 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
         lagged, published,
         "every acknowledged publish has its lag\n{text}"
     );
+    // The history stream's size and its cap (`--history-max-bytes`, 1GiB by default).
+    until("the history's size is in the metrics", within, || async {
+        let text = match request("GET", &at, "/metrics").await {
+            Ok((_, text)) => text,
+            Err(e) => return Some(e),
+        };
+        let samples = match parse(&text) {
+            Ok(samples) => samples,
+            Err(e) => return Some(e),
+        };
+        let bytes = sample(&samples, "fluxfleet_collector_history_bytes");
+        let messages = sample(&samples, "fluxfleet_collector_history_messages");
+        let cap = sample(&samples, "fluxfleet_collector_history_max_bytes");
+        let said = bytes.is_some_and(|b| b > 0.0)
+            && messages.is_some_and(|m| m > 0.0)
+            && cap == Some(1_073_741_824.0);
+        (!said).then(|| format!("bytes {bytes:?}, messages {messages:?}, cap {cap:?}"))
+    })
+    .await;
 
     // NATS gone: not ready, still alive (a restart would not bring the bus back).
     drop(nats);

@@ -143,6 +143,8 @@ struct Collector {
     watch_restarts: u64,
     /// What its last look at who else is alive said; None before the first.
     looked: Option<Result<(), BusError>>,
+    /// The history stream's size at the last tick that could read it.
+    history_size: Option<status::HistorySize>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -224,6 +226,9 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
                     tracing::warn!(error = %e, "collector heartbeat");
                 }
                 collector.looked = Some(looked);
+                if let Some(size) = history_size(&mut collector.stores.history).await {
+                    collector.history_size = Some(size);
+                }
                 request.status.set(collector.snapshot(stuck_after));
             }
             n = events.recv_many(&mut batch, 512) => {
@@ -246,6 +251,18 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     collector.engine.shutdown().await;
     collector.outbox.flush().await;
     Ok(())
+}
+
+/// The history stream's size as the server says it now; None when it does not answer soon (the
+/// last size read stands).
+async fn history_size(history: &mut jetstream::stream::Stream) -> Option<status::HistorySize> {
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(2), history.info());
+    let info = asked.await.ok()?.ok()?;
+    Some(status::HistorySize {
+        bytes: info.state.bytes,
+        messages: info.state.messages,
+        max_bytes: u64::try_from(info.config.max_bytes).unwrap_or(0),
+    })
 }
 
 /// Reads the fleet again every `every`, off the collector's loop, so that a slow management
@@ -291,6 +308,7 @@ impl Collector {
             connection_errors: BTreeMap::new(),
             watch_restarts: 0,
             looked: None,
+            history_size: None,
         }
     }
 

@@ -30,6 +30,10 @@ pub struct CollectArgs {
     /// How long the history stream keeps a change.
     #[arg(long, default_value = "168h", value_parser = duration)]
     pub history: Duration,
+    /// The most the history stream holds (per copy): past it, the oldest changes go first.
+    /// 1GiB keeps about three million changes (docs/collectors.md has the arithmetic).
+    #[arg(long, default_value = "1GiB", value_name = "SIZE", value_parser = size)]
+    pub history_max_bytes: u64,
     /// Copies a NATS cluster keeps of the buckets and the history when the first collector
     /// makes them: 3 on a cluster of three loses nothing when a node goes; 1 on a single
     /// server.
@@ -47,6 +51,15 @@ pub struct CollectArgs {
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
+}
+
+/// `512MiB`, `2GiB`: at least a MiB (a stream smaller than its largest change holds nothing).
+fn size(s: &str) -> Result<u64, Usage> {
+    match crate::units::parse_size(s) {
+        Ok(n) if n >= 1 << 20 => Ok(n),
+        Ok(_) => Err(Usage::TooSmall(s.to_string())),
+        Err(e) => Err(Usage::Size(e)),
+    }
 }
 
 /// JetStream keeps 1 to 5 copies of a stream.
@@ -99,6 +112,7 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         id: id.clone(),
         retention: crate::bus::Retention {
             history: args.history,
+            history_max_bytes: args.history_max_bytes,
             ttl: args.ttl,
             replicas: args.replicas,
         },

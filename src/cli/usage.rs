@@ -30,6 +30,12 @@ pub enum Usage {
     /// `--watch-mode` names no mode.
     #[error("one of all, summary, auto")]
     WatchMode,
+    /// A size flag does not read as a size.
+    #[error("{0}")]
+    Size(crate::units::SizeError),
+    /// A size flag below what it can work with.
+    #[error("{0:?}: at least 1MiB")]
+    TooSmall(String),
     /// `--faults` does not read as the simulator's fault list.
     #[error("{0}")]
     Faults(String),

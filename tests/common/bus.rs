@@ -56,6 +56,7 @@ pub fn start_collector_of(
         id: id.to_string(),
         retention: bus::Retention {
             history: Duration::from_secs(3600),
+            history_max_bytes: 1 << 30,
             ttl: TTL,
             replicas,
         },

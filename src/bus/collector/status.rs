@@ -67,7 +67,18 @@ pub struct Snapshot {
     /// Not taken by the bus yet: to be sent again.
     pub kept: usize,
     pub history_dropped: u64,
+    /// The history stream as the server last said (all collectors' changes), and its cap.
+    pub history: Option<HistorySize>,
     pub lag: Lag,
+}
+
+/// How much the history stream holds, as the server says at a tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HistorySize {
+    pub bytes: u64,
+    pub messages: u64,
+    /// Its cap in bytes (0: none).
+    pub max_bytes: u64,
 }
 
 /// The snapshot, shared between the collector's loop and its HTTP server.
@@ -239,7 +250,29 @@ pub fn render(s: &Snapshot) -> String {
             s.kept as u64,
         ),
     ];
-    for (name, kind, help, value) in single {
+    let history = s.history.map(|h| {
+        [
+            (
+                "history_bytes",
+                "gauge",
+                "Bytes the history stream holds (every collector's changes, one copy).",
+                h.bytes,
+            ),
+            (
+                "history_messages",
+                "gauge",
+                "Changes the history stream holds.",
+                h.messages,
+            ),
+            (
+                "history_max_bytes",
+                "gauge",
+                "The history stream's cap in bytes; past it the oldest changes go (0: none).",
+                h.max_bytes,
+            ),
+        ]
+    });
+    for (name, kind, help, value) in single.into_iter().chain(history.into_iter().flatten()) {
         let name = format!("fluxfleet_collector_{name}");
         family(&mut out, &name, kind, help);
         let _ = writeln!(out, "{name}{{collector=\"{id}\"}} {value}");
@@ -341,6 +374,7 @@ impl super::Collector {
             in_flight: out.in_flight,
             kept: out.kept,
             history_dropped: out.dropped,
+            history: self.history_size,
             lag: out.lag,
         }
     }
