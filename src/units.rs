@@ -16,16 +16,19 @@ pub enum DurationError {
     TooLong(String),
 }
 
-/// Parses `1.5s`, `800ms`, `2m`, `1h` or a plain number of seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
-    let s = s.trim();
+/// `1.5GiB` → (1.5, "GiB"); None when it does not start with a number.
+fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     let (num, unit) = s.split_at(
         s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .unwrap_or(s.len()),
     );
-    let n: f64 = num
-        .parse()
-        .map_err(|_| DurationError::NotANumber(s.to_string()))?;
+    Some((num.parse().ok()?, unit))
+}
+
+/// Parses `1.5s`, `800ms`, `2m`, `1h` or a plain number of seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
+    let s = s.trim();
+    let (n, unit) = number_and_unit(s).ok_or_else(|| DurationError::NotANumber(s.to_string()))?;
     let secs = match unit {
         "ms" => n / 1000.0,
         "" | "s" => n,
@@ -50,13 +53,7 @@ pub enum SizeError {
 /// Parses `512MiB`, `2GiB`, `1.5GB`, `64KiB` or a plain number of bytes.
 pub fn parse_size(s: &str) -> Result<u64, SizeError> {
     let s = s.trim();
-    let (num, unit) = s.split_at(
-        s.find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(s.len()),
-    );
-    let n: f64 = num
-        .parse()
-        .map_err(|_| SizeError::NotANumber(s.to_string()))?;
+    let (n, unit) = number_and_unit(s).ok_or_else(|| SizeError::NotANumber(s.to_string()))?;
     let unit_bytes: f64 = match unit.trim() {
         "" | "B" => 1.0,
         "KiB" | "Ki" => 1024.0,
