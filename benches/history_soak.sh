@@ -40,6 +40,6 @@ for m in $(seq 1 "$MINUTES"); do
   hbytes=$(echo "$metrics" | awk '/^fluxfleet_collector_history_bytes/ {printf "%.1f", $2/1048576}')
   hmsgs=$(echo "$metrics" | awk '/^fluxfleet_collector_history_messages/ {print $2}')
   state=$(curl -s "http://127.0.0.1:$MON/jsz?streams=true" |
-    python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(sum(s["state"]["bytes"] for a in j.get("account_details",[]) for s in a.get("stream_detail",[]) if s["name"].startswith("KV_fleet") and "collectors" not in s["name"])/1048576,1))')
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(round(sum(s["state"]["bytes"] for a in j.get("account_details",[]) for s in a.get("stream_detail",[]) if s["name"].startswith("KV_") and not s["name"].endswith("-collectors"))/1048576,1))')
   echo "$m $rss $hbytes $hmsgs $state"
 done

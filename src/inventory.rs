@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::glob::glob_match;
-pub use kubeconfig::Loaded;
+pub use kubeconfig::{FileStamp, Loaded, stamp_of};
 use rules::Rules;
 
 /// One cluster of the fleet and how to reach it.
@@ -153,6 +153,15 @@ impl Request {
             home: std::env::var_os("HOME").map(PathBuf::from),
         }
     }
+}
+
+/// The kubeconfig files `load` would read now, each with its size and modification time, none
+/// parsed: equal stamps mean an equal fleet (a directory's files are listed again, so one added
+/// or removed shows). Cheap beside a load of a fleet's kubeconfigs.
+pub fn stamp(request: &Request, config: &Config) -> Vec<FileStamp> {
+    let mut loader = kubeconfig::Loader::looking();
+    read_sources(&mut loader, request, config);
+    loader.looked()
 }
 
 /// Reads every source and resolves the fleet. Sources, in order of precedence: the command line,

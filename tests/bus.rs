@@ -705,7 +705,8 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
     };
     let clusters = load().await.unwrap();
     let stop = CancellationToken::new();
-    let refresh: collector::Refresh = std::sync::Arc::new(move || Box::pin(load()));
+    let refresh: collector::Refresh =
+        std::sync::Arc::new(move || Box::pin(futures::FutureExt::map(load(), |r| r.map(Some))));
     let task = tokio::spawn(collector::run(
         collector::Request {
             options: options.clone(),

@@ -59,9 +59,10 @@ pub struct Request {
 
 /// How a collector reads its fleet again: an error (a source that could not be read whole)
 /// changes nothing, so that a management cluster out of reach for a moment does not take its
-/// clusters off the bus.
+/// clusters off the bus; None says nothing it is read from changed (its files are as they were):
+/// the fleet is not compared.
 pub type Refresh = Arc<
-    dyn Fn() -> futures::future::BoxFuture<'static, Result<Vec<ClusterSpec>, Problem>>
+    dyn Fn() -> futures::future::BoxFuture<'static, Result<Option<Vec<ClusterSpec>>, Problem>>
         + Send
         + Sync,
 >;
@@ -276,7 +277,12 @@ async fn reread(
     tick.tick().await;
     loop {
         tick.tick().await;
-        if refreshed.send(refresh().await).await.is_err() {
+        let read = match refresh().await {
+            Ok(None) => continue,
+            Ok(Some(specs)) => Ok(specs),
+            Err(problem) => Err(problem),
+        };
+        if refreshed.send(read).await.is_err() {
             return;
         }
     }

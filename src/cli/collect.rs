@@ -14,8 +14,9 @@ use super::fleet::{FleetArgs, WatchArg};
 use super::process::{Signals, logs};
 use super::usage::Usage;
 use crate::bus::collector::{self, Refresh, status::Status};
+use crate::inventory::FileStamp;
 use crate::session::open::{Fleet, open};
-use crate::session::resolve::Sources;
+use crate::session::resolve::{self, Sources};
 
 /// `fluxfleet collect`: watch this collector's share of the fleet and publish it to NATS.
 #[derive(Debug, Args)]
@@ -92,6 +93,8 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         nats: None,
         ..args.fleet.sources(args.watch_mode)
     };
+    // What the files are before they are read: one changed while they were is read again.
+    let stamp = resolve::stamp(&sources);
     let opened = open(&sources).await?;
     for w in &opened.warnings {
         eprintln!("warning: {}", crate::export::table::safe(w));
@@ -118,7 +121,7 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         },
         clusters: inventory.clusters,
         settings: opened.config.engine,
-        refresh: Some(refresh(sources)),
+        refresh: Some(refresh(sources, stamp)),
         status: Default::default(),
     };
     serve_endpoints(&args, &request.status, &token).await?;
@@ -168,16 +171,78 @@ async fn serve_endpoints(
     Ok(())
 }
 
-/// The fleet read again for a collector; any problem keeps the fleet as it was.
-fn refresh(sources: Sources) -> Refresh {
+/// The fleet read again for a collector when a file it is read from changed (always, when it
+/// also comes from management clusters); any problem keeps the fleet as it was. `stamp` is what
+/// the files were when the fleet was last read.
+fn refresh(sources: Sources, stamp: Option<Vec<FileStamp>>) -> Refresh {
+    let last = Arc::new(std::sync::Mutex::new(stamp));
     Arc::new(move || {
-        let sources = sources.clone();
+        let (sources, last) = (sources.clone(), last.clone());
         Box::pin(async move {
-            let resolved = crate::session::resolve::resolve(&sources).await;
+            let now = resolve::stamp(&sources);
+            let same = |was: &Option<Vec<FileStamp>>| now.is_some() && *was == now;
+            if last.lock().is_ok_and(|was| same(&was)) {
+                return Ok(None);
+            }
+            let resolved = resolve::resolve(&sources).await;
             match resolved.inventory.problems.first() {
                 Some(problem) => Err(problem.clone()),
-                None => Ok(resolved.inventory.clusters),
+                None => {
+                    if let Ok(mut was) = last.lock() {
+                        *was = now;
+                    }
+                    Ok(Some(resolved.inventory.clusters))
+                }
             }
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kubeconfig(name: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: {name}\n\
+             clusters:\n- name: {name}\n  cluster:\n    server: https://{name}.example.com:6443\n\
+             users:\n- name: {name}\n  user:\n    token: t\n\
+             contexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}\n"
+        )
+    }
+
+    /// The fleet is read again when a file it comes from changed, and only then; a fleet that
+    /// also comes from management clusters is read again every time.
+    #[tokio::test]
+    async fn a_collector_reads_its_fleet_again_only_when_a_file_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let configs = dir.path().join("kubeconfigs");
+        std::fs::create_dir(&configs).unwrap();
+        std::fs::write(configs.join("a.yaml"), kubeconfig("a")).unwrap();
+        let config = dir.path().join("fluxfleet.toml");
+        std::fs::write(&config, "").unwrap();
+        let sources = Sources {
+            dirs: vec![configs.clone()],
+            config: Some(config),
+            ..Sources::default()
+        };
+        let again = refresh(sources.clone(), resolve::stamp(&sources));
+        let names = |read: Result<Option<Vec<crate::inventory::ClusterSpec>>, _>| {
+            read.unwrap()
+                .map(|specs| specs.into_iter().map(|s| s.name).collect::<Vec<_>>())
+        };
+        assert_eq!(names(again().await), None, "nothing changed");
+        std::fs::write(configs.join("b.yaml"), kubeconfig("b")).unwrap();
+        assert_eq!(names(again().await), Some(vec!["a".into(), "b".into()]));
+        assert_eq!(names(again().await), None);
+        std::fs::write(configs.join("b.yaml"), kubeconfig("bb")).unwrap();
+        assert_eq!(names(again().await), Some(vec!["a".into(), "bb".into()]));
+        std::fs::remove_file(configs.join("a.yaml")).unwrap();
+        assert_eq!(names(again().await), Some(vec!["bb".into()]));
+        let managed = Sources {
+            managements: vec!["mgmt".into()],
+            ..sources
+        };
+        assert_eq!(resolve::stamp(&managed), None, "always read again");
+    }
 }

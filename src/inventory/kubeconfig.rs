@@ -31,12 +31,38 @@ struct File {
 pub(super) struct Loader {
     loaded: Vec<Loaded>,
     problems: Vec<Problem>,
+    /// Looking only: the files that would be read, with their size and time, none parsed.
+    looking: Option<Vec<FileStamp>>,
+}
+
+/// A file's path, and its size and modification time (None when it cannot be read).
+pub type FileStamp = (PathBuf, Option<(u64, std::time::SystemTime)>);
+
+/// `path` as it is now.
+pub fn stamp_of(path: &Path) -> FileStamp {
+    let stamp = std::fs::metadata(path)
+        .ok()
+        .map(|m| (m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)));
+    (path.to_path_buf(), stamp)
 }
 
 /// File names a kubeconfig directory may hold; anything else (READMEs, keys) is skipped.
 const EXTENSIONS: [&str; 6] = ["yaml", "yml", "kubeconfig", "conf", "config", "json"];
 
 impl Loader {
+    /// A loader that reads no file: it says which it would read, as they are now.
+    pub fn looking() -> Loader {
+        Loader {
+            looking: Some(Vec::new()),
+            ..Loader::default()
+        }
+    }
+
+    /// The files a looking loader found.
+    pub fn looked(self) -> Vec<FileStamp> {
+        self.looking.unwrap_or_default()
+    }
+
     pub fn problem(&mut self, problem: Problem) {
         self.problems.push(problem);
     }
@@ -50,6 +76,10 @@ impl Loader {
     }
 
     fn read(&mut self, path: &Path, dir_workspace: Option<String>) -> Option<File> {
+        if let Some(looking) = &mut self.looking {
+            looking.push(stamp_of(path));
+            return None;
+        }
         if let Err(e) = std::fs::metadata(path) {
             let message = if e.kind() == std::io::ErrorKind::NotFound {
                 "file not found".to_string()

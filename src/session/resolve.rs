@@ -74,6 +74,20 @@ pub async fn resolve(sources: &Sources) -> Resolved {
     }
 }
 
+/// What the fleet `resolve` would read is made of, as it is now: the config file and every
+/// kubeconfig file, each with its size and modification time. None when the fleet also comes
+/// from management clusters (what they hold changes without a file changing): then only a
+/// new resolution says.
+pub fn stamp(sources: &Sources) -> Option<Vec<inventory::FileStamp>> {
+    let (config, config_path, _) = load_config(sources);
+    if !managements(sources, &config).is_empty() {
+        return None;
+    }
+    let mut stamps = inventory::stamp(&request(sources), &config);
+    stamps.extend(config_path.as_deref().map(inventory::stamp_of));
+    Some(stamps)
+}
+
 /// The config the options name (`--config`, else `FLUXFLEET_CONFIG`, else the platform's config
 /// directory), `--watch-mode` over its `engine.watch`, with where it is and what is wrong with it
 /// (one line each).
@@ -89,12 +103,15 @@ pub fn load_config(sources: &Sources) -> (Config, Option<PathBuf>, Vec<String>) 
 
 /// The clusters of the kubeconfigs the options (or `KUBECONFIG`, or the config's sources) name.
 pub(super) fn own_inventory(sources: &Sources, config: &Config) -> Inventory {
-    let request = inventory::Request::from_env(
+    inventory::load(&request(sources), config)
+}
+
+fn request(sources: &Sources) -> inventory::Request {
+    inventory::Request::from_env(
         sources.kubeconfigs.clone(),
         sources.dirs.clone(),
         sources.contexts.clone(),
-    );
-    inventory::load(&request, config)
+    )
 }
 
 /// The management clusters to read: `--management`, then the config's `[[sources]]`.
