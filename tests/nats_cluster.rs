@@ -16,45 +16,6 @@ use common::nats::NatsCluster;
 use fluxfleet::bus;
 use fluxfleet_sim::facts::FluxKind;
 
-/// The state bucket, the collectors' bucket and the history of bucket "fleet".
-const STREAMS: [&str; 3] = ["KV_fleet", "KV_fleet-collectors", "fleet-history"];
-
-/// Waits (bounded) until every store has all its replicas current: a node that came back has
-/// caught up.
-async fn until_current(options: &bus::Options) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let client = bus::connect(options, "test").await.unwrap();
-    let js = async_nats::jetstream::new(client);
-    loop {
-        let mut behind = Vec::new();
-        for stream in STREAMS {
-            let info = match js.get_stream(stream).await {
-                Ok(s) => s.get_info().await.map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            let current = info.as_ref().is_ok_and(|i| {
-                i.cluster.as_ref().is_some_and(|c| {
-                    c.leader.is_some()
-                        && c.replicas.len() == 2
-                        && c.replicas.iter().all(|p| p.current)
-                })
-            });
-            if !current {
-                behind.push(stream);
-            }
-        }
-        if behind.is_empty() {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "not replicated: {behind:?}"
-        );
-        // Polling interval, not synchronisation: the stream information decides.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// A simulated fleet of 30 clusters, two collectors keeping the stores three times on a
 /// three-node cluster, and a reader's view equal to the truth.
 struct Setup {
@@ -155,7 +116,7 @@ async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
     // Every store is kept on all three nodes.
     let client = bus::connect(&setup.options, "test").await.unwrap();
     let js = async_nats::jetstream::new(client);
-    for stream in STREAMS {
+    for stream in common::nats::STREAMS {
         let info = js
             .get_stream(stream)
             .await
@@ -177,7 +138,7 @@ async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
         setup.cluster.restart(node);
         setup.cluster.until_jetstream().await;
         // Back with all it missed before the next goes: two lost at once is a lost quorum.
-        until_current(&setup.options).await;
+        common::nats::until_current(&setup.options).await;
     }
     setup.stop().await;
 }

@@ -95,13 +95,9 @@ pub fn truth(sim: &super::Sim, names: &BTreeSet<String>) -> View {
         .collect()
 }
 
-/// What a new reader sees: the bus read whole, as `get --nats` reads it.
-pub async fn read(options: &bus::Options) -> Result<View, bus::BusError> {
-    let bus = bus::reader::Bus::connect(options).await?;
-    let mut session = Session::start(vec![Box::new(bus)]);
-    session.settle(Duration::from_secs(10)).await;
-    let view = session
-        .index
+/// What `index` shows, in the shape of the truth (retired clusters left out).
+pub fn view_of(index: &fluxfleet::fleet::Index) -> View {
+    index
         .clusters()
         .iter()
         .filter(|c| !c.retired)
@@ -120,7 +116,15 @@ pub async fn read(options: &bus::Options) -> Result<View, bus::BusError> {
                 .collect();
             (c.info.name.clone(), objects)
         })
-        .collect();
+        .collect()
+}
+
+/// What a new reader sees: the bus read whole, as `get --nats` reads it.
+pub async fn read(options: &bus::Options) -> Result<View, bus::BusError> {
+    let bus = bus::reader::Bus::connect(options).await?;
+    let mut session = Session::start(vec![Box::new(bus)]);
+    session.settle(Duration::from_secs(10)).await;
+    let view = view_of(&session.index);
     session.shutdown().await;
     Ok(view)
 }

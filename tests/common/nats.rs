@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 pub struct NatsServer {
     child: Child,
@@ -251,5 +252,44 @@ impl Drop for NatsCluster {
         for node in &mut self.nodes {
             node.stop();
         }
+    }
+}
+
+/// The state bucket, the collectors' bucket and the history of bucket "fleet".
+pub const STREAMS: [&str; 3] = ["KV_fleet", "KV_fleet-collectors", "fleet-history"];
+
+/// Waits (bounded) until every store has all its replicas current: a node that came back has
+/// caught up.
+pub async fn until_current(options: &fluxfleet::bus::Options) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let client = fluxfleet::bus::connect(options, "test").await.unwrap();
+    let js = async_nats::jetstream::new(client);
+    loop {
+        let mut behind = Vec::new();
+        for stream in STREAMS {
+            let info = match js.get_stream(stream).await {
+                Ok(s) => s.get_info().await.map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let current = info.as_ref().is_ok_and(|i| {
+                i.cluster.as_ref().is_some_and(|c| {
+                    c.leader.is_some()
+                        && c.replicas.len() == 2
+                        && c.replicas.iter().all(|p| p.current)
+                })
+            });
+            if !current {
+                behind.push(stream);
+            }
+        }
+        if behind.is_empty() {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not replicated: {behind:?}"
+        );
+        // Polling interval, not synchronisation: the stream information decides.
+        tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }

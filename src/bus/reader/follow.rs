@@ -24,6 +24,11 @@ const LOOK: Duration = Duration::from_secs(2);
 /// Times the objects are read again when a read fails half-way (a node of the bus lost).
 const READS: usize = 3;
 
+/// Errors in a row after which the watches are made again: at the first — a watch that errs
+/// has lost its consumer (a missed heartbeat), and the client's own way of making it again
+/// can take a minute on a cluster that has just lost a node.
+const WATCH_FAILURES: u32 = 1;
+
 /// How long catching up waits for a next change before it takes what came as all there is.
 const CAUGHT_UP: Duration = Duration::from_secs(2);
 
@@ -129,6 +134,7 @@ impl Follow {
             match tokio::time::timeout(CAUGHT_UP, watches.next()).await {
                 Ok(Some(Ok(entry))) => {
                     let done = entry.revision >= until || entry.delta == 0;
+                    self.last = self.last.max(entry.revision);
                     self.entry(entry, None).await?;
                     if done {
                         return Ok(());
@@ -226,7 +232,13 @@ impl Follow {
         let mut look = tokio::time::interval(LOOK);
         let mut opening = self.opening.take();
         let mut opens = self.opens.take();
+        // The watches are made again, from the last revision taken, when the client has
+        // connected again (its server lost: the consumers behind the watches may have gone
+        // with it), when they fail (a consumer lost with another node), or when they end.
+        let mut connects = self.connects();
+        let mut failures = 0;
         loop {
+            let mut again = false;
             tokio::select! {
                 Some(key) = next_open(opens.as_mut()) => {
                     if let Some(name) = cluster_name(&key).filter(|n| self.by_report(n)) {
@@ -234,11 +246,24 @@ impl Follow {
                     }
                 }
                 entry = watches.next() => match entry {
-                    Some(Ok(entry)) => self.entry(entry, opening.as_ref()).await?,
+                    Some(Ok(entry)) => {
+                        failures = 0;
+                        self.last = self.last.max(entry.revision);
+                        self.entry(entry, opening.as_ref()).await?;
+                    }
                     // An erring watch can err again at once: wait, so that this task yields
                     // (and sees being stopped) instead of spinning.
-                    Some(Err(_)) => tokio::time::sleep(Duration::from_millis(200)).await,
-                    None => return Ok(()),
+                    Some(Err(e)) => {
+                        failures += 1;
+                        tracing::debug!(error = %e, failures, "following the state bucket");
+                        again = failures >= WATCH_FAILURES;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    None => {
+                        // Not at once: a bus that refuses them must not be asked in a loop.
+                        again = true;
+                        tokio::time::sleep(LOOK).await;
+                    }
                 },
                 Some(next) = next_opening(opening.as_mut()) => {
                     if let Some(o) = opening.as_mut() {
@@ -246,6 +271,7 @@ impl Follow {
                     }
                 }
                 _ = look.tick() => {
+                    again = self.connects() != connects;
                     self.look(opening.as_ref()).await?;
                     if let Some(o) = opening.as_ref() {
                         let open: Vec<String> = self
@@ -260,7 +286,27 @@ impl Follow {
                     }
                 }
             }
+            if again {
+                tracing::info!(from = self.last + 1, "following the state bucket again");
+                connects = self.connects();
+                failures = 0;
+                let (made, failed) = self.watches().await;
+                if let Some(e) = failed {
+                    tracing::warn!(error = %e, "following the state bucket again; will retry");
+                }
+                // None made: the stream of none ends at once, and it is tried again then.
+                watches = futures::stream::select_all(made);
+            }
         }
+    }
+
+    /// How many times the reader's client has connected to the bus so far.
+    fn connects(&self) -> u64 {
+        let client = self.stores.js.client();
+        client
+            .statistics()
+            .connects
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// A cluster opened, or what an opened cluster's task found.
