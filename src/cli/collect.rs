@@ -32,7 +32,7 @@ pub struct CollectArgs {
     #[arg(long, default_value = "168h", value_parser = duration)]
     pub history: Duration,
     /// The most the history stream holds (per copy): past it, the oldest changes go first.
-    /// 1GiB keeps about three million changes (docs/collectors.md has the arithmetic).
+    /// 1GiB keeps about 2.7 million changes (docs/collectors.md has the arithmetic).
     #[arg(long, default_value = "1GiB", value_name = "SIZE", value_parser = size)]
     pub history_max_bytes: u64,
     /// Copies a NATS cluster keeps of the buckets and the history when the first collector
