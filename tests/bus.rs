@@ -449,10 +449,27 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
         (!wrong.is_empty()).then(|| format!("{wrong:?}"))
     };
     common::until(&mut open, TTL * 4 + Duration::from_secs(5), gone).await;
+    // The reader that saw it go says since when its clusters are stale.
+    for c in open.index.clusters() {
+        let since = c.connection.since.expect("stale since the collector went");
+        let said = c.connection.error.as_deref().unwrap_or("");
+        assert!(
+            said.contains(&format!("stopped announcing itself at {since:.0}")),
+            "{said}"
+        );
+    }
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
     let mut later = Session::start(vec![Box::new(bus)]);
     later.settle(Duration::from_secs(10)).await;
     assert_eq!(gone(&later), None);
+    // One that started after cannot know when.
+    assert!(
+        later
+            .index
+            .clusters()
+            .iter()
+            .all(|c| c.connection.since.is_none())
+    );
     open.shutdown().await;
     later.shutdown().await;
     sim.handle.shutdown().await;

@@ -147,7 +147,12 @@ impl Bus {
 /// collector is alive — a live cluster the reader only summarizes as summarized; once the
 /// collector is gone, timed out, saying so, with what it last published still shown, until
 /// another collector takes the cluster over.
-fn shown(state: &ClusterState, live: &BTreeSet<String>, summarized: bool) -> Connection {
+fn shown(
+    state: &ClusterState,
+    live: &BTreeSet<String>,
+    summarized: bool,
+    gone: Option<jiff::Timestamp>,
+) -> Connection {
     if live.contains(&state.collector) {
         let mut c = state.connection();
         if summarized && c.phase == Phase::Live {
@@ -156,14 +161,17 @@ fn shown(state: &ClusterState, live: &BTreeSet<String>, summarized: bool) -> Con
         return c;
     }
     let mut c = Connection::new(Phase::TimedOut);
+    let when = gone.map_or(String::new(), |t| format!(" at {t:.0}"));
     c.error = Some(
         format!(
-            "its collector {} stopped announcing itself: what it last published is shown until \
-             another collector takes the cluster over",
+            "its collector {} stopped announcing itself{when}: what it last published is shown \
+             until another collector takes the cluster over",
             state.collector
         )
         .into(),
     );
+    // Stale since the reader saw its collector go (unknown for one gone before it started).
+    c.since = gone;
     c.watching = state.connection().watching;
     c
 }
@@ -273,6 +281,7 @@ impl Source for Bus {
             servers: self.servers.clone(),
             direct: self.direct.clone(),
             last: self.last,
+            gone: HashMap::new(),
             opening,
             opens: self.opened.take(),
             asked: HashMap::new(),

@@ -45,6 +45,8 @@ pub(super) struct Follow {
     pub(super) known: BTreeMap<String, ClusterState>,
     pub(super) summaries: HashMap<String, Summed>,
     pub(super) live: BTreeSet<String>,
+    /// When this reader saw each collector that was alive go: its clusters are stale since.
+    pub(super) gone: HashMap<String, jiff::Timestamp>,
     pub(super) servers: Servers,
     /// What reaches clusters with the user's own kubeconfigs: which clusters actions reach.
     pub(super) direct: Option<std::sync::Arc<crate::k8s::direct::Direct>>,
@@ -92,7 +94,7 @@ impl Follow {
                     continue;
                 };
                 // The cluster answers last: a session that settles has its objects.
-                let mut connection = shown(state, &self.live, false);
+                let mut connection = shown(state, &self.live, false, self.gone_since(state));
                 if let Some(why) = &failed {
                     connection.phase = crate::fleet::Phase::TimedOut;
                     connection.error =
@@ -106,7 +108,7 @@ impl Follow {
             tracing::warn!(error = %why, "following the bus");
             for (name, state) in &self.known {
                 let summarized = self.summarized(self.opening.as_ref(), name);
-                let mut connection = shown(state, &self.live, summarized);
+                let mut connection = shown(state, &self.live, summarized, self.gone_since(state));
                 connection.phase = crate::fleet::Phase::TimedOut;
                 connection.error = Some(
                     format!("the bus cannot be followed ({why}): shown as it was read").into(),
@@ -300,6 +302,11 @@ impl Follow {
         }
     }
 
+    /// When the collector of `state` was seen to go, if it was.
+    pub(super) fn gone_since(&self, state: &ClusterState) -> Option<jiff::Timestamp> {
+        self.gone.get(&state.collector).copied()
+    }
+
     /// How many times the reader's client has connected to the bus so far.
     fn connects(&self) -> u64 {
         let client = self.stores.js.client();
@@ -344,9 +351,19 @@ impl Follow {
         if now == self.live {
             return Ok(());
         }
+        let at = jiff::Timestamp::now();
+        for id in self.live.difference(&now) {
+            self.gone.insert(id.clone(), at);
+        }
+        self.gone.retain(|id, _| !now.contains(id));
         for (name, state) in &self.known {
             if self.live.contains(&state.collector) != now.contains(&state.collector) {
-                let c = shown(state, &now, self.summarized(opening, name));
+                let c = shown(
+                    state,
+                    &now,
+                    self.summarized(opening, name),
+                    self.gone_since(state),
+                );
                 self.sink
                     .send(&cluster_key(name), Change::Connection(c))
                     .await?;
@@ -384,7 +401,7 @@ impl Follow {
                     };
                     self.sink.send(&key, Change::Added(info)).await?;
                 }
-                let shown = shown(&state, &self.live, summarized);
+                let shown = shown(&state, &self.live, summarized, self.gone_since(&state));
                 remember(&self.servers, &state);
                 let before = self.reports.get(&name).copied();
                 self.known.insert(name.clone(), kept(state));
@@ -477,7 +494,7 @@ impl Follow {
             .send(&key, Change::Counted(Counted::Objects))
             .await?;
         if let Some(state) = self.known.get(name) {
-            let shown = shown(state, &self.live, false);
+            let shown = shown(state, &self.live, false, self.gone_since(state));
             self.sink.send(&key, Change::Connection(shown)).await?;
         }
         Ok(())

@@ -240,7 +240,7 @@ impl Follow {
         let Some(state) = self.known.get(name) else {
             return Ok(());
         };
-        let shown = shown(state, &self.live, true);
+        let shown = shown(state, &self.live, true, self.gone_since(state));
         self.held(name).await?;
         self.sink.send(&key, Change::Connection(shown)).await
     }
