@@ -202,8 +202,13 @@ async fn history(
     name: &str,
     retention: &Retention,
 ) -> Result<jetstream::stream::Stream, BusError> {
-    let failed =
-        |e: &dyn std::fmt::Display| BusError::jetstream(format!("creating stream {name}"), e);
+    // A cap more than the servers may store is refused ("insufficient storage resources"):
+    // the error names it, to be lowered (or JetStream's max_file_store raised).
+    let cap = crate::units::format_size(retention.history_max_bytes);
+    let kept = format!("keeping at most {cap} (--history-max-bytes)");
+    let failed = |e: &dyn std::fmt::Display| {
+        BusError::jetstream(format!("creating stream {name}, {kept}"), e)
+    };
     let max_bytes = i64::try_from(retention.history_max_bytes).unwrap_or(i64::MAX);
     let mut stream = stream(
         js,
@@ -233,7 +238,7 @@ async fn history(
             ..config
         })
         .await
-        .map_err(|e| BusError::jetstream(format!("updating stream {name}"), e))?;
+        .map_err(|e| BusError::jetstream(format!("updating stream {name} to {kept}"), e))?;
     }
     Ok(stream)
 }
