@@ -1478,11 +1478,7 @@ fn a_live_cluster_whose_watches_keep_restarting_is_marked_flapping_not_down() {
     flapping.restarts = 4;
     update(
         &mut m,
-        Msg::Fleet(vec![Event {
-            cluster: key_of(ClusterId(0)),
-            at: now(),
-            change: Change::Connection(flapping),
-        }]),
+        Msg::Fleet(vec![event(ClusterId(0), Change::Connection(flapping))]),
     );
     key(&mut m, KeyCode::Char('M'));
     key(&mut m, KeyCode::Char('M'));
@@ -1507,11 +1503,7 @@ fn a_live_cluster_whose_watches_keep_restarting_is_marked_flapping_not_down() {
     twice.restarts = 2;
     update(
         &mut m,
-        Msg::Fleet(vec![Event {
-            cluster: key_of(ClusterId(1)),
-            at: now(),
-            change: Change::Connection(twice),
-        }]),
+        Msg::Fleet(vec![event(ClusterId(1), Change::Connection(twice))]),
     );
     let shot = common::tui::screen(&mut m, 120, 20);
     let row = shot.lines().find(|l| l.contains("c1 ")).expect(&shot);

@@ -28,6 +28,7 @@ use crate::source::{Sink, Source};
 
 mod direct;
 mod follow;
+mod initial;
 mod opened;
 mod summaries;
 

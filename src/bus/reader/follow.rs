@@ -8,9 +8,9 @@ use std::time::Duration;
 use async_nats::jetstream::kv::{Entry, Operation, Watch};
 use futures::StreamExt;
 
+use super::super::Stores;
 use super::super::keys::{self, Key};
 use super::super::wire::{self, ClusterState};
-use super::super::{Reading, Stores, put_key};
 use super::direct::{Servers, remember};
 use super::opened::{Found, Next, Opening};
 use super::{Summed, cluster_key, cluster_name, read, shown, summarized_report};
@@ -21,23 +21,17 @@ use crate::source::{Closed, Sink};
 /// How often a reader looks again at which collectors are alive.
 const LOOK: Duration = Duration::from_secs(2);
 
-/// Times the objects are read again when a read fails half-way (a node of the bus lost).
-const READS: usize = 3;
-
 /// Errors in a row after which the watches are made again: at the first — a watch that errs
 /// has lost its consumer (a missed heartbeat), and the client's own way of making it again
 /// can take a minute on a cluster that has just lost a node.
 const WATCH_FAILURES: u32 = 1;
-
-/// How long catching up waits for a next change before it takes what came as all there is.
-const CAUGHT_UP: Duration = Duration::from_secs(2);
 
 /// How often a cluster's collector is asked at most to watch its objects (while it is open
 /// and its collector still summarizes it).
 pub(super) const ASK_AGAIN: Duration = Duration::from_secs(10);
 
 /// The reader's watches, as one stream.
-type Watches = futures::stream::SelectAll<Watch>;
+pub(super) type Watches = futures::stream::SelectAll<Watch>;
 
 pub(super) struct Follow {
     pub(super) sink: Sink,
@@ -119,90 +113,6 @@ impl Follow {
             }
         }
         self.follow(watches).await
-    }
-
-    /// What changed while the objects were read, taken in before the clusters answer: a value
-    /// replaced during the read is skipped by it (its old message is gone, the new one comes
-    /// after where the read stops), and a session that settles must have it.
-    async fn catch_up(&mut self, watches: &mut Watches) -> Result<(), Closed> {
-        let state = &self.stores.state.stream;
-        let Ok(until) = super::super::last_sequence(state, "the state bucket").await else {
-            return Ok(());
-        };
-        if until <= self.last {
-            return Ok(());
-        }
-        loop {
-            match tokio::time::timeout(CAUGHT_UP, watches.next()).await {
-                Ok(Some(Ok(entry))) => {
-                    let done = entry.revision >= until || entry.delta == 0;
-                    self.last = self.last.max(entry.revision);
-                    self.entry(entry, None).await?;
-                    if done {
-                        return Ok(());
-                    }
-                }
-                Ok(Some(Err(_))) => {}
-                Ok(None) | Err(_) => return Ok(()),
-            }
-        }
-    }
-
-    /// Every object the bucket holds, into the session as it comes, holding none of them.
-    /// Some(why) when they could not all be read.
-    async fn stream_objects(&mut self) -> Result<Option<crate::bus::BusError>, Closed> {
-        let prefix = format!("$KV.{}.", self.stores.state.name);
-        let mut why = None;
-        for _ in 0..READS {
-            let config = async_nats::jetstream::consumer::pull::OrderedConfig {
-                filter_subject: format!("{prefix}o.>"),
-                deliver_policy: async_nats::jetstream::consumer::DeliverPolicy::LastPerSubject,
-                ..Default::default()
-            };
-            let mut reading =
-                match Reading::start(&self.stores.state.stream, config, "the objects").await {
-                    Ok(reading) => reading,
-                    Err(e) => {
-                        why = Some(e);
-                        continue;
-                    }
-                };
-            loop {
-                match reading.next().await {
-                    Ok(Some(message)) => {
-                        if let Some(key) = put_key(&message, &prefix) {
-                            self.object(key, &message.payload).await?;
-                        }
-                    }
-                    Ok(None) => return Ok(None),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "reading the objects from the bus; again");
-                        why = Some(e);
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(why)
-    }
-
-    /// One object's value, into the session; a value that cannot be read is said in the log.
-    async fn object(&self, key: &str, value: &[u8]) -> Result<(), Closed> {
-        let Some(Key::Object(cluster, _)) = keys::parse(key) else {
-            return Ok(());
-        };
-        // Unknown, or shown by its collector's summary (what it holds came with it).
-        if !self.known.contains_key(&cluster) || self.by_report(&cluster) {
-            return Ok(());
-        }
-        match read(key, value) {
-            Ok(Some(change)) => self.sink.send(&cluster_key(&cluster), change).await,
-            Ok(None) => Ok(()),
-            Err(e) => {
-                tracing::warn!(key, error = %e, "a value on the bus that cannot be read");
-                Ok(())
-            }
-        }
     }
 
     /// Watches from where the clusters were read: every key, or summarizing, the clusters'
@@ -374,7 +284,11 @@ impl Follow {
     }
 
     /// One entry of the bucket after the clusters were read, as the session's changes.
-    async fn entry(&mut self, entry: Entry, opening: Option<&Opening>) -> Result<(), Closed> {
+    pub(super) async fn entry(
+        &mut self,
+        entry: Entry,
+        opening: Option<&Opening>,
+    ) -> Result<(), Closed> {
         let deleted = matches!(entry.operation, Operation::Delete | Operation::Purge);
         match keys::parse(&entry.key) {
             Some(Key::Cluster(name)) => {
