@@ -11,6 +11,7 @@ mod health;
 pub mod history;
 pub mod index;
 mod kind;
+pub mod object;
 pub mod read;
 pub mod report;
 pub mod rollouts;

@@ -4,13 +4,11 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use jiff::Timestamp;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-
 use super::FluxKind;
 use super::bounds::{bounded, limits};
-use crate::json::At;
+use super::object::{Deployment, Object};
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
 
 /// What a Kustomization or HelmRelease has deployed and tried to deploy. The texts are shared
 /// between the objects of a fleet by the index: ten thousand clusters on one revision hold it once.
@@ -45,45 +43,49 @@ pub struct Rollout {
 }
 
 impl Rollout {
-    pub(super) fn of(kind: FluxKind, object: &Value) -> Option<Rollout> {
-        let at = |path: &str| -> Option<Arc<str>> {
-            object
-                .at(path)
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
+    pub(super) fn of(kind: FluxKind, object: &Object) -> Option<Rollout> {
+        let shared = |text: Option<&str>| -> Option<Arc<str>> {
+            text.filter(|s| !s.is_empty())
                 .map(|s| Arc::from(&*bounded(s, limits::SHORT)))
         };
-        let time = |path: &str| -> Option<Timestamp> { object.at(path)?.as_str()?.parse().ok() };
+        let time = |text: Option<&str>| -> Option<Timestamp> { text?.parse().ok() };
+        let newest = object.history().first();
         let rollout = match kind {
             FluxKind::Kustomization => {
-                let applied = at("/status/lastAppliedRevision");
-                let (since, previous) = history_of(object, applied.as_deref());
+                let applied = shared(object.status_text(|s| &s.last_applied_revision));
+                let (since, previous) = history_of(object.history(), applied.as_deref());
                 Rollout {
-                    attempted: at("/status/lastAttemptedRevision"),
-                    origin: at("/status/lastAppliedOriginRevision"),
+                    attempted: shared(object.status_text(|s| &s.last_attempted_revision)),
+                    origin: shared(object.status_text(|s| &s.last_applied_origin_revision)),
                     since,
-                    previous: previous.map(|p| Arc::from(&*bounded(p, limits::SHORT))),
+                    previous: shared(previous),
                     applied,
                     ..Rollout::default()
                 }
             }
             FluxKind::HelmRelease => Rollout {
-                applied: at("/status/history/0/chartVersion")
-                    .or_else(|| at("/status/lastAppliedRevision")),
-                previous: previous_chart(object).map(|p| Arc::from(&*bounded(p, limits::SHORT))),
-                attempted: at("/status/lastAttemptedRevision"),
-                chart: at("/status/history/0/chartName").or_else(|| at("/spec/chart/spec/chart")),
-                config_digest: at("/status/history/0/configDigest")
-                    .or_else(|| at("/status/lastAttemptedConfigDigest")),
-                since: time("/status/history/0/firstDeployed"),
+                applied: shared(newest.and_then(|e| e.chart_version.get()))
+                    .or_else(|| shared(object.status_text(|s| &s.last_applied_revision))),
+                previous: shared(previous_chart(object.history())),
+                attempted: shared(object.status_text(|s| &s.last_attempted_revision)),
+                chart: shared(newest.and_then(|e| e.chart_name.get())).or_else(|| {
+                    let spec = object.spec()?.chart.get()?.spec.get()?;
+                    shared(spec.chart.get())
+                }),
+                config_digest: shared(newest.and_then(|e| e.config_digest.get()))
+                    .or_else(|| shared(object.status_text(|s| &s.last_attempted_config_digest))),
+                since: time(newest.and_then(|e| e.first_deployed.get())),
                 ..Rollout::default()
             },
             // A source's artifact: what its consumers should apply, produced when.
-            k if k.has_artifact() => Rollout {
-                applied: at("/status/artifact/revision"),
-                since: time("/status/artifact/lastUpdateTime"),
-                ..Rollout::default()
-            },
+            k if k.has_artifact() => {
+                let artifact = object.status().and_then(|s| s.artifact.get());
+                Rollout {
+                    applied: shared(artifact.and_then(|a| a.revision.get())),
+                    since: time(artifact.and_then(|a| a.last_update_time.get())),
+                    ..Rollout::default()
+                }
+            }
             _ => return None,
         };
         (rollout != Rollout::default()).then_some(rollout)
@@ -105,16 +107,13 @@ impl Rollout {
 /// per outcome): the oldest of the run that starts at the newest entry for `applied` is when it
 /// arrived, and the entry after the run is what ran before.
 fn history_of<'a>(
-    object: &'a Value,
+    history: &'a [Deployment],
     applied: Option<&str>,
 ) -> (Option<Timestamp>, Option<&'a str>) {
-    fn revision(e: &Value) -> Option<&str> {
-        e.at("/metadata/revision").and_then(Value::as_str)
+    fn revision<'a>(e: &'a Deployment) -> Option<&'a str> {
+        e.metadata.get()?.revision.get()
     }
     let Some(applied) = applied else {
-        return (None, None);
-    };
-    let Some(history) = object.at("/status/history").and_then(Value::as_array) else {
         return (None, None);
     };
     let Some(start) = history.iter().position(|e| revision(e) == Some(applied)) else {
@@ -125,22 +124,18 @@ fn history_of<'a>(
         .take_while(|e| revision(e) == Some(applied))
         .count();
     let since = history[start + run - 1]
-        .get("firstReconciled")
-        .and_then(Value::as_str)
+        .first_reconciled
+        .get()
         .and_then(|t| t.parse().ok());
     (since, history.get(start + run).and_then(revision))
 }
 
 /// The chart version a HelmRelease ran before its current one (`status.history`, newest first).
-fn previous_chart(object: &Value) -> Option<&str> {
-    let history = object.at("/status/history")?.as_array()?;
-    fn version(e: &Value) -> Option<&str> {
-        e.get("chartVersion").and_then(Value::as_str)
-    }
-    let current = version(history.first()?)?;
+fn previous_chart<'a>(history: &'a [Deployment]) -> Option<&'a str> {
+    let current = history.first()?.chart_version.get()?;
     history[1..]
         .iter()
-        .filter_map(version)
+        .filter_map(|e| e.chart_version.get())
         .find(|v| *v != current)
 }
 

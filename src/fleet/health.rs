@@ -6,6 +6,7 @@ use serde_json::Value;
 use std::fmt;
 
 use super::FluxKind;
+use super::object::Object;
 use crate::json::At;
 
 /// What a user needs to know about one object at a glance, worst first.
@@ -95,54 +96,47 @@ pub fn condition<'a>(object: &'a Value, kind: &str) -> Option<&'a Value> {
         .find(|c| c.get("type").and_then(Value::as_str) == Some(kind))
 }
 
-fn condition_status<'a>(object: &'a Value, kind: &str) -> Option<&'a str> {
-    condition(object, kind)?.get("status")?.as_str()
-}
-
 /// Whether the object is suspended: `spec.suspend`, or the reconcile-disabled annotation that
 /// ArtifactGenerator uses instead.
-pub fn is_suspended(kind: FluxKind, object: &Value) -> bool {
+pub fn is_suspended(kind: FluxKind, object: &Object) -> bool {
     if kind == FluxKind::ArtifactGenerator {
-        return super::annotations::get(object, super::annotations::SOURCE_WATCHER_RECONCILE)
+        return object
+            .annotation(super::annotations::SOURCE_WATCHER_RECONCILE)
             .is_some_and(|v| v.eq_ignore_ascii_case("disabled"));
     }
-    object.at("/spec/suspend").and_then(Value::as_bool) == Some(true)
+    object.spec().and_then(|s| s.suspend.0) == Some(true)
 }
 
 /// Computes the health of a Flux object from its JSON (FACTS §3.8).
 pub fn health_of(kind: FluxKind, object: &Value) -> Health {
-    if object
-        .at("/metadata/deletionTimestamp")
-        .is_some_and(|v| !v.is_null())
-    {
+    health(kind, &Object::from_value(object))
+}
+
+/// Computes the health of a Flux object (FACTS §3.8).
+pub fn health(kind: FluxKind, object: &Object) -> Health {
+    if object.metadata().is_some_and(|m| m.deletion_timestamp.0) {
         return Health::Deleting;
     }
     if is_suspended(kind, object) {
         return Health::Suspended;
     }
-    if condition_status(object, "Stalled") == Some("True") {
+    let status_of = |kind: &str| object.condition(kind).and_then(|c| c.status.get());
+    if status_of("Stalled") == Some("True") {
         return Health::Stalled;
     }
-    let ready = condition(object, "Ready");
-    let ready_status = ready.and_then(|c| c.get("status")).and_then(Value::as_str);
+    let ready = object.condition("Ready");
+    let ready_status = ready.and_then(|c| c.status.get());
     if ready_status == Some("False") {
         return Health::Failed;
     }
-    let generation = object.at("/metadata/generation").and_then(Value::as_i64);
-    let observed = object
-        .at("/status/observedGeneration")
-        .and_then(Value::as_i64);
+    let generation = object.generation();
+    let observed = object.status().and_then(|s| s.observed_generation.0);
     let behind = matches!((generation, observed), (Some(g), Some(o)) if o < g);
-    if condition_status(object, "Reconciling") == Some("True")
-        || ready_status == Some("Unknown")
-        || behind
-    {
+    if status_of("Reconciling") == Some("True") || ready_status == Some("Unknown") || behind {
         return Health::Progressing;
     }
     if ready_status == Some("True") {
-        let cond_gen = ready
-            .and_then(|c| c.get("observedGeneration"))
-            .and_then(Value::as_i64);
+        let cond_gen = ready.and_then(|c| c.observed_generation.0);
         // Without metadata.generation (a hand-written document) there is nothing to be behind.
         let current = generation.is_none()
             || match cond_gen {
@@ -156,8 +150,8 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
         };
     }
     // OCI HelmRepositories are static too: the source-controller never reconciles them.
-    let oci_helm_repository = kind == FluxKind::HelmRepository
-        && object.at("/spec/type").and_then(Value::as_str) == Some("oci");
+    let oci_helm_repository =
+        kind == FluxKind::HelmRepository && object.spec().and_then(|s| s.kind.get()) == Some("oci");
     if kind.is_static() || oci_helm_repository {
         return Health::NotApplicable;
     }

@@ -11,9 +11,9 @@ use serde_json::Value;
 use super::annotations;
 use super::bounds::{bounded, limits};
 use super::deployed::Rollout;
-use super::health::{condition, health_of, is_suspended};
+use super::health::{health, is_suspended};
+use super::object::{Object, Ref, Text};
 use super::{FluxKind, Health};
-use crate::json::At;
 
 /// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
 /// Cheap to clone (the names are shared): the index keeps one copy for its map and the summary,
@@ -172,65 +172,75 @@ impl FluxSummary {
 
     /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
     /// is missing or malformed shows as absent, never as a failure to see the object at all.
-    ///
-    /// The engine reads watched objects keeping only the fields read here (`k8s::slim`): a new
-    /// field read here must be kept there too (its tests compare both readings on every sample).
     pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
-        let str_at = |path: &str| object.at(path).and_then(Value::as_str);
-        let name = str_at("/metadata/name").ok_or(Error::NoName)?;
-        let namespace = str_at("/metadata/namespace").unwrap_or_default();
+        FluxSummary::read(kind, &Object::from_value(object))
+    }
+
+    /// [`FluxSummary::of`] an object read as its summary reads it (the engine reads list pages
+    /// and watch lines straight into [`Object`]s).
+    pub fn read(kind: FluxKind, object: &Object) -> Result<FluxSummary, Error> {
+        let name = object.name().ok_or(Error::NoName)?;
+        let namespace = object.namespace().unwrap_or_default();
         if name.len() > limits::NAME || namespace.len() > limits::NAME {
             return Err(Error::NameTooLong);
         }
         let short = |t: &str| bounded(t, limits::SHORT);
-        let health = health_of(kind, object);
-        let stalled = condition(object, "Stalled")
-            .filter(|c| c.get("status").and_then(Value::as_str) == Some("True"));
-        let ready = condition(object, "Ready");
+        let health = health(kind, object);
+        let stalled = object
+            .condition("Stalled")
+            .filter(|c| c.status.get() == Some("True"));
+        let ready = object.condition("Ready");
         let shown = if health == Health::Stalled {
             stalled
         } else {
             ready
         };
-        let text = |c: Option<&Value>, field: &str, max: usize| -> Option<Box<str>> {
-            c?.get(field)?
-                .as_str()
+        let text = |t: Option<&Text>, max: usize| -> Option<Arc<str>> {
+            t?.get()
                 .filter(|s| !s.is_empty())
-                .map(|s| bounded(s, max))
+                .map(|s| Arc::from(&*bounded(s, max)))
         };
+        let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
+        let status = object.status();
         Ok(FluxSummary {
             key: ObjectKey::new(kind, namespace, name),
             health,
             suspended: is_suspended(kind, object),
-            ready: match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
+            ready: match ready.and_then(|c| c.status.get()) {
                 Some("True") => Some(Ready::True),
                 Some("False") => Some(Ready::False),
                 Some(_) => Some(Ready::Unknown),
                 None => None,
             },
-            reason: text(shown, "reason", limits::REASON).map(Arc::from),
-            message: text(shown, "message", limits::MESSAGE).map(Arc::from),
+            reason: text(shown.map(|c| &c.reason), limits::REASON),
+            message: text(shown.map(|c| &c.message), limits::MESSAGE),
             revision: revision_of(kind, object).map(|r| Arc::from(short(r))),
-            generation: object
-                .at("/metadata/generation")
-                .and_then(Value::as_i64)
-                .unwrap_or(0),
-            observed_generation: object
-                .at("/status/observedGeneration")
-                .and_then(Value::as_i64),
-            last_transition: ready
-                .and_then(|c| c.get("lastTransitionTime")?.as_str()?.parse().ok()),
-            last_handled_reconcile_at: str_at("/status/lastHandledReconcileAt").map(short),
-            requested_at: annotations::get(object, annotations::REQUESTED_AT).map(short),
-            source: source_of(kind, object),
-            depends_on: depends_on(object, namespace),
-            inventory: inventory_size(object),
-            suspended_by: annotations::get(object, annotations::SUSPENDED_BY)
-                .or_else(|| annotations::get(object, annotations::OPERATOR_SUSPENDED_BY))
-                .filter(|s| !s.is_empty())
+            generation: object.generation().unwrap_or(0),
+            observed_generation: status.and_then(|s| s.observed_generation.0),
+            last_transition: ready.and_then(|c| c.last_transition_time.get()?.parse().ok()),
+            last_handled_reconcile_at: object
+                .status_text(|s| &s.last_handled_reconcile_at)
                 .map(short),
-            suspend_reason: annotations::get(object, annotations::SUSPEND_REASON)
-                .filter(|s| !s.is_empty())
+            requested_at: object.annotation(annotations::REQUESTED_AT).map(short),
+            source: source_of(kind, object, namespace),
+            depends_on: object
+                .spec()
+                .map(|s| {
+                    s.depends_on
+                        .0
+                        .iter()
+                        .filter_map(|d| object_ref(d, namespace, ""))
+                        .take(limits::DEPENDS_ON)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            inventory: status
+                .and_then(|s| s.inventory.0)
+                .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
+            suspended_by: annotation(annotations::SUSPENDED_BY)
+                .or_else(|| annotation(annotations::OPERATOR_SUSPENDED_BY))
+                .map(short),
+            suspend_reason: annotation(annotations::SUSPEND_REASON)
                 .map(|s| bounded(s, limits::SUSPEND_REASON)),
             rollout: Rollout::of(kind, object).map(Box::new),
             fingerprint: 0,
@@ -282,86 +292,63 @@ impl FluxSummary {
 }
 
 /// REVISION as `flux get` prints it (FACTS §3.3).
-fn revision_of(kind: FluxKind, object: &Value) -> Option<&str> {
-    let at = |path: &str| object.at(path).and_then(Value::as_str);
+fn revision_of<'a>(kind: FluxKind, object: &'a Object) -> Option<&'a str> {
+    let status = object.status()?;
     match kind {
-        FluxKind::Kustomization => at("/status/lastAppliedRevision"),
-        FluxKind::HelmRelease => at("/status/history/0/chartVersion")
-            .or_else(|| at("/status/lastAppliedRevision"))
-            .or_else(|| at("/status/lastAttemptedRevision")),
-        FluxKind::ImagePolicy => at("/status/latestRef/tag").or_else(|| at("/status/latestImage")),
-        FluxKind::ImageRepository => at("/status/lastScanResult/scanTime"),
-        FluxKind::ImageUpdateAutomation => at("/status/lastAutomationRunTime"),
+        FluxKind::Kustomization => status.last_applied_revision.get(),
+        FluxKind::HelmRelease => object
+            .history()
+            .first()
+            .and_then(|e| e.chart_version.get())
+            .or_else(|| status.last_applied_revision.get())
+            .or_else(|| status.last_attempted_revision.get()),
+        FluxKind::ImagePolicy => status
+            .latest_ref
+            .get()
+            .and_then(|r| r.tag.get())
+            .or_else(|| status.latest_image.get()),
+        FluxKind::ImageRepository => status.last_scan_result.get()?.scan_time.get(),
+        FluxKind::ImageUpdateAutomation => status.last_automation_run_time.get(),
         FluxKind::ArtifactGenerator | FluxKind::Alert | FluxKind::Provider | FluxKind::Receiver => {
             None
         }
-        _ => at("/status/artifact/revision"),
+        _ => status.artifact.get()?.revision.get(),
     }
 }
 
-fn object_ref(value: &Value, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
-    let name = value.get("name")?.as_str()?;
-    let field = |f: &str, default: &str| -> Box<str> {
-        bounded(
-            value.get(f).and_then(Value::as_str).unwrap_or(default),
-            limits::NAME,
-        )
-    };
+fn object_ref(r: &Ref, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
+    let name = r.name.get()?;
+    let field =
+        |t: &Text, default: &str| -> Box<str> { bounded(t.get().unwrap_or(default), limits::NAME) };
     Some(ObjectRef {
-        kind: field("kind", default_kind),
-        namespace: field("namespace", default_namespace),
+        kind: field(&r.kind, default_kind),
+        namespace: field(&r.namespace, default_namespace),
         name: bounded(name, limits::NAME),
     })
 }
 
 /// Where this object gets its artifact from.
-fn source_of(kind: FluxKind, object: &Value) -> Option<ObjectRef> {
-    let namespace = object
-        .at("/metadata/namespace")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let path = match kind {
-        FluxKind::HelmRelease => {
-            if let Some(chart_ref) = object.at("/spec/chartRef") {
-                return object_ref(chart_ref, namespace, "");
-            }
-            "/spec/chart/spec/sourceRef"
-        }
-        FluxKind::ImagePolicy => {
-            let r = object.at("/spec/imageRepositoryRef")?;
-            return object_ref(r, namespace, "ImageRepository");
-        }
+fn source_of(kind: FluxKind, object: &Object, namespace: &str) -> Option<ObjectRef> {
+    let spec = object.spec()?;
+    match kind {
+        FluxKind::HelmRelease => match spec.chart_ref.get() {
+            Some(chart_ref) => object_ref(chart_ref, namespace, ""),
+            None => object_ref(
+                spec.chart.get()?.spec.get()?.source_ref.get()?,
+                namespace,
+                "",
+            ),
+        },
+        FluxKind::ImagePolicy => object_ref(
+            spec.image_repository_ref.get()?,
+            namespace,
+            "ImageRepository",
+        ),
         FluxKind::Kustomization | FluxKind::HelmChart | FluxKind::ImageUpdateAutomation => {
-            "/spec/sourceRef"
+            object_ref(spec.source_ref.get()?, namespace, "")
         }
-        _ => return None,
-    };
-    object_ref(object.at(path)?, namespace, "")
-}
-
-fn depends_on(object: &Value, namespace: &str) -> Box<[ObjectRef]> {
-    object
-        .at("/spec/dependsOn")
-        .and_then(Value::as_array)
-        .map(|deps| {
-            deps.iter()
-                .filter_map(|d| object_ref(d, namespace, ""))
-                .take(limits::DEPENDS_ON)
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// `status.inventory.entries` (Kustomization, HelmRelease on Flux 2.8+) or `status.inventory`
-/// as a list (ArtifactGenerator); read slim (`k8s::slim`), the list's count stands in for it.
-fn inventory_size(object: &Value) -> Option<u32> {
-    let inventory = object.at("/status/inventory")?;
-    let entries = inventory.get("entries").unwrap_or(inventory);
-    let count = entries
-        .as_array()
-        .map(|a| a.len() as u64)
-        .or(entries.as_u64())?;
-    Some(u32::try_from(count).unwrap_or(u32::MAX))
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -18,10 +18,9 @@ use bytes::Bytes;
 use http_body_util::BodyExt;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
-use serde::Deserialize;
 use tokio::time::Instant;
 
-use super::slim::Slim;
+use super::page::{Page, WatchLine};
 use super::summarize::{key_of, summarize};
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
 use crate::k8s::wire::api::{self, Http, Trouble};
@@ -84,30 +83,6 @@ pub(in crate::k8s) struct KindWatch {
     opened: Option<Instant>,
     /// Since when quick resumes are counted, and how many there were since.
     quick: Option<(Instant, u8)>,
-}
-
-#[derive(Deserialize)]
-struct ListPage {
-    #[serde(default)]
-    metadata: ListMeta,
-    /// Read keeping only what summaries read.
-    #[serde(default)]
-    items: Vec<Slim>,
-}
-
-#[derive(Default, Deserialize)]
-struct ListMeta {
-    #[serde(default, rename = "resourceVersion")]
-    resource_version: Option<String>,
-    #[serde(default, rename = "continue")]
-    continue_token: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct WatchLine {
-    #[serde(rename = "type")]
-    kind: String,
-    object: Slim,
 }
 
 impl KindWatch {
@@ -266,20 +241,16 @@ impl KindWatch {
                 .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
                 .uri()
                 .to_string();
-            let (page, _) = api::get_json::<ListPage>(&self.http, &uri).await?;
-            items += page.items.len();
+            let page = api::get_seeded(&self.http, &uri, Page(self.kind)).await?;
+            items += page.items;
             if items > self.max_objects {
                 return Err(self.too_many(format!("more than {} objects", self.max_objects)));
             }
-            summaries.extend(
-                page.items
-                    .into_iter()
-                    .filter_map(|item| summarize(self.kind, item.0)),
-            );
-            match page.metadata.continue_token.filter(|t| !t.is_empty()) {
+            summaries.extend(page.summaries);
+            match page.continue_token.filter(|t| !t.is_empty()) {
                 Some(t) => token = Some(t),
                 None => {
-                    let rv = page.metadata.resource_version.filter(|rv| !rv.is_empty());
+                    let rv = page.resource_version.filter(|rv| !rv.is_empty());
                     let Some(rv) = rv else {
                         return Err(Trouble::garbage("a list without a resourceVersion"));
                     };
@@ -349,19 +320,26 @@ impl KindWatch {
 
     /// One watch event; None for what changes nothing that is shown (bookmarks, unnamed objects).
     fn event(&mut self, line: &[u8]) -> Result<Option<Step>, Trouble> {
-        let WatchLine {
-            kind,
-            object: Slim(object),
-        } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
+        let WatchLine { kind, object } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
+        let kind = kind.get().unwrap_or_default();
+        let object = object.0.unwrap_or_default();
         if kind == "ERROR" {
-            let status: kube::core::Status =
-                serde_json::from_value(object).map_err(Trouble::garbage)?;
+            let status = kube::core::Status {
+                code: object
+                    .code
+                    .0
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(0),
+                reason: object.reason.get().unwrap_or_default().to_owned(),
+                message: object.message.get().unwrap_or_default().to_owned(),
+                ..kube::core::Status::default()
+            };
             return Err(Trouble::status(&status));
         }
-        if let Some(rv) = object["metadata"]["resourceVersion"].as_str() {
+        if let Some(rv) = object.resource_version() {
             self.resource_version = Some(rv.to_string());
         }
-        Ok(match kind.as_str() {
+        Ok(match kind {
             "ADDED" if self.objects >= self.max_objects => {
                 // Relist: the count starts again from what the server really holds.
                 self.resource_version = None;
@@ -369,7 +347,7 @@ impl KindWatch {
             }
             "ADDED" | "MODIFIED" => {
                 self.objects += usize::from(kind == "ADDED");
-                summarize(self.kind, object).map(|s| Step::Applied(Box::new(s)))
+                summarize(self.kind, Some(&object)).map(|s| Step::Applied(Box::new(s)))
             }
             "DELETED" => {
                 self.objects = self.objects.saturating_sub(1);

@@ -1,17 +1,18 @@
-//! From a watched object to its summary. Objects arrive read slim (`super::slim`): HelmRelease
-//! values, inventories and managedFields were skipped by the parser, so nothing is trimmed here.
+//! From a watched object to its summary. Objects arrive read as their summaries read them
+//! (`fleet::object`): HelmRelease values, inventories and managedFields were skipped by the
+//! parser, so nothing is trimmed here.
 
-use serde_json::Value;
-
+use crate::fleet::object::Object;
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
-/// The summary of one watched object; None (and a debug log) for an object that is not one.
-pub fn summarize(kind: FluxKind, object: Value) -> Option<FluxSummary> {
-    if !object.is_object() {
+/// The summary of one watched object; None (and a debug log) for an item that is not an object
+/// or not one.
+pub fn summarize(kind: FluxKind, object: Option<&Object>) -> Option<FluxSummary> {
+    let Some(object) = object else {
         tracing::debug!(%kind, "skipping a watched item that is not an object");
         return None;
-    }
-    match FluxSummary::of(kind, &object) {
+    };
+    match FluxSummary::read(kind, object) {
         Ok(s) => Some(s),
         Err(e) => {
             tracing::debug!(%kind, error = %e, "skipping an object that cannot be summarised");
@@ -21,10 +22,9 @@ pub fn summarize(kind: FluxKind, object: Value) -> Option<FluxSummary> {
 }
 
 /// The key of a deleted object.
-pub fn key_of(kind: FluxKind, object: &Value) -> Option<ObjectKey> {
-    let metadata = &object["metadata"];
-    let name = metadata["name"].as_str()?;
-    let namespace = metadata["namespace"].as_str().unwrap_or_default();
+pub fn key_of(kind: FluxKind, object: &Object) -> Option<ObjectKey> {
+    let name = object.name()?;
+    let namespace = object.namespace().unwrap_or_default();
     Some(ObjectKey::new(kind, namespace, name))
 }
 
@@ -32,8 +32,9 @@ pub fn key_of(kind: FluxKind, object: &Value) -> Option<ObjectKey> {
 mod tests {
     use super::*;
     use crate::fleet::Health;
+    use serde_json::Value;
 
-    fn object(kind: &str, annotations: serde_json::Value) -> Value {
+    fn object(kind: &str, annotations: Value) -> Value {
         serde_json::json!({
             "apiVersion": "v1", "kind": kind,
             "metadata": {"name": "x", "namespace": "flux-system", "generation": 2,
@@ -43,6 +44,12 @@ mod tests {
         })
     }
 
+    fn summary(kind: FluxKind, value: &Value) -> FluxSummary {
+        let text = value.to_string();
+        let object: Object = serde_json::from_str(&text).unwrap();
+        summarize(kind, Some(&object)).unwrap()
+    }
+
     #[test]
     fn the_annotations_that_matter_reach_the_summary() {
         let ks = object(
@@ -50,14 +57,14 @@ mod tests {
             serde_json::json!({"reconcile.fluxcd.io/requestedAt": "t1",
                 "kubectl.kubernetes.io/last-applied-configuration": "{…}"}),
         );
-        let s = summarize(FluxKind::Kustomization, ks).unwrap();
+        let s = summary(FluxKind::Kustomization, &ks);
         assert_eq!(s.requested_at.as_deref(), Some("t1"));
         assert_eq!(s.health, Health::Ready);
         let ag = object(
             "ArtifactGenerator",
             serde_json::json!({"source.extensions.fluxcd.io/reconcile": "Disabled"}),
         );
-        let s = summarize(FluxKind::ArtifactGenerator, ag).unwrap();
+        let s = summary(FluxKind::ArtifactGenerator, &ag);
         assert_eq!(s.health, Health::Suspended);
         assert_eq!(s.suspension(), None, "no suspender recorded");
         // Who suspended it and why survive the trimming, from fluxfleet or the Flux Operator.
@@ -67,10 +74,11 @@ mod tests {
                 "fluxfleet.dev/suspend-reason": "flapping"}),
         );
         hr["spec"]["suspend"] = serde_json::json!(true);
-        let s = summarize(FluxKind::HelmRelease, hr).unwrap();
+        let s = summary(FluxKind::HelmRelease, &hr);
         assert_eq!(
             s.suspension().as_deref(),
             Some("suspended by bob: flapping")
         );
+        assert_eq!(summarize(FluxKind::HelmRelease, None), None);
     }
 }

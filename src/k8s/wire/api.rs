@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Request, Response, Version};
 use kube::client::Body;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, ServiceExt};
 
@@ -224,13 +224,33 @@ pub async fn post_json<T: DeserializeOwned>(
     read_json(send(http, request).await?, BODY_LIMIT).await
 }
 
+/// GETs `path` and reads the whole answer with `seed` (which may keep only part of it).
+pub async fn get_seeded<S, T>(http: &Http, path: &str, seed: S) -> Result<T, Trouble>
+where
+    S: for<'de> DeserializeSeed<'de, Value = T>,
+{
+    let body = read_body(get(http, path).await?, BODY_LIMIT).await?;
+    body.json_seed(seed).map_err(Trouble::garbage)
+}
+
 /// The whole body of a successful answer as JSON, at most `limit` bytes.
 async fn read_json<T: DeserializeOwned>(
     response: Response<ResponseBody>,
     limit: usize,
 ) -> Result<T, Trouble> {
+    read_body(response, limit)
+        .await?
+        .json()
+        .map_err(Trouble::garbage)
+}
+
+/// The whole body of a successful answer, at most `limit` bytes.
+async fn read_body(
+    response: Response<ResponseBody>,
+    limit: usize,
+) -> Result<body::Received, Trouble> {
     let reading = body::read(response, limit);
-    let body = tokio::time::timeout(REQUEST_TIMEOUT, reading)
+    tokio::time::timeout(REQUEST_TIMEOUT, reading)
         .await
         .map_err(|_| timed_out())?
         .map_err(|e| match e {
@@ -242,8 +262,7 @@ async fn read_json<T: DeserializeOwned>(
                 Trouble::garbage(format!("an answer larger than {size}"))
             }
             body::Error::Broken(e) => Trouble::transport(&*e),
-        })?;
-    body.json().map_err(Trouble::garbage)
+        })
 }
 
 fn timed_out() -> Trouble {

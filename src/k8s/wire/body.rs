@@ -10,7 +10,7 @@ use std::io::Read;
 use bytes::{Buf, Bytes};
 use http::Response;
 use http_body_util::BodyExt;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, DeserializeSeed};
 use tower::BoxError;
 
 use super::response::ResponseBody;
@@ -37,6 +37,26 @@ impl Received {
         match self {
             Received::Whole(bytes) => serde_json::from_slice(&bytes),
             Received::Pieces(pieces) => serde_json::from_reader(Pieces(pieces)),
+        }
+    }
+
+    /// The body read by `seed`, which may keep only part of it: from its bytes when whole (its
+    /// strings may be borrowed while read), else from its pieces.
+    pub fn json_seed<S, T>(self, seed: S) -> Result<T, serde_json::Error>
+    where
+        S: for<'de> DeserializeSeed<'de, Value = T>,
+    {
+        match self {
+            Received::Whole(bytes) => {
+                let mut de = serde_json::Deserializer::from_slice(&bytes);
+                let value = seed.deserialize(&mut de)?;
+                de.end().map(|()| value)
+            }
+            Received::Pieces(pieces) => {
+                let mut de = serde_json::Deserializer::from_reader(Pieces(pieces));
+                let value = seed.deserialize(&mut de)?;
+                de.end().map(|()| value)
+            }
         }
     }
 
