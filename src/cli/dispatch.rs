@@ -82,15 +82,30 @@ pub fn run(cli: Cli) -> ExitCode {
 }
 
 /// A command that reads the fleet and reports: its request, or the usage error that stops it.
-fn report<R, E: std::fmt::Display, F: std::future::Future<Output = u8>>(
+///
+/// It runs as a task on the runtime's workers, not on this thread: the fleet's cluster tasks
+/// hand it every change, and waking a thread parked outside the runtime costs a system call
+/// and a context switch each time (a 20th of the CPU of reading 2,000 clusters).
+fn report<R, E, F>(
     runtime: &tokio::runtime::Runtime,
     request: Result<R, E>,
     run: impl FnOnce(R) -> F,
-) -> ExitCode {
+) -> ExitCode
+where
+    E: std::fmt::Display,
+    F: std::future::Future<Output = u8> + Send + 'static,
+{
     match request {
         Ok(request) => {
             logs();
-            ExitCode::from(runtime.block_on(run(request)))
+            let task = runtime.spawn(run(request));
+            match runtime.block_on(task) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("fluxfleet: the command ended without an answer: {e}");
+                    ExitCode::from(exit::ERROR)
+                }
+            }
         }
         Err(e) => {
             eprintln!("fluxfleet: {e}");

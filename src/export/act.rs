@@ -163,7 +163,7 @@ async fn send(
     let report = |_: &Target, update: Update<'_>, progress: &Progress| {
         *shown.lock().unwrap_or_else(|e| e.into_inner()) = *progress;
         if ndjson && let Update::Ended(_, record) = update {
-            let mut out = io::stdout().lock();
+            let mut out = io::stdout();
             let line = OutcomeLine {
                 kind: "outcome",
                 target: record,
@@ -248,7 +248,7 @@ fn print_results(results: &[audit::Target]) {
             r.message.clone(),
         ]);
     }
-    let mut out = io::stdout().lock();
+    let mut out = io::stdout();
     let _ = super::request::finish(t.write(&mut out).and_then(|()| out.flush()));
 }
 
@@ -297,7 +297,7 @@ fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally)
             would(target),
         ]);
     }
-    let mut out = io::stdout().lock();
+    let mut out = io::stdout();
     if let Err(code) = super::request::finish(t.write(&mut out).and_then(|()| out.flush())) {
         return code;
     }

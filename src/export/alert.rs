@@ -178,7 +178,7 @@ impl Rounds {
 
 /// What fired, changed and resolved this round, a line each on stdout.
 fn say(now: Timestamp, notes: &[Note]) {
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::stdout();
     for note in notes {
         let (what, line) = match note {
             Note::Firing(line) => ("firing", line),
@@ -195,7 +195,7 @@ fn say(now: Timestamp, notes: &[Note]) {
 }
 
 fn print(posts: &[Posted]) {
-    let mut out = std::io::stdout().lock();
+    let mut out = std::io::stdout();
     if let Ok(json) = serde_json::to_string(posts) {
         let _ = writeln!(out, "{json}");
     }

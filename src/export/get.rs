@@ -40,7 +40,7 @@ pub async fn get(request: Request) -> u8 {
     let clean = opened.clean;
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(io::stdout());
     let written = if request.summary {
         output::summary(&live.index, &request, now, &mut out)
     } else if request.root_causes {

@@ -67,7 +67,7 @@ pub async fn write(options: &crate::bus::Options, since: Duration, request: &Req
         }
     };
     let changes: Vec<&Change> = changes.iter().collect();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
         Output::Table => {
             let mut t = Table::new(vec![

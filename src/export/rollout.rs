@@ -54,7 +54,7 @@ pub async fn rollout(request: Request) -> u8 {
     let mut live = Session::start(opened.fleet.sources(&engine, false));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(io::stdout());
     let printed = match write(
         &live.index,
         filter,

@@ -99,7 +99,7 @@ pub async fn workloads(request: Request) -> u8 {
     not_live(&live.index, filter, settled, jiff::Timestamp::now());
     let incomplete = incomplete(&live.index, filter);
     live.shutdown().await;
-    let mut out = io::BufWriter::new(io::stdout().lock());
+    let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
         Output::Json => output::write_json(&mut out, &Json { objects: &found }),
         _ => write_table(&found, request.all, &mut out),

@@ -1,5 +1,7 @@
 //! How much of a server's text an object keeps.
 
+use std::borrow::Cow;
+
 /// The most of each text kept from an object: a server's strings are untrusted and a summary
 /// stays small whatever the server sends. Longer texts are cut and end in `…`.
 pub mod limits {
@@ -16,14 +18,24 @@ pub mod limits {
 
 /// `text`, cut to at most `max` characters (the last one then `…`).
 pub fn bounded(text: &str, max: usize) -> Box<str> {
+    bounded_text(text, max).into()
+}
+
+/// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be
+/// shared (`Arc<str>`), which is then its only copy.
+pub fn bounded_text(text: &str, max: usize) -> Cow<'_, str> {
+    // No more bytes than `max` is no more characters either.
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
     match text.char_indices().nth(max) {
-        None => text.into(),
+        None => Cow::Borrowed(text),
         Some(_) => {
             let cut = text
                 .char_indices()
                 .nth(max.saturating_sub(1))
                 .map_or(text.len(), |(i, _)| i);
-            format!("{}…", &text[..cut]).into()
+            Cow::Owned(format!("{}…", &text[..cut]))
         }
     }
 }

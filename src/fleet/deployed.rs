@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::FluxKind;
-use super::bounds::{bounded, limits};
+use super::bounds::{bounded_text, limits};
 use super::object::{Deployment, Object};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -46,7 +46,7 @@ impl Rollout {
     pub(super) fn of(kind: FluxKind, object: &Object) -> Option<Rollout> {
         let shared = |text: Option<&str>| -> Option<Arc<str>> {
             text.filter(|s| !s.is_empty())
-                .map(|s| Arc::from(&*bounded(s, limits::SHORT)))
+                .map(|s| Arc::from(bounded_text(s, limits::SHORT)))
         };
         let time = |text: Option<&str>| -> Option<Timestamp> { text?.parse().ok() };
         let newest = object.history().first();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::annotations;
-use super::bounds::{bounded, limits};
+use super::bounds::{bounded, bounded_text, limits};
 use super::deployed::Rollout;
 use super::health::{health, is_suspended};
 use super::object::{Object, Ref, Text};
@@ -198,7 +198,7 @@ impl FluxSummary {
         let text = |t: Option<&Text>, max: usize| -> Option<Arc<str>> {
             t?.get()
                 .filter(|s| !s.is_empty())
-                .map(|s| Arc::from(&*bounded(s, max)))
+                .map(|s| Arc::from(bounded_text(s, max)))
         };
         let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
         let status = object.status();
@@ -214,7 +214,7 @@ impl FluxSummary {
             },
             reason: text(shown.map(|c| &c.reason), limits::REASON),
             message: text(shown.map(|c| &c.message), limits::MESSAGE),
-            revision: revision_of(kind, object).map(|r| Arc::from(short(r))),
+            revision: revision_of(kind, object).map(|r| Arc::from(bounded_text(r, limits::SHORT))),
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),
             last_transition: ready.and_then(|c| c.last_transition_time.get()?.parse().ok()),
