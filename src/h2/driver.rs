@@ -1,5 +1,5 @@
 //! The task that owns one HTTP/2 connection's socket. Between frames it holds no buffer: a
-//! frame is read into an allocation of its own size and handed on (small DATA payloads are
+//! frame is read into an allocation of its own size (never zeroed first) and handed on (small DATA payloads are
 //! gathered into shared chunks), and the write buffer is let go once written.
 //!
 //! What a hostile server can make it hold is bounded, as the h2 crate and Go's client bound it:
@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{BufMut, Bytes};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
@@ -131,8 +131,9 @@ pub struct Driver<T> {
     flushing: bool,
     head: [u8; 9],
     head_read: usize,
+    /// The frame being read's payload, and how long it is.
     payload: Vec<u8>,
-    payload_read: usize,
+    payload_len: usize,
     block: Option<Block>,
     decoder: hpack::Decoder,
     next_id: u32,
@@ -190,7 +191,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             head: [0; 9],
             head_read: 0,
             payload: Vec::new(),
-            payload_read: 0,
+            payload_len: 0,
             block: None,
             decoder: hpack::Decoder::new(hpack::TABLE_SIZE),
             next_id: 1,
@@ -349,19 +350,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                             );
                             return Poll::Ready(Err(self.fatal(frame::FRAME_SIZE_ERROR, &what)));
                         }
-                        self.payload = vec![0; head.len];
-                        self.payload_read = 0;
+                        // Read into, not zeroed first.
+                        self.payload = Vec::with_capacity(head.len);
+                        self.payload_len = head.len;
                     }
                 }
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(Fatal::io(&e))),
                 Poll::Pending => return Poll::Pending,
             }
         }
-        while self.payload_read < self.payload.len() {
-            let mut buf = ReadBuf::new(&mut self.payload[self.payload_read..]);
-            match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(Err(eof())),
-                Poll::Ready(Ok(())) => self.payload_read += buf.filled().len(),
+        while self.payload.len() < self.payload_len {
+            let missing = self.payload_len - self.payload.len();
+            let mut room = (&mut self.payload).limit(missing);
+            match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut room) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(eof())),
+                Poll::Ready(Ok(_)) => {}
                 Poll::Ready(Err(e)) => return Poll::Ready(Err(Fatal::io(&e))),
                 Poll::Pending => return Poll::Pending,
             }
