@@ -1,6 +1,7 @@
 //! How much of a server's text an object keeps.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// The most of each text kept from an object: a server's strings are untrusted and a summary
 /// stays small whatever the server sends. Longer texts are cut and end in `…`.
@@ -19,6 +20,12 @@ pub mod limits {
 /// `text`, cut to at most `max` characters (the last one then `…`).
 pub fn bounded(text: &str, max: usize) -> Box<str> {
     bounded_text(text, max).into()
+}
+
+/// A text to be shared between the objects of a fleet, bounded; none when it is empty.
+pub fn shared(text: Option<&str>, max: usize) -> Option<Arc<str>> {
+    text.filter(|s| !s.is_empty())
+        .map(|s| Arc::from(bounded_text(s, max)))
 }
 
 /// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be

@@ -4,11 +4,12 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use super::FluxKind;
-use super::bounds::{bounded_text, limits};
-use super::object::{Deployment, Object};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+
+use super::FluxKind;
+use super::bounds::{limits, shared};
+use super::object::{Deployment, Object};
 
 /// What a Kustomization or HelmRelease has deployed and tried to deploy. The texts are shared
 /// between the objects of a fleet by the index: ten thousand clusters on one revision hold it once.
@@ -44,10 +45,7 @@ pub struct Rollout {
 
 impl Rollout {
     pub(super) fn of(kind: FluxKind, object: &Object) -> Option<Rollout> {
-        let shared = |text: Option<&str>| -> Option<Arc<str>> {
-            text.filter(|s| !s.is_empty())
-                .map(|s| Arc::from(bounded_text(s, limits::SHORT)))
-        };
+        let shared = |text: Option<&str>| shared(text, limits::SHORT);
         let time = |text: Option<&str>| -> Option<Timestamp> { text?.parse().ok() };
         let newest = object.history().first();
         let rollout = match kind {

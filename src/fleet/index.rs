@@ -3,7 +3,6 @@
 //!
 //! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
 
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -11,11 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::graph::{self, Graph, Objects, kind_range};
+use super::graph::{Graph, Objects};
 use super::report::Report;
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
 pub use ids::{ClusterId, ClusterInfo, ClusterKey, SourceId, WorkspaceId};
 use names::Names;
+use store::{Counts, applied, replaced};
 
 /// One change, from a source.
 #[derive(Clone, Debug, PartialEq)]
@@ -435,101 +435,8 @@ impl Index {
     }
 }
 
-/// An object's new summary, counted and stored. Most changes are a status: what the object
-/// needs stays, and the graph is not touched unless it turns from blocking to not or back.
-fn applied(
-    objects: &mut Objects,
-    graph: &mut Graph,
-    counts: &mut Counts,
-    names: &mut Names,
-    summary: FluxSummary,
-) {
-    counts.add(&summary);
-    let key = summary.key.clone();
-    let (blocked, upstream) = match objects.entry(key.clone()) {
-        Entry::Occupied(mut e) => {
-            let old = e.insert(Box::new(summary));
-            counts.sub(&old);
-            let new = e.get();
-            let same = old.depends_on == new.depends_on && old.source == new.source;
-            let blocked = graph::blocks(&old);
-            if same && blocked == graph::blocks(new) {
-                return;
-            }
-            (Some(blocked), (!same).then(|| names.upstream(new)))
-        }
-        Entry::Vacant(e) => {
-            let upstream = names.upstream(&summary);
-            e.insert(Box::new(summary));
-            (None, Some(upstream))
-        }
-    };
-    graph.changed(objects, &key, blocked, upstream);
-}
-
-/// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
-fn replaced(
-    objects: &mut Objects,
-    graph: &mut Graph,
-    counts: &mut Counts,
-    names: &mut Names,
-    kind: FluxKind,
-    listed: Vec<FluxSummary>,
-) {
-    let stale: Vec<ObjectKey> = objects
-        .range(kind_range(kind))
-        .map(|(k, _)| k.clone())
-        .collect();
-    for key in stale {
-        if let Some(old) = objects.remove(&key) {
-            counts.sub(&old);
-        }
-    }
-    for summary in listed.into_iter().filter(|s| s.key.kind == kind) {
-        counts.add(&summary);
-        if let Some(old) = objects.insert(summary.key.clone(), Box::new(summary)) {
-            counts.sub(&old);
-        }
-    }
-    graph.relisted(objects, kind, &mut |o| names.upstream(o));
-}
-
-/// The three rollups one object change touches.
-struct Counts<'a> {
-    /// The cluster counts by its objects: off while it counts by its report.
-    on: bool,
-    cluster: &'a mut HealthCounts,
-    workspace: &'a mut HealthCounts,
-    fleet: &'a mut HealthCounts,
-}
-
-impl Counts<'_> {
-    fn add(&mut self, s: &FluxSummary) {
-        if self.on {
-            self.cluster.add(s.health);
-            self.workspace.add(s.health);
-            self.fleet.add(s.health);
-        }
-    }
-
-    fn sub(&mut self, s: &FluxSummary) {
-        if self.on {
-            self.cluster.sub(s.health);
-            self.workspace.sub(s.health);
-            self.fleet.sub(s.health);
-        }
-    }
-
-    /// The cluster counts `new` where it counted `old`, whatever it counts by.
-    fn replace(&mut self, old: &HealthCounts, new: &HealthCounts) {
-        for rollup in [&mut *self.cluster, &mut *self.workspace, &mut *self.fleet] {
-            rollup.sub_all(old);
-            rollup.add_all(new);
-        }
-    }
-}
-
 mod ids;
 mod names;
+mod store;
 #[cfg(test)]
 mod tests;

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::annotations;
-use super::bounds::{bounded, bounded_text, limits};
+use super::bounds::{bounded, bounded_text, limits, shared};
 use super::deployed::Rollout;
 use super::health::{health, is_suspended};
 use super::object::{Object, Ref, Text};
@@ -195,11 +195,7 @@ impl FluxSummary {
         } else {
             ready
         };
-        let text = |t: Option<&Text>, max: usize| -> Option<Arc<str>> {
-            t?.get()
-                .filter(|s| !s.is_empty())
-                .map(|s| Arc::from(bounded_text(s, max)))
-        };
+        let text = |t: Option<&Text>, max: usize| shared(t.and_then(Text::get), max);
         let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
         let status = object.status();
         Ok(FluxSummary {

@@ -1,6 +1,6 @@
 //! The task that owns one HTTP/2 connection's socket. Between frames it holds no buffer: a
-//! frame is read into an allocation of its own size (never zeroed first) and handed on (small DATA payloads are
-//! gathered into shared chunks), and the write buffer is let go once written.
+//! frame is read into an allocation of its own size (never zeroed first) and handed on (small
+//! DATA payloads are gathered into shared chunks), and the write buffer is let go once written.
 //!
 //! What a hostile server can make it hold is bounded, as the h2 crate and Go's client bound it:
 //! - **Writes before reads.** While more than [`OUT_HIGH`] bytes wait to be written, no frame is

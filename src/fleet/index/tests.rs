@@ -1,6 +1,7 @@
 use super::*;
 use crate::fleet::Health;
 use crate::fleet::Phase;
+use crate::fleet::graph;
 use crate::fleet::report::Report;
 use serde_json::json;
 

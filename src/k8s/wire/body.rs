@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::io::Read;
+use std::marker::PhantomData;
 
 use bytes::{Buf, Bytes};
 use http::Response;
@@ -34,10 +35,7 @@ pub enum Received {
 impl Received {
     /// The body as JSON: a large one is parsed from its pieces, each let go once read.
     pub fn json<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
-        match self {
-            Received::Whole(bytes) => serde_json::from_slice(&bytes),
-            Received::Pieces(pieces) => serde_json::from_reader(Pieces(pieces)),
-        }
+        self.json_seed(PhantomData)
     }
 
     /// The body read by `seed`, which may keep only part of it: from its bytes when whole (its

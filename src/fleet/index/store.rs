@@ -1,0 +1,102 @@
+//! An object's summary stored in its cluster's map, counted in the rollups it touches, and the
+//! dependency graph told what changed.
+
+use std::collections::btree_map::Entry;
+
+use super::Names;
+use crate::fleet::graph::{self, Graph, Objects, kind_range};
+use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
+
+/// An object's new summary, counted and stored. Most changes are a status: what the object
+/// needs stays, and the graph is not touched unless it turns from blocking to not or back.
+pub(super) fn applied(
+    objects: &mut Objects,
+    graph: &mut Graph,
+    counts: &mut Counts,
+    names: &mut Names,
+    summary: FluxSummary,
+) {
+    counts.add(&summary);
+    let key = summary.key.clone();
+    let (blocked, upstream) = match objects.entry(key.clone()) {
+        Entry::Occupied(mut e) => {
+            let old = e.insert(Box::new(summary));
+            counts.sub(&old);
+            let new = e.get();
+            let same = old.depends_on == new.depends_on && old.source == new.source;
+            let blocked = graph::blocks(&old);
+            if same && blocked == graph::blocks(new) {
+                return;
+            }
+            (Some(blocked), (!same).then(|| names.upstream(new)))
+        }
+        Entry::Vacant(e) => {
+            let upstream = names.upstream(&summary);
+            e.insert(Box::new(summary));
+            (None, Some(upstream))
+        }
+    };
+    graph.changed(objects, &key, blocked, upstream);
+}
+
+/// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
+pub(super) fn replaced(
+    objects: &mut Objects,
+    graph: &mut Graph,
+    counts: &mut Counts,
+    names: &mut Names,
+    kind: FluxKind,
+    listed: Vec<FluxSummary>,
+) {
+    let stale: Vec<ObjectKey> = objects
+        .range(kind_range(kind))
+        .map(|(k, _)| k.clone())
+        .collect();
+    for key in stale {
+        if let Some(old) = objects.remove(&key) {
+            counts.sub(&old);
+        }
+    }
+    for summary in listed.into_iter().filter(|s| s.key.kind == kind) {
+        counts.add(&summary);
+        if let Some(old) = objects.insert(summary.key.clone(), Box::new(summary)) {
+            counts.sub(&old);
+        }
+    }
+    graph.relisted(objects, kind, &mut |o| names.upstream(o));
+}
+
+/// The three rollups one object change touches.
+pub(super) struct Counts<'a> {
+    /// The cluster counts by its objects: off while it counts by its report.
+    pub on: bool,
+    pub cluster: &'a mut HealthCounts,
+    pub workspace: &'a mut HealthCounts,
+    pub fleet: &'a mut HealthCounts,
+}
+
+impl Counts<'_> {
+    pub fn add(&mut self, s: &FluxSummary) {
+        if self.on {
+            self.cluster.add(s.health);
+            self.workspace.add(s.health);
+            self.fleet.add(s.health);
+        }
+    }
+
+    pub fn sub(&mut self, s: &FluxSummary) {
+        if self.on {
+            self.cluster.sub(s.health);
+            self.workspace.sub(s.health);
+            self.fleet.sub(s.health);
+        }
+    }
+
+    /// The cluster counts `new` where it counted `old`, whatever it counts by.
+    pub fn replace(&mut self, old: &HealthCounts, new: &HealthCounts) {
+        for rollup in [&mut *self.cluster, &mut *self.workspace, &mut *self.fleet] {
+            rollup.sub_all(old);
+            rollup.add_all(new);
+        }
+    }
+}
