@@ -54,7 +54,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             transport: Transport {
-                tls: transport::TlsCache::new(clusters),
+                tls: transport::TlsCache::new(clusters, summary),
                 connect_timeout: settings.connect_timeout,
                 env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
             },

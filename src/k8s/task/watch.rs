@@ -182,7 +182,9 @@ pub(in crate::k8s) async fn watch(
                 }
             }, if drop_at.is_some() => None,
             Some(read) = reports.next(), if operator => {
-                if on_report(reporter, read, &mut reported).await.is_err() {
+                // Boxed: passing a report on takes ~1 KB of state, which a cluster's task
+                // would otherwise carry for as long as it watches.
+                if Box::pin(on_report(reporter, read, &mut reported)).await.is_err() {
                     return Ended::Closed;
                 }
                 if !report_pending {
