@@ -14,6 +14,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
+use edges::Sorted;
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
 /// full, so summaries kept inline (~300 bytes each) cost twice their size.
@@ -279,9 +280,9 @@ fn cause_behind(
 #[derive(Debug, Default)]
 pub struct Graph {
     /// What each object needs (only objects that need something).
-    up: HashMap<ObjectKey, Box<[ObjectKey]>>,
+    up: Sorted<Box<[ObjectKey]>>,
     /// Who needs each object, whether it exists or not (a dependency may arrive later).
-    down: HashMap<ObjectKey, Vec<ObjectKey>>,
+    down: Sorted<Vec<ObjectKey>>,
     causes: HashMap<ObjectKey, Cause>,
 }
 
@@ -366,6 +367,7 @@ impl Graph {
         for (key, o) in objects.range(kind_range(kind)) {
             self.set_upstream(key, upstream(o));
         }
+        self.shrink();
         self.solve_all(objects);
     }
 
@@ -378,6 +380,7 @@ impl Graph {
         for (key, o) in objects {
             graph.set_upstream(key, upstream(o));
         }
+        graph.shrink();
         graph.solve_all(objects);
         graph
     }
@@ -399,6 +402,13 @@ impl Graph {
         );
     }
 
+    /// Gives back the room that adding edges one at a time left over.
+    fn shrink(&mut self) {
+        self.up.shrink();
+        self.down.shrink();
+        self.down.values_mut().for_each(Vec::shrink_to_fit);
+    }
+
     fn set_upstream(&mut self, key: &ObjectKey, upstream: Vec<ObjectKey>) {
         for u in self.up.remove(key).unwrap_or_default() {
             if let Some(down) = self.down.get_mut(&u) {
@@ -414,10 +424,7 @@ impl Graph {
         for u in &upstream {
             // Most objects are needed by one other: room for one (an empty Vec's first push
             // makes room for four).
-            let down = self
-                .down
-                .entry(u.clone())
-                .or_insert_with(|| Vec::with_capacity(1));
+            let down = self.down.get_or_insert_with(u, || Vec::with_capacity(1));
             if !down.contains(key) {
                 down.push(key.clone());
             }
@@ -469,5 +476,6 @@ pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
     (Bound::Included(start), end)
 }
 
+mod edges;
 #[cfg(test)]
 mod tests;

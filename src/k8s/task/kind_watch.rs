@@ -66,8 +66,9 @@ pub(in crate::k8s) struct KindWatch {
     /// request instead of kept per watch.
     http: Arc<Http>,
     kind: FluxKind,
-    /// `/apis/<group>/<version>/<plural>`
-    path: String,
+    /// The version served, of which the path is made for each request (a path kept by each of
+    /// 70,000 watches was 5 MiB).
+    version: Box<str>,
     /// Where the watch resumes; None means list first.
     resource_version: Option<String>,
     body: Option<ResponseBody>,
@@ -98,7 +99,7 @@ impl KindWatch {
         KindWatch {
             http,
             kind,
-            path: format!("/apis/{}/{version}/{}", kind.group(), kind.plural()),
+            version: version.into(),
             resource_version: None,
             body: None,
             lines: Lines::default(),
@@ -114,6 +115,12 @@ impl KindWatch {
 
     pub(in crate::k8s) fn kind(&self) -> FluxKind {
         self.kind
+    }
+
+    /// `/apis/<group>/<version>/<plural>`
+    fn path(&self) -> String {
+        let kind = self.kind;
+        format!("/apis/{}/{}/{}", kind.group(), self.version, kind.plural())
     }
 
     /// Waits for the next thing worth telling. Never ends: failures are reported and retried.
@@ -236,7 +243,7 @@ impl KindWatch {
             if let Some(t) = token.take() {
                 params = params.continue_token(&t);
             }
-            let uri = kube::core::Request::new(&self.path)
+            let uri = kube::core::Request::new(self.path())
                 .list(&params)
                 .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
                 .uri()
@@ -276,7 +283,7 @@ impl KindWatch {
     async fn open(&self) -> Result<ResponseBody, Trouble> {
         let rv = self.resource_version.as_deref().unwrap_or_default();
         let params = WatchParams::default().timeout(WATCH_SECONDS);
-        let uri = kube::core::Request::new(&self.path)
+        let uri = kube::core::Request::new(self.path())
             .watch(&params, rv)
             .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
             .uri()
