@@ -43,7 +43,7 @@ impl Drop for Held {
 
 #[derive(Clone)]
 pub(super) struct Connected {
-    pub(super) http: Http,
+    pub(super) http: Arc<Http>,
     /// The version served per kind, from discovery.
     versions: Vec<(FluxKind, String)>,
     /// Who the cluster authenticates this connection's credentials as, once asked (by the
@@ -77,7 +77,7 @@ impl Clients {
     pub(super) fn register(
         self: &Arc<Self>,
         key: ClusterKey,
-        http: Http,
+        http: Arc<Http>,
         served: &[Served],
     ) -> Registration {
         let versions = served.iter().map(|s| (s.kind, s.version.clone())).collect();

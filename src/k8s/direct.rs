@@ -109,7 +109,7 @@ impl Direct {
         };
         held.insert(
             key.clone(),
-            self.clients.register(key.clone(), http, &served),
+            self.clients.register(key.clone(), Arc::new(http), &served),
         );
         Ok(key)
     }

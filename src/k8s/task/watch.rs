@@ -120,7 +120,14 @@ pub(in crate::k8s) async fn watch(
         expires,
     } = connected;
     // Where the Flux Operator runs, its report is read now and then every interval.
-    let mut reports = super::report::every(http.clone(), shared.report_interval).boxed();
+    // One service stack (~650 bytes) for the watches, the report and one-off reads alike: each
+    // clones it per request.
+    let http = Arc::new(http);
+    let mut reports = if operator {
+        super::report::every(http.clone(), shared.report_interval).boxed()
+    } else {
+        futures::stream::pending().boxed()
+    };
     let mut reported = false;
     // The first picture of the cluster includes its report: syncing until it has been read.
     let mut report_pending = operator;
@@ -249,12 +256,11 @@ fn renewal(expires: Option<Timestamp>) -> futures::future::BoxFuture<'static, ()
 /// Every served kind's list-then-watch on the cluster's one connection, merged: each step
 /// tagged with its kind.
 fn kind_watches(
-    http: Http,
+    http: Arc<Http>,
     served: &[Served],
     shared: &Shared,
     seed: u64,
 ) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (FluxKind, Step)>> {
-    let http = std::sync::Arc::new(http);
     let streams = served.iter().enumerate().map(|(i, s)| {
         let watch = KindWatch::new(
             http.clone(),
