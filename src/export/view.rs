@@ -65,7 +65,7 @@ impl<'a> Object<'a> {
             last_transition_time: s.last_transition,
             last_handled_reconcile_at: s.last_handled_reconcile_at.as_deref(),
             reconcile_requested_at: s.requested_at.as_deref(),
-            source: s.source.as_ref(),
+            source: s.source.as_deref(),
             depends_on: &s.depends_on,
             inventory: s.inventory,
             suspended_by: s.suspended_by.as_deref(),

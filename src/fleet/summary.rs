@@ -100,7 +100,7 @@ pub struct FluxSummary {
     pub last_handled_reconcile_at: Option<Box<str>>,
     /// `reconcile.fluxcd.io/requestedAt`: the last reconcile request token written.
     pub requested_at: Option<Box<str>>,
-    pub source: Option<ObjectRef>,
+    pub source: Option<Box<ObjectRef>>,
     pub depends_on: Box<[ObjectRef]>,
     /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
     /// (or this Flux version) keeps no inventory.
@@ -218,7 +218,7 @@ impl FluxSummary {
                 .status_text(|s| &s.last_handled_reconcile_at)
                 .map(short),
             requested_at: object.annotation(annotations::REQUESTED_AT).map(short),
-            source: source_of(kind, object, namespace),
+            source: source_of(kind, object, namespace).map(Box::new),
             depends_on: object
                 .spec()
                 .map(|s| {
@@ -351,6 +351,14 @@ fn source_of(kind: FluxKind, object: &Object, namespace: &str) -> Option<ObjectR
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The index keeps one boxed summary per object (200,000 at 10,000 clusters): at 296 bytes
+    /// each went into the allocator's 320-byte class; the source boxed brings it into the 256.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_summary_fits_the_allocators_256_byte_class() {
+        assert!(std::mem::size_of::<FluxSummary>() <= 256);
+    }
 
     #[test]
     fn missing_name_is_an_error_and_everything_else_is_optional() {

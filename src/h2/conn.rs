@@ -113,7 +113,9 @@ impl Broken {
 /// What a stream's caller and the driver share.
 #[derive(Default)]
 pub struct Cell {
-    pub head: Option<http::response::Parts>,
+    /// Boxed: taken once, while the cell is kept for the stream's life (a watch's: hours), and
+    /// the parts inline were half of it.
+    pub head: Option<Box<http::response::Parts>>,
     /// Received data not read yet, oldest first; small payloads are gathered in `tail`.
     data: VecDeque<Bytes>,
     /// Boxed: most streams never gather anything, and each stream's cell is kept for its life.

@@ -145,7 +145,7 @@ async fn answer(handle: Handle) -> Result<Response<H2Body>, io::Error> {
     let parts = std::future::poll_fn(|cx| {
         let mut cell = handle.stream.lock();
         if let Some(parts) = cell.head.take() {
-            return Poll::Ready(Ok(parts));
+            return Poll::Ready(Ok(*parts));
         }
         if let Some(broken) = &cell.broken {
             return Poll::Ready(Err(broken.error()));

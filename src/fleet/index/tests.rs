@@ -498,11 +498,11 @@ fn a_summarized_cluster_holds_its_failures_uncounted_with_their_causes() {
     let ks = FluxKind::Kustomization;
     let git = FluxKind::GitRepository;
     let mut app = summary(ks, "app", "False");
-    app.source = Some(crate::fleet::ObjectRef {
+    app.source = Some(Box::new(crate::fleet::ObjectRef {
         kind: "GitRepository".into(),
         namespace: "flux-system".into(),
         name: "repo".into(),
-    });
+    }));
     let held = vec![app, summary(git, "repo", "False")];
     index.apply(at("a", Change::Held(held.clone())));
     let entry = index.cluster(a).unwrap();

@@ -285,7 +285,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             .content_length
             .and_then(|n| u32::try_from(n).ok())
             .unwrap_or(u32::MAX);
-        active.stream.update(|cell| cell.head = Some(parts));
+        active
+            .stream
+            .update(|cell| cell.head = Some(Box::new(parts)));
         if block.end_stream {
             self.end_stream(id, None);
         }
