@@ -409,17 +409,17 @@ impl Graph {
         self.down.values_mut().for_each(Vec::shrink_to_fit);
     }
 
+    /// Only the edges that change are touched, and an object's entry is replaced where it stands:
+    /// a relist sets every object of a kind again, mostly to what it was.
     fn set_upstream(&mut self, key: &ObjectKey, upstream: Vec<ObjectKey>) {
-        for u in self.up.remove(key).unwrap_or_default() {
-            if let Some(down) = self.down.get_mut(&u) {
+        let old = self.up.get_mut(key).map(std::mem::take).unwrap_or_default();
+        for u in old.iter().filter(|u| !upstream.contains(u)) {
+            if let Some(down) = self.down.get_mut(u) {
                 down.retain(|d| d != key);
                 if down.is_empty() {
-                    self.down.remove(&u);
+                    self.down.remove(u);
                 }
             }
-        }
-        if upstream.is_empty() {
-            return;
         }
         for u in &upstream {
             // Most objects are needed by one other: room for one (an empty Vec's first push
@@ -429,7 +429,13 @@ impl Graph {
                 down.push(key.clone());
             }
         }
-        self.up.insert(key.clone(), upstream.into());
+        if upstream.is_empty() {
+            self.up.remove(key);
+        } else if let Some(slot) = self.up.get_mut(key) {
+            *slot = upstream.into();
+        } else {
+            self.up.insert(key.clone(), upstream.into());
+        }
     }
 
     /// Solves again what a change of `key` can reach: itself, and what stands behind it through

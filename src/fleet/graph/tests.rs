@@ -295,4 +295,14 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
             assert!(graph.downstream(u).contains(key));
         }
     }
+    // And nothing is said to be needed by an object that no longer needs it.
+    let every = names
+        .iter()
+        .map(|n| k(n))
+        .chain([k("missing"), git("True").0]);
+    for u in every {
+        for d in graph.downstream(&u) {
+            assert!(graph.upstream(d).contains(&u), "{d:?} does not need {u:?}");
+        }
+    }
 }
