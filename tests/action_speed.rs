@@ -3,7 +3,7 @@
 //! it ends (a slow cluster delays only its own), and `concurrency` bounds the PATCHes in flight.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! mutating requests and the audit journal.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! again while it lasts, and the bad revision's resolved once it is fixed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};

@@ -2,7 +2,7 @@
 //! changes go first), and a stream made before with another retention takes the one given now.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! of the clusters opened by key prefix, follows them, and lets the least recently opened go.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

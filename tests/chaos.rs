@@ -3,10 +3,7 @@
 //! runs at 2,000 clusters in `cargo bench --bench chaos` (numbers in docs/simulator.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "chaos/harness.rs"]
-mod chaos;
-#[path = "common/truth.rs"]
-mod truth;
+use crate::harness as chaos;
 
 use std::time::Duration;
 

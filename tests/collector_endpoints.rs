@@ -4,7 +4,7 @@
 //! (liveness does not) when NATS is gone. A follower started before it waits, saying so.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! broken kubeconfig Secret reported for that cluster alone — never its contents.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

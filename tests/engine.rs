@@ -3,10 +3,9 @@
 //! connection per cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
-#[path = "chaos/harness.rs"]
-mod chaos;
+use crate::harness as chaos;
 
 use std::time::Duration;
 
@@ -17,7 +16,6 @@ use fluxfleet::session::Session;
 use fluxfleet_sim::Faults;
 
 use common::Sim;
-use common::truth;
 
 use common::{engine_settings as settings, fleet_of};
 

@@ -2,7 +2,7 @@
 //! failing plugin is that cluster's auth state with the plugin's own message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -2,7 +2,7 @@
 //! in-process simulated fleet, checking output, exit codes and the errors on bad input.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::fluxfleet;
 

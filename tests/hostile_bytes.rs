@@ -6,13 +6,10 @@
 
 use std::path::Path;
 
+use crate::hostile;
 use base64::Engine as _;
 use fluxfleet::config::Config;
 use fluxfleet::config::theme::Theme;
-// The crate's own mutator, compiled here too: test helpers are not the crate's public API.
-#[path = "../src/hostile.rs"]
-#[allow(dead_code)]
-mod hostile;
 
 use fluxfleet::inventory::{self, capi};
 use hostile::{mutations, text_mutations};

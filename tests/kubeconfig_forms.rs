@@ -3,7 +3,7 @@
 //! network failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use fluxfleet::fleet::Phase;
 

@@ -4,7 +4,7 @@
 //! the same scope. The write tools are tested in `mcp_writes.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use common::mcp::{all_pages, call, connect, json_of};
 use rmcp::ServiceExt;

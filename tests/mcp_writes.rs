@@ -3,7 +3,7 @@
 //! guardrails and the journal; and what a cluster says reaches the assistant as data.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

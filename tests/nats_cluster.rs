@@ -6,7 +6,7 @@
 //! meanwhile. `FLUXFLEET_TEST_NATS_LOG=1` shows the servers' logs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

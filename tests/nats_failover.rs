@@ -5,7 +5,7 @@
 //! saying so), and the view equals the truth again once the bus has settled.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -5,7 +5,7 @@
 //! whole; with a wrong one both fail saying so, and never show a seed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! which plugins may run where (read-only, a read-only cluster, deny rules), pressed as keys.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;

@@ -3,7 +3,7 @@
 //! ones that tried a revision and did not apply it, once the clock says long enough.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use common::truth::seen;
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! index's root causes follow, equal to a solve from scratch all along.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use common::truth::sim_kind;
 use std::time::Duration;

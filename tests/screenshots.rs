@@ -2,12 +2,11 @@
 //! 96 clusters in 8 workspaces), drawn by the real render code into a test buffer and written as SVG.
 //!
 //! `cargo test` draws them into a temporary directory and checks what they show; to refresh the
-//! committed images run `FLUXFLEET_SCREENSHOTS=1 cargo test --test screenshots`.
+//! committed images run `FLUXFLEET_SCREENSHOTS=1 cargo test --test local screenshots::`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 /// Only the screenshots need frames as SVG: built here, not in fluxfleet.
-#[path = "screenshots/svg.rs"]
 mod svg;
 
 use std::collections::BTreeSet;

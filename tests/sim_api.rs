@@ -1,7 +1,7 @@
 //! Conformance of the simulated API server, driven by kube-rs over real HTTPS.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

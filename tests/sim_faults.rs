@@ -1,7 +1,7 @@
 //! Each injectable fault looks to a client the way that failure looks on a real cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! its controller handles reconcile, suspend, resume, force and reset as FACTS §2 describes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use common::truth::seen as meant;
 use std::time::Duration;

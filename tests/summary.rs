@@ -4,7 +4,7 @@
 //! the least recently opened one lets them go.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::truth::seen;
 use std::collections::BTreeSet;

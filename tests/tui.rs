@@ -2,7 +2,7 @@
 //! rendered into a fixed-size test backend at a fixed clock (insta snapshots).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;

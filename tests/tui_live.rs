@@ -4,7 +4,7 @@
 //! — and checked on the rendered screen, including a resize to 80×24.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod common;
+use crate::common;
 
 use common::truth::seen;
 use common::tui::{Person, fleet, session};

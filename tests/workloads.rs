@@ -4,7 +4,7 @@
 //! cluster; a hostile workload bounded and escaped.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 
