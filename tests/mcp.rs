@@ -200,6 +200,7 @@ async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_ti
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_about_ten_thousand_clusters_stay_bounded_and_say_where_they_were_cut() {
+    let _large = common::one_large_fleet_at_a_time().await;
     let sim = common::start_with(|c| {
         c.clusters = 10_000;
         c.workspaces = 10;

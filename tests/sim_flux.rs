@@ -531,6 +531,7 @@ async fn every_failure_has_a_reason_its_own_controller_emits() {
     use fluxfleet::config::Config;
     use std::collections::BTreeSet;
 
+    let _large = crate::common::one_large_fleet_at_a_time().await;
     let sim = start_with(|c| {
         c.clusters = 120;
         c.workspaces = 8;

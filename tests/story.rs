@@ -35,6 +35,7 @@ fn entirely_ready(c: &TruthCluster) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
+    let _large = common::one_large_fleet_at_a_time().await;
     let sim = common::start_with(|c| {
         c.clusters = 500;
         c.workspaces = 8;

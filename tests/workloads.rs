@@ -60,6 +60,7 @@ async fn workloads(sim: &common::Sim, args: &[&str]) -> std::process::Output {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
+    let _large = common::one_large_fleet_at_a_time().await;
     let sim = common::start_with(|c| {
         c.clusters = 200;
         c.workspaces = 8;
@@ -186,6 +187,7 @@ async fn the_story_fleet_says_what_broke_inside_as_the_simulator_means_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_summarized_fleet_opens_the_clusters_it_reads_and_says_the_same() {
+    let _large = common::one_large_fleet_at_a_time().await;
     let sim = common::start_with(|c| {
         c.clusters = 120;
         c.workspaces = 4;

@@ -195,6 +195,14 @@ pub async fn settled(kubeconfig: &Path) -> fluxfleet::session::Session {
     live
 }
 
+/// The tests that run a large simulated fleet in this process (hundreds to 10,000 clusters) take
+/// turns: they share one test binary (`tests/local.rs`) with each other, and two of them on two
+/// cores starve both of the time their deadlines allow. Quick tests run beside them.
+pub async fn one_large_fleet_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static LARGE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LARGE.lock().await
+}
+
 /// Engine settings for tests: every Flux kind, quick timeouts and retries.
 pub fn engine_settings() -> fluxfleet::config::Engine {
     let mut engine = fluxfleet::config::Config::defaults().engine;
