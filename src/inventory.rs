@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::glob::glob_match;
+use kubeconfig::Keep;
 pub use kubeconfig::{FileStamp, Loaded, stamp_of};
 use rules::Rules;
 
@@ -48,6 +49,21 @@ impl ClusterSpec {
             .auth_infos
             .first()
             .map_or("", |a| a.name.as_str())
+    }
+
+    /// Whether its kubeconfig has been read: a fleet listed by name ([`list`]) has its clusters'
+    /// credentials read when they are needed ([`Reread`]). A read kubeconfig always holds its one
+    /// context.
+    pub fn credentials_read(&self) -> bool {
+        !self.kubeconfig.contexts.is_empty()
+    }
+
+    /// The same cluster, its credentials dropped (read again from its file when needed).
+    pub fn without_credentials(self) -> ClusterSpec {
+        ClusterSpec {
+            kubeconfig: Default::default(),
+            ..self
+        }
     }
 
     /// Where it comes from, as the index knows it for as long as fluxfleet runs: its file and
@@ -168,7 +184,62 @@ pub fn stamp(request: &Request, config: &Config) -> Vec<FileStamp> {
 /// else the config file's `[[sources]]`, else `KUBECONFIG` (merged as kubectl merges it), else
 /// `~/.kube/config`.
 pub fn load(request: &Request, config: &Config) -> Inventory {
-    let mut loader = kubeconfig::Loader::default();
+    load_keeping(request, config, Keep::Everything)
+}
+
+/// The fleet as [`load`] reads it, by name: every cluster with its name, workspace, server and
+/// where it comes from, but not its credentials (each file's are dropped as soon as it is read).
+/// A collector shares out the whole fleet and watches a part of it: it reads the credentials
+/// of the clusters it takes ([`Reread`]). Warnings (credentials in clear text) are made as the
+/// files are read.
+pub fn list(request: &Request, config: &Config) -> Inventory {
+    load_keeping(request, config, Keep::Names)
+}
+
+/// Where the credentials of a fleet read by [`list`] are read again: the same request and config.
+#[derive(Clone, Debug)]
+pub struct Reread {
+    pub request: Request,
+    pub config: Config,
+}
+
+impl Reread {
+    /// `wanted` with their kubeconfigs, read from the files they come from (no other file is
+    /// read); those already read are returned as they are. A cluster its file no longer
+    /// has (or no longer resolves) is left out, with the problem.
+    pub fn credentials(&self, wanted: Vec<ClusterSpec>) -> (Vec<ClusterSpec>, Vec<Problem>) {
+        let (mut read, unread): (Vec<_>, Vec<_>) =
+            wanted.into_iter().partition(ClusterSpec::credentials_read);
+        if unread.is_empty() {
+            return (read, Vec::new());
+        }
+        let files = unread.iter().map(|s| s.source.clone()).collect();
+        let mut loader = kubeconfig::Loader::keeping(Keep::Files(files));
+        read_sources(&mut loader, &self.request, &self.config);
+        let (loaded, mut problems) = loader.finish();
+        let mut found: HashMap<(PathBuf, String), Kubeconfig> = loaded
+            .into_iter()
+            .map(|l| ((l.source, l.context), l.kubeconfig))
+            .collect();
+        for spec in unread {
+            match found.remove(&(spec.source.clone(), spec.context.clone())) {
+                Some(kubeconfig) => read.push(ClusterSpec {
+                    kubeconfig: kubeconfig.into(),
+                    ..spec
+                }),
+                None => problems.push(Problem {
+                    source: spec.source.display().to_string(),
+                    context: Some(spec.context),
+                    message: "no longer in the file, or no longer usable".into(),
+                }),
+            }
+        }
+        (read, problems)
+    }
+}
+
+fn load_keeping(request: &Request, config: &Config, keep: Keep) -> Inventory {
+    let mut loader = kubeconfig::Loader::keeping(keep);
     read_sources(&mut loader, request, config);
     let looked = looked(request, config);
     let (loaded, mut problems) = loader.finish();
@@ -179,6 +250,7 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
         message,
     }));
     let mut clusters = Vec::new();
+    let mut warnings = Vec::new();
     let mut taken: HashMap<String, usize> = HashMap::new();
     for entry in loaded {
         if !request.contexts.is_empty()
@@ -194,6 +266,7 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             .workspace(&entry.context)
             .or_else(|| entry.dir_workspace.clone())
             .unwrap_or_else(|| config.inventory.default_workspace.clone());
+        warnings.extend(clear_text(&entry));
         clusters.push(ClusterSpec {
             labels: rules.labels(&entry.context),
             name,
@@ -205,7 +278,6 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
             discovered: None,
         });
     }
-    let warnings = clusters.iter().filter_map(clear_text).collect();
     if clusters.is_empty() && !request.contexts.is_empty() && problems.is_empty() {
         problems.push(Problem {
             source: "--context".into(),
@@ -331,25 +403,15 @@ fn read_sources(loader: &mut kubeconfig::Loader, request: &Request, config: &Con
     }
 }
 
-/// A cluster whose credentials would cross the network unencrypted: an `http://` server with a
-/// token, a password or a credential plugin. (From a management cluster's Secret, such a
-/// kubeconfig is refused outright.)
-fn clear_text(spec: &ClusterSpec) -> Option<Problem> {
-    if !spec.server.to_ascii_lowercase().starts_with("http://") {
-        return None;
-    }
-    let user = spec.kubeconfig.auth_infos.first()?.auth_info.as_ref()?;
-    let sends = user.token.is_some()
-        || user.token_file.is_some()
-        || user.password.is_some()
-        || user.exec.is_some()
-        || user.auth_provider.is_some();
-    sends.then(|| Problem {
-        source: spec.source.display().to_string(),
-        context: Some(spec.context.clone()),
+/// A cluster whose credentials would cross the network unencrypted (`Loaded::clear_text`). (From
+/// a management cluster's Secret, such a kubeconfig is refused outright.)
+fn clear_text(entry: &Loaded) -> Option<Problem> {
+    entry.clear_text.then(|| Problem {
+        source: entry.source.display().to_string(),
+        context: Some(entry.context.clone()),
         message: format!(
             "the server {} is http://: its credentials are sent in clear text",
-            spec.server
+            entry.server
         ),
     })
 }

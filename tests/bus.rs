@@ -735,6 +735,11 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
                 replicas: 1,
             },
             clusters: clusters.clone(),
+            // Every cluster but the management cluster is discovered, credentials and all.
+            reread: common::bus::reread_of(&fluxfleet::inventory::Inventory {
+                clusters: clusters.clone(),
+                ..Default::default()
+            }),
             settings,
             refresh: Some(refresh),
             status: Default::default(),

@@ -10,6 +10,10 @@
 //! first list replaces those keys (deleting only what the cluster no longer has) and nothing is
 //! lost in between. Handing one over, it stops watching and leaves the keys to the next owner.
 //! Clusters its inventory does not have, among those it would own, are deleted from the bus.
+//!
+//! `fluxfleet collect` gives it the fleet by name: the credentials of a cluster from a kubeconfig
+//! file are read when the collector takes the cluster and dropped when it hands it over, so a
+//! collector holds the kubeconfigs of its share, not of the fleet ([`refresh`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -23,11 +27,13 @@ use tokio_util::sync::CancellationToken;
 mod announce;
 mod outbox;
 mod publish;
+mod refresh;
 pub mod serve;
 pub mod status;
 mod take_over;
 
 use announce::{Aborting, announce};
+use refresh::reread;
 use take_over::take_over;
 
 use super::rendezvous::owner;
@@ -37,7 +43,7 @@ use crate::config;
 use crate::fleet::index::Event;
 use crate::fleet::report::Report;
 use crate::fleet::{ClusterKey, Counted, FluxSummary, Health, HealthCounts, Phase, SourceId};
-use crate::inventory::{ClusterSpec, Problem};
+use crate::inventory::{ClusterSpec, Problem, Reread};
 use crate::k8s::Engine;
 use crate::source::Sink;
 
@@ -47,7 +53,11 @@ pub struct Request {
     /// Unique among the collectors of a bucket (default: host and process id).
     pub id: String,
     pub retention: Retention,
+    /// The whole fleet, to share out: the clusters of kubeconfig files may come by name alone
+    /// ([`crate::inventory::list`]), their credentials read (from `reread`) when this collector
+    /// takes them, and dropped when it hands them over.
     pub clusters: Vec<ClusterSpec>,
+    pub reread: Reread,
     pub settings: config::Engine,
     /// Reads the fleet again (kubeconfigs, management clusters) every
     /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
@@ -122,7 +132,11 @@ impl Owned {
 struct Collector {
     id: String,
     stores: Stores,
+    /// The fleet; the clusters it owns (or is about to) with their credentials read.
     specs: BTreeMap<String, ClusterSpec>,
+    reread: Reread,
+    /// Clusters whose credentials could not be read, said once until they can.
+    unreadable: BTreeSet<String>,
     names: HashMap<ClusterKey, String>,
     engine: Engine,
     owned: HashMap<String, Owned>,
@@ -169,7 +183,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     let sink = Sink::new(SourceId(0), tx);
     let engine = Engine::start_in(Vec::new(), fleet, &request.settings, sink);
     let ttl = request.retention.ttl;
-    let mut collector = Collector::new(request.id.clone(), stores, request.clusters, engine, ttl);
+    let fleet = (request.clusters, request.reread);
+    let mut collector = Collector::new(request.id.clone(), stores, fleet, engine, ttl);
     // Stopped with the collector however it ends (aborted too): a dead collector's
     // announcement must lapse.
     let announcer = Aborting(Some(tokio::spawn(announce(
@@ -266,34 +281,13 @@ async fn history_size(history: &mut jetstream::stream::Stream) -> Option<status:
     })
 }
 
-/// Reads the fleet again every `every`, off the collector's loop, so that a slow management
-/// cluster delays nothing; ends when the loop stops listening.
-async fn reread(
-    refresh: Refresh,
-    every: std::time::Duration,
-    refreshed: mpsc::Sender<Result<Vec<ClusterSpec>, Problem>>,
-) {
-    let mut tick = tokio::time::interval(every);
-    tick.tick().await;
-    loop {
-        tick.tick().await;
-        let read = match refresh().await {
-            Ok(None) => continue,
-            Ok(Some(specs)) => Ok(specs),
-            Err(problem) => Err(problem),
-        };
-        if refreshed.send(read).await.is_err() {
-            return;
-        }
-    }
-}
-
 impl Collector {
-    /// A collector of `clusters`, owning none of them yet.
+    /// A collector of `clusters` (their credentials read again from `reread`), owning none of
+    /// them yet.
     fn new(
         id: String,
         stores: Stores,
-        clusters: Vec<ClusterSpec>,
+        (clusters, reread): (Vec<ClusterSpec>, Reread),
         engine: Engine,
         ttl: std::time::Duration,
     ) -> Collector {
@@ -303,6 +297,8 @@ impl Collector {
             stores,
             names: clusters.iter().map(|s| (s.key(), s.name.clone())).collect(),
             specs: clusters.into_iter().map(|s| (s.name.clone(), s)).collect(),
+            reread,
+            unreadable: BTreeSet::new(),
             engine,
             owned: HashMap::new(),
             members: BTreeSet::new(),
@@ -332,41 +328,6 @@ impl Collector {
         let started = self.start_waiting().await;
         self.announced.store(self.owned.len(), Ordering::Relaxed);
         started
-    }
-
-    /// The fleet as read again: new clusters are shared out, clusters gone are let go (and
-    /// deleted from the bus by whoever would own them), an owned cluster whose kubeconfig
-    /// changed (a rotated Secret) is watched anew with it.
-    async fn refreshed(&mut self, specs: Vec<ClusterSpec>) -> Result<(), BusError> {
-        let specs: BTreeMap<String, ClusterSpec> =
-            specs.into_iter().map(|s| (s.name.clone(), s)).collect();
-        let same = |a: &ClusterSpec, b: &ClusterSpec| {
-            a.key() == b.key()
-                && serde_json::to_string(&a.kubeconfig).ok()
-                    == serde_json::to_string(&b.kubeconfig).ok()
-        };
-        let mut restart = Vec::new();
-        for (name, old) in &self.specs {
-            let changed = specs.get(name).is_none_or(|new| !same(old, new));
-            if changed && self.owned.contains_key(name) {
-                self.engine.remove(&old.key());
-                restart.push(name.clone());
-            }
-        }
-        if restart.is_empty() && specs.keys().eq(self.specs.keys()) {
-            return Ok(());
-        }
-        self.names = specs.values().map(|s| (s.key(), s.name.clone())).collect();
-        self.specs = specs;
-        for name in restart {
-            match self.specs.get(&name) {
-                Some(spec) => self.engine.add(spec.clone()),
-                None => {
-                    self.owned.remove(&name);
-                }
-            }
-        }
-        self.rebalance().await
     }
 
     /// A reader asks for a cluster's objects: its owner watches them (a summarized one among
@@ -416,15 +377,24 @@ impl Collector {
         }
     }
 
-    /// Starts watching the clusters whose wait is over.
+    /// Starts watching the clusters whose wait is over, their credentials read (those that
+    /// cannot be read wait for the next tick).
     async fn start_waiting(&mut self) -> Result<(), BusError> {
         let now = tokio::time::Instant::now();
-        let ready: BTreeSet<String> = self
+        let due: Vec<ClusterSpec> = self
             .waiting
             .iter()
             .filter(|(_, at)| **at <= now)
-            .map(|(name, _)| name.clone())
+            .filter_map(|(name, _)| self.specs.get(name).cloned())
             .collect();
+        if due.is_empty() {
+            return Ok(());
+        }
+        let mut ready = BTreeSet::new();
+        for spec in self.read_credentials(due).await {
+            ready.insert(spec.name.clone());
+            self.specs.insert(spec.name.clone(), spec);
+        }
         if ready.is_empty() {
             return Ok(());
         }
@@ -454,19 +424,23 @@ impl Collector {
             .filter(|name| owner(name, &self.members) == Some(self.id.as_str()))
             .cloned()
             .collect();
+        // Handed over, or no longer to be taken: its credentials dropped too.
         let gone: Vec<String> = self
             .owned
             .keys()
+            .chain(self.waiting.keys())
             .filter(|n| !mine.contains(*n))
             .cloned()
             .collect();
         for name in gone {
-            self.owned.remove(&name);
-            if let Some(spec) = self.specs.get(&name) {
+            self.waiting.remove(&name);
+            if self.owned.remove(&name).is_some()
+                && let Some(spec) = self.specs.get(&name)
+            {
                 self.engine.remove(&spec.key());
             }
+            self.forget_credentials(&name);
         }
-        self.waiting.retain(|name, _| mine.contains(name));
         // Its last owner lets it go at its next tick (every ttl / 3): until then both would
         // publish, and the last owner's late word could outlive this one's.
         let after = tokio::time::Instant::now() + self.ttl / 2;

@@ -89,8 +89,10 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
     let mut stop = Signals::install()?;
     // The clusters come from the kubeconfigs (and their management clusters); --nats is where
     // they are published, not where they are read from.
+    // By name: the credentials of the clusters it takes are read when it takes them.
     let sources = Sources {
         nats: None,
+        names_first: true,
         ..args.fleet.sources(args.watch_mode)
     };
     // What the files are before they are read: one changed while they were is read again.
@@ -121,6 +123,7 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         },
         clusters: inventory.clusters,
         settings: opened.config.engine,
+        reread: resolve::reread(&sources),
         refresh: Some(refresh(sources, stamp)),
         status: Default::default(),
     };

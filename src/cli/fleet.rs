@@ -129,6 +129,7 @@ impl FleetArgs {
             nats: self.bus.options(),
             counts_suffice: false,
             command_line_only: false,
+            names_first: false,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! Reading kubeconfig files into one self-contained kubeconfig per context.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use kube::config::{
@@ -17,7 +17,11 @@ pub struct Loaded {
     pub server: String,
     /// `DIR/<workspace>/…` when the file was found under a `--kubeconfig-dir`.
     pub dir_workspace: Option<String>,
+    /// Its self-contained kubeconfig; empty when the loader keeps names only.
     pub kubeconfig: Kubeconfig,
+    /// An `http://` server with a token, a password or a credential plugin: its credentials
+    /// would cross the network unencrypted.
+    pub clear_text: bool,
 }
 
 /// One parsed file and where it sits.
@@ -33,6 +37,21 @@ pub(super) struct Loader {
     problems: Vec<Problem>,
     /// Looking only: the files that would be read, with their size and time, none parsed.
     looking: Option<Vec<FileStamp>>,
+    keep: Keep,
+}
+
+/// What a loader keeps of the contexts it reads.
+#[derive(Clone, Debug, Default)]
+pub(super) enum Keep {
+    /// Every context with its self-contained kubeconfig.
+    #[default]
+    Everything,
+    /// Every context without its kubeconfig (each file's credentials dropped as soon as it is
+    /// read): what a collector needs to share out a fleet it watches a part of.
+    Names,
+    /// The contexts of these files only, with their kubeconfigs; other files are not read (the
+    /// files `KUBECONFIG` merges are read together when one of them is wanted).
+    Files(BTreeSet<PathBuf>),
 }
 
 /// A file's path, and its size and modification time (None when it cannot be read).
@@ -55,6 +74,22 @@ impl Loader {
         Loader {
             looking: Some(Vec::new()),
             ..Loader::default()
+        }
+    }
+
+    /// A loader that keeps `keep` of what it reads.
+    pub fn keeping(keep: Keep) -> Loader {
+        Loader {
+            keep,
+            ..Loader::default()
+        }
+    }
+
+    /// Whether `path` is to be read at all.
+    fn wanted(&self, path: &Path) -> bool {
+        match &self.keep {
+            Keep::Files(files) => files.contains(path),
+            Keep::Everything | Keep::Names => true,
         }
     }
 
@@ -106,6 +141,9 @@ impl Loader {
 
     /// One file on its own: its contexts resolve their cluster and user in that file.
     pub fn file(&mut self, path: &Path, dir_workspace: Option<String>) {
+        if !self.wanted(path) {
+            return;
+        }
         if let Some(file) = self.read(path, dir_workspace) {
             self.resolve(&[file]);
         }
@@ -115,6 +153,9 @@ impl Loader {
     /// name, the first file that defines it wins. A context that kubectl would hide because an
     /// earlier file has the same name is kept (renamed later) and resolves in its own file first.
     pub fn merged(&mut self, paths: &[PathBuf]) {
+        if !paths.iter().any(|p| self.wanted(p)) {
+            return;
+        }
         let files: Vec<File> = paths.iter().filter_map(|p| self.read(p, None)).collect();
         self.resolve(&files);
     }
@@ -168,11 +209,16 @@ impl Loader {
                     names.iter().collect()
                 };
                 match resolve_context(named, &order) {
-                    Ok(loaded) => self.loaded.push(Loaded {
-                        source: file.path.clone(),
-                        dir_workspace: file.dir_workspace.clone(),
-                        ..loaded
-                    }),
+                    Ok(mut loaded) => {
+                        if matches!(self.keep, Keep::Names) {
+                            loaded.kubeconfig = Kubeconfig::default();
+                        }
+                        self.loaded.push(Loaded {
+                            source: file.path.clone(),
+                            dir_workspace: file.dir_workspace.clone(),
+                            ..loaded
+                        })
+                    }
                     Err(e) => self.problem_at(&file.path, Some(&named.name), e.to_string()),
                 }
             }
@@ -255,6 +301,14 @@ fn resolve_context(named: &NamedContext, files: &[&Names<'_>]) -> Result<Loaded,
         Ok(uri) if matches!(uri.scheme_str(), Some("https" | "http")) && uri.host().is_some() => {}
         _ => return Err(ContextError::BadServer(server)),
     }
+    let clear_text = server.to_ascii_lowercase().starts_with("http://")
+        && user.as_ref().is_some_and(|u| {
+            u.token.is_some()
+                || u.token_file.is_some()
+                || u.password.is_some()
+                || u.exec.is_some()
+                || u.auth_provider.is_some()
+        });
     // A kubeconfig holding this one context, under fixed names, so nothing can resolve
     // differently later. The user keeps its name: the audit journal records it.
     let user_name = context.user.clone().unwrap_or_else(|| "user".into());
@@ -288,6 +342,7 @@ fn resolve_context(named: &NamedContext, files: &[&Names<'_>]) -> Result<Loaded,
         server,
         dir_workspace: None,
         kubeconfig,
+        clear_text,
     })
 }
 

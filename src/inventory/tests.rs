@@ -295,3 +295,88 @@ fn the_inventory_never_serializes_credentials() {
     assert!(!json.contains("secret-c"), "{json}");
     assert!(!format!("{inv:?}").contains("secret-c"));
 }
+
+/// A collector lists the fleet by name and reads the credentials of the clusters it takes: the
+/// list holds no credentials but says what `load` says (names, workspaces, servers, warnings),
+/// and reading a cluster's credentials again reads its file alone and gives what `load` gave.
+#[test]
+fn a_fleet_listed_by_name_reads_each_cluster_s_credentials_from_its_own_file_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    write(
+        d,
+        "payments/pay-1.yaml",
+        &kubeconfig(&[("pay-1", "https://p1")]),
+    );
+    write(
+        d,
+        "retail/shop.yaml",
+        &kubeconfig(&[("shop-1", "http://s1"), ("shop-2", "https://s2")]),
+    );
+    let broken = write(
+        d,
+        "retail/later.yaml",
+        &kubeconfig(&[("later", "https://l1")]),
+    );
+    let req = Request {
+        dirs: vec![d.to_path_buf()],
+        ..request()
+    };
+    let config = Config::defaults();
+    let loaded = load(&req, &config);
+    let listed = list(&req, &config);
+    assert_eq!(names(&listed), names(&loaded));
+    assert_eq!(
+        listed.warnings, loaded.warnings,
+        "shop-1 sends its token over http://"
+    );
+    assert_eq!(listed.warnings.len(), 1);
+    assert!(listed.clusters.iter().all(|c| !c.credentials_read()));
+    assert!(listed.clusters.iter().all(|c| c.kube_user().is_empty()));
+    assert!(loaded.clusters.iter().all(ClusterSpec::credentials_read));
+
+    // A file nobody asked for is not read: broken now, it is no problem of this read.
+    std::fs::write(&broken, "clusters: [").unwrap();
+    let reread = Reread {
+        request: req.clone(),
+        config: config.clone(),
+    };
+    let wanted: Vec<ClusterSpec> = listed
+        .clusters
+        .iter()
+        .filter(|c| c.context.starts_with("shop"))
+        .cloned()
+        .collect();
+    let (read, problems) = reread.credentials(wanted);
+    assert_eq!(problems, []);
+    let json = |c: &ClusterSpec| serde_json::to_string(&*c.kubeconfig).unwrap();
+    for spec in &read {
+        let same = loaded
+            .clusters
+            .iter()
+            .find(|c| c.name == spec.name)
+            .unwrap();
+        assert_eq!(json(spec), json(same), "{}", spec.name);
+        assert_eq!(spec.key(), same.key());
+    }
+    assert_eq!(read.len(), 2);
+
+    // A context its file no longer has is a problem naming it; the others are read.
+    write(
+        d,
+        "retail/shop.yaml",
+        &kubeconfig(&[("shop-2", "https://s2")]),
+    );
+    let (read, problems) = reread.credentials(listed.clusters.clone());
+    let read: Vec<&str> = read.iter().map(|c| c.context.as_str()).collect();
+    assert_eq!(read, ["pay-1", "shop-2"]);
+    let said: Vec<(Option<&str>, &str)> = problems
+        .iter()
+        .map(|p| (p.context.as_deref(), p.message.as_str()))
+        .collect();
+    assert!(
+        said.contains(&(Some("shop-1"), "no longer in the file, or no longer usable")),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|(c, _)| *c == Some("later")), "{said:?}");
+}

@@ -31,6 +31,10 @@ pub struct Sources {
     /// The fleet is the command line's alone (the demo's simulator): the config's `[[sources]]`
     /// add neither kubeconfigs nor management clusters.
     pub command_line_only: bool,
+    /// The kubeconfigs' clusters by name, their credentials not kept ([`inventory::list`]): a
+    /// collector reads those of the clusters it takes ([`reread`]). Management clusters, and
+    /// the clusters found on them, come with theirs.
+    pub names_first: bool,
 }
 
 /// The config and the fleet, with everything wrong about them.
@@ -54,6 +58,9 @@ pub async fn resolve(sources: &Sources) -> Resolved {
     let (config, config_path, config_warnings) = load_config(sources);
     let mut inventory = own_inventory(sources, &config);
     let managements = managements(sources, &config);
+    if sources.names_first && !managements.is_empty() {
+        read_managements(&mut inventory, &managements, &reread(sources));
+    }
     management::extend(&mut inventory, &config.engine, &managements).await;
     let clean = config_warnings.is_empty() && inventory.problems.is_empty();
     let mut warnings = config_warnings;
@@ -103,7 +110,39 @@ pub fn load_config(sources: &Sources) -> (Config, Option<PathBuf>, Vec<String>) 
 
 /// The clusters of the kubeconfigs the options (or `KUBECONFIG`, or the config's sources) name.
 pub(super) fn own_inventory(sources: &Sources, config: &Config) -> Inventory {
-    inventory::load(&request(sources), config)
+    match sources.names_first {
+        true => inventory::list(&request(sources), config),
+        false => inventory::load(&request(sources), config),
+    }
+}
+
+/// Where the credentials of a fleet resolved `names_first` are read again.
+pub fn reread(sources: &Sources) -> inventory::Reread {
+    inventory::Reread {
+        request: request(sources),
+        config: load_config(sources).0,
+    }
+}
+
+/// The management clusters' credentials, read: they are read from at once.
+fn read_managements(
+    inventory: &mut Inventory,
+    managements: &[Management],
+    reread: &inventory::Reread,
+) {
+    let is_top = |c: &&inventory::ClusterSpec| {
+        managements
+            .iter()
+            .any(|m| c.context == m.context || c.name == m.context)
+    };
+    let tops = inventory.clusters.iter().filter(is_top).cloned().collect();
+    let (read, problems) = reread.credentials(tops);
+    inventory.problems.extend(problems);
+    for spec in read {
+        if let Some(slot) = inventory.clusters.iter_mut().find(|c| c.name == spec.name) {
+            *slot = spec;
+        }
+    }
 }
 
 fn request(sources: &Sources) -> inventory::Request {

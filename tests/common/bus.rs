@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use fluxfleet::bus::{self, collector, wire};
 use fluxfleet::fleet::Health;
+use fluxfleet::inventory::ClusterSpec;
 use fluxfleet::session::Session;
 use tokio_util::sync::CancellationToken;
 
@@ -60,7 +61,8 @@ pub fn start_collector_of(
             ttl: TTL,
             replicas,
         },
-        clusters: inventory.clusters.clone(),
+        clusters: by_name(inventory),
+        reread: reread_of(inventory),
         settings,
         refresh: None,
         status: Default::default(),
@@ -68,6 +70,35 @@ pub fn start_collector_of(
     Running {
         task: tokio::spawn(collector::run(request, stop.clone())),
         stop,
+    }
+}
+
+/// The clusters as `fluxfleet collect` is given them: by name, the credentials of those from
+/// kubeconfig files not read (each collector reads those of the clusters it takes).
+pub fn by_name(inventory: &fluxfleet::inventory::Inventory) -> Vec<ClusterSpec> {
+    inventory
+        .clusters
+        .iter()
+        .map(|c| match c.discovered {
+            None => c.clone().without_credentials(),
+            Some(_) => c.clone(),
+        })
+        .collect()
+}
+
+/// Where a collector reads again the credentials of `inventory`'s clusters: their files.
+pub fn reread_of(inventory: &fluxfleet::inventory::Inventory) -> fluxfleet::inventory::Reread {
+    let files: BTreeSet<std::path::PathBuf> = inventory
+        .clusters
+        .iter()
+        .map(|c| c.source.clone())
+        .collect();
+    fluxfleet::inventory::Reread {
+        request: fluxfleet::inventory::Request {
+            kubeconfigs: files.into_iter().collect(),
+            ..Default::default()
+        },
+        config: fluxfleet::config::Config::defaults(),
     }
 }
 
