@@ -109,18 +109,15 @@ impl TlsCache {
         }
     }
 
-    /// The TLS configuration for `config`, presenting `identity` (the user's client
-    /// certificate, read by [`super::identity`]) when it has one.
+    /// The TLS configuration for `config` speaking `protocol`, presenting `identity` (the
+    /// user's client certificate, read by [`super::identity`]) when it has one.
     fn config_for(
         &self,
         config: &kube::Config,
         identity: Option<Arc<CertifiedKey>>,
+        protocol: Protocol,
     ) -> Result<rustls::ClientConfig, kube::Error> {
-        let fresh = || -> Result<rustls::ClientConfig, kube::Error> {
-            let mut tls = without_identity(config).rustls_client_config()?;
-            tls.resumption = rustls::client::Resumption::store(self.sessions.clone());
-            Ok(tls)
-        };
+        let fresh = || without_identity(config).rustls_client_config();
         let trust: Trust = (
             config.root_cert.clone(),
             config.root_cert_file.clone(),
@@ -135,13 +132,26 @@ impl TlsCache {
             // Cheap: the verifier and roots inside are shared behind their own Arcs.
             (*tls).clone()
         };
+        tls.resumption = self.resumption(protocol, identity.is_some());
         if let Some(identity) = identity {
             tls.client_auth_cert_resolver = Arc::new(super::identity::Fixed(identity));
-            // Sessions are kept per server name: one resumed under another cluster's client
-            // certificate would present that identity. A client certificate keeps its own.
-            tls.resumption = rustls::client::Resumption::in_memory_sessions(8);
         }
         Ok(tls)
+    }
+
+    /// Where a cluster's TLS sessions are remembered: nowhere when it holds one HTTP/2
+    /// connection for hours (a watched cluster); else in the shared cache — but for a client
+    /// certificate, which keeps its own: sessions are kept per server name, and one resumed
+    /// under another cluster's certificate would present that identity.
+    fn resumption(&self, protocol: Protocol, own_identity: bool) -> rustls::client::Resumption {
+        use rustls::client::Resumption;
+        if protocol == Protocol::Http2 && !self.reconnects {
+            Resumption::disabled()
+        } else if own_identity {
+            Resumption::in_memory_sessions(8)
+        } else {
+            Resumption::store(self.sessions.clone())
+        }
     }
 }
 
@@ -253,10 +263,7 @@ impl Transport {
         proxy: Option<Proxy>,
         protocol: Protocol,
     ) -> Result<Http, kube::Error> {
-        let mut tls = self.tls.config_for(config, identity)?;
-        if protocol == Protocol::Http2 && !self.tls.reconnects {
-            tls.resumption = rustls::client::Resumption::disabled();
-        }
+        let mut tls = self.tls.config_for(config, identity, protocol)?;
         // hyper-rustls sets ALPN itself (and refuses a config that already has it).
         tls.alpn_protocols.clear();
         let mut http = HttpConnector::new();
