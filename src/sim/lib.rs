@@ -18,9 +18,10 @@
 //! - `store` — one cluster's objects, each with what the simulator means it to be.
 //! - `world`, `tls`, `kubeconfig`, `files` — the fleet and its clusters, the CA and the
 //!   certificates it issues, the kubeconfigs and where they are written.
-//! - `populate`, `operator`, `capi`, `request` — a cluster's contents (Flux objects, the Flux
-//!   Operator's FluxInstance and FluxReport, Cluster API and Kommander objects on the management
-//!   cluster) and a request read into what it asks for.
+//! - `populate`, `revisions`, `operator`, `capi`, `request` — a cluster's contents (Flux
+//!   objects and the revisions they are at, the Flux Operator's FluxInstance and FluxReport,
+//!   Cluster API and Kommander objects on the management cluster) and a request read into what
+//!   it asks for.
 //! - `controller` — the simulated controllers: reconcile, suspend and resume, dependsOn, churn
 //!   and rollouts.
 //! - `state` — what every connection shares: the world, the controllers, the counters.
@@ -50,6 +51,7 @@ mod operator;
 mod populate;
 mod request;
 mod resources;
+mod revisions;
 mod rng;
 pub mod scenario;
 mod selector;
