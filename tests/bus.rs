@@ -16,13 +16,6 @@ use fluxfleet::fleet::FluxKind;
 use fluxfleet::session::Session;
 use tokio_util::sync::CancellationToken;
 
-/// The tests that run a simulated fleet and collectors take turns: on two cores, several of
-/// them at once starve each other's collectors of the time to announce themselves.
-async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
-    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-    SERIAL.lock().await
-}
-
 fn options(nats: &NatsServer) -> bus::Options {
     bus::Options {
         url: nats.url.clone(),
@@ -173,7 +166,7 @@ async fn collectors_starting_together_all_open_the_stores() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth_and_its_history() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let nats = NatsServer::start();
     let options = options(&nats);
     let sim = common::start_with(|c| {
@@ -414,7 +407,7 @@ async fn one_collector() -> (
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let (_nats, options, sim, _inventory, only) = one_collector().await;
     // A reader that is open when the collector dies, and one that starts after.
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
@@ -477,7 +470,7 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_reach() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     use fluxfleet::fleet::verbs::{Intent, Outcome, Verb};
     let (_nats, options, sim, inventory, only) = one_collector().await;
 
@@ -645,7 +638,7 @@ async fn a_server_asking_for_a_password_gets_it_from_the_url_and_errors_never_sh
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     use crossterm::event::KeyCode;
     let (_nats, options, sim, inventory, only) = one_collector().await;
     let bus = bus::reader::Bus::connect(&options).await.unwrap();
@@ -688,7 +681,7 @@ async fn the_tui_on_the_bus_shows_the_fleet_its_clusters_and_their_history() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     use fluxfleet::k8s::management::{Management, extend};
     let nats = NatsServer::start();
     let options = options(&nats);
@@ -1002,7 +995,7 @@ fn connections(sim: &common::Sim) -> BTreeMap<String, u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_socket_to_a_cluster() {
-    let _one_at_a_time = serial().await;
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let (_nats, options, sim, inventory, only) = one_collector().await;
     let kubeconfigs = sim.dir.path().join("kubeconfigs");
     let clusters = inventory.clusters.len();

@@ -112,6 +112,7 @@ impl Setup {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let mut setup = Setup::start().await;
     // Every store is kept on all three nodes.
     let client = bus::connect(&setup.options, "test").await.unwrap();
@@ -145,6 +146,7 @@ async fn a_cluster_of_three_loses_any_one_node_and_nothing_is_lost() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_whole_cluster_stopped_and_started_again_loses_nothing() {
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let mut setup = Setup::start().await;
     let changed = setup.healthy(5);
     for node in 0..3 {

@@ -50,6 +50,7 @@ fn options(url: &str) -> bus::Options {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
+    let _one_at_a_time = common::bus::one_at_a_time().await;
     let mut cluster = NatsCluster::start(3).await;
     let urls: Vec<String> = cluster.url.split(',').map(str::to_string).collect();
     let sim = common::start_with(|c| {

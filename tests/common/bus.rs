@@ -73,6 +73,14 @@ pub fn start_collector_of(
     }
 }
 
+/// The tests that run a simulated fleet with collectors that take clusters over, or a NATS
+/// cluster whose nodes are killed, take turns: on two cores, two of them at once starve each
+/// other's collectors of the time to announce themselves, and a failover of the time to agree.
+pub async fn one_at_a_time() -> tokio::sync::MutexGuard<'static, ()> {
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    SERIAL.lock().await
+}
+
 /// The clusters as `fluxfleet collect` is given them: by name, the credentials of those from
 /// kubeconfig files not read (each collector reads those of the clusters it takes).
 pub fn by_name(inventory: &fluxfleet::inventory::Inventory) -> Vec<ClusterSpec> {
