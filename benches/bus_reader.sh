@@ -14,10 +14,10 @@
 # fleet, one at a time, and times each until its objects are shown live — with COLLECT_MODE=summary,
 # the warming of a summarized cluster by its collector (benches/fleet_scale.rs --nats).
 # cargo build --release and cargo bench --bench fleet_scale --no-run first; needs nats-server
-# (.ci/test installs it).
+# (.ci/test installs it). B=path/to/fluxfleet runs another build (an A/B).
 set -u
 cd "$(dirname "$0")/.."
-B=target/release/fluxfleet
+B=${B:-target/release/fluxfleet}
 N=${N:-3000}
 OBJECTS=${OBJECTS:-20}
 COLLECTORS=${COLLECTORS:-3}
@@ -94,8 +94,15 @@ if [ "${READERS:-0}" -gt 0 ]; then
 fi
 
 # A collector killed (HANDOVER=1): the time until every cluster is watched again, as the
-# simulators count open watches (`/sim/stats`).
-if [ "${HANDOVER:-0}" = 1 ]; then
+# simulators count open watches (`/sim/stats`). Summarized clusters hold no watch between looks:
+# with COLLECT_MODE=summary the takeover is waited for (three ttls), not counted. Then the
+# memory of the collectors that took the clusters over.
+if [ "${HANDOVER:-0}" = 1 ] && [ "${COLLECT_MODE:-}" = summary ]; then
+  kill -9 "$(pgrep -f "id c$COLLECTORS ")"
+  t=${TTL:-6s}
+  sleep $((3 * ${t%s}))
+  echo "collector c$COLLECTORS killed, $((3 * ${t%s})) s waited"
+elif [ "${HANDOVER:-0}" = 1 ]; then
   unwatched() {
     local n=0 s url token
     for s in $(seq 0 $((SIMS - 1))); do
@@ -118,4 +125,9 @@ if [ "${HANDOVER:-0}" = 1 ]; then
   done
   echo "($seen clusters were left unwatched at most)"
   echo "collector c$COLLECTORS killed: every cluster watched again after $(echo "$(date +%s.%N) - $killed" | bc) s (ttl ${TTL:-6s})"
+fi
+if [ "${HANDOVER:-0}" = 1 ]; then
+  for i in $(seq 1 $((COLLECTORS - 1))); do
+    echo "collector c$i after the takeover: $(grep -E 'VmHWM|VmRSS' /proc/$(pgrep -f "id c$i ")/status 2>/dev/null | awk '{printf "%s %.0f MiB ", $1, $2/1024}')"
+  done
 fi
