@@ -135,8 +135,9 @@ struct Collector {
     /// The fleet; the clusters it owns (or is about to) with their credentials read.
     specs: BTreeMap<String, ClusterSpec>,
     reread: Reread,
-    /// Clusters whose credentials could not be read, said once until they can.
-    unreadable: BTreeSet<String>,
+    /// What could not be read of the clusters' credentials (a file, a context in it), said
+    /// once until it can be.
+    unreadable: BTreeSet<(String, Option<String>)>,
     names: HashMap<ClusterKey, String>,
     engine: Engine,
     owned: HashMap<String, Owned>,
@@ -399,7 +400,7 @@ impl Collector {
             return Ok(());
         }
         let reading = std::time::Instant::now();
-        let taken = take_over(&self.stores, &ready).await?;
+        let taken = take_over(&self.stores, &ready, self.specs.len()).await?;
         tracing::info!(
             clusters = taken.len(),
             seconds = reading.elapsed().as_secs_f64(),

@@ -99,13 +99,16 @@ impl Collector {
                 }
             };
         for problem in problems {
-            let name = problem.context.clone().unwrap_or_default();
-            if self.unreadable.insert(name) {
+            let at = (problem.source.clone(), problem.context.clone());
+            if self.unreadable.insert(at) {
                 tracing::warn!(problem = %problem, "a cluster's credentials cannot be read");
             }
         }
         for spec in &read {
-            self.unreadable.remove(&spec.name);
+            let file = spec.source.display().to_string();
+            self.unreadable
+                .remove(&(file.clone(), Some(spec.context.clone())));
+            self.unreadable.remove(&(file, None));
         }
         read
     }
