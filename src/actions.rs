@@ -155,6 +155,20 @@ pub struct Target {
     pub plan: Result<Vec<Step>, Refusal>,
 }
 
+impl Target {
+    /// What a dry run says this target would get: its patches in order, or why it is refused.
+    pub fn would(&self) -> String {
+        match &self.plan {
+            Ok(steps) => steps
+                .iter()
+                .map(|s| format!("patch {} {}", s.key.kind, s.patch))
+                .collect::<Vec<_>>()
+                .join("; then "),
+            Err(refusal) => format!("refused: {refusal}"),
+        }
+    }
+}
+
 /// How to carry a job out.
 pub struct Carry<'a> {
     /// None in read-only mode: every target is refused.
@@ -167,6 +181,8 @@ pub struct Carry<'a> {
     /// What the user acted through, when not fluxfleet's own commands (`mcp:<client>`);
     /// journaled as `tool`.
     pub tool: Option<&'a str>,
+    /// The proposal this job carries out, journaled with its proposer and approver.
+    pub proposal: Option<&'a audit::Proposed>,
 }
 
 #[cfg(test)]

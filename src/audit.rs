@@ -109,12 +109,31 @@ pub struct Entry<'a> {
     /// assistant's client through `fluxfleet mcp`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool: Option<&'a str>,
+    /// Acted through a tool without a person approving (`fluxfleet mcp --write`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub automation: bool,
     pub action: Verb,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'a str>,
     /// The token written as `reconcile.fluxcd.io/requestedAt`.
     pub token: &'a str,
+    /// When the attempt carries out a proposal: who proposed it and who approved it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<&'a Proposed>,
     pub targets: &'a [Target],
+}
+
+/// The proposal an attempt carries out, as the journal names it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Proposed {
+    pub id: String,
+    /// What proposed it: `mcp:<client>`.
+    pub proposed_by: String,
+    /// Whom that assistant works for.
+    pub proposer: String,
+    /// The person who approved it.
+    pub approved_by: String,
 }
 
 /// One line of the journal about a plugin that may write, run on a cluster: its intent before
@@ -236,9 +255,11 @@ mod tests {
                 user: "alice",
                 host: "laptop",
                 tool: None,
+                automation: false,
                 action: Verb::Suspend,
                 reason: Some("flapping"),
                 token: "t",
+                proposal: None,
                 targets: std::slice::from_ref(&target),
             };
             append(&path, &entry).unwrap();

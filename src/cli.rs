@@ -17,6 +17,7 @@ pub mod fleet;
 mod get;
 mod mcp;
 mod process;
+mod proposals;
 pub mod scope;
 mod sim;
 mod tui;
@@ -28,6 +29,7 @@ pub use alert::AlertArgs;
 pub use collect::CollectArgs;
 pub use get::{GetArgs, InventoryArgs, RolloutArgs};
 pub use mcp::McpArgs;
+pub use proposals::{ApproveArgs, ProposalsArgs, RejectArgs};
 pub use sim::SimArgs;
 pub use tui::{DemoArgs, TuiArgs};
 pub use workloads::WorkloadsArgs;
@@ -146,8 +148,18 @@ pub enum Command {
     /// Serve the fleet to an assistant: a Model Context Protocol server on stdin and stdout,
     /// with tools for the summary, clusters, objects, root causes, rollouts and one object's
     /// events and YAML, every call naming its own scope. Read-only unless started with
-    /// --write: then suspend, resume and reconcile, each a dry run first.
+    /// --propose (suspend, resume and reconcile make proposals a person approves) or --write
+    /// (automation: they act, each a dry run first).
     Mcp(McpArgs),
+    /// The proposals assistants made through `fluxfleet mcp --propose`, newest first: status,
+    /// action, targets, who proposed and why; with an ID, its targets and exact patches.
+    Proposals(ProposalsArgs),
+    /// Approve a pending proposal: planned again on the fleet as it is now, it acts only if
+    /// that is exactly what was proposed (else it is refused, saying what changed), through the
+    /// guardrails and the journal, which names the proposer and the approver.
+    Approve(ApproveArgs),
+    /// Reject a pending proposal, with a reason the assistant reads.
+    Reject(RejectArgs),
     /// Serve a simulated fleet of Kubernetes API servers running Flux, and write kubeconfigs for it.
     Sim(SimArgs),
     /// Watch this collector's share of the fleet and publish it to NATS JetStream (--nats URL):

@@ -9,6 +9,7 @@ pub(crate) mod history;
 pub mod inventory;
 pub(crate) mod opening;
 pub(crate) mod output;
+pub mod proposals;
 pub mod request;
 pub mod rollout;
 pub(crate) mod roots;

@@ -33,6 +33,8 @@
 //!   clusters, or the bus) every command uses.
 //! - [`actions`] — one action on many objects: the one target planner (refusals in one order)
 //!   and carrying the job out, journaled in [`audit`].
+//! - [`proposals`] — actions an assistant asks for and a person decides: the targets and exact
+//!   patches as planned, a content hash of them, an expiry, the decision; kept beside the journal.
 //! - [`app`] — the TUI's state and its changes: model, messages, update function, typed
 //!   commands, keymap, plugins; no terminal, no drawing.
 //! - [`ui`] — draws the model, a pure function of it and the theme; what a frame learns of the
@@ -74,6 +76,7 @@ pub mod k8s;
 pub mod mcp;
 pub mod places;
 pub mod private;
+pub mod proposals;
 pub mod session;
 pub mod source;
 pub mod tui;

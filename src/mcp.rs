@@ -7,6 +7,7 @@
 //! stderr).
 
 mod page;
+mod proposing;
 mod state;
 mod tools;
 mod workloads;
@@ -33,6 +34,8 @@ pub struct Request {
     pub timeout: Duration,
     /// `--write`: the write tools exist (nothing else grants them, not the config's mode).
     pub write: bool,
+    /// `--propose`: the write tools exist and make proposals a person decides, kept this long.
+    pub propose: Option<Duration>,
 }
 
 /// `fluxfleet mcp`: serves until the client closes stdin.
@@ -66,6 +69,21 @@ pub async fn mcp(request: Request) -> u8 {
     } else {
         None
     };
+    let proposing = match request.propose {
+        None => None,
+        Some(_) if config.writes_refused().is_some() => {
+            let why = config.writes_refused().unwrap_or_default();
+            eprintln!("error: {why}; the server was not started");
+            return exit::USAGE;
+        }
+        Some(expiry) => match crate::proposals::Store::default_place() {
+            Ok(store) => Some(state::Proposing { store, expiry }),
+            Err(e) => {
+                eprintln!("error: {e}; the server was not started");
+                return exit::USAGE;
+            }
+        },
+    };
     // Following management clusters: clusters joining or leaving show up as they do.
     let live = Session::start(opened.fleet.sources(&config.engine, true));
     let reader = live.reader();
@@ -87,6 +105,7 @@ pub async fn mcp(request: Request) -> u8 {
         started: std::time::Instant::now(),
         nats: request.sources.nats.clone(),
         writes,
+        proposing,
     });
     let code = match fleet.serve(rmcp::transport::stdio()).await {
         Ok(service) => match service.waiting().await {

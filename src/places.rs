@@ -27,6 +27,11 @@ pub fn journal() -> Option<PathBuf> {
     project().map(|d| d.data_dir().join("audit.jsonl"))
 }
 
+/// Where proposals are kept: `proposals/` beside the journal.
+pub fn proposals() -> Option<PathBuf> {
+    journal().and_then(|j| j.parent().map(|dir| dir.join("proposals")))
+}
+
 /// The TUI's log: `fluxfleet.log` in the platform state directory (the local data directory
 /// where a platform has none).
 pub fn log_file() -> Option<PathBuf> {

@@ -84,6 +84,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
         concurrency,
         journal: Some(&path),
         tool: None,
+        proposal: None,
     };
     let ended = Arc::new(Mutex::new(Vec::new()));
     let seen = ended.clone();

@@ -252,7 +252,35 @@ fn every_command_offers_only_the_options_it_uses() {
                 ],
             ]),
         ),
-        ("mcp", with(&[&fleet, &["watch-mode", "timeout", "write"]])),
+        (
+            "mcp",
+            with(&[
+                &fleet,
+                &[
+                    "watch-mode",
+                    "timeout",
+                    "write",
+                    "propose",
+                    "proposal-expiry",
+                ],
+            ]),
+        ),
+        ("proposals", with(&[&["output"]])),
+        (
+            "approve",
+            with(&[
+                &fleet,
+                &[
+                    "yes",
+                    "timeout",
+                    "output",
+                    "watch-mode",
+                    "read-only",
+                    "write",
+                ],
+            ]),
+        ),
+        ("reject", with(&[&["reason"]])),
         (
             "collect",
             with(&[

@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 
 use common::fluxfleet;
-use common::mcp::{call, connect};
+use common::mcp::{call, connect, journal};
 use rmcp::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
@@ -21,15 +21,6 @@ fn suspended_on(sim: &common::Sim, ns: &str, name: &str) -> usize {
         .flat_map(|c| &c.objects)
         .filter(|o| o.kind == "Kustomization" && o.namespace == ns && o.name == name && o.suspended)
         .count()
-}
-
-/// The journal's lines.
-fn journal(data: &Path) -> Vec<Value> {
-    std::fs::read_to_string(data.join("audit.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,6 +128,7 @@ async fn writes_exist_only_with_write_and_act_on_a_dry_runs_token_through_the_gu
         assert_eq!(line["action"], "suspend");
         assert_eq!(line["reason"], "freeze");
         assert!(line["tool"].as_str().unwrap().starts_with("mcp:"), "{line}");
+        assert_eq!(line["automation"], true, "acted without a person: {line}");
     }
     assert_eq!(lines[1]["targets"].as_array().unwrap().len(), 6);
 

@@ -233,9 +233,11 @@ fn journal(
         user: &intent.user,
         host: &audit::local_host(),
         tool: how.tool,
+        automation: how.tool.is_some() && how.proposal.is_none(),
         action: intent.verb,
         reason: intent.reason.as_deref(),
         token: &intent.token,
+        proposal: how.proposal,
         targets,
     };
     match how.journal {

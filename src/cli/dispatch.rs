@@ -56,6 +56,17 @@ pub fn run(cli: Cli) -> ExitCode {
             logs();
             return ExitCode::from(runtime.block_on(crate::mcp::mcp(args.request())));
         }
+        Some(Command::Proposals(args)) => {
+            let listed = crate::export::proposals::list(args.id.as_deref(), args.output);
+            return ExitCode::from(listed);
+        }
+        Some(Command::Approve(args)) => {
+            let request: Result<_, std::convert::Infallible> = Ok(args.request());
+            return report(&runtime, request, crate::export::proposals::approve);
+        }
+        Some(Command::Reject(args)) => {
+            return ExitCode::from(crate::export::proposals::reject(&args.id, &args.reason));
+        }
         Some(Command::Inventory(args)) => {
             let sources = args.fleet.sources(Default::default());
             let code = runtime.block_on(crate::export::inventory::inventory(&sources, args.output));

@@ -15,10 +15,18 @@ pub struct McpArgs {
     /// answers with what is known, and says which clusters are not complete).
     #[arg(long, default_value = "30s", value_parser = duration)]
     pub timeout: Duration,
-    /// Offer suspend, resume and reconcile as tools, each a dry run first whose token confirms
-    /// it, where the guardrails allow.
-    #[arg(long)]
+    /// Automation, acting without a person: offer suspend, resume and reconcile as tools that
+    /// change clusters, each a dry run first whose token confirms it, where the guardrails allow.
+    #[arg(long, conflicts_with = "propose")]
     pub write: bool,
+    /// Offer suspend, resume and reconcile as tools that propose: each keeps the targets and
+    /// exact patches for a person to approve (`fluxfleet approve`, the TUI's `:proposals`) or
+    /// reject; the server itself changes nothing.
+    #[arg(long)]
+    pub propose: bool,
+    /// How long a proposal may be approved.
+    #[arg(long, default_value = "1h", value_parser = duration, requires = "propose")]
+    pub proposal_expiry: Duration,
     #[command(flatten)]
     pub fleet: FleetArgs,
     #[command(flatten)]
@@ -31,6 +39,7 @@ impl McpArgs {
             sources: self.fleet.sources(self.watch_mode),
             timeout: self.timeout,
             write: self.write,
+            propose: self.propose.then_some(self.proposal_expiry),
         }
     }
 }

@@ -65,6 +65,14 @@ pub(super) fn rollout_output(s: &str) -> Result<Output, Usage> {
     )
 }
 
+pub(super) fn proposals_output(s: &str) -> Result<Output, Usage> {
+    output(
+        s,
+        &[Output::Table, Output::Json, Output::Ndjson],
+        "proposals prints table, json or ndjson",
+    )
+}
+
 pub(super) fn workloads_output(s: &str) -> Result<Output, Usage> {
     output(
         s,

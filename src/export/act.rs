@@ -45,6 +45,17 @@ const SOURCE_KINDS: [FluxKind; 5] = [
     FluxKind::HelmChart,
 ];
 
+/// Watches only `kind` when one is asked for (and, for a reconcile with source, the sources it
+/// requests first and waits for).
+pub(crate) fn watch_kinds(config: &mut crate::config::Config, kind: Option<FluxKind>, verb: Verb) {
+    if let Some(kind) = kind {
+        config.engine.kinds = vec![kind];
+        if verb == Verb::ReconcileWithSource {
+            config.engine.kinds.extend(SOURCE_KINDS);
+        }
+    }
+}
+
 pub async fn act(request: Request) -> u8 {
     let opened = match fleet(&request.sources).await {
         Ok(opened) => opened,
@@ -62,13 +73,7 @@ pub async fn act(request: Request) -> u8 {
         eprintln!("error: {why}; nothing was sent (--dry-run shows the targets)");
         return exit::USAGE;
     }
-    if let Some(kind) = request.filter.kind {
-        config.engine.kinds = vec![kind];
-        // A reconcile with source plans and waits for the sources through their watches.
-        if request.verb == Verb::ReconcileWithSource {
-            config.engine.kinds.extend(SOURCE_KINDS);
-        }
-    }
+    watch_kinds(&mut config, request.filter.kind, request.verb);
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     if !live.settle(request.timeout).await {
         eprintln!(
@@ -108,19 +113,55 @@ pub async fn act(request: Request) -> u8 {
         live.shutdown().await;
         return code;
     }
-    if !confirmed(&request, tally, config.actions.confirm_above) {
+    let asking = Asking {
+        yes: request.yes,
+        verb: request.verb,
+        confirm_above: config.actions.confirm_above,
+        even_one: false,
+    };
+    if !confirmed(&asking, tally) {
         live.shutdown().await;
         return exit::USAGE;
     }
     let Some(grant) = grant else {
         return exit::USAGE;
     };
-    let writer = live.sources.writer(grant, permissions);
+    let sending = Sending {
+        timeout: request.timeout,
+        concurrency: config.actions.concurrency,
+        ndjson: request.output == super::request::Output::Ndjson,
+        proposal: None,
+    };
     let job = crate::actions::Job {
         run: 1,
         intent,
         targets,
     };
+    send_job(job, live, (grant, permissions), tally, sending)
+        .await
+        .0
+}
+
+/// How a planned job is sent, besides its targets.
+pub(crate) struct Sending<'a> {
+    /// For each reconcile to be handled.
+    pub timeout: Duration,
+    pub concurrency: usize,
+    /// Each outcome as an NDJSON line as it ends, instead of a table at the end.
+    pub ndjson: bool,
+    /// The proposal the job carries out, journaled with its proposer and approver.
+    pub proposal: Option<&'a audit::Proposed>,
+}
+
+/// Sends `job` through the session's writer, journaled: the exit code and each target's record.
+pub(crate) async fn send_job(
+    job: crate::actions::Job,
+    live: Session,
+    (grant, permissions): (crate::config::WriteGrant, crate::config::Permissions),
+    tally: crate::actions::Tally,
+    sending: Sending<'_>,
+) -> (u8, Vec<audit::Target>) {
+    let writer = live.sources.writer(grant, permissions);
     let journal = audit::default_path();
     let how = crate::actions::Carry {
         writer: Some(&writer),
@@ -129,23 +170,23 @@ pub async fn act(request: Request) -> u8 {
             .intent
             .verb
             .requests_reconcile()
-            .then_some(request.timeout),
-        concurrency: config.actions.concurrency,
+            .then_some(sending.timeout),
+        concurrency: sending.concurrency,
         journal: journal.as_deref(),
         tool: None,
+        proposal: sending.proposal,
     };
-    let ndjson = request.output == super::request::Output::Ndjson;
-    send(&job, how, live, (tally, ndjson)).await
+    send(&job, how, live, (tally, sending.ndjson)).await
 }
 
 /// Carries the job out, its progress on stderr (a line redrawn on a terminal) or its outcomes
-/// as NDJSON, then the results and the exit code.
+/// as NDJSON, then the results; the exit code and each target's record.
 async fn send(
     job: &crate::actions::Job,
     how: crate::actions::Carry<'_>,
     mut live: Session,
     (tally, ndjson): (crate::actions::Tally, bool),
-) -> u8 {
+) -> (u8, Vec<audit::Target>) {
     let started = std::time::Instant::now();
     // On a terminal, one line on stderr redrawn five times a second, waiting included.
     let shown = std::sync::Arc::new(std::sync::Mutex::new(Progress::default()));
@@ -201,11 +242,12 @@ async fn send(
             started.elapsed().as_secs_f64()
         );
     }
-    if failed == 0 && !unjournaled {
+    let code = if failed == 0 && !unjournaled {
         exit::OK
     } else {
         exit::ERROR
-    }
+    };
+    (code, results)
 }
 
 /// The progress line, drawn over the previous one.
@@ -264,20 +306,22 @@ pub(crate) fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, Object
         .collect()
 }
 
-/// What a dry run says `target` would get: its patches in order, or why it is refused.
-pub(crate) fn would(target: &Target) -> String {
-    match &target.plan {
-        Ok(steps) => steps
-            .iter()
-            .map(|s| format!("patch {} {}", s.key.kind, s.patch))
-            .collect::<Vec<_>>()
-            .join("; then "),
-        Err(refusal) => format!("refused: {refusal}"),
-    }
-}
-
 /// `--dry-run`: the targets and what each would get.
 fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally) -> u8 {
+    if let Err(code) = print_targets(targets) {
+        return code;
+    }
+    let what = tally.describe(intent.verb);
+    if tally.sent == 0 {
+        eprintln!("dry run: {what}");
+    } else {
+        eprintln!("dry run: {} would {what}; nothing was sent", intent.user);
+    }
+    exit::OK
+}
+
+/// The targets and what each would get, as a table on stdout.
+pub(crate) fn print_targets(targets: &[Target]) -> Result<(), u8> {
     let mut t = Table::new(vec![
         "WORKSPACE",
         "CLUSTER",
@@ -294,34 +338,36 @@ fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally)
             r.kind.clone(),
             r.namespace.clone(),
             r.name.clone(),
-            would(target),
+            target.would(),
         ]);
     }
     let mut out = io::stdout();
-    if let Err(code) = super::request::finish(t.write(&mut out).and_then(|()| out.flush())) {
-        return code;
-    }
-    let what = tally.describe(intent.verb);
-    if tally.sent == 0 {
-        eprintln!("dry run: {what}");
-    } else {
-        eprintln!("dry run: {} would {what}; nothing was sent", intent.user);
-    }
-    exit::OK
+    super::request::finish(t.write(&mut out).and_then(|()| out.flush()))
+}
+
+/// What confirming an action asks.
+pub(crate) struct Asking {
+    /// `--yes`.
+    pub yes: bool,
+    pub verb: Verb,
+    pub confirm_above: usize,
+    /// Ask even for one target (approving a proposal: a person must say yes).
+    pub even_one: bool,
 }
 
 /// More than one target to send needs `--yes`, or, on a terminal, typing the count (above
 /// `confirm_above`) or `y`. Refused targets are not counted: nothing is sent to them.
-fn confirmed(request: &Request, tally: crate::actions::Tally, confirm_above: usize) -> bool {
+pub(crate) fn confirmed(asking: &Asking, tally: crate::actions::Tally) -> bool {
     let count = tally.sent;
-    if request.yes || count <= 1 {
+    let confirm_above = asking.confirm_above;
+    if asking.yes || (count <= 1 && !asking.even_one) {
         return true;
     }
     if !io::stdin().is_terminal() {
         eprintln!(
             "error: {}: pass --yes to {} them without a terminal (--dry-run lists them)",
-            tally.describe(request.verb),
-            request.verb
+            tally.describe(asking.verb),
+            asking.verb
         );
         return false;
     }
@@ -332,7 +378,7 @@ fn confirmed(request: &Request, tally: crate::actions::Tally, confirm_above: usi
     };
     eprint!(
         "{}? Type {wanted} to confirm: ",
-        tally.describe(request.verb)
+        tally.describe(asking.verb)
     );
     let _ = io::stderr().flush();
     let mut line = String::new();

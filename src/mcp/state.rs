@@ -43,6 +43,15 @@ pub(super) struct State {
     pub nats: Option<crate::bus::Options>,
     /// With `--write`: what the write tools need; None: they do not exist.
     pub writes: Option<Writes>,
+    /// With `--propose`: where the write tools keep what they propose, and for how long it may
+    /// be approved.
+    pub proposing: Option<Proposing>,
+}
+
+/// `--propose`: the write tools make proposals a person decides.
+pub(super) struct Proposing {
+    pub store: crate::proposals::Store,
+    pub expiry: Duration,
 }
 
 /// Which clusters and objects a call is about.

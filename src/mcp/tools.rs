@@ -133,8 +133,16 @@ impl Fleet {
             tool_router.remove_route("history");
         }
         tool_router.merge(Fleet::workload_tools());
-        if state.writes.is_some() {
+        if state.writes.is_some() || state.proposing.is_some() {
             tool_router.merge(Fleet::write_tools());
+        }
+        if state.proposing.is_some() {
+            tool_router.merge(Fleet::proposal_tools());
+            for (name, description) in super::proposing::DESCRIPTIONS {
+                if let Some(route) = tool_router.map.get_mut(name) {
+                    route.attr.description = Some(description.into());
+                }
+            }
         }
         Fleet {
             state: Arc::new(state),
@@ -407,7 +415,9 @@ impl ServerHandler for Fleet {
             ))
             .with_instructions(format!(
                 "{INSTRUCTIONS}{}",
-                if self.state.writes.is_some() {
+                if self.state.proposing.is_some() {
+                    super::proposing::PROPOSES
+                } else if self.state.writes.is_some() {
                     WRITES
                 } else {
                     READ_ONLY

@@ -43,6 +43,8 @@ pub struct ActArgs {
     pub token: Option<String>,
     /// The count that dry run said it would send.
     pub count: Option<usize>,
+    /// Why you ask, in a sentence (with --propose): shown to the person who decides.
+    pub why: Option<String>,
 }
 
 /// One target of an answer.
@@ -59,7 +61,7 @@ struct Planned<'a> {
 }
 
 /// The MCP client's name as the journal's `tool`: `mcp:` and at most 64 plain characters.
-fn client_tool(context: &RequestContext<RoleServer>) -> String {
+pub(super) fn client_tool(context: &RequestContext<RoleServer>) -> String {
     let name = context
         .peer
         .peer_info()
@@ -126,6 +128,9 @@ impl Fleet {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = &self.state;
+        if let Some(proposing) = &state.proposing {
+            return self.propose(proposing, verb, args, context).await;
+        }
         let Some(writes) = &state.writes else {
             return Err(invalid("this server only reads: start it with --write"));
         };
@@ -156,26 +161,9 @@ impl Fleet {
                 .unwrap_or_else(|| jiff::Timestamp::now().to_string()),
         };
         let config: &Config = &state.config;
-        let guard = Guard {
-            actions: &config.actions,
-            permissions: Some(&writes.permissions),
-        };
         let targets = self
-            .read(|index| {
-                let objects = crate::export::act::selected(index, &filter);
-                actions::plan(index, objects, &intent, &guard)
-            })
+            .planned(&filter, &intent, Some(&writes.permissions))
             .await?;
-        if targets.is_empty() {
-            return Err(invalid("no Flux object matches"));
-        }
-        let max = config.actions.max_targets;
-        if targets.len() > max {
-            return Err(invalid(format!(
-                "{} objects match, more than the {max} allowed at once (actions.max_targets): narrow the scope",
-                targets.len()
-            )));
-        }
         let tally = actions::Tally::of(&targets);
         let Some(token) = confirmed else {
             return Ok(dry_run(writes, (verb, asked), &intent, &targets, tally));
@@ -200,6 +188,7 @@ impl Fleet {
             concurrency: config.actions.concurrency,
             journal: journal.as_deref(),
             tool: Some(&tool),
+            proposal: None,
         };
         let (tell, told) = mpsc::unbounded_channel();
         let awaited = writes.awaited.clone();
@@ -232,6 +221,45 @@ impl Fleet {
         let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
         Ok(answer(doc, "results", paged))
     }
+}
+
+impl Fleet {
+    /// Every object `filter` selects, planned for `intent` through the guardrails (writable as
+    /// `permissions` say; None: as if writes were granted); refused when none or too many.
+    pub(super) async fn planned(
+        &self,
+        filter: &crate::export::Filter,
+        intent: &Intent,
+        permissions: Option<&crate::config::Permissions>,
+    ) -> Result<Vec<Target>, ErrorData> {
+        let config = &self.state.config;
+        let guard = Guard {
+            actions: &config.actions,
+            permissions,
+        };
+        let targets = self
+            .read(|index| {
+                let objects = crate::export::act::selected(index, filter);
+                actions::plan(index, objects, intent, &guard)
+            })
+            .await?;
+        within_limits(&targets, config.actions.max_targets)?;
+        Ok(targets)
+    }
+}
+
+/// Refuses no target at all, or more than `max` at once.
+fn within_limits(targets: &[Target], max: usize) -> Result<(), ErrorData> {
+    if targets.is_empty() {
+        return Err(invalid("no Flux object matches"));
+    }
+    if targets.len() > max {
+        return Err(invalid(format!(
+            "{} objects match, more than the {max} allowed at once (actions.max_targets): narrow the scope",
+            targets.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Checks the dry run `token` names: the same verb and arguments, not expired, the same count.
@@ -303,7 +331,7 @@ fn dry_run(
         kind: &t.record.kind,
         namespace: &t.record.namespace,
         name: &t.record.name,
-        would: crate::export::act::would(t),
+        would: t.would(),
     });
     let mut doc = serde_json::Map::new();
     doc.insert("dryRun".into(), json!(true));

@@ -153,6 +153,7 @@ async fn act(
         concurrency,
         journal: journal.as_deref(),
         tool: None,
+        proposal: None,
     };
     let report = |t: &crate::actions::Target,
                   update: crate::actions::Update<'_>,

@@ -91,3 +91,12 @@ pub async fn all_pages(
     }
     (items, first.unwrap())
 }
+
+/// The journal's lines in the data directory `data`.
+pub fn journal(data: &Path) -> Vec<Value> {
+    std::fs::read_to_string(data.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}

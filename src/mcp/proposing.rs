@@ -1,0 +1,161 @@
+//! `fluxfleet mcp --propose`: `suspend`, `resume` and `reconcile` plan as a dry run does and keep
+//! a proposal for a person to decide (`fluxfleet approve`, the TUI's `:proposals`) instead of
+//! acting; the server itself sends nothing. `proposal_status` follows a proposal to its end.
+
+use jiff::Timestamp;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::page;
+use super::state::{Fleet, Paging, Proposing, answer, invalid};
+use super::writes::{ActArgs, client_tool};
+use crate::actions;
+use crate::fleet::verbs::{Intent, Verb};
+use crate::proposals::{Asked, Proposal, Selection};
+
+/// What the assistant is told about acting, instead of [`super::tools`]' words for `--write`.
+pub(super) const PROPOSES: &str = " Started with --propose: suspend, resume and reconcile change \
+nothing themselves. Each makes a proposal — the targets, the exact patches, why you ask — that a \
+person approves or rejects with fluxfleet; the call answers with its id. Say why in `why`. Follow \
+it with proposal_status: pending, approved (with each target's outcome), rejected (with the \
+reason), refused (the fleet changed before approval) or expired.";
+
+/// The write tools' descriptions with `--propose`.
+pub(super) const DESCRIPTIONS: [(&str, &str); 3] = [
+    (
+        "suspend",
+        "Propose suspending Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+    ),
+    (
+        "resume",
+        "Propose resuming suspended Flux objects in scope and requesting a reconcile, as `flux resume`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+    ),
+    (
+        "reconcile",
+        "Propose a reconcile of Flux objects in scope (with_source: their sources first), as `flux reconcile`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+    ),
+];
+
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct StatusArgs {
+    /// The proposal's id, as suspend, resume or reconcile answered it.
+    pub id: String,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+#[tool_router(router = proposal_tools, vis = "pub(super)")]
+impl Fleet {
+    #[tool(
+        description = "Where a proposal stands: pending, approved (acting, then each target's outcome), rejected (with the person's reason), refused (the fleet changed before approval, with what changed) or expired.",
+        annotations(read_only_hint = true)
+    )]
+    async fn proposal_status(
+        &self,
+        Parameters(args): Parameters<StatusArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(proposing) = &self.state.proposing else {
+            return Err(invalid(
+                "this server makes no proposals: start it with --propose",
+            ));
+        };
+        let asked = args.paging.asked()?;
+        let proposal = proposing.store.load(&args.id).map_err(invalid)?;
+        let mut doc = serde_json::Map::new();
+        doc.insert("id".into(), json!(proposal.id));
+        doc.insert("status".into(), json!(proposal.status(Timestamp::now())));
+        doc.insert("action".into(), json!(proposal.action));
+        doc.insert("proposedBy".into(), json!(proposal.proposed_by));
+        doc.insert("created".into(), json!(proposal.created));
+        doc.insert("expires".into(), json!(proposal.expires));
+        doc.insert("count".into(), json!(proposal.sends));
+        doc.insert("refused".into(), json!(proposal.refused));
+        if let Some(decision) = &proposal.decision {
+            doc.insert("decision".into(), json!(decision));
+        }
+        doc.insert("acted".into(), json!(proposal.outcomes.is_some()));
+        let outcomes = proposal.outcomes.unwrap_or_default();
+        Ok(answer(doc, "outcomes", page::take(outcomes.iter(), asked)))
+    }
+}
+
+impl Fleet {
+    /// Plans the action as a dry run does and keeps it as a proposal.
+    pub(super) async fn propose(
+        &self,
+        proposing: &Proposing,
+        verb: Verb,
+        args: ActArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        if args.token.is_some() || args.count.is_some() {
+            return Err(invalid(
+                "this server proposes: a person approves, there is no token to repeat — call without token and count",
+            ));
+        }
+        if args.reason.is_some() && verb != Verb::Suspend {
+            return Err(invalid("reason goes with suspend"));
+        }
+        let filter = args.scope.filter(args.status.as_deref())?;
+        let now = Timestamp::now();
+        let intent = Intent {
+            verb,
+            user: crate::audit::local_user(),
+            reason: args.reason.clone(),
+            token: now.to_string(),
+        };
+        // Planned as if writes were granted: the person approving plans again with their own.
+        let targets = self.planned(&filter, &intent, None).await?;
+        let tally = actions::Tally::of(&targets);
+        if tally.sent == 0 {
+            return Err(invalid(format!(
+                "{}: nothing was proposed",
+                tally.describe(verb)
+            )));
+        }
+        let scope = &args.scope;
+        let asked = Asked {
+            proposed_by: client_tool(context),
+            why: args.why.clone(),
+            selection: Selection {
+                workspace: scope.workspace.clone(),
+                clusters: scope.clusters.clone(),
+                kind: scope.kind.clone(),
+                namespace: scope.namespace.clone(),
+                name: scope.name.clone(),
+                status: args.status.clone(),
+            },
+            expiry: proposing.expiry,
+        };
+        let proposal = Proposal::new(&intent, &targets, asked, now);
+        proposing
+            .store
+            .create(&proposal)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut doc = serde_json::Map::new();
+        doc.insert("proposal".into(), json!(proposal.id));
+        doc.insert("status".into(), json!(proposal.status(now)));
+        doc.insert("expires".into(), json!(proposal.expires));
+        doc.insert("says".into(), json!(tally.describe(verb)));
+        doc.insert("count".into(), json!(tally.sent));
+        doc.insert("refused".into(), json!(tally.refused));
+        doc.insert("hash".into(), json!(proposal.hash));
+        doc.insert(
+            "approve".into(),
+            json!(format!(
+                "a person runs `fluxfleet approve {}` (or `fluxfleet reject {} --reason …`)",
+                proposal.id, proposal.id
+            )),
+        );
+        let first = page::Asked::first(page::MAX_LIMIT);
+        Ok(answer(
+            doc,
+            "targets",
+            page::take(proposal.targets.iter(), first),
+        ))
+    }
+}
