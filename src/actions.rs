@@ -141,6 +141,8 @@ pub struct Job {
     pub run: u64,
     pub intent: Intent,
     pub targets: Vec<Target>,
+    /// The proposal this job carries out, journaled with its proposer and approver.
+    pub proposal: Option<audit::Proposed>,
 }
 
 /// One object of a job.
@@ -181,8 +183,6 @@ pub struct Carry<'a> {
     /// What the user acted through, when not fluxfleet's own commands (`mcp:<client>`);
     /// journaled as `tool`.
     pub tool: Option<&'a str>,
-    /// The proposal this job carries out, journaled with its proposer and approver.
-    pub proposal: Option<&'a audit::Proposed>,
 }
 
 #[cfg(test)]

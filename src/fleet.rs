@@ -6,6 +6,7 @@ mod bounds;
 mod connection;
 mod deployed;
 mod events;
+pub mod filter;
 pub mod graph;
 mod health;
 pub mod history;

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::actions;
 use crate::audit;
+use crate::fleet::filter::{self, Filter};
 use crate::fleet::verbs::{Intent, Verb};
 
 pub use store::{Store, StoreError};
@@ -45,6 +46,33 @@ pub struct Selection {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+}
+
+/// A selection that names no kind or status fluxfleet knows (a proposal's file edited, or
+/// written by a newer version).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SelectionError {
+    #[error("{0:?} is not a Flux kind")]
+    Kind(String),
+    #[error(transparent)]
+    Status(#[from] crate::fleet::filter::UnknownStatus),
+}
+
+impl Selection {
+    /// The filter that selects the same objects again.
+    pub fn filter(&self) -> Result<Filter, SelectionError> {
+        let kind =
+            filter::kind(self.kind.as_deref()).map_err(|k| SelectionError::Kind(k.into()))?;
+        let status = self.status.as_deref().map(filter::Status::parse);
+        Ok(Filter {
+            kind,
+            name: self.name.clone(),
+            workspace: self.workspace.clone(),
+            clusters: self.clusters.clone(),
+            namespace: self.namespace.clone(),
+            status: status.transpose()?,
+        })
+    }
 }
 
 /// One target as planned: the patches it gets, in order, or why it is refused.

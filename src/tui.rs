@@ -109,10 +109,16 @@ where
     model.settings.plugins = plugins;
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));
+    // Proposals are kept beside the journal.
+    let proposals = journal
+        .as_deref()
+        .and_then(std::path::Path::parent)
+        .map(|dir| crate::proposals::Store::at(dir.join("proposals")));
     let mut effects = Clusters {
         reader: sources.reader(),
         writer,
         journal,
+        proposals,
         concurrency: config.actions.concurrency,
         handled: None,
     };

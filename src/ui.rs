@@ -9,6 +9,7 @@ mod fleet;
 mod help;
 mod history;
 mod objects;
+mod proposals;
 mod results;
 mod rollout;
 mod triage;
@@ -54,6 +55,14 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
             Some(Ok(entries)) => Some(entries.len()),
             _ => Some(0),
         },
+        // The cursor, not a scroll: at most the last proposal.
+        View::Proposals => {
+            let listed = match &model.reads.proposals {
+                Some(Ok(list)) => list.len(),
+                _ => 0,
+            };
+            return listed.saturating_sub(1);
+        }
         View::History { scope, .. } => Some(history::in_scope(model, *scope).len()),
         _ => None,
     };
@@ -93,6 +102,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Help { of } => help::draw(frame, body, model, theme, *of),
         View::Results => results::draw(frame, body, model, theme),
         View::Audit => audit::draw(frame, body, model, theme),
+        View::Proposals => proposals::draw(frame, body, model, theme),
         View::History { scope, since } => history::draw(frame, body, model, theme, *scope, *since),
         View::Workloads { key, clusters } => {
             workloads::draw(frame, body, model, theme, key, clusters.len())
@@ -127,6 +137,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Help { .. } => "help".to_string(),
             View::Results => "results".to_string(),
             View::Audit => "audit".to_string(),
+            View::Proposals => "proposals".to_string(),
             View::History { .. } => "history".to_string(),
             View::Workloads { key, .. } => format!("workloads of {} {}", key.kind, key.name),
         })
@@ -380,6 +391,19 @@ fn draw_confirm(
         )),
         Line::default(),
     ];
+    if let Some(p) = &c.proposal {
+        let by = crate::fleet::workload::visible(&p.proposed_by).into_owned();
+        lines.insert(
+            1,
+            Line::from(Span::styled(
+                format!(
+                    "approving proposal {} by {by}: exactly the patches it shows",
+                    p.id
+                ),
+                text,
+            )),
+        );
+    }
     let width = usize::from(area.width.saturating_sub(8));
     let preview = usize::from(area.height.saturating_sub(12)).clamp(1, 8);
     for (id, key) in c.targets.iter().take(preview) {

@@ -62,6 +62,7 @@ fn job(live: &Session, verb: Verb) -> Job {
         run: 1,
         intent,
         targets,
+        proposal: None,
     }
 }
 
@@ -84,7 +85,6 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
         concurrency,
         journal: Some(&path),
         tool: None,
-        proposal: None,
     };
     let ended = Arc::new(Mutex::new(Vec::new()));
     let seen = ended.clone();
@@ -264,6 +264,7 @@ async fn targets_sharing_a_source_request_it_once_and_each_waits_for_it() {
         run: 1,
         intent,
         targets,
+        proposal: None,
     };
     let ended = carry(&mut live, &job, 20).await;
     let done = ended.iter().filter(|(_, o)| *o == Outcome::Done).count();

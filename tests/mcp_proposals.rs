@@ -14,7 +14,7 @@ use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// `fluxfleet mcp --propose` on the fleet, keeping its proposals in `data`.
 async fn proposing(dir: &Path, data: &Path, extra: &[&str]) -> RunningService<RoleClient, ()> {
@@ -148,19 +148,8 @@ async fn a_proposal_acts_once_when_a_person_approves_it_and_never_otherwise() {
     assert_eq!(sent - before, 6, "one patch a target");
     let lines = journal(data);
     assert_eq!(lines.len(), 2, "intent and outcome: {lines:?}");
-    for line in &lines {
-        assert_eq!(line["proposal"]["id"], id.as_str(), "{line}");
-        assert!(
-            line["proposal"]["proposedBy"]
-                .as_str()
-                .unwrap()
-                .starts_with("mcp:"),
-            "{line}"
-        );
-        assert!(line["proposal"]["approvedBy"].is_string(), "{line}");
-        assert_eq!(line["automation"], Value::Null, "a person approved: {line}");
-        assert_eq!(line["token"], lines[0]["token"]);
-    }
+    common::mcp::assert_proposal_journaled(&lines, &id);
+    assert_eq!(lines[0]["token"], lines[1]["token"]);
     let status = call(&client, "proposal_status", json!({ "id": id }))
         .await
         .unwrap();

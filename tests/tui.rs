@@ -1636,3 +1636,141 @@ fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes_exact
     assert_eq!(targets, [3, 4, 5]);
     assert!(confirm.targets.iter().all(|(_, k)| *k == apps));
 }
+
+/// A proposal for `verb` on `key` on `cluster` only, planned on the model's fleet as
+/// `fluxfleet mcp --propose` plans it.
+fn proposal_on(
+    m: &Model,
+    cluster: ClusterId,
+    key: &ObjectKey,
+    verb: Verb,
+) -> fluxfleet::proposals::Proposal {
+    use fluxfleet::proposals::{Asked, Proposal, Selection};
+    let selection = Selection {
+        clusters: vec![m.index.cluster(cluster).unwrap().info.name.clone()],
+        kind: Some(key.kind.to_string()),
+        namespace: Some(key.namespace.to_string()),
+        name: Some(key.name.to_string()),
+        ..Selection::default()
+    };
+    let objects = fluxfleet::fleet::filter::selected(&m.index, &selection.filter().unwrap());
+    let intent = fluxfleet::fleet::verbs::Intent {
+        verb,
+        user: "alice".into(),
+        reason: Some("freeze".into()).filter(|_| verb == Verb::Suspend),
+        token: "2026-11-21T09:00:00Z".into(),
+    };
+    let guard = fluxfleet::actions::Guard {
+        actions: &m.settings.actions,
+        permissions: None,
+    };
+    let targets = fluxfleet::actions::plan(&m.index, objects, &intent, &guard);
+    let asked = Asked {
+        proposed_by: "mcp:assistant".into(),
+        why: Some("redis is stalled".into()),
+        selection,
+        expiry: std::time::Duration::from_secs(3600),
+    };
+    Proposal::new(&intent, &targets, asked, now())
+}
+
+#[test]
+fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
+    use fluxfleet::proposals::Decision;
+    let (mut m, cluster, redis) = redis_detail();
+    let suspend = proposal_on(&m, cluster, &redis, Verb::Suspend);
+    let reconcile = proposal_on(&m, cluster, &redis, Verb::Reconcile);
+    assert_eq!(command(&mut m, "proposals"), [Effect::ReadProposals]);
+    assert_eq!(m.screen().view, View::Proposals);
+    update(
+        &mut m,
+        Msg::Proposals(Ok(vec![reconcile.clone(), suspend.clone()])),
+    );
+    let text = common::tui::screen(&mut m, 140, 30);
+    assert!(
+        text.contains(&reconcile.id) && text.contains("redis is stalled"),
+        "{text}"
+    );
+    // Read-only: approving explains how to write, and nothing is asked.
+    m.settings.read_only = true;
+    assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
+    assert!(
+        m.flash.as_deref().unwrap().contains("--write"),
+        "{:?}",
+        m.flash
+    );
+    m.settings.read_only = false;
+
+    // The second row, the suspend: confirmed, it is sent with the proposal's own intent.
+    key(&mut m, KeyCode::Char('j'));
+    assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
+    let confirm = m.confirm.as_ref().expect("a confirmation");
+    assert_eq!(confirm.verb, Verb::Suspend);
+    assert_eq!(confirm.stage, Stage::Yes, "the reason was proposed");
+    let effects = keys(&mut m, KeyCode::Char('y'));
+    let [Effect::Act(job)] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(job.intent, suspend.intent());
+    let proposed = job.proposal.as_ref().unwrap();
+    assert_eq!(proposed.id, suspend.id);
+    assert_eq!(proposed.proposed_by, "mcp:assistant");
+    assert_eq!(proposed.approved_by, m.settings.user);
+
+    // The object is suspended since the reconcile was proposed: approving it is refused,
+    // recorded, and nothing is sent.
+    let mut suspended = FluxSummary::clone(
+        m.index
+            .cluster(cluster)
+            .unwrap()
+            .objects
+            .get(&redis)
+            .unwrap(),
+    );
+    suspended.suspended = true;
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(cluster, Change::Applied(suspended))]),
+    );
+    command(&mut m, "proposals");
+    update(
+        &mut m,
+        Msg::Proposals(Ok(vec![reconcile.clone(), suspend.clone()])),
+    );
+    let effects = keys(&mut m, KeyCode::Char('a'));
+    let [Effect::Decide { id, decision }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(id, &reconcile.id);
+    let Decision::Refused { changed, .. } = decision else {
+        panic!("{decision:?}")
+    };
+    assert!(changed[0].contains("would now refused"), "{changed:?}");
+    assert!(m.confirm.is_none());
+    assert!(
+        m.flash.as_deref().unwrap().contains("the fleet changed"),
+        "{:?}",
+        m.flash
+    );
+
+    // x asks why, and the reason goes with the rejection.
+    key(&mut m, KeyCode::Char('x'));
+    assert_eq!(m.input, Input::Command("reject ".into()));
+    typed(&mut m, "not during the freeze");
+    let effects = keys(&mut m, KeyCode::Enter);
+    let [Effect::Decide { id, decision }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(id, &reconcile.id);
+    assert!(
+        matches!(decision, Decision::Rejected { reason, .. } if reason == "not during the freeze"),
+        "{decision:?}"
+    );
+    // An empty reason is not a rejection.
+    assert_eq!(command(&mut m, "reject  "), []);
+    assert!(
+        m.flash.as_deref().unwrap().contains("say why"),
+        "{:?}",
+        m.flash
+    );
+}

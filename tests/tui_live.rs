@@ -433,6 +433,82 @@ async fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes
     );
 }
 
+/// A proposal an assistant made through `fluxfleet mcp --propose`, approved in the TUI: sent
+/// once, exactly as proposed, journaled with the proposer and the approver, and its outcomes
+/// recorded on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposal_approved_in_the_tui_acts_once_and_names_proposer_and_approver() {
+    use rmcp::ServiceExt;
+    let sim = common::start().await;
+    let (config, inventory) = fleet(&sim);
+    let clusters = inventory.clusters.len();
+    let data = tempfile::tempdir().unwrap();
+    let journal = data.path().join("audit.jsonl");
+    let mut cmd = common::fluxfleet();
+    cmd.env("FLUXFLEET_DATA_DIR", data.path())
+        .args(["mcp", "--propose", "--kubeconfig-dir"])
+        .arg(sim.dir.path().join("kubeconfigs"));
+    let assistant = ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+    let scope = serde_json::json!({ "kind": "ks", "name": "apps", "namespace": "flux-system",
+                                    "reason": "freeze", "why": "apps flaps" });
+    let proposed = common::mcp::call(&assistant, "suspend", scope)
+        .await
+        .unwrap();
+    let id = proposed["proposal"].as_str().unwrap().to_string();
+    let count = proposed["count"].as_u64().unwrap() as usize;
+    assistant.cancel().await.unwrap();
+    let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
+    let before = mutating();
+
+    let (mut person, app, _) = session(config, inventory, Some(Mode::Write), Some(journal.clone()));
+    let drive = async {
+        let all_live = format!("clusters {clusters}/{clusters} live");
+        person
+            .sees("every cluster live", |s| s.contains(&all_live))
+            .await;
+        person.command("proposals");
+        let screen = person
+            .sees("the proposal", |s| s.contains("pending") && s.contains(&id))
+            .await;
+        assert!(screen.contains("apps flaps"), "{screen}");
+        assert!(screen.contains("\"suspend\":true"), "the patches: {screen}");
+        person.press(KeyCode::Char('a'));
+        let asked = format!("suspend {count} objects");
+        person
+            .sees("the confirmation", |s| s.contains(&asked))
+            .await;
+        person.press(KeyCode::Char('y'));
+        let done = format!("{count} done");
+        person.sees("the outcome", |s| s.contains(&done)).await;
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+    assert_eq!(
+        mutating() - before,
+        count as u64,
+        "one patch a target, once"
+    );
+    let lines = journaled(&journal, 1).await;
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    common::mcp::assert_proposal_journaled(&lines, &id);
+    assert!(lines.iter().all(|l| l["reason"] == "freeze"), "{lines:?}");
+    let store = fluxfleet::proposals::Store::at(data.path().join("proposals"));
+    common::eventually("the outcomes on the proposal", || async {
+        store.load(&id).unwrap().outcomes.is_some()
+    })
+    .await;
+    let approved = store.load(&id).unwrap();
+    assert_eq!(
+        approved.status(jiff::Timestamp::now()),
+        fluxfleet::proposals::Status::Approved
+    );
+    let outcomes = approved.outcomes.unwrap();
+    assert_eq!(outcomes.len(), count);
+    assert!(outcomes.iter().all(|o| o.outcome == "done"), "{outcomes:?}");
+    sim.handle.shutdown().await;
+}
+
 /// The journal's lines once it holds `outcomes` outcome lines (it is written when every target
 /// of an action has one, after the screen shows it).
 async fn journaled(journal: &std::path::Path, outcomes: usize) -> Vec<serde_json::Value> {

@@ -9,7 +9,7 @@ use super::progress::{Progress, Update};
 use super::schedule::{Awaited, Executor, Waiter, watched};
 use super::{Carry, Job, Target};
 use crate::audit;
-use crate::fleet::verbs::{Intent, Outcome};
+use crate::fleet::verbs::Outcome;
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::session::Session;
 
@@ -51,7 +51,7 @@ pub async fn carry_out(
         total: job.targets.len(),
         ..Progress::default()
     };
-    if let Err(e) = journal(&job.intent, audit::Stage::Intent, &intended(job), &how) {
+    if let Err(e) = journal(job, audit::Stage::Intent, &intended(job), &how) {
         return (not_sent(job, &e.to_string(), progress, &mut report), Err(e));
     }
     let mut run = Executor {
@@ -147,7 +147,7 @@ pub async fn carry_out(
         .zip(&job.targets)
         .map(|(r, t)| r.unwrap_or_else(|| t.record.clone()))
         .collect();
-    let journaled = journal(&job.intent, audit::Stage::Outcome, &records, &how);
+    let journaled = journal(job, audit::Stage::Outcome, &records, &how);
     (records, journaled)
 }
 
@@ -222,22 +222,23 @@ pub enum JournalError {
 }
 
 fn journal(
-    intent: &Intent,
+    job: &Job,
     stage: audit::Stage,
     targets: &[audit::Target],
     how: &Carry<'_>,
 ) -> Result<(), JournalError> {
+    let intent = &job.intent;
     let entry = audit::Entry {
         time: jiff::Timestamp::now(),
         stage,
         user: &intent.user,
         host: &audit::local_host(),
         tool: how.tool,
-        automation: how.tool.is_some() && how.proposal.is_none(),
+        automation: how.tool.is_some() && job.proposal.is_none(),
         action: intent.verb,
         reason: intent.reason.as_deref(),
         token: &intent.token,
-        proposal: how.proposal,
+        proposal: job.proposal.as_ref(),
         targets,
     };
     match how.journal {

@@ -23,6 +23,10 @@ pub enum Command {
     Unmark,
     Results,
     Audit,
+    /// What assistants proposed, for a person to approve or reject.
+    Proposals,
+    /// Reject the selected proposal, saying why.
+    Reject(String),
     /// What changed in scope during this last while (the collectors' history).
     History(std::time::Duration),
     Act(Verb),
@@ -54,6 +58,7 @@ const NAMED: &[(&[&str], Argument)] = &[
     (&["unmark"], Argument::None),
     (&["results"], Argument::None),
     (&["audit"], Argument::None),
+    (&["proposals", "prop"], Argument::None),
     (&["history"], Argument::None),
     (&["suspend"], Argument::None),
     (&["resume"], Argument::None),
@@ -101,6 +106,8 @@ impl Command {
             "unmark" => Command::Unmark,
             "results" => Command::Results,
             "audit" => Command::Audit,
+            "proposals" | "prop" => Command::Proposals,
+            "reject" => Command::Reject(arg.to_string()),
             "history" if arg.is_empty() => Command::History(std::time::Duration::from_secs(3600)),
             "history" => Command::History(crate::units::parse_duration(arg).map_err(|why| {
                 CommandError::History {

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::message::Effect;
 use super::model::Model;
+use super::planning::{changed, count_or_yes, plan};
 use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
 use crate::actions::Job;
 use crate::fleet::rollouts::Standing;
@@ -295,28 +296,8 @@ fn confirm(
         reason: reason.unwrap_or_default(),
         typed: String::new(),
         stage,
+        proposal: None,
     });
-}
-
-/// Plans `objects` with the session's guardrails.
-fn plan(
-    model: &Model,
-    objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
-    intent: &Intent,
-) -> Vec<crate::actions::Target> {
-    let guard = crate::actions::Guard {
-        actions: &model.settings.actions,
-        permissions: model.settings.permissions.as_ref(),
-    };
-    crate::actions::plan(&model.index, objects, intent, &guard)
-}
-
-fn count_or_yes(model: &Model, n: usize) -> Stage {
-    if n > model.settings.actions.confirm_above {
-        Stage::Count
-    } else {
-        Stage::Yes
-    }
 }
 
 /// Keys while a confirmation is open: nothing else happens until it is answered.
@@ -361,23 +342,25 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 
 /// Confirmed: plans every target and hands the job to the event loop.
 fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
-    // A token must differ from the last one, or the controller sees no new request.
-    let mut at = model.now;
-    if let Some(last) = model.last_token
-        && at <= last
-    {
-        at = last + jiff::SignedDuration::from_nanos(1);
-    }
-    model.last_token = Some(at);
-    let reason = c.reason.trim();
-    let intent = Intent {
-        verb: c.verb,
-        user: model.settings.user.clone(),
-        reason: (!reason.is_empty()).then(|| reason.to_string()),
-        token: at.to_string(),
+    let intent = match &c.proposal {
+        // Exactly what was proposed: its token, reason and suspender.
+        Some(p) => p.intent(),
+        None => fresh_intent(model, &c),
     };
     let run = model.run.as_ref().map_or(1, |r| r.id + 1);
     let targets = plan(model, c.targets, &intent);
+    // The fleet may have moved while the person read the confirmation.
+    if let Some(p) = &c.proposal
+        && let Some(refused) = changed(model, p, &targets)
+    {
+        return refused;
+    }
+    let proposal = c.proposal.map(|p| crate::audit::Proposed {
+        id: p.id,
+        proposed_by: p.proposed_by,
+        proposer: p.user,
+        approved_by: model.settings.user.clone(),
+    });
     let rows = targets
         .iter()
         .map(|t| RunRow {
@@ -402,7 +385,27 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         run,
         intent,
         targets,
+        proposal,
     })]
+}
+
+/// The intent of an action typed here: the user, the reason typed, a new token.
+fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
+    // A token must differ from the last one, or the controller sees no new request.
+    let mut at = model.now;
+    if let Some(last) = model.last_token
+        && at <= last
+    {
+        at = last + jiff::SignedDuration::from_nanos(1);
+    }
+    model.last_token = Some(at);
+    let reason = c.reason.trim();
+    Intent {
+        verb: c.verb,
+        user: model.settings.user.clone(),
+        reason: (!reason.is_empty()).then(|| reason.to_string()),
+        token: at.to_string(),
+    }
 }
 
 /// The results view: the same action again on the targets that did not end well.

@@ -44,10 +44,12 @@ pub enum Action {
     Halt,
     ResumeHalted,
     Retry,
+    Approve,
+    Reject,
 }
 
 impl Action {
-    pub const ALL: [Action; 38] = [
+    pub const ALL: [Action; 40] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -86,6 +88,8 @@ impl Action {
         Action::Halt,
         Action::ResumeHalted,
         Action::Retry,
+        Action::Approve,
+        Action::Reject,
     ];
 
     /// The name used in the config file.
@@ -129,6 +133,8 @@ impl Action {
             Action::Halt => "halt",
             Action::ResumeHalted => "resume_halted",
             Action::Retry => "retry",
+            Action::Approve => "approve",
+            Action::Reject => "reject",
         }
     }
 
@@ -197,6 +203,10 @@ impl Action {
             }
             Action::ResumeHalted => "resume exactly what halting this rollout suspended",
             Action::Retry => "run the last action again on the targets it did not reach",
+            Action::Approve => {
+                "approve the selected proposal: planned again on the fleet, then confirmed"
+            }
+            Action::Reject => "reject the selected proposal, saying why",
         }
     }
 
@@ -225,6 +235,8 @@ impl Action {
             Action::Reconcile => "reconcile",
             Action::Retry => "retry",
             Action::Halt => "halt",
+            Action::Approve => "approve",
+            Action::Reject => "reject",
             Action::Quit => "quit",
             _ => return None,
         })

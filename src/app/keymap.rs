@@ -23,10 +23,11 @@ pub enum Context {
     Detail,
     Help,
     Results,
+    Proposals,
 }
 
 impl Context {
-    pub const ALL: [Context; 11] = [
+    pub const ALL: [Context; 12] = [
         Context::Global,
         Context::Fleet,
         Context::Workspace,
@@ -38,6 +39,7 @@ impl Context {
         Context::Detail,
         Context::Help,
         Context::Results,
+        Context::Proposals,
     ];
 
     pub fn name(self) -> &'static str {
@@ -53,6 +55,7 @@ impl Context {
             Context::Detail => "detail",
             Context::Help => "help",
             Context::Results => "results",
+            Context::Proposals => "proposals",
         }
     }
 }

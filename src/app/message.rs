@@ -39,6 +39,11 @@ pub enum Msg {
     Audit(Result<Vec<String>, Arc<crate::actions::JournalError>>),
     /// A plugin run ended (or could not start).
     Plugin(super::handoff::Ended),
+    /// The proposals, newest first.
+    Proposals(Result<Vec<crate::proposals::Proposal>, Arc<crate::proposals::StoreError>>),
+    /// A decision on a proposal was recorded (or could not be: decided by someone else first,
+    /// expired).
+    Decided(Result<Box<crate::proposals::Proposal>, Arc<crate::proposals::StoreError>>),
     /// The history asked for by `:history`, oldest first.
     History(Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>),
 }
@@ -73,6 +78,12 @@ pub enum Effect {
         key: ObjectKey,
     },
     ReadAudit,
+    ReadProposals,
+    /// Record a person's decision on a proposal (approval goes with its job: [`Effect::Act`]).
+    Decide {
+        id: String,
+        decision: crate::proposals::Decision,
+    },
     /// Read what changed since this time.
     ReadHistory(jiff::Timestamp),
     /// The user opened this cluster: where its source only summarizes it, its objects are

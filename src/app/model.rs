@@ -70,9 +70,15 @@ pub struct Reads {
     pub fetched_scroll: usize,
     /// The audit journal's last lines, newest first (read when `:audit` opens).
     pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
+    /// The proposals read when `:proposals` opened (or a decision was taken), newest first.
+    pub proposals: Option<Proposals>,
     /// The history read when `:history` opened, oldest first.
     pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
 }
+
+/// The proposals as read: newest first, or why they could not be.
+pub type Proposals =
+    Result<Vec<crate::proposals::Proposal>, std::sync::Arc<crate::proposals::StoreError>>;
 
 /// Everything the TUI knows, by concern: the fleet (`index`), what the user looks at (`stack`,
 /// `input`, the map's mode), what this session may do (`settings`), what was read on demand

@@ -119,6 +119,16 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
             model.push(View::Audit);
             return vec![Effect::ReadAudit];
         }
+        Command::Proposals => {
+            // Typed in the view itself: read again, in place.
+            if model.screen().view != View::Proposals {
+                model.reads.proposals = None;
+                model.reads.fetched_scroll = 0;
+                model.push(View::Proposals);
+            }
+            return vec![Effect::ReadProposals];
+        }
+        Command::Reject(reason) => return super::proposal_action::reject(model, &reason),
         Command::Act(verb) => ask(model, verb),
         Command::Workspace(name) => match model.index.workspace_id(&name) {
             Some(w) => model.push(View::Workspace(w)),

@@ -92,6 +92,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         View::Help { .. }
         | View::Results
         | View::Audit
+        | View::Proposals
         | View::History { .. }
         | View::Workloads { .. } => {}
     }

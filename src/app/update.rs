@@ -59,6 +59,11 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.reads.audit = Some(lines);
             Vec::new()
         }
+        Msg::Proposals(list) => {
+            model.reads.proposals = Some(list);
+            Vec::new()
+        }
+        Msg::Decided(result) => super::proposal_action::decided(model, result),
         Msg::Fetched {
             cluster,
             key,
@@ -211,7 +216,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     // the objects it links to before.
     let scrolls = match model.screen().view {
         View::Detail { .. } => model.reads.fetched.is_some(),
-        View::Audit | View::History { .. } | View::Workloads { .. } => true,
+        View::Audit | View::Proposals | View::History { .. } | View::Workloads { .. } => true,
         _ => false,
     };
     if scrolls && scroll_fetched(model, action) {
@@ -279,6 +284,11 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         Action::Events | Action::Yaml => return fetch(model, action),
         Action::Workloads => return super::evidence::ask(model),
+        Action::Approve => return super::proposal_action::approve(model),
+        Action::Reject if model.screen().view == View::Proposals => {
+            model.input = Input::Command("reject ".into());
+        }
+        Action::Reject => {}
         Action::Halt => halt(model, false),
         Action::ResumeHalted => halt(model, true),
     }

@@ -88,6 +88,9 @@ pub enum View {
         key: ObjectKey,
         clusters: std::sync::Arc<[ClusterId]>,
     },
+    /// What assistants proposed (`fluxfleet mcp --propose`), newest first, for a person to
+    /// approve or reject.
+    Proposals,
 }
 
 impl View {
@@ -103,6 +106,7 @@ impl View {
             View::Detail { .. } => Context::Detail,
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
+            View::Proposals => Context::Proposals,
             View::Audit | View::History { .. } | View::Workloads { .. } => Context::Global,
         }
     }
@@ -122,6 +126,7 @@ impl View {
             | View::Help { .. }
             | View::Results
             | View::Audit
+            | View::Proposals
             | View::Workloads { .. } => Scope::Fleet,
         }
     }
@@ -141,6 +146,7 @@ impl View {
             | View::Help { .. }
             | View::Results
             | View::Audit
+            | View::Proposals
             | View::History { .. }
             | View::Workloads { .. } => &[],
         }
@@ -270,6 +276,9 @@ pub struct Confirm {
     /// Above the threshold: the number of targets, typed.
     pub typed: String,
     pub stage: Stage,
+    /// Approving a proposal: it is sent with the proposal's own intent (its token, reason and
+    /// suspender), and only if planned again it is still what was proposed.
+    pub proposal: Option<Box<crate::proposals::Proposal>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

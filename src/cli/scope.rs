@@ -5,7 +5,6 @@ use clap::Args;
 
 use super::usage::Usage;
 use crate::export::{Filter, Status};
-use crate::fleet::FluxKind;
 
 /// The kind and name, the workspace, clusters and namespace.
 #[derive(Debug, Args)]
@@ -28,12 +27,8 @@ pub struct Scope {
 
 impl Scope {
     pub fn filter(&self, status: Option<Status>) -> Result<Filter, Usage> {
-        let kind = match self.kind.as_deref() {
-            None | Some("all") => None,
-            Some(text) => {
-                Some(FluxKind::parse(text).ok_or_else(|| Usage::NotAKind(text.to_string()))?)
-            }
-        };
+        let kind = crate::fleet::filter::kind(self.kind.as_deref())
+            .map_err(|k| Usage::NotAKind(k.to_string()))?;
         Ok(Filter {
             kind,
             name: self.name.clone(),

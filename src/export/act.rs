@@ -13,8 +13,8 @@ use super::table::Table;
 use crate::actions::{Guard, Progress, Target, Update, Watch};
 use crate::audit;
 use crate::config::Mode;
+use crate::fleet::FluxKind;
 use crate::fleet::verbs::{Intent, Verb};
-use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -91,7 +91,7 @@ pub async fn act(request: Request) -> u8 {
         // A dry run in read-only mode shows what would be sent with writes enabled.
         permissions: grant.is_some().then_some(&permissions),
     };
-    let objects = selected(&live.index, &request.filter);
+    let objects = crate::fleet::filter::selected(&live.index, &request.filter);
     let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     if targets.is_empty() {
         eprintln!("error: no Flux object matches");
@@ -130,12 +130,12 @@ pub async fn act(request: Request) -> u8 {
         timeout: request.timeout,
         concurrency: config.actions.concurrency,
         ndjson: request.output == super::request::Output::Ndjson,
-        proposal: None,
     };
     let job = crate::actions::Job {
         run: 1,
         intent,
         targets,
+        proposal: None,
     };
     send_job(job, live, (grant, permissions), tally, sending)
         .await
@@ -143,14 +143,12 @@ pub async fn act(request: Request) -> u8 {
 }
 
 /// How a planned job is sent, besides its targets.
-pub(crate) struct Sending<'a> {
+pub(crate) struct Sending {
     /// For each reconcile to be handled.
     pub timeout: Duration,
     pub concurrency: usize,
     /// Each outcome as an NDJSON line as it ends, instead of a table at the end.
     pub ndjson: bool,
-    /// The proposal the job carries out, journaled with its proposer and approver.
-    pub proposal: Option<&'a audit::Proposed>,
 }
 
 /// Sends `job` through the session's writer, journaled: the exit code and each target's record.
@@ -159,7 +157,7 @@ pub(crate) async fn send_job(
     live: Session,
     (grant, permissions): (crate::config::WriteGrant, crate::config::Permissions),
     tally: crate::actions::Tally,
-    sending: Sending<'_>,
+    sending: Sending,
 ) -> (u8, Vec<audit::Target>) {
     let writer = live.sources.writer(grant, permissions);
     let journal = audit::default_path();
@@ -174,7 +172,6 @@ pub(crate) async fn send_job(
         concurrency: sending.concurrency,
         journal: journal.as_deref(),
         tool: None,
-        proposal: sending.proposal,
     };
     send(&job, how, live, (tally, sending.ndjson)).await
 }
@@ -292,18 +289,6 @@ fn print_results(results: &[audit::Target]) {
     }
     let mut out = io::stdout();
     let _ = super::request::finish(t.write(&mut out).and_then(|()| out.flush()));
-}
-
-/// The objects `filter` selects, cluster by cluster in the index's order.
-pub(crate) fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
-    let clusters = index.clusters().iter().enumerate();
-    let clusters = clusters.filter(|(_, c)| !c.retired && filter.cluster(c));
-    clusters
-        .flat_map(|(i, c)| {
-            let objects = c.objects.values().filter(|s| filter.object(s));
-            objects.map(move |s| (ClusterId(i as u32), s.key.clone()))
-        })
-        .collect()
 }
 
 /// `--dry-run`: the targets and what each would get.

@@ -12,12 +12,10 @@ use super::act::{self, Asking};
 use super::opening::fleet;
 use super::request::{Output, exit};
 use super::table::{Table, safe};
-use super::{Filter, Status as Health};
 use crate::actions::{Guard, Tally};
 use crate::audit;
 use crate::config::Mode;
-use crate::fleet::FluxKind;
-use crate::proposals::{Decision, Outcome, Proposal, Selection, Status, Store};
+use crate::proposals::{Decision, Outcome, Proposal, Status, Store};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 use crate::units::age;
@@ -136,7 +134,7 @@ pub async fn approve(request: Approve) -> u8 {
         );
         return exit::ERROR;
     }
-    let filter = match filter_of(&proposal.selection) {
+    let filter = match proposal.selection.filter() {
         Ok(filter) => filter,
         Err(why) => {
             eprintln!(
@@ -178,7 +176,7 @@ pub async fn approve(request: Approve) -> u8 {
         permissions: Some(&permissions),
     };
     let intent = proposal.intent();
-    let objects = act::selected(&live.index, &filter);
+    let objects = crate::fleet::filter::selected(&live.index, &filter);
     let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     let now = Timestamp::now();
     let approver = audit::local_user();
@@ -236,12 +234,12 @@ pub async fn approve(request: Approve) -> u8 {
         timeout: request.timeout,
         concurrency: config.actions.concurrency,
         ndjson: request.output == Output::Ndjson,
-        proposal: Some(&proposed),
     };
     let job = crate::actions::Job {
         run: 1,
         intent,
         targets,
+        proposal: Some(proposed),
     };
     let (code, results) = act::send_job(job, live, (grant, permissions), tally, sending).await;
     let outcomes = results.iter().map(Outcome::of).collect();
@@ -250,25 +248,6 @@ pub async fn approve(request: Approve) -> u8 {
         return exit::ERROR;
     }
     code
-}
-
-/// The selection a proposal names, as a filter; what is wrong with it otherwise.
-pub(crate) fn filter_of(selection: &Selection) -> Result<Filter, String> {
-    let kind = match selection.kind.as_deref() {
-        None | Some("all") => None,
-        Some(text) => {
-            Some(FluxKind::parse(text).ok_or_else(|| format!("{text:?} is not a Flux kind"))?)
-        }
-    };
-    let status = selection.status.as_deref().map(Health::parse);
-    Ok(Filter {
-        kind,
-        name: selection.name.clone(),
-        workspace: selection.workspace.clone(),
-        clusters: selection.clusters.clone(),
-        namespace: selection.namespace.clone(),
-        status: status.transpose().map_err(|e| e.to_string())?,
-    })
 }
 
 /// "6 (1 refused)".

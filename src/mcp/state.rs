@@ -85,14 +85,11 @@ pub(super) fn invalid(message: impl std::fmt::Display) -> ErrorData {
 }
 
 pub(super) fn kind(text: Option<&str>) -> Result<Option<FluxKind>, ErrorData> {
-    match text {
-        None | Some("all") => Ok(None),
-        Some(text) => FluxKind::parse(text).map(Some).ok_or_else(|| {
-            invalid(format!(
-                "{text:?} is not a Flux kind (Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository, HelmChart, Bucket, or ks, hr, gitrepo …)"
-            ))
-        }),
-    }
+    crate::fleet::filter::kind(text).map_err(|text| {
+        invalid(format!(
+            "{text:?} is not a Flux kind (Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository, HelmChart, Bucket, or ks, hr, gitrepo …)"
+        ))
+    })
 }
 
 impl Scope {

@@ -180,6 +180,7 @@ impl Fleet {
             run: 1,
             intent,
             targets,
+            proposal: None,
         };
         let journal = crate::audit::default_path();
         let how = Carry {
@@ -188,7 +189,6 @@ impl Fleet {
             concurrency: config.actions.concurrency,
             journal: journal.as_deref(),
             tool: Some(&tool),
-            proposal: None,
         };
         let (tell, told) = mpsc::unbounded_channel();
         let awaited = writes.awaited.clone();
@@ -239,7 +239,7 @@ impl Fleet {
         };
         let targets = self
             .read(|index| {
-                let objects = crate::export::act::selected(index, filter);
+                let objects = crate::fleet::filter::selected(index, filter);
                 actions::plan(index, objects, intent, &guard)
             })
             .await?;

@@ -2,12 +2,14 @@
 //! workloads, history), the journal read, actions carried out and journaled, plugins run.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
 use crate::app::update::{Effect, Msg};
 use crate::app::view::Fetched;
 use crate::app::{handoff, plugin_error, plugins};
+use crate::proposals::{Decision, Outcome, Store, StoreError};
 use crate::session::{Reader, Writer};
 
 /// How long the TUI's executor waits for a requested reconcile to be handled before the journal
@@ -21,6 +23,8 @@ pub struct Clusters {
     pub reader: Reader,
     pub writer: Option<Writer>,
     pub journal: Option<PathBuf>,
+    /// Where proposals are kept (beside the journal).
+    pub proposals: Option<Store>,
     pub concurrency: usize,
     /// The running action's executor, told which reconciles the watch shows handled.
     pub handled: Option<(u64, mpsc::UnboundedSender<crate::actions::Handled>)>,
@@ -89,13 +93,33 @@ impl super::run::Effects for Clusters {
                     let _ = results.send(Msg::Audit(read_journal(path.as_deref())));
                 });
             }
+            Effect::ReadProposals => {
+                let store = self.proposals.clone();
+                tokio::task::spawn_blocking(move || {
+                    let _ = results.send(Msg::Proposals(read_proposals(store.as_ref())));
+                });
+            }
+            Effect::Decide { id, decision } => {
+                let store = self.proposals.clone();
+                tokio::task::spawn_blocking(move || {
+                    let decided = decide(store.as_ref(), &id, decision);
+                    let _ = results.send(Msg::Decided(decided.map(Box::new).map_err(Arc::new)));
+                });
+            }
             Effect::Act(job) => {
                 let writer = self.writer.clone();
                 let journal = self.journal.clone();
+                let proposals = self.proposals.clone();
                 let concurrency = self.concurrency.max(1);
                 let (told, handled) = mpsc::unbounded_channel();
                 self.handled = Some((job.run, told));
-                tokio::spawn(act(job, writer, journal, concurrency, handled, results));
+                let how = Executor {
+                    writer,
+                    journal,
+                    proposals,
+                    concurrency,
+                };
+                tokio::spawn(act(job, how, handled, results));
             }
             Effect::Plugin(launch) => {
                 let what = launch.describe();
@@ -137,31 +161,59 @@ impl super::run::Effects for Clusters {
     }
 }
 
-/// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
-async fn act(
-    job: crate::actions::Job,
+/// What carrying a job out needs.
+struct Executor {
     writer: Option<Writer>,
     journal: Option<PathBuf>,
+    proposals: Option<Store>,
     concurrency: usize,
+}
+
+/// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
+/// A proposal's job is claimed first (of two people approving at once, one acts) and its
+/// outcomes recorded on it after.
+async fn act(
+    job: crate::actions::Job,
+    executor: Executor,
     handled: mpsc::UnboundedReceiver<crate::actions::Handled>,
     results: mpsc::UnboundedSender<Msg>,
 ) {
+    use crate::actions::{Update, Watch};
+    use crate::fleet::verbs::Outcome as Ended;
+    if let Some(proposed) = &job.proposal {
+        let now = jiff::Timestamp::now();
+        let approved = Decision::Approved {
+            by: proposed.approved_by.clone(),
+            at: now,
+        };
+        let claimed = decide(executor.proposals.as_ref(), &proposed.id, approved);
+        let refused = claimed.as_ref().err().map(ToString::to_string);
+        let _ = results.send(Msg::Decided(claimed.map(Box::new).map_err(Arc::new)));
+        if let Some(why) = refused {
+            for t in &job.targets {
+                let _ = results.send(Msg::Acted {
+                    run: job.run,
+                    cluster: t.cluster,
+                    key: t.key.clone(),
+                    outcome: Ended::Refused(why.clone()),
+                });
+            }
+            return;
+        }
+    }
     let how = crate::actions::Carry {
-        writer: writer.as_ref(),
+        writer: executor.writer.as_ref(),
         // A reconcile is followed to "handled" in the watch (the event loop tells), not polled.
         wait: Some(TUI_WAIT),
-        concurrency,
-        journal: journal.as_deref(),
+        concurrency: executor.concurrency,
+        journal: executor.journal.as_deref(),
         tool: None,
-        proposal: None,
     };
-    let report = |t: &crate::actions::Target,
-                  update: crate::actions::Update<'_>,
-                  _: &crate::actions::Progress| {
+    let report = |t: &crate::actions::Target, update: Update<'_>, _: &crate::actions::Progress| {
         // Accepted shows as requested until the watch shows it handled.
         let outcome = match update {
-            crate::actions::Update::Requested => crate::fleet::verbs::Outcome::Done,
-            crate::actions::Update::Ended(outcome, _) => outcome.clone(),
+            Update::Requested => Ended::Done,
+            Update::Ended(outcome, _) => outcome.clone(),
         };
         let _ = results.send(Msg::Acted {
             run: job.run,
@@ -170,16 +222,36 @@ async fn act(
             outcome,
         });
     };
-    let (_, journaled) = crate::actions::carry_out(
-        &job,
-        how,
-        Some(crate::actions::Watch::Told(handled)),
-        report,
-    )
-    .await;
+    let (ended, journaled) =
+        crate::actions::carry_out(&job, how, Some(Watch::Told(handled)), report).await;
     if let Err(e) = journaled {
         tracing::warn!(error = %e, "audit journal");
     }
+    if let (Some(proposed), Some(store)) = (&job.proposal, &executor.proposals) {
+        let outcomes = ended.iter().map(Outcome::of).collect();
+        if let Err(e) = store.record_outcomes(&proposed.id, outcomes) {
+            tracing::warn!(error = %e, "proposal outcomes");
+        }
+    }
+}
+
+/// Every proposal, newest first; a file that cannot be read as one is logged and left out.
+fn read_proposals(store: Option<&Store>) -> crate::app::model::Proposals {
+    let store = store.ok_or(StoreError::NoDirectory)?;
+    let (found, problems) = store.list()?;
+    for problem in problems {
+        tracing::warn!(error = %problem, "proposal");
+    }
+    Ok(found)
+}
+
+fn decide(
+    store: Option<&Store>,
+    id: &str,
+    decision: Decision,
+) -> Result<crate::proposals::Proposal, StoreError> {
+    let store = store.ok_or(StoreError::NoDirectory)?;
+    store.decide(id, decision, jiff::Timestamp::now())
 }
 
 /// The journal's last 500 lines, newest first, as attempts ([`crate::audit::attempts`]).

@@ -100,3 +100,15 @@ pub fn journal(data: &Path) -> Vec<Value> {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
 }
+
+/// Every line of an attempt that carried out proposal `id`: journaled with it, what proposed it
+/// (`mcp:<client>`) and who approved it.
+pub fn assert_proposal_journaled(lines: &[Value], id: &str) {
+    for line in lines {
+        assert_eq!(line["proposal"]["id"], id, "{line}");
+        let by = line["proposal"]["proposedBy"].as_str().unwrap();
+        assert!(by.starts_with("mcp:"), "{line}");
+        assert!(line["proposal"]["approvedBy"].is_string(), "{line}");
+        assert_eq!(line["automation"], Value::Null, "a person approved: {line}");
+    }
+}

@@ -1,0 +1,123 @@
+//! Proposals in the TUI (`:proposals`): approving the selected one — planned again on the fleet
+//! as the TUI sees it, with the proposal's own intent, then confirmed as any action when that is
+//! exactly what was proposed, refused (and recorded so) when it is not — and rejecting it with a
+//! reason. The arrows move the selection; nothing here touches a file: the decisions are
+//! effects.
+
+use super::message::Effect;
+use super::model::Model;
+use super::planning::{changed, count_or_yes, plan};
+use super::view::{Confirm, View};
+use crate::proposals::{Decision, Proposal, Status};
+
+/// The proposal under the cursor.
+pub(super) fn selected(model: &Model) -> Option<&Proposal> {
+    let Some(Ok(list)) = &model.reads.proposals else {
+        return None;
+    };
+    list.get(model.reads.fetched_scroll.min(list.len().saturating_sub(1)))
+}
+
+/// `a`: the confirmation of the selected proposal, if the fleet still plans it the same.
+pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
+    let Some(p) = selected(model).cloned() else {
+        model.flash = Some("no proposal to approve".into());
+        return Vec::new();
+    };
+    let refused = crate::actions::refusal(
+        model.settings.writes_refused.as_deref(),
+        !model.settings.read_only,
+        p.action,
+    );
+    if let Some(why) = refused {
+        model.flash = Some(why);
+        return Vec::new();
+    }
+    let status = p.status(model.now);
+    if status != Status::Pending {
+        model.flash = Some(format!(
+            "proposal {} is {status}: only a pending proposal can be approved",
+            p.id
+        ));
+        return Vec::new();
+    }
+    if !model.index.settled() {
+        model.flash = Some(format!(
+            "not every cluster has answered yet: {} can be compared with the fleet once they have",
+            p.id
+        ));
+        return Vec::new();
+    }
+    let filter = match p.selection.filter() {
+        Ok(filter) => filter,
+        Err(e) => {
+            model.flash = Some(format!("proposal {} selects nothing valid: {e}", p.id));
+            return Vec::new();
+        }
+    };
+    let objects = crate::fleet::filter::selected(&model.index, &filter);
+    let targets = plan(model, objects.iter().cloned(), &p.intent());
+    if let Some(refused) = changed(model, &p, &targets) {
+        return refused;
+    }
+    let tally = crate::actions::Tally::of(&targets);
+    model.confirm = Some(Confirm {
+        verb: p.action,
+        targets: objects,
+        tally,
+        reason: p.reason.clone().unwrap_or_default(),
+        typed: String::new(),
+        stage: count_or_yes(model, tally.sent),
+        proposal: Some(Box::new(p)),
+    });
+    Vec::new()
+}
+
+/// `:reject REASON` (`x` starts the line): the selected proposal rejected, with why.
+pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
+    if model.screen().view != View::Proposals {
+        model.flash = Some(":reject works in :proposals, on the selected proposal".into());
+        return Vec::new();
+    }
+    let reason = reason.trim();
+    if reason.is_empty() {
+        model.flash = Some("say why: :reject REASON (the assistant reads it)".into());
+        return Vec::new();
+    }
+    let Some(p) = selected(model) else {
+        model.flash = Some("no proposal to reject".into());
+        return Vec::new();
+    };
+    let status = p.status(model.now);
+    if status != Status::Pending {
+        model.flash = Some(format!(
+            "proposal {} is {status}: only a pending proposal can be rejected",
+            p.id
+        ));
+        return Vec::new();
+    }
+    vec![Effect::Decide {
+        id: p.id.clone(),
+        decision: Decision::Rejected {
+            by: model.settings.user.clone(),
+            at: model.now,
+            reason: reason.to_string(),
+        },
+    }]
+}
+
+/// A decision recorded, or not: said, and the list read again.
+pub(super) fn decided(
+    model: &mut Model,
+    result: Result<Box<Proposal>, std::sync::Arc<crate::proposals::StoreError>>,
+) -> Vec<Effect> {
+    model.flash = Some(match result {
+        Ok(p) => format!("proposal {} is {}", p.id, p.status(model.now)),
+        Err(e) => e.to_string(),
+    });
+    // Read again wherever the list is kept: going back to it shows the decision.
+    if model.reads.proposals.is_some() {
+        return vec![Effect::ReadProposals];
+    }
+    Vec::new()
+}

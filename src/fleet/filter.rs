@@ -1,0 +1,128 @@
+//! Which clusters and objects a command, a view or a proposal is about: `--status` (a group of
+//! healths or one), and the filter of kind, name, workspace, cluster globs and namespace every
+//! selector fills in.
+
+use super::{
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, WorkspaceEntry,
+};
+use crate::glob::glob_match;
+
+/// `--status`: a named group of healths, or one health by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Stalled or failed.
+    Failing,
+    /// Anything but ready or n/a.
+    NotReady,
+    Is(Health),
+}
+
+/// `--status` (or a tool's `status`) names no health.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown status {0:?} (failing, not-ready, stalled, failed, deleting, progressing, waiting, suspended, ready, not-applicable)"
+)]
+pub struct UnknownStatus(pub String);
+
+impl Status {
+    pub fn parse(text: &str) -> Result<Status, UnknownStatus> {
+        match text {
+            "failing" => Ok(Status::Failing),
+            "not-ready" => Ok(Status::NotReady),
+            other => Health::ALL
+                .into_iter()
+                .find(|h| h.key() == other || h.as_str() == other)
+                .map(Status::Is)
+                .ok_or_else(|| UnknownStatus(other.to_string())),
+        }
+    }
+
+    pub fn matches(self, health: Health) -> bool {
+        match self {
+            Status::Failing => health.is_failing(),
+            Status::NotReady => health.is_not_ready(),
+            Status::Is(h) => h == health,
+        }
+    }
+}
+
+/// Which clusters and objects to show.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    pub kind: Option<FluxKind>,
+    pub name: Option<String>,
+    pub workspace: Option<String>,
+    /// Globs over cluster names.
+    pub clusters: Vec<String>,
+    pub namespace: Option<String>,
+    pub status: Option<Status>,
+}
+
+impl Filter {
+    pub fn workspace(&self, workspace: &WorkspaceEntry) -> bool {
+        self.workspace.as_ref().is_none_or(|w| *w == workspace.name)
+    }
+
+    pub fn cluster(&self, cluster: &ClusterEntry) -> bool {
+        self.workspace
+            .as_ref()
+            .is_none_or(|w| *w == cluster.info.workspace)
+            && (self.clusters.is_empty()
+                || self
+                    .clusters
+                    .iter()
+                    .any(|g| glob_match(g, &cluster.info.name)))
+    }
+
+    pub fn object(&self, s: &FluxSummary) -> bool {
+        self.kind.is_none_or(|k| k == s.key.kind)
+            && self.name.as_deref().is_none_or(|n| n == &*s.key.name)
+            && self
+                .namespace
+                .as_deref()
+                .is_none_or(|n| n == &*s.key.namespace)
+            && self.status.is_none_or(|st| st.matches(s.health))
+    }
+}
+
+/// A selector's kind: none when absent or `all`; the text back when it names no Flux kind (nor a
+/// plural or short name of one).
+pub fn kind(text: Option<&str>) -> Result<Option<FluxKind>, &str> {
+    match text {
+        None | Some("all") => Ok(None),
+        Some(text) => FluxKind::parse(text).map(Some).ok_or(text),
+    }
+}
+
+/// The objects `filter` selects, cluster by cluster in the index's order (retired clusters
+/// left out).
+pub fn selected(index: &Index, filter: &Filter) -> Vec<(ClusterId, ObjectKey)> {
+    let clusters = index.clusters().iter().enumerate();
+    let clusters = clusters.filter(|(_, c)| !c.retired && filter.cluster(c));
+    clusters
+        .flat_map(|(i, c)| {
+            let objects = c.objects.values().filter(|s| filter.object(s));
+            objects.map(move |s| (ClusterId(i as u32), s.key.clone()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_parse_groups_and_single_healths() {
+        assert_eq!(Status::parse("failing"), Ok(Status::Failing));
+        assert_eq!(Status::parse("stalled"), Ok(Status::Is(Health::Stalled)));
+        assert_eq!(
+            Status::parse("not-applicable"),
+            Ok(Status::Is(Health::NotApplicable))
+        );
+        assert_eq!(Status::parse("broken"), Err(UnknownStatus("broken".into())));
+        assert!(Status::Failing.matches(Health::Stalled));
+        assert!(!Status::Failing.matches(Health::Progressing));
+        assert!(Status::NotReady.matches(Health::Suspended));
+        assert!(!Status::NotReady.matches(Health::NotApplicable));
+    }
+}
