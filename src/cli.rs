@@ -16,6 +16,7 @@ pub mod dispatch;
 pub mod fleet;
 mod get;
 mod mcp;
+mod probes;
 mod process;
 mod proposals;
 pub mod scope;

@@ -4,12 +4,13 @@
 //! it, and no two files import each other (`tests/imports.rs` checks both; a bullet's modules are
 //! those named before its dash).
 //! - [`units`], [`glob`], [`errors`], [`private`], [`places`], [`der`], [`json`], [`userinfo`],
-//!   `hostile` (tests only) — leaves, importing nothing of the crate: durations, ages, shortened
-//!   hashes; the globs of selectors and rules; error text for people, redacted where input may
-//!   hold credentials; URLs' users and passwords split off, decoded and hidden; owner-only files;
-//!   where fluxfleet keeps its files (config, journal, log), found in one place;
+//!   [`endpoints`], `hostile` (tests only) — leaves, importing nothing of the crate: durations,
+//!   ages, shortened hashes; the globs of selectors and rules; error text for people, redacted
+//!   where input may hold credentials; URLs' users and passwords split off, decoded and hidden;
+//!   owner-only files; where fluxfleet keeps its files (config, journal, log), found in one place;
 //!   just enough DER to read any X.509 certificate's public key; JSON pointers without
-//!   allocating; mutated inputs for the property tests of every parser of untrusted input.
+//!   allocating; the probes and metrics endpoints of long-running commands; mutated inputs for
+//!   the property tests of every parser of untrusted input.
 //! - [`fleet`] — pure domain, no I/O: Flux kinds and versions, health rules (failing,
 //!   needs-attention), object summaries, the annotations fluxfleet reads and writes, the exact
 //!   patches of suspend / resume / reconcile, the index (which alone numbers clusters) and its
@@ -65,6 +66,7 @@ pub mod bus;
 pub mod cli;
 pub mod config;
 pub mod der;
+pub mod endpoints;
 pub mod errors;
 pub mod export;
 pub mod fleet;

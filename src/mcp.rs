@@ -6,6 +6,7 @@
 //! Stdout is the protocol's: nothing else is ever written there (warnings and logs go to
 //! stderr).
 
+pub mod http;
 mod page;
 mod proposing;
 mod state;
@@ -36,6 +37,17 @@ pub struct Request {
     pub write: bool,
     /// `--propose`: the write tools exist and make proposals a person decides, kept this long.
     pub propose: Option<Duration>,
+    /// `--listen`: served over HTTP to many clients (until `stop`) instead of stdio to one.
+    pub listen: Option<Listening>,
+}
+
+/// Serving over HTTP: how, the probes and metrics' addresses, and when to stop.
+#[derive(Clone, Debug)]
+pub struct Listening {
+    pub http: http::Listen,
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    pub health_addr: Option<std::net::SocketAddr>,
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 /// `fluxfleet mcp`: serves until the client closes stdin.
@@ -98,7 +110,7 @@ pub async fn mcp(request: Request) -> u8 {
     let applier = tokio::spawn(apply(index.clone(), events, settle, awaited));
     let fleet = state::Fleet::new(state::State {
         index,
-        settled,
+        settled: settled.clone(),
         reader,
         config,
         timeout: request.timeout,
@@ -107,7 +119,18 @@ pub async fn mcp(request: Request) -> u8 {
         writes,
         proposing,
     });
-    let code = match fleet.serve(rmcp::transport::stdio()).await {
+    let code = match &request.listen {
+        None => stdio(fleet).await,
+        Some(listening) => listen(fleet, listening, settled).await,
+    };
+    applier.abort();
+    running.shutdown().await;
+    code
+}
+
+/// Serves one client on stdin and stdout until it closes them.
+async fn stdio(fleet: state::Fleet) -> u8 {
+    match fleet.serve(rmcp::transport::stdio()).await {
         Ok(service) => match service.waiting().await {
             Ok(_) => exit::OK,
             Err(e) => {
@@ -119,10 +142,92 @@ pub async fn mcp(request: Request) -> u8 {
             eprintln!("error: the MCP client did not start a session: {e}");
             exit::ERROR
         }
+    }
+}
+
+/// Serves many clients over HTTP, with probes and metrics, until told to stop.
+async fn listen(fleet: state::Fleet, listening: &Listening, settled: watch::Receiver<bool>) -> u8 {
+    let proposes = fleet.state.proposing.is_some();
+    let stop = &listening.stop;
+    let serving = match http::start(fleet, &listening.http, stop.clone()).await {
+        Ok(serving) => serving,
+        Err(e) => {
+            eprintln!("error: {e}; the server was not started");
+            return exit::USAGE;
+        }
     };
-    applier.abort();
-    running.shutdown().await;
-    code
+    let status = Arc::new(Status {
+        settled,
+        counts: serving.counts.clone(),
+    });
+    let probes = (listening.metrics_addr, listening.health_addr);
+    if let Err(e) = crate::endpoints::start("mcp", probes, status, stop).await {
+        eprintln!("error: {e}");
+        stop.cancel();
+        return exit::USAGE;
+    }
+    let scheme = if listening.http.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    eprintln!(
+        "fluxfleet mcp: serving MCP on {scheme}://{}/mcp ({})",
+        serving.addr,
+        if proposes {
+            "read-only; writes are proposals"
+        } else {
+            "read-only"
+        }
+    );
+    stop.cancelled().await;
+    exit::OK
+}
+
+/// What `mcp --listen` tells its probes and Prometheus.
+struct Status {
+    settled: watch::Receiver<bool>,
+    counts: Arc<http::Counts>,
+}
+
+impl crate::endpoints::Endpoints for Status {
+    fn healthz(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn readyz(&self) -> Result<(), String> {
+        match *self.settled.borrow() {
+            true => Ok(()),
+            false => Err("starting: not every cluster has answered yet".into()),
+        }
+    }
+
+    fn metrics(&self) -> String {
+        use std::sync::atomic::Ordering::Relaxed;
+        let c = &self.counts;
+        let mut text = String::from(
+            "# HELP fluxfleet_mcp_requests_total Requests to /mcp over HTTP, by what became of them.\n\
+             # TYPE fluxfleet_mcp_requests_total counter\n",
+        );
+        for (outcome, n) in [
+            ("served", &c.served),
+            ("unauthorized", &c.unauthorized),
+            ("too_large", &c.too_large),
+            ("busy", &c.busy),
+            ("not_found", &c.not_found),
+        ] {
+            text.push_str(&format!(
+                "fluxfleet_mcp_requests_total{{outcome=\"{outcome}\"}} {}\n",
+                n.load(Relaxed)
+            ));
+        }
+        text.push_str(&format!(
+            "# HELP fluxfleet_mcp_ready Whether every cluster has answered once.\n\
+             # TYPE fluxfleet_mcp_ready gauge\nfluxfleet_mcp_ready {}\n",
+            u8::from(*self.settled.borrow())
+        ));
+        text
+    }
 }
 
 /// Applies the sources' events to the index as they arrive, saying when every cluster has

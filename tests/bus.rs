@@ -776,22 +776,9 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_to_nats_trusts_the_ca_it_is_given_and_only_that() {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
     let dir = tempfile::tempdir().unwrap();
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
+    common::server_certificate(dir.path());
     let path = |name: &str| dir.path().join(name);
-    std::fs::write(path("ca.pem"), ca.pem()).unwrap();
-    std::fs::write(path("server.pem"), cert.pem()).unwrap();
-    std::fs::write(path("server.key"), key.serialize_pem()).unwrap();
     let nats = NatsServer::start_with(&[
         "--tls",
         "--tlscert",
@@ -860,7 +847,7 @@ fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     );
     assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
     // The probes ask the port the collector serves them on.
-    let health = collect.health_addr.unwrap().port();
+    let health = collect.probes.health_addr.unwrap().port();
     let ports = container["ports"].as_array().unwrap();
     let named = |name: &str| {
         ports
@@ -871,7 +858,7 @@ fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     assert_eq!(named("healthz"), Some(health));
     assert_eq!(
         named("http-metrics"),
-        collect.metrics_addr.map(|a| a.port())
+        collect.probes.metrics_addr.map(|a| a.port())
     );
     for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
         assert_eq!(container[probe]["httpGet"]["path"], path);

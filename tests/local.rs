@@ -33,6 +33,7 @@ mod hostile_bytes;
 mod imports;
 mod kubeconfig_forms;
 mod mcp;
+mod mcp_http;
 mod mcp_proposals;
 mod mcp_writes;
 mod plugins;

@@ -28,7 +28,6 @@ mod announce;
 mod outbox;
 mod publish;
 mod refresh;
-pub mod serve;
 pub mod status;
 mod take_over;
 

@@ -2,7 +2,6 @@
 //! command opens it, this collector's share watched and published until SIGINT or SIGTERM,
 //! with its metrics and probes served where asked.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,9 +10,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
+use super::probes::ProbeArgs;
 use super::process::{Signals, logs};
 use super::usage::Usage;
-use crate::bus::collector::{self, Refresh, status::Status};
+use crate::bus::collector::{self, Refresh};
 use crate::inventory::FileStamp;
 use crate::session::open::{Fleet, open};
 use crate::session::resolve::{self, Sources};
@@ -40,14 +40,8 @@ pub struct CollectArgs {
     /// server.
     #[arg(long, default_value_t = 1, value_parser = replicas)]
     pub replicas: usize,
-    /// Serve Prometheus metrics at /metrics on this address (`:8080`, `127.0.0.1:8080`), as
-    /// Flux's controllers do; off when not given.
-    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
-    pub metrics_addr: Option<SocketAddr>,
-    /// Serve the probes /healthz and /readyz on this address (`:9440`); may be the metrics'
-    /// address. Off when not given.
-    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
-    pub health_addr: Option<SocketAddr>,
+    #[command(flatten)]
+    pub probes: ProbeArgs,
     #[command(flatten)]
     pub fleet: FleetArgs,
     #[command(flatten)]
@@ -69,15 +63,6 @@ fn replicas(s: &str) -> Result<usize, Usage> {
         Ok(n @ 1..=5) => Ok(n),
         _ => Err(Usage::Replicas(s.to_string())),
     }
-}
-
-/// `:8080` (every interface), `127.0.0.1:8080`, `[::1]:8080`.
-fn listen_address(text: &str) -> Result<SocketAddr, Usage> {
-    let full = match text.strip_prefix(':') {
-        Some(port) => format!("0.0.0.0:{port}"),
-        None => text.to_string(),
-    };
-    full.parse().map_err(|_| Usage::Address(text.to_string()))
 }
 
 /// Runs the collector until SIGINT or SIGTERM.
@@ -127,7 +112,8 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         refresh: Some(refresh(sources, stamp)),
         status: Default::default(),
     };
-    serve_endpoints(&args, &request.status, &token).await?;
+    let status: Arc<dyn crate::endpoints::Endpoints> = request.status.clone();
+    args.probes.serve("collect", status, &token).await?;
     eprintln!(
         "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
         request.clusters.len(),
@@ -141,37 +127,6 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         _ = stop.wait() => stopping.cancel(),
     }
     Ok(run.await?)
-}
-
-/// The collector's metrics and probes, on their addresses (one listener when they are the same):
-/// a port already taken is an error before anything starts.
-async fn serve_endpoints(
-    args: &CollectArgs,
-    status: &Arc<Status>,
-    stop: &CancellationToken,
-) -> anyhow::Result<()> {
-    let mut addresses: Vec<(SocketAddr, &str)> = Vec::new();
-    if let Some(at) = args.metrics_addr {
-        addresses.push((at, "/metrics"));
-    }
-    if let Some(at) = args.health_addr {
-        match addresses.iter_mut().find(|(a, _)| *a == at) {
-            Some(same) => same.1 = "/metrics, /healthz and /readyz",
-            None => addresses.push((at, "/healthz and /readyz")),
-        }
-    }
-    for (at, what) in addresses {
-        let listener = tokio::net::TcpListener::bind(at)
-            .await
-            .map_err(|e| anyhow::anyhow!("serving {what} on {at}: {e}"))?;
-        eprintln!("fluxfleet collect: serving {what} on http://{at}");
-        tokio::spawn(collector::serve::serve(
-            listener,
-            status.clone(),
-            stop.clone(),
-        ));
-    }
-    Ok(())
 }
 
 /// The fleet read again for a collector when a file it is read from changed (always, when it

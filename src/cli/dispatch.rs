@@ -54,7 +54,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Some(Command::Mcp(args)) => {
             logs();
-            return ExitCode::from(runtime.block_on(crate::mcp::mcp(args.request())));
+            return ExitCode::from(runtime.block_on(super::mcp::run(args)));
         }
         Some(Command::Proposals(args)) => {
             let listed = crate::export::proposals::list(args.id.as_deref(), args.output);

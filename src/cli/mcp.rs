@@ -1,12 +1,20 @@
-//! `fluxfleet mcp`'s options: where the fleet comes from, how long a call waits, and whether
-//! actions are offered.
+//! `fluxfleet mcp`'s options: where the fleet comes from, how long a call waits, whether
+//! actions are offered (as proposals, or acting), and whether it serves one client on stdio or
+//! many over HTTP (`--listen`, until SIGINT or SIGTERM).
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use tokio_util::sync::CancellationToken;
 
 use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
+use super::probes::{ProbeArgs, listen_address};
+use super::process::Signals;
+use super::usage::Usage;
+use crate::export::request::exit;
 
 /// `fluxfleet mcp`.
 #[derive(Debug, Args)]
@@ -27,19 +35,98 @@ pub struct McpArgs {
     /// How long a proposal may be approved.
     #[arg(long, default_value = "1h", value_parser = duration, requires = "propose")]
     pub proposal_expiry: Duration,
+    /// Serve many clients over the protocol's Streamable HTTP transport at /mcp on this address
+    /// (`:8443`, `127.0.0.1:8443`), instead of one on stdin and stdout. Read-only unless
+    /// --propose; every request needs the bearer token of --token-file.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address, conflicts_with = "write", requires = "token_file")]
+    pub listen: Option<SocketAddr>,
+    /// The file holding the bearer token clients send (`Authorization: Bearer …`): one line of
+    /// at least 16 characters (never the token itself on the command line).
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub token_file: Option<PathBuf>,
+    /// HTTPS: the server's certificate chain, PEM (with --tls-key).
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// HTTPS: the certificate's private key, PEM.
+    #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
+    /// A browser origin allowed to call (`https://console.example.com:443`), repeatable: a
+    /// request carrying any other `Origin` is refused (assistants and scripts send none).
+    #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
+    pub allow_origins: Vec<String>,
+    /// A request's body, at most.
+    #[arg(long, default_value = "1MiB", value_name = "SIZE", value_parser = request_size)]
+    pub max_request_size: usize,
+    /// Requests in flight from one client address, at most: more are answered 429.
+    #[arg(long, default_value_t = 8, value_name = "N")]
+    pub max_calls_per_client: usize,
+    #[command(flatten)]
+    pub probes: ProbeArgs,
     #[command(flatten)]
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
 }
 
+/// `1MiB`, `64KiB`: at least 4 KiB (a request smaller than a tool call's envelope is none).
+fn request_size(text: &str) -> Result<usize, Usage> {
+    match crate::units::parse_size(text) {
+        Ok(n) if n >= 4096 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Ok(_) => Err(Usage::TooSmall(text.to_string())),
+        Err(e) => Err(Usage::Size(e)),
+    }
+}
+
 impl McpArgs {
-    pub fn request(&self) -> crate::mcp::Request {
+    pub fn request(&self, stop: CancellationToken) -> crate::mcp::Request {
+        let listen = match (self.listen, &self.token_file) {
+            (Some(addr), Some(token_file)) => Some(crate::mcp::Listening {
+                http: crate::mcp::http::Listen {
+                    addr,
+                    token_file: token_file.clone(),
+                    tls: self.tls_cert.clone().zip(self.tls_key.clone()),
+                    allowed_origins: self.allow_origins.clone(),
+                    max_request: self.max_request_size,
+                    per_client: self.max_calls_per_client,
+                },
+                metrics_addr: self.probes.metrics_addr,
+                health_addr: self.probes.health_addr,
+                stop,
+            }),
+            _ => None,
+        };
         crate::mcp::Request {
             sources: self.fleet.sources(self.watch_mode),
             timeout: self.timeout,
             write: self.write,
             propose: self.propose.then_some(self.proposal_expiry),
+            listen,
         }
     }
+}
+
+/// `fluxfleet mcp`: on stdio until the client closes it; with `--listen`, until SIGINT or
+/// SIGTERM.
+pub async fn run(args: McpArgs) -> u8 {
+    let stop = CancellationToken::new();
+    if args.listen.is_none() && (args.probes.metrics_addr, args.probes.health_addr) != (None, None)
+    {
+        eprintln!("fluxfleet: --metrics-addr and --health-addr go with --listen");
+        return exit::USAGE;
+    }
+    if args.listen.is_some() {
+        let mut signals = match Signals::install() {
+            Ok(signals) => signals,
+            Err(e) => {
+                eprintln!("fluxfleet: cannot watch for SIGINT and SIGTERM: {e}");
+                return exit::ERROR;
+            }
+        };
+        let stopping = stop.clone();
+        tokio::spawn(async move {
+            signals.wait().await;
+            stopping.cancel();
+        });
+    }
+    crate::mcp::mcp(args.request(stop)).await
 }

@@ -151,6 +151,20 @@ impl Status {
     }
 }
 
+impl crate::endpoints::Endpoints for Status {
+    fn healthz(&self) -> Result<(), String> {
+        Status::healthz(self, tokio::time::Instant::now()).map_err(|e| e.to_string())
+    }
+
+    fn readyz(&self) -> Result<(), String> {
+        Status::readyz(self, tokio::time::Instant::now()).map_err(|e| e.to_string())
+    }
+
+    fn metrics(&self) -> String {
+        render(&self.snapshot())
+    }
+}
+
 /// Label values escaped as the text format asks (backslash, quote, newline).
 fn label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());

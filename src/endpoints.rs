@@ -1,7 +1,8 @@
-//! The collector's HTTP endpoints, for the Kubernetes that runs it and for Prometheus:
-//! `/healthz` (its loop turns), `/readyz` (and its bus is reachable) and `/metrics` (the text
-//! format). Plain HTTP/1.1, GET only, nothing read from a request but its line and headers
-//! (bounded in size and time), at most [`CONNECTIONS`] connections at once.
+//! The endpoints a long-running fluxfleet (`collect`, `mcp --listen`) offers the Kubernetes that
+//! runs it and Prometheus: `/healthz` (`/livez`), `/readyz` and `/metrics` (the text format), each
+//! answered by what the process says of itself ([`Endpoints`]). Plain HTTP/1.1, GET only, nothing
+//! read from a request but its line and headers (bounded in size and time), at most
+//! [`CONNECTIONS`] connections at once.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -15,16 +16,66 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::status::{Status, render};
-
 /// Connections served at once; more wait to be accepted.
 const CONNECTIONS: usize = 64;
 
 /// A request's line and headers must arrive within this.
 const HEADERS_WITHIN: Duration = Duration::from_secs(10);
 
+/// What a process says of itself to its probes and to Prometheus.
+pub trait Endpoints: Send + Sync + 'static {
+    /// `/healthz`: it works (else why not).
+    fn healthz(&self) -> Result<(), String>;
+    /// `/readyz`: it can serve (else why not).
+    fn readyz(&self) -> Result<(), String>;
+    /// `/metrics`, in the text format.
+    fn metrics(&self) -> String;
+}
+
+/// A port that could not be listened on.
+#[derive(Debug, thiserror::Error)]
+#[error("serving {what} on {addr}: {why}")]
+pub struct BindError {
+    what: &'static str,
+    addr: std::net::SocketAddr,
+    why: std::io::Error,
+}
+
+/// Serves `/metrics` on `metrics` and the probes on `health` (one listener when they are the
+/// same) until `stop` fires; a port already taken is an error before anything is served.
+pub async fn start(
+    command: &str,
+    (metrics, health): (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>),
+    endpoints: Arc<dyn Endpoints>,
+    stop: &CancellationToken,
+) -> Result<(), BindError> {
+    let mut addresses: Vec<(std::net::SocketAddr, &'static str)> = Vec::new();
+    if let Some(at) = metrics {
+        addresses.push((at, "/metrics"));
+    }
+    if let Some(at) = health {
+        match addresses.iter_mut().find(|(a, _)| *a == at) {
+            Some(same) => same.1 = "/metrics, /healthz and /readyz",
+            None => addresses.push((at, "/healthz and /readyz")),
+        }
+    }
+    let mut listeners = Vec::new();
+    for (addr, what) in addresses {
+        let listener =
+            TcpListener::bind(addr)
+                .await
+                .map_err(|why| BindError { what, addr, why })?;
+        listeners.push((listener, addr, what));
+    }
+    for (listener, addr, what) in listeners {
+        eprintln!("fluxfleet {command}: serving {what} on http://{addr}");
+        tokio::spawn(serve(listener, endpoints.clone(), stop.clone()));
+    }
+    Ok(())
+}
+
 /// Serves until `stop` fires.
-pub async fn serve(listener: TcpListener, status: Arc<Status>, stop: CancellationToken) {
+pub async fn serve(listener: TcpListener, status: Arc<dyn Endpoints>, stop: CancellationToken) {
     let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
     loop {
         let Ok(permit) = slots.clone().acquire_owned().await else {
@@ -37,7 +88,7 @@ pub async fn serve(listener: TcpListener, status: Arc<Status>, stop: Cancellatio
         let (stream, _) = match accepted {
             Ok(accepted) => accepted,
             Err(e) => {
-                tracing::debug!(error = %e, "accepting a connection to the collector's endpoints");
+                tracing::debug!(error = %e, "accepting a connection to the probes' endpoints");
                 continue;
             }
         };
@@ -58,7 +109,7 @@ pub async fn serve(listener: TcpListener, status: Arc<Status>, stop: Cancellatio
                 _ = stop.cancelled() => {}
                 result = connection => {
                     if let Err(e) = result {
-                        tracing::debug!(error = %e, "a connection to the collector's endpoints");
+                        tracing::debug!(error = %e, "a connection to the probes' endpoints");
                     }
                 }
             }
@@ -78,20 +129,19 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 }
 
 /// The answer to one request.
-fn answer(status: &Status, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+fn answer(status: &Arc<dyn Endpoints>, request: &Request<Incoming>) -> Response<Full<Bytes>> {
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n".into());
     }
-    let now = tokio::time::Instant::now();
-    let probe = |result: super::status::Probe| match result {
+    let probe = |result: Result<(), String>| match result {
         Ok(()) => text(StatusCode::OK, "ok\n".into()),
         Err(why) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")),
     };
     match request.uri().path() {
-        "/healthz" | "/livez" => probe(status.healthz(now)),
-        "/readyz" => probe(status.readyz(now)),
+        "/healthz" | "/livez" => probe(status.healthz()),
+        "/readyz" => probe(status.readyz()),
         "/metrics" => {
-            let mut response = text(StatusCode::OK, render(&status.snapshot()));
+            let mut response = text(StatusCode::OK, status.metrics());
             response.headers_mut().insert(
                 hyper::header::CONTENT_TYPE,
                 hyper::header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
