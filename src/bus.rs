@@ -12,6 +12,7 @@ pub mod collector;
 mod error;
 pub mod history;
 pub mod keys;
+pub mod proposals;
 mod read;
 pub mod reader;
 pub mod rendezvous;

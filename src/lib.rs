@@ -46,9 +46,10 @@
 //!   `resume` / `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals;
 //!   `alert`, one alert per root cause to Alertmanager.
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
-//!   stdio whose tools answer with the JSON of the headless commands, a page at a time; with
-//!   `--propose`, actions kept as [`proposals`] a person decides; with `--write` (automation),
-//!   actions confirmed by a dry run's token, through [`actions`] like every other.
+//!   stdio (or HTTP for a team, `--listen`) whose tools answer with the JSON of the headless
+//!   commands, a page at a time; with `--propose`, actions kept as [`proposals`] a person
+//!   decides; with `--write` (automation), actions confirmed by a dry run's token, through
+//!   [`actions`] like every other.
 //! - [`cli`] — the command line: each command's options (the shared ones declared once, offered
 //!   only where used) beside its run; `cli::dispatch` runs the one asked for, and `main.rs`
 //!   only calls it.

@@ -88,7 +88,7 @@ pub async fn mcp(request: Request) -> u8 {
             eprintln!("error: {why}; the server was not started");
             return exit::USAGE;
         }
-        Some(expiry) => match crate::proposals::Store::default_place() {
+        Some(expiry) => match crate::proposals::Keeper::of(request.sources.nats.as_ref()).await {
             Ok(store) => Some(state::Proposing { store, expiry }),
             Err(e) => {
                 eprintln!("error: {e}; the server was not started");

@@ -6,8 +6,10 @@
 //! plan hashes the same, and otherwise says what changed. The journal names proposer and
 //! approver.
 //!
-//! Proposals are files beside the journal ([`store`]), one per proposal, owner-only.
+//! Proposals are files beside the journal ([`store`]), one per proposal, owner-only; or, when the
+//! fleet is read from collectors, on the bus ([`keeper`]).
 
+mod keeper;
 mod store;
 
 use std::time::Duration;
@@ -20,6 +22,7 @@ use crate::audit;
 use crate::fleet::filter::{self, Filter};
 use crate::fleet::verbs::{Intent, Verb};
 
+pub use keeper::Keeper;
 pub use store::{Store, StoreError};
 
 /// How long a proposal may be approved, unless the server is told otherwise.

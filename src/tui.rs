@@ -96,6 +96,24 @@ where
         plugins::from_config(&config.plugins, std::env::var_os("PATH").as_deref());
     warnings.extend(plugin_warnings);
     warnings.extend(plugins::bind(&mut keymap, &plugins));
+    // Proposals are kept on the bus the fleet is read from, else beside the journal.
+    let proposals = match &fleet {
+        crate::session::open::Fleet::Bus(bus) => {
+            match crate::proposals::Keeper::of(Some(bus.options())).await {
+                Ok(keeper) => Some(keeper),
+                Err(e) => {
+                    warnings.push(format!("proposals: {e}"));
+                    None
+                }
+            }
+        }
+        crate::session::open::Fleet::Kubeconfigs { .. } => journal
+            .as_deref()
+            .and_then(std::path::Path::parent)
+            .map(|dir| {
+                crate::proposals::Keeper::Files(crate::proposals::Store::at(dir.join("proposals")))
+            }),
+    };
     let (index, events, sources) = Session::start(fleet.sources(&config.engine, true)).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
     let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
@@ -109,11 +127,6 @@ where
     model.settings.plugins = plugins;
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));
-    // Proposals are kept beside the journal.
-    let proposals = journal
-        .as_deref()
-        .and_then(std::path::Path::parent)
-        .map(|dir| crate::proposals::Store::at(dir.join("proposals")));
     let mut effects = Clusters {
         reader: sources.reader(),
         writer,

@@ -814,27 +814,10 @@ async fn tls_to_nats_trusts_the_ca_it_is_given_and_only_that() {
 
 #[test]
 fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
-    let text = std::fs::read_to_string(format!(
-        "{}/config/deploy/collectors.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap();
-    let docs: Vec<serde_json::Value> = text
-        .split("\n---\n")
-        .map(|d| serde_saphyr::from_str(d).unwrap())
-        .collect();
+    let (docs, args) = common::manifest("collectors.yaml", "fluxfleet-collector-0");
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     assert_eq!(deployment["spec"]["replicas"], 3);
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
-    let mut args = vec!["fluxfleet".to_string()];
-    for a in container["args"].as_array().unwrap() {
-        // Kubernetes puts the pod's name where the manifest says $(POD_NAME).
-        args.push(
-            a.as_str()
-                .unwrap()
-                .replace("$(POD_NAME)", "fluxfleet-collector-0"),
-        );
-    }
     let cli = fluxfleet::cli::Cli::parse_words(&args).unwrap();
     let Some(fluxfleet::cli::Command::Collect(collect)) = cli.command else {
         panic!("{args:?} is not `collect`");

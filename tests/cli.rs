@@ -274,7 +274,17 @@ fn every_command_offers_only_the_options_it_uses() {
                 ],
             ]),
         ),
-        ("proposals", with(&[&["output"]])),
+        (
+            "proposals",
+            with(&[&[
+                "output",
+                "nats",
+                "nats-creds",
+                "nats-nkey",
+                "nats-ca",
+                "bucket",
+            ]]),
+        ),
         (
             "approve",
             with(&[
@@ -289,7 +299,17 @@ fn every_command_offers_only_the_options_it_uses() {
                 ],
             ]),
         ),
-        ("reject", with(&[&["reason"]])),
+        (
+            "reject",
+            with(&[&[
+                "reason",
+                "nats",
+                "nats-creds",
+                "nats-nkey",
+                "nats-ca",
+                "bucket",
+            ]]),
+        ),
         (
             "collect",
             with(&[

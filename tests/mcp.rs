@@ -272,18 +272,9 @@ async fn answers_about_ten_thousand_clusters_stay_bounded_and_say_where_they_wer
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn on_the_bus_the_history_tool_answers_as_get_since_does() {
-    let nats = common::nats::NatsServer::start();
-    let options = fluxfleet::bus::Options {
-        url: nats.url.clone(),
-        bucket: "fleet".into(),
-        ..Default::default()
-    };
-    let sim = common::start().await;
-    let inventory = common::fleet_of(&sim);
-    let names = inventory.clusters.iter().map(|c| c.name.clone()).collect();
-    let only = common::bus::start_collector("only", &options, &inventory);
+    let fleet = common::bus::published().await;
+    let (nats, sim, inventory) = (&fleet.nats, &fleet.sim, &fleet.inventory);
     let within = std::time::Duration::from_secs(30);
-    common::bus::until_truth("the bus holds the fleet", &options, &sim, &names, within).await;
     let kubeconfigs = sim.dir.path().join("kubeconfigs");
 
     let mut cmd = common::bus::command(&kubeconfigs);
@@ -322,6 +313,6 @@ async fn on_the_bus_the_history_tool_answers_as_get_since_does() {
         .unwrap_err();
     assert!(refused.contains("soon"), "{refused}");
     client.cancel().await.unwrap();
-    only.stop.cancel();
-    let _ = only.task.await;
+    fleet.collector.stop.cancel();
+    let _ = fleet.collector.task.await;
 }

@@ -295,3 +295,43 @@ async fn a_server_that_cannot_start_says_why_and_never_writes() {
     assert!(err.contains("TLS") && err.contains("bad.pem"), "{err}");
     assert!(!err.contains(TOKEN));
 }
+
+#[test]
+fn the_mcp_manifest_reads_and_its_arguments_are_a_read_only_server_over_https() {
+    let (docs, args) = common::manifest("mcp.yaml", "fluxfleet-mcp-0");
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let cli = fluxfleet::cli::Cli::parse_words(&args).unwrap();
+    let Some(fluxfleet::cli::Command::Mcp(mcp)) = cli.command else {
+        panic!("{args:?} is not `mcp`");
+    };
+    assert!(mcp.propose && !mcp.write, "read-only but for proposals");
+    assert!(mcp.tls_cert.is_some() && mcp.tls_key.is_some(), "HTTPS");
+    assert!(mcp.fleet.bus.nats.is_some(), "the collectors' fleet");
+    let port = |name: &str| {
+        container["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["name"] == name)
+            .map(|p| p["containerPort"].as_u64().unwrap() as u16)
+    };
+    assert_eq!(port("https-mcp"), mcp.listen.map(|a| a.port()));
+    assert_eq!(port("healthz"), mcp.probes.health_addr.map(|a| a.port()));
+    assert_eq!(
+        port("http-metrics"),
+        mcp.probes.metrics_addr.map(|a| a.port())
+    );
+    // The token and the certificate come from mounted Secrets.
+    let mounts = container["volumeMounts"].as_array().unwrap();
+    for file in [mcp.token_file.unwrap(), mcp.tls_cert.unwrap()] {
+        assert!(
+            mounts
+                .iter()
+                .any(|m| file.starts_with(m["mountPath"].as_str().unwrap())),
+            "{file:?} is mounted"
+        );
+    }
+    let service = docs.iter().find(|d| d["kind"] == "Service").unwrap();
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], "https-mcp");
+}

@@ -8,6 +8,7 @@ mod common;
 
 mod bus;
 mod bus_history;
+mod bus_proposals;
 mod bus_reader;
 mod collector_endpoints;
 mod nats_cluster;

@@ -73,6 +73,11 @@ fn cluster_name(key: &ClusterKey) -> Option<&str> {
 }
 
 impl Bus {
+    /// How this bus was reached (its proposals are kept beside it).
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
     /// Connects and reads the clusters' states (not their summaries or objects).
     pub async fn connect(options: &Options) -> Result<Bus, super::BusError> {
         let client = super::connect(options, "fluxfleet reader").await?;

@@ -57,15 +57,17 @@ pub fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(runtime.block_on(super::mcp::run(args)));
         }
         Some(Command::Proposals(args)) => {
-            let listed = crate::export::proposals::list(args.id.as_deref(), args.output);
-            return ExitCode::from(listed);
+            let listed = crate::export::proposals::list(args.id, args.output, args.bus.options());
+            return ExitCode::from(runtime.block_on(listed));
         }
         Some(Command::Approve(args)) => {
             let request: Result<_, std::convert::Infallible> = Ok(args.request());
             return report(&runtime, request, crate::export::proposals::approve);
         }
         Some(Command::Reject(args)) => {
-            return ExitCode::from(crate::export::proposals::reject(&args.id, &args.reason));
+            let rejected =
+                crate::export::proposals::reject(args.id, args.reason, args.bus.options());
+            return ExitCode::from(runtime.block_on(rejected));
         }
         Some(Command::Inventory(args)) => {
             let sources = args.fleet.sources(Default::default());

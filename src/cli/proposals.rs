@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::duration;
-use super::fleet::{FleetArgs, ModeArgs, WatchArg};
+use super::fleet::{BusArgs, FleetArgs, ModeArgs, WatchArg};
 use super::usage::{act_output, proposals_output};
 use crate::export::proposals::Approve;
 use crate::export::request::Output;
@@ -20,6 +20,10 @@ pub struct ProposalsArgs {
     /// `table`, `json` or `ndjson` (one proposal a line).
     #[arg(short, long, default_value = "table", value_parser = proposals_output)]
     pub output: Output,
+    /// With --nats: the proposals on the bus the fleet is read from, else those beside the
+    /// journal.
+    #[command(flatten)]
+    pub bus: BusArgs,
 }
 
 /// `fluxfleet approve`.
@@ -65,4 +69,6 @@ pub struct RejectArgs {
     /// Why: the assistant that proposed it reads this.
     #[arg(long)]
     pub reason: String,
+    #[command(flatten)]
+    pub bus: BusArgs,
 }

@@ -15,7 +15,7 @@ use super::table::{Table, safe};
 use crate::actions::{Guard, Tally};
 use crate::audit;
 use crate::config::Mode;
-use crate::proposals::{Decision, Outcome, Proposal, Status, Store};
+use crate::proposals::{Decision, Keeper, Outcome, Proposal, Status};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 use crate::units::age;
@@ -32,19 +32,20 @@ pub struct Approve {
     pub output: Output,
 }
 
-/// `fluxfleet proposals`: every proposal, the newest first; with an id, that one whole.
-pub fn list(id: Option<&str>, output: Output) -> u8 {
-    let store = match Store::default_place() {
+/// `fluxfleet proposals`: every proposal, the newest first; with an id, that one whole. On the
+/// bus with `nats`, else beside the journal.
+pub async fn list(id: Option<String>, output: Output, nats: Option<crate::bus::Options>) -> u8 {
+    let store = match Keeper::of(nats.as_ref()).await {
         Ok(store) => store,
         Err(e) => return failed(&e),
     };
     if let Some(id) = id {
-        return match store.load(id) {
+        return match store.load(&id).await {
             Ok(proposal) => show(&proposal, output),
             Err(e) => failed(&e),
         };
     }
-    let (found, problems) = match store.list() {
+    let (found, problems) = match store.list().await {
         Ok(listed) => listed,
         Err(e) => return failed(&e),
     };
@@ -99,14 +100,18 @@ pub fn list(id: Option<&str>, output: Output) -> u8 {
 }
 
 /// `fluxfleet reject ID --reason TEXT`.
-pub fn reject(id: &str, reason: &str) -> u8 {
+pub async fn reject(id: String, reason: String, nats: Option<crate::bus::Options>) -> u8 {
     let now = Timestamp::now();
     let decision = Decision::Rejected {
         by: audit::local_user(),
         at: now,
-        reason: reason.to_string(),
+        reason,
     };
-    match Store::default_place().and_then(|store| store.decide(id, decision, now)) {
+    let store = match Keeper::of(nats.as_ref()).await {
+        Ok(store) => store,
+        Err(e) => return failed(&e),
+    };
+    match store.decide(&id, decision, now).await {
         Ok(p) => {
             eprintln!("rejected {}: nothing will be sent", p.id);
             exit::OK
@@ -118,11 +123,11 @@ pub fn reject(id: &str, reason: &str) -> u8 {
 /// `fluxfleet approve ID`: plans the proposal again on the fleet as it is, acts only when that
 /// is exactly what was proposed, and records who approved it and how each target ended.
 pub async fn approve(request: Approve) -> u8 {
-    let store = match Store::default_place() {
+    let store = match Keeper::of(request.sources.nats.as_ref()).await {
         Ok(store) => store,
         Err(e) => return failed(&e),
     };
-    let proposal = match store.load(&request.id) {
+    let proposal = match store.load(&request.id).await {
         Ok(p) => p,
         Err(e) => return failed(&e),
     };
@@ -194,7 +199,7 @@ pub async fn approve(request: Approve) -> u8 {
             at: now,
             changed,
         };
-        if let Err(e) = store.decide(&proposal.id, refused, now) {
+        if let Err(e) = store.decide(&proposal.id, refused, now).await {
             eprintln!("error: {}", safe(&e.to_string()));
         }
         return exit::ERROR;
@@ -220,7 +225,7 @@ pub async fn approve(request: Approve) -> u8 {
         at: now,
     };
     // The claim: of two people approving at once, one acts.
-    if let Err(e) = store.decide(&proposal.id, approved, now) {
+    if let Err(e) = store.decide(&proposal.id, approved, now).await {
         live.shutdown().await;
         return failed(&e);
     }
@@ -243,7 +248,7 @@ pub async fn approve(request: Approve) -> u8 {
     };
     let (code, results) = act::send_job(job, live, (grant, permissions), tally, sending).await;
     let outcomes = results.iter().map(Outcome::of).collect();
-    if let Err(e) = store.record_outcomes(&proposal.id, outcomes) {
+    if let Err(e) = store.record_outcomes(&proposal.id, outcomes).await {
         eprintln!("error: {}", safe(&e.to_string()));
         return exit::ERROR;
     }

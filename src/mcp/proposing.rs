@@ -64,7 +64,7 @@ impl Fleet {
             ));
         };
         let asked = args.paging.asked()?;
-        let proposal = proposing.store.load(&args.id).map_err(invalid)?;
+        let proposal = proposing.store.load(&args.id).await.map_err(invalid)?;
         let mut doc = serde_json::Map::new();
         doc.insert("id".into(), json!(proposal.id));
         doc.insert("status".into(), json!(proposal.status(Timestamp::now())));
@@ -135,6 +135,7 @@ impl Fleet {
         proposing
             .store
             .create(&proposal)
+            .await
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut doc = serde_json::Map::new();
         doc.insert("proposal".into(), json!(proposal.id));

@@ -50,7 +50,7 @@ pub(super) struct State {
 
 /// `--propose`: the write tools make proposals a person decides.
 pub(super) struct Proposing {
-    pub store: crate::proposals::Store,
+    pub store: crate::proposals::Keeper,
     pub expiry: Duration,
 }
 

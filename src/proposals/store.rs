@@ -39,6 +39,14 @@ pub enum StoreError {
     TooLarge { path: PathBuf },
     #[error("cannot write {}: {why}", path.display())]
     Write { path: PathBuf, why: std::io::Error },
+    #[error("a proposal {0} exists already")]
+    Exists(String),
+    #[error("a proposal on the bus is not one: {0}")]
+    MalformedOnBus(serde_json::Error),
+    #[error("proposal {0} kept changing while its outcomes were written: they were not")]
+    Busy(String),
+    #[error(transparent)]
+    Bus(#[from] crate::bus::BusError),
 }
 
 /// The proposals of one data directory.
@@ -131,16 +139,7 @@ impl Store {
         now: Timestamp,
     ) -> Result<Proposal, StoreError> {
         let mut proposal = self.load(id)?;
-        match proposal.status(now) {
-            Status::Pending => {}
-            Status::Expired => return Err(StoreError::Expired(id.to_string())),
-            status => {
-                return Err(StoreError::Decided {
-                    id: id.to_string(),
-                    status,
-                });
-            }
-        }
+        undecided(&proposal, now)?;
         let claim = self.dir.join(format!("{id}.decided"));
         if let Err(why) = crate::private::create_new(&claim) {
             if why.kind() == std::io::ErrorKind::AlreadyExists {
@@ -169,6 +168,18 @@ impl Store {
         let path = self.file(&proposal.id)?;
         let bytes = serde_json::to_vec_pretty(proposal).unwrap_or_default();
         crate::private::replace(&path, &bytes).map_err(|why| StoreError::Write { path, why })
+    }
+}
+
+/// Refuses a decision on a proposal decided already, or expired.
+pub(super) fn undecided(proposal: &Proposal, now: Timestamp) -> Result<(), StoreError> {
+    match proposal.status(now) {
+        Status::Pending => Ok(()),
+        Status::Expired => Err(StoreError::Expired(proposal.id.clone())),
+        status => Err(StoreError::Decided {
+            id: proposal.id.clone(),
+            status,
+        }),
     }
 }
 

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use crate::app::update::{Effect, Msg};
 use crate::app::view::Fetched;
 use crate::app::{handoff, plugin_error, plugins};
-use crate::proposals::{Decision, Outcome, Store, StoreError};
+use crate::proposals::{Decision, Keeper, Outcome, StoreError};
 use crate::session::{Reader, Writer};
 
 /// How long the TUI's executor waits for a requested reconcile to be handled before the journal
@@ -23,8 +23,8 @@ pub struct Clusters {
     pub reader: Reader,
     pub writer: Option<Writer>,
     pub journal: Option<PathBuf>,
-    /// Where proposals are kept (beside the journal).
-    pub proposals: Option<Store>,
+    /// Where proposals are kept (beside the journal, or on the bus the fleet is read from).
+    pub proposals: Option<Keeper>,
     pub concurrency: usize,
     /// The running action's executor, told which reconciles the watch shows handled.
     pub handled: Option<(u64, mpsc::UnboundedSender<crate::actions::Handled>)>,
@@ -95,14 +95,14 @@ impl super::run::Effects for Clusters {
             }
             Effect::ReadProposals => {
                 let store = self.proposals.clone();
-                tokio::task::spawn_blocking(move || {
-                    let _ = results.send(Msg::Proposals(read_proposals(store.as_ref())));
+                tokio::spawn(async move {
+                    let _ = results.send(Msg::Proposals(read_proposals(store.as_ref()).await));
                 });
             }
             Effect::Decide { id, decision } => {
                 let store = self.proposals.clone();
-                tokio::task::spawn_blocking(move || {
-                    let decided = decide(store.as_ref(), &id, decision);
+                tokio::spawn(async move {
+                    let decided = decide(store.as_ref(), &id, decision).await;
                     let _ = results.send(Msg::Decided(decided.map(Box::new).map_err(Arc::new)));
                 });
             }
@@ -165,7 +165,7 @@ impl super::run::Effects for Clusters {
 struct Executor {
     writer: Option<Writer>,
     journal: Option<PathBuf>,
-    proposals: Option<Store>,
+    proposals: Option<Keeper>,
     concurrency: usize,
 }
 
@@ -186,7 +186,7 @@ async fn act(
             by: proposed.approved_by.clone(),
             at: now,
         };
-        let claimed = decide(executor.proposals.as_ref(), &proposed.id, approved);
+        let claimed = decide(executor.proposals.as_ref(), &proposed.id, approved).await;
         let refused = claimed.as_ref().err().map(ToString::to_string);
         let _ = results.send(Msg::Decided(claimed.map(Box::new).map_err(Arc::new)));
         if let Some(why) = refused {
@@ -229,29 +229,29 @@ async fn act(
     }
     if let (Some(proposed), Some(store)) = (&job.proposal, &executor.proposals) {
         let outcomes = ended.iter().map(Outcome::of).collect();
-        if let Err(e) = store.record_outcomes(&proposed.id, outcomes) {
+        if let Err(e) = store.record_outcomes(&proposed.id, outcomes).await {
             tracing::warn!(error = %e, "proposal outcomes");
         }
     }
 }
 
-/// Every proposal, newest first; a file that cannot be read as one is logged and left out.
-fn read_proposals(store: Option<&Store>) -> crate::app::model::Proposals {
+/// Every proposal, newest first; one that cannot be read as one is logged and left out.
+async fn read_proposals(store: Option<&Keeper>) -> crate::app::model::Proposals {
     let store = store.ok_or(StoreError::NoDirectory)?;
-    let (found, problems) = store.list()?;
+    let (found, problems) = store.list().await?;
     for problem in problems {
         tracing::warn!(error = %problem, "proposal");
     }
     Ok(found)
 }
 
-fn decide(
-    store: Option<&Store>,
+async fn decide(
+    store: Option<&Keeper>,
     id: &str,
     decision: Decision,
 ) -> Result<crate::proposals::Proposal, StoreError> {
     let store = store.ok_or(StoreError::NoDirectory)?;
-    store.decide(id, decision, jiff::Timestamp::now())
+    store.decide(id, decision, jiff::Timestamp::now()).await
 }
 
 /// The journal's last 500 lines, newest first, as attempts ([`crate::audit::attempts`]).

@@ -251,3 +251,35 @@ pub fn command(kubeconfigs: &std::path::Path) -> tokio::process::Command {
         .args(["--bucket", "fleet"]);
     cmd
 }
+
+/// A NATS server, the simulated fleet, and one collector publishing all of it to the bucket
+/// `fleet`: ready once the bus holds the fleet.
+pub struct Published {
+    pub nats: super::nats::NatsServer,
+    pub options: bus::Options,
+    pub sim: super::Sim,
+    pub inventory: fluxfleet::inventory::Inventory,
+    pub collector: Running,
+}
+
+pub async fn published() -> Published {
+    let nats = super::nats::NatsServer::start();
+    let options = bus::Options {
+        url: nats.url.clone(),
+        bucket: "fleet".into(),
+        ..Default::default()
+    };
+    let sim = super::start().await;
+    let inventory = super::fleet_of(&sim);
+    let names = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let collector = start_collector("only", &options, &inventory);
+    let within = Duration::from_secs(30);
+    until_truth("the bus holds the fleet", &options, &sim, &names, within).await;
+    Published {
+        nats,
+        options,
+        sim,
+        inventory,
+        collector,
+    }
+}

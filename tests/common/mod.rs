@@ -295,3 +295,22 @@ pub fn server_certificate(dir: &Path) -> String {
     std::fs::write(dir.join("server.key"), key.serialize_pem()).unwrap();
     ca.pem()
 }
+
+/// The documents of a manifest in `config/deploy/`, and its Deployment's first container's
+/// arguments as a command line (`fluxfleet ARGS`, `$(POD_NAME)` given `pod`).
+pub fn manifest(name: &str, pod: &str) -> (Vec<serde_json::Value>, Vec<String>) {
+    let path = format!("{}/config/deploy/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(path).unwrap();
+    let docs: Vec<serde_json::Value> = text
+        .split("\n---\n")
+        .map(|d| serde_saphyr::from_str(d).unwrap())
+        .collect();
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let mut args = vec!["fluxfleet".to_string()];
+    for a in container["args"].as_array().unwrap() {
+        // Kubernetes puts the pod's name where the manifest says $(POD_NAME).
+        args.push(a.as_str().unwrap().replace("$(POD_NAME)", pod));
+    }
+    (docs, args)
+}
