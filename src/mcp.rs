@@ -107,7 +107,13 @@ pub async fn mcp(request: Request) -> u8 {
     let awaited = writes.as_ref().map(|w| w.awaited.clone());
     let index = Arc::new(RwLock::new(index));
     let (settle, settled) = watch::channel(false);
-    let applier = tokio::spawn(apply(index.clone(), events, settle, awaited));
+    let generation = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let applier = tokio::spawn(apply(
+        index.clone(),
+        events,
+        (settle, generation.clone()),
+        awaited,
+    ));
     let fleet = state::Fleet::new(state::State {
         index,
         settled: settled.clone(),
@@ -118,6 +124,8 @@ pub async fn mcp(request: Request) -> u8 {
         nats: request.sources.nats.clone(),
         writes,
         proposing,
+        generation,
+        root_causes: Default::default(),
     });
     let code = match &request.listen {
         None => stdio(fleet).await,
@@ -236,7 +244,7 @@ impl crate::endpoints::Endpoints for Status {
 async fn apply(
     index: Arc<RwLock<Index>>,
     mut events: mpsc::Receiver<Event>,
-    settled: watch::Sender<bool>,
+    (settled, generation): (watch::Sender<bool>, Arc<std::sync::atomic::AtomicU64>),
     awaited: Option<Arc<state::Awaited>>,
 ) {
     let mut batch = Vec::with_capacity(1024);
@@ -256,6 +264,7 @@ async fn apply(
         for event in batch.drain(..) {
             written.apply(event);
         }
+        generation.fetch_add(1, std::sync::atomic::Ordering::Release);
         drop(written);
         if let (Some(awaited), Ok(index)) = (&awaited, index.read()) {
             awaited.tell(&index);

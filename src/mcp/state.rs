@@ -46,6 +46,18 @@ pub(super) struct State {
     /// With `--propose`: where the write tools keep what they propose, and for how long it may
     /// be approved.
     pub proposing: Option<Proposing>,
+    /// Counts the batches of changes applied to the index: an answer made at one generation is
+    /// the answer until the next.
+    pub generation: Arc<std::sync::atomic::AtomicU64>,
+    /// The last root causes made, for whoever asks the same of the same fleet (one made at a
+    /// time: many clients asking at once wait for the first, not each make their own).
+    pub root_causes: tokio::sync::Mutex<Option<(String, Arc<RootCauses>)>>,
+}
+
+/// The root causes of one scope, made once: the document's other fields and the causes.
+pub(super) struct RootCauses {
+    pub doc: serde_json::Map<String, Value>,
+    pub causes: Vec<Value>,
 }
 
 /// `--propose`: the write tools make proposals a person decides.
@@ -173,12 +185,16 @@ impl Fleet {
             .timeout
             .saturating_sub(self.state.started.elapsed());
         let _ = tokio::time::timeout(left, settled.wait_for(|s| *s)).await;
-        let index = self
-            .state
-            .index
-            .read()
-            .map_err(|_| ErrorData::internal_error("the fleet's index is unusable", None))?;
-        Ok(read(&index))
+        // A read can take a while (the root causes of a whole fleet): the worker it runs on hands
+        // its other tasks to the rest of the runtime meanwhile, so that other clients' calls are
+        // not held up behind it.
+        tokio::task::block_in_place(|| {
+            let index =
+                self.state.index.read().map_err(|_| {
+                    ErrorData::internal_error("the fleet's index is unusable", None)
+                })?;
+            Ok(read(&index))
+        })
     }
 }
 

@@ -232,24 +232,42 @@ impl Fleet {
         let filter = args.scope.filter(args.status.as_deref())?;
         let asked = args.paging.asked()?;
         let window = self.state.config.rollout.rules.suspect_window;
-        let written = self
-            .read(|index| {
-                let mut out = Vec::new();
-                let now = jiff::Timestamp::now();
-                crate::export::roots::write(index, (&filter, Output::Json), (now, window), &mut out)
-                    .map(|()| out)
-            })
-            .await?
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut doc = parsed(&written)?;
-        let causes = match doc.remove("rootCauses") {
-            Some(Value::Array(causes)) => causes,
-            _ => Vec::new(),
+        // The same scope of the same fleet, within the same ten seconds (ages move): the same
+        // answer, made once.
+        let now = jiff::Timestamp::now();
+        let generation = self
+            .state
+            .generation
+            .load(std::sync::atomic::Ordering::Acquire);
+        let key = format!("{filter:?} {generation} {}", now.as_second() / 10);
+        let mut kept = self.state.root_causes.lock().await;
+        let made = match kept.as_ref() {
+            Some((k, made)) if *k == key => made.clone(),
+            _ => {
+                let written = self
+                    .read(|index| {
+                        let mut out = Vec::new();
+                        let how = (&filter, Output::Json);
+                        crate::export::roots::write(index, how, (now, window), &mut out)
+                            .map(|()| out)
+                    })
+                    .await?
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let mut doc = parsed(&written)?;
+                let causes = match doc.remove("rootCauses") {
+                    Some(Value::Array(causes)) => causes,
+                    _ => Vec::new(),
+                };
+                let made = Arc::new(super::state::RootCauses { doc, causes });
+                *kept = Some((key, made.clone()));
+                made
+            }
         };
+        drop(kept);
         Ok(answer(
-            doc,
+            made.doc.clone(),
             "rootCauses",
-            page::take(causes.into_iter(), asked),
+            page::take(made.causes.iter(), asked),
         ))
     }
 
