@@ -21,6 +21,7 @@ use crate::actions;
 use crate::audit;
 use crate::fleet::filter::{self, Filter};
 use crate::fleet::verbs::{Intent, Verb};
+use crate::fleet::{ClusterId, ObjectKey};
 
 pub use keeper::Keeper;
 pub use store::{Store, StoreError};
@@ -49,6 +50,18 @@ pub struct Selection {
     pub name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// A step of the named thing's rollout instead of the objects the filter selects: its halt
+    /// (its copies the newest revision has not reached) or the undoing of one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutStep>,
+}
+
+/// What a proposal does to a rollout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RolloutStep {
+    Halt,
+    ResumeHalted,
 }
 
 /// A selection that names no kind or status fluxfleet knows (a proposal's file edited, or
@@ -59,6 +72,12 @@ pub enum SelectionError {
     Kind(String),
     #[error(transparent)]
     Status(#[from] crate::fleet::filter::UnknownStatus),
+    #[error("a rollout is one thing: name its kind, namespace and name")]
+    NotOneThing,
+    #[error("no cluster in scope has {0}")]
+    NotDeployed(String),
+    #[error(transparent)]
+    Halt(#[from] crate::fleet::rollouts::NoHalt),
 }
 
 impl Selection {
@@ -75,6 +94,53 @@ impl Selection {
             namespace: self.namespace.clone(),
             status: status.transpose()?,
         })
+    }
+}
+
+impl Selection {
+    /// The objects this selection names on `index` now: those its filter selects, or the
+    /// copies its rollout step touches (none, when there is nothing to halt or resume any more).
+    pub fn select(
+        &self,
+        index: &crate::fleet::Index,
+        rollout: &crate::config::Rollout,
+        now: Timestamp,
+    ) -> Result<Vec<(ClusterId, ObjectKey)>, SelectionError> {
+        let Some(_) = self.rollout else {
+            return Ok(filter::selected(index, &self.filter()?));
+        };
+        match self.halt(index, rollout, now) {
+            Ok((key, halt)) => Ok(halt.clusters.iter().map(|c| (*c, key.clone())).collect()),
+            Err(SelectionError::Halt(_)) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The halt (or its undoing) of the rollout this selection names, over its clusters.
+    pub fn halt(
+        &self,
+        index: &crate::fleet::Index,
+        rollout: &crate::config::Rollout,
+        now: Timestamp,
+    ) -> Result<(ObjectKey, crate::fleet::rollouts::Halt), SelectionError> {
+        let filter = self.filter()?;
+        let (Some(kind), Some(namespace), Some(name)) =
+            (filter.kind, &filter.namespace, &filter.name)
+        else {
+            return Err(SelectionError::NotOneThing);
+        };
+        let key = ObjectKey::new(kind, namespace, name);
+        let clusters = index
+            .entries()
+            .filter(|(_, c)| !c.retired && filter.cluster(c));
+        let (rings, rules) = (&rollout.rings, &rollout.rules);
+        let matrix = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, now)
+            .ok_or_else(|| SelectionError::NotDeployed(format!("{kind} {namespace}/{name}")))?;
+        let resume = self.rollout == Some(RolloutStep::ResumeHalted);
+        Ok((
+            key.clone(),
+            crate::fleet::rollouts::halt(index, &matrix, &key, resume)?,
+        ))
     }
 }
 

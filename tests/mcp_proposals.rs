@@ -241,3 +241,77 @@ async fn a_proposal_acts_once_when_a_person_approves_it_and_never_otherwise() {
         "the approved proposal's intent and outcome only"
     );
 }
+
+/// A halt proposed by an assistant targets what the TUI's halt would (the copies the newest
+/// revision has not reached), acts only once a person approves, and its undoing resumes exactly
+/// those.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_proposed_halt_suspends_where_the_newest_revision_has_not_arrived() {
+    use std::collections::BTreeSet;
+    let sim = common::start().await;
+    let dir = sim.dir.path();
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path();
+    let thing = ("Kustomization", "flux-system", "flux-system");
+    let client = proposing(dir, data, &[]).await;
+    let halt = json!({ "kind": "ks", "namespace": "flux-system", "name": "flux-system",
+                       "why": "the new revision breaks the apps" });
+    let proposed = call(&client, "halt_rollout", halt.clone()).await.unwrap();
+    let id = proposed["proposal"].as_str().unwrap().to_string();
+    let targets = proposed["targets"].as_array().unwrap();
+    let would = targets[0]["would"].as_str().unwrap();
+    assert!(
+        would.contains("\"suspend\":true") && would.contains("halted rollout of "),
+        "{would}"
+    );
+    let newest = would
+        .split("halted rollout of ")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap()
+        .to_string();
+    let behind: BTreeSet<String> = common::copies_of(&sim, thing)
+        .into_iter()
+        .filter(|(_, _, o)| o.applied.as_deref() != Some(newest.as_str()) && !o.suspended)
+        .map(|(c, _, _)| c)
+        .collect();
+    let proposed_on: BTreeSet<String> = targets
+        .iter()
+        .map(|t| t["cluster"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!behind.is_empty());
+    assert_eq!(proposed_on, behind);
+    assert!(
+        common::copies_of(&sim, thing)
+            .iter()
+            .all(|(_, _, o)| !o.suspended),
+        "nothing sent before approval"
+    );
+
+    let (code, out, err) = run(Some(dir), data, &["approve", &id, "--write", "--yes"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let suspended: BTreeSet<String> = common::copies_of(&sim, thing)
+        .into_iter()
+        .filter(|(_, _, o)| o.suspended)
+        .map(|(c, _, _)| c)
+        .collect();
+    assert_eq!(suspended, behind);
+
+    // Its undoing: exactly those resumed.
+    let mut resume = halt;
+    resume["resume"] = json!(true);
+    let proposed = call(&client, "halt_rollout", resume).await.unwrap();
+    assert_eq!(proposed["count"].as_u64(), Some(behind.len() as u64));
+    let id = proposed["proposal"].as_str().unwrap().to_string();
+    let (code, out, err) = run(Some(dir), data, &["approve", &id, "--write", "--yes"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        common::copies_of(&sim, thing)
+            .iter()
+            .all(|(_, _, o)| !o.suspended),
+        "the halt undone"
+    );
+    client.cancel().await.unwrap();
+}

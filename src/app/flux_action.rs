@@ -9,7 +9,6 @@ use super::model::Model;
 use super::planning::{changed, count_or_yes, plan};
 use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
 use crate::actions::Job;
-use crate::fleet::rollouts::Standing;
 use crate::fleet::verbs::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
@@ -208,42 +207,19 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
     else {
         return;
     };
-    let Some(newest) = matrix.spread.newest.clone() else {
-        model.flash = Some("no revision runs anywhere yet: nothing to halt".into());
-        return;
+    let halt = match crate::fleet::rollouts::halt(&model.index, &matrix, &key, resume) {
+        Ok(halt) => halt,
+        Err(nothing) => {
+            model.flash = Some(nothing.to_string());
+            return;
+        }
     };
-    let reason = format!("halted rollout of {}", newest.revision);
-    let index = &model.index;
-    let halted = |c: ClusterId| {
-        index
-            .cluster(c)
-            .and_then(|e| e.objects.get(&key))
-            .is_some_and(|o| o.suspended && o.suspend_reason.as_deref() == Some(reason.as_str()))
-    };
-    let targets: Vec<(ClusterId, ObjectKey)> = matrix
-        .places
-        .iter()
-        .filter(|p| match resume {
-            true => halted(p.cluster),
-            false => p.revision.as_ref() != Some(&newest) && p.standing != Standing::Suspended,
-        })
-        .map(|p| (p.cluster, key.clone()))
-        .collect();
-    if targets.is_empty() {
-        model.flash = Some(if resume {
-            format!("nothing suspended with the reason \"{reason}\"")
-        } else {
-            format!(
-                "every copy runs {} already, or is suspended",
-                newest.revision
-            )
-        });
-        return;
-    }
+    let targets: Vec<(ClusterId, ObjectKey)> =
+        halt.clusters.iter().map(|c| (*c, key.clone())).collect();
     if beyond_limit(model, targets.len()) {
         return;
     }
-    confirm(model, verb, targets, Some(reason));
+    confirm(model, halt.verb, targets, Some(halt.reason));
 }
 
 /// More targets than one action may touch: said, and true.

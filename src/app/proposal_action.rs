@@ -48,14 +48,16 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         ));
         return Vec::new();
     }
-    let filter = match p.selection.filter() {
-        Ok(filter) => filter,
+    let selected = p
+        .selection
+        .select(&model.index, &model.settings.rollout, model.now);
+    let objects = match selected {
+        Ok(objects) => objects,
         Err(e) => {
             model.flash = Some(format!("proposal {} selects nothing valid: {e}", p.id));
             return Vec::new();
         }
     };
-    let objects = crate::fleet::filter::selected(&model.index, &filter);
     let targets = plan(model, objects.iter().cloned(), &p.intent());
     if let Some(refused) = changed(model, &p, &targets) {
         return refused;

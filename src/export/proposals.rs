@@ -181,9 +181,19 @@ pub async fn approve(request: Approve) -> u8 {
         permissions: Some(&permissions),
     };
     let intent = proposal.intent();
-    let objects = crate::fleet::filter::selected(&live.index, &filter);
-    let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     let now = Timestamp::now();
+    let objects = match proposal.selection.select(&live.index, &config.rollout, now) {
+        Ok(objects) => objects,
+        Err(why) => {
+            eprintln!(
+                "error: proposal {} selects nothing valid: {why}",
+                proposal.id
+            );
+            live.shutdown().await;
+            return exit::ERROR;
+        }
+    };
+    let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     let approver = audit::local_user();
     if let Some(changed) = proposal.changes(&targets) {
         live.shutdown().await;

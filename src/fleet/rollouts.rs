@@ -20,9 +20,11 @@ use super::{ClusterEntry, ClusterId, ClusterInfo, FluxKind, ObjectKey, Rollout};
 use crate::glob::glob_match;
 use study::{Instance, study};
 
+mod halt;
 mod odd;
 mod study;
 
+pub use halt::{Halt, NoHalt, halt};
 pub use odd::Odd;
 
 /// How clusters are grouped into rings, in promotion order.

@@ -15,14 +15,15 @@ use super::state::{Fleet, Paging, Proposing, answer, invalid};
 use super::writes::{ActArgs, client_tool};
 use crate::actions;
 use crate::fleet::verbs::{Intent, Verb};
-use crate::proposals::{Asked, Proposal, Selection};
+use crate::proposals::{Asked, Proposal, RolloutStep, Selection};
 
 /// What the assistant is told about acting, instead of [`super::tools`]' words for `--write`.
 pub(super) const PROPOSES: &str = " Started with --propose: suspend, resume and reconcile change \
 nothing themselves. Each makes a proposal — the targets, the exact patches, why you ask — that a \
 person approves or rejects with fluxfleet; the call answers with its id. Say why in `why`. Follow \
 it with proposal_status: pending, approved (with each target's outcome), rejected (with the \
-reason), refused (the fleet changed before approval) or expired.";
+reason), refused (the fleet changed before approval) or expired. A rollout going wrong can be \
+halted the same way (halt_rollout).";
 
 /// The write tools' descriptions with `--propose`.
 pub(super) const DESCRIPTIONS: [(&str, &str); 3] = [
@@ -48,8 +49,79 @@ pub struct StatusArgs {
     pub paging: Paging,
 }
 
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct HaltArgs {
+    /// The deployed thing whose rollout goes wrong: Kustomization or HelmRelease (kind, plural
+    /// or short name), or a source.
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    /// Only clusters of this workspace.
+    pub workspace: Option<String>,
+    /// Only clusters whose name matches one of these globs.
+    #[serde(default)]
+    pub clusters: Vec<String>,
+    /// Propose resuming exactly what a halt of this rollout suspended, instead.
+    #[serde(default)]
+    pub resume: bool,
+    /// Why you ask, in a sentence: shown to the person who decides.
+    pub why: Option<String>,
+}
+
 #[tool_router(router = proposal_tools, vis = "pub(super)")]
 impl Fleet {
+    #[tool(
+        description = "Propose halting a rollout going wrong: suspend the thing (kind, namespace, name) on every cluster of the scope its newest revision has not reached yet, with the reason \"halted rollout of <revision>\"; with resume, propose resuming exactly what such a halt suspended. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn halt_rollout(
+        &self,
+        Parameters(args): Parameters<HaltArgs>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let Some(proposing) = &self.state.proposing else {
+            return Err(invalid(
+                "this server makes no proposals: start it with --propose",
+            ));
+        };
+        let step = match args.resume {
+            true => RolloutStep::ResumeHalted,
+            false => RolloutStep::Halt,
+        };
+        let selection = Selection {
+            workspace: args.workspace,
+            clusters: args.clusters,
+            kind: Some(args.kind),
+            namespace: Some(args.namespace),
+            name: Some(args.name),
+            status: None,
+            rollout: Some(step),
+        };
+        let now = Timestamp::now();
+        let rollout = &self.state.config.rollout;
+        let (key, halt) = self
+            .read(|index| selection.halt(index, rollout, now))
+            .await?
+            .map_err(invalid)?;
+        let intent = Intent {
+            verb: halt.verb,
+            user: crate::audit::local_user(),
+            reason: Some(halt.reason),
+            token: now.to_string(),
+        };
+        let objects: Vec<_> = halt.clusters.iter().map(|c| (*c, key.clone())).collect();
+        // Planned as if writes were granted: the person approving plans again with their own.
+        let targets = self.planned_of(move |_| objects, &intent, None).await?;
+        self.keep(
+            proposing,
+            (&intent, &targets),
+            selection,
+            args.why,
+            &context,
+        )
+        .await
+    }
+
     #[tool(
         description = "Where a proposal stands: pending, approved (acting, then each target's outcome), rejected (with the person's reason), refused (the fleet changed before approval, with what changed) or expired.",
         annotations(read_only_hint = true)
@@ -110,28 +182,46 @@ impl Fleet {
         };
         // Planned as if writes were granted: the person approving plans again with their own.
         let targets = self.planned(&filter, &intent, None).await?;
-        let tally = actions::Tally::of(&targets);
+        let scope = &args.scope;
+        let selection = Selection {
+            workspace: scope.workspace.clone(),
+            clusters: scope.clusters.clone(),
+            kind: scope.kind.clone(),
+            namespace: scope.namespace.clone(),
+            name: scope.name.clone(),
+            status: args.status.clone(),
+            rollout: None,
+        };
+        let why = args.why.clone();
+        self.keep(proposing, (&intent, &targets), selection, why, context)
+            .await
+    }
+
+    /// Keeps `targets`, planned for `intent`, as a proposal and answers with it.
+    async fn keep(
+        &self,
+        proposing: &Proposing,
+        (intent, targets): (&Intent, &[actions::Target]),
+        selection: Selection,
+        why: Option<String>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let tally = actions::Tally::of(targets);
+        let verb = intent.verb;
         if tally.sent == 0 {
             return Err(invalid(format!(
                 "{}: nothing was proposed",
                 tally.describe(verb)
             )));
         }
-        let scope = &args.scope;
         let asked = Asked {
             proposed_by: client_tool(context),
-            why: args.why.clone(),
-            selection: Selection {
-                workspace: scope.workspace.clone(),
-                clusters: scope.clusters.clone(),
-                kind: scope.kind.clone(),
-                namespace: scope.namespace.clone(),
-                name: scope.name.clone(),
-                status: args.status.clone(),
-            },
+            why,
+            selection,
             expiry: proposing.expiry,
         };
-        let proposal = Proposal::new(&intent, &targets, asked, now);
+        let now = Timestamp::now();
+        let proposal = Proposal::new(intent, targets, asked, now);
         proposing
             .store
             .create(&proposal)

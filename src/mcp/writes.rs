@@ -19,6 +19,7 @@ use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, answer, invalid};
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
 use crate::fleet::verbs::{Intent, Verb};
+use crate::fleet::{ClusterId, Index, ObjectKey};
 
 /// Dry runs remembered, the newest last; an older one's token no longer acts.
 const DRY_RUNS: usize = 32;
@@ -232,16 +233,24 @@ impl Fleet {
         intent: &Intent,
         permissions: Option<&crate::config::Permissions>,
     ) -> Result<Vec<Target>, ErrorData> {
+        let select = |index: &Index| crate::fleet::filter::selected(index, filter);
+        self.planned_of(select, intent, permissions).await
+    }
+
+    /// The objects `select` picks, planned as [`Fleet::planned`] plans them.
+    pub(super) async fn planned_of(
+        &self,
+        select: impl FnOnce(&Index) -> Vec<(ClusterId, ObjectKey)>,
+        intent: &Intent,
+        permissions: Option<&crate::config::Permissions>,
+    ) -> Result<Vec<Target>, ErrorData> {
         let config = &self.state.config;
         let guard = Guard {
             actions: &config.actions,
             permissions,
         };
         let targets = self
-            .read(|index| {
-                let objects = crate::fleet::filter::selected(index, filter);
-                actions::plan(index, objects, intent, &guard)
-            })
+            .read(|index| actions::plan(index, select(index), intent, &guard))
             .await?;
         within_limits(&targets, config.actions.max_targets)?;
         Ok(targets)
