@@ -212,13 +212,19 @@ async fn no_token_a_wrong_one_a_foreign_origin_or_too_much_is_refused_unread() {
     if let Ok(answer) = streamed {
         assert_eq!(answer.status(), 413);
     }
-    // A page of another site, with the token (stolen, say): refused by its Origin.
-    let foreign = post(Some(TOKEN))
-        .header("Origin", "https://evil.example.com")
-        .json(&initialize)
-        .send()
-        .await
-        .unwrap();
+    // A page of another site, with the token (stolen, say): refused by its Origin, its body
+    // never waited for.
+    let foreign = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        post(Some(TOKEN))
+            .header("Origin", "https://evil.example.com")
+            .header("Content-Length", "100")
+            .body(never())
+            .send(),
+    )
+    .await
+    .expect("answered without reading the body")
+    .unwrap();
     assert_eq!(foreign.status(), 403);
     let allowed = post(Some(TOKEN))
         .header("Origin", "https://console.example.com")
