@@ -24,10 +24,12 @@ const HEADERS_WITHIN: Duration = Duration::from_secs(10);
 
 /// What a process says of itself to its probes and to Prometheus.
 pub trait Endpoints: Send + Sync + 'static {
+    /// Why a probe fails: its words are the probe's answer (503).
+    type NotReady: std::fmt::Display;
     /// `/healthz`: it works (else why not).
-    fn healthz(&self) -> Result<(), String>;
+    fn healthz(&self) -> Result<(), Self::NotReady>;
     /// `/readyz`: it can serve (else why not).
-    fn readyz(&self) -> Result<(), String>;
+    fn readyz(&self) -> Result<(), Self::NotReady>;
     /// `/metrics`, in the text format.
     fn metrics(&self) -> String;
 }
@@ -43,10 +45,10 @@ pub struct BindError {
 
 /// Serves `/metrics` on `metrics` and the probes on `health` (one listener when they are the
 /// same) until `stop` fires; a port already taken is an error before anything is served.
-pub async fn start(
+pub async fn start<E: Endpoints>(
     command: &str,
     (metrics, health): (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>),
-    endpoints: Arc<dyn Endpoints>,
+    endpoints: Arc<E>,
     stop: &CancellationToken,
 ) -> Result<(), BindError> {
     let mut addresses: Vec<(std::net::SocketAddr, &'static str)> = Vec::new();
@@ -75,7 +77,7 @@ pub async fn start(
 }
 
 /// Serves until `stop` fires.
-pub async fn serve(listener: TcpListener, status: Arc<dyn Endpoints>, stop: CancellationToken) {
+pub async fn serve<E: Endpoints>(listener: TcpListener, status: Arc<E>, stop: CancellationToken) {
     let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
     loop {
         let Ok(permit) = slots.clone().acquire_owned().await else {
@@ -97,7 +99,7 @@ pub async fn serve(listener: TcpListener, status: Arc<dyn Endpoints>, stop: Canc
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request| {
                 let status = status.clone();
-                async move { Ok::<_, Infallible>(answer(&status, &request)) }
+                async move { Ok::<_, Infallible>(answer(&*status, &request)) }
             });
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
@@ -129,11 +131,11 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 }
 
 /// The answer to one request.
-fn answer(status: &Arc<dyn Endpoints>, request: &Request<Incoming>) -> Response<Full<Bytes>> {
+fn answer<E: Endpoints>(status: &E, request: &Request<Incoming>) -> Response<Full<Bytes>> {
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return text(StatusCode::METHOD_NOT_ALLOWED, "GET only\n".into());
     }
-    let probe = |result: Result<(), String>| match result {
+    let probe = |result: Result<(), E::NotReady>| match result {
         Ok(()) => text(StatusCode::OK, "ok\n".into()),
         Err(why) => text(StatusCode::SERVICE_UNAVAILABLE, format!("{why}\n")),
     };

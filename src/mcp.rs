@@ -198,15 +198,24 @@ struct Status {
     counts: Arc<http::Counts>,
 }
 
+/// Why `mcp --listen` is not ready.
+#[derive(Debug, thiserror::Error)]
+enum NotReady {
+    #[error("starting: not every cluster has answered yet")]
+    Starting,
+}
+
 impl crate::endpoints::Endpoints for Status {
-    fn healthz(&self) -> Result<(), String> {
+    type NotReady = NotReady;
+
+    fn healthz(&self) -> Result<(), NotReady> {
         Ok(())
     }
 
-    fn readyz(&self) -> Result<(), String> {
+    fn readyz(&self) -> Result<(), NotReady> {
         match *self.settled.borrow() {
             true => Ok(()),
-            false => Err("starting: not every cluster has answered yet".into()),
+            false => Err(NotReady::Starting),
         }
     }
 

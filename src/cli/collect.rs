@@ -112,8 +112,9 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         refresh: Some(refresh(sources, stamp)),
         status: Default::default(),
     };
-    let status: Arc<dyn crate::endpoints::Endpoints> = request.status.clone();
-    args.probes.serve("collect", status, &token).await?;
+    args.probes
+        .serve("collect", request.status.clone(), &token)
+        .await?;
     eprintln!(
         "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
         request.clusters.len(),

@@ -35,10 +35,10 @@ pub(super) fn listen_address(text: &str) -> Result<SocketAddr, Usage> {
 impl ProbeArgs {
     /// The metrics and probes of `command`, on their addresses (one listener when they are the
     /// same): a port already taken is an error before anything starts.
-    pub async fn serve(
+    pub async fn serve<E: Endpoints>(
         &self,
         command: &str,
-        endpoints: Arc<dyn Endpoints>,
+        endpoints: Arc<E>,
         stop: &CancellationToken,
     ) -> anyhow::Result<()> {
         let addresses = (self.metrics_addr, self.health_addr);

@@ -152,12 +152,14 @@ impl Status {
 }
 
 impl crate::endpoints::Endpoints for Status {
-    fn healthz(&self) -> Result<(), String> {
-        Status::healthz(self, tokio::time::Instant::now()).map_err(|e| e.to_string())
+    type NotReady = NotReady;
+
+    fn healthz(&self) -> Probe {
+        Status::healthz(self, tokio::time::Instant::now())
     }
 
-    fn readyz(&self) -> Result<(), String> {
-        Status::readyz(self, tokio::time::Instant::now()).map_err(|e| e.to_string())
+    fn readyz(&self) -> Probe {
+        Status::readyz(self, tokio::time::Instant::now())
     }
 
     fn metrics(&self) -> String {
