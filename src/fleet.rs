@@ -10,6 +10,7 @@ pub mod filter;
 pub mod graph;
 mod health;
 pub mod history;
+pub mod incident;
 pub mod index;
 mod kind;
 pub mod object;

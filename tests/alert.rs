@@ -9,11 +9,11 @@ use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::alertmanager::Alertmanager;
+use common::alertmanager::{Alertmanager, fluxfleet};
 use fluxfleet_sim::Scenario;
 use fluxfleet_sim::facts::FluxKind;
 use serde_json::Value;
@@ -21,27 +21,23 @@ use serde_json::Value;
 /// kind, namespace, name, reason.
 type Key = (String, String, String, String);
 
-fn fluxfleet(home: &std::path::Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
-    command
-        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
-        .env("HOME", home)
-        .env_remove("KUBECONFIG")
-        .env_remove("FLUXFLEET_NATS")
-        .stdin(Stdio::null());
-    command
-}
-
 fn text(v: &Value, field: &str) -> String {
     v[field].as_str().unwrap_or("").to_string()
 }
 
-/// `get --status failing --root-causes -o json`, merged as alerts are: per object and reason,
-/// the clusters and the likely suspect.
+/// An incident: endpoint, class.
+type Shared = (String, String);
+
+/// `get --status failing --root-causes -o json`, merged as alerts are: per incident, its
+/// clusters; per object and reason of the causes in none, the clusters and the likely suspect.
+#[allow(clippy::type_complexity)]
 fn root_causes(
     home: &std::path::Path,
     kubeconfigs: &str,
-) -> BTreeMap<Key, (BTreeSet<String>, String)> {
+) -> (
+    BTreeMap<Key, (BTreeSet<String>, String)>,
+    BTreeMap<Shared, usize>,
+) {
     let out = fluxfleet(home)
         .args(["get", "--status", "failing", "--root-causes", "-o", "json"])
         .args(["--kubeconfig-dir", kubeconfigs])
@@ -53,6 +49,9 @@ fn root_causes(
     let mut causes: BTreeMap<Key, (BTreeSet<String>, String)> = BTreeMap::new();
     // Widest first, as the alert takes its suspect from the widest.
     for c in json["rootCauses"].as_array().unwrap() {
+        if !c["incident"].is_null() {
+            continue;
+        }
         let reason = c["reason"]
             .as_str()
             .unwrap_or(c["status"].as_str().unwrap());
@@ -70,7 +69,29 @@ fn root_causes(
             entry.0.insert(text(copy, "cluster"));
         }
     }
-    causes
+    let incidents = json["incidents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let key = (text(i, "endpoint"), text(i, "class"));
+            (key, i["clusters"].as_u64().unwrap() as usize)
+        })
+        .collect();
+    (causes, incidents)
+}
+
+/// The incidents' alerts Alertmanager holds: by endpoint and class, how many clusters each
+/// says.
+fn incidents_held(am: &Alertmanager) -> BTreeMap<Shared, usize> {
+    am.alerts()
+        .iter()
+        .filter(|a| a["labels"]["alertname"] == "FluxIncident")
+        .map(|a| {
+            let key = (text(&a["labels"], "endpoint"), text(&a["labels"], "class"));
+            (key, text(&a["annotations"], "clusters").parse().unwrap())
+        })
+        .collect()
 }
 
 fn ours(alerts: &[Value]) -> BTreeMap<Key, Value> {
@@ -147,7 +168,7 @@ async fn one_alert_per_root_cause_reaches_alertmanager_and_resolves_after_the_fi
     assert_eq!(revisions.len(), 1, "one bad revision: {revisions:?}");
     let bad = revisions.first().unwrap().to_string();
 
-    let expected = tokio::task::spawn_blocking({
+    let (expected, incidents) = tokio::task::spawn_blocking({
         let (home, kubeconfigs) = (home.path().to_path_buf(), kubeconfigs.clone());
         move || root_causes(&home, &kubeconfigs)
     })
@@ -220,6 +241,16 @@ async fn one_alert_per_root_cause_reaches_alertmanager_and_resolves_after_the_fi
         });
         let keys: Vec<&Key> = alerts.keys().collect();
         assert_eq!(keys, expected.keys().collect::<Vec<_>>());
+        // And one per incident: causes sharing an endpoint's failure, on the same clusters.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while incidents_held(&am) != incidents {
+            assert!(
+                Instant::now() < deadline,
+                "one alert per incident: {incidents:?}, Alertmanager holds {:?}",
+                incidents_held(&am)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
         for (key, a) in &alerts {
             let (clusters, suspect) = &expected[key];
             let labels = &a["labels"];

@@ -31,6 +31,7 @@ mod get_cli;
 mod h2_hostile;
 mod hostile_bytes;
 mod imports;
+mod incidents;
 mod kubeconfig_forms;
 mod mcp;
 mod mcp_http;

@@ -27,7 +27,7 @@ use crate::fleet::Index;
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
-pub use self::cause::ALERTNAME;
+pub use self::cause::{ALERTNAME, INCIDENT_ALERTNAME};
 
 /// What `fluxfleet alert` was asked.
 #[derive(Clone, Debug)]

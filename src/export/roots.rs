@@ -1,7 +1,11 @@
 //! `fluxfleet get --root-causes`: the selected not-ready objects explained by their root causes
 //! — the first not-ready objects up their chains that nothing holds back — grouped across the
 //! fleet (the same object failing the same way), each with the clusters it is on and what it
-//! holds back there. `dependsOn` cycles are reported as their own causes.
+//! holds back there. `dependsOn` cycles are reported as their own causes. Above them, the
+//! **incidents**: the causes whose messages say the same endpoint outside the clusters fails
+//! the same way (`fleet::incident`), one over every object and cluster they hit — a registry's
+//! outage read once, not once per source that uses it (`fluxfleet alert` sends one alert for
+//! each).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
@@ -15,6 +19,7 @@ use super::output::{sorted, write_json};
 use super::request::Output;
 use super::table::{Table, safe};
 use crate::fleet::graph::{Cause, Holds};
+use crate::fleet::incident::{ErrorClass, Shared, shared_cause};
 use crate::fleet::suspect::{Suspect, suspect};
 use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};
 use crate::units::age;
@@ -43,6 +48,9 @@ pub(super) struct RootCause<'a> {
     /// The change its copies came by before failing, with the evidence; None when none records
     /// a change (the cause is then outside the GitOps change).
     pub(super) suspect: Option<Suspect>,
+    /// The endpoint outside the clusters its message says fails, and how: the incident it is
+    /// part of with every cause naming the same.
+    pub(super) incident: Option<Shared>,
     pub(super) clusters: Vec<Copy<'a>>,
 }
 
@@ -60,10 +68,11 @@ pub(super) struct Copy<'a> {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct RootsJson<'a> {
-    root_causes: Vec<RootCause<'a>>,
+    incidents: Vec<Incident<'a>>,
+    root_causes: &'a [RootCause<'a>],
 }
 
-fn named(k: &ObjectKey) -> String {
+pub(super) fn named(k: &ObjectKey) -> String {
     format!("{}/{}/{}", k.kind, k.namespace, k.name)
 }
 
@@ -130,12 +139,16 @@ pub(super) fn causes<'a>(
                     status: o.health.key(),
                     reason: o.reason.as_deref(),
                     message: o.message.as_deref(),
-                    cycle: cycle.map(|c| c.iter().map(named).collect()),
+                    cycle: cycle.as_ref().map(|c| c.iter().map(named).collect()),
                     since: None,
                     started_last_hour: 0,
                     workspaces: 0,
                     blocks: Holds::default(),
                     suspect: None,
+                    incident: match cycle {
+                        Some(_) => None,
+                        None => o.message.as_deref().and_then(shared_cause),
+                    },
                     clusters: Vec::new(),
                 });
                 seen.push(BTreeSet::new());
@@ -176,6 +189,78 @@ pub(super) fn causes<'a>(
     found
 }
 
+/// Root causes sharing an endpoint's failure.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Incident<'a> {
+    pub(super) endpoint: &'a str,
+    pub(super) class: ErrorClass,
+    /// What it says, for people: "github.com does not resolve".
+    pub(super) summary: String,
+    /// Since when its oldest copy fails.
+    pub(super) since: Option<Timestamp>,
+    /// Distinct clusters and workspaces it hits.
+    pub(super) clusters: usize,
+    pub(super) workspaces: usize,
+    /// Failing copies of its root causes, and what they hold back.
+    pub(super) objects: usize,
+    pub(super) blocks: usize,
+    /// Its root causes, `Kind/namespace/name`, the widest first.
+    pub(super) root_causes: Vec<String>,
+    /// Where its root causes are in the list given (for the alert's and the TUI's own use).
+    #[serde(skip)]
+    pub(super) members: Vec<usize>,
+}
+
+/// The incidents of `causes`, the widest (most clusters, then most objects) first.
+pub(super) fn incidents<'a>(causes: &'a [RootCause<'a>]) -> Vec<Incident<'a>> {
+    let mut by: BTreeMap<&Shared, Vec<usize>> = BTreeMap::new();
+    for (i, cause) in causes.iter().enumerate() {
+        if let Some(shared) = &cause.incident {
+            by.entry(shared).or_default().push(i);
+        }
+    }
+    let mut found: Vec<Incident> = by
+        .into_iter()
+        .map(|(shared, members)| {
+            let mut clusters = BTreeSet::new();
+            let mut workspaces = BTreeSet::new();
+            let (mut objects, mut blocks) = (0, 0);
+            for &i in &members {
+                for copy in &causes[i].clusters {
+                    clusters.insert(copy.cluster);
+                    workspaces.insert(copy.workspace);
+                }
+                objects += causes[i].clusters.len();
+                blocks += causes[i].blocks.total;
+            }
+            Incident {
+                endpoint: &shared.endpoint,
+                class: shared.class,
+                summary: format!("{} {}", shared.endpoint, shared.class.says()),
+                since: members.iter().filter_map(|&i| causes[i].since).min(),
+                clusters: clusters.len(),
+                workspaces: workspaces.len(),
+                objects,
+                blocks,
+                root_causes: members
+                    .iter()
+                    .map(|&i| {
+                        let c = &causes[i];
+                        format!("{}/{}/{}", c.kind, c.namespace, c.name)
+                    })
+                    .collect(),
+                members,
+            }
+        })
+        .collect();
+    found.sort_by(|a, b| {
+        (b.clusters, b.objects, a.endpoint, a.class)
+            .cmp(&(a.clusters, a.objects, b.endpoint, b.class))
+    });
+    found
+}
+
 /// Writes the root causes of the selected not-ready objects as a table or JSON.
 pub(crate) fn write(
     index: &Index,
@@ -188,7 +273,8 @@ pub(crate) fn write(
         Output::Json | Output::Ndjson => write_json(
             out,
             &RootsJson {
-                root_causes: causes,
+                incidents: incidents(&causes),
+                root_causes: &causes,
             },
         ),
         Output::Table => {
@@ -204,6 +290,7 @@ pub(crate) fn write(
                 "SINCE",
                 "1H",
                 "SUSPECT",
+                "INCIDENT",
                 "MESSAGE",
             ]);
             for c in &causes {
@@ -231,6 +318,10 @@ pub(crate) fn write(
                             safe(&crate::units::truncate_hex(&s.revision)).into_owned()
                         }
                         _ => "-".to_string(),
+                    },
+                    match &c.incident {
+                        Some(shared) => safe(&shared.to_string()).into_owned(),
+                        None => "-".to_string(),
                     },
                     safe(&message).into_owned(),
                 ]);

@@ -178,6 +178,40 @@ impl Handle {
         sent
     }
 
+    /// `host` — a registry, a Git host, a chart repository many clusters share — fails with
+    /// `outage` on the `clusters` named, from now until [`Handle::outage_over`]: every source
+    /// there whose URL names it fails as source-controller words it. False when the simulator
+    /// has stopped; clusters not in the fleet are passed over.
+    pub fn outage(&self, host: &str, outage: crate::Outage, clusters: &[String]) -> bool {
+        let clusters: Vec<usize> = clusters
+            .iter()
+            .filter_map(|name| self.world.clusters.iter().position(|c| &c.name == name))
+            .collect();
+        self.send_outage(host, Some(outage), clusters)
+    }
+
+    /// The outage of `host` is over: its sources are again what they were before it.
+    pub fn outage_over(&self, host: &str) -> bool {
+        self.send_outage(host, None, Vec::new())
+    }
+
+    fn send_outage(&self, host: &str, outage: Option<crate::Outage>, clusters: Vec<usize>) -> bool {
+        self.world.in_flight.fetch_add(1, Ordering::Relaxed);
+        let sent = self
+            .state
+            .controller
+            .send(controller::Msg::Outage {
+                host: host.to_ascii_lowercase(),
+                outage,
+                clusters,
+            })
+            .is_ok();
+        if !sent {
+            self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
     /// No reconcile, rollout step or promotion is under way: only churn changes the fleet.
     pub fn quiet(&self) -> bool {
         self.world.in_flight.load(Ordering::Relaxed) == 0

@@ -77,6 +77,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use faults::Faults;
 pub use files::{Files, private_dir};
+pub use flux::outage::Outage;
 pub use handle::Handle;
 pub use observe::{TruthCluster, TruthObject, TruthStuck, TruthWorkload};
 pub use scenario::Scenario;

@@ -107,3 +107,16 @@ impl Drop for Alertmanager {
         let _ = self.child.wait();
     }
 }
+
+/// `fluxfleet` as a script beside Alertmanager runs it, blocking, with `home` for its data
+/// (the journal, the alert loop's state) — never the developer's own config, bus or kubeconfig.
+pub fn fluxfleet(home: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"));
+    command
+        .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+        .env("HOME", home)
+        .env_remove("KUBECONFIG")
+        .env_remove("FLUXFLEET_NATS")
+        .stdin(std::process::Stdio::null());
+    command
+}

@@ -227,12 +227,25 @@ pub fn difference(view: &View, truth: &View) -> Option<String> {
         .filter(|(k, v)| view.get(*k).is_some_and(|w| w != *v))
         .map(|(k, _)| k)
         .collect();
+    // The first differing cluster whole: what only the view has, what only the truth has.
+    let first = wrong.first().map(|k| {
+        let (seen, meant) = (&view[*k], &truth[*k]);
+        format!(
+            "; {k}: {} objects seen of {}, only seen {:?}, only true {:?}",
+            seen.len(),
+            meant.len(),
+            seen.difference(meant).take(3).collect::<Vec<_>>(),
+            meant.difference(seen).take(3).collect::<Vec<_>>()
+        )
+    });
     Some(format!(
-        "{} clusters seen of {}; missing {:?}…; differing {:?}…",
+        "{} clusters seen of {}; missing {:?}…; {} differing {:?}…{}",
         view.len(),
         truth.len(),
         missing.iter().take(3).collect::<Vec<_>>(),
-        wrong.iter().take(3).collect::<Vec<_>>()
+        wrong.len(),
+        wrong.iter().take(3).collect::<Vec<_>>(),
+        first.unwrap_or_default()
     ))
 }
 

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::mpsc;
 
-use super::state::{Found, Posted};
+use super::state::{Found, Key, Posted};
 use crate::export::Filter;
 use crate::export::workloads::{clusters_text, targets};
 use crate::fleet::{FluxKind, Index, ObjectKey};
@@ -57,9 +57,18 @@ impl Inside {
         let keys: Vec<ObjectKey> = found
             .iter()
             .filter_map(|f| {
-                let kind = FluxKind::parse(f.key.kind)?;
+                let Key::Cause {
+                    kind,
+                    namespace,
+                    name,
+                    ..
+                } = &f.key
+                else {
+                    return None;
+                };
+                let kind = FluxKind::parse(kind)?;
                 matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease)
-                    .then(|| ObjectKey::new(kind, &f.key.namespace, &f.key.name))
+                    .then(|| ObjectKey::new(kind, namespace, name))
             })
             .collect();
         self.verdicts.retain(|k, _| keys.contains(k));

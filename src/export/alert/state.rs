@@ -18,24 +18,34 @@ use serde::Serialize;
 /// Label or annotation names and values, in order.
 pub type Labels = BTreeMap<String, String>;
 
-/// What makes two evaluations' causes the same alert: the object and why it fails.
+/// What makes two evaluations' findings the same alert.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Key {
-    pub kind: &'static str,
-    pub namespace: String,
-    pub name: String,
-    pub reason: String,
+pub enum Key {
+    /// An object failing for one reason.
+    Cause {
+        kind: &'static str,
+        namespace: String,
+        name: String,
+        reason: String,
+    },
+    /// Root causes sharing an endpoint's failure: the endpoint and the error's class.
+    Incident {
+        endpoint: String,
+        class: &'static str,
+    },
 }
 
 impl std::fmt::Display for Key {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Key {
-            kind,
-            namespace,
-            name,
-            reason,
-        } = self;
-        write!(f, "{kind} {namespace}/{name} {reason}")
+        match self {
+            Key::Cause {
+                kind,
+                namespace,
+                name,
+                reason,
+            } => write!(f, "{kind} {namespace}/{name} {reason}"),
+            Key::Incident { endpoint, class } => write!(f, "incident {class} {endpoint}"),
+        }
     }
 }
 
@@ -237,7 +247,7 @@ mod tests {
     }
 
     fn cause(name: &str, since: Option<i64>, suspect: &str) -> Found {
-        let key = Key {
+        let key = Key::Cause {
             kind: "Kustomization",
             namespace: "flux-system".into(),
             name: name.into(),

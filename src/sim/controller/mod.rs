@@ -3,7 +3,7 @@
 //! objects fail and recover at the churn rate, rolls new revisions out workspace by workspace, and
 //! fires the time-based faults (410 storms, expiring tokens).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 mod depends;
+mod outage;
 mod reconcile;
 mod rollout;
 
@@ -47,6 +48,13 @@ pub enum Msg {
         cluster: usize,
         key: (FluxKind, String, String),
         ready: bool,
+    },
+    /// A shared host fails on these clusters (`outage` None: its outage is over); counted in
+    /// flight by the sender.
+    Outage {
+        host: String,
+        outage: Option<flux::outage::Outage>,
+        clusters: Vec<usize>,
     },
 }
 
@@ -127,6 +135,8 @@ struct Controller {
     /// Rollout generation per workspace.
     rings: Vec<usize>,
     latest: usize,
+    /// Sources failing in an outage: its host, and what each was meant to be before.
+    outages: HashMap<(usize, Key), (String, Intent)>,
 }
 
 impl Controller {
@@ -329,6 +339,7 @@ pub async fn run(
         seq: 0,
         rings,
         latest,
+        outages: HashMap::new(),
     };
     ctl.schedule_start();
     let tick = Duration::from_millis(100);
@@ -424,6 +435,14 @@ impl Controller {
                     };
                     self.write(&c, &key, intent, None, None, true);
                 }
+                self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
+            }
+            Msg::Outage {
+                host,
+                outage,
+                clusters,
+            } => {
+                self.outage(&host, outage, &clusters);
                 self.world.in_flight.fetch_sub(1, Ordering::Relaxed);
             }
             Msg::SetChurn(rate) => {

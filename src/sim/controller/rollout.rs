@@ -317,6 +317,7 @@ mod tests {
             seq: 0,
             rings: vec![1],
             latest: 1,
+            outages: Default::default(),
         };
         // Hours of the demo's churn (5 a second) in fast-forward; the share is sampled at
         // every stage, since a decaying fleet passes through the band on its way up.
@@ -411,6 +412,7 @@ mod tests {
             seq: 0,
             rings: vec![2; 8],
             latest: 2,
+            outages: Default::default(),
         };
         ctl.schedule_start();
         let start = shape(&world);

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+pub mod outage;
 mod status;
 
 use crate::facts::{FluxKind, FluxRelease, Health};
@@ -34,6 +35,8 @@ pub enum Failure {
     RetriesExceeded,
     UpgradeRolledBack,
     Generic,
+    /// The host its URL names fails for every cluster that uses it.
+    Outage(outage::Outage),
 }
 
 impl Failure {
@@ -157,6 +160,7 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
     let url = meta_str(obj, "/spec/url");
     let chart = chart_name(obj);
     match f {
+        Failure::Outage(o) => outage::text(o, ctx.kind, obj),
         Failure::GitAuth => (
             "GitOperationFailed",
             format!(
