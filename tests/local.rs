@@ -51,6 +51,7 @@ mod sources;
 mod story;
 mod summary;
 mod tui;
+mod tui_incidents;
 mod tui_live;
 mod workloads;
 

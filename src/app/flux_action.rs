@@ -31,6 +31,7 @@ pub(super) fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey
                 .collect(),
             _ => Vec::new(),
         },
+        // An incident stands for the objects of the groups under it.
         RowId::Group(g) => model
             .rows
             .groups
@@ -39,9 +40,10 @@ pub(super) fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey
                 group
                     .members
                     .iter()
-                    .filter_map(|m| match m {
-                        RowId::Object(c, k) => Some((*c, k.clone())),
-                        _ => None,
+                    .flat_map(|m| match m {
+                        RowId::Object(c, k) => vec![(*c, k.clone())],
+                        inner @ RowId::Group(_) => objects_of(model, inner),
+                        _ => Vec::new(),
                     })
                     .collect()
             })

@@ -5,6 +5,7 @@
 //! failure. Broken connections come first either way: nothing is known behind them.
 
 mod cache;
+mod incidents;
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::view::{RowId, Scope, Screen, SortBy, clusters_in};
 use crate::fleet::graph::{Cause, Holds};
+use crate::fleet::incident::Shared;
 use crate::fleet::suspect::{Copy, Suspect, Tally};
 use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey, Phase};
 pub use cache::TriageCache;
@@ -36,6 +38,8 @@ pub struct Group {
     /// The change its failing copies came by before failing (an object's group), with the
     /// evidence.
     pub suspect: Option<Suspect>,
+    /// The incident it stands under, when its endpoint's failure is shared.
+    pub incident: Option<u64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -57,6 +61,12 @@ pub enum GroupOf {
         phase: Phase,
         error: Option<Box<str>>,
     },
+    /// Root causes whose messages say one endpoint fails one way: its members are their groups.
+    Incident {
+        shared: Shared,
+        causes: usize,
+        clusters: usize,
+    },
 }
 
 impl GroupOf {
@@ -66,7 +76,7 @@ impl GroupOf {
         match self {
             GroupOf::Connection { .. } => (0, None),
             GroupOf::Object { health, .. } => (1, Some(*health)),
-            GroupOf::Cycle { .. } => (1, Some(Health::Failed)),
+            GroupOf::Cycle { .. } | GroupOf::Incident { .. } => (1, Some(Health::Failed)),
         }
     }
 
@@ -111,6 +121,13 @@ pub fn headline(group: &Group, blocks: Option<&str>) -> String {
         GroupOf::Connection { phase, error } => {
             format!("cluster {phase}: {}", error.as_deref().unwrap_or(""))
         }
+        GroupOf::Incident { shared, causes, .. } => format!(
+            "{} {} — {}{}",
+            shared.endpoint,
+            shared.class.says(),
+            crate::units::count(*causes, "root cause", "root causes"),
+            blocks.map(|b| format!(" (blocks {b})")).unwrap_or_default(),
+        ),
     }
 }
 
@@ -173,6 +190,7 @@ impl Groups {
                         recent: 0,
                         holds: Holds::default(),
                         suspect: None,
+                        incident: None,
                     },
                     seen: Vec::new(),
                     tally: Tally::default(),
@@ -266,6 +284,7 @@ pub(super) fn triage(
         }
     }
     let mut order: Vec<(u64, usize)> = Vec::with_capacity(groups.forming.len());
+    let mut seen = HashMap::new();
     for f in groups.forming {
         if !matches(&group_text(&f.group)) {
             continue;
@@ -278,6 +297,10 @@ pub(super) fn triage(
         // What it costs: its members and what they hold back.
         order.push((f.key, group.members.len() + group.holds.total));
         found.insert(f.key, group);
+        seen.insert(f.key, f.seen);
+    }
+    if roots_first {
+        incidents::fold(found, &mut order, &seen);
     }
     let groups = &*found;
     let count = |key: &u64| groups.get(key).map_or(0, |g| g.members.len());
@@ -291,10 +314,18 @@ pub(super) fn triage(
     }
     for (key, _) in order {
         ids.push(RowId::Group(key));
-        if screen.expanded.contains(&key)
-            && let Some(g) = groups.get(&key)
-        {
-            ids.extend(g.members.iter().cloned());
+        let Some(g) = groups.get(&key).filter(|_| screen.expanded.contains(&key)) else {
+            continue;
+        };
+        for member in &g.members {
+            ids.push(member.clone());
+            // An incident's groups open in turn.
+            if let RowId::Group(inner) = member
+                && screen.expanded.contains(inner)
+                && let Some(inner) = groups.get(inner)
+            {
+                ids.extend(inner.members.iter().cloned());
+            }
         }
     }
 }

@@ -124,6 +124,21 @@ pub struct Holds {
 }
 
 impl Holds {
+    /// Another group's copies, as if added one by one.
+    pub fn merge(&mut self, other: &Holds) {
+        if other.copies == 0 {
+            return;
+        }
+        self.fewest = match self.copies {
+            0 => other.fewest,
+            _ => self.fewest.min(other.fewest),
+        };
+        self.copies += other.copies;
+        self.most = self.most.max(other.most);
+        self.total += other.total;
+        self.names.extend(other.names.iter().cloned());
+    }
+
     /// One more copy, holding `held` back on its cluster.
     pub fn add<K: Borrow<ObjectKey>>(&mut self, held: &[K]) {
         let n = held.len();

@@ -1,7 +1,9 @@
 //! The on-call view: root causes first, each with what it holds back ("Kustomization
 //! flux-system/infra-controllers BuildFailed (blocks apps, infra-configs) — 51 clusters in 7
 //! workspaces, 4 on each"), since when, and how many clusters joined in the last hour; or every
-//! failure alike (`c`). Each group expands to its clusters.
+//! failure alike (`c`). Each group expands to its clusters; causes sharing an endpoint's failure
+//! stand under an incident ("incident: ghcr.io is rate limiting — 3 root causes"), which expands
+//! to them.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -105,23 +107,30 @@ fn group_cells<'a>(
             theme.style(Slot::of_phase(*phase)),
         )),
         (GroupOf::Cycle { .. }, _) => Cell::from(Span::styled("Cycle", theme.style(Slot::Failed))),
+        (GroupOf::Incident { .. }, _) => {
+            Cell::from(Span::styled("Incident", theme.style(Slot::Failed)))
+        }
         (_, Some(h)) => health_cell(h, theme),
         (_, None) => Cell::from(""),
     };
     let blocks = group.holds.text();
     let held =
         (!group.holds.names.is_empty()).then(|| names(group.holds.names.iter().map(|n| &**n)));
+    // A cause under an incident stands one step in.
+    let what = match group.incident {
+        Some(_) => format!("  {}", headline(group, held.as_deref())),
+        None => headline(group, held.as_deref()),
+    };
+    let clusters = match &group.what {
+        GroupOf::Incident { clusters, .. } => *clusters,
+        _ => group.members.len(),
+    };
     vec![
         Cell::from(marker),
         health,
-        Cell::from(highlighted(
-            &headline(group, held.as_deref()),
-            filter,
-            theme.style(Slot::Text),
-            theme,
-        )),
+        Cell::from(highlighted(&what, filter, theme.style(Slot::Text), theme)),
         Cell::from(blocks),
-        Cell::from(group.members.len().to_string()),
+        Cell::from(clusters.to_string()),
         Cell::from(group.workspaces.to_string()),
         Cell::from(age(group.since, model.now)),
         Cell::from(match group.recent {
@@ -143,6 +152,20 @@ pub fn triage_status(model: &Model) -> Option<String> {
         return None;
     };
     let group = model.rows.groups.get(key)?;
+    if let GroupOf::Incident {
+        shared,
+        clusters,
+        causes,
+    } = &group.what
+    {
+        return Some(format!(
+            " {} {} on {}: one outage under {} (space lists them)",
+            shared.endpoint,
+            shared.class.says(),
+            crate::units::count(*clusters, "cluster", "clusters"),
+            crate::units::count(*causes, "root cause", "root causes"),
+        ));
+    }
     let Some(suspect) = group.suspect.clone() else {
         return matches!(group.what, GroupOf::Object { .. }).then(|| {
             " no change it records came before it failed: the cause is outside the GitOps change \
