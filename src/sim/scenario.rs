@@ -9,6 +9,9 @@
 //!     fails its `infra-controllers` health check on a share of the clusters that took it — one
 //!     root cause, with everything that depends on it waiting;
 //!   - a handful of clusters in one region whose API servers flap (5xx, slow answers);
+//!   - an outage that began as the demo starts: GitHub answers 503 to a few clusters of
+//!     another region, failing their fleet and team repositories — different objects, one
+//!     incident;
 //!   - three long-standing misconfigurations, each on a few clusters, failing for days;
 //!   - objects suspended on purpose, with who suspended them and why;
 //!   - two clusters nobody can reach.
@@ -20,6 +23,7 @@ use std::time::Duration;
 
 use crate::facts::FluxKind;
 use crate::faults::Faults;
+use crate::flux::outage::Outage;
 use crate::rng::Rng;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -44,6 +48,10 @@ pub const OOM_EVERY: usize = 4;
 /// The region whose API servers flap, and the share of its clusters that do.
 pub const FLAKY_REGION: &str = "ap-southeast-1";
 pub const FLAKY_SHARE: f64 = 0.15;
+/// The outage: the host, how it fails, the region whose clusters it hits and their share.
+pub const OUTAGE: (&str, Outage) = ("github.com", Outage::ServerError);
+pub const OUTAGE_REGION: &str = "us-west-2";
+pub const OUTAGE_SHARE: f64 = 0.06;
 /// How long a flake lasts before the object recovers.
 pub const FLAKE: Duration = Duration::from_secs(20);
 
@@ -136,6 +144,8 @@ pub struct Cast {
     pub suspended: Vec<Vec<usize>>,
     pub flaky: Vec<usize>,
     pub unreachable: Vec<usize>,
+    /// Where [`OUTAGE`] hits, from the start.
+    pub outage: Vec<usize>,
 }
 
 /// A workload cluster as the story sees it: its index, name and labels.
@@ -189,6 +199,12 @@ impl Cast {
         let flaky = ((region.len() as f64 * FLAKY_SHARE).round() as usize).max(1);
         cast.flaky = pick(&mut region.into_iter(), flaky, &mut rng);
         cast.unreachable = pick(&mut clusters.iter(), 2, &mut rng);
+        let region: Vec<&Extra> = clusters
+            .iter()
+            .filter(|c| c.region == OUTAGE_REGION)
+            .collect();
+        let hit = ((region.len() as f64 * OUTAGE_SHARE).round() as usize).max(2);
+        cast.outage = pick(&mut region.into_iter(), hit, &mut rng);
         cast
     }
 

@@ -396,6 +396,11 @@ impl Controller {
             let interval = self.settings.rollout_interval;
             self.after(interval, Job::NewRelease);
         }
+        // The story's outage begins as the demo starts.
+        if let Some(hit) = self.world.story.as_ref().map(|c| c.outage.clone()) {
+            let (host, outage) = crate::scenario::OUTAGE;
+            self.outage(host, Some(outage), &hit);
+        }
     }
 
     /// Handles one message from the server or the handle; true when it set the churn rate.
