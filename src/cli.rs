@@ -28,7 +28,7 @@ mod workloads;
 pub use act::{ActArgs, ReconcileArgs, SuspendArgs};
 pub use alert::AlertArgs;
 pub use collect::CollectArgs;
-pub use get::{GetArgs, InventoryArgs, RolloutArgs};
+pub use get::{GateArgs, GetArgs, InventoryArgs, RolloutArgs};
 pub use mcp::McpArgs;
 pub use proposals::{ApproveArgs, ProposalsArgs, RejectArgs};
 pub use sim::SimArgs;
@@ -128,6 +128,11 @@ pub enum Command {
     /// ring.
     #[command(after_help = EXIT_CODES)]
     Rollout(RolloutArgs),
+    /// A check for a promotion pipeline: exit 0 only when REVISION runs on every cluster of
+    /// RING (its Kustomizations and HelmReleases that carry it), ready, for at least --soak, with
+    /// no failing root cause suspecting it; exit 6 and every reason otherwise.
+    #[command(after_help = GATE_EXIT_CODES)]
+    Gate(GateArgs),
     /// What broke inside a Kustomization or HelmRelease: its workloads (Deployments, StatefulSets,
     /// DaemonSets, Jobs), their pods, Warning events and log tails, read from every cluster in
     /// the scope where it is not ready, and the same verdict on many clusters folded into one
@@ -181,6 +186,9 @@ pub enum Command {
 
 const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config problems (or no \
 clusters), 4 some clusters not live, 5 --fail-on matched.";
+
+const GATE_EXIT_CODES: &str = "Exit codes: 0 open, 1 error, 2 usage, 3 inventory or config \
+problems (or no clusters), 6 closed (not yet: the reasons are printed).";
 
 fn duration(s: &str) -> Result<Duration, crate::units::DurationError> {
     crate::units::parse_duration(s)

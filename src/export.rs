@@ -4,6 +4,7 @@
 
 pub mod act;
 pub mod alert;
+pub mod gate;
 pub mod get;
 pub(crate) mod history;
 pub mod inventory;

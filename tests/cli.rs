@@ -223,6 +223,10 @@ fn every_command_offers_only_the_options_it_uses() {
             with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
         ),
         (
+            "gate",
+            with(&[&fleet, &scope, &["watch-mode", "soak", "output", "timeout"]]),
+        ),
+        (
             "workloads",
             with(&[&fleet, &scope, &["watch-mode", "all", "output", "timeout"]]),
         ),

@@ -284,3 +284,180 @@ async fn stuck_are_those_that_tried_and_did_not_apply_once_long_enough() {
     assert!(soon.len() < expected_sorted.len(), "{soon:?}");
     sim.handle.shutdown().await;
 }
+
+/// The Kustomization flux-system's copies in `workspace` that are not ready, fixed; then the
+/// index shows the simulator still and every copy as it means it.
+async fn fixed(live: &mut Session, sim: &common::Sim, workspace: &str) {
+    for (cluster, (ws, o)) in truth_of(sim) {
+        if ws == workspace && seen(o.health) != Health::Ready {
+            let kind = fluxfleet_sim::facts::FluxKind::Kustomization;
+            assert!(
+                sim.handle
+                    .set_ready(&cluster, kind, "flux-system", "flux-system", true)
+            );
+        }
+    }
+    settled_as_meant(live, sim).await;
+}
+
+/// Pumps until the simulator is still and the index shows every flux-system copy's health and
+/// revision as the simulator means them.
+async fn settled_as_meant(live: &mut Session, sim: &common::Sim) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        observed(live, sim).await;
+        let healthy = truth_of(sim).iter().all(|(name, (_, t))| {
+            live.index
+                .cluster_named(name)
+                .and_then(|c| c.objects.get(&key()))
+                .is_some_and(|o| o.health == seen(t.health))
+        });
+        if healthy {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "never settled");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
+    use fluxfleet::export::gate::{Closed, verdict};
+    let sim = common::start_with(|c| {
+        c.clusters = 12;
+        c.workspaces = 3;
+    })
+    .await;
+    let kubeconfigs = sim.handle.files.dir.join("kubeconfigs");
+    let inventory = fluxfleet::inventory::load(
+        &fluxfleet::inventory::Request {
+            dirs: vec![kubeconfigs.clone()],
+            ..Default::default()
+        },
+        &Config::defaults(),
+    );
+    let mut live = Session::kube(&inventory, &Config::defaults().engine);
+    assert!(live.settle(Duration::from_secs(20)).await);
+    let mut order: Vec<String> = truth_of(&sim).into_values().map(|(w, _)| w).collect();
+    order.sort();
+    order.dedup();
+    let rings = Rings::default();
+    // The first ring gets a revision no other ring runs.
+    observed(&mut live, &sim).await;
+    let mut newest = String::new();
+    for _ in 0..4 {
+        assert!(sim.handle.promote(&order[0]));
+        observed(&mut live, &sim).await;
+        newest = tried_in(&sim, &order[0]);
+        if truth_on(&sim, &order, &newest)[1..].iter().all(|n| *n == 0) {
+            break;
+        }
+    }
+    let filter = Filter {
+        kind: Some(FluxKind::Kustomization),
+        name: Some("flux-system".into()),
+        ..Filter::default()
+    };
+    let window = Rules::default().suspect_window;
+    let at = |minutes: i64| Timestamp::from_second(EPOCH + 60 * minutes).unwrap();
+    let hour = SignedDuration::from_hours(1);
+    let gate = |live: &Session, ring: &str, now| {
+        verdict(
+            &live.index,
+            (&filter, &rings),
+            (ring, &newest),
+            (hour, window),
+            now,
+        )
+    };
+
+    // The next ring has not taken it: every copy there runs something else.
+    let next = gate(&live, &order[1], at(120));
+    assert!(!next.open);
+    assert_eq!(next.objects, ["Kustomization/flux-system/flux-system"]);
+    assert!(next.clusters > 0);
+    assert_eq!(next.closed_by.len(), next.clusters, "{next:#?}");
+    assert!(
+        next.closed_by
+            .iter()
+            .all(|c| matches!(c, Closed::NotApplied { runs: Some(r), .. } if *r != newest)),
+        "{next:#?}"
+    );
+
+    // The first ring runs it everywhere, ready (the copies the simulator failed fixed): closed
+    // while it soaks, open an hour on.
+    fixed(&mut live, &sim, &order[0]).await;
+    let soaking = gate(&live, &order[0], at(1));
+    assert!(!soaking.open);
+    assert!(
+        soaking
+            .closed_by
+            .iter()
+            .all(|c| matches!(c, Closed::Soaking { since: Some(_), .. })),
+        "{soaking:#?}"
+    );
+    let soaked = gate(&live, &order[0], at(120));
+    assert!(soaked.open, "{soaked:#?}");
+
+    // As a pipeline runs it: exit 0.
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_fluxfleet"))
+            .env("FLUXFLEET_CONFIG", "/nonexistent/fluxfleet.toml")
+            .env("HOME", "/nonexistent-home")
+            .env_remove("KUBECONFIG")
+            .args([
+                "gate",
+                &order[0],
+                &newest,
+                "ks",
+                "flux-system",
+                "--soak",
+                "0s",
+            ])
+            .arg("--kubeconfig-dir")
+            .arg(&kubeconfigs)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let open = run(&[]);
+    let said = String::from_utf8_lossy(&open.stdout);
+    assert_eq!(open.status.code(), Some(0), "{said}");
+    assert!(
+        said.starts_with(&format!("gate {} {newest}: open", order[0])),
+        "{said}"
+    );
+
+    // One copy breaks: closed, naming it — in process, and for the pipeline (exit 6, JSON).
+    let (broken, _) = truth_of(&sim)
+        .into_iter()
+        .find(|(_, (ws, _))| *ws == order[0])
+        .unwrap();
+    let kind = fluxfleet_sim::facts::FluxKind::Kustomization;
+    assert!(
+        sim.handle
+            .set_ready(&broken, kind, "flux-system", "flux-system", false)
+    );
+    settled_as_meant(&mut live, &sim).await;
+    let closed = gate(&live, &order[0], at(120));
+    assert!(!closed.open);
+    assert!(
+        closed
+            .closed_by
+            .iter()
+            .any(|c| matches!(c, Closed::NotReady { cluster, .. } if *cluster == broken)),
+        "{closed:#?}"
+    );
+    let shut = run(&["-o", "json"]);
+    assert_eq!(shut.status.code(), Some(6));
+    let json: Value = serde_json::from_slice(&shut.stdout).unwrap();
+    assert_eq!(json["open"], false);
+    assert!(
+        json["closedBy"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["reason"] == "notReady" && c["cluster"] == broken.as_str()),
+        "{json:#}"
+    );
+    sim.handle.shutdown().await;
+}

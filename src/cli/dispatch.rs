@@ -27,6 +27,9 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Rollout(args)) => {
             return report(&runtime, args.request(), crate::export::rollout::rollout);
         }
+        Some(Command::Gate(args)) => {
+            return report(&runtime, args.request(), crate::export::gate::gate);
+        }
         Some(Command::Workloads(args)) => {
             return report(
                 &runtime,

@@ -65,11 +65,9 @@ impl GetArgs {
     }
 }
 
-/// `fluxfleet rollout`: the scope; a KIND and NAME open one object's matrix.
+/// How `rollout` and `gate` read the fleet once and say what they found: table or JSON.
 #[derive(Debug, Args)]
-pub struct RolloutArgs {
-    #[command(flatten)]
-    pub scope: Scope,
+pub struct Reading {
     #[arg(short, long, value_enum, default_value = "table", value_parser = rollout_output)]
     pub output: Output,
     /// How long to wait for every cluster to answer.
@@ -81,13 +79,59 @@ pub struct RolloutArgs {
     pub watch_mode: WatchArg,
 }
 
+impl Reading {
+    fn sources(&self) -> crate::session::resolve::Sources {
+        self.fleet.sources(self.watch_mode)
+    }
+}
+
+/// `fluxfleet rollout`: the scope; a KIND and NAME open one object's matrix.
+#[derive(Debug, Args)]
+pub struct RolloutArgs {
+    #[command(flatten)]
+    pub scope: Scope,
+    #[command(flatten)]
+    pub reading: Reading,
+}
+
 impl RolloutArgs {
     pub fn request(&self) -> Result<crate::export::rollout::Request, Usage> {
         Ok(crate::export::rollout::Request {
-            sources: self.fleet.sources(self.watch_mode),
+            sources: self.reading.sources(),
             filter: self.scope.filter(None)?,
-            output: self.output,
-            timeout: self.timeout,
+            output: self.reading.output,
+            timeout: self.reading.timeout,
+        })
+    }
+}
+
+/// `fluxfleet gate RING REVISION [KIND] [NAME]`.
+#[derive(Debug, Args)]
+pub struct GateArgs {
+    /// The ring: a workspace, or a ring of the config's `[rollout]` rings.
+    pub ring: String,
+    /// The revision: `main@sha1:…` (a digest may be cut to its first characters), a chart
+    /// version.
+    pub revision: String,
+    #[command(flatten)]
+    pub scope: Scope,
+    /// How long every copy must have run it, ready.
+    #[arg(long, default_value = "30m", value_parser = duration)]
+    pub soak: Duration,
+    #[command(flatten)]
+    pub reading: Reading,
+}
+
+impl GateArgs {
+    pub fn request(&self) -> Result<crate::export::gate::Request, Usage> {
+        Ok(crate::export::gate::Request {
+            sources: self.reading.sources(),
+            ring: self.ring.clone(),
+            revision: self.revision.clone(),
+            filter: self.scope.filter(None)?,
+            soak: self.soak,
+            output: self.reading.output,
+            timeout: self.reading.timeout,
         })
     }
 }

@@ -19,6 +19,8 @@ pub mod exit {
     pub const UNREACHABLE: u8 = 4;
     /// `--fail-on` found matching objects.
     pub const FAIL_ON: u8 = 5;
+    /// `gate`: the gate is closed (not yet).
+    pub const CLOSED: u8 = 6;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -37,6 +37,11 @@ pub struct Rings {
 }
 
 impl Rings {
+    /// The name of the ring `info`'s cluster is in.
+    pub fn name_of<'a>(&'a self, info: &'a ClusterInfo) -> &'a str {
+        self.of(info).1
+    }
+
     /// The ring of one cluster: its place in the order, and its name. Without patterns or a
     /// label each workspace is a ring, by name; a cluster that no pattern matches comes last.
     fn of<'a>(&'a self, info: &'a ClusterInfo) -> ((u8, usize), &'a str) {

@@ -81,6 +81,19 @@ pub struct RolloutsArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct GateArgs {
+    /// The ring: a workspace, or a ring of fluxfleet's `[rollout]` config.
+    pub ring: String,
+    /// The revision: `main@sha1:…` (a digest may be cut to its first 12 characters or more),
+    /// or a chart version.
+    pub revision: String,
+    /// How long every copy must have run it, ready: 30m (the default), 2h.
+    pub soak: Option<String>,
+    #[serde(flatten)]
+    pub scope: Scope,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct HistoryArgs {
     /// How far back: 30m, 2h, 7d.
     pub since: String,
@@ -312,6 +325,37 @@ impl Fleet {
             _ => Vec::new(),
         };
         Ok(answer(doc, list, page::take(items.into_iter(), asked)))
+    }
+
+    #[tool(
+        description = "A promotion gate, as `fluxfleet gate RING REVISION -o json`: open only when every Kustomization and HelmRelease carrying the revision runs it on every cluster of the ring, ready, for the soak time, with no failing root cause suspecting it; otherwise closed, with every reason (not applied, not ready, soaking, suspected, a cluster not seen).",
+        annotations(read_only_hint = true)
+    )]
+    async fn gate(
+        &self,
+        Parameters(args): Parameters<GateArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let filter = args.scope.filter(None)?;
+        let soak = match args.soak.as_deref() {
+            None => std::time::Duration::from_secs(30 * 60),
+            Some(text) => crate::units::parse_duration(text).map_err(invalid)?,
+        };
+        let soak = jiff::SignedDuration::try_from(soak).map_err(invalid)?;
+        let config = &self.state.config.rollout;
+        let verdict = self
+            .read(|index| {
+                crate::export::gate::verdict(
+                    index,
+                    (&filter, &config.rings),
+                    (&args.ring, &args.revision),
+                    (soak, config.rules.suspect_window),
+                    jiff::Timestamp::now(),
+                )
+            })
+            .await?;
+        let value = serde_json::to_value(&verdict)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(structured(value))
     }
 
     #[tool(
