@@ -4,6 +4,7 @@
 
 pub mod act;
 pub mod alert;
+pub(crate) mod delivery;
 pub mod gate;
 pub mod get;
 pub(crate) mod history;

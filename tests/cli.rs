@@ -220,7 +220,11 @@ fn every_command_offers_only_the_options_it_uses() {
         ),
         (
             "rollout",
-            with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
+            with(&[
+                &fleet,
+                &scope,
+                &["watch-mode", "output", "timeout", "metrics", "since"],
+            ]),
         ),
         (
             "gate",

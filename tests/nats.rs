@@ -7,6 +7,7 @@
 mod common;
 
 mod bus;
+mod bus_delivery;
 mod bus_history;
 mod bus_proposals;
 mod bus_reader;

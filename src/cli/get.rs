@@ -90,6 +90,14 @@ impl Reading {
 pub struct RolloutArgs {
     #[command(flatten)]
     pub scope: Scope,
+    /// How each ring delivered, per Kustomization and HelmRelease: lead time to 50 %, 90 % and
+    /// 100 % of the ring, change failure rate, time to restore — from the collectors' history
+    /// (needs --nats).
+    #[arg(long)]
+    pub metrics: bool,
+    /// With --metrics: how far back the history is read (7d).
+    #[arg(long, value_parser = duration, requires = "metrics")]
+    pub since: Option<Duration>,
     #[command(flatten)]
     pub reading: Reading,
 }
@@ -101,6 +109,9 @@ impl RolloutArgs {
             filter: self.scope.filter(None)?,
             output: self.reading.output,
             timeout: self.reading.timeout,
+            metrics: self
+                .metrics
+                .then(|| self.since.unwrap_or(Duration::from_secs(7 * 86_400))),
         })
     }
 }

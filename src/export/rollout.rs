@@ -25,10 +25,16 @@ pub struct Request {
     pub filter: Filter,
     pub output: Output,
     pub timeout: Duration,
+    /// `--metrics`: how each ring delivered, from the collectors' history of this long.
+    pub metrics: Option<Duration>,
 }
 
 /// `fluxfleet rollout`.
 pub async fn rollout(request: Request) -> u8 {
+    if let Some(since) = request.metrics {
+        let how = (request.output, request.timeout);
+        return super::delivery::metrics(&request.sources, &request.filter, how, since).await;
+    }
     let filter = &request.filter;
     if let Some(kind) = filter.kind.filter(|k| !Rollout::followed(*k)) {
         eprintln!(

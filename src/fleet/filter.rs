@@ -75,13 +75,17 @@ impl Filter {
     }
 
     pub fn object(&self, s: &FluxSummary) -> bool {
-        self.kind.is_none_or(|k| k == s.key.kind)
-            && self.name.as_deref().is_none_or(|n| n == &*s.key.name)
+        self.key(&s.key) && self.status.is_none_or(|st| st.matches(s.health))
+    }
+
+    /// The kind, name and namespace select `key` (the status aside).
+    pub fn key(&self, key: &super::ObjectKey) -> bool {
+        self.kind.is_none_or(|k| k == key.kind)
+            && self.name.as_deref().is_none_or(|n| n == &*key.name)
             && self
                 .namespace
                 .as_deref()
-                .is_none_or(|n| n == &*s.key.namespace)
-            && self.status.is_none_or(|st| st.matches(s.health))
+                .is_none_or(|n| n == &*key.namespace)
     }
 }
 

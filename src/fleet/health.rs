@@ -57,6 +57,13 @@ impl Health {
     }
 
     /// The name in JSON output (`not-applicable` where the tables print `n/a`).
+    /// A health as [`Health::as_str`] or [`Health::key`] names it.
+    pub fn parse(text: &str) -> Option<Health> {
+        Health::ALL
+            .into_iter()
+            .find(|h| h.as_str() == text || h.key() == text)
+    }
+
     pub fn key(self) -> &'static str {
         match self {
             Health::NotApplicable => "not-applicable",

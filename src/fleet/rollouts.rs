@@ -21,6 +21,7 @@ use crate::glob::glob_match;
 use study::{Instance, study};
 
 mod halt;
+pub mod metrics;
 mod odd;
 mod study;
 

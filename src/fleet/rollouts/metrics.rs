@@ -1,0 +1,246 @@
+//! How each ring delivers, from the transitions seen: per ring and deployed thing (a
+//! Kustomization or HelmRelease), for each revision that reached the ring, its **lead time** —
+//! from the revision first seen anywhere (its source's new artifact, or the first copy that
+//! applied it) to applied on 50 %, 90 % and 100 % of the ring's copies; whether it **failed** —
+//! a copy turned failed or stalled within the suspect window after applying it, as the suspect
+//! evidence reads a failure; and its **time to restore** — from the first such failure until
+//! every copy that failed was ready again. Flux's own metrics keep the previous revision's label
+//! while a reconcile fails; the transitions do not.
+//!
+//! Pure: the changes are given (the collectors' history), and so is which ring each cluster is in
+//! and how many copies each ring has.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use super::super::history::Change;
+use super::super::{FluxKind, Health, ObjectKey};
+
+/// Revisions kept per ring and thing, the newest.
+pub const KEPT: usize = 20;
+
+/// One revision in one ring.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    pub revision: String,
+    /// When it was first seen anywhere in the history.
+    pub first_seen: Timestamp,
+    /// Seconds from then to applied on 50 %, 90 % and 100 % of the ring's copies; None until
+    /// that many have.
+    pub lead_seconds: [Option<i64>; 3],
+    /// Copies of the ring that applied it.
+    pub applied: usize,
+    /// Copies that failed within the window after applying it.
+    pub failed: usize,
+    /// When the first of them failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_at: Option<Timestamp>,
+    /// Seconds from the first failure until every copy that failed was ready again; None while
+    /// one is not (or none failed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restored_seconds: Option<i64>,
+}
+
+/// A ring's record for one thing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RingDelivery {
+    pub ring: String,
+    #[serde(flatten)]
+    pub key: ObjectKey,
+    /// Its copies in the ring.
+    pub clusters: usize,
+    /// The medians over its revisions of the lead times to 50 %, 90 % and 100 %, in seconds.
+    pub lead_seconds: [Option<i64>; 3],
+    /// Revisions after which a failure began, of the revisions that reached the ring.
+    pub change_failure_rate: Option<f64>,
+    /// The median time to restore, in seconds, over the failures restored.
+    pub restore_seconds: Option<i64>,
+    /// Its revisions, oldest first (the last [`KEPT`]).
+    pub revisions: Vec<Delivery>,
+}
+
+/// Where one copy stands.
+#[derive(Default)]
+struct Copy {
+    revision: Option<String>,
+    applied_at: Option<Timestamp>,
+    /// The revision whose failure it is part of, while it is.
+    failing: Option<String>,
+}
+
+/// One revision in one ring, while it is worked out.
+struct Tally {
+    first_seen: Timestamp,
+    applied: Vec<Timestamp>,
+    seen: HashSet<String>,
+    failed: HashSet<String>,
+    failing: HashSet<String>,
+    failed_at: Option<Timestamp>,
+    restored_at: Option<Timestamp>,
+}
+
+/// The ring deliveries the `changes` (oldest first) show. `ring_of` names each cluster's ring
+/// (clusters it does not know are left out); `copies` says how many copies of a thing each ring
+/// has (else the copies the history shows); `window` is the suspect window.
+pub fn deliveries(
+    changes: &[Change],
+    ring_of: &dyn Fn(&str) -> Option<String>,
+    copies: &dyn Fn(&str, &ObjectKey) -> Option<usize>,
+    window: SignedDuration,
+) -> Vec<RingDelivery> {
+    let mut first_seen: HashMap<&str, Timestamp> = HashMap::new();
+    for c in changes.iter().filter(|c| c.what == "revision") {
+        if let Some(to) = c.to.as_deref() {
+            first_seen.entry(to).or_insert(c.at);
+        }
+    }
+    let mut copies_at: HashMap<(&str, ObjectKey), Copy> = HashMap::new();
+    let mut tallies: BTreeMap<(String, ObjectKey), Vec<(String, Tally)>> = BTreeMap::new();
+    let mut rings: HashMap<&str, Option<String>> = HashMap::new();
+    for c in changes {
+        let (Some(kind), Some(ns), Some(name)) = (c.kind, &c.namespace, &c.name) else {
+            continue;
+        };
+        if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
+            continue;
+        }
+        let ring = rings
+            .entry(c.cluster.as_str())
+            .or_insert_with(|| ring_of(&c.cluster));
+        let Some(ring) = ring.clone() else {
+            continue;
+        };
+        let key = ObjectKey::new(kind, ns, name);
+        let copy = copies_at.entry((&c.cluster, key.clone())).or_default();
+        let revisions = tallies.entry((ring, key)).or_default();
+        match c.what.as_str() {
+            "revision" => {
+                let Some(to) = c.to.clone() else { continue };
+                copy.revision = Some(to.clone());
+                copy.applied_at = Some(c.at);
+                let at = match revisions.iter().position(|(r, _)| *r == to) {
+                    Some(at) => at,
+                    None => {
+                        revisions.push((
+                            to.clone(),
+                            Tally {
+                                first_seen: first_seen.get(to.as_str()).copied().unwrap_or(c.at),
+                                applied: Vec::new(),
+                                seen: HashSet::new(),
+                                failed: HashSet::new(),
+                                failing: HashSet::new(),
+                                failed_at: None,
+                                restored_at: None,
+                            },
+                        ));
+                        revisions.len() - 1
+                    }
+                };
+                let tally = &mut revisions[at].1;
+                if tally.seen.insert(c.cluster.clone()) {
+                    tally.applied.push(c.at);
+                }
+            }
+            "health" => {
+                let Some(to) = c.to.as_deref().and_then(Health::parse) else {
+                    continue;
+                };
+                if matches!(to, Health::Failed | Health::Stalled) {
+                    let (Some(revision), Some(applied_at)) = (&copy.revision, copy.applied_at)
+                    else {
+                        continue;
+                    };
+                    if copy.failing.is_some() || c.at.duration_since(applied_at) > window {
+                        continue;
+                    }
+                    if let Some((_, t)) = revisions.iter_mut().find(|(r, _)| r == revision) {
+                        t.failed.insert(c.cluster.clone());
+                        t.failing.insert(c.cluster.clone());
+                        t.failed_at.get_or_insert(c.at);
+                        t.restored_at = None;
+                        copy.failing = Some(revision.clone());
+                    }
+                } else if to == Health::Ready
+                    && let Some(revision) = copy.failing.take()
+                    && let Some((_, t)) = revisions.iter_mut().find(|(r, _)| *r == revision)
+                {
+                    t.failing.remove(&c.cluster);
+                    if t.failing.is_empty() {
+                        t.restored_at = Some(c.at);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    tallies
+        .into_iter()
+        .map(|((ring, key), revisions)| {
+            let seen: HashSet<&String> = revisions.iter().flat_map(|(_, t)| &t.seen).collect();
+            let clusters = copies(&ring, &key).unwrap_or(seen.len()).max(1);
+            let mut revisions: Vec<Delivery> = revisions
+                .into_iter()
+                .map(|(revision, t)| delivery(revision, t, clusters))
+                .collect();
+            revisions.sort_by_key(|d| d.first_seen);
+            if revisions.len() > KEPT {
+                revisions.drain(..revisions.len() - KEPT);
+            }
+            summed(ring, key, clusters, revisions)
+        })
+        .collect()
+}
+
+fn delivery(revision: String, mut t: Tally, clusters: usize) -> Delivery {
+    t.applied.sort();
+    let lead = |share: f64| {
+        let k = ((clusters as f64 * share).ceil() as usize).max(1);
+        t.applied
+            .get(k - 1)
+            .map(|at| at.duration_since(t.first_seen).as_secs())
+    };
+    Delivery {
+        revision,
+        first_seen: t.first_seen,
+        lead_seconds: [lead(0.5), lead(0.9), lead(1.0)],
+        applied: t.applied.len(),
+        failed: t.failed.len(),
+        failed_at: t.failed_at,
+        restored_seconds: match (t.failed_at, t.restored_at) {
+            (Some(f), Some(r)) if t.failing.is_empty() => Some(r.duration_since(f).as_secs()),
+            _ => None,
+        },
+    }
+}
+
+fn median(mut values: Vec<i64>) -> Option<i64> {
+    values.sort_unstable();
+    values.get(values.len().checked_sub(1)? / 2).copied()
+}
+
+fn summed(ring: String, key: ObjectKey, clusters: usize, revisions: Vec<Delivery>) -> RingDelivery {
+    let lead = |i: usize| median(revisions.iter().filter_map(|d| d.lead_seconds[i]).collect());
+    let failed = revisions.iter().filter(|d| d.failed > 0).count();
+    RingDelivery {
+        ring,
+        key,
+        clusters,
+        lead_seconds: [lead(0), lead(1), lead(2)],
+        change_failure_rate: (!revisions.is_empty())
+            .then(|| failed as f64 / revisions.len() as f64),
+        restore_seconds: median(
+            revisions
+                .iter()
+                .filter_map(|d| d.restored_seconds)
+                .collect(),
+        ),
+        revisions,
+    }
+}
+
+#[cfg(test)]
+mod tests;
