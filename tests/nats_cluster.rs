@@ -26,8 +26,10 @@ struct Setup {
     running: Vec<Running>,
 }
 
-/// How long the view may take to equal the truth again.
-const WITHIN: Duration = Duration::from_secs(60);
+/// How long the view may take to equal the truth again: a node lost means new stream leaders
+/// and the collectors' publishes sent again, which on two loaded cores (the CI's, every test
+/// binary at once) once took longer than a minute.
+const WITHIN: Duration = Duration::from_secs(120);
 
 impl Setup {
     async fn start() -> Setup {
