@@ -3,6 +3,7 @@
 //! event loop ([`crate::tui`]) drives it and [`crate::ui`] draws it.
 
 pub mod command;
+mod delivered;
 mod evidence;
 mod flux_action;
 pub mod handoff;

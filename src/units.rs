@@ -118,7 +118,12 @@ pub fn age(then: Option<Timestamp>, now: Timestamp) -> String {
     let Some(then) = then else {
         return "-".into();
     };
-    let secs = now.duration_since(then).as_secs().max(0);
+    span(now.duration_since(then).as_secs())
+}
+
+/// A number of seconds as an age says it: `45s`, `30m`, `5h`, `3d` (negative as 0).
+pub fn span(secs: i64) -> String {
+    let secs = secs.max(0);
     match secs {
         0..120 => format!("{secs}s"),
         120..7_200 => format!("{}m", secs / 60),

@@ -1265,6 +1265,44 @@ fn rollout_model() -> Model {
     model
 }
 
+/// The matrix opened on the bus reads the last week's history, and each ring's header says how
+/// it delivered: dev took the new revision to half its clusters in 10 minutes and to all in 30,
+/// then failed on it and was restored in 15.
+#[test]
+fn the_matrix_says_how_each_ring_delivered_from_the_history() {
+    use fluxfleet::fleet::history::Change as Changed;
+    let mut m = rollout_model();
+    key(&mut m, KeyCode::Char('v'));
+    key(&mut m, KeyCode::Char('o'));
+    key(&mut m, KeyCode::Char('o'));
+    m.refresh_rows();
+    let effects = keys(&mut m, KeyCode::Enter);
+    let week = now() - jiff::SignedDuration::from_hours(7 * 24);
+    assert_eq!(effects, [Effect::ReadHistory(week)]);
+    let new = "main@sha1:2222222222222222222222222222222222222222";
+    let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    let at = |m: i64| now() - jiff::SignedDuration::from_mins(m);
+    let change = |minutes: i64, cluster: &str, what: &str, to: &str| {
+        let mut c = Changed::of_object(at(minutes), cluster, "dev".into(), what, &apps);
+        c.to = Some(to.into());
+        c
+    };
+    let history = vec![
+        change(130, "dev-1", "revision", new),
+        change(120, "dev-1", "revision", new),
+        change(100, "dev-2", "revision", new),
+        change(95, "dev-2", "health", "failed"),
+        change(80, "dev-2", "health", "ready"),
+    ];
+    update(&mut m, Msg::History(Ok(history)));
+    m.refresh_rows();
+    let shot = common::tui::screen(&mut m, 200, 8);
+    assert!(
+        shot.contains("lead 0s/30m/30m over 1 · fails 100% · restore 15m"),
+        "{shot}"
+    );
+}
+
 #[test]
 fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     let mut m = rollout_model();

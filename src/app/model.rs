@@ -74,6 +74,9 @@ pub struct Reads {
     pub proposals: Option<Proposals>,
     /// The history read when `:history` opened, oldest first.
     pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
+    /// How each ring delivered the thing the matrix shows, from the history read when it
+    /// opened (on the bus; none from kubeconfigs, which keep no history).
+    pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
 }
 
 /// The proposals as read: newest first, or why they could not be.

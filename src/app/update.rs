@@ -85,6 +85,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
+            if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
+                model.reads.deliveries = super::delivered::of(model, key, history);
+                model.rows_stale = true;
+            }
             model.reads.history = Some(changes);
             Vec::new()
         }
@@ -364,6 +368,14 @@ fn open(model: &mut Model) -> Vec<Effect> {
         RowId::Rollout(key) => {
             let scope = model.screen().view.scope();
             model.push(View::Matrix { scope, key });
+            // How its rings delivered it: from the last week's history, where there is one.
+            model.reads.deliveries.clear();
+            let week = jiff::SignedDuration::from_hours(7 * 24);
+            let since = model
+                .now
+                .checked_sub(week)
+                .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            return vec![Effect::ReadHistory(since)];
         }
         RowId::Ring(_) => {}
     }

@@ -16,7 +16,7 @@ use super::opening::fleet;
 use super::output::write_json;
 use super::request::{Output, exit, finish};
 use super::table::{Table, safe};
-use crate::fleet::rollouts::metrics::{RingDelivery, deliveries};
+use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
 use crate::session::Session;
 
@@ -48,12 +48,6 @@ pub(crate) fn of(
         .into_iter()
         .filter(|d| filter.key(&d.key))
         .collect()
-}
-
-fn seconds(s: Option<i64>) -> String {
-    s.map_or("-".into(), |s| {
-        crate::units::format_duration(Duration::from_secs(s.max(0) as u64))
-    })
 }
 
 /// Writes the deliveries as a table or JSON.

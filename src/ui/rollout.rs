@@ -10,6 +10,7 @@ use ratatui::widgets::Cell;
 use super::widgets::{Columns, count_cell, highlighted, list, split_bar};
 use crate::app::model::{Model, RowId, Scope};
 use crate::config::theme::{Slot, Theme};
+use crate::fleet::rollouts::metrics::RingDelivery;
 use crate::fleet::rollouts::{self, Counts, Standing};
 use crate::fleet::{FluxKind, Health, ObjectKey};
 use crate::units::age;
@@ -154,7 +155,10 @@ pub fn draw_matrix(
             };
             match id {
                 RowId::Ring(i) => match m.rings.get(*i) {
-                    Some(r) => ring_cells(r, theme, now),
+                    Some(r) => {
+                        let delivered = model.reads.deliveries.iter().find(|d| d.ring == r.name);
+                        ring_cells(r, delivered, theme, now)
+                    }
                     None => Vec::new(),
                 },
                 RowId::Object(c, _) => {
@@ -190,14 +194,23 @@ pub fn draw_matrix(
 }
 
 /// A ring's header across the matrix's columns: the ring, its share on the newest revision, how
-/// long it took.
-fn ring_cells(r: &rollouts::Ring, theme: &Theme, now: jiff::Timestamp) -> Vec<Cell<'static>> {
+/// long it took; and, where the history says, how it delivers (lead time to 50/90/100 % of the
+/// ring, change failure rate, time to restore).
+fn ring_cells(
+    r: &rollouts::Ring,
+    delivered: Option<&RingDelivery>,
+    theme: &Theme,
+    now: jiff::Timestamp,
+) -> Vec<Cell<'static>> {
     let header = theme.style(Slot::Header);
-    let stuck = if r.stuck > 0 {
+    let mut stuck = if r.stuck > 0 {
         format!(" · {} stuck", r.stuck)
     } else {
         String::new()
     };
+    if let Some(d) = delivered {
+        stuck.push_str(&format!(" · {}", delivery_text(d)));
+    }
     // Across the columns: the ring, its share on the newest, how long it took.
     vec![
         Cell::from(Span::styled(format!("▾ ring {}", r.name), header)),
@@ -218,4 +231,19 @@ fn ring_cells(r: &rollouts::Ring, theme: &Theme, now: jiff::Timestamp) -> Vec<Ce
             header,
         )),
     ]
+}
+
+/// "lead 64s/100s/2m over 9 · fails 11% · restore 14m": the medians over the revisions the
+/// history shows.
+fn delivery_text(d: &RingDelivery) -> String {
+    let secs = crate::fleet::rollouts::metrics::shown;
+    let [p50, p90, p100] = d.lead_seconds.map(secs);
+    let mut text = format!("lead {p50}/{p90}/{p100} over {}", d.revisions.len());
+    if let Some(rate) = d.change_failure_rate {
+        text.push_str(&format!(" · fails {:.0}%", rate * 100.0));
+    }
+    if d.restore_seconds.is_some() {
+        text.push_str(&format!(" · restore {}", secs(d.restore_seconds)));
+    }
+    text
 }

@@ -217,6 +217,11 @@ fn delivery(revision: String, mut t: Tally, clusters: usize) -> Delivery {
     }
 }
 
+/// Seconds as tables show an age (`64s`, `30m`, `3h`), `-` for none.
+pub fn shown(seconds: Option<i64>) -> String {
+    seconds.map_or("-".into(), crate::units::span)
+}
+
 fn median(mut values: Vec<i64>) -> Option<i64> {
     values.sort_unstable();
     values.get(values.len().checked_sub(1)? / 2).copied()
