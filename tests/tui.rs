@@ -1265,6 +1265,42 @@ fn rollout_model() -> Model {
     model
 }
 
+/// From kubeconfigs no collector keeps a history: `:history` shows what this session saw change
+/// since it started, as the collectors would have recorded it.
+#[test]
+fn history_without_collectors_is_what_the_session_saw() {
+    let mut m = model();
+    // apps on pay-prod-eu recovers.
+    let mut ready = sample("kustomization-ready.yaml");
+    ready["metadata"]["name"] = Value::from("apps");
+    let ready = FluxSummary::of(FluxKind::Kustomization, &ready).unwrap();
+    update(
+        &mut m,
+        Msg::Fleet(vec![event(ClusterId(0), Change::Applied(ready))]),
+    );
+    command(&mut m, "history 1h");
+    let asked = m.reads.history_since.unwrap();
+    assert_eq!(asked, now() - jiff::SignedDuration::from_hours(1));
+    update(
+        &mut m,
+        Msg::History(Err(fluxfleet::fleet::read::ReadError::NoHistory)),
+    );
+    let Some(Ok(changes)) = &m.reads.history else {
+        panic!("{:?}", m.reads.history);
+    };
+    let said: Vec<String> = changes
+        .iter()
+        .map(|c| format!("{} {} {:?} → {:?}", c.cluster, c.what, c.from, c.to))
+        .collect();
+    assert!(
+        said.contains(&"pay-prod-eu health Some(\"failed\") → Some(\"ready\")".to_string()),
+        "{said:?}"
+    );
+    let shot = common::tui::screen(&mut m, 120, 8);
+    assert!(shot.contains("what this session saw since it started"), "{shot}");
+    assert!(shot.contains("health failed → ready"), "{shot}");
+}
+
 /// The matrix opened on the bus reads the last week's history, and each ring's header says how
 /// it delivered: dev took the new revision to half its clusters in 10 minutes and to all in 30,
 /// then failed on it and was restored in 15.

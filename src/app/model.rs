@@ -74,10 +74,17 @@ pub struct Reads {
     pub proposals: Option<Proposals>,
     /// The history read when `:history` opened, oldest first.
     pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
+    /// Since when the history was last asked for.
+    pub history_since: Option<jiff::Timestamp>,
+    /// The history read is what this session saw itself (no collector keeps one).
+    pub history_own: bool,
     /// How each ring delivered the thing the matrix shows, from the history read when it
     /// opened (on the bus; none from kubeconfigs, which keep no history).
     pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
 }
+
+/// Changes a session keeps of what it saw (about 20 MiB at most).
+pub const RECORDED: usize = 100_000;
 
 /// The proposals as read: newest first, or why they could not be.
 pub type Proposals =
@@ -112,6 +119,8 @@ pub struct Model {
     pub map_mode: super::view::MapMode,
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     pub map_rollout: Option<ObjectKey>,
+    /// What this session saw change: the history where no collector keeps one.
+    pub recorded: crate::fleet::history::Recorder,
     /// Objects marked as the targets of the next action.
     pub marks: HashSet<(ClusterId, ObjectKey)>,
     /// An action waiting for the user's confirmation.
@@ -157,6 +166,7 @@ impl Model {
             rows_stale: true,
             map_mode: super::view::MapMode::default(),
             map_rollout: None,
+            recorded: crate::fleet::history::Recorder::new(RECORDED),
             marks: HashSet::new(),
             confirm: None,
             plugin_confirm: None,

@@ -110,6 +110,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
                 .and_then(|d| model.now.checked_sub(d).ok())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
             model.reads.history = None;
+            model.reads.history_since = Some(since);
             model.reads.fetched_scroll = 0;
             model.push(View::History { scope, since });
             return vec![Effect::ReadHistory(since)];

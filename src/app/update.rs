@@ -41,6 +41,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             for event in events {
                 joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
                 model.spreads.touched(&event.change);
+                model.recorded.note(&model.index, &event);
                 model.index.apply(event);
             }
             if joined_or_left {
@@ -85,6 +86,18 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
+            // No collector keeps one: what this session saw itself.
+            model.reads.history_own =
+                matches!(changes, Err(crate::fleet::read::ReadError::NoHistory));
+            let changes = match changes {
+                Err(crate::fleet::read::ReadError::NoHistory) => {
+                    let since = model.reads.history_since;
+                    Ok(model
+                        .recorded
+                        .since(since.unwrap_or(jiff::Timestamp::UNIX_EPOCH)))
+                }
+                other => other,
+            };
             if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
                 model.reads.deliveries = super::delivered::of(model, key, history);
                 model.rows_stale = true;
@@ -375,6 +388,7 @@ fn open(model: &mut Model) -> Vec<Effect> {
                 .now
                 .checked_sub(week)
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+            model.reads.history_since = Some(since);
             return vec![Effect::ReadHistory(since)];
         }
         RowId::Ring(_) => {}

@@ -1,6 +1,11 @@
 //! What changed in the fleet, as the history keeps it: a cluster's connection changes, an
 //! object's health transitions and new revisions, deletions. Collectors write it
-//! ([`crate::bus`]); `get --since` and the TUI's `:history` read it.
+//! ([`crate::bus`]); `get --since` and the TUI's `:history` read it; a TUI on kubeconfigs keeps
+//! what it saw itself ([`Recorder`]).
+
+mod recorder;
+
+pub use recorder::Recorder;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

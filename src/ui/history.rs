@@ -1,5 +1,6 @@
 //! `:history [2h]`: what changed in the scope since then, newest first, from the collectors'
-//! history — a cluster's connection, an object's health and revision, deletions.
+//! history — a cluster's connection, an object's health and revision, deletions; on a fleet
+//! read from kubeconfigs, what this session saw since it started.
 
 use jiff::Timestamp;
 use ratatui::Frame;
@@ -65,10 +66,18 @@ pub fn draw(
             }
         }
     };
-    let title = format!(
-        " history since {} ago, newest first ",
-        crate::units::age(Some(since), model.now)
-    );
+    let started = model.recorded.started().filter(|_| model.reads.history_own);
+    let title = match started {
+        // From kubeconfigs: what this session saw, since it started when that is later.
+        Some(started) if started > since => format!(
+            " what this session saw since it started {} ago, newest first ",
+            crate::units::age(Some(started), model.now)
+        ),
+        _ => format!(
+            " history since {} ago, newest first ",
+            crate::units::age(Some(since), model.now)
+        ),
+    };
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(theme.style(Slot::BorderFocused))
