@@ -1297,7 +1297,10 @@ fn history_without_collectors_is_what_the_session_saw() {
         "{said:?}"
     );
     let shot = common::tui::screen(&mut m, 120, 8);
-    assert!(shot.contains("what this session saw since it started"), "{shot}");
+    assert!(
+        shot.contains("what this session saw since it started"),
+        "{shot}"
+    );
     assert!(shot.contains("health failed → ready"), "{shot}");
 }
 
