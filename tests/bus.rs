@@ -736,6 +736,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
             settings,
             refresh: Some(refresh),
             status: Default::default(),
+            rings: None,
         },
         stop.clone(),
     ));
@@ -1003,14 +1004,16 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
         ok(&out);
         assert!(json(&out).is_object(), "{told:?}");
 
-        // One round of alerts, printed instead of sent: one per failing root cause's object
-        // and reason, as get --root-causes finds them on the bus.
+        // One round of alerts, printed instead of sent: one per incident and one per other
+        // failing root cause's object and reason, as get --root-causes finds them on the bus.
         let out = run(&["get", "--root-causes", "--status", "failing", "-o", "json"]).await;
         ok(&out);
-        let causes: BTreeSet<String> = json(&out)["rootCauses"]
+        let doc = json(&out);
+        let mut causes: BTreeSet<String> = doc["rootCauses"]
             .as_array()
             .unwrap()
             .iter()
+            .filter(|c| c["incident"].is_null())
             .map(|c| {
                 format!(
                     "{} {} {} {}",
@@ -1018,6 +1021,13 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
                 )
             })
             .collect();
+        causes.extend(
+            doc["incidents"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| format!("incident {} {}", i["endpoint"], i["class"])),
+        );
         assert!(!causes.is_empty(), "the fleet has failures to alert on");
         // From the bus alone: what broke inside would be read from the clusters themselves.
         let args = [
@@ -1052,10 +1062,13 @@ async fn every_command_reads_the_bus_from_its_flag_or_variable_and_opens_no_sock
             .iter()
             .map(|a| {
                 let l = &a["labels"];
-                format!(
-                    "{} {} {} {}",
-                    l["kind"], l["namespace"], l["name"], l["reason"]
-                )
+                match l["alertname"].as_str() {
+                    Some("FluxIncident") => format!("incident {} {}", l["endpoint"], l["class"]),
+                    _ => format!(
+                        "{} {} {} {}",
+                        l["kind"], l["namespace"], l["name"], l["reason"]
+                    ),
+                }
             })
             .collect();
         assert_eq!(alerted, causes, "{told:?}");

@@ -329,6 +329,8 @@ fn every_command_offers_only_the_options_it_uses() {
                     "history",
                     "history-max-bytes",
                     "replicas",
+                    "ring-metrics-every",
+                    "ring-metrics-window",
                     "metrics-addr",
                     "health-addr",
                 ],

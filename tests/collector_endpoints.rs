@@ -100,6 +100,12 @@ fn sample(samples: &[Sample], metric: &str) -> Option<f64> {
     samples.iter().find(|(n, _, _)| n == metric).map(|s| s.2)
 }
 
+/// `/metrics` at `at`, parsed.
+async fn scraped(at: &str) -> Result<Vec<Sample>, String> {
+    let (_, text) = request("GET", at, "/metrics").await?;
+    parse(&text).map_err(|e| format!("{e}\n{text}"))
+}
+
 fn utf8(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -172,7 +178,15 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
     );
 
     let mut collector = fluxfleet(&kubeconfigs, &nats.url)
-        .args(["collect", "--id", "c1", "--ttl", "5s"])
+        .args([
+            "collect",
+            "--id",
+            "c1",
+            "--ttl",
+            "5s",
+            "--ring-metrics-every",
+            "1s",
+        ])
         .args(["--metrics-addr", &at, "--health-addr", &at])
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -260,11 +274,7 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
     );
     // The history stream's size and its cap (`--history-max-bytes`, 1GiB by default).
     until("the history's size is in the metrics", within, || async {
-        let text = match request("GET", &at, "/metrics").await {
-            Ok((_, text)) => text,
-            Err(e) => return Some(e),
-        };
-        let samples = match parse(&text) {
+        let samples = match scraped(&at).await {
             Ok(samples) => samples,
             Err(e) => return Some(e),
         };
@@ -275,6 +285,31 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
             && messages.is_some_and(|m| m > 0.0)
             && cap == Some(1_073_741_824.0);
         (!said).then(|| format!("bytes {bytes:?}, messages {messages:?}, cap {cap:?}"))
+    })
+    .await;
+
+    // Ring metrics: a workspace promoted, its ring's revisions and lead times reach /metrics,
+    // one sample set per ring.
+    let ring = common::copies_of(&sim, ("Kustomization", "flux-system", "flux-system"))[0]
+        .1
+        .clone();
+    assert!(sim.handle.promote(&ring));
+    until("the promoted ring in the ring metrics", within, || async {
+        let samples = match scraped(&at).await {
+            Ok(samples) => samples,
+            Err(e) => return Some(e),
+        };
+        let of = |metric: &str| {
+            samples
+                .iter()
+                .filter(|(n, l, _)| n == metric && l["ring"] == ring)
+                .map(|s| s.2)
+                .collect::<Vec<f64>>()
+        };
+        let revisions = of("fluxfleet_collector_ring_revisions");
+        let leads = of("fluxfleet_collector_ring_lead_seconds");
+        let said = revisions.first().is_some_and(|n| *n >= 1.0) && !leads.is_empty();
+        (!said).then(|| format!("revisions {revisions:?}, lead times {leads:?}"))
     })
     .await;
 

@@ -28,8 +28,10 @@ mod announce;
 mod outbox;
 mod publish;
 mod refresh;
+pub mod rings;
 pub mod status;
 mod take_over;
+mod text;
 
 use announce::{Aborting, announce};
 use refresh::reread;
@@ -64,6 +66,8 @@ pub struct Request {
     pub refresh: Option<Refresh>,
     /// Where the collector says how it is, at each tick: for its probes and metrics.
     pub status: Arc<status::Status>,
+    /// Ring metrics on `/metrics`, worked out from the history every so often.
+    pub rings: Option<rings::Asked>,
 }
 
 /// How a collector reads its fleet again: an error (a source that could not be read whole)
@@ -160,6 +164,8 @@ struct Collector {
     looked: Option<Result<(), BusError>>,
     /// The history stream's size at the last tick that could read it.
     history_size: Option<status::HistorySize>,
+    /// The ring metrics last worked out.
+    ring_figures: rings::Kept,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -193,6 +199,14 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
         collector.announced.clone(),
         ttl,
     ))));
+    // Ring metrics, off the loop: reading a day of history takes a while.
+    let ring_metrics = request.rings.clone().map(|asked| {
+        let (options, kept) = (request.options.clone(), collector.ring_figures.clone());
+        let clusters: Vec<ClusterSpec> = collector.specs.values().cloned().collect();
+        Aborting(Some(tokio::spawn(async move {
+            rings::keep(options, &clusters, asked, kept).await;
+        })))
+    });
     let stuck_after = status::stuck_after(ttl);
     request.status.set(collector.snapshot(stuck_after));
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
@@ -262,6 +276,9 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     if let Some(refresher) = refresher {
         refresher.abort();
     }
+    if let Some(ring_metrics) = ring_metrics {
+        ring_metrics.stop().await;
+    }
     announcer.stop().await;
     let _ = collector.stores.collectors.delete(&collector.id).await;
     collector.engine.shutdown().await;
@@ -311,6 +328,7 @@ impl Collector {
             watch_restarts: 0,
             looked: None,
             history_size: None,
+            ring_figures: rings::Kept::default(),
         }
     }
 

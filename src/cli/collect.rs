@@ -40,6 +40,13 @@ pub struct CollectArgs {
     /// server.
     #[arg(long, default_value_t = 1, value_parser = replicas)]
     pub replicas: usize,
+    /// How often ring metrics (lead time, change failure rate, time to restore per ring) are
+    /// worked out from the history for /metrics; 0s: never.
+    #[arg(long, default_value = "5m", value_parser = duration)]
+    pub ring_metrics_every: Duration,
+    /// How far back the history is read for them.
+    #[arg(long, default_value = "24h", value_parser = duration)]
+    pub ring_metrics_window: Duration,
     #[command(flatten)]
     pub probes: ProbeArgs,
     #[command(flatten)]
@@ -107,6 +114,12 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
             replicas: args.replicas,
         },
         clusters: inventory.clusters,
+        rings: (!args.ring_metrics_every.is_zero()).then(|| collector::rings::Asked {
+            rings: opened.config.rollout.rings.clone(),
+            window: args.ring_metrics_window,
+            every: args.ring_metrics_every,
+            suspect_window: opened.config.rollout.rules.suspect_window,
+        }),
         settings: opened.config.engine,
         reread: resolve::reread(&sources),
         refresh: Some(refresh(sources, stamp)),

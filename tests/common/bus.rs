@@ -66,6 +66,7 @@ pub fn start_collector_of(
         settings,
         refresh: None,
         status: Default::default(),
+        rings: None,
     };
     Running {
         task: tokio::spawn(collector::run(request, stop.clone())),

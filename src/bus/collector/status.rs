@@ -9,6 +9,7 @@ use std::fmt::Write;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use super::text::{family, label};
 use crate::fleet::{Health, Phase};
 
 /// The bounds of the publish lag histogram, in seconds.
@@ -70,6 +71,8 @@ pub struct Snapshot {
     /// The history stream as the server last said (all collectors' changes), and its cap.
     pub history: Option<HistorySize>,
     pub lag: Lag,
+    /// How each ring delivers, from the history (`--ring-metrics-every`).
+    pub rings: Vec<super::rings::Figures>,
 }
 
 /// How much the history stream holds, as the server says at a tick.
@@ -165,25 +168,6 @@ impl crate::endpoints::Endpoints for Status {
     fn metrics(&self) -> String {
         render(&self.snapshot())
     }
-}
-
-/// Label values escaped as the text format asks (backslash, quote, newline).
-fn label(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for c in value.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn family(out: &mut String, name: &str, kind: &str, help: &str) {
-    let _ = writeln!(out, "# HELP {name} {help}");
-    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 /// A family whose samples differ by labels: each `(labels, value)`, after the collector's.
@@ -341,6 +325,7 @@ pub fn render(s: &Snapshot) -> String {
     );
     let _ = writeln!(out, "{name}_sum{{collector=\"{id}\"}} {}", s.lag.sum);
     let _ = writeln!(out, "{name}_count{{collector=\"{id}\"}} {total}");
+    super::rings::render(&mut out, &id, &s.rings);
     out
 }
 
@@ -392,6 +377,11 @@ impl super::Collector {
             history_dropped: out.dropped,
             history: self.history_size,
             lag: out.lag,
+            rings: self
+                .ring_figures
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
         }
     }
 }

@@ -222,7 +222,8 @@ pub fn shown(seconds: Option<i64>) -> String {
     seconds.map_or("-".into(), crate::units::span)
 }
 
-fn median(mut values: Vec<i64>) -> Option<i64> {
+/// The median of `values` (the lower of the middle two), None for none.
+pub fn median(mut values: Vec<i64>) -> Option<i64> {
     values.sort_unstable();
     values.get(values.len().checked_sub(1)? / 2).copied()
 }

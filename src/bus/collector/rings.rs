@@ -1,0 +1,168 @@
+//! Ring metrics on a collector's `/metrics`: how each ring delivers — the median lead time to
+//! 50 %, 90 % and 100 % of the ring, the change failure rate and the median time to restore, over
+//! every Kustomization and HelmRelease and every revision of the window — worked out from the
+//! history stream (`fleet::rollouts::metrics`) every `every`, off the collector's loop. One set
+//! of samples per ring, at most [`RINGS`] rings: the label sets stay bounded however many
+//! things and revisions the fleet has. Every collector of a bucket exports the same figures
+//! (each reads the whole history): take one, or their max.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::text::{family, label};
+use crate::bus::Options;
+use crate::fleet::ClusterInfo;
+use crate::fleet::rollouts::Rings;
+use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, median};
+use crate::inventory::ClusterSpec;
+
+/// The most rings exported; beyond, the rest are left out (and counted).
+pub const RINGS: usize = 64;
+
+/// What `fluxfleet collect --ring-metrics-every` asks.
+#[derive(Clone, Debug)]
+pub struct Asked {
+    pub rings: Rings,
+    /// How far back the history is read.
+    pub window: Duration,
+    pub every: Duration,
+    pub suspect_window: SignedDuration,
+}
+
+/// One ring's figures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Figures {
+    pub ring: String,
+    pub lead: [Option<i64>; 3],
+    pub failure_rate: Option<f64>,
+    pub restore: Option<i64>,
+    pub revisions: usize,
+}
+
+/// The figures last worked out, shared with the collector's snapshot.
+pub type Kept = Arc<Mutex<Vec<Figures>>>;
+
+/// Per ring, over its things' deliveries: at most [`RINGS`], by name.
+pub fn figures(delivered: &[RingDelivery]) -> Vec<Figures> {
+    let mut by: BTreeMap<&str, Vec<&RingDelivery>> = BTreeMap::new();
+    for d in delivered {
+        by.entry(&d.ring).or_default().push(d);
+    }
+    by.into_iter()
+        .take(RINGS)
+        .map(|(ring, things)| {
+            let revisions: Vec<_> = things.iter().flat_map(|t| &t.revisions).collect();
+            let lead =
+                |i: usize| median(revisions.iter().filter_map(|r| r.lead_seconds[i]).collect());
+            let failed = revisions.iter().filter(|r| r.failed > 0).count();
+            Figures {
+                ring: ring.to_string(),
+                lead: [lead(0), lead(1), lead(2)],
+                failure_rate: (!revisions.is_empty())
+                    .then(|| failed as f64 / revisions.len() as f64),
+                restore: median(
+                    revisions
+                        .iter()
+                        .filter_map(|r| r.restored_seconds)
+                        .collect(),
+                ),
+                revisions: revisions.len(),
+            }
+        })
+        .collect()
+}
+
+/// Reads the history of the last `asked.window` and works the figures out into `kept`, every
+/// `asked.every`, until aborted. A read that fails keeps the last figures (and says why).
+pub(super) async fn keep(options: Options, clusters: &[ClusterSpec], asked: Asked, kept: Kept) {
+    let ring_of: HashMap<String, String> = clusters
+        .iter()
+        .map(|s| {
+            let info = ClusterInfo {
+                labels: s.labels.clone(),
+                ..ClusterInfo::new(&s.name, &s.workspace)
+            };
+            (s.name.clone(), asked.rings.name_of(&info).to_string())
+        })
+        .collect();
+    let mut every = tokio::time::interval(asked.every);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        let window = SignedDuration::try_from(asked.window).unwrap_or(SignedDuration::MAX);
+        let from = Timestamp::now()
+            .checked_sub(window)
+            .unwrap_or(Timestamp::UNIX_EPOCH);
+        match crate::bus::history::since(&options, from, None).await {
+            Ok(history) => {
+                let ring = |cluster: &str| ring_of.get(cluster).cloned();
+                let delivered = deliveries(&history, &ring, &|_, _| None, asked.suspect_window);
+                *kept.lock().unwrap_or_else(PoisonError::into_inner) = figures(&delivered);
+            }
+            Err(e) => tracing::warn!(error = %e, "ring metrics: the history could not be read"),
+        }
+    }
+}
+
+/// A ring's value for a family, when it has one.
+type Value = fn(&Figures) -> Option<f64>;
+
+/// The ring families of `/metrics`, after the collector's own.
+pub fn render(out: &mut String, id: &str, rings: &[Figures]) {
+    let family = |out: &mut String, name: &str, help: &str| {
+        family(
+            out,
+            &format!("fluxfleet_collector_ring_{name}"),
+            "gauge",
+            help,
+        );
+    };
+    let ring = |r: &Figures| label(&r.ring);
+    family(
+        out,
+        "lead_seconds",
+        "Median lead time over the ring's revisions: first seen to applied on this share of its copies.",
+    );
+    for r in rings {
+        for (share, lead) in ["50", "90", "100"].iter().zip(r.lead) {
+            if let Some(s) = lead {
+                let name = "fluxfleet_collector_ring_lead_seconds";
+                let labels = format!("collector=\"{id}\",ring=\"{}\",share=\"{share}\"", ring(r));
+                let _ = writeln!(out, "{name}{{{labels}}} {s}");
+            }
+        }
+    }
+    let samples: [(&str, &str, Value); 3] = [
+        (
+            "change_failure_ratio",
+            "Revisions after which a copy of the ring failed within the suspect window, of those that reached it.",
+            |r| r.failure_rate,
+        ),
+        (
+            "restore_seconds",
+            "Median time from a revision's first failure in the ring until every copy that failed was ready again.",
+            |r| r.restore.map(|s| s as f64),
+        ),
+        (
+            "revisions",
+            "Revisions that reached the ring in the window, over all its Kustomizations and HelmReleases.",
+            |r| Some(r.revisions as f64),
+        ),
+    ];
+    for (name, help, value) in samples {
+        family(out, name, help);
+        for r in rings {
+            if let Some(v) = value(r) {
+                let _ = writeln!(
+                    out,
+                    "fluxfleet_collector_ring_{name}{{collector=\"{id}\",ring=\"{}\"}} {v}",
+                    ring(r)
+                );
+            }
+        }
+    }
+}
