@@ -891,6 +891,7 @@ fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
         from: Some("ready".into()),
         to: Some(to.into()),
         message: None,
+        happened: None,
     };
     update(
         &mut m,

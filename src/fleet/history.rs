@@ -33,6 +33,11 @@ pub struct Change {
     pub to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// When the cluster says it happened, where it says: a revision's first reconcile
+    /// (`status.history`), a source's artifact time, the Ready condition's transition. `at` is
+    /// when it was seen; the ring metrics count from this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub happened: Option<Timestamp>,
 }
 
 impl Change {
@@ -56,6 +61,7 @@ impl Change {
             from: None,
             to: None,
             message: None,
+            happened: None,
         }
     }
 

@@ -34,6 +34,11 @@ pub struct TruthObject {
     /// `lastAttemptedRevision`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attempted: Option<String>,
+    /// When what it runs arrived, as the object records it: a Kustomization's first reconcile of
+    /// its applied revision (`status.history`), a HelmRelease's `firstDeployed`, a source's
+    /// artifact time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_at: Option<String>,
     /// Stuck as fluxfleet's rollout rules say by default: a Kustomization or HelmRelease that
     /// tried a revision other than the one it runs, and has not turned ready for half an hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,6 +130,7 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         image: crate::workloads::shape::image(w, &w.revision),
                     }),
                 applied: applied_of(kind, &value),
+                applied_at: applied_at_of(kind, &value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),
             })
         })
@@ -149,6 +155,28 @@ fn applied_of(kind: FluxKind, value: &Value) -> Option<String> {
         FluxKind::Kustomization => text(value, "/status/lastAppliedRevision"),
         FluxKind::HelmRelease => text(value, "/status/history/0/chartVersion"),
         _ => text(value, "/status/artifact/revision"),
+    }
+}
+
+fn applied_at_of(kind: FluxKind, value: &Value) -> Option<String> {
+    match kind {
+        // Newest first, one entry per revision and outcome: the oldest of the run of entries
+        // that starts at the newest for the applied revision is when it arrived.
+        FluxKind::Kustomization => {
+            let applied = text(value, "/status/lastAppliedRevision")?;
+            let history = value.pointer("/status/history")?.as_array()?;
+            let revision = |e: &Value| text(e, "/metadata/revision");
+            let start = history
+                .iter()
+                .position(|e| revision(e).as_deref() == Some(&applied))?;
+            let run = history[start..]
+                .iter()
+                .take_while(|e| revision(e).as_deref() == Some(&applied))
+                .count();
+            text(&history[start + run - 1], "/firstReconciled")
+        }
+        FluxKind::HelmRelease => text(value, "/status/history/0/firstDeployed"),
+        _ => text(value, "/status/artifact/lastUpdateTime"),
     }
 }
 

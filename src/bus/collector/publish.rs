@@ -67,6 +67,7 @@ impl Collector {
                         from: before.map(|b| b.phase.as_str().to_string()),
                         to: Some(state.phase.as_str().to_string()),
                         message: state.error.clone(),
+                        happened: None,
                     };
                     self.history(&name, &change).await;
                 }
@@ -190,6 +191,7 @@ impl Collector {
                 change.from = Some(b.health.as_str().to_string());
                 change.to = Some(summary.health.as_str().to_string());
                 change.message = summary.message.as_deref().map(str::to_string);
+                change.happened = summary.last_transition;
                 self.history(cluster, &change).await;
             }
             if b.revision != summary.revision && summary.revision.is_some() {
@@ -197,6 +199,7 @@ impl Collector {
                 change.from = b.revision.as_deref().map(str::to_string);
                 change.to = summary.revision.as_deref().map(str::to_string);
                 change.message = None;
+                change.happened = summary.rollout.as_ref().and_then(|r| r.since);
                 self.history(cluster, &change).await;
             }
         }

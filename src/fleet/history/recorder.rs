@@ -59,6 +59,7 @@ impl Recorder {
                     from: Some(c.connection.phase.as_str().into()),
                     to: Some(conn.phase.as_str().into()),
                     message: conn.error.as_deref().map(str::to_string),
+                    happened: None,
                 });
             }
             _ => {}
@@ -76,12 +77,14 @@ impl Recorder {
             change.from = Some(before.health.as_str().into());
             change.to = Some(s.health.as_str().into());
             change.message = s.message.as_deref().map(str::to_string);
+            change.happened = s.last_transition;
             self.push(change);
         }
         if before.revision != s.revision && s.revision.is_some() {
             let mut change = Change::of_object(at, &c.info.name, ws(), "revision", &s.key);
             change.from = before.revision.as_deref().map(str::to_string);
             change.to = s.revision.as_deref().map(str::to_string);
+            change.happened = s.rollout.as_ref().and_then(|r| r.since);
             self.push(change);
         }
     }

