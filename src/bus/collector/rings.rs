@@ -166,3 +166,76 @@ pub fn render(out: &mut String, id: &str, rings: &[Figures]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::rollouts::metrics::Delivery;
+    use crate::fleet::{FluxKind, ObjectKey};
+
+    fn delivered(ring: &str, name: &str, leads: [Option<i64>; 3], failed: usize) -> RingDelivery {
+        let revision = Delivery {
+            revision: "main@sha1:1".into(),
+            first_seen: Timestamp::UNIX_EPOCH,
+            lead_seconds: leads,
+            applied: 2,
+            failed,
+            failed_at: None,
+            restored_seconds: (failed > 0).then_some(600),
+        };
+        RingDelivery {
+            ring: ring.into(),
+            key: ObjectKey::new(FluxKind::Kustomization, "flux-system", name),
+            clusters: 2,
+            lead_seconds: leads,
+            change_failure_rate: None,
+            restore_seconds: None,
+            revisions: vec![revision],
+        }
+    }
+
+    #[test]
+    fn a_ring_rolls_up_its_things_and_the_rings_are_bounded() {
+        let mut all = vec![
+            delivered("canary", "apps", [Some(60), Some(120), None], 1),
+            delivered("canary", "infra", [Some(30), Some(90), Some(90)], 0),
+        ];
+        for i in 0..RINGS + 5 {
+            all.push(delivered(&format!("ring-{i:03}"), "apps", [None; 3], 0));
+        }
+        let figures = figures(&all);
+        assert_eq!(figures.len(), RINGS, "one set per ring, at most {RINGS}");
+        let canary = figures.iter().find(|f| f.ring == "canary").unwrap();
+        // Medians over both things' revisions (the lower of two), one failed of two.
+        assert_eq!(canary.lead, [Some(30), Some(90), Some(90)]);
+        assert_eq!(canary.failure_rate, Some(0.5));
+        assert_eq!(canary.restore, Some(600));
+        assert_eq!(canary.revisions, 2);
+    }
+
+    #[test]
+    fn ring_names_are_escaped_and_absent_figures_left_out() {
+        let figures = vec![Figures {
+            ring: "a\"b\nc".into(),
+            lead: [Some(5), None, None],
+            failure_rate: Some(0.25),
+            restore: None,
+            revisions: 4,
+        }];
+        let mut out = String::new();
+        render(&mut out, "c1", &figures);
+        assert!(out.contains(
+            "fluxfleet_collector_ring_lead_seconds{collector=\"c1\",ring=\"a\\\"b\\nc\",share=\"50\"} 5"
+        ), "{out}");
+        assert!(!out.contains("share=\"90\""), "{out}");
+        assert!(out.contains("fluxfleet_collector_ring_change_failure_ratio{collector=\"c1\",ring=\"a\\\"b\\nc\"} 0.25"), "{out}");
+        assert!(
+            !out.contains("fluxfleet_collector_ring_restore_seconds{"),
+            "{out}"
+        );
+        assert!(
+            out.contains("# TYPE fluxfleet_collector_ring_revisions gauge"),
+            "{out}"
+        );
+    }
+}
