@@ -6,15 +6,13 @@
 //! its objects change, recomputing only what a change can reach (the object and what stands
 //! behind it). Both solve the same way, so they agree whatever the order of changes.
 
-use std::borrow::Borrow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
 use edges::Sorted;
+pub use holds::Holds;
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
 /// full, so summaries kept inline (~300 bytes each) cost twice their size.
@@ -104,66 +102,6 @@ impl Cause {
             Cause::Blocked(roots) => roots,
             Cause::Cycle(objects) if objects.first() != Some(key) => &objects[..1],
             Cause::Cycle(_) | Cause::Root => &[],
-        }
-    }
-}
-
-/// What a root cause holds back on the clusters it is on (its copies): the blast radius that
-/// triage and `get --root-causes` show.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Holds {
-    /// The fewest and the most one copy holds back.
-    pub fewest: usize,
-    pub most: usize,
-    /// On all its clusters together.
-    pub total: usize,
-    /// The names of what it holds back, each once.
-    pub names: BTreeSet<Arc<str>>,
-    #[serde(skip)]
-    copies: usize,
-}
-
-impl Holds {
-    /// Another group's copies, as if added one by one.
-    pub fn merge(&mut self, other: &Holds) {
-        if other.copies == 0 {
-            return;
-        }
-        self.fewest = match self.copies {
-            0 => other.fewest,
-            _ => self.fewest.min(other.fewest),
-        };
-        self.copies += other.copies;
-        self.most = self.most.max(other.most);
-        self.total += other.total;
-        self.names.extend(other.names.iter().cloned());
-    }
-
-    /// One more copy, holding `held` back on its cluster.
-    pub fn add<K: Borrow<ObjectKey>>(&mut self, held: &[K]) {
-        let n = held.len();
-        self.fewest = if self.copies == 0 {
-            n
-        } else {
-            self.fewest.min(n)
-        };
-        self.copies += 1;
-        self.most = self.most.max(n);
-        self.total += n;
-        for k in held.iter().map(Borrow::borrow) {
-            if !self.names.contains(&k.name) {
-                self.names.insert(k.name.clone());
-            }
-        }
-    }
-
-    /// "3" (one copy), "4 each", "2–4 each"; empty when it holds nothing back.
-    pub fn text(&self) -> String {
-        match (self.most, self.copies) {
-            (0, _) => String::new(),
-            (n, 1) => n.to_string(),
-            (n, _) if n == self.fewest => format!("{n} each"),
-            (n, _) => format!("{}–{n} each", self.fewest),
         }
     }
 }
@@ -498,5 +436,6 @@ pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
 }
 
 mod edges;
+mod holds;
 #[cfg(test)]
 mod tests;

@@ -17,7 +17,7 @@ use super::text::{family, label};
 use crate::bus::Options;
 use crate::fleet::ClusterInfo;
 use crate::fleet::rollouts::Rings;
-use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, median};
+use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, rolled};
 use crate::inventory::ClusterSpec;
 
 /// The most rings exported; beyond, the rest are left out (and counted).
@@ -55,22 +55,14 @@ pub fn figures(delivered: &[RingDelivery]) -> Vec<Figures> {
     by.into_iter()
         .take(RINGS)
         .map(|(ring, things)| {
-            let revisions: Vec<_> = things.iter().flat_map(|t| &t.revisions).collect();
-            let lead =
-                |i: usize| median(revisions.iter().filter_map(|r| r.lead_seconds[i]).collect());
-            let failed = revisions.iter().filter(|r| r.failed > 0).count();
+            let revisions = things.iter().flat_map(|t| &t.revisions);
+            let rolled = rolled(revisions.clone());
             Figures {
                 ring: ring.to_string(),
-                lead: [lead(0), lead(1), lead(2)],
-                failure_rate: (!revisions.is_empty())
-                    .then(|| failed as f64 / revisions.len() as f64),
-                restore: median(
-                    revisions
-                        .iter()
-                        .filter_map(|r| r.restored_seconds)
-                        .collect(),
-                ),
-                revisions: revisions.len(),
+                lead: rolled.lead_seconds,
+                failure_rate: rolled.change_failure_rate,
+                restore: rolled.restore_seconds,
+                revisions: revisions.count(),
             }
         })
         .collect()

@@ -236,22 +236,48 @@ pub fn median(mut values: Vec<i64>) -> Option<i64> {
     values.get(values.len().checked_sub(1)? / 2).copied()
 }
 
+/// What a set of revisions says together: the medians of their lead times to 50, 90 and 100 %,
+/// the share of them after which a failure began, the median time to restore.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Rolled {
+    pub lead_seconds: [Option<i64>; 3],
+    pub change_failure_rate: Option<f64>,
+    pub restore_seconds: Option<i64>,
+}
+
+/// [`Rolled`] over `revisions`.
+pub fn rolled<'a>(revisions: impl Iterator<Item = &'a Delivery> + Clone) -> Rolled {
+    let lead = |i: usize| {
+        median(
+            revisions
+                .clone()
+                .filter_map(|d| d.lead_seconds[i])
+                .collect(),
+        )
+    };
+    let (count, failed) = revisions
+        .clone()
+        .fold((0, 0), |(n, f), d| (n + 1, f + usize::from(d.failed > 0)));
+    Rolled {
+        lead_seconds: [lead(0), lead(1), lead(2)],
+        change_failure_rate: (count > 0).then(|| failed as f64 / count as f64),
+        restore_seconds: median(revisions.filter_map(|d| d.restored_seconds).collect()),
+    }
+}
+
 fn summed(ring: String, key: ObjectKey, clusters: usize, revisions: Vec<Delivery>) -> RingDelivery {
-    let lead = |i: usize| median(revisions.iter().filter_map(|d| d.lead_seconds[i]).collect());
-    let failed = revisions.iter().filter(|d| d.failed > 0).count();
+    let Rolled {
+        lead_seconds,
+        change_failure_rate,
+        restore_seconds,
+    } = rolled(revisions.iter());
     RingDelivery {
         ring,
         key,
         clusters,
-        lead_seconds: [lead(0), lead(1), lead(2)],
-        change_failure_rate: (!revisions.is_empty())
-            .then(|| failed as f64 / revisions.len() as f64),
-        restore_seconds: median(
-            revisions
-                .iter()
-                .filter_map(|d| d.restored_seconds)
-                .collect(),
-        ),
+        lead_seconds,
+        change_failure_rate,
+        restore_seconds,
         revisions,
     }
 }

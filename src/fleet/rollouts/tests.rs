@@ -1,6 +1,6 @@
 use super::*;
 use crate::fleet::index::{Change, Event};
-use crate::fleet::{ClusterKey, FluxSummary, Index};
+use crate::fleet::{ClusterInfo, ClusterKey, FluxSummary, Index};
 use serde_json::{Value, json};
 
 const NOW: &str = "2026-11-23T12:00:00Z";
