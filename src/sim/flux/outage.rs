@@ -20,33 +20,6 @@ pub enum Outage {
 }
 
 impl Outage {
-    pub const ALL: [Outage; 7] = [
-        Outage::Dns,
-        Outage::Timeout,
-        Outage::Connection,
-        Outage::Tls,
-        Outage::Auth,
-        Outage::RateLimit,
-        Outage::ServerError,
-    ];
-
-    /// As `fluxfleet` names the class of an incident.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outage::Dns => "dns",
-            Outage::Timeout => "timeout",
-            Outage::Connection => "connection",
-            Outage::Tls => "tls",
-            Outage::Auth => "auth",
-            Outage::RateLimit => "rate-limit",
-            Outage::ServerError => "server-error",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Outage> {
-        Outage::ALL.into_iter().find(|o| o.as_str() == text)
-    }
-
     /// The error's own words, after the request that met it.
     fn error(self, host: &str) -> String {
         match self {
