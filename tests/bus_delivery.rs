@@ -1,6 +1,7 @@
-//! `rollout --metrics` on the collectors' history: a revision promoted to one ring is delivered
-//! to as many of its copies as the simulator applied it on, with the lead times its clock gives;
-//! a copy that breaks just after is that revision's failure, restored once it is ready again.
+//! `rollout --metrics` on the collectors' history, against the simulator's truth: a scripted
+//! rollout over two rings is delivered to as many copies as the simulator applied it on, with
+//! the lead times its clock gives; copies that break just after are that revision's failure, and
+//! its time to restore runs from the first failure to the last copy ready again, to the second.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
@@ -115,62 +116,145 @@ fn lead_times(
     serde_json::json!([lead(0.5), lead(0.9), lead(1.0)])
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_promoted_revision_is_delivered_fails_and_is_restored_as_the_simulator_says() {
-    let _turn = common::bus::one_at_a_time().await;
-    let p = common::bus::published().await;
-    let copies = common::copies_of(&p.sim, KS);
-    let ring = copies[0].1.clone();
-    // Promoted until the ring runs a revision no other ring has run: its whole delivery is in
-    // the history. The simulator applies it on most of the ring's copies (a few fail and stay
-    // behind).
-    let mut newest = String::new();
-    for _ in 0..4 {
-        assert!(p.sim.handle.promote(&ring));
-        quiet(&p.sim).await;
-        newest = tried_in(&p.sim, &ring);
-        let elsewhere = common::copies_of(&p.sim, KS)
-            .into_iter()
-            .any(|(_, ws, o)| ws != ring && o.applied.as_deref() == Some(&newest));
-        if !elsewhere {
-            break;
+/// The copies of the flux-system Kustomization in `ring`.
+fn in_ring(sim: &common::Sim, ring: &str) -> Vec<(String, fluxfleet_sim::TruthObject)> {
+    common::copies_of(sim, KS)
+        .into_iter()
+        .filter(|(_, ws, _)| ws == ring)
+        .map(|(c, _, o)| (c, o))
+        .collect()
+}
+
+/// Promotes `ring` until `done` says what it tried is enough; that revision.
+async fn promote_until(sim: &common::Sim, ring: &str, done: impl Fn(&str) -> bool) -> String {
+    for _ in 0..8 {
+        assert!(sim.handle.promote(ring));
+        quiet(sim).await;
+        let tried = tried_in(sim, ring);
+        if done(&tried) {
+            return tried;
         }
     }
-    let in_ring: Vec<(String, fluxfleet_sim::TruthObject)> = common::copies_of(&p.sim, KS)
+    panic!("{ring} never got there");
+}
+
+/// Breaks (`ready` false) or fixes one copy; when the simulator says its health turned.
+async fn set_ready(sim: &common::Sim, cluster: &str, ready: bool) -> jiff::Timestamp {
+    let (kind, ns, name) = (FluxKind::Kustomization, KS.1, KS.2);
+    assert!(sim.handle.set_ready(cluster, kind, ns, name, ready));
+    quiet(sim).await;
+    let (_, o) = in_ring_of(sim, cluster);
+    o.ready_since.unwrap().parse().unwrap()
+}
+
+fn in_ring_of(sim: &common::Sim, cluster: &str) -> (String, fluxfleet_sim::TruthObject) {
+    common::copies_of(sim, KS)
         .into_iter()
-        .filter(|(_, ws, _)| *ws == ring)
+        .find(|(c, _, _)| c == cluster)
         .map(|(c, _, o)| (c, o))
-        .collect();
-    let applied = in_ring
-        .iter()
-        .filter(|(_, o)| o.applied.as_deref() == Some(&newest))
-        .count();
-    assert!(applied > 0);
-    let delivered = until(&p, &ring, &newest, "delivered as applied", |d| {
-        d["applied"] == applied
+        .unwrap()
+}
+
+/// A scripted rollout over two rings: the first promoted until it runs a revision no ring has
+/// run (so its whole delivery is in the history), the second promoted until it runs the same;
+/// in the second, two copies break one after the other and are fixed one after the other. Each
+/// ring's lead times, failures and time to restore are the simulator's, to the second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scripted_rollout_is_delivered_fails_and_is_restored_as_the_simulator_says() {
+    let _turn = common::bus::one_at_a_time().await;
+    // Two rings of a dozen clusters.
+    let p = common::bus::published_with(|c| {
+        c.clusters = 24;
+        c.workspaces = 2;
     })
     .await;
-    // Lead times as the simulator's clock has them: from the revision's first artifact
-    // anywhere to the copies' first reconciles of it, share by share.
-    let truth = lead_times(&p.sim, &in_ring, &newest);
-    assert!(truth[0].is_i64(), "half the ring runs it: {truth}");
-    assert_eq!(delivered["leadSeconds"], truth, "{delivered}");
-    assert_eq!(delivered["failed"], 0);
+    // The two largest rings.
+    let mut sizes: std::collections::BTreeMap<String, usize> = Default::default();
+    for (_, ws, _) in common::copies_of(&p.sim, KS) {
+        *sizes.entry(ws).or_default() += 1;
+    }
+    let mut rings: Vec<(String, usize)> = sizes.into_iter().collect();
+    rings.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+    let (first, second) = (rings[0].0.clone(), rings[1].0.clone());
+    // Every copy healthy to begin with (the simulator spreads failures over the fleet): what
+    // fails later, fails in the script.
+    for (cluster, ws, o) in common::copies_of(&p.sim, KS) {
+        if (ws == first || ws == second) && o.health != fluxfleet_sim::facts::Health::Ready {
+            set_ready(&p.sim, &cluster, true).await;
+        }
+    }
+    let newest = promote_until(&p.sim, &first, |tried| {
+        !common::copies_of(&p.sim, KS)
+            .into_iter()
+            .any(|(_, ws, o)| ws != first && o.applied.as_deref() == Some(tried))
+    })
+    .await;
+    promote_until(&p.sim, &second, |tried| tried == newest).await;
 
-    // One copy that applied it breaks at once: the revision's failure; fixed: restored.
-    let (broken, _) = in_ring
-        .iter()
-        .find(|(_, o)| o.applied.as_deref() == Some(&newest))
-        .unwrap();
-    let (kind, ns, name) = (FluxKind::Kustomization, KS.1, KS.2);
-    assert!(p.sim.handle.set_ready(broken, kind, ns, name, false));
-    let failed = until(&p, &ring, &newest, "its failure", |d| d["failed"] == 1).await;
-    assert!(failed.get("restoredSeconds").is_none(), "{failed}");
-    assert!(p.sim.handle.set_ready(broken, kind, ns, name, true));
-    let restored = until(&p, &ring, &newest, "restored", |d| {
+    // Delivered as applied, with the lead times the simulator's clock gives: from the
+    // revision's first artifact anywhere to each copy's first reconcile of it, share by share.
+    for ring in [&first, &second] {
+        let copies = in_ring(&p.sim, ring);
+        let applied = copies
+            .iter()
+            .filter(|(_, o)| o.applied.as_deref() == Some(&newest))
+            .count();
+        assert!(applied > 0, "{ring}: none of its copies runs {newest}");
+        let delivered = until(&p, ring, &newest, "delivered as applied", |d| {
+            d["applied"] == applied
+        })
+        .await;
+        let truth = lead_times(&p.sim, &copies, &newest);
+        assert!(truth[0].is_i64(), "half of {ring} runs it: {truth}");
+        assert_eq!(delivered["leadSeconds"], truth, "{ring}: {delivered}");
+        assert_eq!(delivered["failed"], 0, "{ring}: {delivered}");
+    }
+
+    // Two copies that applied it break, one after the other (in the ring where most did; a
+    // few fail to apply it): the revision's failure, from the first. Fixed in turn: restored
+    // only when both are.
+    let running_in = |ring: &str| -> Vec<String> {
+        in_ring(&p.sim, ring)
+            .into_iter()
+            .filter(|(_, o)| o.applied.as_deref() == Some(&newest))
+            .map(|(c, _)| c)
+            .collect()
+    };
+    let (second, first) = if running_in(&second).len() >= running_in(&first).len() {
+        (second, first)
+    } else {
+        (first, second)
+    };
+    let running = running_in(&second);
+    assert!(running.len() >= 2, "{second}: {running:?} run {newest}");
+    let failed_at = set_ready(&p.sim, &running[0], false).await;
+    until(&p, &second, &newest, "the first failure", |d| {
+        d["failed"] == 1
+    })
+    .await;
+    set_ready(&p.sim, &running[1], false).await;
+    until(&p, &second, &newest, "the second failure", |d| {
+        d["failed"] == 2
+    })
+    .await;
+    set_ready(&p.sim, &running[0], true).await;
+    let restored_at = set_ready(&p.sim, &running[1], true).await;
+    let restored = until(&p, &second, &newest, "restored", |d| {
         d["restoredSeconds"].is_i64()
     })
     .await;
-    assert_eq!(restored["failed"], 1);
-    assert!(restored["restoredSeconds"].as_i64().unwrap() >= 0);
+    assert_eq!(restored["failed"], 2, "{restored}");
+    assert_eq!(
+        restored["failedAt"],
+        failed_at.to_string(),
+        "the first failure, as its Ready condition says"
+    );
+    assert_eq!(
+        restored["restoredSeconds"],
+        restored_at.duration_since(failed_at).as_secs(),
+        "from the first failure to the last copy ready again: {restored}"
+    );
+    // The other ring saw none of it.
+    let other = until(&p, &first, &newest, "the other ring", |_| true).await;
+    assert_eq!(other["failed"], 0, "{other}");
 }

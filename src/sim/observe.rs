@@ -39,6 +39,9 @@ pub struct TruthObject {
     /// artifact time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub applied_at: Option<String>,
+    /// When its health last turned (its Ready condition's `lastTransitionTime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_since: Option<String>,
     /// Stuck as fluxfleet's rollout rules say by default: a Kustomization or HelmRelease that
     /// tried a revision other than the one it runs, and has not turned ready for half an hour.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,6 +134,7 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                     }),
                 applied: applied_of(kind, &value),
                 applied_at: applied_at_of(kind, &value),
+                ready_since: ready_since(&value),
                 attempted: text(&value, "/status/lastAttemptedRevision"),
             })
         })
@@ -192,16 +196,21 @@ fn stuck_of(kind: FluxKind, value: &Value, now: i64) -> Option<TruthStuck> {
             .or_else(|| text(value, "/status/lastAppliedRevision")),
         _ => text(value, "/status/lastAppliedRevision"),
     }?;
-    let since = value
+    let since = ready_since(value)?;
+    let at = since.parse::<jiff::Timestamp>().ok()?.as_second();
+    (tried != runs && now - at > STUCK_AFTER).then_some(TruthStuck { tried, since })
+}
+
+/// The Ready condition's `lastTransitionTime`.
+fn ready_since(value: &Value) -> Option<String> {
+    value
         .pointer("/status/conditions")?
         .as_array()?
         .iter()
         .find(|c| c["type"] == "Ready")?
         .get("lastTransitionTime")?
-        .as_str()?
-        .to_string();
-    let at = since.parse::<jiff::Timestamp>().ok()?.as_second();
-    (tried != runs && now - at > STUCK_AFTER).then_some(TruthStuck { tried, since })
+        .as_str()
+        .map(str::to_string)
 }
 
 pub fn truth(world: &World, only: Option<&str>) -> Vec<TruthCluster> {

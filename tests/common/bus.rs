@@ -277,13 +277,18 @@ pub struct Published {
 }
 
 pub async fn published() -> Published {
+    published_with(|_| {}).await
+}
+
+/// [`published`], of a simulator `configure`d.
+pub async fn published_with(configure: impl FnOnce(&mut fluxfleet_sim::Config)) -> Published {
     let nats = super::nats::NatsServer::start();
     let options = bus::Options {
         url: nats.url.clone(),
         bucket: "fleet".into(),
         ..Default::default()
     };
-    let sim = super::start().await;
+    let sim = super::start_with(configure).await;
     let inventory = super::fleet_of(&sim);
     let names = inventory.clusters.iter().map(|c| c.name.clone()).collect();
     let collector = start_collector("only", &options, &inventory);
