@@ -134,7 +134,7 @@ fn one_incident(sim: &common::Sim, am: &Alertmanager, home: &Path, dir: &str, ca
         // Stable labels: the endpoint and the class, nothing that changes as it spreads.
         assert_eq!(names, ["alertname", "class", "endpoint"], "{alert:#}");
         let annotations = &alert["annotations"];
-        match annotations["clusters"] == failing.to_string() {
+        match annotations["clusters"].as_str() == Some(&failing.to_string()) {
             true => {
                 let listed = annotations["root_causes"].as_str().unwrap();
                 assert!(listed.contains(case.names), "{listed}");
