@@ -202,10 +202,13 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     // Ring metrics, off the loop: reading a day of history takes a while.
     let ring_metrics = request.rings.clone().map(|asked| {
         let (options, kept) = (request.options.clone(), collector.ring_figures.clone());
-        let clusters: Vec<ClusterSpec> = collector.specs.values().cloned().collect();
-        Aborting(Some(tokio::spawn(async move {
-            rings::keep(options, &clusters, asked, kept).await;
-        })))
+        let members = rings::members(&asked.rings, collector.specs.values());
+        let (told, members) = tokio::sync::watch::channel(members);
+        let rings = asked.rings.clone();
+        let task = Aborting(Some(tokio::spawn(rings::keep(
+            options, members, asked, kept,
+        ))));
+        (task, told, rings)
     });
     let stuck_after = status::stuck_after(ttl);
     request.status.set(collector.snapshot(stuck_after));
@@ -245,6 +248,9 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
                         if let Err(e) = collector.refreshed(specs).await {
                             tracing::warn!(error = %e, "the fleet read again could not be shared out");
                         }
+                        if let Some((_, told, rings)) = &ring_metrics {
+                            told.send_replace(rings::members(rings, collector.specs.values()));
+                        }
                     }
                     Err(e) => tracing::warn!(error = %e, "reading the fleet again; nothing changed"),
                 }
@@ -276,8 +282,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     if let Some(refresher) = refresher {
         refresher.abort();
     }
-    if let Some(ring_metrics) = ring_metrics {
-        ring_metrics.stop().await;
+    if let Some((task, _, _)) = ring_metrics {
+        task.stop().await;
     }
     announcer.stop().await;
     let _ = collector.stores.collectors.delete(&collector.id).await;

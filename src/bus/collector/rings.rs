@@ -15,7 +15,6 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::text::{family, label};
 use crate::bus::Options;
-use crate::fleet::ClusterInfo;
 use crate::fleet::rollouts::Rings;
 use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, rolled};
 use crate::inventory::ClusterSpec;
@@ -68,19 +67,26 @@ pub fn figures(delivered: &[RingDelivery]) -> Vec<Figures> {
         .collect()
 }
 
+/// Each cluster's ring, by name: what the ring metrics count a cluster's changes under.
+pub type Members = HashMap<String, String>;
+
+/// The rings of `clusters` as `rings` places them.
+pub fn members<'a>(rings: &Rings, clusters: impl Iterator<Item = &'a ClusterSpec>) -> Members {
+    clusters
+        .map(|s| (s.name.clone(), rings.name_of(&s.info()).to_string()))
+        .collect()
+}
+
 /// Reads the history of the last `asked.window` and works the figures out into `kept`, every
-/// `asked.every`, until aborted. A read that fails keeps the last figures (and says why).
-pub(super) async fn keep(options: Options, clusters: &[ClusterSpec], asked: Asked, kept: Kept) {
-    let ring_of: HashMap<String, String> = clusters
-        .iter()
-        .map(|s| {
-            let info = ClusterInfo {
-                labels: s.labels.clone(),
-                ..ClusterInfo::new(&s.name, &s.workspace)
-            };
-            (s.name.clone(), asked.rings.name_of(&info).to_string())
-        })
-        .collect();
+/// `asked.every`, until aborted, with the rings as `members` says at the time (the fleet is
+/// read again while the collector runs: a cluster that joins counts from then). A read that
+/// fails keeps the last figures (and says why).
+pub(super) async fn keep(
+    options: Options,
+    members: tokio::sync::watch::Receiver<Members>,
+    asked: Asked,
+    kept: Kept,
+) {
     let mut every = tokio::time::interval(asked.every);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -91,6 +97,7 @@ pub(super) async fn keep(options: Options, clusters: &[ClusterSpec], asked: Aske
             .unwrap_or(Timestamp::UNIX_EPOCH);
         match crate::bus::history::since(&options, from, None).await {
             Ok(history) => {
+                let ring_of = members.borrow().clone();
                 let ring = |cluster: &str| ring_of.get(cluster).cloned();
                 let delivered = deliveries(&history, &ring, &|_, _| None, asked.suspect_window);
                 *kept.lock().unwrap_or_else(PoisonError::into_inner) = figures(&delivered);
@@ -203,6 +210,36 @@ mod tests {
         assert_eq!(canary.failure_rate, Some(0.5));
         assert_eq!(canary.restore, Some(600));
         assert_eq!(canary.revisions, 2);
+    }
+
+    #[test]
+    fn members_follow_the_fleet_as_it_is_read_again() {
+        let rings = Rings {
+            patterns: vec!["canary".into(), "prod-*".into()],
+            label: None,
+        };
+        let spec = |name: &str, workspace: &str| ClusterSpec {
+            name: name.into(),
+            context: name.into(),
+            workspace: workspace.into(),
+            server: String::new(),
+            labels: Default::default(),
+            source: "fleet.yaml".into(),
+            kubeconfig: Default::default(),
+            discovered: None,
+        };
+        let first = [spec("a", "canary"), spec("b", "prod-eu")];
+        let of = members(&rings, first.iter());
+        assert_eq!(of["a"], "canary");
+        assert_eq!(of["b"], "prod-*");
+        assert!(!of.contains_key("c"));
+        // A cluster joins: it is in its ring from the next reading.
+        let later = [
+            spec("a", "canary"),
+            spec("b", "prod-eu"),
+            spec("c", "prod-us"),
+        ];
+        assert_eq!(members(&rings, later.iter())["c"], "prod-*");
     }
 
     #[test]
