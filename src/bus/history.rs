@@ -13,6 +13,19 @@ pub async fn since(
     since: Timestamp,
     cluster: Option<&str>,
 ) -> Result<Vec<Change>, super::BusError> {
+    let mut out = Vec::new();
+    each_since(options, since, cluster, |change| out.push(change)).await?;
+    Ok(out)
+}
+
+/// [`since`], each change handed to `each` as it is read (oldest first), none kept: what
+/// works a figure out over days of a fleet's history holds the figure, not the history.
+pub async fn each_since(
+    options: &Options,
+    since: Timestamp,
+    cluster: Option<&str>,
+    mut each: impl FnMut(Change),
+) -> Result<(), super::BusError> {
     let client = super::connect(options, "fluxfleet history").await?;
     let stores = super::open(client, options, None).await?;
     let filter = match cluster {
@@ -26,16 +39,14 @@ pub async fn since(
         deliver_policy: jetstream::consumer::DeliverPolicy::ByStartTime { start_time },
         ..Default::default()
     };
-    let mut out = Vec::new();
     super::read_all(&stores.history, config, "the history", |message| {
         // A change another process wrote: kept only when it reads as one, and about the
         // cluster its subject names.
         if let Ok(change) = wire::read::<Change>(&message.payload)
             && message.subject.rsplit('.').next() == Some(keys::token(&change.cluster).as_str())
         {
-            out.push(change);
+            each(change);
         }
     })
-    .await?;
-    Ok(out)
+    .await
 }

@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Filter;
-use super::history::{Unread, changes};
+use super::history::{Unread, each_change, reading};
 use super::opening::fleet;
 use super::output::write_json;
 use super::request::{Output, exit, finish};
 use super::table::{Table, safe};
-use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, shown as seconds};
+use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
 use crate::session::Session;
 
@@ -25,29 +25,52 @@ struct Json<'a> {
     rings: &'a [RingDelivery],
 }
 
-/// The ring deliveries of `index`'s clusters in scope from `history`.
-pub(crate) fn of(
-    index: &Index,
-    filter: &Filter,
-    rollout: &crate::config::Rollout,
-    history: &[crate::fleet::history::Change],
-) -> Vec<RingDelivery> {
-    let mut ring_of: HashMap<&str, &str> = HashMap::new();
-    let mut copies: HashMap<(&str, &ObjectKey), usize> = HashMap::new();
-    for c in index.clusters().iter().filter(|c| filter.cluster(c)) {
-        let ring = rollout.rings.name_of(&c.info);
-        ring_of.insert(&c.info.name, ring);
-        for key in c.objects.keys() {
-            *copies.entry((ring, key)).or_default() += 1;
+/// Which ring each of `index`'s clusters in scope is in, and how many copies of each thing
+/// each ring has.
+pub(crate) struct Scope {
+    ring_of: HashMap<String, String>,
+    copies: HashMap<(String, ObjectKey), usize>,
+}
+
+impl Scope {
+    pub(crate) fn of(index: &Index, filter: &Filter, rollout: &crate::config::Rollout) -> Scope {
+        let mut scope = Scope {
+            ring_of: HashMap::new(),
+            copies: HashMap::new(),
+        };
+        for c in index.clusters().iter().filter(|c| filter.cluster(c)) {
+            let ring = rollout.rings.name_of(&c.info);
+            scope.ring_of.insert(c.info.name.clone(), ring.to_string());
+            for key in c.objects.keys() {
+                *scope
+                    .copies
+                    .entry((ring.to_string(), key.clone()))
+                    .or_default() += 1;
+            }
         }
+        scope
     }
-    let ring = |cluster: &str| ring_of.get(cluster).map(|r| r.to_string());
-    let count = |ring: &str, key: &ObjectKey| copies.get(&(ring, key)).copied();
-    let window = rollout.rules.suspect_window;
-    deliveries(history, &ring, &count, window)
-        .into_iter()
-        .filter(|d| filter.key(&d.key))
-        .collect()
+
+    /// The ring a cluster is in; None out of scope.
+    fn ring(&self, cluster: &str) -> Option<String> {
+        self.ring_of.get(cluster).cloned()
+    }
+
+    /// The ring deliveries the changes given to `add` show, in `filter`'s scope.
+    fn finish(
+        &self,
+        delivering: Deliveries<impl Fn(&str) -> Option<String>>,
+        filter: &Filter,
+    ) -> Vec<RingDelivery> {
+        let count = |ring: &str, key: &ObjectKey| {
+            self.copies.get(&(ring.to_string(), key.clone())).copied()
+        };
+        delivering
+            .finish(&count)
+            .into_iter()
+            .filter(|d| filter.key(&d.key))
+            .collect()
+    }
 }
 
 /// Writes the deliveries as a table or JSON.
@@ -104,10 +127,20 @@ pub(crate) async fn metrics(
         );
         return exit::USAGE;
     };
+    if let Err(Unread::Since(e)) = reading(since, filter) {
+        eprintln!("error: --{e}");
+        return exit::USAGE;
+    }
     let opened = match fleet(sources).await {
         Ok(opened) => opened,
         Err(code) => return code,
     };
+    // The fleet first, for its rings; then the history streams through, not kept.
+    let config = opened.config;
+    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
+    live.settle(timeout).await;
+    let scope = Scope::of(&live.index, filter, &config.rollout);
+    live.shutdown().await;
     // Every object's changes: a source's new artifact is when its revision was first seen.
     let everything = Filter {
         kind: None,
@@ -115,8 +148,11 @@ pub(crate) async fn metrics(
         namespace: None,
         ..filter.clone()
     };
-    let history = match changes(options, since, &everything).await {
-        Ok(history) => history,
+    let mut delivering =
+        Deliveries::new(|c: &str| scope.ring(c), config.rollout.rules.suspect_window);
+    let read = each_change(options, since, &everything, |c| delivering.add(&c)).await;
+    match read {
+        Ok(()) => {}
         Err(Unread::Since(e)) => {
             eprintln!("error: --{e}");
             return exit::USAGE;
@@ -126,11 +162,7 @@ pub(crate) async fn metrics(
             return exit::ERROR;
         }
     };
-    let config = opened.config;
-    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
-    live.settle(timeout).await;
-    let rings = of(&live.index, filter, &config.rollout, &history);
-    live.shutdown().await;
+    let rings = scope.finish(delivering, filter);
     let mut out = io::BufWriter::new(io::stdout());
     match finish(write(&rings, output, &mut out).and_then(|()| out.flush())) {
         Ok(()) => exit::OK,

@@ -32,12 +32,12 @@ pub(crate) enum Unread {
     Bus(crate::bus::BusError),
 }
 
-/// The changes in `filter`'s scope during the last `since`, oldest first.
-pub(crate) async fn changes(
-    options: &crate::bus::Options,
+/// From when the last `since` is, and the one cluster `filter` names (its subject is read
+/// alone).
+pub(crate) fn reading(
     since: Duration,
     filter: &super::Filter,
-) -> Result<Vec<Change>, Unread> {
+) -> Result<(jiff::Timestamp, Option<&str>), Unread> {
     let from = jiff::SignedDuration::try_from(since)
         .ok()
         .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
@@ -46,11 +46,36 @@ pub(crate) async fn changes(
         [glob] if !glob.contains(['*', '?']) => Some(glob.as_str()),
         _ => None,
     };
-    let mut changes = crate::bus::history::since(options, from, one)
+    Ok((from, one))
+}
+
+/// The changes in `filter`'s scope during the last `since`, oldest first.
+pub(crate) async fn changes(
+    options: &crate::bus::Options,
+    since: Duration,
+    filter: &super::Filter,
+) -> Result<Vec<Change>, Unread> {
+    let mut out = Vec::new();
+    each_change(options, since, filter, |c| out.push(c)).await?;
+    Ok(out)
+}
+
+/// [`changes`], each handed to `each` as it is read, none kept.
+pub(crate) async fn each_change(
+    options: &crate::bus::Options,
+    since: Duration,
+    filter: &super::Filter,
+    mut each: impl FnMut(Change),
+) -> Result<(), Unread> {
+    let (from, one) = reading(since, filter)?;
+    let selected = |c: Change| {
+        if selected(filter, &c) {
+            each(c);
+        }
+    };
+    crate::bus::history::each_since(options, from, one, selected)
         .await
-        .map_err(Unread::Bus)?;
-    changes.retain(|c| selected(filter, c));
-    Ok(changes)
+        .map_err(Unread::Bus)
 }
 
 /// Prints the changes of the last `since`; exit code as `get`'s.

@@ -15,8 +15,9 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::text::{family, label};
 use crate::bus::Options;
+use crate::fleet::history::Change;
 use crate::fleet::rollouts::Rings;
-use crate::fleet::rollouts::metrics::{RingDelivery, deliveries, rolled};
+use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, rolled};
 use crate::inventory::ClusterSpec;
 
 /// The most rings exported; beyond, the rest are left out (and counted).
@@ -95,11 +96,13 @@ pub(super) async fn keep(
         let from = Timestamp::now()
             .checked_sub(window)
             .unwrap_or(Timestamp::UNIX_EPOCH);
-        match crate::bus::history::since(&options, from, None).await {
-            Ok(history) => {
-                let ring_of = members.borrow().clone();
-                let ring = |cluster: &str| ring_of.get(cluster).cloned();
-                let delivered = deliveries(&history, &ring, &|_, _| None, asked.suspect_window);
+        let ring_of = members.borrow().clone();
+        let ring = |cluster: &str| ring_of.get(cluster).cloned();
+        let mut delivering = Deliveries::new(ring, asked.suspect_window);
+        let each = |change: Change| delivering.add(&change);
+        match crate::bus::history::each_since(&options, from, None, each).await {
+            Ok(()) => {
+                let delivered = delivering.finish(&|_, _| None);
                 *kept.lock().unwrap_or_else(PoisonError::into_inner) = figures(&delivered);
             }
             Err(e) => tracing::warn!(error = %e, "ring metrics: the history could not be read"),

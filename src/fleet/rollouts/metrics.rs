@@ -76,7 +76,6 @@ struct Copy {
 
 /// One revision in one ring, while it is worked out.
 struct Tally {
-    first_seen: Timestamp,
     applied: Vec<Timestamp>,
     seen: HashSet<String>,
     failed: HashSet<String>,
@@ -85,61 +84,85 @@ struct Tally {
     restored_at: Option<Timestamp>,
 }
 
-/// The ring deliveries the `changes` (oldest first) show. `ring_of` names each cluster's ring
-/// (clusters it does not know are left out); `copies` says how many copies of a thing each ring
-/// has (else the copies the history shows); `window` is the suspect window.
-pub fn deliveries(
-    changes: &[Change],
-    ring_of: &dyn Fn(&str) -> Option<String>,
-    copies: &dyn Fn(&str, &ObjectKey) -> Option<usize>,
+/// The ring deliveries, worked out one change at a time (oldest first) as the history streams
+/// in: what it keeps is a copy's place and a tally per ring, thing and revision — not the
+/// history.
+pub struct Deliveries<F> {
+    ring_of: F,
     window: SignedDuration,
-) -> Vec<RingDelivery> {
-    let mut first_seen: HashMap<&str, Timestamp> = HashMap::new();
-    for c in changes.iter().filter(|c| c.what == "revision") {
-        if let Some(to) = c.to.as_deref() {
-            let seen = first_seen.entry(to).or_insert(when(c));
-            *seen = (*seen).min(when(c));
+    /// When each revision was first seen anywhere (a source's artifact, a copy applying it).
+    first_seen: HashMap<String, Timestamp>,
+    copies: HashMap<(String, ObjectKey), Copy>,
+    tallies: BTreeMap<(String, ObjectKey), Vec<(String, Tally)>>,
+    rings: HashMap<String, Option<String>>,
+}
+
+impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
+    /// `ring_of` names each cluster's ring (clusters it does not know are left out); `window`
+    /// is the suspect window.
+    pub fn new(ring_of: F, window: SignedDuration) -> Self {
+        Deliveries {
+            ring_of,
+            window,
+            first_seen: HashMap::new(),
+            copies: HashMap::new(),
+            tallies: BTreeMap::new(),
+            rings: HashMap::new(),
         }
     }
-    let mut copies_at: HashMap<(&str, ObjectKey), Copy> = HashMap::new();
-    let mut tallies: BTreeMap<(String, ObjectKey), Vec<(String, Tally)>> = BTreeMap::new();
-    let mut rings: HashMap<&str, Option<String>> = HashMap::new();
-    for c in changes {
+
+    /// The next change.
+    pub fn add(&mut self, c: &Change) {
+        if c.what == "revision"
+            && let Some(to) = c.to.as_deref()
+        {
+            match self.first_seen.get_mut(to) {
+                Some(seen) => *seen = (*seen).min(when(c)),
+                None => {
+                    self.first_seen.insert(to.to_string(), when(c));
+                }
+            }
+        }
         let (Some(kind), Some(ns), Some(name)) = (c.kind, &c.namespace, &c.name) else {
-            continue;
+            return;
         };
         if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
-            continue;
+            return;
         }
-        let ring = rings
-            .entry(c.cluster.as_str())
-            .or_insert_with(|| ring_of(&c.cluster));
-        let Some(ring) = ring.clone() else {
-            continue;
+        let ring = match self.rings.get(c.cluster.as_str()) {
+            Some(ring) => ring.clone(),
+            None => {
+                let ring = (self.ring_of)(&c.cluster);
+                self.rings.insert(c.cluster.clone(), ring.clone());
+                ring
+            }
+        };
+        let Some(ring) = ring else {
+            return;
         };
         let key = ObjectKey::new(kind, ns, name);
-        let copy = copies_at.entry((&c.cluster, key.clone())).or_default();
-        let revisions = tallies.entry((ring, key)).or_default();
+        let copy = self
+            .copies
+            .entry((c.cluster.clone(), key.clone()))
+            .or_default();
+        let revisions = self.tallies.entry((ring, key)).or_default();
         match c.what.as_str() {
             "revision" => {
-                let Some(to) = c.to.clone() else { continue };
+                let Some(to) = c.to.clone() else { return };
                 copy.revision = Some(to.clone());
                 copy.applied_at = Some(when(c));
                 let at = match revisions.iter().position(|(r, _)| *r == to) {
                     Some(at) => at,
                     None => {
-                        revisions.push((
-                            to.clone(),
-                            Tally {
-                                first_seen: first_seen.get(to.as_str()).copied().unwrap_or(when(c)),
-                                applied: Vec::new(),
-                                seen: HashSet::new(),
-                                failed: HashSet::new(),
-                                failing: HashSet::new(),
-                                failed_at: None,
-                                restored_at: None,
-                            },
-                        ));
+                        let tally = Tally {
+                            applied: Vec::new(),
+                            seen: HashSet::new(),
+                            failed: HashSet::new(),
+                            failing: HashSet::new(),
+                            failed_at: None,
+                            restored_at: None,
+                        };
+                        revisions.push((to, tally));
                         revisions.len() - 1
                     }
                 };
@@ -150,15 +173,15 @@ pub fn deliveries(
             }
             "health" => {
                 let Some(to) = c.to.as_deref().and_then(Health::parse) else {
-                    continue;
+                    return;
                 };
                 if matches!(to, Health::Failed | Health::Stalled) {
                     let (Some(revision), Some(applied_at)) = (&copy.revision, copy.applied_at)
                     else {
-                        continue;
+                        return;
                     };
-                    if copy.failing.is_some() || when(c).duration_since(applied_at) > window {
-                        continue;
+                    if copy.failing.is_some() || when(c).duration_since(applied_at) > self.window {
+                        return;
                     }
                     if let Some((_, t)) = revisions.iter_mut().find(|(r, _)| r == revision) {
                         t.failed.insert(c.cluster.clone());
@@ -180,22 +203,52 @@ pub fn deliveries(
             _ => {}
         }
     }
-    tallies
-        .into_iter()
-        .map(|((ring, key), revisions)| {
-            let seen: HashSet<&String> = revisions.iter().flat_map(|(_, t)| &t.seen).collect();
-            let clusters = copies(&ring, &key).unwrap_or(seen.len()).max(1);
-            let mut revisions: Vec<Delivery> = revisions
-                .into_iter()
-                .map(|(revision, t)| delivery(revision, t, clusters))
-                .collect();
-            revisions.sort_by_key(|d| d.first_seen);
-            if revisions.len() > KEPT {
-                revisions.drain(..revisions.len() - KEPT);
-            }
-            summed(ring, key, clusters, revisions)
-        })
-        .collect()
+
+    /// What the changes added say. `copies` says how many copies of a thing each ring has
+    /// (else the copies the history shows).
+    pub fn finish(self, copies: &dyn Fn(&str, &ObjectKey) -> Option<usize>) -> Vec<RingDelivery> {
+        let first_seen = self.first_seen;
+        self.tallies
+            .into_iter()
+            .map(|((ring, key), revisions)| {
+                let seen: HashSet<&String> = revisions.iter().flat_map(|(_, t)| &t.seen).collect();
+                let clusters = copies(&ring, &key).unwrap_or(seen.len()).max(1);
+                let mut revisions: Vec<Delivery> = revisions
+                    .into_iter()
+                    .map(|(revision, t)| {
+                        // A copy's applying it is a revision change: it was seen.
+                        let first = first_seen.get(&revision).copied();
+                        let first = first.or(t.applied.iter().min().copied());
+                        delivery(
+                            revision,
+                            t,
+                            first.unwrap_or(Timestamp::UNIX_EPOCH),
+                            clusters,
+                        )
+                    })
+                    .collect();
+                revisions.sort_by_key(|d| d.first_seen);
+                if revisions.len() > KEPT {
+                    revisions.drain(..revisions.len() - KEPT);
+                }
+                summed(ring, key, clusters, revisions)
+            })
+            .collect()
+    }
+}
+
+/// The ring deliveries the `changes` (oldest first) show: [`Deliveries`] over them all.
+pub fn deliveries(
+    changes: &[Change],
+    ring_of: &dyn Fn(&str) -> Option<String>,
+    copies: &dyn Fn(&str, &ObjectKey) -> Option<usize>,
+    window: SignedDuration,
+) -> Vec<RingDelivery> {
+    let mut d = Deliveries::new(ring_of, window);
+    for c in changes {
+        d.add(c);
+    }
+    d.finish(copies)
 }
 
 /// When a change happened: as the cluster says, else when it was seen.
@@ -203,17 +256,17 @@ fn when(c: &Change) -> Timestamp {
     c.happened.unwrap_or(c.at)
 }
 
-fn delivery(revision: String, mut t: Tally, clusters: usize) -> Delivery {
+fn delivery(revision: String, mut t: Tally, first_seen: Timestamp, clusters: usize) -> Delivery {
     t.applied.sort();
     let lead = |share: f64| {
         let k = ((clusters as f64 * share).ceil() as usize).max(1);
         t.applied
             .get(k - 1)
-            .map(|at| at.duration_since(t.first_seen).as_secs())
+            .map(|at| at.duration_since(first_seen).as_secs())
     };
     Delivery {
         revision,
-        first_seen: t.first_seen,
+        first_seen,
         lead_seconds: [lead(0.5), lead(0.9), lead(1.0)],
         applied: t.applied.len(),
         failed: t.failed.len(),

@@ -150,3 +150,28 @@ fn times_are_the_clusters_own_where_a_change_carries_one() {
         [Some(120), Some(300), Some(300)]
     );
 }
+
+#[test]
+fn a_source_seen_late_with_an_earlier_time_still_starts_the_lead_time() {
+    // A collector catching up: the copies' applies arrive before the source's artifact, which
+    // says it happened first. Streamed in that order, the lead time still counts from it.
+    let mut late = artifact(9, "r1");
+    late.happened = Some(at(0));
+    let changes = vec![
+        change(2, "canary-1", "revision", "r1"),
+        change(4, "canary-2", "revision", "r1"),
+        late,
+    ];
+    let mut streamed = Deliveries::new(ring_of, SignedDuration::from_mins(10));
+    for c in &changes {
+        streamed.add(c);
+    }
+    let d = streamed.finish(&|_, _| Some(2));
+    let canary = d.iter().find(|d| d.ring == "canary").unwrap();
+    assert_eq!(canary.revisions[0].first_seen, at(0));
+    assert_eq!(
+        canary.revisions[0].lead_seconds,
+        [Some(120), Some(240), Some(240)]
+    );
+    assert_eq!(run(&changes), d, "held or streamed, the same figures");
+}
