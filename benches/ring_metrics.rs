@@ -74,15 +74,18 @@ fn metrics(c: &mut Criterion) {
     // The history read, then worked out (the TUI's matrix).
     group.bench_function("held", |b| {
         let changes: Vec<Change> = history().collect();
-        let bytes: usize = changes
-            .iter()
-            .map(|c| serde_json::to_vec(c).unwrap().len())
-            .sum();
-        eprintln!(
-            "{} changes, {} MiB as the bus stores them",
-            changes.len(),
-            bytes >> 20
-        );
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            let bytes: usize = changes
+                .iter()
+                .map(|c| serde_json::to_vec(c).unwrap().len())
+                .sum();
+            eprintln!(
+                "{} changes, {} MiB as the bus stores them",
+                changes.len(),
+                bytes >> 20
+            );
+        });
         b.iter(|| deliveries(&changes, &ring_of, &copies, window))
     });
     // Worked out as the history streams in, each change parsed from the bus's JSON (the
