@@ -130,6 +130,16 @@ fn summary_counts(summary: &serde_json::Value) -> (Counts, Counts) {
     (objects, clusters)
 }
 
+/// A loopback address no one listens on.
+fn free_address() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("127.0.0.1:{port}")
+}
+
 fn fluxfleet(kubeconfigs: &std::path::Path, url: &str) -> tokio::process::Command {
     let mut cmd = common::bus::command(kubeconfigs);
     cmd.args(["--nats", url]);
@@ -146,12 +156,7 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
     })
     .await;
     let kubeconfigs = sim.dir.path().join("kubeconfigs");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let at = format!("127.0.0.1:{port}");
+    let at = free_address();
     let within = Duration::from_secs(60);
 
     // Following the bus before any collector has published: it waits, and says for what.
@@ -294,35 +299,75 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
         .1
         .clone();
     assert!(sim.handle.promote(&ring));
-    until("the promoted ring in the ring metrics", within, || async {
-        let samples = match scraped(&at).await {
-            Ok(samples) => samples,
-            Err(e) => return Some(e),
-        };
-        let of = |metric: &str| {
-            samples
-                .iter()
-                .filter(|(n, l, _)| n == metric && l["ring"] == ring)
-                .map(|s| s.2)
-                .collect::<Vec<f64>>()
-        };
-        let revisions = of("fluxfleet_collector_ring_revisions");
-        let leads = of("fluxfleet_collector_ring_lead_seconds");
-        let said = revisions.first().is_some_and(|n| *n >= 1.0) && !leads.is_empty();
-        (!said).then(|| format!("revisions {revisions:?}, lead times {leads:?}"))
+    let ring_metrics = |at: String| {
+        let ring = ring.clone();
+        async move {
+            let samples = match scraped(&at).await {
+                Ok(samples) => samples,
+                Err(e) => return Some(e),
+            };
+            let of = |metric: &str| {
+                samples
+                    .iter()
+                    .filter(|(n, l, _)| n == metric && l["ring"] == ring)
+                    .map(|s| s.2)
+                    .collect::<Vec<f64>>()
+            };
+            let revisions = of("fluxfleet_collector_ring_revisions");
+            let leads = of("fluxfleet_collector_ring_lead_seconds");
+            let said = revisions.first().is_some_and(|n| *n >= 1.0) && !leads.is_empty();
+            (!said).then(|| format!("revisions {revisions:?}, lead times {leads:?}"))
+        }
+    };
+    until("the promoted ring in the ring metrics", within, || {
+        ring_metrics(at.clone())
+    })
+    .await;
+
+    // A second collector: the first (by id) works the ring metrics out, the other exports
+    // none — until the first stops, and it takes over.
+    let at2 = free_address();
+    let mut second = fluxfleet(&kubeconfigs, &nats.url)
+        .args(["collect", "--id", "c2", "--ttl", "5s"])
+        .args(["--ring-metrics-every", "1s"])
+        .args(["--metrics-addr", &at2, "--health-addr", &at2])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    until("the second collector is ready", within, || async {
+        match request("GET", &at2, "/readyz").await {
+            Ok((200, _)) => None,
+            other => Some(format!("{other:?}")),
+        }
+    })
+    .await;
+    let samples = scraped(&at2).await.unwrap();
+    let rings: Vec<&Sample> = samples
+        .iter()
+        .filter(|(n, _, _)| n.starts_with("fluxfleet_collector_ring_"))
+        .collect();
+    assert!(rings.is_empty(), "c1 works them out, not c2: {rings:?}");
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(collector.id().unwrap() as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+    assert!(collector.wait().await.unwrap().success());
+    until("the second collector's ring metrics", within, || {
+        ring_metrics(at2.clone())
     })
     .await;
 
     // NATS gone: not ready, still alive (a restart would not bring the bus back).
     drop(nats);
     until("not ready without NATS", within, || async {
-        match request("GET", &at, "/readyz").await {
+        match request("GET", &at2, "/readyz").await {
             Ok((503, why)) if why.contains("NATS") => None,
             other => Some(format!("{other:?}")),
         }
     })
     .await;
-    assert_eq!(request("GET", &at, "/healthz").await.unwrap().0, 200);
-    collector.kill().await.unwrap();
+    assert_eq!(request("GET", &at2, "/healthz").await.unwrap().0, 200);
+    second.kill().await.unwrap();
     sim.handle.shutdown().await;
 }

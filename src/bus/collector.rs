@@ -202,13 +202,7 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     // Ring metrics, off the loop: reading a day of history takes a while.
     let ring_metrics = request.rings.clone().map(|asked| {
         let (options, kept) = (request.options.clone(), collector.ring_figures.clone());
-        let members = rings::members(&asked.rings, collector.specs.values());
-        let (told, members) = tokio::sync::watch::channel(members);
-        let rings = asked.rings.clone();
-        let task = Aborting(Some(tokio::spawn(rings::keep(
-            options, members, asked, kept,
-        ))));
-        (task, told, rings)
+        rings::Working::start(options, asked, kept, collector.specs.values())
     });
     let stuck_after = status::stuck_after(ttl);
     request.status.set(collector.snapshot(stuck_after));
@@ -248,8 +242,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
                         if let Err(e) = collector.refreshed(specs).await {
                             tracing::warn!(error = %e, "the fleet read again could not be shared out");
                         }
-                        if let Some((_, told, rings)) = &ring_metrics {
-                            told.send_replace(rings::members(rings, collector.specs.values()));
+                        if let Some(working) = &ring_metrics {
+                            working.fleet(collector.specs.values());
                         }
                     }
                     Err(e) => tracing::warn!(error = %e, "reading the fleet again; nothing changed"),
@@ -262,6 +256,9 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
                     tracing::warn!(error = %e, "collector heartbeat");
                 }
                 collector.looked = Some(looked);
+                if let Some(working) = &ring_metrics {
+                    working.collectors(&collector.id, &collector.members);
+                }
                 if let Some(size) = history_size(&mut collector.stores.history).await {
                     collector.history_size = Some(size);
                 }
@@ -282,8 +279,8 @@ pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusErr
     if let Some(refresher) = refresher {
         refresher.abort();
     }
-    if let Some((task, _, _)) = ring_metrics {
-        task.stop().await;
+    if let Some(working) = ring_metrics {
+        working.stop().await;
     }
     announcer.stop().await;
     let _ = collector.stores.collectors.delete(&collector.id).await;

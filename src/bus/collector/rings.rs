@@ -3,16 +3,18 @@
 //! every Kustomization and HelmRelease and every revision of the window — worked out from the
 //! history stream (`fleet::rollouts::metrics`) every `every`, off the collector's loop. One set
 //! of samples per ring, at most [`RINGS`] rings: the label sets stay bounded however many
-//! things and revisions the fleet has. Every collector of a bucket exports the same figures
-//! (each reads the whole history): take one, or their max.
+//! things and revisions the fleet has. One collector of a bucket works them out and exports
+//! them (the first by id of those alive): a day of history is read once, not once each.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use tokio::sync::watch;
 
+use super::announce::Aborting;
 use super::text::{family, label};
 use crate::bus::Options;
 use crate::fleet::history::Change;
@@ -78,20 +80,86 @@ pub fn members<'a>(rings: &Rings, clusters: impl Iterator<Item = &'a ClusterSpec
         .collect()
 }
 
+/// The ring metrics' task, as the collector's loop sees it: told the rings as the fleet is read
+/// again, and which collector works the figures out — one for the bucket, the first by id of
+/// those alive, so that a day of history is read once, not once per collector.
+pub(super) struct Working {
+    task: Aborting,
+    rings: Rings,
+    members: watch::Sender<Members>,
+    elected: watch::Sender<bool>,
+}
+
+impl Working {
+    /// Starts the task for the fleet of `specs`; it works nothing out until it is elected.
+    pub(super) fn start<'a>(
+        options: Options,
+        asked: Asked,
+        kept: Kept,
+        specs: impl Iterator<Item = &'a ClusterSpec>,
+    ) -> Working {
+        let rings = asked.rings.clone();
+        let (members, told) = watch::channel(members(&rings, specs));
+        let (elected, chosen) = watch::channel(false);
+        let task = Aborting(Some(tokio::spawn(keep(options, told, chosen, asked, kept))));
+        Working {
+            task,
+            rings,
+            members,
+            elected,
+        }
+    }
+
+    /// The fleet as read again.
+    pub(super) fn fleet<'a>(&self, specs: impl Iterator<Item = &'a ClusterSpec>) {
+        self.members.send_replace(members(&self.rings, specs));
+    }
+
+    /// The collectors alive now, this one (`id`) among them.
+    pub(super) fn collectors(&self, id: &str, alive: &BTreeSet<String>) {
+        let first = alive.first().is_some_and(|first| first == id);
+        self.elected.send_if_modified(|elected| {
+            let changed = *elected != first;
+            if changed && first {
+                tracing::info!("this collector works the ring metrics out for the bucket");
+            }
+            *elected = first;
+            changed
+        });
+    }
+
+    pub(super) async fn stop(self) {
+        self.task.stop().await;
+    }
+}
+
 /// Reads the history of the last `asked.window` and works the figures out into `kept`, every
-/// `asked.every`, until aborted, with the rings as `members` says at the time (the fleet is
-/// read again while the collector runs: a cluster that joins counts from then). A read that
-/// fails keeps the last figures (and says why).
-pub(super) async fn keep(
+/// `asked.every` while `elected` (and at once when it is chosen), until aborted, with the
+/// rings as `members` says at the time (the fleet is read again while the collector runs: a
+/// cluster that joins counts from then). A read that fails keeps the last figures (and says
+/// why); a collector not elected exports none.
+async fn keep(
     options: Options,
-    members: tokio::sync::watch::Receiver<Members>,
+    members: watch::Receiver<Members>,
+    mut elected: watch::Receiver<bool>,
     asked: Asked,
     kept: Kept,
 ) {
     let mut every = tokio::time::interval(asked.every);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        every.tick().await;
+        tokio::select! {
+            _ = every.tick() => {}
+            chosen = elected.changed() => {
+                if chosen.is_err() {
+                    return;
+                }
+            }
+        }
+        if !*elected.borrow_and_update() {
+            kept.lock().unwrap_or_else(PoisonError::into_inner).clear();
+            continue;
+        }
         let window = SignedDuration::try_from(asked.window).unwrap_or(SignedDuration::MAX);
         let from = Timestamp::now()
             .checked_sub(window)
