@@ -127,6 +127,12 @@ impl Session {
         self.events.recv().await
     }
 
+    /// The events waiting (at least one, at most `limit`), not yet applied, into `into`; 0 once
+    /// every source has stopped.
+    pub async fn next_events(&mut self, into: &mut Vec<Event>, limit: usize) -> usize {
+        self.events.recv_many(into, limit).await
+    }
+
     pub async fn shutdown(self) {
         self.sources.shutdown().await;
     }

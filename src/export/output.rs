@@ -300,7 +300,8 @@ impl<W: Write> Write for SafeJson<W> {
 
 pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
     let text = serde_json::to_string(value).map_err(io::Error::other)?;
-    writeln!(out, "{}", json_safe(&text))
+    out.write_all(json_safe(&text).as_bytes())?;
+    out.write_all(b"\n")
 }
 
 /// JSON that is safe on a terminal and means the same: serde_json escapes C0 controls but
@@ -308,6 +309,10 @@ pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Res
 /// each of them is inside a string, where `\uXXXX` is the same character.
 fn json_safe(json: &str) -> std::borrow::Cow<'_, str> {
     use super::table::{escaped, unsafe_char};
+    // Printable ASCII and the C0 controls serde_json escaped: nothing to look at one by one.
+    if json.bytes().all(|b| b < 0x7f) {
+        return std::borrow::Cow::Borrowed(json);
+    }
     // Newlines between values are pretty-printing; inside strings they are escaped already.
     escaped(json, |c| {
         (unsafe_char(c) && c != '\n').then(|| format!("\\u{:04x}", u32::from(c)))

@@ -9,32 +9,43 @@ use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterEntry, ClusterId, Counted, FluxSummary, Index};
 use crate::session::Session;
 
+/// Events taken at once: what has arrived is written with one system call, not one a line.
+const BATCH: usize = 256;
+
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
 pub(super) async fn watch(live: &mut Session, request: &Request) -> u8 {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    let (mut events, mut text) = (Vec::with_capacity(BATCH), Vec::new());
     loop {
-        let event = tokio::select! {
+        let taken = tokio::select! {
             _ = &mut interrupted => return exit::OK,
-            event = live.next_event() => event,
+            taken = live.next_events(&mut events, BATCH) => taken,
         };
-        let Some(event) = event else {
+        if taken == 0 {
             return exit::OK;
-        };
-        let lines = changes(&live.index, &request.filter, &event);
-        // Looked up before applying: a cluster retiring leaves the index's keys.
-        let Some(cluster) = live.index.id_of(&event.cluster) else {
-            live.index.apply(event);
-            continue;
-        };
-        live.index.apply(event);
+        }
+        text.clear();
+        let written = events
+            .drain(..)
+            .try_for_each(|event| written(&mut live.index, &request.filter, event, &mut text));
         let mut out = io::stdout().lock();
-        let written = lines
-            .iter()
-            .try_for_each(|l| l.write(&live.index, cluster, &mut out));
-        if let Err(code) = finish(written.and_then(|()| out.flush())) {
+        let sent = written.and_then(|()| out.write_all(&text).and_then(|()| out.flush()));
+        if let Err(code) = finish(sent) {
             return code;
         }
+    }
+}
+
+/// Applies `event` to `index`, writing the lines it makes into `out`.
+fn written(index: &mut Index, filter: &Filter, event: Event, out: &mut Vec<u8>) -> io::Result<()> {
+    let lines = changes(index, filter, &event);
+    // Looked up before applying: a cluster retiring leaves the index's keys.
+    let cluster = index.id_of(&event.cluster);
+    index.apply(event);
+    match cluster {
+        Some(cluster) => lines.iter().try_for_each(|l| l.write(index, cluster, out)),
+        None => Ok(()),
     }
 }
 

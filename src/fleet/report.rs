@@ -9,12 +9,16 @@
 use std::sync::Arc;
 
 use jiff::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::bounds::{bounded, limits};
+use super::object::Int;
 use super::{FluxKind, Health, HealthCounts};
-use crate::json::At;
+use doc::Status;
+pub use doc::{InstanceDoc, ReportDoc, first};
+
+pub mod doc;
 
 /// A report's texts: shared, so that the index keeps one copy of each across the fleet (every
 /// cluster's report names the same controllers, kinds and versions).
@@ -129,18 +133,14 @@ pub enum Error {
     NoSpec,
 }
 
-fn text(v: &Value, path: &str, max: usize) -> Option<Text> {
-    v.at(path)
-        .and_then(Value::as_str)
-        .map(|s| bounded(s, max).into())
+/// A count of the cluster's, when it is a whole number not below zero.
+fn unsigned(n: &Int) -> Option<u64> {
+    n.0.and_then(|n| u64::try_from(n).ok())
 }
 
-fn count(v: &Value, path: &str) -> u64 {
-    v.at(path).and_then(Value::as_u64).unwrap_or(0)
-}
-
-fn ready_condition(v: &Value) -> Option<&Value> {
-    super::condition(v, "Ready")
+/// A text of the cluster's, bounded to `max`, when it is one.
+fn text(t: &doc::Text, max: usize) -> Option<Text> {
+    t.get().map(|s| bounded(s, max).into())
 }
 
 impl Report {
@@ -193,70 +193,91 @@ impl Report {
         instance: Option<&Value>,
         read_at: Timestamp,
     ) -> Result<Report, Error> {
-        let kind = report.get("kind").and_then(Value::as_str).unwrap_or("");
+        let doc = ReportDoc::deserialize(report).unwrap_or_default();
+        let instance = instance
+            .and_then(|v| InstanceDoc::deserialize(v).ok())
+            .and_then(|doc| Instance::of(&doc));
+        Report::of(&doc, instance, read_at)
+    }
+
+    /// The report `doc` says, with `instance`.
+    pub fn of(
+        doc: &ReportDoc,
+        instance: Option<Instance>,
+        read_at: Timestamp,
+    ) -> Result<Report, Error> {
+        let kind = doc.kind.get().unwrap_or("");
         if kind != "FluxReport" {
             return Err(Error::NotAReport(bounded(kind, limits::REASON).into()));
         }
-        let spec = report.get("spec").filter(|s| s.is_object());
-        let spec = spec.ok_or(Error::NoSpec)?;
-        let entries = |path: &str| {
-            spec.at(path)
-                .and_then(Value::as_array)
-                .map(|a| a.iter().take(MAX_ENTRIES).collect::<Vec<_>>())
-                .unwrap_or_default()
-        };
-        let components = entries("/components")
-            .into_iter()
+        let spec = doc.spec.get().ok_or(Error::NoSpec)?;
+        let components = spec
+            .components
+            .0
+            .iter()
+            .take(MAX_ENTRIES)
             .filter_map(|c| {
                 Some(Component {
-                    name: text(c, "/name", limits::NAME)?,
+                    name: text(&c.name, limits::NAME)?,
                     version: c
-                        .get("image")
-                        .and_then(Value::as_str)
+                        .image
+                        .get()
                         .and_then(image_tag)
                         .map(|t| bounded(t, limits::SHORT).into()),
-                    ready: c.get("ready").and_then(Value::as_bool) == Some(true),
-                    status: text(c, "/status", limits::MESSAGE),
+                    ready: c.ready.0 == Some(true),
+                    status: text(&c.status, limits::MESSAGE),
                 })
             })
             .collect();
-        let reconcilers = entries("/reconcilers")
-            .into_iter()
+        let reconcilers = spec
+            .reconcilers
+            .0
+            .iter()
+            .take(MAX_ENTRIES)
             .filter_map(|r| {
+                let stats = r.stats.get();
+                let count = |n: Option<&Int>| n.and_then(unsigned).unwrap_or(0);
                 Some(Reconciler {
-                    kind: text(r, "/kind", limits::NAME)?,
-                    api_version: text(r, "/apiVersion", limits::NAME).unwrap_or_default(),
-                    running: count(r, "/stats/running"),
-                    failing: count(r, "/stats/failing"),
-                    suspended: count(r, "/stats/suspended"),
-                    total_size: text(r, "/stats/totalSize", limits::REASON),
+                    kind: text(&r.kind, limits::NAME)?,
+                    api_version: text(&r.api_version, limits::NAME).unwrap_or_default(),
+                    running: count(stats.map(|s| &s.running)),
+                    failing: count(stats.map(|s| &s.failing)),
+                    suspended: count(stats.map(|s| &s.suspended)),
+                    total_size: stats.and_then(|s| text(&s.total_size, limits::REASON)),
                 })
             })
             .collect();
-        let sync = spec.get("sync").and_then(|s| {
+        let sync = spec.sync.get().and_then(|s| {
             Some(Sync {
-                id: text(s, "/id", limits::NAME)?,
-                source: text(s, "/source", limits::SHORT),
-                path: text(s, "/path", limits::SHORT),
-                ready: s.get("ready").and_then(Value::as_bool) == Some(true),
-                status: text(s, "/status", limits::MESSAGE),
+                id: text(&s.id, limits::NAME)?,
+                source: text(&s.source, limits::SHORT),
+                path: text(&s.path, limits::SHORT),
+                ready: s.ready.0 == Some(true),
+                status: text(&s.status, limits::MESSAGE),
             })
         });
+        let distribution = spec.distribution.get();
+        let cluster = spec.cluster.get();
         let mut report = Report {
-            version: text(spec, "/distribution/version", limits::SHORT),
-            status: text(spec, "/distribution/status", limits::REASON),
-            managed_by: text(spec, "/distribution/managedBy", limits::NAME),
-            operator: text(spec, "/operator/version", limits::SHORT),
-            kubernetes: text(spec, "/cluster/serverVersion", limits::SHORT),
-            nodes: spec.at("/cluster/nodes").and_then(Value::as_u64),
+            version: distribution.and_then(|d| text(&d.version, limits::SHORT)),
+            status: distribution.and_then(|d| text(&d.status, limits::REASON)),
+            managed_by: distribution.and_then(|d| text(&d.managed_by, limits::NAME)),
+            operator: spec
+                .operator
+                .get()
+                .and_then(|o| text(&o.version, limits::SHORT)),
+            kubernetes: cluster.and_then(|c| text(&c.server_version, limits::SHORT)),
+            nodes: cluster.and_then(|c| unsigned(&c.nodes)),
             components,
             reconcilers,
             sync,
-            ready: ready_condition(report)
-                .and_then(|c| c.get("status"))
-                .and_then(Value::as_str)
+            ready: doc
+                .status
+                .get()
+                .and_then(Status::ready)
+                .and_then(|c| c.status.get())
                 .map(|s| s == "True"),
-            instance: instance.and_then(Instance::read),
+            instance,
             read_at,
             counts: HealthCounts::default(),
         };
@@ -357,24 +378,32 @@ impl Report {
 }
 
 impl Instance {
-    fn read(v: &Value) -> Option<Instance> {
-        if v.get("kind").and_then(Value::as_str) != Some("FluxInstance") {
+    /// The instance `doc` says; None when it is not a `FluxInstance` or has no name.
+    pub fn of(doc: &InstanceDoc) -> Option<Instance> {
+        if doc.kind.get() != Some("FluxInstance") {
             return None;
         }
-        let ready = ready_condition(v);
-        let at = |key: &str, max| ready.and_then(|c| text(c, key, max));
+        let metadata = doc.metadata.get()?;
+        let ready = doc.status.get().and_then(Status::ready);
         Some(Instance {
-            namespace: text(v, "/metadata/namespace", limits::NAME).unwrap_or_default(),
-            name: text(v, "/metadata/name", limits::NAME)?,
-            wants: text(v, "/spec/distribution/version", limits::SHORT),
-            revision: text(v, "/status/lastAppliedRevision", limits::SHORT),
-            ready: ready
-                .and_then(|c| c.get("status"))
-                .and_then(Value::as_str)
-                .map(|s| s == "True"),
-            reason: at("/reason", limits::REASON),
-            message: at("/message", limits::MESSAGE),
-            suspended: super::annotations::get(v, "fluxcd.controlplane.io/reconcile")
+            namespace: text(&metadata.namespace, limits::NAME).unwrap_or_default(),
+            name: text(&metadata.name, limits::NAME)?,
+            wants: doc
+                .spec
+                .get()
+                .and_then(|s| s.distribution.get())
+                .and_then(|d| text(&d.version, limits::SHORT)),
+            revision: doc
+                .status
+                .get()
+                .and_then(|s| text(&s.last_applied_revision, limits::SHORT)),
+            ready: ready.and_then(|c| c.status.get()).map(|s| s == "True"),
+            reason: ready.and_then(|c| text(&c.reason, limits::REASON)),
+            message: ready.and_then(|c| text(&c.message, limits::MESSAGE)),
+            suspended: metadata
+                .annotations
+                .get()
+                .and_then(|a| a.reconcile.get())
                 .is_some_and(|a| a.eq_ignore_ascii_case("disabled")),
         })
     }

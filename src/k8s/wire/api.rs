@@ -202,13 +202,21 @@ pub async fn get_json_accepting<T: DeserializeOwned>(
     Ok((read_json(response, BODY_LIMIT).await?, version))
 }
 
-/// GETs `path` and reads the answer as JSON when it is at most `limit` bytes.
-pub async fn get_json_within<T: DeserializeOwned>(
+/// GETs `path` and reads its body, at most `limit` bytes, with `seed` (which may borrow from it while it reads, and
+/// keep only part of it).
+pub async fn get_seeded_within<S, T>(
     http: &Http,
     path: &str,
     limit: usize,
-) -> Result<T, Trouble> {
-    read_json(get(http, path).await?, limit).await
+    seed: S,
+) -> Result<T, Trouble>
+where
+    S: for<'de> serde::de::DeserializeSeed<'de, Value = T>,
+{
+    read_body(get(http, path).await?, limit)
+        .await?
+        .json_seed(seed)
+        .map_err(Trouble::garbage)
 }
 
 /// POSTs `body` to `path` (once: a POST is not retried) and reads the answer as JSON.

@@ -1,0 +1,183 @@
+//! A `FluxReport` and a `FluxInstance` as [`Report::read`](super::Report) reads them, typed and
+//! lenient (`object::lax`: a field of the wrong type reads as absent): read straight from a
+//! list's bytes, strings borrowed where they hold no escape, everything else skipped by the
+//! parser — no `serde_json::Value` tree. A `Value` reads into the same form.
+
+use serde::Deserialize;
+use serde::de::Deserializer;
+
+pub use crate::fleet::object::Text;
+use crate::fleet::object::{Condition, Flag, Int, Lax, List};
+
+/// A `FluxReport`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ReportDoc<'a> {
+    #[serde(borrow)]
+    pub kind: Text<'a>,
+    #[serde(borrow)]
+    pub spec: Lax<ReportSpec<'a>>,
+    #[serde(borrow)]
+    pub status: Lax<Status<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct ReportSpec<'a> {
+    #[serde(borrow)]
+    pub distribution: Lax<Distribution<'a>>,
+    #[serde(borrow)]
+    pub operator: Lax<Versioned<'a>>,
+    #[serde(borrow)]
+    pub cluster: Lax<Cluster<'a>>,
+    #[serde(borrow)]
+    pub components: List<Component<'a>>,
+    #[serde(borrow)]
+    pub reconcilers: List<Reconciler<'a>>,
+    #[serde(borrow)]
+    pub sync: Lax<Sync<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Distribution<'a> {
+    #[serde(borrow)]
+    pub version: Text<'a>,
+    #[serde(borrow)]
+    pub status: Text<'a>,
+    #[serde(borrow)]
+    pub managed_by: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Versioned<'a> {
+    #[serde(borrow)]
+    pub version: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Cluster<'a> {
+    #[serde(borrow)]
+    pub server_version: Text<'a>,
+    pub nodes: Int,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Component<'a> {
+    #[serde(borrow)]
+    pub name: Text<'a>,
+    #[serde(borrow)]
+    pub image: Text<'a>,
+    pub ready: Flag,
+    #[serde(borrow)]
+    pub status: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Reconciler<'a> {
+    #[serde(borrow)]
+    pub kind: Text<'a>,
+    #[serde(borrow)]
+    pub api_version: Text<'a>,
+    #[serde(borrow)]
+    pub stats: Lax<Stats<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Stats<'a> {
+    pub running: Int,
+    pub failing: Int,
+    pub suspended: Int,
+    #[serde(borrow)]
+    pub total_size: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Sync<'a> {
+    #[serde(borrow)]
+    pub id: Text<'a>,
+    #[serde(borrow)]
+    pub source: Text<'a>,
+    #[serde(borrow)]
+    pub path: Text<'a>,
+    pub ready: Flag,
+    #[serde(borrow)]
+    pub status: Text<'a>,
+}
+
+/// A report's or an instance's status: its conditions, and an instance's applied revision.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Status<'a> {
+    #[serde(borrow)]
+    pub conditions: List<Condition<'a>>,
+    #[serde(borrow)]
+    pub last_applied_revision: Text<'a>,
+}
+
+impl<'a> Status<'a> {
+    /// Its Ready condition.
+    pub fn ready(&self) -> Option<&Condition<'a>> {
+        self.conditions
+            .0
+            .iter()
+            .find(|c| c.kind.get() == Some("Ready"))
+    }
+}
+
+/// A `FluxInstance`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct InstanceDoc<'a> {
+    #[serde(borrow)]
+    pub kind: Text<'a>,
+    #[serde(borrow)]
+    pub metadata: Lax<InstanceMetadata<'a>>,
+    #[serde(borrow)]
+    pub spec: Lax<InstanceSpec<'a>>,
+    #[serde(borrow)]
+    pub status: Lax<Status<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct InstanceMetadata<'a> {
+    #[serde(borrow)]
+    pub name: Text<'a>,
+    #[serde(borrow)]
+    pub namespace: Text<'a>,
+    #[serde(borrow)]
+    pub annotations: Lax<InstanceAnnotations<'a>>,
+}
+
+/// The one annotation an instance's reading looks at; the others are skipped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct InstanceAnnotations<'a> {
+    #[serde(borrow, rename = "fluxcd.controlplane.io/reconcile")]
+    pub reconcile: Text<'a>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct InstanceSpec<'a> {
+    #[serde(borrow)]
+    pub distribution: Lax<Distribution<'a>>,
+}
+
+/// The first item of a list (the rest are read and dropped): what a
+/// `fieldSelector=metadata.name=flux&limit=1` list holds.
+pub fn first<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    #[derive(Deserialize)]
+    struct Items<T> {
+        #[serde(default = "Vec::new")]
+        items: Vec<T>,
+    }
+    Ok(Items::<T>::deserialize(d)?.items.into_iter().next())
+}
