@@ -52,6 +52,17 @@ async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
         .unwrap();
     assert_eq!(down["state"], "unreachable");
     assert!(down["error"].as_str().unwrap().contains("refused"));
+    // Printed once: every kind listed, none watched (a watch opened only to be dropped is work
+    // for every API server of the fleet).
+    let stats = sim.handle.stats();
+    for c in truth
+        .iter()
+        .filter(|c| !c.management && c.name != unreachable.name)
+    {
+        let asked = &stats["clusters"][&c.name];
+        assert!(asked["list"].as_u64().unwrap() > 0, "{}: {asked}", c.name);
+        assert_eq!(asked["watch"], 0, "{}: {asked}", c.name);
+    }
     // Every reachable cluster running the Flux Operator carries its report; the others none.
     for c in truth
         .iter()
@@ -314,6 +325,8 @@ async fn watch_streams_changes_as_ndjson() {
     assert_eq!(change["event"], "MODIFIED");
     assert_eq!(change["status"], "suspended");
     assert_eq!(change["cluster"], cluster.as_str());
+    let watches = &sim.handle.stats()["clusters"][&cluster]["watch"];
+    assert!(watches.as_u64().unwrap() > 0, "--watch watches: {watches}");
     child.kill().await.unwrap();
     sim.handle.shutdown().await;
 }

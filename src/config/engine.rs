@@ -30,6 +30,10 @@ pub struct Engine {
     pub summary_above: usize,
     /// Summarized clusters whose objects stay watched after they were opened.
     pub warm_clusters: usize,
+    /// Each kind is listed once and not watched: for a command that prints what the fleet is
+    /// and exits (`get` without `--watch`, `rollout`, `gate`), the watch requests would only be
+    /// opened to be dropped. Set by the command, not by the config file.
+    pub list_only: bool,
 }
 
 /// Which clusters have every Flux object watched (`engine.watch`).
@@ -189,6 +193,7 @@ impl RawEngine {
             watch,
             summary_above: self.summary_above,
             warm_clusters: positive("warm_clusters", self.warm_clusters, fallback.warm_clusters),
+            list_only: false,
         }
     }
 }
@@ -218,6 +223,7 @@ impl Engine {
             watch: Watch::Auto,
             summary_above: 5000,
             warm_clusters: 16,
+            list_only: false,
         }
     }
 }

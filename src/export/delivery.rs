@@ -136,7 +136,8 @@ pub(crate) async fn metrics(
         Err(code) => return code,
     };
     // The fleet first, for its rings; then the history streams through, not kept.
-    let config = opened.config;
+    let mut config = opened.config;
+    config.engine.list_only = true;
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     live.settle(timeout).await;
     let scope = Scope::of(&live.index, filter, &config.rollout);

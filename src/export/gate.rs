@@ -292,7 +292,8 @@ pub async fn gate(request: Request) -> u8 {
         Ok(opened) => opened,
         Err(code) => return code,
     };
-    let config = opened.config;
+    let mut config = opened.config;
+    config.engine.list_only = true;
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();

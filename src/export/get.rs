@@ -35,7 +35,9 @@ pub async fn get(request: Request) -> u8 {
         // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
         opened.config.engine.kinds = vec![kind];
     }
-    // Watching: clusters joining or leaving management clusters show up as they do.
+    // Printed once: listed, not watched. Watching: clusters joining or leaving management
+    // clusters show up as they do.
+    opened.config.engine.list_only = !request.watch;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, request.watch));
     let clean = opened.clean;
     let settled = live.settle(request.timeout).await;

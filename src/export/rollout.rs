@@ -52,6 +52,8 @@ pub async fn rollout(request: Request) -> u8 {
     };
     let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
+    // Printed once: listed, not watched.
+    engine.list_only = true;
     if let Some(kind) = filter.kind
         && !engine.kinds.contains(&kind)
     {

@@ -33,6 +33,8 @@ pub struct Shared {
     pub max_objects: usize,
     /// How often a cluster's FluxReport is read.
     pub report_interval: Duration,
+    /// Each kind listed once, not watched (`engine.list_only`).
+    pub list_only: bool,
     pub events: Sink,
     /// Connected clusters, for one-off reads.
     pub clients: Arc<Clients>,
@@ -66,6 +68,7 @@ impl Shared {
             chunk_size: settings.chunk_size,
             max_objects: settings.max_objects,
             report_interval: settings.report_interval,
+            list_only: settings.list_only,
             events,
             clients,
             summary,

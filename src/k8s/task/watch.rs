@@ -271,13 +271,40 @@ fn kind_watches(
             shared.max_backoff,
             seed.wrapping_add(i as u64),
         );
-        futures::stream::unfold(watch, |mut watch| async move {
-            let step = watch.next().await;
-            Some(((watch.kind(), step), watch))
-        })
+        let list_only = shared.list_only;
+        futures::stream::unfold(
+            (watch, Listing::Running),
+            move |(mut watch, at)| async move {
+                match at {
+                    // Listed, and not to be watched: the kind is as live as a list makes it.
+                    Listing::Listed => {
+                        Some(((watch.kind(), Step::Watching), (watch, Listing::Done)))
+                    }
+                    Listing::Done => std::future::pending().await,
+                    Listing::Running => {
+                        let step = watch.next().await;
+                        let listed = list_only && matches!(step, Step::Listed(_));
+                        let at = if listed {
+                            Listing::Listed
+                        } else {
+                            Listing::Running
+                        };
+                        Some(((watch.kind(), step), (watch, at)))
+                    }
+                }
+            },
+        )
         .boxed()
     });
     futures::stream::select_all(streams)
+}
+
+/// Where a kind's list-then-watch is, when it is only to be listed (`engine.list_only`).
+#[derive(Clone, Copy)]
+enum Listing {
+    Running,
+    Listed,
+    Done,
 }
 
 /// Passes a read of the Flux Operator's report on: a report found, or its going away once one
