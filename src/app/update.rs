@@ -101,6 +101,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
                 model.reads.deliveries = super::delivered::of(model, key, history);
                 model.rows_stale = true;
+                // Read for the ring headers' figures: not kept once they are worked out (a week
+                // of a large fleet's changes); `:history` reads its own.
+                model.reads.history = None;
+                return Vec::new();
             }
             model.reads.history = Some(changes);
             Vec::new()

@@ -143,6 +143,8 @@ fn the_matrix_says_how_each_ring_delivered_from_the_history() {
         shot.contains("lead 0s/30m/30m over 1 · fails 100% · restore 15m"),
         "{shot}"
     );
+    // Worked out, the week read is not held while the matrix is open.
+    assert!(m.reads.history.is_none());
 }
 
 #[test]
