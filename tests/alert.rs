@@ -329,11 +329,7 @@ async fn one_alert_per_root_cause_reaches_alertmanager_and_resolves_after_the_fi
     assert!(!after.is_empty(), "the misconfigurations still alert");
 
     // SIGTERM ends it cleanly.
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    common::terminate(Some(child.id()));
     let status = child.wait().unwrap();
     reader.join().unwrap();
     let stderr = errors.join().unwrap();

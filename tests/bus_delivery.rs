@@ -143,15 +143,14 @@ async fn set_ready(sim: &common::Sim, cluster: &str, ready: bool) -> jiff::Times
     let (kind, ns, name) = (FluxKind::Kustomization, KS.1, KS.2);
     assert!(sim.handle.set_ready(cluster, kind, ns, name, ready));
     quiet(sim).await;
-    let (_, o) = in_ring_of(sim, cluster);
-    o.ready_since.unwrap().parse().unwrap()
+    copy_on(sim, cluster).ready_since.unwrap().parse().unwrap()
 }
 
-fn in_ring_of(sim: &common::Sim, cluster: &str) -> (String, fluxfleet_sim::TruthObject) {
+/// The copy of the flux-system Kustomization on `cluster`.
+fn copy_on(sim: &common::Sim, cluster: &str) -> fluxfleet_sim::TruthObject {
     common::copies_of(sim, KS)
         .into_iter()
-        .find(|(c, _, _)| c == cluster)
-        .map(|(c, _, o)| (c, o))
+        .find_map(|(c, _, o)| (c == cluster).then_some(o))
         .unwrap()
 }
 

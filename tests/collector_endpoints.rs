@@ -347,11 +347,7 @@ async fn the_collectors_probes_and_metrics_say_what_get_summary_says() {
         .filter(|(n, _, _)| n.starts_with("fluxfleet_collector_ring_"))
         .collect();
     assert!(rings.is_empty(), "c1 works them out, not c2: {rings:?}");
-    rustix::process::kill_process(
-        rustix::process::Pid::from_raw(collector.id().unwrap() as i32).unwrap(),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    common::terminate(collector.id());
     assert!(collector.wait().await.unwrap().success());
     until("the second collector's ring metrics", within, || {
         ring_metrics(at2.clone())

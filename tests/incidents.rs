@@ -213,11 +213,7 @@ async fn outages_of_a_git_host_and_a_registry_are_one_incident_and_one_alert_eac
     .await
     .unwrap();
     drop((sim, am));
-    rustix::process::kill_process(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::Signal::TERM,
-    )
-    .unwrap();
+    common::terminate(Some(child.id()));
     assert!(child.wait().unwrap().success());
     let said = lines.join().unwrap().join("\n");
     for expected in [

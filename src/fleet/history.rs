@@ -10,7 +10,7 @@ pub use recorder::Recorder;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use super::FluxKind;
+use super::{FluxKind, FluxSummary, Health, Phase};
 
 /// One change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -61,6 +61,63 @@ impl Change {
             from: None,
             to: None,
             message: None,
+            happened: None,
+        }
+    }
+
+    /// What `now`, an object's new summary on `cluster`, changes against what it `was` (its
+    /// health and revision): its health turning, then a new revision — each when the cluster
+    /// says it happened, where it says. Collectors and a session's [`Recorder`] record the same.
+    pub fn of_summary(
+        at: Timestamp,
+        cluster: &str,
+        workspace: &str,
+        was: (Health, Option<&str>),
+        now: &FluxSummary,
+    ) -> impl Iterator<Item = Change> {
+        let (health, revision) = was;
+        let turned = (health != now.health).then(|| {
+            let mut c = Change::of_object(at, cluster, workspace.into(), "health", &now.key);
+            c.from = Some(health.as_str().into());
+            c.to = Some(now.health.as_str().into());
+            c.message = now.message.as_deref().map(str::to_string);
+            c.happened = now.last_transition;
+            c
+        });
+        let new = now
+            .revision
+            .as_deref()
+            .filter(|r| revision != Some(*r))
+            .map(|r| {
+                let mut c = Change::of_object(at, cluster, workspace.into(), "revision", &now.key);
+                c.from = revision.map(str::to_string);
+                c.to = Some(r.to_string());
+                c.happened = now.rollout.as_ref().and_then(|r| r.since);
+                c
+            });
+        turned.into_iter().chain(new)
+    }
+
+    /// A cluster's connection turning from `from` (None: first said) to `to`.
+    pub fn of_connection(
+        at: Timestamp,
+        cluster: &str,
+        workspace: &str,
+        from: Option<Phase>,
+        to: Phase,
+        message: Option<String>,
+    ) -> Change {
+        Change {
+            at,
+            cluster: cluster.to_string(),
+            workspace: workspace.to_string(),
+            what: "connection".into(),
+            kind: None,
+            namespace: None,
+            name: None,
+            from: from.map(|p| p.as_str().to_string()),
+            to: Some(to.as_str().to_string()),
+            message,
             happened: None,
         }
     }

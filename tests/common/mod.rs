@@ -203,6 +203,16 @@ pub async fn one_large_fleet_at_a_time() -> tokio::sync::MutexGuard<'static, ()>
     LARGE.lock().await
 }
 
+/// Asks the process `pid` to stop, as a service manager does (SIGTERM).
+pub fn terminate(pid: Option<u32>) {
+    let pid = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32));
+    rustix::process::kill_process(
+        pid.expect("a running process"),
+        rustix::process::Signal::TERM,
+    )
+    .unwrap();
+}
+
 /// Engine settings for tests: every Flux kind, quick timeouts and retries.
 pub fn engine_settings() -> fluxfleet::config::Engine {
     let mut engine = fluxfleet::config::Config::defaults().engine;

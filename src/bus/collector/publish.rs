@@ -56,19 +56,14 @@ impl Collector {
                     }
                 }
                 if before.is_none_or(|b| b.phase != state.phase) {
-                    let change = wire::Change {
-                        at: event.at,
-                        cluster: name.clone(),
-                        workspace: state.workspace.clone(),
-                        what: "connection".into(),
-                        kind: None,
-                        namespace: None,
-                        name: None,
-                        from: before.map(|b| b.phase.as_str().to_string()),
-                        to: Some(state.phase.as_str().to_string()),
-                        message: state.error.clone(),
-                        happened: None,
-                    };
+                    let change = wire::Change::of_connection(
+                        event.at,
+                        &name,
+                        &state.workspace,
+                        before.map(|b| b.phase),
+                        state.phase,
+                        state.error.clone(),
+                    );
                     self.history(&name, &change).await;
                 }
                 self.put_cluster(&name, state, event.at).await;
@@ -185,21 +180,8 @@ impl Collector {
             return;
         }
         if let Some(b) = before {
-            let mut change = wire::Change::of_object(at, cluster, workspace, "", &summary.key);
-            if b.health != summary.health {
-                change.what = "health".into();
-                change.from = Some(b.health.as_str().to_string());
-                change.to = Some(summary.health.as_str().to_string());
-                change.message = summary.message.as_deref().map(str::to_string);
-                change.happened = summary.last_transition;
-                self.history(cluster, &change).await;
-            }
-            if b.revision != summary.revision && summary.revision.is_some() {
-                change.what = "revision".into();
-                change.from = b.revision.as_deref().map(str::to_string);
-                change.to = summary.revision.as_deref().map(str::to_string);
-                change.message = None;
-                change.happened = summary.rollout.as_ref().and_then(|r| r.since);
+            let was = (b.health, b.revision.as_deref());
+            for change in wire::Change::of_summary(at, cluster, &workspace, was, &summary) {
                 self.history(cluster, &change).await;
             }
         }

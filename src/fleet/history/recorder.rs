@@ -48,19 +48,11 @@ impl Recorder {
                 self.push(change);
             }
             Event_::Connection(conn) if conn.phase != c.connection.phase => {
-                self.push(Change {
-                    at: event.at,
-                    cluster: c.info.name.clone(),
-                    workspace: c.info.workspace.clone(),
-                    what: "connection".into(),
-                    kind: None,
-                    namespace: None,
-                    name: None,
-                    from: Some(c.connection.phase.as_str().into()),
-                    to: Some(conn.phase.as_str().into()),
-                    message: conn.error.as_deref().map(str::to_string),
-                    happened: None,
-                });
+                let (name, ws) = (&c.info.name, &c.info.workspace);
+                let message = conn.error.as_deref().map(str::to_string);
+                let from = Some(c.connection.phase);
+                let change = Change::of_connection(event.at, name, ws, from, conn.phase, message);
+                self.push(change);
             }
             _ => {}
         }
@@ -71,20 +63,8 @@ impl Recorder {
         let Some(before) = c.objects.get(&s.key) else {
             return;
         };
-        let ws = || c.info.workspace.clone();
-        if before.health != s.health {
-            let mut change = Change::of_object(at, &c.info.name, ws(), "health", &s.key);
-            change.from = Some(before.health.as_str().into());
-            change.to = Some(s.health.as_str().into());
-            change.message = s.message.as_deref().map(str::to_string);
-            change.happened = s.last_transition;
-            self.push(change);
-        }
-        if before.revision != s.revision && s.revision.is_some() {
-            let mut change = Change::of_object(at, &c.info.name, ws(), "revision", &s.key);
-            change.from = before.revision.as_deref().map(str::to_string);
-            change.to = s.revision.as_deref().map(str::to_string);
-            change.happened = s.rollout.as_ref().and_then(|r| r.since);
+        let was = (before.health, before.revision.as_deref());
+        for change in Change::of_summary(at, &c.info.name, &c.info.workspace, was, s) {
             self.push(change);
         }
     }
