@@ -570,3 +570,54 @@ async fn root_causes_explain_every_failing_object_by_what_holds_it_back() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     sim.handle.shutdown().await;
 }
+
+/// A one-shot read lets each cluster's connection go once its kinds are listed: holding 2,000
+/// connections (their TLS state and buffers) until the last cluster answers was a third of
+/// `get`'s memory. A cluster still listing keeps its own; a watching session keeps every one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_read_closes_each_connection_once_its_cluster_is_listed() {
+    let sim = common::start_with(|c| c.clusters = 5).await;
+    let inventory = common::fleet_of(&sim);
+    let open = |sim: &common::Sim| -> u64 {
+        let stats = sim.handle.stats();
+        let clusters = stats["clusters"].as_object().unwrap();
+        clusters
+            .values()
+            .map(|c| c["connections"].as_u64().unwrap())
+            .sum()
+    };
+    let mut engine = common::engine_settings();
+    engine.list_only = true;
+    let mut listed = fluxfleet::session::Session::kube(&inventory, &engine);
+    assert!(listed.settle(Duration::from_secs(20)).await);
+    let live = |s: &fluxfleet::session::Session| {
+        let clusters = s.index.clusters();
+        clusters
+            .iter()
+            .filter(|c| c.connection.phase == fluxfleet::fleet::Phase::Live)
+            .count()
+    };
+    assert_eq!(live(&listed), inventory.clusters.len());
+    // The server sees each connection end (it learns of it a moment after the client lets go);
+    // the clusters stay shown live, as listed.
+    common::until(&mut listed, Duration::from_secs(10), |_| {
+        let n = open(&sim);
+        (n > 0).then(|| format!("{n} connections still open after every cluster was listed"))
+    })
+    .await;
+    assert_eq!(live(&listed), inventory.clusters.len());
+    drop(listed);
+    let mut watching = fluxfleet::session::Session::kube(&inventory, &common::engine_settings());
+    assert!(watching.settle(Duration::from_secs(20)).await);
+    common::until(&mut watching, Duration::from_secs(10), |_| {
+        let n = open(&sim);
+        (n != inventory.clusters.len() as u64).then(|| {
+            format!(
+                "{n} connections open for {} watched clusters",
+                inventory.clusters.len()
+            )
+        })
+    })
+    .await;
+    sim.handle.shutdown().await;
+}

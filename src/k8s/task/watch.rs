@@ -28,6 +28,8 @@ pub(in crate::k8s) enum Ended {
     Reconnect(Failure),
     /// The credentials are about to expire: reconnect now with fresh ones, no backoff.
     Renew,
+    /// Every kind listed and nothing to watch (`engine.list_only`): the connection is let go.
+    Listed,
     Closed,
 }
 
@@ -73,6 +75,9 @@ pub(in crate::k8s) async fn watched(
                 // bounds the memory the initial lists need at once.
                 match watch(reporter, connected, shared, &mut backoff, permit).await {
                     Ended::Closed => return Err(Closed),
+                    // The cluster stays as its lists left it; its connection, TLS state and
+                    // buffers are freed for the clusters still listing.
+                    Ended::Listed => return std::future::pending().await,
                     Ended::Renew => continue,
                     Ended::Reconnect(failure) => {
                         if failure.phase == Phase::Unauthorized
@@ -237,6 +242,9 @@ pub(in crate::k8s) async fn watch(
         // A summarized cluster opened: counted by its objects once they are all listed.
         if live && reporter.counted(Counted::Objects).await.is_err() {
             return Ended::Closed;
+        }
+        if live && shared.list_only {
+            return Ended::Listed;
         }
     }
 }
