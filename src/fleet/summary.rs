@@ -59,13 +59,14 @@ impl ObjectKey {
     }
 }
 
-/// A reference from one Flux object to another (`sourceRef`, `chartRef`, `dependsOn`).
+/// A reference from one Flux object to another (`sourceRef`, `chartRef`, `dependsOn`). Its
+/// texts are shared between the objects of a fleet by the index, as keys' are.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectRef {
     /// Empty for `dependsOn`, which always names an object of the same kind.
-    pub kind: Box<str>,
-    pub namespace: Box<str>,
-    pub name: Box<str>,
+    pub kind: Arc<str>,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
 }
 
 /// The `status` of the Ready condition, as `flux get` prints it in READY.
@@ -314,12 +315,12 @@ fn revision_of<'a>(kind: FluxKind, object: &'a Object) -> Option<&'a str> {
 
 fn object_ref(r: &Ref, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
     let name = r.name.get()?;
-    let field =
-        |t: &Text, default: &str| -> Box<str> { bounded(t.get().unwrap_or(default), limits::NAME) };
+    let text = |t: &str| -> Arc<str> { Arc::from(bounded_text(t, limits::NAME)) };
+    let field = |t: &Text, default: &str| text(t.get().unwrap_or(default));
     Some(ObjectRef {
         kind: field(&r.kind, default_kind),
         namespace: field(&r.namespace, default_namespace),
-        name: bounded(name, limits::NAME),
+        name: text(name),
     })
 }
 

@@ -49,6 +49,13 @@ impl Names {
                 *text = self.one(text);
             }
         }
+        // A fleet's objects name the same few sources and dependencies.
+        let refs = summary.source.as_deref_mut().into_iter();
+        for r in refs.chain(summary.depends_on.iter_mut()) {
+            r.kind = self.one(&r.kind);
+            r.namespace = self.one(&r.namespace);
+            r.name = self.one(&r.name);
+        }
         summary.fingerprint = summary.compute_fingerprint();
     }
 

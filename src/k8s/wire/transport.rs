@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -14,11 +15,12 @@ use std::time::Duration;
 use http::Uri;
 use hyper_rustls::{FixedServerNameResolver, HttpsConnector};
 use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::connect::proxy::{SocksV5, Tunnel};
-use hyper_util::client::legacy::connect::{Connection, HttpConnector};
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use kube::client::ConfigExt;
+use rustls::pki_types::ServerName;
 use rustls::sign::CertifiedKey;
 use tokio::net::TcpStream;
 use tower::{BoxError, ServiceBuilder, ServiceExt};
@@ -208,13 +210,22 @@ impl tower::Service<Uri> for Dial {
     }
 }
 
-/// Wraps the TLS connector: in HTTP/2 mode a connection that did not negotiate `h2` is an error
-/// (so the caller can fall back), and the whole handshake has a deadline.
+/// Wraps hyper-rustls' connector (HTTP/1.1): the whole handshake has a deadline.
 #[derive(Clone)]
 struct Connector {
     inner: HttpsConnector<Dial>,
-    require_h2: bool,
     timeout: Duration,
+}
+
+/// A connection made within `timeout`, else [`super::errors::ConnectTimeout`].
+async fn within<T>(
+    timeout: Duration,
+    connecting: impl Future<Output = Result<T, BoxError>>,
+) -> Result<T, BoxError> {
+    match tokio::time::timeout(timeout, connecting).await {
+        Ok(made) => made,
+        Err(_) => Err(Box::new(super::errors::ConnectTimeout(timeout)) as BoxError),
+    }
 }
 
 type Io = hyper_rustls::MaybeHttpsStream<TokioIo<TcpStream>>;
@@ -230,17 +241,64 @@ impl tower::Service<Uri> for Connector {
     }
 
     fn call(&mut self, uri: Uri) -> ConnectFuture {
-        let connecting = self.inner.call(uri);
-        let (require_h2, timeout) = (self.require_h2, self.timeout);
-        Box::pin(async move {
-            let io = match tokio::time::timeout(timeout, connecting).await {
-                Ok(io) => io?,
-                Err(_) => return Err(Box::new(super::errors::ConnectTimeout(timeout)) as BoxError),
-            };
-            if require_h2 && !io.connected().is_negotiated_h2() {
-                return Err(Box::new(super::errors::NotHttp2) as BoxError);
+        Box::pin(within(self.timeout, self.inner.call(uri)))
+    }
+}
+
+/// The HTTP/2 connector: TCP (through `Dial`), then TLS with [`super::tls::Lean`], which holds
+/// no buffer between records (a watched cluster keeps its connection for hours, idle nearly
+/// always). A server that does not settle on `h2`, or a plain `http://` one, is
+/// [`super::errors::NotHttp2`]: the caller falls back to HTTP/1.1 through hyper.
+#[derive(Clone)]
+struct H2Connector {
+    dial: Dial,
+    tls: Arc<rustls::ClientConfig>,
+    /// The kubeconfig's `tls-server-name`, else the server's host.
+    server_name: Option<ServerName<'static>>,
+    timeout: Duration,
+}
+
+type LeanIo = TokioIo<super::tls::Lean<TcpStream>>;
+type LeanFuture = Pin<Box<dyn Future<Output = Result<LeanIo, BoxError>> + Send>>;
+
+impl tower::Service<Uri> for H2Connector {
+    type Response = LeanIo;
+    type Error = BoxError;
+    type Future = LeanFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.dial.poll_ready(cx)
+    }
+
+    fn call(&mut self, uri: Uri) -> LeanFuture {
+        if uri.scheme() != Some(&http::uri::Scheme::HTTPS) {
+            return Box::pin(std::future::ready(Err(
+                Box::new(super::errors::NotHttp2) as BoxError
+            )));
+        }
+        let name = match &self.server_name {
+            Some(name) => Ok(name.clone()),
+            None => {
+                let host = uri.host().unwrap_or_default();
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                ServerName::try_from(host.to_string()).map_err(|e| {
+                    Box::new(io::Error::new(io::ErrorKind::InvalidInput, e)) as BoxError
+                })
             }
-            Ok(io)
+        };
+        let dialing = self.dial.call(uri);
+        let (tls, timeout) = (self.tls.clone(), self.timeout);
+        Box::pin(async move {
+            let name = name?;
+            let connecting = async move {
+                let tcp = dialing.await?.into_inner();
+                let lean = super::tls::Lean::connect(tls, name, tcp).await?;
+                if lean.alpn_protocol() != Some(b"h2") {
+                    return Err(Box::new(super::errors::NotHttp2) as BoxError);
+                }
+                Ok(TokioIo::new(lean))
+            };
+            within(timeout, connecting).await
         })
     }
 }
@@ -294,42 +352,46 @@ impl Transport {
                 })
             }
         };
-        let builder = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_tls_config(tls)
-            .https_or_http();
-        let builder = match &config.tls_server_name {
-            Some(name) => {
-                let name = name.clone().try_into().map_err(|e| {
-                    kube::Error::RustlsTls(kube::client::RustlsTlsError::InvalidServerName(e))
-                })?;
-                builder.with_server_name_resolver(FixedServerNameResolver::new(name))
-            }
-            None => builder,
-        };
-        // HTTP/2 mode offers `h2` and `http/1.1` (so a refusal is visible and not a TLS error);
-        // HTTP/1.1 mode offers no ALPN at all, which every server reads as HTTP/1.1.
-        let https = match protocol {
-            Protocol::Http2 => builder.enable_http1().enable_http2().wrap_connector(dial),
-            Protocol::Http1 => builder.enable_http1().wrap_connector(dial),
-        };
-        let connector = Connector {
-            inner: https,
-            require_h2: protocol == Protocol::Http2,
-            timeout: self.connect_timeout,
+        let server_name = match &config.tls_server_name {
+            Some(name) => Some(ServerName::try_from(name.clone()).map_err(|e| {
+                kube::Error::RustlsTls(kube::client::RustlsTlsError::InvalidServerName(e))
+            })?),
+            None => None,
         };
         let layers = ServiceBuilder::new()
             .layer(config.base_uri_layer())
             .option_layer(config.auth_layer()?)
             .layer(config.extra_headers_layer()?);
         if protocol == Protocol::Http2 {
+            // `h2` and `http/1.1` offered, so that a refusal is visible and not a TLS error.
+            tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            let lean = H2Connector {
+                dial,
+                tls: Arc::new(tls),
+                server_name,
+                timeout: self.connect_timeout,
+            };
             // fluxfleet's own client: one connection that holds next to nothing between frames
-            // (see `fluxfleet_h2`); it pings a quiet connection to find a dead one.
+            // (see `fluxfleet_h2`) over TLS that holds nothing between records; it pings a
+            // quiet connection to find a dead one.
             let h2 = ServiceExt::<http::Request<kube::client::Body>>::map_response(
-                fluxfleet_h2::Client::new(connector),
+                fluxfleet_h2::Client::new(lean),
                 |r| r.map(super::response::ResponseBody::H2),
             );
             return Ok(Http::new(layers.service(h2)));
         }
+        // HTTP/1.1 through hyper: no ALPN offered at all, which every server reads as HTTP/1.1.
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let builder = match server_name {
+            Some(name) => builder.with_server_name_resolver(FixedServerNameResolver::new(name)),
+            None => builder,
+        };
+        let connector = Connector {
+            inner: builder.enable_http1().wrap_connector(dial),
+            timeout: self.connect_timeout,
+        };
         let mut hyper = HyperClient::builder(TokioExecutor::new());
         hyper.timer(TokioTimer::new()).pool_timer(TokioTimer::new());
         let hyper: HyperClient<Connector, kube::client::Body> = hyper.build(connector);

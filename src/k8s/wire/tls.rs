@@ -1,0 +1,419 @@
+//! TLS under the HTTP/2 connections that watch a fleet: rustls' unbuffered client, with the bytes
+//! in flight held here — and only while they are.
+//!
+//! rustls' buffered connection keeps a read buffer of at least 4 KiB for each connection's whole
+//! life (39 MiB for 10,000 watched clusters, the largest single thing a watching fleet held
+//! after its objects). A watch connection is idle nearly always: here a record's bytes are
+//! kept only until the record is whole and decrypted, its plaintext until the HTTP/2 client has
+//! read it, and what is encrypted until the socket took it; between records the stream holds no
+//! allocation. The cryptography, the handshake and every check on what the server sends are
+//! rustls' own; this is the buffering around them, bounded: a record or handshake message is
+//! at most what TLS allows ([`MAX_INCOMING`]), and a read takes only what rustls asks for.
+//! Measured: docs/performance.md, "TLS that holds nothing between records".
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use rustls::client::UnbufferedClientConnection;
+use rustls::pki_types::ServerName;
+use rustls::unbuffered::{
+    ConnectionState, EncodeError, EncryptError, InsufficientSizeError, UnbufferedStatus,
+};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// The most a peer may make us hold of undecrypted bytes: a handshake message may be 64 KiB
+/// (rustls' own limit) spread over records, each at most 16 KiB and 2 KiB of overhead.
+pub const MAX_INCOMING: usize = 0xffff + 2 * (5 + 16_384 + 2_048);
+/// The most read from the socket at once: one whole record of the largest size.
+const READ: usize = 5 + 16_384 + 256;
+const _: () = assert!(READ < MAX_INCOMING);
+/// The most plaintext encrypted per write: one record's worth.
+const WRITE: usize = 16_384;
+
+/// A TLS client stream over `IO` that holds no buffer between records.
+pub struct Lean<IO> {
+    io: IO,
+    conn: UnbufferedClientConnection,
+    /// TLS bytes read, not yet processed: the start of a record waiting for its end.
+    incoming: Vec<u8>,
+    /// Decrypted, not yet read.
+    plain: Vec<u8>,
+    plain_at: usize,
+    /// Encrypted (records and alerts), not yet written.
+    outgoing: Vec<u8>,
+    out_at: usize,
+    /// The peer sent close_notify: once `plain` is read, reads end.
+    peer_closed: bool,
+    /// Our close_notify is queued.
+    closing: bool,
+}
+
+/// One state of rustls' state machine, as this stream acts on it.
+enum Step {
+    /// Something was queued to send; ask again.
+    Again,
+    Data,
+    /// The handshake needs more from the peer.
+    Blocked,
+    /// Application data may be sent (nothing was given to send).
+    Writable,
+    /// So much of what was given was encrypted and queued.
+    Wrote(usize),
+    PeerClosed,
+    Closed,
+}
+
+/// What processing the records read so far gave.
+enum Progress {
+    /// Plaintext is ready to be read.
+    Data,
+    /// More bytes from the peer are needed.
+    More,
+    /// The handshake is done (only asked for while handshaking).
+    Ready,
+    /// The peer closed the connection cleanly.
+    Closed,
+}
+
+fn invalid(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
+    /// Connects: the whole handshake, over `io`, as `config` says, to the server `name`.
+    pub async fn connect(
+        config: Arc<rustls::ClientConfig>,
+        name: ServerName<'static>,
+        io: IO,
+    ) -> io::Result<Lean<IO>> {
+        let conn = UnbufferedClientConnection::new(config, name).map_err(invalid)?;
+        let mut lean = Lean {
+            io,
+            conn,
+            incoming: Vec::new(),
+            plain: Vec::new(),
+            plain_at: 0,
+            outgoing: Vec::new(),
+            out_at: 0,
+            peer_closed: false,
+            closing: false,
+        };
+        std::future::poll_fn(|cx| lean.poll_handshake(cx)).await?;
+        Ok(lean)
+    }
+
+    /// The protocol ALPN settled on.
+    pub fn alpn_protocol(&self) -> Option<&[u8]> {
+        self.conn.alpn_protocol()
+    }
+
+    /// Bytes this stream holds now, in its own buffers (tests).
+    #[cfg(test)]
+    pub fn held(&self) -> usize {
+        self.incoming.capacity() + self.plain.capacity() + self.outgoing.capacity()
+    }
+
+    fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        loop {
+            let progress = self.process(true)?;
+            // What the handshake queued goes before anything is awaited from the server.
+            ready!(self.poll_send(cx))?;
+            match progress {
+                Progress::Ready => return Poll::Ready(Ok(())),
+                Progress::Data => {}
+                Progress::More => {
+                    if ready!(self.poll_fill(cx))? == 0 {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the server closed the connection during the TLS handshake",
+                        )));
+                    }
+                }
+                Progress::Closed => {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the TLS connection during its handshake",
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Processes what was read until rustls needs more, has plaintext, or (`handshaking`) can
+    /// send application data.
+    fn process(&mut self, handshaking: bool) -> io::Result<Progress> {
+        loop {
+            return Ok(match self.step(None)? {
+                Step::Again => continue,
+                Step::Data => Progress::Data,
+                Step::Blocked => Progress::More,
+                Step::Writable if handshaking => Progress::Ready,
+                Step::Writable | Step::Wrote(_) => Progress::More,
+                Step::PeerClosed | Step::Closed => Progress::Closed,
+            });
+        }
+    }
+
+    /// One state of rustls' over what was read. Plaintext goes to `plain`; what rustls has to
+    /// send (handshake messages, alerts, a key update's answer) is queued in `outgoing`, and so
+    /// is `write` encrypted (at most one record of it) when application data may be sent.
+    fn step(&mut self, write: Option<&[u8]>) -> io::Result<Step> {
+        let UnbufferedStatus { mut discard, state } =
+            self.conn.process_tls_records(&mut self.incoming);
+        let step = match state.map_err(invalid)? {
+            ConnectionState::ReadTraffic(mut traffic) => {
+                while let Some(record) = traffic.next_record() {
+                    let record = record.map_err(invalid)?;
+                    discard += record.discard;
+                    self.plain.extend_from_slice(record.payload);
+                }
+                Step::Data
+            }
+            ConnectionState::EncodeTlsData(mut encode) => {
+                queue(&mut self.outgoing, 1024, |out| {
+                    encode.encode(out).map_err(Short::from)
+                })?;
+                Step::Again
+            }
+            // Queued in `outgoing`, which is written before anything queued after it.
+            ConnectionState::TransmitTlsData(transmit) => {
+                transmit.done();
+                Step::Again
+            }
+            ConnectionState::BlockedHandshake => Step::Blocked,
+            ConnectionState::WriteTraffic(mut traffic) => match write {
+                None => Step::Writable,
+                Some(data) => {
+                    let data = &data[..data.len().min(WRITE)];
+                    queue(&mut self.outgoing, data.len() + 64, |out| {
+                        traffic.encrypt(data, out).map_err(Short::from)
+                    })?;
+                    Step::Wrote(data.len())
+                }
+            },
+            ConnectionState::PeerClosed => Step::PeerClosed,
+            ConnectionState::Closed => Step::Closed,
+            _ => return Err(io::Error::other("a TLS state a client never reaches")),
+        };
+        self.discard(discard);
+        if matches!(step, Step::PeerClosed | Step::Closed) {
+            self.peer_closed = true;
+        }
+        Ok(step)
+    }
+
+    /// Drops `n` processed bytes from the front of `incoming`; its allocation goes with its
+    /// last byte.
+    fn discard(&mut self, n: usize) {
+        if n >= self.incoming.len() {
+            self.incoming = Vec::new();
+        } else if n > 0 {
+            self.incoming.drain(..n);
+        }
+    }
+
+    /// Reads what the socket has (at most one record's worth) after what waits in `incoming`;
+    /// Ready(0) at the end of the stream.
+    fn poll_fill(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<usize>> {
+        if self.incoming.len() >= MAX_INCOMING {
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("more than {MAX_INCOMING} bytes of TLS without a whole record"),
+            )));
+        }
+        // Read on the stack: a connection waiting for its peer holds nothing.
+        let mut room = [std::mem::MaybeUninit::<u8>::uninit(); READ];
+        let want = READ.min(MAX_INCOMING - self.incoming.len());
+        let mut buf = ReadBuf::uninit(&mut room[..want]);
+        ready!(Pin::new(&mut self.io).poll_read(cx, &mut buf))?;
+        let read = buf.filled();
+        self.incoming.extend_from_slice(read);
+        Poll::Ready(Ok(read.len()))
+    }
+
+    /// Writes what is queued; Ready once all of it is written.
+    fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.out_at < self.outgoing.len() {
+            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &self.outgoing[self.out_at..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.out_at += n;
+        }
+        self.outgoing = Vec::new();
+        self.out_at = 0;
+        Poll::Ready(Ok(()))
+    }
+
+    /// Hands out decrypted bytes waiting in `plain`, if any.
+    fn take_plain(&mut self, buf: &mut ReadBuf<'_>) -> bool {
+        let waiting = &self.plain[self.plain_at..];
+        if waiting.is_empty() {
+            return false;
+        }
+        let n = waiting.len().min(buf.remaining());
+        buf.put_slice(&waiting[..n]);
+        self.plain_at += n;
+        if self.plain_at == self.plain.len() {
+            self.plain = Vec::new();
+            self.plain_at = 0;
+        }
+        true
+    }
+
+    /// Encrypts up to one record of `data` into `outgoing`: how much it took.
+    fn encrypt(&mut self, cx: &mut Context<'_>, data: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.step(Some(data))? {
+                Step::Wrote(n) => return Ok(n),
+                Step::Again => {}
+                // Records read but not yet asked for, or the peer's close: kept for the next
+                // read, which is told.
+                Step::Data | Step::PeerClosed => cx.waker().wake_by_ref(),
+                Step::Closed => return Err(io::ErrorKind::BrokenPipe.into()),
+                Step::Blocked | Step::Writable => {
+                    return Err(io::Error::other(
+                        "TLS is not ready to send application data",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Why rustls wrote nothing into the room it was given.
+enum Short {
+    /// It needs this many bytes.
+    Room(usize),
+    Failed(io::Error),
+}
+
+impl From<EncodeError> for Short {
+    fn from(e: EncodeError) -> Short {
+        match e {
+            EncodeError::InsufficientSize(InsufficientSizeError { required_size }) => {
+                Short::Room(required_size)
+            }
+            other => Short::Failed(io::Error::other(other.to_string())),
+        }
+    }
+}
+
+impl From<EncryptError> for Short {
+    fn from(e: EncryptError) -> Short {
+        match e {
+            EncryptError::InsufficientSize(InsufficientSizeError { required_size }) => {
+                Short::Room(required_size)
+            }
+            other => Short::Failed(io::Error::other(other.to_string())),
+        }
+    }
+}
+
+/// Encodes into the end of `out` with `room` bytes, or as many as `encode` says it needs;
+/// `out` is unchanged when it fails.
+fn queue(
+    out: &mut Vec<u8>,
+    mut room: usize,
+    mut encode: impl FnMut(&mut [u8]) -> Result<usize, Short>,
+) -> io::Result<()> {
+    let at = out.len();
+    loop {
+        out.resize(at + room, 0);
+        match encode(&mut out[at..]) {
+            Ok(n) => {
+                out.truncate(at + n);
+                return Ok(());
+            }
+            Err(Short::Room(needed)) if needed > room => room = needed,
+            Err(Short::Room(_)) => {
+                out.truncate(at);
+                return Err(io::Error::other("TLS asked for less room than it had"));
+            }
+            Err(Short::Failed(e)) => {
+                out.truncate(at);
+                return Err(e);
+            }
+        }
+    }
+}
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Lean<IO> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        loop {
+            if this.take_plain(buf) || this.peer_closed {
+                return Poll::Ready(Ok(()));
+            }
+            let progress = this.process(false)?;
+            // What rustls answers on its own (a key update) goes out when the socket takes it.
+            if let Poll::Ready(Err(e)) = this.poll_send(cx) {
+                return Poll::Ready(Err(e));
+            }
+            match progress {
+                Progress::Data | Progress::Closed => {}
+                Progress::More | Progress::Ready => {
+                    if ready!(this.poll_fill(cx))? == 0 {
+                        // The end without close_notify: HTTP/2 frames say themselves whether
+                        // they were cut, as for hyper-rustls.
+                        this.peer_closed = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Lean<IO> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        // What is queued goes first: at most one record waits here.
+        ready!(this.poll_send(cx))?;
+        if data.is_empty() {
+            return Poll::Ready(Ok(0));
+        }
+        let taken = this.encrypt(cx, data)?;
+        // Written now if the socket takes it, else by the next write or flush.
+        if let Poll::Ready(Err(e)) = this.poll_send(cx) {
+            return Poll::Ready(Err(e));
+        }
+        Poll::Ready(Ok(taken))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.poll_send(cx))?;
+        Pin::new(&mut this.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.closing {
+            this.closing = true;
+            let UnbufferedStatus { discard, state } =
+                this.conn.process_tls_records(&mut this.incoming);
+            // Closing: plaintext still unread is given up, as a closed socket gives it up.
+            if let Ok(ConnectionState::WriteTraffic(mut traffic)) = state {
+                let _ = queue(&mut this.outgoing, 64, |out| {
+                    traffic.queue_close_notify(out).map_err(Short::from)
+                });
+            }
+            this.discard(discard);
+        }
+        ready!(this.poll_send(cx))?;
+        Pin::new(&mut this.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests;
