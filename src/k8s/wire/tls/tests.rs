@@ -101,48 +101,93 @@ async fn a_clean_close_ends_the_stream_and_ours_reaches_the_server() {
     assert!(rest.is_empty());
 }
 
-/// The server's bytes relayed to the client `chunk` bytes at a time: records cut anywhere
-/// arrive whole, as they do over a slow link.
+/// What a client reads of a 50,000-byte answer whose TLS bytes reach it in pieces of the sizes
+/// `chunks` gives (in turn), and what it holds once it has read it all.
+async fn relayed(chunks: Vec<usize>) -> (Vec<u8>, usize) {
+    let (server_config, client_config) = configs();
+    let (ours, relay_near) = tokio::io::duplex(64 * 1024);
+    let (relay_far, theirs) = tokio::io::duplex(64 * 1024);
+    let acceptor = tokio_rustls::TlsAcceptor::from(server_config);
+    let server = tokio::spawn(async move {
+        let mut tls = acceptor.accept(theirs).await.unwrap();
+        tls.write_all(&answer()).await.unwrap();
+        tls.flush().await.unwrap();
+        // Kept open until the client has read it all.
+        let mut end = [0; 1];
+        let _ = tls.read(&mut end).await;
+    });
+    let (mut near_read, mut near_write) = tokio::io::split(relay_near);
+    let (mut far_read, mut far_write) = tokio::io::split(relay_far);
+    // The client's bytes pass as they come; the server's a piece at a time.
+    tokio::spawn(async move { tokio::io::copy(&mut near_read, &mut far_write).await });
+    tokio::spawn(async move {
+        for chunk in chunks.iter().cycle() {
+            let mut buf = vec![0; *chunk];
+            let n = far_read.read(&mut buf).await.unwrap_or(0);
+            if n == 0 || near_write.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut lean = Lean::connect(client_config, localhost(), ours)
+        .await
+        .unwrap();
+    let mut got = vec![0; 50_000];
+    lean.read_exact(&mut got).await.unwrap();
+    let held = lean.held();
+    lean.write_all(b"x").await.unwrap();
+    lean.flush().await.unwrap();
+    server.await.unwrap();
+    (got, held)
+}
+
+fn answer() -> Vec<u8> {
+    (0..50_000u32).map(|i| (i % 253) as u8).collect()
+}
+
+/// Records cut anywhere arrive whole, as they do over a slow link.
 #[tokio::test]
 async fn records_cut_anywhere_read_the_same() {
     for chunk in [1, 3, 5, 6, 4095, 16_389] {
-        let (server_config, client_config) = configs();
-        let (ours, relay_near) = tokio::io::duplex(64 * 1024);
-        let (relay_far, theirs) = tokio::io::duplex(64 * 1024);
-        let acceptor = tokio_rustls::TlsAcceptor::from(server_config);
-        let server = tokio::spawn(async move {
-            let mut tls = acceptor.accept(theirs).await.unwrap();
-            let answer: Vec<u8> = (0..50_000u32).map(|i| (i % 253) as u8).collect();
-            tls.write_all(&answer).await.unwrap();
-            tls.flush().await.unwrap();
-            // Kept open until the client has read it all.
-            let mut end = [0; 1];
-            let _ = tls.read(&mut end).await;
+        let (got, held) = relayed(vec![chunk]).await;
+        assert!(got == answer(), "chunks of {chunk}");
+        assert_eq!(held, 0, "chunks of {chunk}");
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// Any way of cutting the server's bytes reads the same, and leaves nothing held.
+    #[test]
+    fn any_cut_reads_the_same(chunks in proptest::collection::vec(1usize..20_000, 1..6)) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (got, held) = runtime.block_on(relayed(chunks));
+        proptest::prop_assert!(got == answer());
+        proptest::prop_assert_eq!(held, 0);
+    }
+
+    /// Whatever bytes come after the handshake where records should, a read ends (with data,
+    /// the end, or an error: never a panic) and the stream holds no more than TLS allows.
+    #[test]
+    fn any_bytes_after_the_handshake_end_within_bounds(
+        bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40_000),
+        record_like: bool,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let held = runtime.block_on(async move {
+            let (mut lean, server) = connected().await;
+            let (mut raw, _) = server.into_inner();
+            // Half the time a record header the decrypting layer must judge.
+            let mut sent = if record_like { vec![0x17, 0x03, 0x03, 0x00, 0x40] } else { Vec::new() };
+            sent.extend(bytes);
+            raw.write_all(&sent).await.unwrap();
+            drop(raw);
+            let mut all = Vec::new();
+            let _ = lean.read_to_end(&mut all).await;
+            lean.held()
         });
-        let (mut near_read, mut near_write) = tokio::io::split(relay_near);
-        let (mut far_read, mut far_write) = tokio::io::split(relay_far);
-        // The client's bytes pass as they come; the server's a chunk at a time.
-        tokio::spawn(async move { tokio::io::copy(&mut near_read, &mut far_write).await });
-        tokio::spawn(async move {
-            let mut buf = vec![0; chunk];
-            loop {
-                let n = far_read.read(&mut buf).await.unwrap_or(0);
-                if n == 0 || near_write.write_all(&buf[..n]).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let mut lean = Lean::connect(client_config, localhost(), ours)
-            .await
-            .unwrap();
-        let mut got = vec![0; 50_000];
-        lean.read_exact(&mut got).await.unwrap();
-        let want: Vec<u8> = (0..50_000u32).map(|i| (i % 253) as u8).collect();
-        assert!(got == want, "chunks of {chunk}");
-        assert_eq!(lean.held(), 0, "chunks of {chunk}");
-        lean.write_all(b"x").await.unwrap();
-        lean.flush().await.unwrap();
-        server.await.unwrap();
+        proptest::prop_assert!(held <= super::MAX_INCOMING);
     }
 }
 
