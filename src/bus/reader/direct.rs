@@ -53,7 +53,10 @@ fn not_on_the_bus() -> ReadError {
 /// none of the user's kubeconfigs reaches it, by its server's URL or its name.
 pub(super) fn unreachable(direct: Option<&Arc<Direct>>, state: &ClusterState) -> Option<Arc<str>> {
     let reached = direct.is_some_and(|d| d.spec(&state.server, &state.name).is_some());
-    (!reached).then(|| NOT_ON_THE_BUS.into())
+    // One copy for every cluster it says it of: 100,000 copies were 23 MiB.
+    static SHARED: std::sync::LazyLock<Arc<str>> =
+        std::sync::LazyLock::new(|| Arc::from(NOT_ON_THE_BUS));
+    (!reached).then(|| SHARED.clone())
 }
 
 /// The user's own cluster behind a cluster of the bus, connected.

@@ -13,7 +13,7 @@ use super::super::keys::{self, Key};
 use super::super::wire::{self, ClusterState};
 use super::direct::{Servers, remember};
 use super::opened::{Found, Next, Opening};
-use super::{Summed, cluster_key, cluster_name, read, shown, summarized_report};
+use super::{Kept, Summed, cluster_key, cluster_name, read, shown, summarized_report};
 use crate::fleet::index::Change;
 use crate::fleet::{Counted, FluxKind};
 use crate::source::{Closed, Sink};
@@ -36,7 +36,7 @@ pub(super) type Watches = futures::stream::SelectAll<Watch>;
 pub(super) struct Follow {
     pub(super) sink: Sink,
     pub(super) stores: Stores,
-    pub(super) known: BTreeMap<String, ClusterState>,
+    pub(super) known: BTreeMap<String, Kept>,
     pub(super) summaries: HashMap<String, Summed>,
     pub(super) live: BTreeSet<String>,
     /// When this reader saw each collector that was alive go: its clusters are stale since.
@@ -213,8 +213,8 @@ impl Follow {
     }
 
     /// When the collector of `state` was seen to go, if it was.
-    pub(super) fn gone_since(&self, state: &ClusterState) -> Option<jiff::Timestamp> {
-        self.gone.get(&state.collector).copied()
+    pub(super) fn gone_since(&self, state: &Kept) -> Option<jiff::Timestamp> {
+        self.gone.get(state.collector()).copied()
     }
 
     /// How many times the reader's client has connected to the bus so far.
@@ -267,7 +267,7 @@ impl Follow {
         }
         self.gone.retain(|id, _| !now.contains(id));
         for (name, state) in &self.known {
-            if self.live.contains(&state.collector) != now.contains(&state.collector) {
+            if self.live.contains(state.collector()) != now.contains(state.collector()) {
                 let c = shown(
                     state,
                     &now,
@@ -315,10 +315,11 @@ impl Follow {
                     };
                     self.sink.send(&key, Change::Added(info)).await?;
                 }
-                let shown = shown(&state, &self.live, summarized, self.gone_since(&state));
                 remember(&self.servers, &state);
+                let kept = Kept::of(state);
+                let shown = shown(&kept, &self.live, summarized, self.gone_since(&kept));
                 let before = self.reports.get(&name).copied();
-                self.known.insert(name.clone(), kept(state));
+                self.known.insert(name.clone(), kept);
                 let report = self.take_report(&name);
                 let changed = new || before != self.reports.get(&name).copied();
                 if summarized {
@@ -421,19 +422,6 @@ async fn next_opening(opening: Option<&mut Opening>) -> Option<Next> {
         Some(o) => Some(o.next().await),
         None => std::future::pending().await,
     }
-}
-
-/// A cluster's state as the reader keeps it once the session knows the cluster and its server
-/// is remembered: what it shows of its connection; its name is its key, its server, workspace,
-/// labels and management clusters are kept elsewhere.
-pub(super) fn kept(mut state: ClusterState) -> ClusterState {
-    state.name = String::new();
-    state.server = String::new();
-    state.workspace = String::new();
-    state.labels = Default::default();
-    state.management = Vec::new();
-    state.origin = None;
-    state
 }
 
 /// The next cluster the user opens, for a streaming reader; never, for a summarizing one.

@@ -178,7 +178,7 @@ impl Follow {
         match self.stores.state.get(keys::cluster(name)).await {
             Ok(Some(value)) => match wire::read::<ClusterState>(&value) {
                 Ok(state) if state.name == name => {
-                    self.known.insert(name.to_string(), state);
+                    self.known.insert(name.to_string(), super::Kept::of(state));
                 }
                 _ => {}
             },
@@ -190,7 +190,7 @@ impl Follow {
     /// The report of `name`'s state, taken out to be said: the session keeps it, the reader
     /// only what tells a new one from it.
     pub(super) fn take_report(&mut self, name: &str) -> Option<crate::fleet::report::Report> {
-        let Some(report) = self.known.get_mut(name)?.report.take() else {
+        let Some(report) = self.known.get_mut(name)?.take_report() else {
             self.reports.remove(name);
             return None;
         };
@@ -219,7 +219,7 @@ impl Follow {
         if !self.known.contains_key(name) {
             return Ok(());
         }
-        let unsaid = self.known.get(name).is_some_and(|s| s.report.is_some());
+        let unsaid = self.known.get(name).is_some_and(super::Kept::unsaid_report);
         let report = if unsaid { self.take_report(name) } else { None };
         let summary = self.summaries.get(name);
         // Its report said whole where the reader still has it (not yet said, or read again),
