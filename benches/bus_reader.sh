@@ -15,6 +15,8 @@
 # the warming of a summarized cluster by its collector (benches/fleet_scale.rs --nats).
 # cargo build --release and cargo bench --bench fleet_scale --no-run first; needs nats-server
 # (.ci/test installs it). B=path/to/fluxfleet runs another build (an A/B).
+# HOLD=1: once the bus is complete, keep it (and the simulators and collectors) up until
+# $D/stop exists (/tmp/bus-reader-bench/stop), to run readers of two builds against it.
 set -u
 cd "$(dirname "$0")/.."
 B=${B:-target/release/fluxfleet}
@@ -56,6 +58,10 @@ complete() {
 }
 until complete; do sleep $((2 + N / 10000)); done
 echo "$COLLECTORS collectors: $N clusters × $OBJECTS objects complete on the bus after $(( $(date +%s) - started )) s"
+if [ -n "${HOLD:-}" ]; then
+  touch $D/ready
+  until [ -e $D/stop ]; do sleep 5; done
+fi
 for i in $(seq 1 "$COLLECTORS"); do
   echo "collector c$i: $(grep VmHWM /proc/$(pgrep -f "id c$i ")/status 2>/dev/null | awk '{print $2/1024 " MiB peak"}')"
 done

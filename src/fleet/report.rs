@@ -46,7 +46,9 @@ pub struct Report {
     pub kubernetes: Option<Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u64>,
-    pub components: Vec<Component>,
+    /// Shared by the index between the clusters that report the same (a fleet on one Flux
+    /// release reports the same controllers everywhere).
+    pub components: Arc<[Component]>,
     pub reconcilers: Vec<Reconciler>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync: Option<Sync>,
@@ -54,7 +56,8 @@ pub struct Report {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub instance: Option<Instance>,
+    /// Shared by the index between the clusters whose instances say the same.
+    pub instance: Option<Arc<Instance>>,
     /// When fluxfleet read it: how old its counts may be.
     pub read_at: Timestamp,
     /// Its objects by health, of the kinds fluxfleet watches ([`Report::counting`]); what the
@@ -64,7 +67,7 @@ pub struct Report {
 }
 
 /// A Flux controller as the report sees it.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Component {
     pub name: Text,
     /// The image's tag (`v1.9.4`).
@@ -103,7 +106,7 @@ pub struct Sync {
 }
 
 /// The `FluxInstance` that installs Flux on the cluster.
-#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Instance {
     pub namespace: Text,
@@ -155,14 +158,6 @@ impl Report {
             &mut self.kubernetes,
         ];
         texts.extend(top.into_iter().filter_map(Option::as_mut));
-        for c in &mut self.components {
-            texts.push(&mut c.name);
-            texts.extend(
-                [&mut c.version, &mut c.status]
-                    .into_iter()
-                    .filter_map(Option::as_mut),
-            );
-        }
         for r in &mut self.reconcilers {
             texts.push(&mut r.kind);
             texts.push(&mut r.api_version);
@@ -174,6 +169,7 @@ impl Report {
             texts.extend(rest.into_iter().filter_map(Option::as_mut));
         }
         if let Some(i) = &mut self.instance {
+            let i = Arc::make_mut(i);
             texts.push(&mut i.namespace);
             texts.push(&mut i.name);
             let rest = [&mut i.wants, &mut i.revision, &mut i.reason, &mut i.message];
@@ -182,8 +178,17 @@ impl Report {
         for t in texts {
             *t = share(t);
         }
+        if !self.components.is_empty() {
+            let mut components = self.components.to_vec();
+            for c in &mut components {
+                c.name = share(&c.name);
+                for t in [&mut c.version, &mut c.status].into_iter().flatten() {
+                    *t = share(t);
+                }
+            }
+            self.components = components.into();
+        }
         // Read from JSON, a list keeps the room it grew into (sixteen for twelve kinds).
-        self.components.shrink_to_fit();
         self.reconcilers.shrink_to_fit();
     }
 
@@ -277,7 +282,7 @@ impl Report {
                 .and_then(Status::ready)
                 .and_then(|c| c.status.get())
                 .map(|s| s == "True"),
-            instance,
+            instance: instance.map(Arc::new),
             read_at,
             counts: HealthCounts::default(),
         };

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::fleet::graph;
+use crate::fleet::report::{Component, Instance};
 use crate::fleet::{FluxSummary, ObjectKey};
 
 /// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
@@ -12,9 +13,11 @@ use crate::fleet::{FluxSummary, ObjectKey};
 /// keys cheap to copy for the TUI's rows.
 #[derive(Debug, Default)]
 pub(super) struct Names {
-    set: HashSet<Arc<str>>,
-    /// Size after the last sweep of names no object uses any more.
-    swept: usize,
+    texts: Shared<str>,
+    /// One copy of each list of controllers and of each instance a report names: a fleet on
+    /// one release reports the same few (400 bytes a cluster otherwise).
+    components: Shared<[Component]>,
+    instances: Shared<Instance>,
 }
 
 impl Names {
@@ -61,7 +64,7 @@ impl Names {
 
     /// The shared copy of `text`.
     fn text(&mut self, text: &str) -> Arc<str> {
-        match self.set.get(text) {
+        match self.texts.set.get(text) {
             Some(shared) => shared.clone(),
             None => self.one(&Arc::from(text)),
         }
@@ -78,15 +81,50 @@ impl Names {
         self.one(text)
     }
 
+    /// The shared copy of a report's list of controllers (its texts shared first).
+    pub(super) fn components(&mut self, list: &Arc<[Component]>) -> Arc<[Component]> {
+        self.components.one(list, 64)
+    }
+
+    /// The shared copy of a report's instance (its texts shared first).
+    pub(super) fn instance(&mut self, instance: &Arc<Instance>) -> Arc<Instance> {
+        self.instances.one(instance, 64)
+    }
+
     fn one(&mut self, name: &Arc<str>) -> Arc<str> {
-        if let Some(shared) = self.set.get(name) {
+        self.texts.one(name, 1024)
+    }
+}
+
+/// One shared copy of each value of a kind, let go once nothing else holds it (swept when the
+/// set has doubled since the last sweep, as texts are).
+#[derive(Debug)]
+struct Shared<T: ?Sized> {
+    set: HashSet<Arc<T>>,
+    swept: usize,
+}
+
+impl<T: ?Sized> Default for Shared<T> {
+    fn default() -> Self {
+        Shared {
+            set: HashSet::new(),
+            swept: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + std::hash::Hash + Eq> Shared<T> {
+    /// The shared copy of `value`; the set is swept once it holds twice what it held after the
+    /// last sweep, and at least `floor`.
+    fn one(&mut self, value: &Arc<T>, floor: usize) -> Arc<T> {
+        if let Some(shared) = self.set.get(value) {
             return shared.clone();
         }
-        if self.set.len() >= 2 * self.swept.max(1024) {
-            self.set.retain(|n| Arc::strong_count(n) > 1);
+        if self.set.len() >= 2 * self.swept.max(floor) {
+            self.set.retain(|v| Arc::strong_count(v) > 1);
             self.swept = self.set.len();
         }
-        self.set.insert(name.clone());
-        name.clone()
+        self.set.insert(value.clone());
+        value.clone()
     }
 }

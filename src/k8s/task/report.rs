@@ -67,7 +67,8 @@ pub(in crate::k8s) async fn read(http: &Http) -> Result<Option<Report>, Trouble>
         .await
         .ok()
         .flatten()
-        .flatten();
+        .flatten()
+        .map(std::sync::Arc::new);
     Ok(Some(report))
 }
 

@@ -185,3 +185,49 @@ fn every_cluster_s_report_shares_one_copy_of_each_text() {
     assert_eq!(entry.report.as_ref().unwrap().counts, counts);
     assert!(Arc::ptr_eq(&kind(&index, a), &kind(&index, b)));
 }
+
+#[test]
+fn clusters_reporting_the_same_controllers_share_one_list_of_them() {
+    let with = |controller: &str, ready: bool| {
+        let value = json!({"kind": "FluxReport", "spec": {"components": [
+            {"name": "source-controller", "image": "ghcr.io/fluxcd/source-controller:v1.7.0",
+             "ready": true, "status": "Current Deployment is available."},
+            {"name": controller, "image": format!("ghcr.io/fluxcd/{controller}:v1.7.0"),
+             "ready": ready, "status": "Current Deployment is available."}]}});
+        Report::read(&value, None, Timestamp::UNIX_EPOCH).unwrap()
+    };
+    let mut index = Index::new();
+    let ids: Vec<_> = ["a", "b", "c"]
+        .into_iter()
+        .map(|c| index.add_cluster(info(c, "w")))
+        .collect();
+    index.apply(at(
+        "a",
+        Change::Report(Some(Box::new(with("helm-controller", true)))),
+    ));
+    index.apply(at(
+        "b",
+        Change::Report(Some(Box::new(with("helm-controller", true)))),
+    ));
+    index.apply(at(
+        "c",
+        Change::Report(Some(Box::new(with("helm-controller", false)))),
+    ));
+    let list = |id| {
+        index
+            .cluster(id)
+            .unwrap()
+            .report
+            .clone()
+            .unwrap()
+            .components
+            .clone()
+    };
+    let (a, b, c) = (list(ids[0]), list(ids[1]), list(ids[2]));
+    assert_eq!(a.len(), 2);
+    assert!(Arc::ptr_eq(&a, &b), "the same controllers: one list");
+    // One controller not ready: a list of its own, its texts still the fleet's.
+    assert!(!Arc::ptr_eq(&a, &c));
+    assert!(!c[1].ready);
+    assert!(Arc::ptr_eq(&a[0].name, &c[0].name));
+}
