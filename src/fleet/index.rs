@@ -311,9 +311,7 @@ impl Index {
             Change::Added(_) | Change::Retired => {}
             Change::Report(report) => {
                 let report = report.map(|mut r| {
-                    r.share(&mut |t| names.shared(t));
-                    r.components = names.components(&r.components);
-                    r.instance = r.instance.as_ref().map(|i| names.instance(i));
+                    names.report(&mut r);
                     Arc::new(*r)
                 });
                 // A report read is news from the cluster, whatever it counts by.

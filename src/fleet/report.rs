@@ -78,6 +78,18 @@ pub struct Component {
     pub status: Option<Text>,
 }
 
+impl Component {
+    /// This controller with `share`'s copy of each of its texts.
+    pub fn shared(&self, share: &mut dyn FnMut(&Text) -> Text) -> Component {
+        Component {
+            name: share(&self.name),
+            version: self.version.as_ref().map(&mut *share),
+            ready: self.ready,
+            status: self.status.as_ref().map(share),
+        }
+    }
+}
+
 /// The objects of one kind on the cluster.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -127,6 +139,24 @@ pub struct Instance {
     pub suspended: bool,
 }
 
+impl Instance {
+    /// Replaces each of its texts by `share`'s copy of it.
+    pub fn share(&mut self, share: &mut dyn FnMut(&Text) -> Text) {
+        for t in [&mut self.namespace, &mut self.name] {
+            *t = share(t);
+        }
+        let rest = [
+            &mut self.wants,
+            &mut self.revision,
+            &mut self.reason,
+            &mut self.message,
+        ];
+        for t in rest.into_iter().flatten() {
+            *t = share(t);
+        }
+    }
+}
+
 /// Why an object is not a report fluxfleet can read.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum Error {
@@ -147,7 +177,9 @@ fn text(t: &doc::Text, max: usize) -> Option<Text> {
 }
 
 impl Report {
-    /// Replaces each of its texts by `share`'s copy of it.
+    /// Replaces each of its own texts by `share`'s copy of it: the cluster's counts, sync and
+    /// versions. Its list of controllers and its instance, the same on many clusters, are
+    /// shared whole by the index ([`Component::shared`], [`Instance::share`]).
     pub fn share(&mut self, share: &mut dyn FnMut(&Text) -> Text) {
         let mut texts: Vec<&mut Text> = Vec::new();
         let top = [
@@ -168,25 +200,8 @@ impl Report {
             let rest = [&mut sync.source, &mut sync.path, &mut sync.status];
             texts.extend(rest.into_iter().filter_map(Option::as_mut));
         }
-        if let Some(i) = &mut self.instance {
-            let i = Arc::make_mut(i);
-            texts.push(&mut i.namespace);
-            texts.push(&mut i.name);
-            let rest = [&mut i.wants, &mut i.revision, &mut i.reason, &mut i.message];
-            texts.extend(rest.into_iter().filter_map(Option::as_mut));
-        }
         for t in texts {
             *t = share(t);
-        }
-        if !self.components.is_empty() {
-            let mut components = self.components.to_vec();
-            for c in &mut components {
-                c.name = share(&c.name);
-                for t in [&mut c.version, &mut c.status].into_iter().flatten() {
-                    *t = share(t);
-                }
-            }
-            self.components = components.into();
         }
         // Read from JSON, a list keeps the room it grew into (sixteen for twelve kinds).
         self.reconcilers.shrink_to_fit();

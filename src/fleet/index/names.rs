@@ -4,7 +4,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::fleet::graph;
-use crate::fleet::report::{Component, Instance};
+use crate::fleet::report::{Component, Instance, Report};
 use crate::fleet::{FluxSummary, ObjectKey};
 
 /// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
@@ -75,20 +75,32 @@ impl Names {
         graph::upstream_with(o, &mut |t| self.text(t))
     }
 
-    /// The shared copy of `text` (a report's: the same controllers, kinds and versions on
-    /// every cluster).
-    pub(super) fn shared(&mut self, text: &Arc<str>) -> Arc<str> {
-        self.one(text)
-    }
-
-    /// The shared copy of a report's list of controllers (its texts shared first).
-    pub(super) fn components(&mut self, list: &Arc<[Component]>) -> Arc<[Component]> {
-        self.components.one(list, 64)
-    }
-
-    /// The shared copy of a report's instance (its texts shared first).
-    pub(super) fn instance(&mut self, instance: &Arc<Instance>) -> Arc<Instance> {
-        self.instances.one(instance, 64)
+    /// Shares what a report entering the index says: its texts, and its list of controllers
+    /// and its instance whole where another cluster's report said the same (found by their
+    /// contents first: a fleet on one release sends the same lists again and again, which are
+    /// then not copied to share their texts).
+    pub(super) fn report(&mut self, report: &mut Report) {
+        report.share(&mut |t| self.one(t));
+        report.components = match self.components.get(&report.components) {
+            Some(shared) => shared,
+            None => {
+                let list: Arc<[Component]> = report
+                    .components
+                    .iter()
+                    .map(|c| c.shared(&mut |t| self.one(t)))
+                    .collect();
+                self.components.one(&list, 64)
+            }
+        };
+        if let Some(mut instance) = report.instance.take() {
+            report.instance = Some(match self.instances.get(&instance) {
+                Some(shared) => shared,
+                None => {
+                    Arc::make_mut(&mut instance).share(&mut |t| self.one(t));
+                    self.instances.one(&instance, 64)
+                }
+            });
+        }
     }
 
     fn one(&mut self, name: &Arc<str>) -> Arc<str> {
@@ -114,6 +126,11 @@ impl<T: ?Sized> Default for Shared<T> {
 }
 
 impl<T: ?Sized + std::hash::Hash + Eq> Shared<T> {
+    /// The shared copy of what `value` holds, if there is one.
+    fn get(&self, value: &T) -> Option<Arc<T>> {
+        self.set.get(value).cloned()
+    }
+
     /// The shared copy of `value`; the set is swept once it holds twice what it held after the
     /// last sweep, and at least `floor`.
     fn one(&mut self, value: &Arc<T>, floor: usize) -> Arc<T> {

@@ -202,8 +202,8 @@ pub async fn get_json_accepting<T: DeserializeOwned>(
     Ok((read_json(response, BODY_LIMIT).await?, version))
 }
 
-/// GETs `path` and reads its body, at most `limit` bytes, with `seed` (which may borrow from it while it reads, and
-/// keep only part of it).
+/// GETs `path` and reads its body, at most `limit` bytes, with `seed` (which may borrow from it
+/// while it reads, and keep only part of it).
 pub async fn get_seeded_within<S, T>(
     http: &Http,
     path: &str,

@@ -44,10 +44,20 @@ pub struct Lean<IO> {
     /// Encrypted (records and alerts), not yet written.
     outgoing: Vec<u8>,
     out_at: usize,
-    /// The peer sent close_notify: once `plain` is read, reads end.
+    /// The peer closed (close_notify, or the end of its stream): once `plain` is read, reads
+    /// end.
     peer_closed: bool,
     /// Our close_notify is queued.
     closing: bool,
+}
+
+/// What to give rustls where it may send application data.
+#[derive(Clone, Copy)]
+enum Give<'a> {
+    Nothing,
+    /// At most one record of these bytes.
+    Data(&'a [u8]),
+    CloseNotify,
 }
 
 /// One state of rustls' state machine, as this stream acts on it.
@@ -57,23 +67,11 @@ enum Step {
     Data,
     /// The handshake needs more from the peer.
     Blocked,
-    /// Application data may be sent (nothing was given to send).
+    /// Application data may be sent (nothing was given).
     Writable,
-    /// So much of what was given was encrypted and queued.
+    /// So much of what was given was encrypted and queued (0 for close_notify).
     Wrote(usize),
     PeerClosed,
-    Closed,
-}
-
-/// What processing the records read so far gave.
-enum Progress {
-    /// Plaintext is ready to be read.
-    Data,
-    /// More bytes from the peer are needed.
-    More,
-    /// The handshake is done (only asked for while handshaking).
-    Ready,
-    /// The peer closed the connection cleanly.
     Closed,
 }
 
@@ -117,13 +115,19 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
 
     fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         loop {
-            let progress = self.process(true)?;
+            let step = self.process()?;
             // What the handshake queued goes before anything is awaited from the server.
             ready!(self.poll_send(cx))?;
-            match progress {
-                Progress::Ready => return Poll::Ready(Ok(())),
-                Progress::Data => {}
-                Progress::More => {
+            match step {
+                Step::Writable => return Poll::Ready(Ok(())),
+                Step::PeerClosed | Step::Closed => {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the TLS connection during its handshake",
+                    )));
+                }
+                Step::Data => {}
+                Step::Again | Step::Blocked | Step::Wrote(_) => {
                     if ready!(self.poll_fill(cx))? == 0 {
                         return Poll::Ready(Err(io::Error::new(
                             io::ErrorKind::UnexpectedEof,
@@ -131,35 +135,25 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
                         )));
                     }
                 }
-                Progress::Closed => {
-                    return Poll::Ready(Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the server closed the TLS connection during its handshake",
-                    )));
-                }
             }
         }
     }
 
-    /// Processes what was read until rustls needs more, has plaintext, or (`handshaking`) can
-    /// send application data.
-    fn process(&mut self, handshaking: bool) -> io::Result<Progress> {
+    /// Processes what was read until rustls needs more from the peer, has plaintext, the
+    /// peer closed, or application data may be sent.
+    fn process(&mut self) -> io::Result<Step> {
         loop {
-            return Ok(match self.step(None)? {
-                Step::Again => continue,
-                Step::Data => Progress::Data,
-                Step::Blocked => Progress::More,
-                Step::Writable if handshaking => Progress::Ready,
-                Step::Writable | Step::Wrote(_) => Progress::More,
-                Step::PeerClosed | Step::Closed => Progress::Closed,
-            });
+            match self.step(Give::Nothing)? {
+                Step::Again => {}
+                step => return Ok(step),
+            }
         }
     }
 
     /// One state of rustls' over what was read. Plaintext goes to `plain`; what rustls has to
     /// send (handshake messages, alerts, a key update's answer) is queued in `outgoing`, and so
-    /// is `write` encrypted (at most one record of it) when application data may be sent.
-    fn step(&mut self, write: Option<&[u8]>) -> io::Result<Step> {
+    /// is what `give` says, encrypted, when application data may be sent.
+    fn step(&mut self, give: Give<'_>) -> io::Result<Step> {
         let UnbufferedStatus { mut discard, state } =
             self.conn.process_tls_records(&mut self.incoming);
         let step = match state.map_err(invalid)? {
@@ -183,14 +177,20 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
                 Step::Again
             }
             ConnectionState::BlockedHandshake => Step::Blocked,
-            ConnectionState::WriteTraffic(mut traffic) => match write {
-                None => Step::Writable,
-                Some(data) => {
+            ConnectionState::WriteTraffic(mut traffic) => match give {
+                Give::Nothing => Step::Writable,
+                Give::Data(data) => {
                     let data = &data[..data.len().min(WRITE)];
                     queue(&mut self.outgoing, data.len() + 64, |out| {
                         traffic.encrypt(data, out).map_err(Short::from)
                     })?;
                     Step::Wrote(data.len())
+                }
+                Give::CloseNotify => {
+                    queue(&mut self.outgoing, 64, |out| {
+                        traffic.queue_close_notify(out).map_err(Short::from)
+                    })?;
+                    Step::Wrote(0)
                 }
             },
             ConnectionState::PeerClosed => Step::PeerClosed,
@@ -266,7 +266,7 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
     /// Encrypts up to one record of `data` into `outgoing`: how much it took.
     fn encrypt(&mut self, cx: &mut Context<'_>, data: &[u8]) -> io::Result<usize> {
         loop {
-            match self.step(Some(data))? {
+            match self.step(Give::Data(data))? {
                 Step::Wrote(n) => return Ok(n),
                 Step::Again => {}
                 // Records read but not yet asked for, or the peer's close: kept for the next
@@ -351,14 +351,14 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncRead for Lean<IO> {
             if this.take_plain(buf) || this.peer_closed {
                 return Poll::Ready(Ok(()));
             }
-            let progress = this.process(false)?;
+            let step = this.process()?;
             // What rustls answers on its own (a key update) goes out when the socket takes it.
             if let Poll::Ready(Err(e)) = this.poll_send(cx) {
                 return Poll::Ready(Err(e));
             }
-            match progress {
-                Progress::Data | Progress::Closed => {}
-                Progress::More | Progress::Ready => {
+            match step {
+                Step::Data | Step::PeerClosed | Step::Closed => {}
+                Step::Again | Step::Blocked | Step::Writable | Step::Wrote(_) => {
                     if ready!(this.poll_fill(cx))? == 0 {
                         // The end without close_notify: HTTP/2 frames say themselves whether
                         // they were cut, as for hyper-rustls.
@@ -400,15 +400,11 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> AsyncWrite for Lean<IO> {
         let this = self.get_mut();
         if !this.closing {
             this.closing = true;
-            let UnbufferedStatus { discard, state } =
-                this.conn.process_tls_records(&mut this.incoming);
-            // Closing: plaintext still unread is given up, as a closed socket gives it up.
-            if let Ok(ConnectionState::WriteTraffic(mut traffic)) = state {
-                let _ = queue(&mut this.outgoing, 64, |out| {
-                    traffic.queue_close_notify(out).map_err(Short::from)
-                });
+            // Records still unread are taken on the way (and given up, as a closed socket
+            // gives them up); a connection that cannot send one closes without it.
+            while let Ok(Step::Again | Step::Data | Step::PeerClosed) = this.step(Give::CloseNotify)
+            {
             }
-            this.discard(discard);
         }
         ready!(this.poll_send(cx))?;
         Pin::new(&mut this.io).poll_shutdown(cx)

@@ -187,14 +187,17 @@ fn every_cluster_s_report_shares_one_copy_of_each_text() {
 }
 
 #[test]
-fn clusters_reporting_the_same_controllers_share_one_list_of_them() {
+fn clusters_reporting_the_same_controllers_and_instance_share_one_copy_of_each() {
     let with = |controller: &str, ready: bool| {
         let value = json!({"kind": "FluxReport", "spec": {"components": [
             {"name": "source-controller", "image": "ghcr.io/fluxcd/source-controller:v1.7.0",
              "ready": true, "status": "Current Deployment is available."},
             {"name": controller, "image": format!("ghcr.io/fluxcd/{controller}:v1.7.0"),
              "ready": ready, "status": "Current Deployment is available."}]}});
-        Report::read(&value, None, Timestamp::UNIX_EPOCH).unwrap()
+        let instance = json!({"kind": "FluxInstance",
+            "metadata": {"namespace": "flux-system", "name": "flux"},
+            "spec": {"distribution": {"version": "2.7.x"}}});
+        Report::read(&value, Some(&instance), Timestamp::UNIX_EPOCH).unwrap()
     };
     let mut index = Index::new();
     let ids: Vec<_> = ["a", "b", "c"]
@@ -213,21 +216,20 @@ fn clusters_reporting_the_same_controllers_share_one_list_of_them() {
         "c",
         Change::Report(Some(Box::new(with("helm-controller", false)))),
     ));
-    let list = |id| {
-        index
-            .cluster(id)
-            .unwrap()
-            .report
-            .clone()
-            .unwrap()
-            .components
-            .clone()
-    };
-    let (a, b, c) = (list(ids[0]), list(ids[1]), list(ids[2]));
+    let report = |id| index.cluster(id).unwrap().report.clone().unwrap();
+    let (a, b, c) = (
+        report(ids[0]).components.clone(),
+        report(ids[1]).components.clone(),
+        report(ids[2]).components.clone(),
+    );
     assert_eq!(a.len(), 2);
     assert!(Arc::ptr_eq(&a, &b), "the same controllers: one list");
     // One controller not ready: a list of its own, its texts still the fleet's.
     assert!(!Arc::ptr_eq(&a, &c));
     assert!(!c[1].ready);
     assert!(Arc::ptr_eq(&a[0].name, &c[0].name));
+    // The instance that installed them, the same on every cluster: one copy.
+    let instance = |id| report(id).instance.clone().unwrap();
+    assert_eq!(instance(ids[0]).wants.as_deref(), Some("2.7.x"));
+    assert!(Arc::ptr_eq(&instance(ids[0]), &instance(ids[2])));
 }

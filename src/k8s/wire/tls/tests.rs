@@ -179,7 +179,10 @@ proptest::proptest! {
             let (mut lean, server) = connected().await;
             let (mut raw, _) = server.into_inner();
             // Half the time a record header the decrypting layer must judge.
-            let mut sent = if record_like { vec![0x17, 0x03, 0x03, 0x00, 0x40] } else { Vec::new() };
+            let mut sent = Vec::new();
+            if record_like {
+                sent.extend([0x17, 0x03, 0x03, 0x00, 0x40]);
+            }
             sent.extend(bytes);
             raw.write_all(&sent).await.unwrap();
             drop(raw);
