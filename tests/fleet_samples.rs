@@ -236,7 +236,7 @@ fn the_inventory_size_is_counted_where_the_kind_keeps_one() {
         ("helmrelease-v2beta1-ready-flux-2.0.yaml", None),
         ("gitrepository-ready.yaml", None),
     ] {
-        assert_eq!(summary(file).inventory, size, "{file}");
+        assert_eq!(summary(file).inventory(), size, "{file}");
     }
 }
 

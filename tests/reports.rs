@@ -54,7 +54,8 @@ async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
                     .iter()
                     .filter(|k| FluxKind::from_kind(&k.kind).is_some_and(|k| kinds.contains(&k)));
                 watched.fold((0, 0, 0), |(a, b, c), k| {
-                    (a + k.running, b + k.failing, c + k.suspended)
+                    let n = u64::from;
+                    (a + n(k.running), b + n(k.failing), c + n(k.suspended))
                 })
             });
             let wanted = c.operator.then(|| true_counts(c, &kinds));

@@ -85,7 +85,7 @@ async fn fixing_a_root_lets_what_it_held_back_recover_and_breaking_it_holds_them
         let c = live.index.cluster_named(&cluster).unwrap();
         // Those that depend on it directly say so; all of them are held back by it.
         held.iter().all(|k| {
-            matches!(c.graph.cause(k), Some(Cause::Blocked(roots)) if roots == &vec![root.clone()])
+            matches!(c.graph.cause(k), Some(Cause::Blocked(roots)) if roots[..] == [root.clone()])
         })
     })
     .await;

@@ -196,7 +196,7 @@ fn seen_handled(watch: &Watch, told: &[Handled], w: &Waiter, token: &str) -> boo
             .index
             .cluster(w.cluster)
             .and_then(|c| c.objects.get(&w.key))
-            .is_some_and(|o| o.last_handled_reconcile_at.as_deref() == Some(token)),
+            .is_some_and(|o| o.last_handled_reconcile_at() == Some(token)),
         Watch::Told(_) => told
             .iter()
             .any(|h| h.cluster == w.cluster && h.key == w.key),

@@ -447,7 +447,7 @@ pub(super) fn notice_handled(model: &mut Model) -> Vec<Effect> {
             .index
             .cluster(row.cluster)
             .and_then(|c| c.objects.get(&row.key))
-            .and_then(|o| o.last_handled_reconcile_at.as_deref());
+            .and_then(|o| o.last_handled_reconcile_at());
         if handled == Some(run.token.as_str()) {
             row.state = RunState::Handled;
             told.push(Effect::Handled {

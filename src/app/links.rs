@@ -82,7 +82,7 @@ pub fn links(cluster: &ClusterEntry, key: &ObjectKey) -> (Vec<Link>, usize) {
         }
     }
     let behind = match graph.cause(key) {
-        Some(Cause::Blocked(roots)) => roots.clone(),
+        Some(Cause::Blocked(roots)) => roots.to_vec(),
         Some(Cause::Cycle(objects)) => objects.iter().filter(|k| *k != key).cloned().collect(),
         _ => Vec::new(),
     };

@@ -221,7 +221,7 @@ fn group_of(cluster: &ClusterEntry, entry: &Entry) -> Option<GroupOf> {
     if entry.cycle {
         return match cluster.graph.cause(&entry.object)? {
             Cause::Cycle(objects) => Some(GroupOf::Cycle {
-                objects: objects.clone(),
+                objects: objects.to_vec(),
             }),
             _ => None,
         };

@@ -107,7 +107,7 @@ fn group_key(c: &ClusterEntry, root: &FluxSummary) -> (u64, Option<Vec<ObjectKey
             use std::hash::{Hash, Hasher};
             let mut h = std::collections::hash_map::DefaultHasher::new();
             cycle.hash(&mut h);
-            (h.finish(), Some(cycle.clone()))
+            (h.finish(), Some(cycle.to_vec()))
         }
         _ => (root.fingerprint, None),
     }

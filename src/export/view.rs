@@ -63,13 +63,13 @@ impl<'a> Object<'a> {
             generation: s.generation,
             observed_generation: s.observed_generation,
             last_transition_time: s.last_transition,
-            last_handled_reconcile_at: s.last_handled_reconcile_at.as_deref(),
-            reconcile_requested_at: s.requested_at.as_deref(),
+            last_handled_reconcile_at: s.last_handled_reconcile_at(),
+            reconcile_requested_at: s.requested_at(),
             source: s.source.as_deref(),
             depends_on: &s.depends_on,
-            inventory: s.inventory,
-            suspended_by: s.suspended_by.as_deref(),
-            suspend_reason: s.suspend_reason.as_deref(),
+            inventory: s.inventory(),
+            suspended_by: s.suspended_by(),
+            suspend_reason: s.suspend_reason(),
             rollout: s.rollout.as_deref(),
         }
     }

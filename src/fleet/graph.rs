@@ -11,7 +11,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
-use edges::Sorted;
+pub use edges::Sorted;
 pub use holds::Holds;
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
@@ -81,17 +81,21 @@ pub fn blocks(o: &FluxSummary) -> bool {
     o.ready != Some(Ready::True) && o.health != super::Health::NotApplicable
 }
 
-/// Why a not-ready object is not ready.
+/// Why a not-ready object is not ready. Its lists are boxed slices: a cluster keeps a cause for
+/// each of its not-ready objects, and a list grown by pushing kept room for four keys.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Cause {
     /// Nothing it depends on holds it back: it is a root cause.
     Root,
     /// Held back by these roots, up its chains (sorted, each once).
-    Blocked(Vec<ObjectKey>),
+    Blocked(Box<[ObjectKey]>),
     /// On a cycle of dependencies, or held back only by one: the objects of the cycle (sorted),
     /// which is reported and never followed. Behind several cycles, the first of them in order.
-    Cycle(Vec<ObjectKey>),
+    Cycle(Box<[ObjectKey]>),
 }
+
+/// The cause of each not-ready object of a cluster, by key.
+pub type Causes = Sorted<Cause>;
 
 impl Cause {
     /// What holds `key` back, where triage and `get --root-causes` count it: its roots; for a
@@ -107,36 +111,37 @@ impl Cause {
 }
 
 /// The cause of every not-ready object of one cluster, computed from scratch.
-pub fn causes(objects: &Objects) -> HashMap<ObjectKey, Cause> {
+pub fn causes(objects: &Objects) -> Causes {
     let up: HashMap<ObjectKey, Vec<ObjectKey>> = objects
         .iter()
         .map(|(k, o)| (k.clone(), upstream(o)))
         .collect();
-    let mut found = HashMap::new();
     let nodes: Vec<&ObjectKey> = objects
         .iter()
         .filter(|(_, o)| blocks(o))
         .map(|(k, _)| k)
         .collect();
-    solve(
+    let mut found = Causes::default();
+    found.extend(solve(
         &nodes,
         &|k| up.get(k).map_or(&[][..], Vec::as_slice),
         &|k| objects.get(k).is_some_and(|o| blocks(o)),
-        &mut found,
-    );
+        &found,
+    ));
     found
 }
 
 /// Solves the causes of `nodes` (objects that block, none with a cause yet), given the causes of
-/// every object that blocks outside them. Strongly connected parts of what blocks are found
-/// upstream first (Tarjan's, without recursion: a cluster's chains are untrusted and may be
-/// long), so each part is solved after everything it depends on.
+/// every object that blocks outside them (`known`); returns theirs. Strongly connected parts of
+/// what blocks are found upstream first (Tarjan's, without recursion: a cluster's chains are
+/// untrusted and may be long), so each part is solved after everything it depends on.
 fn solve<'a>(
     nodes: &[&ObjectKey],
     up: &dyn Fn(&ObjectKey) -> &'a [ObjectKey],
     blocking: &dyn Fn(&ObjectKey) -> bool,
-    causes: &mut HashMap<ObjectKey, Cause>,
-) {
+    known: &Causes,
+) -> HashMap<ObjectKey, Cause> {
+    let mut causes: HashMap<ObjectKey, Cause> = HashMap::with_capacity(nodes.len());
     let ids: HashMap<&ObjectKey, usize> = nodes.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let edges: Vec<Vec<usize>> = nodes
         .iter()
@@ -191,29 +196,33 @@ fn solve<'a>(
             if part.len() > 1 || edges[v].contains(&v) {
                 let mut cycle: Vec<ObjectKey> = part.iter().map(|w| nodes[*w].clone()).collect();
                 cycle.sort();
+                let cycle: Box<[ObjectKey]> = cycle.into();
                 for w in part {
                     causes.insert(nodes[w].clone(), Cause::Cycle(cycle.clone()));
                 }
             } else {
                 let key = nodes[v];
-                let cause = cause_behind(up(key), blocking, causes);
+                let cause = cause_behind(up(key), blocking, &|k| {
+                    causes.get(k).or_else(|| known.get(k))
+                });
                 causes.insert(key.clone(), cause);
             }
         }
     }
+    causes
 }
 
 /// The cause of an object on no cycle, from the causes of what it depends on: the roots up its
 /// chains; failing that, the first cycle it stands behind; failing that, itself.
-fn cause_behind(
+fn cause_behind<'a>(
     up: &[ObjectKey],
     blocking: &dyn Fn(&ObjectKey) -> bool,
-    causes: &HashMap<ObjectKey, Cause>,
+    causes: &dyn Fn(&ObjectKey) -> Option<&'a Cause>,
 ) -> Cause {
     let mut roots: Vec<ObjectKey> = Vec::new();
-    let mut cycle: Option<&Vec<ObjectKey>> = None;
+    let mut cycle: Option<&[ObjectKey]> = None;
     for u in up.iter().filter(|u| blocking(u)) {
-        match causes.get(u) {
+        match causes(u) {
             Some(Cause::Root) | None => roots.push(u.clone()),
             Some(Cause::Blocked(r)) => roots.extend(r.iter().cloned()),
             Some(Cause::Cycle(c)) => cycle = Some(cycle.map_or(c, |seen| seen.min(c))),
@@ -222,8 +231,8 @@ fn cause_behind(
     roots.sort();
     roots.dedup();
     match (roots.is_empty(), cycle) {
-        (false, _) => Cause::Blocked(roots),
-        (true, Some(c)) => Cause::Cycle(c.clone()),
+        (false, _) => Cause::Blocked(roots.into()),
+        (true, Some(c)) => Cause::Cycle(c.into()),
         (true, None) => Cause::Root,
     }
 }
@@ -236,7 +245,7 @@ pub struct Graph {
     up: Sorted<Box<[ObjectKey]>>,
     /// Who needs each object, whether it exists or not (a dependency may arrive later).
     down: Sorted<Vec<ObjectKey>>,
-    causes: HashMap<ObjectKey, Cause>,
+    causes: Causes,
 }
 
 impl Graph {
@@ -246,7 +255,7 @@ impl Graph {
     }
 
     /// The cause of every not-ready object.
-    pub fn causes(&self) -> &HashMap<ObjectKey, Cause> {
+    pub fn causes(&self) -> &Causes {
         &self.causes
     }
 
@@ -340,19 +349,20 @@ impl Graph {
 
     /// Every cause solved again.
     fn solve_all(&mut self, objects: &Objects) {
-        self.causes.clear();
+        self.causes = Causes::default();
         let nodes: Vec<&ObjectKey> = objects
             .iter()
             .filter(|(_, o)| blocks(o))
             .map(|(k, _)| k)
             .collect();
         let up = &self.up;
-        solve(
+        let solved = solve(
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
             &|k| objects.get(k).is_some_and(|o| blocks(o)),
-            &mut self.causes,
+            &self.causes,
         );
+        self.causes.extend(solved);
     }
 
     /// Gives back the room that adding edges one at a time left over.
@@ -409,17 +419,16 @@ impl Graph {
                 }
             }
         }
-        for k in &reached {
-            self.causes.remove(*k);
-        }
+        self.causes.retain(|k| !seen.contains(k));
         let nodes: Vec<&ObjectKey> = reached.into_iter().filter(|k| blocking(k)).collect();
         let up = &self.up;
-        solve(
+        let solved = solve(
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
             &blocking,
-            &mut self.causes,
+            &self.causes,
         );
+        self.causes.extend(solved);
     }
 }
 

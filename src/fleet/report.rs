@@ -96,9 +96,11 @@ impl Component {
 pub struct Reconciler {
     pub kind: Text,
     pub api_version: Text,
-    pub running: u64,
-    pub failing: u64,
-    pub suspended: u64,
+    /// Counts as u32 (a report is kept for every cluster, a list of a dozen of these in each):
+    /// what the operator writes above that is kept as `u32::MAX`.
+    pub running: u32,
+    pub failing: u32,
+    pub suspended: u32,
     /// Sources only: the artifacts' size, as the operator writes it (`2.1 MiB`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_size: Option<Text>,
@@ -256,7 +258,10 @@ impl Report {
             .take(MAX_ENTRIES)
             .filter_map(|r| {
                 let stats = r.stats.get();
-                let count = |n: Option<&Int>| n.and_then(unsigned).unwrap_or(0);
+                let count = |n: Option<&Int>| {
+                    n.and_then(unsigned)
+                        .map_or(0, |n| u32::try_from(n).unwrap_or(u32::MAX))
+                };
                 Some(Reconciler {
                     kind: text(&r.kind, limits::NAME)?,
                     api_version: text(&r.api_version, limits::NAME).unwrap_or_default(),
@@ -323,11 +328,10 @@ impl Report {
             if !kinds.contains(&kind) {
                 continue;
             }
-            let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
             let failing = r.failing.min(r.running);
-            counts.add_n(Health::Failed, n(failing));
-            counts.add_n(Health::Ready, n(r.running - failing));
-            counts.add_n(Health::Suspended, n(r.suspended));
+            counts.add_n(Health::Failed, failing);
+            counts.add_n(Health::Ready, r.running - failing);
+            counts.add_n(Health::Suspended, r.suspended);
         }
         counts
     }
@@ -351,7 +355,8 @@ impl Report {
     /// Objects running, failing and suspended, over every kind.
     pub fn totals(&self) -> (u64, u64, u64) {
         self.reconcilers.iter().fold((0, 0, 0), |(r, f, s), k| {
-            (r + k.running, f + k.failing, s + k.suspended)
+            let n = u64::from;
+            (r + n(k.running), f + n(k.failing), s + n(k.suspended))
         })
     }
 

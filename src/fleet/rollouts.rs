@@ -440,7 +440,7 @@ pub fn matrix<'a>(
             }
         }
     }
-    let inventory: Vec<Option<u32>> = copies.iter().map(|c| c.object.inventory).collect();
+    let inventory: Vec<Option<u32>> = copies.iter().map(|c| c.object.inventory()).collect();
     odd::mark(&mut places, &inventory);
     // `study` keeps the order of the copies: each place's cluster name is its copy's.
     let mut named: Vec<(Place, &str)> = places

@@ -77,8 +77,10 @@ pub enum Ready {
     Unknown,
 }
 
-/// What fluxfleet shows about one Flux object.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What fluxfleet shows about one Flux object. On the bus as one flat JSON object
+/// ([`wire`]).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "wire::Flat<'static>")]
 pub struct FluxSummary {
     pub key: ObjectKey,
     pub health: Health,
@@ -97,27 +99,58 @@ pub struct FluxSummary {
     pub observed_generation: Option<i64>,
     /// `lastTransitionTime` of the Ready condition.
     pub last_transition: Option<Timestamp>,
-    /// `status.lastHandledReconcileAt`: the last reconcile request token the controller handled.
-    pub last_handled_reconcile_at: Option<Box<str>>,
-    /// `reconcile.fluxcd.io/requestedAt`: the last reconcile request token written.
-    pub requested_at: Option<Box<str>>,
+    /// Reconcile request tokens and who suspended it, which few objects carry: boxed together
+    /// so that the rest keep no room for them (see [`Marks`]). None when it carries none.
+    pub marks: Option<Box<Marks>>,
     pub source: Option<Box<ObjectRef>>,
     pub depends_on: Box<[ObjectRef]>,
-    /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
-    /// (or this Flux version) keeps no inventory.
-    pub inventory: Option<u32>,
-    /// Who suspended it (`fluxfleet.dev/suspended-by`, or the Flux Operator's
-    /// `fluxcd.controlplane.io/suspendedBy`) and why (`fluxfleet.dev/suspend-reason`).
-    pub suspended_by: Option<Box<str>>,
-    pub suspend_reason: Option<Box<str>>,
+    /// Entries in `status.inventory` (see [`FluxSummary::inventory`]).
+    inventory: Option<Entries>,
     /// Which revision runs, which was tried, and since when: for the rollout view. None for
     /// kinds that deploy nothing (sources carry theirs in `revision`).
     pub rollout: Option<Box<Rollout>>,
     /// A hash of what makes two objects on different clusters fail the same way: kind,
     /// namespace, name, health, reason and message. Set by the index when the summary enters it
     /// (so that grouping 60,000 objects reads no strings); 0 before.
-    #[serde(skip)]
     pub fingerprint: u64,
+}
+
+/// What few objects carry, kept out of [`FluxSummary`] in one box: the index keeps a summary for
+/// every object (550,000 on a 100,000-cluster reader), and four texts inline were 64 of its 256
+/// bytes; without them it fits the allocator's 192-byte class.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Marks {
+    /// `status.lastHandledReconcileAt`: the last reconcile request token the controller handled.
+    pub last_handled_reconcile_at: Option<Box<str>>,
+    /// `reconcile.fluxcd.io/requestedAt`: the last reconcile request token written.
+    pub requested_at: Option<Box<str>>,
+    /// Who suspended it (`fluxfleet.dev/suspended-by`, or the Flux Operator's
+    /// `fluxcd.controlplane.io/suspendedBy`) and why (`fluxfleet.dev/suspend-reason`).
+    pub suspended_by: Option<Box<str>>,
+    pub suspend_reason: Option<Box<str>>,
+}
+
+impl Marks {
+    /// These marks boxed, or None when there are none.
+    fn boxed(self) -> Option<Box<Marks>> {
+        (self != Marks::default()).then(|| Box::new(self))
+    }
+}
+
+/// A count of entries, kept in four bytes with room for "none": `Option<u32>` takes eight, and
+/// with them a summary's three one-byte fields no longer share one word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entries(std::num::NonZeroU32);
+
+impl Entries {
+    /// Counts above `u32::MAX - 1` are kept as that.
+    fn new(n: u32) -> Entries {
+        Entries(std::num::NonZeroU32::MIN.saturating_add(n.min(u32::MAX - 1)))
+    }
+
+    fn get(self) -> u32 {
+        self.0.get() - 1
+    }
 }
 
 /// Why a JSON document cannot be summarised as a Flux object.
@@ -145,15 +178,19 @@ impl FluxSummary {
         arc(&mut self.reason, limits::REASON);
         arc(&mut self.message, limits::MESSAGE);
         arc(&mut self.revision, limits::SHORT);
-        for (t, max) in [
-            (&mut self.last_handled_reconcile_at, limits::SHORT),
-            (&mut self.requested_at, limits::SHORT),
-            (&mut self.suspended_by, limits::SHORT),
-            (&mut self.suspend_reason, limits::SUSPEND_REASON),
-        ] {
-            if let Some(text) = t.as_deref() {
-                *t = Some(bounded(text, max));
+        if let Some(marks) = self.marks.take() {
+            let mut marks = *marks;
+            for (t, max) in [
+                (&mut marks.last_handled_reconcile_at, limits::SHORT),
+                (&mut marks.requested_at, limits::SHORT),
+                (&mut marks.suspended_by, limits::SHORT),
+                (&mut marks.suspend_reason, limits::SUSPEND_REASON),
+            ] {
+                if let Some(text) = t.as_deref() {
+                    *t = Some(bounded(text, max));
+                }
             }
+            self.marks = marks.boxed();
         }
         if self.depends_on.len() > limits::DEPENDS_ON {
             self.depends_on = self.depends_on[..limits::DEPENDS_ON].into();
@@ -215,10 +252,18 @@ impl FluxSummary {
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),
             last_transition: ready.and_then(|c| c.last_transition_time.get()?.parse().ok()),
-            last_handled_reconcile_at: object
-                .status_text(|s| &s.last_handled_reconcile_at)
-                .map(short),
-            requested_at: object.annotation(annotations::REQUESTED_AT).map(short),
+            marks: Marks {
+                last_handled_reconcile_at: object
+                    .status_text(|s| &s.last_handled_reconcile_at)
+                    .map(short),
+                requested_at: object.annotation(annotations::REQUESTED_AT).map(short),
+                suspended_by: annotation(annotations::SUSPENDED_BY)
+                    .or_else(|| annotation(annotations::OPERATOR_SUSPENDED_BY))
+                    .map(short),
+                suspend_reason: annotation(annotations::SUSPEND_REASON)
+                    .map(|s| bounded(s, limits::SUSPEND_REASON)),
+            }
+            .boxed(),
             source: source_of(kind, object, namespace).map(Box::new),
             depends_on: object
                 .spec()
@@ -233,15 +278,45 @@ impl FluxSummary {
                 .unwrap_or_default(),
             inventory: status
                 .and_then(|s| s.inventory.0)
-                .map(|n| u32::try_from(n).unwrap_or(u32::MAX)),
-            suspended_by: annotation(annotations::SUSPENDED_BY)
-                .or_else(|| annotation(annotations::OPERATOR_SUSPENDED_BY))
-                .map(short),
-            suspend_reason: annotation(annotations::SUSPEND_REASON)
-                .map(|s| bounded(s, limits::SUSPEND_REASON)),
+                .map(|n| Entries::new(u32::try_from(n).unwrap_or(u32::MAX))),
             rollout: Rollout::of(kind, object).map(Box::new),
             fingerprint: 0,
         })
+    }
+
+    /// Entries in `status.inventory`: how many objects it applied and owns. None when the kind
+    /// (or this Flux version) keeps no inventory.
+    pub fn inventory(&self) -> Option<u32> {
+        self.inventory.map(Entries::get)
+    }
+
+    fn mark(&self, text: impl Fn(&Marks) -> &Option<Box<str>>) -> Option<&str> {
+        self.marks.as_deref().and_then(|m| text(m).as_deref())
+    }
+
+    /// `status.lastHandledReconcileAt`: the last reconcile request token the controller handled.
+    pub fn last_handled_reconcile_at(&self) -> Option<&str> {
+        self.mark(|m| &m.last_handled_reconcile_at)
+    }
+
+    /// `reconcile.fluxcd.io/requestedAt`: the last reconcile request token written.
+    pub fn requested_at(&self) -> Option<&str> {
+        self.mark(|m| &m.requested_at)
+    }
+
+    /// Who suspended it, from its annotations.
+    pub fn suspended_by(&self) -> Option<&str> {
+        self.mark(|m| &m.suspended_by)
+    }
+
+    /// Why, as whoever suspended it said.
+    pub fn suspend_reason(&self) -> Option<&str> {
+        self.mark(|m| &m.suspend_reason)
+    }
+
+    /// The marks, to change: boxed first when there are none.
+    pub fn marks_mut(&mut self) -> &mut Marks {
+        self.marks.get_or_insert_default()
     }
 
     /// "suspended by alice: flapping" — for a suspended object whose suspender is known.
@@ -249,8 +324,8 @@ impl FluxSummary {
         if !self.suspended {
             return None;
         }
-        let by = self.suspended_by.as_deref()?;
-        Some(match self.suspend_reason.as_deref() {
+        let by = self.suspended_by()?;
+        Some(match self.suspend_reason() {
             Some(reason) => format!("suspended by {by}: {reason}"),
             None => format!("suspended by {by}"),
         })
@@ -280,7 +355,7 @@ impl FluxSummary {
 
     /// Whether the last reconcile request written has been handled by the controller.
     pub fn reconcile_handled(&self) -> bool {
-        match (&self.requested_at, &self.last_handled_reconcile_at) {
+        match (self.requested_at(), self.last_handled_reconcile_at()) {
             (Some(requested), Some(handled)) => requested == handled,
             (Some(_), None) => false,
             (None, _) => true,
@@ -349,117 +424,5 @@ fn source_of(kind: FluxKind, object: &Object, namespace: &str) -> Option<ObjectR
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    /// The index keeps one boxed summary per object (200,000 at 10,000 clusters): at 296 bytes
-    /// each went into the allocator's 320-byte class; the source boxed brings it into the 256.
-    #[test]
-    #[cfg(target_pointer_width = "64")]
-    fn a_summary_fits_the_allocators_256_byte_class() {
-        assert!(std::mem::size_of::<FluxSummary>() <= 256);
-    }
-
-    #[test]
-    fn missing_name_is_an_error_and_everything_else_is_optional() {
-        let bare = json!({"metadata": {"name": "x"}});
-        let s = FluxSummary::of(FluxKind::Kustomization, &bare).unwrap();
-        assert_eq!(s.health, Health::Waiting);
-        assert_eq!(&*s.key.namespace, "");
-        assert_eq!(s.revision, None);
-        assert_eq!(
-            FluxSummary::of(FluxKind::Kustomization, &json!({"metadata": {}})),
-            Err(Error::NoName)
-        );
-        assert_eq!(
-            FluxSummary::from_object(&json!({"kind": "Deployment"})),
-            Err(Error::UnknownKind("Deployment".into()))
-        );
-    }
-
-    #[test]
-    fn malformed_fields_show_as_absent() {
-        let odd = json!({"metadata": {"name": "x", "generation": "two"},
-            "spec": {"dependsOn": "nope", "sourceRef": 3},
-            "status": {"conditions": {"type": "Ready"}, "observedGeneration": []}});
-        let s = FluxSummary::of(FluxKind::Kustomization, &odd).unwrap();
-        assert_eq!(s.generation, 0);
-        assert_eq!(s.observed_generation, None);
-        assert!(s.depends_on.is_empty());
-        assert_eq!(s.source, None);
-    }
-
-    #[test]
-    fn texts_from_the_server_are_bounded_and_overlong_names_refused() {
-        let huge = "x".repeat(100_000);
-        let deps: Vec<Value> = (0..1000)
-            .map(|i| json!({"name": format!("d{i}")}))
-            .collect();
-        let obj = json!({"metadata": {"name": "x", "annotations": {
-                "reconcile.fluxcd.io/requestedAt": huge, "fluxfleet.dev/suspend-reason": huge}},
-            "spec": {"dependsOn": deps, "sourceRef": {"kind": "GitRepository", "name": huge}},
-            "status": {"lastAppliedRevision": huge, "conditions": [{"type": "Ready",
-                "status": "False", "reason": huge, "message": format!("é{huge}")}]}});
-        let s = FluxSummary::of(FluxKind::Kustomization, &obj).unwrap();
-        assert_eq!(
-            s.message.as_deref().unwrap().chars().count(),
-            limits::MESSAGE
-        );
-        assert!(
-            s.message.as_deref().unwrap().starts_with("éx")
-                && s.message.as_deref().unwrap().ends_with('…')
-        );
-        assert_eq!(s.reason.as_deref().unwrap().chars().count(), limits::REASON);
-        assert_eq!(
-            s.revision.as_deref().unwrap().chars().count(),
-            limits::SHORT
-        );
-        assert_eq!(
-            s.requested_at.as_deref().unwrap().chars().count(),
-            limits::SHORT
-        );
-        assert_eq!(s.depends_on.len(), limits::DEPENDS_ON);
-        assert_eq!(s.source.unwrap().name.chars().count(), limits::NAME);
-        assert_eq!(&*bounded("short", 10), "short");
-        let long_name = json!({"metadata": {"name": huge}});
-        assert_eq!(
-            FluxSummary::of(FluxKind::Kustomization, &long_name),
-            Err(Error::NameTooLong)
-        );
-    }
-
-    #[test]
-    fn dependencies_default_to_the_object_namespace() {
-        let ks = json!({"metadata": {"name": "apps", "namespace": "flux-system"},
-            "spec": {"dependsOn": [{"name": "infra"}, {"name": "crds", "namespace": "base"}],
-                     "sourceRef": {"kind": "GitRepository", "name": "fleet"}}});
-        let s = FluxSummary::of(FluxKind::Kustomization, &ks).unwrap();
-        let deps: Vec<_> = s
-            .depends_on
-            .iter()
-            .map(|d| format!("{}/{}", d.namespace, d.name))
-            .collect();
-        assert_eq!(deps, ["flux-system/infra", "base/crds"]);
-        let source = s.source.unwrap();
-        assert_eq!(
-            (&*source.kind, &*source.namespace, &*source.name),
-            ("GitRepository", "flux-system", "fleet")
-        );
-    }
-
-    #[test]
-    fn a_reconcile_is_handled_when_the_tokens_match() {
-        let mut obj = json!({"metadata": {"name": "x", "annotations":
-            {"reconcile.fluxcd.io/requestedAt": "t2"}},
-            "status": {"lastHandledReconcileAt": "t1"}});
-        let s = FluxSummary::of(FluxKind::Kustomization, &obj).unwrap();
-        assert!(!s.reconcile_handled());
-        obj["status"]["lastHandledReconcileAt"] = json!("t2");
-        assert!(
-            FluxSummary::of(FluxKind::Kustomization, &obj)
-                .unwrap()
-                .reconcile_handled()
-        );
-    }
-}
+mod tests;
+mod wire;

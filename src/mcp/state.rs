@@ -238,7 +238,7 @@ impl Awaited {
             let handled = index
                 .cluster(a.cluster)
                 .and_then(|c| c.objects.get(&a.key))
-                .and_then(|o| o.last_handled_reconcile_at.as_deref())
+                .and_then(|o| o.last_handled_reconcile_at())
                 == Some(a.token.as_str());
             if handled {
                 let _ = a.tell.send(Handled {

@@ -134,7 +134,7 @@ fn facts(
                 .map_or("-".to_string(), |g| g.to_string());
             lines.push(field(
                 "inventory",
-                plain(o.inventory.map_or("-".to_string(), |n| {
+                plain(o.inventory().map_or("-".to_string(), |n| {
                     format!("{n} object{}", if n == 1 { "" } else { "s" })
                 })),
             ));
@@ -144,16 +144,11 @@ fn facts(
             ));
             lines.push(field(
                 "reconcile requested",
-                plain(o.requested_at.as_deref().unwrap_or("-").to_string()),
+                plain(o.requested_at().unwrap_or("-").to_string()),
             ));
             lines.push(field(
                 "last handled reconcile",
-                plain(
-                    o.last_handled_reconcile_at
-                        .as_deref()
-                        .unwrap_or("-")
-                        .to_string(),
-                ),
+                plain(o.last_handled_reconcile_at().unwrap_or("-").to_string()),
             ));
         }
     }

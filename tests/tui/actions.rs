@@ -133,7 +133,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
             .get(&target.key)
             .unwrap(),
     );
-    handled.last_handled_reconcile_at = Some(job.intent.token.as_str().into());
+    handled.marks_mut().last_handled_reconcile_at = Some(job.intent.token.as_str().into());
     let effects = update(
         &mut m,
         Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),

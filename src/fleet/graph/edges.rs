@@ -1,14 +1,16 @@
-//! A cluster's dependency edges, kept in sorted vectors: a cluster holds tens of objects, and a
-//! hash map's room for them (buckets at most seven-eighths full, in powers of two) cost about
-//! twice the edges themselves.
+//! A cluster's dependency edges and causes, kept in sorted vectors: a cluster holds tens of
+//! objects, and a hash map's room for them (buckets at most seven-eighths full, in powers of two)
+//! cost about twice the entries themselves.
+
+use std::collections::HashMap;
 
 use crate::fleet::ObjectKey;
 
 /// Keys to values, sorted by key; looked up by binary search. Inserting or removing shifts what
 /// follows (56 bytes an entry): cheap for a cluster's tens or hundreds of objects, and the graph
 /// replaces an entry where it stands when it can.
-#[derive(Debug)]
-pub(super) struct Sorted<V> {
+#[derive(Debug, PartialEq)]
+pub struct Sorted<V> {
     entries: Vec<(ObjectKey, V)>,
 }
 
@@ -25,8 +27,67 @@ impl<V> Sorted<V> {
         self.entries.binary_search_by(|(k, _)| k.cmp(key))
     }
 
-    pub(super) fn get(&self, key: &ObjectKey) -> Option<&V> {
+    pub fn get(&self, key: &ObjectKey) -> Option<&V> {
         self.position(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    /// Every entry, in the order of keys.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &V)> {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn contains_key(&self, key: &ObjectKey) -> bool {
+        self.position(key).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keeps the entries whose key `keep` says.
+    pub(super) fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
+        self.entries.retain(|(k, _)| keep(k));
+    }
+
+    /// Adds `more` (whose keys are not here yet, or replace what is) in one pass, room fitted:
+    /// inserting them one at a time shifts what follows each, which for the thousands of causes
+    /// a large cluster can solve at once is quadratic.
+    pub(super) fn extend(&mut self, more: HashMap<ObjectKey, V>) {
+        if more.len() <= 8 {
+            // A change solves a few: shifting is cheaper than a new vector.
+            for (key, value) in more {
+                self.insert(key, value);
+            }
+            return;
+        }
+        let mut more: Vec<(ObjectKey, V)> = more.into_iter().collect();
+        more.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let old = std::mem::take(&mut self.entries);
+        let mut merged = Vec::with_capacity(old.len() + more.len());
+        let (mut old, mut more) = (old.into_iter().peekable(), more.into_iter().peekable());
+        loop {
+            let next = match (old.peek(), more.peek()) {
+                (Some(a), Some(b)) => match a.0.cmp(&b.0) {
+                    std::cmp::Ordering::Less => old.next(),
+                    std::cmp::Ordering::Equal => {
+                        old.next();
+                        more.next()
+                    }
+                    std::cmp::Ordering::Greater => more.next(),
+                },
+                (Some(_), None) => old.next(),
+                (None, _) => more.next(),
+            };
+            match next {
+                Some(entry) => merged.push(entry),
+                None => break,
+            }
+        }
+        self.entries = merged;
     }
 
     pub(super) fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
@@ -74,6 +135,29 @@ impl<V> Sorted<V> {
     }
 }
 
+/// For tests, as a map's: `causes[&key]`.
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+impl<V> std::ops::Index<&ObjectKey> for Sorted<V> {
+    type Output = V;
+
+    fn index(&self, key: &ObjectKey) -> &V {
+        self.get(key).expect("no entry for the key")
+    }
+}
+
+impl<'a, V> IntoIterator for &'a Sorted<V> {
+    type Item = (&'a ObjectKey, &'a V);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (ObjectKey, V)>,
+        fn(&'a (ObjectKey, V)) -> (&'a ObjectKey, &'a V),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +193,24 @@ mod tests {
             ["a", "b", "c", "q", "x"]
         );
         assert_eq!(map.get(&key("a")), Some(&3));
+        map.retain(|k| &*k.name != "q");
+        map.extend(HashMap::from([(key("z"), 1), (key("b"), 2), (key("d"), 4)]));
+        assert_eq!(
+            map.iter().map(|(k, v)| (&*k.name, *v)).collect::<Vec<_>>(),
+            [("a", 3), ("b", 2), ("c", 10), ("d", 4), ("x", 2), ("z", 1)]
+        );
+        assert_eq!(map.len(), 6);
+        // Many at once are merged in one pass, replacing what was under the same key.
+        let many: HashMap<ObjectKey, u32> = (0..9)
+            .map(|i| (key(&format!("m{i}")), i))
+            .chain([(key("a"), 30)])
+            .collect();
+        map.extend(many);
+        assert_eq!(map.len(), 15);
+        assert_eq!(
+            (map[&key("a")], map[&key("m4")], map[&key("z")]),
+            (30, 4, 1)
+        );
+        assert!(map.iter().map(|(k, _)| k).is_sorted());
     }
 }

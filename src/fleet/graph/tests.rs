@@ -48,7 +48,7 @@ fn a_chain_is_blocked_by_its_first_failure_and_a_diamond_by_both_sides() {
     for blocked in ["configs", "apps", "payments"] {
         assert_eq!(
             found[&k(blocked)],
-            Cause::Blocked(vec![k("infra")]),
+            Cause::Blocked(Box::new([k("infra")])),
             "{blocked}"
         );
     }
@@ -62,7 +62,7 @@ fn a_chain_is_blocked_by_its_first_failure_and_a_diamond_by_both_sides() {
         ks("top", "False", &["left", "right"]),
     ]);
     let found = causes(&objects);
-    assert_eq!(found[&k("top")], Cause::Blocked(vec![k("base")]));
+    assert_eq!(found[&k("top")], Cause::Blocked(Box::new([k("base")])));
     // Two sides failing by themselves: both are top's roots.
     let objects = cluster(vec![
         git("True"),
@@ -73,7 +73,7 @@ fn a_chain_is_blocked_by_its_first_failure_and_a_diamond_by_both_sides() {
     let found = causes(&objects);
     assert_eq!(
         found[&k("top")],
-        Cause::Blocked(vec![k("left"), k("right")])
+        Cause::Blocked(Box::new([k("left"), k("right")]))
     );
     assert_eq!(found[&k("left")], Cause::Root);
 }
@@ -89,8 +89,11 @@ fn a_failing_source_is_the_root_and_ready_or_missing_ones_block_nothing() {
     let found = causes(&objects);
     let source = ObjectKey::new(FluxKind::GitRepository, "flux-system", "git");
     assert_eq!(found[&source], Cause::Root);
-    assert_eq!(found[&k("infra")], Cause::Blocked(vec![source.clone()]));
-    assert_eq!(found[&k("apps")], Cause::Blocked(vec![source]));
+    assert_eq!(
+        found[&k("infra")],
+        Cause::Blocked(Box::new([source.clone()]))
+    );
+    assert_eq!(found[&k("apps")], Cause::Blocked(Box::new([source])));
     // Ready objects have no cause.
     assert!(!found.contains_key(&k("ok")));
 }
@@ -118,7 +121,7 @@ fn a_helm_release_is_blocked_through_its_chart_by_the_chart_s_repository() {
     );
     let (repo_key, hr_key) = (repo.0.clone(), release.0.clone());
     let found = causes(&cluster(vec![repo, chart, release]));
-    assert_eq!(found[&hr_key], Cause::Blocked(vec![repo_key]));
+    assert_eq!(found[&hr_key], Cause::Blocked(Box::new([repo_key])));
 }
 
 #[test]
@@ -133,16 +136,16 @@ fn cycles_are_reported_and_never_followed() {
     ]);
     let found = causes(&objects);
     let cycle = vec![k("a"), k("b")];
-    assert_eq!(found[&k("a")], Cause::Cycle(cycle.clone()));
-    assert_eq!(found[&k("b")], Cause::Cycle(cycle.clone()));
-    assert_eq!(found[&k("c")], Cause::Cycle(cycle));
+    assert_eq!(found[&k("a")], Cause::Cycle(cycle.clone().into()));
+    assert_eq!(found[&k("b")], Cause::Cycle(cycle.clone().into()));
+    assert_eq!(found[&k("c")], Cause::Cycle(cycle.into()));
     assert_eq!(found[&k("d")], Cause::Root);
     // A self-dependency is a cycle of one.
     let found = causes_of_self();
-    assert_eq!(found[&k("self")], Cause::Cycle(vec![k("self")]));
+    assert_eq!(found[&k("self")], Cause::Cycle(Box::new([k("self")])));
 }
 
-fn causes_of_self() -> HashMap<ObjectKey, Cause> {
+fn causes_of_self() -> Causes {
     causes(&cluster(vec![git("True"), ks("self", "False", &["self"])]))
 }
 
@@ -176,9 +179,13 @@ fn overlapping_cycles_and_a_cycle_beside_a_root() {
     let found = causes(&objects);
     let knot = vec![k("a"), k("b"), k("c")];
     for member in ["a", "b", "c", "e"] {
-        assert_eq!(found[&k(member)], Cause::Cycle(knot.clone()), "{member}");
+        assert_eq!(
+            found[&k(member)],
+            Cause::Cycle(knot.clone().into()),
+            "{member}"
+        );
     }
-    assert_eq!(found[&k("d")], Cause::Blocked(vec![k("r")]));
+    assert_eq!(found[&k("d")], Cause::Blocked(Box::new([k("r")])));
 }
 
 #[test]
@@ -191,7 +198,7 @@ fn a_long_chain_from_a_hostile_cluster_is_solved_without_recursion() {
     let found = causes(&cluster(objects));
     assert_eq!(
         found[&k(&format!("n{}", n - 1))],
-        Cause::Blocked(vec![k("n0")])
+        Cause::Blocked(Box::new([k("n0")]))
     );
 }
 

@@ -38,7 +38,7 @@ pub fn halt(index: &Index, matrix: &Matrix, key: &ObjectKey, resume: bool) -> Re
         index
             .cluster(c)
             .and_then(|e| e.objects.get(key))
-            .is_some_and(|o| o.suspended && o.suspend_reason.as_deref() == Some(reason.as_str()))
+            .is_some_and(|o| o.suspended && o.suspend_reason() == Some(reason.as_str()))
     };
     let clusters: Vec<ClusterId> = matrix
         .places

@@ -58,7 +58,7 @@ mod tests {
                 "kubectl.kubernetes.io/last-applied-configuration": "{…}"}),
         );
         let s = summary(FluxKind::Kustomization, &ks);
-        assert_eq!(s.requested_at.as_deref(), Some("t1"));
+        assert_eq!(s.requested_at(), Some("t1"));
         assert_eq!(s.health, Health::Ready);
         let ag = object(
             "ArtifactGenerator",

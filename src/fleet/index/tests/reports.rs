@@ -141,7 +141,7 @@ fn a_summarized_cluster_holds_its_failures_uncounted_with_their_causes() {
     assert_eq!(entry.graph.cause(&repo), Some(&graph::Cause::Root));
     assert_eq!(
         entry.graph.cause(&app_key),
-        Some(&graph::Cause::Blocked(vec![repo.clone()]))
+        Some(&graph::Cause::Blocked(Box::new([repo.clone()])))
     );
     // The next look holds what it finds, and only that.
     index.apply(at("a", Change::Held(vec![summary(ks, "other", "False")])));

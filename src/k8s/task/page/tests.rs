@@ -103,8 +103,8 @@ fn a_page_counts_every_item_and_summarises_the_objects_among_them() {
     };
     assert_eq!(&*apps.key.name, "apps");
     assert!(apps.suspended);
-    assert_eq!(apps.requested_at.as_deref(), Some("t"));
-    assert_eq!(apps.inventory, Some(2));
+    assert_eq!(apps.requested_at(), Some("t"));
+    assert_eq!(apps.inventory(), Some(2));
 
     let next = read_slice(
         FluxKind::Kustomization,
@@ -140,7 +140,7 @@ fn arrays_are_counted_not_stored_and_what_is_kept_is_capped() {
     );
     assert_eq!(object.spec().unwrap().depends_on.0.len(), MAX_ITEMS);
     let summary = summarize(FluxKind::Kustomization, Some(&object)).unwrap();
-    assert_eq!(summary.inventory, Some(1_000_000));
+    assert_eq!(summary.inventory(), Some(1_000_000));
 }
 
 #[test]
