@@ -405,6 +405,17 @@ impl Graph {
     /// objects that block (a ready object stops the change: what is behind it sees it ready).
     fn recompute(&mut self, objects: &Objects, key: &ObjectKey) {
         let blocking = |k: &ObjectKey| objects.get(k).is_some_and(|o| blocks(o));
+        // Most changes are to an object nothing needs (and so on no cycle): its own cause is
+        // all there is to solve, from what it needs, without the search's sets and maps.
+        if self.down.get(key).is_none_or(Vec::is_empty) {
+            self.causes.remove(key);
+            if blocking(key) {
+                let causes = &self.causes;
+                let cause = cause_behind(self.upstream(key), &blocking, &|k| causes.get(k));
+                self.causes.insert(key.clone(), cause);
+            }
+            return;
+        }
         let mut reached: Vec<&ObjectKey> = vec![key];
         let mut seen: HashSet<&ObjectKey> = HashSet::from([key]);
         let mut i = 0;
