@@ -315,16 +315,22 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
             let twice: Vec<String> = owners
                 .values()
                 .filter(|s| s.phase == fluxfleet::fleet::Phase::Live)
+                // Each kind's watch, and the FluxReport's where the operator runs.
                 .filter(|s| {
                     stats["clusters"][&s.name]["openWatches"].as_u64()
-                        != Some(s.watching.len() as u64)
+                        != Some(s.watching.len() as u64 + u64::from(s.report.is_some()))
                 })
                 .map(|s| {
                     format!(
-                        "{}: {} watches for {} kinds",
+                        "{}: {} watches for {} kinds{}",
                         s.name,
                         stats["clusters"][&s.name]["openWatches"],
-                        s.watching.len()
+                        s.watching.len(),
+                        if s.report.is_some() {
+                            " and a report"
+                        } else {
+                            ""
+                        }
                     )
                 })
                 .collect();

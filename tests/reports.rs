@@ -70,6 +70,24 @@ async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
     .await;
 }
 
+/// Makes a ready Kustomization of `cluster` fail; how many of its objects failed before.
+fn break_a_kustomization(sim: &Sim, cluster: &TruthCluster) -> u64 {
+    let ks = cluster
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
+        .unwrap();
+    let failing_before = true_counts(cluster, &FluxKind::ALL).1;
+    assert!(sim.handle.set_ready(
+        &cluster.name,
+        fluxfleet_sim::facts::FluxKind::Kustomization,
+        &ks.namespace,
+        &ks.name,
+        false
+    ));
+    failing_before
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_running_the_operator_show_their_report_with_the_true_counts() {
     let sim = common::start_with(|c| {
@@ -99,22 +117,39 @@ async fn clusters_running_the_operator_show_their_report_with_the_true_counts() 
 
     // A Kustomization breaks: the operator's next report counts it, and fluxfleet reads it.
     let cluster = with[0];
-    let ks = cluster
-        .objects
-        .iter()
-        .find(|o| o.kind == "Kustomization" && !o.suspended && !o.health.is_failing())
-        .unwrap();
-    let failing_before = true_counts(cluster, &FluxKind::ALL).1;
-    assert!(sim.handle.set_ready(
-        &cluster.name,
-        fluxfleet_sim::facts::FluxKind::Kustomization,
-        &ks.namespace,
-        &ks.name,
-        false
-    ));
+    let failing_before = break_a_kustomization(&sim, cluster);
     until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
     let after = sim.handle.truth();
     let now = after.iter().find(|c| c.name == cluster.name).unwrap();
     assert!(true_counts(now, &FluxKind::ALL).1 > failing_before);
+    live.shutdown().await;
+}
+
+/// A watched cluster watches its FluxReport: with `report_interval` an hour, a report the
+/// operator writes again still arrives, because the watch brings it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_written_again_arrives_through_its_watch_without_reading_it_again() {
+    let sim = common::start_with(|c| {
+        c.clusters = 4;
+        c.operator = 1.0;
+        c.report_every = Duration::from_millis(300);
+    })
+    .await;
+    let mut settings = settings();
+    settings.report_interval = Duration::from_secs(3600);
+    let mut live = Session::kube(&fleet_of(&sim), &settings);
+    assert!(live.settle(Duration::from_secs(20)).await);
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+
+    let truth = sim.handle.truth();
+    let cluster = truth.iter().find(|c| c.operator).unwrap();
+    let failing_before = break_a_kustomization(&sim, cluster);
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+    let entry = live.index.cluster_named(&cluster.name).unwrap();
+    let failing: u64 = entry.report.as_ref().unwrap().totals().1;
+    assert!(
+        failing > failing_before,
+        "{failing} failing, {failing_before} before"
+    );
     live.shutdown().await;
 }

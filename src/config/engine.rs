@@ -22,7 +22,9 @@ pub struct Engine {
     pub max_objects: usize,
     /// How often management clusters are read again.
     pub discovery_interval: Duration,
-    /// How often each cluster's FluxReport is read, where the Flux Operator runs.
+    /// How often a summarized cluster is looked at (its FluxReport read, where the Flux
+    /// Operator runs); a watched cluster watches its FluxReport, and reads it again after this
+    /// long only where the watch cannot be held.
     pub report_interval: Duration,
     /// Which clusters have every object watched.
     pub watch: Watch,

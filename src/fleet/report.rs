@@ -16,7 +16,7 @@ use super::bounds::{bounded, limits};
 use super::object::Int;
 use super::{FluxKind, Health, HealthCounts};
 use doc::Status;
-pub use doc::{InstanceDoc, ReportDoc, first};
+pub use doc::{InstanceDoc, ReportDoc, first, first_versioned};
 
 pub mod doc;
 

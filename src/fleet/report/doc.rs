@@ -174,10 +174,29 @@ pub struct InstanceSpec<'a> {
 /// The first item of a list (the rest are read and dropped): what a
 /// `fieldSelector=metadata.name=flux&limit=1` list holds.
 pub fn first<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    Ok(first_versioned(d)?.1)
+}
+
+/// [`first`], with the list's `metadata.resourceVersion`: where a watch of it starts.
+pub fn first_versioned<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+    d: D,
+) -> Result<(Option<String>, Option<T>), D::Error> {
+    #[derive(Default, Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default, rename = "resourceVersion")]
+        resource_version: Text<'a>,
+    }
     #[derive(Deserialize)]
-    struct Items<T> {
+    struct Items<'a, T> {
+        #[serde(borrow, default)]
+        metadata: Lax<Meta<'a>>,
         #[serde(default = "Vec::new")]
         items: Vec<T>,
     }
-    Ok(Items::<T>::deserialize(d)?.items.into_iter().next())
+    let list = Items::<T>::deserialize(d)?;
+    let version = list
+        .metadata
+        .0
+        .and_then(|m| m.resource_version.get().map(str::to_owned));
+    Ok((version, list.items.into_iter().next()))
 }

@@ -89,7 +89,7 @@ pub(in crate::k8s) enum Attempt {
 pub(in crate::k8s) struct Connected {
     pub http: Http,
     pub served: Vec<Served>,
-    /// The Flux Operator's kinds are served: its report is read every `report_interval`.
+    /// The Flux Operator's kinds are served: its report is read, then watched.
     pub operator: bool,
     pub protocol: &'static str,
     /// When the exec credential runs out: reconnect before then.

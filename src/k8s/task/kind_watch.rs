@@ -30,7 +30,7 @@ use crate::k8s::wire::response::ResponseBody;
 
 /// The server ends a watch after this long (kube and client-go use about 5 minutes); it is then
 /// re-opened from the last resourceVersion seen.
-const WATCH_SECONDS: u32 = 290;
+pub(super) const WATCH_SECONDS: u32 = 290;
 /// A watch line longer than this is a misbehaving server, not a Flux object.
 const MAX_LINE: usize = 16 * 1024 * 1024;
 /// A watch that ran this long before it broke is resumed at once: it was a working watch, not a
@@ -293,34 +293,18 @@ impl KindWatch {
 
     /// The next complete line of the watch; None when the server ended it.
     async fn line(&mut self) -> Result<Option<Bytes>, Cut> {
-        loop {
-            match self.lines.next() {
-                Ok(Some(line)) => return Ok(Some(line)),
-                Ok(None) => {}
-                Err(TooLong) => {
-                    return Err(Cut::Refused(Trouble::garbage(
-                        "a watch event larger than 16 MiB",
-                    )));
-                }
-            }
-            let Some(body) = self.body.as_mut() else {
-                return Ok(None);
-            };
-            match body.frame().await {
-                Some(Ok(frame)) => {
-                    if let Ok(data) = frame.into_data() {
-                        self.lines.push(data);
-                    }
-                }
-                Some(Err(e)) => {
-                    let mut failure = Trouble::transport(&*e).into_failure();
-                    failure.message = format!("the watch broke: {}", failure.message);
-                    return Err(Cut::Broke(Trouble::Failed(failure)));
-                }
-                None => {
-                    self.lines = Lines::default();
-                    return Ok(None);
-                }
+        let Some(body) = self.body.as_mut() else {
+            return Ok(None);
+        };
+        match self.lines.read(body).await {
+            Ok(line) => Ok(line),
+            Err(Unread::TooLong) => Err(Cut::Refused(Trouble::garbage(
+                "a watch event larger than 16 MiB",
+            ))),
+            Err(Unread::Broke(e)) => {
+                let mut failure = Trouble::transport(&*e).into_failure();
+                failure.message = format!("the watch broke: {}", failure.message);
+                Err(Cut::Broke(Trouble::Failed(failure)))
             }
         }
     }
@@ -388,10 +372,11 @@ fn broke_often(trouble: Trouble, quick: u8) -> Trouble {
     Trouble::Failed(failure)
 }
 
-/// Splits a body arriving in frames into lines. Holds no buffer between lines: a frame is split
-/// where it lies, and only the start of a line still waiting for its end is copied.
+/// Splits a body arriving in frames into lines of at most `MAX` bytes. Holds no buffer between
+/// lines: a frame is split where it lies, and only the start of a line still waiting for its end
+/// is copied.
 #[derive(Default)]
-struct Lines {
+pub(super) struct Lines<const MAX: usize = MAX_LINE> {
     /// The unread rest of the last frame.
     frame: Bytes,
     /// The start of a line whose end has not arrived yet.
@@ -399,16 +384,48 @@ struct Lines {
 }
 
 #[derive(Debug, PartialEq)]
-struct TooLong;
+pub(super) struct TooLong;
 
-impl Lines {
+/// Why a body gave no line.
+pub(super) enum Unread {
+    /// A line longer than the lines' bound.
+    TooLong,
+    /// The body broke (reset, connection lost).
+    Broke(tower::BoxError),
+}
+
+impl<const MAX: usize> Lines<MAX> {
+    /// The next complete line of `body`, reading its frames as they come; None once the body
+    /// has ended (and the lines start afresh).
+    pub(super) async fn read(&mut self, body: &mut ResponseBody) -> Result<Option<Bytes>, Unread> {
+        loop {
+            match self.next() {
+                Ok(Some(line)) => return Ok(Some(line)),
+                Ok(None) => {}
+                Err(TooLong) => return Err(Unread::TooLong),
+            }
+            match body.frame().await {
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.push(data);
+                    }
+                }
+                Some(Err(e)) => return Err(Unread::Broke(e)),
+                None => {
+                    *self = Lines::default();
+                    return Ok(None);
+                }
+            }
+        }
+    }
+
     /// Call only once `next` has returned None: the previous frame is used up.
-    fn push(&mut self, frame: Bytes) {
+    pub(super) fn push(&mut self, frame: Bytes) {
         self.frame = frame;
     }
 
     /// The next complete, non-blank line; None when more frames are needed.
-    fn next(&mut self) -> Result<Option<Bytes>, TooLong> {
+    pub(super) fn next(&mut self) -> Result<Option<Bytes>, TooLong> {
         while let Some(end) = self.frame.iter().position(|b| *b == b'\n') {
             let mut line = self.frame.split_to(end + 1);
             line.truncate(end);
@@ -423,7 +440,7 @@ impl Lines {
             }
         }
         if !self.frame.is_empty() {
-            if self.partial.len() + self.frame.len() > MAX_LINE {
+            if self.partial.len() + self.frame.len() > MAX {
                 self.partial = Vec::new();
                 self.frame = Bytes::new();
                 return Err(TooLong);

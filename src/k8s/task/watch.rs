@@ -129,7 +129,7 @@ pub(in crate::k8s) async fn watch(
     // clones it per request.
     let http = Arc::new(http);
     let mut reports = if operator {
-        super::report::every(http.clone(), shared.report_interval).boxed()
+        super::report::watched(http.clone(), shared.report_interval).boxed()
     } else {
         futures::stream::pending().boxed()
     };

@@ -44,7 +44,7 @@ fn hostile_watch_lines_are_errors_or_events_never_panics() {
 }
 
 fn feed(frames: &[&str]) -> Vec<String> {
-    let mut lines = Lines::default();
+    let mut lines: Lines = Lines::default();
     let mut out = Vec::new();
     for frame in frames {
         lines.push(Bytes::from(frame.to_string()));
@@ -72,7 +72,7 @@ fn lines_are_whole_however_the_frames_cut_them() {
 
 #[test]
 fn nothing_is_kept_once_a_line_is_complete() {
-    let mut lines = Lines::default();
+    let mut lines: Lines = Lines::default();
     lines.push(Bytes::from_static(b"{\"a\""));
     assert_eq!(lines.next(), Ok(None));
     lines.push(Bytes::from_static(b":1}\n"));
@@ -83,7 +83,7 @@ fn nothing_is_kept_once_a_line_is_complete() {
 
 #[test]
 fn an_endless_line_is_refused() {
-    let mut lines = Lines::default();
+    let mut lines: Lines = Lines::default();
     let big = Bytes::from(vec![b'x'; MAX_LINE / 2 + 1]);
     lines.push(big.clone());
     assert_eq!(lines.next(), Ok(None));
