@@ -17,7 +17,7 @@ use serde::de::{DeserializeSeed, Deserializer};
 use tokio::time::Instant;
 
 use super::discovery::OPERATOR_GROUP;
-use super::kind_watch::{Lines, RAN_LONG_ENOUGH, WATCH_SECONDS};
+use super::kind_watch::{Lines, RAN_LONG_ENOUGH, Unread, WATCH_SECONDS};
 use super::page::WatchLine;
 use crate::fleet::report::{
     self, Instance, InstanceDoc, Report, ReportDoc, first, first_versioned,
@@ -199,7 +199,7 @@ impl Watch {
                 self.next = Next::Watch(version);
                 return None;
             }
-            Ok(None) | Err(()) => return None,
+            Ok(None) | Err(_) => return None,
         };
         // An event without a resourceVersion leaves the watch where it was.
         let at = |new: String| Next::Watch(if new.is_empty() { version.clone() } else { new });
@@ -234,7 +234,7 @@ impl Watch {
 
     /// The watch's next line; None when the server ended it, Err when it broke or sent a line
     /// longer than a report may be (the body is let go either way).
-    async fn line(&mut self) -> Result<Option<bytes::Bytes>, ()> {
+    async fn line(&mut self) -> Result<Option<bytes::Bytes>, Unread> {
         let Some(body) = self.body.as_mut() else {
             return Ok(None);
         };
@@ -242,7 +242,7 @@ impl Watch {
         if !matches!(read, Ok(Some(_))) {
             self.body = None;
         }
-        read.map_err(|_| ())
+        read
     }
 }
 
