@@ -124,14 +124,20 @@ pub(in crate::k8s) async fn watch(
         protocol,
         expires,
     } = connected;
-    // Where the Flux Operator runs, its report is read now and then every interval.
+    // Where the Flux Operator runs, its report is read now, then watched.
     // One service stack (~650 bytes) for the watches, the report and one-off reads alike: each
     // clones it per request.
     let http = Arc::new(http);
-    let mut reports = if operator {
-        super::report::watched(http.clone(), shared.report_interval).boxed()
-    } else {
-        futures::stream::pending().boxed()
+    let mut reports = match (operator, shared.list_only) {
+        (false, _) => futures::stream::pending().boxed(),
+        // A one-shot read reads the report once and watches nothing.
+        (true, true) => {
+            let http = http.clone();
+            futures::stream::once(async move { Box::pin(super::report::read(&http)).await })
+                .chain(futures::stream::pending())
+                .boxed()
+        }
+        (true, false) => super::report::watched(http.clone(), shared.report_interval).boxed(),
     };
     let mut reported = false;
     // The first picture of the cluster includes its report: syncing until it has been read.
