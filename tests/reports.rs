@@ -10,7 +10,7 @@ use std::time::Duration;
 use fluxfleet::config::{self, Config};
 use fluxfleet::fleet::FluxKind;
 use fluxfleet::session::Session;
-use fluxfleet_sim::TruthCluster;
+use fluxfleet_sim::{Faults, TruthCluster};
 
 use common::{Sim, fleet_of};
 
@@ -70,6 +70,17 @@ async fn until_reports_match(live: &mut Session, sim: &Sim, within: Duration) {
     .await;
 }
 
+/// A simulated fleet of `clusters`, a share `operator` of them running the Flux Operator, which
+/// writes its report every 300 ms.
+async fn reporting(clusters: usize, operator: f64) -> Sim {
+    common::start_with(|c| {
+        c.clusters = clusters;
+        c.operator = operator;
+        c.report_every = Duration::from_millis(300);
+    })
+    .await
+}
+
 /// Makes a ready Kustomization of `cluster` fail; how many of its objects failed before.
 fn break_a_kustomization(sim: &Sim, cluster: &TruthCluster) -> u64 {
     let ks = cluster
@@ -90,12 +101,7 @@ fn break_a_kustomization(sim: &Sim, cluster: &TruthCluster) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clusters_running_the_operator_show_their_report_with_the_true_counts() {
-    let sim = common::start_with(|c| {
-        c.clusters = 8;
-        c.operator = 0.5;
-        c.report_every = Duration::from_millis(300);
-    })
-    .await;
+    let sim = reporting(8, 0.5).await;
     let truth = sim.handle.truth();
     let with: Vec<&TruthCluster> = truth.iter().filter(|c| c.operator).collect();
     assert!(
@@ -129,12 +135,7 @@ async fn clusters_running_the_operator_show_their_report_with_the_true_counts() 
 /// operator writes again still arrives, because the watch brings it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_report_written_again_arrives_through_its_watch_without_reading_it_again() {
-    let sim = common::start_with(|c| {
-        c.clusters = 4;
-        c.operator = 1.0;
-        c.report_every = Duration::from_millis(300);
-    })
-    .await;
+    let sim = reporting(4, 1.0).await;
     let mut settings = settings();
     settings.report_interval = Duration::from_secs(3600);
     let mut live = Session::kube(&fleet_of(&sim), &settings);
@@ -151,5 +152,37 @@ async fn a_report_written_again_arrives_through_its_watch_without_reading_it_aga
         failing > failing_before,
         "{failing} failing, {failing_before} before"
     );
+    live.shutdown().await;
+}
+
+/// A report watch the server answers 410 Gone to (its history compacted again and again) and
+/// cuts every few hundred milliseconds still brings each rewrite: read again, watched again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_watch_sent_back_by_410_and_cut_still_brings_each_rewrite() {
+    let sim = reporting(3, 1.0).await;
+    let mut live = Session::kube(&fleet_of(&sim), &settings());
+    assert!(live.settle(Duration::from_secs(20)).await);
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+    let truth = sim.handle.truth();
+    let cluster = truth.iter().find(|c| c.operator).unwrap();
+    sim.handle.set_faults(
+        &cluster.name,
+        Faults {
+            flap: Some(Duration::from_millis(400)),
+            ..Faults::default()
+        },
+    );
+    for _ in 0..4 {
+        sim.handle.compact(&cluster.name);
+        live.pump(Duration::from_millis(250)).await;
+    }
+    let failing_before = break_a_kustomization(&sim, cluster);
+    for _ in 0..4 {
+        sim.handle.compact(&cluster.name);
+        live.pump(Duration::from_millis(250)).await;
+    }
+    until_reports_match(&mut live, &sim, Duration::from_secs(20)).await;
+    let entry = live.index.cluster_named(&cluster.name).unwrap();
+    assert!(entry.report.as_ref().unwrap().totals().1 > failing_before);
     live.shutdown().await;
 }
