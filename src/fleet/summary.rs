@@ -178,8 +178,7 @@ impl FluxSummary {
         arc(&mut self.reason, limits::REASON);
         arc(&mut self.message, limits::MESSAGE);
         arc(&mut self.revision, limits::SHORT);
-        if let Some(marks) = self.marks.take() {
-            let mut marks = *marks;
+        if let Some(marks) = self.marks.as_deref_mut() {
             for (t, max) in [
                 (&mut marks.last_handled_reconcile_at, limits::SHORT),
                 (&mut marks.requested_at, limits::SHORT),
@@ -190,7 +189,6 @@ impl FluxSummary {
                     *t = Some(bounded(text, max));
                 }
             }
-            self.marks = marks.boxed();
         }
         if self.depends_on.len() > limits::DEPENDS_ON {
             self.depends_on = self.depends_on[..limits::DEPENDS_ON].into();

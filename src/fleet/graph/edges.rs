@@ -53,41 +53,29 @@ impl<V> Sorted<V> {
         self.entries.retain(|(k, _)| keep(k));
     }
 
-    /// Adds `more` (whose keys are not here yet, or replace what is) in one pass, room fitted:
-    /// inserting them one at a time shifts what follows each, which for the thousands of causes
-    /// a large cluster can solve at once is quadratic.
+    /// Adds `more` (whose keys are not here yet, or replace what is), sorted in at once and room
+    /// fitted: inserting them one at a time shifts what follows each, which for the thousands of
+    /// causes a large cluster can solve at once is quadratic.
     pub(super) fn extend(&mut self, more: HashMap<ObjectKey, V>) {
         if more.len() <= 8 {
-            // A change solves a few: shifting is cheaper than a new vector.
+            // A change solves a few: shifting is cheaper than sorting everything.
             for (key, value) in more {
                 self.insert(key, value);
             }
             return;
         }
-        let mut more: Vec<(ObjectKey, V)> = more.into_iter().collect();
-        more.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let old = std::mem::take(&mut self.entries);
-        let mut merged = Vec::with_capacity(old.len() + more.len());
-        let (mut old, mut more) = (old.into_iter().peekable(), more.into_iter().peekable());
-        loop {
-            let next = match (old.peek(), more.peek()) {
-                (Some(a), Some(b)) => match a.0.cmp(&b.0) {
-                    std::cmp::Ordering::Less => old.next(),
-                    std::cmp::Ordering::Equal => {
-                        old.next();
-                        more.next()
-                    }
-                    std::cmp::Ordering::Greater => more.next(),
-                },
-                (Some(_), None) => old.next(),
-                (None, _) => more.next(),
-            };
-            match next {
-                Some(entry) => merged.push(entry),
-                None => break,
+        self.entries.extend(more);
+        // Stable: of two entries under one key, the one that was here comes first; the new one's
+        // value takes its place.
+        self.entries.sort_by(|a, b| a.0.cmp(&b.0));
+        self.entries.dedup_by(|new, old| {
+            let same = new.0 == old.0;
+            if same {
+                std::mem::swap(&mut new.1, &mut old.1);
             }
-        }
-        self.entries = merged;
+            same
+        });
+        self.entries.shrink_to_fit();
     }
 
     pub(super) fn keys(&self) -> impl Iterator<Item = &ObjectKey> {

@@ -282,12 +282,7 @@ impl KindWatch {
 
     async fn open(&self) -> Result<ResponseBody, Trouble> {
         let rv = self.resource_version.as_deref().unwrap_or_default();
-        let params = WatchParams::default().timeout(WATCH_SECONDS);
-        let uri = kube::core::Request::new(self.path())
-            .watch(&params, rv)
-            .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
-            .uri()
-            .to_string();
+        let uri = watch_uri(&self.path(), None, rv)?;
         Ok(api::get(&self.http, &uri).await?.into_body())
     }
 
@@ -348,6 +343,24 @@ impl KindWatch {
             other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
         })
     }
+}
+
+/// The URI of a watch of the collection at `path` from `version` (the server's, so escaped),
+/// with bookmarks, ended by the server after [`WATCH_SECONDS`]; only the objects `fields` selects.
+pub(super) fn watch_uri(
+    path: &str,
+    fields: Option<&str>,
+    version: &str,
+) -> Result<String, Trouble> {
+    let mut params = WatchParams::default().timeout(WATCH_SECONDS);
+    if let Some(fields) = fields {
+        params = params.fields(fields);
+    }
+    Ok(kube::core::Request::new(path)
+        .watch(&params, version)
+        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
+        .uri()
+        .to_string())
 }
 
 /// How reading a watch's lines failed.

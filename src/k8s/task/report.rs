@@ -17,7 +17,7 @@ use serde::de::{DeserializeSeed, Deserializer};
 use tokio::time::Instant;
 
 use super::discovery::OPERATOR_GROUP;
-use super::kind_watch::{Lines, RAN_LONG_ENOUGH, Unread, WATCH_SECONDS};
+use super::kind_watch::{Lines, RAN_LONG_ENOUGH, Unread, watch_uri};
 use super::page::WatchLine;
 use crate::fleet::report::{
     self, Instance, InstanceDoc, Report, ReportDoc, first, first_versioned,
@@ -248,11 +248,9 @@ impl Watch {
 
 /// Opens the watch of the report named `flux` from `version`, with bookmarks.
 async fn open(http: &Http, version: &str) -> Result<ResponseBody, Trouble> {
-    let path = format!(
-        "/apis/{OPERATOR_GROUP}/v1/fluxreports?fieldSelector=metadata.name%3Dflux&watch=true\
-         &allowWatchBookmarks=true&timeoutSeconds={WATCH_SECONDS}&resourceVersion={version}"
-    );
-    Ok(api::get(http, &path).await?.into_body())
+    let path = format!("/apis/{OPERATOR_GROUP}/v1/fluxreports");
+    let uri = watch_uri(&path, Some("metadata.name=flux"), version)?;
+    Ok(api::get(http, &uri).await?.into_body())
 }
 
 /// What one line of the report's watch says.
@@ -312,6 +310,22 @@ mod tests {
 
     fn at() -> Timestamp {
         "2026-11-23T10:00:00Z".parse().unwrap()
+    }
+
+    /// The resourceVersion comes from the server: a hostile one is a value in the watch's
+    /// query, never more of the query.
+    #[test]
+    fn the_report_s_watch_asks_for_the_report_named_flux_from_an_escaped_version() {
+        let uri = watch_uri(
+            "/apis/g/v1/fluxreports",
+            Some("metadata.name=flux"),
+            "7&watch=0#x",
+        )
+        .unwrap();
+        assert!(uri.contains("fieldSelector=metadata.name%3Dflux"), "{uri}");
+        assert!(uri.contains("allowWatchBookmarks=true"), "{uri}");
+        assert!(uri.contains("resourceVersion=7%26watch%3D0%23x"), "{uri}");
+        assert_eq!(uri.matches("watch=").count(), 1, "{uri}");
     }
 
     /// What each line of the report's watch says: the sample report as the operator wrote it,

@@ -133,7 +133,7 @@ pub(in crate::k8s) async fn watch(
         // A one-shot read reads the report once and watches nothing.
         (true, true) => {
             let http = http.clone();
-            futures::stream::once(async move { Box::pin(super::report::read(&http)).await })
+            futures::stream::once(async move { super::report::read(&http).await })
                 .chain(futures::stream::pending())
                 .boxed()
         }
