@@ -37,8 +37,15 @@ use super::conn::{
 use super::frame::{self, Head};
 use super::hpack;
 
-/// A connection that has heard nothing for this long is pinged...
-const KEEPALIVE: Duration = Duration::from_secs(30);
+/// A connection that has heard nothing for this long is pinged... An API server sends each
+/// watch a bookmark once a minute (kubernetes/kubernetes#90249), so a connection holding
+/// watches is never this quiet while its server is well; pinging sooner (client-go pings after
+/// 30 s) would ping every watched connection once a minute, two wake-ups and two TLS records
+/// each. A path to the server that died is found sooner, and without waking anyone, by the
+/// socket's TCP keep-alive, which is the dialer's to set (fluxfleet's: 30 s, then 2 probes 5 s
+/// apart); this ping finds what TCP cannot: a server, or a proxy in front of it, that still
+/// acknowledges segments but no longer answers.
+pub(crate) const KEEPALIVE: Duration = Duration::from_secs(75);
 /// ...and is dead when the ping goes unanswered for this long.
 const PING_TIMEOUT: Duration = Duration::from_secs(10);
 /// A connection without a request for this long closes (a later request opens another).

@@ -303,6 +303,34 @@ impl tower::Service<Uri> for H2Connector {
     }
 }
 
+/// A socket quiet for this long is probed by the kernel (TCP keep-alive)...
+const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
+/// ...again this often while the probes go unanswered...
+const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
+/// ...and the connection fails after this many unanswered, or when what was sent goes
+/// unacknowledged as long: 40 s after the path to a server died, as client-go's HTTP/2
+/// read-idle ping finds it (30 s and 15 s), but without waking the process or a TLS record
+/// either way. A server that acknowledges segments but no longer answers is found by the
+/// HTTP/2 client's own ping, later (`fluxfleet_h2`'s keep-alive).
+const TCP_KEEPALIVE_PROBES: u32 = 2;
+
+/// TCP to a server or to its proxy: no Nagle, the connect bounded, a dead path found by the
+/// kernel's keep-alive.
+fn dialer(connect_timeout: Duration) -> HttpConnector {
+    let mut http = HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(Some(connect_timeout));
+    http.set_keepalive(Some(TCP_KEEPALIVE));
+    http.set_keepalive_interval(Some(TCP_KEEPALIVE_INTERVAL));
+    http.set_keepalive_retries(Some(TCP_KEEPALIVE_PROBES));
+    #[cfg(any(target_os = "android", target_os = "fuchsia", target_os = "linux"))]
+    http.set_tcp_user_timeout(Some(
+        TCP_KEEPALIVE + TCP_KEEPALIVE_INTERVAL * TCP_KEEPALIVE_PROBES,
+    ));
+    http
+}
+
 /// Everything needed to build clients, shared by all clusters.
 pub struct Transport {
     pub tls: TlsCache,
@@ -324,11 +352,7 @@ impl Transport {
         let mut tls = self.tls.config_for(config, identity, protocol)?;
         // hyper-rustls sets ALPN itself (and refuses a config that already has it).
         tls.alpn_protocols.clear();
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_nodelay(true);
-        http.set_connect_timeout(Some(self.connect_timeout));
-        http.set_keepalive(Some(Duration::from_secs(60)));
+        let http = dialer(self.connect_timeout);
         let dial = match proxy {
             None => Dial::Direct(http),
             Some(Proxy {
@@ -406,6 +430,37 @@ impl Transport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A dead path to a server is found by the kernel in 40 s: the sockets the dialer makes
+    /// carry the keep-alive and the user timeout, not the system's defaults (2 h, then 9
+    /// probes 75 s apart).
+    #[tokio::test]
+    async fn the_dialer_finds_a_dead_path_through_tcp_keepalive() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri: Uri = format!("http://{}", listener.local_addr().unwrap())
+            .parse()
+            .unwrap();
+        let tcp = tower::Service::call(&mut dialer(Duration::from_secs(5)), uri)
+            .await
+            .unwrap()
+            .into_inner();
+        let socket = socket2::SockRef::from(&tcp);
+        assert!(socket.keepalive().unwrap());
+        assert_eq!(
+            socket.tcp_keepalive_time().unwrap(),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            socket.tcp_keepalive_interval().unwrap(),
+            Duration::from_secs(5)
+        );
+        assert_eq!(socket.tcp_keepalive_retries().unwrap(), 2);
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            socket.tcp_user_timeout().unwrap(),
+            Some(Duration::from_secs(40))
+        );
+    }
 
     #[test]
     fn aes_128_gcm_comes_first_and_no_suite_is_lost() {
