@@ -404,6 +404,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         Ok(())
     }
 
+    /// The server was heard from: the keep-alive waits from now. Moving a pending timer later
+    /// is one atomic store in tokio's timer (the wheel re-files it when its old time comes),
+    /// so a connection that hears bookmarks is not woken once a minute to move it. While a
+    /// ping is out only its answer counts.
+    pub(super) fn heard(&mut self) {
+        let now = Instant::now();
+        self.last_heard = now;
+        if self.ping.is_none() {
+            self.keepalive.as_mut().reset(now + KEEPALIVE);
+        }
+    }
+
     /// Keep-alive and idling; true when it queued a ping.
     fn tick(&mut self, cx: &mut Context<'_>) -> Result<bool, Fatal> {
         if self.keepalive.as_mut().poll(cx).is_pending() {

@@ -4,7 +4,6 @@
 use std::io;
 
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::Instant;
 
 use super::super::conn::{Broken, Opening, Why};
 use super::super::frame::{self, Head};
@@ -25,7 +24,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         }
         if self.ping == Some(payload) {
             self.ping = None;
-            self.last_heard = Instant::now();
+            self.heard();
             return Ok(());
         }
         // An answer to no ping of ours says nothing about the connection (h2 and Go ignore it).

@@ -5,7 +5,6 @@ use std::io;
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::Instant;
 
 use super::super::conn::{Broken, MAX_HEADER_BLOCK, Why};
 use super::super::frame::{self, Head};
@@ -152,7 +151,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         if data.is_empty() && !end_stream {
             self.idle_frame("an empty DATA frame")?;
         } else {
-            self.last_heard = Instant::now();
+            self.heard();
         }
         let active = &self.streams[at];
         active.stream.update(|cell| {
@@ -242,7 +241,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 );
                 return Ok(());
             }
-            self.last_heard = Instant::now();
+            self.heard();
             self.end_stream(id, None);
             return Ok(());
         }
@@ -278,7 +277,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                 return Ok(());
             }
         }
-        self.last_heard = Instant::now();
+        self.heard();
         let active = &mut self.streams[at];
         active.headed = true;
         active.expected = fields
