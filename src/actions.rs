@@ -1,5 +1,6 @@
-//! One action on many objects, for the TUI and for the headless commands alike: planning every
-//! target (the one place that decides refusals, in one order, with one wording, here), then
+//! One action on many objects, for every front door alike: the one guardrail that refuses a
+//! whole action (`guardrail.rs`), planning every target (the one place that decides a target's
+//! refusal, in one order, with one wording, here), then
 //! carrying the job out through the session's [`Writer`] ([`carry_out`]: `carry.rs` runs it,
 //! `schedule.rs` is its state machine), each outcome reported as it ends, the whole attempt
 //! appended to the audit journal.
@@ -15,25 +16,13 @@ use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
 use crate::session::{READ_ONLY_CLUSTER, Writer};
 
 mod carry;
+mod guardrail;
 mod progress;
 mod schedule;
 
 pub use carry::{Handled, JournalError, Watch, carry_out};
+pub use guardrail::{Refused, Request, admit, may_write, within_limits};
 pub use progress::{Progress, Update};
-
-/// Why nothing at all may be sent, before any target is looked at: guardrails that cannot be
-/// read exactly ([`crate::config::Config::writes_refused`]), then read-only mode (no grant).
-pub fn refusal(writes_refused: Option<&str>, granted: bool, verb: Verb) -> Option<String> {
-    if let Some(why) = writes_refused {
-        return Some(format!("nothing can {verb}: {why}"));
-    }
-    (!granted).then(|| {
-        format!(
-            "read-only: nothing can {verb} — start with --write, or set mode = \"write\" in [ui] \
-             of the config"
-        )
-    })
-}
 
 /// What may refuse a target.
 pub struct Guard<'a> {
@@ -183,6 +172,8 @@ pub struct Carry<'a> {
     /// What the user acted through, when not fluxfleet's own commands (`mcp:<client>`);
     /// journaled as `tool`.
     pub tool: Option<&'a str>,
+    /// Record a Kubernetes Event on each target changed (`[actions] events`).
+    pub events: bool,
 }
 
 #[cfg(test)]

@@ -36,6 +36,11 @@ pub struct Target {
     pub outcome: &'static str,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub message: String,
+    /// The Event the action left on the object: `recorded`, or why not (`not recorded:
+    /// forbidden: …`); absent when none was to be recorded (not done, or `[actions] events =
+    /// false`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
 }
 
 impl Target {
@@ -63,12 +68,25 @@ impl Target {
             name: String::new(),
             outcome: "",
             message: String::new(),
+            event: None,
         }
     }
 
     /// When the controller handled it, when that was seen.
     pub fn handled(mut self, at: Option<Timestamp>) -> Target {
         self.handled_at = at;
+        self
+    }
+
+    /// What became of the action's Event on the object, when one was to be recorded.
+    pub fn event(
+        mut self,
+        recorded: Option<&Result<(), crate::fleet::notice::NotRecorded>>,
+    ) -> Target {
+        self.event = recorded.map(|r| match r {
+            Ok(()) => "recorded".to_string(),
+            Err(why) => format!("not recorded: {why}"),
+        });
         self
     }
 
@@ -246,6 +264,7 @@ mod tests {
             name: "apps".into(),
             outcome: "",
             message: String::new(),
+            event: None,
         }
         .with(&Outcome::Forbidden("no".into()));
         for _ in 0..2 {

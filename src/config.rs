@@ -321,6 +321,7 @@ impl Config {
                 confirm_above: 10,
                 max_targets: 500,
                 deny: Vec::new(),
+                events: true,
             },
             rollout: Rollout {
                 rings: Default::default(),

@@ -13,6 +13,7 @@ pub mod history;
 pub mod incident;
 pub mod index;
 mod kind;
+pub mod notice;
 pub mod object;
 pub mod read;
 pub mod report;

@@ -10,6 +10,7 @@ pub mod http;
 mod page;
 mod proposing;
 mod state;
+mod strict;
 mod tools;
 mod workloads;
 mod writes;

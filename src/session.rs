@@ -316,6 +316,36 @@ impl Writer {
         reader.kubeconfig(cluster)
     }
 
+    /// [`Writer::apply`], recording `notice` as an Event on the target once its patch is
+    /// accepted (see [`crate::source::Write::apply_noting`]).
+    pub async fn apply_noting(
+        &self,
+        cluster: &ClusterInfo,
+        steps: &[Step],
+        waiting: (&str, Option<Duration>),
+        notice: &crate::fleet::notice::Notice,
+    ) -> (
+        Outcome,
+        Option<Result<(), crate::fleet::notice::NotRecorded>>,
+    ) {
+        if !self.permissions.writable(cluster) {
+            return (Outcome::Refused(READ_ONLY_CLUSTER.into()), None);
+        }
+        match self.of(cluster) {
+            Some(writer) => {
+                writer
+                    .apply_noting(&cluster.key, steps, waiting, notice)
+                    .await
+            }
+            None => (
+                Outcome::Refused(
+                    "where this cluster's state comes from, actions cannot be sent".into(),
+                ),
+                None,
+            ),
+        }
+    }
+
     /// Who `cluster` authenticates the actions as, where it says (see
     /// [`crate::source::Write::identity`]); asked only of clusters this session may write.
     pub async fn identity(&self, cluster: &ClusterInfo) -> Option<Arc<str>> {

@@ -15,6 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::config::WriteGrant;
 use crate::fleet::index::{Change, Event};
+use crate::fleet::notice::{NotRecorded, Notice};
 use crate::fleet::read::ReadError;
 use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::workload::Evidence;
@@ -113,6 +114,25 @@ pub trait Write: Send + Sync {
     /// Who `cluster` authenticates this source's requests as (`SelfSubjectReview`), where the
     /// cluster says; for the audit journal.
     fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>>;
+
+    /// [`Write::apply`], and once the last step (the target itself) is accepted, `notice` recorded
+    /// as a Kubernetes Event on it, so that the team sees it where it looks (`kubectl describe`,
+    /// `flux events`): the outcome, and what became of the Event when one was to be recorded. A
+    /// source that cannot record Events says so.
+    fn apply_noting<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        (token, wait): (&'a str, Option<Duration>),
+        notice: &'a Notice,
+    ) -> BoxFuture<'a, (Outcome, Option<Result<(), NotRecorded>>)> {
+        let _ = notice;
+        Box::pin(async move {
+            let outcome = self.apply(cluster, steps, token, wait).await;
+            let recorded = outcome.is_done().then_some(Err(NotRecorded::Unsupported));
+            (outcome, recorded)
+        })
+    }
 
     /// Reads `key` until its controller has handled `token` or `within` passes: only for an
     /// object no watch of the session covers.

@@ -133,6 +133,7 @@ where
         journal,
         proposals,
         concurrency: config.actions.concurrency,
+        events: config.actions.events,
         handled: None,
     };
     let result = run::run(

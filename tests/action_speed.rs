@@ -85,6 +85,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
         concurrency,
         journal: Some(&path),
         tool: None,
+        events: true,
     };
     let ended = Arc::new(Mutex::new(Vec::new()));
     let seen = ended.clone();

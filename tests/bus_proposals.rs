@@ -68,15 +68,16 @@ async fn a_proposal_on_the_bus_is_decided_by_a_teammate_and_acts_once() {
     assert_eq!(out.trim(), "[]", "beside Bob's journal there is none");
 
     // Bob approves: acted on once, journaled on his machine with both names.
-    let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
-    let before = mutating();
+    // PATCHes: each target also gets an Event recorded beside its patch.
+    let patches = || sim.handle.stats()["patchTotal"].as_u64().unwrap();
+    let before = patches();
     let kubeconfig_dir = kubeconfigs.to_str().unwrap();
     let mut approve = vec!["approve", id.as_str(), "--write", "--yes"];
     approve.extend(bus);
     approve.extend(["--kubeconfig-dir", kubeconfig_dir]);
     let (code, out, err) = as_person(bob.path(), &approve).await;
     assert_eq!(code, 0, "{out}\n{err}");
-    assert_eq!(mutating() - before, count, "one patch a target");
+    assert_eq!(patches() - before, count, "one patch a target");
     let lines = journal(bob.path());
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_proposal_journaled(&lines, &id);
@@ -85,7 +86,7 @@ async fn a_proposal_on_the_bus_is_decided_by_a_teammate_and_acts_once() {
     let (code, _, err) = as_person(alice.path(), &approve).await;
     assert_eq!(code, 1);
     assert!(err.contains("is approved"), "{err}");
-    assert_eq!(mutating() - before, count);
+    assert_eq!(patches() - before, count);
 
     // The assistant follows it to its outcomes.
     let status = call(&assistant, "proposal_status", json!({ "id": id }))

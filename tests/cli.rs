@@ -182,6 +182,7 @@ fn every_command_offers_only_the_options_it_uses() {
     let scope = ["workspace", "cluster", "namespace"];
     let act = [
         "status",
+        "all",
         "dry-run",
         "yes",
         "timeout",

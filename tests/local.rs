@@ -17,6 +17,7 @@ use common::truth;
 #[allow(dead_code)]
 mod hostile;
 
+mod action_events;
 mod action_speed;
 mod actions;
 mod alert;
@@ -27,6 +28,7 @@ mod docs;
 mod engine;
 mod exec_auth;
 mod fleet_samples;
+mod front_doors;
 mod get_cli;
 mod h2_hostile;
 mod hostile_bytes;
@@ -36,6 +38,7 @@ mod kubeconfig_forms;
 mod mcp;
 mod mcp_http;
 mod mcp_proposals;
+mod mcp_strict;
 mod mcp_writes;
 mod plugins;
 mod reports;

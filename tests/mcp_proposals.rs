@@ -62,6 +62,8 @@ async fn a_proposal_acts_once_when_a_person_approves_it_and_never_otherwise() {
     let data = data.path();
     let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
     let before = mutating();
+    let patches = || sim.handle.stats()["patchTotal"].as_u64().unwrap();
+    let patched = patches();
 
     let client = proposing(dir, data, &[]).await;
     let tools = client.list_all_tools().await.unwrap();
@@ -145,7 +147,8 @@ async fn a_proposal_acts_once_when_a_person_approves_it_and_never_otherwise() {
     assert_eq!(code, 0, "{out}\n{err}");
     assert_eq!(suspended_on(&sim, "apps"), 6);
     let sent = mutating();
-    assert_eq!(sent - before, 6, "one patch a target");
+    assert_eq!(patches() - patched, 6, "one patch a target");
+    assert_eq!(sent - before, 12, "and one Event a target");
     let lines = journal(data);
     assert_eq!(lines.len(), 2, "intent and outcome: {lines:?}");
     common::mcp::assert_proposal_journaled(&lines, &id);

@@ -564,6 +564,7 @@ async fn no_write_without_its_audit_record() {
     let args = [
         "suspend",
         "kustomization",
+        "--all",
         "--write",
         "--yes",
         "--kubeconfig-dir",

@@ -459,6 +459,8 @@ async fn a_proposal_approved_in_the_tui_acts_once_and_names_proposer_and_approve
     assistant.cancel().await.unwrap();
     let mutating = || sim.handle.stats()["mutatingTotal"].as_u64().unwrap();
     let before = mutating();
+    let patches = || sim.handle.stats()["patchTotal"].as_u64().unwrap();
+    let patched = patches();
 
     let (mut person, app, _) = session(config, inventory, Some(Mode::Write), Some(journal.clone()));
     let drive = async {
@@ -486,6 +488,11 @@ async fn a_proposal_approved_in_the_tui_acts_once_and_names_proposer_and_approve
     result.unwrap();
     assert_eq!(
         mutating() - before,
+        2 * count as u64,
+        "one patch and one Event a target, once"
+    );
+    assert_eq!(
+        patches() - patched,
         count as u64,
         "one patch a target, once"
     );

@@ -61,6 +61,7 @@ pub async fn carry_out(
         next_step: vec![0; job.targets.len()],
         identities: vec![None; job.targets.len()],
         handled_at: vec![None; job.targets.len()],
+        events: vec![None; job.targets.len()],
         ready: std::collections::VecDeque::new(),
         fresh: Vec::new(),
         waiting: Vec::new(),
@@ -106,8 +107,8 @@ pub async fn carry_out(
         }
         let deadline = run.waiting.iter().map(|w| w.deadline).min();
         tokio::select! {
-            Some((work, outcome, identity)) = in_flight.next(), if !in_flight.is_empty() => {
-                run.sent(work, outcome, identity, &mut report);
+            Some(sent) = in_flight.next(), if !in_flight.is_empty() => {
+                run.sent(sent, &mut report);
             }
             alive = async {
                 match observe.as_mut() {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::progress::{Progress, Update};
 use super::{Carry, Job, Target};
 use crate::audit;
+use crate::fleet::notice::{Notice, Who};
 use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
@@ -53,6 +54,27 @@ pub(super) enum SourceState {
     Failed(Outcome),
 }
 
+/// The Event `job` leaves on a target, sent as `identity` through `tool`.
+fn notice(job: &Job, identity: Option<&str>, tool: Option<&str>) -> Notice {
+    let intent = &job.intent;
+    let host = audit::local_host();
+    let who = Who {
+        user: &intent.user,
+        host: &host,
+        identity,
+        tool,
+        proposal: job.proposal.as_ref().map(|p| {
+            (
+                p.id.as_str(),
+                p.proposed_by.as_str(),
+                p.approved_by.as_str(),
+            )
+        }),
+        why: intent.reason.as_deref(),
+    };
+    Notice::of(intent.verb, &who)
+}
+
 /// Whether a watch of the session covers `w`'s object: its kind is watched on its cluster.
 pub(super) fn watched(index: &Index, w: &Waiter) -> bool {
     index.cluster(w.cluster).is_some_and(|c| {
@@ -75,6 +97,8 @@ pub(super) struct Executor<'j> {
     pub(super) identities: Vec<Option<Arc<str>>>,
     /// When each reconcile was seen handled.
     pub(super) handled_at: Vec<Option<jiff::Timestamp>>,
+    /// What became of each target's Event, once its own patch was accepted.
+    pub(super) events: Vec<Option<Recorded>>,
     pub(super) ready: std::collections::VecDeque<Work>,
     /// Requested, not yet routed to the watch or to a read (see the loop).
     pub(super) fresh: Vec<Waiter>,
@@ -85,7 +109,12 @@ pub(super) struct Executor<'j> {
     pub(super) watched: bool,
 }
 
-pub(super) type Sent = (Work, Outcome, Option<Arc<str>>);
+/// What a request came back with: its outcome, who the cluster saw send it, and — when it
+/// changed its target — what became of the target's Event.
+pub(super) type Sent = (Work, Outcome, Option<Arc<str>>, Option<Recorded>);
+
+/// Whether a target's Event was recorded.
+pub(super) type Recorded = Result<(), crate::fleet::notice::NotRecorded>;
 
 impl<'j> Executor<'j> {
     /// How long a requested reconcile (or a source) may take to be handled.
@@ -203,30 +232,45 @@ impl<'j> Executor<'j> {
                 (s.target, &self.steps(s.target)[s.step..=s.step])
             }
         };
+        // The target's own object is patched by this request (not only a source before it).
+        let own = match work {
+            Work::Whole { .. } => true,
+            Work::Patch { step, .. } => step + 1 == self.steps(target).len(),
+            Work::Source(_) => false,
+        };
+        let record = own && self.how.events;
+        let tool = self.how.tool;
         Box::pin(async move {
             let t = &job.targets[target];
             let Some(writer) = writer else {
-                return (work, Outcome::Refused("read-only".into()), None);
+                return (work, Outcome::Refused("read-only".into()), None, None);
             };
             let identity = writer.identity(&t.info).await;
             let wait = match work {
                 Work::Whole { .. } => wait,
                 _ => None,
             };
-            let outcome = writer.apply(&t.info, steps, &token, wait).await;
-            (work, outcome, identity)
+            if !record {
+                let outcome = writer.apply(&t.info, steps, &token, wait).await;
+                return (work, outcome, identity, None);
+            }
+            let notice = notice(job, identity.as_deref(), tool);
+            let waiting = (token.as_str(), wait);
+            let (outcome, event) = writer.apply_noting(&t.info, steps, waiting, &notice).await;
+            (work, outcome, identity, event)
         })
     }
 
     /// A request came back.
     pub(super) fn sent(
         &mut self,
-        work: Work,
-        outcome: Outcome,
-        identity: Option<Arc<str>>,
+        (work, outcome, identity, event): Sent,
         report: &mut impl FnMut(&Target, Update<'_>, &Progress),
     ) {
         let deadline = tokio::time::Instant::now() + self.wait();
+        if let (Some(event), Work::Whole { target } | Work::Patch { target, .. }) = (event, work) {
+            self.events[target] = Some(event);
+        }
         match work {
             Work::Whole { target } => {
                 self.identities[target] = identity;
@@ -417,7 +461,8 @@ impl<'j> Executor<'j> {
             .clone()
             .with(&outcome)
             .seen_as(self.identities[i].as_deref())
-            .handled(self.handled_at[i]);
+            .handled(self.handled_at[i])
+            .event(self.events[i].as_ref());
         report(t, Update::Ended(&outcome, &record), &self.progress);
         self.records[i] = Some(record);
     }

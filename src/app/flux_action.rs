@@ -156,13 +156,13 @@ pub(super) fn mark_stuck(model: &mut Model) {
 
 /// An action key: in read-only mode an explanation, else the confirmation.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    let refused = crate::actions::refusal(
+    let refused = crate::actions::may_write(
         model.settings.writes_refused.as_deref(),
         !model.settings.read_only,
         verb,
     );
-    if let Some(why) = refused {
-        model.flash = Some(why);
+    if let Err(why) = refused {
+        model.flash = Some(why.to_string());
         return;
     }
     let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
@@ -190,13 +190,13 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
 /// action.
 pub(super) fn halt(model: &mut Model, resume: bool) {
     let verb = if resume { Verb::Resume } else { Verb::Suspend };
-    let refused = crate::actions::refusal(
+    let refused = crate::actions::may_write(
         model.settings.writes_refused.as_deref(),
         !model.settings.read_only,
         verb,
     );
-    if let Some(why) = refused {
-        model.flash = Some(why);
+    if let Err(why) = refused {
+        model.flash = Some(why.to_string());
         return;
     }
     let View::Matrix { scope, key } = model.screen().view.clone() else {
@@ -226,13 +226,11 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
 
 /// More targets than one action may touch: said, and true.
 fn beyond_limit(model: &mut Model, n: usize) -> bool {
-    let limit = model.settings.actions.max_targets;
-    if n > limit {
-        model.flash = Some(format!(
-            "{n} objects: more than the {limit} one action may touch (actions.max_targets)"
-        ));
+    let refused = crate::actions::within_limits(n, &model.settings.actions);
+    if let Err(why) = &refused {
+        model.flash = Some(why.to_string());
     }
-    n > limit
+    refused.is_err()
 }
 
 /// Asks for the confirmation of `verb` on `targets`; a suspension asks why, unless `reason`

@@ -24,13 +24,13 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         model.flash = Some("no proposal to approve".into());
         return Vec::new();
     };
-    let refused = crate::actions::refusal(
+    let refused = crate::actions::may_write(
         model.settings.writes_refused.as_deref(),
         !model.settings.read_only,
         p.action,
     );
-    if let Some(why) = refused {
-        model.flash = Some(why);
+    if let Err(why) = refused {
+        model.flash = Some(why.to_string());
         return Vec::new();
     }
     let status = p.status(model.now);

@@ -18,6 +18,10 @@ use crate::fleet::verbs::Verb;
 pub struct ActArgs {
     #[command(flatten)]
     pub select: Selectors,
+    /// Every object the other selectors pick across the whole fleet: needed when they name no
+    /// workspace, cluster, namespace or name.
+    #[arg(long)]
+    pub all: bool,
     /// Print the targets and the patches; send nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -84,9 +88,12 @@ impl ActArgs {
     pub fn request(&self, verb: Verb, reason: Option<String>) -> Result<act::Request, Usage> {
         Ok(act::Request {
             sources: self.fleet.sources(self.watch_mode),
-            filter: self.select.filter()?,
-            verb,
-            reason,
+            action: crate::actions::Request {
+                verb,
+                filter: self.select.filter()?,
+                all: self.all,
+                reason,
+            },
             mode: self.mode.mode(),
             dry_run: self.dry_run,
             yes: self.yes,

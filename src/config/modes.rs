@@ -153,6 +153,14 @@ pub struct Actions {
     /// Objects no action may touch.
     #[serde(default)]
     pub deny: Vec<DenyRule>,
+    /// Each action also records a Kubernetes Event on its target, saying who, through what and
+    /// why.
+    #[serde(default = "recorded")]
+    pub events: bool,
+}
+
+fn recorded() -> bool {
+    true
 }
 
 /// Refuses every target it matches: all the fields it names match (globs: `*`, `?`; any letter

@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::Filter;
 use super::opening::fleet;
 use super::request::exit;
 use super::table::Table;
@@ -22,9 +21,8 @@ use crate::session::resolve::Sources;
 #[derive(Clone, Debug)]
 pub struct Request {
     pub sources: Sources,
-    pub filter: Filter,
-    pub verb: Verb,
-    pub reason: Option<String>,
+    /// The action, as every front door asks it.
+    pub action: crate::actions::Request,
     /// `--write` / `--read-only` over the config's mode.
     pub mode: Option<Mode>,
     pub dry_run: bool,
@@ -64,49 +62,43 @@ pub async fn act(request: Request) -> u8 {
     let mut config = opened.config;
     let infos = opened.fleet.clusters();
     let (grant, permissions) = config.writable(request.mode, &infos);
-    let refused = crate::actions::refusal(
+    let refused = crate::actions::may_write(
         config.writes_refused().as_deref(),
         grant.is_some(),
-        request.verb,
+        request.action.verb,
     );
-    if let Some(why) = refused.filter(|_| !request.dry_run) {
+    if let (Err(why), false) = (&refused, request.dry_run) {
         eprintln!("error: {why}; nothing was sent (--dry-run shows the targets)");
         return exit::USAGE;
     }
-    watch_kinds(&mut config, request.filter.kind, request.verb);
+    let action = &request.action;
+    watch_kinds(&mut config, action.filter.kind, action.verb);
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     if !live.settle(request.timeout).await {
         eprintln!(
             "warning: not every cluster answered within the timeout; acting on those that did"
         );
     }
-    let intent = Intent {
-        verb: request.verb,
-        user: audit::local_user(),
-        reason: request.reason.clone(),
-        token: Timestamp::now().to_string(),
-    };
+    let intent = action.intent(audit::local_user(), Timestamp::now().to_string());
     let guard = Guard {
         actions: &config.actions,
         // A dry run in read-only mode shows what would be sent with writes enabled.
         permissions: grant.is_some().then_some(&permissions),
     };
-    let objects = crate::fleet::filter::selected(&live.index, &request.filter);
-    let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
-    if targets.is_empty() {
-        eprintln!("error: no Flux object matches");
-        live.shutdown().await;
-        return exit::ERROR;
-    }
-    let max = config.actions.max_targets;
-    if targets.len() > max {
-        eprintln!(
-            "error: {} objects match, more than the {max} allowed at once (actions.max_targets)",
-            targets.len()
-        );
-        live.shutdown().await;
-        return exit::USAGE;
-    }
+    let admitted = action
+        .select(&live.index)
+        .and_then(|objects| crate::actions::admit(&live.index, objects, &intent, &guard));
+    let targets = match admitted {
+        Ok(targets) => targets,
+        Err(refused) => {
+            eprintln!("error: {refused}; nothing was sent");
+            live.shutdown().await;
+            return match refused.is_usage() {
+                true => exit::USAGE,
+                false => exit::ERROR,
+            };
+        }
+    };
     let tally = crate::actions::Tally::of(&targets);
     if request.dry_run {
         let code = print_plan(&targets, &intent, tally);
@@ -115,7 +107,7 @@ pub async fn act(request: Request) -> u8 {
     }
     let asking = Asking {
         yes: request.yes,
-        verb: request.verb,
+        verb: action.verb,
         confirm_above: config.actions.confirm_above,
         even_one: false,
     };
@@ -129,6 +121,7 @@ pub async fn act(request: Request) -> u8 {
     let sending = Sending {
         timeout: request.timeout,
         concurrency: config.actions.concurrency,
+        events: config.actions.events,
         ndjson: request.output == super::request::Output::Ndjson,
     };
     let job = crate::actions::Job {
@@ -147,6 +140,8 @@ pub(crate) struct Sending {
     /// For each reconcile to be handled.
     pub timeout: Duration,
     pub concurrency: usize,
+    /// Record an Event on each target changed (`[actions] events`).
+    pub events: bool,
     /// Each outcome as an NDJSON line as it ends, instead of a table at the end.
     pub ndjson: bool,
 }
@@ -172,6 +167,7 @@ pub(crate) async fn send_job(
         concurrency: sending.concurrency,
         journal: journal.as_deref(),
         tool: None,
+        events: sending.events,
     };
     send(&job, how, live, (tally, sending.ndjson)).await
 }
@@ -293,7 +289,7 @@ fn print_results(results: &[audit::Target]) {
 
 /// `--dry-run`: the targets and what each would get.
 fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally) -> u8 {
-    if let Err(code) = print_targets(targets) {
+    if let Err(code) = print_targets(targets, &mut io::stdout()) {
         return code;
     }
     let what = tally.describe(intent.verb);
@@ -305,8 +301,8 @@ fn print_plan(targets: &[Target], intent: &Intent, tally: crate::actions::Tally)
     exit::OK
 }
 
-/// The targets and what each would get, as a table on stdout.
-pub(crate) fn print_targets(targets: &[Target]) -> Result<(), u8> {
+/// The targets and what each would get, as a table on `out`.
+pub(crate) fn print_targets(targets: &[Target], out: &mut dyn Write) -> Result<(), u8> {
     let mut t = Table::new(vec![
         "WORKSPACE",
         "CLUSTER",
@@ -326,8 +322,7 @@ pub(crate) fn print_targets(targets: &[Target]) -> Result<(), u8> {
             target.would(),
         ]);
     }
-    let mut out = io::stdout();
-    super::request::finish(t.write(&mut out).and_then(|()| out.flush()))
+    super::request::finish(t.write(out).and_then(|()| out.flush()))
 }
 
 /// What confirming an action asks.

@@ -155,13 +155,13 @@ pub async fn approve(request: Approve) -> u8 {
     };
     let mut config = opened.config;
     let (grant, permissions) = config.writable(request.mode, &opened.fleet.clusters());
-    let refused = crate::actions::refusal(
+    let refused = crate::actions::may_write(
         config.writes_refused().as_deref(),
         grant.is_some(),
         proposal.action,
     );
-    let (Some(grant), None) = (grant, refused.as_ref()) else {
-        let why = refused.unwrap_or_default();
+    let (Some(grant), Ok(())) = (grant, &refused) else {
+        let why = refused.err().map(|r| r.to_string()).unwrap_or_default();
         eprintln!("error: {why}; proposal {} stays pending", proposal.id);
         return exit::USAGE;
     };
@@ -193,6 +193,11 @@ pub async fn approve(request: Approve) -> u8 {
             return exit::ERROR;
         }
     };
+    if let Err(refused) = crate::actions::within_limits(objects.len(), &config.actions) {
+        eprintln!("error: {refused}; proposal {} stays pending", proposal.id);
+        live.shutdown().await;
+        return exit::USAGE;
+    }
     let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
     let approver = audit::local_user();
     if let Some(changed) = proposal.changes(&targets) {
@@ -215,7 +220,12 @@ pub async fn approve(request: Approve) -> u8 {
         return exit::ERROR;
     }
     let tally = Tally::of(&targets);
-    if let Err(code) = act::print_targets(&targets) {
+    // What is approved, shown to the person; on stderr when stdout is NDJSON for a program.
+    let shown = match request.output {
+        Output::Ndjson => act::print_targets(&targets, &mut std::io::stderr()),
+        _ => act::print_targets(&targets, &mut std::io::stdout()),
+    };
+    if let Err(code) = shown {
         live.shutdown().await;
         return code;
     }
@@ -248,6 +258,7 @@ pub async fn approve(request: Approve) -> u8 {
     let sending = act::Sending {
         timeout: request.timeout,
         concurrency: config.actions.concurrency,
+        events: config.actions.events,
         ndjson: request.output == Output::Ndjson,
     };
     let job = crate::actions::Job {

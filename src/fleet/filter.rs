@@ -47,7 +47,7 @@ impl Status {
 }
 
 /// Which clusters and objects to show.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Filter {
     pub kind: Option<FluxKind>,
     pub name: Option<String>,
@@ -59,6 +59,15 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether it names a place — a workspace, clusters, a namespace or a name — rather than
+    /// the whole fleet (a kind or a status alone picks across every cluster).
+    pub fn names_a_place(&self) -> bool {
+        self.workspace.is_some()
+            || !self.clusters.is_empty()
+            || self.namespace.is_some()
+            || self.name.is_some()
+    }
+
     pub fn workspace(&self, workspace: &WorkspaceEntry) -> bool {
         self.workspace.as_ref().is_none_or(|w| *w == workspace.name)
     }

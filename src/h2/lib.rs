@@ -1,6 +1,7 @@
 //! fluxfleet's own HTTP/2 client, under every cluster's watches: a crate of its own, so that
 //! what we own instead of the h2 crate is built, tested and fuzzed where everyone can see it
-//! (`cargo test -p fluxfleet-h2`; the fuzz targets in `fuzz.rs`, run as `docs/fuzzing.md` says).
+//! (`cargo test -p fluxfleet-h2`; the fuzz targets in `fuzz.rs`, behind the `testing` feature,
+//! run as `docs/fuzzing.md` says).
 //!
 //! hyper's client costs about 60 KiB per connection whatever the connection carries: h2 keeps a
 //! 16 KiB write buffer and its read buffers for the connection's life, hyper a dispatch queue,
@@ -24,7 +25,7 @@
 mod conn;
 mod driver;
 mod frame;
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod fuzz;
 mod hpack;
 mod huffman;
@@ -50,7 +51,7 @@ const REQUEST_BODY_LIMIT: usize = 4 * 1024 * 1024;
 
 /// A body that yields `data`, then ends (`broken` None) or fails as a broken stream does: for
 /// the tests of code that reads answers.
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub fn scripted(data: &[u8], broken: Option<&str>) -> H2Body {
     let stream = Arc::new(Stream::new());
     stream.update(|cell| {

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 
 use super::clients::Clients;
 use super::task::connect::{Shared, client};
-use super::wire::api::{self, Http, Trouble};
+use super::wire::api::{self, Http, Reason, Trouble};
 use super::wire::transport::Protocol;
 use crate::config;
 use crate::inventory::ClusterSpec;
@@ -77,7 +77,7 @@ async fn read(
         match capi_version(&http).await {
             Ok(version) => break (http, version),
             Err(Trouble::NotHttp2) if protocol == Protocol::Http2 => protocol = Protocol::Http1,
-            Err(t) if t.code() == Some(404) => {
+            Err(t) if t.reason() == Some(Reason::NotFound) => {
                 return Err(ManagementError::NoClusterApi);
             }
             Err(t) => return Err(ManagementError::Unreachable(t.into_failure().message)),
@@ -169,8 +169,8 @@ async fn list(http: &Http, path: &str) -> Result<Vec<Value>, ManagementError> {
         let (mut body, _) =
             api::get_json::<Value>(http, &page)
                 .await
-                .map_err(|t: Trouble| match t.code() {
-                    Some(403) => ManagementError::Forbidden(path.to_string()),
+                .map_err(|t: Trouble| match t.reason() {
+                    Some(Reason::Forbidden) => ManagementError::Forbidden(path.to_string()),
                     _ => ManagementError::Unreachable(t.into_failure().message),
                 })?;
         if let Some(Value::Array(page_items)) = body.get_mut("items").map(Value::take) {
@@ -197,9 +197,9 @@ async fn secret(
     let path = format!("/api/v1/namespaces/{namespace}/secrets/{name}");
     match api::get_json::<Value>(http, &path).await {
         Ok((secret, _)) => capi::kubeconfig(&secret),
-        Err(t) => Err(match t.code() {
-            Some(404) => capi::SecretError::Missing(name.to_string()),
-            Some(403) => capi::SecretError::Forbidden(name.to_string()),
+        Err(t) => Err(match t.reason() {
+            Some(Reason::NotFound) => capi::SecretError::Missing(name.to_string()),
+            Some(Reason::Forbidden) => capi::SecretError::Forbidden(name.to_string()),
             _ => capi::SecretError::Unread {
                 name: name.to_string(),
                 why: t.into_failure().message,

@@ -10,5 +10,6 @@ pub(in crate::k8s) mod exec;
 pub(in crate::k8s) mod identity;
 pub(in crate::k8s) mod proxy;
 pub(in crate::k8s) mod response;
+pub(in crate::k8s) mod status;
 pub(in crate::k8s) mod tls;
 pub mod transport;

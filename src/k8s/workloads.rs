@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::wire::api::{self, Http, Trouble, query_escape};
+use super::wire::api::{self, Http, Reason, Trouble, query_escape};
 use super::wire::body;
 use crate::fleet::workload::{
     Evidence, Kind, Log, ReadError, Unread, Workload, WorkloadRef, limits, parse,
@@ -86,10 +86,10 @@ impl Reading<'_> {
 
 /// What a failed request means for the caller.
 pub(super) fn error_of(trouble: Trouble) -> ReadError {
-    match trouble.code() {
-        Some(403) => ReadError::Forbidden(trouble.into_failure().message),
-        Some(404) => ReadError::NotFound,
-        Some(400) => ReadError::Rejected(trouble.into_failure().message),
+    match trouble.reason() {
+        Some(Reason::Forbidden) => ReadError::Forbidden(trouble.into_failure().message),
+        Some(Reason::NotFound) => ReadError::NotFound,
+        Some(Reason::BadRequest) => ReadError::Rejected(trouble.into_failure().message),
         Some(_) => ReadError::Server(trouble.into_failure().message),
         None => {
             let failure = trouble.into_failure();

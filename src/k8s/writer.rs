@@ -14,7 +14,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::clients::{Clients, Connected, NOT_CONNECTED};
-use super::wire::api::{self, Trouble};
+use super::wire::api::{self, Reason, Trouble};
+use crate::fleet::notice::NotRecorded;
+use crate::fleet::notice::{COMPONENT, Notice};
 use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;
@@ -42,14 +44,38 @@ impl Writer {
         token: &str,
         wait: Option<Duration>,
     ) -> Outcome {
+        self.apply_noting(cluster, steps, (token, wait), None)
+            .await
+            .0
+    }
+
+    /// [`Writer::apply`], recording `notice` as an Event on the last step's object once its
+    /// patch is accepted — the object named as the patch's answer names it (its `apiVersion` and
+    /// `uid`), so no request more than the Event's.
+    pub async fn apply_noting(
+        &self,
+        cluster: &ClusterKey,
+        steps: &[Step],
+        (token, wait): (&str, Option<Duration>),
+        notice: Option<&Notice>,
+    ) -> (Outcome, Option<Result<(), NotRecorded>>) {
         let Some(connected) = self.clients.get(cluster) else {
-            return Outcome::Unreachable(NOT_CONNECTED.into());
+            return (Outcome::Unreachable(NOT_CONNECTED.into()), None);
         };
         let last = steps.len().saturating_sub(1);
+        let mut recorded = None;
         for (i, step) in steps.iter().enumerate() {
-            let outcome = self.patch(&connected, &step.key, &step.patch).await;
+            let (outcome, involved) = self.patch(&connected, &step.key, &step.patch).await;
             if !outcome.is_done() {
-                return outcome;
+                return (outcome, recorded);
+            }
+            if let (Some(notice), true) = (notice, i == last) {
+                recorded = Some(match involved {
+                    Some(involved) => self.record(&connected, &step.key, &involved, notice).await,
+                    None => Err(NotRecorded::Failed(
+                        "the patch's answer did not name the object (apiVersion, uid)".into(),
+                    )),
+                });
             }
             let within = if step.wait {
                 wait.or(Some(self.timeout * 10))
@@ -61,11 +87,11 @@ impl Writer {
             if let Some(within) = within {
                 let handled = self.handled(&connected, &step.key, token, within).await;
                 if !handled.is_done() {
-                    return handled;
+                    return (handled, recorded);
                 }
             }
         }
-        Outcome::Done
+        (Outcome::Done, recorded)
     }
 
     /// Who `cluster` authenticates our requests as — the user name from a `SelfSubjectReview`
@@ -93,28 +119,61 @@ impl Writer {
         connected.identity.get_or_init(|| asking).await.clone()
     }
 
-    async fn patch(&self, connected: &Connected, key: &ObjectKey, patch: &Value) -> Outcome {
+    /// Sends one merge patch; the object as its answer names it (None when the answer could
+    /// not be read as one: the patch was accepted all the same).
+    async fn patch(
+        &self,
+        connected: &Connected,
+        key: &ObjectKey,
+        patch: &Value,
+    ) -> (Outcome, Option<Involved>) {
         let path = match connected.object_path(key) {
             Ok(path) => path,
-            Err(e) => return Outcome::Refused(e.to_string()),
+            Err(e) => return (Outcome::Refused(e.to_string()), None),
         };
         let mut attempt = 0;
         loop {
-            let sent = api::merge_patch(&connected.http, &path, patch);
-            let outcome = match tokio::time::timeout(self.timeout, sent).await {
-                Err(_) => Outcome::TimedOut(format!(
-                    "no answer within {}",
-                    crate::units::format_duration(self.timeout)
-                )),
-                Ok(Ok(_)) => Outcome::Done,
-                Ok(Err(trouble)) => of_trouble(trouble),
+            let sent = api::merge_patch_json::<Involved>(&connected.http, &path, patch);
+            let (outcome, involved) = match tokio::time::timeout(self.timeout, sent).await {
+                Err(_) => (
+                    Outcome::TimedOut(format!(
+                        "no answer within {}",
+                        crate::units::format_duration(self.timeout)
+                    )),
+                    None,
+                ),
+                Ok(Ok(Ok(involved))) => (Outcome::Done, Some(involved)),
+                Ok(Ok(Err(_unreadable))) => (Outcome::Done, None),
+                Ok(Err(trouble)) => (of_trouble(trouble), None),
             };
             if matches!(outcome, Outcome::Conflict(_)) && attempt < CONFLICT_RETRIES {
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(100 * u64::from(attempt))).await;
                 continue;
             }
-            return outcome;
+            return (outcome, involved);
+        }
+    }
+
+    /// Records `notice` as a `core/v1` Event on `key` (`involved`: as the server names it, so
+    /// that `kubectl describe` finds the Event by its uid), in its namespace, reported by
+    /// fluxfleet.
+    async fn record(
+        &self,
+        connected: &Connected,
+        key: &ObjectKey,
+        involved: &Involved,
+        notice: &Notice,
+    ) -> Result<(), NotRecorded> {
+        let event = event(key, involved, notice, jiff::Timestamp::now());
+        let path = format!("/api/v1/namespaces/{}/events", key.namespace);
+        let sent = api::post_json::<serde::de::IgnoredAny>(&connected.http, &path, &event);
+        match tokio::time::timeout(self.timeout, sent).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(trouble)) => Err(not_recorded(trouble)),
+            Err(_) => Err(NotRecorded::Failed(
+                "the event was not accepted in time".into(),
+            )),
         }
     }
 
@@ -143,7 +202,9 @@ impl Writer {
                         return Outcome::Done;
                     }
                 }
-                Ok(Err(trouble)) if trouble.code() == Some(404) => return Outcome::NotFound,
+                Ok(Err(trouble)) if trouble.reason() == Some(Reason::NotFound) => {
+                    return Outcome::NotFound;
+                }
                 // Transient trouble while waiting: keep polling until the deadline.
                 Ok(Err(_)) | Err(_) => {}
             }
@@ -178,6 +239,22 @@ impl crate::source::Write for Writer {
         Box::pin(Writer::identity(self, cluster))
     }
 
+    fn apply_noting<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        waiting: (&'a str, Option<Duration>),
+        notice: &'a Notice,
+    ) -> futures::future::BoxFuture<'a, (Outcome, Option<Result<(), NotRecorded>>)> {
+        Box::pin(Writer::apply_noting(
+            self,
+            cluster,
+            steps,
+            waiting,
+            Some(notice),
+        ))
+    }
+
     fn handled<'a>(
         &'a self,
         cluster: &'a ClusterKey,
@@ -194,11 +271,65 @@ impl crate::source::Write for Writer {
     }
 }
 
+/// What an Event needs of the object it is about, read from the patch's answer (the rest of
+/// the object is skipped as it is read).
+#[derive(serde::Deserialize)]
+struct Involved {
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: InvolvedMeta,
+}
+
+#[derive(serde::Deserialize)]
+struct InvolvedMeta {
+    uid: String,
+}
+
+/// The `core/v1` Event of `notice` on `key` at `now`, as `kubectl get events` and `kubectl
+/// describe` show events: type Normal, the object as `involvedObject`, fluxfleet as the source.
+fn event(key: &ObjectKey, object: &Involved, notice: &Notice, now: jiff::Timestamp) -> Value {
+    // Kubernetes' times are whole seconds.
+    let at = jiff::Timestamp::from_second(now.as_second())
+        .unwrap_or(now)
+        .to_string();
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "generateName": format!("{}.", key.name),
+            "namespace": &*key.namespace,
+        },
+        "involvedObject": {
+            "apiVersion": object.api_version,
+            "kind": key.kind.to_string(),
+            "namespace": &*key.namespace,
+            "name": &*key.name,
+            "uid": object.metadata.uid,
+        },
+        "type": "Normal",
+        "reason": notice.reason,
+        "message": notice.message,
+        "source": { "component": COMPONENT },
+        "reportingComponent": COMPONENT,
+        "reportingInstance": "",
+        "firstTimestamp": at,
+        "lastTimestamp": at,
+        "count": 1,
+    })
+}
+
+fn not_recorded(trouble: Trouble) -> NotRecorded {
+    match trouble.reason() {
+        Some(Reason::Forbidden) => NotRecorded::Forbidden(trouble.into_failure().message),
+        _ => NotRecorded::Failed(trouble.into_failure().message),
+    }
+}
+
 fn of_trouble(trouble: Trouble) -> Outcome {
-    match trouble.code() {
-        Some(403) => Outcome::Forbidden(trouble.into_failure().message),
-        Some(404) => Outcome::NotFound,
-        Some(409) => Outcome::Conflict(trouble.into_failure().message),
+    match trouble.reason() {
+        Some(Reason::Forbidden) => Outcome::Forbidden(trouble.into_failure().message),
+        Some(Reason::NotFound) => Outcome::NotFound,
+        Some(Reason::Conflict) => Outcome::Conflict(trouble.into_failure().message),
         Some(_) => Outcome::Failed(trouble.into_failure().message),
         None => Outcome::Unreachable(trouble.into_failure().message),
     }

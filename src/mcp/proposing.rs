@@ -12,6 +12,7 @@ use serde_json::json;
 
 use super::page;
 use super::state::{Fleet, Paging, Proposing, answer, invalid};
+use super::strict::Strict;
 use super::writes::{ActArgs, client_tool};
 use crate::actions;
 use crate::fleet::verbs::{Intent, Verb};
@@ -76,7 +77,7 @@ impl Fleet {
     )]
     async fn halt_rollout(
         &self,
-        Parameters(args): Parameters<HaltArgs>,
+        Parameters(Strict(args)): Parameters<Strict<HaltArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(proposing) = &self.state.proposing else {
@@ -128,7 +129,7 @@ impl Fleet {
     )]
     async fn proposal_status(
         &self,
-        Parameters(args): Parameters<StatusArgs>,
+        Parameters(Strict(args)): Parameters<Strict<StatusArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(proposing) = &self.state.proposing else {
             return Err(invalid(
@@ -169,19 +170,11 @@ impl Fleet {
                 "this server proposes: a person approves, there is no token to repeat — call without token and count",
             ));
         }
-        if args.reason.is_some() && verb != Verb::Suspend {
-            return Err(invalid("reason goes with suspend"));
-        }
-        let filter = args.scope.filter(args.status.as_deref())?;
+        let request = args.request(verb)?;
         let now = Timestamp::now();
-        let intent = Intent {
-            verb,
-            user: crate::audit::local_user(),
-            reason: args.reason.clone(),
-            token: now.to_string(),
-        };
+        let intent = request.intent(crate::audit::local_user(), now.to_string());
         // Planned as if writes were granted: the person approving plans again with their own.
-        let targets = self.planned(&filter, &intent, None).await?;
+        let targets = self.planned(&request, &intent, None).await?;
         let scope = &args.scope;
         let selection = Selection {
             workspace: scope.workspace.clone(),

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use super::page;
 use super::state::{Fleet, Paging, Scope, State, answer, invalid, kind, structured};
+use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
 use crate::export::request::Output;
 use crate::export::{Filter, output, view};
@@ -169,7 +170,7 @@ impl Fleet {
     )]
     async fn fleet_summary(
         &self,
-        Parameters(args): Parameters<SummaryArgs>,
+        Parameters(Strict(args)): Parameters<Strict<SummaryArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.read(|index| {
             let workspaces: Vec<view::Workspace> = index
@@ -192,7 +193,7 @@ impl Fleet {
     )]
     async fn list_clusters(
         &self,
-        Parameters(args): Parameters<ClustersArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ClustersArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let asked = args.paging.asked()?;
         let filter = Filter {
@@ -216,7 +217,7 @@ impl Fleet {
     )]
     async fn get_objects(
         &self,
-        Parameters(args): Parameters<ObjectsArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ObjectsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(args.status.as_deref())?;
         let asked = args.paging.asked()?;
@@ -240,7 +241,7 @@ impl Fleet {
     )]
     async fn root_causes(
         &self,
-        Parameters(args): Parameters<ObjectsArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ObjectsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(args.status.as_deref())?;
         let asked = args.paging.asked()?;
@@ -290,7 +291,7 @@ impl Fleet {
     )]
     async fn rollouts(
         &self,
-        Parameters(args): Parameters<RolloutsArgs>,
+        Parameters(Strict(args)): Parameters<Strict<RolloutsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(None)?;
         if filter.name.is_some() && filter.kind.is_none() {
@@ -333,7 +334,7 @@ impl Fleet {
     )]
     async fn gate(
         &self,
-        Parameters(args): Parameters<GateArgs>,
+        Parameters(Strict(args)): Parameters<Strict<GateArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(None)?;
         let soak = match args.soak.as_deref() {
@@ -364,7 +365,7 @@ impl Fleet {
     )]
     async fn history(
         &self,
-        Parameters(args): Parameters<HistoryArgs>,
+        Parameters(Strict(args)): Parameters<Strict<HistoryArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let Some(options) = &self.state.nats else {
             return Err(invalid(
@@ -393,7 +394,7 @@ impl Fleet {
     )]
     async fn describe_object(
         &self,
-        Parameters(args): Parameters<ObjectArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ObjectArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let kind = kind(Some(&args.kind))?.ok_or_else(|| invalid("name one kind, not all"))?;
         let key = ObjectKey::new(kind, &args.namespace, &args.name);

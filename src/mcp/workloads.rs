@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::page;
 use super::state::{Fleet, Paging, Scope, answer, invalid};
+use super::strict::Strict;
 use crate::export::workloads::targets;
 use crate::fleet::FluxKind;
 use crate::session::evidence::{Gather, gather};
@@ -36,7 +37,7 @@ impl Fleet {
     )]
     async fn workloads(
         &self,
-        Parameters(args): Parameters<WorkloadsArgs>,
+        Parameters(Strict(args)): Parameters<Strict<WorkloadsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(None)?;
         let asked = args.paging.asked()?;

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::page::{self, Asked};
 use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, answer, invalid};
+use super::strict::Strict;
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
 use crate::fleet::verbs::{Intent, Verb};
@@ -34,6 +35,10 @@ pub struct ActArgs {
     pub scope: Scope,
     /// failing, not-ready, or one health (suspended, ready …): only objects with it.
     pub status: Option<String>,
+    /// The whole fleet is meant: needed when the scope names no workspace, clusters, namespace
+    /// or name (a kind or a status alone picks across every cluster).
+    #[serde(default)]
+    pub all: bool,
     /// Why (suspend): recorded on each object, as `flux suspend` does, and in the journal.
     pub reason: Option<String>,
     /// Reconcile: request the object's source first and wait until it is handled (`flux
@@ -84,7 +89,7 @@ impl Fleet {
     )]
     async fn suspend(
         &self,
-        Parameters(args): Parameters<ActArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         self.act(Verb::Suspend, args, &context).await
@@ -96,7 +101,7 @@ impl Fleet {
     )]
     async fn resume(
         &self,
-        Parameters(args): Parameters<ActArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         self.act(Verb::Resume, args, &context).await
@@ -108,7 +113,7 @@ impl Fleet {
     )]
     async fn reconcile(
         &self,
-        Parameters(args): Parameters<ActArgs>,
+        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let verb = if args.with_source {
@@ -135,14 +140,11 @@ impl Fleet {
         let Some(writes) = &state.writes else {
             return Err(invalid("this server only reads: start it with --write"));
         };
-        if args.reason.is_some() && verb != Verb::Suspend {
-            return Err(invalid("reason goes with suspend"));
-        }
-        let filter = args.scope.filter(args.status.as_deref())?;
+        let request = args.request(verb)?;
         let (token, count) = (args.token.clone(), args.count);
         let asked = json!({
             "scope": serde_json::to_value(&args.scope).unwrap_or(Value::Null),
-            "status": args.status, "reason": args.reason,
+            "status": args.status, "reason": args.reason, "all": args.all,
         });
         let confirmed = match (&token, count) {
             (None, None) => None,
@@ -153,17 +155,13 @@ impl Fleet {
                 ));
             }
         };
-        let intent = Intent {
-            verb,
-            user: crate::audit::local_user(),
-            reason: args.reason.clone(),
-            token: confirmed
-                .clone()
-                .unwrap_or_else(|| jiff::Timestamp::now().to_string()),
-        };
+        let token = confirmed
+            .clone()
+            .unwrap_or_else(|| jiff::Timestamp::now().to_string());
+        let intent = request.intent(crate::audit::local_user(), token);
         let config: &Config = &state.config;
         let targets = self
-            .planned(&filter, &intent, Some(&writes.permissions))
+            .planned(&request, &intent, Some(&writes.permissions))
             .await?;
         let tally = actions::Tally::of(&targets);
         let Some(token) = confirmed else {
@@ -190,6 +188,7 @@ impl Fleet {
             concurrency: config.actions.concurrency,
             journal: journal.as_deref(),
             tool: Some(&tool),
+            events: config.actions.events,
         };
         let (tell, told) = mpsc::unbounded_channel();
         let awaited = writes.awaited.clone();
@@ -224,17 +223,41 @@ impl Fleet {
     }
 }
 
+impl ActArgs {
+    /// The action these arguments ask for.
+    pub(super) fn request(&self, verb: Verb) -> Result<actions::Request, ErrorData> {
+        if self.reason.is_some() && verb != Verb::Suspend {
+            return Err(invalid("reason goes with suspend"));
+        }
+        Ok(actions::Request {
+            verb,
+            filter: self.scope.filter(self.status.as_deref())?,
+            all: self.all,
+            reason: self.reason.clone(),
+        })
+    }
+}
+
 impl Fleet {
-    /// Every object `filter` selects, planned for `intent` through the guardrails (writable as
-    /// `permissions` say; None: as if writes were granted); refused when none or too many.
+    /// Every object `request` selects, through the guardrail and planned for `intent` (writable
+    /// as `permissions` say; None: as if writes were granted).
     pub(super) async fn planned(
         &self,
-        filter: &crate::export::Filter,
+        request: &actions::Request,
         intent: &Intent,
         permissions: Option<&crate::config::Permissions>,
     ) -> Result<Vec<Target>, ErrorData> {
-        let select = |index: &Index| crate::fleet::filter::selected(index, filter);
-        self.planned_of(select, intent, permissions).await
+        let config = &self.state.config;
+        let guard = Guard {
+            actions: &config.actions,
+            permissions,
+        };
+        self.read(|index| {
+            let objects = request.select(index)?;
+            actions::admit(index, objects, intent, &guard)
+        })
+        .await?
+        .map_err(invalid)
     }
 
     /// The objects `select` picks, planned as [`Fleet::planned`] plans them.
@@ -249,26 +272,10 @@ impl Fleet {
             actions: &config.actions,
             permissions,
         };
-        let targets = self
-            .read(|index| actions::plan(index, select(index), intent, &guard))
-            .await?;
-        within_limits(&targets, config.actions.max_targets)?;
-        Ok(targets)
+        self.read(|index| actions::admit(index, select(index), intent, &guard))
+            .await?
+            .map_err(invalid)
     }
-}
-
-/// Refuses no target at all, or more than `max` at once.
-fn within_limits(targets: &[Target], max: usize) -> Result<(), ErrorData> {
-    if targets.is_empty() {
-        return Err(invalid("no Flux object matches"));
-    }
-    if targets.len() > max {
-        return Err(invalid(format!(
-            "{} objects match, more than the {max} allowed at once (actions.max_targets): narrow the scope",
-            targets.len()
-        )));
-    }
-    Ok(())
 }
 
 /// Checks the dry run `token` names: the same verb and arguments, not expired, the same count.

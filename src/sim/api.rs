@@ -337,6 +337,10 @@ async fn resource(
         ("patch", Target::Status(ns, name)) => {
             write::patch(state, cluster, &filter, ns, name, true, req).await?
         }
+        ("create", Target::Collection(Some(ns))) if res == Res::Event => {
+            let now = state.world.clock.now();
+            write::create_event(cluster, (&filter, ns, now), req).await?
+        }
         _ => return Err(ApiError::no_route()),
     };
     if let Some(warning) = deprecation(served, version) {
@@ -356,6 +360,7 @@ fn verb_of(
         (&Method::GET, Target::Collection(_)) => "list",
         (&Method::GET, _) => "get",
         (&Method::PATCH, Target::Item(..) | Target::Status(..)) => "patch",
+        (&Method::POST, Target::Collection(Some(_))) => "create",
         _ => {
             return Err(ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -381,7 +386,13 @@ fn authorize(
         .faults()
         .forbidden
         .is_some_and(|k| k.as_str() == res.kind());
-    if kind_forbidden || (role == Role::Viewer && (verb == "patch" || res.is_sensitive())) {
+    let writes = verb == "patch" || verb == "create";
+    let events_forbidden =
+        res == Res::Event && verb == "create" && cluster.faults().forbidden_events;
+    if kind_forbidden
+        || events_forbidden
+        || (role == Role::Viewer && (writes || res.is_sensitive()))
+    {
         let (ns, name) = match *target {
             Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
             Target::Collection(ns) => (ns.unwrap_or(""), ""),

@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,hostile-workloads=1%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%`.
 
 use std::time::Duration;
 
@@ -31,6 +31,8 @@ pub struct Faults {
     pub old_kube: bool,
     /// RBAC lets nobody read `pods/log` (pods, events and workloads read fine).
     pub forbidden_logs: bool,
+    /// RBAC lets nobody create Events (reading them, and every Flux action, still work).
+    pub forbidden_events: bool,
     /// A failing workload is hostile: 5,000 pods, a log line of 10 MB that ignores
     /// `limitBytes`, terminal escapes in its events.
     pub hostile_workloads: bool,
@@ -73,6 +75,7 @@ impl Faults {
         push(self.no_flux, "no-flux".into());
         push(self.old_kube, "old-kube".into());
         push(self.forbidden_logs, "forbidden-logs".into());
+        push(self.forbidden_events, "forbidden-events".into());
         push(self.hostile_workloads, "hostile-workloads".into());
         push(
             self.old_flux.is_some(),
@@ -105,6 +108,7 @@ enum Kind {
     Forbidden(FluxKind),
     OldKube,
     ForbiddenLogs,
+    ForbiddenEvents,
     HostileWorkloads,
 }
 
@@ -171,6 +175,7 @@ impl Spec {
                 "no-flux" => Kind::NoFlux,
                 "old-kube" => Kind::OldKube,
                 "forbidden-logs" => Kind::ForbiddenLogs,
+                "forbidden-events" => Kind::ForbiddenEvents,
                 "hostile-workloads" => Kind::HostileWorkloads,
                 "old-flux" => Kind::OldFlux(match param {
                     Some(p) => Some(parse_release(p).ok_or_else(|| {
@@ -187,7 +192,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, hostile-workloads)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads)"
                     ));
                 }
             };
@@ -225,6 +230,7 @@ impl Spec {
                     Kind::NoFlux => f.no_flux = true,
                     Kind::OldKube => f.old_kube = true,
                     Kind::ForbiddenLogs => f.forbidden_logs = true,
+                    Kind::ForbiddenEvents => f.forbidden_events = true,
                     Kind::HostileWorkloads => f.hostile_workloads = true,
                     Kind::Forbidden(k) => f.forbidden = Some(*k),
                     Kind::OldFlux(r) => {

@@ -248,6 +248,15 @@ pub fn stats(state: &State) -> Value {
             .map(|c| c.counters.mutating())
             .sum::<u64>()
     );
+    // PATCHes alone: an action's changes, without the Events it records beside them.
+    v["patchTotal"] = json!(
+        state
+            .world
+            .clusters
+            .iter()
+            .map(|c| g(&c.counters.patch))
+            .sum::<u64>()
+    );
     v["clusters"] = Value::Object(clusters);
     v
 }

@@ -21,6 +21,8 @@ pub enum Res {
 }
 
 const READ_VERBS: &[&str] = &["get", "list", "watch"];
+/// Events are read, and created by whoever records one (kubectl, a controller, fluxfleet).
+const EVENT_VERBS: &[&str] = &["create", "get", "list", "watch"];
 const ALL_VERBS: &[&str] = &[
     "create",
     "delete",
@@ -103,7 +105,8 @@ impl Res {
 
     pub fn verbs(self) -> &'static [&'static str] {
         match self {
-            Res::Namespace | Res::Event => READ_VERBS,
+            Res::Namespace => READ_VERBS,
+            Res::Event => EVENT_VERBS,
             _ => ALL_VERBS,
         }
     }

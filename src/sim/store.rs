@@ -175,6 +175,11 @@ impl Store {
     }
 
     /// Stores `value` (created or replaced) with the next resourceVersion, and records the change.
+    /// The resourceVersion of the latest change.
+    pub fn rv(&self) -> u64 {
+        self.rv
+    }
+
     pub fn put(&mut self, res: Res, mut value: Value, intent: Option<Intent>) -> Arc<Object> {
         self.rv += 1;
         let rv = self.rv;

@@ -85,20 +85,84 @@ pub async fn patch(
 
 /// The body of a PATCH: a JSON merge patch (the only kind the simulator takes), an object,
 /// at most `MAX_BODY` bytes.
-async fn read_patch(req: Request<Incoming>) -> Result<Value, ApiError> {
+/// POST of a `core/v1` Event into namespace `ns`, as the API server creates one: a name from
+/// `generateName` when none is given, a uid and a creation time; kept with the cluster's other
+/// events (the oldest dropped beyond the store's limit) and seen by their lists and watches.
+pub async fn create_event(
+    cluster: &Arc<Cluster>,
+    (filter, ns, now): (&Filter, &str, String),
+    req: Request<Incoming>,
+) -> Result<http::Response<Body>, ApiError> {
+    let mut event = read_json(req, "application/json").await?;
+    if event["kind"] != "Event" || event["apiVersion"] != "v1" {
+        return Err(ApiError::bad_request(
+            "the body is not a v1 Event (apiVersion: v1, kind: Event)",
+        ));
+    }
+    let meta = &event["metadata"];
+    if meta["namespace"].as_str().is_some_and(|n| n != ns) {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    let involved = event["involvedObject"]["namespace"].as_str().unwrap_or(ns);
+    if involved != ns {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!(
+                "Event is invalid: involvedObject.namespace: Invalid value: {involved:?}: does not match event.namespace"
+            ),
+        ));
+    }
+    let mut store = cluster.store();
+    let name = match (meta["name"].as_str(), meta["generateName"].as_str()) {
+        (Some(name), _) if !name.is_empty() => name.to_string(),
+        (_, Some(prefix)) if !prefix.is_empty() => {
+            let mut rng = super::rng::Rng::fork(store.rv(), prefix);
+            format!("{prefix}{}", rng.hex(5))
+        }
+        _ => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "Invalid",
+                "Event is invalid: metadata.name: Required value: name or generateName is required",
+            ));
+        }
+    };
+    if store.get(Res::Event, ns, &name).is_some() {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "AlreadyExists",
+            format!("events \"{name}\" already exists"),
+        ));
+    }
+    let uid = super::populate::uuid(&mut super::rng::Rng::fork(store.rv(), &name));
+    event["metadata"]["name"] = Value::from(name);
+    event["metadata"]["namespace"] = Value::from(ns);
+    event["metadata"]["uid"] = Value::from(uid);
+    event["metadata"]["creationTimestamp"] = Value::from(now);
+    let stored = store.put(Res::Event, event, None);
+    drop(store);
+    cluster.notify(stored.rv);
+    Ok(json(StatusCode::CREATED, filter.render(&stored)))
+}
+
+/// A JSON object of media type `media`, at most [`MAX_BODY`].
+async fn read_json(req: Request<Incoming>, media: &str) -> Result<Value, ApiError> {
     let content_type = req
         .headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    let media = content_type.split(';').next().unwrap_or("").trim();
-    if media != "application/merge-patch+json" {
+    let sent = content_type.split(';').next().unwrap_or("").trim();
+    if sent != media {
         return Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "UnsupportedMediaType",
             format!(
-                "the body of the request was in an unknown format - accepted media types include: application/merge-patch+json (the simulator does not implement {media:?})"
+                "the body of the request was in an unknown format - accepted media types include: {media} (the simulator does not implement {sent:?})"
             ),
         ));
     }
@@ -113,14 +177,16 @@ async fn read_patch(req: Request<Incoming>) -> Result<Value, ApiError> {
             )
         })?
         .to_bytes();
-    let patch: Value = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-    if !patch.is_object() {
-        return Err(ApiError::bad_request(
-            "error decoding patch: a merge patch must be a JSON object",
-        ));
+    let value: Value = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("error decoding the body: {e}")))?;
+    match value.is_object() {
+        true => Ok(value),
+        false => Err(ApiError::bad_request("the body is not a JSON object")),
     }
-    Ok(patch)
+}
+
+async fn read_patch(req: Request<Incoming>) -> Result<Value, ApiError> {
+    read_json(req, "application/merge-patch+json").await
 }
 
 /// `old` with `patch` merged in as the API server does: a status patch changes only the

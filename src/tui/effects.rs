@@ -26,6 +26,8 @@ pub struct Clusters {
     /// Where proposals are kept (beside the journal, or on the bus the fleet is read from).
     pub proposals: Option<Keeper>,
     pub concurrency: usize,
+    /// Each action records an Event on its targets (`[actions] events`).
+    pub events: bool,
     /// The running action's executor, told which reconciles the watch shows handled.
     pub handled: Option<(u64, mpsc::UnboundedSender<crate::actions::Handled>)>,
 }
@@ -118,6 +120,7 @@ impl super::run::Effects for Clusters {
                     journal,
                     proposals,
                     concurrency,
+                    events: self.events,
                 };
                 tokio::spawn(act(job, how, handled, results));
             }
@@ -167,6 +170,7 @@ struct Executor {
     journal: Option<PathBuf>,
     proposals: Option<Keeper>,
     concurrency: usize,
+    events: bool,
 }
 
 /// Sends every target's patches, reports each outcome as it comes, then journals the attempt.
@@ -208,6 +212,7 @@ async fn act(
         concurrency: executor.concurrency,
         journal: executor.journal.as_deref(),
         tool: None,
+        events: executor.events,
     };
     let report = |t: &crate::actions::Target, update: Update<'_>, _: &crate::actions::Progress| {
         // Accepted shows as requested until the watch shows it handled.

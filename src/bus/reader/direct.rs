@@ -181,6 +181,31 @@ impl crate::source::Write for ToCluster {
         })
     }
 
+    fn apply_noting<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        steps: &'a [Step],
+        waiting: (&'a str, Option<Duration>),
+        notice: &'a crate::fleet::notice::Notice,
+    ) -> BoxFuture<
+        'a,
+        (
+            Outcome,
+            Option<Result<(), crate::fleet::notice::NotRecorded>>,
+        ),
+    > {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => {
+                    self.writer
+                        .apply_noting(&key, steps, waiting, Some(notice))
+                        .await
+                }
+                Err(why) => (Outcome::Refused(why.to_string()), None),
+            }
+        })
+    }
+
     fn handled<'a>(
         &'a self,
         cluster: &'a ClusterKey,

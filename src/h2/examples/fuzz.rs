@@ -3,7 +3,7 @@
 //! `catch_unwind`. A panic or a broken promise stops the run and writes the input to
 //! `--out DIR` (default `target/fuzz-findings`) for a test to replay.
 //!
-//!     cargo run --release -p fluxfleet-h2 --example fuzz -- [frames|hpack|huffman|all]
+//!     cargo run --release -p fluxfleet-h2 --features testing --example fuzz -- [frames|hpack|huffman|all]
 //!         [--seed N] [--runs N] [--seconds N] [--corpus DIR] [--out DIR]
 //!
 //! docs/fuzzing.md has what each target promises and how long a run takes.

@@ -9,7 +9,7 @@ use futures::future::join_all;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
 use serde::Deserialize;
 
-use crate::k8s::wire::api::{self, Http, Trouble};
+use crate::k8s::wire::api::{self, Http, Reason, Trouble};
 
 use crate::fleet::{FluxKind, compare_versions};
 
@@ -177,7 +177,7 @@ async fn legacy(
                 }
             }
             // A version listed in /apis but gone by now (a CRD being updated): skip it.
-            Err(trouble) if trouble.code() == Some(404) => {}
+            Err(trouble) if trouble.reason() == Some(Reason::NotFound) => {}
             Err(trouble) => return Err(trouble),
         }
     }

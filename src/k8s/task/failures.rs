@@ -18,7 +18,7 @@ use super::kind_watch::{KindWatch, Step};
 use crate::fleet::graph::upstream;
 use crate::fleet::report::Report;
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
-use crate::k8s::wire::api::Http;
+use crate::k8s::wire::api::{Http, Reason};
 use crate::k8s::wire::errors::Failure;
 
 /// What a summarized cluster holds after a look.
@@ -121,7 +121,7 @@ pub(in crate::k8s) async fn list_once(
     match kind.next().await {
         Step::Listed(objects) => Ok(Listed::Objects(objects)),
         Step::Failed {
-            code: Some(403),
+            reason: Some(Reason::Forbidden),
             failure,
             ..
         } => Ok(Listed::Forbidden(failure)),

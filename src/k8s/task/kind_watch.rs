@@ -23,7 +23,7 @@ use tokio::time::Instant;
 use super::page::{Page, WatchLine};
 use super::summarize::{key_of, summarize};
 use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
-use crate::k8s::wire::api::{self, Http, Trouble};
+use crate::k8s::wire::api::{self, Http, Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::response::ResponseBody;
@@ -55,7 +55,8 @@ pub(in crate::k8s) enum Step {
     Restarted,
     /// A request failed; this watch tries again by itself at `retry_at`.
     Failed {
-        code: Option<u16>,
+        /// What the server's refusal meant; None when no server answered.
+        reason: Option<Reason>,
         failure: Failure,
         retry_at: Timestamp,
     },
@@ -213,14 +214,14 @@ impl KindWatch {
 
     /// A failure: 410 Gone means relist now; anything else is reported and retried after a delay.
     fn failed(&mut self, trouble: Trouble) -> Option<Step> {
-        if trouble.code() == Some(410) {
+        if trouble.reason() == Some(Reason::Gone) {
             self.resource_version = None;
             return None;
         }
         let delay = self.backoff.next_delay();
         self.wait = Some(delay);
         Some(Step::Failed {
-            code: trouble.code(),
+            reason: trouble.reason(),
             failure: trouble.into_failure(),
             retry_at: Timestamp::now() + delay,
         })

@@ -22,7 +22,7 @@ use super::page::WatchLine;
 use crate::fleet::report::{
     self, Instance, InstanceDoc, Report, ReportDoc, first, first_versioned,
 };
-use crate::k8s::wire::api::{self, Http, Trouble};
+use crate::k8s::wire::api::{self, Http, Reason, Trouble};
 use crate::k8s::wire::response::ResponseBody;
 
 /// A report or an instance is a few KiB; a server sending more for one is misbehaving.
@@ -71,7 +71,7 @@ where
     let path = format!("/apis/{OPERATOR_GROUP}/v1/{plural}?{NAME_SELECTOR}");
     match api::get_seeded_within(http, &path, LIMIT, seed).await {
         Ok(read) => Ok(Some(read)),
-        Err(trouble) if trouble.code() == Some(404) => Ok(None),
+        Err(trouble) if trouble.reason() == Some(Reason::NotFound) => Ok(None),
         Err(trouble) => Err(trouble),
     }
 }
@@ -218,7 +218,7 @@ impl Watch {
                     self.lines = Lines::default();
                     self.opened = Instant::now();
                 }
-                Err(trouble) if trouble.code() == Some(410) => {
+                Err(trouble) if trouble.reason() == Some(Reason::Gone) => {
                     self.gone();
                     return None;
                 }
@@ -318,7 +318,7 @@ fn event(line: &[u8], now: Timestamp) -> Event {
     let object = head.object.0.unwrap_or_default();
     let version = object.resource_version().unwrap_or_default().to_owned();
     match head.kind.get().unwrap_or_default() {
-        "ERROR" if object.code.0 == Some(410) => Event::Gone,
+        "ERROR" if watch_reason(object.code.0) == Some(Reason::Gone) => Event::Gone,
         "BOOKMARK" => Event::Moved(version),
         "DELETED" => Event::Deleted(version),
         "ADDED" | "MODIFIED" => {
@@ -338,3 +338,9 @@ fn event(line: &[u8], now: Timestamp) -> Event {
 
 #[cfg(test)]
 mod tests;
+
+/// What the code of a watch's ERROR event means.
+fn watch_reason(code: Option<i64>) -> Option<Reason> {
+    let code = u16::try_from(code?).ok()?;
+    Some(Reason::of(code, None))
+}

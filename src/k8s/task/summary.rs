@@ -16,7 +16,7 @@ use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, FluxSummary, Phase};
 use crate::inventory::ClusterSpec;
-use crate::k8s::wire::api::Trouble;
+use crate::k8s::wire::api::{Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
@@ -179,7 +179,7 @@ async fn look(
         Ok(Some(report)) => Some(report.counting(&shared.kinds)),
         Ok(None) => None,
         // Allowed to read Flux objects but not the operator's report: list them instead.
-        Err(trouble) if trouble.code() == Some(403) => None,
+        Err(trouble) if trouble.reason() == Some(Reason::Forbidden) => None,
         Err(trouble) => return Err(trouble.into()),
     };
     if let Some(report) = &report

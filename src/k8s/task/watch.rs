@@ -17,7 +17,7 @@ use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, Phase};
 use crate::inventory::ClusterSpec;
-use crate::k8s::wire::api::{Http, Trouble};
+use crate::k8s::wire::api::{Http, Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
@@ -357,18 +357,18 @@ async fn on_step(
         Step::Applied(summary) => Change::Applied(*summary),
         Step::Deleted(key) => Change::Deleted(key),
         Step::Failed {
-            code,
+            reason,
             failure,
             retry_at,
         } => {
-            return match code {
-                Some(401) => Err(Ended::Reconnect(failure)),
+            return match reason {
+                Some(Reason::Unauthorized) => Err(Ended::Reconnect(failure)),
                 // The kind is gone from the server (Flux uninstalled or downgraded).
-                Some(404) => Err(Ended::Reconnect(Failure::new(
+                Some(Reason::NotFound) => Err(Ended::Reconnect(Failure::new(
                     Phase::ServerError,
                     format!("{kind} is no longer served; discovering again"),
                 ))),
-                Some(403) => Ok(Some(KindState::Forbidden(failure.message))),
+                Some(Reason::Forbidden) => Ok(Some(KindState::Forbidden(failure.message))),
                 _ => Ok(Some(KindState::Failed(failure, retry_at))),
             };
         }

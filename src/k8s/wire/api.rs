@@ -17,6 +17,7 @@ use super::backoff::Backoff;
 use super::body;
 use super::errors::{self, Failure, NotHttp2};
 use super::response::ResponseBody;
+pub use super::status::Reason;
 use crate::fleet::Phase;
 
 /// One cluster's HTTP service: base URI, credentials and headers applied, one connection under it.
@@ -36,8 +37,9 @@ pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// Why a request failed.
 #[derive(Debug)]
 pub enum Trouble {
-    /// The server answered with an API error (an HTTP status, or an ERROR event in a watch).
-    Status { code: u16, failure: Failure },
+    /// The server answered with an API error (an HTTP status, or an ERROR event in a watch):
+    /// what it means, and the server's words.
+    Status { reason: Reason, failure: Failure },
     /// No usable answer: connection, TLS, a timeout, a broken stream, something not Kubernetes.
     Failed(Failure),
     /// HTTP/2 was required and the server speaks only HTTP/1.1: fall back.
@@ -45,9 +47,10 @@ pub enum Trouble {
 }
 
 impl Trouble {
-    pub fn code(&self) -> Option<u16> {
+    /// What the server's refusal means; None when no server answered.
+    pub fn reason(&self) -> Option<Reason> {
         match self {
-            Trouble::Status { code, .. } => Some(*code),
+            Trouble::Status { reason, .. } => Some(*reason),
             _ => None,
         }
     }
@@ -60,8 +63,13 @@ impl Trouble {
     }
 
     pub fn status(status: &kube::core::Status) -> Trouble {
+        Trouble::refused(status, None)
+    }
+
+    /// `status`, with the `Retry-After` its answer carried.
+    fn refused(status: &kube::core::Status, retry_after: Option<Duration>) -> Trouble {
         Trouble::Status {
-            code: status.code,
+            reason: Reason::of(status.code, retry_after),
             failure: errors::of_status(status),
         }
     }
@@ -126,9 +134,10 @@ async fn get_accepting(
         if response.status().is_success() {
             return Ok(response);
         }
-        let code = response.status().as_u16();
-        if attempt < READ_RETRIES && matches!(code, 429 | 503 | 504) {
-            let delay = retry_after(response.headers()).unwrap_or_else(|| backoff.next_delay());
+        let asked = retry_after(response.headers());
+        let reason = Reason::of(response.status().as_u16(), asked);
+        if attempt < READ_RETRIES && reason.retryable() {
+            let delay = asked.unwrap_or_else(|| backoff.next_delay());
             if delay <= RETRY_AFTER_LIMIT {
                 drop(response);
                 attempt += 1;
@@ -165,6 +174,18 @@ pub async fn merge_patch(
         .body(Body::from(patch.to_string().into_bytes()))
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
     send(http, request).await
+}
+
+/// [`merge_patch`], reading the patched object the server answers with as `T` — the outer
+/// `Err` when the patch was refused, the inner one when it was accepted but its answer could
+/// not be read.
+pub async fn merge_patch_json<T: DeserializeOwned>(
+    http: &Http,
+    path: &str,
+    patch: &serde_json::Value,
+) -> Result<Result<T, Trouble>, Trouble> {
+    let response = merge_patch(http, path, patch).await?;
+    Ok(read_json(response, BODY_LIMIT).await)
 }
 
 async fn send(http: &Http, request: Request<Body>) -> Result<Response<ResponseBody>, Trouble> {
@@ -287,6 +308,7 @@ fn timed_out() -> Trouble {
 /// HTTP status.
 async fn rejected(response: Response<ResponseBody>) -> Trouble {
     let code = response.status().as_u16();
+    let asked = retry_after(response.headers());
     let reading = body::read(response, ERROR_BODY_LIMIT);
     let body = match tokio::time::timeout(REQUEST_TIMEOUT, reading).await {
         Ok(Ok(body)) => body.joined(),
@@ -301,7 +323,7 @@ async fn rejected(response: Response<ResponseBody>) -> Trouble {
     if status.message.is_empty() && status.reason.is_empty() && body.len() < 200 {
         status.message = String::from_utf8_lossy(&body).trim().to_string();
     }
-    Trouble::status(&status)
+    Trouble::refused(&status, asked)
 }
 
 /// Percent-encodes everything but the unreserved characters of RFC 3986.

@@ -55,8 +55,9 @@ pub fn serve(
         _ => matches!(plural, "jobs" | "cronjobs"),
     };
     // Events are the store's unless the workloads have some to add (below); a watch of them is
-    // the store's too.
-    if !known || (plural == "events" && (name.is_some() || q.contains_key("watch"))) {
+    // the store's too, and so is an Event created (recorded by a client).
+    let store_events = name.is_some() || q.contains_key("watch") || method == Method::POST;
+    if !known || (plural == "events" && store_events) {
         return None;
     }
     if method != Method::GET {

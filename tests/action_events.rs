@@ -1,0 +1,157 @@
+//! The team sees what was done: each action leaves one Kubernetes Event on each object it
+//! changed — type Normal, the reason naming the action, the message saying who (the local user
+//! and who the cluster saw), through what and why — found as `kubectl describe` finds events
+//! (by the object's kind, name and uid). A cluster that forbids creating Events still gets the
+//! action and the journal says the Event was refused; `[actions] events = false` records none.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use crate::common;
+
+use std::path::Path;
+
+use common::fluxfleet;
+use common::mcp::journal;
+use fluxfleet_sim::Faults;
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, ListParams};
+use serde_json::Value;
+
+/// fluxfleet's own Events on Kustomization `apps` in flux-system of `cluster`, as `kubectl
+/// describe` selects them (with the object's uid), and that uid.
+async fn recorded(sim: &common::Sim, cluster: &str) -> Vec<Event> {
+    let client = common::client(&sim.handle.files.fleet, cluster).await;
+    let ks = common::api(&client, &common::kustomizations(), Some("flux-system"))
+        .get("apps")
+        .await
+        .unwrap();
+    let uid = ks.metadata.uid.unwrap();
+    let selector = format!(
+        "involvedObject.kind=Kustomization,involvedObject.name=apps,involvedObject.uid={uid}"
+    );
+    let events = Api::<Event>::namespaced(client, "flux-system")
+        .list(&ListParams::default().fields(&selector))
+        .await
+        .unwrap();
+    events
+        .items
+        .into_iter()
+        .filter(|e| e.source.as_ref().and_then(|s| s.component.as_deref()) == Some("fluxfleet"))
+        .collect()
+}
+
+async fn run(sim: &common::Sim, data: &Path, config: &Path, args: &[&str]) {
+    let out = fluxfleet()
+        .env("FLUXFLEET_DATA_DIR", data)
+        .env("FLUXFLEET_CONFIG", config)
+        .args(args)
+        .arg("--kubeconfig-dir")
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_action_leaves_one_event_on_each_target_saying_who_and_why() {
+    let sim = common::start_with(|c| c.clusters = 3).await;
+    let mut names: Vec<String> = sim
+        .handle
+        .truth()
+        .iter()
+        .filter(|c| !c.management)
+        .map(|c| c.name.clone())
+        .collect();
+    names.sort();
+    let (a, b, refusing) = (&names[0], &names[1], &names[2]);
+    sim.handle.set_faults(
+        refusing,
+        Faults {
+            forbidden_events: true,
+            ..Faults::default()
+        },
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data");
+    let config = scratch.path().join("fluxfleet.toml");
+    std::fs::write(&config, "").unwrap();
+    let scope = ["ks", "apps", "-n", "flux-system", "--write", "--yes"];
+    let why = "freeze for INC-7";
+    let suspend = [&["suspend", "--reason", why][..], &scope].concat();
+    run(&sim, &data, &config, &suspend).await;
+
+    let me = fluxfleet::audit::local_user();
+    for cluster in [a, b] {
+        let events = recorded(&sim, cluster).await;
+        assert_eq!(
+            events.len(),
+            1,
+            "{cluster}: {events:?} {:?}",
+            journal(&data)
+        );
+        let event = &events[0];
+        assert_eq!(event.type_.as_deref(), Some("Normal"));
+        assert_eq!(event.reason.as_deref(), Some("Suspended"));
+        let message = event.message.as_deref().unwrap_or_default();
+        assert!(
+            message.starts_with(&format!("suspended by {me}@"))
+                && message.contains("(as system:serviceaccount:flux-system:fluxfleet-admin)")
+                && message.ends_with(&format!("with fluxfleet: {why}")),
+            "{message}"
+        );
+        assert_eq!(event.reporting_component.as_deref(), Some("fluxfleet"));
+        assert_eq!(event.count, Some(1));
+    }
+    // Refused there, the action was still done; the journal says which Event was not recorded.
+    assert!(recorded(&sim, refusing).await.is_empty());
+    let truth = sim.handle.truth();
+    let suspended = truth
+        .iter()
+        .flat_map(|c| &c.objects)
+        .filter(|o| o.kind == "Kustomization" && o.name == "apps" && o.suspended)
+        .count();
+    assert_eq!(suspended, 3, "every target was suspended");
+    let outcome = journal(&data)
+        .into_iter()
+        .rfind(|l| l["stage"] == "outcome")
+        .unwrap();
+    for target in outcome["targets"].as_array().unwrap() {
+        let event = target["event"].as_str().unwrap_or_default();
+        if target["cluster"] == refusing.as_str() {
+            assert!(event.starts_with("not recorded: forbidden:"), "{target}");
+            assert!(
+                event.contains("cannot create resource \"events\""),
+                "{target}"
+            );
+        } else {
+            assert_eq!(event, "recorded", "{target}");
+        }
+    }
+
+    // Turned off: the resume is done, and leaves no Event.
+    std::fs::write(&config, "[actions]\nevents = false\n").unwrap();
+    let resume = [&["resume"][..], &scope].concat();
+    run(&sim, &data, &config, &resume).await;
+    for cluster in [a, b] {
+        let reasons: Vec<_> = recorded(&sim, cluster)
+            .await
+            .into_iter()
+            .map(|e| e.reason.unwrap_or_default())
+            .collect();
+        assert_eq!(reasons, ["Suspended"], "{cluster}");
+    }
+    let outcome = journal(&data)
+        .into_iter()
+        .rfind(|l| l["stage"] == "outcome")
+        .unwrap();
+    assert_eq!(outcome["action"], "resume");
+    for target in outcome["targets"].as_array().unwrap() {
+        assert_eq!(target["outcome"], "done", "{target}");
+        assert_eq!(target.get("event"), None::<&Value>, "{target}");
+    }
+}

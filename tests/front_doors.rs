@@ -1,0 +1,273 @@
+//! One request through every front door that takes a selection — `fluxfleet reconcile`, MCP
+//! `--write` (dry run, then its token), MCP `--propose` then `fluxfleet approve` — gives the
+//! same targets, is journaled once through each, and is refused with the same words when the
+//! one guardrail refuses it (a scope naming no place, more targets than `actions.max_targets`,
+//! read-only). The keys' refusals are the same variants (`tests/tui/actions.rs`).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use crate::common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use common::fluxfleet;
+use common::mcp::{call, journal};
+use fluxfleet::actions::Refused;
+use fluxfleet::fleet::verbs::Verb;
+use rmcp::ServiceExt;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Value, json};
+
+/// (cluster, kind, namespace, name) of each target.
+type Targets = BTreeSet<(String, String, String, String)>;
+
+fn targets_of(list: &[Value]) -> Targets {
+    list.iter()
+        .map(|t| {
+            let field = |f: &str| t[f].as_str().unwrap_or_default().to_string();
+            (
+                field("cluster"),
+                field("kind"),
+                field("namespace"),
+                field("name"),
+            )
+        })
+        .collect()
+}
+
+/// A door: how fluxfleet is started, with the data directory and config shared by all.
+struct Doors<'a> {
+    fleet: &'a Path,
+    data: &'a Path,
+    config: &'a Path,
+}
+
+impl Doors<'_> {
+    async fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = fluxfleet()
+            .env("FLUXFLEET_DATA_DIR", self.data)
+            .env("FLUXFLEET_CONFIG", self.config)
+            .args(args)
+            .arg("--kubeconfig-dir")
+            .arg(self.fleet)
+            .output()
+            .await
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// A command that acts, with `-o ndjson`: its stdout and its outcome lines.
+    async fn outcomes(&self, args: &[&str]) -> (String, Vec<Value>) {
+        let (code, out, err) = self.run(args).await;
+        assert_eq!(code, 0, "{args:?}: {err}");
+        let lines = out
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (out, lines)
+    }
+
+    async fn mcp(&self, flag: &str) -> RunningService<rmcp::RoleClient, ()> {
+        let mut cmd = fluxfleet();
+        cmd.env("FLUXFLEET_DATA_DIR", self.data)
+            .env("FLUXFLEET_CONFIG", self.config)
+            .args(["mcp", flag, "--kubeconfig-dir"])
+            .arg(self.fleet);
+        ().serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_request_through_every_front_door_the_same_targets_and_the_same_refusals() {
+    let sim = common::start_with(|c| c.clusters = 5).await;
+    let truth = sim.handle.truth();
+    let mut names: Vec<String> = truth
+        .iter()
+        .filter(|c| !c.management)
+        .map(|c| c.name.clone())
+        .collect();
+    names.sort();
+    let (a, b) = (names[0].clone(), names[1].clone());
+    let scratch = tempfile::tempdir().unwrap();
+    let config = scratch.path().join("fluxfleet.toml");
+    std::fs::write(&config, "[actions]\nmax_targets = 10\n").unwrap();
+    let data = scratch.path().join("data");
+    let fleet = sim.dir.path().join("kubeconfigs");
+    let doors = Doors {
+        fleet: &fleet,
+        data: &data,
+        config: &config,
+    };
+    let expected: Targets = [&a, &b]
+        .iter()
+        .map(|c| {
+            let ks = ("Kustomization", "flux-system", "apps");
+            (c.to_string(), ks.0.into(), ks.1.into(), ks.2.into())
+        })
+        .collect();
+
+    // The same request: reconcile Kustomization apps in flux-system on two clusters.
+    let cli = [
+        "reconcile",
+        "ks",
+        "apps",
+        "-n",
+        "flux-system",
+        "--cluster",
+        &a,
+        "--cluster",
+        &b,
+        "--write",
+        "--yes",
+        "-o",
+        "ndjson",
+        "--timeout",
+        "60s",
+    ];
+    let (out, lines) = doors.outcomes(&cli).await;
+    assert_eq!(targets_of(&lines), expected, "the command's targets");
+    assert!(lines.iter().all(|l| l["outcome"] == "done"), "{out}");
+
+    let args = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system",
+                       "clusters": [a, b] });
+    let writer = doors.mcp("--write").await;
+    let dry = call(&writer, "reconcile", args.clone()).await.unwrap();
+    assert_eq!(
+        targets_of(dry["targets"].as_array().unwrap()),
+        expected,
+        "MCP --write's dry run"
+    );
+    let mut confirmed = args.clone();
+    confirmed["token"] = dry["token"].clone();
+    confirmed["count"] = dry["count"].clone();
+    let done = call(&writer, "reconcile", confirmed).await.unwrap();
+    assert_eq!(
+        targets_of(done["results"].as_array().unwrap()),
+        expected,
+        "MCP --write's results: {done}"
+    );
+    assert_eq!(done["done"], 2, "{done}");
+
+    let proposer = doors.mcp("--propose").await;
+    let proposed = call(&proposer, "reconcile", args.clone()).await.unwrap();
+    assert_eq!(
+        targets_of(proposed["targets"].as_array().unwrap()),
+        expected,
+        "MCP --propose's proposal"
+    );
+    let id = proposed["proposal"].as_str().unwrap().to_string();
+    let approve = ["approve", &id, "--yes", "--write", "-o", "ndjson"];
+    let (_, lines) = doors.outcomes(&approve).await;
+    assert_eq!(targets_of(&lines), expected, "approve's targets");
+
+    // The journal: each door's attempt once, with the same targets.
+    let attempts: Vec<(Option<String>, Targets)> = journal(&data)
+        .iter()
+        .filter(|l| l["stage"] == "outcome")
+        .map(|l| {
+            let door = match (&l["tool"], &l["proposal"]) {
+                (_, Value::Object(p)) => Some(format!("approve {}", p["id"])),
+                (Value::String(tool), _) => Some(tool.clone()),
+                _ => None,
+            };
+            (door, targets_of(l["targets"].as_array().unwrap()))
+        })
+        .collect();
+    assert_eq!(attempts.len(), 3, "{attempts:?}");
+    assert!(attempts.iter().all(|(_, t)| *t == expected), "{attempts:?}");
+    let doors_seen: BTreeSet<_> = attempts.iter().map(|(d, _)| d.clone()).collect();
+    assert_eq!(doors_seen.len(), 3, "one attempt a door: {attempts:?}");
+    let journaled = journal(&data).len();
+
+    // The team sees each: one Event a door on each target, saying through what.
+    for cluster in [&a, &b] {
+        let client = common::client(&sim.handle.files.fleet, cluster).await;
+        let events = kube::Api::<k8s_openapi::api::core::v1::Event>::namespaced(
+            client,
+            "flux-system",
+        )
+        .list(&kube::api::ListParams::default().fields(
+            "involvedObject.kind=Kustomization,involvedObject.name=apps,reason=ReconcileRequested",
+        ))
+        .await
+        .unwrap();
+        let mut said: Vec<String> = events
+            .items
+            .into_iter()
+            .filter_map(|e| e.message)
+            .filter(|m| m.contains("with fluxfleet"))
+            .collect();
+        said.sort();
+        assert_eq!(said.len(), 3, "{cluster}: {said:?}");
+        let through_mcp = said.iter().filter(|m| m.contains(" through mcp:")).count();
+        let proposed = format!("proposal {id} from mcp:");
+        assert_eq!(through_mcp, 1, "{said:?}");
+        assert_eq!(
+            said.iter().filter(|m| m.contains(&proposed)).count(),
+            1,
+            "{said:?}"
+        );
+    }
+
+    // Refused by the one guardrail, in the same words through every door.
+    let unscoped = Refused::Unscoped {
+        verb: Verb::Reconcile,
+    }
+    .to_string();
+    let (code, _, err) = doors.run(&["reconcile", "ks", "--write", "--yes"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&unscoped), "the command: {err}");
+    for (door, client) in [("--write", &writer), ("--propose", &proposer)] {
+        let refused = call(client, "reconcile", json!({ "kind": "ks" }))
+            .await
+            .unwrap_err();
+        assert!(refused.contains(&unscoped), "MCP {door}: {refused}");
+    }
+
+    // A proposal made under a wider limit, approved under a narrower one: refused on approval.
+    let later = call(&proposer, "reconcile", args.clone()).await.unwrap();
+    let later = later["proposal"].as_str().unwrap().to_string();
+    std::fs::write(&config, "[actions]\nmax_targets = 1\n").unwrap();
+    let too_many = Refused::TooMany { count: 2, max: 1 }.to_string();
+    let (code, _, err) = doors.run(&cli).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&too_many), "the command: {err}");
+    let (code, _, err) = doors.run(&["approve", &later, "--yes", "--write"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&too_many), "approve: {err}");
+    for flag in ["--write", "--propose"] {
+        // Started again: the config is read once, when a server starts.
+        let client = doors.mcp(flag).await;
+        let refused = call(&client, "reconcile", args.clone()).await.unwrap_err();
+        assert!(refused.contains(&too_many), "MCP {flag}: {refused}");
+        client.cancel().await.unwrap();
+    }
+
+    // Read-only: the command and approve refuse alike (MCP without --write has no write tool).
+    let read_only = Refused::ReadOnly {
+        verb: Verb::Reconcile,
+    }
+    .to_string();
+    std::fs::write(&config, "[actions]\nmax_targets = 10\n").unwrap();
+    let (code, _, err) = doors.run(&cli[..cli.len() - 6]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&read_only), "the command: {err}");
+    let (code, _, err) = doors.run(&["approve", &later, "--yes"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&read_only), "approve: {err}");
+
+    assert_eq!(
+        journal(&data).len(),
+        journaled,
+        "a refusal journals nothing"
+    );
+    writer.cancel().await.unwrap();
+    proposer.cancel().await.unwrap();
+}
