@@ -16,6 +16,7 @@ pub mod proposals;
 mod read;
 pub mod reader;
 pub mod rendezvous;
+mod stores;
 pub mod wire;
 
 use std::path::PathBuf;
@@ -26,6 +27,7 @@ use async_nats::jetstream;
 pub use error::{BusError, Malformed};
 pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
 pub use read::{every_value, last_values, listed_keys, values_of};
+pub use stores::{Names, Stores};
 
 /// How to reach the bus, as the command line says.
 #[derive(Clone, Debug, Default)]
@@ -44,42 +46,6 @@ pub struct Options {
 
 /// The bucket the state goes in when `--bucket` says nothing.
 pub const DEFAULT_BUCKET: &str = "fluxfleet";
-
-/// The state bucket, the collectors' bucket and the history stream of one fleet.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Names {
-    pub state: String,
-    pub collectors: String,
-    pub history: String,
-    /// Where readers ask a summarized cluster's collector to watch its objects (core NATS,
-    /// request-reply: `<warm>.<cluster>`, the cluster's name as the payload).
-    pub warm: String,
-}
-
-impl Names {
-    pub fn of(bucket: &str) -> Result<Names, BusError> {
-        let fine = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
-        if bucket.is_empty() || !bucket.chars().all(fine) {
-            return Err(BusError::BadBucket(bucket.to_string()));
-        }
-        Ok(Names {
-            state: bucket.to_string(),
-            collectors: format!("{bucket}-collectors"),
-            history: format!("{bucket}-history"),
-            warm: format!("{bucket}-warm"),
-        })
-    }
-
-    /// The subject of a cluster's changes in the history.
-    pub fn history_subject(&self, cluster: &str) -> String {
-        format!("{}.{}", self.history, keys::token(cluster))
-    }
-
-    /// The subject a reader asks a cluster's collector to warm it on.
-    pub fn warm_subject(&self, cluster: &str) -> String {
-        format!("{}.{}", self.warm, keys::token(cluster))
-    }
-}
 
 /// Connects with the credentials given; errors name the server, never a secret.
 pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client, BusError> {
@@ -242,16 +208,6 @@ async fn history(
         .map_err(|e| BusError::jetstream(format!("updating stream {name} to {kept}"), e))?;
     }
     Ok(stream)
-}
-
-/// The state bucket, the collectors' bucket and the history stream, opened.
-#[derive(Clone)]
-pub struct Stores {
-    pub js: jetstream::Context,
-    pub names: Names,
-    pub state: jetstream::kv::Store,
-    pub collectors: jetstream::kv::Store,
-    pub history: jetstream::stream::Stream,
 }
 
 /// How collectors create the stores.

@@ -5,8 +5,6 @@
 //! usage error naming it. Each command's run lives beside its options; `dispatch` runs the one
 //! asked for, and `main.rs` only calls it.
 
-use std::time::Duration;
-
 use clap::{Parser, Subcommand};
 
 mod act;
@@ -189,7 +187,3 @@ clusters), 4 some clusters not live, 5 --fail-on matched.";
 
 const GATE_EXIT_CODES: &str = "Exit codes: 0 open, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 6 closed (not yet: the reasons are printed).";
-
-fn duration(s: &str) -> Result<Duration, crate::units::DurationError> {
-    crate::units::parse_duration(s)
-}

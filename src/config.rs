@@ -11,11 +11,14 @@ mod engine;
 mod modes;
 pub mod plugins;
 mod read;
+mod sections;
 pub mod theme;
 
 use engine::RawEngine;
 pub use engine::{Engine, Reading, Watch};
 pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
+use sections::RawRollout;
+pub use sections::{Inventory, LabelRule, Rollout, Source, Ui, WorkspaceRule};
 
 use crate::units::parse_duration;
 
@@ -45,67 +48,6 @@ pub struct Config {
     /// no Flux kind, or a file that could not be read whole. While there is one, nothing may be
     /// written anywhere (guardrails fail closed; a colour may fall back, a deny rule never).
     pub guardrail_problems: Vec<String>,
-}
-
-/// The terminal UI's settings.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Ui {
-    /// A built-in theme (dark, light, high-contrast, colorblind) or a file in the themes
-    /// directory of the config directory, without `.toml`.
-    pub theme: String,
-    /// Whether actions may change clusters.
-    pub mode: Mode,
-}
-
-/// `[rollout]`: how clusters group into rings, and when a cluster counts as stuck.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Rollout {
-    pub rings: crate::fleet::rollouts::Rings,
-    pub rules: crate::fleet::rollouts::Rules,
-}
-
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Inventory {
-    pub default_workspace: String,
-}
-
-/// A kubeconfig file or a directory of them.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Source {
-    pub kubeconfig: Option<PathBuf>,
-    pub dir: Option<PathBuf>,
-    /// A management cluster (a context of the other sources) whose Cluster API clusters join
-    /// the fleet.
-    pub management: Option<String>,
-    /// With `management`: the Cluster label that names the workspace (default: the namespace).
-    pub workspace_label: Option<String>,
-    /// With `management`: levels of management clusters to follow (default 1).
-    pub depth: Option<usize>,
-}
-
-/// Puts clusters into a workspace: `name` + context globs, or a regex whose first capture group
-/// is the workspace name.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkspaceRule {
-    pub name: Option<String>,
-    #[serde(default)]
-    pub contexts: Vec<String>,
-    pub regex: Option<String>,
-}
-
-/// Adds labels to the clusters whose context matches.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LabelRule {
-    #[serde(default)]
-    pub contexts: Vec<String>,
-    pub regex: Option<String>,
-    #[serde(default)]
-    pub set: std::collections::BTreeMap<String, String>,
 }
 
 /// Something wrong with a config file: fluxfleet goes on without that part.
@@ -143,16 +85,6 @@ struct Raw {
     plugins: Vec<plugins::Plugin>,
     #[serde(default)]
     keymap: toml::Table,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRollout {
-    rings: Vec<String>,
-    ring_label: String,
-    stuck_after: String,
-    max_behind: usize,
-    suspect_window: String,
 }
 
 /// Where the user's file is: `FLUXFLEET_CONFIG`, else the platform config directory.
@@ -331,6 +263,33 @@ impl Config {
             keymap: toml::Table::new(),
             guardrail_problems: Vec::new(),
         }
+    }
+}
+
+impl Config {
+    /// Which clusters actions may change ([`Permissions`]), and the grant to change them when at
+    /// least one of `clusters` is writable.
+    pub fn writable<'a>(
+        &self,
+        flag: Option<Mode>,
+        clusters: impl IntoIterator<Item = &'a crate::fleet::ClusterInfo>,
+    ) -> (Option<WriteGrant>, Permissions) {
+        modes::writable(
+            (flag, self.ui.mode),
+            self.modes.clone(),
+            !self.guardrail_problems.is_empty(),
+            clusters,
+        )
+    }
+
+    /// Why writes are refused whatever the mode, if they are: one line for the user.
+    pub fn writes_refused(&self) -> Option<String> {
+        (!self.guardrail_problems.is_empty()).then(|| {
+            format!(
+                "writes are refused until the guardrails in the config can be read exactly: {}",
+                self.guardrail_problems.join("; ")
+            )
+        })
     }
 }
 

@@ -5,143 +5,21 @@
 pub mod capi;
 mod kubeconfig;
 pub mod rules;
+mod spec;
 pub mod untrusted;
 pub mod yaml;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use kube::config::Kubeconfig;
-use serde::Serialize;
 
 use crate::config::Config;
 use crate::glob::glob_match;
 use kubeconfig::Keep;
 pub use kubeconfig::{FileStamp, Loaded, stamp_of};
 use rules::Rules;
-
-/// One cluster of the fleet and how to reach it.
-#[derive(Clone, Debug, Serialize)]
-pub struct ClusterSpec {
-    /// Unique in the fleet: the context name, disambiguated when two files use the same one.
-    #[serde(rename = "cluster")]
-    pub name: String,
-    /// The context name in its file.
-    pub context: String,
-    pub workspace: String,
-    pub server: String,
-    pub labels: BTreeMap<String, String>,
-    /// The kubeconfig file the context comes from.
-    pub source: PathBuf,
-    /// A self-contained kubeconfig with just this context, its cluster and its user.
-    #[serde(skip)]
-    pub kubeconfig: std::sync::Arc<Kubeconfig>,
-    /// Found on a management cluster (Cluster API): where, and where it is in its life.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub discovered: Option<Discovered>,
-}
-
-impl ClusterSpec {
-    /// The kubeconfig's name for the user (`users[].name`): what the journal records, never the
-    /// credentials themselves.
-    pub fn kube_user(&self) -> &str {
-        self.kubeconfig
-            .auth_infos
-            .first()
-            .map_or("", |a| a.name.as_str())
-    }
-
-    /// Whether its kubeconfig has been read: a fleet listed by name ([`list`]) has its clusters'
-    /// credentials read when they are needed ([`Reread`]). A read kubeconfig always holds its one
-    /// context.
-    pub fn credentials_read(&self) -> bool {
-        !self.kubeconfig.contexts.is_empty()
-    }
-
-    /// The same cluster, its credentials dropped (read again from its file when needed).
-    pub fn without_credentials(self) -> ClusterSpec {
-        ClusterSpec {
-            kubeconfig: Default::default(),
-            ..self
-        }
-    }
-
-    /// Where it comes from, as the index knows it for as long as fluxfleet runs: its file and
-    /// context (for a discovered cluster, its management path and Secret).
-    pub fn key(&self) -> crate::fleet::ClusterKey {
-        crate::fleet::ClusterKey::new(format!("{}#{}", self.source.display(), self.context))
-    }
-
-    /// What the index knows of it.
-    pub fn info(&self) -> crate::fleet::ClusterInfo {
-        crate::fleet::ClusterInfo {
-            key: self.key(),
-            source: crate::fleet::SourceId::default(),
-            name: self.name.clone(),
-            workspace: self.workspace.clone(),
-            server: self.server.clone(),
-            labels: self.labels.clone(),
-            management: self
-                .discovered
-                .as_ref()
-                .map(|d| d.management.clone())
-                .unwrap_or_default(),
-            origin: self
-                .discovered
-                .as_ref()
-                .map(|d| format!("{}/{}", d.management.join("/"), d.namespace)),
-            context: self.context.clone(),
-            user: self.kube_user().to_string(),
-            unreachable: None,
-        }
-    }
-}
-
-/// How a cluster was found on a management cluster.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Discovered {
-    /// The management clusters above it, the top one first.
-    pub management: Vec<String>,
-    /// Its namespace on the management cluster.
-    pub namespace: String,
-    pub lifecycle: capi::Lifecycle,
-    /// Cluster API's `RemoteConnectionProbe` is False: CAPI cannot reach it either.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub probe_failed: bool,
-}
-
-/// Something wrong with one source or one context in it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Problem {
-    /// The file (or config rule) at fault.
-    pub source: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub context: Option<String>,
-    pub message: String,
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.context {
-            Some(c) => write!(f, "{}: context {c:?}: {}", self.source, self.message),
-            None => write!(f, "{}: {}", self.source, self.message),
-        }
-    }
-}
-
-/// The resolved fleet.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Inventory {
-    pub clusters: Vec<ClusterSpec>,
-    pub problems: Vec<Problem>,
-    /// Clusters that work but put something at risk (credentials sent in clear text).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<Problem>,
-    /// Where kubeconfigs were looked for, in order of precedence, one line each: what a user
-    /// who has no clusters is shown.
-    #[serde(skip)]
-    pub looked: Vec<String>,
-}
+pub use spec::{ClusterSpec, Discovered, Inventory, Problem};
 
 /// Where to look, as the command line says.
 #[derive(Clone, Debug, Default)]

@@ -8,6 +8,7 @@ mod detail;
 mod fleet;
 mod help;
 mod history;
+mod names;
 mod objects;
 mod proposals;
 mod results;
@@ -22,9 +23,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::app::model::{Input, Model, Scope, View};
+use crate::app::model::{Input, Model, View};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::{Health, Index};
+use crate::fleet::Health;
+use names::{cluster_name, scope_name, ws_name};
 
 /// What a frame of `area` holds of the model: the body's rows (for paging and scrolling), how
 /// far the fetched pane can scroll, and the room of the fleet map (the update function moves
@@ -142,22 +144,6 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Workloads { key, .. } => format!("workloads of {} {}", key.kind, key.name),
         })
         .collect()
-}
-
-pub(crate) fn ws_name(index: &Index, w: crate::fleet::WorkspaceId) -> &str {
-    index.workspace(w).map_or("?", |w| w.name.as_str())
-}
-
-pub(crate) fn cluster_name(index: &Index, c: crate::fleet::ClusterId) -> &str {
-    index.cluster(c).map_or("?", |c| c.info.name.as_str())
-}
-
-fn scope_name(index: &Index, scope: Scope) -> String {
-    match scope {
-        Scope::Fleet => "the fleet".into(),
-        Scope::Workspace(w) => format!("workspace {}", ws_name(index, w)),
-        Scope::Cluster(c) => format!("cluster {}", cluster_name(index, c)),
-    }
 }
 
 fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {

@@ -3,9 +3,11 @@
 //! no files import each other, directly or round a circle. A split that leaves its shared types
 //! behind fails here, naming the files.
 //!
-//! An import is a path that starts with `crate::`, `super::` or `self::` (in a `use` tree or
-//! inline), resolved to the longest prefix that is a file. A folder's `mod.rs` naming its own
-//! children (`mod x; pub use x::Y;`) declares them; it does not import them.
+//! An import is a path that starts with `crate::`, `super::` or `self::`, or with the name of one
+//! of the file's own child modules (`pub use act::Request;`, `act::run(…)`), in a `use` tree or
+//! inline, resolved to the longest prefix that is a file. A parent that re-exports or calls a
+//! child imports it: a child that also imports its parent is a circle, and what both need goes
+//! down a floor. Only the crate root (`lib.rs`) declares its children without importing them.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
@@ -147,24 +149,43 @@ fn without_test_module(code: &str) -> String {
 
 /// Every path of the crate a file names: `use` trees expanded, then inline paths.
 fn paths(code: &str) -> Vec<Vec<String>> {
+    paths_with(code, &[])
+}
+
+/// [`paths`], and the paths that start with one of `children` (the file's own child modules),
+/// as `self::…`.
+fn paths_with(code: &str, children: &[String]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut rest = code;
     let mut inline = String::new();
     while let Some(at) = find_use(rest) {
         inline.push_str(&rest[..at]);
         let tree_end = rest[at..].find(';').map_or(rest.len(), |e| at + e);
-        expand(&rest[at + 4..tree_end], Vec::new(), &mut out);
+        let mut trees = Vec::new();
+        expand(&rest[at + 4..tree_end], Vec::new(), &mut trees);
+        out.extend(trees.into_iter().map(|(path, _)| path));
         rest = &rest[tree_end..];
     }
     inline.push_str(rest);
     let b = inline.as_bytes();
-    for start in ["crate::", "super::", "self::"] {
+    let starts: Vec<String> = ["crate", "super", "self"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(children.iter().cloned())
+        .map(|s| s + "::")
+        .collect();
+    for start in &starts {
+        let start = start.as_str();
         let mut from = 0;
         while let Some(at) = inline[from..].find(start).map(|i| from + i) {
             from = at + start.len();
             if at > 0
                 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_' || b[at - 1] == b':')
             {
+                continue;
+            }
+            // A visibility (`pub(in crate::k8s)`) names where an item is seen, not an import.
+            if inline[..at].trim_end().ends_with("(in") {
                 continue;
             }
             let end = inline[at..]
@@ -178,12 +199,44 @@ fn paths(code: &str) -> Vec<Vec<String>> {
             out.push(path);
         }
     }
+    // A child named first is the file's own: `self::child::…`.
+    for path in &mut out {
+        if path.first().is_some_and(|p| children.contains(p)) {
+            path.insert(0, "self".into());
+        }
+    }
     out.retain(|p| {
         matches!(
             p.first().map(String::as_str),
             Some("crate" | "super" | "self")
         )
     });
+    out
+}
+
+/// The names a file's `use` trees bind (relative to `module`; `children` are its child modules),
+/// each with where it leads from the crate root.
+fn bindings(code: &str, module: &Module, children: &[String]) -> BTreeMap<String, Module> {
+    let mut out = BTreeMap::new();
+    let mut rest = code;
+    while let Some(at) = find_use(rest) {
+        let tree_end = rest[at..].find(';').map_or(rest.len(), |e| at + e);
+        let mut trees = Vec::new();
+        expand(&rest[at + 4..tree_end], Vec::new(), &mut trees);
+        for (mut path, name) in trees {
+            let Some(name) = name else { continue };
+            match path.first().map(String::as_str) {
+                Some("crate" | "super" | "self") => {}
+                Some(first) if children.iter().any(|c| c == first) => {
+                    path.insert(0, "self".into());
+                }
+                // Another crate's.
+                _ => continue,
+            }
+            out.insert(name, absolute(&path, module));
+        }
+        rest = &rest[tree_end..];
+    }
     out
 }
 
@@ -201,8 +254,9 @@ fn find_use(code: &str) -> Option<usize> {
     None
 }
 
-/// `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e` (after `prefix`).
-fn expand(tree: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+/// `a::{b, c::{d, e}}` into `a::b`, `a::c::d`, `a::c::e` (after `prefix`), each with the name it
+/// binds (`x as y` binds y; `a::{self}` binds a; a glob binds none).
+fn expand(tree: &str, prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
     if let Some(open) = tree.find('{') {
         let mut head = prefix;
         head.extend(
@@ -229,22 +283,35 @@ fn expand(tree: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
         expand(&inner[last..], head, out);
         return;
     }
-    // `x as y` names x.
-    let leaf = tree.split_whitespace().next().unwrap_or_default();
+    // `x as y` names x and binds y.
+    let mut words = tree.split_whitespace();
+    let leaf = words.next().unwrap_or_default();
+    let alias = match (words.next(), words.next()) {
+        (Some("as"), Some(alias)) => Some(alias.to_string()),
+        _ => None,
+    };
     let mut path = prefix;
     path.extend(
         leaf.split("::")
             .filter(|s| !s.is_empty() && *s != "*")
             .map(str::to_string),
     );
+    let glob = leaf.ends_with('*');
+    if path.last().is_some_and(|l| l == "self") {
+        path.pop();
+    }
+    let bound = match glob {
+        true => None,
+        false => alias.or_else(|| path.last().cloned()),
+    };
     if !path.is_empty() {
-        out.push(path);
+        out.push((path, bound.filter(|b| b != "_")));
     }
 }
 
-/// The file a path names, from the file of `module` (`self` is the module, each `super` one
-/// up).
-fn resolve(path: &[String], module: &Module, files: &BTreeMap<Module, PathBuf>) -> Option<Module> {
+/// Where a path leads from `module`, as segments from the crate root (`self` is the module, each
+/// `super` one up).
+fn absolute(path: &[String], module: &Module) -> Module {
     let mut parts = path.to_vec();
     let mut base: Module = module.clone();
     match parts.first().map(String::as_str) {
@@ -258,12 +325,43 @@ fn resolve(path: &[String], module: &Module, files: &BTreeMap<Module, PathBuf>) 
         }
     }
     // `self` inside a group (`use super::x::{self, Y}`) names the module itself.
-    parts.retain(|p| p != "self" && p != "crate");
+    parts.retain(|p| p != "self" && p != "crate" && p != "super");
     base.extend(parts);
-    (0..=base.len())
-        .rev()
-        .map(|n| base[..n].to_vec())
-        .find(|m| files.contains_key(m))
+    base
+}
+
+/// What each file binds with `use`: name → where it leads (from the crate root). A path that
+/// reaches a file and names something it only binds (`pub use child::X`, or a private `use`,
+/// which children see too) leads on to where that is.
+type Bindings = BTreeMap<Module, BTreeMap<String, Module>>;
+
+/// The file a path names, from the file of `module`, following what files only bind (their
+/// `use`s) to the file that defines it.
+fn resolve(
+    path: &[String],
+    module: &Module,
+    files: &BTreeMap<Module, PathBuf>,
+    bindings: &Bindings,
+) -> Option<Module> {
+    let mut at = absolute(path, module);
+    for _ in 0..16 {
+        let file = (0..=at.len())
+            .rev()
+            .map(|n| at[..n].to_vec())
+            .find(|m| files.contains_key(m))?;
+        let Some(name) = at.get(file.len()) else {
+            return Some(file);
+        };
+        match bindings.get(&file).and_then(|b| b.get(name)) {
+            Some(target) if !target.starts_with(&at[..=file.len()]) => {
+                let mut next = target.clone();
+                next.extend_from_slice(&at[file.len() + 1..]);
+                at = next;
+            }
+            _ => return Some(file),
+        }
+    }
+    None
 }
 
 /// The floors of the module map: for each bullet, the modules named (in backquotes) before its
@@ -328,17 +426,35 @@ fn check(dir: &str) -> Vec<String> {
     let floors = floors(&lib);
     let mut wrong = Vec::new();
 
+    let children = |module: &Module| -> Vec<String> {
+        files
+            .keys()
+            .filter(|m| m.len() == module.len() + 1 && m.starts_with(module))
+            .filter_map(|m| m.last().cloned())
+            .collect()
+    };
+    let codes: BTreeMap<&Module, String> = files
+        .iter()
+        .map(|(m, path)| (m, code(&std::fs::read_to_string(path).unwrap())))
+        .collect();
+    let bound: Bindings = codes
+        .iter()
+        .map(|(m, code)| ((*m).clone(), bindings(code, m, &children(m))))
+        .collect();
     let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
-    for (module, path) in &files {
-        let is_dir = path.ends_with("mod.rs") || path.ends_with("lib.rs");
-        let text = std::fs::read_to_string(path).unwrap();
-        let to = edges.entry(module.clone()).or_default();
-        for p in paths(&code(&text)) {
-            let Some(target) = resolve(&p, module, &files) else {
+    // Why each edge is there: the first path that made it, for the message.
+    let mut because: BTreeMap<(Module, Module), String> = BTreeMap::new();
+    for (module, code) in &codes {
+        let root_declares = module.is_empty();
+        let to = edges.entry((*module).clone()).or_default();
+        for p in paths_with(code, &children(module)) {
+            let Some(target) = resolve(&p, module, &files, &bound) else {
                 continue;
             };
-            let declares_child = is_dir && target.starts_with(module);
-            if target != *module && !declares_child {
+            if target != **module && !root_declares {
+                because
+                    .entry(((*module).clone(), target.clone()))
+                    .or_insert_with(|| p.join("::"));
                 to.insert(target);
             }
         }
@@ -389,9 +505,21 @@ fn check(dir: &str) -> Vec<String> {
                     .to_string()
             })
             .collect();
+        let ties: Vec<String> = circle
+            .iter()
+            .flat_map(|from| {
+                let because = &because;
+                circle.iter().filter_map(move |to| {
+                    because
+                        .get(&(from.clone(), to.clone()))
+                        .map(|p| format!("{} → {} ({p})", name(from), name(to)))
+                })
+            })
+            .collect();
         wrong.push(format!(
-            "these files import each other: {}",
-            names.join(", ")
+            "these files import each other: {}\n    {}",
+            names.join(", "),
+            ties.join("\n    ")
         ));
     }
     wrong
@@ -460,11 +588,20 @@ fn circles(edges: &BTreeMap<Module, BTreeSet<Module>>) -> Vec<Vec<Module>> {
 /// The check itself, on made-up files: it must see what it exists to see.
 #[test]
 fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
-    let tree = "super::{a::X as Z, b::{self, Y}}";
+    let tree = "super::{a::X as Z, b::{self, Y}, c::*}";
     let mut out = Vec::new();
     expand(tree, Vec::new(), &mut out);
-    assert!(out.contains(&vec!["super".into(), "a".into(), "X".into()]));
-    assert!(out.contains(&vec!["super".into(), "b".into(), "Y".into()]));
+    let v = |p: &str| -> Vec<String> { p.split("::").map(str::to_string).collect() };
+    assert!(
+        out.contains(&(v("super::a::X"), Some("Z".into()))),
+        "{out:?}"
+    );
+    assert!(
+        out.contains(&(v("super::b::Y"), Some("Y".into()))),
+        "{out:?}"
+    );
+    assert!(out.contains(&(v("super::b"), Some("b".into()))), "{out:?}");
+    assert!(out.contains(&(v("super::c"), None)), "{out:?}");
     let text = "use super::{a::X, b};\nfn f() { let s = \"crate::nope\"; crate::fleet::g(); }\n\
                 // super::comment\n#[cfg(test)]\nmod tests { use crate::app::Y; }\n";
     let found = paths(&code(text));
@@ -501,6 +638,37 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
         vec![vec![m("app::rows"), m("app::triage")]]
     );
 
+    // A parent that re-exports or calls its child, and a child that imports its parent.
+    let children = ["act".to_string()];
+    let parent = "mod act;\npub use act::Request;\nfn f() { act::run(); http::get(); }\n";
+    let named: Vec<String> = paths_with(&code(parent), &children)
+        .iter()
+        .map(|p| p.join("::"))
+        .collect();
+    assert_eq!(named, ["self::act::Request", "self::act::run"], "{parent}");
+    // A name the parent only re-exports leads to the child that defines it; one it defines
+    // stays the parent's.
+    let files: BTreeMap<Module, PathBuf> = ["", "p", "p::a", "p::b"]
+        .iter()
+        .map(|f| {
+            (
+                m(f).into_iter().filter(|s| !s.is_empty()).collect(),
+                PathBuf::new(),
+            )
+        })
+        .collect();
+    let mut bound = Bindings::new();
+    let in_p = bindings(
+        "pub use a::X;\nuse crate::q::Y as Z;\n",
+        &m("p"),
+        &["a".into()],
+    );
+    bound.insert(m("p"), in_p);
+    let from_b = |path: &str| resolve(&m(path), &m("p::b"), &files, &bound);
+    assert_eq!(from_b("super::X"), Some(m("p::a")));
+    assert_eq!(from_b("super::helper"), Some(m("p")));
+    assert_eq!(from_b("crate::p::X"), Some(m("p::a")));
+
     let lib = "//! - [`units`], `glob` (tests) — leaves\n//! - [`fleet`] — uses [`units`]\n";
     let floors = floors(lib);
     assert_eq!(floors["units"], 0);
@@ -508,15 +676,24 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
     assert_eq!(floors.len(), 3);
 }
 
-/// One module-file style: a module with children is `foo.rs` beside `foo/`, never `foo/mod.rs`.
+/// One module-file style: a module with children is `foo.rs` beside `foo/`, never `foo/mod.rs`
+/// — in every crate of the workspace (the simulator and the HTTP/2 client too).
 #[test]
 fn modules_with_children_are_files_beside_their_folders() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut found = Vec::new();
-    for path in files(&src).into_values() {
-        if path.ends_with("mod.rs") {
-            found.push(path.display().to_string());
+    fn walk(dir: &Path, found: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.ends_with("mod.rs") {
+                found.push(path.display().to_string());
+            }
         }
     }
+    let mut found = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut found,
+    );
     assert!(found.is_empty(), "rename to foo.rs beside foo/: {found:?}");
 }

@@ -487,7 +487,7 @@ fn the_yaml_scrolls_within_its_length() {
 
 /// What `fluxfleet workloads` would have read of `apps` on `clusters`: its Deployment's new pod
 /// cannot pull its image; on the last cluster the pods could not be listed.
-fn apps_evidence(clusters: &[&str]) -> fluxfleet::fleet::workload::Folded {
+fn apps_evidence(clusters: &[&str]) -> fluxfleet::fleet::workload::fold::Folded {
     use fluxfleet::fleet::workload::{Evidence, ReadError, Unread, WorkloadRef, fold, parse};
     let image = "registry.example.com/apps:v1.4.2";
     let deployment = serde_json::json!({"spec": {"replicas": 2}, "status": {"replicas": 3,

@@ -5,9 +5,9 @@
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
+use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
 use super::schedule::{Awaited, Executor, Waiter, watched};
-use super::{Carry, Job, Target};
 use crate::audit;
 use crate::fleet::verbs::Outcome;
 use crate::fleet::{ClusterId, ObjectKey};

@@ -3,14 +3,14 @@
 //! `--propose`, `approve`. Each refusal is one variant with one message; a front door turns it
 //! into its own answer (an exit code, an MCP error, a line on the screen), never into other
 //! words. Targets refused one by one (a deny rule, a read-only or unreachable cluster) are the
-//! planner's ([`super::plan`]).
+//! planner's ([`super::plan::plan`]).
 
 use crate::config;
 use crate::fleet::filter::Filter;
 use crate::fleet::verbs::{Intent, Verb};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
-use super::{Guard, Target, plan};
+use super::plan::{Guard, Target, plan};
 
 /// Why a whole action is refused: nothing of it is sent, and nothing is proposed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
-use super::{Carry, Job, Target};
 use crate::audit;
 use crate::fleet::notice::{Notice, Who};
 use crate::fleet::verbs::{Outcome, Step};

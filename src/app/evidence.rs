@@ -8,7 +8,7 @@ use super::flux_action::objects_of;
 use super::message::Effect;
 use super::model::Model;
 use super::view::{Fetched, RowId, View};
-use crate::fleet::workload::Folded;
+use crate::fleet::workload::fold::Folded;
 use crate::fleet::{ClusterId, FluxKind, ObjectKey};
 
 /// What `w` asks for here: the detail view's object, or the selected group's.

@@ -26,7 +26,7 @@ pub enum Msg {
     Workloads {
         key: ObjectKey,
         clusters: Arc<[ClusterId]>,
-        folded: Box<crate::fleet::workload::Folded>,
+        folded: Box<crate::fleet::workload::fold::Folded>,
     },
     /// How one target of run `run` ended (or that its patch was accepted).
     Acted {

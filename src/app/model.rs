@@ -120,7 +120,7 @@ pub struct Model {
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     pub map_rollout: Option<ObjectKey>,
     /// What this session saw change: the history where no collector keeps one.
-    pub recorded: crate::fleet::history::Recorder,
+    pub recorded: crate::fleet::history::recorder::Recorder,
     /// Objects marked as the targets of the next action.
     pub marks: HashSet<(ClusterId, ObjectKey)>,
     /// An action waiting for the user's confirmation.
@@ -166,7 +166,7 @@ impl Model {
             rows_stale: true,
             map_mode: super::view::MapMode::default(),
             map_rollout: None,
-            recorded: crate::fleet::history::Recorder::new(RECORDED),
+            recorded: crate::fleet::history::recorder::Recorder::new(RECORDED),
             marks: HashSet::new(),
             confirm: None,
             plugin_confirm: None,

@@ -332,7 +332,7 @@ pub enum Fetched {
     Events(Vec<ObjectEvent>),
     Yaml(String),
     /// What broke inside, folded over the clusters read.
-    Workloads(Box<crate::fleet::workload::Folded>),
+    Workloads(Box<crate::fleet::workload::fold::Folded>),
     Failed(&'static str, String),
 }
 

@@ -29,12 +29,15 @@ mod outbox;
 mod publish;
 mod refresh;
 pub mod rings;
+mod state;
 pub mod status;
 mod take_over;
 mod text;
 
 use announce::{Aborting, announce};
 use refresh::reread;
+pub use state::Refresh;
+use state::{Collector, Owned, Published};
 use take_over::take_over;
 
 use super::rendezvous::owner;
@@ -42,8 +45,7 @@ use super::wire::{self, ClusterState};
 use super::{BusError, Options, Retention, Stores, keys, last_values};
 use crate::config;
 use crate::fleet::index::Event;
-use crate::fleet::report::Report;
-use crate::fleet::{ClusterKey, Counted, FluxSummary, Health, HealthCounts, Phase, SourceId};
+use crate::fleet::{Phase, SourceId};
 use crate::inventory::{ClusterSpec, Problem, Reread};
 use crate::k8s::Engine;
 use crate::source::Sink;
@@ -68,104 +70,6 @@ pub struct Request {
     pub status: Arc<status::Status>,
     /// Ring metrics on `/metrics`, worked out from the history every so often.
     pub rings: Option<rings::Asked>,
-}
-
-/// How a collector reads its fleet again: an error (a source that could not be read whole)
-/// changes nothing, so that a management cluster out of reach for a moment does not take its
-/// clusters off the bus; None says nothing it is read from changed (its files are as they were):
-/// the fleet is not compared.
-pub type Refresh = Arc<
-    dyn Fn() -> futures::future::BoxFuture<'static, Result<Option<Vec<ClusterSpec>>, Problem>>
-        + Send
-        + Sync,
->;
-
-/// What was published of one object.
-struct Published {
-    hash: u64,
-    health: Health,
-    revision: Option<Arc<str>>,
-}
-
-/// A cluster this collector watches.
-struct Owned {
-    state: Option<ClusterState>,
-    /// By key in the state bucket.
-    objects: HashMap<String, Published>,
-    /// The hash of the summary last published.
-    summary: Option<u64>,
-    /// The Flux Operator's last report (also in its published state, once it has one: the
-    /// first look reads the report before the state is said).
-    report: Option<Report>,
-    /// Summarized (`engine.watch`), it counts by its report and has no object on the bus.
-    counted: Counted,
-    /// Counted by its report: its not-ready objects and what they depend on, as listed at its
-    /// last look (published with its summary).
-    held: Option<Vec<FluxSummary>>,
-    /// Counted by its objects: the not-ready ones, by key (published with its summary, so that
-    /// a reader holding no object still has every failure and its root cause).
-    not_ready: BTreeMap<String, FluxSummary>,
-}
-
-impl Owned {
-    /// Its objects by health: by its report while it counts by it, else by what was published.
-    fn counts(&self) -> HealthCounts {
-        let mut counts = HealthCounts::default();
-        match (self.counted, &self.report) {
-            (Counted::Report, Some(report)) => counts = report.counts.clone(),
-            (Counted::Report, None) => {}
-            (Counted::Objects, _) => {
-                for published in self.objects.values() {
-                    counts.add(published.health);
-                }
-            }
-        }
-        counts
-    }
-
-    /// The cluster's workspace as last published; empty before its first state.
-    fn workspace(&self) -> String {
-        self.state
-            .as_ref()
-            .map(|s| s.workspace.clone())
-            .unwrap_or_default()
-    }
-}
-
-struct Collector {
-    id: String,
-    stores: Stores,
-    /// The fleet; the clusters it owns (or is about to) with their credentials read.
-    specs: BTreeMap<String, ClusterSpec>,
-    reread: Reread,
-    /// What could not be read of the clusters' credentials (a file, a context in it), said
-    /// once until it can be.
-    unreadable: BTreeSet<(String, Option<String>)>,
-    names: HashMap<ClusterKey, String>,
-    engine: Engine,
-    owned: HashMap<String, Owned>,
-    members: BTreeSet<String>,
-    /// Clusters this collector owns now but starts watching only once their last owner has
-    /// seen the same collectors and let them go: after half a ttl, more than one tick.
-    waiting: BTreeMap<String, tokio::time::Instant>,
-    /// Owned clusters another collector has published since the last tick.
-    overwritten: BTreeSet<String>,
-    /// Owned clusters whose objects changed since their summary was last published.
-    unsummed: BTreeSet<String>,
-    ttl: std::time::Duration,
-    outbox: outbox::Outbox,
-    /// How many clusters it owns, as its announcement says.
-    announced: Arc<AtomicUsize>,
-    /// Owned clusters that went into an error state, by state.
-    connection_errors: BTreeMap<Phase, u64>,
-    /// Owned clusters watched live again after an error.
-    watch_restarts: u64,
-    /// What its last look at who else is alive said; None before the first.
-    looked: Option<Result<(), BusError>>,
-    /// The history stream's size at the last tick that could read it.
-    history_size: Option<status::HistorySize>,
-    /// The ring metrics last worked out.
-    ring_figures: rings::Kept,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -489,5 +393,63 @@ impl Collector {
             let _ = self.stores.state.delete(&key).await;
         }
         Ok(())
+    }
+}
+impl Collector {
+    /// What the loop says of itself now.
+    fn snapshot(&self, stuck_after: std::time::Duration) -> status::Snapshot {
+        let mut clusters = BTreeMap::new();
+        let mut objects = BTreeMap::new();
+        for owned in self.owned.values() {
+            let workspace = owned.workspace();
+            let phase = owned.state.as_ref().map_or(Phase::Connecting, |s| s.phase);
+            *clusters.entry((workspace.clone(), phase)).or_insert(0) += 1;
+            for (health, n) in owned.counts().iter() {
+                *objects.entry((workspace.clone(), health)).or_insert(0) += u64::from(n);
+            }
+        }
+        let connected = matches!(
+            self.stores.js.client().connection_state(),
+            async_nats::connection::State::Connected
+        );
+        let out = self.outbox.figures();
+        let not_ready = match &self.looked {
+            _ if !connected => Some(status::NotReady::Disconnected),
+            None => Some(status::NotReady::NotLooked),
+            Some(Err(e)) => Some(status::NotReady::Bus(e.clone())),
+            Some(Ok(())) if !self.waiting.is_empty() => {
+                Some(status::NotReady::Waiting(self.waiting.len()))
+            }
+            Some(Ok(())) if out.published == 0 && !self.owned.is_empty() => {
+                Some(status::NotReady::Unpublished(self.owned.len()))
+            }
+            Some(Ok(())) => None,
+        };
+        status::Snapshot {
+            id: self.id.clone(),
+            at: Some(tokio::time::Instant::now()),
+            not_ready,
+            stuck_after,
+            fleet: self.specs.len(),
+            owned: self.owned.len(),
+            waiting: self.waiting.len(),
+            collectors: self.members.len(),
+            clusters,
+            objects,
+            connection_errors: self.connection_errors.clone(),
+            watch_restarts: self.watch_restarts,
+            published: out.published,
+            publish_failures: out.failures,
+            in_flight: out.in_flight,
+            kept: out.kept,
+            history_dropped: out.dropped,
+            history: self.history_size,
+            lag: out.lag,
+            rings: self
+                .ring_figures
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        }
     }
 }

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 /// A value read from the bus that is not what fluxfleet writes: skipped, and said.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Malformed {
-    #[error("a value of {0} bytes, more than {max}", max = super::wire::MAX_VALUE)]
-    TooLarge(usize),
+    #[error("a value of {size} bytes, more than {max}")]
+    TooLarge { size: usize, max: usize },
     #[error("not a fluxfleet value: {0}")]
     NotOurs(String),
     #[error("names another cluster")]
@@ -106,12 +106,12 @@ mod tests {
              published to bucket \"fleet\"? `fluxfleet collect --nats URL --bucket fleet`)"
         );
         assert_eq!(
-            Malformed::TooLarge(2 << 20).to_string(),
-            format!(
-                "a value of {} bytes, more than {}",
-                2 << 20,
-                crate::bus::wire::MAX_VALUE
-            )
+            Malformed::TooLarge {
+                size: 2 << 20,
+                max: 256 << 10
+            }
+            .to_string(),
+            format!("a value of {} bytes, more than {}", 2 << 20, 256 << 10)
         );
     }
 }

@@ -20,19 +20,20 @@ use futures::future::BoxFuture;
 use super::keys::{self, Key};
 use super::wire::{self, ClusterState};
 use super::{Options, Stores};
-use crate::fleet::index::Change;
-use crate::fleet::report::Report;
-use crate::fleet::{ClusterInfo, ClusterKey, Connection, Phase};
+use crate::fleet::{ClusterInfo, ClusterKey};
 use crate::k8s::direct::Direct;
 use crate::source::{Sink, Source};
 
 mod direct;
 mod follow;
 mod initial;
+mod kept;
 mod opened;
 mod summaries;
 
 use direct::{FromBus, Servers, ToCluster};
+pub use kept::cluster_key;
+use kept::{Kept, Summed, cluster_name, read, shown, summarized_report};
 
 /// The bus as a source: what it held when the reader connected, and how to follow it.
 pub struct Bus {
@@ -60,16 +61,6 @@ pub struct Bus {
     opened: Option<tokio::sync::mpsc::Receiver<ClusterKey>>,
     task: Option<tokio::task::JoinHandle<()>>,
     stop: tokio_util::sync::CancellationToken,
-}
-
-/// How a reader names a cluster it learned from the bus.
-pub fn cluster_key(name: &str) -> ClusterKey {
-    ClusterKey::new(format!("nats#{name}"))
-}
-
-/// The name of a cluster a reader named; None for one that is not the bus's.
-fn cluster_name(key: &ClusterKey) -> Option<&str> {
-    key.as_str().strip_prefix("nats#")
 }
 
 impl Bus {
@@ -146,151 +137,6 @@ impl Bus {
     /// starts).
     pub fn states(&self) -> impl Iterator<Item = &ClusterState> {
         self.clusters.values()
-    }
-}
-
-/// A cluster's state as the reader keeps it once the session knows the cluster: its connection
-/// as its collector published it, which collector that is, and its report until it is said.
-/// Its name is its key; its server, workspace, labels and management clusters are kept
-/// elsewhere (a state as read is 696 bytes, most of it room for a report the session keeps:
-/// 70 MiB of a reader of 100,000 clusters).
-pub(super) struct Kept {
-    connection: Connection,
-    collector: Box<str>,
-    report: Option<Box<Report>>,
-}
-
-impl Kept {
-    pub(super) fn of(state: ClusterState) -> Kept {
-        Kept {
-            connection: state.connection(),
-            collector: state.collector.into(),
-            report: state.report.map(Box::new),
-        }
-    }
-
-    pub(super) fn collector(&self) -> &str {
-        &self.collector
-    }
-
-    /// Its report, not yet said.
-    pub(super) fn unsaid_report(&self) -> bool {
-        self.report.is_some()
-    }
-
-    /// Its report, taken out to be said.
-    pub(super) fn take_report(&mut self) -> Option<Report> {
-        self.report.take().map(|r| *r)
-    }
-}
-
-/// A cluster's connection as a reader shows it: as its collector published it while that
-/// collector is alive — a live cluster the reader only summarizes as summarized; once the
-/// collector is gone, timed out, saying so, with what it last published still shown, until
-/// another collector takes the cluster over.
-fn shown(
-    state: &Kept,
-    live: &BTreeSet<String>,
-    summarized: bool,
-    gone: Option<jiff::Timestamp>,
-) -> Connection {
-    if live.contains(state.collector()) {
-        let mut c = state.connection.clone();
-        if summarized && c.phase == Phase::Live {
-            c.phase = Phase::Summary;
-        }
-        return c;
-    }
-    let mut c = Connection::new(Phase::TimedOut);
-    let when = gone.map_or(String::new(), |t| format!(" at {t:.0}"));
-    c.error = Some(
-        format!(
-            "its collector {} stopped announcing itself{when}: what it last published is shown \
-             until another collector takes the cluster over",
-            state.collector
-        )
-        .into(),
-    );
-    // Stale since the reader saw its collector go (unknown for one gone before it started).
-    c.since = gone;
-    c.watching = state.connection.watching.clone();
-    c
-}
-
-/// A cluster's summary ([`wire::Summary`]) as a reader reads and keeps it: its counts, and what it
-/// holds as read, parsed only when it is said to the session (a reader of 100,000 clusters
-/// holding every summary's objects parsed at once took a tenth of its memory for them).
-#[derive(serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(super) struct Summed {
-    /// Checked against its key, then let go.
-    name: String,
-    #[serde(rename = "objects", deserialize_with = "wire::counts_of")]
-    counts: crate::fleet::HealthCounts,
-    at: Option<jiff::Timestamp>,
-    #[serde(default)]
-    counted: crate::fleet::Counted,
-    #[serde(default)]
-    held: Option<Box<serde_json::value::RawValue>>,
-}
-
-impl Summed {
-    /// The summary `value` of cluster `name`.
-    pub(super) fn read(name: &str, value: &[u8]) -> Result<Summed, super::Malformed> {
-        let mut summed: Summed = wire::read(value)?;
-        if summed.name != name {
-            return Err(super::Malformed::OtherCluster);
-        }
-        summed.name = String::new();
-        Ok(summed)
-    }
-
-    /// What it holds, taken out of it, its texts cut as the engine cuts a server's; None (and
-    /// a warning) where that is not a list of objects.
-    pub(super) fn take_held(&mut self) -> Option<Vec<crate::fleet::FluxSummary>> {
-        let held = self.held.take()?;
-        match serde_json::from_str::<Vec<crate::fleet::FluxSummary>>(held.get()) {
-            Ok(held) => Some(
-                held.into_iter()
-                    .map(crate::fleet::FluxSummary::bounded)
-                    .collect(),
-            ),
-            Err(e) => {
-                tracing::warn!(error = %e, "a summary's objects that cannot be read");
-                None
-            }
-        }
-    }
-}
-
-/// What a summarized cluster counts by: its FluxReport if it has one, with its objects counted
-/// by its collector (exact, where a report tells only running and failing).
-fn summarized_report(report: Option<Report>, summary: Option<&Summed>) -> Report {
-    let mut report = report.unwrap_or_default();
-    if let Some(summary) = summary {
-        report.counts = summary.counts.clone();
-        if let Some(at) = summary.at {
-            report.read_at = at;
-        }
-    }
-    report
-}
-
-/// An object key's value as a change; None for a cluster's or a summary's key.
-fn read(key: &str, value: &[u8]) -> Result<Option<Change>, super::Malformed> {
-    match keys::parse(key) {
-        None => Err(super::Malformed::NotOurKey),
-        Some(Key::Cluster(_) | Key::Summary(_)) => Ok(None),
-        Some(Key::Object(_, object)) => {
-            let summary = wire::object(value)?;
-            if summary.key != object {
-                return Err(super::Malformed::OtherObject(format!(
-                    "{} {}/{}",
-                    summary.key.kind, summary.key.namespace, summary.key.name
-                )));
-            }
-            Ok(Some(Change::Applied(summary)))
-        }
     }
 }
 

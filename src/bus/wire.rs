@@ -145,7 +145,10 @@ impl Summary {
 /// One value read from the bus, bounded and checked.
 pub fn read<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, super::Malformed> {
     if bytes.len() > MAX_VALUE {
-        return Err(super::Malformed::TooLarge(bytes.len()));
+        return Err(super::Malformed::TooLarge {
+            size: bytes.len(),
+            max: MAX_VALUE,
+        });
     }
     serde_json::from_slice(bytes).map_err(|e| super::Malformed::NotOurs(e.to_string()))
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
 use super::fleet::{FleetArgs, ModeArgs, WatchArg};
 use super::scope::Selectors;
+use super::usage::duration;
 use super::usage::{Usage, act_output};
 use crate::export::act;
 use crate::export::request::Output;

@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::scope::Scope;
 use super::usage::Usage;
+use super::usage::duration;
 
 /// `fluxfleet alert`: the scope, where to send, and the timing.
 #[derive(Debug, Args)]

@@ -8,11 +8,11 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::ProbeArgs;
 use super::process::{Signals, logs};
 use super::usage::Usage;
+use super::usage::duration;
 use crate::bus::collector::{self, Refresh};
 use crate::inventory::FileStamp;
 use crate::session::open::{Fleet, open};

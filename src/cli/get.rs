@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::scope::{Scope, Selectors};
+use super::usage::duration;
 use super::usage::{Usage, rollout_output};
 use crate::export::Status;
 use crate::export::request::{Output, Request};

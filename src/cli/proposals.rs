@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
 use super::fleet::{BusArgs, FleetArgs, ModeArgs, WatchArg};
+use super::usage::duration;
 use super::usage::{act_output, proposals_output};
 use crate::export::proposals::Approve;
 use crate::export::request::Output;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
+use super::usage::duration;
 use fluxfleet_sim as sim;
 
 fn fault_spec(s: &str) -> Result<sim::faults::Spec, super::usage::Usage> {

@@ -1,7 +1,14 @@
 //! What is wrong with a command line beyond what clap checks itself: an enum whose variants say
 //! what to change (the kind, the output format); the words are made where it is shown.
 
+use std::time::Duration;
+
 use crate::export::request::Output;
+
+/// A duration flag's value: `30s`, `2m`, `1h30m`.
+pub fn duration(s: &str) -> Result<Duration, crate::units::DurationError> {
+    crate::units::parse_duration(s)
+}
 
 /// A command line to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

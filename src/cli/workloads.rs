@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::scope::Scope;
+use super::usage::duration;
 use super::usage::{Usage, workloads_output};
 use crate::export::request::Output;
 

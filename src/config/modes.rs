@@ -3,7 +3,6 @@
 
 use serde::Deserialize;
 
-use super::Config;
 use crate::fleet::{ClusterInfo, FluxKind};
 use crate::glob::glob_match;
 
@@ -111,33 +110,23 @@ impl ModeRule {
     }
 }
 
-impl Config {
-    /// Which clusters actions may change ([`Permissions`]), and the grant to change them when at
-    /// least one of `clusters` is writable.
-    pub fn writable<'a>(
-        &self,
-        flag: Option<Mode>,
-        clusters: impl IntoIterator<Item = &'a ClusterInfo>,
-    ) -> (Option<WriteGrant>, Permissions) {
-        let permissions = Permissions {
-            flag,
-            default: self.ui.mode,
-            rules: self.modes.clone(),
-            refused: !self.guardrail_problems.is_empty(),
-        };
-        let any = clusters.into_iter().any(|c| permissions.writable(c));
-        (any.then_some(WriteGrant(())), permissions)
-    }
-
-    /// Why writes are refused whatever the mode, if they are: one line for the user.
-    pub fn writes_refused(&self) -> Option<String> {
-        (!self.guardrail_problems.is_empty()).then(|| {
-            format!(
-                "writes are refused until the guardrails in the config can be read exactly: {}",
-                self.guardrail_problems.join("; ")
-            )
-        })
-    }
+/// Which clusters actions may change, by `flag` over the `rules` over the `default` mode (none
+/// when the guardrails could not be read: `refused`), and the grant to change them when at
+/// least one of `clusters` is writable. [`crate::config::Config::writable`] is its one caller.
+pub(super) fn writable<'a>(
+    (flag, default): (Option<Mode>, Mode),
+    rules: Vec<ModeRule>,
+    refused: bool,
+    clusters: impl IntoIterator<Item = &'a ClusterInfo>,
+) -> (Option<WriteGrant>, Permissions) {
+    let permissions = Permissions {
+        flag,
+        default,
+        rules,
+        refused,
+    };
+    let any = clusters.into_iter().any(|c| permissions.writable(c));
+    (any.then_some(WriteGrant(())), permissions)
 }
 
 /// Guardrails and limits of suspend, resume and reconcile.
@@ -252,6 +241,7 @@ pub enum Mode {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::config::Config;
 
     /// A cluster of a kubeconfig, or found on `mgmt` in `namespace`.
     fn spec(workspace: &str, name: &str, namespace: Option<&str>) -> ClusterInfo {

@@ -7,9 +7,10 @@ use serde::de::DeserializeOwned;
 use toml::de::{DeTable, DeValue};
 use toml::{Spanned, Table, Value};
 
+use super::engine::RawEngine;
 use super::modes::{Actions, ModeRule};
 use super::plugins::Plugin;
-use super::{Inventory, LabelRule, RawEngine, RawRollout, Source, Ui, WorkspaceRule};
+use super::sections::{Inventory, LabelRule, RawRollout, Source, Ui, WorkspaceRule};
 
 /// What can be used of a user's file.
 pub(super) struct Checked {

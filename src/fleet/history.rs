@@ -1,11 +1,9 @@
 //! What changed in the fleet, as the history keeps it: a cluster's connection changes, an
 //! object's health transitions and new revisions, deletions. Collectors write it
 //! ([`crate::bus`]); `get --since` and the TUI's `:history` read it; a TUI on kubeconfigs keeps
-//! what it saw itself ([`Recorder`]).
+//! what it saw itself ([`recorder::Recorder`]).
 
-mod recorder;
-
-pub use recorder::Recorder;
+pub mod recorder;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -14,8 +14,6 @@ pub mod verdict;
 use serde::Serialize;
 
 pub use crate::fleet::read::ReadError;
-pub use fold::{Folded, Line, NotRead};
-pub use verdict::Verdict;
 
 /// How much is read and kept of one Flux object's workloads on one cluster.
 pub mod limits {

@@ -287,6 +287,7 @@ impl Conn {
     }
 
     /// The most memory the driver held at once for this connection.
+    #[cfg(any(test, feature = "testing"))]
     pub fn peak_held(&self) -> usize {
         self.peak_held.load(Ordering::Relaxed)
     }

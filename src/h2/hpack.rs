@@ -198,6 +198,7 @@ impl Decoder {
 
 impl Decoder {
     /// The table's size as counted, as summed from its entries, and its maximum.
+    #[cfg(any(test, feature = "testing"))]
     pub fn table_bytes(&self) -> (usize, usize, usize) {
         let summed = self.table.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
         (self.size, summed, self.max)

@@ -111,6 +111,7 @@ pub fn decode(input: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
 /// `text` Huffman-coded with the canonical code built from `LENGTHS`, padded with ones. The
 /// property tests check what it writes against an independent decoder (the `hpack` crate): a
 /// wrong length in the table would fail them. The fuzz target reads back what it writes.
+#[cfg(any(test, feature = "testing"))]
 pub(crate) fn encode(text: &[u8]) -> Vec<u8> {
     let code_of = |symbol: u16| {
         (1..=LONGEST)

@@ -3,6 +3,7 @@
 //! `KommanderCluster` objects. Pure: the objects come in as JSON, fleet clusters go out. A
 //! Secret's contents never appear in an error.
 
+pub use super::spec::Lifecycle;
 use std::collections::BTreeMap;
 
 use crate::json::At;
@@ -10,29 +11,6 @@ use base64::Engine;
 use kube::config::Kubeconfig;
 use serde::Serialize;
 use serde_json::Value;
-
-/// Where a Cluster API cluster is in its life, as the views show it instead of a connection
-/// error.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "state", content = "message")]
-pub enum Lifecycle {
-    /// Provisioned: worth connecting to.
-    Provisioned,
-    /// Still being created (Pending, Provisioning): no kubeconfig worth using yet.
-    Provisioning,
-    /// `spec.paused`: CAPI does not reconcile it; fluxfleet leaves it alone too.
-    Paused,
-    /// Being deleted.
-    Deleting,
-    /// CAPI says it failed (phase Failed, or a failure reason), with why.
-    Failed(String),
-}
-
-impl Lifecycle {
-    pub fn connectable(&self) -> bool {
-        *self == Lifecycle::Provisioned
-    }
-}
 
 /// One `Cluster` of a management cluster.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -281,7 +259,7 @@ pub struct Found {
 /// namespace, else the value of `workspace_label` on the Cluster, else its namespace. A cluster
 /// whose Secret cannot be used is a problem of that cluster alone.
 pub fn add(
-    inventory: &mut super::Inventory,
+    inventory: &mut super::spec::Inventory,
     management: &[String],
     found: Vec<Found>,
     kommander: &BTreeMap<String, String>,
@@ -309,7 +287,7 @@ pub fn add(
         } else {
             cluster.name.clone()
         };
-        let discovered = Some(super::Discovered {
+        let discovered = Some(super::spec::Discovered {
             management: management.to_vec(),
             namespace: cluster.namespace.clone(),
             lifecycle: cluster.lifecycle.clone(),
@@ -335,7 +313,7 @@ pub fn add(
                 continue;
             }
         };
-        inventory.clusters.push(super::ClusterSpec {
+        inventory.clusters.push(super::spec::ClusterSpec {
             name,
             context,
             workspace,
@@ -348,8 +326,8 @@ pub fn add(
     }
 }
 
-fn problem(path: &str, cluster: &str, secret: &str, what: &str) -> super::Problem {
-    super::Problem {
+fn problem(path: &str, cluster: &str, secret: &str, what: &str) -> super::spec::Problem {
+    super::spec::Problem {
         source: format!("{path}: Secret {secret}"),
         context: Some(cluster.to_string()),
         message: what.to_string(),

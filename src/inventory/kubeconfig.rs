@@ -7,7 +7,7 @@ use kube::config::{
     AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 
-use super::Problem;
+use super::spec::Problem;
 
 /// One usable context.
 #[derive(Clone, Debug)]

@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::{LabelRule, WorkspaceRule};
+use std::collections::BTreeMap;
 
 fn kubeconfig(entries: &[(&str, &str)]) -> String {
     // (context, server) pairs, each with its own cluster and user.

@@ -5,7 +5,8 @@
 
 use jiff::Timestamp;
 
-use super::{Decision, Outcome, Proposal, Status, Store, StoreError, is_id};
+use super::proposal::{Decision, Outcome, Proposal, Status, is_id};
+use super::store::{Store, StoreError};
 use crate::bus::proposals::{Proposals as Bucket, Written};
 
 /// A decision or outcomes written again this many times when someone wrote between the read

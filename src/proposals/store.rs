@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::{Decision, Outcome, Proposal, Status, is_id};
+use super::proposal::{Decision, Outcome, Proposal, Status, is_id};
 
 /// A proposal's file, at most: its targets are at most `actions.max_targets`.
 const MAX_FILE: u64 = 64 * 1024 * 1024;

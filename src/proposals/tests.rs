@@ -2,11 +2,16 @@
 
 use serde_json::{Value, json};
 
+use super::proposal::*;
 use super::*;
+use crate::actions;
 use crate::actions::Guard;
 use crate::config::Config;
 use crate::fleet::index::{Change, Event};
+use crate::fleet::verbs::{Intent, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, ClusterKey, FluxKind, FluxSummary, Index, ObjectKey};
+use jiff::Timestamp;
+use std::time::Duration;
 
 fn now() -> Timestamp {
     "2026-11-28T12:00:00Z".parse().unwrap()

@@ -7,7 +7,8 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use super::Reader;
-use crate::fleet::workload::{Folded, ReadError, fold};
+use crate::fleet::workload::ReadError;
+use crate::fleet::workload::fold::{self, Folded};
 use crate::fleet::{ClusterInfo, ObjectKey};
 
 /// How evidence is gathered.

@@ -215,7 +215,7 @@ impl Controller {
             handled: handled.as_deref(),
             flux: cluster.flux.unwrap_or(crate::facts::FluxRelease::LATEST),
         };
-        obj["status"] = flux::render_status(&obj, intent, &ctx);
+        obj["status"] = flux::status::render_status(&obj, intent, &ctx);
         let ev = emit.then(|| {
             let (reason, message, warning) = match (intent.health, intent.failure) {
                 (Health::Failed | Health::Stalled, Some(f)) => {
@@ -252,7 +252,7 @@ impl Controller {
         }
         drop(store);
         cluster.notify(rv);
-        if depends::ready(current.intent) != depends::ready(Some(intent)) {
+        if ready(current.intent) != ready(Some(intent)) {
             self.readiness_changed(cluster.index, key);
         }
     }
@@ -476,4 +476,8 @@ impl Controller {
             }
         }
     }
+}
+/// Whether an intent leaves the object ready (what its dependants read).
+fn ready(intent: Option<Intent>) -> bool {
+    intent.is_none_or(|i| i.health == Health::Ready)
 }

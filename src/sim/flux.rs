@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 pub mod outage;
-mod status;
+pub mod status;
 
 use crate::facts::{FluxKind, FluxRelease, Health};
 
@@ -118,7 +118,7 @@ fn cond(
 }
 
 /// Keeps the lastTransitionTime of a condition whose status did not change.
-fn carry_transition_times(old: &Value, new: &mut [Value]) {
+pub(super) fn carry_transition_times(old: &Value, new: &mut [Value]) {
     let Some(old) = old.pointer("/status/conditions").and_then(Value::as_array) else {
         return;
     };
@@ -286,40 +286,4 @@ fn chart_name(obj: &Value) -> &str {
         .and_then(Value::as_str)
         .or_else(|| obj.pointer("/spec/chartRef/name").and_then(Value::as_str))
         .unwrap_or("")
-}
-
-/// The new `status` of `obj` for the intended state.
-pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
-    let generation = obj
-        .pointer("/metadata/generation")
-        .and_then(Value::as_i64)
-        .unwrap_or(1);
-    let old = obj.get("status").cloned().unwrap_or_else(|| json!({}));
-    let mut status = match ctx.kind {
-        FluxKind::Kustomization => status::applier(obj, &old, intent, ctx, generation, true),
-        FluxKind::HelmRelease => status::applier(obj, &old, intent, ctx, generation, false),
-        FluxKind::Alert | FluxKind::Provider => return json!({}),
-        _ => status::source(obj, &old, intent, ctx, generation),
-    };
-    status["observedGeneration"] = match intent.health {
-        Health::Failed | Health::Stalled => old
-            .get("observedGeneration")
-            .cloned()
-            .unwrap_or(json!(generation)),
-        _ => json!(generation),
-    };
-    if let Some(token) = ctx.handled {
-        status["lastHandledReconcileAt"] = json!(token);
-    } else if let Some(prev) = old.get("lastHandledReconcileAt") {
-        status["lastHandledReconcileAt"] = prev.clone();
-    }
-    for key in ["lastHandledForceAt", "lastHandledResetAt"] {
-        if let Some(prev) = old.get(key) {
-            status[key] = prev.clone();
-        }
-    }
-    if let Some(conds) = status.get_mut("conditions").and_then(Value::as_array_mut) {
-        carry_transition_times(obj, conds);
-    }
-    status
 }

@@ -311,7 +311,7 @@ pub fn populate(
             let behind = latest.saturating_sub(generation) as i64 + 1;
             let then = clock.before_start(behind * RELEASE_DAYS * 86_400 + 3_600);
             let ctx = context(cluster, p.kind, &prev_rev, &then);
-            obj["status"] = flux::render_status(&obj, ready, &ctx);
+            obj["status"] = flux::status::render_status(&obj, ready, &ctx);
         }
         // Moved by rollouts: arrived with its generation, within hours of its release.
         let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
@@ -334,7 +334,7 @@ pub fn populate(
         };
         let ago = clock.before_start(ago);
         let ctx = context(cluster, p.kind, &revision, &ago);
-        obj["status"] = flux::render_status(&obj, intent, &ctx);
+        obj["status"] = flux::status::render_status(&obj, intent, &ctx);
         match (story, part) {
             (None, _) if rng.chance(0.03) => obj["spec"]["suspend"] = json!(true),
             (Some(_), Part::Suspended { by, why }) => {

@@ -70,7 +70,7 @@ fn facts(
         "cluster",
         plain(format!(
             "{} / {}",
-            super::ws_name(index, cluster.workspace),
+            super::names::ws_name(index, cluster.workspace),
             cluster.info.name
         )),
     )];

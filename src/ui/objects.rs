@@ -21,7 +21,7 @@ pub fn draw(
     let index = &model.index;
     let filter = &model.screen().filter;
     let what = kind.map_or("Flux objects", |k| k.plural());
-    let title = format!("{what} in {}", super::scope_name(index, scope));
+    let title = format!("{what} in {}", super::names::scope_name(index, scope));
     list(
         frame,
         area,
@@ -61,7 +61,7 @@ pub fn draw(
                 return Vec::new();
             };
             vec![
-                Cell::from(super::ws_name(index, cluster.workspace).to_string()),
+                Cell::from(super::names::ws_name(index, cluster.workspace).to_string()),
                 Cell::from(highlighted(
                     &cluster.info.name,
                     filter,

@@ -98,7 +98,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                 Cell::from(Span::styled(state, theme.style(slot))),
                 Cell::from(
                     cluster
-                        .map(|cl| super::ws_name(index, cl.workspace).to_string())
+                        .map(|cl| super::names::ws_name(index, cl.workspace).to_string())
                         .unwrap_or_default(),
                 ),
                 Cell::from(cluster.map(|cl| cl.info.name.clone()).unwrap_or_default()),

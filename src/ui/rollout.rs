@@ -47,7 +47,7 @@ pub fn draw(
     let index = &model.index;
     let filter = &model.screen().filter;
     let what = kind.map_or("Rollouts", |k| k.plural());
-    let title = format!("{what} in {}", super::scope_name(index, scope));
+    let title = format!("{what} in {}", super::names::scope_name(index, scope));
     let bar_width = 20;
     list(
         frame,
@@ -113,7 +113,7 @@ pub fn draw_matrix(
         key.kind,
         key.namespace,
         key.name,
-        super::scope_name(index, scope)
+        super::names::scope_name(index, scope)
     );
     if let Some(s) = model.rows.matrix.as_ref().map(|m| &m.spread) {
         title.push_str(&format!(
@@ -180,7 +180,7 @@ pub fn draw_matrix(
                             theme.style(Slot::Text),
                             theme,
                         )),
-                        Cell::from(super::ws_name(index, cluster.workspace).to_string()),
+                        Cell::from(super::names::ws_name(index, cluster.workspace).to_string()),
                         Cell::from(rollouts::shown(p.revision.as_ref())),
                         Cell::from(age(p.since, now)),
                         Cell::from(Span::styled(p.state(), state_style)),

@@ -25,9 +25,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
     let index = &model.index;
     let screen = model.screen();
     let mut title = if screen.flat {
-        format!("Not ready in {}", super::scope_name(index, scope))
+        format!("Not ready in {}", super::names::scope_name(index, scope))
     } else {
-        format!("Root causes in {}", super::scope_name(index, scope))
+        format!("Root causes in {}", super::names::scope_name(index, scope))
     };
     // Summarized clusters whose failures could not be listed count them without their
     // objects: say they are not here.
@@ -214,7 +214,7 @@ fn member<'a>(
         Cell::from(Span::styled(
             format!(
                 "└ {} / {}  {text}",
-                super::ws_name(index, cluster.workspace),
+                super::names::ws_name(index, cluster.workspace),
                 cluster.info.name
             ),
             theme.style(Slot::Breadcrumb),

@@ -11,7 +11,8 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::ObjectKey;
-use crate::fleet::workload::{Folded, Line as Verdict, NotRead, visible};
+use crate::fleet::workload::fold::{Folded, Line as Verdict, NotRead};
+use crate::fleet::workload::visible;
 
 /// Events shown per line (the JSON of `fluxfleet workloads` has them all).
 const EVENTS_SHOWN: usize = 3;

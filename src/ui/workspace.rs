@@ -15,7 +15,7 @@ use crate::units::age;
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: WorkspaceId) {
     let index = &model.index;
     let filter = &model.screen().filter;
-    let title = format!("Clusters of {}", super::ws_name(index, w));
+    let title = format!("Clusters of {}", super::names::ws_name(index, w));
     let members = || {
         let ws = index.workspace(w);
         let ids = ws.map(|ws| ws.clusters.as_slice()).unwrap_or_default();

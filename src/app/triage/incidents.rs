@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::cache::hash_of;
-use super::{Group, GroupOf};
+use super::group::{Group, GroupOf};
 use crate::app::view::RowId;
 use crate::fleet::graph::Holds;
 use crate::fleet::incident::{Shared, shared_cause};

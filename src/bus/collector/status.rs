@@ -329,63 +329,6 @@ pub fn render(s: &Snapshot) -> String {
     out
 }
 
-impl super::Collector {
-    /// What the loop says of itself now.
-    pub(super) fn snapshot(&self, stuck_after: Duration) -> Snapshot {
-        let mut clusters = BTreeMap::new();
-        let mut objects = BTreeMap::new();
-        for owned in self.owned.values() {
-            let workspace = owned.workspace();
-            let phase = owned.state.as_ref().map_or(Phase::Connecting, |s| s.phase);
-            *clusters.entry((workspace.clone(), phase)).or_insert(0) += 1;
-            for (health, n) in owned.counts().iter() {
-                *objects.entry((workspace.clone(), health)).or_insert(0) += u64::from(n);
-            }
-        }
-        let connected = matches!(
-            self.stores.js.client().connection_state(),
-            async_nats::connection::State::Connected
-        );
-        let out = self.outbox.figures();
-        let not_ready = match &self.looked {
-            _ if !connected => Some(NotReady::Disconnected),
-            None => Some(NotReady::NotLooked),
-            Some(Err(e)) => Some(NotReady::Bus(e.clone())),
-            Some(Ok(())) if !self.waiting.is_empty() => Some(NotReady::Waiting(self.waiting.len())),
-            Some(Ok(())) if out.published == 0 && !self.owned.is_empty() => {
-                Some(NotReady::Unpublished(self.owned.len()))
-            }
-            Some(Ok(())) => None,
-        };
-        Snapshot {
-            id: self.id.clone(),
-            at: Some(tokio::time::Instant::now()),
-            not_ready,
-            stuck_after,
-            fleet: self.specs.len(),
-            owned: self.owned.len(),
-            waiting: self.waiting.len(),
-            collectors: self.members.len(),
-            clusters,
-            objects,
-            connection_errors: self.connection_errors.clone(),
-            watch_restarts: self.watch_restarts,
-            published: out.published,
-            publish_failures: out.failures,
-            in_flight: out.in_flight,
-            kept: out.kept,
-            history_dropped: out.dropped,
-            history: self.history_size,
-            lag: out.lag,
-            rings: self
-                .ring_figures
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

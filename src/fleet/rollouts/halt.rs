@@ -4,7 +4,7 @@
 //! (`H`, `U` in the matrix), `fluxfleet mcp`'s `halt_rollout` and an approval of its proposal
 //! all decide the targets here.
 
-use super::{Matrix, Standing};
+use super::spread::{Matrix, Standing};
 use crate::fleet::verbs::Verb;
 use crate::fleet::{ClusterId, Index, ObjectKey};
 

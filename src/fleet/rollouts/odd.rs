@@ -1,41 +1,8 @@
 //! The odd one out: a copy on the same revision as the other copies of its ring, deployed with
 //! other values or applying another number of objects — drift between clusters.
 
+use super::spread::{Odd, Place};
 use std::collections::HashMap;
-use std::sync::Arc;
-
-use serde::Serialize;
-
-use super::Place;
-
-/// How a copy differs from its peers: the copies of its ring on the same revision.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "what")]
-pub enum Odd {
-    /// A HelmRelease deployed with other values (its release's config digest).
-    Values {
-        mine: Arc<str>,
-        peers: Arc<str>,
-        of: usize,
-    },
-    /// A Kustomization that applied another number of objects.
-    Inventory { mine: u32, peers: u32, of: usize },
-}
-
-impl Odd {
-    pub fn describe(&self) -> String {
-        match self {
-            Odd::Values { mine, peers, of } => format!(
-                "odd one out: values {} where {of} peers have {}",
-                crate::units::truncate_hex(mine),
-                crate::units::truncate_hex(peers)
-            ),
-            Odd::Inventory { mine, peers, of } => {
-                format!("odd one out: {mine} objects applied where {of} peers have {peers}")
-            }
-        }
-    }
-}
 
 /// Marks the copies whose values or inventory differ from most of the copies of their ring on
 /// the same revision (at least two peers agreeing). `inventory` is each place's object count.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
+use super::spread::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
 use crate::fleet::deployed::release_order;
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout};
 

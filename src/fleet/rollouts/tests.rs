@@ -1,6 +1,7 @@
 use super::*;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterInfo, ClusterKey, FluxSummary, Index};
+use jiff::SignedDuration;
 use serde_json::{Value, json};
 
 const NOW: &str = "2026-11-23T12:00:00Z";

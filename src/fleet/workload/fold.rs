@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use super::{Evidence, ReadError, Verdict, Workload, WorkloadRef};
+use super::verdict::Verdict;
+use super::{Evidence, ReadError, Workload, WorkloadRef};
 
 /// One verdict on one workload, and every cluster it holds on.
 #[derive(Clone, Debug, PartialEq, Serialize)]

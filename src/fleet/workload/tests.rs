@@ -3,7 +3,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::fold::{fold, normalized};
-use super::verdict::Cause;
+use super::verdict::{Cause, Verdict};
 use super::*;
 
 fn id(kind: Kind, name: &str) -> WorkloadRef {

@@ -7,17 +7,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Controller, Job, Key};
+use super::{Controller, Job, Key, ready};
 use crate::facts::{FluxKind, Health};
 use crate::flux::Failure;
 use crate::flux::Intent;
 use crate::resources::Res;
 use crate::store::Store;
-
-/// Whether an intent leaves the object ready (what its dependants read).
-pub(super) fn ready(intent: Option<Intent>) -> bool {
-    intent.is_none_or(|i| i.health == Health::Ready)
-}
 
 /// What `obj` (of `kind`, in `namespace`) depends on: `spec.dependsOn`, same kind.
 fn dependencies(kind: FluxKind, namespace: &str, obj: &Value) -> Vec<Key> {

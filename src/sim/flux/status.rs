@@ -4,11 +4,47 @@
 use serde_json::{Value, json};
 
 use super::{
-    Context, Failure, chart_name, cond, digest_of, failure_text, meta_str, progressing, sha256_of,
-    workload_group, workload_kind, workload_namespace,
+    Context, Failure, carry_transition_times, chart_name, cond, digest_of, failure_text, meta_str,
+    progressing, sha256_of, workload_group, workload_kind, workload_namespace,
 };
 use crate::facts::{FluxKind, FluxRelease, Health};
 use crate::flux::Intent;
+
+/// The new `status` of `obj` for the intended state.
+pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
+    let generation = obj
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let old = obj.get("status").cloned().unwrap_or_else(|| json!({}));
+    let mut status = match ctx.kind {
+        FluxKind::Kustomization => applier(obj, &old, intent, ctx, generation, true),
+        FluxKind::HelmRelease => applier(obj, &old, intent, ctx, generation, false),
+        FluxKind::Alert | FluxKind::Provider => return json!({}),
+        _ => source(obj, &old, intent, ctx, generation),
+    };
+    status["observedGeneration"] = match intent.health {
+        Health::Failed | Health::Stalled => old
+            .get("observedGeneration")
+            .cloned()
+            .unwrap_or(json!(generation)),
+        _ => json!(generation),
+    };
+    if let Some(token) = ctx.handled {
+        status["lastHandledReconcileAt"] = json!(token);
+    } else if let Some(prev) = old.get("lastHandledReconcileAt") {
+        status["lastHandledReconcileAt"] = prev.clone();
+    }
+    for key in ["lastHandledForceAt", "lastHandledResetAt"] {
+        if let Some(prev) = old.get(key) {
+            status[key] = prev.clone();
+        }
+    }
+    if let Some(conds) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        carry_transition_times(obj, conds);
+    }
+    status
+}
 
 pub(super) fn source(
     obj: &Value,
