@@ -46,11 +46,10 @@ pub struct BindError {
 /// Serves `/metrics` on `metrics` and the probes on `health` (one listener when they are the
 /// same) until `stop` fires; a port already taken is an error before anything is served.
 pub async fn start<E: Endpoints>(
-    command: &str,
     (metrics, health): (Option<std::net::SocketAddr>, Option<std::net::SocketAddr>),
     endpoints: Arc<E>,
     stop: &CancellationToken,
-) -> Result<(), BindError> {
+) -> Result<Vec<Served>, BindError> {
     let mut addresses: Vec<(std::net::SocketAddr, &'static str)> = Vec::new();
     if let Some(at) = metrics {
         addresses.push((at, "/metrics"));
@@ -69,11 +68,25 @@ pub async fn start<E: Endpoints>(
                 .map_err(|why| BindError { what, addr, why })?;
         listeners.push((listener, addr, what));
     }
+    let mut served = Vec::new();
     for (listener, addr, what) in listeners {
-        eprintln!("fluxfleet {command}: serving {what} on http://{addr}");
         tokio::spawn(serve(listener, endpoints.clone(), stop.clone()));
+        served.push(Served { what, addr });
     }
-    Ok(())
+    Ok(served)
+}
+
+/// What is served where, for the command to say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Served {
+    pub what: &'static str,
+    pub addr: std::net::SocketAddr,
+}
+
+impl std::fmt::Display for Served {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "serving {} on http://{}", self.what, self.addr)
+    }
 }
 
 /// Serves until `stop` fires.

@@ -21,7 +21,6 @@ use std::time::Duration;
 use rmcp::ServiceExt;
 use tokio::sync::{mpsc, watch};
 
-use crate::export::request::exit;
 use crate::fleet::Index;
 use crate::fleet::index::Event;
 use crate::session::Session;
@@ -51,51 +50,79 @@ pub struct Listening {
     pub stop: tokio_util::sync::CancellationToken,
 }
 
-/// `fluxfleet mcp`: serves until the client closes stdin.
-pub async fn mcp(request: Request) -> u8 {
-    let opened = match crate::session::open::open(&request.sources).await {
-        Ok(opened) => opened,
-        Err(e) => {
-            eprintln!("error: {}", crate::export::table::safe(&e.to_string()));
-            return exit::ERROR;
-        }
-    };
+/// What `fluxfleet mcp` says while it serves; the command line words it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Said {
+    /// A problem of the config, the inventory or the bus that leaves the rest working (server
+    /// text, not yet escaped for a terminal).
+    Warning(String),
+    /// MCP is served over HTTP at this address; whether writes are proposals.
+    Serving {
+        scheme: &'static str,
+        addr: std::net::SocketAddr,
+        proposes: bool,
+    },
+    /// A probe or metrics endpoint is served.
+    Endpoint(crate::endpoints::Served),
+}
+
+/// Why `fluxfleet mcp` did not serve, or stopped serving: by what the user changes.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The fleet could not be opened (the config, the bus).
+    #[error(transparent)]
+    Open(#[from] crate::bus::BusError),
+    /// No cluster to serve: the kubeconfigs or the bus hold none.
+    #[error("{0}")]
+    NoClusters(String),
+    /// `--write` or `--propose` with guardrails that cannot be read exactly.
+    #[error("{0}; the server was not started")]
+    WritesRefused(String),
+    /// `--propose` with nowhere to keep proposals.
+    #[error("{0}; the server was not started")]
+    Proposals(#[from] crate::proposals::StoreError),
+    /// `--listen` could not start: the token file, the TLS files, the address.
+    #[error("{0}; the server was not started")]
+    Listen(#[from] http::ListenError),
+    /// A probe or metrics address could not be listened on.
+    #[error(transparent)]
+    Endpoints(#[from] crate::endpoints::BindError),
+    /// The client on stdio never started a session.
+    #[error("the MCP client did not start a session: {0}")]
+    Handshake(String),
+    /// The session on stdio ended with an error.
+    #[error("the MCP session ended: {0}")]
+    Session(String),
+}
+
+/// `fluxfleet mcp`: serves until the client closes stdin (or, with `--listen`, until told to
+/// stop), telling `said` what a person should see on the way.
+pub async fn mcp(request: Request, said: impl Fn(Said)) -> Result<(), Error> {
+    let opened = crate::session::open::open(&request.sources).await?;
     for w in &opened.warnings {
-        eprintln!("warning: {}", crate::export::table::safe(w));
+        said(Said::Warning(w.clone()));
     }
     if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return exit::INVENTORY;
+        return Err(Error::NoClusters(opened.fleet.empty_why()));
     }
     let config = opened.config.clone();
+    let writing = request.write || request.propose.is_some();
+    if let (Some(why), true) = (config.writes_refused(), writing) {
+        return Err(Error::WritesRefused(why));
+    }
     let grant = if request.write {
         let infos = opened.fleet.clusters();
         let (grant, permissions) = config.writable(Some(crate::config::Mode::Write), &infos);
-        match (config.writes_refused(), grant) {
-            (Some(why), _) => {
-                eprintln!("error: {why}; the server was not started");
-                return exit::USAGE;
-            }
-            (None, Some(grant)) => Some((grant, permissions)),
-            (None, None) => None,
-        }
+        grant.map(|grant| (grant, permissions))
     } else {
         None
     };
     let proposing = match request.propose {
         None => None,
-        Some(_) if config.writes_refused().is_some() => {
-            let why = config.writes_refused().unwrap_or_default();
-            eprintln!("error: {why}; the server was not started");
-            return exit::USAGE;
+        Some(expiry) => {
+            let store = crate::proposals::Keeper::of(request.sources.nats.as_ref()).await?;
+            Some(state::Proposing { store, expiry })
         }
-        Some(expiry) => match crate::proposals::Keeper::of(request.sources.nats.as_ref()).await {
-            Ok(store) => Some(state::Proposing { store, expiry }),
-            Err(e) => {
-                eprintln!("error: {e}; the server was not started");
-                return exit::USAGE;
-            }
-        },
     };
     // Following management clusters: clusters joining or leaving show up as they do.
     let live = Session::start(opened.fleet.sources(&config.engine, true));
@@ -128,69 +155,61 @@ pub async fn mcp(request: Request) -> u8 {
         generation,
         root_causes: Default::default(),
     });
-    let code = match &request.listen {
+    let served = match &request.listen {
         None => stdio(fleet).await,
-        Some(listening) => listen(fleet, listening, settled).await,
+        Some(listening) => listen(fleet, listening, settled, &said).await,
     };
     applier.abort();
     running.shutdown().await;
-    code
+    served
 }
 
 /// Serves one client on stdin and stdout until it closes them.
-async fn stdio(fleet: state::Fleet) -> u8 {
-    match fleet.serve(rmcp::transport::stdio()).await {
-        Ok(service) => match service.waiting().await {
-            Ok(_) => exit::OK,
-            Err(e) => {
-                eprintln!("error: the MCP session ended: {e}");
-                exit::ERROR
-            }
-        },
-        Err(e) => {
-            eprintln!("error: the MCP client did not start a session: {e}");
-            exit::ERROR
-        }
-    }
+async fn stdio(fleet: state::Fleet) -> Result<(), Error> {
+    let service = fleet
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| Error::Handshake(e.to_string()))?;
+    service
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| Error::Session(e.to_string()))
 }
 
 /// Serves many clients over HTTP, with probes and metrics, until told to stop.
-async fn listen(fleet: state::Fleet, listening: &Listening, settled: watch::Receiver<bool>) -> u8 {
+async fn listen(
+    fleet: state::Fleet,
+    listening: &Listening,
+    settled: watch::Receiver<bool>,
+    said: &impl Fn(Said),
+) -> Result<(), Error> {
     let proposes = fleet.state.proposing.is_some();
     let stop = &listening.stop;
-    let serving = match http::start(fleet, &listening.http, stop.clone()).await {
-        Ok(serving) => serving,
-        Err(e) => {
-            eprintln!("error: {e}; the server was not started");
-            return exit::USAGE;
-        }
-    };
+    let serving = http::start(fleet, &listening.http, stop.clone()).await?;
     let status = Arc::new(Status {
         settled,
         counts: serving.counts.clone(),
     });
     let probes = (listening.metrics_addr, listening.health_addr);
-    if let Err(e) = crate::endpoints::start("mcp", probes, status, stop).await {
-        eprintln!("error: {e}");
-        stop.cancel();
-        return exit::USAGE;
+    let endpoints = crate::endpoints::start(probes, status, stop)
+        .await
+        .inspect_err(|_| stop.cancel())?;
+    for served in endpoints {
+        said(Said::Endpoint(served));
     }
     let scheme = if listening.http.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    eprintln!(
-        "fluxfleet mcp: serving MCP on {scheme}://{}/mcp ({})",
-        serving.addr,
-        if proposes {
-            "read-only; writes are proposals"
-        } else {
-            "read-only"
-        }
-    );
+    said(Said::Serving {
+        scheme,
+        addr: serving.addr,
+        proposes,
+    });
     stop.cancelled().await;
-    exit::OK
+    Ok(())
 }
 
 /// What `mcp --listen` tells its probes and Prometheus.

@@ -9,12 +9,14 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::duration;
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::{ProbeArgs, listen_address};
 use super::process::Signals;
 use super::usage::Usage;
+use super::usage::duration;
 use crate::export::request::exit;
+use crate::export::table::safe;
+use crate::mcp::{Error as McpError, Said};
 
 /// `fluxfleet mcp`.
 #[derive(Debug, Args)]
@@ -128,5 +130,42 @@ pub async fn run(args: McpArgs) -> u8 {
             stopping.cancel();
         });
     }
-    crate::mcp::mcp(args.request(stop)).await
+    match crate::mcp::mcp(args.request(stop), said).await {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {}", safe(&e.to_string()));
+            exit_code(&e)
+        }
+    }
+}
+
+/// What `mcp` says on the way, on stderr (stdout is the protocol's).
+fn said(said: Said) {
+    match said {
+        Said::Warning(w) => eprintln!("warning: {}", safe(&w)),
+        Said::Endpoint(served) => eprintln!("fluxfleet mcp: {served}"),
+        Said::Serving {
+            scheme,
+            addr,
+            proposes,
+        } => eprintln!(
+            "fluxfleet mcp: serving MCP on {scheme}://{addr}/mcp ({})",
+            match proposes {
+                true => "read-only; writes are proposals",
+                false => "read-only",
+            }
+        ),
+    }
+}
+
+/// The exit code of each way `mcp` fails: the user's doing (a flag, a file, a config) is usage.
+fn exit_code(e: &McpError) -> u8 {
+    match e {
+        McpError::NoClusters(_) => exit::INVENTORY,
+        McpError::WritesRefused(_)
+        | McpError::Proposals(_)
+        | McpError::Listen(_)
+        | McpError::Endpoints(_) => exit::USAGE,
+        McpError::Open(_) | McpError::Handshake(_) | McpError::Session(_) => exit::ERROR,
+    }
 }

@@ -42,7 +42,9 @@ impl ProbeArgs {
         stop: &CancellationToken,
     ) -> anyhow::Result<()> {
         let addresses = (self.metrics_addr, self.health_addr);
-        crate::endpoints::start(command, addresses, endpoints, stop).await?;
+        for served in crate::endpoints::start(addresses, endpoints, stop).await? {
+            eprintln!("fluxfleet {command}: {served}");
+        }
         Ok(())
     }
 }
