@@ -3,6 +3,7 @@
 //! messages, effects carried out off the render path, the screen laid out and drawn.
 
 pub mod effects;
+pub mod handoff;
 pub mod run;
 
 use std::path::PathBuf;

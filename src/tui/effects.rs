@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc;
 
+use super::handoff;
+use crate::app::handoff::{Ended, Exit};
 use crate::app::update::{Effect, Msg};
 use crate::app::view::Fetched;
-use crate::app::{handoff, plugin_error, plugins};
+use crate::app::{plugin_error, plugins};
 use crate::proposals::{Decision, Keeper, Outcome, StoreError};
 use crate::session::{Reader, Writer};
 
@@ -133,9 +135,9 @@ impl super::run::Effects for Clusters {
                         });
                     }
                     Err(why) => {
-                        let _ = results.send(Msg::Plugin(handoff::Ended {
+                        let _ = results.send(Msg::Plugin(Ended {
                             what,
-                            exit: handoff::Exit::NotRun(why.to_string()),
+                            exit: Exit::NotRun(why.to_string()),
                             tail: Vec::new(),
                         }));
                     }

@@ -10,7 +10,8 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
-use crate::app::handoff::{Ended, Exit, Prepared};
+use super::handoff::Prepared;
+use crate::app::handoff::{Ended, Exit};
 use crate::app::model::Model;
 use crate::app::plugin_error::PluginError;
 use crate::app::plugins::Launch;
