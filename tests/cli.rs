@@ -268,6 +268,7 @@ fn every_command_offers_only_the_options_it_uses() {
                 &[
                     "watch-mode",
                     "timeout",
+                    "read-only",
                     "write",
                     "propose",
                     "proposal-expiry",
@@ -469,4 +470,26 @@ fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
     assert_eq!(collect.fleet.bus.nats.as_deref(), Some("nats://a:4222"));
     let refused = Cli::parse_words(["fluxfleet", "collect", "--kubeconfig", "k"]).unwrap_err();
     assert!(refused.to_string().contains("--nats"), "{refused}");
+}
+
+/// `mcp --read-only` is what assistants' configs pass to be sure (kubectl-style tools,
+/// kubernetes-mcp-server): taken as the default said out loud, and refused beside a flag that
+/// would let the server change or propose anything.
+#[test]
+fn mcp_takes_read_only_and_refuses_it_beside_write_or_propose() {
+    use fluxfleet::cli::{Cli, Command as Sub};
+    let cli = Cli::parse_words(["fluxfleet", "mcp", "--read-only"]).unwrap();
+    let Some(Sub::Mcp(mcp)) = cli.command else {
+        panic!("not mcp");
+    };
+    assert!(mcp.read_only && !mcp.write && !mcp.propose);
+    for other in ["--write", "--propose"] {
+        let refused = Cli::parse_words(["fluxfleet", "mcp", "--read-only", other]).unwrap_err();
+        assert_eq!(refused.exit_code(), 2, "{other}");
+        let said = refused.to_string();
+        assert!(
+            said.contains("--read-only") && said.contains(other),
+            "{said}"
+        );
+    }
 }

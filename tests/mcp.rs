@@ -15,7 +15,8 @@ use serde_json::{Value, json};
 async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_time() {
     let sim = common::start_with(|c| c.clusters = 8).await;
     let dir = sim.dir.path();
-    let client = connect(dir, &[]).await;
+    // `--read-only`, as assistants' configs say it: the default, said out loud.
+    let client = connect(dir, &["--read-only"]).await;
 
     // The tools, with their schemas; nothing that writes.
     let tools = client.list_all_tools().await.unwrap();

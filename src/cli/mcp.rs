@@ -25,6 +25,10 @@ pub struct McpArgs {
     /// answers with what is known, and says which clusters are not complete).
     #[arg(long, default_value = "30s", value_parser = duration)]
     pub timeout: Duration,
+    /// Only read (the default, said explicitly, as the TUI and every other command take it):
+    /// no tool can change or propose anything.
+    #[arg(long, conflicts_with_all = ["write", "propose"])]
+    pub read_only: bool,
     /// Automation, acting without a person: offer suspend, resume and reconcile as tools that
     /// change clusters, each a dry run first whose token confirms it, where the guardrails allow.
     #[arg(long, conflicts_with = "propose")]
