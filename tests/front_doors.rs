@@ -1,8 +1,9 @@
-//! One request through every front door that takes a selection — `fluxfleet reconcile`, MCP
-//! `--write` (dry run, then its token), MCP `--propose` then `fluxfleet approve` — gives the
-//! same targets, is journaled once through each, and is refused with the same words when the
-//! one guardrail refuses it (a scope naming no place, more targets than `actions.max_targets`,
-//! read-only). The keys' refusals are the same variants (`tests/tui/actions.rs`).
+//! One request through every front door — `fluxfleet reconcile`, MCP `--write` (dry run, then
+//! its token), MCP `--propose` then `fluxfleet approve`, the keys of a live TUI — gives the same
+//! targets, is journaled once through each and leaves one Event a door on each target; and the
+//! doors that take a selection refuse with the same words when the one guardrail refuses it (a
+//! scope naming no place, more targets than `actions.max_targets`, read-only). The keys'
+//! refusals are the same variants (`tests/tui/actions.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
@@ -167,6 +168,10 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
     let (_, lines) = doors.outcomes(&approve).await;
     assert_eq!(targets_of(&lines), expected, "approve's targets");
 
+    // The keys: the same object marked on the two clusters, reconciled, in a live TUI journaling
+    // into the same data directory.
+    keys(&sim, &[&a, &b], &data.join("audit.jsonl")).await;
+
     // The journal: each door's attempt once, with the same targets.
     let attempts: Vec<(Option<String>, Targets)> = journal(&data)
         .iter()
@@ -180,10 +185,16 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
             (door, targets_of(l["targets"].as_array().unwrap()))
         })
         .collect();
-    assert_eq!(attempts.len(), 3, "{attempts:?}");
+    assert_eq!(attempts.len(), 4, "{attempts:?}");
     assert!(attempts.iter().all(|(_, t)| *t == expected), "{attempts:?}");
-    let doors_seen: BTreeSet<_> = attempts.iter().map(|(d, _)| d.clone()).collect();
-    assert_eq!(doors_seen.len(), 3, "one attempt a door: {attempts:?}");
+    // The command and the keys are fluxfleet's own (no tool); MCP names its client; approve
+    // its proposal.
+    let doors_seen: Vec<bool> = attempts.iter().map(|(d, _)| d.is_none()).collect();
+    assert_eq!(
+        doors_seen,
+        [true, false, false, true],
+        "one attempt a door: {attempts:?}"
+    );
     let journaled = journal(&data).len();
 
     // The team sees each: one Event a door on each target, saying through what.
@@ -205,7 +216,7 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
             .filter(|m| m.contains("with fluxfleet"))
             .collect();
         said.sort();
-        assert_eq!(said.len(), 3, "{cluster}: {said:?}");
+        assert_eq!(said.len(), 4, "{cluster}: {said:?}");
         let through_mcp = said.iter().filter(|m| m.contains(" through mcp:")).count();
         let proposed = format!("proposal {id} from mcp:");
         assert_eq!(through_mcp, 1, "{said:?}");
@@ -270,4 +281,40 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
     );
     writer.cancel().await.unwrap();
     proposer.cancel().await.unwrap();
+}
+
+/// Reconciles Kustomization flux-system/apps on `clusters` from the keys of a live TUI in write
+/// mode: each cluster's row found and marked, `R`, confirmed, followed until handled.
+async fn keys(sim: &common::Sim, clusters: &[&String], journal: &Path) {
+    use crossterm::event::KeyCode;
+    let (config, inventory) = common::tui::fleet(sim);
+    let all = inventory.clusters.len();
+    let write = Some(fluxfleet::config::Mode::Write);
+    let (mut person, app, _) = common::tui::session(config, inventory, write, Some(journal.into()));
+    let n = clusters.len();
+    let drive = async {
+        let live = format!("clusters {all}/{all} live");
+        person
+            .sees("every cluster live", |s| s.contains(&live))
+            .await;
+        for cluster in clusters {
+            person.command(&format!("cluster {cluster}"));
+            person.press(KeyCode::Char('/'));
+            person.type_text("Kustomization flux-system/apps");
+            person.press(KeyCode::Enter);
+            person.press(KeyCode::Char(' '));
+        }
+        person.press(KeyCode::Char('R'));
+        let asks = format!("reconcile {n} objects on {n} clusters");
+        person.sees("the confirmation", |s| s.contains(&asks)).await;
+        person.press(KeyCode::Char('y'));
+        let handled = format!("{n} handled");
+        person
+            .sees("every reconcile handled", |s| s.contains(&handled))
+            .await;
+        person.press(KeyCode::Esc);
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
 }
