@@ -398,7 +398,8 @@ async fn get_against(servers: &[Hostile], timeout: &str) -> Vec<(Hostile, String
         let pid = child.id().unwrap();
         runs.push((*server, pid, 0, tokio::spawn(child.wait_with_output())));
     }
-    for _ in 0..1200 {
+    // Sampling the peaks every 50 ms for up to two minutes: past any `timeout` given here.
+    for _ in 0..2400 {
         if runs.iter().all(|(_, _, _, waiting)| waiting.is_finished()) {
             break;
         }
@@ -466,7 +467,9 @@ async fn get_reads_hostile_bodies_in_the_memory_of_a_well_behaved_server() {
         BodyAttack::HugeInventory,
     ];
     let servers: Vec<Hostile> = attacks.into_iter().map(Hostile::Body).collect();
-    for (server, all, success, peak) in get_against(&servers, "20s").await {
+    // A bound, not a speed: a body in one-byte frames reads in ~4 s alone, and took over 20 s
+    // once beside the whole suite on two cores; what is checked is the answer and the memory.
+    for (server, all, success, peak) in get_against(&servers, "60s").await {
         let (succeeds, says) = match server {
             Hostile::Body(BodyAttack::OneByteFrames) => (true, "\"name\": \"apps\""),
             Hostile::Body(BodyAttack::HugeInventory) => (true, "\"inventory\": 16777216"),
