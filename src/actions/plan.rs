@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::audit;
 use crate::config::{self, Permissions};
+use crate::fleet::notice::{Notice, Who};
 use crate::fleet::verbs::{self as flux, Intent, Refusal, Step, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
 use crate::session::{READ_ONLY_CLUSTER, Writer};
@@ -120,6 +121,29 @@ pub struct Job {
     pub targets: Vec<Target>,
     /// The proposal this job carries out, journaled with its proposer and approver.
     pub proposal: Option<audit::Proposed>,
+}
+
+impl Job {
+    /// The Event this job leaves on a target it changed, sent as `identity` through `tool`.
+    pub fn notice(&self, identity: Option<&str>, tool: Option<&str>) -> Notice {
+        let intent = &self.intent;
+        let host = audit::local_host();
+        let who = Who {
+            user: &intent.user,
+            host: &host,
+            identity,
+            tool,
+            proposal: self.proposal.as_ref().map(|p| {
+                (
+                    p.id.as_str(),
+                    p.proposed_by.as_str(),
+                    p.approved_by.as_str(),
+                )
+            }),
+            why: intent.reason.as_deref(),
+        };
+        Notice::of(intent.verb, &who)
+    }
 }
 
 /// One object of a job.

@@ -7,7 +7,6 @@ use std::time::Duration;
 use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
 use crate::audit;
-use crate::fleet::notice::{Notice, Who};
 use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
@@ -52,27 +51,6 @@ pub(super) enum SourceState {
     Requested,
     Handled,
     Failed(Outcome),
-}
-
-/// The Event `job` leaves on a target, sent as `identity` through `tool`.
-fn notice(job: &Job, identity: Option<&str>, tool: Option<&str>) -> Notice {
-    let intent = &job.intent;
-    let host = audit::local_host();
-    let who = Who {
-        user: &intent.user,
-        host: &host,
-        identity,
-        tool,
-        proposal: job.proposal.as_ref().map(|p| {
-            (
-                p.id.as_str(),
-                p.proposed_by.as_str(),
-                p.approved_by.as_str(),
-            )
-        }),
-        why: intent.reason.as_deref(),
-    };
-    Notice::of(intent.verb, &who)
 }
 
 /// Whether a watch of the session covers `w`'s object: its kind is watched on its cluster.
@@ -254,7 +232,7 @@ impl<'j> Executor<'j> {
                 let outcome = writer.apply(&t.info, steps, &token, wait).await;
                 return (work, outcome, identity, None);
             }
-            let notice = notice(job, identity.as_deref(), tool);
+            let notice = job.notice(identity.as_deref(), tool);
             let waiting = (token.as_str(), wait);
             let (outcome, event) = writer.apply_noting(&t.info, steps, waiting, &notice).await;
             (work, outcome, identity, event)

@@ -126,10 +126,8 @@ mod tests {
         limit: Option<u32>,
     }
 
-    fn parsed(value: Value) -> Result<Args, String> {
-        serde_json::from_value::<Strict<Args>>(value)
-            .map(|s| s.0)
-            .map_err(|e| e.to_string())
+    fn parsed(value: Value) -> Result<Args, serde_json::Error> {
+        serde_json::from_value::<Strict<Args>>(value).map(|s| s.0)
     }
 
     #[test]
@@ -143,7 +141,7 @@ mod tests {
         assert_eq!((args.limit, args.with_source), (Some(3), Some(true)));
         let refused = parsed(serde_json::json!({ "cluster": ["*-dev-*"] }));
         assert_eq!(
-            refused.err().as_deref(),
+            refused.err().map(|e| e.to_string()).as_deref(),
             Some(
                 "unknown argument `cluster`; did you mean `clusters`? (this tool takes \
                  `clusters`, `limit`, `with_source`, `workspace`; nothing was done)"
