@@ -235,6 +235,22 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
     let (code, _, err) = doors.run(&["reconcile", "ks", "--write", "--yes"]).await;
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&unscoped), "the command: {err}");
+    // Said before any cluster is asked anything: even where there is no fleet to read.
+    let out = fluxfleet()
+        .args([
+            "reconcile",
+            "ks",
+            "--write",
+            "--yes",
+            "--kubeconfig-dir",
+            "/nonexistent",
+        ])
+        .output()
+        .await
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&unscoped), "the command, no fleet: {err}");
     for (door, client) in [("--write", &writer), ("--propose", &proposer)] {
         let refused = call(client, "reconcile", json!({ "kind": "ks" }))
             .await

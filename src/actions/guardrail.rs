@@ -95,12 +95,18 @@ impl Request {
         }
     }
 
+    /// Refused when it names no place unless it says `all`: known before the fleet is opened.
+    pub fn scoped(&self) -> Result<(), Refused> {
+        match self.all || self.filter.names_a_place() {
+            true => Ok(()),
+            false => Err(Refused::Unscoped { verb: self.verb }),
+        }
+    }
+
     /// The objects the request selects in `index`, refused when it names no place unless it says
     /// `all`.
     pub fn select(&self, index: &Index) -> Result<Vec<(ClusterId, ObjectKey)>, Refused> {
-        if !self.all && !self.filter.names_a_place() {
-            return Err(Refused::Unscoped { verb: self.verb });
-        }
+        self.scoped()?;
         Ok(crate::fleet::filter::selected(index, &self.filter))
     }
 }
