@@ -85,15 +85,19 @@ impl ReconcileArgs {
 }
 
 impl ActArgs {
+    /// The action asked; a selection naming no place without `--all` is refused here, before
+    /// any cluster is asked anything.
     pub fn request(&self, verb: Verb, reason: Option<String>) -> Result<act::Request, Usage> {
+        let action = crate::actions::Request {
+            verb,
+            filter: self.select.filter()?,
+            all: self.all,
+            reason,
+        };
+        action.scoped().map_err(Usage::Refused)?;
         Ok(act::Request {
             sources: self.fleet.sources(self.watch_mode),
-            action: crate::actions::Request {
-                verb,
-                filter: self.select.filter()?,
-                all: self.all,
-                reason,
-            },
+            action,
             mode: self.mode.mode(),
             dry_run: self.dry_run,
             yes: self.yes,

@@ -13,6 +13,10 @@ pub fn duration(s: &str) -> Result<Duration, crate::units::DurationError> {
 /// A command line to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Usage {
+    /// The one guardrail refuses the action as asked, before any cluster is asked anything (a
+    /// selection naming no place without `--all`).
+    #[error("{0}; nothing was sent")]
+    Refused(crate::actions::Refused),
     /// The kind named is not a Flux kind.
     #[error("{0:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")]
     NotAKind(String),

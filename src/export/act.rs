@@ -55,11 +55,6 @@ pub(crate) fn watch_kinds(config: &mut crate::config::Config, kind: Option<FluxK
 }
 
 pub async fn act(request: Request) -> u8 {
-    // Said before any cluster is asked anything.
-    if let Err(refused) = request.action.scoped() {
-        eprintln!("error: {refused}; nothing was sent");
-        return exit::USAGE;
-    }
     let opened = match fleet(&request.sources).await {
         Ok(opened) => opened,
         Err(code) => return code,
