@@ -11,6 +11,7 @@ mod act;
 mod alert;
 mod collect;
 pub mod dispatch;
+pub mod edge;
 pub mod fleet;
 mod get;
 mod mcp;

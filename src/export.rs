@@ -1,8 +1,9 @@
-//! The headless commands: `fluxfleet get`, `fluxfleet inventory` and `suspend` / `resume` /
-//! `reconcile` — selecting from the index and printing tables, JSON and NDJSON. The JSON shapes
-//! are documented in docs/commands.md and stable.
+//! The headless commands that read: `fluxfleet get`, `rollout`, `gate`, `workloads`,
+//! `inventory`, `alert`, `proposals` — selecting from the index and writing tables, JSON and
+//! NDJSON (the JSON shapes are documented in docs/commands.md and stable). Each returns how it
+//! ended or why it failed ([`outcome`]) and tells what happens on the way to an [`outcome::Edge`];
+//! the writes are in [`crate::acting`].
 
-pub mod act;
 pub mod alert;
 pub(crate) mod delivery;
 pub mod gate;
@@ -10,6 +11,7 @@ pub mod get;
 pub(crate) mod history;
 pub mod inventory;
 pub(crate) mod opening;
+pub mod outcome;
 pub(crate) mod output;
 pub mod proposals;
 pub mod request;

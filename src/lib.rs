@@ -43,9 +43,13 @@
 //!   model (its page size, the map's room) is returned as a value, never written into it.
 //! - [`tui`] — the event loop above both: keys and fleet events into messages, effects off the
 //!   render path, the model laid out and drawn.
-//! - [`export`] — the headless commands: `get`, `rollout`, `workloads`, `inventory`, `suspend` /
-//!   `resume` / `reconcile`, as tables, JSON and NDJSON with server text escaped for terminals;
-//!   `alert`, one alert per root cause to Alertmanager.
+//! - [`export`] — the headless commands that read: `get`, `rollout`, `gate`, `workloads`,
+//!   `inventory`, `proposals`, as tables, JSON and NDJSON with server text escaped for terminals;
+//!   `alert`, one alert per root cause to Alertmanager. Each returns how it ended or why it
+//!   failed (`export::outcome`) and tells what happens on the way to an edge; it prints nothing
+//!   on stderr.
+//! - [`acting`] — the headless writes: `suspend` / `resume` / `reconcile` and `approve` /
+//!   `reject`, through [`actions`], returning what was sent.
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
 //!   stdio (or HTTP for a team, `--listen`) whose tools answer with the JSON of the headless
 //!   commands, a page at a time; with `--propose`, actions kept as [`proposals`] a person
@@ -61,6 +65,7 @@
 //! starts it for `fluxfleet sim` and `fluxfleet demo`, tests and benchmarks run
 //! against it.
 
+pub mod acting;
 pub mod actions;
 pub mod app;
 pub mod audit;

@@ -40,6 +40,7 @@ mod mcp_http;
 mod mcp_proposals;
 mod mcp_strict;
 mod mcp_writes;
+mod outcomes;
 mod plugins;
 mod reports;
 mod rollout;

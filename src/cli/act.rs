@@ -9,7 +9,7 @@ use super::fleet::{FleetArgs, ModeArgs, WatchArg};
 use super::scope::Selectors;
 use super::usage::duration;
 use super::usage::{Usage, act_output};
-use crate::export::act;
+use crate::acting::act;
 use crate::export::request::Output;
 use crate::fleet::verbs::Verb;
 

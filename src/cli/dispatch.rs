@@ -1,11 +1,16 @@
 //! Runs the command asked for: the headless commands report with their exit code, the
 //! long-running ones (the TUI, `demo`, `sim`, `collect`) until they end.
 
+use std::convert::Infallible;
 use std::process::ExitCode;
+use std::sync::Arc;
 
+use super::edge::{self, Terminal, ended, exit};
 use super::process::logs;
 use super::{Cli, Command};
-use crate::export::request::exit;
+use crate::acting::{act, approve};
+use crate::export::outcome::Edge;
+use crate::export::{alert, gate, get, inventory, proposals, rollout, workloads};
 use crate::fleet::verbs::Verb;
 
 /// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
@@ -20,62 +25,73 @@ pub fn run(cli: Cli) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
     let result = match cli.command {
         Some(Command::Get(args)) => {
-            return report(&runtime, args.request(), crate::export::get::get);
+            let request = args.request();
+            return report(&runtime, request, |r| get::get(r, edge()), ended);
         }
         Some(Command::Rollout(args)) => {
-            return report(&runtime, args.request(), crate::export::rollout::rollout);
+            let request = args.request();
+            return report(&runtime, request, |r| rollout::rollout(r, edge()), ended);
         }
         Some(Command::Gate(args)) => {
-            return report(&runtime, args.request(), crate::export::gate::gate);
+            let request = args.request();
+            return report(&runtime, request, |r| gate::gate(r, edge()), ended);
         }
         Some(Command::Workloads(args)) => {
+            let request = args.request();
             return report(
                 &runtime,
-                args.request(),
-                crate::export::workloads::workloads,
+                request,
+                |r| workloads::workloads(r, edge()),
+                ended,
             );
         }
         Some(Command::Alert(args)) => {
-            return report(&runtime, args.request(), crate::export::alert::alert);
+            let request = args.request();
+            return report(&runtime, request, |r| alert::alert(r, edge()), ended);
         }
         Some(Command::Suspend(args)) => {
             let request = args.act.request(Verb::Suspend, args.reason.clone());
-            return report(&runtime, request, crate::export::act::act);
+            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
         Some(Command::Resume(args)) => {
-            return report(
-                &runtime,
-                args.request(Verb::Resume, None),
-                crate::export::act::act,
-            );
+            let request = args.request(Verb::Resume, None);
+            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
         Some(Command::Reconcile(args)) => {
             let request = args.act.request(args.verb(), None);
-            return report(&runtime, request, crate::export::act::act);
+            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
         Some(Command::Mcp(args)) => {
             logs();
             return ExitCode::from(runtime.block_on(super::mcp::run(args)));
         }
         Some(Command::Proposals(args)) => {
-            let listed = crate::export::proposals::list(args.id, args.output, args.bus.options());
-            return ExitCode::from(runtime.block_on(listed));
+            let request: Result<_, Infallible> = Ok(args);
+            let listed = |args: super::ProposalsArgs| {
+                proposals::list(args.id, args.output, args.bus.options(), edge())
+            };
+            return report(&runtime, request, listed, ended);
         }
         Some(Command::Approve(args)) => {
-            let request: Result<_, std::convert::Infallible> = Ok(args.request());
-            return report(&runtime, request, crate::export::proposals::approve);
+            let request: Result<_, Infallible> = Ok(args.request());
+            let approving = |r| approve::approve(r, edge());
+            return report(&runtime, request, approving, edge::approved);
         }
         Some(Command::Reject(args)) => {
-            let rejected =
-                crate::export::proposals::reject(args.id, args.reason, args.bus.options());
-            return ExitCode::from(runtime.block_on(rejected));
+            let request: Result<_, Infallible> = Ok(args);
+            let rejecting =
+                |args: super::RejectArgs| approve::reject(args.id, args.reason, args.bus.options());
+            return report(&runtime, request, rejecting, edge::rejected);
         }
         Some(Command::Inventory(args)) => {
-            let sources = args.fleet.sources(Default::default());
-            let code = runtime.block_on(crate::export::inventory::inventory(&sources, args.output));
-            return ExitCode::from(code);
+            let request: Result<_, Infallible> = Ok(args);
+            let listing = |args: super::InventoryArgs| {
+                inventory::inventory(args.fleet.sources(Default::default()), args.output, edge())
+            };
+            return report(&runtime, request, listing, ended);
         }
         Some(Command::Sim(args)) => runtime.block_on(super::sim::run(args)),
         Some(Command::Collect(args)) => {
@@ -114,21 +130,24 @@ fn on_workers<T: Send + 'static>(
 #[error("the command ended without an answer: {0}")]
 struct Ended(tokio::task::JoinError);
 
-/// A command that reads the fleet and reports: its request, or the usage error that stops it.
-fn report<R, E, F>(
+/// A headless command: its request, or the usage error that stops it; run, its end told by
+/// `told` (the exit code, the last words).
+fn report<R, E, F, T>(
     runtime: &tokio::runtime::Runtime,
     request: Result<R, E>,
     run: impl FnOnce(R) -> F,
+    told: impl FnOnce(T) -> u8,
 ) -> ExitCode
 where
     E: std::fmt::Display,
-    F: std::future::Future<Output = u8> + Send + 'static,
+    F: std::future::Future<Output = T> + Send + 'static,
+    T: Send + 'static,
 {
     match request {
         Ok(request) => {
             logs();
             match on_workers(runtime, run(request)) {
-                Ok(code) => ExitCode::from(code),
+                Ok(result) => ExitCode::from(told(result)),
                 Err(e) => {
                     eprintln!("fluxfleet: {e}");
                     ExitCode::from(exit::ERROR)

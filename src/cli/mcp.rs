@@ -9,12 +9,12 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
+use super::edge::exit;
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::{ProbeArgs, listen_address};
 use super::process::Signals;
 use super::usage::Usage;
 use super::usage::duration;
-use crate::export::request::exit;
 use crate::export::table::safe;
 use crate::mcp::{Error as McpError, Said};
 

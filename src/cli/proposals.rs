@@ -8,7 +8,7 @@ use clap::Args;
 use super::fleet::{BusArgs, FleetArgs, ModeArgs, WatchArg};
 use super::usage::duration;
 use super::usage::{act_output, proposals_output};
-use crate::export::proposals::Approve;
+use crate::acting::approve::Approve;
 use crate::export::request::Output;
 
 /// `fluxfleet proposals`.

@@ -14,6 +14,7 @@ mod wire;
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -21,7 +22,7 @@ use jiff::{SignedDuration, Timestamp};
 use self::state::{Alerts, Labels, Note, Posted, Rules};
 use self::wire::Alertmanager;
 use super::opening::{fleet, not_live};
-use super::request::exit;
+use super::outcome::{Edge, Ended, Failed, Said};
 use super::{Filter, Status};
 use crate::fleet::Index;
 use crate::session::Session;
@@ -52,36 +53,32 @@ pub struct Request {
 }
 
 /// `fluxfleet alert`: runs until SIGINT or SIGTERM.
-pub async fn alert(request: Request) -> u8 {
-    let managers = match request
+pub async fn alert(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
+    let managers = request
         .alertmanagers
         .iter()
         .map(|url| Alertmanager::new(url, request.ca.as_deref()))
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(managers) => managers,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return exit::USAGE;
-        }
-    };
+        .collect::<Result<Vec<_>, _>>()?;
     let (Ok(mut interrupt), Ok(mut terminate)) = (
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()),
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()),
     ) else {
-        eprintln!("error: cannot listen for SIGINT and SIGTERM");
-        return exit::ERROR;
+        return Err(Failed::Signals);
     };
-    let opened = match fleet(&request.sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+    let opened = fleet(&request.sources, edge).await?;
     let window = opened.config.rollout.rules.suspect_window;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
     let settled = live.settle(request.timeout).await;
-    not_live(&live.index, &request.filter, settled, Timestamp::now());
+    not_live(
+        &live.index,
+        &request.filter,
+        settled,
+        Timestamp::now(),
+        edge,
+    );
     let to: Vec<String> = managers.iter().map(ToString::to_string).collect();
-    eprintln!(
+    edge.said(Said::Note(format!(
         "fluxfleet alert: {} clusters; {} every {}, firing after {}, held {}",
         live.index.clusters().iter().filter(|c| !c.retired).count(),
         match request.dry_run {
@@ -91,7 +88,7 @@ pub async fn alert(request: Request) -> u8 {
         crate::units::format_duration(request.rules.every),
         crate::units::format_duration(request.rules.pending),
         crate::units::format_duration(request.rules.hold),
-    );
+    )));
 
     let labels = request.labels.clone();
     let mut rounds = Rounds::new(request.filter.clone(), window, labels, request.rules);
@@ -100,12 +97,11 @@ pub async fn alert(request: Request) -> u8 {
     round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = interrupt.recv() => return exit::OK,
-            _ = terminate.recv() => return exit::OK,
+            _ = interrupt.recv() => return Ok(Ended::Stopped),
+            _ = terminate.recv() => return Ok(Ended::Stopped),
             more = live.apply_batch() => {
                 if !more {
-                    eprintln!("error: every source of the fleet has stopped");
-                    return exit::ERROR;
+                    return Err(Failed::SourcesStopped);
                 }
                 rounds.changed();
             }
@@ -121,7 +117,7 @@ pub async fn alert(request: Request) -> u8 {
                 if request.dry_run {
                     print(&posts);
                 } else {
-                    send(&managers, &posts).await;
+                    send(&managers, &posts, edge).await;
                 }
             }
         }
@@ -204,12 +200,12 @@ fn print(posts: &[Posted]) {
 
 /// Posts the round's alerts to every Alertmanager at once; one that fails is said on stderr and
 /// gets them all again next round.
-async fn send(managers: &[Alertmanager], posts: &[Posted]) {
+async fn send(managers: &[Alertmanager], posts: &[Posted], edge: &dyn Edge) {
     if posts.is_empty() {
         return;
     }
     let sent = futures::future::join_all(managers.iter().map(|m| m.post(posts))).await;
     for error in sent.into_iter().filter_map(Result::err) {
-        eprintln!("warning: {error}; sent again next round");
+        edge.said(Said::Warning(format!("{error}; sent again next round")));
     }
 }

@@ -13,8 +13,9 @@ use serde::Serialize;
 use super::Filter;
 use super::history::{Unread, each_change, reading};
 use super::opening::fleet;
+use super::outcome::{Edge, Ended, Failed, Misuse};
 use super::output::write_json;
-use super::request::{Output, exit, finish};
+use super::request::Output;
 use super::table::{Table, safe};
 use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
@@ -120,21 +121,15 @@ pub(crate) async fn metrics(
     filter: &Filter,
     (output, timeout): (Output, Duration),
     since: Duration,
-) -> u8 {
+    edge: &dyn Edge,
+) -> Result<Ended, Failed> {
     let Some(options) = &sources.nats else {
-        eprintln!(
-            "error: ring metrics come from the collectors' history: read the fleet with --nats URL"
-        );
-        return exit::USAGE;
+        return Err(Misuse::MetricsNeedBus.into());
     };
     if let Err(Unread::Since(e)) = reading(since, filter) {
-        eprintln!("error: --{e}");
-        return exit::USAGE;
+        return Err(Misuse::Since(e).into());
     }
-    let opened = match fleet(sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+    let opened = fleet(sources, edge).await?;
     // The fleet first, for its rings; then the history streams through, not kept.
     let mut config = opened.config;
     config.engine.list_only = true;
@@ -151,22 +146,9 @@ pub(crate) async fn metrics(
     };
     let mut delivering =
         Deliveries::new(|c: &str| scope.ring(c), config.rollout.rules.suspect_window);
-    let read = each_change(options, since, &everything, |c| delivering.add(&c)).await;
-    match read {
-        Ok(()) => {}
-        Err(Unread::Since(e)) => {
-            eprintln!("error: --{e}");
-            return exit::USAGE;
-        }
-        Err(Unread::Bus(e)) => {
-            eprintln!("error: {}", safe(&e.to_string()));
-            return exit::ERROR;
-        }
-    };
+    each_change(options, since, &everything, |c| delivering.add(&c)).await?;
     let rings = scope.finish(delivering, filter);
     let mut out = io::BufWriter::new(io::stdout());
-    match finish(write(&rings, output, &mut out).and_then(|()| out.flush())) {
-        Ok(()) => exit::OK,
-        Err(code) => code,
-    }
+    write(&rings, output, &mut out).and_then(|()| out.flush())?;
+    Ok(Ended::Done)
 }

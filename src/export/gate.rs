@@ -7,14 +7,16 @@
 
 use std::collections::BTreeSet;
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::opening::{fleet, not_live};
+use super::outcome::{Edge, Ended, Failed};
 use super::output::{sorted, write_json};
-use super::request::{Output, exit, finish};
+use super::request::Output;
 use super::roots::causes;
 use super::{Filter, Status};
 use crate::fleet::rollouts::Rings;
@@ -287,11 +289,9 @@ pub fn write(
 }
 
 /// `fluxfleet gate`.
-pub async fn gate(request: Request) -> u8 {
-    let opened = match fleet(&request.sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+pub async fn gate(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
+    let opened = fleet(&request.sources, edge).await?;
     let mut config = opened.config;
     config.engine.list_only = true;
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
@@ -307,13 +307,13 @@ pub async fn gate(request: Request) -> u8 {
         now,
     );
     let mut out = io::BufWriter::new(io::stdout());
-    let printed = finish(write(&verdict, request.output, now, &mut out).and_then(|()| out.flush()));
+    let printed = write(&verdict, request.output, now, &mut out).and_then(|()| out.flush());
     drop(out);
-    not_live(&live.index, &request.filter, settled, now);
+    not_live(&live.index, &request.filter, settled, now, edge);
     live.shutdown().await;
-    match printed {
-        Err(code) => code,
-        Ok(()) if verdict.open => exit::OK,
-        Ok(()) => exit::CLOSED,
-    }
+    printed?;
+    Ok(match verdict.open {
+        true => Ended::Done,
+        false => Ended::GateClosed,
+    })
 }

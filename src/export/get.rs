@@ -2,17 +2,20 @@
 //! `output.rs`, the `--watch` stream in `watch.rs`, the history in `history.rs`.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
 use super::opening::{fleet, fleet_once_published, incomplete, not_live};
+use super::outcome::{Edge, Ended, Failed, Said};
 use super::output;
-use super::request::{Request, exit, finish};
+use super::request::Request;
 use crate::fleet::{Counted, Index};
 use crate::session::Session;
 
 /// `fluxfleet get`.
-pub async fn get(request: Request) -> u8 {
+pub async fn get(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
     if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
         return super::history::write(options, since, &request).await;
     }
@@ -22,14 +25,13 @@ pub async fn get(request: Request) -> u8 {
         ..request.sources.clone()
     };
     // Following the bus waits for a collector to publish; a one-off answer does not.
-    let opening = if request.watch && sources.nats.is_some() {
-        fleet_once_published(&sources).await
+    let mut opened = if request.watch && sources.nats.is_some() {
+        match fleet_once_published(&sources, edge).await? {
+            Some(opened) => opened,
+            None => return Ok(Ended::Stopped),
+        }
     } else {
-        fleet(&sources).await
-    };
-    let mut opened = match opening {
-        Ok(opened) => opened,
-        Err(code) => return code,
+        fleet(&sources, edge).await?
     };
     if let Some(kind) = request.filter.kind {
         // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
@@ -39,35 +41,40 @@ pub async fn get(request: Request) -> u8 {
     // clusters show up as they do.
     opened.config.engine.list_only = !request.watch;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, request.watch));
-    let clean = opened.clean;
+    let ended = answer(&mut live, &request, (&opened.config, opened.clean), edge).await;
+    live.shutdown().await;
+    ended
+}
+
+/// The answer written once the fleet has answered, then followed with `--watch`.
+async fn answer(
+    live: &mut Session,
+    request: &Request,
+    (config, clean): (&crate::config::Config, bool),
+    edge: &dyn Edge,
+) -> Result<Ended, Failed> {
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout());
-    let written = if request.summary {
-        output::summary(&live.index, &request, now, &mut out)
+    if request.summary {
+        output::summary(&live.index, request, now, &mut out)?;
     } else if request.root_causes {
-        let window = opened.config.rollout.rules.suspect_window;
+        let window = config.rollout.rules.suspect_window;
         let what = (&request.filter, request.output);
-        super::roots::write(&live.index, what, (now, window), &mut out)
-    } else {
-        output::objects(&live.index, &request, &mut out)
-    };
-    if let Err(code) = finish(written.and_then(|()| out.flush())) {
-        return code;
+        super::roots::write(&live.index, what, (now, window), &mut out)?;
+    } else if !output::objects(&live.index, request, &mut out)? {
+        edge.said(Said::NoObjects);
     }
+    out.flush()?;
     drop(out);
-    not_live(&live.index, &request.filter, settled, now);
+    not_live(&live.index, &request.filter, settled, now, edge);
     if request.watch {
-        let code = super::watch::watch(&mut live, &request).await;
-        live.shutdown().await;
-        return code;
+        return super::watch::watch(live, request).await;
     }
-    let code = outcome(&live.index, &request, clean);
-    live.shutdown().await;
-    code
+    Ok(outcome(&live.index, request, clean))
 }
 
-fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
+fn outcome(index: &Index, request: &Request, clean: bool) -> Ended {
     let filter = &request.filter;
     let clusters = || {
         index
@@ -76,10 +83,10 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
             .filter(|c| !c.retired && filter.cluster(c))
     };
     if !clean {
-        return exit::INVENTORY;
+        return Ended::Unclean;
     }
     if incomplete(index, filter) {
-        return exit::UNREACHABLE;
+        return Ended::Incomplete;
     }
     if let Some(fail_on) = request.fail_on {
         let found = clusters().any(|c| match c.counted {
@@ -91,8 +98,8 @@ fn outcome(index: &Index, request: &Request, clean: bool) -> u8 {
             Counted::Report => c.health.iter().any(|(h, _)| fail_on.matches(h)),
         });
         if found {
-            return exit::FAIL_ON;
+            return Ended::FailOn;
         }
     }
-    exit::OK
+    Ended::Done
 }

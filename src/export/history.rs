@@ -4,8 +4,9 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
+use super::outcome::{Ended, Failed, Misuse};
 use super::output;
-use super::request::{Output, Request, exit};
+use super::request::{Output, Request};
 use super::table::Table;
 use crate::bus::wire::Change;
 use crate::glob::glob_match;
@@ -79,18 +80,12 @@ pub(crate) async fn each_change(
 }
 
 /// Prints the changes of the last `since`; exit code as `get`'s.
-pub async fn write(options: &crate::bus::Options, since: Duration, request: &Request) -> u8 {
-    let changes = match changes(options, since, &request.filter).await {
-        Ok(c) => c,
-        Err(Unread::Since(e)) => {
-            eprintln!("error: --{e}");
-            return exit::USAGE;
-        }
-        Err(Unread::Bus(e)) => {
-            eprintln!("error: {}", super::table::safe(&e.to_string()));
-            return exit::ERROR;
-        }
-    };
+pub async fn write(
+    options: &crate::bus::Options,
+    since: Duration,
+    request: &Request,
+) -> Result<Ended, Failed> {
+    let changes = changes(options, since, &request.filter).await?;
     let changes: Vec<&Change> = changes.iter().collect();
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
@@ -126,12 +121,15 @@ pub async fn write(options: &crate::bus::Options, since: Duration, request: &Req
             .iter()
             .try_for_each(|c| output::write_line(&mut out, c)),
     };
-    match written.and_then(|()| out.flush()) {
-        Ok(()) => exit::OK,
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => exit::OK,
-        Err(e) => {
-            eprintln!("error: writing the output: {e}");
-            exit::ERROR
+    written.and_then(|()| out.flush())?;
+    Ok(Ended::Done)
+}
+
+impl From<Unread> for Failed {
+    fn from(unread: Unread) -> Failed {
+        match unread {
+            Unread::Since(e) => Failed::Misuse(Misuse::Since(e)),
+            Unread::Bus(e) => Failed::Open(e),
         }
     }
 }

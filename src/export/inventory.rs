@@ -1,10 +1,12 @@
 //! `fluxfleet inventory`: the clusters of the fleet and where each comes from.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use super::opening::open;
+use super::outcome::{Edge, Ended, Failed};
 use super::output;
-use super::request::{Output, exit, finish};
+use super::request::Output;
 use super::table::Table;
 use crate::bus::reader::Bus;
 use crate::inventory::Inventory;
@@ -13,23 +15,22 @@ use crate::session::resolve::Sources;
 
 /// `fluxfleet inventory`: the fleet as resolved (only management clusters are contacted), or
 /// the bus's clusters with their collectors (no cluster is contacted).
-pub async fn inventory(sources: &Sources, output: Output) -> u8 {
-    let Some(opened) = open(sources).await else {
-        return exit::ERROR;
-    };
+pub async fn inventory(
+    sources: Sources,
+    output: Output,
+    edge: Arc<dyn Edge>,
+) -> Result<Ended, Failed> {
+    let opened = open(&sources, edge.as_ref()).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match &opened.fleet {
         Fleet::Kubeconfigs { inventory, .. } => kubeconfigs(inventory, output, &mut out),
         Fleet::Bus(bus) => collected(bus, output, &mut out),
     };
-    if let Err(code) = finish(written.and_then(|()| out.flush())) {
-        return code;
-    }
-    if opened.clean && !opened.fleet.is_empty() {
-        exit::OK
-    } else {
-        exit::INVENTORY
-    }
+    written.and_then(|()| out.flush())?;
+    Ok(Ended::written(
+        opened.clean && !opened.fleet.is_empty(),
+        false,
+    ))
 }
 
 fn kubeconfigs(inventory: &Inventory, output: Output, out: &mut dyn Write) -> io::Result<()> {

@@ -1,76 +1,67 @@
-//! Opening the fleet for a headless command, and saying on stderr what it could not see.
-
-use std::io;
+//! Opening the fleet for a headless command, and telling what it could not see.
 
 use jiff::Timestamp;
 
 use super::Filter;
+use super::outcome::{Edge, Failed, NotLive, Said};
 use super::output;
-use super::table::Table;
 use crate::fleet::{ClusterEntry, Index, Phase};
 use crate::session::open::Opened;
 use crate::session::resolve::Sources;
 use crate::units::age;
 
-/// The fleet the options name, every warning reported on stderr; None (said why) when the bus
-/// cannot be read.
-pub async fn open(sources: &Sources) -> Option<Opened> {
-    match crate::session::open::open(sources).await {
-        Ok(opened) => {
-            for w in &opened.warnings {
-                eprintln!("warning: {}", super::table::safe(w));
-            }
-            Some(opened)
-        }
-        Err(e) => {
-            eprintln!("error: {}", super::table::safe(&e.to_string()));
-            None
-        }
+/// The fleet the options name, every warning told to `edge`.
+pub async fn open(sources: &Sources, edge: &dyn Edge) -> Result<Opened, Failed> {
+    let opened = crate::session::open::open(sources).await?;
+    warn(&opened, edge);
+    Ok(opened)
+}
+
+fn warn(opened: &Opened, edge: &dyn Edge) {
+    for w in &opened.warnings {
+        edge.said(Said::Warning(w.clone()));
     }
 }
 
 /// The fleet of the bus once a collector has published one, for a command that follows it
 /// (`get --watch --nats`): while the bus cannot be reached or nothing is published yet, it says
-/// what it waits for (once per reason) and asks again, with a growing pause, until interrupted.
-/// Options to fix (a bad URL, a credentials file) end it with the exit code, as [`fleet`].
-pub(super) async fn fleet_once_published(sources: &Sources) -> Result<Opened, u8> {
+/// what it waits for (once per reason) and asks again, with a growing pause, until interrupted
+/// (None). Options to fix (a bad URL, a credentials file) end it, as [`fleet`].
+pub(super) async fn fleet_once_published(
+    sources: &Sources,
+    edge: &dyn Edge,
+) -> Result<Option<Opened>, Failed> {
     let mut pause = std::time::Duration::from_millis(500);
     let mut said = String::new();
     loop {
         let waiting = match crate::session::open::open(sources).await {
             Ok(opened) if !opened.fleet.is_empty() => {
-                for w in &opened.warnings {
-                    eprintln!("warning: {}", super::table::safe(w));
-                }
-                return Ok(opened);
+                warn(&opened, edge);
+                return Ok(Some(opened));
             }
             Ok(opened) => opened.fleet.empty_why(),
             Err(e) if e.retryable() || matches!(e, crate::bus::BusError::NotPublished { .. }) => {
                 e.to_string()
             }
-            Err(e) => {
-                eprintln!("error: {}", super::table::safe(&e.to_string()));
-                return Err(super::request::exit::ERROR);
-            }
+            Err(e) => return Err(e.into()),
         };
         if waiting != said {
-            eprintln!("waiting: {}", super::table::safe(&waiting));
+            edge.said(Said::Waiting(waiting.clone()));
             said = waiting;
         }
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => return Err(super::request::exit::OK),
+            _ = tokio::signal::ctrl_c() => return Ok(None),
             _ = tokio::time::sleep(pause) => {}
         }
         pause = (pause * 2).min(std::time::Duration::from_secs(5));
     }
 }
 
-/// The fleet the options name with at least one cluster in it; else the exit code, said why.
-pub(super) async fn fleet(sources: &Sources) -> Result<Opened, u8> {
-    let opened = open(sources).await.ok_or(super::request::exit::ERROR)?;
+/// The fleet the options name with at least one cluster in it.
+pub(crate) async fn fleet(sources: &Sources, edge: &dyn Edge) -> Result<Opened, Failed> {
+    let opened = open(sources, edge).await?;
     if opened.fleet.is_empty() {
-        eprintln!("error: {}", opened.fleet.empty_why());
-        return Err(super::request::exit::INVENTORY);
+        return Err(Failed::NoClusters(opened.fleet.empty_why()));
     }
     Ok(opened)
 }
@@ -101,9 +92,16 @@ fn summarized_whole(conn: &crate::fleet::Connection) -> bool {
     conn.phase == Phase::Summary && conn.forbidden.is_empty()
 }
 
-/// Clusters in the scope that are not live, on stderr: never silently missing from the output.
-pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp) {
-    let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
+/// Clusters in the scope that are not live, told to `edge`: never silently missing from the
+/// output.
+pub(crate) fn not_live(
+    index: &Index,
+    filter: &Filter,
+    settled: bool,
+    now: Timestamp,
+    edge: &dyn Edge,
+) {
+    let mut clusters = Vec::new();
     for c in output::sorted(index).filter(|c| filter.cluster(c)) {
         let conn = &c.connection;
         if conn.is_complete() || summarized_whole(conn) {
@@ -119,20 +117,15 @@ pub(super) fn not_live(index: &Index, filter: &Filter, settled: bool, now: Times
                 format!("in {}", age(Some(now), t))
             })
             .unwrap_or_else(|| "-".into());
-        t.row(vec![
-            c.info.workspace.clone(),
-            c.info.name.clone(),
-            conn.phase.to_string(),
+        clusters.push(NotLive {
+            workspace: c.info.workspace.clone(),
+            cluster: c.info.name.clone(),
+            state: conn.phase.to_string(),
             retry,
-            conn.error.as_deref().unwrap_or("").to_string(),
-        ]);
+            error: conn.error.as_deref().unwrap_or("").to_string(),
+        });
     }
-    if !t.is_empty() {
-        if !settled {
-            eprintln!("\nsome clusters had not answered when the timeout passed:");
-        } else {
-            eprintln!("\nclusters not completely visible:");
-        }
-        let _ = t.write(&mut io::stderr().lock());
+    if !clusters.is_empty() {
+        edge.said(Said::NotLive { settled, clusters });
     }
 }

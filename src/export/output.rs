@@ -66,7 +66,9 @@ struct Line<T: Serialize> {
     item: T,
 }
 
-pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<()> {
+/// The selected objects as `request.output` asks; false when a table would be empty (nothing
+/// is written then: the caller says so).
+pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<bool> {
     let filter = &request.filter;
     match request.output {
         Output::Json => {
@@ -79,7 +81,7 @@ pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> 
                     .map(|(c, s)| view::Object::new(c, s))
                     .collect(),
             };
-            write_json(out, &doc)
+            write_json(out, &doc).map(|()| true)
         }
         Output::Ndjson => {
             for c in sorted(index).filter(|c| filter.cluster(c)) {
@@ -90,7 +92,7 @@ pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> 
             for (c, s) in selected(index, filter) {
                 write_object_line(out, c, s, None)?;
             }
-            Ok(())
+            Ok(true)
         }
         Output::Table => {
             let kinds: std::collections::BTreeSet<FluxKind> =
@@ -129,10 +131,9 @@ pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> 
                 ]);
             }
             if t.is_empty() {
-                eprintln!("no Flux objects found");
-                return Ok(());
+                return Ok(false);
             }
-            t.write(out)
+            t.write(out).map(|()| true)
         }
     }
 }
@@ -298,7 +299,7 @@ impl<W: Write> Write for SafeJson<W> {
     }
 }
 
-pub(super) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
+pub(crate) fn write_line(out: &mut dyn Write, value: &impl Serialize) -> io::Result<()> {
     let text = serde_json::to_string(value).map_err(io::Error::other)?;
     out.write_all(json_safe(&text).as_bytes())?;
     out.write_all(b"\n")

@@ -1,56 +1,35 @@
-//! `fluxfleet proposals [ID]`, `fluxfleet approve ID`, `fluxfleet reject ID`: the proposals an
-//! assistant made through `fluxfleet mcp --propose`, and a person's decision on each. Approval
-//! plans again against the fleet as it is then and acts only on exactly what was proposed,
-//! through the guardrails, modes and journal every action goes through.
+//! `fluxfleet proposals [ID]`: the proposals an assistant made through `fluxfleet mcp
+//! --propose`, and the decision on each (made by `approve` and `reject`, in
+//! [`crate::acting::approve`]).
 
 use std::io::{self, Write};
-use std::time::Duration;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::act::{self, Asking};
-use super::opening::fleet;
-use super::request::{Output, exit};
+use super::outcome::{Edge, Ended, Failed, Said};
+use super::request::Output;
 use super::table::{Table, safe};
-use crate::actions::{Guard, Tally};
-use crate::audit;
-use crate::config::Mode;
-use crate::proposals::{Decision, Keeper, Outcome, Proposal, Status};
-use crate::session::Session;
-use crate::session::resolve::Sources;
+use crate::proposals::{Decision, Keeper, Proposal, Status};
 use crate::units::age;
-
-/// What `fluxfleet approve` was asked.
-#[derive(Clone, Debug)]
-pub struct Approve {
-    pub id: String,
-    pub sources: Sources,
-    /// `--write` / `--read-only` over the config's mode.
-    pub mode: Option<Mode>,
-    pub yes: bool,
-    pub timeout: Duration,
-    pub output: Output,
-}
 
 /// `fluxfleet proposals`: every proposal, the newest first; with an id, that one whole. On the
 /// bus with `nats`, else beside the journal.
-pub async fn list(id: Option<String>, output: Output, nats: Option<crate::bus::Options>) -> u8 {
-    let store = match Keeper::of(nats.as_ref()).await {
-        Ok(store) => store,
-        Err(e) => return failed(&e),
-    };
+pub async fn list(
+    id: Option<String>,
+    output: Output,
+    nats: Option<crate::bus::Options>,
+    edge: Arc<dyn Edge>,
+) -> Result<Ended, Failed> {
+    let store = Keeper::of(nats.as_ref()).await?;
     if let Some(id) = id {
-        return match store.load(&id).await {
-            Ok(proposal) => show(&proposal, output),
-            Err(e) => failed(&e),
-        };
+        let proposal = store.load(&id).await?;
+        show(&proposal, output)?;
+        return Ok(Ended::Done);
     }
-    let (found, problems) = match store.list().await {
-        Ok(listed) => listed,
-        Err(e) => return failed(&e),
-    };
+    let (found, problems) = store.list().await?;
     for problem in &problems {
-        eprintln!("warning: {}", safe(&problem.to_string()));
+        edge.said(Said::Warning(problem.to_string()));
     }
     let now = Timestamp::now();
     let written = match output {
@@ -92,188 +71,11 @@ pub async fn list(id: Option<String>, output: Output, nats: Option<crate::bus::O
                 .and_then(|()| out.flush())
         }
     };
-    match super::request::finish(written) {
-        Ok(()) if problems.is_empty() => exit::OK,
-        Ok(()) => exit::ERROR,
-        Err(code) => code,
-    }
-}
-
-/// `fluxfleet reject ID --reason TEXT`.
-pub async fn reject(id: String, reason: String, nats: Option<crate::bus::Options>) -> u8 {
-    let now = Timestamp::now();
-    let decision = Decision::Rejected {
-        by: audit::local_user(),
-        at: now,
-        reason,
-    };
-    let store = match Keeper::of(nats.as_ref()).await {
-        Ok(store) => store,
-        Err(e) => return failed(&e),
-    };
-    match store.decide(&id, decision, now).await {
-        Ok(p) => {
-            eprintln!("rejected {}: nothing will be sent", p.id);
-            exit::OK
-        }
-        Err(e) => failed(&e),
-    }
-}
-
-/// `fluxfleet approve ID`: plans the proposal again on the fleet as it is, acts only when that
-/// is exactly what was proposed, and records who approved it and how each target ended.
-pub async fn approve(request: Approve) -> u8 {
-    let store = match Keeper::of(request.sources.nats.as_ref()).await {
-        Ok(store) => store,
-        Err(e) => return failed(&e),
-    };
-    let proposal = match store.load(&request.id).await {
-        Ok(p) => p,
-        Err(e) => return failed(&e),
-    };
-    let status = proposal.status(Timestamp::now());
-    if status != Status::Pending {
-        eprintln!(
-            "error: proposal {} is {status}: only a pending proposal can be approved",
-            proposal.id
-        );
-        return exit::ERROR;
-    }
-    let filter = match proposal.selection.filter() {
-        Ok(filter) => filter,
-        Err(why) => {
-            eprintln!(
-                "error: proposal {} selects nothing valid: {why}",
-                proposal.id
-            );
-            return exit::ERROR;
-        }
-    };
-    let opened = match fleet(&request.sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
-    let mut config = opened.config;
-    let (grant, permissions) = config.writable(request.mode, &opened.fleet.clusters());
-    let refused = crate::actions::may_write(
-        config.writes_refused().as_deref(),
-        grant.is_some(),
-        proposal.action,
-    );
-    let (Some(grant), Ok(())) = (grant, &refused) else {
-        let why = refused.err().map(|r| r.to_string()).unwrap_or_default();
-        eprintln!("error: {why}; proposal {} stays pending", proposal.id);
-        return exit::USAGE;
-    };
-    act::watch_kinds(&mut config, filter.kind, proposal.action);
-    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
-    if !live.settle(request.timeout).await {
-        eprintln!(
-            "error: not every cluster answered within the timeout, so the proposal cannot be \
-             compared with the fleet; nothing was sent and {} stays pending",
-            proposal.id
-        );
-        live.shutdown().await;
-        return exit::ERROR;
-    }
-    let guard = Guard {
-        actions: &config.actions,
-        permissions: Some(&permissions),
-    };
-    let intent = proposal.intent();
-    let now = Timestamp::now();
-    let objects = match proposal.selection.select(&live.index, &config.rollout, now) {
-        Ok(objects) => objects,
-        Err(why) => {
-            eprintln!(
-                "error: proposal {} selects nothing valid: {why}",
-                proposal.id
-            );
-            live.shutdown().await;
-            return exit::ERROR;
-        }
-    };
-    if let Err(refused) = crate::actions::within_limits(objects.len(), &config.actions) {
-        eprintln!("error: {refused}; proposal {} stays pending", proposal.id);
-        live.shutdown().await;
-        return exit::USAGE;
-    }
-    let targets = crate::actions::plan(&live.index, objects, &intent, &guard);
-    let approver = audit::local_user();
-    if let Some(changed) = proposal.changes(&targets) {
-        live.shutdown().await;
-        eprintln!(
-            "error: the fleet changed since proposal {} was made; nothing was sent:",
-            proposal.id
-        );
-        for line in &changed {
-            eprintln!("  {}", safe(line));
-        }
-        let refused = Decision::Refused {
-            by: approver,
-            at: now,
-            changed,
-        };
-        if let Err(e) = store.decide(&proposal.id, refused, now).await {
-            eprintln!("error: {}", safe(&e.to_string()));
-        }
-        return exit::ERROR;
-    }
-    let tally = Tally::of(&targets);
-    // What is approved, shown to the person; on stderr when stdout is NDJSON for a program.
-    let shown = match request.output {
-        Output::Ndjson => act::print_targets(&targets, &mut std::io::stderr()),
-        _ => act::print_targets(&targets, &mut std::io::stdout()),
-    };
-    if let Err(code) = shown {
-        live.shutdown().await;
-        return code;
-    }
-    eprintln!("{}", said(&proposal));
-    let asking = Asking {
-        yes: request.yes,
-        verb: proposal.action,
-        confirm_above: config.actions.confirm_above,
-        even_one: true,
-    };
-    if !act::confirmed(&asking, tally) {
-        live.shutdown().await;
-        return exit::USAGE;
-    }
-    let approved = Decision::Approved {
-        by: approver.clone(),
-        at: now,
-    };
-    // The claim: of two people approving at once, one acts.
-    if let Err(e) = store.decide(&proposal.id, approved, now).await {
-        live.shutdown().await;
-        return failed(&e);
-    }
-    let proposed = audit::Proposed {
-        id: proposal.id.clone(),
-        proposed_by: proposal.proposed_by.clone(),
-        proposer: proposal.user.clone(),
-        approved_by: approver,
-    };
-    let sending = act::Sending {
-        timeout: request.timeout,
-        concurrency: config.actions.concurrency,
-        events: config.actions.events,
-        ndjson: request.output == Output::Ndjson,
-    };
-    let job = crate::actions::Job {
-        run: 1,
-        intent,
-        targets,
-        proposal: Some(proposed),
-    };
-    let (code, results) = act::send_job(job, live, (grant, permissions), tally, sending).await;
-    let outcomes = results.iter().map(Outcome::of).collect();
-    if let Err(e) = store.record_outcomes(&proposal.id, outcomes).await {
-        eprintln!("error: {}", safe(&e.to_string()));
-        return exit::ERROR;
-    }
-    code
+    written?;
+    Ok(match problems.is_empty() {
+        true => Ended::Done,
+        false => Ended::Unreadable,
+    })
 }
 
 /// "6 (1 refused)".
@@ -293,7 +95,7 @@ fn expires(p: &Proposal, now: Timestamp) -> String {
 }
 
 /// Who asked, for whom and why: said before a person approves.
-fn said(p: &Proposal) -> String {
+pub(crate) fn said(p: &Proposal) -> String {
     let mut text = format!(
         "proposal {} by {} (for {}): {} {}",
         p.id,
@@ -316,11 +118,10 @@ fn doc(p: &Proposal, now: Timestamp) -> serde_json::Value {
 }
 
 /// One proposal: who asked and why, its targets and patches, the decision and outcomes.
-fn show(p: &Proposal, output: Output) -> u8 {
+fn show(p: &Proposal, output: Output) -> io::Result<()> {
     let now = Timestamp::now();
     if output != Output::Table {
-        let written = super::output::write_json(&mut io::stdout(), &doc(p, now));
-        return super::request::finish(written).map_or_else(|code| code, |()| exit::OK);
+        return super::output::write_json(&mut io::stdout(), &doc(p, now));
     }
     let mut lines = vec![
         said(p),
@@ -374,18 +175,9 @@ fn show(p: &Proposal, output: Output) -> u8 {
         ]);
     }
     let mut out = io::stdout();
-    let written = lines
+    lines
         .iter()
         .try_for_each(|l| writeln!(out, "{l}"))
         .and_then(|()| t.write(&mut out))
-        .and_then(|()| out.flush());
-    super::request::finish(written).map_or_else(|code| code, |()| exit::OK)
-}
-
-fn failed(e: &crate::proposals::StoreError) -> u8 {
-    eprintln!("error: {}", safe(&e.to_string()));
-    match e {
-        crate::proposals::StoreError::BadId(_) => exit::USAGE,
-        _ => exit::ERROR,
-    }
+        .and_then(|()| out.flush())
 }

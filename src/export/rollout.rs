@@ -2,13 +2,15 @@
 //! deployed thing (the TUI's rollout view); with one, its matrix: the rings, then every cluster.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use serde::Serialize;
 
 use super::opening::{fleet, incomplete, not_live};
-use super::request::{Output, exit, finish};
+use super::outcome::{Edge, Ended, Failed, Misuse, NotOne};
+use super::request::Output;
 use super::table::Table;
 use super::{Filter, output};
 use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};
@@ -30,26 +32,20 @@ pub struct Request {
 }
 
 /// `fluxfleet rollout`.
-pub async fn rollout(request: Request) -> u8 {
+pub async fn rollout(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
     if let Some(since) = request.metrics {
         let how = (request.output, request.timeout);
-        return super::delivery::metrics(&request.sources, &request.filter, how, since).await;
+        return super::delivery::metrics(&request.sources, &request.filter, how, since, edge).await;
     }
     let filter = &request.filter;
     if let Some(kind) = filter.kind.filter(|k| !Rollout::followed(*k)) {
-        eprintln!(
-            "error: {kind} has no revisions to roll out (Kustomization, HelmRelease, or a source with an artifact)"
-        );
-        return exit::USAGE;
+        return Err(Misuse::NoRevisions(kind).into());
     }
     if filter.name.is_some() && filter.kind.is_none() {
-        eprintln!("error: name the kind too: fluxfleet rollout KIND NAME");
-        return exit::USAGE;
+        return Err(Misuse::NameWithoutKind.into());
     }
-    let opened = match fleet(&request.sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+    let opened = fleet(&request.sources, edge).await?;
     let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
     // Printed once: listed, not watched.
@@ -63,30 +59,22 @@ pub async fn rollout(request: Request) -> u8 {
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout());
-    let printed = match write(
+    let printed = write(
         &live.index,
         filter,
         request.output,
         &config.rollout,
         now,
         &mut out,
-    ) {
-        Ok(written) => finish(written.and_then(|()| out.flush())),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(exit::ERROR)
-        }
-    };
+    )
+    .map_err(Failed::from)
+    .and_then(|written| Ok(written.and_then(|()| out.flush())?));
     drop(out);
-    not_live(&live.index, filter, settled, now);
+    not_live(&live.index, filter, settled, now, edge);
     let incomplete = incomplete(&live.index, filter);
     live.shutdown().await;
-    match printed {
-        Err(code) => code,
-        Ok(()) if !clean => exit::INVENTORY,
-        Ok(()) if incomplete => exit::UNREACHABLE,
-        Ok(()) => exit::OK,
-    }
+    printed?;
+    Ok(Ended::written(clean, incomplete))
 }
 
 /// Writes the rows (no name in the filter) or the matrix of the one object it names; Err says
@@ -122,19 +110,6 @@ pub fn write(
             write_spreads(&rows, output, now, out)
         }
     })
-}
-
-/// `rollout KIND NAME` names no one object in scope: what to change in the scope.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum NotOne {
-    #[error("no {kind} {name:?} on the clusters in scope")]
-    Missing { kind: FluxKind, name: String },
-    #[error("{kind} {name:?} is in several namespaces ({}): choose one with -n", .namespaces.join(", "))]
-    Namespaces {
-        kind: FluxKind,
-        name: String,
-        namespaces: Vec<String>,
-    },
 }
 
 /// The one object named `name` of `kind` in the scope; its namespace from `-n` or, when only

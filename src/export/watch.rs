@@ -3,8 +3,9 @@
 use std::io::{self, Write};
 
 use super::Filter;
+use super::outcome::{Ended, Failed};
 use super::output::{write_cluster_line, write_object_line};
-use super::request::{Request, exit, finish};
+use super::request::Request;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterEntry, ClusterId, Counted, FluxSummary, Index};
 use crate::session::Session;
@@ -13,27 +14,24 @@ use crate::session::Session;
 const BATCH: usize = 256;
 
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
-pub(super) async fn watch(live: &mut Session, request: &Request) -> u8 {
+pub(super) async fn watch(live: &mut Session, request: &Request) -> Result<Ended, Failed> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     let (mut events, mut text) = (Vec::with_capacity(BATCH), Vec::new());
     loop {
         let taken = tokio::select! {
-            _ = &mut interrupted => return exit::OK,
+            _ = &mut interrupted => return Ok(Ended::Stopped),
             taken = live.next_events(&mut events, BATCH) => taken,
         };
         if taken == 0 {
-            return exit::OK;
+            return Ok(Ended::Done);
         }
         text.clear();
         let written = events
             .drain(..)
             .try_for_each(|event| written(&mut live.index, &request.filter, event, &mut text));
         let mut out = io::stdout().lock();
-        let sent = written.and_then(|()| out.write_all(&text).and_then(|()| out.flush()));
-        if let Err(code) = finish(sent) {
-            return code;
-        }
+        written.and_then(|()| out.write_all(&text).and_then(|()| out.flush()))?;
     }
 }
 

@@ -3,12 +3,14 @@
 //! verdicts folded across those clusters, with the clusters not read and why.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use super::opening::{fleet, incomplete, not_live};
-use super::request::{Output, exit, finish};
+use super::outcome::{Edge, Ended, Failed, Misuse};
+use super::request::Output;
 use super::table::{Table, safe};
 use super::{Filter, output};
 use crate::fleet::workload::fold::{Folded, Line};
@@ -63,22 +65,16 @@ pub fn targets(index: &Index, filter: &Filter, all: bool) -> Vec<(ObjectKey, Vec
 }
 
 /// `fluxfleet workloads`.
-pub async fn workloads(request: Request) -> u8 {
+pub async fn workloads(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
     let filter = &request.filter;
     let (Some(kind), Some(_)) = (filter.kind, &filter.name) else {
-        eprintln!("error: name the object: fluxfleet workloads ks NAME (or hr NAME)");
-        return exit::USAGE;
+        return Err(Misuse::WorkloadsUnnamed.into());
     };
     if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
-        eprintln!(
-            "error: {kind} deploys no workloads: name a Kustomization (ks) or a HelmRelease (hr)"
-        );
-        return exit::USAGE;
+        return Err(Misuse::NoWorkloads(kind).into());
     }
-    let opened = match fleet(&request.sources).await {
-        Ok(opened) => opened,
-        Err(code) => return code,
-    };
+    let opened = fleet(&request.sources, edge).await?;
     let (config, clean) = (opened.config, opened.clean);
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     let settled = live.settle(request.timeout).await;
@@ -97,7 +93,7 @@ pub async fn workloads(request: Request) -> u8 {
             folded,
         });
     }
-    not_live(&live.index, filter, settled, jiff::Timestamp::now());
+    not_live(&live.index, filter, settled, jiff::Timestamp::now(), edge);
     let incomplete = incomplete(&live.index, filter);
     live.shutdown().await;
     let mut out = io::BufWriter::new(io::stdout());
@@ -105,17 +101,9 @@ pub async fn workloads(request: Request) -> u8 {
         Output::Json => output::write_json(&mut out, &Json { objects: &found }),
         _ => write_table(&found, request.all, &mut out),
     };
-    if let Err(code) = finish(written.and_then(|()| out.flush())) {
-        return code;
-    }
+    written.and_then(|()| out.flush())?;
     let unread = found.iter().any(|o| o.folded.read < o.folded.clusters);
-    if !clean {
-        exit::INVENTORY
-    } else if unread || incomplete {
-        exit::UNREACHABLE
-    } else {
-        exit::OK
-    }
+    Ok(Ended::written(clean, unread || incomplete))
 }
 
 /// The clusters of a line, the first few by name.

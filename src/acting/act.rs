@@ -1,0 +1,128 @@
+//! `fluxfleet suspend | resume | reconcile [KIND] [NAME]`: the actions without a terminal, with
+//! the selectors of `get`, on the same engine, and into the same audit journal as the TUI.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
+use crate::actions::{Guard, Tally};
+use crate::audit;
+use crate::config::Mode;
+use crate::export::opening::fleet;
+use crate::export::outcome::{Edge, Failed, Said, Unsent};
+use crate::export::request::Output;
+use crate::fleet::verbs::Verb;
+use crate::session::Session;
+use crate::session::resolve::Sources;
+
+/// What was asked.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub sources: Sources,
+    /// The action, as every front door asks it.
+    pub action: crate::actions::Request,
+    /// `--write` / `--read-only` over the config's mode.
+    pub mode: Option<Mode>,
+    pub dry_run: bool,
+    pub yes: bool,
+    /// For the fleet to answer, and for each reconcile to be handled.
+    pub timeout: Duration,
+    /// `table`: the per-target table at the end (and a live progress line on a terminal);
+    /// `ndjson`: each target's outcome as one JSON line as it ends.
+    pub output: Output,
+}
+
+/// What `act` did: planned only (`--dry-run`), or sent.
+#[derive(Debug)]
+pub enum Acted {
+    /// `--dry-run`: the targets were written; nothing was sent.
+    Planned {
+        user: String,
+        verb: Verb,
+        tally: Tally,
+    },
+    Sent(Sent),
+}
+
+/// `fluxfleet suspend | resume | reconcile`.
+pub async fn act(request: Request, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
+    let opened = fleet(&request.sources, edge.as_ref()).await?;
+    let mut config = opened.config;
+    let infos = opened.fleet.clusters();
+    let (grant, permissions) = config.writable(request.mode, &infos);
+    let refused = crate::actions::may_write(
+        config.writes_refused().as_deref(),
+        grant.is_some(),
+        request.action.verb,
+    );
+    if let (Err(refused), false) = (refused, request.dry_run) {
+        let then = Unsent::Nothing { dry_run: true };
+        return Err(Failed::Refused { refused, then });
+    }
+    let action = &request.action;
+    watch_kinds(&mut config, action.filter.kind, action.verb);
+    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
+    if !live.settle(request.timeout).await {
+        edge.said(Said::Warning(
+            "not every cluster answered within the timeout; acting on those that did".into(),
+        ));
+    }
+    let intent = action.intent(audit::local_user(), Timestamp::now().to_string());
+    let guard = Guard {
+        actions: &config.actions,
+        // A dry run in read-only mode shows what would be sent with writes enabled.
+        permissions: grant.is_some().then_some(&permissions),
+    };
+    let admitted = action
+        .select(&live.index)
+        .and_then(|objects| crate::actions::admit(&live.index, objects, &intent, &guard))
+        .map_err(|refused| Failed::Refused {
+            refused,
+            then: Unsent::Nothing { dry_run: false },
+        });
+    let confirmed = admitted.and_then(|targets| {
+        let tally = Tally::of(&targets);
+        if request.dry_run {
+            return Ok((targets, tally));
+        }
+        let asking = Asking {
+            yes: request.yes,
+            verb: action.verb,
+            confirm_above: config.actions.confirm_above,
+            even_one: false,
+        };
+        confirmed(&asking, tally, edge.as_ref()).map(|()| (targets, tally))
+    });
+    let (targets, tally) = match confirmed {
+        Ok(planned) => planned,
+        Err(failed) => {
+            live.shutdown().await;
+            return Err(failed);
+        }
+    };
+    let grant = match (request.dry_run, grant) {
+        (false, Some(grant)) => grant,
+        // A dry run, or (never: refused above) a write without a grant.
+        _ => {
+            live.shutdown().await;
+            write_targets(&targets, &mut io::stdout())?;
+            return Ok(Acted::Planned {
+                user: intent.user,
+                verb: intent.verb,
+                tally,
+            });
+        }
+    };
+    let sending = Sending::of(&config.actions, request.timeout, request.output);
+    let job = crate::actions::Job {
+        run: 1,
+        intent,
+        targets,
+        proposal: None,
+    };
+    let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
+    Ok(Acted::Sent(sent))
+}

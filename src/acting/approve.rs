@@ -1,0 +1,222 @@
+//! `fluxfleet approve ID` and `fluxfleet reject ID`: a person's decision on a proposal an
+//! assistant made through `fluxfleet mcp --propose`. Approval plans again against the fleet as
+//! it is then and acts only on exactly what was proposed, through the guardrail, modes and
+//! journal every action goes through.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
+use crate::actions::{Guard, Tally};
+use crate::audit;
+use crate::config::Mode;
+use crate::export::opening::fleet;
+use crate::export::outcome::{Edge, Failed, ProposalFailed, Said, Unsent};
+use crate::export::proposals::said;
+use crate::export::request::Output;
+use crate::proposals::{Decision, Keeper, Outcome, Proposal, Status, StoreError};
+use crate::session::Session;
+use crate::session::resolve::Sources;
+
+/// What `fluxfleet approve` was asked.
+#[derive(Clone, Debug)]
+pub struct Approve {
+    pub id: String,
+    pub sources: Sources,
+    /// `--write` / `--read-only` over the config's mode.
+    pub mode: Option<Mode>,
+    pub yes: bool,
+    pub timeout: Duration,
+    pub output: Output,
+}
+
+/// What an approval did: the job sent, and whether its outcomes are recorded on the proposal.
+#[derive(Debug)]
+pub struct Approved {
+    pub sent: Sent,
+    pub unrecorded: Option<StoreError>,
+}
+
+/// `fluxfleet reject ID --reason TEXT`: the proposal as rejected.
+pub async fn reject(
+    id: String,
+    reason: String,
+    nats: Option<crate::bus::Options>,
+) -> Result<Proposal, Failed> {
+    let now = Timestamp::now();
+    let decision = Decision::Rejected {
+        by: audit::local_user(),
+        at: now,
+        reason,
+    };
+    let store = Keeper::of(nats.as_ref()).await?;
+    Ok(store.decide(&id, decision, now).await?)
+}
+
+/// `fluxfleet approve ID`: plans the proposal again on the fleet as it is, acts only when that
+/// is exactly what was proposed, and records who approved it and how each target ended.
+pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, Failed> {
+    let store = Keeper::of(request.sources.nats.as_ref()).await?;
+    let proposal = store.load(&request.id).await?;
+    let status = proposal.status(Timestamp::now());
+    if status != Status::Pending {
+        let id = proposal.id.clone();
+        return Err(ProposalFailed::NotPending { id, status }.into());
+    }
+    let filter = proposal.selection.filter().map_err(|why| {
+        let id = proposal.id.clone();
+        ProposalFailed::SelectsNothing { id, why }
+    })?;
+    let opened = fleet(&request.sources, edge.as_ref()).await?;
+    let mut config = opened.config;
+    let (grant, permissions) = config.writable(request.mode, &opened.fleet.clusters());
+    let refused = crate::actions::may_write(
+        config.writes_refused().as_deref(),
+        grant.is_some(),
+        proposal.action,
+    );
+    let pending = || Unsent::Pending(proposal.id.clone());
+    let grant = match (grant, refused) {
+        (_, Err(refused)) => {
+            let then = pending();
+            return Err(Failed::Refused { refused, then });
+        }
+        (None, Ok(())) => {
+            let refused = crate::actions::Refused::ReadOnly {
+                verb: proposal.action,
+            };
+            let then = pending();
+            return Err(Failed::Refused { refused, then });
+        }
+        (Some(grant), Ok(())) => grant,
+    };
+    watch_kinds(&mut config, filter.kind, proposal.action);
+    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
+    let planned = plan(&proposal, &mut live, &config, &permissions, request.timeout).await;
+    let targets = match planned {
+        Ok(targets) => targets,
+        Err(failed) => {
+            live.shutdown().await;
+            return Err(failed);
+        }
+    };
+    let approver = audit::local_user();
+    let now = Timestamp::now();
+    if let Some(changed) = proposal.changes(&targets) {
+        live.shutdown().await;
+        let refused = Decision::Refused {
+            by: approver,
+            at: now,
+            changed: changed.clone(),
+        };
+        let unrecorded = store.decide(&proposal.id, refused, now).await.err();
+        let id = proposal.id.clone();
+        return Err(ProposalFailed::Changed {
+            id,
+            changed,
+            unrecorded,
+        }
+        .into());
+    }
+    let tally = Tally::of(&targets);
+    let decided = shown(&proposal, &targets, &request, edge.as_ref())
+        .and_then(|()| {
+            let asking = Asking {
+                yes: request.yes,
+                verb: proposal.action,
+                confirm_above: config.actions.confirm_above,
+                even_one: true,
+            };
+            confirmed(&asking, tally, edge.as_ref())
+        })
+        .map(|()| Decision::Approved {
+            by: approver.clone(),
+            at: now,
+        });
+    // The claim: of two people approving at once, one acts.
+    let claimed = match decided {
+        Ok(approved) => store
+            .decide(&proposal.id, approved, now)
+            .await
+            .map_err(Failed::from),
+        Err(failed) => Err(failed),
+    };
+    if let Err(failed) = claimed {
+        live.shutdown().await;
+        return Err(failed);
+    }
+    let proposed = audit::Proposed {
+        id: proposal.id.clone(),
+        proposed_by: proposal.proposed_by.clone(),
+        proposer: proposal.user.clone(),
+        approved_by: approver,
+    };
+    let sending = Sending::of(&config.actions, request.timeout, request.output);
+    let job = crate::actions::Job {
+        run: 1,
+        intent: proposal.intent(),
+        targets,
+        proposal: Some(proposed),
+    };
+    let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
+    let outcomes = sent.results.iter().map(Outcome::of).collect();
+    let unrecorded = store.record_outcomes(&proposal.id, outcomes).await.err();
+    Ok(Approved { sent, unrecorded })
+}
+
+/// The proposal planned on the fleet as it is once every cluster answered, within the limits.
+async fn plan(
+    proposal: &Proposal,
+    live: &mut Session,
+    config: &crate::config::Config,
+    permissions: &crate::config::Permissions,
+    timeout: Duration,
+) -> Result<Vec<crate::actions::Target>, Failed> {
+    let id = || proposal.id.clone();
+    if !live.settle(timeout).await {
+        return Err(ProposalFailed::NotSettled { id: id() }.into());
+    }
+    let guard = Guard {
+        actions: &config.actions,
+        permissions: Some(permissions),
+    };
+    let objects = proposal
+        .selection
+        .select(&live.index, &config.rollout, Timestamp::now())
+        .map_err(|why| ProposalFailed::SelectsNothing { id: id(), why })?;
+    crate::actions::within_limits(objects.len(), &config.actions).map_err(|refused| {
+        let then = Unsent::Pending(id());
+        Failed::Refused { refused, then }
+    })?;
+    Ok(crate::actions::plan(
+        &live.index,
+        objects,
+        &proposal.intent(),
+        &guard,
+    ))
+}
+
+/// What is approved, shown to the person before they confirm: the targets on stdout (told to
+/// the edge when stdout is NDJSON for a program), then who asked and why.
+fn shown(
+    proposal: &Proposal,
+    targets: &[crate::actions::Target],
+    request: &Approve,
+    edge: &dyn Edge,
+) -> Result<(), Failed> {
+    match request.output {
+        Output::Ndjson => {
+            let mut table = Vec::new();
+            write_targets(targets, &mut table)?;
+            edge.said(Said::Note(
+                String::from_utf8_lossy(&table).trim_end().to_string(),
+            ));
+        }
+        _ => write_targets(targets, &mut io::stdout())?,
+    }
+    edge.said(Said::Note(said(proposal)));
+    Ok(())
+}

@@ -1,0 +1,214 @@
+//! The one edge of the headless commands: what they tell on the way becomes lines on stderr
+//! (a progress line redrawn on a terminal, a confirmation asked there), and how they end becomes
+//! the exit code and its last words. The library prints nothing but a command's output.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+
+use crate::acting::Sent;
+use crate::acting::act::Acted;
+use crate::acting::approve::Approved;
+use crate::export::outcome::{
+    Confirm, Confirmed, Edge, Ended, Failed, NotLive, ProposalFailed, Said, closed_pipe,
+};
+use crate::export::table::{Table, safe};
+use crate::proposals::Proposal;
+
+/// Exit codes, documented in the README and docs/commands.md.
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// fluxfleet itself failed (cannot write output, cannot start).
+    pub const ERROR: u8 = 1;
+    /// The command line is wrong (clap uses 2 as well).
+    pub const USAGE: u8 = 2;
+    /// An inventory source or the config has problems, or no cluster was found.
+    pub const INVENTORY: u8 = 3;
+    /// Some clusters could not be seen completely (not live when the output was made).
+    pub const UNREACHABLE: u8 = 4;
+    /// `--fail-on` found matching objects.
+    pub const FAIL_ON: u8 = 5;
+    /// `gate`: the gate is closed (not yet).
+    pub const CLOSED: u8 = 6;
+}
+
+/// The terminal a headless command runs in: stderr for what it says, stdin to confirm.
+pub struct Terminal;
+
+impl Edge for Terminal {
+    fn said(&self, said: Said) {
+        match said {
+            Said::Warning(w) => eprintln!("warning: {}", safe(&w)),
+            Said::Waiting(w) => eprintln!("waiting: {}", safe(&w)),
+            Said::NotLive { settled, clusters } => not_live(settled, &clusters),
+            Said::NoObjects => eprintln!("no Flux objects found"),
+            Said::Progress {
+                line,
+                elapsed,
+                last,
+            } => {
+                // Drawn over the previous one.
+                let drawn = format!("\r\x1b[2K{line} · {:.1}s", elapsed.as_secs_f64());
+                match last {
+                    true => eprintln!("{drawn}"),
+                    false => eprint!("{drawn}"),
+                }
+            }
+            Said::Note(note) => eprintln!("{note}"),
+        }
+    }
+
+    fn shows_progress(&self) -> bool {
+        io::stderr().is_terminal()
+    }
+
+    fn confirm(&self, asked: &Confirm) -> Confirmed {
+        if !io::stdin().is_terminal() {
+            return Confirmed::NoTerminal;
+        }
+        eprint!("{}? Type {} to confirm: ", asked.what, asked.wanted);
+        let _ = io::stderr().flush();
+        let mut line = String::new();
+        match io::stdin().lock().read_line(&mut line) {
+            Ok(_) if line.trim() == asked.wanted => Confirmed::Yes,
+            _ => Confirmed::No,
+        }
+    }
+}
+
+fn not_live(settled: bool, clusters: &[NotLive]) {
+    let mut t = Table::new(vec!["WORKSPACE", "CLUSTER", "STATE", "RETRY", "ERROR"]);
+    for c in clusters {
+        t.row(vec![
+            c.workspace.clone(),
+            c.cluster.clone(),
+            c.state.clone(),
+            c.retry.clone(),
+            c.error.clone(),
+        ]);
+    }
+    match settled {
+        false => eprintln!("\nsome clusters had not answered when the timeout passed:"),
+        true => eprintln!("\nclusters not completely visible:"),
+    }
+    let _ = t.write(&mut io::stderr().lock());
+}
+
+/// A reading command's end: its exit code, the failure said.
+pub fn ended(result: Result<Ended, Failed>) -> u8 {
+    match result {
+        Ok(Ended::Done | Ended::Stopped) => exit::OK,
+        Ok(Ended::Unclean) => exit::INVENTORY,
+        Ok(Ended::Incomplete) => exit::UNREACHABLE,
+        Ok(Ended::FailOn) => exit::FAIL_ON,
+        Ok(Ended::GateClosed) => exit::CLOSED,
+        Ok(Ended::Unreadable) => exit::ERROR,
+        Err(failed) => failure(&failed),
+    }
+}
+
+/// Says why a command failed; its exit code. A reader that closed the output is no failure.
+pub fn failure(failed: &Failed) -> u8 {
+    if closed_pipe(failed) {
+        return exit::OK;
+    }
+    match failed {
+        // The person answered; nothing more to say than that.
+        Failed::NotConfirmed => eprintln!("{failed}"),
+        Failed::Proposal(p)
+            if let ProposalFailed::Changed {
+                changed,
+                unrecorded,
+                ..
+            } = p.as_ref() =>
+        {
+            eprintln!("error: {failed}:");
+            for line in changed {
+                eprintln!("  {}", safe(line));
+            }
+            if let Some(e) = unrecorded {
+                eprintln!("error: {}", safe(&e.to_string()));
+            }
+        }
+        _ => eprintln!("error: {}", safe(&failed.to_string())),
+    }
+    match failed {
+        Failed::NoClusters(_) => exit::INVENTORY,
+        f if f.is_usage() => exit::USAGE,
+        _ => exit::ERROR,
+    }
+}
+
+/// `suspend | resume | reconcile`'s end.
+pub fn acted(result: Result<Acted, Failed>) -> u8 {
+    match result {
+        Ok(Acted::Planned { user, verb, tally }) => {
+            let what = tally.describe(verb);
+            match tally.sent {
+                0 => eprintln!("dry run: {what}"),
+                _ => eprintln!("dry run: {user} would {what}; nothing was sent"),
+            }
+            exit::OK
+        }
+        Ok(Acted::Sent(sent)) => sent_code(&sent),
+        Err(failed) => failure(&failed),
+    }
+}
+
+/// `approve`'s end: the job's, and whether its outcomes are recorded on the proposal.
+pub fn approved(result: Result<Approved, Failed>) -> u8 {
+    match result {
+        Ok(Approved { sent, unrecorded }) => {
+            let code = sent_code(&sent);
+            match unrecorded {
+                Some(e) => {
+                    eprintln!("error: {}", safe(&e.to_string()));
+                    exit::ERROR
+                }
+                None => code,
+            }
+        }
+        Err(failed) => failure(&failed),
+    }
+}
+
+/// `reject`'s end.
+pub fn rejected(result: Result<Proposal, Failed>) -> u8 {
+    match result {
+        Ok(p) => {
+            eprintln!("rejected {}: nothing will be sent", p.id);
+            exit::OK
+        }
+        Err(failed) => failure(&failed),
+    }
+}
+
+/// What a sent job did, in one line after its outcomes; 0 only when every target is done and
+/// journaled.
+fn sent_code(sent: &Sent) -> u8 {
+    if let Some(e) = &sent.unjournaled {
+        eprintln!("error: {e}");
+    }
+    let unwritten = sent
+        .unwritten
+        .as_ref()
+        .filter(|e| e.kind() != io::ErrorKind::BrokenPipe);
+    if let Some(e) = unwritten {
+        eprintln!("error: cannot write the output: {e}");
+    }
+    let verb = sent.verb;
+    let failed = sent.not_done();
+    if sent.tally.sent == 0 {
+        eprintln!("{}; nothing was sent", sent.tally.describe(verb));
+    } else {
+        eprintln!(
+            "{verb}: {} done, {failed} not done, on {} objects ({} refused) in {:.1}s",
+            sent.results.len() - failed,
+            sent.results.len(),
+            sent.tally.refused,
+            sent.elapsed.as_secs_f64()
+        );
+    }
+    match sent.all_done() && unwritten.is_none() {
+        true => exit::OK,
+        false => exit::ERROR,
+    }
+}
