@@ -81,9 +81,9 @@ fn main() {
             (Some(dir), _) => {
                 let mut config = Config::defaults();
                 config.engine.watch = watch;
-                let request = inventory::Request {
+                let request = inventory::Lookup {
                     dirs: vec![std::path::Path::new(&dir).join("kubeconfigs")],
-                    ..inventory::Request::default()
+                    ..inventory::Lookup::default()
                 };
                 let inventory = inventory::load(&request, &config);
                 (Session::kube(&inventory, &config.engine), inventory.clusters.len())

@@ -37,7 +37,7 @@ fn main() {
     std::fs::write(&path, fleet(contexts)).unwrap();
     let size = std::fs::metadata(&path).unwrap().len();
     let config = fluxfleet::config::Config::defaults();
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         kubeconfigs: vec![path],
         ..Default::default()
     };

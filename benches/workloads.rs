@@ -32,7 +32,7 @@ async fn main() {
     .await
     .unwrap();
     let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
+        &fluxfleet::inventory::Lookup {
             dirs: vec![dir.path().join("kubeconfigs")],
             ..Default::default()
         },

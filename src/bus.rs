@@ -9,11 +9,11 @@
 //! highest for it (rendezvous hashing).
 
 pub mod collector;
+mod consume;
 mod error;
 pub mod history;
 pub mod keys;
 pub mod proposals;
-mod read;
 pub mod reader;
 pub mod rendezvous;
 mod stores;
@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
+pub(crate) use consume::{Reading, last_sequence, placed, put_key, read_all};
+pub use consume::{every_value, last_values, listed_keys, values_of};
 pub use error::{BusError, Malformed};
-pub(crate) use read::{Reading, last_sequence, placed, put_key, read_all};
-pub use read::{every_value, last_values, listed_keys, values_of};
 pub use stores::{Names, Stores};
 
 /// How to reach the bus, as the command line says.

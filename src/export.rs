@@ -14,12 +14,12 @@ pub(crate) mod opening;
 pub mod outcome;
 pub(crate) mod output;
 pub mod proposals;
-pub mod request;
+pub mod query;
 pub mod rollout;
 pub(crate) mod roots;
+pub mod shapes;
 pub mod table;
-pub mod view;
 mod watch;
 pub mod workloads;
 
-pub use crate::fleet::filter::{Filter, Status, UnknownStatus};
+pub use crate::fleet::filter::{Filter, StatusFilter, UnknownStatus};

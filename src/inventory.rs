@@ -23,7 +23,7 @@ pub use spec::{ClusterSpec, Discovered, Inventory, Problem};
 
 /// Where to look, as the command line says.
 #[derive(Clone, Debug, Default)]
-pub struct Request {
+pub struct Lookup {
     /// `--kubeconfig` (each file on its own).
     pub kubeconfigs: Vec<PathBuf>,
     /// `--kubeconfig-dir` (recursive; `DIR/<workspace>/<file>`).
@@ -36,10 +36,10 @@ pub struct Request {
     pub home: Option<PathBuf>,
 }
 
-impl Request {
+impl Lookup {
     /// The command-line sources plus `KUBECONFIG` and `$HOME` from the environment.
     pub fn from_env(kubeconfigs: Vec<PathBuf>, dirs: Vec<PathBuf>, contexts: Vec<String>) -> Self {
-        Request {
+        Lookup {
             kubeconfigs,
             dirs,
             contexts,
@@ -52,7 +52,7 @@ impl Request {
 /// The kubeconfig files `load` would read now, each with its size and modification time, none
 /// parsed: equal stamps mean an equal fleet (a directory's files are listed again, so one added
 /// or removed shows). Cheap beside a load of a fleet's kubeconfigs.
-pub fn stamp(request: &Request, config: &Config) -> Vec<FileStamp> {
+pub fn stamp(request: &Lookup, config: &Config) -> Vec<FileStamp> {
     let mut loader = kubeconfig::Loader::looking();
     read_sources(&mut loader, request, config);
     loader.looked()
@@ -61,7 +61,7 @@ pub fn stamp(request: &Request, config: &Config) -> Vec<FileStamp> {
 /// Reads every source and resolves the fleet. Sources, in order of precedence: the command line,
 /// else the config file's `[[sources]]`, else `KUBECONFIG` (merged as kubectl merges it), else
 /// `~/.kube/config`.
-pub fn load(request: &Request, config: &Config) -> Inventory {
+pub fn load(request: &Lookup, config: &Config) -> Inventory {
     load_keeping(request, config, Keep::Everything)
 }
 
@@ -70,14 +70,14 @@ pub fn load(request: &Request, config: &Config) -> Inventory {
 /// A collector shares out the whole fleet and watches a part of it: it reads the credentials
 /// of the clusters it takes ([`Reread`]). Warnings (credentials in clear text) are made as the
 /// files are read.
-pub fn list(request: &Request, config: &Config) -> Inventory {
+pub fn list(request: &Lookup, config: &Config) -> Inventory {
     load_keeping(request, config, Keep::Names)
 }
 
 /// Where the credentials of a fleet read by [`list`] are read again: the same request and config.
 #[derive(Clone, Debug)]
 pub struct Reread {
-    pub request: Request,
+    pub request: Lookup,
     pub config: Config,
 }
 
@@ -116,7 +116,7 @@ impl Reread {
     }
 }
 
-fn load_keeping(request: &Request, config: &Config, keep: Keep) -> Inventory {
+fn load_keeping(request: &Lookup, config: &Config, keep: Keep) -> Inventory {
     let mut loader = kubeconfig::Loader::keeping(keep);
     read_sources(&mut loader, request, config);
     let looked = looked(request, config);
@@ -181,7 +181,7 @@ fn load_keeping(request: &Request, config: &Config, keep: Keep) -> Inventory {
 
 /// The four places kubeconfigs come from, in order of precedence, each with what it held or why
 /// it was not read: the first one given is the only one read.
-fn looked(request: &Request, config: &Config) -> Vec<String> {
+fn looked(request: &Lookup, config: &Config) -> Vec<String> {
     let given = |paths: &[PathBuf]| {
         paths
             .iter()
@@ -235,7 +235,7 @@ fn looked(request: &Request, config: &Config) -> Vec<String> {
 
 /// Reads the kubeconfigs of the first kind of source given: the command line, the config's
 /// `[[sources]]`, `KUBECONFIG`, `~/.kube/config`.
-fn read_sources(loader: &mut kubeconfig::Loader, request: &Request, config: &Config) {
+fn read_sources(loader: &mut kubeconfig::Loader, request: &Lookup, config: &Config) {
     let expand = |p: &Path| expand_home(p, request.home.as_deref());
     if !request.kubeconfigs.is_empty() || !request.dirs.is_empty() {
         for file in &request.kubeconfigs {

@@ -28,7 +28,7 @@ use crate::session::resolve::Sources;
 
 /// What `mcp` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct Serve {
     pub sources: Sources,
     /// How long a call waits, at most, for the fleet's first answers (and an action for each
     /// reconcile to be handled).
@@ -97,7 +97,7 @@ pub enum Error {
 
 /// `fluxfleet mcp`: serves until the client closes stdin (or, with `--listen`, until told to
 /// stop), telling `said` what a person should see on the way.
-pub async fn mcp(request: Request, said: impl Fn(Said)) -> Result<(), Error> {
+pub async fn mcp(request: Serve, said: impl Fn(Said)) -> Result<(), Error> {
     let opened = crate::session::open::open(&request.sources).await?;
     for w in &opened.warnings {
         said(Said::Warning(w.clone()));

@@ -19,9 +19,9 @@ use fluxfleet_sim::Faults;
 use common::Sim;
 
 async fn session(sim: &Sim) -> Session {
-    let request = inventory::Request {
+    let request = inventory::Lookup {
         dirs: vec![sim.dir.path().join("kubeconfigs")],
-        ..inventory::Request::default()
+        ..inventory::Lookup::default()
     };
     let fleet = inventory::load(&request, &Config::defaults());
     let mut engine = Config::defaults().engine;

@@ -700,7 +700,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
         move || {
             let (management, settings) = (management.clone(), settings.clone());
             async move {
-                let request = fluxfleet::inventory::Request {
+                let request = fluxfleet::inventory::Lookup {
                     kubeconfigs: vec![management],
                     ..Default::default()
                 };
@@ -724,7 +724,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
     let refresh: collector::Refresh =
         std::sync::Arc::new(move || Box::pin(futures::FutureExt::map(load(), |r| r.map(Some))));
     let task = tokio::spawn(collector::run(
-        collector::Request {
+        collector::Collecting {
             options: options.clone(),
             id: "follower".into(),
             retention: bus::Retention {

@@ -166,7 +166,7 @@ async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running()
     config.engine.connect_timeout = Duration::from_secs(5);
     config.engine.max_backoff = Duration::from_millis(500);
     config.engine.discovery_interval = Duration::from_millis(200);
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         kubeconfigs: vec![sim.handle.files.management.clone()],
         ..Default::default()
     };
@@ -267,7 +267,7 @@ async fn clusters_join_leave_and_reconnect_with_a_rotated_secret_while_running()
 async fn a_kommander_management_cluster_names_the_workspaces() {
     let sim = common::start_with(|c| c.kommander = true).await;
     let config = fluxfleet::config::Config::defaults();
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         kubeconfigs: vec![sim.handle.files.management.clone()],
         ..Default::default()
     };
@@ -469,7 +469,7 @@ async fn two_management_clusters_adding_clusters_at_once_file_every_object_under
     config.engine.discovery_interval = Duration::from_millis(100);
     let mut kubeconfigs = vec![sim.handle.files.management.clone()];
     kubeconfigs.extend(sim.handle.files.managements_below.iter().cloned());
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         kubeconfigs,
         ..Default::default()
     };

@@ -427,9 +427,9 @@ async fn clusters_behind_a_proxy_url_are_reached_through_it() {
         files += 1;
         std::fs::write(proxied.path().join(format!("{files}.yaml")), out).unwrap();
     }
-    let request = inventory::Request {
+    let request = inventory::Lookup {
         dirs: vec![proxied.path().to_path_buf()],
-        ..inventory::Request::default()
+        ..inventory::Lookup::default()
     };
     let inventory = inventory::load(&request, &Config::defaults());
     assert_eq!(inventory.problems, []);

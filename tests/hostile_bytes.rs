@@ -35,9 +35,9 @@ fn hostile_kubeconfigs_are_problems_naming_their_file_and_a_good_one_beside_stil
     let mut problems = 0;
     for bytes in mutations(seed.as_bytes(), 400) {
         std::fs::write(&hostile, &bytes).unwrap();
-        let request = inventory::Request {
+        let request = inventory::Lookup {
             kubeconfigs: vec![hostile.clone(), good.clone()],
-            ..inventory::Request::default()
+            ..inventory::Lookup::default()
         };
         let found = inventory::load(&request, &Config::defaults());
         assert!(

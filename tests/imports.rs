@@ -4,7 +4,7 @@
 //! behind fails here, naming the files.
 //!
 //! An import is a path that starts with `crate::`, `super::` or `self::`, or with the name of one
-//! of the file's own child modules (`pub use act::Request;`, `act::run(…)`), in a `use` tree or
+//! of the file's own child modules (`pub use act::Order;`, `act::run(…)`), in a `use` tree or
 //! inline, resolved to the longest prefix that is a file. A parent that re-exports or calls a
 //! child imports it: a child that also imports its parent is a circle, and what both need goes
 //! down a floor. Only the crate root (`lib.rs`) declares its children without importing them.
@@ -640,12 +640,12 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
 
     // A parent that re-exports or calls its child, and a child that imports its parent.
     let children = ["act".to_string()];
-    let parent = "mod act;\npub use act::Request;\nfn f() { act::run(); http::get(); }\n";
+    let parent = "mod act;\npub use act::Order;\nfn f() { act::run(); http::get(); }\n";
     let named: Vec<String> = paths_with(&code(parent), &children)
         .iter()
         .map(|p| p.join("::"))
         .collect();
-    assert_eq!(named, ["self::act::Request", "self::act::run"], "{parent}");
+    assert_eq!(named, ["self::act::Order", "self::act::run"], "{parent}");
     // A name the parent only re-exports leads to the child that defines it; one it defines
     // stays the parent's.
     let files: BTreeMap<Module, PathBuf> = ["", "p", "p::a", "p::b"]

@@ -9,12 +9,12 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluxfleet::acting::act::{Acted, Request as ActRequest, act};
+use fluxfleet::acting::act::{Acted, Order, act};
 use fluxfleet::actions::Refused;
 use fluxfleet::config::Mode;
 use fluxfleet::export::Filter;
 use fluxfleet::export::outcome::{Confirm, Confirmed, Edge, Ended, Failed, Misuse, Said};
-use fluxfleet::export::request::{Output, Request as GetRequest};
+use fluxfleet::export::query::{Output, Query};
 use fluxfleet::fleet::FluxKind;
 use fluxfleet::fleet::verbs::Verb;
 use fluxfleet::session::resolve::Sources;
@@ -67,8 +67,8 @@ fn sources(sim: &common::Sim) -> Sources {
     }
 }
 
-fn get_request(sources: Sources, filter: Filter) -> GetRequest {
-    GetRequest {
+fn get_request(sources: Sources, filter: Filter) -> Query {
+    Query {
         sources,
         filter,
         output: Output::Json,
@@ -81,8 +81,8 @@ fn get_request(sources: Sources, filter: Filter) -> GetRequest {
     }
 }
 
-fn suspend(sources: Sources, filter: Filter, mode: Option<Mode>) -> ActRequest {
-    ActRequest {
+fn suspend(sources: Sources, filter: Filter, mode: Option<Mode>) -> Order {
+    Order {
         sources,
         action: fluxfleet::actions::Request {
             verb: Verb::Suspend,
@@ -138,7 +138,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
         kubeconfigs: vec![sim.dir.path().join("missing.yaml")],
         ..sources(&sim)
     };
-    let rollout = fluxfleet::export::rollout::Request {
+    let rollout = fluxfleet::export::rollout::RolloutQuery {
         sources: nowhere,
         filter: Filter {
             kind: Some(FluxKind::Alert),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fluxfleet::config::Config;
 use fluxfleet::export::Filter;
-use fluxfleet::export::request::Output;
+use fluxfleet::export::query::Output;
 use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
 use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
 use fluxfleet::session::Session;
@@ -104,7 +104,7 @@ async fn a_new_revision_is_seen_ring_by_ring_as_the_truth_says() {
     .await;
     // By workspace directory, so that clusters keep their workspaces.
     let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
+        &fluxfleet::inventory::Lookup {
             dirs: vec![sim.handle.files.dir.join("kubeconfigs")],
             ..Default::default()
         },
@@ -321,7 +321,7 @@ async fn settled_as_meant(live: &mut Session, sim: &common::Sim) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
-    use fluxfleet::export::gate::{Closed, verdict};
+    use fluxfleet::export::gate::{ClosedBy, verdict};
     let sim = common::start_with(|c| {
         c.clusters = 12;
         c.workspaces = 3;
@@ -329,7 +329,7 @@ async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
     .await;
     let kubeconfigs = sim.handle.files.dir.join("kubeconfigs");
     let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
+        &fluxfleet::inventory::Lookup {
             dirs: vec![kubeconfigs.clone()],
             ..Default::default()
         },
@@ -379,7 +379,7 @@ async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
     assert!(
         next.closed_by
             .iter()
-            .all(|c| matches!(c, Closed::NotApplied { runs: Some(r), .. } if *r != newest)),
+            .all(|c| matches!(c, ClosedBy::NotApplied { runs: Some(r), .. } if *r != newest)),
         "{next:#?}"
     );
 
@@ -392,7 +392,7 @@ async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
         soaking
             .closed_by
             .iter()
-            .all(|c| matches!(c, Closed::Soaking { since: Some(_), .. })),
+            .all(|c| matches!(c, ClosedBy::Soaking { since: Some(_), .. })),
         "{soaking:#?}"
     );
     let soaked = gate(&live, &order[0], at(120));
@@ -444,7 +444,7 @@ async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
         closed
             .closed_by
             .iter()
-            .any(|c| matches!(c, Closed::NotReady { cluster, .. } if *cluster == broken)),
+            .any(|c| matches!(c, ClosedBy::NotReady { cluster, .. } if *cluster == broken)),
         "{closed:#?}"
     );
     let shut = run(&["-o", "json"]);

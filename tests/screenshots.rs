@@ -135,9 +135,9 @@ async fn screenshots_of_the_main_views() {
         c.faults = fluxfleet_sim::faults::Spec::parse("old-flux=5%").unwrap();
     })
     .await;
-    let request = inventory::Request {
+    let request = inventory::Lookup {
         dirs: vec![sim.dir.path().join("kubeconfigs")],
-        ..inventory::Request::default()
+        ..inventory::Lookup::default()
     };
     let mut config = Config::defaults();
     config.engine.connect_timeout = Duration::from_secs(5);

@@ -65,7 +65,7 @@ fn load(
     path: std::path::PathBuf,
     config: &fluxfleet::config::Config,
 ) -> fluxfleet::inventory::Inventory {
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         kubeconfigs: vec![path],
         ..Default::default()
     };

@@ -538,7 +538,7 @@ async fn every_failure_has_a_reason_its_own_controller_emits() {
     })
     .await;
     let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
+        &fluxfleet::inventory::Lookup {
             kubeconfigs: vec![sim.handle.files.fleet.clone()],
             ..Default::default()
         },

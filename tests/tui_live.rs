@@ -508,7 +508,7 @@ async fn a_proposal_approved_in_the_tui_acts_once_and_names_proposer_and_approve
     let approved = store.load(&id).unwrap();
     assert_eq!(
         approved.status(jiff::Timestamp::now()),
-        fluxfleet::proposals::Status::Approved
+        fluxfleet::proposals::ProposalStatus::Approved
     );
     let outcomes = approved.outcomes.unwrap();
     assert_eq!(outcomes.len(), count);

@@ -13,14 +13,14 @@ use crate::audit;
 use crate::config::Mode;
 use crate::export::opening::fleet;
 use crate::export::outcome::{Edge, Failed, Said, Unsent};
-use crate::export::request::Output;
+use crate::export::query::Output;
 use crate::fleet::verbs::Verb;
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
 /// What was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct Order {
     pub sources: Sources,
     /// The action, as every front door asks it.
     pub action: crate::actions::Request,
@@ -48,7 +48,7 @@ pub enum Acted {
 }
 
 /// `fluxfleet suspend | resume | reconcile`.
-pub async fn act(request: Request, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
+pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
     let opened = fleet(&request.sources, edge.as_ref()).await?;
     let mut config = opened.config;
     let infos = opened.fleet.clusters();

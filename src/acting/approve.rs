@@ -16,8 +16,8 @@ use crate::config::Mode;
 use crate::export::opening::fleet;
 use crate::export::outcome::{Edge, Failed, ProposalFailed, Said, Unsent};
 use crate::export::proposals::said;
-use crate::export::request::Output;
-use crate::proposals::{Decision, Keeper, Outcome, Proposal, Status, StoreError};
+use crate::export::query::Output;
+use crate::proposals::{Decision, Keeper, Outcome, Proposal, ProposalStatus, StoreError};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -62,7 +62,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     let store = Keeper::of(request.sources.nats.as_ref()).await?;
     let proposal = store.load(&request.id).await?;
     let status = proposal.status(Timestamp::now());
-    if status != Status::Pending {
+    if status != ProposalStatus::Pending {
         let id = proposal.id.clone();
         return Err(ProposalFailed::NotPending { id, status }.into());
     }

@@ -11,7 +11,7 @@ use crate::actions::{Progress, Tally, Target, Update, Watch};
 use crate::audit;
 use crate::export::outcome::{Confirm, Confirmed, Edge, Failed, Said};
 use crate::export::output::write_line;
-use crate::export::request::Output;
+use crate::export::query::Output;
 use crate::export::table::Table;
 use crate::fleet::FluxKind;
 use crate::fleet::verbs::Verb;

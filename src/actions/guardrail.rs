@@ -162,7 +162,7 @@ mod tests {
         };
         let kind_only = Filter {
             kind: Some(crate::fleet::FluxKind::Kustomization),
-            status: Some(crate::fleet::filter::Status::Failing),
+            status: Some(crate::fleet::filter::StatusFilter::Failing),
             ..Filter::default()
         };
         assert_eq!(

@@ -8,7 +8,7 @@ use super::message::Effect;
 use super::model::Model;
 use super::planning::{changed, count_or_yes, plan};
 use super::view::{Confirm, View};
-use crate::proposals::{Decision, Proposal, Status};
+use crate::proposals::{Decision, Proposal, ProposalStatus};
 
 /// The proposal under the cursor.
 pub(super) fn selected(model: &Model) -> Option<&Proposal> {
@@ -34,7 +34,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         return Vec::new();
     }
     let status = p.status(model.now);
-    if status != Status::Pending {
+    if status != ProposalStatus::Pending {
         model.flash = Some(format!(
             "proposal {} is {status}: only a pending proposal can be approved",
             p.id
@@ -91,7 +91,7 @@ pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
         return Vec::new();
     };
     let status = p.status(model.now);
-    if status != Status::Pending {
+    if status != ProposalStatus::Pending {
         model.flash = Some(format!(
             "proposal {} is {status}: only a pending proposal can be rejected",
             p.id

@@ -51,7 +51,7 @@ use crate::k8s::Engine;
 use crate::source::Sink;
 
 /// What a collector is asked to do.
-pub struct Request {
+pub struct Collecting {
     pub options: Options,
     /// Unique among the collectors of a bucket (default: host and process id).
     pub id: String,
@@ -67,14 +67,14 @@ pub struct Request {
     /// deleted from the bus, a changed kubeconfig reconnects.
     pub refresh: Option<Refresh>,
     /// Where the collector says how it is, at each tick: for its probes and metrics.
-    pub status: Arc<status::Status>,
+    pub status: Arc<status::StatusBoard>,
     /// Ring metrics on `/metrics`, worked out from the history every so often.
     pub rings: Option<rings::Asked>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
 /// clusters over at their next tick), stops the engine and waits for what it published.
-pub async fn run(request: Request, stop: CancellationToken) -> Result<(), BusError> {
+pub async fn run(request: Collecting, stop: CancellationToken) -> Result<(), BusError> {
     let client = super::connect(
         &request.options,
         &format!("fluxfleet collect {}", request.id),

@@ -10,7 +10,7 @@ use super::scope::Selectors;
 use super::usage::duration;
 use super::usage::{Usage, act_output};
 use crate::acting::act;
-use crate::export::request::Output;
+use crate::export::query::Output;
 use crate::fleet::verbs::Verb;
 
 /// What every action takes: the targets, how to confirm, how long to wait, the output.
@@ -87,7 +87,7 @@ impl ReconcileArgs {
 impl ActArgs {
     /// The action asked; a selection naming no place without `--all` is refused here, before
     /// any cluster is asked anything.
-    pub fn request(&self, verb: Verb, reason: Option<String>) -> Result<act::Request, Usage> {
+    pub fn request(&self, verb: Verb, reason: Option<String>) -> Result<act::Order, Usage> {
         let action = crate::actions::Request {
             verb,
             filter: self.select.filter()?,
@@ -95,7 +95,7 @@ impl ActArgs {
             reason,
         };
         action.scoped().map_err(Usage::Refused)?;
-        Ok(act::Request {
+        Ok(act::Order {
             sources: self.fleet.sources(self.watch_mode),
             action,
             mode: self.mode.mode(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::Scope;
+use super::scope::ScopeArgs;
 use super::usage::Usage;
 use super::usage::duration;
 
@@ -14,7 +14,7 @@ use super::usage::duration;
 #[derive(Debug, Args)]
 pub struct AlertArgs {
     #[command(flatten)]
-    pub scope: Scope,
+    pub scope: ScopeArgs,
     /// Alertmanager (http://alertmanager:9093; user:password@ for basic auth); repeat for each
     /// member of an HA cluster.
     #[arg(
@@ -72,8 +72,8 @@ fn label(text: &str) -> Result<(String, String), Usage> {
 }
 
 impl AlertArgs {
-    pub fn request(&self) -> Result<crate::export::alert::Request, Usage> {
-        Ok(crate::export::alert::Request {
+    pub fn request(&self) -> Result<crate::export::alert::Alerting, Usage> {
+        Ok(crate::export::alert::Alerting {
             sources: self.fleet.sources(self.watch_mode),
             filter: self.scope.filter(None)?,
             alertmanagers: self.alertmanagers.clone(),

@@ -104,7 +104,7 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         .clone()
         .unwrap_or_else(|| format!("{}-{}", crate::audit::local_host(), std::process::id()));
     let token = CancellationToken::new();
-    let request = collector::Request {
+    let request = collector::Collecting {
         options,
         id: id.clone(),
         retention: crate::bus::Retention {

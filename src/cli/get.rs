@@ -6,11 +6,11 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::{Scope, Selectors};
+use super::scope::{ScopeArgs, Selectors};
 use super::usage::duration;
 use super::usage::{Usage, rollout_output};
-use crate::export::Status;
-use crate::export::request::{Output, Request};
+use crate::export::StatusFilter;
+use crate::export::query::{Output, Query};
 
 /// `fluxfleet get`.
 #[derive(Debug, Args)]
@@ -34,8 +34,8 @@ pub struct GetArgs {
     #[arg(long)]
     pub watch: bool,
     /// Exit with code 5 when an object with this status is found (e.g. failing).
-    #[arg(long, value_parser = Status::parse, value_name = "STATUS")]
-    pub fail_on: Option<Status>,
+    #[arg(long, value_parser = StatusFilter::parse, value_name = "STATUS")]
+    pub fail_on: Option<StatusFilter>,
     /// With --nats: what changed in the scope during this last while (2h, 30m), from the
     /// collectors' history, instead of the objects.
     #[arg(long, value_parser = duration, requires = "nats", conflicts_with_all = ["watch", "summary", "root_causes"])]
@@ -47,11 +47,11 @@ pub struct GetArgs {
 }
 
 impl GetArgs {
-    pub fn request(&self) -> Result<Request, Usage> {
+    pub fn request(&self) -> Result<Query, Usage> {
         if self.root_causes && self.output == Output::Ndjson {
             return Err(Usage::RootCausesStream);
         }
-        Ok(Request {
+        Ok(Query {
             sources: self.fleet.sources(self.watch_mode),
             filter: self.select.filter()?,
             output: self.output,
@@ -89,7 +89,7 @@ impl Reading {
 #[derive(Debug, Args)]
 pub struct RolloutArgs {
     #[command(flatten)]
-    pub scope: Scope,
+    pub scope: ScopeArgs,
     /// How each ring delivered, per Kustomization and HelmRelease: lead time to 50 %, 90 % and
     /// 100 % of the ring, change failure rate, time to restore — from the collectors' history
     /// (needs --nats).
@@ -103,8 +103,8 @@ pub struct RolloutArgs {
 }
 
 impl RolloutArgs {
-    pub fn request(&self) -> Result<crate::export::rollout::Request, Usage> {
-        Ok(crate::export::rollout::Request {
+    pub fn request(&self) -> Result<crate::export::rollout::RolloutQuery, Usage> {
+        Ok(crate::export::rollout::RolloutQuery {
             sources: self.reading.sources(),
             filter: self.scope.filter(None)?,
             output: self.reading.output,
@@ -125,7 +125,7 @@ pub struct GateArgs {
     /// version.
     pub revision: String,
     #[command(flatten)]
-    pub scope: Scope,
+    pub scope: ScopeArgs,
     /// How long every copy must have run it, ready.
     #[arg(long, default_value = "30m", value_parser = duration)]
     pub soak: Duration,
@@ -134,8 +134,8 @@ pub struct GateArgs {
 }
 
 impl GateArgs {
-    pub fn request(&self) -> Result<crate::export::gate::Request, Usage> {
-        Ok(crate::export::gate::Request {
+    pub fn request(&self) -> Result<crate::export::gate::GateQuery, Usage> {
+        Ok(crate::export::gate::GateQuery {
             sources: self.reading.sources(),
             ring: self.ring.clone(),
             revision: self.revision.clone(),

@@ -84,7 +84,7 @@ fn request_size(text: &str) -> Result<usize, Usage> {
 }
 
 impl McpArgs {
-    pub fn request(&self, stop: CancellationToken) -> crate::mcp::Request {
+    pub fn request(&self, stop: CancellationToken) -> crate::mcp::Serve {
         let listen = match (self.listen, &self.token_file) {
             (Some(addr), Some(token_file)) => Some(crate::mcp::Listening {
                 http: crate::mcp::http::Listen {
@@ -101,7 +101,7 @@ impl McpArgs {
             }),
             _ => None,
         };
-        crate::mcp::Request {
+        crate::mcp::Serve {
             sources: self.fleet.sources(self.watch_mode),
             timeout: self.timeout,
             write: self.write,

@@ -4,11 +4,11 @@
 use clap::Args;
 
 use super::usage::Usage;
-use crate::export::{Filter, Status};
+use crate::export::{Filter, StatusFilter};
 
 /// The kind and name, the workspace, clusters and namespace.
 #[derive(Debug, Args)]
-pub struct Scope {
+pub struct ScopeArgs {
     /// The kind: ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket … (kind, plural or short name),
     /// or `all`.
     pub kind: Option<String>,
@@ -25,8 +25,8 @@ pub struct Scope {
     pub namespace: Option<String>,
 }
 
-impl Scope {
-    pub fn filter(&self, status: Option<Status>) -> Result<Filter, Usage> {
+impl ScopeArgs {
+    pub fn filter(&self, status: Option<StatusFilter>) -> Result<Filter, Usage> {
         let kind = crate::fleet::filter::kind(self.kind.as_deref())
             .map_err(|k| Usage::NotAKind(k.to_string()))?;
         Ok(Filter {
@@ -44,10 +44,10 @@ impl Scope {
 #[derive(Debug, Args)]
 pub struct Selectors {
     #[command(flatten)]
-    pub scope: Scope,
+    pub scope: ScopeArgs,
     /// failing, stalled, suspended, progressing, ready, not-ready (or any other health).
-    #[arg(long, value_parser = Status::parse)]
-    pub status: Option<Status>,
+    #[arg(long, value_parser = StatusFilter::parse)]
+    pub status: Option<StatusFilter>,
 }
 
 impl Selectors {

@@ -6,10 +6,10 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::Scope;
+use super::scope::ScopeArgs;
 use super::usage::duration;
 use super::usage::{Usage, workloads_output};
-use crate::export::request::Output;
+use crate::export::query::Output;
 
 pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 4 some clusters not read or not live.";
@@ -18,7 +18,7 @@ problems (or no clusters), 4 some clusters not read or not live.";
 #[derive(Debug, Args)]
 pub struct WorkloadsArgs {
     #[command(flatten)]
-    pub scope: Scope,
+    pub scope: ScopeArgs,
     /// Every cluster that has the object, not only those where it is not ready.
     #[arg(long)]
     pub all: bool,
@@ -34,8 +34,8 @@ pub struct WorkloadsArgs {
 }
 
 impl WorkloadsArgs {
-    pub fn request(&self) -> Result<crate::export::workloads::Request, Usage> {
-        Ok(crate::export::workloads::Request {
+    pub fn request(&self) -> Result<crate::export::workloads::WorkloadsQuery, Usage> {
+        Ok(crate::export::workloads::WorkloadsQuery {
             sources: self.fleet.sources(self.watch_mode),
             filter: self.scope.filter(None)?,
             all: self.all,

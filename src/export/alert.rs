@@ -23,7 +23,7 @@ use self::state::{Alerts, Labels, Note, Posted, Rules};
 use self::wire::Alertmanager;
 use super::opening::{fleet, not_live};
 use super::outcome::{Edge, Ended, Failed, Said};
-use super::{Filter, Status};
+use super::{Filter, StatusFilter};
 use crate::fleet::Index;
 use crate::session::Session;
 use crate::session::resolve::Sources;
@@ -32,7 +32,7 @@ pub use self::cause::{ALERTNAME, INCIDENT_ALERTNAME};
 
 /// What `fluxfleet alert` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct Alerting {
     pub sources: Sources,
     /// The scope; its status is always "failing".
     pub filter: Filter,
@@ -53,7 +53,7 @@ pub struct Request {
 }
 
 /// `fluxfleet alert`: runs until SIGINT or SIGTERM.
-pub async fn alert(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn alert(request: Alerting, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     let managers = request
         .alertmanagers
@@ -142,7 +142,7 @@ impl Rounds {
         Rounds {
             alerts: Alerts::new(rules),
             filter: Filter {
-                status: Some(Status::Failing),
+                status: Some(StatusFilter::Failing),
                 ..filter
             },
             window,

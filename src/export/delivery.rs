@@ -15,7 +15,7 @@ use super::history::{Unread, each_change, reading};
 use super::opening::fleet;
 use super::outcome::{Edge, Ended, Failed, Misuse};
 use super::output::write_json;
-use super::request::Output;
+use super::query::Output;
 use super::table::{Table, safe};
 use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
@@ -28,14 +28,18 @@ struct Json<'a> {
 
 /// Which ring each of `index`'s clusters in scope is in, and how many copies of each thing
 /// each ring has.
-pub(crate) struct Scope {
+pub(crate) struct RingScope {
     ring_of: HashMap<String, String>,
     copies: HashMap<(String, ObjectKey), usize>,
 }
 
-impl Scope {
-    pub(crate) fn of(index: &Index, filter: &Filter, rollout: &crate::config::Rollout) -> Scope {
-        let mut scope = Scope {
+impl RingScope {
+    pub(crate) fn of(
+        index: &Index,
+        filter: &Filter,
+        rollout: &crate::config::Rollout,
+    ) -> RingScope {
+        let mut scope = RingScope {
             ring_of: HashMap::new(),
             copies: HashMap::new(),
         };
@@ -135,7 +139,7 @@ pub(crate) async fn metrics(
     config.engine.list_only = true;
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     live.settle(timeout).await;
-    let scope = Scope::of(&live.index, filter, &config.rollout);
+    let scope = RingScope::of(&live.index, filter, &config.rollout);
     live.shutdown().await;
     // Every object's changes: a source's new artifact is when its revision was first seen.
     let everything = Filter {

@@ -16,9 +16,9 @@ use serde::Serialize;
 use super::opening::{fleet, not_live};
 use super::outcome::{Edge, Ended, Failed};
 use super::output::{sorted, write_json};
-use super::request::Output;
+use super::query::Output;
 use super::roots::causes;
-use super::{Filter, Status};
+use super::{Filter, StatusFilter};
 use crate::fleet::rollouts::Rings;
 use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey};
 use crate::session::Session;
@@ -26,7 +26,7 @@ use crate::session::resolve::Sources;
 
 /// What `gate` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct GateQuery {
     pub sources: Sources,
     pub ring: String,
     pub revision: String,
@@ -40,7 +40,7 @@ pub struct Request {
 /// Why a gate is closed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase", tag = "reason")]
-pub enum Closed {
+pub enum ClosedBy {
     /// No cluster in scope is in the ring.
     NoRing { rings: Vec<String> },
     /// No Kustomization or HelmRelease in scope runs or tries the revision.
@@ -73,19 +73,19 @@ pub enum Closed {
     },
 }
 
-impl Closed {
+impl ClosedBy {
     /// One line for people.
     pub fn line(&self, soak: SignedDuration, now: Timestamp) -> String {
         match self {
-            Closed::NoRing { rings } => format!(
+            ClosedBy::NoRing { rings } => format!(
                 "no cluster in scope is in this ring (rings: {})",
                 rings.join(", ")
             ),
-            Closed::Unknown => {
+            ClosedBy::Unknown => {
                 "no Kustomization or HelmRelease in scope runs or tries this revision".into()
             }
-            Closed::Unseen { cluster, state } => format!("{cluster} is {state}: not seen"),
-            Closed::NotApplied {
+            ClosedBy::Unseen { cluster, state } => format!("{cluster} is {state}: not seen"),
+            ClosedBy::NotApplied {
                 object,
                 cluster,
                 runs,
@@ -93,12 +93,12 @@ impl Closed {
                 "{object} on {cluster} runs {}",
                 runs.as_deref().unwrap_or("nothing yet")
             ),
-            Closed::NotReady {
+            ClosedBy::NotReady {
                 object,
                 cluster,
                 health,
             } => format!("{object} on {cluster} is {health}"),
-            Closed::Soaking {
+            ClosedBy::Soaking {
                 object,
                 cluster,
                 since: Some(since),
@@ -107,10 +107,10 @@ impl Closed {
                 crate::units::age(Some(*since), now),
                 crate::units::format_duration(soak.unsigned_abs())
             ),
-            Closed::Soaking {
+            ClosedBy::Soaking {
                 object, cluster, ..
             } => format!("{object} on {cluster}: since when it runs it is not known"),
-            Closed::Suspected {
+            ClosedBy::Suspected {
                 object,
                 clusters,
                 evidence,
@@ -135,7 +135,7 @@ pub struct Verdict {
     pub clusters: usize,
     /// What carries the revision, `Kind/namespace/name`.
     pub objects: Vec<String>,
-    pub closed_by: Vec<Closed>,
+    pub closed_by: Vec<ClosedBy>,
 }
 
 /// `applied` is `revision`, or starts with it where it names a digest (`main@sha1:28306761`
@@ -182,16 +182,16 @@ pub fn verdict(
     let mut closed_by = Vec::new();
     if members.is_empty() {
         let names: BTreeSet<&str> = scope.iter().map(|c| rings.name_of(&c.info)).collect();
-        closed_by.push(Closed::NoRing {
+        closed_by.push(ClosedBy::NoRing {
             rings: names.into_iter().map(str::to_string).collect(),
         });
     } else if carriers.is_empty() {
-        closed_by.push(Closed::Unknown);
+        closed_by.push(ClosedBy::Unknown);
     }
     for c in &members {
         let conn = &c.connection;
         if !conn.is_complete() {
-            closed_by.push(Closed::Unseen {
+            closed_by.push(ClosedBy::Unseen {
                 cluster: c.info.name.clone(),
                 state: conn.phase.as_str().to_string(),
             });
@@ -205,13 +205,13 @@ pub fn verdict(
             let rollout = o.rollout.as_deref();
             let runs = rollout.and_then(|r| r.applied.as_deref());
             if !runs.is_some_and(|r| same(r, revision)) {
-                closed_by.push(Closed::NotApplied {
+                closed_by.push(ClosedBy::NotApplied {
                     object,
                     cluster,
                     runs: runs.map(str::to_string),
                 });
             } else if o.health != Health::Ready {
-                closed_by.push(Closed::NotReady {
+                closed_by.push(ClosedBy::NotReady {
                     object,
                     cluster,
                     health: o.health.key().to_string(),
@@ -219,7 +219,7 @@ pub fn verdict(
             } else {
                 let since = rollout.and_then(|r| r.since).or(o.last_transition);
                 if since.is_none_or(|t| now.duration_since(t) < soak) {
-                    closed_by.push(Closed::Soaking {
+                    closed_by.push(ClosedBy::Soaking {
                         object,
                         cluster,
                         since,
@@ -231,7 +231,7 @@ pub fn verdict(
     // A failure that began after it, on the ring's clusters.
     let ring_names: BTreeSet<&str> = members.iter().map(|c| c.info.name.as_str()).collect();
     let failing = Filter {
-        status: Some(Status::Failing),
+        status: Some(StatusFilter::Failing),
         ..filter.clone()
     };
     for cause in causes(index, &failing, (now, window)) {
@@ -244,7 +244,7 @@ pub fn verdict(
             .filter(|c| ring_names.contains(c.cluster))
             .count();
         if on > 0 && same(&suspect.revision, revision) {
-            closed_by.push(Closed::Suspected {
+            closed_by.push(ClosedBy::Suspected {
                 object: format!("{}/{}/{}", cause.kind, cause.namespace, cause.name),
                 clusters: on,
                 evidence: suspect.evidence.clone(),
@@ -289,7 +289,7 @@ pub fn write(
 }
 
 /// `fluxfleet gate`.
-pub async fn gate(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn gate(request: GateQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     let opened = fleet(&request.sources, edge).await?;
     let mut config = opened.config;

@@ -9,12 +9,12 @@ use jiff::Timestamp;
 use super::opening::{fleet, fleet_once_published, incomplete, not_live};
 use super::outcome::{Edge, Ended, Failed, Said};
 use super::output;
-use super::request::Request;
+use super::query::Query;
 use crate::fleet::{Counted, Index};
 use crate::session::Session;
 
 /// `fluxfleet get`.
-pub async fn get(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn get(request: Query, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
         return super::history::write(options, since, &request).await;
@@ -49,7 +49,7 @@ pub async fn get(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed>
 /// The answer written once the fleet has answered, then followed with `--watch`.
 async fn answer(
     live: &mut Session,
-    request: &Request,
+    request: &Query,
     (config, clean): (&crate::config::Config, bool),
     edge: &dyn Edge,
 ) -> Result<Ended, Failed> {
@@ -74,7 +74,7 @@ async fn answer(
     Ok(outcome(&live.index, request, clean))
 }
 
-fn outcome(index: &Index, request: &Request, clean: bool) -> Ended {
+fn outcome(index: &Index, request: &Query, clean: bool) -> Ended {
     let filter = &request.filter;
     let clusters = || {
         index

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::outcome::{Ended, Failed, Misuse};
 use super::output;
-use super::request::{Output, Request};
+use super::query::{Output, Query};
 use super::table::Table;
 use crate::bus::wire::Change;
 use crate::glob::glob_match;
@@ -83,7 +83,7 @@ pub(crate) async fn each_change(
 pub async fn write(
     options: &crate::bus::Options,
     since: Duration,
-    request: &Request,
+    request: &Query,
 ) -> Result<Ended, Failed> {
     let changes = changes(options, since, &request.filter).await?;
     let changes: Vec<&Change> = changes.iter().collect();

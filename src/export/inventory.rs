@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::opening::open;
 use super::outcome::{Edge, Ended, Failed};
 use super::output;
-use super::request::Output;
+use super::query::Output;
 use super::table::Table;
 use crate::bus::reader::Bus;
 use crate::inventory::Inventory;

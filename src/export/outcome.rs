@@ -237,7 +237,7 @@ pub enum ProposalFailed {
     #[error("proposal {id} is {status}: only a pending proposal can be approved")]
     NotPending {
         id: String,
-        status: crate::proposals::Status,
+        status: crate::proposals::ProposalStatus,
     },
     #[error("proposal {id} selects nothing valid: {why}")]
     SelectsNothing {

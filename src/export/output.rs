@@ -5,9 +5,9 @@ use std::io::{self, Write};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::request::{Output, Request};
+use super::query::{Output, Query};
 use super::table::{Table, ready_and_message};
-use super::{Filter, view};
+use super::{Filter, shapes};
 use crate::fleet::{ClusterEntry, FluxKind, FluxSummary, Health, Index};
 use crate::units::{age, truncate_hex};
 
@@ -36,14 +36,14 @@ pub(crate) fn selected<'a>(
 
 #[derive(Serialize)]
 struct GetJson<'a> {
-    clusters: Vec<view::Cluster<'a>>,
-    objects: Vec<view::Object<'a>>,
+    clusters: Vec<shapes::Cluster<'a>>,
+    objects: Vec<shapes::Object<'a>>,
 }
 
 #[derive(Serialize)]
 struct SummaryJson<'a> {
-    fleet: view::Fleet<'a>,
-    workspaces: Vec<view::Workspace<'a>>,
+    fleet: shapes::Fleet<'a>,
+    workspaces: Vec<shapes::Workspace<'a>>,
     clusters: Clusters<'a>,
 }
 
@@ -52,7 +52,7 @@ struct Clusters<'a>(&'a [&'a ClusterEntry]);
 
 impl Serialize for Clusters<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(|c| view::Cluster::new(c)))
+        s.collect_seq(self.0.iter().map(|c| shapes::Cluster::new(c)))
     }
 }
 
@@ -68,17 +68,17 @@ struct Line<T: Serialize> {
 
 /// The selected objects as `request.output` asks; false when a table would be empty (nothing
 /// is written then: the caller says so).
-pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> io::Result<bool> {
+pub(super) fn objects(index: &Index, request: &Query, out: &mut dyn Write) -> io::Result<bool> {
     let filter = &request.filter;
     match request.output {
         Output::Json => {
             let doc = GetJson {
                 clusters: sorted(index)
                     .filter(|c| filter.cluster(c))
-                    .map(view::Cluster::new)
+                    .map(shapes::Cluster::new)
                     .collect(),
                 objects: selected(index, filter)
-                    .map(|(c, s)| view::Object::new(c, s))
+                    .map(|(c, s)| shapes::Object::new(c, s))
                     .collect(),
             };
             write_json(out, &doc).map(|()| true)
@@ -140,7 +140,7 @@ pub(super) fn objects(index: &Index, request: &Request, out: &mut dyn Write) -> 
 
 pub(super) fn summary(
     index: &Index,
-    request: &Request,
+    request: &Query,
     now: Timestamp,
     out: &mut dyn Write,
 ) -> io::Result<()> {
@@ -149,12 +149,12 @@ pub(super) fn summary(
     match request.output {
         Output::Json => {
             let doc = SummaryJson {
-                fleet: view::Fleet::new(index),
+                fleet: shapes::Fleet::new(index),
                 workspaces: index
                     .workspaces()
                     .iter()
                     .filter(|w| filter.workspace(w))
-                    .map(view::Workspace::new)
+                    .map(shapes::Workspace::new)
                     .collect(),
                 clusters: Clusters(&clusters),
             };
@@ -167,7 +167,7 @@ pub(super) fn summary(
                     &Line {
                         kind: "workspace",
                         event: None,
-                        item: view::Workspace::new(w),
+                        item: shapes::Workspace::new(w),
                     },
                 )?;
             }
@@ -331,7 +331,7 @@ pub(super) fn write_object_line(
         &Line {
             kind: "object",
             event,
-            item: view::Object::new(c, s),
+            item: shapes::Object::new(c, s),
         },
     )
 }
@@ -346,7 +346,7 @@ pub(super) fn write_cluster_line(
         &Line {
             kind: "cluster",
             event,
-            item: view::Cluster::new(c),
+            item: shapes::Cluster::new(c),
         },
     )
 }

@@ -8,9 +8,9 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use super::outcome::{Edge, Ended, Failed, Said};
-use super::request::Output;
+use super::query::Output;
 use super::table::{Table, safe};
-use crate::proposals::{Decision, Keeper, Proposal, Status};
+use crate::proposals::{Decision, Keeper, Proposal, ProposalStatus};
 use crate::units::age;
 
 /// `fluxfleet proposals`: every proposal, the newest first; with an id, that one whole. On the
@@ -89,7 +89,7 @@ fn targets(p: &Proposal) -> String {
 /// "in 42m", or "-" once it cannot act any more.
 fn expires(p: &Proposal, now: Timestamp) -> String {
     match p.status(now) {
-        Status::Pending => format!("in {}", age(Some(now), p.expires)),
+        ProposalStatus::Pending => format!("in {}", age(Some(now), p.expires)),
         _ => "-".into(),
     }
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::opening::{fleet, incomplete, not_live};
 use super::outcome::{Edge, Ended, Failed, Misuse, NotOne};
-use super::request::Output;
+use super::query::Output;
 use super::table::Table;
 use super::{Filter, output};
 use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};
@@ -21,7 +21,7 @@ use crate::units::age;
 
 /// What `rollout` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct RolloutQuery {
     pub sources: Sources,
     /// Kind, name, namespace, workspace and cluster globs (no status).
     pub filter: Filter,
@@ -32,7 +32,7 @@ pub struct Request {
 }
 
 /// `fluxfleet rollout`.
-pub async fn rollout(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn rollout(request: RolloutQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     if let Some(since) = request.metrics {
         let how = (request.output, request.timeout);

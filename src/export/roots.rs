@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::Filter;
 use super::output::{sorted, write_json};
-use super::request::Output;
+use super::query::Output;
 use super::table::{Table, safe};
 use crate::fleet::graph::{Cause, Holds};
 use crate::fleet::incident::{ErrorClass, Shared, shared_cause};

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::Filter;
 use super::outcome::{Ended, Failed};
 use super::output::{write_cluster_line, write_object_line};
-use super::request::Request;
+use super::query::Query;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterEntry, ClusterId, Counted, FluxSummary, Index};
 use crate::session::Session;
@@ -14,7 +14,7 @@ use crate::session::Session;
 const BATCH: usize = 256;
 
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
-pub(super) async fn watch(live: &mut Session, request: &Request) -> Result<Ended, Failed> {
+pub(super) async fn watch(live: &mut Session, request: &Query) -> Result<Ended, Failed> {
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     let (mut events, mut text) = (Vec::with_capacity(BATCH), Vec::new());

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::opening::{fleet, incomplete, not_live};
 use super::outcome::{Edge, Ended, Failed, Misuse};
-use super::request::Output;
+use super::query::Output;
 use super::table::{Table, safe};
 use super::{Filter, output};
 use crate::fleet::workload::fold::{Folded, Line};
@@ -22,7 +22,7 @@ use crate::session::resolve::Sources;
 
 /// What `workloads` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct WorkloadsQuery {
     pub sources: Sources,
     /// Kind and name (required), namespace, workspace and cluster globs.
     pub filter: Filter,
@@ -65,7 +65,7 @@ pub fn targets(index: &Index, filter: &Filter, all: bool) -> Vec<(ObjectKey, Vec
 }
 
 /// `fluxfleet workloads`.
-pub async fn workloads(request: Request, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn workloads(request: WorkloadsQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     let filter = &request.filter;
     let (Some(kind), Some(_)) = (filter.kind, &filter.name) else {

@@ -9,7 +9,7 @@ use crate::glob::glob_match;
 
 /// `--status`: a named group of healths, or one health by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
+pub enum StatusFilter {
     /// Stalled or failed.
     Failing,
     /// Anything but ready or n/a.
@@ -24,24 +24,24 @@ pub enum Status {
 )]
 pub struct UnknownStatus(pub String);
 
-impl Status {
-    pub fn parse(text: &str) -> Result<Status, UnknownStatus> {
+impl StatusFilter {
+    pub fn parse(text: &str) -> Result<StatusFilter, UnknownStatus> {
         match text {
-            "failing" => Ok(Status::Failing),
-            "not-ready" => Ok(Status::NotReady),
+            "failing" => Ok(StatusFilter::Failing),
+            "not-ready" => Ok(StatusFilter::NotReady),
             other => Health::ALL
                 .into_iter()
                 .find(|h| h.key() == other || h.as_str() == other)
-                .map(Status::Is)
+                .map(StatusFilter::Is)
                 .ok_or_else(|| UnknownStatus(other.to_string())),
         }
     }
 
     pub fn matches(self, health: Health) -> bool {
         match self {
-            Status::Failing => health.is_failing(),
-            Status::NotReady => health.is_not_ready(),
-            Status::Is(h) => h == health,
+            StatusFilter::Failing => health.is_failing(),
+            StatusFilter::NotReady => health.is_not_ready(),
+            StatusFilter::Is(h) => h == health,
         }
     }
 }
@@ -55,7 +55,7 @@ pub struct Filter {
     /// Globs over cluster names.
     pub clusters: Vec<String>,
     pub namespace: Option<String>,
-    pub status: Option<Status>,
+    pub status: Option<StatusFilter>,
 }
 
 impl Filter {
@@ -126,16 +126,22 @@ mod tests {
 
     #[test]
     fn statuses_parse_groups_and_single_healths() {
-        assert_eq!(Status::parse("failing"), Ok(Status::Failing));
-        assert_eq!(Status::parse("stalled"), Ok(Status::Is(Health::Stalled)));
+        assert_eq!(StatusFilter::parse("failing"), Ok(StatusFilter::Failing));
         assert_eq!(
-            Status::parse("not-applicable"),
-            Ok(Status::Is(Health::NotApplicable))
+            StatusFilter::parse("stalled"),
+            Ok(StatusFilter::Is(Health::Stalled))
         );
-        assert_eq!(Status::parse("broken"), Err(UnknownStatus("broken".into())));
-        assert!(Status::Failing.matches(Health::Stalled));
-        assert!(!Status::Failing.matches(Health::Progressing));
-        assert!(Status::NotReady.matches(Health::Suspended));
-        assert!(!Status::NotReady.matches(Health::NotApplicable));
+        assert_eq!(
+            StatusFilter::parse("not-applicable"),
+            Ok(StatusFilter::Is(Health::NotApplicable))
+        );
+        assert_eq!(
+            StatusFilter::parse("broken"),
+            Err(UnknownStatus("broken".into()))
+        );
+        assert!(StatusFilter::Failing.matches(Health::Stalled));
+        assert!(!StatusFilter::Failing.matches(Health::Progressing));
+        assert!(StatusFilter::NotReady.matches(Health::Suspended));
+        assert!(!StatusFilter::NotReady.matches(Health::NotApplicable));
     }
 }

@@ -30,10 +30,10 @@ fn write(dir: &Path, rel: &str, text: &str) -> PathBuf {
     path
 }
 
-fn request() -> Request {
-    Request {
+fn request() -> Lookup {
+    Lookup {
         home: Some(PathBuf::from("/nonexistent-home")),
-        ..Request::default()
+        ..Lookup::default()
     }
 }
 
@@ -67,7 +67,7 @@ fn a_directory_gives_workspaces_from_its_layout_and_skips_non_kubeconfigs() {
     write(d, "README.md", "# not a kubeconfig");
     write(d, ".hidden/x.yaml", "garbage: [");
     let inv = load(
-        &Request {
+        &Lookup {
             dirs: vec![d.to_path_buf()],
             ..request()
         },
@@ -107,7 +107,7 @@ fn broken_files_are_problems_and_never_hide_the_others() {
     );
     let missing = d.join("missing.yaml");
     let inv = load(
-        &Request {
+        &Lookup {
             kubeconfigs: vec![bad_yaml.clone(), good, missing.clone(), dangling.clone()],
             ..request()
         },
@@ -144,7 +144,7 @@ fn duplicate_contexts_across_files_are_renamed_not_dropped() {
     let b = write(d, "team-b.yaml", &kubeconfig(&[("prod", "https://b")]));
     let c = write(d, "x/team-b.yaml", &kubeconfig(&[("prod", "https://c")]));
     let inv = load(
-        &Request {
+        &Lookup {
             kubeconfigs: vec![a, b, c],
             ..request()
         },
@@ -185,7 +185,7 @@ fn kubeconfig_env_merges_like_kubectl() {
     );
     let env = std::env::join_paths([one, d.join("absent.yaml"), two]).unwrap();
     let inv = load(
-        &Request {
+        &Lookup {
             kubeconfig_env: Some(env),
             ..request()
         },
@@ -234,7 +234,7 @@ fn rules_place_clusters_and_context_globs_narrow_the_fleet() {
         regex: Some("^[a-z]+-(?P<env>dev|prod)-(?P<region>[a-z0-9]+)$".into()),
         set: BTreeMap::new(),
     }];
-    let all = Request {
+    let all = Lookup {
         dirs: vec![d.to_path_buf()],
         ..request()
     };
@@ -259,7 +259,7 @@ fn rules_place_clusters_and_context_globs_narrow_the_fleet() {
         ]
     );
     let narrowed = load(
-        &Request {
+        &Lookup {
             contexts: vec!["*-dev-*".into(), "kind-*".into()],
             ..all.clone()
         },
@@ -267,7 +267,7 @@ fn rules_place_clusters_and_context_globs_narrow_the_fleet() {
     );
     assert_eq!(narrowed.clusters.len(), 2);
     let none = load(
-        &Request {
+        &Lookup {
             contexts: vec!["nope-*".into()],
             ..all
         },
@@ -285,7 +285,7 @@ fn the_inventory_never_serializes_credentials() {
     let tmp = tempfile::tempdir().unwrap();
     let file = write(tmp.path(), "k.yaml", &kubeconfig(&[("c", "https://c")]));
     let inv = load(
-        &Request {
+        &Lookup {
             kubeconfigs: vec![file],
             ..request()
         },
@@ -319,7 +319,7 @@ fn a_fleet_listed_by_name_reads_each_cluster_s_credentials_from_its_own_file_onl
         "retail/later.yaml",
         &kubeconfig(&[("later", "https://l1")]),
     );
-    let req = Request {
+    let req = Lookup {
         dirs: vec![d.to_path_buf()],
         ..request()
     };

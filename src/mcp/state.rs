@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch};
 use super::page::Asked;
 use crate::actions::Handled;
 use crate::config::{Config, Permissions};
-use crate::export::{Filter, Status};
+use crate::export::{Filter, StatusFilter};
 use crate::fleet::verbs::Verb;
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::{Reader, Writer};
@@ -68,7 +68,7 @@ pub(super) struct Proposing {
 
 /// Which clusters and objects a call is about.
 #[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
-pub struct Scope {
+pub struct ToolScope {
     /// Only clusters of this workspace.
     pub workspace: Option<String>,
     /// Only clusters whose name matches one of these globs (`prod-*`, `eu-??-1`).
@@ -104,7 +104,7 @@ pub(super) fn kind(text: Option<&str>) -> Result<Option<FluxKind>, ErrorData> {
     })
 }
 
-impl Scope {
+impl ToolScope {
     pub(super) fn filter(&self, status: Option<&str>) -> Result<Filter, ErrorData> {
         Ok(Filter {
             kind: kind(self.kind.as_deref())?,
@@ -112,7 +112,10 @@ impl Scope {
             workspace: self.workspace.clone(),
             clusters: self.clusters.clone(),
             namespace: self.namespace.clone(),
-            status: status.map(Status::parse).transpose().map_err(invalid)?,
+            status: status
+                .map(StatusFilter::parse)
+                .transpose()
+                .map_err(invalid)?,
         })
     }
 }

@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::page;
-use super::state::{Fleet, Paging, Scope, State, answer, invalid, kind, structured};
+use super::state::{Fleet, Paging, State, ToolScope, answer, invalid, kind, structured};
 use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
-use crate::export::request::Output;
-use crate::export::{Filter, output, view};
+use crate::export::query::Output;
+use crate::export::{Filter, output, shapes};
 use crate::fleet::ObjectKey;
 
 /// What an assistant is told about this server when it connects.
@@ -65,7 +65,7 @@ pub struct ClustersArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct ObjectsArgs {
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
     /// failing (stalled or failed), not-ready, or one health: stalled, failed, deleting,
     /// progressing, waiting, suspended, ready, not-applicable.
     pub status: Option<String>,
@@ -76,7 +76,7 @@ pub struct ObjectsArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct RolloutsArgs {
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
     #[serde(flatten)]
     pub paging: Paging,
 }
@@ -91,7 +91,7 @@ pub struct GateArgs {
     /// How long every copy must have run it, ready: 30m (the default), 2h.
     pub soak: Option<String>,
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -99,7 +99,7 @@ pub struct HistoryArgs {
     /// How far back: 30m, 2h, 7d.
     pub since: String,
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
     #[serde(flatten)]
     pub paging: Paging,
 }
@@ -173,14 +173,14 @@ impl Fleet {
         Parameters(Strict(args)): Parameters<Strict<SummaryArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         self.read(|index| {
-            let workspaces: Vec<view::Workspace> = index
+            let workspaces: Vec<shapes::Workspace> = index
                 .workspaces()
                 .iter()
                 .filter(|w| args.workspace.as_ref().is_none_or(|n| *n == w.name))
-                .map(view::Workspace::new)
+                .map(shapes::Workspace::new)
                 .collect();
             structured(json!({
-                "fleet": view::Fleet::new(index),
+                "fleet": shapes::Fleet::new(index),
                 "workspaces": workspaces,
             }))
         })
@@ -204,7 +204,7 @@ impl Fleet {
         self.read(|index| {
             let clusters = output::sorted(index)
                 .filter(|c| filter.cluster(c))
-                .map(view::Cluster::new)
+                .map(shapes::Cluster::new)
                 .filter(|c| args.state.as_ref().is_none_or(|s| s == c.state));
             answer(Default::default(), "clusters", page::take(clusters, asked))
         })
@@ -222,7 +222,7 @@ impl Fleet {
         let filter = args.scope.filter(args.status.as_deref())?;
         let asked = args.paging.asked()?;
         self.read(|index| {
-            let objects = output::selected(index, &filter).map(|(c, s)| view::Object::new(c, s));
+            let objects = output::selected(index, &filter).map(|(c, s)| shapes::Object::new(c, s));
             // Clusters whose objects could not all be read (list_clusters says why), as `get`
             // counts them for its exit code 4.
             let not_seen = output::sorted(index)
@@ -404,7 +404,7 @@ impl Fleet {
                 let object = cluster
                     .objects
                     .get(&key)
-                    .map(|s| serde_json::to_value(view::Object::new(cluster, s)));
+                    .map(|s| serde_json::to_value(shapes::Object::new(cluster, s)));
                 Some(((*cluster.info).clone(), object))
             })
             .await?;

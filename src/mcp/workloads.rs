@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page;
-use super::state::{Fleet, Paging, Scope, answer, invalid};
+use super::state::{Fleet, Paging, ToolScope, answer, invalid};
 use super::strict::Strict;
 use crate::export::workloads::targets;
 use crate::fleet::FluxKind;
@@ -21,7 +21,7 @@ pub struct WorkloadsArgs {
     /// kind (Kustomization or HelmRelease) and name are required; workspace, cluster globs and
     /// namespace narrow where it is read.
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
     /// Every cluster that has the object, not only those where it is not ready.
     #[serde(default)]
     pub all: bool,

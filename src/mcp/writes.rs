@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::page::{self, Asked};
-use super::state::{Awaiting, DryRun, Fleet, Scope, Writes, answer, invalid};
+use super::state::{Awaiting, DryRun, Fleet, ToolScope, Writes, answer, invalid};
 use super::strict::Strict;
 use crate::actions::{self, Carry, Guard, Target, Update, Watch};
 use crate::config::Config;
@@ -32,7 +32,7 @@ const CLIENT_NAME: usize = 64;
 #[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
 pub struct ActArgs {
     #[serde(flatten)]
-    pub scope: Scope,
+    pub scope: ToolScope,
     /// failing, not-ready, or one health (suspended, ready …): only objects with it.
     pub status: Option<String>,
     /// The whole fleet is meant: needed when the scope names no workspace, clusters, namespace

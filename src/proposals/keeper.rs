@@ -5,7 +5,7 @@
 
 use jiff::Timestamp;
 
-use super::proposal::{Decision, Outcome, Proposal, Status, is_id};
+use super::proposal::{Decision, Outcome, Proposal, ProposalStatus, is_id};
 use super::store::{Store, StoreError};
 use crate::bus::proposals::{Proposals as Bucket, Written};
 
@@ -98,7 +98,7 @@ impl Keeper {
             Written::Moved => {
                 let status = read(bucket, id)
                     .await
-                    .map_or(Status::Approved, |(p, _)| p.status(now));
+                    .map_or(ProposalStatus::Approved, |(p, _)| p.status(now));
                 Err(StoreError::Decided {
                     id: id.to_string(),
                     status,

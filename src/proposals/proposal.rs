@@ -71,7 +71,7 @@ impl Selection {
     pub fn filter(&self) -> Result<Filter, SelectionError> {
         let kind =
             filter::kind(self.kind.as_deref()).map_err(|k| SelectionError::Kind(k.into()))?;
-        let status = self.status.as_deref().map(filter::Status::parse);
+        let status = self.status.as_deref().map(filter::StatusFilter::parse);
         Ok(Filter {
             kind,
             name: self.name.clone(),
@@ -235,7 +235,7 @@ pub enum Decision {
 /// Where a proposal stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Status {
+pub enum ProposalStatus {
     /// Waiting for a person.
     Pending,
     /// Approved: acting, or acted (its outcomes say how each target ended).
@@ -247,19 +247,19 @@ pub enum Status {
     Expired,
 }
 
-impl Status {
+impl ProposalStatus {
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Pending => "pending",
-            Status::Approved => "approved",
-            Status::Rejected => "rejected",
-            Status::Refused => "refused",
-            Status::Expired => "expired",
+            ProposalStatus::Pending => "pending",
+            ProposalStatus::Approved => "approved",
+            ProposalStatus::Rejected => "rejected",
+            ProposalStatus::Refused => "refused",
+            ProposalStatus::Expired => "expired",
         }
     }
 }
 
-impl std::fmt::Display for Status {
+impl std::fmt::Display for ProposalStatus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
     }
@@ -347,13 +347,13 @@ impl Proposal {
         }
     }
 
-    pub fn status(&self, now: Timestamp) -> Status {
+    pub fn status(&self, now: Timestamp) -> ProposalStatus {
         match &self.decision {
-            Some(Decision::Approved { .. }) => Status::Approved,
-            Some(Decision::Rejected { .. }) => Status::Rejected,
-            Some(Decision::Refused { .. }) => Status::Refused,
-            None if now >= self.expires => Status::Expired,
-            None => Status::Pending,
+            Some(Decision::Approved { .. }) => ProposalStatus::Approved,
+            Some(Decision::Rejected { .. }) => ProposalStatus::Rejected,
+            Some(Decision::Refused { .. }) => ProposalStatus::Refused,
+            None if now >= self.expires => ProposalStatus::Expired,
+            None => ProposalStatus::Pending,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::proposal::{Decision, Outcome, Proposal, Status, is_id};
+use super::proposal::{Decision, Outcome, Proposal, ProposalStatus, is_id};
 
 /// A proposal's file, at most: its targets are at most `actions.max_targets`.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
@@ -23,7 +23,7 @@ pub enum StoreError {
     #[error("no proposal {0}")]
     NotFound(String),
     #[error("proposal {id} is {status} already: it can no longer be decided")]
-    Decided { id: String, status: Status },
+    Decided { id: String, status: ProposalStatus },
     #[error("proposal {0} has expired: nothing can act on it (ask for it again)")]
     Expired(String),
     #[error("cannot read {}: {why}", path.display())]
@@ -144,7 +144,9 @@ impl Store {
         if let Err(why) = crate::private::create_new(&claim) {
             if why.kind() == std::io::ErrorKind::AlreadyExists {
                 // Decided by someone else a moment ago.
-                let status = self.load(id).map_or(Status::Approved, |p| p.status(now));
+                let status = self
+                    .load(id)
+                    .map_or(ProposalStatus::Approved, |p| p.status(now));
                 return Err(StoreError::Decided {
                     id: id.to_string(),
                     status,
@@ -174,8 +176,8 @@ impl Store {
 /// Refuses a decision on a proposal decided already, or expired.
 pub(super) fn undecided(proposal: &Proposal, now: Timestamp) -> Result<(), StoreError> {
     match proposal.status(now) {
-        Status::Pending => Ok(()),
-        Status::Expired => Err(StoreError::Expired(proposal.id.clone())),
+        ProposalStatus::Pending => Ok(()),
+        ProposalStatus::Expired => Err(StoreError::Expired(proposal.id.clone())),
         status => Err(StoreError::Decided {
             id: proposal.id.clone(),
             status,

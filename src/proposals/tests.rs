@@ -94,9 +94,9 @@ fn a_proposal_keeps_the_exact_patches_and_the_same_fleet_plans_the_same() {
         p.targets[0].would
     );
     assert_eq!(p.hash.len(), 64);
-    assert_eq!(p.status(now()), Status::Pending);
+    assert_eq!(p.status(now()), ProposalStatus::Pending);
     assert_eq!(p.expires, now() + jiff::SignedDuration::from_secs(600));
-    assert_eq!(p.status(p.expires), Status::Expired);
+    assert_eq!(p.status(p.expires), ProposalStatus::Expired);
     // Planned again with the proposal's own intent: nothing changed.
     assert_eq!(p.changes(&plan(&index, &p.intent())), None);
 }
@@ -146,13 +146,13 @@ fn a_decision_is_taken_once_and_never_on_an_expired_proposal() {
         at: now(),
     };
     let decided = store.decide(&p.id, approved.clone(), now()).unwrap();
-    assert_eq!(decided.status(now()), Status::Approved);
+    assert_eq!(decided.status(now()), ProposalStatus::Approved);
     let again = store.decide(&p.id, approved.clone(), now()).unwrap_err();
     assert!(
         matches!(
             again,
             StoreError::Decided {
-                status: Status::Approved,
+                status: ProposalStatus::Approved,
                 ..
             }
         ),

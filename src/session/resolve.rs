@@ -145,8 +145,8 @@ fn read_managements(
     }
 }
 
-fn request(sources: &Sources) -> inventory::Request {
-    inventory::Request::from_env(
+fn request(sources: &Sources) -> inventory::Lookup {
+    inventory::Lookup::from_env(
         sources.kubeconfigs.clone(),
         sources.dirs.clone(),
         sources.contexts.clone(),

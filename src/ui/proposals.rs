@@ -12,7 +12,7 @@ use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 use crate::app::model::Model;
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::workload::visible;
-use crate::proposals::{Decision, Proposal, Status};
+use crate::proposals::{Decision, Proposal, ProposalStatus};
 use crate::units::age;
 
 /// Text from an assistant or a cluster, on one line with its controls made visible.
@@ -85,16 +85,16 @@ fn message(frame: &mut Frame, area: Rect, theme: &Theme, text: &str, slot: Slot)
 fn row(p: &Proposal, now: Timestamp, selected: bool, theme: &Theme) -> Line<'static> {
     let status = p.status(now);
     let slot = match status {
-        Status::Pending => Slot::Warning,
-        Status::Approved => Slot::Text,
-        Status::Rejected | Status::Refused | Status::Expired => Slot::Dim,
+        ProposalStatus::Pending => Slot::Warning,
+        ProposalStatus::Approved => Slot::Text,
+        ProposalStatus::Rejected | ProposalStatus::Refused | ProposalStatus::Expired => Slot::Dim,
     };
     let mut style = theme.style(slot);
     if selected {
         style = theme.style(Slot::Selected);
     }
     let expires = match status {
-        Status::Pending => format!("expires in {}", age(Some(now), p.expires)),
+        ProposalStatus::Pending => format!("expires in {}", age(Some(now), p.expires)),
         _ => String::new(),
     };
     let text = format!(

@@ -109,9 +109,9 @@ pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Rep
         ..Config::default()
     })
     .await?;
-    let request = inventory::Request {
+    let request = inventory::Lookup {
         dirs: vec![sim.files.dir.join("kubeconfigs")],
-        ..inventory::Request::default()
+        ..inventory::Lookup::default()
     };
     let fleet = inventory::load(&request, &config::Config::defaults());
     let mut live = Session::kube(&fleet, engine);

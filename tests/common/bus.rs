@@ -52,7 +52,7 @@ pub fn start_collector_of(
     settings: fluxfleet::config::Engine,
 ) -> Running {
     let stop = CancellationToken::new();
-    let request = collector::Request {
+    let request = collector::Collecting {
         options: options.clone(),
         id: id.to_string(),
         retention: bus::Retention {
@@ -103,7 +103,7 @@ pub fn reread_of(inventory: &fluxfleet::inventory::Inventory) -> fluxfleet::inve
         .map(|c| c.source.clone())
         .collect();
     fluxfleet::inventory::Reread {
-        request: fluxfleet::inventory::Request {
+        request: fluxfleet::inventory::Lookup {
             kubeconfigs: files.into_iter().collect(),
             ..Default::default()
         },

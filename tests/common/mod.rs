@@ -183,7 +183,7 @@ pub fn admin(sim: &Sim, name: &str) -> (String, String, String) {
 pub async fn settled(kubeconfig: &Path) -> fluxfleet::session::Session {
     use fluxfleet::config::Config;
     let inv = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Request {
+        &fluxfleet::inventory::Lookup {
             kubeconfigs: vec![kubeconfig.to_path_buf()],
             ..Default::default()
         },
@@ -224,9 +224,9 @@ pub fn engine_settings() -> fluxfleet::config::Engine {
 
 /// The simulated fleet's kubeconfig directory as an inventory.
 pub fn fleet_of(sim: &Sim) -> fluxfleet::inventory::Inventory {
-    let request = fluxfleet::inventory::Request {
+    let request = fluxfleet::inventory::Lookup {
         dirs: vec![sim.dir.path().join("kubeconfigs")],
-        ..fluxfleet::inventory::Request::default()
+        ..fluxfleet::inventory::Lookup::default()
     };
     let inventory = fluxfleet::inventory::load(&request, &fluxfleet::config::Config::defaults());
     assert_eq!(inventory.problems, []);

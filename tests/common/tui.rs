@@ -153,9 +153,9 @@ impl Person {
 
 /// The fleet of `sim` as the TUI would load it.
 pub fn fleet(sim: &super::Sim) -> (Config, fluxfleet::inventory::Inventory) {
-    let request = inventory::Request {
+    let request = inventory::Lookup {
         dirs: vec![sim.dir.path().join("kubeconfigs")],
-        ..inventory::Request::default()
+        ..inventory::Lookup::default()
     };
     let mut config = Config::defaults();
     config.engine.connect_timeout = Duration::from_secs(5);

@@ -86,7 +86,7 @@ pub struct HistorySize {
 
 /// The snapshot, shared between the collector's loop and its HTTP server.
 #[derive(Default)]
-pub struct Status(Mutex<Snapshot>);
+pub struct StatusBoard(Mutex<Snapshot>);
 
 /// Why a probe fails: what the collector is still doing, or what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -117,7 +117,7 @@ pub enum NotReady {
 /// A probe's answer: whether it passes, and why not.
 pub type Probe = Result<(), NotReady>;
 
-impl Status {
+impl StatusBoard {
     pub fn set(&self, snapshot: Snapshot) {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner) = snapshot;
     }
@@ -154,15 +154,15 @@ impl Status {
     }
 }
 
-impl crate::endpoints::Endpoints for Status {
+impl crate::endpoints::Endpoints for StatusBoard {
     type NotReady = NotReady;
 
     fn healthz(&self) -> Probe {
-        Status::healthz(self, tokio::time::Instant::now())
+        StatusBoard::healthz(self, tokio::time::Instant::now())
     }
 
     fn readyz(&self) -> Probe {
-        Status::readyz(self, tokio::time::Instant::now())
+        StatusBoard::readyz(self, tokio::time::Instant::now())
     }
 
     fn metrics(&self) -> String {
@@ -371,7 +371,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn probes_fail_when_the_loop_stops_turning_or_the_bus_is_gone() {
-        let status = Status::default();
+        let status = StatusBoard::default();
         let start = tokio::time::Instant::now();
         assert!(status.healthz(start).is_ok());
         assert!(

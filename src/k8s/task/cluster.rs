@@ -63,7 +63,7 @@ async fn lifecycle(
     // state (thousands of idle tasks).
     if shared.summary {
         let opened = shared.warm.register(reporter.key());
-        return Box::pin(super::summary::summarized(
+        return Box::pin(super::summary_tier::summarized(
             &mut reporter,
             spec,
             shared,

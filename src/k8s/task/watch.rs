@@ -133,11 +133,11 @@ pub(in crate::k8s) async fn watch(
         // A one-shot read reads the report once and watches nothing.
         (true, true) => {
             let http = http.clone();
-            futures::stream::once(async move { super::report::read(&http).await })
+            futures::stream::once(async move { super::flux_report::read(&http).await })
                 .chain(futures::stream::pending())
                 .boxed()
         }
-        (true, false) => super::report::watched(http.clone(), shared.report_interval).boxed(),
+        (true, false) => super::flux_report::watched(http.clone(), shared.report_interval).boxed(),
     };
     let mut reported = false;
     // The first picture of the cluster includes its report: syncing until it has been read.

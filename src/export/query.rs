@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{Filter, Status};
+use super::{Filter, StatusFilter};
 use crate::session::resolve::Sources;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -14,7 +14,7 @@ pub enum Output {
 
 /// What `get` was asked.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub struct Query {
     pub sources: Sources,
     pub filter: Filter,
     pub output: Output,
@@ -23,7 +23,7 @@ pub struct Request {
     pub root_causes: bool,
     pub timeout: Duration,
     pub watch: bool,
-    pub fail_on: Option<Status>,
+    pub fail_on: Option<StatusFilter>,
     /// With `--nats`: the history of this last while instead of the objects.
     pub since: Option<Duration>,
 }

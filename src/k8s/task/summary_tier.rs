@@ -175,7 +175,7 @@ async fn look(
     protocol: Protocol,
 ) -> Result<Seen, Missed> {
     let (http, _expires) = client(spec, shared, protocol).await?;
-    let report = match super::report::read(&http).await {
+    let report = match super::flux_report::read(&http).await {
         Ok(Some(report)) => Some(report.counting(&shared.kinds)),
         Ok(None) => None,
         // Allowed to read Flux objects but not the operator's report: list them instead.
