@@ -20,71 +20,37 @@ use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use tokio::time::Instant;
 
-use super::page::{Page, WatchLine};
-use super::summarize::{key_of, summarize};
-use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
-use crate::k8s::wire::api::{self, Http, Reason, Trouble};
-use crate::k8s::wire::backoff::Backoff;
+use super::page::Page;
+use crate::fleet::{FluxKind, FluxSummary, Phase};
+use crate::k8s::wire::api::{self, Http, Trouble};
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::response::ResponseBody;
+
+mod state;
+
+use state::{Came, Stand, Watching};
+pub(in crate::k8s) use state::{RAN_LONG_ENOUGH, Step};
 
 /// The server ends a watch after this long (kube and client-go use about 5 minutes); it is then
 /// re-opened from the last resourceVersion seen.
 pub(super) const WATCH_SECONDS: u32 = 290;
 /// A watch line longer than this is a misbehaving server, not a Flux object.
 const MAX_LINE: usize = 16 * 1024 * 1024;
-/// A watch that ran this long before it broke is resumed at once: it was a working watch, not a
-/// server refusing to hold one (client-go's reflector calls a watch under a second with no
-/// event "very short").
-pub(in crate::k8s) const RAN_LONG_ENOUGH: Duration = Duration::from_secs(5);
-/// Watches that broke sooner are resumed at once this many times a minute, then backed off.
-pub(in crate::k8s) const QUICK_RESUMES: u8 = 3;
-const QUICK_WINDOW: Duration = Duration::from_secs(60);
 
-/// What a kind's watch has to say next.
-#[derive(Debug)]
-pub(in crate::k8s) enum Step {
-    /// A complete list: the kind's rows, replacing whatever was known.
-    Listed(Vec<FluxSummary>),
-    /// The watch request was accepted: from here on, changes arrive as they happen.
-    Watching,
-    Applied(Box<FluxSummary>),
-    Deleted(ObjectKey),
-    /// The server broke the watch and it was resumed at once from where it stopped: nothing
-    /// was missed, and the kind stays live.
-    Restarted,
-    /// A request failed; this watch tries again by itself at `retry_at`.
-    Failed {
-        /// What the server's refusal meant; None when no server answered.
-        reason: Option<Reason>,
-        failure: Failure,
-        retry_at: Timestamp,
-    },
-}
-
+/// One kind's watch with its connection: makes the request its state ([`Watching`]) asks for
+/// and steps the state with what came of it.
 pub(in crate::k8s) struct KindWatch {
     /// Shared by the cluster's kinds: a clone of the service stack is ~650 bytes, made per
     /// request instead of kept per watch.
     http: Arc<Http>,
-    kind: FluxKind,
     /// The version served, of which the path is made for each request (a path kept by each of
     /// 70,000 watches was 5 MiB).
     version: Box<str>,
-    /// Where the watch resumes; None means list first.
-    resource_version: Option<String>,
+    chunk_size: u32,
+    /// The open watch's body, while the state is [`Stand::Open`].
     body: Option<ResponseBody>,
     lines: Lines,
-    chunk_size: u32,
-    /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
-    /// less deleted since).
-    max_objects: usize,
-    objects: usize,
-    backoff: Backoff,
-    wait: Option<Duration>,
-    /// When the open watch was opened.
-    opened: Option<Instant>,
-    /// Since when quick resumes are counted, and how many there were since.
-    quick: Option<(Instant, u8)>,
+    state: Watching,
 }
 
 impl KindWatch {
@@ -99,28 +65,21 @@ impl KindWatch {
     ) -> KindWatch {
         KindWatch {
             http,
-            kind,
             version: version.into(),
-            resource_version: None,
+            chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
             body: None,
             lines: Lines::default(),
-            chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
-            max_objects,
-            objects: 0,
-            backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
-            wait: None,
-            opened: None,
-            quick: None,
+            state: Watching::new(kind, max_objects, max_backoff, seed),
         }
     }
 
     pub(in crate::k8s) fn kind(&self) -> FluxKind {
-        self.kind
+        self.state.kind()
     }
 
     /// `/apis/<group>/<version>/<plural>`
     fn path(&self) -> String {
-        let kind = self.kind;
+        let kind = self.kind();
         format!("/apis/{}/{}/{}", kind.group(), self.version, kind.plural())
     }
 
@@ -130,115 +89,48 @@ impl KindWatch {
     /// line, and each of a fleet's watches should carry only what that takes.
     pub(in crate::k8s) async fn next(&mut self) -> Step {
         loop {
-            if let Some(delay) = self.wait.take() {
+            if let Some(delay) = self.state.take_wait() {
                 Box::pin(tokio::time::sleep(delay)).await;
             }
-            if self.resource_version.is_none() {
-                match Box::pin(self.list()).await {
-                    Ok(items) => return Step::Listed(items),
-                    Err(trouble) => match self.failed(trouble) {
-                        Some(step) => return step,
-                        None => continue,
-                    },
-                }
-            }
-            if self.body.is_none() {
-                match Box::pin(self.open()).await {
-                    Ok(body) => {
-                        // Opening is not health: a server may break every watch it accepts.
-                        self.body = Some(body);
-                        self.opened = Some(Instant::now());
-                        return Step::Watching;
-                    }
-                    Err(trouble) => match self.failed(trouble) {
-                        Some(step) => return step,
-                        None => continue,
-                    },
-                }
-            }
-            let outcome = match self.line().await {
-                Ok(Some(line)) => {
-                    let event = self.event(&line);
-                    if event.is_ok() {
-                        self.backoff.healthy();
-                    }
-                    event
-                }
-                Ok(None) => {
-                    // The server ended the watch (its timeout): resume where it stopped.
-                    self.body = None;
-                    Ok(None)
-                }
-                Err(Cut::Broke(trouble)) => {
-                    self.body = None;
-                    self.lines = Lines::default();
-                    match self.resume_at_once(Instant::now()) {
-                        Ok(()) => return Step::Restarted,
-                        Err(broken) => Err(broke_often(trouble, broken)),
+            let came = match self.state.stand() {
+                Stand::Unlisted => Came::Listed(Box::pin(self.list()).await),
+                Stand::From { rv } => {
+                    let uri = watch_uri(&self.path(), None, rv);
+                    match Box::pin(open(&self.http, uri)).await {
+                        Ok(body) => {
+                            self.body = Some(body);
+                            Came::Opened(Ok(()))
+                        }
+                        Err(trouble) => Came::Opened(Err(trouble)),
                     }
                 }
-                Err(Cut::Refused(trouble)) => Err(trouble),
+                Stand::Open { .. } => self.line().await,
             };
-            match outcome {
-                Ok(Some(step)) => return step,
-                Ok(None) => {}
-                Err(trouble) => {
-                    self.body = None;
-                    self.lines = Lines::default();
-                    if let Some(step) = self.failed(trouble) {
-                        return step;
-                    }
-                }
+            let step = self.state.advance(came, Instant::now(), Timestamp::now());
+            if !matches!(self.state.stand(), Stand::Open { .. }) {
+                self.body = None;
+                self.lines = Lines::default();
+            }
+            if let Some(step) = step {
+                return step;
             }
         }
     }
 
-    /// Whether the watch that just broke may be resumed at once (it ran long enough, or a quick
-    /// resume is left this minute); else how many quick ones this minute already took.
-    fn resume_at_once(&mut self, now: Instant) -> Result<(), u8> {
-        let ran = self.opened.take().map(|t| now.duration_since(t));
-        if ran.is_some_and(|ran| ran >= RAN_LONG_ENOUGH) {
-            return Ok(());
-        }
-        let (since, taken) = match self.quick {
-            Some((since, taken)) if now.duration_since(since) < QUICK_WINDOW => (since, taken),
-            _ => (now, 0),
-        };
-        if taken >= QUICK_RESUMES {
-            self.quick = Some((since, taken));
-            return Err(taken);
-        }
-        self.quick = Some((since, taken + 1));
-        Ok(())
-    }
-
-    /// A failure: 410 Gone means relist now; anything else is reported and retried after a delay.
-    fn failed(&mut self, trouble: Trouble) -> Option<Step> {
-        if trouble.reason() == Some(Reason::Gone) {
-            self.resource_version = None;
-            return None;
-        }
-        let delay = self.backoff.next_delay();
-        self.wait = Some(delay);
-        Some(Step::Failed {
-            reason: trouble.reason(),
-            failure: trouble.into_failure(),
-            retry_at: Timestamp::now() + delay,
-        })
-    }
-
-    /// Every page of the list, summarised page by page; remembers the list's resourceVersion.
-    /// A list longer than `max_objects` (or one whose pages never end) is the server's error.
-    async fn list(&mut self) -> Result<Vec<FluxSummary>, Trouble> {
+    /// Every page of the list, summarised page by page, with the list's resourceVersion. A list
+    /// longer than the kind may hold (or one whose pages never end) is the server's error.
+    async fn list(&self) -> Result<(Vec<FluxSummary>, String), Trouble> {
         let mut summaries = Vec::new();
         let mut token: Option<String> = None;
         let (mut items, mut pages) = (0usize, 0usize);
+        let max_objects = self.state.max_objects();
         // Pages may hold fewer items than asked for, but not forever.
-        let max_pages = self.max_objects / self.chunk_size as usize * 2 + 16;
+        let max_pages = max_objects / self.chunk_size as usize * 2 + 16;
         loop {
             pages += 1;
             if pages > max_pages {
-                return Err(self.too_many(format!("a list of more than {max_pages} pages")));
+                let what = format!("a list of more than {max_pages} pages");
+                return Err(self.state.too_many(what));
             }
             let mut params = ListParams::default().limit(self.chunk_size);
             if let Some(t) = token.take() {
@@ -249,10 +141,11 @@ impl KindWatch {
                 .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
                 .uri()
                 .to_string();
-            let page = api::get_seeded(&self.http, &uri, Page(self.kind)).await?;
+            let page = api::get_seeded(&self.http, &uri, Page(self.kind())).await?;
             items += page.items;
-            if items > self.max_objects {
-                return Err(self.too_many(format!("more than {} objects", self.max_objects)));
+            if items > max_objects {
+                let what = format!("more than {max_objects} objects");
+                return Err(self.state.too_many(what));
             }
             summaries.extend(page.summaries);
             match page.continue_token.filter(|t| !t.is_empty()) {
@@ -262,88 +155,35 @@ impl KindWatch {
                     let Some(rv) = rv else {
                         return Err(Trouble::garbage("a list without a resourceVersion"));
                     };
-                    self.resource_version = Some(rv);
-                    self.objects = summaries.len();
-                    return Ok(summaries);
+                    return Ok((summaries, rv));
                 }
             }
         }
     }
 
-    /// The server sends more of this kind than one cluster may hold.
-    fn too_many(&self, what: String) -> Trouble {
-        Trouble::Failed(Failure::new(
-            Phase::ServerError,
-            format!(
-                "the server sent {what} of kind {} (engine.max_objects is {}): not kept",
-                self.kind, self.max_objects
-            ),
-        ))
-    }
-
-    async fn open(&self) -> Result<ResponseBody, Trouble> {
-        let rv = self.resource_version.as_deref().unwrap_or_default();
-        let uri = watch_uri(&self.path(), None, rv)?;
-        Ok(api::get(&self.http, &uri).await?.into_body())
-    }
-
-    /// The next complete line of the watch; None when the server ended it.
-    async fn line(&mut self) -> Result<Option<Bytes>, Cut> {
+    /// What the open watch brings next: a complete line, its end, or its breaking.
+    async fn line(&mut self) -> Came {
         let Some(body) = self.body.as_mut() else {
-            return Ok(None);
+            return Came::Ended;
         };
         match self.lines.read(body).await {
-            Ok(line) => Ok(line),
-            Err(Unread::TooLong) => Err(Cut::Refused(Trouble::garbage(
-                "a watch event larger than 16 MiB",
-            ))),
+            Ok(Some(line)) => Came::Line(line),
+            Ok(None) => Came::Ended,
+            Err(Unread::TooLong) => {
+                Came::Refused(Trouble::garbage("a watch event larger than 16 MiB"))
+            }
             Err(Unread::Broke(e)) => {
                 let mut failure = Trouble::transport(&*e).into_failure();
                 failure.message = format!("the watch broke: {}", failure.message);
-                Err(Cut::Broke(Trouble::Failed(failure)))
+                Came::Broke(Trouble::Failed(failure))
             }
         }
     }
+}
 
-    /// One watch event; None for what changes nothing that is shown (bookmarks, unnamed objects).
-    fn event(&mut self, line: &[u8]) -> Result<Option<Step>, Trouble> {
-        let WatchLine { kind, object } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
-        let kind = kind.get().unwrap_or_default();
-        let object = object.0.unwrap_or_default();
-        if kind == "ERROR" {
-            let status = kube::core::Status {
-                code: object
-                    .code
-                    .0
-                    .and_then(|c| u16::try_from(c).ok())
-                    .unwrap_or(0),
-                reason: object.reason.get().unwrap_or_default().to_owned(),
-                message: object.message.get().unwrap_or_default().to_owned(),
-                ..kube::core::Status::default()
-            };
-            return Err(Trouble::status(&status));
-        }
-        if let Some(rv) = object.resource_version() {
-            self.resource_version = Some(rv.to_string());
-        }
-        Ok(match kind {
-            "ADDED" if self.objects >= self.max_objects => {
-                // Relist: the count starts again from what the server really holds.
-                self.resource_version = None;
-                return Err(self.too_many(format!("more than {} objects", self.max_objects)));
-            }
-            "ADDED" | "MODIFIED" => {
-                self.objects += usize::from(kind == "ADDED");
-                summarize(self.kind, Some(&object)).map(|s| Step::Applied(Box::new(s)))
-            }
-            "DELETED" => {
-                self.objects = self.objects.saturating_sub(1);
-                key_of(self.kind, &object).map(Step::Deleted)
-            }
-            "BOOKMARK" => None,
-            other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
-        })
-    }
+/// Opens the watch at `uri`.
+async fn open(http: &Http, uri: Result<String, Trouble>) -> Result<ResponseBody, Trouble> {
+    Ok(api::get(http, &uri?).await?.into_body())
 }
 
 /// The URI of a watch of the collection at `path` from `version` (the server's, so escaped),
@@ -362,28 +202,6 @@ pub(super) fn watch_uri(
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
         .uri()
         .to_string())
-}
-
-/// How reading a watch's lines failed.
-enum Cut {
-    /// The stream broke under it (reset, connection lost): the watch may be resumed.
-    Broke(Trouble),
-    /// The server sent what no watch sends.
-    Refused(Trouble),
-}
-
-/// A watch broken again within seconds, more often than quick resumes allow: the server
-/// answers but will not hold a watch, which is its error, not a lost route.
-fn broke_often(trouble: Trouble, quick: u8) -> Trouble {
-    let mut failure = trouble.into_failure();
-    failure.phase = Phase::ServerError;
-    failure.message = format!(
-        "{} (the {} watches before it this minute broke within {} s too)",
-        failure.message,
-        quick,
-        RAN_LONG_ENOUGH.as_secs()
-    );
-    Trouble::Failed(failure)
 }
 
 /// Splits a body arriving in frames into lines of at most `MAX` bytes. Holds no buffer between

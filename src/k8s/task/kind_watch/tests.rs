@@ -1,8 +1,188 @@
-//! A kind's watch: hostile lines, lines cut across frames, resuming a broken watch at once, and
+//! A kind's watch: its states stepped without a network (list, watch, resume, relist on 410
+//! Gone, back off), hostile lines, lines cut across frames, resuming a broken watch at once, and
 //! backing off from a server that breaks every watch.
 
+use super::state::{QUICK_RESUMES, Watching};
 use super::*;
 use crate::hostile::sample;
+use crate::k8s::wire::api::Reason;
+
+/// The state of a watch of Kustomizations holding at most `max_objects`.
+fn watching(max_objects: usize) -> Watching {
+    Watching::new(
+        FluxKind::Kustomization,
+        max_objects,
+        Duration::from_secs(30),
+        1,
+    )
+}
+
+/// A watch line of `kind` for the sample `file`, at resourceVersion `rv`.
+fn line(kind: &str, file: &str, rv: &str) -> Came {
+    let mut object = sample(file);
+    object["metadata"]["resourceVersion"] = serde_json::json!(rv);
+    let text = serde_json::json!({"type": kind, "object": object}).to_string();
+    Came::Line(Bytes::from(text))
+}
+
+/// An ERROR line carrying a Status with `code`.
+fn error_line(code: u16, reason: &str) -> Came {
+    let status =
+        serde_json::json!({"kind": "Status", "code": code, "reason": reason, "message": "m"});
+    let text = serde_json::json!({"type": "ERROR", "object": status}).to_string();
+    Came::Line(Bytes::from(text))
+}
+
+/// A list of `n` Kustomizations at resourceVersion `rv`.
+fn listed(n: usize, rv: &str) -> Came {
+    let text = sample("kustomization-ready.yaml").to_string();
+    let object: crate::fleet::object::Object<'_> = serde_json::from_str(&text).unwrap();
+    let ks = super::super::summarize::summarize(FluxKind::Kustomization, Some(&object));
+    let rows = (0..n).filter_map(|_| ks.clone()).collect();
+    Came::Listed(Ok((rows, rv.to_string())))
+}
+
+fn from(rv: &str) -> Stand {
+    Stand::From { rv: rv.into() }
+}
+
+#[test]
+fn a_watch_lists_opens_follows_and_resumes_where_it_stopped() {
+    let mut w = watching(100);
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    assert_eq!(w.stand(), &Stand::Unlisted, "a new watch lists first");
+    match w.advance(listed(3, "10"), t0, wall) {
+        Some(Step::Listed(rows)) => assert_eq!(rows.len(), 3),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        w.stand(),
+        &from("10"),
+        "then watches from the list's version"
+    );
+    assert!(matches!(
+        w.advance(Came::Opened(Ok(())), t0, wall),
+        Some(Step::Watching)
+    ));
+    assert_eq!(
+        w.stand(),
+        &Stand::Open {
+            rv: "10".into(),
+            since: t0
+        }
+    );
+    let step = w.advance(line("MODIFIED", "kustomization-ready.yaml", "11"), t0, wall);
+    assert!(matches!(step, Some(Step::Applied(_))), "{step:?}");
+    // A bookmark tells nothing, but moves where the watch resumes from.
+    let step = w.advance(line("BOOKMARK", "kustomization-ready.yaml", "15"), t0, wall);
+    assert!(step.is_none(), "{step:?}");
+    let step = w.advance(line("DELETED", "kustomization-ready.yaml", "16"), t0, wall);
+    assert!(matches!(step, Some(Step::Deleted(_))), "{step:?}");
+    // The server ends the watch (its timeout): re-opened from the last version, at once.
+    assert!(w.advance(Came::Ended, t0, wall).is_none());
+    assert_eq!(w.stand(), &from("16"));
+    assert_eq!(w.take_wait(), None, "no pause");
+}
+
+#[test]
+fn gone_relists_at_once_and_other_refusals_back_off_where_the_watch_stood() {
+    let mut w = watching(100);
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    w.advance(listed(1, "5"), t0, wall);
+    w.advance(Came::Opened(Ok(())), t0, wall);
+    // 410 Gone in the watch: the version is too old; list again, now, telling nothing.
+    assert!(w.advance(error_line(410, "Expired"), t0, wall).is_none());
+    assert_eq!(w.stand(), &Stand::Unlisted);
+    assert_eq!(w.take_wait(), None);
+    // A forbidden list: told with its reason, retried after a pause, still to list.
+    let forbidden = Trouble::status(&kube::core::Status {
+        code: 403,
+        reason: "Forbidden".into(),
+        message: "no".into(),
+        ..kube::core::Status::default()
+    });
+    match w.advance(Came::Listed(Err(forbidden)), t0, wall) {
+        Some(Step::Failed {
+            reason, retry_at, ..
+        }) => {
+            assert_eq!(reason, Some(Reason::Forbidden));
+            let wait = w.take_wait().expect("a pause before the retry");
+            assert_eq!(retry_at, wall + wait, "the retry is said for when it comes");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(w.stand(), &Stand::Unlisted);
+    // A watch refused after the list: retried from the list's version, not relisted.
+    w.advance(listed(1, "7"), t0, wall);
+    let step = w.advance(Came::Opened(Err(Trouble::garbage("no"))), t0, wall);
+    assert!(matches!(step, Some(Step::Failed { .. })), "{step:?}");
+    assert_eq!(w.stand(), &from("7"));
+    // A line no watch sends: the watch is closed, and reopened where it stood after a pause.
+    w.take_wait();
+    w.advance(Came::Opened(Ok(())), t0, wall);
+    let step = w.advance(line("PATCHED", "kustomization-ready.yaml", "8"), t0, wall);
+    assert!(matches!(step, Some(Step::Failed { .. })), "{step:?}");
+    // Its version is where the server stood: the watch resumes after it.
+    assert_eq!(w.stand(), &from("8"));
+    assert!(w.take_wait().is_some());
+}
+
+#[test]
+fn more_objects_than_a_cluster_may_hold_is_refused_and_listed_again() {
+    let mut w = watching(2);
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    w.advance(listed(2, "1"), t0, wall);
+    w.advance(Came::Opened(Ok(())), t0, wall);
+    match w.advance(line("ADDED", "kustomization-ready.yaml", "2"), t0, wall) {
+        Some(Step::Failed { failure, .. }) => {
+            assert!(
+                failure.message.contains("engine.max_objects is 2"),
+                "{}",
+                failure.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        w.stand(),
+        &Stand::Unlisted,
+        "the count starts again from a list"
+    );
+}
+
+#[test]
+fn a_broken_watch_resumes_at_once_until_it_breaks_too_often() {
+    let mut w = watching(100);
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    w.advance(listed(0, "1"), t0, wall);
+    let broke = || Came::Broke(Trouble::garbage("reset"));
+    for i in 0..u64::from(QUICK_RESUMES) {
+        let at = t0 + Duration::from_secs(i);
+        w.advance(Came::Opened(Ok(())), at, wall);
+        let step = w.advance(broke(), at + Duration::from_millis(10), wall);
+        assert!(matches!(step, Some(Step::Restarted)), "cut {i}: {step:?}");
+        assert_eq!(w.take_wait(), None);
+    }
+    let at = t0 + Duration::from_secs(10);
+    w.advance(Came::Opened(Ok(())), at, wall);
+    match w.advance(broke(), at + Duration::from_millis(10), wall) {
+        Some(Step::Failed { failure, .. }) => {
+            assert_eq!(failure.phase, Phase::ServerError);
+            assert!(
+                failure.message.contains("this minute"),
+                "{}",
+                failure.message
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        w.stand(),
+        &from("1"),
+        "resumed from where it stood, after a pause"
+    );
+    assert!(w.take_wait().is_some());
+}
 
 /// A watch of Kustomizations v1 through `http`.
 fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
@@ -19,7 +199,7 @@ fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
 
 #[test]
 fn hostile_watch_lines_are_errors_or_events_never_panics() {
-    let mut watch = kustomizations(offline(), Duration::from_secs(1), 1);
+    let mut watch = watching(10_000);
     let object = sample("kustomization-health-check-failed.yaml");
     let status = serde_json::json!({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old"});
     let (mut answered, mut refused) = (0, 0);
@@ -91,24 +271,15 @@ fn an_endless_line_is_refused() {
     assert_eq!(lines.next(), Err(TooLong));
 }
 
-fn offline() -> Http {
-    tower::util::BoxCloneSyncService::new(tower::service_fn(
-        |_: http::Request<kube::client::Body>| async {
-            Err::<http::Response<ResponseBody>, tower::BoxError>("offline".into())
-        },
-    ))
-}
-
 #[test]
 fn a_watch_that_ran_a_while_is_resumed_at_once_however_often_it_breaks() {
-    let mut watch = kustomizations(offline(), Duration::from_secs(30), 1);
+    let mut watch = watching(100);
     let start = Instant::now();
     // Cut every 6 s, for ten minutes: each one a working watch.
     for i in 0..100u32 {
         let opened = start + Duration::from_secs(6) * i;
-        watch.opened = Some(opened);
         assert_eq!(
-            watch.resume_at_once(opened + RAN_LONG_ENOUGH),
+            watch.resume_at_once(Some(opened), opened + RAN_LONG_ENOUGH),
             Ok(()),
             "cut {i}"
         );
@@ -117,11 +288,10 @@ fn a_watch_that_ran_a_while_is_resumed_at_once_however_often_it_breaks() {
 
 #[test]
 fn watches_cut_within_seconds_are_resumed_at_once_a_few_times_a_minute() {
-    let mut watch = kustomizations(offline(), Duration::from_secs(30), 1);
+    let mut watch = watching(100);
     let start = Instant::now();
-    let cut = |watch: &mut KindWatch, at: Duration| {
-        watch.opened = Some(start + at);
-        watch.resume_at_once(start + at + Duration::from_millis(100))
+    let cut = |watch: &mut Watching, at: Duration| {
+        watch.resume_at_once(Some(start + at), start + at + Duration::from_millis(100))
     };
     for i in 0..u64::from(QUICK_RESUMES) {
         assert_eq!(cut(&mut watch, Duration::from_secs(i)), Ok(()));
@@ -138,9 +308,11 @@ fn watches_cut_within_seconds_are_resumed_at_once_a_few_times_a_minute() {
     for i in 0..u64::from(QUICK_RESUMES) {
         let _ = cut(&mut watch, Duration::from_secs(62 + i));
     }
-    watch.opened = Some(start + Duration::from_secs(70));
     assert_eq!(
-        watch.resume_at_once(start + Duration::from_secs(76)),
+        watch.resume_at_once(
+            Some(start + Duration::from_secs(70)),
+            start + Duration::from_secs(76)
+        ),
         Ok(())
     );
 }

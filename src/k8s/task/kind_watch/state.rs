@@ -1,0 +1,302 @@
+//! Where one kind's watch stands, and what it does next, apart from its I/O — as kube-runtime's
+//! watcher keeps an explicit state stepped by what each request brought. [`Watching::advance`]
+//! is a function of the state, what [`Came`] of the last request, and the time: it says what to
+//! tell ([`Step`]), where the watch stands now ([`Stand`]: list, open a watch from a version, or
+//! read the open one) and how long to wait before the next request. The driver
+//! ([`super::KindWatch`]) only makes the request the stand asks for.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use jiff::Timestamp;
+use tokio::time::Instant;
+
+use super::super::page::WatchLine;
+use super::super::summarize::{key_of, summarize};
+use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
+use crate::k8s::wire::api::{Reason, Trouble};
+use crate::k8s::wire::backoff::Backoff;
+use crate::k8s::wire::errors::Failure;
+
+/// A watch that ran this long before it broke is resumed at once: it was a working watch, not a
+/// server refusing to hold one (client-go's reflector calls a watch under a second with no
+/// event "very short").
+pub(in crate::k8s) const RAN_LONG_ENOUGH: Duration = Duration::from_secs(5);
+/// Watches that broke sooner are resumed at once this many times a minute, then backed off.
+pub(in crate::k8s) const QUICK_RESUMES: u8 = 3;
+const QUICK_WINDOW: Duration = Duration::from_secs(60);
+
+/// What a kind's watch has to say next.
+#[derive(Debug)]
+pub(in crate::k8s) enum Step {
+    /// A complete list: the kind's rows, replacing whatever was known.
+    Listed(Vec<FluxSummary>),
+    /// The watch request was accepted: from here on, changes arrive as they happen.
+    Watching,
+    Applied(Box<FluxSummary>),
+    Deleted(ObjectKey),
+    /// The server broke the watch and it was resumed at once from where it stopped: nothing
+    /// was missed, and the kind stays live.
+    Restarted,
+    /// A request failed; this watch tries again by itself at `retry_at`.
+    Failed {
+        /// What the server's refusal meant; None when no server answered.
+        reason: Option<Reason>,
+        failure: Failure,
+        retry_at: Timestamp,
+    },
+}
+
+/// Where the watch stands: which request comes next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(in crate::k8s) enum Stand {
+    /// Nothing to watch from: list (again).
+    Unlisted,
+    /// Listed, or a watch ended where it stopped: open a watch from `rv`.
+    From { rv: String },
+    /// A watch is open since `since`; `rv` is the last version it told.
+    Open { rv: String, since: Instant },
+}
+
+/// What the last request brought.
+#[derive(Debug)]
+pub(in crate::k8s) enum Came {
+    /// The whole list, with its resourceVersion; or why not.
+    Listed(Result<(Vec<FluxSummary>, String), Trouble>),
+    /// The watch request was accepted, or why not.
+    Opened(Result<(), Trouble>),
+    /// One line of the open watch.
+    Line(Bytes),
+    /// The server ended the watch (its timeout).
+    Ended,
+    /// The stream broke under it (reset, connection lost): it may be resumed.
+    Broke(Trouble),
+    /// The server sent what no watch sends.
+    Refused(Trouble),
+}
+
+/// One kind's watch on one cluster, without its connection.
+pub(in crate::k8s) struct Watching {
+    kind: FluxKind,
+    stand: Stand,
+    /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
+    /// less deleted since).
+    max_objects: usize,
+    objects: usize,
+    backoff: Backoff,
+    /// To wait before the next request.
+    wait: Option<Duration>,
+    /// Since when quick resumes are counted, and how many there were since.
+    quick: Option<(Instant, u8)>,
+}
+
+impl Watching {
+    pub(in crate::k8s) fn new(
+        kind: FluxKind,
+        max_objects: usize,
+        max_backoff: Duration,
+        seed: u64,
+    ) -> Watching {
+        Watching {
+            kind,
+            stand: Stand::Unlisted,
+            max_objects,
+            objects: 0,
+            backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
+            wait: None,
+            quick: None,
+        }
+    }
+
+    pub(in crate::k8s) fn kind(&self) -> FluxKind {
+        self.kind
+    }
+
+    pub(in crate::k8s) fn stand(&self) -> &Stand {
+        &self.stand
+    }
+
+    pub(in crate::k8s) fn max_objects(&self) -> usize {
+        self.max_objects
+    }
+
+    /// The pause before the next request, once.
+    pub(in crate::k8s) fn take_wait(&mut self) -> Option<Duration> {
+        self.wait.take()
+    }
+
+    /// Steps on what the last request brought, at `now` (`wall` for when a retry is due): what
+    /// to tell, if anything.
+    pub(in crate::k8s) fn advance(
+        &mut self,
+        came: Came,
+        now: Instant,
+        wall: Timestamp,
+    ) -> Option<Step> {
+        match came {
+            Came::Listed(Ok((summaries, rv))) => {
+                self.objects = summaries.len();
+                self.stand = Stand::From { rv };
+                Some(Step::Listed(summaries))
+            }
+            Came::Listed(Err(trouble)) | Came::Opened(Err(trouble)) => self.failed(trouble, wall),
+            Came::Opened(Ok(())) => {
+                // Opening is not health: a server may break every watch it accepts.
+                let rv = self.version().unwrap_or_default();
+                self.stand = Stand::Open { rv, since: now };
+                Some(Step::Watching)
+            }
+            Came::Line(line) => match self.event(&line) {
+                Ok(step) => {
+                    self.backoff.healthy();
+                    step
+                }
+                Err(trouble) => {
+                    self.close();
+                    self.failed(trouble, wall)
+                }
+            },
+            Came::Ended => {
+                // Resumed where it stopped.
+                self.close();
+                None
+            }
+            Came::Broke(trouble) => {
+                let since = match &self.stand {
+                    Stand::Open { since, .. } => Some(*since),
+                    _ => None,
+                };
+                self.close();
+                match self.resume_at_once(since, now) {
+                    Ok(()) => Some(Step::Restarted),
+                    Err(quick) => self.failed(broke_often(trouble, quick), wall),
+                }
+            }
+            Came::Refused(trouble) => {
+                self.close();
+                self.failed(trouble, wall)
+            }
+        }
+    }
+
+    /// The version the watch is at, if any.
+    fn version(&self) -> Option<String> {
+        match &self.stand {
+            Stand::Unlisted => None,
+            Stand::From { rv } | Stand::Open { rv, .. } => Some(rv.clone()),
+        }
+    }
+
+    /// The open watch is done with: the next one opens where it stopped.
+    fn close(&mut self) {
+        if let Stand::Open { rv, .. } = &mut self.stand {
+            let rv = std::mem::take(rv);
+            self.stand = Stand::From { rv };
+        }
+    }
+
+    /// Whether a watch open since `since` that broke at `now` may be resumed at once (it ran
+    /// long enough, or a quick resume is left this minute); else how many quick ones this
+    /// minute already took.
+    pub(in crate::k8s) fn resume_at_once(
+        &mut self,
+        since: Option<Instant>,
+        now: Instant,
+    ) -> Result<(), u8> {
+        let ran = since.map(|t| now.duration_since(t));
+        if ran.is_some_and(|ran| ran >= RAN_LONG_ENOUGH) {
+            return Ok(());
+        }
+        let (since, taken) = match self.quick {
+            Some((since, taken)) if now.duration_since(since) < QUICK_WINDOW => (since, taken),
+            _ => (now, 0),
+        };
+        if taken >= QUICK_RESUMES {
+            self.quick = Some((since, taken));
+            return Err(taken);
+        }
+        self.quick = Some((since, taken + 1));
+        Ok(())
+    }
+
+    /// A failure: 410 Gone means relist now; anything else is told and retried after a delay.
+    fn failed(&mut self, trouble: Trouble, wall: Timestamp) -> Option<Step> {
+        if trouble.reason() == Some(Reason::Gone) {
+            self.stand = Stand::Unlisted;
+            return None;
+        }
+        let delay = self.backoff.next_delay();
+        self.wait = Some(delay);
+        Some(Step::Failed {
+            reason: trouble.reason(),
+            failure: trouble.into_failure(),
+            retry_at: wall + delay,
+        })
+    }
+
+    /// The server sends more of this kind than one cluster may hold.
+    pub(in crate::k8s) fn too_many(&self, what: String) -> Trouble {
+        Trouble::Failed(Failure::new(
+            Phase::ServerError,
+            format!(
+                "the server sent {what} of kind {} (engine.max_objects is {}): not kept",
+                self.kind, self.max_objects
+            ),
+        ))
+    }
+
+    /// One watch event; None for what changes nothing that is shown (bookmarks, unnamed
+    /// objects). Its resourceVersion is where the watch stands from now on.
+    pub(in crate::k8s) fn event(&mut self, line: &[u8]) -> Result<Option<Step>, Trouble> {
+        let WatchLine { kind, object } = serde_json::from_slice(line).map_err(Trouble::garbage)?;
+        let kind = kind.get().unwrap_or_default();
+        let object = object.0.unwrap_or_default();
+        if kind == "ERROR" {
+            let status = kube::core::Status {
+                code: object
+                    .code
+                    .0
+                    .and_then(|c| u16::try_from(c).ok())
+                    .unwrap_or(0),
+                reason: object.reason.get().unwrap_or_default().to_owned(),
+                message: object.message.get().unwrap_or_default().to_owned(),
+                ..kube::core::Status::default()
+            };
+            return Err(Trouble::status(&status));
+        }
+        if let (Some(seen), Stand::Open { rv, .. }) = (object.resource_version(), &mut self.stand) {
+            seen.clone_into(rv);
+        }
+        Ok(match kind {
+            "ADDED" if self.objects >= self.max_objects => {
+                // Relist: the count starts again from what the server really holds.
+                self.stand = Stand::Unlisted;
+                return Err(self.too_many(format!("more than {} objects", self.max_objects)));
+            }
+            "ADDED" | "MODIFIED" => {
+                self.objects += usize::from(kind == "ADDED");
+                summarize(self.kind, Some(&object)).map(|s| Step::Applied(Box::new(s)))
+            }
+            "DELETED" => {
+                self.objects = self.objects.saturating_sub(1);
+                key_of(self.kind, &object).map(Step::Deleted)
+            }
+            "BOOKMARK" => None,
+            other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
+        })
+    }
+}
+
+/// A watch broken again within seconds, more often than quick resumes allow: the server
+/// answers but will not hold a watch, which is its error, not a lost route.
+fn broke_often(trouble: Trouble, quick: u8) -> Trouble {
+    let mut failure = trouble.into_failure();
+    failure.phase = Phase::ServerError;
+    failure.message = format!(
+        "{} (the {} watches before it this minute broke within {} s too)",
+        failure.message,
+        quick,
+        RAN_LONG_ENOUGH.as_secs()
+    );
+    Trouble::Failed(failure)
+}
