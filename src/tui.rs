@@ -147,6 +147,19 @@ where
         jiff::Timestamp::now,
     )
     .await;
-    sources.shutdown().await;
+    // Quitting is not held by a source that will not stop (a bus gone quiet): what is left of
+    // its stopping is abandoned, and said in the log.
+    if tokio::time::timeout(STOPPING, sources.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            within = ?STOPPING,
+            "the fleet's sources did not stop in time after quitting: abandoned"
+        );
+    }
     result
 }
+
+/// How long quitting waits for the fleet's sources to stop.
+const STOPPING: std::time::Duration = std::time::Duration::from_secs(5);

@@ -741,6 +741,7 @@ async fn a_collector_follows_its_management_cluster_as_clusters_join_and_leave()
             }),
             settings,
             refresh: Some(refresh),
+            shutdown: Duration::from_secs(10),
             status: Default::default(),
             rings: None,
         },

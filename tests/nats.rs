@@ -15,3 +15,4 @@ mod collector_endpoints;
 mod nats_cluster;
 mod nats_failover;
 mod nats_logins;
+mod stopping;

@@ -18,6 +18,7 @@ use fluxfleet::export::query::{Output, Query};
 use fluxfleet::fleet::FluxKind;
 use fluxfleet::fleet::verbs::Verb;
 use fluxfleet::session::resolve::Sources;
+use tokio_util::sync::CancellationToken;
 
 /// An edge that keeps what it is told and answers a confirmation as set.
 struct Recorder {
@@ -114,9 +115,12 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
 
     // A read of the whole small fleet ends done, with nothing to tell.
     let edge = Recorder::answering(Confirmed::No);
-    let ended =
-        fluxfleet::export::get::get(get_request(sources(&sim), Filter::default()), edge.clone())
-            .await;
+    let ended = fluxfleet::export::get::get(
+        get_request(sources(&sim), Filter::default()),
+        edge.clone(),
+        CancellationToken::new(),
+    )
+    .await;
     assert_eq!(edge.said(), vec![], "a complete read tells nothing");
     assert!(matches!(ended, Ok(Ended::Done)), "{ended:?}");
 
@@ -128,7 +132,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
     };
     let mut request = get_request(sources(&sim), nothing);
     request.output = Output::Table;
-    let ended = fluxfleet::export::get::get(request, edge.clone()).await;
+    let ended = fluxfleet::export::get::get(request, edge.clone(), CancellationToken::new()).await;
     assert!(matches!(ended, Ok(Ended::Done)), "{ended:?}");
     assert_eq!(edge.said(), vec![Said::NoObjects]);
 

@@ -66,6 +66,8 @@ pub struct Collecting {
     /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
     /// deleted from the bus, a changed kubeconfig reconnects.
     pub refresh: Option<Refresh>,
+    /// Told to stop, how long it has to withdraw its announcement and publish what it holds.
+    pub shutdown: std::time::Duration,
     /// Where the collector says how it is, at each tick: for its probes and metrics.
     pub status: Arc<status::StatusBoard>,
     /// Ring metrics on `/metrics`, worked out from the history every so often.
@@ -129,67 +131,98 @@ pub async fn run(request: Collecting, stop: CancellationToken) -> Result<(), Bus
         .refresh
         .clone()
         .map(|refresh| tokio::spawn(reread(refresh, every, refreshed_tx)));
-    loop {
-        tokio::select! {
-            _ = stop.cancelled() => break,
-            Some(Ok(entry)) = others.next() => collector.noticed(&entry),
-            Some(asked) = warms.next() => {
-                if collector.warm(&asked)
-                    && let Some(reply) = asked.reply
-                {
-                    let _ = client.publish(reply, "watching".into()).await;
-                }
-            }
-            Some(specs) = refreshed.recv() => {
-                match specs {
-                    Ok(specs) => {
-                        if let Err(e) = collector.refreshed(specs).await {
-                            tracing::warn!(error = %e, "the fleet read again could not be shared out");
-                        }
-                        if let Some(working) = &ring_metrics {
-                            working.fleet(collector.specs.values());
-                        }
+    // Told to stop, whatever the loop is waiting on is abandoned (a publish or a heartbeat to a
+    // bus that stopped answering holds it for as long as the bus says nothing).
+    let following = async {
+        loop {
+            tokio::select! {
+                Some(Ok(entry)) = others.next() => collector.noticed(&entry),
+                Some(asked) = warms.next() => {
+                    if collector.warm(&asked)
+                        && let Some(reply) = asked.reply
+                    {
+                        let _ = client.publish(reply, "watching".into()).await;
                     }
-                    Err(e) => tracing::warn!(error = %e, "reading the fleet again; nothing changed"),
                 }
+                Some(specs) = refreshed.recv() => {
+                    match specs {
+                        Ok(specs) => {
+                            if let Err(e) = collector.refreshed(specs).await {
+                                tracing::warn!(error = %e, "the fleet read again could not be shared out");
+                            }
+                            if let Some(working) = &ring_metrics {
+                                working.fleet(collector.specs.values());
+                            }
+                        }
+                        Err(e) => tracing::warn!(error = %e, "reading the fleet again; nothing changed"),
+                    }
+                }
+                _ = tick.tick() => {
+                    collector.outbox.resend().await;
+                    let looked = collector.heartbeat().await;
+                    if let Err(e) = &looked {
+                        tracing::warn!(error = %e, "collector heartbeat");
+                    }
+                    collector.looked = Some(looked);
+                    if let Some(working) = &ring_metrics {
+                        working.collectors(&collector.id, &collector.members);
+                    }
+                    if let Some(size) = history_size(&mut collector.stores.history).await {
+                        collector.history_size = Some(size);
+                    }
+                    request.status.set(collector.snapshot(stuck_after));
+                }
+                n = events.recv_many(&mut batch, 512) => {
+                    if n == 0 {
+                        break;
+                    }
+                    for event in batch.drain(..) {
+                        collector.publish(event).await;
+                    }
+                }
+                acked = collector.outbox.next() => collector.outbox.acked(acked),
+                _ = summing.tick() => collector.publish_summaries().await,
             }
-            _ = tick.tick() => {
-                collector.outbox.resend().await;
-                let looked = collector.heartbeat().await;
-                if let Err(e) = &looked {
-                    tracing::warn!(error = %e, "collector heartbeat");
-                }
-                collector.looked = Some(looked);
-                if let Some(working) = &ring_metrics {
-                    working.collectors(&collector.id, &collector.members);
-                }
-                if let Some(size) = history_size(&mut collector.stores.history).await {
-                    collector.history_size = Some(size);
-                }
-                request.status.set(collector.snapshot(stuck_after));
-            }
-            n = events.recv_many(&mut batch, 512) => {
-                if n == 0 {
-                    break;
-                }
-                for event in batch.drain(..) {
-                    collector.publish(event).await;
-                }
-            }
-            acked = collector.outbox.next() => collector.outbox.acked(acked),
-            _ = summing.tick() => collector.publish_summaries().await,
         }
+    };
+    tokio::select! {
+        _ = stop.cancelled() => {}
+        () = following => {}
     }
     if let Some(refresher) = refresher {
         refresher.abort();
     }
-    if let Some(working) = ring_metrics {
-        working.stop().await;
-    }
+    // What can be done within `request.shutdown` is: the announcement withdrawn (so that the
+    // others take its clusters over at their next tick, not after --ttl), what was published
+    // acknowledged; what cannot is abandoned and said.
+    // Half for the announcement, the rest for the watches and what was published.
+    let (started, half) = (tokio::time::Instant::now(), request.shutdown / 2);
+    let until = started + request.shutdown;
+    let within = |what: &'static str, within: std::time::Duration| {
+        move |_| BusError::Stopping { what, within }
+    };
     announcer.stop().await;
-    let _ = collector.stores.collectors.delete(&collector.id).await;
-    collector.engine.shutdown().await;
-    collector.outbox.flush().await;
+    if let Some(working) = ring_metrics {
+        let _ = tokio::time::timeout_at(until, working.stop()).await;
+    }
+    let withdrawing = collector.stores.collectors.delete(&collector.id);
+    let withdrawn = tokio::time::timeout_at(started + half, withdrawing)
+        .await
+        .map_err(within("withdrawing its announcement", half))
+        .and_then(|deleted| {
+            deleted.map_err(|e| BusError::jetstream("withdrawing its announcement", e))
+        });
+    if let Err(e) = withdrawn {
+        tracing::warn!(error = %e, "the others take this collector's clusters over after --ttl");
+    }
+    let stopped = tokio::time::timeout_at(until, collector.engine.shutdown()).await;
+    let flushed = tokio::time::timeout_at(until, collector.outbox.flush()).await;
+    if let Err(e) = stopped
+        .map_err(within("stopping its watches", request.shutdown))
+        .and(flushed.map_err(within("publishing what it held", request.shutdown)))
+    {
+        tracing::warn!(error = %e, "abandoned");
+    }
     Ok(())
 }
 

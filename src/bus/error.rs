@@ -63,6 +63,12 @@ pub enum BusError {
         why: String,
         tries: usize,
     },
+    /// Told to stop, it could not finish `what` within its shutdown time: abandoned.
+    #[error("{what}: not done within {} (--shutdown-timeout); abandoned", crate::units::format_duration(*.within))]
+    Stopping {
+        what: &'static str,
+        within: std::time::Duration,
+    },
 }
 
 impl BusError {

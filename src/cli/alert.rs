@@ -54,6 +54,8 @@ pub struct AlertArgs {
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
+    #[command(flatten)]
+    pub stop: super::process::StopArgs,
 }
 
 /// `KEY=VALUE`, KEY a Prometheus label name.

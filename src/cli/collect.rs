@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::ProbeArgs;
-use super::process::{Signals, logs};
+use super::process::{StopArgs, logs, until_stopped};
 use super::usage::Usage;
 use super::usage::duration;
 use crate::bus::collector::{self, Refresh};
@@ -50,6 +50,8 @@ pub struct CollectArgs {
     #[command(flatten)]
     pub probes: ProbeArgs,
     #[command(flatten)]
+    pub stop: StopArgs,
+    #[command(flatten)]
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
@@ -72,13 +74,18 @@ fn replicas(s: &str) -> Result<usize, Usage> {
     }
 }
 
-/// Runs the collector until SIGINT or SIGTERM.
+/// Runs the collector until SIGINT or SIGTERM, then stops it within `--shutdown-timeout`.
 pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
     logs();
+    let deadline = args.stop.shutdown_timeout;
+    until_stopped("fluxfleet collect", deadline, |stop| collect(args, stop)).await?
+}
+
+/// The collector, until `token` is cancelled.
+async fn collect(args: CollectArgs, token: CancellationToken) -> anyhow::Result<()> {
     let Some(options) = args.fleet.bus.options() else {
         anyhow::bail!("collect publishes to NATS: give --nats URL (or FLUXFLEET_NATS)");
     };
-    let mut stop = Signals::install()?;
     // The clusters come from the kubeconfigs (and their management clusters); --nats is where
     // they are published, not where they are read from.
     // By name: the credentials of the clusters it takes are read when it takes them.
@@ -103,7 +110,6 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         .id
         .clone()
         .unwrap_or_else(|| format!("{}-{}", crate::audit::local_host(), std::process::id()));
-    let token = CancellationToken::new();
     let request = collector::Collecting {
         options,
         id: id.clone(),
@@ -123,6 +129,8 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         settings: opened.config.engine,
         reread: resolve::reread(&sources),
         refresh: Some(refresh(sources, stamp)),
+        // Its own steps end a little before the process must: what was abandoned is said.
+        shutdown: args.stop.shutdown_timeout * 4 / 5,
         status: Default::default(),
     };
     args.probes
@@ -133,14 +141,7 @@ pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
         request.clusters.len(),
         request.options.bucket
     );
-    let stopping = token.clone();
-    let run = collector::run(request, token);
-    tokio::pin!(run);
-    tokio::select! {
-        result = &mut run => return Ok(result?),
-        _ = stop.wait() => stopping.cancel(),
-    }
-    Ok(run.await?)
+    Ok(collector::run(request, token).await?)
 }
 
 /// The fleet read again for a collector when a file it is read from changed (always, when it

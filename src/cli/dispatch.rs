@@ -6,12 +6,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::edge::{self, Terminal, ended, exit};
-use super::process::logs;
+use super::process::{logs, until_stopped};
 use super::{Cli, Command};
 use crate::acting::{act, approve};
-use crate::export::outcome::Edge;
+use crate::export::outcome::{Edge, Ended, Failed};
+use crate::export::query::Query;
 use crate::export::{alert, gate, get, inventory, proposals, rollout, workloads};
 use crate::fleet::verbs::Verb;
+use tokio_util::sync::CancellationToken;
 
 /// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
 pub fn run(cli: Cli) -> ExitCode {
@@ -28,8 +30,18 @@ pub fn run(cli: Cli) -> ExitCode {
     let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
     let result = match cli.command {
         Some(Command::Get(args)) => {
+            let deadline = args.stop.shutdown_timeout;
             let request = args.request();
-            return report(&runtime, request, |r| get::get(r, edge()), ended);
+            let getting = move |query: Query| async move {
+                match query.watch {
+                    true => {
+                        let watching = |stop| get::get(query, edge(), stop);
+                        stoppable("fluxfleet get", deadline, watching).await
+                    }
+                    false => get::get(query, edge(), CancellationToken::new()).await,
+                }
+            };
+            return report(&runtime, request, getting, ended);
         }
         Some(Command::Rollout(args)) => {
             let request = args.request();
@@ -49,8 +61,13 @@ pub fn run(cli: Cli) -> ExitCode {
             );
         }
         Some(Command::Alert(args)) => {
+            let deadline = args.stop.shutdown_timeout;
             let request = args.request();
-            return report(&runtime, request, |r| alert::alert(r, edge()), ended);
+            let alerting = move |request| async move {
+                let alerting = |stop| alert::alert(request, edge(), stop);
+                stoppable("fluxfleet alert", deadline, alerting).await
+            };
+            return report(&runtime, request, alerting, ended);
         }
         Some(Command::Suspend(args)) => {
             let request = args.act.request(Verb::Suspend, args.reason.clone());
@@ -121,14 +138,28 @@ pub fn run(cli: Cli) -> ExitCode {
 fn on_workers<T: Send + 'static>(
     runtime: &tokio::runtime::Runtime,
     command: impl std::future::Future<Output = T> + Send + 'static,
-) -> Result<T, Ended> {
-    runtime.block_on(runtime.spawn(command)).map_err(Ended)
+) -> Result<T, Unanswered> {
+    runtime.block_on(runtime.spawn(command)).map_err(Unanswered)
 }
 
 /// A command's task ended without an answer (it panicked).
 #[derive(Debug, thiserror::Error)]
 #[error("the command ended without an answer: {0}")]
-struct Ended(tokio::task::JoinError);
+struct Unanswered(tokio::task::JoinError);
+
+/// A headless command that runs until it is told to stop ([`until_stopped`]).
+async fn stoppable<F>(
+    who: &str,
+    deadline: std::time::Duration,
+    command: impl FnOnce(CancellationToken) -> F,
+) -> Result<Ended, Failed>
+where
+    F: std::future::Future<Output = Result<Ended, Failed>>,
+{
+    until_stopped(who, deadline, command)
+        .await
+        .unwrap_or(Err(Failed::Signals))
+}
 
 /// A headless command: its request, or the usage error that stops it; run, its end told by
 /// `told` (the exit code, the last words).

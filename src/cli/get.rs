@@ -44,6 +44,8 @@ pub struct GetArgs {
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
+    #[command(flatten)]
+    pub stop: super::process::StopArgs,
 }
 
 impl GetArgs {

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::edge::exit;
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::{ProbeArgs, listen_address};
-use super::process::Signals;
+use super::process::{StopArgs, until_stopped};
 use super::usage::Usage;
 use super::usage::duration;
 use crate::export::table::safe;
@@ -72,6 +72,8 @@ pub struct McpArgs {
     pub fleet: FleetArgs,
     #[command(flatten)]
     pub watch_mode: WatchArg,
+    #[command(flatten)]
+    pub stop: StopArgs,
 }
 
 /// `1MiB`, `64KiB`: at least 4 KiB (a request smaller than a tool call's envelope is none).
@@ -114,27 +116,28 @@ impl McpArgs {
 /// `fluxfleet mcp`: on stdio until the client closes it; with `--listen`, until SIGINT or
 /// SIGTERM.
 pub async fn run(args: McpArgs) -> u8 {
-    let stop = CancellationToken::new();
     if args.listen.is_none() && (args.probes.metrics_addr, args.probes.health_addr) != (None, None)
     {
         eprintln!("fluxfleet: --metrics-addr and --health-addr go with --listen");
         return exit::USAGE;
     }
-    if args.listen.is_some() {
-        let mut signals = match Signals::install() {
-            Ok(signals) => signals,
-            Err(e) => {
-                eprintln!("fluxfleet: cannot watch for SIGINT and SIGTERM: {e}");
-                return exit::ERROR;
+    let served = match args.listen.is_some() {
+        // Over HTTP, until a signal, then within --shutdown-timeout.
+        true => {
+            let deadline = args.stop.shutdown_timeout;
+            let serving = |stop| crate::mcp::mcp(args.request(stop), said);
+            match until_stopped("fluxfleet mcp", deadline, serving).await {
+                Ok(served) => served,
+                Err(e) => {
+                    eprintln!("fluxfleet: cannot watch for SIGINT and SIGTERM: {e}");
+                    return exit::ERROR;
+                }
             }
-        };
-        let stopping = stop.clone();
-        tokio::spawn(async move {
-            signals.wait().await;
-            stopping.cancel();
-        });
-    }
-    match crate::mcp::mcp(args.request(stop), said).await {
+        }
+        // On stdio, until the client closes it.
+        false => crate::mcp::mcp(args.request(CancellationToken::new()), said).await,
+    };
+    match served {
         Ok(()) => exit::OK,
         Err(e) => {
             eprintln!("error: {}", safe(&e.to_string()));

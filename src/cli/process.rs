@@ -11,8 +11,11 @@ fn log_level() -> tracing_subscriber::EnvFilter {
 /// Logs go to stderr, at `FLUXFLEET_LOG` (default: warnings only).
 pub fn logs() {
     // A second call (a test running two commands in one process) keeps the first.
+    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(log_level())
+        // Colours for a person at a terminal; plain text for a log collector (a pod's logs).
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .try_init();
 }
@@ -30,6 +33,32 @@ pub fn file_logs() -> Option<PathBuf> {
     Some(path)
 }
 
+/// A signal that asks the process to stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    Interrupt,
+    Terminate,
+}
+
+impl Signal {
+    /// The exit code of a process ended by it, as shells report one (128 + its number).
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Signal::Interrupt => 130,
+            Signal::Terminate => 143,
+        }
+    }
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        })
+    }
+}
+
 /// SIGINT and SIGTERM, registered up front.
 pub struct Signals {
     interrupt: tokio::signal::unix::Signal,
@@ -45,10 +74,63 @@ impl Signals {
         })
     }
 
-    pub async fn wait(&mut self) {
+    /// The next SIGINT or SIGTERM.
+    pub async fn wait(&mut self) -> Signal {
         tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => Signal::Interrupt,
+            _ = self.terminate.recv() => Signal::Terminate,
+        }
+    }
+}
+
+/// The time a long-running command has to stop once told to: inside the 30 s a Kubernetes pod
+/// is given (`terminationGracePeriodSeconds` in config/deploy/).
+pub const SHUTDOWN_TIMEOUT: &str = "20s";
+
+/// `--shutdown-timeout`, for every command that runs until it is told to stop.
+#[derive(Clone, Copy, Debug, clap::Args)]
+pub struct StopArgs {
+    /// Told to stop (SIGINT, SIGTERM), it finishes what it can within this long — withdraws
+    /// what it announced, flushes what it holds — and abandons the rest; a second signal stops
+    /// it at once.
+    #[arg(long, default_value = SHUTDOWN_TIMEOUT, value_parser = super::usage::duration)]
+    pub shutdown_timeout: std::time::Duration,
+}
+
+/// Runs `command` until it ends by itself or a signal tells it to stop. Told to stop, `stop` is
+/// cancelled, a line says so (naming `who`), and the command has `deadline` to end: a second
+/// signal, or the deadline passing, ends the process at once with the signal's exit code, in one
+/// line saying what was abandoned. The signals are listened for before `command` starts.
+pub async fn until_stopped<T>(
+    who: &str,
+    deadline: std::time::Duration,
+    command: impl FnOnce(tokio_util::sync::CancellationToken) -> T,
+) -> std::io::Result<T::Output>
+where
+    T: std::future::Future,
+{
+    let mut signals = Signals::install()?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let run = command(stop.clone());
+    tokio::pin!(run);
+    let signal = tokio::select! {
+        ended = &mut run => return Ok(ended),
+        signal = signals.wait() => signal,
+    };
+    let within = crate::units::format_duration(deadline);
+    eprintln!("{who}: {signal}: stopping (within {within}; a second signal stops at once)");
+    stop.cancel();
+    tokio::select! {
+        ended = &mut run => Ok(ended),
+        again = signals.wait() => {
+            eprintln!("{who}: {again} again: stopped at once, abandoning what was left to do");
+            std::process::exit(i32::from(again.exit_code()))
+        }
+        _ = tokio::time::sleep(deadline) => {
+            eprintln!(
+                "{who}: not stopped within {within} (--shutdown-timeout): abandoning what was left to do"
+            );
+            std::process::exit(i32::from(signal.exit_code()))
         }
     }
 }

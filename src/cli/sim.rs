@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
+use tokio_util::sync::CancellationToken;
 
 use super::usage::duration;
 use fluxfleet_sim as sim;
@@ -80,6 +81,8 @@ pub struct SimArgs {
     /// How often the Flux Operator writes each cluster's FluxReport.
     #[arg(long, value_parser = duration, default_value = "10m")]
     pub report_every: Duration,
+    #[command(flatten)]
+    pub stop: super::process::StopArgs,
 }
 
 impl SimArgs {
@@ -110,11 +113,17 @@ impl SimArgs {
     }
 }
 
-/// `fluxfleet sim`: serves until SIGINT or SIGTERM.
+/// `fluxfleet sim`: serves until SIGINT or SIGTERM, then stops within `--shutdown-timeout`.
 pub async fn run(args: SimArgs) -> anyhow::Result<()> {
     super::process::logs();
-    // Listen for signals before saying we are up: a supervisor may stop us right after the line.
-    let mut stop = super::process::Signals::install()?;
+    // Signals are listened for before it says it is up: a supervisor may stop it right after
+    // the line.
+    let deadline = args.stop.shutdown_timeout;
+    super::process::until_stopped("fluxfleet sim", deadline, |stop| serve(args, stop)).await?
+}
+
+/// Serves the simulated fleet until `stop` is cancelled.
+async fn serve(args: SimArgs, stop: CancellationToken) -> anyhow::Result<()> {
     let config = args.config();
     let handle = sim::start(config.clone()).await?;
     println!(
@@ -127,7 +136,7 @@ pub async fn run(args: SimArgs) -> anyhow::Result<()> {
         handle.files.dir.display(),
         handle.startup,
     );
-    stop.wait().await;
+    stop.cancelled().await;
     handle.shutdown().await;
     Ok(())
 }

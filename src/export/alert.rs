@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
+use tokio_util::sync::CancellationToken;
 
 use self::state::{Alerts, Labels, Note, Posted, Rules};
 use self::wire::Alertmanager;
@@ -52,20 +53,31 @@ pub struct Alerting {
     pub workloads: bool,
 }
 
-/// `fluxfleet alert`: runs until SIGINT or SIGTERM.
-pub async fn alert(request: Alerting, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
-    let edge = edge.as_ref();
+/// `fluxfleet alert`: runs until `stop` is cancelled — then at once, whatever the fleet or
+/// Alertmanager are doing (a post in flight is abandoned: alerts not renewed lapse by
+/// themselves).
+pub async fn alert(
+    request: Alerting,
+    edge: Arc<dyn Edge>,
+    stop: CancellationToken,
+) -> Result<Ended, Failed> {
     let managers = request
         .alertmanagers
         .iter()
         .map(|url| Alertmanager::new(url, request.ca.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
-    let (Ok(mut interrupt), Ok(mut terminate)) = (
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()),
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()),
-    ) else {
-        return Err(Failed::Signals);
-    };
+    tokio::select! {
+        ended = follow(&request, &managers, edge.as_ref()) => ended,
+        _ = stop.cancelled() => Ok(Ended::Stopped),
+    }
+}
+
+/// Follows the fleet and alerts, round after round, until every source stops.
+async fn follow(
+    request: &Alerting,
+    managers: &[Alertmanager],
+    edge: &dyn Edge,
+) -> Result<Ended, Failed> {
     let opened = fleet(&request.sources, edge).await?;
     let window = opened.config.rollout.rules.suspect_window;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
@@ -97,8 +109,6 @@ pub async fn alert(request: Alerting, edge: Arc<dyn Edge>) -> Result<Ended, Fail
     round.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = interrupt.recv() => return Ok(Ended::Stopped),
-            _ = terminate.recv() => return Ok(Ended::Stopped),
             more = live.apply_batch() => {
                 if !more {
                     return Err(Failed::SourcesStopped);
@@ -117,7 +127,7 @@ pub async fn alert(request: Alerting, edge: Arc<dyn Edge>) -> Result<Ended, Fail
                 if request.dry_run {
                     print(&posts);
                 } else {
-                    send(&managers, &posts, edge).await;
+                    send(managers, &posts, edge).await;
                 }
             }
         }

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 use jiff::Timestamp;
+use tokio_util::sync::CancellationToken;
 
 use super::opening::{fleet, fleet_once_published, incomplete, not_live};
 use super::outcome::{Edge, Ended, Failed, Said};
@@ -13,8 +14,12 @@ use super::query::Query;
 use crate::fleet::{Counted, Index};
 use crate::session::Session;
 
-/// `fluxfleet get`.
-pub async fn get(request: Query, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+/// `fluxfleet get`; with `--watch`, until `stop` is cancelled.
+pub async fn get(
+    request: Query,
+    edge: Arc<dyn Edge>,
+    stop: CancellationToken,
+) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
         return super::history::write(options, since, &request).await;
@@ -26,7 +31,7 @@ pub async fn get(request: Query, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     };
     // Following the bus waits for a collector to publish; a one-off answer does not.
     let mut opened = if request.watch && sources.nats.is_some() {
-        match fleet_once_published(&sources, edge).await? {
+        match fleet_once_published(&sources, edge, &stop).await? {
             Some(opened) => opened,
             None => return Ok(Ended::Stopped),
         }
@@ -41,7 +46,8 @@ pub async fn get(request: Query, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     // clusters show up as they do.
     opened.config.engine.list_only = !request.watch;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, request.watch));
-    let ended = answer(&mut live, &request, (&opened.config, opened.clean), edge).await;
+    let how = (&opened.config, opened.clean);
+    let ended = answer(&mut live, &request, how, (edge, &stop)).await;
     live.shutdown().await;
     ended
 }
@@ -51,7 +57,7 @@ async fn answer(
     live: &mut Session,
     request: &Query,
     (config, clean): (&crate::config::Config, bool),
-    edge: &dyn Edge,
+    (edge, stop): (&dyn Edge, &CancellationToken),
 ) -> Result<Ended, Failed> {
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
@@ -69,7 +75,7 @@ async fn answer(
     drop(out);
     not_live(&live.index, &request.filter, settled, now, edge);
     if request.watch {
-        return super::watch::watch(live, request).await;
+        return super::watch::watch(live, request, stop).await;
     }
     Ok(outcome(&live.index, request, clean))
 }

@@ -26,15 +26,21 @@ fn warn(opened: &Opened, edge: &dyn Edge) {
 /// The fleet of the bus once a collector has published one, for a command that follows it
 /// (`get --watch --nats`): while the bus cannot be reached or nothing is published yet, it says
 /// what it waits for (once per reason) and asks again, with a growing pause, until interrupted
-/// (None). Options to fix (a bad URL, a credentials file) end it, as [`fleet`].
+/// (None, once `stop` is cancelled). Options to fix (a bad URL, a credentials file) end it, as
+/// [`fleet`].
 pub(super) async fn fleet_once_published(
     sources: &Sources,
     edge: &dyn Edge,
+    stop: &tokio_util::sync::CancellationToken,
 ) -> Result<Option<Opened>, Failed> {
     let mut pause = std::time::Duration::from_millis(500);
     let mut said = String::new();
     loop {
-        let waiting = match crate::session::open::open(sources).await {
+        let opening = tokio::select! {
+            opened = crate::session::open::open(sources) => opened,
+            _ = stop.cancelled() => return Ok(None),
+        };
+        let waiting = match opening {
             Ok(opened) if !opened.fleet.is_empty() => {
                 warn(&opened, edge);
                 return Ok(Some(opened));
@@ -50,7 +56,7 @@ pub(super) async fn fleet_once_published(
             said = waiting;
         }
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => return Ok(None),
+            _ = stop.cancelled() => return Ok(None),
             _ = tokio::time::sleep(pause) => {}
         }
         pause = (pause * 2).min(std::time::Duration::from_secs(5));

@@ -3,6 +3,8 @@
 use std::io::{self, Write};
 
 use super::Filter;
+use tokio_util::sync::CancellationToken;
+
 use super::outcome::{Ended, Failed};
 use super::output::{write_cluster_line, write_object_line};
 use super::query::Query;
@@ -14,13 +16,15 @@ use crate::session::Session;
 const BATCH: usize = 256;
 
 /// `--watch`: every change after the initial output, as NDJSON, until interrupted.
-pub(super) async fn watch(live: &mut Session, request: &Query) -> Result<Ended, Failed> {
-    let interrupted = tokio::signal::ctrl_c();
-    tokio::pin!(interrupted);
+pub(super) async fn watch(
+    live: &mut Session,
+    request: &Query,
+    stop: &CancellationToken,
+) -> Result<Ended, Failed> {
     let (mut events, mut text) = (Vec::with_capacity(BATCH), Vec::new());
     loop {
         let taken = tokio::select! {
-            _ = &mut interrupted => return Ok(Ended::Stopped),
+            _ = stop.cancelled() => return Ok(Ended::Stopped),
             taken = live.next_events(&mut events, BATCH) => taken,
         };
         if taken == 0 {

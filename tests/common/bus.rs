@@ -65,6 +65,7 @@ pub fn start_collector_of(
         reread: reread_of(inventory),
         settings,
         refresh: None,
+        shutdown: Duration::from_secs(10),
         status: Default::default(),
         rings: None,
     };

@@ -46,7 +46,6 @@ pub(in crate::k8s) struct KindWatch {
     /// The version served, of which the path is made for each request (a path kept by each of
     /// 70,000 watches was 5 MiB).
     version: Box<str>,
-    chunk_size: u32,
     /// The open watch's body, while the state is [`Stand::Open`].
     body: Option<ResponseBody>,
     lines: Lines,
@@ -66,10 +65,9 @@ impl KindWatch {
         KindWatch {
             http,
             version: version.into(),
-            chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
             body: None,
             lines: Lines::default(),
-            state: Watching::new(kind, max_objects, max_backoff, seed),
+            state: Watching::new(kind, (chunk_size, max_objects), max_backoff, seed),
         }
     }
 
@@ -123,16 +121,16 @@ impl KindWatch {
         let mut summaries = Vec::new();
         let mut token: Option<String> = None;
         let (mut items, mut pages) = (0usize, 0usize);
-        let max_objects = self.state.max_objects();
+        let (max_objects, chunk_size) = (self.state.max_objects(), self.state.chunk_size());
         // Pages may hold fewer items than asked for, but not forever.
-        let max_pages = max_objects / self.chunk_size as usize * 2 + 16;
+        let max_pages = max_objects / chunk_size as usize * 2 + 16;
         loop {
             pages += 1;
             if pages > max_pages {
                 let what = format!("a list of more than {max_pages} pages");
                 return Err(self.state.too_many(what));
             }
-            let mut params = ListParams::default().limit(self.chunk_size);
+            let mut params = ListParams::default().limit(chunk_size);
             if let Some(t) = token.take() {
                 params = params.continue_token(&t);
             }

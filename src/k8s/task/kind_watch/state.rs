@@ -78,6 +78,8 @@ pub(in crate::k8s) enum Came {
 /// One kind's watch on one cluster, without its connection.
 pub(in crate::k8s) struct Watching {
     kind: FluxKind,
+    /// Objects asked for in a list page (beside `kind`: one word for both).
+    chunk_size: u32,
     stand: Stand,
     /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
     /// less deleted since).
@@ -93,12 +95,13 @@ pub(in crate::k8s) struct Watching {
 impl Watching {
     pub(in crate::k8s) fn new(
         kind: FluxKind,
-        max_objects: usize,
+        (chunk_size, max_objects): (usize, usize),
         max_backoff: Duration,
         seed: u64,
     ) -> Watching {
         Watching {
             kind,
+            chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
             stand: Stand::Unlisted,
             max_objects,
             objects: 0,
@@ -118,6 +121,10 @@ impl Watching {
 
     pub(in crate::k8s) fn max_objects(&self) -> usize {
         self.max_objects
+    }
+
+    pub(in crate::k8s) fn chunk_size(&self) -> u32 {
+        self.chunk_size
     }
 
     /// The pause before the next request, once.

@@ -11,7 +11,7 @@ use crate::k8s::wire::api::Reason;
 fn watching(max_objects: usize) -> Watching {
     Watching::new(
         FluxKind::Kustomization,
-        max_objects,
+        (100, max_objects),
         Duration::from_secs(30),
         1,
     )
