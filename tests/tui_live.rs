@@ -370,9 +370,31 @@ async fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes
             .sees("the halt's confirmation", |s| s.contains("<y> to confirm"))
             .await;
         assert!(screen.contains("halted rollout of"), "{screen}");
+        let newest: String = screen
+            .split("halted rollout of ")
+            .nth(1)
+            .unwrap()
+            .chars()
+            .take_while(|c| !c.is_whitespace() && *c != '"' && *c != '\'')
+            .collect();
+        let halting: Vec<&String> = before
+            .iter()
+            .filter(|(_, o)| o.applied.as_deref() != Some(newest.as_str()) && !o.suspended)
+            .map(|(c, _)| c)
+            .collect();
         person.press(KeyCode::Char('y'));
         person.sees("the halt done", |s| s.contains(" done")).await;
         person.press(KeyCode::Esc);
+        // As a person would, resume once the matrix shows every halted copy suspended: the
+        // resume looks for what the view shows suspended by the halt.
+        person
+            .sees("every halted copy suspended", |s| {
+                halting.iter().all(|c| {
+                    s.lines()
+                        .any(|l| l.contains(c.as_str()) && l.contains("suspended"))
+                })
+            })
+            .await;
         person.press(KeyCode::Char('U'));
         person
             .sees("the resume's confirmation", |s| {
