@@ -1,12 +1,15 @@
 //! A kubeconfig of 20,000 contexts (as a fleet's single file is), read into the inventory:
 //! parsed with the budget that grows with the file, every context resolved to its cluster and
-//! user. `cargo bench --bench kubeconfig`; the figure is in docs/performance.md.
+//! user — once with every user written out, once as Python's `yaml.safe_dump` writes a user map
+//! they all share (one anchor, 19,999 aliases). `cargo bench --bench kubeconfig`; the figures are
+//! in docs/performance.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a benchmark
 
 use std::time::Instant;
 
-fn fleet(n: usize) -> String {
+/// `n` contexts; `shared`: their users one map, an anchor and aliases of it.
+fn fleet(n: usize, shared: bool) -> String {
     let mut text = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
     for i in 0..n {
         text.push_str(&format!(
@@ -19,7 +22,13 @@ fn fleet(n: usize) -> String {
     }
     text.push_str("users:\n");
     for i in 0..n {
-        text.push_str(&format!("- name: u{i}\n  user:\n    token: token-{i:08}\n"));
+        match (shared, i) {
+            (false, _) => {
+                text.push_str(&format!("- name: u{i}\n  user:\n    token: token-{i:08}\n"))
+            }
+            (true, 0) => text.push_str("- name: u0\n  user: &id001\n    token: token-shared\n"),
+            (true, _) => text.push_str(&format!("- name: u{i}\n  user: *id001\n")),
+        }
     }
     text.push_str("contexts:\n");
     for i in 0..n {
@@ -31,10 +40,18 @@ fn fleet(n: usize) -> String {
 }
 
 fn main() {
-    let contexts = 20_000;
+    for (shared, what) in [
+        (false, "users written out"),
+        (true, "users as aliases of one anchor"),
+    ] {
+        measure(20_000, shared, what);
+    }
+}
+
+fn measure(contexts: usize, shared: bool, what: &str) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("fleet.kubeconfig");
-    std::fs::write(&path, fleet(contexts)).unwrap();
+    std::fs::write(&path, fleet(contexts, shared)).unwrap();
     let size = std::fs::metadata(&path).unwrap().len();
     let config = fluxfleet::config::Config::defaults();
     let request = fluxfleet::inventory::Lookup {
@@ -64,7 +81,7 @@ fn main() {
     times.sort();
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
     println!(
-        "kubeconfig of {contexts} contexts ({:.1} MiB): parsed in a median {:.0} ms ({:.0}–{:.0}); into the inventory (parsed, every context resolved) {:.0} ms ({:.0}–{:.0}), 5 runs each",
+        "kubeconfig of {contexts} contexts, {what} ({:.1} MiB): parsed in a median {:.0} ms ({:.0}–{:.0}); into the inventory (parsed, every context resolved) {:.0} ms ({:.0}–{:.0}), 5 runs each",
         size as f64 / 1048576.0,
         ms(parsing[2]),
         ms(parsing[0]),

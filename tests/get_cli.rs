@@ -28,6 +28,63 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The kinds `get` shows when none is named.
+const DEFAULT_KINDS: [&str; 7] = [
+    "GitRepository",
+    "OCIRepository",
+    "HelmRepository",
+    "HelmChart",
+    "Bucket",
+    "Kustomization",
+    "HelmRelease",
+];
+
+/// An object as a row: cluster, kind, namespace, name, status.
+type Row = (String, String, String, String, String);
+
+/// Every object of the default kinds on `clusters`, with the truth's health, sorted.
+fn truth_rows<'a>(clusters: impl Iterator<Item = &'a fluxfleet_sim::TruthCluster>) -> Vec<Row> {
+    let mut rows: Vec<Row> = clusters
+        .flat_map(|c| {
+            c.objects
+                .iter()
+                .filter(|o| DEFAULT_KINDS.contains(&o.kind.as_str()))
+                .map(|o| {
+                    (
+                        c.name.clone(),
+                        o.kind.clone(),
+                        o.namespace.clone(),
+                        o.name.clone(),
+                        seen(o.health).key().to_string(),
+                    )
+                })
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+/// The objects `get -o json` wrote, sorted.
+fn shown_rows(doc: &Value) -> Vec<Row> {
+    let mut rows: Vec<Row> = doc["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| {
+            let s = |k: &str| o[k].as_str().unwrap().to_string();
+            (
+                s("cluster"),
+                s("kind"),
+                s("namespace"),
+                s("name"),
+                s("status"),
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
     let sim = common::start_with(|c| {
@@ -90,51 +147,12 @@ async fn json_output_matches_the_truth_and_exit_codes_say_what_happened() {
         "listed, not silently missing"
     );
     // Every object of the default kinds on the reachable clusters, with the truth's health.
-    let default_kinds = [
-        "GitRepository",
-        "OCIRepository",
-        "HelmRepository",
-        "HelmChart",
-        "Bucket",
-        "Kustomization",
-        "HelmRelease",
-    ];
-    let mut expected: Vec<(String, String, String, String, String)> = truth
-        .iter()
-        .filter(|c| !c.management && c.name != unreachable.name)
-        .flat_map(|c| {
-            c.objects
-                .iter()
-                .filter(|o| default_kinds.contains(&o.kind.as_str()))
-                .map(|o| {
-                    (
-                        c.name.clone(),
-                        o.kind.clone(),
-                        o.namespace.clone(),
-                        o.name.clone(),
-                        seen(o.health).key().to_string(),
-                    )
-                })
-        })
-        .collect();
-    let mut got: Vec<_> = doc["objects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| {
-            let s = |k: &str| o[k].as_str().unwrap().to_string();
-            (
-                s("cluster"),
-                s("kind"),
-                s("namespace"),
-                s("name"),
-                s("status"),
-            )
-        })
-        .collect();
-    expected.sort();
-    got.sort();
-    assert_eq!(got, expected);
+    let expected = truth_rows(
+        truth
+            .iter()
+            .filter(|c| !c.management && c.name != unreachable.name),
+    );
+    assert_eq!(shown_rows(&doc), expected);
 
     // Only the reachable clusters, and the fleet has failing objects: --fail-on says 5.
     let cluster_globs: Vec<String> = truth
@@ -619,5 +637,43 @@ async fn a_one_shot_read_closes_each_connection_once_its_cluster_is_listed() {
         })
     })
     .await;
+    sim.handle.shutdown().await;
+}
+
+/// 60 contexts on servers that throttle as API Priority and Fairness does: two seats each, every
+/// request held a while, the rest answered 429 with `Retry-After: 1`. A one-shot `get` still
+/// reads every object exactly: it asks again when the server says, instead of backing off ever
+/// further until the timeout (a real kube-apiserver v1.26 once left 6 of 60 contexts syncing
+/// that way after 120 s).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_read_of_throttling_servers_finishes_exact() {
+    let sim = common::start_with(|c| {
+        c.clusters = 60;
+        c.workspaces = 3;
+        c.objects = 12;
+        c.faults = fluxfleet_sim::faults::Spec::parse("throttle=100%:2,slow=100%:20ms").unwrap();
+    })
+    .await;
+    let out = run(&["get", "-o", "json", "--timeout", "5m"], sim.dir.path()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stats = sim.handle.stats();
+    let throttled: u64 = stats["clusters"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|c| c["throttled"].as_u64().unwrap())
+        .sum();
+    eprintln!("the servers turned {throttled} requests away");
+    assert!(throttled > 100, "the servers throttled: {throttled}");
+    let truth = sim.handle.truth();
+    let fleet: Vec<_> = truth.iter().filter(|c| !c.management).collect();
+    let clusters = doc["clusters"].as_array().unwrap();
+    assert_eq!(clusters.len(), fleet.len());
+    for c in clusters {
+        assert_eq!(c["state"], "live", "{c}");
+    }
+    // Every object of the default kinds, once, with the truth's health.
+    assert_eq!(shown_rows(&doc), truth_rows(fleet.into_iter()));
     sim.handle.shutdown().await;
 }

@@ -543,3 +543,55 @@ async fn simulators_side_by_side_number_their_clusters_on_from_where_the_other_s
         sim.handle.shutdown().await;
     }
 }
+
+/// kubectl and k9s find what to list in discovery: the simulator's pods, deployments, replica
+/// sets and jobs are there (plain and aggregated), listed across namespaces, and a pod's log
+/// reads as `kubectl logs` reads it.
+#[tokio::test]
+async fn the_workloads_are_in_discovery_and_read_as_kubectl_reads_them() {
+    use k8s_openapi::api::core::v1::Pod;
+    use kube::core::GroupVersionKind;
+    let sim = start().await;
+    let (_, client) = first_cluster(&sim).await;
+    let plain = kube::Discovery::new(client.clone()).run().await.unwrap();
+    let aggregated = kube::Discovery::new(client.clone())
+        .run_aggregated()
+        .await
+        .unwrap();
+    for (group, kind, plural) in [
+        ("", "Pod", "pods"),
+        ("apps", "Deployment", "deployments"),
+        ("apps", "ReplicaSet", "replicasets"),
+        ("apps", "StatefulSet", "statefulsets"),
+        ("apps", "DaemonSet", "daemonsets"),
+        ("batch", "Job", "jobs"),
+        ("batch", "CronJob", "cronjobs"),
+    ] {
+        let gvk = GroupVersionKind::gvk(group, "v1", kind);
+        for (how, discovery) in [("plain", &plain), ("aggregated", &aggregated)] {
+            let (resource, caps) = discovery
+                .resolve_gvk(&gvk)
+                .unwrap_or_else(|| panic!("{how} discovery has no {kind}"));
+            assert_eq!(resource.plural, plural, "{how}");
+            assert!(caps.supports_operation("list"), "{how} {kind}");
+            let listed = kube::Api::<DynamicObject>::all_with(client.clone(), &resource)
+                .list(&ListParams::default())
+                .await;
+            assert!(listed.is_ok(), "{how} {kind}: {listed:?}");
+        }
+    }
+    let pods = kube::Api::<Pod>::all(client.clone())
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    let pod = pods.items.first().expect("the fleet runs pods");
+    let (namespace, name) = (
+        pod.metadata.namespace.clone().unwrap(),
+        pod.metadata.name.clone().unwrap(),
+    );
+    let log = kube::Api::<Pod>::namespaced(client, &namespace)
+        .logs(&name, &kube::api::LogParams::default())
+        .await;
+    assert!(log.is_ok(), "{namespace}/{name}: {log:?}");
+    sim.handle.shutdown().await;
+}

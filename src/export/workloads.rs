@@ -190,6 +190,15 @@ fn write_line(line: &Line, out: &mut dyn Write) -> io::Result<()> {
             clusters_text(&n.clusters)
         )?;
     }
+    if let Some(log) = line.verdict.log.as_ref()
+        && let Some(empty) = log.empty.filter(|_| log.lines.is_empty())
+    {
+        let which = match log.previous {
+            true => "previous instance",
+            false => "current instance",
+        };
+        writeln!(out, "  log ({which}, on {}): {empty}", safe(&line.from))?;
+    }
     if let Some(log) = line.verdict.log.as_ref().filter(|l| !l.lines.is_empty()) {
         let which = if log.previous {
             "previous instance"

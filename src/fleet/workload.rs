@@ -163,6 +163,31 @@ pub struct Log {
     /// Why it could not be read (then `lines` is empty).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unread: Option<Unread>,
+    /// Read, and empty: why, as the server said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub empty: Option<EmptyLog>,
+}
+
+/// Why a log read holds no line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EmptyLog {
+    /// The server has no log to give (204 No Content: the pod is on no node yet, or its
+    /// container never started).
+    NoLog,
+    /// The container wrote nothing (yet).
+    NothingWritten,
+}
+
+impl std::fmt::Display for EmptyLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EmptyLog::NoLog => {
+                "empty: the server has no log for it (the pod is on no node yet, or it never started)"
+            }
+            EmptyLog::NothingWritten => "empty: it wrote nothing",
+        })
+    }
 }
 
 /// A pod, as its status says.

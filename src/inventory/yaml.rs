@@ -26,6 +26,12 @@ pub enum FileError {
     Parse(String),
     #[error("not a valid kubeconfig: its documents do not merge: {0}")]
     Merge(String),
+    /// Its aliases expand it far beyond its size (nested aliases: a "billion laughs").
+    #[error(
+        "not a valid kubeconfig: its aliases expand it to more than {} MiB (aliases of aliases?)",
+        .limit >> 20
+    )]
+    Expands { limit: u64 },
 }
 
 /// Reads the kubeconfig at `path`.
@@ -56,15 +62,80 @@ pub fn read(path: &Path) -> Result<Kubeconfig, FileError> {
     Ok(merged.unwrap_or_default())
 }
 
+/// What a document may grow to once its aliases are expanded, in the units of [`expanded`]
+/// (about the bytes it then takes): as much as the largest file read, and never less than
+/// sixteen times the file's own size.
+fn expansion_limit(size: usize) -> u64 {
+    (size as u64).saturating_mul(16).clamp(64 << 20, MAX_FILE)
+}
+
+/// What one node costs once read (its bookkeeping), beside a scalar's bytes.
+const NODE_COST: u64 = 64;
+
+/// The size of `text`'s documents with every alias expanded, in about the bytes it takes once
+/// read (each node [`NODE_COST`], a scalar its bytes too), worked out without expanding any: an
+/// anchor's size is recorded when it closes, and an alias costs its anchor's size. Stops at the
+/// first document that passes `limit`; a text the parser refuses is left to the reader.
+fn expanded(text: &str, limit: u64) -> Result<u64, FileError> {
+    use serde_saphyr_2::granit_parser::{Event, Parser};
+    let mut total: u64 = 0;
+    let mut sizes: std::collections::HashMap<usize, u64> = std::collections::HashMap::new();
+    // Open collections: the anchor each defines (0: none) and the total when it opened.
+    let mut open: Vec<(usize, u64)> = Vec::new();
+    for event in Parser::new_from_str(text) {
+        let Ok((event, _)) = event else {
+            return Ok(total);
+        };
+        match event {
+            Event::Scalar(value, _, anchor, _) => {
+                let cost = NODE_COST + value.len() as u64;
+                total = total.saturating_add(cost);
+                if anchor != 0 {
+                    sizes.insert(anchor, cost);
+                }
+            }
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
+                total = total.saturating_add(NODE_COST);
+                open.push((anchor, total - NODE_COST));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, from)) = open.pop()
+                    && anchor != 0
+                {
+                    sizes.insert(anchor, total - from);
+                }
+            }
+            Event::Alias(anchor) => {
+                total = total.saturating_add(sizes.get(&anchor).copied().unwrap_or(NODE_COST));
+            }
+            _ => {}
+        }
+        if total > limit {
+            return Err(FileError::Expands { limit });
+        }
+    }
+    Ok(total)
+}
+
 /// Every document of `text`, with a budget in proportion to its size.
 fn parse(text: &str) -> Result<Vec<Kubeconfig>, FileError> {
     let size = text.len();
+    let limit = expansion_limit(size);
+    expanded(text, limit)?;
     let mut budget = serde_saphyr_2::Budget::default();
     budget.max_nodes = budget.max_nodes.max(size);
     budget.max_events = budget.max_events.max(size.saturating_mul(4));
     budget.max_total_scalar_bytes = budget.max_total_scalar_bytes.max(size);
+    // Aliases are bounded by what they expand to (above), not by how many there are.
+    budget.enforce_alias_anchor_ratio = false;
+    budget.max_aliases = budget.max_aliases.max(size);
+    budget.max_anchors = budget.max_anchors.max(size);
     let mut options = serde_saphyr_2::Options::default();
     options.budget = Some(budget);
+    // Every replayed event costs at least NODE_COST of the expansion bounded above.
+    options.alias_limits.max_total_replayed_events = usize::try_from(limit / NODE_COST)
+        .unwrap_or(usize::MAX)
+        .max(options.alias_limits.max_total_replayed_events);
     serde_saphyr_2::from_multiple_with_options(text, options)
         .map_err(|e| FileError::Parse(crate::errors::redacted(&e.to_string())))
 }
@@ -182,6 +253,105 @@ mod tests {
             serde_json::to_value(&kube).unwrap()
         );
         assert_eq!(ours.contexts.len(), 5);
+    }
+
+    /// `n` contexts whose users are one map written once, as PyYAML's `safe_dump` writes a map
+    /// many entries share: the first an anchor, every other an alias. `aliased` false: the same
+    /// kubeconfig with every alias written out.
+    pub(crate) fn shared_user(n: usize, aliased: bool) -> String {
+        let mut text = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "- name: c{i}\n  cluster:\n    server: https://10.0.{}.{}:6443\n",
+                i / 250,
+                i % 250
+            ));
+        }
+        text.push_str("users:\n");
+        let user = "\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n      args:\n      - eks\n      - get-token\n";
+        for i in 0..n {
+            let map = match (aliased, i) {
+                (true, 0) => format!(" &id001{user}"),
+                (true, _) => " *id001\n".to_string(),
+                (false, _) => user.to_string(),
+            };
+            text.push_str(&format!("- name: u{i}\n  user:{map}"));
+        }
+        text.push_str("contexts:\n");
+        for i in 0..n {
+            text.push_str(&format!(
+                "- name: ctx-{i}\n  context:\n    cluster: c{i}\n    user: u{i}\n"
+            ));
+        }
+        text
+    }
+
+    #[test]
+    fn aliases_of_one_shared_map_read_as_if_written_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let (aliased, written) = (dir.path().join("a.yaml"), dir.path().join("w.yaml"));
+        std::fs::write(&aliased, shared_user(20_000, true)).unwrap();
+        std::fs::write(&written, shared_user(20_000, false)).unwrap();
+        let ours = read(&aliased).unwrap();
+        assert_eq!(ours.contexts.len(), 20_000);
+        assert_eq!(ours.auth_infos.len(), 20_000);
+        let exec = ours.auth_infos[19_999]
+            .auth_info
+            .as_ref()
+            .unwrap()
+            .exec
+            .as_ref();
+        assert_eq!(exec.unwrap().command.as_deref(), Some("aws"));
+        assert_eq!(
+            serde_json::to_value(&ours).unwrap(),
+            serde_json::to_value(read(&written).unwrap()).unwrap()
+        );
+        // As kube reads a small one.
+        std::fs::write(&aliased, shared_user(3, true)).unwrap();
+        assert_eq!(
+            serde_json::to_value(read(&aliased).unwrap()).unwrap(),
+            serde_json::to_value(Kubeconfig::read_from(&aliased).unwrap()).unwrap()
+        );
+    }
+
+    /// Nine levels of nine aliases each: 9^9 (387 million) copies of a short string from a file
+    /// of under a kilobyte.
+    fn laughs() -> String {
+        let mut text = String::from("apiVersion: v1\nkind: Config\nlaughs:\n  l0: &l0 \"lol\"\n");
+        for level in 1..=9 {
+            let previous = format!("*l{}", level - 1);
+            let nine = [previous.as_str(); 9].join(", ");
+            text.push_str(&format!("  l{level}: &l{level} [{nine}]\n"));
+        }
+        text.push_str("users:\n- name: u\n  user:\n    token: *l9\n");
+        text
+    }
+
+    #[test]
+    fn a_billion_laughs_is_refused_before_it_is_expanded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("laughs.yaml");
+        let text = laughs();
+        assert!(text.len() < 1024, "{}", text.len());
+        std::fs::write(&path, &text).unwrap();
+        let e = read(&path).unwrap_err();
+        assert!(matches!(e, FileError::Expands { .. }), "{e:?}");
+        assert!(e.to_string().contains("aliases expand it"), "{e}");
+        // Worked out, not expanded: the pass stops once past the limit, at its first few levels.
+        let limit = expansion_limit(text.len());
+        assert!(matches!(
+            expanded(&text, limit),
+            Err(FileError::Expands { .. })
+        ));
+        // Three levels are ordinary: read.
+        let small = text
+            .lines()
+            .filter(|l| !l.starts_with("  l4") && !l.starts_with("  l5") && !l.starts_with("  l6"))
+            .filter(|l| !l.starts_with("  l7") && !l.starts_with("  l8") && !l.starts_with("  l9"))
+            .map(|l| l.replace("*l9", "x"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(expanded(&small, limit).is_ok());
     }
 
     #[test]

@@ -65,22 +65,25 @@ impl Reading<'_> {
         }
     }
 
-    /// A container's log: at most [`limits::LOG_BYTES`] read, whatever the server sends.
-    async fn log(&mut self, path: &str) -> Result<(bytes::Bytes, bool), ReadError> {
+    /// A container's log: at most [`limits::LOG_BYTES`] read, whatever the server sends;
+    /// whether it was cut, and whether the server answered it has none (204 No Content).
+    async fn log(&mut self, path: &str) -> Result<(bytes::Bytes, parse::Read), ReadError> {
         self.requests += 1;
         let cap = limits::LOG_BYTES.min(self.left);
         let reading = async {
             let response = api::get(self.http, path).await.map_err(error_of)?;
-            body::read_capped(response, cap).await.map_err(|e| match e {
+            let no_content = response.status() == http::StatusCode::NO_CONTENT;
+            let read = body::read_capped(response, cap).await.map_err(|e| match e {
                 body::Error::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
                 body::Error::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
-            })
+            });
+            read.map(|(bytes, cut)| (bytes, parse::Read { cut, no_content }))
         };
-        let (bytes, cut) = tokio::time::timeout(self.timeout, reading)
+        let (bytes, read) = tokio::time::timeout(self.timeout, reading)
             .await
             .map_err(|_| ReadError::TimedOut(self.timeout))??;
         self.left = self.left.saturating_sub(bytes.len());
-        Ok((bytes, cut))
+        Ok((bytes, read))
     }
 }
 
@@ -317,7 +320,7 @@ async fn logs(reading: &mut Reading<'_>, workload: &mut Workload) {
                 if previous { "&previous=true" } else { "" }
             );
             container.log = Some(match reading.log(&path).await {
-                Ok((bytes, cut)) => parse::log(&bytes, cut, previous),
+                Ok((bytes, read)) => parse::log(&bytes, read, previous),
                 Err(why) => Log {
                     previous,
                     lines: Vec::new(),
@@ -326,6 +329,7 @@ async fn logs(reading: &mut Reading<'_>, workload: &mut Workload) {
                         resource: "pods/log".into(),
                         why,
                     }),
+                    empty: None,
                 },
             });
         }

@@ -29,7 +29,23 @@ use super::write;
 const SELF_REVIEWS: &str = "authentication.k8s.io/v1/selfsubjectreviews";
 
 fn error(e: ApiError) -> Response<Body> {
-    json(e.code, e.to_bytes())
+    if e.code != StatusCode::TOO_MANY_REQUESTS {
+        return json(e.code, e.to_bytes());
+    }
+    // As kube-apiserver's API Priority and Fairness answers: its words as plain text, no
+    // Status, and when to ask again in the header.
+    let mut response = Response::new(super::body::full(Bytes::from(format!("{}\n", e.message))));
+    *response.status_mut() = e.code;
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    headers.insert(
+        header::RETRY_AFTER,
+        header::HeaderValue::from(super::status::RETRY_AFTER),
+    );
+    response
 }
 
 pub async fn handle(
@@ -115,6 +131,9 @@ async fn route(
         counters.rejected.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::unauthorized());
     };
+    // Held until the answer is ready, as API Priority and Fairness holds a seat (a watch's
+    // stream goes on without one).
+    let _seat = Seat::take(&cluster)?;
     faulty(&cluster).await?;
     let q = parse_query(req.uri().query());
     let segs: Vec<String> = rest
@@ -139,7 +158,7 @@ async fn route(
         }
         ["api"] => {
             discovery_hit();
-            ok(discovery::core_versions("127.0.0.1:6443"))
+            Ok(core(&req, &cluster))
         }
         ["api", "v1"] => {
             discovery_hit();
@@ -168,6 +187,31 @@ async fn route(
             resource(state, conn, &cluster, role, &group, &version, rest, q, req).await
         }
         _ => Err(ApiError::no_route()),
+    }
+}
+
+/// A request being answered on a cluster, counted while it is (the `throttle` fault's seats).
+struct Seat<'c>(&'c Cluster);
+
+impl<'c> Seat<'c> {
+    /// The request's seat; 429 with `Retry-After: 1` when a throttled cluster has none left.
+    fn take(cluster: &'c Cluster) -> Result<Seat<'c>, ApiError> {
+        let counters = &cluster.counters;
+        let before = counters.in_flight.fetch_add(1, Ordering::AcqRel);
+        let seat = Seat(cluster);
+        match cluster.faults().throttle {
+            Some(seats) if before >= u64::from(seats) => {
+                counters.throttled.fetch_add(1, Ordering::Relaxed);
+                Err(ApiError::too_many_requests())
+            }
+            _ => Ok(seat),
+        }
+    }
+}
+
+impl Drop for Seat<'_> {
+    fn drop(&mut self) {
+        self.0.counters.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -244,6 +288,26 @@ fn apis(req: &Request<Incoming>, cluster: &Cluster) -> Response<Body> {
         StatusCode::OK,
         Bytes::from(discovery::group_list(served).to_string()),
     )
+}
+
+/// `GET /api`: the core group's aggregated discovery when the client asks for it (as kubectl
+/// does) and the cluster is new enough, else its versions.
+fn core(req: &Request<Incoming>, cluster: &Cluster) -> Response<Body> {
+    let accept = req
+        .headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok());
+    if discovery::wants_aggregated(accept) && !cluster.faults().old_kube {
+        let body = discovery::aggregated_core(&cluster.served).to_string();
+        let mut response = json(StatusCode::OK, Bytes::from(body));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(discovery::AGGREGATED),
+        );
+        return response;
+    }
+    let versions = discovery::core_versions("127.0.0.1:6443").to_string();
+    json(StatusCode::OK, Bytes::from(versions))
 }
 
 /// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).

@@ -36,9 +36,147 @@ pub fn core_versions(server_address: &str) -> Value {
     })
 }
 
-/// Groups (other than core) in first-seen order, each with its versions sorted kube-aware.
+/// A workload kind every cluster serves, read-only, from `workloads.rs` (not the store): in
+/// discovery as a real server has them, so that `kubectl get pods,deploy -A`, `kubectl logs`
+/// and k9s work against the simulator.
+struct Workload {
+    group: &'static str,
+    plural: &'static str,
+    kind: &'static str,
+    short_names: &'static [&'static str],
+    /// Besides `status`: a pod's `log`.
+    log: bool,
+}
+
+const WORKLOADS: &[Workload] = &[
+    Workload {
+        group: "",
+        plural: "pods",
+        kind: "Pod",
+        short_names: &["po"],
+        log: true,
+    },
+    Workload {
+        group: "apps",
+        plural: "deployments",
+        kind: "Deployment",
+        short_names: &["deploy"],
+        log: false,
+    },
+    Workload {
+        group: "apps",
+        plural: "replicasets",
+        kind: "ReplicaSet",
+        short_names: &["rs"],
+        log: false,
+    },
+    Workload {
+        group: "apps",
+        plural: "statefulsets",
+        kind: "StatefulSet",
+        short_names: &["sts"],
+        log: false,
+    },
+    Workload {
+        group: "apps",
+        plural: "daemonsets",
+        kind: "DaemonSet",
+        short_names: &["ds"],
+        log: false,
+    },
+    Workload {
+        group: "batch",
+        plural: "jobs",
+        kind: "Job",
+        short_names: &[],
+        log: false,
+    },
+    Workload {
+        group: "batch",
+        plural: "cronjobs",
+        kind: "CronJob",
+        short_names: &["cj"],
+        log: false,
+    },
+];
+
+const WORKLOAD_VERBS: &[&str] = &["get", "list", "watch"];
+
+/// The workload kinds of `group` at `version` (all are `v1`).
+fn workloads(group: &str, version: &str) -> impl Iterator<Item = &'static Workload> {
+    let group = group.to_string();
+    WORKLOADS
+        .iter()
+        .filter(move |w| w.group == group && version == "v1")
+}
+
+impl Workload {
+    /// Its entry in an `APIResourceList`, then its subresources'.
+    fn listed(&self) -> Vec<Value> {
+        let mut entries = vec![json!({
+            "name": self.plural,
+            "singularName": self.kind.to_ascii_lowercase(),
+            "namespaced": true,
+            "kind": self.kind,
+            "verbs": WORKLOAD_VERBS,
+            "shortNames": self.short_names,
+            "categories": ["all"],
+        })];
+        entries.push(json!({
+            "name": format!("{}/status", self.plural),
+            "singularName": "",
+            "namespaced": true,
+            "kind": self.kind,
+            "verbs": ["get"],
+        }));
+        if self.log {
+            entries.push(json!({
+                "name": format!("{}/log", self.plural),
+                "singularName": "",
+                "namespaced": true,
+                "kind": self.kind,
+                "verbs": ["get"],
+            }));
+        }
+        entries
+    }
+
+    /// Its entry in aggregated discovery.
+    fn aggregated(&self, version: &str) -> Value {
+        let kind = json!({"group": self.group, "version": version, "kind": self.kind});
+        let mut subresources = vec![json!({
+            "subresource": "status", "responseKind": kind, "verbs": ["get"],
+        })];
+        if self.log {
+            subresources.push(json!({
+                "subresource": "log",
+                "responseKind": {"group": "", "version": "", "kind": "Pod"},
+                "verbs": ["get"],
+            }));
+        }
+        json!({
+            "resource": self.plural,
+            "responseKind": kind,
+            "scope": "Namespaced",
+            "singularResource": self.kind.to_ascii_lowercase(),
+            "verbs": WORKLOAD_VERBS,
+            "shortNames": self.short_names,
+            "categories": ["all"],
+            "subresources": subresources,
+        })
+    }
+}
+
+/// Groups (other than core) in first-seen order, each with its versions sorted kube-aware; the
+/// workloads' groups (`apps`, `batch`) last.
 fn groups(served: &[Served]) -> Vec<(&'static str, Vec<&'static str>)> {
     let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for w in WORKLOADS.iter().filter(|w| !w.group.is_empty()) {
+        if !out.iter().any(|(g, _)| *g == w.group) {
+            out.push((w.group, vec!["v1"]));
+        }
+    }
+    let workload_groups = out.len();
     for s in served.iter().filter(|s| !s.res.group().is_empty()) {
         let group = s.res.group();
         let idx = match out.iter().position(|(g, _)| *g == group) {
@@ -57,6 +195,7 @@ fn groups(served: &[Served]) -> Vec<(&'static str, Vec<&'static str>)> {
     for (_, versions) in &mut out {
         versions.sort_by(|a, b| compare_versions(a, b));
     }
+    out.rotate_left(workload_groups);
     out
 }
 
@@ -113,6 +252,7 @@ pub fn resource_list(served: &[Served], group: &str, version: &str) -> Option<Va
             }));
         }
     }
+    resources.extend(workloads(group, version).flat_map(Workload::listed));
     if resources.is_empty() {
         return None;
     }
@@ -173,48 +313,60 @@ pub fn aggregated_bytes(
 pub fn aggregated(served: &[Served]) -> Value {
     let items: Vec<Value> = groups(served)
         .iter()
-        .map(|(group, versions)| {
-            let versions: Vec<Value> = versions
-                .iter()
-                .map(|version| {
-                    let resources: Vec<Value> = served
-                        .iter()
-                        .filter(|s| s.res.group() == *group && s.serves(version))
-                        .map(|s| {
-                            let r = s.res;
-                            let kind =
-                                json!({"group": group, "version": version, "kind": r.kind()});
-                            let mut resource = json!({
-                                "resource": r.plural(),
-                                "responseKind": kind,
-                                "scope": if r.namespaced() { "Namespaced" } else { "Cluster" },
-                                "singularResource": r.singular(),
-                                "verbs": r.verbs(),
-                                "shortNames": r.short_names(),
-                                "categories": r.categories(),
-                            });
-                            if r.has_status() {
-                                resource["subresources"] = json!([{
-                                    "subresource": "status",
-                                    "responseKind": kind,
-                                    "verbs": ["get", "patch", "update"],
-                                }]);
-                            }
-                            resource
-                        })
-                        .collect();
-                    json!({"version": version, "resources": resources, "freshness": "Current"})
-                })
-                .collect();
-            json!({"metadata": {"name": group}, "versions": versions})
-        })
+        .map(|(group, versions)| aggregated_group(served, group, versions))
         .collect();
+    discovery_list(items)
+}
+
+/// The core group's `APIGroupDiscoveryList` (`GET /api` asking for aggregated discovery).
+pub fn aggregated_core(served: &[Served]) -> Value {
+    discovery_list(vec![aggregated_group(served, "", &["v1"])])
+}
+
+fn discovery_list(items: Vec<Value>) -> Value {
     json!({
         "kind": "APIGroupDiscoveryList",
         "apiVersion": "apidiscovery.k8s.io/v2",
         "metadata": {},
         "items": items,
     })
+}
+
+/// One group's entry: each version with its resources and their subresources.
+fn aggregated_group(served: &[Served], group: &str, versions: &[&str]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|version| {
+            let resources: Vec<Value> = served
+                .iter()
+                .filter(|s| s.res.group() == group && s.serves(version))
+                .map(|s| {
+                    let r = s.res;
+                    let kind = json!({"group": group, "version": version, "kind": r.kind()});
+                    let mut resource = json!({
+                        "resource": r.plural(),
+                        "responseKind": kind,
+                        "scope": if r.namespaced() { "Namespaced" } else { "Cluster" },
+                        "singularResource": r.singular(),
+                        "verbs": r.verbs(),
+                        "shortNames": r.short_names(),
+                        "categories": r.categories(),
+                    });
+                    if r.has_status() {
+                        resource["subresources"] = json!([{
+                            "subresource": "status",
+                            "responseKind": kind,
+                            "verbs": ["get", "patch", "update"],
+                        }]);
+                    }
+                    resource
+                })
+                .chain(workloads(group, version).map(|w| w.aggregated(version)))
+                .collect();
+            json!({"version": version, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": group}, "versions": versions})
 }
 
 #[cfg(test)]
@@ -252,7 +404,14 @@ mod tests {
     fn no_flux_means_no_flux_groups() {
         let served = served_resources(None, false, true);
         let list = group_list(&served);
-        assert_eq!(list["groups"].as_array().unwrap().len(), 0);
+        let groups: Vec<&str> = list["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|g| g["name"].as_str())
+            .collect();
+        // The workloads' groups only.
+        assert_eq!(groups, ["apps", "batch"]);
         assert!(resource_list(&served, "", "v1").is_some());
     }
 

@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%`.
 
 use std::time::Duration;
 
@@ -19,6 +19,10 @@ pub struct Faults {
     pub gone: Option<Duration>,
     /// This fraction of requests fails with 500/503.
     pub error5xx: Option<f64>,
+    /// API Priority and Fairness with this many seats: a request that finds them all taken is
+    /// answered 429 Too Many Requests with `Retry-After: 1`, as kube-apiserver answers when a
+    /// priority level's queues are full.
+    pub throttle: Option<u32>,
     /// The admin and viewer tokens stop working this long after start.
     pub expired_token: Option<Duration>,
     /// Flux is not installed: no Flux API groups.
@@ -69,6 +73,10 @@ impl Faults {
             format!("error5xx:{}", self.error5xx.unwrap_or_default()),
         );
         push(
+            self.throttle.is_some(),
+            format!("throttle:{}", self.throttle.unwrap_or_default()),
+        );
+        push(
             self.expired_token.is_some(),
             format!("expired-token:{:?}", self.expired_token.unwrap_or_default()),
         );
@@ -102,6 +110,7 @@ enum Kind {
     Flap(Duration),
     Gone(Duration),
     Error5xx(f64),
+    Throttle(u32),
     ExpiredToken(Duration),
     NoFlux,
     OldFlux(Option<FluxRelease>),
@@ -171,6 +180,19 @@ impl Spec {
                         None => 0.5,
                     })
                 }
+                "throttle" => Kind::Throttle(match param {
+                    Some(p) => p
+                        .trim()
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|seats| *seats > 0)
+                        .ok_or_else(|| {
+                            format!(
+                                "fault \"throttle\": {p:?} is not a number of seats (1 or more)"
+                            )
+                        })?,
+                    None => 4,
+                }),
                 "expired-token" => Kind::ExpiredToken(dur(60.0)?),
                 "no-flux" => Kind::NoFlux,
                 "old-kube" => Kind::OldKube,
@@ -192,7 +214,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads)"
                     ));
                 }
             };
@@ -226,6 +248,7 @@ impl Spec {
                     Kind::Flap(d) => f.flap = Some(*d),
                     Kind::Gone(d) => f.gone = Some(*d),
                     Kind::Error5xx(p) => f.error5xx = Some(*p),
+                    Kind::Throttle(seats) => f.throttle = Some(*seats),
                     Kind::ExpiredToken(d) => f.expired_token = Some(*d),
                     Kind::NoFlux => f.no_flux = true,
                     Kind::OldKube => f.old_kube = true,

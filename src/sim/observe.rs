@@ -235,6 +235,7 @@ pub fn stats(state: &State) -> Value {
                 "openWatches": g(&k.open_watches),
                 "get": g(&k.get), "list": g(&k.list), "watch": g(&k.watch), "patch": g(&k.patch),
                 "otherWrites": g(&k.other_write), "discovery": g(&k.discovery), "rejected": g(&k.rejected),
+                "throttled": g(&k.throttled),
                 "mutating": k.mutating(),
             }))
         })

@@ -13,6 +13,10 @@ pub struct ApiError {
     pub details: Option<Value>,
 }
 
+/// The seconds a throttled request is told to wait (`Retry-After`): the least kube-apiserver
+/// says (it says up to 16 the more it turns away).
+pub const RETRY_AFTER: u32 = 1;
+
 impl ApiError {
     pub fn new(code: StatusCode, reason: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {
@@ -21,6 +25,16 @@ impl ApiError {
             message: message.into(),
             details: None,
         }
+    }
+
+    /// API Priority and Fairness turned the request away: its queues are full. Answered as
+    /// plain text with [`RETRY_AFTER`], not as a Status.
+    pub fn too_many_requests() -> ApiError {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "TooManyRequests",
+            "Too many requests, please try again later.",
+        )
     }
 
     pub fn with_details(mut self, group: &str, kind: &str, name: &str) -> ApiError {

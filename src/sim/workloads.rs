@@ -290,6 +290,13 @@ fn log(
             "container {container} is not valid for pod {pod}"
         )));
     }
+    // As kube-apiserver: a pod on no node has no log to stream, and the answer is 204 with
+    // nothing in it (not an error).
+    if value["spec"]["nodeName"].as_str().is_none_or(str::is_empty) {
+        let mut response = Response::new(crate::body::full(Bytes::new()));
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        return Ok(response);
+    }
     let previous = q.get("previous").is_some_and(|p| p == "true");
     let text = said::log(workload, &value, previous, now)
         .map_err(|said::NoLog(why)| ApiError::bad_request(why))?;

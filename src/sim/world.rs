@@ -45,6 +45,10 @@ pub struct Counters {
     pub connections_total: AtomicU64,
     /// Watch streams currently open.
     pub open_watches: AtomicU64,
+    /// Requests being answered now (what the `throttle` fault's seats count).
+    pub in_flight: AtomicU64,
+    /// Requests turned away with 429 Too Many Requests (the `throttle` fault).
+    pub throttled: AtomicU64,
 }
 
 impl Counters {

@@ -151,6 +151,18 @@ fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
             theme.style(Slot::Warning),
         );
     }
+    if let Some(log) = line.verdict.log.as_ref()
+        && let Some(empty) = log.empty.filter(|_| log.lines.is_empty())
+    {
+        let which = if log.previous { "previous" } else { "current" };
+        out.push(Line::from(Span::styled(
+            format!(
+                "{indent}log of the {which} instance, on {}: {empty}",
+                shown(&line.from)
+            ),
+            dim,
+        )));
+    }
     if let Some(log) = line.verdict.log.as_ref().filter(|l| !l.lines.is_empty()) {
         let which = if log.previous { "previous" } else { "current" };
         let on = shown(&line.from);

@@ -342,18 +342,35 @@ pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Even
     out
 }
 
+/// How a log read ended, beside the bytes it brought.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Read {
+    /// The server had more than was read.
+    pub cut: bool,
+    /// The server answered 204 No Content: it has no log to give.
+    pub no_content: bool,
+}
+
 /// A log tail from the bytes read: its last [`limits::LOG_LINES`] lines, each bounded.
-pub fn log(bytes: &[u8], cut: bool, previous: bool) -> Log {
+pub fn log(bytes: &[u8], read: Read, previous: bool) -> Log {
+    let Read { cut, no_content } = read;
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().collect();
     let start = lines.len().saturating_sub(limits::LOG_LINES);
+    let lines: Vec<String> = lines[start..]
+        .iter()
+        .map(|l| bounded(l, limits::MESSAGE).into())
+        .collect();
+    let empty = match (lines.is_empty(), no_content) {
+        (false, _) => None,
+        (true, true) => Some(super::EmptyLog::NoLog),
+        (true, false) => Some(super::EmptyLog::NothingWritten),
+    };
     Log {
         previous,
-        lines: lines[start..]
-            .iter()
-            .map(|l| bounded(l, limits::MESSAGE).into())
-            .collect(),
+        lines,
         cut,
         unread: None,
+        empty,
     }
 }

@@ -161,7 +161,7 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
     );
     w.pods[0].containers[0].log = Some(parse::log(
         b"start\nwarming cache\nWARN cache at 61Mi of 64Mi\n",
-        false,
+        parse::Read::default(),
         true,
     ));
     let v = Verdict::of(&w);
@@ -186,7 +186,7 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
     );
     w.pods[0].containers[0].log = Some(parse::log(
         b"panic: missing INFRA_TOKEN\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:48 +0x1c5\n",
-        false,
+        parse::Read::default(),
         true,
     ));
     assert_eq!(
@@ -307,7 +307,7 @@ fn equal_verdicts_fold_across_clusters_and_what_was_not_read_is_counted_with_why
             json!([]),
         );
         w.pods[0].containers[0].log = Some(match log {
-            Some(bytes) => parse::log(bytes, false, true),
+            Some(bytes) => parse::log(bytes, parse::Read::default(), true),
             None => Log {
                 previous: true,
                 lines: Vec::new(),
@@ -316,6 +316,7 @@ fn equal_verdicts_fold_across_clusters_and_what_was_not_read_is_counted_with_why
                     resource: "pods/log".into(),
                     why: ReadError::Forbidden("pods \"x\" is forbidden".into()),
                 }),
+                empty: None,
             },
         });
         w
@@ -407,6 +408,27 @@ fn text_from_clusters_is_shown_with_its_controls_made_visible() {
 }
 
 #[test]
+fn an_empty_log_says_why_as_the_server_said() {
+    // A real kube-apiserver answers 204 No Content for the log of a pod on no node.
+    let none = parse::log(
+        b"",
+        parse::Read {
+            cut: false,
+            no_content: true,
+        },
+        false,
+    );
+    assert_eq!(none.empty, Some(EmptyLog::NoLog));
+    assert!(none.empty.unwrap().to_string().contains("no log"));
+    let quiet = parse::log(b"", parse::Read::default(), true);
+    assert_eq!(quiet.empty, Some(EmptyLog::NothingWritten));
+    assert_eq!(
+        parse::log(b"one\n", parse::Read::default(), true).empty,
+        None
+    );
+}
+
+#[test]
 fn a_log_keeps_its_last_lines_each_bounded_and_reads_bytes_as_text_leniently() {
     let mut text = Vec::new();
     for i in 0..80 {
@@ -414,7 +436,14 @@ fn a_log_keeps_its_last_lines_each_bounded_and_reads_bytes_as_text_leniently() {
     }
     text.extend_from_slice(&[0xff, 0xfe, b'\n']);
     text.extend_from_slice("x".repeat(10_000).as_bytes());
-    let log = parse::log(&text, true, false);
+    let log = parse::log(
+        &text,
+        parse::Read {
+            cut: true,
+            no_content: false,
+        },
+        false,
+    );
     assert_eq!(log.lines.len(), limits::LOG_LINES);
     assert_eq!(log.lines[0], "line 32");
     assert!(

@@ -12,7 +12,7 @@ use super::discovery::{Served, discover};
 use crate::fleet::{FluxKind, Phase};
 use crate::inventory::ClusterSpec;
 use crate::k8s::clients::Clients;
-use crate::k8s::wire::api::{Http, Trouble};
+use crate::k8s::wire::api::{Http, Reason, Trouble};
 use crate::k8s::wire::errors::{self, Failure};
 use crate::k8s::wire::exec;
 use crate::k8s::wire::transport::{self, Protocol, Transport};
@@ -81,6 +81,9 @@ impl Shared {
 pub(in crate::k8s) enum Attempt {
     Connected(Connected),
     Failed(Failure),
+    /// The server turned discovery away for now and said when to ask again (429 with
+    /// `Retry-After`: API Priority and Fairness).
+    Throttled(Failure, Duration),
     NotHttp2,
     NoFlux,
 }
@@ -317,6 +320,9 @@ async fn connect(
             expires,
         }),
         Err(Trouble::NotHttp2) => Attempt::NotHttp2,
-        Err(trouble) => Attempt::Failed(trouble.into_failure()),
+        Err(trouble) => match trouble.reason().and_then(Reason::retry_after) {
+            Some(after) => Attempt::Throttled(trouble.into_failure(), after),
+            None => Attempt::Failed(trouble.into_failure()),
+        },
     }
 }

@@ -50,7 +50,7 @@ pub(in crate::k8s) async fn watched(
             return Err(Closed);
         };
         // Boxed: a watching task should not carry the room connecting took.
-        let failure = match Box::pin(attempt(spec, shared, protocol)).await {
+        let (failure, asked) = match Box::pin(attempt(spec, shared, protocol)).await {
             Attempt::NotHttp2 => {
                 protocol = Protocol::Http1;
                 continue;
@@ -68,7 +68,11 @@ pub(in crate::k8s) async fn watched(
             }
             Attempt::Failed(failure) => {
                 drop(permit);
-                failure
+                (failure, None)
+            }
+            Attempt::Throttled(failure, after) => {
+                drop(permit);
+                (failure, Some(after))
             }
             Attempt::Connected(connected) => {
                 // The slot stays taken until the first lists are in: bounded concurrency there
@@ -85,12 +89,16 @@ pub(in crate::k8s) async fn watched(
                         {
                             shared.exec.invalidate(exec);
                         }
-                        failure
+                        (failure, None)
                     }
                 }
             }
         };
-        let delay = backoff.next_delay();
+        // A server that said when to ask again is asked then.
+        let delay = match asked {
+            Some(after) => backoff.asked(after),
+            None => backoff.next_delay(),
+        };
         tracing::debug!(cluster = %spec.name, phase = %failure.phase, error = %failure.message, ?delay, "backing off");
         reporter.failed(&failure, delay).await?;
         tokio::time::sleep(delay).await;

@@ -67,7 +67,10 @@ impl Trouble {
     }
 
     /// `status`, with the `Retry-After` its answer carried.
-    fn refused(status: &kube::core::Status, retry_after: Option<Duration>) -> Trouble {
+    pub(in crate::k8s) fn refused(
+        status: &kube::core::Status,
+        retry_after: Option<Duration>,
+    ) -> Trouble {
         Trouble::Status {
             reason: Reason::of(status.code, retry_after),
             failure: errors::of_status(status),

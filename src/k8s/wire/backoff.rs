@@ -52,15 +52,31 @@ impl Backoff {
         {
             self.current = self.initial;
         }
-        // xorshift: cheap, deterministic per seed.
+        let base = u64::from(self.current);
+        let cut = base / 4;
+        let delay = base - if cut == 0 { 0 } else { self.draw() % cut };
+        self.current = self.current.saturating_mul(2).min(self.max);
+        Duration::from_millis(delay)
+    }
+
+    /// The delay before the next attempt when the server said when to ask again (429 with
+    /// `Retry-After`): that, jittered upwards by up to a quarter so that the requests it turned
+    /// away together do not come back together, and at most the maximum. The backoff does not
+    /// grow: a server that says when it will have room is asked then, not ever later, or a
+    /// cluster it throttled for a while stays unread long after the server is free.
+    pub fn asked(&mut self, after: Duration) -> Duration {
+        let base = u64::from(millis(after).min(self.max));
+        let spread = base / 4;
+        let delay = base + if spread == 0 { 0 } else { self.draw() % spread };
+        Duration::from_millis(delay.min(u64::from(self.max)))
+    }
+
+    /// The next jitter: xorshift, cheap and deterministic per seed.
+    fn draw(&mut self) -> u64 {
         self.jitter ^= self.jitter << 13;
         self.jitter ^= self.jitter >> 7;
         self.jitter ^= self.jitter << 17;
-        let base = u64::from(self.current);
-        let cut = base / 4;
-        let delay = base - if cut == 0 { 0 } else { self.jitter % cut };
-        self.current = self.current.saturating_mul(2).min(self.max);
-        Duration::from_millis(delay)
+        self.jitter
     }
 
     pub fn reset(&mut self) {
@@ -83,6 +99,26 @@ mod tests {
         }
         b.reset();
         assert!(b.next_delay() <= Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_server_that_says_when_is_asked_then_and_the_backoff_does_not_grow() {
+        let mut b = Backoff::new(Duration::from_millis(500), Duration::from_secs(60), 3);
+        let asked: Vec<_> = (0..20).map(|_| b.asked(Duration::from_secs(1))).collect();
+        for d in &asked {
+            assert!(
+                *d >= Duration::from_secs(1) && *d < Duration::from_millis(1250),
+                "{d:?}"
+            );
+        }
+        assert!(
+            asked.windows(2).any(|w| w[0] != w[1]),
+            "jittered: {asked:?}"
+        );
+        // What it did not grow: the next failure without a time is still a first one.
+        assert!(b.next_delay() <= Duration::from_millis(500));
+        // A server asking for longer than the maximum waits the maximum.
+        assert_eq!(b.asked(Duration::from_secs(3600)), Duration::from_secs(60));
     }
 
     #[tokio::test(start_paused = true)]

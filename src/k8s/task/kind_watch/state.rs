@@ -226,13 +226,18 @@ impl Watching {
         Ok(())
     }
 
-    /// A failure: 410 Gone means relist now; anything else is told and retried after a delay.
+    /// A failure: 410 Gone means relist now; anything else is told and retried after a delay —
+    /// when the server said to ask again (429 with `Retry-After`), then.
     fn failed(&mut self, trouble: Trouble, wall: Timestamp) -> Option<Step> {
-        if trouble.reason() == Some(Reason::Gone) {
+        let reason = trouble.reason();
+        if reason == Some(Reason::Gone) {
             self.stand = Stand::Unlisted;
             return None;
         }
-        let delay = self.backoff.next_delay();
+        let delay = match reason.and_then(Reason::retry_after) {
+            Some(after) => self.backoff.asked(after),
+            None => self.backoff.next_delay(),
+        };
         self.wait = Some(delay);
         Some(Step::Failed {
             reason: trouble.reason(),

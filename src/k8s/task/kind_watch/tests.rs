@@ -127,6 +127,63 @@ fn gone_relists_at_once_and_other_refusals_back_off_where_the_watch_stood() {
     assert!(w.take_wait().is_some());
 }
 
+/// A refusal with HTTP status `code`, and the `Retry-After` its answer carried.
+fn refused(code: u16, reason: &str, retry_after: Option<Duration>) -> Came {
+    let status = kube::core::Status {
+        code,
+        reason: reason.into(),
+        message: "m".into(),
+        ..kube::core::Status::default()
+    };
+    Came::Listed(Err(Trouble::refused(&status, retry_after)))
+}
+
+#[test]
+fn a_throttled_list_is_asked_again_when_the_server_says_and_other_failures_back_off() {
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    // API Priority and Fairness turning every list away for a while: each retry comes when the
+    // server said (a second, jittered up to a quarter), the tenth as soon as the first.
+    let mut w = watching(100);
+    for attempt in 0..10 {
+        let step = w.advance(
+            refused(429, "TooManyRequests", Some(Duration::from_secs(1))),
+            t0,
+            wall,
+        );
+        assert!(
+            matches!(
+                step,
+                Some(Step::Failed {
+                    reason: Some(Reason::TooManyRequests { .. }),
+                    ..
+                })
+            ),
+            "{step:?}"
+        );
+        let wait = w.take_wait().unwrap();
+        assert!(
+            wait >= Duration::from_secs(1) && wait < Duration::from_millis(1250),
+            "attempt {attempt}: {wait:?}"
+        );
+        assert_eq!(w.stand(), &Stand::Unlisted);
+    }
+    // Once it has room, the list goes through.
+    assert!(matches!(
+        w.advance(listed(2, "9"), t0, wall),
+        Some(Step::Listed(_))
+    ));
+    // A server failing without saying when is asked ever more slowly (up to the maximum).
+    let mut w = watching(100);
+    let waits: Vec<Duration> = (0..8)
+        .map(|_| {
+            w.advance(refused(503, "ServiceUnavailable", None), t0, wall);
+            w.take_wait().unwrap()
+        })
+        .collect();
+    assert!(waits[4] > waits[0] * 8, "{waits:?}");
+    assert!(waits[7] <= Duration::from_secs(30), "{waits:?}");
+}
+
 #[test]
 fn more_objects_than_a_cluster_may_hold_is_refused_and_listed_again() {
     let mut w = watching(2);
