@@ -224,6 +224,44 @@ pub struct Retention {
     pub replicas: usize,
 }
 
+/// How long a reader asks again for a store the NATS cluster does not answer for: a leader
+/// being elected after a node was lost takes seconds, and a one-shot read in that moment should
+/// answer, not fail.
+const LOOKUP_FOR: Duration = Duration::from_secs(30);
+
+/// `look`'s answer; asked again (every half second, for [`LOOKUP_FOR`]) while its error is one
+/// `for_now` says is for now — a request unanswered, not a store missing.
+async fn answered<T, E, F, Fut>(mut look: F, for_now: fn(&E) -> bool) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let until = tokio::time::Instant::now() + LOOKUP_FOR;
+    loop {
+        match look().await {
+            Err(e) if for_now(&e) && tokio::time::Instant::now() < until => {
+                // Not a spin on an answer that comes at once: a leader may be being elected.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            answer => return answer,
+        }
+    }
+}
+
+/// A stream's lookup that no server answered in time (no leader yet).
+fn stream_for_now(e: &jetstream::context::GetStreamError) -> bool {
+    matches!(e.kind(), jetstream::context::GetStreamErrorKind::Request)
+}
+
+/// A bucket's lookup whose stream's lookup no server answered in time.
+fn bucket_for_now(e: &jetstream::context::KeyValueError) -> bool {
+    use std::error::Error;
+    e.kind() == jetstream::context::KeyValueErrorKind::GetBucket
+        && e.source()
+            .and_then(|s| s.downcast_ref::<jetstream::context::GetStreamError>())
+            .is_some_and(stream_for_now)
+}
+
 /// Opens the stores of `options.bucket`; with `create`, makes those that do not exist yet (a
 /// collector), else fails saying that no collector has published there (a reader).
 pub async fn open(
@@ -241,13 +279,13 @@ pub async fn open(
     };
     let (state, collectors, history) = match create {
         None => (
-            js.get_key_value(&names.state)
+            answered(|| js.get_key_value(&names.state), bucket_for_now)
                 .await
                 .map_err(|e| missing("the state bucket", &e))?,
-            js.get_key_value(&names.collectors)
+            answered(|| js.get_key_value(&names.collectors), bucket_for_now)
                 .await
                 .map_err(|e| missing("the collectors' bucket", &e))?,
-            js.get_stream(&names.history)
+            answered(|| js.get_stream(&names.history), stream_for_now)
                 .await
                 .map_err(|e| missing("the history stream", &e))?,
         ),

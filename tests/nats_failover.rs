@@ -1,8 +1,10 @@
 //! A NATS failover as it happens to a team: a JetStream cluster of three keeping everything
-//! three times, a collector given one node's URL and a reader following another's. Each node in
-//! turn is killed while the fleet changes; the reader's view is compared with the truth every
-//! second: no object may ever be missing from it (one may be stale for a moment, its cluster
-//! saying so), and the view equals the truth again once the bus has settled.
+//! three times, a collector given one node's URL, a reader following another's, and one-shot
+//! reads (`get --nats`) one after another beside it. Each node in turn is killed while the fleet
+//! changes; the followed view is compared with the truth every half second and every one-shot
+//! read's answer as it comes: no object may ever be missing from either (one may be stale for a
+//! moment, its cluster saying so), no read may come back empty, and the view equals the truth
+//! again once the bus has settled.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
@@ -38,6 +40,78 @@ fn keys(session: &Session) -> BTreeSet<(String, String, String, String)> {
 
 fn view(session: &Session) -> common::bus::View {
     common::bus::view_of(&session.index)
+}
+
+/// One read as `get --nats` makes it, given as long as `get`'s default timeout: how many of
+/// `all` it lacked, or why it gave no answer.
+async fn one_shot(
+    url: &str,
+    all: &BTreeSet<(String, String, String, String)>,
+) -> Result<usize, String> {
+    let bus = bus::reader::Bus::connect(&options(url))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut session = Session::start(vec![Box::new(bus)]);
+    let settled = session.settle(Duration::from_secs(120)).await;
+    let shown = keys(&session);
+    let lacking: Vec<_> = all.difference(&shown).collect();
+    let lacked = lacking.len();
+    if lacked > 0 {
+        let clusters: BTreeSet<&String> = lacking.iter().map(|k| &k.0).collect();
+        eprintln!(
+            "a one-shot read lacked {lacked} objects of {clusters:?}, e.g. {:?}",
+            lacking.first()
+        );
+        for c in session
+            .index
+            .clusters()
+            .iter()
+            .filter(|c| clusters.contains(&c.info.name))
+        {
+            eprintln!(
+                "  {}: {} objects shown, {:?}, retired {}",
+                c.info.name,
+                c.objects.len(),
+                c.connection.phase,
+                c.retired
+            );
+        }
+    }
+    session.shutdown().await;
+    match settled {
+        true => Ok(lacked),
+        false => Err(format!(
+            "not settled within 120 s, {lacked} objects lacking"
+        )),
+    }
+}
+
+/// One-shot reads through `url`, one begun every half second until `stop`, each running as long
+/// as it takes: for each, how many of `all` it lacked, or why it gave no answer.
+fn one_shot_reads(
+    url: String,
+    all: BTreeSet<(String, String, String, String)>,
+    stop: tokio_util::sync::CancellationToken,
+) -> tokio::task::JoinHandle<Vec<Result<usize, String>>> {
+    tokio::spawn(async move {
+        let all = std::sync::Arc::new(all);
+        let mut reads = Vec::new();
+        let mut every = tokio::time::interval(Duration::from_millis(500));
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = every.tick() => {
+                    let (url, all) = (url.clone(), all.clone());
+                    reads.push(tokio::spawn(async move { one_shot(&url, &all).await }));
+                }
+            }
+        }
+        let mut answers = Vec::new();
+        for read in reads {
+            answers.push(read.await.unwrap());
+        }
+        answers
+    })
 }
 
 fn options(url: &str) -> bus::Options {
@@ -98,6 +172,14 @@ async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
         .take(6)
         .collect();
     for node in 0..3 {
+        // One-shot reads through a node that stays up, from before the node goes until the view
+        // has agreed again.
+        let stop_reading = tokio_util::sync::CancellationToken::new();
+        let one_shots = one_shot_reads(
+            urls[(node + 1) % 3].clone(),
+            all.clone(),
+            stop_reading.clone(),
+        );
         cluster.stop(node);
         let started = Instant::now();
         let mut agreed = None;
@@ -109,7 +191,7 @@ async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
         }
         sim.handle.set_churn(10.0);
         while started.elapsed() < Duration::from_secs(60) {
-            reader.pump(Duration::from_secs(1)).await;
+            reader.pump(Duration::from_millis(500)).await;
             if started.elapsed() > Duration::from_secs(8) {
                 sim.handle.set_churn(0.0);
             }
@@ -139,6 +221,25 @@ async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
             );
         }
         eprintln!("node {} lost: the view agreed after {agreed:?}", node + 1);
+        stop_reading.cancel();
+        let answers = one_shots.await.unwrap();
+        let short: Vec<_> = answers.iter().filter(|a| *a != &Ok(0)).collect();
+        eprintln!(
+            "node {} lost: {} one-shot reads, {} short",
+            node + 1,
+            answers.len(),
+            short.len()
+        );
+        assert!(
+            !answers.is_empty(),
+            "node {}: no one-shot read ended",
+            node + 1
+        );
+        assert!(
+            short.is_empty(),
+            "node {} lost: one-shot reads that lacked objects (how many) or failed: {short:?}",
+            node + 1
+        );
         cluster.restart(node);
         cluster.until_jetstream().await;
         // Back with all it missed before the next goes: two lost at once is a lost quorum.

@@ -34,15 +34,21 @@ pub(crate) fn put_key<'m>(message: &'m jetstream::Message, prefix: &str) -> Opti
     message.subject.strip_prefix(prefix)
 }
 
-/// How long a read waits for a next message before it takes what came as all there is.
+/// How long a read waits for a next message before it asks the bus whether any is left.
 const QUIET: Duration = Duration::from_secs(2);
+
+/// Times a read that went quiet with messages left is taken up again, from where it stopped,
+/// before it fails: a node of the bus lost, its consumer placed again.
+const RESUMES: u8 = 8;
 
 /// Reads what an ordered consumer of `stream` with `config` delivers now, up to the stream's last
 /// message when the read began, handing each to `each`. It ends at the first message at or past
 /// that one, or when none is left pending: a stream written to all the time (collectors
-/// publishing, announcements renewed) always has more pending. A pending count can include
-/// values replaced meanwhile (a KV keeps one per key), which never come: when nothing more comes
-/// for [`QUIET`], what came is all there is. Never a hang.
+/// publishing, announcements renewed) always has more pending. When nothing comes for [`QUIET`]
+/// although messages were left, the read is taken up again by a new consumer from where it
+/// stopped (a NATS node lost under the old one: its consumer waits for heartbeats it will never
+/// get); the new consumer's count says what is really left (a value replaced meanwhile is not
+/// counted). Never a hang, and never less than the stream held without saying so.
 pub(crate) async fn read_all(
     stream: &jetstream::stream::Stream,
     config: jetstream::consumer::pull::OrderedConfig,
@@ -59,9 +65,17 @@ pub(crate) async fn read_all(
 /// A read of what a stream holds now, message by message (see [`read_all`]): the caller
 /// handles each as it comes, holding none of the others.
 pub(crate) struct Reading {
+    stream: jetstream::stream::Stream,
+    config: jetstream::consumer::pull::OrderedConfig,
     messages: Option<jetstream::consumer::pull::Ordered>,
     /// The stream's last sequence when the read began.
     last: u64,
+    /// The stream sequence of the last message read, if one was.
+    at: Option<u64>,
+    /// How many the consumer said were left after it.
+    left: u64,
+    /// Times the read was taken up again.
+    resumed: u8,
     what: String,
     done: bool,
 }
@@ -73,29 +87,16 @@ impl Reading {
         what: &str,
     ) -> Result<Reading, BusError> {
         let last = last_sequence(stream, what).await?;
-        let mut consumer = placed(&format!("reading {what}: making a consumer"), || {
-            stream.create_consumer(config.clone())
-        })
-        .await?;
-        let pending = consumer
-            .info()
-            .await
-            .map_err(|e| BusError::jetstream(format!("reading {what}: the consumer's state"), e))?
-            .num_pending;
-        let messages = if pending == 0 {
-            None
-        } else {
-            Some(
-                consumer
-                    .messages()
-                    .await
-                    .map_err(|e| BusError::jetstream(format!("reading {what}"), e))?,
-            )
-        };
+        let (messages, left) = consume(stream, &config, what).await?;
         Ok(Reading {
+            stream: stream.clone(),
+            config,
             done: messages.is_none(),
             messages,
             last,
+            at: None,
+            left,
+            resumed: 0,
             what: what.to_string(),
         })
     }
@@ -103,39 +104,108 @@ impl Reading {
     /// The next message; None once the read has reached where the stream ended when it began.
     pub(crate) async fn next(&mut self) -> Result<Option<jetstream::Message>, BusError> {
         use futures::StreamExt;
-        if self.done {
-            return Ok(None);
-        }
-        let Some(messages) = self.messages.as_mut() else {
-            return Ok(None);
-        };
-        let message = match tokio::time::timeout(QUIET, messages.next()).await {
-            Ok(Some(message)) => {
-                message.map_err(|e| BusError::jetstream(format!("reading {}", self.what), e))?
-            }
-            Ok(None) | Err(_) => {
-                self.done = true;
+        loop {
+            if self.done {
                 return Ok(None);
             }
-        };
-        let (left, at) = message
-            .info()
-            .map(|i| (i.pending, i.stream_sequence))
-            .unwrap_or((0, u64::MAX));
-        if left == 0 || at >= self.last {
-            self.done = true;
+            let Some(messages) = self.messages.as_mut() else {
+                return Ok(None);
+            };
+            let message = match tokio::time::timeout(QUIET, messages.next()).await {
+                Ok(Some(message)) => {
+                    message.map_err(|e| BusError::jetstream(format!("reading {}", self.what), e))?
+                }
+                Ok(None) | Err(_) => {
+                    self.resume().await?;
+                    continue;
+                }
+            };
+            let (left, at) = message
+                .info()
+                .map(|i| (i.pending, i.stream_sequence))
+                .unwrap_or((0, u64::MAX));
+            self.at = Some(at);
+            self.left = left;
+            if left == 0 || at >= self.last {
+                self.done = true;
+            }
+            return Ok(Some(message));
         }
-        Ok(Some(message))
+    }
+
+    /// Nothing came for a while: done when nothing was left; else a new consumer from where
+    /// the read stopped, done when it says nothing is left.
+    async fn resume(&mut self) -> Result<(), BusError> {
+        if self.left == 0 {
+            self.done = true;
+            return Ok(());
+        }
+        if self.resumed >= RESUMES {
+            return Err(BusError::Unanswered {
+                what: format!("reading {}", self.what),
+                why: format!(
+                    "the bus went quiet with {} messages left, {} times",
+                    self.left, self.resumed
+                ),
+                tries: usize::from(self.resumed),
+            });
+        }
+        self.resumed += 1;
+        self.messages = None;
+        let mut config = self.config.clone();
+        if let Some(at) = self.at {
+            config.deliver_policy = jetstream::consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: at + 1,
+            };
+        }
+        tracing::debug!(what = %self.what, left = self.left, at = ?self.at, "the read went quiet; taken up again");
+        let (messages, left) = consume(&self.stream, &config, &self.what).await?;
+        self.done = messages.is_none();
+        self.messages = messages;
+        self.left = left;
+        Ok(())
     }
 }
 
-/// How long each try at making a consumer may take: longer each time, in case the server is
-/// merely slow.
-const TRIES: [Duration; 4] = [
+/// A new ordered consumer of `stream` with `config`, and how many messages it has pending;
+/// None for the messages when it has none.
+async fn consume(
+    stream: &jetstream::stream::Stream,
+    config: &jetstream::consumer::pull::OrderedConfig,
+    what: &str,
+) -> Result<(Option<jetstream::consumer::pull::Ordered>, u64), BusError> {
+    let mut consumer = placed(&format!("reading {what}: making a consumer"), || {
+        stream.create_consumer(config.clone())
+    })
+    .await?;
+    let pending = consumer
+        .info()
+        .await
+        .map_err(|e| BusError::jetstream(format!("reading {what}: the consumer's state"), e))?
+        .num_pending;
+    if pending == 0 {
+        return Ok((None, 0));
+    }
+    let messages = consumer
+        .messages()
+        .await
+        .map_err(|e| BusError::jetstream(format!("reading {what}"), e))?;
+    Ok((Some(messages), pending))
+}
+
+/// How long each try at making a consumer may take: a little longer after the first two, in
+/// case the server is merely slow. Eight tries: a try lands on the lost node one time in three
+/// (below), so four in a row did about one time in eighty — a one-shot read in every few
+/// failovers — and eight about one in six thousand.
+const TRIES: [Duration; 8] = [
     Duration::from_secs(3),
-    Duration::from_secs(6),
-    Duration::from_secs(10),
-    Duration::from_secs(10),
+    Duration::from_secs(3),
+    Duration::from_secs(5),
+    Duration::from_secs(5),
+    Duration::from_secs(5),
+    Duration::from_secs(5),
+    Duration::from_secs(5),
+    Duration::from_secs(5),
 ];
 
 /// Makes a consumer — a read, a watch — trying again when the server does not answer in time
@@ -314,8 +384,8 @@ mod tests {
             e,
             BusError::Unanswered {
                 what: "watching the state bucket".into(),
-                why: "no answer within 10s".into(),
-                tries: 4
+                why: "no answer within 5s".into(),
+                tries: 8
             }
         );
     }

@@ -69,7 +69,8 @@ impl Follow {
             }
         } else {
             let failed = self.stream_objects().await?;
-            self.catch_up(&mut watches).await?;
+            let behind = self.catch_up(&mut watches).await?;
+            let failed = failed.or(behind);
             for name in &names {
                 if said.contains(name) {
                     // Its collector summarizes it: no object of it is on the bus.
@@ -117,7 +118,7 @@ impl Follow {
 
     /// Watches from where the clusters were read: every key, or summarizing, the clusters'
     /// states and summaries (objects only of the clusters opened).
-    async fn watches(&self) -> (Vec<Watch>, Option<crate::bus::BusError>) {
+    pub(super) async fn watches(&self) -> (Vec<Watch>, Option<crate::bus::BusError>) {
         let from = self.last + 1;
         let state = &self.stores.state;
         let filters: &[&str] = if self.opening.is_some() {
