@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use super::body::{Body, json};
 use super::discovery;
+use super::injected;
 use super::list;
 use super::observe;
 use super::request::{Filter, flag, parse_query};
@@ -29,23 +30,10 @@ use super::write;
 const SELF_REVIEWS: &str = "authentication.k8s.io/v1/selfsubjectreviews";
 
 fn error(e: ApiError) -> Response<Body> {
-    if e.code != StatusCode::TOO_MANY_REQUESTS {
-        return json(e.code, e.to_bytes());
+    match e.code {
+        StatusCode::TOO_MANY_REQUESTS => injected::throttled(&e),
+        code => json(code, e.to_bytes()),
     }
-    // As kube-apiserver's API Priority and Fairness answers: its words as plain text, no
-    // Status, and when to ask again in the header.
-    let mut response = Response::new(super::body::full(Bytes::from(format!("{}\n", e.message))));
-    *response.status_mut() = e.code;
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        header::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    headers.insert(
-        header::RETRY_AFTER,
-        header::HeaderValue::from(super::status::RETRY_AFTER),
-    );
-    response
 }
 
 pub async fn handle(
@@ -74,16 +62,6 @@ fn bearer<B>(req: &Request<B>) -> Option<&str> {
         .ok()?
         .strip_prefix("Bearer ")
         .map(str::trim)
-}
-
-/// A cheap, non-reproducible draw in [0, 1) for fault injection.
-fn draw() -> f64 {
-    use std::sync::atomic::AtomicU64;
-    static SEQ: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
-    let mut x = SEQ.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed);
-    x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    x ^= x >> 33;
-    (x >> 11) as f64 / (1u64 << 53) as f64
 }
 
 async fn route(
@@ -133,8 +111,7 @@ async fn route(
     };
     // Held until the answer is ready, as API Priority and Fairness holds a seat (a watch's
     // stream goes on without one).
-    let _seat = Seat::take(&cluster)?;
-    faulty(&cluster).await?;
+    let _seat = injected::on_the_way(&cluster).await?;
     let q = parse_query(req.uri().query());
     let segs: Vec<String> = rest
         .split('/')
@@ -188,48 +165,6 @@ async fn route(
         }
         _ => Err(ApiError::no_route()),
     }
-}
-
-/// A request being answered on a cluster, counted while it is (the `throttle` fault's seats).
-struct Seat<'c>(&'c Cluster);
-
-impl<'c> Seat<'c> {
-    /// The request's seat; 429 with `Retry-After: 1` when a throttled cluster has none left.
-    fn take(cluster: &'c Cluster) -> Result<Seat<'c>, ApiError> {
-        let counters = &cluster.counters;
-        let before = counters.in_flight.fetch_add(1, Ordering::AcqRel);
-        let seat = Seat(cluster);
-        match cluster.faults().throttle {
-            Some(seats) if before >= u64::from(seats) => {
-                counters.throttled.fetch_add(1, Ordering::Relaxed);
-                Err(ApiError::too_many_requests())
-            }
-            _ => Ok(seat),
-        }
-    }
-}
-
-impl Drop for Seat<'_> {
-    fn drop(&mut self) {
-        self.0.counters.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// The cluster's faults on the way of every request: a slow server answers late, a failing
-/// one answers 503 to a share of requests.
-async fn faulty(cluster: &Cluster) -> Result<(), ApiError> {
-    let faults = cluster.faults();
-    if let Some(delay) = faults.slow {
-        tokio::time::sleep(delay).await;
-    }
-    if faults.error5xx.is_some_and(|p| draw() < p) {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "ServiceUnavailable",
-            "the server is currently unable to handle the request",
-        ));
-    }
-    Ok(())
 }
 
 /// The cluster a request is for, and the rest of its path: the connection's own cluster (a
