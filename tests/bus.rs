@@ -474,6 +474,124 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
     sim.handle.shutdown().await;
 }
 
+/// Every object a session shows, by cluster: what "missing" is counted on.
+fn shown_objects(s: &Session) -> BTreeSet<(String, String)> {
+    s.index
+        .clusters()
+        .iter()
+        .flat_map(|c| {
+            let cluster = c.info.name.clone();
+            c.objects.keys().map(move |k| {
+                (
+                    cluster.clone(),
+                    format!("{}/{}/{}", k.kind.as_str(), k.namespace, k.name),
+                )
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_collector_that_loses_the_bus_has_its_clusters_shown_stale_until_it_is_back() {
+    let _one_at_a_time = common::bus::one_at_a_time().await;
+    let nats = NatsServer::start();
+    let options = options(&nats);
+    // The collector reaches the server through a relay that can be cut; the reader directly.
+    let relay = common::freeze::Freezer::start(&nats.url).await;
+    let through = bus::Options {
+        url: relay.url("nats"),
+        ..options.clone()
+    };
+    let sim = common::start().await;
+    let inventory = common::fleet_of(&sim);
+    let names: BTreeSet<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
+    let only = start_collector("only", &through, &inventory);
+    let within = Duration::from_secs(30);
+    until_truth("the view equals the truth", &options, &sim, &names, within).await;
+    let bus = bus::reader::Bus::connect(&options).await.unwrap();
+    let mut reader = Session::start(vec![Box::new(bus)]);
+    reader.settle(Duration::from_secs(10)).await;
+    let all = shown_objects(&reader);
+    assert!(!all.is_empty());
+    relay.cut();
+    // A change the collector sees while it cannot say it.
+    let (cluster, namespace, name) = sim
+        .handle
+        .truth()
+        .into_iter()
+        .find_map(|c| {
+            let cluster = c.name.clone();
+            c.objects
+                .into_iter()
+                .find(common::truth::breakable)
+                .map(|o| (cluster, o.namespace, o.name))
+        })
+        .expect("an object that can be made not ready");
+    sim.handle.set_ready(
+        &cluster,
+        fluxfleet_sim::facts::FluxKind::Kustomization,
+        &namespace,
+        &name,
+        false,
+    );
+    // Its announcement expires: every cluster says its collector stopped announcing itself, and
+    // since when, with every object still shown.
+    let stale = |s: &Session| {
+        let shown = shown_objects(s);
+        let missing: Vec<_> = all.difference(&shown).take(3).collect();
+        assert!(
+            missing.is_empty(),
+            "objects gone while the collector is away: {missing:?}"
+        );
+        let fresh: Vec<String> = s
+            .index
+            .clusters()
+            .iter()
+            .filter(|c| {
+                c.connection.phase != fluxfleet::fleet::Phase::TimedOut
+                    || c.connection.since.is_none()
+                    || !c
+                        .connection
+                        .error
+                        .as_deref()
+                        .unwrap_or("")
+                        .contains("its collector only stopped announcing itself at")
+            })
+            .map(|c| format!("{}: {:?}", c.info.name, c.connection.phase))
+            .collect();
+        (!fresh.is_empty()).then(|| format!("not shown stale: {fresh:?}"))
+    };
+    common::until(&mut reader, TTL * 4 + Duration::from_secs(5), stale).await;
+    // Back on the bus, it says what it saw meanwhile, and its clusters are live again.
+    relay.restore();
+    let truth_now = || common::bus::truth(&sim, &names);
+    let back = |s: &Session| {
+        let shown = shown_objects(s);
+        let missing: Vec<_> = all.difference(&shown).take(3).collect();
+        assert!(
+            missing.is_empty(),
+            "objects gone as the collector comes back: {missing:?}"
+        );
+        let stale: Vec<&str> = s
+            .index
+            .clusters()
+            .iter()
+            .filter(|c| c.connection.phase == fluxfleet::fleet::Phase::TimedOut)
+            .map(|c| c.info.name.as_str())
+            .collect();
+        if !stale.is_empty() {
+            return Some(format!("still stale: {stale:?}"));
+        }
+        common::bus::difference(&common::bus::view_of(&s.index), &truth_now())
+            .map(|d| format!("not the truth: {d}"))
+    };
+    common::until(&mut reader, Duration::from_secs(60), back).await;
+    only.stop.cancel();
+    only.task.await.unwrap().unwrap();
+    reader.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_reach() {
     let _one_at_a_time = common::bus::one_at_a_time().await;

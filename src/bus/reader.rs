@@ -73,43 +73,25 @@ impl Bus {
     pub async fn connect(options: &Options) -> Result<Bus, super::BusError> {
         let client = super::connect(options, "fluxfleet reader").await?;
         let stores = super::open(client, options, None).await?;
-        let live = super::collectors_alive(&stores.collectors).await?;
-        // Where the bucket is, then what it holds: a value published meanwhile comes twice,
-        // which changes nothing.
-        let last = super::last_sequence(&stores.state.stream, "the state bucket").await?;
+        // A node lost and its leaders being elected: the whole read again, not a failure
+        // (a one-shot read during a failover answers, whole).
+        let first = super::answered(|| first_read(&stores), super::BusError::retryable).await?;
         let (opens, opened) = tokio::sync::mpsc::channel(64);
-        let mut bus = Bus {
-            clusters: BTreeMap::new(),
-            problems: Vec::new(),
-            last,
+        Ok(Bus {
+            clusters: first.clusters,
+            problems: first.problems,
+            last: first.last,
             direct: None,
             servers: Servers::default(),
             options: options.clone(),
-            live,
+            live: first.live,
             opening: None,
             opens: Some(opens),
             opened: Some(opened),
             task: None,
             stop: Default::default(),
             stores,
-        };
-        let (clusters, problems) = (&mut bus.clusters, &mut bus.problems);
-        super::every_value(
-            &bus.stores,
-            "c.*",
-            &mut |key, value| match keys::parse(key) {
-                Some(Key::Cluster(name)) => match wire::read::<ClusterState>(value) {
-                    Ok(state) if state.name == name => {
-                        clusters.insert(name, state);
-                    }
-                    Ok(_) => problems.push(format!("{key}: names another cluster")),
-                    Err(e) => problems.push(format!("{key}: {e}")),
-                },
-                _ => problems.push(format!("{key}: not a key fluxfleet writes")),
-            },
-        )
-        .await?;
-        Ok(bus)
+        })
     }
 
     /// Reads and acts on the clusters that the user's own kubeconfigs reach (by the API
@@ -138,6 +120,41 @@ impl Bus {
     pub fn states(&self) -> impl Iterator<Item = &ClusterState> {
         self.clusters.values()
     }
+}
+
+/// What a reader knows of the fleet before it starts, read in one go.
+struct FirstRead {
+    /// The collectors alive.
+    live: BTreeSet<String>,
+    /// The state bucket's last sequence before the clusters were read.
+    last: u64,
+    clusters: BTreeMap<String, ClusterState>,
+    problems: Vec<String>,
+}
+
+/// The collectors alive, where the state bucket ends, then every cluster's state (a value
+/// published meanwhile comes twice, which changes nothing).
+async fn first_read(stores: &Stores) -> Result<FirstRead, super::BusError> {
+    let live = super::collectors_alive(&stores.collectors).await?;
+    let last = super::last_sequence(&stores.state.stream, "the state bucket").await?;
+    let (mut clusters, mut problems) = (BTreeMap::new(), Vec::new());
+    super::every_value(stores, "c.*", &mut |key, value| match keys::parse(key) {
+        Some(Key::Cluster(name)) => match wire::read::<ClusterState>(value) {
+            Ok(state) if state.name == name => {
+                clusters.insert(name, state);
+            }
+            Ok(_) => problems.push(format!("{key}: names another cluster")),
+            Err(e) => problems.push(format!("{key}: {e}")),
+        },
+        _ => problems.push(format!("{key}: not a key fluxfleet writes")),
+    })
+    .await?;
+    Ok(FirstRead {
+        live,
+        last,
+        clusters,
+        problems,
+    })
 }
 
 impl Source for Bus {

@@ -1,7 +1,8 @@
 //! A TCP relay in front of a server that can stop answering: frozen, it keeps every connection
 //! open and forwards nothing more either way, and holds new connections open without a word —
 //! a server that went quiet mid-conversation (a NATS node partitioned away, an Alertmanager
-//! that hangs), as opposed to one that refuses.
+//! that hangs), as opposed to one that refuses. Cut, it closes every connection and every new
+//! one at once (a node restarted, a network gone) until it is restored.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,6 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 pub struct Freezer {
     pub addr: SocketAddr,
     frozen: Arc<AtomicBool>,
+    /// Cut: each time it is, the count grows, and the connections made before end.
+    cut: Arc<tokio::sync::watch::Sender<(bool, u64)>>,
     accepting: tokio::task::JoinHandle<()>,
 }
 
@@ -28,16 +31,27 @@ impl Freezer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let frozen = Arc::new(AtomicBool::new(false));
-        let held = frozen.clone();
+        let cut = Arc::new(tokio::sync::watch::Sender::new((false, 0)));
+        let (held, cutting) = (frozen.clone(), cut.clone());
         let accepting = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
+                let mut cut = cutting.subscribe();
+                if cut.borrow_and_update().0 {
+                    continue; // closed at once
+                }
                 let (target, frozen) = (target.clone(), held.clone());
-                tokio::spawn(async move { relay(client, &target, frozen).await });
+                tokio::spawn(async move {
+                    tokio::select! {
+                        _ = relay(client, &target, frozen) => {}
+                        _ = cut.changed() => {}
+                    }
+                });
             }
         });
         Freezer {
             addr,
             frozen,
+            cut,
             accepting,
         }
     }
@@ -50,6 +64,21 @@ impl Freezer {
     /// From now on nothing more is forwarded, and nothing is closed.
     pub fn freeze(&self) {
         self.frozen.store(true, Ordering::SeqCst);
+    }
+
+    /// Every connection closed, and every new one until [`Freezer::restore`].
+    #[allow(dead_code)] // not every test binary cuts
+    pub fn cut(&self) {
+        self.cut.send_modify(|(cut, times)| {
+            *cut = true;
+            *times += 1;
+        });
+    }
+
+    /// Relaying again, to new connections.
+    #[allow(dead_code)]
+    pub fn restore(&self) {
+        self.cut.send_modify(|(cut, _)| *cut = false);
     }
 }
 
@@ -70,9 +99,10 @@ async fn relay(client: TcpStream, target: &str, frozen: Arc<AtomicBool>) {
     };
     let (client_read, client_write) = client.into_split();
     let (server_read, server_write) = server.into_split();
-    let up = tokio::spawn(pump(client_read, server_write, frozen.clone()));
-    let down = tokio::spawn(pump(server_read, client_write, frozen));
-    let _ = tokio::join!(up, down);
+    // Not spawned: a relay dropped (cut) drops both connections with it.
+    let up = pump(client_read, server_write, frozen.clone());
+    let down = pump(server_read, client_write, frozen);
+    tokio::join!(up, down);
 }
 
 /// Copies `from` to `to` until either ends; frozen, it stops forwarding and holds both open.
