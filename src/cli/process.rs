@@ -3,10 +3,15 @@
 
 use std::path::PathBuf;
 
-/// `FLUXFLEET_LOG`, default warnings only.
+/// `FLUXFLEET_LOG`, default warnings only — but not kube's "Server cert bypassed" on every
+/// connection to a cluster whose kubeconfig says `insecure-skip-tls-verify` (the user's own
+/// choice, which `inventory` names; kubectl says nothing either).
 fn log_level() -> tracing_subscriber::EnvFilter {
-    tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG").unwrap_or_else(|_| "warn".into())
+    tracing_subscriber::EnvFilter::try_from_env("FLUXFLEET_LOG")
+        .unwrap_or_else(|_| DEFAULT_LOG.into())
 }
+
+const DEFAULT_LOG: &str = "warn,kube_client::client::tls=error";
 
 /// Logs go to stderr, at `FLUXFLEET_LOG` (default: warnings only).
 pub fn logs() {
