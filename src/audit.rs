@@ -41,6 +41,39 @@ pub struct Target {
     /// false`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub event: Option<String>,
+    /// What the controller's reconcile came to, read from the status that says it handled the
+    /// request (controllers write both in one patch, at the end of the reconcile): as `flux
+    /// reconcile` reads it after waiting. Absent where the request was not seen handled, or was
+    /// seen by another (the TUI's rows show it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result: Option<Verdict>,
+}
+
+/// An object's state when its controller handled a reconcile request.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Its health then: `ready`, `failed`, `stalled`, `progressing`, …
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl Verdict {
+    /// What `object` says now.
+    pub fn of(object: &crate::fleet::FluxSummary) -> Verdict {
+        Verdict {
+            status: object.health.key().to_string(),
+            reason: object.reason.as_deref().map(str::to_string),
+            message: object.message.as_deref().map(str::to_string),
+        }
+    }
+
+    /// Handled, and not ready: `flux reconcile` fails such a reconcile.
+    pub fn not_ready(&self) -> bool {
+        self.status != crate::fleet::Health::Ready.key()
+    }
 }
 
 impl Target {
@@ -69,12 +102,19 @@ impl Target {
             outcome: "",
             message: String::new(),
             event: None,
+            result: None,
         }
     }
 
     /// When the controller handled it, when that was seen.
     pub fn handled(mut self, at: Option<Timestamp>) -> Target {
         self.handled_at = at;
+        self
+    }
+
+    /// What the reconcile came to, where it was seen.
+    pub fn result(mut self, verdict: Option<Verdict>) -> Target {
+        self.result = verdict;
         self
     }
 
@@ -265,6 +305,7 @@ mod tests {
             outcome: "",
             message: String::new(),
             event: None,
+            result: None,
         }
         .with(&Outcome::Forbidden("no".into()));
         for _ in 0..2 {

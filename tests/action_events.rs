@@ -49,11 +49,13 @@ async fn run(sim: &common::Sim, data: &Path, config: &Path, args: &[&str]) {
         .output()
         .await
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
+    // 7: done, some objects not ready when their controllers handled the request.
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(0)
+            || (out.status.code() == Some(7) && stderr.contains("not ready when handled")),
+        "{args:?}: {:?} {stderr}",
+        out.status.code()
     );
 }
 

@@ -281,7 +281,19 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
         data.path(),
     )
     .await;
-    exits(&out, 0);
+    // Resumed everywhere; the copies the simulator keeps failing say so, each in its MESSAGE
+    // and all in the count, and the exit code is 7.
+    exits(&out, 7);
+    let failing = text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("done") && l.contains("handled, then "))
+        .count();
+    assert!(failing > 0 && failing < 50, "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains(&format!("({failing} not ready when handled)")),
+        "{}",
+        text(&out.stderr)
+    );
     assert_eq!(suspended_on(&sim, "Kustomization", &ns, &name), 0);
     let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
     let annotations = ks.metadata.annotations.clone().unwrap_or_default();
@@ -298,7 +310,7 @@ async fn suspend_resume_and_reconcile_one_kustomization_on_fifty_clusters() {
         data.path(),
     )
     .await;
-    exits(&out, 0);
+    exits(&out, 7);
     let ks = object(&sim, &cluster, &common::kustomizations(), &ns, &name).await;
     let requested = &ks.metadata.annotations.as_ref().unwrap()["reconcile.fluxcd.io/requestedAt"];
     assert_eq!(
@@ -570,4 +582,74 @@ async fn ndjson_gives_each_outcome_as_a_line_with_when_it_was_handled() {
         .filter(|t| t["handledAt"].is_string())
         .count();
     assert_eq!(handled, done.len());
+}
+
+/// A reconcile says what it came to, as `flux reconcile` does after it waited: read from the
+/// status that says the request was handled. A failing Kustomization is handled and still
+/// failing — done, `handled, then failed (reason)`, exit code 7; a ready one is done and ready,
+/// exit code 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_says_what_the_controller_made_of_it() {
+    use fluxfleet_sim::facts::Health;
+    let sim = common::start_with(|c| {
+        c.clusters = 6;
+        c.objects = 20;
+    })
+    .await;
+    let data = tempfile::tempdir().unwrap();
+    let kc = fleet(&sim);
+    let kc = (kc.0, kc.1.as_path());
+    let find = |health: Health| {
+        sim.handle
+            .truth()
+            .into_iter()
+            .filter(|c| !c.management)
+            .find_map(|c| {
+                let cluster = c.name.clone();
+                c.objects
+                    .into_iter()
+                    .find(|o| o.kind == "Kustomization" && o.health == health)
+                    .map(|o| (cluster, o))
+            })
+            .expect("a Kustomization of that health")
+    };
+    for (health, code, status) in [(Health::Failed, 7, "failed"), (Health::Ready, 0, "ready")] {
+        let (cluster, o) = find(health);
+        let args = [
+            "reconcile",
+            "ks",
+            &o.name,
+            "-n",
+            &o.namespace,
+            "--cluster",
+            &cluster,
+            "--write",
+            "--yes",
+            "-o",
+            "ndjson",
+        ];
+        let out = run(&args, kc, data.path()).await;
+        exits(&out, code);
+        let line: Value = serde_json::from_str(text(&out.stdout).trim()).unwrap();
+        assert_eq!(line["outcome"], "done", "{line}");
+        assert_eq!(line["result"]["status"], status, "{line}");
+        if health == Health::Failed {
+            assert!(line["result"]["message"].as_str().is_some(), "{line}");
+            assert!(
+                text(&out.stderr).contains("(1 not ready when handled)"),
+                "{}",
+                text(&out.stderr)
+            );
+            // The table says it in MESSAGE.
+            let table = run(&args[..args.len() - 2], kc, data.path()).await;
+            exits(&table, 7);
+            let reason = line["result"]["reason"].as_str().unwrap();
+            assert!(
+                text(&table.stdout).contains(&format!("handled, then failed ({reason})")),
+                "{}",
+                text(&table.stdout)
+            );
+        }
+    }
+    sim.handle.shutdown().await;
 }

@@ -42,6 +42,7 @@ mod mcp_strict;
 mod mcp_writes;
 mod outcomes;
 mod plugins;
+mod real_flux;
 mod reports;
 mod rollout;
 mod root_causes;

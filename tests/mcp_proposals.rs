@@ -309,7 +309,11 @@ async fn a_proposed_halt_suspends_where_the_newest_revision_has_not_arrived() {
     assert_eq!(proposed["count"].as_u64(), Some(behind.len() as u64));
     let id = proposed["proposal"].as_str().unwrap().to_string();
     let (code, out, err) = run(Some(dir), data, &["approve", &id, "--write", "--yes"]).await;
-    assert_eq!(code, 0, "{out}\n{err}");
+    // 7: resumed, some not ready when their controllers reconciled them.
+    assert!(
+        code == 0 || (code == 7 && err.contains("not ready when handled")),
+        "{code}: {out}\n{err}"
+    );
     assert!(
         common::copies_of(&sim, thing)
             .iter()

@@ -38,6 +38,15 @@ impl Sent {
         self.results.iter().filter(|r| r.outcome != "done").count()
     }
 
+    /// The reconciles done, and handled, whose object was not ready when its controller
+    /// handled them (`flux reconcile` fails these).
+    pub fn not_ready(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.outcome == "done" && r.result.as_ref().is_some_and(|v| v.not_ready()))
+            .count()
+    }
+
     /// Every target done, and journaled.
     pub fn all_done(&self) -> bool {
         self.not_done() == 0 && self.unjournaled.is_none()
@@ -203,10 +212,29 @@ fn write_results(results: &[audit::Target], out: &mut dyn Write) -> io::Result<(
             r.kind.clone(),
             r.namespace.clone(),
             r.name.clone(),
-            r.message.clone(),
+            message(r),
         ]);
     }
     t.write(out).and_then(|()| out.flush())
+}
+
+/// A target's MESSAGE: its outcome's words, or what its reconcile came to where the object was
+/// not ready when the controller handled it (as `flux reconcile` says it).
+fn message(r: &audit::Target) -> String {
+    match &r.result {
+        Some(v) if r.outcome == "done" && v.not_ready() => {
+            let reason = v
+                .reason
+                .as_deref()
+                .map_or(String::new(), |r| format!(" ({r})"));
+            let said = v
+                .message
+                .as_deref()
+                .map_or(String::new(), |m| format!(": {m}"));
+            format!("handled, then {}{reason}{said}", v.status)
+        }
+        _ => r.message.clone(),
+    }
 }
 
 /// The targets and what each would get, as a table on `out`.

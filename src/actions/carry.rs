@@ -61,6 +61,7 @@ pub async fn carry_out(
         next_step: vec![0; job.targets.len()],
         identities: vec![None; job.targets.len()],
         handled_at: vec![None; job.targets.len()],
+        verdicts: vec![None; job.targets.len()],
         events: vec![None; job.targets.len()],
         ready: std::collections::VecDeque::new(),
         fresh: Vec::new(),
@@ -189,18 +190,26 @@ fn not_sent(
         .collect()
 }
 
-/// Whether the watch has seen `w`'s request handled: the session's index shows the token in
-/// `lastHandledReconcileAt`, or a source told of it among `told`.
-fn seen_handled(watch: &Watch, told: &[Handled], w: &Waiter, token: &str) -> bool {
+/// Whether the watch has seen `w`'s request handled — the session's index shows the token in
+/// `lastHandledReconcileAt`, or a source told of it among `told` — and, where the index shows
+/// it, what the object said in the same status.
+fn seen_handled(
+    watch: &Watch,
+    told: &[Handled],
+    w: &Waiter,
+    token: &str,
+) -> Option<Option<audit::Verdict>> {
     match watch {
         Watch::Session(session) => session
             .index
             .cluster(w.cluster)
             .and_then(|c| c.objects.get(&w.key))
-            .is_some_and(|o| o.last_handled_reconcile_at() == Some(token)),
+            .filter(|o| o.last_handled_reconcile_at() == Some(token))
+            .map(|o| Some(audit::Verdict::of(o))),
         Watch::Told(_) => told
             .iter()
-            .any(|h| h.cluster == w.cluster && h.key == w.key),
+            .any(|h| h.cluster == w.cluster && h.key == w.key)
+            .then_some(None),
     }
 }
 

@@ -75,6 +75,8 @@ pub(super) struct Executor<'j> {
     pub(super) identities: Vec<Option<Arc<str>>>,
     /// When each reconcile was seen handled.
     pub(super) handled_at: Vec<Option<jiff::Timestamp>>,
+    /// What each target's reconcile came to, where the watch that saw it handled showed it.
+    pub(super) verdicts: Vec<Option<crate::audit::Verdict>>,
     /// What became of each target's Event, once its own patch was accepted.
     pub(super) events: Vec<Option<Recorded>>,
     pub(super) ready: std::collections::VecDeque<Work>,
@@ -373,19 +375,28 @@ impl<'j> Executor<'j> {
         }
     }
 
-    /// Ends every waiter that `handled` says is handled.
+    /// Ends every waiter that `handled` says is handled (with what its object then said, where
+    /// it shows it).
     pub(super) fn settle(
         &mut self,
-        handled: impl Fn(&Waiter) -> bool,
+        handled: impl Fn(&Waiter) -> Option<Option<crate::audit::Verdict>>,
         report: &mut impl FnMut(&Target, Update<'_>, &Progress),
     ) {
-        let (done, still): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut self.waiting)
-            .into_iter()
-            .partition(handled);
+        let mut still = Vec::new();
+        let mut done = Vec::new();
+        for w in std::mem::take(&mut self.waiting) {
+            match handled(&w) {
+                Some(verdict) => done.push((w, verdict)),
+                None => still.push(w),
+            }
+        }
         self.waiting = still;
-        for w in done {
+        for (w, verdict) in done {
             match w.who {
-                Awaited::Target(i) => self.waited(i, Outcome::Done, report),
+                Awaited::Target(i) => {
+                    self.verdicts[i] = verdict;
+                    self.waited(i, Outcome::Done, report)
+                }
                 Awaited::Source(id) => self.source_ended(id, SourceState::Handled, report),
             }
         }
@@ -440,6 +451,7 @@ impl<'j> Executor<'j> {
             .with(&outcome)
             .seen_as(self.identities[i].as_deref())
             .handled(self.handled_at[i])
+            .result(self.verdicts[i].take())
             .event(self.events[i].as_ref());
         report(t, Update::Ended(&outcome, &record), &self.progress);
         self.records[i] = Some(record);

@@ -28,6 +28,9 @@ pub mod exit {
     pub const FAIL_ON: u8 = 5;
     /// `gate`: the gate is closed (not yet).
     pub const CLOSED: u8 = 6;
+    /// `reconcile`, `resume`: every request done and handled, but some objects were not ready
+    /// when their controllers handled them (`flux reconcile` fails these).
+    pub const NOT_READY: u8 = 7;
 }
 
 /// The terminal a headless command runs in: stderr for what it says, stdin to confirm.
@@ -199,16 +202,21 @@ fn sent_code(sent: &Sent) -> u8 {
     if sent.tally.sent == 0 {
         eprintln!("{}; nothing was sent", sent.tally.describe(verb));
     } else {
+        let not_ready = match sent.not_ready() {
+            0 => String::new(),
+            n => format!(" ({n} not ready when handled)"),
+        };
         eprintln!(
-            "{verb}: {} done, {failed} not done, on {} objects ({} refused) in {:.1}s",
+            "{verb}: {} done{not_ready}, {failed} not done, on {} objects ({} refused) in {:.1}s",
             sent.results.len() - failed,
             sent.results.len(),
             sent.tally.refused,
             sent.elapsed.as_secs_f64()
         );
     }
-    match sent.all_done() && unwritten.is_none() {
-        true => exit::OK,
-        false => exit::ERROR,
+    match (sent.all_done() && unwritten.is_none(), sent.not_ready()) {
+        (true, 0) => exit::OK,
+        (true, _) => exit::NOT_READY,
+        (false, _) => exit::ERROR,
     }
 }

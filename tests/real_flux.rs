@@ -1,0 +1,157 @@
+//! Objects as the real Flux controllers wrote them (`tests/fixtures/real-flux`: source-controller
+//! v1.9.1 and kustomize-controller v1.9.4 reconciling on a kube-apiserver v1.35.4, captured
+//! 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
+//! READY, REVISION and message as `flux get` prints them, and what each depends on.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use fluxfleet::fleet::{FluxSummary, Health, Ready};
+use serde_json::Value;
+
+fn object(file: &str) -> Value {
+    let path = format!(
+        "{}/tests/fixtures/real-flux/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_saphyr::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn summary(file: &str) -> FluxSummary {
+    FluxSummary::from_object(&object(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// (file, health, READY, reason, REVISION as `flux get` prints it, the start of the message)
+type Expected = (
+    &'static str,
+    Health,
+    Option<Ready>,
+    Option<&'static str>,
+    &'static str,
+    &'static str,
+);
+
+const EXPECTED: &[Expected] = &[
+    // The Git server answering 503: the artifact it had is kept, the revision with it.
+    (
+        "gitrepository-fleet-503.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("GitOperationFailed"),
+        "main@sha1:2de2a43b",
+        "failed to checkout and determine revision: unable to list remote for 'http://127.0.0.1:28080/git/fleet.git': unexpected client error: unexpected requesting \"http://127.0.0.1:28080/git/fleet.git/info/refs?service=git-upload-pack\" status code: 503",
+    ),
+    // A host that does not resolve: no artifact ever.
+    (
+        "gitrepository-nowhere.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("GitOperationFailed"),
+        "",
+        "failed to checkout and determine revision: unable to clone 'http://git.nowhere.invalid/fleet.git'",
+    ),
+    (
+        "helmrepository-charts.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "sha256:c9d230e7",
+        "stored artifact: revision 'sha256:c9d230e7",
+    ),
+    (
+        "kustomization-infra.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("ReconciliationSucceeded"),
+        "main@sha1:2de2a43b",
+        "Applied revision: main@sha1:2de2a43b",
+    ),
+    // A health check that timed out on a Deployment nothing runs: Ready=False HealthCheckFailed
+    // beside Reconciling=True (ProgressingWithRetry) and status.observedGeneration -1.
+    (
+        "kustomization-apps.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("HealthCheckFailed"),
+        "",
+        "health check failed after 40.02",
+    ),
+    // A path that is not in the artifact: ArtifactFailed, not BuildFailed.
+    (
+        "kustomization-broken.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("ArtifactFailed"),
+        "",
+        "kustomization path not found: stat /tmp/kustomization-",
+    ),
+    (
+        "kustomization-after-broken.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("DependencyNotReady"),
+        "",
+        "dependency 'flux-system/broken' is not ready",
+    ),
+    (
+        "kustomization-from-nowhere.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("ArtifactFailed"),
+        "",
+        "Source artifact not found, retrying in 30s",
+    ),
+    // Suspended before its first reconcile: no status at all.
+    (
+        "kustomization-paused.yaml",
+        Health::Suspended,
+        None,
+        None,
+        "",
+        "",
+    ),
+];
+
+#[test]
+fn every_object_the_controllers_wrote_reads_as_flux_get_shows_it() {
+    for &(file, health, ready, reason, revision, message) in EXPECTED {
+        let s = summary(file);
+        assert_eq!(s.health, health, "{file}");
+        assert_eq!(s.ready, ready, "{file}");
+        assert_eq!(s.reason.as_deref(), reason, "{file}");
+        assert_eq!(s.shown_revision(), revision, "{file}");
+        let said = s.message.as_deref().unwrap_or("");
+        assert!(said.starts_with(message), "{file}: {said}");
+    }
+}
+
+#[test]
+fn every_fixture_has_an_expectation() {
+    let dir = format!("{}/tests/fixtures/real-flux", env!("CARGO_MANIFEST_DIR"));
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().file_name().into_string().unwrap();
+        if file.ends_with(".yaml") {
+            assert!(
+                EXPECTED.iter().any(|e| e.0 == file),
+                "{file} has no expectation"
+            );
+        }
+    }
+}
+
+#[test]
+fn what_each_waits_for_is_what_the_controllers_name() {
+    let after = summary("kustomization-after-broken.yaml");
+    let deps: Vec<_> = after
+        .depends_on
+        .iter()
+        .map(|d| (&*d.namespace, &*d.name))
+        .collect();
+    assert_eq!(deps, [("flux-system", "broken")]);
+    let from = summary("kustomization-from-nowhere.yaml");
+    let source = from.source.as_deref().unwrap();
+    assert_eq!(
+        (&*source.kind, &*source.namespace, &*source.name),
+        ("GitRepository", "flux-system", "nowhere")
+    );
+    // What it applied, counted from the inventory the controller wrote.
+    assert_eq!(summary("kustomization-apps.yaml").inventory(), Some(2));
+}
