@@ -1,6 +1,6 @@
 //! Objects as the real Flux controllers wrote them (`tests/fixtures/real-flux`: source-controller
-//! v1.9.1 and kustomize-controller v1.9.4 reconciling on a kube-apiserver v1.35.4, captured
-//! 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
+//! v1.9.1, kustomize-controller v1.9.4 and helm-controller v1.6.3 reconciling on a kube-apiserver
+//! v1.35.4, captured 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
 //! READY, REVISION and message as `flux get` prints them, and what each depends on.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -99,6 +99,39 @@ const EXPECTED: &[Expected] = &[
         "",
         "Source artifact not found, retrying in 30s",
     ),
+    (
+        "helmchart-flux-system-hello.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("ChartPullSucceeded"),
+        "0.1.0",
+        "pulled 'hello' chart with version '0.1.0'",
+    ),
+    // A chart the repository does not have: Stalled, not retried until the spec changes.
+    (
+        "helmchart-flux-system-missing-chart.yaml",
+        Health::Stalled,
+        Some(Ready::False),
+        Some("InvalidChartReference"),
+        "",
+        "invalid chart reference: failed to get chart version for remote reference: no chart name found",
+    ),
+    (
+        "helmrelease-hello.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("InstallSucceeded"),
+        "0.1.0",
+        "Helm install succeeded for release default/default-hello.v1 with chart hello@0.1.0",
+    ),
+    (
+        "helmrelease-missing-chart.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("SourceNotReady"),
+        "",
+        "HelmChart 'flux-system/flux-system-missing-chart' is not ready: invalid chart reference",
+    ),
     // Suspended before its first reconcile: no status at all.
     (
         "kustomization-paused.yaml",
@@ -154,4 +187,13 @@ fn what_each_waits_for_is_what_the_controllers_name() {
     );
     // What it applied, counted from the inventory the controller wrote.
     assert_eq!(summary("kustomization-apps.yaml").inventory(), Some(2));
+    // A HelmRelease of `spec.chart` runs the HelmChart Flux made for it, which is what holds
+    // `missing-chart` back.
+    let hr = summary("helmrelease-missing-chart.yaml");
+    let up = fluxfleet::fleet::graph::upstream(&hr);
+    assert!(
+        up.iter()
+            .any(|k| k.kind.as_str() == "HelmChart" && &*k.name == "flux-system-missing-chart"),
+        "{up:?}"
+    );
 }
