@@ -53,7 +53,7 @@ pub struct Target {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Verdict {
     /// Its health then: `ready`, `failed`, `stalled`, `progressing`, …
-    pub status: String,
+    pub status: crate::fleet::Health,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -64,7 +64,7 @@ impl Verdict {
     /// What `object` says now.
     pub fn of(object: &crate::fleet::FluxSummary) -> Verdict {
         Verdict {
-            status: object.health.key().to_string(),
+            status: object.health,
             reason: object.reason.as_deref().map(str::to_string),
             message: object.message.as_deref().map(str::to_string),
         }
@@ -72,7 +72,7 @@ impl Verdict {
 
     /// Handled, and not ready: `flux reconcile` fails such a reconcile.
     pub fn not_ready(&self) -> bool {
-        self.status != crate::fleet::Health::Ready.key()
+        self.status.is_not_ready()
     }
 }
 

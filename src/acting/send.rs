@@ -231,7 +231,7 @@ fn message(r: &audit::Target) -> String {
                 .message
                 .as_deref()
                 .map_or(String::new(), |m| format!(": {m}"));
-            format!("handled, then {}{reason}{said}", v.status)
+            format!("handled, then {}{reason}{said}", v.status.key())
         }
         _ => r.message.clone(),
     }
