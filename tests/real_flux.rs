@@ -197,3 +197,54 @@ fn what_each_waits_for_is_what_the_controllers_name() {
         "{up:?}"
     );
 }
+
+/// One cluster of every object the controllers wrote: the root causes a person reading them
+/// names. The Git server answering 503 leaves its GitRepository failing with the last artifact
+/// kept, which kustomize-controller goes on applying: it is a failure of its own and holds
+/// nothing back (`apps` fails its own health check on that artifact; `paused`, suspended before
+/// it ever reconciled, has no Ready condition). The unresolvable source, the missing path and the
+/// chart the repository lacks each hold back what stands on them.
+#[test]
+fn the_root_causes_are_the_ones_the_controllers_wait_on() {
+    use fluxfleet::fleet::graph::{self, Cause, Objects};
+    let dir = format!("{}/tests/fixtures/real-flux", env!("CARGO_MANIFEST_DIR"));
+    let mut objects = Objects::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = entry.unwrap().file_name().into_string().unwrap();
+        if file.ends_with(".yaml") {
+            let s = summary(&file);
+            objects.insert(s.key.clone(), Box::new(s));
+        }
+    }
+    let name = |k: &fluxfleet::fleet::ObjectKey| format!("{}/{}", k.kind.as_str(), k.name);
+    let causes = graph::causes(&objects);
+    let mut said: Vec<(String, Vec<String>)> = causes
+        .iter()
+        .map(|(k, c)| {
+            let by = match c {
+                Cause::Root => vec![],
+                other => other.held_by(k).iter().map(name).collect(),
+            };
+            (name(k), by)
+        })
+        .collect();
+    said.sort();
+    let expected: Vec<(String, Vec<String>)> = [
+        ("GitRepository/fleet", vec![]),
+        ("GitRepository/nowhere", vec![]),
+        ("HelmChart/flux-system-missing-chart", vec![]),
+        (
+            "HelmRelease/missing-chart",
+            vec!["HelmChart/flux-system-missing-chart"],
+        ),
+        ("Kustomization/after-broken", vec!["Kustomization/broken"]),
+        ("Kustomization/apps", vec![]),
+        ("Kustomization/broken", vec![]),
+        ("Kustomization/from-nowhere", vec!["GitRepository/nowhere"]),
+        ("Kustomization/paused", vec![]),
+    ]
+    .into_iter()
+    .map(|(k, by)| (k.to_string(), by.into_iter().map(str::to_string).collect()))
+    .collect();
+    assert_eq!(said, expected);
+}

@@ -74,11 +74,48 @@ fn source_of<'a>(
     }
 }
 
-/// Whether an object holds back what depends on it: its Ready condition is not True, as Flux's
-/// `dependsOn` reads it (a suspended object that is Ready does not block). One without a status
-/// to judge (Alert, Provider) never blocks.
+/// Whether an object is not ready, and so needs a cause: its Ready condition is not True, as
+/// Flux's `dependsOn` reads it (a suspended object that is Ready does not block). One without a
+/// status to judge (Alert, Provider) never blocks.
 pub fn blocks(o: &FluxSummary) -> bool {
     o.ready != Some(Ready::True) && o.health != super::Health::NotApplicable
+}
+
+/// Whether `o`, which an object of kind `by` needs, holds that object back, as the controllers
+/// decide it. A `dependsOn` holds back while it is not ready. A source only while it has no
+/// artifact to serve: kustomize-controller and source-controller (a HelmChart's repository)
+/// apply the last artifact of a source whose fetch now fails, so a Git server answering 503
+/// holds nothing back until the source has never fetched. helm-controller is stricter with a
+/// HelmRelease's chart: also a stalled one, or one whose latest generation is not yet
+/// reconciled, holds the release back (`isSourceReady`).
+pub fn holds_back(o: &FluxSummary, by: FluxKind) -> bool {
+    if !blocks(o) {
+        return false;
+    }
+    if !o.key.kind.is_source() || o.revision.is_none() {
+        return true;
+    }
+    by == FluxKind::HelmRelease
+        && o.key.kind != FluxKind::ExternalArtifact
+        && (o.health == super::Health::Stalled || o.observed_generation != Some(o.generation))
+}
+
+/// What an object's state means to the graph, compared to tell whether a change of status
+/// needs the causes solved again: whether it needs a cause, and whom it holds back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Standing {
+    blocks: bool,
+    holds_back: bool,
+    holds_back_release: bool,
+}
+
+/// Where `o` stands in its cluster's graph.
+pub fn standing(o: &FluxSummary) -> Standing {
+    Standing {
+        blocks: blocks(o),
+        holds_back: holds_back(o, FluxKind::Kustomization),
+        holds_back_release: holds_back(o, FluxKind::HelmRelease),
+    }
 }
 
 /// Why a not-ready object is not ready. Its lists are boxed slices: a cluster keeps a cause for
@@ -125,27 +162,39 @@ pub fn causes(objects: &Objects) -> Causes {
     found.extend(solve(
         &nodes,
         &|k| up.get(k).map_or(&[][..], Vec::as_slice),
-        &|k| objects.get(k).is_some_and(|o| blocks(o)),
+        &holding(objects),
         &found,
     ));
     found
 }
 
+/// Whether the object a key names holds back one of a kind that needs it.
+fn holding(objects: &Objects) -> impl Fn(FluxKind, &ObjectKey) -> bool + '_ {
+    |by, k| objects.get(k).is_some_and(|o| holds_back(o, by))
+}
+
 /// Solves the causes of `nodes` (objects that block, none with a cause yet), given the causes of
-/// every object that blocks outside them (`known`); returns theirs. Strongly connected parts of
-/// what blocks are found upstream first (Tarjan's, without recursion: a cluster's chains are
+/// every object that blocks outside them (`known`); returns theirs. An edge counts where what is
+/// needed holds back what needs it (`holding`). Strongly connected parts of what holds back are
+/// found upstream first (Tarjan's, without recursion: a cluster's chains are
 /// untrusted and may be long), so each part is solved after everything it depends on.
 fn solve<'a>(
     nodes: &[&ObjectKey],
     up: &dyn Fn(&ObjectKey) -> &'a [ObjectKey],
-    blocking: &dyn Fn(&ObjectKey) -> bool,
+    holding: &dyn Fn(FluxKind, &ObjectKey) -> bool,
     known: &Causes,
 ) -> HashMap<ObjectKey, Cause> {
     let mut causes: HashMap<ObjectKey, Cause> = HashMap::with_capacity(nodes.len());
     let ids: HashMap<&ObjectKey, usize> = nodes.iter().enumerate().map(|(i, k)| (*k, i)).collect();
     let edges: Vec<Vec<usize>> = nodes
         .iter()
-        .map(|k| up(k).iter().filter_map(|u| ids.get(u).copied()).collect())
+        .map(|k| {
+            up(k)
+                .iter()
+                .filter(|u| holding(k.kind, u))
+                .filter_map(|u| ids.get(u).copied())
+                .collect()
+        })
         .collect();
     const NEW: usize = usize::MAX;
     let n = nodes.len();
@@ -202,7 +251,7 @@ fn solve<'a>(
                 }
             } else {
                 let key = nodes[v];
-                let cause = cause_behind(up(key), blocking, &|k| {
+                let cause = cause_behind(key.kind, up(key), holding, &|k| {
                     causes.get(k).or_else(|| known.get(k))
                 });
                 causes.insert(key.clone(), cause);
@@ -212,16 +261,18 @@ fn solve<'a>(
     causes
 }
 
-/// The cause of an object on no cycle, from the causes of what it depends on: the roots up its
-/// chains; failing that, the first cycle it stands behind; failing that, itself.
+/// The cause of an object of kind `by` on no cycle, from the causes of what it needs that holds
+/// it back: the roots up its chains; failing that, the first cycle it stands behind; failing
+/// that, itself.
 fn cause_behind<'a>(
+    by: FluxKind,
     up: &[ObjectKey],
-    blocking: &dyn Fn(&ObjectKey) -> bool,
+    holding: &dyn Fn(FluxKind, &ObjectKey) -> bool,
     causes: &dyn Fn(&ObjectKey) -> Option<&'a Cause>,
 ) -> Cause {
     let mut roots: Vec<ObjectKey> = Vec::new();
     let mut cycle: Option<&[ObjectKey]> = None;
-    for u in up.iter().filter(|u| blocking(u)) {
+    for u in up.iter().filter(|u| holding(by, u)) {
         match causes(u) {
             Some(Cause::Root) | None => roots.push(u.clone()),
             Some(Cause::Blocked(r)) => roots.extend(r.iter().cloned()),
@@ -282,17 +333,18 @@ impl Graph {
         out
     }
 
-    /// `key` was added or modified in `objects` (which now hold it); it blocked before, or not, or
-    /// is new (`blocked` None), and needs `upstream` (None: what it needed before).
+    /// `key` was added or modified in `objects` (which now hold it); it stood so before (`before`
+    /// None: it is new), and needs `upstream` (None: what it needed before).
     pub fn changed(
         &mut self,
         objects: &Objects,
         key: &ObjectKey,
-        blocked: Option<bool>,
+        before: Option<Standing>,
         upstream: Option<Vec<ObjectKey>>,
     ) {
         let upstream = upstream.filter(|u| self.upstream(key) != u.as_slice());
-        if upstream.is_none() && blocked == Some(objects.get(key).is_some_and(|o| blocks(o))) {
+        if upstream.is_none() && before.is_some() && before == objects.get(key).map(|o| standing(o))
+        {
             return;
         }
         if let Some(upstream) = upstream {
@@ -359,7 +411,7 @@ impl Graph {
         let solved = solve(
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
-            &|k| objects.get(k).is_some_and(|o| blocks(o)),
+            &holding(objects),
             &self.causes,
         );
         self.causes.extend(solved);
@@ -402,7 +454,8 @@ impl Graph {
     }
 
     /// Solves again what a change of `key` can reach: itself, and what stands behind it through
-    /// objects that block (a ready object stops the change: what is behind it sees it ready).
+    /// objects that block (a ready object stops the change: what is behind it sees it ready; one
+    /// that blocks but holds nothing back is walked through all the same, which costs only time).
     fn recompute(&mut self, objects: &Objects, key: &ObjectKey) {
         let blocking = |k: &ObjectKey| objects.get(k).is_some_and(|o| blocks(o));
         // Most changes are to an object nothing needs (and so on no cycle): its own cause is
@@ -411,7 +464,9 @@ impl Graph {
             self.causes.remove(key);
             if blocking(key) {
                 let causes = &self.causes;
-                let cause = cause_behind(self.upstream(key), &blocking, &|k| causes.get(k));
+                let cause = cause_behind(key.kind, self.upstream(key), &holding(objects), &|k| {
+                    causes.get(k)
+                });
                 self.causes.insert(key.clone(), cause);
             }
             return;
@@ -436,7 +491,7 @@ impl Graph {
         let solved = solve(
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
-            &blocking,
+            &holding(objects),
             &self.causes,
         );
         self.causes.extend(solved);

@@ -226,6 +226,12 @@ impl FluxKind {
         )
     }
 
+    /// The kinds a `sourceRef` or `chartRef` names: what source-controller (and, for an
+    /// ExternalArtifact, another controller) serves as an artifact.
+    pub fn is_source(self) -> bool {
+        self.group() == "source.toolkit.fluxcd.io"
+    }
+
     /// Alert and Provider (v1beta3) have no status at all: nothing to reconcile or wait for.
     pub fn is_static(self) -> bool {
         matches!(self, FluxKind::Alert | FluxKind::Provider)

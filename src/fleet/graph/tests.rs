@@ -18,10 +18,17 @@ fn object(kind: FluxKind, v: Value) -> (ObjectKey, FluxSummary) {
 }
 
 fn git(ready: &str) -> (ObjectKey, FluxSummary) {
+    git_serving(ready, None)
+}
+
+/// The GitRepository `git`, Ready `ready`, with an artifact of `revision` stored (or none).
+fn git_serving(ready: &str, revision: Option<&str>) -> (ObjectKey, FluxSummary) {
+    let artifact = revision.map(|r| json!({"revision": r, "path": "x", "url": "http://x"}));
     object(
         FluxKind::GitRepository,
-        json!({"metadata": {"name": "git", "namespace": "flux-system"},
-               "status": {"conditions": [{"type": "Ready", "status": ready}]}}),
+        json!({"metadata": {"name": "git", "namespace": "flux-system", "generation": 1},
+               "status": {"observedGeneration": 1, "artifact": artifact,
+                          "conditions": [{"type": "Ready", "status": ready}]}}),
     )
 }
 
@@ -31,6 +38,87 @@ fn k(name: &str) -> ObjectKey {
 
 fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> Objects {
     objects.into_iter().map(|(k, o)| (k, Box::new(o))).collect()
+}
+
+#[test]
+fn a_failing_source_that_still_serves_its_artifact_holds_nothing_back() {
+    // As the real source-controller leaves a GitRepository whose server answers 503: Ready=False
+    // GitOperationFailed, the last artifact kept; kustomize-controller applies it all the same.
+    let serving = git_serving("False", Some("main@sha1:4f0c1a2b"));
+    let objects = cluster(vec![
+        serving.clone(),
+        ks("apps", "True", &[]),
+        ks("broken", "False", &[]),
+        ks("behind", "False", &["broken"]),
+    ]);
+    let found = causes(&objects);
+    assert_eq!(
+        found[&serving.0],
+        Cause::Root,
+        "it is still a failure of its own"
+    );
+    assert_eq!(
+        found[&k("broken")],
+        Cause::Root,
+        "not counted as the source's"
+    );
+    assert_eq!(found[&k("behind")], Cause::Blocked(Box::new([k("broken")])));
+    assert!(!found.contains_key(&k("apps")));
+    let graph = Graph::of(&objects, &mut |o| upstream(o));
+    assert_eq!(graph.held_back(&serving.0), Vec::<&ObjectKey>::new());
+
+    // A source that never fetched holds back everything from it.
+    let objects = cluster(vec![git("False"), ks("apps", "False", &[])]);
+    assert_eq!(
+        causes(&objects)[&k("apps")],
+        Cause::Blocked(Box::new([git("False").0]))
+    );
+}
+
+#[test]
+fn a_helmreleases_chart_holds_it_back_when_stalled_even_with_an_artifact() {
+    let chart = |stalled: bool| {
+        let mut conditions = vec![json!({"type": "Ready", "status": "False"})];
+        if stalled {
+            conditions.push(json!({"type": "Stalled", "status": "True",
+                                   "reason": "InvalidChartReference"}));
+        }
+        object(
+            FluxKind::HelmChart,
+            json!({"metadata": {"name": "apps-web", "namespace": "flux-system", "generation": 2},
+                   "status": {"observedGeneration": 2, "conditions": conditions,
+                              "artifact": {"revision": "1.0.0", "path": "x", "url": "http://x"}}}),
+        )
+    };
+    let release = object(
+        FluxKind::HelmRelease,
+        json!({"metadata": {"name": "web", "namespace": "apps"},
+               "spec": {"chart": {"spec": {"chart": "web",
+                        "sourceRef": {"kind": "HelmRepository", "name": "charts",
+                                      "namespace": "flux-system"}}}},
+               "status": {"conditions": [{"type": "Ready", "status": "False",
+                                          "reason": "SourceNotReady"}]}}),
+    );
+    let failing = cluster(vec![chart(false), release.clone()]);
+    assert_eq!(causes(&failing)[&release.0], Cause::Root);
+    let stalled = cluster(vec![chart(true), release.clone()]);
+    assert_eq!(
+        causes(&stalled)[&release.0],
+        Cause::Blocked(Box::new([chart(true).0]))
+    );
+
+    // The graph kept as objects change turns with it: the chart stalls, then recovers its fetch.
+    let mut graph = Graph::of(&failing, &mut |o| upstream(o));
+    let before = standing(&chart(false).1);
+    graph.changed(&stalled, &chart(true).0, Some(before), None);
+    assert_eq!(graph.causes(), &causes(&stalled));
+    graph.changed(
+        &failing,
+        &chart(false).0,
+        Some(standing(&chart(true).1)),
+        None,
+    );
+    assert_eq!(graph.causes(), &causes(&failing));
 }
 
 #[test]
@@ -234,11 +322,13 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                     graph.removed(&objects, &key);
                 }
             }
+            // The source turns ready, failing, or failing with its last artifact kept.
             1 => {
-                let (key, o) = git(["True", "False"][dice.below(2)]);
-                let blocked = objects.get(&key).map(|o| blocks(o));
+                let revision = [None, Some("main@sha1:4f0c1a2b")][dice.below(2)];
+                let (key, o) = git_serving(["True", "False"][dice.below(2)], revision);
+                let before = objects.get(&key).map(|o| standing(o));
                 objects.insert(key.clone(), Box::new(o.clone()));
-                graph.changed(&objects, &key, blocked, Some(upstream(&o)));
+                graph.changed(&objects, &key, before, Some(upstream(&o)));
             }
             // A relist of one kind: its objects replaced by a fresh set, the rest untouched.
             2 => {
@@ -286,9 +376,9 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                     .collect();
                 let ready = ["True", "False", "Unknown"][dice.below(3)];
                 let (key, o) = ks(name, ready, &deps);
-                let blocked = objects.get(&key).map(|o| blocks(o));
+                let before = objects.get(&key).map(|o| standing(o));
                 objects.insert(key.clone(), Box::new(o.clone()));
-                graph.changed(&objects, &key, blocked, Some(upstream(&o)));
+                graph.changed(&objects, &key, before, Some(upstream(&o)));
             }
         }
         if step % 7 == 0 || step > 19_900 {

@@ -8,7 +8,7 @@ use crate::fleet::graph::{self, Graph, Objects, kind_range};
 use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
 
 /// An object's new summary, counted and stored. Most changes are a status: what the object
-/// needs stays, and the graph is not touched unless it turns from blocking to not or back.
+/// needs stays, and the graph is not touched unless where it stands changes (graph::standing).
 pub(super) fn applied(
     objects: &mut Objects,
     graph: &mut Graph,
@@ -24,11 +24,11 @@ pub(super) fn applied(
             counts.sub(&old);
             let new = e.get();
             let same = old.depends_on == new.depends_on && old.source == new.source;
-            let blocked = graph::blocks(&old);
-            if same && blocked == graph::blocks(new) {
+            let before = graph::standing(&old);
+            if same && before == graph::standing(new) {
                 return;
             }
-            (Some(blocked), (!same).then(|| names.upstream(new)))
+            (Some(before), (!same).then(|| names.upstream(new)))
         }
         Entry::Vacant(e) => {
             let upstream = names.upstream(&summary);
