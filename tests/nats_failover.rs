@@ -148,6 +148,13 @@ async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
         Duration::from_secs(60),
     )
     .await;
+    // Every store is kept on all three nodes (`collect --replicas 3`).
+    let js = async_nats::jetstream::new(bus::connect(&options(&urls[1]), "test").await.unwrap());
+    for stream in common::nats::STREAMS {
+        let info = js.get_stream(stream).await.unwrap().get_info().await;
+        assert_eq!(info.unwrap().config.num_replicas, 3, "{stream}");
+    }
+    drop(js);
     let mut reader = Session::start(vec![Box::new(
         bus::reader::Bus::connect(&options(&urls[1])).await.unwrap(),
     )]);
@@ -246,6 +253,10 @@ async fn a_reader_never_loses_an_object_while_each_node_in_turn_is_killed() {
         // Back with all it missed before the next goes: two lost at once is a lost quorum.
         common::nats::until_current(&options(&cluster.url)).await;
     }
+    assert!(
+        !collector.task.is_finished(),
+        "the collector stopped by itself"
+    );
     collector.stop.cancel();
     collector.task.await.unwrap().unwrap();
     reader.shutdown().await;
