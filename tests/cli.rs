@@ -134,6 +134,13 @@ fn without_a_kubeconfig_fluxfleet_says_where_it_looked_and_offers_the_demo() {
             "{text}"
         );
         assert!(text.contains("`fluxfleet demo`"), "{text}");
+        // A place a line, as it is meant to be read: not one line of escaped newlines.
+        assert!(!text.contains("\\u{a}"), "{args:?}: {text}");
+        assert!(
+            text.lines()
+                .any(|l| l.trim_start().starts_with("KUBECONFIG ")),
+            "{args:?}: {text}"
+        );
     }
     // KUBECONFIG set: it is what was read, and ~/.kube/config was not.
     let out = run(&["get"], Some("/nonexistent/a"));

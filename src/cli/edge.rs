@@ -131,6 +131,11 @@ pub fn failure(failed: &Failed) -> u8 {
                 eprintln!("error: {}", safe(&e.to_string()));
             }
         }
+        // Where fluxfleet looked, a line each: our own lines, each made safe.
+        Failed::NoClusters(why) => {
+            let lines: Vec<_> = why.lines().map(safe).collect();
+            eprintln!("error: {}", lines.join("\n"));
+        }
         _ => eprintln!("error: {}", safe(&failed.to_string())),
     }
     match failed {
