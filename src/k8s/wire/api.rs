@@ -166,13 +166,18 @@ fn seed(path: &str) -> u64 {
     RandomState::new().hash_one(path)
 }
 
-/// A JSON merge patch (`application/merge-patch+json`) of the object at `path`.
+/// Who the fields a patch sets are managed by (`metadata.managedFields`), as kubectl names
+/// itself `kubectl-patch`.
+pub const FIELD_MANAGER: &str = "fluxfleet";
+
+/// A JSON merge patch (`application/merge-patch+json`) of the object at `path` (which has no
+/// query), its fields managed by [`FIELD_MANAGER`].
 pub async fn merge_patch(
     http: &Http,
     path: &str,
     patch: &serde_json::Value,
 ) -> Result<Response<ResponseBody>, Trouble> {
-    let request = Request::patch(path)
+    let request = Request::patch(format!("{path}?fieldManager={FIELD_MANAGER}"))
         .header(http::header::CONTENT_TYPE, "application/merge-patch+json")
         .body(Body::from(patch.to_string().into_bytes()))
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?;
@@ -363,5 +368,34 @@ mod tests {
         assert_eq!(with("Wed, 21 Oct 2026 07:28:00 GMT"), None);
         assert_eq!(with("-1"), None);
         assert_eq!(retry_after(&http::HeaderMap::new()), None);
+    }
+
+    /// `managedFields` names fluxfleet as the manager of what its patches set, as it names
+    /// kubectl for `kubectl patch`.
+    #[tokio::test]
+    async fn a_patch_names_fluxfleet_as_the_manager_of_its_fields() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let http: Http =
+            tower::util::BoxCloneSyncService::new(tower::service_fn(move |r: Request<Body>| {
+                log.lock()
+                    .unwrap()
+                    .push((r.method().clone(), r.uri().to_string()));
+                async {
+                    let body = ResponseBody::scripted(b"{}", None);
+                    Ok::<_, BoxError>(Response::new(body))
+                }
+            }));
+        let path =
+            "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/flux-system/kustomizations/apps";
+        let patch = serde_json::json!({"spec": {"suspend": true}});
+        merge_patch(&http, path, &patch).await.unwrap();
+        assert_eq!(
+            seen.lock().unwrap()[..],
+            [(
+                http::Method::PATCH,
+                format!("{path}?fieldManager=fluxfleet")
+            )]
+        );
     }
 }

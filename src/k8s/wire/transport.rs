@@ -383,6 +383,7 @@ impl Transport {
             None => None,
         };
         let layers = ServiceBuilder::new()
+            .map_request(with_user_agent)
             .layer(config.base_uri_layer())
             .option_layer(config.auth_layer()?)
             .layer(config.extra_headers_layer()?);
@@ -427,6 +428,22 @@ impl Transport {
     }
 }
 
+/// What fluxfleet calls itself to an API server: its audit log says who sent each request, and
+/// what its patches change is managed by `fluxfleet` (the manager an API server names from the
+/// agent when a request names none), as kubectl's is by `kubectl`.
+pub const USER_AGENT: &str = concat!("fluxfleet/", env!("CARGO_PKG_VERSION"));
+
+/// `request` saying who sends it, unless it already does.
+fn with_user_agent(
+    mut request: http::Request<kube::client::Body>,
+) -> http::Request<kube::client::Body> {
+    request
+        .headers_mut()
+        .entry(http::header::USER_AGENT)
+        .or_insert(http::HeaderValue::from_static(USER_AGENT));
+    request
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -460,6 +477,29 @@ mod tests {
             socket.tcp_user_timeout().unwrap(),
             Some(Duration::from_secs(40))
         );
+    }
+
+    /// Every request says it is fluxfleet's, and one that already says who sent it keeps that.
+    #[test]
+    fn requests_say_they_are_fluxfleets() {
+        let request = |agent: Option<&'static str>| {
+            let mut r = http::Request::get("/version");
+            if let Some(agent) = agent {
+                r = r.header(http::header::USER_AGENT, agent);
+            }
+            with_user_agent(r.body(kube::client::Body::empty()).unwrap())
+        };
+        let agent = |r: &http::Request<kube::client::Body>| {
+            r.headers()[http::header::USER_AGENT]
+                .to_str()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(
+            agent(&request(None)),
+            format!("fluxfleet/{}", env!("CARGO_PKG_VERSION"))
+        );
+        assert_eq!(agent(&request(Some("a-plugin/1"))), "a-plugin/1");
     }
 
     #[test]
