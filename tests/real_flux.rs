@@ -132,6 +132,49 @@ const EXPECTED: &[Expected] = &[
         "",
         "HelmChart 'flux-system/flux-system-missing-chart' is not ready: invalid chart reference",
     ),
+    // A resource kustomization.yaml lists and the repository lacks: BuildFailed.
+    (
+        "kustomization-bad-build.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("BuildFailed"),
+        "",
+        "kustomize build failed: accumulating resources: accumulation err='accumulating resources from 'missing.yaml'",
+    ),
+    // A version the repository's index lists and its server does not have: retried.
+    (
+        "helmchart-flux-system-pull-error.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("ChartPullError"),
+        "",
+        "chart pull error: failed to download chart for remote reference: failed to fetch http://127.0.0.1:28080/charts/hello-0.2.0.tgz : 404 Not Found",
+    ),
+    // No version matching the constraint: stalled, as for a chart that is not there.
+    (
+        "helmchart-flux-system-wrong-version.yaml",
+        Health::Stalled,
+        Some(Ready::False),
+        Some("InvalidChartReference"),
+        "",
+        "invalid chart reference: failed to get chart version for remote reference: no 'hello' chart with version matching '9.9.x' found",
+    ),
+    (
+        "helmrelease-pull-error.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("SourceNotReady"),
+        "",
+        "HelmChart 'flux-system/flux-system-pull-error' is not ready: chart pull error",
+    ),
+    (
+        "helmrelease-wrong-version.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("SourceNotReady"),
+        "",
+        "HelmChart 'flux-system/flux-system-wrong-version' is not ready: invalid chart reference",
+    ),
     // Suspended before its first reconcile: no status at all.
     (
         "kustomization-paused.yaml",
@@ -233,12 +276,23 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
         ("GitRepository/fleet", vec![]),
         ("GitRepository/nowhere", vec![]),
         ("HelmChart/flux-system-missing-chart", vec![]),
+        ("HelmChart/flux-system-pull-error", vec![]),
+        ("HelmChart/flux-system-wrong-version", vec![]),
         (
             "HelmRelease/missing-chart",
             vec!["HelmChart/flux-system-missing-chart"],
         ),
+        (
+            "HelmRelease/pull-error",
+            vec!["HelmChart/flux-system-pull-error"],
+        ),
+        (
+            "HelmRelease/wrong-version",
+            vec!["HelmChart/flux-system-wrong-version"],
+        ),
         ("Kustomization/after-broken", vec!["Kustomization/broken"]),
         ("Kustomization/apps", vec![]),
+        ("Kustomization/bad-build", vec![]),
         ("Kustomization/broken", vec![]),
         ("Kustomization/from-nowhere", vec!["GitRepository/nowhere"]),
         ("Kustomization/paused", vec![]),
@@ -247,4 +301,30 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
     .map(|(k, by)| (k.to_string(), by.into_iter().map(str::to_string).collect()))
     .collect();
     assert_eq!(said, expected);
+}
+
+/// The shared causes a person reads in the controllers' words: the host that does not resolve,
+/// the Git server answering 503 (a team's, here by name: loopback is a cluster's own), and no
+/// shared cause in a chart's own 404 or a version constraint nothing matches.
+#[test]
+fn the_controllers_words_name_the_endpoint_and_its_class() {
+    use fluxfleet::fleet::incident::shared_cause;
+    let said = |file: &str| summary(file).message.as_deref().unwrap_or("").to_string();
+    let cause = |message: &str| shared_cause(message).map(|s| (s.class.as_str(), s.endpoint));
+    assert_eq!(
+        cause(&said("gitrepository-nowhere.yaml")),
+        Some(("dns", "git.nowhere.invalid".to_string()))
+    );
+    let served = said("gitrepository-fleet-503.yaml").replace("127.0.0.1:28080", "git.example.com");
+    assert_eq!(
+        cause(&served),
+        Some(("server-error", "git.example.com".to_string()))
+    );
+    for own in [
+        "helmchart-flux-system-pull-error.yaml",
+        "helmchart-flux-system-wrong-version.yaml",
+        "kustomization-bad-build.yaml",
+    ] {
+        assert_eq!(cause(&said(own)), None, "{own}");
+    }
 }

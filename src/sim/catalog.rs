@@ -353,6 +353,14 @@ fn team(n: usize) -> Vec<Planned> {
     out
 }
 
+/// The repository URL an app's chart is served from, by HelmChart name `<ns>-<app>`.
+pub fn chart_repository(helm_chart: &str) -> Option<&'static str> {
+    HELM_APPS
+        .iter()
+        .find(|a| format!("{}-{}", a.namespace, a.name) == helm_chart)
+        .map(|a| a.url)
+}
+
 /// The chart versions an app can be at (oldest first), by HelmChart name `<ns>-<app>`.
 pub fn chart_versions(helm_chart: &str) -> Option<&'static [&'static str; 3]> {
     HELM_APPS

@@ -5,6 +5,8 @@
 use serde_json::{Value, json};
 
 pub mod outage;
+#[cfg(test)]
+mod real;
 pub mod status;
 
 use crate::facts::{FluxKind, FluxRelease, Health};
@@ -25,7 +27,10 @@ pub enum Failure {
     GitAuth,
     OciPull,
     HelmIndex,
+    /// A chart the repository lists but cannot serve (`ChartPullError`, retried).
     ChartPull,
+    /// No chart version matches `spec.version` (`InvalidChartReference`, stalled).
+    ChartReference,
     BucketDenied,
     BuildFailed,
     HealthCheck,
@@ -46,7 +51,7 @@ impl Failure {
             FluxKind::GitRepository => (&[Failure::GitAuth], Failure::Generic),
             FluxKind::OciRepository => (&[Failure::OciPull], Failure::Generic),
             FluxKind::HelmRepository => (&[Failure::HelmIndex], Failure::Generic),
-            FluxKind::HelmChart => (&[Failure::ChartPull], Failure::Generic),
+            FluxKind::HelmChart => (&[Failure::ChartPull], Failure::ChartReference),
             FluxKind::Bucket => (&[Failure::BucketDenied], Failure::Generic),
             FluxKind::Kustomization => (
                 &[
@@ -183,8 +188,17 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
                     .unwrap_or("")
             ),
         ),
+        // As source-controller v1.9 words them (tests/fixtures/real-flux).
         Failure::ChartPull => (
-            "ChartPullFailed",
+            "ChartPullError",
+            format!(
+                "chart pull error: failed to download chart for remote reference: failed to fetch {}/{chart}-{}.tgz : 404 Not Found",
+                crate::catalog::chart_repository(name).unwrap_or("https://charts.example.com"),
+                ctx.revision
+            ),
+        ),
+        Failure::ChartReference => (
+            "InvalidChartReference",
             format!(
                 "invalid chart reference: failed to get chart version for remote reference: no '{chart}' chart with version matching '{}' found",
                 meta_str(obj, "/spec/version")
@@ -197,14 +211,22 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
                 meta_str(obj, "/spec/bucketName")
             ),
         ),
-        Failure::BuildFailed => (
-            "BuildFailed",
-            format!(
-                "kustomize build failed: accumulating resources: accumulation err='accumulating resources from '{}/overlay': open /tmp/kustomization-{name}/{}/overlay: no such file or directory'",
-                meta_str(obj, "/spec/path"),
+        // A resource kustomization.yaml lists and the artifact lacks, in kustomize-controller
+        // v1.9's words: the build's temporary directory, the path, the missing file three times.
+        Failure::BuildFailed => {
+            let dir = format!(
+                "/tmp/kustomization-{}/{}",
+                u32::from_str_radix(&digest_of(name)[..8], 16).unwrap_or(0),
                 meta_str(obj, "/spec/path").trim_start_matches("./")
-            ),
-        ),
+            );
+            let missing = format!("{dir}/{MISSING_RESOURCE}");
+            (
+                "BuildFailed",
+                format!(
+                    "kustomize build failed: accumulating resources: accumulation err='accumulating resources from '{MISSING_RESOURCE}': open {missing}: no such file or directory': must build at directory: not a valid directory: evalsymlink failure on '{missing}' : lstat {missing}: no such file or directory"
+                ),
+            )
+        }
         Failure::HealthCheck => {
             let (kind, status) = match workload_kind(name) {
                 "Job" => ("Job", "Failed"),
@@ -213,7 +235,8 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
             (
                 "HealthCheckFailed",
                 format!(
-                    "health check failed after 5m0.031942s: timeout waiting for: [{kind}/{}/{name} status: '{status}']",
+                    "health check failed after {}: timeout waiting for: [{kind}/{}/{name} status: '{status}']",
+                    go_duration(timeout_of(obj), ".031942"),
                     workload_namespace(name),
                 ),
             )
@@ -253,6 +276,54 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
             "ReconciliationFailed",
             format!("{} {ns}/{name} reconciliation failed", ctx.kind),
         ),
+    }
+}
+
+/// The resource a failing build's kustomization.yaml names and its artifact lacks.
+const MISSING_RESOURCE: &str = "patches.yaml";
+
+/// A Kustomization's timeout in seconds, as kustomize-controller takes it: `spec.timeout`, else
+/// its interval less 30 s, never under 30 s.
+pub fn timeout_of(obj: &Value) -> u64 {
+    let seconds = |path: &str| {
+        obj.pointer(path)
+            .and_then(Value::as_str)
+            .and_then(parse_duration)
+    };
+    seconds("/spec/timeout")
+        .or_else(|| seconds("/spec/interval").map(|i| i.saturating_sub(30)))
+        .unwrap_or(270)
+        .max(30)
+}
+
+/// Seconds of a Go duration in whole hours, minutes and seconds (`1h0m0s`, `4m30s`, `40s`).
+fn parse_duration(text: &str) -> Option<u64> {
+    let (mut total, mut number) = (0u64, String::new());
+    for c in text.chars() {
+        match c {
+            '0'..='9' => number.push(c),
+            'h' | 'm' | 's' => {
+                let n: u64 = number.parse().ok()?;
+                total += n * match c {
+                    'h' => 3600,
+                    'm' => 60,
+                    _ => 1,
+                };
+                number.clear();
+            }
+            _ => return None,
+        }
+    }
+    number.is_empty().then_some(total)
+}
+
+/// `seconds` as Go prints a duration (`4m30s`), `fraction` (`.031942`, or empty) on the seconds.
+pub fn go_duration(seconds: u64, fraction: &str) -> String {
+    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
+    match (h, m) {
+        (0, 0) => format!("{s}{fraction}s"),
+        (0, _) => format!("{m}m{s}{fraction}s"),
+        _ => format!("{h}h{m}m{s}{fraction}s"),
     }
 }
 

@@ -23,9 +23,13 @@ pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
         FluxKind::Alert | FluxKind::Provider => return json!({}),
         _ => source(obj, &old, intent, ctx, generation),
     };
+    // A failure keeps the generation last reconciled; one that never reconciled says -1, as
+    // the controllers leave it. A stalled object was reconciled, to its end.
     status["observedGeneration"] = match intent.health {
-        Health::Failed | Health::Stalled => old
+        Health::Failed => old.get("observedGeneration").cloned().unwrap_or(json!(-1)),
+        Health::Stalled => old
             .get("observedGeneration")
+            .filter(|g| g.as_i64().is_some_and(|g| g >= 0))
             .cloned()
             .unwrap_or(json!(generation)),
         _ => json!(generation),
@@ -93,15 +97,16 @@ pub(super) fn source(
             if intent.health == Health::Stalled {
                 conditions.push(c("Stalled", "True", reason, &message));
             } else {
-                conditions.push(c(
-                    "Reconciling",
-                    "True",
-                    "ProgressingWithRetry",
-                    "reconciliation in progress",
-                ));
-                conditions.push(c("FetchFailed", "True", reason, &message));
+                // source-controller's words: the first artifact still being built, or a
+                // reconcile of one it has.
+                let doing = match old.get("artifact") {
+                    None => "building artifact",
+                    Some(_) => "reconciliation in progress",
+                };
+                conditions.push(c("Reconciling", "True", "ProgressingWithRetry", doing));
             }
             conditions.push(c("Ready", "False", reason, &message));
+            conditions.push(c("FetchFailed", "True", reason, &message));
             if let Some(prev) = old.get("artifact") {
                 let prev_rev = prev["revision"].as_str().unwrap_or("");
                 let msg = format!("stored artifact for revision '{prev_rev}'");
@@ -223,9 +228,22 @@ impl Applier<'_> {
                 (reason, message.clone())
             };
             conditions.push(self.cond("Stalled", "True", stall.0, &stall.1));
+        } else if f == Failure::DependencyNotReady {
+            // Found before anything is done: kustomize-controller says so in Ready alone,
+            // helm-controller beside the prerequisites it is fulfilling.
+            if !self.ks {
+                let doing = "Fulfilling prerequisites";
+                conditions.push(self.cond("Reconciling", "True", "Progressing", doing));
+            }
         } else {
+            // What the controller was doing when it failed.
             let msg = if self.ks {
-                format!("Running health checks for revision {rev} with a timeout of 5m0s")
+                let timeout = super::go_duration(super::timeout_of(self.obj), "");
+                let doing = match f {
+                    Failure::BuildFailed => "Building manifests",
+                    _ => "Running health checks",
+                };
+                format!("{doing} for revision {rev} with a timeout of {timeout}")
             } else {
                 message.clone()
             };
