@@ -25,7 +25,7 @@ pub mod verbs;
 pub mod workload;
 
 pub use connection::{Connection, FLAPPING, Phase, PhaseCounts, RESTARTS_WINDOW};
-pub use deployed::Rollout;
+pub use deployed::{Rollout, content_of, same_content};
 pub use events::ObjectEvent;
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{

@@ -19,6 +19,7 @@ use super::output::{sorted, write_json};
 use super::query::Output;
 use super::roots::causes;
 use super::{Filter, StatusFilter};
+use crate::fleet::content_of;
 use crate::fleet::rollouts::Rings;
 use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey};
 use crate::session::Session;
@@ -139,10 +140,12 @@ pub struct Verdict {
 }
 
 /// `applied` is `revision`, or starts with it where it names a digest (`main@sha1:28306761`
-/// for the whole sha).
+/// for the whole sha) — by whatever ref each names it (`ring-staging@sha1:…` runs
+/// `ring-dev@sha1:…` when the commit is one, and `sha1:28306761` names it alone).
 fn same(applied: &str, revision: &str) -> bool {
-    applied == revision
-        || (revision.contains(':') && revision.len() >= 12 && applied.starts_with(revision))
+    let prefix =
+        |a: &str, r: &str| a == r || (r.contains(':') && r.len() >= 12 && a.starts_with(r));
+    prefix(applied, revision) || prefix(content_of(applied), content_of(revision))
 }
 
 fn named(k: &ObjectKey) -> String {

@@ -137,6 +137,22 @@ fn previous_chart<'a>(history: &'a [Deployment]) -> Option<&'a str> {
         .find(|v| *v != current)
 }
 
+/// What a revision applies, whatever ref it came by: the digest after its `@`
+/// (`ring-dev@sha1:659d8880…` and `main@sha1:659d8880…` are one commit, a fleet that promotes
+/// by a branch or tag per ring runs it under each ring's name), else the whole revision (a chart
+/// version).
+pub fn content_of(revision: &str) -> &str {
+    match revision.rsplit_once('@') {
+        Some((_, digest)) if digest.contains(':') => digest,
+        _ => revision,
+    }
+}
+
+/// Whether two revisions apply the same thing ([`content_of`]).
+pub fn same_content(a: &str, b: &str) -> bool {
+    content_of(a) == content_of(b)
+}
+
 /// Compares two revisions as release versions (`v1.2.10` after `v1.2.9`), where both read as
 /// such; equal otherwise.
 pub fn release_order(a: &str, b: &str) -> Ordering {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use super::super::deployed::{content_of, same_content};
 use super::super::{ClusterId, ObjectKey};
 
 /// What makes a cluster stuck, and for how long it may be so.
@@ -31,13 +32,30 @@ impl Default for Rules {
 }
 
 /// A revision as compared across clusters: what was applied and, for a HelmRelease, the digest
-/// of the values it was deployed with (new values on the same chart are a new rollout).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+/// of the values it was deployed with (new values on the same chart are a new rollout). Two are
+/// equal when they apply the same content (`deployed::content_of`): one commit reached by each
+/// ring's branch is one revision, shown by the name it was first seen by.
+#[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revision {
     pub revision: Arc<str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_digest: Option<Arc<str>>,
+}
+
+impl PartialEq for Revision {
+    fn eq(&self, other: &Revision) -> bool {
+        same_content(&self.revision, &other.revision) && self.config_digest == other.config_digest
+    }
+}
+
+impl Eq for Revision {}
+
+impl std::hash::Hash for Revision {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        content_of(&self.revision).hash(state);
+        self.config_digest.hash(state);
+    }
 }
 
 /// A revision as a table shows it, `-` for none.

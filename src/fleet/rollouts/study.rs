@@ -7,7 +7,7 @@ use std::sync::Arc;
 use jiff::Timestamp;
 
 use super::spread::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
-use crate::fleet::deployed::release_order;
+use crate::fleet::deployed::{release_order, same_content};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout};
 
 /// One cluster's copy of a thing.
@@ -173,7 +173,8 @@ pub(super) fn study<'a>(
         let applied = c.applied();
         let attempted = c.attempted();
         let on_newest = applied.is_some() && applied.as_ref() == spread.newest.as_ref();
-        let tries_newest = attempted.is_some_and(|a| Some(&**a) == newest_text);
+        let tries_newest =
+            attempted.is_some_and(|a| newest_text.is_some_and(|n| same_content(a, n)));
         let behind_by = match &applied {
             Some(a) => seen.iter().position(|s| &s.revision == a).unwrap_or(0),
             None => seen.len(),
@@ -222,7 +223,10 @@ pub(super) fn study<'a>(
 /// many try it, and whether it has been left anywhere.
 fn revisions_seen(copies: &[Instance<'_>], since: &[Option<Timestamp>]) -> Vec<Seen> {
     let mut seen: Vec<Seen> = Vec::new();
-    let find = |seen: &[Seen], text: &str| seen.iter().position(|s| &*s.revision.revision == text);
+    let find = |seen: &[Seen], text: &str| {
+        seen.iter()
+            .position(|s| same_content(&s.revision.revision, text))
+    };
     for (c, since) in copies.iter().zip(since) {
         let Some(applied) = c.applied() else { continue };
         let at = seen.iter().position(|s| s.revision == applied);

@@ -140,6 +140,38 @@ fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
     assert_eq!((row.behind, row.stuck, row.revisions), (2, 0, 2));
 }
 
+/// A fleet that promotes by a branch per ring (as on real source-controllers: each ring's
+/// GitRepository on `ring-<name>`) names one commit by each ring's branch: one revision, and a
+/// ring whose branch has not moved is one behind, not one for each name.
+#[test]
+fn one_commit_reached_by_each_rings_branch_is_one_revision() {
+    let index = fleet(&[
+        apps_on("real-1", "dev", ks("ring-dev@sha1:659d8880", Some(1), None)),
+        apps_on(
+            "real-2",
+            "staging",
+            ks("ring-staging@sha1:354a8afe", Some(120), None),
+        ),
+        apps_on(
+            "real-3",
+            "prod",
+            ks("ring-prod@sha1:354a8afe", Some(120), None),
+        ),
+        apps_on("real-4", "prod", ks("main@sha1:354a8afe", Some(130), None)),
+    ]);
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let row = &rows[0];
+    assert_eq!(
+        row.newest.as_ref().unwrap().revision.as_ref(),
+        "ring-dev@sha1:659d8880"
+    );
+    assert_eq!((row.behind, row.revisions), (3, 2));
+    let m = default_matrix(&index, &apps());
+    let mut states: Vec<String> = m.places.iter().map(Place::state).collect();
+    states.sort();
+    assert_eq!(states, ["behind 1", "behind 1", "behind 1", "current"]);
+}
+
 #[test]
 fn stuck_is_computed_against_the_clock_and_explained() {
     let failing = |minutes| {
