@@ -26,7 +26,7 @@ pub mod workload;
 
 pub use connection::{Connection, FLAPPING, Phase, PhaseCounts, RESTARTS_WINDOW};
 pub use deployed::{Rollout, content_of, same_content};
-pub use events::ObjectEvent;
+pub use events::{ObjectEvent, newest_first, told_with};
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{
     ClusterEntry, ClusterId, ClusterInfo, ClusterKey, Counted, Index, SourceId, WorkspaceEntry,

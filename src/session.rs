@@ -182,14 +182,14 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// The events whose involved object is `object`, newest first (what `flux events --for`
-    /// shows).
+    /// The events of `objects` — an object, then what `flux events --for` shows beside it
+    /// (`fleet::told_with`) — newest first.
     pub async fn events(
         &self,
         cluster: &ClusterInfo,
-        object: &ObjectKey,
+        objects: &[ObjectKey],
     ) -> Result<Vec<ObjectEvent>, ReadError> {
-        self.of(cluster)?.events(&cluster.key, object).await
+        self.of(cluster)?.events(&cluster.key, objects).await
     }
 
     /// The object as the cluster has it now, as YAML.

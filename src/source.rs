@@ -49,11 +49,12 @@ pub trait Source: Send {
 /// One-off reads of an object on one of a source's clusters; each failure says what the caller
 /// can do ([`ReadError`]).
 pub trait Read: Send + Sync {
-    /// The events whose involved object is `object`, newest first.
+    /// The events whose involved object is one of `objects` (an object, then what `flux events
+    /// --for` shows beside it: `fleet::told_with`), newest first.
     fn events<'a>(
         &'a self,
         cluster: &'a ClusterKey,
-        object: &'a ObjectKey,
+        objects: &'a [ObjectKey],
     ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>>;
 
     /// The object as the cluster has it now, as YAML.

@@ -157,3 +157,58 @@ async fn each_action_leaves_one_event_on_each_target_saying_who_and_why() {
         assert_eq!(target.get("event"), None::<&Value>, "{target}");
     }
 }
+
+/// An object's events come with its source's, as `flux events --for HelmRelease/NAME` shows
+/// them: a reconcile of a HelmRelease's chart and one of the release each leave an Event, and
+/// the assistant's `describe_object` of the release lists both, each saying whose it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_objects_events_come_with_its_charts_as_flux_events_shows_them() {
+    let sim = common::start_with(|c| c.clusters = 2).await;
+    let truth = sim.handle.truth();
+    let (cluster, release) = truth
+        .iter()
+        .filter(|c| !c.management)
+        .flat_map(|c| c.objects.iter().map(move |o| (c, o)))
+        .find(|(_, o)| o.kind == "HelmRelease" && !o.suspended)
+        .map(|(c, o)| (c.name.clone(), o.clone()))
+        .expect("a HelmRelease in the fleet");
+    let chart = format!("{}-{}", release.namespace, release.name);
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data");
+    let config = scratch.path().join("fluxfleet.toml");
+    std::fs::write(&config, "").unwrap();
+    let on = ["--cluster", &cluster, "--write", "--yes"];
+    let chart_args = [&["reconcile", "hc", &chart, "-n", "flux-system"][..], &on].concat();
+    run(&sim, &data, &config, &chart_args).await;
+    let release_args = [
+        &["reconcile", "hr", &release.name, "-n", &release.namespace][..],
+        &on,
+    ]
+    .concat();
+    run(&sim, &data, &config, &release_args).await;
+
+    let client = common::mcp::connect(sim.dir.path(), &[]).await;
+    let args = serde_json::json!({
+        "cluster": cluster, "kind": "HelmRelease",
+        "namespace": release.namespace, "name": release.name,
+    });
+    let detail = common::mcp::call(&client, "describe_object", args)
+        .await
+        .unwrap();
+    let said: Vec<(&str, &str)> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["object"].as_str().unwrap(), e["reason"].as_str().unwrap()))
+        .collect();
+    let own = format!("HelmRelease/{}", release.name);
+    let its_chart = format!("HelmChart/{chart}");
+    for expected in [
+        (own.as_str(), "ReconcileRequested"),
+        (its_chart.as_str(), "ReconcileRequested"),
+    ] {
+        assert!(said.contains(&expected), "{expected:?} in {said:?}");
+    }
+    client.cancel().await.unwrap();
+    sim.handle.shutdown().await;
+}

@@ -422,7 +422,11 @@ async fn a_cluster_whose_collector_died_shows_so_with_what_it_last_published() {
     // Events and YAML are on the cluster, which a reader does not connect to: it says so.
     let entry = &open.index.clusters()[0];
     let key = entry.objects.keys().next().unwrap().clone();
-    let why = open.reader().events(&entry.info, &key).await.unwrap_err();
+    let why = open
+        .reader()
+        .events(&entry.info, std::slice::from_ref(&key))
+        .await
+        .unwrap_err();
     assert!(
         matches!(&why, fluxfleet::fleet::read::ReadError::NoKubeconfig(text) if text.contains("comes from collectors through NATS")),
         "{why:?}"
@@ -628,7 +632,10 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
     assert!(yaml.contains("kind: Kustomization"), "{yaml}");
     let why = session
         .reader()
-        .events(&entry(&far.name).info, &ks(&far.name).key)
+        .events(
+            &entry(&far.name).info,
+            std::slice::from_ref(&ks(&far.name).key),
+        )
         .await
         .unwrap_err();
     assert!(

@@ -89,10 +89,16 @@ async fn fetch(model: &mut Model, reader: &Reader, effects: Vec<Effect>) {
             );
             continue;
         }
-        let Effect::FetchEvents { cluster, info, key } = effect else {
+        let Effect::FetchEvents {
+            cluster,
+            info,
+            key,
+            told,
+        } = effect
+        else {
             continue;
         };
-        let fetched = match reader.events(&info, &key).await {
+        let fetched = match reader.events(&info, &told).await {
             Ok(events) => Fetched::Events(events),
             Err(e) => Fetched::Failed("events", e.to_string()),
         };

@@ -100,7 +100,7 @@ impl Read for FakeReader {
     fn events<'a>(
         &'a self,
         _: &'a ClusterKey,
-        _: &'a ObjectKey,
+        _: &'a [ObjectKey],
     ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
         Box::pin(async { Ok(Vec::new()) })
     }

@@ -419,7 +419,12 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
         [Effect::FetchEvents {
             cluster,
             info: m.index.cluster(cluster).unwrap().info.clone(),
-            key: redis.clone()
+            key: redis.clone(),
+            // Its chart's source's events beside its own, as `flux events --for` shows them.
+            told: vec![
+                redis.clone(),
+                ObjectKey::new(FluxKind::OciRepository, "flux-system", "redis")
+            ],
         }]
     );
     assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
@@ -440,7 +445,12 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
         context deadline exceeded"
         .into();
     failed.last_seen = Some(now() - jiff::SignedDuration::from_mins(3));
-    let older = ObjectEvent::from_value(&sample("event-helmrelease-docs.yaml"));
+    failed.object = "HelmRelease/redis".into();
+    // Its chart's source's event says whose it is.
+    let mut older = ObjectEvent::from_value(&sample("event-helmrelease-docs.yaml"));
+    older.reason = "NewArtifact".into();
+    older.message = "stored artifact for digest '21.2.5@sha256:8b5cc4df7eec'".into();
+    older.object = "OCIRepository/redis".into();
     update(
         &mut m,
         Msg::Fetched {

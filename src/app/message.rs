@@ -56,6 +56,8 @@ pub enum Effect {
         /// Where to read it from.
         info: Arc<ClusterInfo>,
         key: ObjectKey,
+        /// Whose events: the object, then what `flux events --for` shows beside it.
+        told: Vec<ObjectKey>,
     },
     FetchYaml {
         cluster: ClusterId,

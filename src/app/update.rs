@@ -336,11 +336,22 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
     let View::Detail { cluster, key } = model.screen().view.clone() else {
         return Vec::new();
     };
-    let Some(info) = model.index.cluster(cluster).map(|c| c.info.clone()) else {
+    let Some(entry) = model.index.cluster(cluster) else {
         return Vec::new();
     };
+    let info = entry.info.clone();
     let (what, effect) = if action == Action::Events {
-        ("events", Effect::FetchEvents { cluster, info, key })
+        let told = entry
+            .objects
+            .get(&key)
+            .map_or_else(|| vec![key.clone()], |o| crate::fleet::told_with(o));
+        let effect = Effect::FetchEvents {
+            cluster,
+            info,
+            key,
+            told,
+        };
+        ("events", effect)
     } else {
         ("yaml", Effect::FetchYaml { cluster, info, key })
     };

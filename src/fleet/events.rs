@@ -17,7 +17,13 @@ pub struct ObjectEvent {
     pub last_seen: Option<Timestamp>,
     /// The controller that reported it.
     pub from: String,
+    /// What it is about, as `flux events` names it in OBJECT: `Kind/name` of its involved
+    /// object (an object's events come with its source's, as `flux events --for` shows them).
+    pub object: String,
 }
+
+/// The longest `Kind/name` kept: a kind and a name as long as Kubernetes allows.
+const OBJECT_LIMIT: usize = 64 + 1 + 253;
 
 impl ObjectEvent {
     pub fn from_value(event: &Value) -> ObjectEvent {
@@ -48,6 +54,14 @@ impl ObjectEvent {
             count: count.max(1),
             last_seen,
             from: from.to_string(),
+            object: format!(
+                "{}/{}",
+                text("/involvedObject/kind"),
+                text("/involvedObject/name")
+            )
+            .chars()
+            .take(OBJECT_LIMIT)
+            .collect(),
         }
     }
 
@@ -58,9 +72,36 @@ impl ObjectEvent {
             .and_then(Value::as_array)
             .map(|items| items.iter().map(ObjectEvent::from_value).collect())
             .unwrap_or_default();
-        events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+        newest_first(&mut events);
         events
     }
+}
+
+/// Events newest first, those without a time last (a stable sort: several lists merged keep
+/// their order where times tie).
+pub fn newest_first(events: &mut [ObjectEvent]) {
+    events.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
+}
+
+/// What `flux events --for Kind/name` shows the events of, beside the object itself: its
+/// source (`spec.sourceRef`, `spec.chartRef`), and for a HelmRelease of `spec.chart` both the
+/// HelmRepository it names and the HelmChart Flux makes from it.
+pub fn told_with(o: &super::FluxSummary) -> Vec<super::ObjectKey> {
+    let mut out = vec![o.key.clone()];
+    if let Some(r) = o.source.as_deref()
+        && let Some(kind) = super::FluxKind::from_kind(&r.kind)
+    {
+        out.push(super::ObjectKey::new(kind, &r.namespace, &r.name));
+    }
+    if let Some(made) = o
+        .source
+        .as_deref()
+        .and_then(|r| super::graph::source_key(&o.key, r))
+        && !out.contains(&made)
+    {
+        out.push(made);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -68,6 +109,50 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
+
+    /// The objects `flux events --for Kind/name` lists events of (flux2's `fluxKindMap`).
+    #[test]
+    fn an_object_is_told_with_its_source_as_flux_events_tells_it() {
+        use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
+        let told = |kind: FluxKind, v: serde_json::Value| {
+            let o = FluxSummary::of(kind, &v).unwrap();
+            told_with(&o)
+                .iter()
+                .map(|k| format!("{}/{}/{}", k.kind, k.namespace, k.name))
+                .collect::<Vec<_>>()
+        };
+        let ks = json!({"metadata": {"name": "apps", "namespace": "flux-system"},
+                        "spec": {"sourceRef": {"kind": "GitRepository", "name": "fleet"}}});
+        assert_eq!(
+            told(FluxKind::Kustomization, ks),
+            [
+                "Kustomization/flux-system/apps",
+                "GitRepository/flux-system/fleet"
+            ]
+        );
+        let hr = json!({"metadata": {"name": "hello", "namespace": "apps"},
+                        "spec": {"chart": {"spec": {"chart": "hello", "sourceRef":
+                            {"kind": "HelmRepository", "name": "charts", "namespace": "flux-system"}}}}});
+        assert_eq!(
+            told(FluxKind::HelmRelease, hr),
+            [
+                "HelmRelease/apps/hello",
+                "HelmRepository/flux-system/charts",
+                "HelmChart/flux-system/apps-hello"
+            ]
+        );
+        let by_ref = json!({"metadata": {"name": "redis", "namespace": "data"},
+                            "spec": {"chartRef": {"kind": "OCIRepository", "name": "redis",
+                                                  "namespace": "flux-system"}}});
+        assert_eq!(
+            told(FluxKind::HelmRelease, by_ref),
+            ["HelmRelease/data/redis", "OCIRepository/flux-system/redis"]
+        );
+        let alone = json!({"metadata": {"name": "fleet", "namespace": "flux-system"}});
+        let key = ObjectKey::new(FluxKind::GitRepository, "flux-system", "fleet");
+        let o = FluxSummary::of(FluxKind::GitRepository, &alone).unwrap();
+        assert_eq!(told_with(&o), [key]);
+    }
 
     #[test]
     fn an_aggregated_warning_keeps_its_count_and_last_time() {

@@ -23,24 +23,34 @@ pub struct Reader {
 }
 
 impl Reader {
-    /// The events whose involved object is `key`, newest first (what `flux events --for` shows).
+    /// The events whose involved object is one of `keys`, newest first: an object and what
+    /// `flux events --for` shows beside it (`fleet::told_with`), one list each, at once.
     pub async fn events(
         &self,
         cluster: &ClusterKey,
-        key: &ObjectKey,
+        keys: &[ObjectKey],
     ) -> Result<Vec<ObjectEvent>, ReadError> {
         let connected = self.connected(cluster)?;
-        let selector = format!(
-            "involvedObject.kind={},involvedObject.name={},involvedObject.namespace={}",
-            key.kind, key.name, key.namespace
-        );
-        let path = format!(
-            "/api/v1/namespaces/{}/events?fieldSelector={}",
-            key.namespace,
-            api::query_escape(&selector)
-        );
-        let list: Value = self.get(&connected, &path).await?;
-        Ok(ObjectEvent::from_list(&list))
+        let lists = keys.iter().map(|key| {
+            let selector = format!(
+                "involvedObject.kind={},involvedObject.name={},involvedObject.namespace={}",
+                key.kind, key.name, key.namespace
+            );
+            let path = format!(
+                "/api/v1/namespaces/{}/events?fieldSelector={}",
+                key.namespace,
+                api::query_escape(&selector)
+            );
+            let connected = &connected;
+            async move { self.get(connected, &path).await }
+        });
+        let mut events: Vec<ObjectEvent> = futures::future::try_join_all(lists)
+            .await?
+            .iter()
+            .flat_map(ObjectEvent::from_list)
+            .collect();
+        crate::fleet::newest_first(&mut events);
+        Ok(events)
     }
 
     /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
@@ -125,9 +135,9 @@ impl crate::source::Read for Reader {
     fn events<'a>(
         &'a self,
         cluster: &'a ClusterKey,
-        object: &'a ObjectKey,
+        objects: &'a [ObjectKey],
     ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
-        Box::pin(Reader::events(self, cluster, object))
+        Box::pin(Reader::events(self, cluster, objects))
     }
 
     fn yaml<'a>(

@@ -17,7 +17,7 @@ use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
 use crate::export::query::Output;
 use crate::export::{Filter, output, shapes};
-use crate::fleet::ObjectKey;
+use crate::fleet::{ObjectKey, told_with};
 
 /// What an assistant is told about this server when it connects.
 const INSTRUCTIONS: &str = "fluxfleet: the Flux CD state of a fleet of Kubernetes clusters. \
@@ -125,6 +125,8 @@ struct Event<'a> {
     count: u32,
     last_seen: Option<jiff::Timestamp>,
     from: &'a str,
+    /// `Kind/name` of what it is about: the object, or its source.
+    object: &'a str,
 }
 
 /// `text` as the JSON `get` writes, parsed back.
@@ -401,18 +403,18 @@ impl Fleet {
         let found = self
             .read(|index| {
                 let cluster = index.cluster_named(&args.cluster)?;
-                let object = cluster
-                    .objects
-                    .get(&key)
-                    .map(|s| serde_json::to_value(shapes::Object::new(cluster, s)));
-                Some(((*cluster.info).clone(), object))
+                let summary = cluster.objects.get(&key);
+                let object = summary.map(|s| serde_json::to_value(shapes::Object::new(cluster, s)));
+                // Its events and its source's, as `flux events --for` shows them.
+                let told = summary.map_or_else(|| vec![key.clone()], |s| told_with(s));
+                Some(((*cluster.info).clone(), object, told))
             })
             .await?;
-        let Some((info, object)) = found else {
+        let Some((info, object, told)) = found else {
             return Err(invalid(format!("no cluster named {:?}", args.cluster)));
         };
         let reader = &self.state.reader;
-        let events = reader.events(&info, &key).await;
+        let events = reader.events(&info, &told).await;
         let yaml = reader.yaml(&info, &key).await;
         let mut doc = serde_json::Map::new();
         doc.insert(
@@ -431,6 +433,7 @@ impl Fleet {
                         count: e.count,
                         last_seen: e.last_seen,
                         from: &e.from,
+                        object: &e.object,
                     })
                     .collect();
                 doc.insert("events".into(), json!(shown));

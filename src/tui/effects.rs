@@ -37,10 +37,15 @@ pub struct Clusters {
 impl super::run::Effects for Clusters {
     fn start(&mut self, effect: Effect, results: mpsc::UnboundedSender<Msg>) {
         match effect {
-            Effect::FetchEvents { cluster, info, key } => {
+            Effect::FetchEvents {
+                cluster,
+                info,
+                key,
+                told,
+            } => {
                 let reader = self.reader.clone();
                 tokio::spawn(async move {
-                    let fetched = match reader.events(&info, &key).await {
+                    let fetched = match reader.events(&info, &told).await {
                         Ok(events) => Fetched::Events(events),
                         Err(e) => Fetched::Failed("events", e.to_string()),
                     };

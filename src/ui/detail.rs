@@ -309,6 +309,10 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             ),
         ),
         Some(Fetched::Events(events)) => {
+            let own = match &model.screen().view {
+                crate::app::model::View::Detail { key, .. } => format!("{}/{}", key.kind, key.name),
+                _ => String::new(),
+            };
             let lines: Vec<Line<'static>> = events
                 .iter()
                 .map(|e| {
@@ -322,6 +326,11 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
                     } else {
                         String::new()
                     };
+                    // Its source's events say whose they are, as `flux events` does.
+                    let whose = match e.object == own {
+                        true => String::new(),
+                        false => format!("{} ", e.object),
+                    };
                     Line::from(vec![
                         Span::styled(
                             format!(
@@ -331,6 +340,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
                             dim,
                         ),
                         Span::styled(format!("{kind:<8}"), theme.style(slot)),
+                        Span::styled(whose, dim),
                         Span::styled(format!("{}{count} ", e.reason), theme.style(Slot::Header)),
                         Span::styled(e.message.clone(), theme.style(Slot::Text)),
                     ])

@@ -91,12 +91,12 @@ impl crate::source::Read for FromBus {
     fn events<'a>(
         &'a self,
         cluster: &'a ClusterKey,
-        object: &'a ObjectKey,
+        objects: &'a [ObjectKey],
     ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
             let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
-            direct.reader().events(&key, object).await
+            direct.reader().events(&key, objects).await
         })
     }
 
