@@ -18,7 +18,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::super::history::Change;
-use super::super::{FluxKind, Health, ObjectKey};
+use super::super::{FluxKind, Health, ObjectKey, content_of, same_content};
 
 /// Revisions kept per ring and thing, the newest.
 pub const KEPT: usize = 20;
@@ -116,10 +116,11 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
         if c.what == "revision"
             && let Some(to) = c.to.as_deref()
         {
-            match self.first_seen.get_mut(to) {
+            // By what it applies: a ring's branch names a commit another ring's names too.
+            match self.first_seen.get_mut(content_of(to)) {
                 Some(seen) => *seen = (*seen).min(when(c)),
                 None => {
-                    self.first_seen.insert(to.to_string(), when(c));
+                    self.first_seen.insert(content_of(to).to_string(), when(c));
                 }
             }
         }
@@ -151,7 +152,7 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
                 let Some(to) = c.to.clone() else { return };
                 copy.revision = Some(to.clone());
                 copy.applied_at = Some(when(c));
-                let at = match revisions.iter().position(|(r, _)| *r == to) {
+                let at = match revisions.iter().position(|(r, _)| same_content(r, &to)) {
                     Some(at) => at,
                     None => {
                         let tally = Tally {
@@ -183,7 +184,10 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
                     if copy.failing.is_some() || when(c).duration_since(applied_at) > self.window {
                         return;
                     }
-                    if let Some((_, t)) = revisions.iter_mut().find(|(r, _)| r == revision) {
+                    if let Some((_, t)) = revisions
+                        .iter_mut()
+                        .find(|(r, _)| same_content(r, revision))
+                    {
                         t.failed.insert(c.cluster.clone());
                         t.failing.insert(c.cluster.clone());
                         t.failed_at.get_or_insert(when(c));
@@ -192,7 +196,9 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
                     }
                 } else if to == Health::Ready
                     && let Some(revision) = copy.failing.take()
-                    && let Some((_, t)) = revisions.iter_mut().find(|(r, _)| *r == revision)
+                    && let Some((_, t)) = revisions
+                        .iter_mut()
+                        .find(|(r, _)| same_content(r, &revision))
                 {
                     t.failing.remove(&c.cluster);
                     if t.failing.is_empty() {
@@ -217,7 +223,7 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
                     .into_iter()
                     .map(|(revision, t)| {
                         // A copy's applying it is a revision change: it was seen.
-                        let first = first_seen.get(&revision).copied();
+                        let first = first_seen.get(content_of(&revision)).copied();
                         let first = first.or(t.applied.iter().min().copied());
                         delivery(
                             revision,

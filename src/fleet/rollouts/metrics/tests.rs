@@ -175,3 +175,27 @@ fn a_source_seen_late_with_an_earlier_time_still_starts_the_lead_time() {
     );
     assert_eq!(run(&changes), d, "held or streamed, the same figures");
 }
+
+/// A fleet that promotes by a branch per ring: the commit first seen on the canary ring's
+/// branch is the one prod's branch brings later, and prod's lead time counts from then.
+#[test]
+fn a_commit_reached_by_each_rings_branch_is_led_from_its_first_sight_anywhere() {
+    let changes = vec![
+        artifact(0, "ring-canary@sha1:659d8880"),
+        change(2, "canary-1", "revision", "ring-canary@sha1:659d8880"),
+        change(3, "canary-2", "revision", "ring-canary@sha1:659d8880"),
+        change(30, "prod-1", "revision", "ring-prod@sha1:659d8880"),
+        change(31, "prod-2", "revision", "ring-prod@sha1:659d8880"),
+        change(32, "prod-3", "revision", "ring-prod@sha1:659d8880"),
+        change(33, "prod-4", "revision", "ring-prod@sha1:659d8880"),
+        change(35, "prod-4", "health", "failed"),
+    ];
+    let d = run(&changes);
+    let prod = d.iter().find(|d| d.ring == "prod").unwrap();
+    assert_eq!(prod.revisions.len(), 1);
+    assert_eq!(
+        prod.revisions[0].lead_seconds,
+        [Some(31 * 60), Some(33 * 60), Some(33 * 60)]
+    );
+    assert_eq!(prod.change_failure_rate, Some(1.0));
+}
