@@ -204,7 +204,10 @@ fn every_fixture_has_an_expectation() {
     let dir = format!("{}/tests/fixtures/real-flux", env!("CARGO_MANIFEST_DIR"));
     for entry in std::fs::read_dir(dir).unwrap() {
         let file = entry.unwrap().file_name().into_string().unwrap();
-        if file.ends_with(".yaml") && !file.starts_with("events-") {
+        if file.ends_with(".yaml")
+            && !file.starts_with("events-")
+            && !file.starts_with("fluxreport-")
+        {
             assert!(
                 EXPECTED.iter().any(|e| e.0 == file),
                 "{file} has no expectation"
@@ -254,7 +257,10 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
     let mut objects = Objects::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let file = entry.unwrap().file_name().into_string().unwrap();
-        if file.ends_with(".yaml") && !file.starts_with("events-") {
+        if file.ends_with(".yaml")
+            && !file.starts_with("events-")
+            && !file.starts_with("fluxreport-")
+        {
             let s = summary(&file);
             objects.insert(s.key.clone(), Box::new(s));
         }
@@ -376,4 +382,42 @@ fn the_controllers_events_read_as_flux_events_shows_them() {
     );
     assert!(all.windows(2).all(|w| w[0].last_seen >= w[1].last_seen));
     assert!(all.iter().any(|e| e.warning && e.reason == "BuildFailed"));
+}
+
+/// The FluxReport the real Flux Operator (v0.58.1, built from its repository; version unset in
+/// that build) wrote on the cluster of the other fixtures, read as the summary tier reads one.
+/// Of its seven Kustomizations five were Ready=False, and the operator counts four failing: it
+/// leaves `after-broken` out, whose reason is DependencyNotReady — so a summarized cluster shows
+/// it among the running, not failing, until opened.
+#[test]
+fn the_operators_report_counts_as_the_summary_tier_reads_it() {
+    use fluxfleet::fleet::report::Report;
+    use fluxfleet::fleet::{FluxKind, Health};
+    let doc = object("fluxreport-flux.yaml");
+    let report = Report::read(&doc, None, "2026-12-02T04:30:00Z".parse().unwrap()).unwrap();
+    assert_eq!(report.version.as_deref(), Some("v2.9.4"));
+    assert_eq!(report.status.as_deref(), Some("Installed"));
+    assert_eq!(report.kubernetes.as_deref(), Some("v1.35.4"));
+    let ks = report
+        .reconcilers
+        .iter()
+        .find(|r| &*r.kind == "Kustomization")
+        .unwrap();
+    assert_eq!((ks.running, ks.failing, ks.suspended), (6, 4, 1));
+    let counts = report
+        .clone()
+        .counting(&[FluxKind::Kustomization, FluxKind::HelmRelease])
+        .counts;
+    assert_eq!(
+        (
+            counts.get(Health::Failed),
+            counts.get(Health::Ready),
+            counts.get(Health::Suspended)
+        ),
+        (7, 3, 1)
+    );
+    // No Deployments run the controllers here (they ran as processes): no components, and
+    // nothing said to be wrong with Flux itself.
+    assert!(report.components.is_empty());
+    assert_eq!(report.trouble(), None);
 }

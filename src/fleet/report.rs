@@ -317,8 +317,26 @@ impl Report {
         self
     }
 
+    /// The report's counts with those of `listed` kinds replaced by what their listing counted:
+    /// exact where a look listed a kind (a report cannot tell progressing apart, nor what a
+    /// dependency holds back), the report's elsewhere.
+    pub fn recounted(mut self, kinds: &[FluxKind], listed: &[(FluxKind, HealthCounts)]) -> Report {
+        let reported: Vec<FluxKind> = kinds
+            .iter()
+            .copied()
+            .filter(|k| !listed.iter().any(|(l, _)| l == k))
+            .collect();
+        self.counts = self.count(&reported);
+        for (_, counts) in listed.iter().filter(|(k, _)| kinds.contains(k)) {
+            self.counts.add_all(counts);
+        }
+        self
+    }
+
     /// Objects of `kinds` by health, as far as a report tells: suspended ones suspended, failing
-    /// ones failed, the other running ones ready (a report does not tell progressing apart).
+    /// ones failed, the other running ones ready — a report does not tell progressing apart, nor
+    /// one held back by a dependency, which the operator does not count failing (its reason,
+    /// `DependencyNotReady`, says another object is the one to look at).
     fn count(&self, kinds: &[FluxKind]) -> HealthCounts {
         let mut counts = HealthCounts::default();
         for r in &self.reconcilers {

@@ -17,7 +17,7 @@ use super::discovery::Served;
 use super::kind_watch::{KindWatch, Step};
 use crate::fleet::graph::upstream;
 use crate::fleet::report::Report;
-use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
+use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
 use crate::k8s::wire::api::{Http, Reason};
 use crate::k8s::wire::errors::Failure;
 
@@ -26,15 +26,32 @@ pub(in crate::k8s) struct Held {
     pub objects: Vec<FluxSummary>,
     /// Kinds the credentials may not list: their failures are not held.
     pub forbidden: Vec<FluxKind>,
+    /// Every kind listed, counted by health from its whole list: exact where the report is not.
+    pub counted: Vec<(FluxKind, HealthCounts)>,
 }
 
-/// The watched kinds `report` counts failing or suspended objects of.
+/// The watched kinds `report` counts failing or suspended objects of; and where it counts any,
+/// the kinds `dependsOn` chains run through (Kustomization, HelmRelease) with them. The Flux
+/// Operator does not count an object held back by a dependency as failing (reason
+/// `DependencyNotReady`; flux-operator v0.58.1, checked on it): a Kustomization held back by
+/// one that is progressing or suspended, on a cluster where a HelmRelease fails, is in no count.
 pub(in crate::k8s) fn not_ready_kinds(report: &Report, kinds: &[FluxKind]) -> BTreeSet<FluxKind> {
-    report
+    let counted: BTreeSet<FluxKind> = report
         .reconcilers
         .iter()
         .filter(|r| r.failing > 0 || r.suspended > 0)
         .filter_map(|r| FluxKind::from_kind(&r.kind))
+        .filter(|k| kinds.contains(k))
+        .collect();
+    let chained = [FluxKind::Kustomization, FluxKind::HelmRelease];
+    let with_chains = (!counted.is_empty())
+        .then_some(chained)
+        .into_iter()
+        .flatten();
+    counted
+        .iter()
+        .copied()
+        .chain(with_chains)
         .filter(|k| kinds.contains(k))
         .collect()
 }
@@ -50,6 +67,7 @@ pub(in crate::k8s) async fn held(
     let mut listed: BTreeMap<ObjectKey, FluxSummary> = BTreeMap::new();
     let mut done: HashSet<FluxKind> = HashSet::new();
     let mut forbidden = Vec::new();
+    let mut counted = Vec::new();
     let mut next = not_ready_kinds(report, &shared.kinds);
     while !next.is_empty() {
         for kind in std::mem::take(&mut next) {
@@ -59,6 +77,9 @@ pub(in crate::k8s) async fn held(
             };
             match list_once(http, shared, s, done.len() as u64).await? {
                 Listed::Objects(objects) => {
+                    let mut counts = HealthCounts::default();
+                    objects.iter().for_each(|o| counts.add(o.health));
+                    counted.push((kind, counts));
                     listed.extend(objects.into_iter().map(|o| (o.key.clone(), o)));
                 }
                 Listed::Forbidden(_) => forbidden.push(kind),
@@ -73,7 +94,11 @@ pub(in crate::k8s) async fn held(
         .filter(|(k, _)| keep.contains(k))
         .map(|(_, o)| o)
         .collect();
-    Ok(Held { objects, forbidden })
+    Ok(Held {
+        objects,
+        forbidden,
+        counted,
+    })
 }
 
 /// Of `listed`, the not-ready objects and what they depend on directly (a ready dependency
@@ -181,24 +206,25 @@ mod tests {
         );
     }
 
+    /// The operator's report of these reconcilers.
+    fn report_of(reconcilers: serde_json::Value) -> Report {
+        let doc = json!({"apiVersion": "fluxcd.controlplane.io/v1", "kind": "FluxReport",
+            "metadata": {"name": "flux", "namespace": "flux-system"},
+            "spec": {"reconcilers": reconcilers}});
+        Report::read(&doc, None, jiff::Timestamp::UNIX_EPOCH).unwrap()
+    }
+
     #[test]
     fn only_kinds_the_report_counts_wrong_and_fluxfleet_watches_are_listed() {
-        let report: Report = Report::read(
-            &json!({"apiVersion": "fluxcd.controlplane.io/v1", "kind": "FluxReport",
-                "metadata": {"name": "flux", "namespace": "flux-system"},
-                "spec": {"reconcilers": [
-                    {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
-                     "stats": {"running": 4, "failing": 1, "suspended": 0}},
-                    {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
-                     "stats": {"running": 3, "failing": 0, "suspended": 1}},
-                    {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
-                     "stats": {"running": 2, "failing": 0, "suspended": 0}},
-                    {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
-                     "stats": {"running": 1, "failing": 1, "suspended": 0}}]}}),
-            None,
-            jiff::Timestamp::UNIX_EPOCH,
-        )
-        .unwrap();
+        let report = report_of(json!([
+            {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+             "stats": {"running": 4, "failing": 1, "suspended": 0}},
+            {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+             "stats": {"running": 3, "failing": 0, "suspended": 1}},
+            {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "GitRepository",
+             "stats": {"running": 2, "failing": 0, "suspended": 0}},
+            {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
+             "stats": {"running": 1, "failing": 1, "suspended": 0}}]));
         let watched = [
             FluxKind::Kustomization,
             FluxKind::HelmRelease,
@@ -208,5 +234,28 @@ mod tests {
             not_ready_kinds(&report, &watched),
             BTreeSet::from([FluxKind::Kustomization, FluxKind::HelmRelease])
         );
+    }
+
+    /// The operator counts nothing held back by a dependency as failing: where it counts a
+    /// failure at all, the kinds dependsOn chains run through are listed with it; where it
+    /// counts none, nothing is.
+    #[test]
+    fn a_failure_anywhere_lists_the_kinds_dependencies_hold_back() {
+        let report = |helm_failing: u32| {
+            report_of(json!([
+                {"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+                 "stats": {"running": 4, "failing": 0, "suspended": 0}},
+                {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease",
+                 "stats": {"running": 3, "failing": helm_failing, "suspended": 0}},
+                {"apiVersion": "source.toolkit.fluxcd.io/v1", "kind": "Bucket",
+                 "stats": {"running": 1, "failing": 1, "suspended": 0}}]))
+        };
+        let watched = [FluxKind::Kustomization, FluxKind::HelmRelease];
+        assert_eq!(
+            not_ready_kinds(&report(1), &watched),
+            BTreeSet::from([FluxKind::Kustomization, FluxKind::HelmRelease])
+        );
+        // A failing Bucket, which fluxfleet does not watch here, lists nothing.
+        assert!(not_ready_kinds(&report(0), &watched).is_empty());
     }
 }

@@ -120,7 +120,9 @@ async fn tell(
             reporter.send(Change::Report(Some(report))).await?;
             reporter.counted(Counted::Report).await?;
             match held {
-                Some(Held { objects, forbidden }) => {
+                Some(Held {
+                    objects, forbidden, ..
+                }) => {
                     reporter.send(Change::Held(objects)).await?;
                     super::watch::partly_forbidden(&mut state, forbidden.into());
                 }
@@ -189,6 +191,7 @@ async fn look(
         let held = Some(Held {
             objects: Vec::new(),
             forbidden: Vec::new(),
+            counted: Vec::new(),
         });
         return Ok(Seen::Report(Box::new(report.clone()), held));
     }
@@ -203,6 +206,11 @@ async fn look(
                     "listing what the report counts not ready");
                 None
             }
+        };
+        // The kinds listed are counted from their lists: exact.
+        let report = match &held {
+            Some(h) => report.recounted(&shared.kinds, &h.counted),
+            None => report,
         };
         return Ok(Seen::Report(Box::new(report), held));
     }
