@@ -10,9 +10,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef, Ready};
+use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef};
 pub use edges::Sorted;
 pub use holds::Holds;
+pub use standing::{Standing, blocks, holds_back, standing};
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
 /// full, so summaries kept inline (~300 bytes each) cost twice their size.
@@ -71,50 +72,6 @@ fn source_of<'a>(
         )),
         (_, Some(kind)) => Some((kind, &r.namespace, (&*r.name).into())),
         (_, None) => None,
-    }
-}
-
-/// Whether an object is not ready, and so needs a cause: its Ready condition is not True, as
-/// Flux's `dependsOn` reads it (a suspended object that is Ready does not block). One without a
-/// status to judge (Alert, Provider) never blocks.
-pub fn blocks(o: &FluxSummary) -> bool {
-    o.ready != Some(Ready::True) && o.health != super::Health::NotApplicable
-}
-
-/// Whether `o`, which an object of kind `by` needs, holds that object back, as the controllers
-/// decide it. A `dependsOn` holds back while it is not ready. A source only while it has no
-/// artifact to serve: kustomize-controller and source-controller (a HelmChart's repository)
-/// apply the last artifact of a source whose fetch now fails, so a Git server answering 503
-/// holds nothing back until the source has never fetched. helm-controller is stricter with a
-/// HelmRelease's chart: also a stalled one, or one whose latest generation is not yet
-/// reconciled, holds the release back (`isSourceReady`).
-pub fn holds_back(o: &FluxSummary, by: FluxKind) -> bool {
-    if !blocks(o) {
-        return false;
-    }
-    if !o.key.kind.is_source() || o.revision.is_none() {
-        return true;
-    }
-    by == FluxKind::HelmRelease
-        && o.key.kind != FluxKind::ExternalArtifact
-        && (o.health == super::Health::Stalled || o.observed_generation != Some(o.generation))
-}
-
-/// What an object's state means to the graph, compared to tell whether a change of status
-/// needs the causes solved again: whether it needs a cause, and whom it holds back.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Standing {
-    blocks: bool,
-    holds_back: bool,
-    holds_back_release: bool,
-}
-
-/// Where `o` stands in its cluster's graph.
-pub fn standing(o: &FluxSummary) -> Standing {
-    Standing {
-        blocks: blocks(o),
-        holds_back: holds_back(o, FluxKind::Kustomization),
-        holds_back_release: holds_back(o, FluxKind::HelmRelease),
     }
 }
 
@@ -512,5 +469,6 @@ pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
 
 mod edges;
 mod holds;
+mod standing;
 #[cfg(test)]
 mod tests;
