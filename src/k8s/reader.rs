@@ -24,7 +24,8 @@ pub struct Reader {
 
 impl Reader {
     /// The events whose involved object is one of `keys`, newest first: an object and what
-    /// `flux events --for` shows beside it (`fleet::told_with`), one list each, at once.
+    /// `flux events --for` shows beside it (`fleet::told_with`), one list each, at once. Only
+    /// the first (the object's own) must be read.
     pub async fn events(
         &self,
         cluster: &ClusterKey,
@@ -44,11 +45,14 @@ impl Reader {
             let connected = &connected;
             async move { self.get(connected, &path).await }
         });
-        let mut events: Vec<ObjectEvent> = futures::future::try_join_all(lists)
-            .await?
-            .iter()
-            .flat_map(ObjectEvent::from_list)
-            .collect();
+        // The object's own must be read; a source's may not be (its namespace forbidden to a
+        // team's credentials): then the object's are shown without them.
+        let mut lists = futures::future::join_all(lists).await.into_iter();
+        let mut events = match lists.next() {
+            Some(own) => ObjectEvent::from_list(&own?),
+            None => Vec::new(),
+        };
+        events.extend(lists.flatten().flat_map(|l| ObjectEvent::from_list(&l)));
         crate::fleet::newest_first(&mut events);
         Ok(events)
     }
