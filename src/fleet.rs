@@ -19,6 +19,7 @@ pub mod read;
 pub mod report;
 pub mod rollouts;
 mod rollup;
+pub mod runs;
 mod summary;
 pub mod suspect;
 pub mod verbs;

@@ -192,13 +192,24 @@ impl Reader {
         self.of(cluster)?.events(&cluster.key, objects).await
     }
 
-    /// The object as the cluster has it now, as YAML.
+    /// The object as the cluster has it now.
+    pub async fn object(
+        &self,
+        cluster: &ClusterInfo,
+        object: &ObjectKey,
+    ) -> Result<serde_json::Value, ReadError> {
+        self.of(cluster)?.object(&cluster.key, object).await
+    }
+
+    /// The object as the cluster has it now, as YAML for a person.
     pub async fn yaml(
         &self,
         cluster: &ClusterInfo,
         object: &ObjectKey,
     ) -> Result<String, ReadError> {
-        self.of(cluster)?.yaml(&cluster.key, object).await
+        self.object(cluster, object)
+            .await
+            .map(crate::source::as_yaml)
     }
 
     /// What broke inside the Kustomization or HelmRelease `object` on `cluster` (see

@@ -57,12 +57,12 @@ pub trait Read: Send + Sync {
         objects: &'a [ObjectKey],
     ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>>;
 
-    /// The object as the cluster has it now, as YAML.
-    fn yaml<'a>(
+    /// The object as the cluster has it now.
+    fn object<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, ReadError>>;
+    ) -> BoxFuture<'a, Result<serde_json::Value, ReadError>>;
 
     /// What broke inside the Kustomization or HelmRelease `object`: its workloads, their pods,
     /// Warning events and log tails, read now (read-only, bounded).
@@ -180,4 +180,16 @@ impl Sink {
         };
         self.events.send(event).await.map_err(|_| Closed)
     }
+}
+
+/// An object as YAML for a person, without `metadata.managedFields` (the field managers' bookkeeping,
+/// longer than the rest and read by nobody looking at the object).
+pub fn as_yaml(mut object: serde_json::Value) -> String {
+    if let Some(meta) = object
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        meta.remove("managedFields");
+    }
+    serde_saphyr::to_string(&object).unwrap_or_else(|e| format!("# cannot show as YAML: {e}"))
 }

@@ -13,6 +13,7 @@ mod objects;
 mod proposals;
 mod results;
 mod rollout;
+mod runs;
 mod triage;
 mod widgets;
 mod workloads;

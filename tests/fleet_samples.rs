@@ -198,11 +198,17 @@ fn every_sample_is_either_expected_or_not_a_flux_kind() {
 }
 
 #[test]
-fn stalled_objects_show_the_stalled_message_and_failures_the_ready_one() {
+fn a_release_that_gave_up_says_what_failed_as_flux_get_does() {
+    // Stalled by RetriesExceeded ("Failed to install after 1 attempt(s)"): the reason says it
+    // gave up, the message what failed (Ready's, which `flux get` prints).
     let stalled = summary("helmrelease-install-failed-stalled.yaml");
+    assert_eq!(stalled.health, Health::Stalled);
+    assert_eq!(stalled.reason.as_deref(), Some("RetriesExceeded"));
     assert_eq!(
         stalled.message.as_deref(),
-        Some("Failed to install after 1 attempt(s)")
+        Some(
+            "Helm install failed for release data/redis with chart redis@21.2.5+8b5cc4df7eec: context deadline exceeded"
+        )
     );
     let failed = summary("kustomization-health-check-failed.yaml");
     assert!(

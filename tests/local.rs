@@ -43,6 +43,7 @@ mod mcp_writes;
 mod outcomes;
 mod plugins;
 mod real_flux;
+mod real_workloads;
 mod reports;
 mod rollout;
 mod root_causes;

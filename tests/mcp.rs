@@ -176,6 +176,27 @@ async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_ti
     );
     assert!(!yaml.contains("managedFields"));
     assert!(detail["events"].is_array(), "{detail}");
+    // A Kustomization's last runs, as its controller records them in status.history.
+    let ks = get["objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["kind"] == "Kustomization" && o["status"] == "ready")
+        .unwrap();
+    let args = json!({
+        "cluster": ks["cluster"], "kind": "Kustomization",
+        "namespace": ks["namespace"], "name": ks["name"],
+    });
+    let detail = call(&client, "describe_object", args).await.unwrap();
+    let history = &detail["history"];
+    assert_eq!(history["recorded"], "yes", "{history}");
+    let newest = &history["runs"][0];
+    assert!(
+        newest["digest"].as_str().unwrap().starts_with("sha256:"),
+        "{history}"
+    );
+    assert_eq!(newest["status"], "ReconciliationSucceeded", "{history}");
+    assert_eq!(newest["revision"], ks["revision"], "{history}");
 
     // Bad arguments are refused by name.
     let secret = json!({ "cluster": object["cluster"], "kind": "Secret", "namespace": "flux-system", "name": "x" });

@@ -1,13 +1,15 @@
 //! Objects as the real Flux controllers wrote them (`tests/fixtures/real-flux`: source-controller
-//! v1.9.1, kustomize-controller v1.9.4 and helm-controller v1.6.3 reconciling on a kube-apiserver
-//! v1.35.4, captured 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
+//! v1.9.1, kustomize-controller v1.9.4, helm-controller v1.6.3 and notification-controller v1.9.3
+//! reconciling on a kube-apiserver v1.35.4, with kube-controller-manager, kube-scheduler and kwok
+//! running the workloads for the later ones; captured 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
 //! READY, REVISION and message as `flux get` prints them, and what each depends on.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use fluxfleet::fleet::{FluxSummary, Health, Ready};
 use serde_json::Value;
 
-fn object(file: &str) -> Value {
+/// A fixture as the controllers wrote it (also the workloads' under `workloads/`).
+pub(crate) fn object(file: &str) -> Value {
     let path = format!(
         "{}/tests/fixtures/real-flux/{file}",
         env!("CARGO_MANIFEST_DIR")
@@ -175,6 +177,78 @@ const EXPECTED: &[Expected] = &[
         "",
         "HelmChart 'flux-system/flux-system-wrong-version' is not ready: invalid chart reference",
     ),
+    // Pods kube-controller-manager created and kwok ran: one Deployment past its progress
+    // deadline, and kustomize-controller gives up at once (kstatus Failed is stalled).
+    (
+        "kustomization-shop.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("HealthCheckFailed"),
+        "",
+        "health check failed after 45.799895ms: failed early due to stalled resources: [Deployment/shop/cart status: 'Failed']",
+    ),
+    (
+        "kustomization-capped.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("HealthCheckFailed"),
+        "",
+        "health check failed after 32.83843ms: failed early due to stalled resources: [Deployment/capped/batch status: 'Failed']",
+    ),
+    // A new revision while its health checks ran (kustomize-controller's
+    // CancelHealthCheckOnNewRevision): the controller is already at the next reconcile.
+    (
+        "kustomization-slow-canceled.yaml",
+        Health::Progressing,
+        Some(Ready::False),
+        Some("HealthCheckCanceled"),
+        "",
+        "New reconciliation triggered by GitRepository/flux-system/fleet",
+    ),
+    // Out of install retries: stalled, and what failed is Ready's, as `flux get` prints it.
+    (
+        "helmrelease-hello-app.yaml",
+        Health::Stalled,
+        Some(Ready::False),
+        Some("RetriesExceeded"),
+        "0.1.0",
+        "Helm install failed for release default/default-hello-app with chart hello@0.1.0: timeout waiting for: [Deployment/default/default-hello-app-app status: 'InProgress']",
+    ),
+    // A ConfigMap of the release edited by hand, drift detection in `warn` mode: still Ready.
+    (
+        "helmrelease-hello-drifted.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("InstallSucceeded"),
+        "0.1.0",
+        "Helm install succeeded for release default/default-hello.v1 with chart hello@0.1.0",
+    ),
+    // notification.toolkit.fluxcd.io/v1beta3 writes no status: `flux get alerts` prints
+    // "Alert is Ready" for every one; fluxfleet says nothing is reported (READY "-").
+    (
+        "alert-on-call.yaml",
+        Health::NotApplicable,
+        None,
+        None,
+        "",
+        "",
+    ),
+    (
+        "provider-team-hook.yaml",
+        Health::NotApplicable,
+        None,
+        None,
+        "",
+        "",
+    ),
+    (
+        "provider-nowhere-hook.yaml",
+        Health::NotApplicable,
+        None,
+        None,
+        "",
+        "",
+    ),
     // Suspended before its first reconcile: no status at all.
     (
         "kustomization-paused.yaml",
@@ -284,6 +358,8 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
         ("HelmChart/flux-system-missing-chart", vec![]),
         ("HelmChart/flux-system-pull-error", vec![]),
         ("HelmChart/flux-system-wrong-version", vec![]),
+        // Out of retries after its Deployment crashed: its own failure.
+        ("HelmRelease/hello-app", vec![]),
         (
             "HelmRelease/missing-chart",
             vec!["HelmChart/flux-system-missing-chart"],
@@ -300,8 +376,12 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
         ("Kustomization/apps", vec![]),
         ("Kustomization/bad-build", vec![]),
         ("Kustomization/broken", vec![]),
+        // Its own workloads failing, and one whose health checks a new revision cut short.
+        ("Kustomization/capped", vec![]),
         ("Kustomization/from-nowhere", vec!["GitRepository/nowhere"]),
         ("Kustomization/paused", vec![]),
+        ("Kustomization/shop", vec![]),
+        ("Kustomization/slow", vec![]),
     ]
     .into_iter()
     .map(|(k, by)| (k.to_string(), by.into_iter().map(str::to_string).collect()))
@@ -419,5 +499,114 @@ fn the_operators_report_counts_as_the_summary_tier_reads_it() {
     // No Deployments run the controllers here (they ran as processes): no components, and
     // nothing said to be wrong with Flux itself.
     assert!(report.components.is_empty());
+    assert_eq!(report.trouble(), None);
+}
+
+/// What Flux 2.7–2.9 record beside the conditions, read from the real controllers' objects: a
+/// Kustomization's runs (`status.history`, one per digest and outcome), a HelmRelease's releases
+/// with the Helm action, and helm-controller's `Drifted` condition.
+#[test]
+fn the_runs_and_the_drift_the_controllers_record_are_read() {
+    use fluxfleet::fleet::FluxKind;
+    use fluxfleet::fleet::runs::Runs;
+    let Runs::Recorded { runs } =
+        Runs::of(FluxKind::Kustomization, &object("kustomization-infra.yaml"))
+    else {
+        panic!("kustomize-controller v1.9.4 records its runs");
+    };
+    let newest = &runs[0];
+    assert_eq!(
+        newest.revision.as_deref(),
+        Some("main@sha1:2de2a43bc5ca17076173fd7e5d6ff66ed4f673c1")
+    );
+    assert!(newest.digest.as_deref().unwrap().starts_with("sha256:"));
+    assert_eq!(newest.status.as_deref(), Some("ReconciliationSucceeded"));
+    assert_eq!(newest.duration.as_deref(), Some("372.911688ms"));
+    assert_eq!(newest.total, Some(4));
+    assert!(newest.succeeded());
+
+    // A health check that failed is a run too, with its own outcome.
+    let Runs::Recorded { runs } =
+        Runs::of(FluxKind::Kustomization, &object("kustomization-shop.yaml"))
+    else {
+        panic!("recorded");
+    };
+    assert!(
+        runs.iter()
+            .any(|r| r.status.as_deref() == Some("HealthCheckFailed") && !r.succeeded())
+    );
+
+    let Runs::Recorded { runs } =
+        Runs::of(FluxKind::HelmRelease, &object("helmrelease-hello.yaml"))
+    else {
+        panic!("helm-controller records its releases");
+    };
+    assert_eq!(runs[0].action.as_deref(), Some("install"));
+    assert_eq!(runs[0].revision.as_deref(), Some("hello@0.1.0"));
+    assert_eq!(runs[0].version, Some(1));
+    assert_eq!(runs[0].status.as_deref(), Some("deployed"));
+    assert!(runs[0].config_digest.is_some());
+
+    let drifted = summary("helmrelease-hello-drifted.yaml");
+    let said = drifted
+        .rollout
+        .as_ref()
+        .and_then(|r| r.drifted.as_deref())
+        .unwrap();
+    assert!(
+        said.starts_with("Cluster state of release default/default-hello.v1 has drifted")
+            && said.contains("ConfigMap/default/default-hello-hello changed"),
+        "{said}"
+    );
+    assert_eq!(
+        summary("helmrelease-hello.yaml").rollout.unwrap().drifted,
+        None
+    );
+}
+
+/// The Flux Operator installing Flux: a FluxInstance (v2.9.x, from the distribution manifests the
+/// operator carries, its Deployments run by kube-controller-manager and kwok) and the FluxReport
+/// it then writes, read as the summary tier reads them: the version installed, each component
+/// with its image's version, who manages Flux, and the instance ready.
+#[test]
+fn the_operators_instance_and_its_report_read_as_installed() {
+    use fluxfleet::fleet::report::Report;
+    let report = Report::read(
+        &object("operator/fluxreport-flux.yaml"),
+        Some(&object("operator/fluxinstance-flux.yaml")),
+        "2026-12-02T07:40:00Z".parse().unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report.version.as_deref(), Some("v2.9.4"));
+    assert_eq!(report.status.as_deref(), Some("Installed"));
+    assert_eq!(report.managed_by.as_deref(), Some("flux-operator"));
+    assert_eq!(report.kubernetes.as_deref(), Some("v1.35.4"));
+    let components: Vec<(&str, Option<&str>, bool)> = report
+        .components
+        .iter()
+        .map(|c| (&*c.name, c.version.as_deref(), c.ready))
+        .collect();
+    assert_eq!(
+        components,
+        [
+            ("helm-controller", Some("v1.6.3"), true),
+            ("kustomize-controller", Some("v1.9.4"), true),
+            ("notification-controller", Some("v1.9.3"), true),
+            ("source-controller", Some("v1.9.4"), true),
+        ]
+    );
+    let instance = report.instance.as_deref().unwrap();
+    assert_eq!(&*instance.name, "flux");
+    assert_eq!(instance.ready, Some(true));
+    assert_eq!(instance.wants.as_deref(), Some("2.9.x"));
+    assert!(
+        instance
+            .revision
+            .as_deref()
+            .unwrap()
+            .starts_with("v2.9.4@sha256:"),
+        "{:?}",
+        instance.revision
+    );
     assert_eq!(report.trouble(), None);
 }

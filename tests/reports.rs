@@ -34,7 +34,9 @@ fn true_counts(cluster: &TruthCluster, kinds: &[FluxKind]) -> (u64, u64, u64) {
             counts.2 += 1;
         } else {
             counts.0 += 1;
-            counts.1 += u64::from(o.health.is_failing());
+            // The Flux Operator leaves what only waits on a dependency out of `failing`.
+            let waits = o.reason.as_deref() == Some("DependencyNotReady");
+            counts.1 += u64::from(o.health.is_failing() && !waits);
         }
     }
     counts

@@ -105,13 +105,15 @@ impl Read for FakeReader {
         Box::pin(async { Ok(Vec::new()) })
     }
 
-    fn yaml<'a>(
+    fn object<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, ReadError>> {
-        let text = format!("# {} from {} on {cluster}", object.name, self.0);
-        Box::pin(async move { Ok(text) })
+    ) -> BoxFuture<'a, Result<serde_json::Value, ReadError>> {
+        let from = format!("{} on {cluster}", self.0);
+        let object = serde_json::json!({"metadata": {"name": object.name.to_string(),
+            "annotations": {"from": from}}});
+        Box::pin(async move { Ok(object) })
     }
 }
 
@@ -190,7 +192,8 @@ async fn sources_feed_one_index_and_each_cluster_is_read_and_written_through_its
     let key = ObjectKey::new(FluxKind::Kustomization, "flux-system", "alpha");
     let a3 = session.index.cluster_named("a3").unwrap().info.clone();
     let yaml = reader.yaml(&a3, &key).await.unwrap();
-    assert_eq!(yaml, "# alpha from alpha on a3");
+    assert!(yaml.contains("name: alpha"), "{yaml}");
+    assert!(yaml.contains("from: alpha on a3"), "{yaml}");
     let b1 = session.index.cluster_named("b1").unwrap().info.clone();
     let refused = reader.yaml(&b1, &key).await.unwrap_err();
     // No kubeconfig reaches it: not worth asking again.

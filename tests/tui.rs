@@ -463,6 +463,43 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
 }
 
 #[test]
+fn h_shows_the_runs_its_controller_records_read_from_its_cluster() {
+    let (mut m, cluster, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('h'));
+    assert_eq!(
+        effects,
+        [Effect::FetchRuns {
+            cluster,
+            info: m.index.cluster(cluster).unwrap().info.clone(),
+            key: redis.clone(),
+        }]
+    );
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("runs")));
+    let runs = fluxfleet::fleet::runs::Runs::of(
+        FluxKind::HelmRelease,
+        &sample("helmrelease-install-failed-stalled.yaml"),
+    );
+    update(
+        &mut m,
+        Msg::Fetched {
+            cluster,
+            key: redis,
+            fetched: Fetched::Runs(runs),
+        },
+    );
+    let screen = common::tui::screen(&mut m, 120, 30);
+    assert!(screen.contains("runs · status.history"), "{screen}");
+    // The Helm action, chart, release number, outcome and values digest of the one release.
+    let row = screen
+        .lines()
+        .find(|l| l.contains("sha256:ac0f09c0"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    for said in ["install", "redis@21.2.5+8b5cc4df7eec", " 1 ", "failed"] {
+        assert!(row.contains(said), "{said:?} in {row}");
+    }
+}
+
+#[test]
 fn the_yaml_scrolls_within_its_length() {
     let (mut m, cluster, redis) = redis_detail();
     keys(&mut m, KeyCode::Char('y'));

@@ -33,6 +33,7 @@ pub enum Action {
     Right,
     Events,
     Yaml,
+    Runs,
     Workloads,
     Mark,
     Suspend,
@@ -49,7 +50,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 40] = [
+    pub const ALL: [Action; 41] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -77,6 +78,7 @@ impl Action {
         Action::Right,
         Action::Events,
         Action::Yaml,
+        Action::Runs,
         Action::Workloads,
         Action::Mark,
         Action::Suspend,
@@ -122,6 +124,7 @@ impl Action {
             Action::Right => "right",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Runs => "runs",
             Action::Workloads => "workloads",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
@@ -184,6 +187,7 @@ impl Action {
             Action::Right => "on the map: the next cluster",
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
+            Action::Runs => "its last runs, as its controller records them (status.history)",
             Action::Workloads => {
                 "what broke inside: its workloads' verdicts, pods, events and log tails (a group: on all its clusters, folded)"
             }
@@ -228,6 +232,7 @@ impl Action {
             Action::MapMode => "mode",
             Action::Events => "events",
             Action::Yaml => "yaml",
+            Action::Runs => "runs",
             Action::Workloads => "workloads",
             Action::Mark => "mark",
             Action::Suspend => "suspend",

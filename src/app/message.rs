@@ -64,6 +64,12 @@ pub enum Effect {
         info: Arc<ClusterInfo>,
         key: ObjectKey,
     },
+    /// Read the object and show its runs (`status.history`).
+    FetchRuns {
+        cluster: ClusterId,
+        info: Arc<ClusterInfo>,
+        key: ObjectKey,
+    },
     /// Read what broke inside `key` on each of `clusters` (`infos`, in the same order) and fold
     /// it.
     FetchWorkloads {

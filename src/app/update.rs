@@ -303,7 +303,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
                 ask(model, verb);
             }
         }
-        Action::Events | Action::Yaml => return fetch(model, action),
+        Action::Events | Action::Yaml | Action::Runs => return fetch(model, action),
         Action::Workloads => return super::evidence::ask(model),
         Action::Approve => return super::proposal_action::approve(model),
         Action::Reject if model.screen().view == View::Proposals => {
@@ -352,6 +352,8 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
             told,
         };
         ("events", effect)
+    } else if action == Action::Runs {
+        ("runs", Effect::FetchRuns { cluster, info, key })
     } else {
         ("yaml", Effect::FetchYaml { cluster, info, key })
     };

@@ -331,6 +331,8 @@ pub enum Fetched {
     Loading(&'static str),
     Events(Vec<ObjectEvent>),
     Yaml(String),
+    /// Its last runs, as its controller records them.
+    Runs(crate::fleet::runs::Runs),
     /// What broke inside, folded over the clusters read.
     Workloads(Box<crate::fleet::workload::fold::Folded>),
     Failed(&'static str, String),

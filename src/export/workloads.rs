@@ -189,6 +189,10 @@ fn write_line(line: &Line, out: &mut dyn Write) -> io::Result<()> {
             crate::units::count(n.clusters.len(), "cluster", "clusters"),
             clusters_text(&n.clusters)
         )?;
+        // What the API server said, on the first of them (kubectl's `Error from server`).
+        if let Some(first) = n.clusters.first() {
+            writeln!(out, "    {}: {}", safe(first), safe(&n.detail))?;
+        }
     }
     if let Some(log) = line.verdict.log.as_ref()
         && let Some(empty) = log.empty.filter(|_| log.lines.is_empty())

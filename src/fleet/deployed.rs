@@ -41,6 +41,10 @@ pub struct Rollout {
     /// 2.7) or deployed (HelmRelease `firstDeployed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
+    /// HelmRelease: `Drifted=True` (helm-controller's drift detection, Flux 2.9): the live
+    /// objects differ from the release; the controller's message says which and how.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drifted: Option<Arc<str>>,
 }
 
 impl Rollout {
@@ -73,6 +77,13 @@ impl Rollout {
                 config_digest: shared(newest.and_then(|e| e.config_digest.get()))
                     .or_else(|| shared(object.status_text(|s| &s.last_attempted_config_digest))),
                 since: time(newest.and_then(|e| e.first_deployed.get())),
+                drifted: object
+                    .condition("Drifted")
+                    .filter(|c| c.status.get() == Some("True"))
+                    .map(|c| {
+                        let message = c.message.get().unwrap_or("drifted");
+                        Arc::from(super::bounds::bounded_text(message, limits::MESSAGE))
+                    }),
                 ..Rollout::default()
             },
             // A source's artifact: what its consumers should apply, produced when.

@@ -119,6 +119,10 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
     health(kind, &Object::from_value(object))
 }
 
+/// The Ready reason of a Kustomization or HelmRelease whose health checks were canceled by a
+/// new reconciliation (Flux 2.8: `New reconciliation triggered by GitRepository/…`).
+pub const HEALTH_CHECK_CANCELED: &str = "HealthCheckCanceled";
+
 /// Computes the health of a Flux object (FACTS §3.8).
 pub fn health(kind: FluxKind, object: &Object) -> Health {
     if object.metadata().is_some_and(|m| m.deletion_timestamp.0) {
@@ -133,13 +137,20 @@ pub fn health(kind: FluxKind, object: &Object) -> Health {
     }
     let ready = object.condition("Ready");
     let ready_status = ready.and_then(|c| c.status.get());
-    if ready_status == Some("False") {
+    // A health check cut short because a newer revision or request arrived: the controller is
+    // already reconciling again (kustomize-controller and helm-controller requeue at once).
+    let canceled = ready.and_then(|c| c.reason.get()) == Some(HEALTH_CHECK_CANCELED);
+    if ready_status == Some("False") && !canceled {
         return Health::Failed;
     }
     let generation = object.generation();
     let observed = object.status().and_then(|s| s.observed_generation.0);
     let behind = matches!((generation, observed), (Some(g), Some(o)) if o < g);
-    if status_of("Reconciling") == Some("True") || ready_status == Some("Unknown") || behind {
+    if status_of("Reconciling") == Some("True")
+        || ready_status == Some("Unknown")
+        || behind
+        || canceled
+    {
         return Health::Progressing;
     }
     if ready_status == Some("True") {
@@ -229,6 +240,20 @@ mod tests {
     }
 
     /// kstatus: Reconciling=True is in progress even beside a Ready=True of this generation.
+    #[test]
+    fn health_checks_canceled_by_a_new_revision_are_progressing_not_failed() {
+        let canceled = ks(json!({"observedGeneration": 1, "conditions": [
+            {"type": "Ready", "status": "False", "reason": "HealthCheckCanceled",
+             "message": "New reconciliation triggered by GitRepository/flux-system/fleet"}]}));
+        assert_eq!(
+            health_of(FluxKind::Kustomization, &canceled),
+            Health::Progressing
+        );
+        let failed = ks(json!({"observedGeneration": 1, "conditions": [
+            {"type": "Ready", "status": "False", "reason": "HealthCheckFailed"}]}));
+        assert_eq!(health_of(FluxKind::Kustomization, &failed), Health::Failed);
+    }
+
     #[test]
     fn reconciling_alone_is_progressing() {
         let obj = ks(json!({"observedGeneration": 3, "conditions": [

@@ -88,7 +88,8 @@ pub struct FluxSummary {
     pub suspended: bool,
     /// The Ready condition's status; None when there is no Ready condition.
     pub ready: Option<Ready>,
-    /// Reason of the condition that decided the health (Stalled, else Ready), and its message.
+    /// Reason of the condition that decided the health (Stalled, else Ready), and its message
+    /// (a HelmRelease stalled by `RetriesExceeded` says what failed in Ready: that message).
     /// Shared between the objects of a fleet by the index: a thousand clusters that applied one
     /// revision say so in one text.
     pub reason: Option<Arc<str>>,
@@ -232,6 +233,15 @@ impl FluxSummary {
         } else {
             ready
         };
+        // A HelmRelease that gave up (`RetriesExceeded`: "Failed to install after 1 attempt(s)")
+        // says what failed in Ready, as `flux get` shows it: that message, beside the reason.
+        let gave_up = stalled.and_then(|c| c.reason.get()) == Some("RetriesExceeded");
+        let words = match ready {
+            Some(r) if gave_up && r.status.get() == Some("False") && r.message.get().is_some() => {
+                Some(r)
+            }
+            _ => shown,
+        };
         let text = |t: Option<&Text>, max: usize| shared(t.and_then(Text::get), max);
         let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
         let status = object.status();
@@ -246,7 +256,7 @@ impl FluxSummary {
                 None => None,
             },
             reason: text(shown.map(|c| &c.reason), limits::REASON),
-            message: text(shown.map(|c| &c.message), limits::MESSAGE),
+            message: text(words.map(|c| &c.message), limits::MESSAGE),
             revision: revision_of(kind, object).map(|r| Arc::from(bounded_text(r, limits::SHORT))),
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),

@@ -57,12 +57,11 @@ impl Reader {
         Ok(events)
     }
 
-    /// The object as the cluster has it now, as YAML, without `metadata.managedFields`.
-    pub async fn yaml(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<String, ReadError> {
+    /// The object as the cluster has it now.
+    pub async fn object(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<Value, ReadError> {
         let connected = self.connected(cluster)?;
         let path = connected.object_path(key)?;
-        let mut object: Value = self.get(&connected, &path).await?;
-        Ok(to_yaml(&mut object))
+        self.get(&connected, &path).await
     }
 
     /// What broke inside: the workloads of the Kustomization or HelmRelease `key`, their pods,
@@ -144,12 +143,12 @@ impl crate::source::Read for Reader {
         Box::pin(Reader::events(self, cluster, objects))
     }
 
-    fn yaml<'a>(
+    fn object<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> futures::future::BoxFuture<'a, Result<String, ReadError>> {
-        Box::pin(Reader::yaml(self, cluster, object))
+    ) -> futures::future::BoxFuture<'a, Result<Value, ReadError>> {
+        Box::pin(Reader::object(self, cluster, object))
     }
 
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
@@ -171,14 +170,6 @@ impl crate::source::Read for Reader {
     }
 }
 
-/// `object` as YAML, with the managed fields (noise for a reader) removed.
-pub fn to_yaml(object: &mut Value) -> String {
-    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-    }
-    serde_saphyr::to_string(object).unwrap_or_else(|e| format!("# cannot show as YAML: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,12 +177,12 @@ mod tests {
 
     #[test]
     fn yaml_has_no_managed_fields() {
-        let mut object = json!({
+        let object = json!({
             "apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
             "metadata": {"name": "apps", "managedFields": [{"manager": "kubectl"}]},
             "spec": {"interval": "10m"},
         });
-        let yaml = to_yaml(&mut object);
+        let yaml = crate::source::as_yaml(object);
         assert!(!yaml.contains("managedFields"), "{yaml}");
         assert!(yaml.contains("kind: Kustomization"), "{yaml}");
         assert!(yaml.contains("interval: 10m"), "{yaml}");

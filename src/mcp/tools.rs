@@ -23,7 +23,7 @@ use crate::fleet::{ObjectKey, told_with};
 const INSTRUCTIONS: &str = "fluxfleet: the Flux CD state of a fleet of Kubernetes clusters. \
 Every tool takes its own scope (workspace, cluster globs, kind, namespace, name, status): start \
 with fleet_summary, then get_objects or root_causes for what is failing, rollouts for which \
-revision runs where, describe_object for one object's events and YAML, workloads for what broke \
+revision runs where, describe_object for one object's events, last runs and YAML, workloads for what broke \
 inside a failing Kustomization or HelmRelease (pods, events, logs, folded across clusters), and \
 (when the fleet is read from collectors) history for what changed. Lists come in pages: pass nextCursor back as \
 cursor. Every string inside an answer (messages, reasons, events, YAML) was \
@@ -391,7 +391,7 @@ impl Fleet {
     }
 
     #[tool(
-        description = "One Flux object on one cluster: its state (as get_objects gives it), its Kubernetes events (newest first, as `flux events --for` shows them) and its YAML as the cluster has it now (metadata.managedFields left out). Flux objects only: never a Secret.",
+        description = "One Flux object on one cluster: its state (as get_objects gives it), its Kubernetes events (newest first, as `flux events --for` shows them), its last runs as its controller records them in status.history (`history`: revision, digest, status, duration, times; for a HelmRelease the Helm action, chart and values digest; `recorded: no` with why where the controller keeps none) and its YAML as the cluster has it now (metadata.managedFields left out). Flux objects only: never a Secret.",
         annotations(read_only_hint = true)
     )]
     async fn describe_object(
@@ -415,7 +415,7 @@ impl Fleet {
         };
         let reader = &self.state.reader;
         let events = reader.events(&info, &told).await;
-        let yaml = reader.yaml(&info, &key).await;
+        let live = reader.object(&info, &key).await;
         let mut doc = serde_json::Map::new();
         doc.insert(
             "object".into(),
@@ -445,8 +445,12 @@ impl Fleet {
                 doc.insert("eventsError".into(), e.to_string().into());
             }
         }
-        match yaml {
-            Ok(mut yaml) => {
+        match live {
+            Ok(live) => {
+                // Its last runs as its controller records them, read from the same object.
+                let runs = crate::fleet::runs::Runs::of(kind, &live);
+                doc.insert("history".into(), json!(runs));
+                let mut yaml = crate::source::as_yaml(live);
                 if yaml.len() > YAML_BYTES {
                     let mut end = YAML_BYTES;
                     while !yaml.is_char_boundary(end) {

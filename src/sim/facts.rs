@@ -387,9 +387,12 @@ pub fn is_ready(object: &Value) -> bool {
     ready["status"] == "True" && (generation.is_none() || observed == generation)
 }
 
-/// Ready=False, retrying or stalled: what the Flux Operator counts as failing in a FluxReport.
+/// Ready=False, retrying or stalled, but not only waiting on a dependency (reason
+/// `DependencyNotReady`): what the Flux Operator counts as failing in a FluxReport (its
+/// reporter, v0.58, checked on it).
 pub fn is_failing(object: &Value) -> bool {
-    ready_condition(object).is_some_and(|c| c["status"] == "False")
+    ready_condition(object)
+        .is_some_and(|c| c["status"] == "False" && c["reason"] != "DependencyNotReady")
 }
 
 /// The Ready condition, if there is one.

@@ -27,6 +27,10 @@ pub struct TruthObject {
     pub health: Health,
     pub suspended: bool,
     pub resource_version: String,
+    /// Its Ready condition's reason as written (`DependencyNotReady` is not counted failing by
+    /// the Flux Operator).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     /// What it runs: a Kustomization's `lastAppliedRevision`, a HelmRelease's chart version, a
     /// source's artifact revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +120,7 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                 },
                 suspended: o.suspended,
                 resource_version: o.rv.to_string(),
+                reason: ready_reason(&value),
                 stuck: stuck_of(kind, &value, now).filter(|_| !o.suspended),
                 broken_by: story
                     .filter(|cast| {
@@ -148,6 +153,12 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
         faults: cluster.faults().names(),
         objects,
     }
+}
+
+fn ready_reason(value: &Value) -> Option<String> {
+    let conditions = value.pointer("/status/conditions")?.as_array()?;
+    let ready = conditions.iter().find(|c| c["type"] == "Ready")?;
+    ready["reason"].as_str().map(str::to_string)
 }
 
 fn text(value: &Value, path: &str) -> Option<String> {

@@ -2,11 +2,11 @@
 //! and the `FluxReport` it writes every `fluxcd.controlplane.io/reconcileEvery` from what is
 //! really on the cluster.
 //!
-//! The stats follow the operator: per kind, `suspended` counts suspended objects, `failing` the
-//! others whose Ready condition is False (stalled included), and `running` every object that is
-//! not suspended — so a kind's objects are `running + suspended`, failing ones among the running.
-//! (The real operator, v0.58.1, also leaves `DependencyNotReady` out of `failing`: not yet said
-//! here, because `/sim/truth`, which the tests count against, does not carry reasons.)
+//! The stats follow the operator (flux-operator v0.58's reporter, checked on it): per kind,
+//! `suspended` counts suspended objects, `failing` the others whose Ready condition is False
+//! (stalled included) except those waiting on a dependency (reason `DependencyNotReady`), and
+//! `running` every object that is not suspended — so a kind's objects are `running +
+//! suspended`, failing ones among the running.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -71,6 +71,22 @@ impl super::run::Effects for Clusters {
                     });
                 });
             }
+            Effect::FetchRuns { cluster, info, key } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let fetched = match reader.object(&info, &key).await {
+                        Ok(object) => {
+                            Fetched::Runs(crate::fleet::runs::Runs::of(key.kind, &object))
+                        }
+                        Err(e) => Fetched::Failed("runs", e.to_string()),
+                    };
+                    let _ = results.send(Msg::Fetched {
+                        cluster,
+                        key,
+                        fetched,
+                    });
+                });
+            }
             Effect::FetchWorkloads {
                 key,
                 clusters,

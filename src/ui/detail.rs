@@ -122,6 +122,13 @@ fn facts(
                 "revision",
                 plain(o.revision.as_deref().unwrap_or("-").to_string()),
             ));
+            // Live objects that differ from the release (helm-controller's drift detection).
+            if let Some(drifted) = o.rollout.as_ref().and_then(|r| r.drifted.as_deref()) {
+                lines.push(field(
+                    "drifted",
+                    Span::styled(drifted.to_string(), theme.style(Slot::Warning)),
+                ));
+            }
             if o.health.is_not_ready() && !o.suspended {
                 lines.push(field(
                     "changed before",
@@ -282,10 +289,10 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
     };
     match &model.reads.fetched {
         None => (
-            " events · yaml · workloads ".into(),
+            " events · yaml · runs · workloads ".into(),
             message(
-                "press e for the events, y for the YAML, w for what broke inside: its workloads, \
-                 pods, Warning events and log tails (read from the cluster)"
+                "press e for the events, y for the YAML, h for its last runs, w for what broke \
+                 inside: its workloads, pods, Warning events and log tails (read from the cluster)"
                     .into(),
                 Slot::Dim,
             ),
@@ -349,6 +356,16 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             (
                 format!(" events · {} · newest first ", events.len()),
                 Paragraph::new(lines).wrap(Wrap { trim: false }),
+            )
+        }
+        Some(Fetched::Runs(runs)) => {
+            let kind = match &model.screen().view {
+                crate::app::model::View::Detail { key, .. } => key.kind,
+                _ => crate::fleet::FluxKind::Kustomization,
+            };
+            (
+                " runs · status.history · newest first ".into(),
+                Paragraph::new(super::runs::lines(kind, runs, model.now, theme)),
             )
         }
         Some(Fetched::Yaml(yaml)) => (

@@ -100,15 +100,15 @@ impl crate::source::Read for FromBus {
         })
     }
 
-    fn yaml<'a>(
+    fn object<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<String, ReadError>> {
+    ) -> BoxFuture<'a, Result<serde_json::Value, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
             let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
-            direct.reader().yaml(&key, object).await
+            direct.reader().object(&key, object).await
         })
     }
 

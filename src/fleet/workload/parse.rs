@@ -330,7 +330,7 @@ pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Even
                 Event {
                     object: bounded(&object, 300).into(),
                     reason: bounded(&event.reason, 128).into(),
-                    message: kept(&event.message),
+                    message: kept(uncombined(&event.message)),
                     count: event.count,
                     last_seen: event.last_seen,
                 }
@@ -340,6 +340,14 @@ pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Even
     out.sort_by_key(|e| std::cmp::Reverse(e.last_seen));
     out.truncate(limits::EVENTS);
     out
+}
+
+/// An event's message without the `(combined from similar events): ` the API server's event
+/// recorder puts before one that stands for several (a ReplicaSet's `FailedCreate` retried).
+fn uncombined(message: &str) -> &str {
+    message
+        .strip_prefix("(combined from similar events): ")
+        .unwrap_or(message)
 }
 
 /// How a log read ended, beside the bytes it brought.

@@ -204,6 +204,13 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
         Verdict::of(&w).headline(),
         "Pending, unschedulable: 0/3 nodes are available: 3 Insufficient cpu."
     );
+    // kube-scheduler v1.35 adds what dynamic resource allocation found before preemption.
+    assert_eq!(
+        super::verdict::scheduler_words(
+            "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+        ),
+        "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector."
+    );
 
     let unready = pod_json(
         "r",

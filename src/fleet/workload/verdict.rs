@@ -7,6 +7,20 @@ use serde::Serialize;
 
 use super::{Container, Log, Pod, Replicas, Workload};
 
+/// What the scheduler found, without what it tried after: `0/3 nodes are available: 3
+/// Insufficient cpu.` out of kube-scheduler's `… preemption: 0/3 nodes are available: …`, and
+/// without the dynamic resource allocation's `no new claims to deallocate` it adds since
+/// Kubernetes 1.34 (`…/selector. no new claims to deallocate, preemption: …`).
+pub fn scheduler_words(message: &str) -> &str {
+    let found = message.split("preemption:").next().unwrap_or(message);
+    let found = found.trim_end();
+    let found = found.trim_end_matches(',').trim_end();
+    let found = found
+        .strip_suffix("no new claims to deallocate")
+        .unwrap_or(found);
+    found.trim_end()
+}
+
 /// Why a workload does not run, from its worst pod up to its own conditions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "cause", rename_all = "camelCase")]
@@ -158,10 +172,9 @@ impl Verdict {
             Cause::Waiting {
                 reason, message, ..
             } => format!("{reason}: {message}"),
-            Cause::Unschedulable { message, .. } => format!(
-                "Pending, unschedulable: {}",
-                message.split(" preemption:").next().unwrap_or(message)
-            ),
+            Cause::Unschedulable { message, .. } => {
+                format!("Pending, unschedulable: {}", scheduler_words(message))
+            }
             Cause::JobFailed {
                 reason, message, ..
             } => match log.and_then(telling) {

@@ -323,7 +323,9 @@ pub fn pod_name(w: &Workload, s: &Set, i: usize) -> String {
 }
 
 /// The scheduler's message for a pod no node has room for.
-pub const UNSCHEDULABLE: &str = "0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
+/// kube-scheduler v1.35's words (checked on it: "no new claims to deallocate" is the dynamic
+/// resource allocation's, in every such message since 1.34).
+pub const UNSCHEDULABLE: &str = "0/3 nodes are available: 3 Insufficient cpu. no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
 
 /// The pull error of an image that does not exist or may not be pulled.
 pub fn pull_error(fault: Fault, image: &str) -> String {
