@@ -112,9 +112,12 @@ impl Rollout {
 }
 
 /// When a Kustomization's applied revision was first reconciled, and the revision before it.
-/// `status.history` is newest first, and one revision may have several entries in a row (one
-/// per outcome): the oldest of the run that starts at the newest entry for `applied` is when it
-/// arrived, and the entry after the run is what ran before.
+/// `status.history` is newest first, one entry per digest of the applied manifests and outcome
+/// (kustomize-controller v1.9: the entry's `metadata.revision` is the newest that applied that
+/// digest), so one revision may have several entries in a row: the oldest of the run that starts
+/// at the newest entry for `applied` is when it was first reconciled — or when the same
+/// manifests were, under an older revision (the rollout view also asks the source), and the
+/// entry after the run is what ran before.
 fn history_of<'a>(
     history: &'a [Deployment],
     applied: Option<&str>,

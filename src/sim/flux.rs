@@ -258,17 +258,21 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
                 name
             ),
         ),
+        // helm-controller v1.6 (Helm 4) waits with kstatus and says what it waited for.
         Failure::InstallFailed | Failure::RetriesExceeded => (
             "InstallFailed",
             format!(
-                "Helm install failed for release {ns}/{name} with chart {chart}@{}: context deadline exceeded",
-                ctx.revision
+                "Helm install failed for release {} with chart {chart}@{}: {}",
+                release_of(obj),
+                ctx.revision,
+                release_wait(obj)
             ),
         ),
         Failure::UpgradeRolledBack => (
             "RollbackSucceeded",
             format!(
-                "Helm rollback to previous release {ns}/{name}.v2 with chart {chart}@{} succeeded",
+                "Helm rollback to previous release {}.v2 with chart {chart}@{} succeeded",
+                release_of(obj),
                 ctx.revision
             ),
         ),
@@ -349,6 +353,35 @@ pub fn workload_kind(name: &str) -> &'static str {
 /// The API group of a workload kind.
 pub fn workload_group(kind: &str) -> &'static str {
     if kind == "Job" { "batch" } else { "apps" }
+}
+
+/// A HelmRelease's Helm release as helm-controller names it: `<namespace>/<name>`, where both
+/// are the target namespace's and `<targetNamespace>-<name>` when it has one (unless
+/// `spec.releaseName` says otherwise).
+pub fn release_of(obj: &Value) -> String {
+    let name = meta_str(obj, "/metadata/name");
+    let target = meta_str(obj, "/spec/targetNamespace");
+    let namespace = if target.is_empty() {
+        meta_str(obj, "/metadata/namespace")
+    } else {
+        target
+    };
+    match (meta_str(obj, "/spec/releaseName"), target) {
+        (given, _) if !given.is_empty() => format!("{namespace}/{given}"),
+        (_, "") => format!("{namespace}/{name}"),
+        (_, target) => format!("{namespace}/{target}-{name}"),
+    }
+}
+
+/// What Helm 4 says when its wait for a release's Deployment ends without it ready (the
+/// simulator's release runs one Deployment named after the HelmRelease, in its namespace).
+pub fn release_wait(obj: &Value) -> String {
+    let release = release_of(obj);
+    let namespace = release.split('/').next().unwrap_or_default();
+    format!(
+        "timeout waiting for: [Deployment/{namespace}/{} status: 'InProgress']",
+        meta_str(obj, "/metadata/name")
+    )
 }
 
 fn chart_name(obj: &Value) -> &str {

@@ -67,12 +67,19 @@ impl<'a> Instance<'a> {
     /// 2.7) the time its source produced the artifact it applied.
     fn since(&self, keys: &mut SourceKeys<'a>) -> Option<Timestamp> {
         let r = self.rollout()?;
-        if r.since.is_some() {
-            return r.since;
+        // The source's artifact, while it still holds what this copy runs: the revision cannot
+        // have arrived before its source had it. A Kustomization's `status.history` keeps one
+        // entry per digest of what it applied (Flux 2.7), the newest revision written over the
+        // older: a commit that changes none of its manifests is in an entry first reconciled
+        // with an older commit — the later of the two is when this revision arrived.
+        let from_source = r.applied.as_deref().and_then(|applied| {
+            let (_, revision, since) = self.source_artifact(keys)?;
+            self.same_as_source(applied, revision).then_some(since?)
+        });
+        match (r.since, from_source) {
+            (Some(recorded), Some(source)) => Some(recorded.max(source)),
+            (recorded, source) => recorded.or(source),
         }
-        let applied = r.applied.as_deref()?;
-        let (_, revision, since) = self.source_artifact(keys)?;
-        self.same_as_source(applied, revision).then_some(since?)
     }
 }
 

@@ -290,6 +290,42 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
     assert_eq!(rows[0].behind, 3);
 }
 
+/// kustomize-controller v1.9 keeps one `status.history` entry per digest of what it applied:
+/// a commit that changes none of a Kustomization's manifests is written over the entry first
+/// reconciled with an older commit (seen on the real controllers). The source's artifact says
+/// when the newer commit arrived, and it is the newest.
+#[test]
+fn a_commit_that_changed_none_of_its_manifests_is_dated_by_its_source() {
+    let index = fleet(&[
+        (
+            "dev",
+            "w",
+            &[],
+            vec![
+                // The entry was first reconciled 60 minutes ago, with the older commit.
+                (K, ks("main@sha1:bbbb", Some(60), None)),
+                (FluxKind::GitRepository, git("main@sha1:bbbb", 5)),
+            ],
+        ),
+        (
+            "prod",
+            "w",
+            &[],
+            vec![
+                (K, ks("main@sha1:aaaa", Some(58), None)),
+                (FluxKind::GitRepository, git("main@sha1:aaaa", 59)),
+            ],
+        ),
+    ]);
+    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    assert_eq!(
+        rows[0].newest.as_ref().unwrap().revision.as_ref(),
+        "main@sha1:bbbb"
+    );
+    assert_eq!(rows[0].newest_since.unwrap().to_string(), ago(5));
+    assert_eq!((rows[0].clusters.current, rows[0].behind), (1, 1));
+}
+
 #[test]
 fn helm_releases_compare_chart_versions_and_values() {
     let h = FluxKind::HelmRelease;

@@ -117,6 +117,16 @@ const CASES: &[Case] = &[
             "https://charts.example.com/",
         )],
     },
+    // Out of install retries, its Deployment never ready within the release's timeout: the
+    // chart's Deployment is named after the release, the simulator's after the HelmRelease.
+    Case {
+        file: "helmrelease-hello-app.yaml",
+        kind: FluxKind::HelmRelease,
+        health: Health::Stalled,
+        failure: Failure::RetriesExceeded,
+        revision: "0.1.0",
+        unknowable: &[("default-hello-app-app", "hello-app")],
+    },
     // No chart version matches the constraint: stalled until the spec changes.
     Case {
         file: "helmchart-flux-system-wrong-version.yaml",

@@ -255,13 +255,15 @@ impl Applier<'_> {
             conditions.push(self.cond("Healthy", "False", "HealthCheckFailed", &inner));
         }
         if !self.ks {
-            let (ns, name, chart) = (self.ns, self.name, &self.chart);
+            let chart = &self.chart;
             let rolled_back = f == Failure::UpgradeRolledBack;
             let (rreason, rmsg) = if rolled_back {
                 (
                     "UpgradeFailed",
                     format!(
-                        "Helm upgrade failed for release {ns}/{name} with chart {chart}@{rev}: context deadline exceeded"
+                        "Helm upgrade failed for release {} with chart {chart}@{rev}: {}",
+                        super::release_of(self.obj),
+                        super::release_wait(self.obj)
                     ),
                 )
             } else {
@@ -280,11 +282,13 @@ impl Applier<'_> {
 
     /// Reconciling=True and Ready=Unknown, with what the controller is doing.
     fn progressing(&self) -> Vec<Value> {
-        let (ns, name, rev) = (self.ns, self.name, self.ctx.revision);
+        let rev = self.ctx.revision;
+        // The controllers' words (kustomize-controller v1.9.4, helm-controller v1.6.3).
         let msg = if self.ks {
-            format!("Fetching manifests for revision {rev} with a timeout of 5m0s")
+            let timeout = super::go_duration(super::timeout_of(self.obj), "");
+            format!("Fetching manifests for revision {rev} with a timeout of {timeout}")
         } else {
-            format!("Running 'upgrade' action with timeout of 5m0s for release {ns}/{name}")
+            "Running 'upgrade' action with timeout of 5m0s".to_string()
         };
         let mut conditions = Vec::new();
         progressing(
@@ -312,9 +316,10 @@ impl Applier<'_> {
                 ),
             ]
         } else {
-            let (ns, name, chart, v) = (self.ns, self.name, &self.chart, self.release_version);
+            let (chart, v) = (&self.chart, self.release_version);
+            let release = super::release_of(self.obj);
             let msg = format!(
-                "Helm upgrade succeeded for release {ns}/{name}.v{v} with chart {chart}@{rev}"
+                "Helm upgrade succeeded for release {release}.v{v} with chart {chart}@{rev}"
             );
             vec![
                 self.cond("Ready", "True", "UpgradeSucceeded", &msg),
