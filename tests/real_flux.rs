@@ -249,6 +249,32 @@ const EXPECTED: &[Expected] = &[
         "",
         "",
     ),
+    // A Git server over HTTP refusing without credentials, refusing the ones given, and
+    // rate-limiting: go-git's words.
+    (
+        "gitrepository-private-noauth.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("GitOperationFailed"),
+        "",
+        "failed to checkout and determine revision: unable to clone 'http://127.0.0.1:28080/git/private/fleet.git': authentication required: ",
+    ),
+    (
+        "gitrepository-private-denied.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("GitOperationFailed"),
+        "",
+        "failed to checkout and determine revision: unable to clone 'http://127.0.0.1:28080/git/private/fleet.git': authorization failed: ",
+    ),
+    (
+        "gitrepository-limited.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("GitOperationFailed"),
+        "",
+        "failed to checkout and determine revision: unable to clone 'http://127.0.0.1:28080/git/limited/fleet.git': unexpected client error: unexpected requesting \"http://127.0.0.1:28080/git/limited/fleet.git/info/refs?service=git-upload-pack\" status code: 429",
+    ),
     // Suspended before its first reconcile: no status at all.
     (
         "kustomization-paused.yaml",
@@ -354,7 +380,10 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
     said.sort();
     let expected: Vec<(String, Vec<String>)> = [
         ("GitRepository/fleet", vec![]),
+        ("GitRepository/limited", vec![]),
         ("GitRepository/nowhere", vec![]),
+        ("GitRepository/private-denied", vec![]),
+        ("GitRepository/private-noauth", vec![]),
         ("HelmChart/flux-system-missing-chart", vec![]),
         ("HelmChart/flux-system-pull-error", vec![]),
         ("HelmChart/flux-system-wrong-version", vec![]),
@@ -406,6 +435,20 @@ fn the_controllers_words_name_the_endpoint_and_its_class() {
         cause(&served),
         Some(("server-error", "git.example.com".to_string()))
     );
+    // go-git's words for a 401, a 403 and a 429 (`authentication required: `, `authorization
+    // failed: `, the status code of `info/refs`).
+    for (file, class) in [
+        ("gitrepository-private-noauth.yaml", "auth"),
+        ("gitrepository-private-denied.yaml", "auth"),
+        ("gitrepository-limited.yaml", "rate-limit"),
+    ] {
+        let served = said(file).replace("127.0.0.1:28080", "git.example.com");
+        assert_eq!(
+            cause(&served),
+            Some((class, "git.example.com".to_string())),
+            "{file}: {served}"
+        );
+    }
     for own in [
         "helmchart-flux-system-pull-error.yaml",
         "helmchart-flux-system-wrong-version.yaml",

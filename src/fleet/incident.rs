@@ -138,6 +138,8 @@ pub const RULES: &[Rule] = &[
             "accessdenied",
             "denied: ",
             "authentication required",
+            // go-git's words for an HTTP 403 (source-controller v1.9.1, checked on it).
+            "authorization failed",
             "unable to authenticate",
             "authentication failed",
             "invalid username or password",

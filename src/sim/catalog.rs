@@ -252,7 +252,7 @@ fn bootstrap(cluster: &str, workspace: &str) -> Vec<Planned> {
             "flux-system",
             json!({
                 "interval": "1m0s", "ref": {"branch": "main"}, "secretRef": {"name": "flux-system"},
-                "timeout": "60s", "url": "ssh://git@github.com/example-org/fleet-infra",
+                "timeout": "60s", "url": "https://github.com/example-org/fleet-infra",
             }),
         ),
         kustomization(
@@ -341,8 +341,8 @@ fn team(n: usize) -> Vec<Planned> {
         format!("{team}-{}", n / TEAMS.len() + 1)
     };
     out.push(owned_by_ks(obj(FluxKind::GitRepository, "flux-system", &name, json!({
-            "interval": "5m0s", "ref": {"branch": "main"}, "secretRef": {"name": format!("{team}-deploy-key")},
-            "url": format!("ssh://git@github.com/example-org/{team}-apps"),
+            "interval": "5m0s", "ref": {"branch": "main"}, "secretRef": {"name": format!("{team}-git-token")},
+            "url": format!("https://github.com/example-org/{team}-apps"),
         })), "apps"));
     out.push(kustomization(
         &name,

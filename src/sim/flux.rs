@@ -166,10 +166,18 @@ pub fn failure_text(f: Failure, obj: &Value, ctx: &Context) -> (&'static str, St
     let chart = chart_name(obj);
     match f {
         Failure::Outage(o) => outage::text(o, ctx.kind, obj),
-        Failure::GitAuth => (
+        // source-controller v1.9.1's words: go-git's for an HTTP 401 (an empty reason after
+        // it), the SSH handshake's for a key the host refuses.
+        Failure::GitAuth if url.starts_with("ssh://") => (
             "GitOperationFailed",
             format!(
                 "failed to checkout and determine revision: unable to clone '{url}': ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain"
+            ),
+        ),
+        Failure::GitAuth => (
+            "GitOperationFailed",
+            format!(
+                "failed to checkout and determine revision: unable to clone '{url}': authentication required: "
             ),
         ),
         Failure::OciPull => (

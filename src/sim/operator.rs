@@ -83,7 +83,7 @@ pub fn instance(cluster: &Cluster, clock: &Clock, every: Duration) -> Option<Val
         "spec": {
             "distribution": {"version": format!("2.{}.x", release.0), "registry": "ghcr.io/fluxcd"},
             "components": components(cluster, release).iter().map(|(n, _)| *n).collect::<Vec<_>>(),
-            "sync": {"kind": "GitRepository", "url": "ssh://git@github.com/example-org/fleet-infra",
+            "sync": {"kind": "GitRepository", "url": "https://github.com/example-org/fleet-infra",
                      "ref": "refs/heads/main", "path": format!("clusters/{}", cluster.name)},
         },
         "status": {
@@ -140,7 +140,7 @@ pub fn report(cluster: &Cluster, clock: &Clock) -> Option<Value> {
                     .unwrap_or("");
                 json!({"id": "kustomization/flux-system", "ready": ready,
                        "path": format!("clusters/{}", cluster.name),
-                       "source": "ssh://git@github.com/example-org/fleet-infra",
+                       "source": "https://github.com/example-org/fleet-infra",
                        "status": format!("Applied revision: {revision}")})
             })
     };

@@ -39,7 +39,8 @@ impl Outage {
     }
 }
 
-/// The host a source's URL names (`ssh://git@github.com/…` → `github.com`), lowercase.
+/// The host a source's URL names (`https://github.com/…`, `ssh://git@github.com/…` →
+/// `github.com`), lowercase.
 pub fn host_of(obj: &Value) -> Option<String> {
     let url = obj.pointer("/spec/url")?.as_str()?;
     let rest = url.split_once("://")?.1;
@@ -60,6 +61,45 @@ pub fn fetches(kind: FluxKind) -> bool {
     )
 }
 
+/// A GitRepository's words in an outage, as source-controller v1.9.1 says them (checked on it):
+/// over HTTP, go-git's — the status code of the `info/refs` request, `authentication required`
+/// for a 401 — and `unable to list remote for` once it holds an artifact (it only asks whether
+/// the branch moved); over SSH the handshake's, which carry no status.
+fn git_text(outage: Outage, obj: &Value, url: &str, error: &str) -> String {
+    let has_artifact = obj
+        .pointer("/status/artifact")
+        .is_some_and(|a| !a.is_null());
+    let doing = match has_artifact {
+        true => format!("unable to list remote for '{url}'"),
+        false => format!("unable to clone '{url}'"),
+    };
+    let refs = format!(
+        "{}/info/refs?service=git-upload-pack",
+        url.trim_end_matches('/')
+    );
+    let said = if url.starts_with("ssh://") {
+        match outage {
+            Outage::Dns | Outage::Timeout | Outage::Connection => error.to_string(),
+            Outage::Tls => "ssh: handshake failed: knownhosts: key mismatch".into(),
+            Outage::Auth => "ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain".into(),
+            Outage::RateLimit | Outage::ServerError => "ssh: handshake failed: EOF".into(),
+        }
+    } else {
+        let status = |code: u16| {
+            format!("unexpected client error: unexpected requesting \"{refs}\" status code: {code}")
+        };
+        match outage {
+            Outage::Auth => "authentication required: ".into(),
+            Outage::RateLimit => status(429),
+            Outage::ServerError => status(503),
+            Outage::Dns | Outage::Timeout | Outage::Connection | Outage::Tls => {
+                format!("Get \"{refs}\": {error}")
+            }
+        }
+    };
+    format!("failed to checkout and determine revision: {doing}: {said}")
+}
+
 /// Reason and message of a source failing in an outage of its URL's host.
 pub fn text(outage: Outage, kind: FluxKind, obj: &Value) -> (&'static str, String) {
     let url = obj
@@ -69,10 +109,7 @@ pub fn text(outage: Outage, kind: FluxKind, obj: &Value) -> (&'static str, Strin
     let host = host_of(obj).unwrap_or_default();
     let error = outage.error(&host);
     match kind {
-        FluxKind::GitRepository => (
-            "GitOperationFailed",
-            format!("failed to checkout and determine revision: unable to clone '{url}': {error}"),
-        ),
+        FluxKind::GitRepository => ("GitOperationFailed", git_text(outage, obj, url, &error)),
         FluxKind::OciRepository => {
             let path = url.split_once("://").map_or("", |(_, r)| r);
             let repo = path.split_once('/').map_or("", |(_, r)| r);

@@ -127,6 +127,23 @@ const CASES: &[Case] = &[
         revision: "0.1.0",
         unknowable: &[("default-hello-app-app", "hello-app")],
     },
+    // A Git server refusing without credentials (HTTP 401), and one rate-limiting (429).
+    Case {
+        file: "gitrepository-private-noauth.yaml",
+        kind: FluxKind::GitRepository,
+        health: Health::Failed,
+        failure: Failure::GitAuth,
+        revision: "",
+        unknowable: &[],
+    },
+    Case {
+        file: "gitrepository-limited.yaml",
+        kind: FluxKind::GitRepository,
+        health: Health::Failed,
+        failure: Failure::Outage(super::outage::Outage::RateLimit),
+        revision: "",
+        unknowable: &[],
+    },
     // No chart version matches the constraint: stalled until the spec changes.
     Case {
         file: "helmchart-flux-system-wrong-version.yaml",
