@@ -212,3 +212,83 @@ async fn an_objects_events_come_with_its_charts_as_flux_events_shows_them() {
     client.cancel().await.unwrap();
     sim.handle.shutdown().await;
 }
+
+/// A team's credentials that stop at its own namespaces: Events in `flux-system`, where a
+/// HelmRelease's chart and repository live, cannot be read. The release's own events are still
+/// shown, without its sources'; an object in `flux-system` itself says its events could not be
+/// read, naming why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_whose_events_are_forbidden_leaves_the_objects_own_shown() {
+    let sim = common::start_with(|c| {
+        c.clusters = 2;
+        c.faults = fluxfleet_sim::faults::Spec::parse("hidden-events=100%:flux-system").unwrap();
+    })
+    .await;
+    let truth = sim.handle.truth();
+    let cluster = truth.iter().find(|c| !c.management).unwrap();
+    let release = cluster
+        .objects
+        .iter()
+        .find(|o| o.kind == "HelmRelease" && !o.suspended && o.namespace != "flux-system")
+        .expect("a HelmRelease outside flux-system")
+        .clone();
+    let inside = cluster
+        .objects
+        .iter()
+        .find(|o| o.kind == "Kustomization" && o.namespace == "flux-system")
+        .unwrap()
+        .clone();
+    let scratch = tempfile::tempdir().unwrap();
+    let data = scratch.path().join("data");
+    let config = scratch.path().join("fluxfleet.toml");
+    std::fs::write(&config, "").unwrap();
+    let args = [
+        "reconcile",
+        "hr",
+        &release.name,
+        "-n",
+        &release.namespace,
+        "--cluster",
+        &cluster.name,
+        "--write",
+        "--yes",
+    ];
+    run(&sim, &data, &config, &args).await;
+
+    let client = common::mcp::connect(sim.dir.path(), &[]).await;
+    let describe = |kind: &str, o: &fluxfleet_sim::TruthObject| {
+        serde_json::json!({"cluster": cluster.name, "kind": kind,
+                           "namespace": o.namespace, "name": o.name})
+    };
+    let detail = common::mcp::call(
+        &client,
+        "describe_object",
+        describe("HelmRelease", &release),
+    )
+    .await
+    .unwrap();
+    assert!(detail.get("eventsError").is_none(), "{detail}");
+    let whose: Vec<&str> = detail["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["object"].as_str().unwrap())
+        .collect();
+    let own = format!("HelmRelease/{}", release.name);
+    assert!(whose.contains(&own.as_str()), "{whose:?}");
+    assert!(whose.iter().all(|w| *w == own), "only its own: {whose:?}");
+
+    let detail = common::mcp::call(
+        &client,
+        "describe_object",
+        describe("Kustomization", &inside),
+    )
+    .await
+    .unwrap();
+    let error = detail["eventsError"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{detail}"));
+    assert!(error.contains("forbidden"), "{error}");
+    client.cancel().await.unwrap();
+    sim.handle.shutdown().await;
+}

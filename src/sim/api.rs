@@ -386,8 +386,15 @@ fn authorize(
         .forbidden
         .is_some_and(|k| k.as_str() == res.kind());
     let writes = verb == "patch" || verb == "create";
-    let events_forbidden =
-        res == Res::Event && verb == "create" && cluster.faults().forbidden_events;
+    let namespace = match *target {
+        Target::Item(ns, _) | Target::Status(ns, _) => Some(ns),
+        Target::Collection(ns) => ns,
+    };
+    let faults = cluster.faults();
+    let hidden = faults.hidden_events.as_deref();
+    let events_forbidden = res == Res::Event
+        && ((verb == "create" && faults.forbidden_events)
+            || (verb != "create" && hidden.is_some() && namespace == hidden));
     if kind_forbidden
         || events_forbidden
         || (role == Role::Viewer && (writes || res.is_sensitive()))

@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system`.
 
 use std::time::Duration;
 
@@ -40,6 +40,9 @@ pub struct Faults {
     /// A failing workload is hostile: 5,000 pods, a log line of 10 MB that ignores
     /// `limitBytes`, terminal escapes in its events.
     pub hostile_workloads: bool,
+    /// RBAC lets nobody read Events in this namespace (a team's credentials that stop at its
+    /// own namespaces: the sources in `flux-system` are out of reach).
+    pub hidden_events: Option<String>,
 }
 
 impl Faults {
@@ -86,6 +89,13 @@ impl Faults {
         push(self.forbidden_events, "forbidden-events".into());
         push(self.hostile_workloads, "hostile-workloads".into());
         push(
+            self.hidden_events.is_some(),
+            format!(
+                "hidden-events:{}",
+                self.hidden_events.as_deref().unwrap_or_default()
+            ),
+        );
+        push(
             self.old_flux.is_some(),
             format!(
                 "old-flux:{}",
@@ -119,6 +129,7 @@ enum Kind {
     ForbiddenLogs,
     ForbiddenEvents,
     HostileWorkloads,
+    HiddenEvents(String),
 }
 
 /// A parsed `--faults` spec: each fault with the share of clusters it hits.
@@ -199,6 +210,13 @@ impl Spec {
                 "forbidden-logs" => Kind::ForbiddenLogs,
                 "forbidden-events" => Kind::ForbiddenEvents,
                 "hostile-workloads" => Kind::HostileWorkloads,
+                "hidden-events" => Kind::HiddenEvents(
+                    param
+                        .map(str::trim)
+                        .filter(|ns| !ns.is_empty())
+                        .unwrap_or("flux-system")
+                        .to_string(),
+                ),
                 "old-flux" => Kind::OldFlux(match param {
                     Some(p) => Some(parse_release(p).ok_or_else(|| {
                         format!(
@@ -214,7 +232,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events)"
                     ));
                 }
             };
@@ -255,6 +273,7 @@ impl Spec {
                     Kind::ForbiddenLogs => f.forbidden_logs = true,
                     Kind::ForbiddenEvents => f.forbidden_events = true,
                     Kind::HostileWorkloads => f.hostile_workloads = true,
+                    Kind::HiddenEvents(ns) => f.hidden_events = Some(ns.clone()),
                     Kind::Forbidden(k) => f.forbidden = Some(*k),
                     Kind::OldFlux(r) => {
                         let releases = [

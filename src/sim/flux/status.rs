@@ -318,12 +318,17 @@ impl Applier<'_> {
         } else {
             let (chart, v) = (&self.chart, self.release_version);
             let release = super::release_of(self.obj);
+            // The first release is an install, as its history entry says.
+            let (action, reason) = match v > 1 {
+                true => ("upgrade", "UpgradeSucceeded"),
+                false => ("install", "InstallSucceeded"),
+            };
             let msg = format!(
-                "Helm upgrade succeeded for release {release}.v{v} with chart {chart}@{rev}"
+                "Helm {action} succeeded for release {release}.v{v} with chart {chart}@{rev}"
             );
             vec![
-                self.cond("Ready", "True", "UpgradeSucceeded", &msg),
-                self.cond("Released", "True", "UpgradeSucceeded", &msg),
+                self.cond("Ready", "True", reason, &msg),
+                self.cond("Released", "True", reason, &msg),
             ]
         }
     }
