@@ -80,9 +80,11 @@ impl Rollout {
                 drifted: object
                     .condition("Drifted")
                     .filter(|c| c.status.get() == Some("True"))
-                    .map(|c| {
-                        let message = c.message.get().unwrap_or("drifted");
-                        Arc::from(super::bounds::bounded_text(message, limits::MESSAGE))
+                    .and_then(|c| {
+                        super::bounds::shared(
+                            Some(c.message.get().unwrap_or("drifted")),
+                            limits::MESSAGE,
+                        )
                     }),
                 ..Rollout::default()
             },

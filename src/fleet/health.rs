@@ -121,7 +121,7 @@ pub fn health_of(kind: FluxKind, object: &Value) -> Health {
 
 /// The Ready reason of a Kustomization or HelmRelease whose health checks were canceled by a
 /// new reconciliation (Flux 2.8: `New reconciliation triggered by GitRepository/…`).
-pub const HEALTH_CHECK_CANCELED: &str = "HealthCheckCanceled";
+const HEALTH_CHECK_CANCELED: &str = "HealthCheckCanceled";
 
 /// Computes the health of a Flux object (FACTS §3.8).
 pub fn health(kind: FluxKind, object: &Object) -> Health {
@@ -239,7 +239,6 @@ mod tests {
         assert_eq!(health_of(FluxKind::Kustomization, &obj), Health::Deleting);
     }
 
-    /// kstatus: Reconciling=True is in progress even beside a Ready=True of this generation.
     #[test]
     fn health_checks_canceled_by_a_new_revision_are_progressing_not_failed() {
         let canceled = ks(json!({"observedGeneration": 1, "conditions": [
@@ -254,6 +253,7 @@ mod tests {
         assert_eq!(health_of(FluxKind::Kustomization, &failed), Health::Failed);
     }
 
+    /// kstatus: Reconciling=True is in progress even beside a Ready=True of this generation.
     #[test]
     fn reconciling_alone_is_progressing() {
         let obj = ks(json!({"observedGeneration": 3, "conditions": [

@@ -236,12 +236,9 @@ impl FluxSummary {
         // A HelmRelease that gave up (`RetriesExceeded`: "Failed to install after 1 attempt(s)")
         // says what failed in Ready, as `flux get` shows it: that message, beside the reason.
         let gave_up = stalled.and_then(|c| c.reason.get()) == Some("RetriesExceeded");
-        let words = match ready {
-            Some(r) if gave_up && r.status.get() == Some("False") && r.message.get().is_some() => {
-                Some(r)
-            }
-            _ => shown,
-        };
+        let words = ready
+            .filter(|r| gave_up && r.status.get() == Some("False") && r.message.get().is_some())
+            .or(shown);
         let text = |t: Option<&Text>, max: usize| shared(t.and_then(Text::get), max);
         let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
         let status = object.status();

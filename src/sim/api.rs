@@ -20,7 +20,7 @@ use super::observe;
 use super::request::{Filter, flag, parse_query};
 use super::resources::{Res, Served};
 use super::state::{Conn, PatchInFlight, State};
-use super::status::{ApiError, qualified};
+use super::status::ApiError;
 use super::tls::ClientIdentity;
 use super::watch::{self, Params, Start};
 use super::world::{Cluster, Role};
@@ -307,7 +307,11 @@ async fn resource(
         return Err(ApiError::no_route());
     }
     let verb = verb_of(req.method(), &target, &q)?;
-    authorize(cluster, role, res, verb, &target)?;
+    let (ns, name) = match target {
+        Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
+        Target::Collection(ns) => (ns.unwrap_or(""), ""),
+    };
+    super::rbac::authorize(cluster, role, res, verb, ns, name)?;
     let namespace = match target {
         Target::Collection(ns) => ns.map(str::to_string),
         Target::Item(ns, _) | Target::Status(ns, _) => Some(ns.to_string()),
@@ -372,42 +376,6 @@ fn verb_of(
     })
 }
 
-/// RBAC: viewers never patch nor read secrets; the `forbidden` fault takes one kind away from
-/// everybody.
-fn authorize(
-    cluster: &Cluster,
-    role: Role,
-    res: Res,
-    verb: &str,
-    target: &Target,
-) -> Result<(), ApiError> {
-    let kind_forbidden = cluster
-        .faults()
-        .forbidden
-        .is_some_and(|k| k.as_str() == res.kind());
-    let writes = verb == "patch" || verb == "create";
-    let namespace = match *target {
-        Target::Item(ns, _) | Target::Status(ns, _) => Some(ns),
-        Target::Collection(ns) => ns,
-    };
-    let faults = cluster.faults();
-    let hidden = faults.hidden_events.as_deref();
-    let events_forbidden = res == Res::Event
-        && ((verb == "create" && faults.forbidden_events)
-            || (verb != "create" && hidden.is_some() && namespace == hidden));
-    if kind_forbidden
-        || events_forbidden
-        || (role == Role::Viewer && (writes || res.is_sensitive()))
-    {
-        let (ns, name) = match *target {
-            Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
-            Target::Collection(ns) => (ns.unwrap_or(""), ""),
-        };
-        return Err(forbidden(res, role, verb, ns, name));
-    }
-    Ok(())
-}
-
 /// The API server's warning when a request used a deprecated version.
 fn deprecation(served: &Served, version: &str) -> Option<header::HeaderValue> {
     served
@@ -424,34 +392,6 @@ fn deprecation(served: &Served, version: &str) -> Option<header::HeaderValue> {
             )
         })
         .and_then(|w| header::HeaderValue::from_str(&w).ok())
-}
-
-fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError {
-    let user = match role {
-        Role::Admin => "fluxfleet-admin",
-        Role::Viewer => "fluxfleet-viewer",
-    };
-    let what = qualified(res.plural(), res.group());
-    let subject = if name.is_empty() {
-        what.clone()
-    } else {
-        format!("{what} \"{name}\"")
-    };
-    let scope = if ns.is_empty() {
-        "at the cluster scope".to_string()
-    } else {
-        format!("in the namespace \"{ns}\"")
-    };
-    ApiError::new(
-        StatusCode::FORBIDDEN,
-        "Forbidden",
-        format!(
-            "{subject} is forbidden: User \"system:serviceaccount:flux-system:{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
-            res.plural(),
-            res.group()
-        ),
-    )
-    .with_details(res.group(), res.plural(), name)
 }
 
 fn watch_response(

@@ -396,7 +396,7 @@ pub fn is_failing(object: &Value) -> bool {
 }
 
 /// The Ready condition, if there is one.
-fn ready_condition(object: &Value) -> Option<&Value> {
+pub fn ready_condition(object: &Value) -> Option<&Value> {
     object
         .pointer("/status/conditions")?
         .as_array()?

@@ -19,10 +19,10 @@
 //!   what to simulate, checked, and the workspaces' names.
 //! - `world`, `tls`, `kubeconfig`, `files` — the fleet and its clusters, the CA and the
 //!   certificates it issues, the kubeconfigs and where they are written.
-//! - `populate`, `revisions`, `operator`, `capi`, `request` — a cluster's contents (Flux
+//! - `populate`, `revisions`, `operator`, `capi`, `request`, `rbac` — a cluster's contents (Flux
 //!   objects and the revisions they are at, the Flux Operator's FluxInstance and FluxReport,
-//!   Cluster API and Kommander objects on the management cluster) and a request read into what
-//!   it asks for.
+//!   Cluster API and Kommander objects on the management cluster), a request read into what
+//!   it asks for, and who may ask it.
 //! - `controller` — the simulated controllers: reconcile, suspend and resume, dependsOn, churn
 //!   and rollouts.
 //! - `state` — what every connection shares: the world, the controllers, the counters.
@@ -53,6 +53,7 @@ mod merge;
 mod observe;
 mod operator;
 mod populate;
+mod rbac;
 mod request;
 mod resources;
 mod revisions;

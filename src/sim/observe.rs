@@ -156,9 +156,9 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
 }
 
 fn ready_reason(value: &Value) -> Option<String> {
-    let conditions = value.pointer("/status/conditions")?.as_array()?;
-    let ready = conditions.iter().find(|c| c["type"] == "Ready")?;
-    ready["reason"].as_str().map(str::to_string)
+    crate::facts::ready_condition(value)?["reason"]
+        .as_str()
+        .map(str::to_string)
 }
 
 fn text(value: &Value, path: &str) -> Option<String> {

@@ -58,34 +58,30 @@ impl super::run::Effects for Clusters {
                 });
             }
             Effect::FetchYaml { cluster, info, key } => {
-                let reader = self.reader.clone();
-                tokio::spawn(async move {
-                    let fetched = match reader.yaml(&info, &key).await {
-                        Ok(yaml) => Fetched::Yaml(yaml),
-                        Err(e) => Fetched::Failed("yaml", e.to_string()),
-                    };
-                    let _ = results.send(Msg::Fetched {
-                        cluster,
-                        key,
-                        fetched,
-                    });
-                });
+                let shown = |_: &_, object| Fetched::Yaml(crate::source::as_yaml(object));
+                fetch_object(
+                    self.reader.clone(),
+                    cluster,
+                    info,
+                    key,
+                    "yaml",
+                    shown,
+                    results,
+                );
             }
             Effect::FetchRuns { cluster, info, key } => {
-                let reader = self.reader.clone();
-                tokio::spawn(async move {
-                    let fetched = match reader.object(&info, &key).await {
-                        Ok(object) => {
-                            Fetched::Runs(crate::fleet::runs::Runs::of(key.kind, &object))
-                        }
-                        Err(e) => Fetched::Failed("runs", e.to_string()),
-                    };
-                    let _ = results.send(Msg::Fetched {
-                        cluster,
-                        key,
-                        fetched,
-                    });
-                });
+                let shown = |key: &crate::fleet::ObjectKey, object| {
+                    Fetched::Runs(crate::fleet::runs::Runs::of(key.kind, &object))
+                };
+                fetch_object(
+                    self.reader.clone(),
+                    cluster,
+                    info,
+                    key,
+                    "runs",
+                    shown,
+                    results,
+                );
             }
             Effect::FetchWorkloads {
                 key,
@@ -300,4 +296,29 @@ fn read_journal(
             why,
         })),
     }
+}
+
+/// Reads `key` from its cluster and tells the loop what `shown` makes of it (its YAML, its
+/// runs), or that it could not be read.
+fn fetch_object(
+    reader: Reader,
+    cluster: crate::fleet::ClusterId,
+    info: Arc<crate::fleet::ClusterInfo>,
+    key: crate::fleet::ObjectKey,
+    what: &'static str,
+    shown: impl FnOnce(&crate::fleet::ObjectKey, serde_json::Value) -> Fetched + Send + 'static,
+    results: mpsc::UnboundedSender<Msg>,
+) {
+    tokio::spawn(async move {
+        let fetched = match reader.object(&info, &key).await {
+            Ok(object) => shown(&key, object),
+            Err(e) => Fetched::Failed(what, e.to_string()),
+        };
+        // The loop may have ended meanwhile: nobody to tell.
+        let _ = results.send(Msg::Fetched {
+            cluster,
+            key,
+            fetched,
+        });
+    });
 }

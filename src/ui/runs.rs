@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::FluxKind;
 use crate::fleet::runs::{Run, Runs};
-use crate::units::age;
+use crate::units::{age, truncate_hex};
 
 /// The lines of the runs pane; `now` dates them.
 pub fn lines(kind: FluxKind, runs: &Runs, now: Timestamp, theme: &Theme) -> Vec<Line<'static>> {
@@ -59,12 +59,12 @@ fn line(kind: FluxKind, r: &Run, now: Timestamp, theme: &Theme) -> Line<'static>
             or_dash(&r.revision),
             r.version.map_or("-".into(), |v| v.to_string()),
             or_dash(&r.status),
-            short(r.config_digest.as_deref()),
+            r.config_digest.as_deref().map_or("-".into(), truncate_hex),
         ),
         _ => format!(
             "{last:>5}  {:<28} {:<15} {:<24} {:>12} {:>5}  {} ago",
-            short_revision(r.revision.as_deref()),
-            short(r.digest.as_deref()),
+            r.revision.as_deref().map_or("-".into(), truncate_hex),
+            r.digest.as_deref().map_or("-".into(), truncate_hex),
             or_dash(&r.status),
             or_dash(&r.duration),
             r.total.map_or("-".into(), |t| t.to_string()),
@@ -72,41 +72,4 @@ fn line(kind: FluxKind, r: &Run, now: Timestamp, theme: &Theme) -> Line<'static>
         ),
     };
     Line::from(Span::styled(text, theme.style(slot)))
-}
-
-/// A digest as `sha256:` and its first eight hex digits, as `flux get` shortens revisions.
-fn short(digest: Option<&str>) -> String {
-    let Some(digest) = digest else {
-        return "-".into();
-    };
-    match digest.split_once(':') {
-        Some((algo, hex)) => format!("{algo}:{}", hex.chars().take(8).collect::<String>()),
-        None => digest.chars().take(14).collect(),
-    }
-}
-
-/// `main@sha1:2de2a43bc5…` as `main@sha1:2de2a43b`.
-fn short_revision(revision: Option<&str>) -> String {
-    let Some(revision) = revision else {
-        return "-".into();
-    };
-    match revision.rsplit_once('@') {
-        Some((name, digest)) => format!("{name}@{}", short(Some(digest))),
-        None => short(Some(revision)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn revisions_and_digests_are_shortened_as_flux_get_does() {
-        assert_eq!(
-            short_revision(Some("main@sha1:2de2a43bc5ca17076173fd7e5d6ff66ed4f673c1")),
-            "main@sha1:2de2a43b"
-        );
-        assert_eq!(short(Some("sha256:c88ae454d7ff1aab")), "sha256:c88ae454");
-        assert_eq!(short(None), "-");
-    }
 }
