@@ -72,6 +72,7 @@ fn get_request(sources: Sources, filter: Filter) -> Query {
     Query {
         sources,
         filter,
+        every_kind: false,
         output: Output::Json,
         summary: false,
         root_causes: false,

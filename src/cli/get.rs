@@ -56,6 +56,7 @@ impl GetArgs {
         Ok(Query {
             sources: self.fleet.sources(self.watch_mode),
             filter: self.select.filter()?,
+            every_kind: self.select.scope.names_every_kind(),
             output: self.output,
             summary: self.summary,
             root_causes: self.root_causes,

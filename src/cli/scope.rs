@@ -26,6 +26,11 @@ pub struct ScopeArgs {
 }
 
 impl ScopeArgs {
+    /// Whether the kind given is `all` (every Flux kind), rather than none (the watched kinds).
+    pub fn names_every_kind(&self) -> bool {
+        self.kind.as_deref() == Some("all")
+    }
+
     pub fn filter(&self, status: Option<StatusFilter>) -> Result<Filter, Usage> {
         let kind = crate::fleet::filter::kind(self.kind.as_deref())
             .map_err(|k| Usage::NotAKind(k.to_string()))?;

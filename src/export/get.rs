@@ -11,7 +11,7 @@ use super::opening::{fleet, fleet_once_published, incomplete, not_live};
 use super::outcome::{Edge, Ended, Failed, Said};
 use super::output;
 use super::query::Query;
-use crate::fleet::{Counted, Index};
+use crate::fleet::{Counted, FluxKind, Index};
 use crate::session::Session;
 
 /// `fluxfleet get`; with `--watch`, until `stop` is cancelled.
@@ -38,10 +38,7 @@ pub async fn get(
     } else {
         fleet(&sources, edge).await?
     };
-    if let Some(kind) = request.filter.kind {
-        // Watch only what was asked for: cheaper, and reaches kinds not watched by default.
-        opened.config.engine.kinds = vec![kind];
-    }
+    opened.config.engine.kinds = kinds_read(&request, &opened.config.engine.kinds);
     // Printed once: listed, not watched. Watching: clusters joining or leaving management
     // clusters show up as they do.
     opened.config.engine.list_only = !request.watch;
@@ -50,6 +47,17 @@ pub async fn get(
     let ended = answer(&mut live, &request, how, (edge, &stop)).await;
     live.shutdown().await;
     ended
+}
+
+/// The kinds `request` reads: the one it names (cheaper, and reaching kinds not watched by
+/// default), every kind Flux defines for `get all` (each cluster is asked for those its API
+/// serves), else the `configured` ones.
+fn kinds_read(request: &Query, configured: &[FluxKind]) -> Vec<FluxKind> {
+    match request.filter.kind {
+        Some(kind) => vec![kind],
+        None if request.every_kind => FluxKind::ALL.to_vec(),
+        None => configured.to_vec(),
+    }
 }
 
 /// The answer written once the fleet has answered, then followed with `--watch`.
@@ -108,4 +116,53 @@ fn outcome(index: &Index, request: &Query, clean: bool) -> Ended {
         }
     }
     Ended::Done
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::export::query::Output;
+
+    fn query(kind: Option<FluxKind>, every_kind: bool) -> Query {
+        Query {
+            sources: Default::default(),
+            filter: crate::fleet::filter::Filter {
+                kind,
+                ..Default::default()
+            },
+            every_kind,
+            output: Output::Table,
+            summary: false,
+            root_causes: false,
+            timeout: Duration::from_secs(1),
+            watch: false,
+            fail_on: None,
+            since: None,
+        }
+    }
+
+    /// `flux get all` lists ExternalArtifacts, Alerts and the image kinds beside the watched
+    /// kinds; `get all` reads them too, while `get` alone reads what is configured.
+    #[test]
+    fn get_all_reads_every_flux_kind_and_get_alone_the_configured_ones() {
+        let configured = [FluxKind::GitRepository, FluxKind::Kustomization];
+        let all = kinds_read(&query(None, true), &configured);
+        for kind in [
+            FluxKind::ExternalArtifact,
+            FluxKind::ArtifactGenerator,
+            FluxKind::Alert,
+            FluxKind::Provider,
+            FluxKind::Receiver,
+            FluxKind::ImagePolicy,
+        ] {
+            assert!(all.contains(&kind), "{kind} not read by get all");
+        }
+        assert_eq!(kinds_read(&query(None, false), &configured), configured);
+        assert_eq!(
+            kinds_read(&query(Some(FluxKind::ExternalArtifact), false), &configured),
+            [FluxKind::ExternalArtifact]
+        );
+    }
 }

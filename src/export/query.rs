@@ -17,6 +17,9 @@ pub enum Output {
 pub struct Query {
     pub sources: Sources,
     pub filter: Filter,
+    /// `get all`: every Flux kind each cluster serves is read, as `flux get all` reads them
+    /// (the watched kinds otherwise, or the one kind named).
+    pub every_kind: bool,
     pub output: Output,
     pub summary: bool,
     /// The selected not-ready objects by their root causes (`--root-causes`).

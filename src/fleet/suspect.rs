@@ -35,7 +35,7 @@ pub struct Change {
 }
 
 /// The change before `o` (on `cluster`) turned not ready; None when nothing changed that it
-/// records.
+/// records, or it never applied a revision to change from.
 pub fn change_before(
     cluster: &ClusterEntry,
     o: &FluxSummary,
@@ -87,6 +87,10 @@ pub fn change_before(
             just_before: true,
         });
     }
+    // A copy that never applied a revision has not changed from anything: failing since it was
+    // first reconciled, whatever its source produced meanwhile (kustomize-controller records no
+    // run for a build that failed), so no revision is its change.
+    rollout.and_then(|r| r.applied.as_ref())?;
     let (produced, at) = source?;
     just_before(at).then_some(Change {
         revision: produced,
@@ -422,5 +426,28 @@ mod tests {
             "{}",
             s.evidence
         );
+    }
+
+    /// kustomize-controller records no run for a build that fails: `bad-build` on the real
+    /// fleet, failing since it was created, had only its source's newest revision to go by and
+    /// was blamed on it. A copy that never applied a revision changed from nothing.
+    #[test]
+    fn a_copy_that_never_applied_a_revision_blames_none() {
+        let mut index = Index::new();
+        let mut never = apps(OLD, NEW, "False", 1);
+        never["status"]
+            .as_object_mut()
+            .unwrap()
+            .remove("lastAppliedRevision");
+        cluster(&mut index, "a", (NEW, 0), never);
+        let failing = failing_copies(&index);
+        assert_eq!(change_before(failing[0].0, failing[0].1, WINDOW), None);
+        assert_eq!(suspect(&failing, WINDOW), None);
+        // One that ran OLD, its source producing NEW just before it failed: NEW it is.
+        let mut index = Index::new();
+        cluster(&mut index, "b", (NEW, 0), apps(OLD, OLD, "False", 1));
+        let failing = failing_copies(&index);
+        let change = change_before(failing[0].0, failing[0].1, WINDOW).unwrap();
+        assert_eq!((&*change.revision, change.how), (NEW, How::Source));
     }
 }
