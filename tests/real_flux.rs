@@ -1,7 +1,8 @@
 //! Objects as the real Flux controllers wrote them (`tests/fixtures/real-flux`: source-controller
 //! v1.9.1, kustomize-controller v1.9.4, helm-controller v1.6.3 and notification-controller v1.9.3
 //! reconciling on a kube-apiserver v1.35.4, with kube-controller-manager, kube-scheduler and kwok
-//! running the workloads for the later ones; captured 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
+//! running the workloads for the later ones, source-watcher v2.2.1 for `artifacts/`; captured
+//! 2026-12-02; how, in docs/real-flux.md): what fluxfleet makes of each — health, reason,
 //! READY, REVISION and message as `flux get` prints them, and what each depends on.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -652,4 +653,205 @@ fn the_operators_instance_and_its_report_read_as_installed() {
         instance.revision
     );
     assert_eq!(report.trouble(), None);
+}
+
+/// ExternalArtifacts and ArtifactGenerators as source-watcher v2.2.1 wrote them, with the
+/// GitRepository they compose from and the Kustomizations that apply them (`artifacts/`,
+/// kustomize-controller with its `ExternalArtifact` feature gate), as `flux get all` shows them.
+const ARTIFACTS: &[Expected] = &[
+    (
+        "artifacts/gitrepository-fleet.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "main@sha1:cfd00e52",
+        "stored artifact for revision 'main@sha1:cfd00e52",
+    ),
+    (
+        "artifacts/artifactgenerator-infra-bundle.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "",
+        "reconciliation succeeded, generated 2 artifact(s)",
+    ),
+    // Its GitRepository does not exist.
+    (
+        "artifacts/artifactgenerator-from-missing-repo.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("SourceFetchFailed"),
+        "",
+        "get sources failed: GitRepository.source.toolkit.fluxcd.io \"not-there\" not found",
+    ),
+    // Its GitRepository deleted after it generated: the ExternalArtifact it made stays ready.
+    (
+        "artifacts/artifactgenerator-copy-bundle.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("SourceFetchFailed"),
+        "",
+        "get sources failed: GitRepository.source.toolkit.fluxcd.io \"fleet-copy\" not found",
+    ),
+    // Created with `source.extensions.fluxcd.io/reconcile: disabled`.
+    (
+        "artifacts/artifactgenerator-held.yaml",
+        Health::Suspended,
+        Some(Ready::True),
+        Some("ReconciliationDisabled"),
+        "",
+        "Initialized with reconciliation suspended",
+    ),
+    (
+        "artifacts/externalartifact-infra-only.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "latest@sha256:098d18b2",
+        "Artifact is ready",
+    ),
+    (
+        "artifacts/externalartifact-apps-only.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "latest@sha256:e206b826",
+        "Artifact is ready",
+    ),
+    (
+        "artifacts/externalartifact-copy-only.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("Succeeded"),
+        "latest@sha256:098d18b2",
+        "Artifact is ready",
+    ),
+    (
+        "artifacts/kustomization-from-artifact.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("ReconciliationSucceeded"),
+        "latest@sha256:098d18b2",
+        "Applied revision: latest@sha256:098d18b2",
+    ),
+    (
+        "artifacts/kustomization-apps-from-artifact.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("ReconciliationSucceeded"),
+        "latest@sha256:e206b826",
+        "Applied revision: latest@sha256:e206b826",
+    ),
+    (
+        "artifacts/kustomization-from-copy.yaml",
+        Health::Ready,
+        Some(Ready::True),
+        Some("ReconciliationSucceeded"),
+        "latest@sha256:098d18b2",
+        "Applied revision: latest@sha256:098d18b2",
+    ),
+    // Its ExternalArtifact was never generated.
+    (
+        "artifacts/kustomization-from-never.yaml",
+        Health::Failed,
+        Some(Ready::False),
+        Some("ArtifactFailed"),
+        "",
+        "ExternalArtifact.source.toolkit.fluxcd.io \"never-made\" not found",
+    ),
+];
+
+#[test]
+fn generated_artifacts_read_as_flux_get_shows_them_and_lead_to_what_made_them() {
+    use fluxfleet::fleet::graph::{self, Cause, Objects};
+    let dir = format!(
+        "{}/tests/fixtures/real-flux/artifacts",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let file = format!(
+            "artifacts/{}",
+            entry.unwrap().file_name().into_string().unwrap()
+        );
+        assert!(
+            file.starts_with("artifacts/events-") || ARTIFACTS.iter().any(|e| e.0 == file),
+            "{file} has no expectation"
+        );
+    }
+    let mut objects = Objects::new();
+    for &(file, health, ready, reason, revision, message) in ARTIFACTS {
+        let s = summary(file);
+        let said = s.message.as_deref().unwrap_or("");
+        assert_eq!(
+            (s.health, s.ready, s.reason.as_deref(), s.shown_revision()),
+            (health, ready, reason, revision.to_string()),
+            "{file}"
+        );
+        assert!(said.starts_with(message), "{file}: {said}");
+        objects.insert(s.key.clone(), Box::new(s));
+    }
+    let name = |k: &fluxfleet::fleet::ObjectKey| format!("{}/{}", k.kind.as_str(), k.name);
+    let up = |kind: &str, n: &str| -> Vec<String> {
+        let o = objects
+            .values()
+            .find(|o| o.key.kind.as_str() == kind && &*o.key.name == n)
+            .unwrap();
+        graph::upstream(o).iter().map(name).collect()
+    };
+    // A Kustomization reads its ExternalArtifact, the artifact its generator, the generator
+    // its sources.
+    assert_eq!(
+        up("Kustomization", "from-artifact"),
+        ["ExternalArtifact/infra-only"]
+    );
+    assert_eq!(
+        up("ExternalArtifact", "infra-only"),
+        ["ArtifactGenerator/infra-bundle"]
+    );
+    assert_eq!(
+        up("ArtifactGenerator", "infra-bundle"),
+        ["GitRepository/fleet"]
+    );
+    assert_eq!(
+        up("ArtifactGenerator", "from-missing-repo"),
+        ["GitRepository/not-there"]
+    );
+    // Each failure is its own: a generator whose source does not exist, a Kustomization whose
+    // artifact was never made; an artifact outlives its generator's failure and holds nothing
+    // back.
+    let causes = graph::causes(&objects);
+    let mut said: Vec<(String, bool)> = causes
+        .iter()
+        .map(|(k, c)| (name(k), *c == Cause::Root))
+        .collect();
+    said.sort();
+    assert_eq!(
+        said,
+        [
+            ("ArtifactGenerator/copy-bundle".to_string(), true),
+            ("ArtifactGenerator/from-missing-repo".to_string(), true),
+            ("Kustomization/from-never".to_string(), true),
+        ]
+    );
+    // What source-watcher reported of the generator that lost its source, newest first.
+    let list = object("artifacts/events-flux-system.yaml");
+    let items: Vec<Value> = list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["involvedObject"]["name"] == "copy-bundle")
+        .cloned()
+        .collect();
+    let events = fluxfleet::fleet::ObjectEvent::from_list(&serde_json::json!({ "items": items }));
+    let newest = &events[0];
+    assert_eq!(
+        (newest.from.as_str(), newest.reason.as_str(), newest.warning),
+        ("source-watcher", "SourceFetchFailed", true)
+    );
+    assert!(
+        events.iter().any(|e| e.reason == "Ready"
+            && e.message
+                .starts_with("ExternalArtifact/flux-system/copy-only reconciled")),
+        "{events:?}"
+    );
 }

@@ -9,7 +9,8 @@ use crate::fleet::{ClusterEntry, FluxKind, ObjectKey};
 pub enum Role {
     /// A HelmRelease's chart: its HelmChart, or what its `chartRef` names.
     Chart,
-    /// Where it (or its chart) gets its artifact.
+    /// Where it (or its chart) gets its artifact; what an ArtifactGenerator composes from; the
+    /// generator of an ExternalArtifact.
     Source,
     DependsOn,
     /// A root cause up its chains, or the cycle it is on or behind.
@@ -73,10 +74,15 @@ pub fn links(cluster: &ClusterEntry, key: &ObjectKey) -> (Vec<Link>, usize) {
             });
         }
     }
+    // What an ArtifactGenerator composes from are its sources.
+    let role = match key.kind {
+        FluxKind::ArtifactGenerator => Role::Source,
+        _ => Role::DependsOn,
+    };
     for up in graph.upstream(key) {
         if Some(up) != source.as_ref() {
             out.push(Link {
-                role: Role::DependsOn,
+                role,
                 key: up.clone(),
             });
         }

@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::fleet::report::Report;
 use crate::fleet::{
-    ClusterEntry, Counted, FluxSummary, HealthCounts, Index, ObjectRef, Phase, PhaseCounts, Ready,
-    Rollout, WorkspaceEntry,
+    ClusterEntry, Counted, FluxKind, FluxSummary, HealthCounts, Index, ObjectRef, Phase,
+    PhaseCounts, Ready, Rollout, WorkspaceEntry,
 };
 
 /// One Flux object of one cluster.
@@ -35,6 +35,9 @@ pub struct Object<'a> {
     pub reconcile_requested_at: Option<&'a str>,
     pub source: Option<&'a ObjectRef>,
     pub depends_on: &'a [ObjectRef],
+    /// An ArtifactGenerator's `spec.sources` (its `dependsOn` is empty: it has none).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub sources: &'a [ObjectRef],
     /// Entries in `status.inventory`, when the object keeps one.
     pub inventory: Option<u32>,
     /// Who suspended it and why, when recorded (fluxfleet or the Flux Operator).
@@ -66,7 +69,14 @@ impl<'a> Object<'a> {
             last_handled_reconcile_at: s.last_handled_reconcile_at(),
             reconcile_requested_at: s.requested_at(),
             source: s.source.as_deref(),
-            depends_on: &s.depends_on,
+            depends_on: match s.key.kind {
+                FluxKind::ArtifactGenerator => &[],
+                _ => &s.depends_on,
+            },
+            sources: match s.key.kind {
+                FluxKind::ArtifactGenerator => &s.depends_on,
+                _ => &[],
+            },
             inventory: s.inventory(),
             suspended_by: s.suspended_by(),
             suspend_reason: s.suspend_reason(),

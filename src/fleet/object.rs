@@ -80,9 +80,13 @@ pub struct Spec<'a> {
     pub image_repository_ref: Lax<Ref<'a>>,
     #[serde(borrow)]
     pub depends_on: List<Ref<'a>>,
+    /// ArtifactGenerator: the sources it composes its artifacts from.
+    #[serde(borrow)]
+    pub sources: List<Ref<'a>>,
 }
 
-/// `sourceRef`, `chartRef`, `dependsOn` entries, `imageRepositoryRef`.
+/// `sourceRef`, `chartRef`, `dependsOn` entries, `imageRepositoryRef`, an ArtifactGenerator's
+/// `sources` (their `alias` aside).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Ref<'a> {

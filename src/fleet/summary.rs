@@ -105,6 +105,7 @@ pub struct FluxSummary {
     /// so that the rest keep no room for them (see [`Marks`]). None when it carries none.
     pub marks: Option<Box<Marks>>,
     pub source: Option<Box<ObjectRef>>,
+    /// `dependsOn`; for an ArtifactGenerator, its `sources` (what it needs, as dependsOn is).
     pub depends_on: Box<[ObjectRef]>,
     /// Entries in `status.inventory` (see [`FluxSummary::inventory`]).
     inventory: Option<Entries>,
@@ -274,7 +275,11 @@ impl FluxSummary {
             depends_on: object
                 .spec()
                 .map(|s| {
-                    s.depends_on
+                    let needs = match kind {
+                        FluxKind::ArtifactGenerator => &s.sources,
+                        _ => &s.depends_on,
+                    };
+                    needs
                         .0
                         .iter()
                         .filter_map(|d| object_ref(d, namespace, ""))
@@ -422,9 +427,11 @@ fn source_of(kind: FluxKind, object: &Object, namespace: &str) -> Option<ObjectR
             namespace,
             "ImageRepository",
         ),
-        FluxKind::Kustomization | FluxKind::HelmChart | FluxKind::ImageUpdateAutomation => {
-            object_ref(spec.source_ref.get()?, namespace, "")
-        }
+        // An ExternalArtifact's `sourceRef` is the generator that produces it.
+        FluxKind::Kustomization
+        | FluxKind::HelmChart
+        | FluxKind::ImageUpdateAutomation
+        | FluxKind::ExternalArtifact => object_ref(spec.source_ref.get()?, namespace, ""),
         _ => None,
     }
 }
