@@ -750,6 +750,16 @@ const ARTIFACTS: &[Expected] = &[
         "latest@sha256:098d18b2",
         "Applied revision: latest@sha256:098d18b2",
     ),
+    // Created while kustomize-controller ran without its ExternalArtifact feature gate: stalled
+    // until the controller, restarted with it, reconciled it at start (then Ready).
+    (
+        "artifacts/kustomization-before-gate.yaml",
+        Health::Stalled,
+        Some(Ready::False),
+        Some("AccessDenied"),
+        "",
+        "can't access 'ExternalArtifact/flux-system/infra-only', ExternalArtifact feature gate is disabled",
+    ),
     // Its ExternalArtifact was never generated.
     (
         "artifacts/kustomization-from-never.yaml",
@@ -830,6 +840,7 @@ fn generated_artifacts_read_as_flux_get_shows_them_and_lead_to_what_made_them() 
         [
             ("ArtifactGenerator/copy-bundle".to_string(), true),
             ("ArtifactGenerator/from-missing-repo".to_string(), true),
+            ("Kustomization/before-gate".to_string(), true),
             ("Kustomization/from-never".to_string(), true),
         ]
     );
