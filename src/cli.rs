@@ -27,7 +27,7 @@ mod workloads;
 pub use act::{ActArgs, ReconcileArgs, SuspendArgs};
 pub use alert::AlertArgs;
 pub use collect::CollectArgs;
-pub use get::{GateArgs, GetArgs, InventoryArgs, RolloutArgs};
+pub use get::{DriftArgs, GateArgs, GetArgs, InventoryArgs, RolloutArgs};
 pub use mcp::McpArgs;
 pub use proposals::{ApproveArgs, ProposalsArgs, RejectArgs};
 pub use sim::SimArgs;
@@ -132,6 +132,12 @@ pub enum Command {
     /// no failing root cause suspecting it; exit 6 and every reason otherwise.
     #[command(after_help = GATE_EXIT_CODES)]
     Gate(GateArgs),
+    /// Same revision, different result: per Kustomization and HelmRelease, the copies on one
+    /// revision that applied something other than most of them (the digest of the manifests in
+    /// `status.history`, a release's config digest), with their clusters; and the HelmReleases
+    /// whose live objects drifted (Drifted=True). Exit 8 when any is found.
+    #[command(after_help = DRIFT_EXIT_CODES)]
+    Drift(DriftArgs),
     /// What broke inside a Kustomization or HelmRelease: its workloads (Deployments, StatefulSets,
     /// DaemonSets, Jobs), their pods, Warning events and log tails, read from every cluster in
     /// the scope where it is not ready, and the same verdict on many clusters folded into one
@@ -185,6 +191,9 @@ pub enum Command {
 
 const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config problems (or no \
 clusters), 4 some clusters not live, 5 --fail-on matched.";
+
+const DRIFT_EXIT_CODES: &str = "Exit codes: 0 every copy on a revision agrees, 1 error, 2 usage, 3 \
+inventory or config problems (or no clusters), 4 some clusters not live, 8 drift found.";
 
 const GATE_EXIT_CODES: &str = "Exit codes: 0 open, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 6 closed (not yet: the reasons are printed).";

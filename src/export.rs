@@ -6,6 +6,7 @@
 
 pub mod alert;
 pub(crate) mod delivery;
+pub mod drift;
 pub mod gate;
 pub mod get;
 pub(crate) mod history;

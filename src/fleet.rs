@@ -5,6 +5,7 @@ pub mod annotations;
 mod bounds;
 mod connection;
 mod deployed;
+pub mod drift;
 mod events;
 pub mod filter;
 pub mod graph;

@@ -240,6 +240,10 @@ fn every_command_offers_only_the_options_it_uses() {
             with(&[&fleet, &scope, &["watch-mode", "soak", "output", "timeout"]]),
         ),
         (
+            "drift",
+            with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
+        ),
+        (
             "workloads",
             with(&[&fleet, &scope, &["watch-mode", "all", "output", "timeout"]]),
         ),

@@ -26,6 +26,7 @@ async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_ti
         names,
         [
             "describe_object",
+            "drift",
             "fleet_summary",
             "gate",
             "get_objects",

@@ -25,6 +25,7 @@ fn valid_calls(cluster: &str, ring: &str) -> Vec<(&'static str, Value)> {
         ("get_objects", json!({})),
         ("root_causes", json!({})),
         ("rollouts", json!({})),
+        ("drift", json!({})),
         (
             "gate",
             json!({ "ring": ring, "revision": "main@sha1:0123456789ab" }),

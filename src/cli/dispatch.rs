@@ -11,7 +11,7 @@ use super::{Cli, Command};
 use crate::acting::{act, approve};
 use crate::export::outcome::{Edge, Ended, Failed};
 use crate::export::query::Query;
-use crate::export::{alert, gate, get, inventory, proposals, rollout, workloads};
+use crate::export::{alert, drift, gate, get, inventory, proposals, rollout, workloads};
 use crate::fleet::verbs::Verb;
 use tokio_util::sync::CancellationToken;
 
@@ -50,6 +50,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Gate(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| gate::gate(r, edge()), ended);
+        }
+        Some(Command::Drift(args)) => {
+            let request = args.request();
+            return report(&runtime, request, |r| drift::drift_of(r, edge()), ended);
         }
         Some(Command::Workloads(args)) => {
             let request = args.request();

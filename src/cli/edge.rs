@@ -31,6 +31,8 @@ pub mod exit {
     /// `reconcile`, `resume`: every request done and handled, but some objects were not ready
     /// when their controllers handled them (`flux reconcile` fails these).
     pub const NOT_READY: u8 = 7;
+    /// `drift`: some copies on a revision applied something else, or a release drifted live.
+    pub const DRIFTED: u8 = 8;
 }
 
 /// The terminal a headless command runs in: stderr for what it says, stdin to confirm.
@@ -103,6 +105,7 @@ pub fn ended(result: Result<Ended, Failed>) -> u8 {
         Ok(Ended::Incomplete) => exit::UNREACHABLE,
         Ok(Ended::FailOn) => exit::FAIL_ON,
         Ok(Ended::GateClosed) => exit::CLOSED,
+        Ok(Ended::Drifted) => exit::DRIFTED,
         Ok(Ended::Unreadable) => exit::ERROR,
         Err(failed) => failure(&failed),
     }

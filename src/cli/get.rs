@@ -150,6 +150,26 @@ impl GateArgs {
     }
 }
 
+/// `fluxfleet drift [KIND] [NAME]`.
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    #[command(flatten)]
+    pub scope: ScopeArgs,
+    #[command(flatten)]
+    pub reading: Reading,
+}
+
+impl DriftArgs {
+    pub fn request(&self) -> Result<crate::export::drift::DriftQuery, Usage> {
+        Ok(crate::export::drift::DriftQuery {
+            sources: self.reading.sources(),
+            filter: self.scope.filter(None)?,
+            output: self.reading.output,
+            timeout: self.reading.timeout,
+        })
+    }
+}
+
 /// `fluxfleet inventory`: the resolved fleet, without watching it.
 #[derive(Debug, Args)]
 pub struct InventoryArgs {

@@ -66,6 +66,13 @@ pub enum ClosedBy {
         cluster: String,
         since: Option<Timestamp>,
     },
+    /// Copies in the ring that run the revision applied something other than most of them
+    /// (another digest of the manifests, other values): `odd` names them.
+    Differs {
+        object: String,
+        odd: Vec<String>,
+        copies: usize,
+    },
     /// A failing root cause began after the revision, on these ring clusters.
     Suspected {
         object: String,
@@ -111,6 +118,15 @@ impl ClosedBy {
             ClosedBy::Soaking {
                 object, cluster, ..
             } => format!("{object} on {cluster}: since when it runs it is not known"),
+            ClosedBy::Differs {
+                object,
+                odd,
+                copies,
+            } => format!(
+                "{object}: {} of {copies} copies in the ring applied something else: {}",
+                odd.len(),
+                odd.join(", ")
+            ),
             ClosedBy::Suspected {
                 object,
                 clusters,
@@ -229,6 +245,21 @@ pub fn verdict(
                     });
                 }
             }
+        }
+    }
+    // Same revision, different result: the ring's copies must have applied one thing.
+    let seen = members
+        .iter()
+        .filter(|c| c.connection.is_complete())
+        .copied();
+    for d in crate::fleet::drift::drift(seen, |o| carriers.contains(&o.key)).differ {
+        if same(&d.revision, revision) {
+            let odd = d.variants.iter().flat_map(|v| &v.clusters);
+            closed_by.push(ClosedBy::Differs {
+                object: format!("{}/{}/{}", d.kind, d.namespace, d.name),
+                odd: odd.map(|c| c.to_string()).collect(),
+                copies: d.copies,
+            });
         }
     }
     // A failure that began after it, on the ring's clusters.

@@ -90,6 +90,8 @@ pub enum Ended {
     FailOn,
     /// `gate`: the gate is closed.
     GateClosed,
+    /// `drift`: some copies on a revision applied something else, or drifted live.
+    Drifted,
     /// Written, but some of what was asked for could not be read (said as warnings).
     Unreadable,
 }
@@ -218,6 +220,8 @@ pub enum Misuse {
     NoRevisions(FluxKind),
     #[error("name the kind too: fluxfleet rollout KIND NAME")]
     NameWithoutKind,
+    #[error("{0} applies nothing to compare: name a Kustomization (ks) or a HelmRelease (hr)")]
+    NoDrift(FluxKind),
     #[error("name the object: fluxfleet workloads ks NAME (or hr NAME)")]
     WorkloadsUnnamed,
     #[error("{0} deploys no workloads: name a Kustomization (ks) or a HelmRelease (hr)")]

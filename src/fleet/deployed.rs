@@ -33,6 +33,11 @@ pub struct Rollout {
     /// HelmRelease: the digest of the values of the current release.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub config_digest: Option<Arc<str>>,
+    /// Kustomization: the digest of the manifests it applied from `applied` (its newest
+    /// `status.history` entry for that revision, Flux ≥ 2.7): copies on one revision that
+    /// applied different manifests (substitutions, patches) differ here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<Arc<str>>,
     /// The revision it ran before this one, from `status.history`: older than `applied`
     /// wherever it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,7 +61,14 @@ impl Rollout {
             FluxKind::Kustomization => {
                 let applied = shared(object.status_text(|s| &s.last_applied_revision));
                 let (since, previous) = history_of(object.history(), applied.as_deref());
+                let digest = applied.as_deref().and_then(|applied| {
+                    let entry = object.history().iter().find(|e| {
+                        e.metadata.get().and_then(|m| m.revision.get()) == Some(applied)
+                    })?;
+                    shared(entry.digest.get())
+                });
                 Rollout {
+                    digest,
                     attempted: shared(object.status_text(|s| &s.last_attempted_revision)),
                     origin: shared(object.status_text(|s| &s.last_applied_origin_revision)),
                     since,

@@ -176,6 +176,9 @@ pub struct Deployment<'a> {
     pub first_deployed: Text<'a>,
     #[serde(borrow)]
     pub first_reconciled: Text<'a>,
+    /// Kustomization: the digest of the manifests it applied.
+    #[serde(borrow)]
+    pub digest: Text<'a>,
     #[serde(borrow)]
     pub metadata: Lax<DeploymentMetadata<'a>>,
 }

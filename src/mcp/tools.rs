@@ -17,7 +17,7 @@ use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
 use crate::export::query::Output;
 use crate::export::{Filter, output, shapes};
-use crate::fleet::{ObjectKey, told_with};
+use crate::fleet::{FluxKind, ObjectKey, told_with};
 
 /// What an assistant is told about this server when it connects.
 const INSTRUCTIONS: &str = "fluxfleet: the Flux CD state of a fleet of Kubernetes clusters. \
@@ -75,6 +75,14 @@ pub struct ObjectsArgs {
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct RolloutsArgs {
+    #[serde(flatten)]
+    pub scope: ToolScope,
+    #[serde(flatten)]
+    pub paging: Paging,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct DriftArgs {
     #[serde(flatten)]
     pub scope: ToolScope,
     #[serde(flatten)]
@@ -328,6 +336,38 @@ impl Fleet {
             _ => Vec::new(),
         };
         Ok(answer(doc, list, page::take(items.into_iter(), asked)))
+    }
+
+    #[tool(
+        description = "Same revision, different result, as `fluxfleet drift -o json`: per Kustomization and HelmRelease, the copies on one revision that applied something other than most of them (a Kustomization's digest of its applied manifests from status.history, a HelmRelease's config digest) — `differ`, the most differing first, each with its `norm` and `variants` and their clusters — and `live`, the HelmReleases whose objects drifted from their release (Drifted=True), with the controller's message.",
+        annotations(read_only_hint = true)
+    )]
+    async fn drift(
+        &self,
+        Parameters(Strict(args)): Parameters<Strict<DriftArgs>>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let filter = args.scope.filter(None)?;
+        if let Some(kind) = filter
+            .kind
+            .filter(|k| !matches!(k, FluxKind::Kustomization | FluxKind::HelmRelease))
+        {
+            return Err(invalid(crate::export::outcome::Misuse::NoDrift(kind)));
+        }
+        let asked = args.paging.asked()?;
+        let found = self
+            .read(|index| crate::export::drift::of(index, &filter))
+            .await?;
+        let mut fields = serde_json::Map::new();
+        fields.insert("agree".into(), found.agree.into());
+        fields.insert("unrecorded".into(), found.unrecorded.into());
+        let live = serde_json::to_value(&found.live)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        fields.insert("live".into(), live);
+        Ok(answer(
+            fields,
+            "differ",
+            page::take(found.differ.iter(), asked),
+        ))
     }
 
     #[tool(

@@ -54,6 +54,11 @@ pub struct TruthObject {
     /// on); None for anything the story did not break with a change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken_by: Option<String>,
+    /// The story scenario: how this copy differs from the others on its revision —
+    /// `substituted` (other manifests applied), `values` (another config digest) or `live`
+    /// (its objects changed by hand, Drifted=True); None for a copy like the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<String>,
     /// A Kustomization's or HelmRelease's workload and what is wrong with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<TruthWorkload>,
@@ -127,6 +132,12 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         cast.part(cluster.index, kind, &o.namespace, &o.name) == Part::Bad
                     })
                     .and_then(|_| text(&value, "/status/lastAttemptedRevision")),
+                drift: story.and_then(|cast| {
+                    match cast.part(cluster.index, kind, &o.namespace, &o.name) {
+                        Part::Drift(d) => Some(d.name().to_string()),
+                        _ => None,
+                    }
+                }),
                 workload: workloads
                     .iter()
                     .find(|w| w.owner == (kind, o.namespace.clone(), o.name.clone()))

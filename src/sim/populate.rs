@@ -18,7 +18,7 @@ use super::store::Store;
 use super::world::{Cluster, World};
 use crate::facts::annotations;
 use crate::facts::{FluxKind, FluxRelease, Health};
-use crate::scenario::{Cast, Part};
+use crate::scenario::{Cast, Drift, Part};
 
 pub fn uuid(rng: &mut Rng) -> String {
     let h = rng.hex(32);
@@ -121,7 +121,7 @@ fn decide_story(part: Part, kind: FluxKind, obj: &Value, deps: &HashMap<ObjKey, 
                 failed(Health::Failed, retrying[0])
             };
         }
-        Part::None | Part::Suspended { .. } => {}
+        Part::None | Part::Suspended { .. } | Part::Drift(_) => {}
     }
     let waits = obj
         .pointer("/spec/dependsOn")
@@ -281,6 +281,21 @@ pub fn populate(
             );
             cast.part(cluster.index, p.kind, ns, name)
         });
+        // What makes a copy differ is in its spec, as on a real cluster; a hand edit is found
+        // by its controller (below, once it has a status).
+        match part {
+            Part::Drift(Drift::Substituted) => {
+                obj["spec"]["postBuild"] =
+                    json!({"substitute": {"ingress_class": "nginx-internal"}});
+            }
+            Part::Drift(Drift::Overridden) => {
+                obj["spec"]["values"]["controller"] = json!({"replicaCount": 5});
+            }
+            Part::Drift(Drift::Live) => {
+                obj["spec"]["driftDetection"] = json!({"mode": "warn"});
+            }
+            _ => {}
+        }
         let intent = match story {
             Some(_) => decide_story(part, p.kind, &obj, &healths),
             None => decide(
@@ -335,6 +350,12 @@ pub fn populate(
         let ago = clock.before_start(ago);
         let ctx = context(cluster, p.kind, &revision, &ago);
         obj["status"] = flux::status::render_status(&obj, intent, &ctx);
+        if part == Part::Drift(Drift::Live) && intent.health == Health::Ready {
+            let drifted = flux::status::drifted(&obj, &ago);
+            if let Some(conditions) = obj["status"]["conditions"].as_array_mut() {
+                conditions.push(drifted);
+            }
+        }
         match (story, part) {
             (None, _) if rng.chance(0.03) => obj["spec"]["suspend"] = json!(true),
             (Some(_), Part::Suspended { by, why }) => {

@@ -113,6 +113,16 @@ pub const SUSPENDED: [(FluxKind, &str, &str, &str, &str); 2] = [
 /// On how many clusters each suspension is.
 pub const SUSPENDED_CLUSTERS: usize = 2;
 
+/// Same revision, different result: a Kustomization whose `postBuild` substitutions differ on
+/// a few prod clusters (another digest of what it applied), a HelmRelease given other values on
+/// one prod cluster, and one whose live objects were changed by hand on one cluster (Drifted).
+pub const SUBSTITUTED: (FluxKind, &str, &str) = (FluxKind::Kustomization, "flux-system", "apps");
+pub const SUBSTITUTED_CLUSTERS: usize = 3;
+pub const OVERRIDDEN: (FluxKind, &str, &str) =
+    (FluxKind::HelmRelease, "ingress-nginx", "ingress-nginx");
+pub const LIVE_DRIFT: (FluxKind, &str, &str) =
+    (FluxKind::HelmRelease, "cert-manager", "cert-manager");
+
 impl Scenario {
     pub fn parse(name: &str) -> Result<Scenario, String> {
         match name {
@@ -146,6 +156,10 @@ pub struct Cast {
     pub unreachable: Vec<usize>,
     /// Where [`OUTAGE`] hits, from the start.
     pub outage: Vec<usize>,
+    /// Where [`SUBSTITUTED`], [`OVERRIDDEN`] and [`LIVE_DRIFT`] differ from their copies.
+    pub substituted: Vec<usize>,
+    pub overridden: Vec<usize>,
+    pub live_drift: Vec<usize>,
 }
 
 /// A workload cluster as the story sees it: its index, name and labels.
@@ -205,6 +219,15 @@ impl Cast {
             .collect();
         let hit = ((region.len() as f64 * OUTAGE_SHARE).round() as usize).max(2);
         cast.outage = pick(&mut region.into_iter(), hit, &mut rng);
+        // The variants stay a few among many copies, so that most copies are the norm.
+        let prod = clusters.iter().filter(|c| c.env == "prod").count();
+        let substituted = SUBSTITUTED_CLUSTERS.min(prod / 5);
+        let prods = &mut clusters.iter().filter(|c| c.env == "prod");
+        cast.substituted = pick(prods, substituted, &mut rng);
+        let prods = &mut clusters.iter().filter(|c| c.env == "prod");
+        cast.overridden = pick(prods, usize::from(prod >= 3), &mut rng);
+        let all = &mut clusters.iter();
+        cast.live_drift = pick(all, usize::from(clusters.len() >= 3), &mut rng);
         cast
     }
 
@@ -264,7 +287,37 @@ impl Cast {
                 return Part::Suspended { by: s.3, why: s.4 };
             }
         }
+        for (object, on, drift) in [
+            (SUBSTITUTED, &self.substituted, Drift::Substituted),
+            (OVERRIDDEN, &self.overridden, Drift::Overridden),
+            (LIVE_DRIFT, &self.live_drift, Drift::Live),
+        ] {
+            if on.contains(&index) && object == (kind, namespace, name) {
+                return Part::Drift(drift);
+            }
+        }
         Part::None
+    }
+}
+
+/// How a copy differs from the others on its revision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Drift {
+    /// Its `postBuild` substitutions differ: it applied other manifests.
+    Substituted,
+    /// Its values differ: another config digest.
+    Overridden,
+    /// Its live objects were changed by hand: Drifted=True.
+    Live,
+}
+
+impl Drift {
+    pub fn name(self) -> &'static str {
+        match self {
+            Drift::Substituted => "substituted",
+            Drift::Overridden => "values",
+            Drift::Live => "live",
+        }
     }
 }
 
@@ -279,4 +332,5 @@ pub enum Part {
         by: &'static str,
         why: &'static str,
     },
+    Drift(Drift),
 }

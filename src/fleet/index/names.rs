@@ -45,6 +45,7 @@ impl Names {
                 &mut r.previous,
                 &mut r.chart,
                 &mut r.config_digest,
+                &mut r.digest,
             ]
             .into_iter()
             .flatten()

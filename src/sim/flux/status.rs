@@ -181,13 +181,56 @@ pub(super) fn applier(
         }
     };
     status["lastAttemptedRevision"] = json!(rev);
+    let mut conditions = conditions;
     if ks {
         a.kustomization(&mut status);
     } else {
         a.helm_release(&mut status);
+        conditions.extend(still_drifted(obj, old));
     }
     status["conditions"] = json!(conditions);
     status
+}
+
+/// A release whose live objects were changed by hand stays drifted, reconcile after reconcile,
+/// while its drift detection only warns (helm-controller finds the same difference each time);
+/// `enabled` would correct it.
+fn still_drifted(obj: &Value, old: &Value) -> Option<Value> {
+    if obj
+        .pointer("/spec/driftDetection/mode")
+        .and_then(Value::as_str)
+        != Some("warn")
+    {
+        return None;
+    }
+    old.get("conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Drifted" && c["status"] == "True")
+        .cloned()
+}
+
+/// The Drifted condition helm-controller v1.6 sets on `obj` (drift detection `warn`) when one
+/// of its release's objects was changed on the cluster.
+pub fn drifted(obj: &Value, time: &str) -> Value {
+    let release = super::release_of(obj);
+    let version = obj
+        .pointer("/status/history/0/version")
+        .and_then(Value::as_i64)
+        .unwrap_or(1);
+    let (ns, name) = (
+        meta_str(obj, "/metadata/namespace"),
+        meta_str(obj, "/metadata/name"),
+    );
+    json!({
+        "type": "Drifted", "status": "True", "reason": "DriftDetected",
+        "message": format!(
+            "Cluster state of release {release}.v{version} has drifted from the desired state: \
+             Deployment/{ns}/{name} changed (0 additions, 1 changes, 0 removals)"
+        ),
+        "lastTransitionTime": time,
+        "observedGeneration": obj.pointer("/metadata/generation").cloned().unwrap_or(json!(1)),
+    })
 }
 
 /// One Kustomization (`ks`) or HelmRelease being written, with what its parts share.
@@ -333,6 +376,18 @@ impl Applier<'_> {
         }
     }
 
+    /// The digest of the manifests a Kustomization builds from its revision: what the revision
+    /// holds (its commit, whatever branch or tag it came by) and its `postBuild` substitutions.
+    fn applied_digest(&self) -> String {
+        let content = match self.ctx.revision.rsplit_once('@') {
+            Some((_, digest)) => digest,
+            None => self.ctx.revision,
+        };
+        let substitute = self.obj.pointer("/spec/postBuild/substitute");
+        let substitute = substitute.map(Value::to_string).unwrap_or_default();
+        sha256_of(&format!("{}/{}/{content}/{substitute}", self.ns, self.name))
+    }
+
     /// A Kustomization's history (Flux 2.7 on) and inventory.
     fn kustomization(&self, status: &mut Value) {
         let (ctx, rev, name) = (self.ctx, self.ctx.revision, self.name);
@@ -342,9 +397,14 @@ impl Applier<'_> {
                 (Health::Progressing, _) => self.old.get("history").cloned().unwrap_or(json!([])),
                 (Health::Failed | Health::Stalled, f) => {
                     let reason = failure_text(f.unwrap_or(Failure::Generic), self.obj, ctx).0;
-                    ks_history(self.old, rev, reason, ctx.now)
+                    ks_history(self.old, (rev, &self.applied_digest()), reason, ctx.now)
                 }
-                _ => ks_history(self.old, rev, "ReconciliationSucceeded", ctx.now),
+                _ => ks_history(
+                    self.old,
+                    (rev, &self.applied_digest()),
+                    "ReconciliationSucceeded",
+                    ctx.now,
+                ),
             };
         }
         status["inventory"] = json!({"entries": [
@@ -392,7 +452,7 @@ impl Applier<'_> {
             "status": if deployed { "deployed" } else { "failed" },
             "action": if release_version > 1 { "upgrade" } else { "install" },
             "chartName": self.chart, "chartVersion": applied, "appVersion": applied,
-            "configDigest": config_digest(ns, name, &applied),
+            "configDigest": config_digest(obj, &applied),
             "digest": sha256_of(&format!("{ns}/{name}/{applied}")),
             "firstDeployed": first_deployed, "lastDeployed": ctx.now,
         }]);
@@ -411,10 +471,11 @@ impl Applier<'_> {
 /// Entries a Kustomization's `status.history` keeps, newest first (Flux keeps 5).
 const HISTORY: usize = 5;
 
-/// A Kustomization's `status.history` after reconciling `revision` with `outcome` (a reason):
+/// A Kustomization's `status.history` after reconciling `revision` (its manifests' `digest`)
+/// with `outcome` (a reason):
 /// the same revision and outcome as the newest entry count one more reconciliation on it (its
 /// `firstReconciled` stays); anything else is a new entry in front.
-fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
+fn ks_history(old: &Value, (revision, digest): (&str, &str), outcome: &str, now: &str) -> Value {
     let mut entries: Vec<Value> = old
         .get("history")
         .and_then(Value::as_array)
@@ -435,7 +496,7 @@ fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
         entries.insert(
             0,
             json!({
-                "digest": sha256_of(&format!("{revision}/{outcome}")),
+                "digest": digest,
                 "firstReconciled": now,
                 "lastReconciled": now,
                 "lastReconciledDuration": "1.204s",
@@ -449,9 +510,18 @@ fn ks_history(old: &Value, revision: &str, outcome: &str, now: &str) -> Value {
     Value::Array(entries)
 }
 
-/// The digest of a release's values: they change with the chart's minor version (a new minor
-/// brings new defaults the platform team adjusts), not with a patch.
-fn config_digest(namespace: &str, name: &str, chart_version: &str) -> String {
+/// The digest of a release's values: its `spec.values`, and the defaults of the chart's minor
+/// version (a new minor brings new defaults the platform team adjusts, a patch does not).
+fn config_digest(obj: &Value, chart_version: &str) -> String {
     let minor: Vec<&str> = chart_version.splitn(3, '.').take(2).collect();
-    sha256_of(&format!("{namespace}/{name}/values/{}", minor.join(".")))
+    let values = obj.pointer("/spec/values").map(Value::to_string);
+    let (ns, name) = (
+        meta_str(obj, "/metadata/namespace"),
+        meta_str(obj, "/metadata/name"),
+    );
+    sha256_of(&format!(
+        "{ns}/{name}/values/{}/{}",
+        minor.join("."),
+        values.unwrap_or_default()
+    ))
 }

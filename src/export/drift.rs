@@ -1,0 +1,154 @@
+//! `fluxfleet drift [KIND] [NAME]`: same revision, different result — the copies of each
+//! Kustomization and HelmRelease on one revision that applied something other than most of
+//! them, with their clusters, and the HelmReleases drifted live. Exit 8 when any is found.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::opening::{fleet, incomplete, not_live};
+use super::outcome::{Edge, Ended, Failed, Misuse};
+use super::query::Output;
+use super::table::{Table, safe};
+use super::{Filter, output};
+use crate::fleet::drift::{Drift, drift};
+use crate::fleet::{FluxKind, Index};
+use crate::session::Session;
+use crate::session::resolve::Sources;
+use crate::units::truncate_hex;
+
+/// What `drift` was asked.
+#[derive(Clone, Debug)]
+pub struct DriftQuery {
+    pub sources: Sources,
+    /// Kind (Kustomization or HelmRelease), name, namespace, workspace and cluster globs.
+    pub filter: Filter,
+    pub output: Output,
+    pub timeout: Duration,
+}
+
+/// `fluxfleet drift`.
+pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+    let edge = edge.as_ref();
+    let filter = &request.filter;
+    if let Some(kind) = filter
+        .kind
+        .filter(|k| !matches!(k, FluxKind::Kustomization | FluxKind::HelmRelease))
+    {
+        return Err(Misuse::NoDrift(kind).into());
+    }
+    let opened = fleet(&request.sources, edge).await?;
+    let (config, clean) = (opened.config, opened.clean);
+    let mut engine = config.engine.clone();
+    // Printed once: listed, not watched.
+    engine.list_only = true;
+    for kind in [FluxKind::Kustomization, FluxKind::HelmRelease] {
+        if !engine.kinds.contains(&kind) {
+            engine.kinds.push(kind);
+        }
+    }
+    let mut live = Session::start(opened.fleet.sources(&engine, false));
+    let settled = live.settle(request.timeout).await;
+    let now = Timestamp::now();
+    let found = of(&live.index, filter);
+    let mut out = io::BufWriter::new(io::stdout());
+    let printed = write(&found, request.output, &mut out).and_then(|()| out.flush());
+    drop(out);
+    not_live(&live.index, filter, settled, now, edge);
+    let incomplete = incomplete(&live.index, filter);
+    live.shutdown().await;
+    printed?;
+    // Drift found is drift, whatever was not seen; none found proves nothing where clusters
+    // were not seen.
+    Ok(match found.is_clean() {
+        false => Ended::Drifted,
+        true => Ended::written(clean, incomplete),
+    })
+}
+
+/// Drift among the objects `filter` selects (its status aside).
+pub fn of(index: &Index, filter: &Filter) -> Drift {
+    let clusters = index
+        .entries()
+        .map(|(_, c)| c)
+        .filter(|c| filter.cluster(c));
+    drift(clusters, |o| filter.key(&o.key))
+}
+
+/// The table: one row per variant of an object on a revision, the norm first; then the live
+/// drift. JSON: the whole [`Drift`].
+pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<()> {
+    if output != Output::Table {
+        return output::write_json(out, found);
+    }
+    if found.differ.is_empty() {
+        writeln!(
+            out,
+            "every copy on a revision applied the same ({} compared, {} not recorded)",
+            found.agree, found.unrecorded
+        )?;
+    } else {
+        let mut t = Table::new(vec![
+            "KIND",
+            "NAMESPACE",
+            "NAME",
+            "REVISION",
+            "DIGEST",
+            "COPIES",
+            "CLUSTERS",
+        ]);
+        for d in &found.differ {
+            let revision = truncate_hex(&d.revision);
+            for (v, norm) in
+                std::iter::once((&d.norm, true)).chain(d.variants.iter().map(|v| (v, false)))
+            {
+                let clusters = match norm {
+                    true => format!("the norm ({} of {})", v.clusters.len(), d.copies),
+                    false => v
+                        .clusters
+                        .iter()
+                        .map(|c| &**c)
+                        .collect::<Vec<_>>()
+                        .join(","),
+                };
+                t.row(vec![
+                    d.kind.to_string(),
+                    safe(&d.namespace).into_owned(),
+                    safe(&d.name).into_owned(),
+                    safe(&revision).into_owned(),
+                    safe(&truncate_hex(&v.digest)).into_owned(),
+                    v.clusters.len().to_string(),
+                    safe(&clusters).into_owned(),
+                ]);
+            }
+        }
+        t.write(out)?;
+        for d in &found.differ {
+            let said = format!("{} {}/{}: {}", d.kind, d.namespace, d.name, d.said());
+            writeln!(out, "{}", safe(&said))?;
+        }
+    }
+    if !found.live.is_empty() {
+        writeln!(out)?;
+        let mut t = Table::new(vec![
+            "LIVE DRIFT",
+            "NAMESPACE",
+            "NAME",
+            "CLUSTER",
+            "MESSAGE",
+        ]);
+        for l in &found.live {
+            t.row(vec![
+                l.kind.to_string(),
+                safe(&l.namespace).into_owned(),
+                safe(&l.name).into_owned(),
+                safe(&l.cluster).into_owned(),
+                safe(&l.message).into_owned(),
+            ]);
+        }
+        t.write(out)?;
+    }
+    Ok(())
+}

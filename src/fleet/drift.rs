@@ -1,0 +1,309 @@
+//! Same revision, different result: the copies of a Kustomization or HelmRelease grouped by the
+//! revision they run and then by what they applied from it — a Kustomization's digest of its
+//! applied manifests (`status.history`, Flux ≥ 2.7), a HelmRelease's config digest — the
+//! majority the norm, every other variant named with its clusters; and beside it the live drift
+//! helm-controller finds (`Drifted=True`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::deployed::content_of;
+use super::{ClusterEntry, FluxKind, FluxSummary};
+
+/// What one group of copies applied: the digest that tells them apart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Variant {
+    /// The digest of what they applied (a Kustomization's manifests, a HelmRelease's values).
+    pub digest: Arc<str>,
+    /// The clusters whose copy applied it, by name.
+    pub clusters: Vec<Arc<str>>,
+}
+
+/// The copies of one object on one revision that did not all apply the same.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Differ {
+    pub kind: FluxKind,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
+    /// The revision they run (as most of them name it: a ring's branch and `main` carrying one
+    /// commit are one revision).
+    pub revision: Arc<str>,
+    /// Copies on the revision whose applied digest is recorded.
+    pub copies: usize,
+    /// What most of them applied.
+    pub norm: Variant,
+    /// Every other variant, the largest first.
+    pub variants: Vec<Variant>,
+}
+
+impl Differ {
+    /// Copies that applied something other than the norm.
+    pub fn differing(&self) -> usize {
+        self.variants.iter().map(|v| v.clusters.len()).sum()
+    }
+
+    /// The sentence a person reads: "3 of 214 copies on main@sha1:28306760 applied something
+    /// else: eu-prod-004, eu-prod-017, us-prod-090".
+    pub fn said(&self) -> String {
+        let names: Vec<&str> = self
+            .variants
+            .iter()
+            .flat_map(|v| v.clusters.iter().map(|c| &**c))
+            .collect();
+        let what = match self.kind {
+            FluxKind::HelmRelease => "was released with other values",
+            _ => "applied something else",
+        };
+        format!(
+            "{} of {} copies on {} {what}: {}",
+            self.differing(),
+            self.copies,
+            crate::units::truncate_hex(&self.revision),
+            names.join(", ")
+        )
+    }
+}
+
+/// A HelmRelease whose live objects differ from its release (`Drifted=True`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Live {
+    pub kind: FluxKind,
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
+    pub cluster: Arc<str>,
+    pub workspace: Arc<str>,
+    /// The controller's words: which objects changed, and how.
+    pub message: Arc<str>,
+}
+
+/// Drift across the scope.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// Objects on a revision whose copies applied different things, the most differing first.
+    pub differ: Vec<Differ>,
+    /// Groups of copies (an object on a revision, on two clusters or more) that all applied the
+    /// same.
+    pub agree: usize,
+    /// Copies that run a revision without recording what they applied (Flux before 2.7 keeps
+    /// no Kustomization history): not compared.
+    pub unrecorded: usize,
+    pub live: Vec<Live>,
+}
+
+impl Drift {
+    /// Whether every compared copy agrees and nothing drifted live.
+    pub fn is_clean(&self) -> bool {
+        self.differ.is_empty() && self.live.is_empty()
+    }
+}
+
+/// The digest that tells copies of `o` apart, where recorded.
+fn digest_of(o: &FluxSummary) -> Option<&Arc<str>> {
+    let r = o.rollout.as_deref()?;
+    match o.key.kind {
+        FluxKind::Kustomization => r.digest.as_ref(),
+        FluxKind::HelmRelease => r.config_digest.as_ref(),
+        _ => None,
+    }
+}
+
+/// Drift among the Kustomizations and HelmReleases `select` keeps, on `clusters`.
+pub fn drift<'a>(
+    clusters: impl Iterator<Item = &'a ClusterEntry>,
+    select: impl Fn(&FluxSummary) -> bool,
+) -> Drift {
+    type Key<'a> = (FluxKind, &'a str, &'a str, &'a str);
+    // Per object and revision content: each full revision name met (with how often), and per
+    // digest its clusters.
+    #[derive(Default)]
+    struct Group<'a> {
+        names: BTreeMap<&'a Arc<str>, usize>,
+        digests: BTreeMap<&'a Arc<str>, Vec<Arc<str>>>,
+    }
+    let mut groups: BTreeMap<Key<'a>, Group<'a>> = BTreeMap::new();
+    let mut found = Drift::default();
+    for cluster in clusters {
+        for o in cluster.objects.values() {
+            let kind = o.key.kind;
+            if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || !select(o) {
+                continue;
+            }
+            let Some(r) = o.rollout.as_deref() else {
+                continue;
+            };
+            if let Some(message) = &r.drifted {
+                found.live.push(Live {
+                    kind,
+                    namespace: o.key.namespace.clone(),
+                    name: o.key.name.clone(),
+                    cluster: cluster.info.name.clone().into(),
+                    workspace: cluster.info.workspace.clone().into(),
+                    message: message.clone(),
+                });
+            }
+            let Some(applied) = &r.applied else {
+                continue;
+            };
+            let Some(digest) = digest_of(o) else {
+                found.unrecorded += 1;
+                continue;
+            };
+            let key = (kind, &*o.key.namespace, &*o.key.name, content_of(applied));
+            let group = groups.entry(key).or_default();
+            *group.names.entry(applied).or_default() += 1;
+            let on = group.digests.entry(digest).or_default();
+            on.push(cluster.info.name.clone().into());
+        }
+    }
+    for ((kind, namespace, name, _), group) in groups {
+        let copies: usize = group.digests.values().map(Vec::len).sum();
+        if copies < 2 {
+            continue;
+        }
+        let mut variants: Vec<Variant> = group
+            .digests
+            .into_iter()
+            .map(|(digest, mut clusters)| {
+                clusters.sort();
+                Variant {
+                    digest: digest.clone(),
+                    clusters,
+                }
+            })
+            .collect();
+        if variants.len() == 1 {
+            found.agree += 1;
+            continue;
+        }
+        // The norm: most copies; among equals, the smaller digest (the same answer each time).
+        variants.sort_by(|a, b| {
+            b.clusters
+                .len()
+                .cmp(&a.clusters.len())
+                .then_with(|| a.digest.cmp(&b.digest))
+        });
+        let norm = variants.remove(0);
+        let revision = group
+            .names
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(r, _)| Arc::clone(r))
+            .unwrap_or_default();
+        found.differ.push(Differ {
+            kind,
+            namespace: namespace.into(),
+            name: name.into(),
+            revision,
+            copies,
+            norm,
+            variants,
+        });
+    }
+    found.differ.sort_by(|a, b| {
+        b.differing()
+            .cmp(&a.differing())
+            .then_with(|| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)))
+    });
+    found.live.sort_by(|a, b| {
+        (a.kind, &a.namespace, &a.name, &a.cluster).cmp(&(
+            b.kind,
+            &b.namespace,
+            &b.name,
+            &b.cluster,
+        ))
+    });
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::fleet::index::{Change, Event};
+    use crate::fleet::{ClusterInfo, ClusterKey, Index};
+
+    const REV: &str = "main@sha1:2830676000000000000000000000000000000000";
+
+    fn ks(digest: Option<&str>, revision: &str) -> Value {
+        let history = match digest {
+            Some(d) => json!([{"digest": d, "firstReconciled": "2026-12-01T00:00:00Z",
+                "lastReconciled": "2026-12-01T00:00:00Z", "lastReconciledStatus": "ReconciliationSucceeded",
+                "metadata": {"revision": revision}}]),
+            None => json!(null),
+        };
+        json!({"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+            "metadata": {"name": "apps", "namespace": "flux-system", "generation": 1},
+            "status": {"observedGeneration": 1, "lastAppliedRevision": revision,
+                "lastAttemptedRevision": revision, "history": history,
+                "conditions": [{"type": "Ready", "status": "True", "reason": "ReconciliationSucceeded",
+                    "message": "Applied revision", "lastTransitionTime": "2026-12-01T00:00:00Z"}]}})
+    }
+
+    fn index(objects: &[(&str, FluxKind, Value)]) -> Index {
+        let mut index = Index::new();
+        for (name, kind, object) in objects {
+            let key = ClusterKey::new(name.to_string());
+            if index.cluster_named(name).is_none() {
+                index.add_cluster(ClusterInfo {
+                    key: key.clone(),
+                    ..ClusterInfo::new(name, "ws")
+                });
+            }
+            index.apply(Event {
+                cluster: key,
+                at: jiff::Timestamp::from_second(1_790_000_000).unwrap(),
+                change: Change::Replaced(*kind, vec![FluxSummary::of(*kind, object).unwrap()]),
+            });
+        }
+        index
+    }
+
+    /// Four copies on one commit (under two branch names), one of which applied other
+    /// manifests: the three are the norm, the fourth is named; a copy on Flux without history
+    /// is not compared.
+    #[test]
+    fn the_copies_that_applied_something_else_on_a_revision_are_named() {
+        let dev = "ring-dev@sha1:2830676000000000000000000000000000000000";
+        let index = index(&[
+            ("a", FluxKind::Kustomization, ks(Some("sha256:aaa"), REV)),
+            ("b", FluxKind::Kustomization, ks(Some("sha256:aaa"), REV)),
+            ("c", FluxKind::Kustomization, ks(Some("sha256:aaa"), dev)),
+            ("d", FluxKind::Kustomization, ks(Some("sha256:bbb"), REV)),
+            ("e", FluxKind::Kustomization, ks(None, REV)),
+        ]);
+        let found = drift(index.entries().map(|(_, c)| c), |_| true);
+        assert_eq!(found.unrecorded, 1);
+        assert_eq!(found.differ.len(), 1, "{found:?}");
+        let d = &found.differ[0];
+        assert_eq!((d.copies, d.differing(), &*d.revision), (4, 1, REV));
+        assert_eq!(&*d.norm.digest, "sha256:aaa");
+        assert_eq!(d.variants[0].clusters, [Arc::from("d")]);
+        assert_eq!(
+            d.said(),
+            "1 of 4 copies on main@sha1:28306760 applied something else: d"
+        );
+        assert!(!found.is_clean());
+    }
+
+    /// Copies that all applied the same agree, whatever the revision; a lone copy is not
+    /// compared with anything.
+    #[test]
+    fn copies_that_applied_the_same_agree() {
+        let other = "main@sha1:9990000000000000000000000000000000000000";
+        let index = index(&[
+            ("a", FluxKind::Kustomization, ks(Some("sha256:aaa"), REV)),
+            ("b", FluxKind::Kustomization, ks(Some("sha256:aaa"), REV)),
+            ("c", FluxKind::Kustomization, ks(Some("sha256:ccc"), other)),
+        ]);
+        let found = drift(index.entries().map(|(_, c)| c), |_| true);
+        assert_eq!((found.agree, found.differ.len()), (1, 0));
+        assert!(found.is_clean());
+    }
+}

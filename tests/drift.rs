@@ -1,0 +1,257 @@
+//! Same revision, different result, on the simulator's story fleet at 2,000 clusters: `drift`
+//! names exactly the copies the simulator made differ — a Kustomization's substitutions on a
+//! few prod clusters, a HelmRelease's values on one, a release changed by hand on one — and no
+//! others.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
+
+use crate::common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use fluxfleet::export::Filter;
+use fluxfleet::session::Session;
+use fluxfleet_sim::{Scenario, TruthCluster};
+
+/// (cluster, kind/namespace/name, how it differs) as the simulator means it.
+type Copy = (String, String, String);
+
+fn meant(truth: &[TruthCluster], reachable: &BTreeSet<&str>) -> BTreeSet<Copy> {
+    let mut out = BTreeSet::new();
+    for c in truth.iter().filter(|c| reachable.contains(c.name.as_str())) {
+        for o in &c.objects {
+            if let Some(drift) = &o.drift {
+                let what = format!("{}/{}/{}", o.kind, o.namespace, o.name);
+                out.insert((c.name.clone(), what, drift.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// What `drift` found, in the same terms (through its JSON, as the command and the MCP tool
+/// give it).
+fn found(drift: &fluxfleet::fleet::drift::Drift) -> BTreeSet<Copy> {
+    let doc = serde_json::to_value(drift).unwrap();
+    found_in(
+        doc["differ"].as_array().unwrap(),
+        doc["live"].as_array().unwrap(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
+    let _large = common::one_large_fleet_at_a_time().await;
+    let sim = common::start_with(|c| {
+        c.clusters = 2_000;
+        c.workspaces = 8;
+        c.objects = 20;
+        c.scenario = Scenario::Story;
+    })
+    .await;
+    let truth: Vec<TruthCluster> = common::workloads(&sim);
+    let reachable: BTreeSet<&str> = truth
+        .iter()
+        .filter(|c| c.faults.is_empty())
+        .map(|c| c.name.as_str())
+        .collect();
+    let counts: BTreeMap<&str, usize> = truth
+        .iter()
+        .map(|c| (c.name.as_str(), c.objects.len()))
+        .collect();
+    let mut engine = common::engine_settings();
+    engine.kinds = vec![
+        fluxfleet::fleet::FluxKind::Kustomization,
+        fluxfleet::fleet::FluxKind::HelmRelease,
+    ];
+    engine.list_only = true;
+    let mut live = Session::kube(&common::fleet_of(&sim), &engine);
+    let appliers = |c: &TruthCluster| {
+        c.objects
+            .iter()
+            .filter(|o| o.kind == "Kustomization" || o.kind == "HelmRelease")
+            .count()
+    };
+    let wanted: BTreeMap<&str, usize> = truth
+        .iter()
+        .map(|c| (c.name.as_str(), appliers(c)))
+        .collect();
+    assert_eq!(counts.len(), wanted.len());
+    common::until(&mut live, Duration::from_secs(300), |live| {
+        let listed = reachable
+            .iter()
+            .filter(|name| {
+                live.index
+                    .cluster_named(name)
+                    .is_some_and(|c| c.objects.len() == wanted[*name])
+            })
+            .count();
+        (listed < reachable.len())
+            .then(|| format!("{listed} of {} clusters listed", reachable.len()))
+    })
+    .await;
+    let meant = meant(&truth, &reachable);
+    let kinds: BTreeSet<&str> = meant.iter().map(|m| m.2.as_str()).collect();
+    assert_eq!(kinds, BTreeSet::from(["live", "substituted", "values"]));
+    let drift = fluxfleet::export::drift::of(&live.index, &Filter::default());
+    assert_eq!(found(&drift), meant);
+    // What most copies applied is the norm, and the sentence names the odd ones.
+    let apps = drift
+        .differ
+        .iter()
+        .find(|d| &*d.name == "apps")
+        .expect("apps differs");
+    assert!(apps.norm.clusters.len() > 10 * apps.differing(), "{apps:?}");
+    let said = apps.said();
+    for c in apps.variants.iter().flat_map(|v| &v.clusters) {
+        assert!(said.contains(&**c), "{said}");
+    }
+    assert!(drift.agree > 0);
+
+    // The gate refuses the revision in a ring whose copies applied different manifests, naming
+    // the odd ones: the substituted copies of that workspace.
+    use fluxfleet::export::gate::{ClosedBy, verdict};
+    let odd = &apps.variants[0].clusters[0];
+    let workspace = &truth.iter().find(|c| c.name == **odd).unwrap().workspace;
+    let in_ring: Vec<String> = meant
+        .iter()
+        .filter(|(c, what, how)| {
+            how == "substituted"
+                && what.ends_with("/apps")
+                && truth
+                    .iter()
+                    .any(|t| t.name == *c && t.workspace == *workspace)
+        })
+        .map(|(c, ..)| c.clone())
+        .collect();
+    let now = jiff::Timestamp::from_second(1_790_000_000 + 86_400).unwrap();
+    let rings = fluxfleet::fleet::rollouts::Rings::default();
+    let hour = jiff::SignedDuration::from_hours(1);
+    let filter = Filter {
+        kind: Some(fluxfleet::fleet::FluxKind::Kustomization),
+        name: Some("apps".into()),
+        ..Filter::default()
+    };
+    let v = verdict(
+        &live.index,
+        (&filter, &rings),
+        (workspace, &apps.revision),
+        (hour, hour),
+        now,
+    );
+    assert!(!v.open);
+    let differs: Vec<&ClosedBy> = v
+        .closed_by
+        .iter()
+        .filter(|c| matches!(c, ClosedBy::Differs { .. }))
+        .collect();
+    assert_eq!(differs.len(), 1, "{v:#?}");
+    let ClosedBy::Differs { object, odd, .. } = differs[0] else {
+        unreachable!()
+    };
+    assert_eq!(object, "Kustomization/flux-system/apps");
+    assert_eq!(*odd, in_ring);
+    live.shutdown().await;
+}
+
+/// The set `found` makes of a `drift -o json` answer (the command's, or the MCP tool's pages
+/// put together).
+fn found_in(differ: &[serde_json::Value], live: &[serde_json::Value]) -> BTreeSet<Copy> {
+    let mut out = BTreeSet::new();
+    for d in differ {
+        let what = format!(
+            "{}/{}/{}",
+            d["kind"].as_str().unwrap(),
+            d["namespace"].as_str().unwrap(),
+            d["name"].as_str().unwrap()
+        );
+        let how = match d["kind"].as_str() {
+            Some("HelmRelease") => "values",
+            _ => "substituted",
+        };
+        for v in d["variants"].as_array().unwrap() {
+            for c in v["clusters"].as_array().unwrap() {
+                out.insert((
+                    c.as_str().unwrap().to_string(),
+                    what.clone(),
+                    how.to_string(),
+                ));
+            }
+        }
+    }
+    for l in live {
+        let what = format!(
+            "{}/{}/{}",
+            l["kind"].as_str().unwrap(),
+            l["namespace"].as_str().unwrap(),
+            l["name"].as_str().unwrap()
+        );
+        out.insert((
+            l["cluster"].as_str().unwrap().to_string(),
+            what,
+            "live".to_string(),
+        ));
+    }
+    out
+}
+
+/// `fluxfleet drift` as a pipeline runs it (exit 8, the copies in its JSON) and MCP's `drift`
+/// tool say what the simulator made differ.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_and_the_mcp_tool_name_the_same_copies() {
+    let _large = common::one_large_fleet_at_a_time().await;
+    let sim = common::start_with(|c| {
+        c.clusters = 300;
+        c.workspaces = 4;
+        c.objects = 20;
+        c.scenario = Scenario::Story;
+    })
+    .await;
+    let truth = common::workloads(&sim);
+    let reachable: BTreeSet<&str> = truth
+        .iter()
+        .filter(|c| c.faults.is_empty())
+        .map(|c| c.name.as_str())
+        .collect();
+    let meant = meant(&truth, &reachable);
+    assert!(meant.len() >= 3, "{meant:?}");
+    let dir = sim.dir.path();
+    let out = common::fluxfleet()
+        .args([
+            "drift",
+            "-o",
+            "json",
+            "--timeout",
+            "60s",
+            "--kubeconfig-dir",
+        ])
+        .arg(dir.join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    // Drift found: 8, though some clusters of the story cannot be reached.
+    assert_eq!(out.status.code(), Some(8), "{out:?}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let said = found_in(
+        doc["differ"].as_array().unwrap(),
+        doc["live"].as_array().unwrap(),
+    );
+    assert_eq!(said, meant);
+
+    let client = common::mcp::connect(dir, &[]).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        let (differ, first) =
+            common::mcp::all_pages(&client, "drift", serde_json::json!({}), "differ").await;
+        let told = found_in(&differ, first["live"].as_array().unwrap());
+        if told == meant {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{told:?} != {meant:?}"
+        );
+        tokio::task::yield_now().await;
+    }
+    client.cancel().await.unwrap();
+}
