@@ -5,6 +5,7 @@
 mod audit;
 mod cluster;
 mod detail;
+mod drift;
 mod fleet;
 mod help;
 mod history;
@@ -110,6 +111,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Workloads { key, clusters } => {
             workloads::draw(frame, body, model, theme, key, clusters.len())
         }
+        View::Drift { .. } => drift::draw(frame, body, model, theme),
     }
     if let Some(confirm) = &model.confirm {
         draw_confirm(frame, body, model, theme, confirm);
@@ -143,6 +145,8 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Proposals => "proposals".to_string(),
             View::History { .. } => "history".to_string(),
             View::Workloads { key, .. } => format!("workloads of {} {}", key.kind, key.name),
+            View::Drift { scope, key: None } => format!("drift in {}", scope_name(index, *scope)),
+            View::Drift { key: Some(key), .. } => format!("drift of {} {}", key.kind, key.name),
         })
         .collect()
 }

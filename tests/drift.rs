@@ -151,6 +151,65 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
     };
     assert_eq!(object, "Kustomization/flux-system/apps");
     assert_eq!(*odd, in_ring);
+
+    // The TUI's `:drift` lists the same copies, one row each; enter opens the copy.
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use fluxfleet::app::model::{Model, RowId};
+    use fluxfleet::app::update::{Msg, update};
+    let (keymap, _) =
+        fluxfleet::app::keymap::Keymap::from_config(&fluxfleet::config::Config::defaults().keymap);
+    let index = std::mem::take(&mut live.index);
+    let mut model = Model::new(index, keymap, Vec::new(), now);
+    let key = |model: &mut Model, code| {
+        update(model, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+    };
+    key(&mut model, KeyCode::Char(':'));
+    for c in "drift".chars() {
+        key(&mut model, KeyCode::Char(c));
+    }
+    key(&mut model, KeyCode::Enter);
+    let shot = common::tui::screen(&mut model, 200, 50);
+    assert!(shot.contains("drift: 2 objects with copies off"), "{shot}");
+    let mut listed = BTreeSet::new();
+    for id in &model.rows.ids {
+        let RowId::Object(c, k) = id else {
+            panic!("{id:?}")
+        };
+        let name = model.index.cluster(*c).unwrap().info.name.clone();
+        let what = format!("{}/{}/{}", k.kind, k.namespace, k.name);
+        listed.insert((name, what));
+    }
+    let meant_rows: BTreeSet<(String, String)> = meant
+        .iter()
+        .map(|(c, w, _)| (c.clone(), w.clone()))
+        .collect();
+    assert_eq!(listed, meant_rows);
+    key(&mut model, KeyCode::Enter);
+    assert!(
+        matches!(
+            model.screen().view,
+            fluxfleet::app::view::View::Detail { .. }
+        ),
+        "{:?}",
+        model.screen().view
+    );
+    // D on the copy: the drift of that object alone, across the fleet.
+    let fluxfleet::app::view::View::Detail { key: opened, .. } = model.screen().view.clone() else {
+        unreachable!()
+    };
+    key(&mut model, KeyCode::Char('D'));
+    let _ = common::tui::screen(&mut model, 200, 50);
+    assert!(
+        matches!(&model.screen().view, fluxfleet::app::view::View::Drift { key: Some(k), .. } if *k == opened),
+        "{:?}",
+        model.screen().view
+    );
+    let of_it = meant_rows
+        .iter()
+        .filter(|(_, w)| *w == format!("{}/{}/{}", opened.kind, opened.namespace, opened.name))
+        .count();
+    assert_eq!(model.rows.ids.len(), of_it);
+    live.index = std::mem::take(&mut model.index);
     live.shutdown().await;
 }
 

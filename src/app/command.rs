@@ -16,6 +16,8 @@ pub enum Command {
     Triage,
     /// The rollout view of one kind, or of every followed kind.
     Rollout(Option<FluxKind>),
+    /// Same revision, different result: the copies off their revision's norm.
+    Drift,
     /// Mark every object row the view shows.
     Mark,
     /// Mark the stuck clusters' objects of the rows shown (rollout view, matrix).
@@ -49,6 +51,7 @@ const NAMED: &[(&[&str], Argument)] = &[
     (&["all"], Argument::None),
     (&["triage"], Argument::None),
     (&["rollout", "ro"], Argument::None),
+    (&["drift"], Argument::None),
     (&["fleet", "home"], Argument::None),
     (&["ws", "workspace"], Argument::Workspace),
     (&["cluster", "cl"], Argument::Cluster),
@@ -101,6 +104,7 @@ impl Command {
                 Some(kind) => Command::Rollout(Some(kind)),
                 None => return Err(CommandError::NotAKind(arg.to_string())),
             },
+            "drift" => Command::Drift,
             "mark" if arg == "stuck" => Command::MarkStuck,
             "mark" => Command::Mark,
             "unmark" => Command::Unmark,

@@ -34,6 +34,7 @@ pub enum Action {
     Events,
     Yaml,
     Runs,
+    Drift,
     Workloads,
     Mark,
     Suspend,
@@ -50,7 +51,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 41] = [
+    pub const ALL: [Action; 42] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -79,6 +80,7 @@ impl Action {
         Action::Events,
         Action::Yaml,
         Action::Runs,
+        Action::Drift,
         Action::Workloads,
         Action::Mark,
         Action::Suspend,
@@ -125,6 +127,7 @@ impl Action {
             Action::Events => "events",
             Action::Yaml => "yaml",
             Action::Runs => "runs",
+            Action::Drift => "drift",
             Action::Workloads => "workloads",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
@@ -188,6 +191,9 @@ impl Action {
             Action::Events => "events of this object",
             Action::Yaml => "YAML of this object",
             Action::Runs => "its last runs, as its controller records them (status.history)",
+            Action::Drift => {
+                "its copies that applied something other than most on their revision, and live drift"
+            }
             Action::Workloads => {
                 "what broke inside: its workloads' verdicts, pods, events and log tails (a group: on all its clusters, folded)"
             }

@@ -93,6 +93,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::All => model.push(View::Objects { scope, kind: None }),
         Command::Triage => model.push(View::Triage { scope }),
         Command::Rollout(kind) => model.push(View::Rollout { scope, kind }),
+        Command::Drift => model.push(View::Drift { scope, key: None }),
         Command::Mark => mark_all(model),
         Command::MarkStuck => mark_stuck(model),
         Command::Unmark => {

@@ -15,6 +15,7 @@ use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
 use super::view::{RowId, Scope, Screen, SortBy, View, clusters_in};
 use crate::config::Rollout;
+use crate::fleet::drift::{Drift, drift};
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{
     ClusterEntry, ClusterId, FluxKind, FluxSummary, Health, Index, ObjectKey, WorkspaceId,
@@ -30,6 +31,23 @@ pub struct Rows {
     /// The matrix view's rings and places, and where each cluster's place is.
     pub matrix: Option<Matrix>,
     pub places: HashMap<ClusterId, usize>,
+    /// The drift view's drift, and for each of its rows how that copy differs.
+    pub drift: Option<Drift>,
+    pub differs: HashMap<(ClusterId, ObjectKey), Differs>,
+}
+
+/// How a copy in the drift view differs: what it applied where most applied the norm (a
+/// digest of manifests, a release's values), or its live objects (the controller's words).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Differs {
+    Applied {
+        revision: std::sync::Arc<str>,
+        digest: std::sync::Arc<str>,
+        norm: std::sync::Arc<str>,
+        /// "3 of 214 copies on … applied something else: …"
+        said: String,
+    },
+    Live(std::sync::Arc<str>),
 }
 
 /// What rows are built with beside the index and the screen: the rollout settings, the clock,
@@ -89,6 +107,9 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
                     .collect();
             }
         }
+        View::Drift { scope, key } => {
+            drift_rows((index, &matches), (*scope, key.as_ref()), &mut rows)
+        }
         View::Help { .. }
         | View::Results
         | View::Audit
@@ -100,6 +121,53 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         rows.ids.reverse();
     }
     rows
+}
+
+/// The drift view: every copy in the scope off its revision's norm, the objects with the most
+/// such copies first, then the releases drifted live.
+fn drift_rows(
+    (index, matches): (&Index, Matches<'_>),
+    (scope, key): (Scope, Option<&ObjectKey>),
+    rows: &mut Rows,
+) {
+    let clusters = clusters_in(index, scope);
+    let ids: HashMap<&str, ClusterId> = clusters
+        .iter()
+        .map(|(id, c)| (c.info.name.as_str(), *id))
+        .collect();
+    let found = drift(clusters.iter().map(|(_, c)| *c), |o| {
+        key.is_none_or(|k| *k == o.key)
+    });
+    let mut push = |cluster: &str, key: ObjectKey, differs: Differs| {
+        let Some(id) = ids.get(cluster).copied() else {
+            return;
+        };
+        let hay = format!("{cluster} {} {}/{}", key.kind, key.namespace, key.name);
+        if matches(&hay) {
+            rows.ids.push(RowId::Object(id, key.clone()));
+            rows.differs.insert((id, key), differs);
+        }
+    };
+    for d in &found.differ {
+        let key = ObjectKey::new(d.kind, &d.namespace, &d.name);
+        let said = d.said();
+        for v in &d.variants {
+            for cluster in &v.clusters {
+                let differs = Differs::Applied {
+                    revision: d.revision.clone(),
+                    digest: v.digest.clone(),
+                    norm: d.norm.digest.clone(),
+                    said: said.clone(),
+                };
+                push(cluster, key.clone(), differs);
+            }
+        }
+    }
+    for l in &found.live {
+        let key = ObjectKey::new(l.kind, &l.namespace, &l.name);
+        push(&l.cluster, key, Differs::Live(l.message.clone()));
+    }
+    rows.drift = Some(found);
 }
 
 /// The fleet view: its workspaces.

@@ -312,6 +312,20 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Reject => {}
         Action::Halt => halt(model, false),
         Action::ResumeHalted => halt(model, true),
+        Action::Drift => {
+            // Of the object the matrix or the detail view is about, in the view's scope.
+            let view = &model.screen().view;
+            let key = match view {
+                View::Matrix { key, .. } | View::Detail { key, .. } => Some(key.clone()),
+                _ => None,
+            };
+            let scope = match view {
+                // An object's copies are on other clusters: across the fleet.
+                View::Detail { .. } => super::view::Scope::Fleet,
+                other => other.scope(),
+            };
+            model.push(View::Drift { scope, key });
+        }
     }
     Vec::new()
 }

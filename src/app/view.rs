@@ -91,6 +91,13 @@ pub enum View {
     /// What assistants proposed (`fluxfleet mcp --propose`), newest first, for a person to
     /// approve or reject.
     Proposals,
+    /// Same revision, different result: the copies in the scope that applied something other
+    /// than most copies on their revision, and the releases drifted live; of one object, or all
+    /// (`:drift`, `D` on a rollout matrix or an object).
+    Drift {
+        scope: Scope,
+        key: Option<ObjectKey>,
+    },
 }
 
 impl View {
@@ -107,7 +114,9 @@ impl View {
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
             View::Proposals => Context::Proposals,
-            View::Audit | View::History { .. } | View::Workloads { .. } => Context::Global,
+            View::Audit | View::History { .. } | View::Workloads { .. } | View::Drift { .. } => {
+                Context::Global
+            }
         }
     }
 
@@ -121,7 +130,8 @@ impl View {
             | View::Triage { scope }
             | View::Rollout { scope, .. }
             | View::Matrix { scope, .. }
-            | View::History { scope, .. } => *scope,
+            | View::History { scope, .. }
+            | View::Drift { scope, .. } => *scope,
             View::Fleet
             | View::Help { .. }
             | View::Results
@@ -148,7 +158,8 @@ impl View {
             | View::Audit
             | View::Proposals
             | View::History { .. }
-            | View::Workloads { .. } => &[],
+            | View::Workloads { .. }
+            | View::Drift { .. } => &[],
         }
     }
 }
