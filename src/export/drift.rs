@@ -101,25 +101,23 @@ pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<(
         ]);
         for d in &found.differ {
             let revision = truncate_hex(&d.revision);
-            for (v, norm) in
-                std::iter::once((&d.norm, true)).chain(d.variants.iter().map(|v| (v, false)))
-            {
-                let clusters = match norm {
-                    true => format!("the norm ({} of {})", v.clusters.len(), d.copies),
-                    false => v
-                        .clusters
-                        .iter()
-                        .map(|c| &**c)
-                        .collect::<Vec<_>>()
-                        .join(","),
-                };
+            let norm = (
+                &d.norm.digest,
+                d.norm.copies,
+                format!("the norm ({} of {})", d.norm.copies, d.copies),
+            );
+            let others = d.variants.iter().map(|v| {
+                let names: Vec<&str> = v.clusters.iter().map(|c| &**c).collect();
+                (&v.digest, v.clusters.len(), names.join(","))
+            });
+            for (digest, copies, clusters) in std::iter::once(norm).chain(others) {
                 t.row(vec![
                     d.kind.to_string(),
                     safe(&d.namespace).into_owned(),
                     safe(&d.name).into_owned(),
                     safe(&revision).into_owned(),
-                    safe(&truncate_hex(&v.digest)).into_owned(),
-                    v.clusters.len().to_string(),
+                    safe(&truncate_hex(digest)).into_owned(),
+                    copies.to_string(),
                     safe(&clusters).into_owned(),
                 ]);
             }

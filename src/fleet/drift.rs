@@ -4,7 +4,7 @@
 //! majority the norm, every other variant named with its clusters; and beside it the live drift
 //! helm-controller finds (`Drifted=True`).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -22,6 +22,14 @@ pub struct Variant {
     pub clusters: Vec<Arc<str>>,
 }
 
+/// What most copies on a revision applied, and how many did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Norm {
+    pub digest: Arc<str>,
+    pub copies: usize,
+}
+
 /// The copies of one object on one revision that did not all apply the same.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -35,7 +43,7 @@ pub struct Differ {
     /// Copies on the revision whose applied digest is recorded.
     pub copies: usize,
     /// What most of them applied.
-    pub norm: Variant,
+    pub norm: Norm,
     /// Every other variant, the largest first.
     pub variants: Vec<Variant>,
 }
@@ -120,13 +128,13 @@ pub fn drift<'a>(
 ) -> Drift {
     type Key<'a> = (FluxKind, &'a str, &'a str, &'a str);
     // Per object and revision content: each full revision name met (with how often), and per
-    // digest its clusters.
+    // digest the names of its clusters (borrowed: only the few off the norm are kept).
     #[derive(Default)]
     struct Group<'a> {
-        names: BTreeMap<&'a Arc<str>, usize>,
-        digests: BTreeMap<&'a Arc<str>, Vec<Arc<str>>>,
+        names: Vec<(&'a Arc<str>, usize)>,
+        digests: HashMap<&'a Arc<str>, Vec<&'a str>>,
     }
-    let mut groups: BTreeMap<Key<'a>, Group<'a>> = BTreeMap::new();
+    let mut groups: HashMap<Key<'a>, Group<'a>> = HashMap::new();
     let mut found = Drift::default();
     for cluster in clusters {
         for o in cluster.objects.values() {
@@ -142,8 +150,8 @@ pub fn drift<'a>(
                     kind,
                     namespace: o.key.namespace.clone(),
                     name: o.key.name.clone(),
-                    cluster: cluster.info.name.clone().into(),
-                    workspace: cluster.info.workspace.clone().into(),
+                    cluster: cluster.info.name.as_str().into(),
+                    workspace: cluster.info.workspace.as_str().into(),
                     message: message.clone(),
                 });
             }
@@ -156,9 +164,16 @@ pub fn drift<'a>(
             };
             let key = (kind, &*o.key.namespace, &*o.key.name, content_of(applied));
             let group = groups.entry(key).or_default();
-            *group.names.entry(applied).or_default() += 1;
+            match group
+                .names
+                .iter_mut()
+                .find(|(n, _)| Arc::ptr_eq(n, applied) || *n == applied)
+            {
+                Some((_, count)) => *count += 1,
+                None => group.names.push((applied, 1)),
+            }
             let on = group.digests.entry(digest).or_default();
-            on.push(cluster.info.name.clone().into());
+            on.push(&cluster.info.name);
         }
     }
     for ((kind, namespace, name, _), group) in groups {
@@ -166,33 +181,28 @@ pub fn drift<'a>(
         if copies < 2 {
             continue;
         }
-        let mut variants: Vec<Variant> = group
-            .digests
-            .into_iter()
-            .map(|(digest, mut clusters)| {
-                clusters.sort();
-                Variant {
-                    digest: digest.clone(),
-                    clusters,
-                }
-            })
-            .collect();
-        if variants.len() == 1 {
+        if group.digests.len() == 1 {
             found.agree += 1;
             continue;
         }
+        let mut digests: Vec<(&Arc<str>, Vec<&str>)> = group.digests.into_iter().collect();
         // The norm: most copies; among equals, the smaller digest (the same answer each time).
-        variants.sort_by(|a, b| {
-            b.clusters
-                .len()
-                .cmp(&a.clusters.len())
-                .then_with(|| a.digest.cmp(&b.digest))
-        });
-        let norm = variants.remove(0);
+        digests.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
+        let (norm, norm_clusters) = digests.remove(0);
+        let variants = digests
+            .into_iter()
+            .map(|(digest, mut clusters)| {
+                clusters.sort_unstable();
+                Variant {
+                    digest: digest.clone(),
+                    clusters: clusters.into_iter().map(Arc::from).collect(),
+                }
+            })
+            .collect();
         let revision = group
             .names
             .iter()
-            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
             .map(|(r, _)| Arc::clone(r))
             .unwrap_or_default();
         found.differ.push(Differ {
@@ -201,7 +211,10 @@ pub fn drift<'a>(
             name: name.into(),
             revision,
             copies,
-            norm,
+            norm: Norm {
+                digest: norm.clone(),
+                copies: norm_clusters.len(),
+            },
             variants,
         });
     }
