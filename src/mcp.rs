@@ -6,6 +6,7 @@
 //! Stdout is the protocol's: nothing else is ever written there (warnings and logs go to
 //! stderr).
 
+mod args;
 pub mod http;
 mod page;
 mod proposing;

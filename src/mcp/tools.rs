@@ -7,12 +7,16 @@ use std::sync::Arc;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ServerCapabilities, ServerConfig};
-use rmcp::{ErrorData, ServerHandler, schemars, tool, tool_handler, tool_router};
-use serde::{Deserialize, Serialize};
+use rmcp::{ErrorData, ServerHandler, tool, tool_handler, tool_router};
+use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::args::{
+    ClustersArgs, DriftArgs, GateArgs, HistoryArgs, ObjectArgs, ObjectsArgs, RolloutsArgs,
+    SummaryArgs,
+};
 use super::page;
-use super::state::{Fleet, Paging, State, ToolScope, answer, invalid, kind, structured};
+use super::state::{Fleet, State, answer, invalid, kind, structured};
 use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
 use crate::export::query::Output;
@@ -40,87 +44,6 @@ the token and the count.";
 const EVENTS: usize = 50;
 /// An object's YAML in an answer, at most (cut beyond, and said).
 const YAML_BYTES: usize = 64 * 1024;
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct SummaryArgs {
-    /// Only this workspace's rollup.
-    pub workspace: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct ClustersArgs {
-    /// Only clusters of this workspace.
-    pub workspace: Option<String>,
-    /// Only clusters whose name matches one of these globs.
-    #[serde(default)]
-    pub clusters: Vec<String>,
-    /// Only clusters in this state: live, summary, connecting, syncing, unreachable,
-    /// timed-out, tls-error, unauthorized, forbidden, server-error, flux-not-installed,
-    /// invalid, provisioning, paused, deleting, provision-failed.
-    pub state: Option<String>,
-    #[serde(flatten)]
-    pub paging: Paging,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct ObjectsArgs {
-    #[serde(flatten)]
-    pub scope: ToolScope,
-    /// failing (stalled or failed), not-ready, or one health: stalled, failed, deleting,
-    /// progressing, waiting, suspended, ready, not-applicable.
-    pub status: Option<String>,
-    #[serde(flatten)]
-    pub paging: Paging,
-}
-
-#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct RolloutsArgs {
-    #[serde(flatten)]
-    pub scope: ToolScope,
-    #[serde(flatten)]
-    pub paging: Paging,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct DriftArgs {
-    #[serde(flatten)]
-    pub scope: ToolScope,
-    #[serde(flatten)]
-    pub paging: Paging,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct GateArgs {
-    /// The ring: a workspace, or a ring of fluxfleet's `[rollout]` config.
-    pub ring: String,
-    /// The revision: `main@sha1:…` (a digest may be cut to its first 12 characters or more),
-    /// or a chart version.
-    pub revision: String,
-    /// How long every copy must have run it, ready: 30m (the default), 2h.
-    pub soak: Option<String>,
-    #[serde(flatten)]
-    pub scope: ToolScope,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct HistoryArgs {
-    /// How far back: 30m, 2h, 7d.
-    pub since: String,
-    #[serde(flatten)]
-    pub scope: ToolScope,
-    #[serde(flatten)]
-    pub paging: Paging,
-}
-
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ObjectArgs {
-    /// The cluster's name, exactly.
-    pub cluster: String,
-    /// The Flux kind (Kustomization, ks, HelmRelease, hr …).
-    pub kind: String,
-    pub namespace: String,
-    pub name: String,
-}
 
 /// An event as `kubectl events` shows it.
 #[derive(Serialize)]

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 pub mod outage;
 #[cfg(test)]
 mod real;
+pub mod records;
 pub mod status;
 
 use crate::facts::{FluxKind, FluxRelease, Health};

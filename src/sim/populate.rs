@@ -351,7 +351,7 @@ pub fn populate(
         let ctx = context(cluster, p.kind, &revision, &ago);
         obj["status"] = flux::status::render_status(&obj, intent, &ctx);
         if part == Part::Drift(Drift::Live) && intent.health == Health::Ready {
-            let drifted = flux::status::drifted(&obj, &ago);
+            let drifted = flux::records::drifted(&obj, &ago);
             if let Some(conditions) = obj["status"]["conditions"].as_array_mut() {
                 conditions.push(drifted);
             }
