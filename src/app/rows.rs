@@ -44,8 +44,6 @@ pub enum Differs {
         revision: std::sync::Arc<str>,
         digest: std::sync::Arc<str>,
         norm: std::sync::Arc<str>,
-        /// "3 of 214 copies on … applied something else: …"
-        said: String,
     },
     Live(std::sync::Arc<str>),
 }
@@ -150,14 +148,12 @@ fn drift_rows(
     };
     for d in &found.differ {
         let key = ObjectKey::new(d.kind, &d.namespace, &d.name);
-        let said = d.said();
         for v in &d.variants {
             for cluster in &v.clusters {
                 let differs = Differs::Applied {
                     revision: d.revision.clone(),
                     digest: v.digest.clone(),
                     norm: d.norm.digest.clone(),
-                    said: said.clone(),
                 };
                 push(cluster, key.clone(), differs);
             }

@@ -33,11 +33,8 @@ pub struct DriftQuery {
 pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
     let filter = &request.filter;
-    if let Some(kind) = filter
-        .kind
-        .filter(|k| !matches!(k, FluxKind::Kustomization | FluxKind::HelmRelease))
-    {
-        return Err(Misuse::NoDrift(kind).into());
+    if let Some(refused) = refused(filter) {
+        return Err(refused.into());
     }
     let opened = fleet(&request.sources, edge).await?;
     let (config, clean) = (opened.config, opened.clean);
@@ -66,6 +63,14 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
         false => Ended::Drifted,
         true => Ended::written(clean, incomplete),
     })
+}
+
+/// Why `filter` cannot be asked for drift: it names a kind that applies nothing to compare.
+pub fn refused(filter: &Filter) -> Option<Misuse> {
+    filter
+        .kind
+        .filter(|k| !matches!(k, FluxKind::Kustomization | FluxKind::HelmRelease))
+        .map(Misuse::NoDrift)
 }
 
 /// Drift among the objects `filter` selects (its status aside).

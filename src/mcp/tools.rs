@@ -21,7 +21,7 @@ use super::strict::Strict;
 use crate::export::opening::not_seen_whole;
 use crate::export::query::Output;
 use crate::export::{Filter, output, shapes};
-use crate::fleet::{FluxKind, ObjectKey, told_with};
+use crate::fleet::{ObjectKey, told_with};
 
 /// What an assistant is told about this server when it connects.
 const INSTRUCTIONS: &str = "fluxfleet: the Flux CD state of a fleet of Kubernetes clusters. \
@@ -270,11 +270,8 @@ impl Fleet {
         Parameters(Strict(args)): Parameters<Strict<DriftArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = args.scope.filter(None)?;
-        if let Some(kind) = filter
-            .kind
-            .filter(|k| !matches!(k, FluxKind::Kustomization | FluxKind::HelmRelease))
-        {
-            return Err(invalid(crate::export::outcome::Misuse::NoDrift(kind)));
+        if let Some(refused) = crate::export::drift::refused(&filter) {
+            return Err(invalid(refused));
         }
         let asked = args.paging.asked()?;
         let found = self
