@@ -130,6 +130,7 @@ fn main() {
         found = Some(fluxfleet::fleet::drift::drift(
             index.entries().map(|(_, c)| c),
             |_| true,
+            jiff::Timestamp::now(),
         ));
         times.push(t.elapsed());
     }

@@ -39,6 +39,61 @@ pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     Duration::try_from_secs_f64(secs).map_err(|_| DurationError::TooLong(s.to_string()))
 }
 
+/// Reads a duration as Go writes it (`metav1.Duration`: `372.911688ms`, `5m0.021907s`,
+/// `1h0m0s`, `0s`), as the controllers record intervals and run times. None for anything else
+/// — a sign, an unknown unit, more than 64 characters (a cluster's text, bounded) — and for
+/// what overflows.
+pub fn parse_go_duration(s: &str) -> Option<Duration> {
+    if s.is_empty() || s.len() > 64 {
+        return None;
+    }
+    if s == "0" {
+        return Some(Duration::ZERO);
+    }
+    let mut rest = s;
+    let mut nanos: u128 = 0;
+    while !rest.is_empty() {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(end);
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+            return None;
+        }
+        let unit_end = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_end);
+        let per: u128 = match unit {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return None,
+        };
+        let whole: u128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().ok()?
+        };
+        // The fraction's digits past the nanosecond say nothing: at most 18 are read.
+        let digits = &fraction[..fraction.len().min(18)];
+        let part: u128 = if digits.is_empty() {
+            0
+        } else {
+            digits.parse().ok()?
+        };
+        let scale = 10u128.pow(digits.len() as u32);
+        nanos = nanos.checked_add(whole.checked_mul(per)?.checked_add(part * per / scale)?)?;
+        rest = next;
+    }
+    let secs = u64::try_from(nanos / 1_000_000_000).ok()?;
+    Some(Duration::new(secs, (nanos % 1_000_000_000) as u32))
+}
+
 /// Why a text is not a size in bytes.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SizeError {
@@ -212,6 +267,52 @@ mod tests {
         assert_eq!(format_size(1536), "1.5 KiB");
         assert_eq!(format_size(240 << 20), "240 MiB");
         assert_eq!(format_size(1 << 30), "1.0 GiB");
+    }
+
+    #[test]
+    fn go_durations_read_as_the_controllers_write_them() {
+        let ms = |n: u64| Some(Duration::from_millis(n));
+        assert_eq!(
+            parse_go_duration("372.911688ms"),
+            Some(Duration::from_nanos(372_911_688))
+        );
+        assert_eq!(
+            parse_go_duration("5m0.021907s"),
+            Some(Duration::from_micros(300_021_907))
+        );
+        assert_eq!(parse_go_duration("1h0m0s"), ms(3_600_000));
+        assert_eq!(parse_go_duration("10m0s"), ms(600_000));
+        assert_eq!(parse_go_duration("0s"), ms(0));
+        assert_eq!(parse_go_duration("0"), ms(0));
+        assert_eq!(parse_go_duration("12µs"), Some(Duration::from_micros(12)));
+        for bad in [
+            "",
+            "-1s",
+            "5",
+            "1d",
+            "s",
+            "1.2.3s",
+            "1s ",
+            ".s",
+            &"1s".repeat(40),
+        ] {
+            assert_eq!(parse_go_duration(bad), None, "{bad:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a cluster writes, reading it ends; what Go would write reads back exactly
+        /// to the millisecond.
+        #[test]
+        fn any_text_reads_or_is_refused_and_go_forms_read_back(
+            text in "\\PC{0,80}",
+            h in 0u64..100, m in 0u64..60, s in 0u64..60, milli in 0u64..1000,
+        ) {
+            let _ = parse_go_duration(&text);
+            let written = format!("{h}h{m}m{s}.{milli:03}s");
+            let read = parse_go_duration(&written).map(|d| d.as_millis());
+            proptest::prop_assert_eq!(read, Some(u128::from(((h * 60 + m) * 60 + s) * 1000 + milli)));
+        }
     }
 
     #[test]

@@ -20,9 +20,9 @@ fn meant(truth: &[TruthCluster], reachable: &BTreeSet<&str>) -> BTreeSet<Copy> {
     let mut out = BTreeSet::new();
     for c in truth.iter().filter(|c| reachable.contains(c.name.as_str())) {
         for o in &c.objects {
-            if let Some(drift) = &o.drift {
-                let what = format!("{}/{}/{}", o.kind, o.namespace, o.name);
-                out.insert((c.name.clone(), what, drift.clone()));
+            let what = format!("{}/{}/{}", o.kind, o.namespace, o.name);
+            for how in [&o.drift, &o.runs].into_iter().flatten() {
+                out.insert((c.name.clone(), what.clone(), how.clone()));
             }
         }
     }
@@ -33,10 +33,7 @@ fn meant(truth: &[TruthCluster], reachable: &BTreeSet<&str>) -> BTreeSet<Copy> {
 /// give it).
 fn found(drift: &fluxfleet::fleet::drift::Drift) -> BTreeSet<Copy> {
     let doc = serde_json::to_value(drift).unwrap();
-    found_in(
-        doc["differ"].as_array().unwrap(),
-        doc["live"].as_array().unwrap(),
-    )
+    found_in(&doc)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -92,9 +89,24 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
     .await;
     let meant = meant(&truth, &reachable);
     let kinds: BTreeSet<&str> = meant.iter().map(|m| m.2.as_str()).collect();
-    assert_eq!(kinds, BTreeSet::from(["live", "substituted", "values"]));
-    let drift = fluxfleet::export::drift::of(&live.index, &Filter::default());
+    let every = ["live", "substituted", "values", "slow", "flapping", "stale"];
+    assert_eq!(kinds, BTreeSet::from(every));
+    // The sim's clock runs from its pinned epoch: ten minutes on, every copy has run within
+    // twice its interval but the stale cluster's.
+    let runs_now = jiff::Timestamp::from_second(1_790_000_000 + 600).unwrap();
+    let drift = fluxfleet::export::drift::of(&live.index, &Filter::default(), runs_now);
     assert_eq!(found(&drift), meant);
+    // The slow copies are named beside the median, which the others are near.
+    let slow = drift
+        .reconciles
+        .iter()
+        .find(|r| !r.slow.is_empty())
+        .expect("a slow object");
+    assert_eq!(&*slow.name, "infra-configs");
+    let median = slow.median_ms.unwrap();
+    assert!(median < 5_000, "{slow:?}");
+    assert_eq!(slow.slowest[0], slow.slow[0]);
+    assert!(slow.slow.iter().all(|t| t.took_ms > 240_000), "{slow:?}");
     // What most copies applied is the norm, and the sentence names the odd ones.
     let apps = drift
         .differ
@@ -159,7 +171,7 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
     let (keymap, _) =
         fluxfleet::app::keymap::Keymap::from_config(&fluxfleet::config::Config::defaults().keymap);
     let index = std::mem::take(&mut live.index);
-    let mut model = Model::new(index, keymap, Vec::new(), now);
+    let mut model = Model::new(index, keymap, Vec::new(), runs_now);
     let key = |model: &mut Model, code| {
         update(model, Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
     };
@@ -215,7 +227,11 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
 
 /// The set `found` makes of a `drift -o json` answer (the command's, or the MCP tool's pages
 /// put together).
-fn found_in(differ: &[serde_json::Value], live: &[serde_json::Value]) -> BTreeSet<Copy> {
+fn found_in(doc: &serde_json::Value) -> BTreeSet<Copy> {
+    let (differ, live) = (
+        doc["differ"].as_array().unwrap(),
+        doc["live"].as_array().unwrap(),
+    );
     let mut out = BTreeSet::new();
     for d in differ {
         let what = format!(
@@ -251,6 +267,23 @@ fn found_in(differ: &[serde_json::Value], live: &[serde_json::Value]) -> BTreeSe
             "live".to_string(),
         ));
     }
+    for r in doc["reconciles"].as_array().unwrap() {
+        let what = format!(
+            "{}/{}/{}",
+            r["kind"].as_str().unwrap(),
+            r["namespace"].as_str().unwrap(),
+            r["name"].as_str().unwrap()
+        );
+        let named = |list: &str, how: &str, out: &mut BTreeSet<Copy>| {
+            for c in r[list].as_array().unwrap() {
+                let cluster = c.get("cluster").unwrap_or(c).as_str().unwrap();
+                out.insert((cluster.to_string(), what.clone(), how.to_string()));
+            }
+        };
+        named("slow", "slow", &mut out);
+        named("flapping", "flapping", &mut out);
+        named("stuck", "stale", &mut out);
+    }
     out
 }
 
@@ -264,6 +297,8 @@ async fn the_command_and_the_mcp_tool_name_the_same_copies() {
         c.workspaces = 4;
         c.objects = 20;
         c.scenario = Scenario::Story;
+        // The command and the server read their clock: the fleet's runs on it too.
+        c.epoch = None;
     })
     .await;
     let truth = common::workloads(&sim);
@@ -291,18 +326,16 @@ async fn the_command_and_the_mcp_tool_name_the_same_copies() {
     // Drift found: 8, though some clusters of the story cannot be reached.
     assert_eq!(out.status.code(), Some(8), "{out:?}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let said = found_in(
-        doc["differ"].as_array().unwrap(),
-        doc["live"].as_array().unwrap(),
-    );
+    let said = found_in(&doc);
     assert_eq!(said, meant);
 
     let client = common::mcp::connect(dir, &[]).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     loop {
-        let (differ, first) =
+        let (differ, mut first) =
             common::mcp::all_pages(&client, "drift", serde_json::json!({}), "differ").await;
-        let told = found_in(&differ, first["live"].as_array().unwrap());
+        first["differ"] = serde_json::Value::Array(differ);
+        let told = found_in(&first);
         if told == meant {
             break;
         }

@@ -33,11 +33,12 @@ pub struct Rows {
     pub places: HashMap<ClusterId, usize>,
     /// The drift view's drift, and for each of its rows how that copy differs.
     pub drift: Option<Drift>,
-    pub differs: HashMap<(ClusterId, ObjectKey), Differs>,
+    pub differs: HashMap<(ClusterId, ObjectKey), Vec<Differs>>,
 }
 
 /// How a copy in the drift view differs: what it applied where most applied the norm (a
-/// digest of manifests, a release's values), or its live objects (the controller's words).
+/// digest of manifests, a release's values), its live objects (the controller's words), or how
+/// it reconciles beside its other copies.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Differs {
     Applied {
@@ -46,6 +47,18 @@ pub enum Differs {
         norm: std::sync::Arc<str>,
     },
     Live(std::sync::Arc<str>),
+    /// Not run for `since_s` seconds, on an interval of `interval_s`.
+    Stuck {
+        since_s: i64,
+        interval_s: u32,
+    },
+    /// Its runs go back and forth between success and failure.
+    Flapping,
+    /// Its last run took `took_ms` where the median copy took `median_ms`.
+    Slow {
+        took_ms: u32,
+        median_ms: u32,
+    },
 }
 
 /// What rows are built with beside the index and the screen: the rollout settings, the clock,
@@ -106,7 +119,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
             }
         }
         View::Drift { scope, key } => {
-            drift_rows((index, &matches), (*scope, key.as_ref()), &mut rows)
+            drift_rows((index, &matches), (*scope, key.as_ref(), now), &mut rows)
         }
         View::Help { .. }
         | View::Results
@@ -122,10 +135,11 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
 }
 
 /// The drift view: every copy in the scope off its revision's norm, the objects with the most
-/// such copies first, then the releases drifted live.
+/// such copies first, then the releases drifted live, then the copies stuck, flapping or slow.
+/// A copy odd in several ways is one row that says each.
 fn drift_rows(
     (index, matches): (&Index, Matches<'_>),
-    (scope, key): (Scope, Option<&ObjectKey>),
+    (scope, key, now): (Scope, Option<&ObjectKey>, Timestamp),
     rows: &mut Rows,
 ) {
     let clusters = clusters_in(index, scope);
@@ -133,17 +147,22 @@ fn drift_rows(
         .iter()
         .map(|(id, c)| (c.info.name.as_str(), *id))
         .collect();
-    let found = drift(clusters.iter().map(|(_, c)| *c), |o| {
-        key.is_none_or(|k| *k == o.key)
-    });
+    let found = drift(
+        clusters.iter().map(|(_, c)| *c),
+        |o| key.is_none_or(|k| *k == o.key),
+        now,
+    );
     let mut push = |cluster: &str, key: ObjectKey, differs: Differs| {
         let Some(id) = ids.get(cluster).copied() else {
             return;
         };
         let hay = format!("{cluster} {} {}/{}", key.kind, key.namespace, key.name);
         if matches(&hay) {
-            rows.ids.push(RowId::Object(id, key.clone()));
-            rows.differs.insert((id, key), differs);
+            let said = rows.differs.entry((id, key.clone())).or_default();
+            if said.is_empty() {
+                rows.ids.push(RowId::Object(id, key));
+            }
+            said.push(differs);
         }
     };
     for d in &found.differ {
@@ -162,6 +181,26 @@ fn drift_rows(
     for l in &found.live {
         let key = ObjectKey::new(l.kind, &l.namespace, &l.name);
         push(&l.cluster, key, Differs::Live(l.message.clone()));
+    }
+    for r in &found.reconciles {
+        let key = ObjectKey::new(r.kind, &r.namespace, &r.name);
+        for s in &r.stuck {
+            let stuck = Differs::Stuck {
+                since_s: s.since_s,
+                interval_s: s.interval_s,
+            };
+            push(&s.cluster, key.clone(), stuck);
+        }
+        for cluster in &r.flapping {
+            push(cluster, key.clone(), Differs::Flapping);
+        }
+        for t in &r.slow {
+            let slow = Differs::Slow {
+                took_ms: t.took_ms,
+                median_ms: r.median_ms.unwrap_or_default(),
+            };
+            push(&t.cluster, key.clone(), slow);
+        }
     }
     rows.drift = Some(found);
 }

@@ -17,7 +17,7 @@ use crate::fleet::drift::{Drift, drift};
 use crate::fleet::{FluxKind, Index};
 use crate::session::Session;
 use crate::session::resolve::Sources;
-use crate::units::truncate_hex;
+use crate::units::{format_duration, span, truncate_hex};
 
 /// What `drift` was asked.
 #[derive(Clone, Debug)]
@@ -49,7 +49,7 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     let mut live = Session::start(opened.fleet.sources(&engine, false));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
-    let found = of(&live.index, filter);
+    let found = of(&live.index, filter, now);
     let mut out = io::BufWriter::new(io::stdout());
     let printed = write(&found, request.output, &mut out).and_then(|()| out.flush());
     drop(out);
@@ -73,13 +73,14 @@ pub fn refused(filter: &Filter) -> Option<Misuse> {
         .map(Misuse::NoDrift)
 }
 
-/// Drift among the objects `filter` selects (its status aside).
-pub fn of(index: &Index, filter: &Filter) -> Drift {
+/// Drift among the objects `filter` selects (its status aside), and how they reconcile by
+/// `now`.
+pub fn of(index: &Index, filter: &Filter, now: Timestamp) -> Drift {
     let clusters = index
         .entries()
         .map(|(_, c)| c)
         .filter(|c| filter.cluster(c));
-    drift(clusters, |o| filter.key(&o.key))
+    drift(clusters, |o| filter.key(&o.key), now)
 }
 
 /// The table: one row per variant of an object on a revision, the norm first; then the live
@@ -152,6 +153,78 @@ pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<(
             ]);
         }
         t.write(out)?;
+    }
+    if !found.reconciles.is_empty() {
+        writeln!(out)?;
+        reconciles(found, out)?;
+    }
+    Ok(())
+}
+
+/// How reconciles behave: one row per object, those with odd copies first; the odd copies
+/// named after the table.
+fn reconciles(found: &Drift, out: &mut dyn Write) -> io::Result<()> {
+    let took = |ms: u32| format_duration(Duration::from_millis(u64::from(ms)));
+    let mut t = Table::new(vec![
+        "RECONCILES",
+        "NAMESPACE",
+        "NAME",
+        "COPIES",
+        "MEDIAN",
+        "SLOWEST",
+        "SLOW",
+        "FLAPPING",
+        "STUCK",
+    ]);
+    for r in &found.reconciles {
+        let slowest = r.slowest.first().map_or("-".to_string(), |s| {
+            format!("{} ({})", took(s.took_ms), s.cluster)
+        });
+        t.row(vec![
+            r.kind.to_string(),
+            safe(&r.namespace).into_owned(),
+            safe(&r.name).into_owned(),
+            r.copies.to_string(),
+            r.median_ms.map_or("-".to_string(), took),
+            safe(&slowest).into_owned(),
+            r.slow.len().to_string(),
+            r.flapping.len().to_string(),
+            r.stuck.len().to_string(),
+        ]);
+    }
+    t.write(out)?;
+    for r in found.reconciles.iter().filter(|r| r.is_odd()) {
+        let object = format!("{} {}/{}", r.kind, r.namespace, r.name);
+        if !r.slow.is_empty() {
+            let names: Vec<String> = r
+                .slow
+                .iter()
+                .map(|s| format!("{} ({})", s.cluster, took(s.took_ms)))
+                .collect();
+            let median = r.median_ms.map_or("-".to_string(), took);
+            let said = format!("{object}: slow on {} (median {median})", names.join(", "));
+            writeln!(out, "{}", safe(&said))?;
+        }
+        if !r.flapping.is_empty() {
+            let names: Vec<&str> = r.flapping.iter().map(|c| &**c).collect();
+            let said = format!(
+                "{object}: flapping on {} (a success between two failures)",
+                names.join(", ")
+            );
+            writeln!(out, "{}", safe(&said))?;
+        }
+        if !r.stuck.is_empty() {
+            let names: Vec<String> = r
+                .stuck
+                .iter()
+                .map(|s| format!("{} ({} ago)", s.cluster, span(s.since_s)))
+                .collect();
+            let said = format!(
+                "{object}: not reconciled within twice its interval on {}",
+                names.join(", ")
+            );
+            writeln!(out, "{}", safe(&said))?;
+        }
     }
     Ok(())
 }

@@ -252,7 +252,7 @@ pub fn verdict(
         .iter()
         .filter(|c| c.connection.is_complete())
         .copied();
-    for d in crate::fleet::drift::drift(seen, |o| carriers.contains(&o.key)).differ {
+    for d in crate::fleet::drift::drift(seen, |o| carriers.contains(&o.key), now).differ {
         if same(&d.revision, revision) {
             let odd = d.variants.iter().flat_map(|v| &v.clusters);
             closed_by.push(ClosedBy::Differs {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::FluxKind;
 use super::bounds::{limits, shared};
 use super::object::{Deployment, Object};
+use super::pace::Pace;
 
 /// What a Kustomization or HelmRelease has deployed and tried to deploy. The texts are shared
 /// between the objects of a fleet by the index: ten thousand clusters on one revision hold it once.
@@ -50,6 +51,9 @@ pub struct Rollout {
     /// objects differ from the release; the controller's message says which and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drifted: Option<Arc<str>>,
+    /// Kustomization and HelmRelease: how its runs go (how long, how often, back and forth).
+    #[serde(default, skip_serializing_if = "Pace::is_unknown")]
+    pub pace: Pace,
 }
 
 impl Rollout {
@@ -69,6 +73,7 @@ impl Rollout {
                 });
                 Rollout {
                     digest,
+                    pace: Pace::of(kind, object),
                     attempted: shared(object.status_text(|s| &s.last_attempted_revision)),
                     origin: shared(object.status_text(|s| &s.last_applied_origin_revision)),
                     since,
@@ -78,6 +83,7 @@ impl Rollout {
                 }
             }
             FluxKind::HelmRelease => Rollout {
+                pace: Pace::of(kind, object),
                 applied: shared(newest.and_then(|e| e.chart_version.get()))
                     .or_else(|| shared(object.status_text(|s| &s.last_applied_revision))),
                 previous: shared(previous_chart(object.history())),

@@ -7,9 +7,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use jiff::Timestamp;
 use serde::Serialize;
 
 use super::deployed::content_of;
+use super::reconciles::{Reconciles, Tally};
 use super::{ClusterEntry, FluxKind, FluxSummary};
 
 /// What one group of copies applied: the digest that tells them apart.
@@ -102,6 +104,9 @@ pub struct Drift {
     /// no Kustomization history): not compared.
     pub unrecorded: usize,
     pub live: Vec<Live>,
+    /// How each object's copies reconcile: every Kustomization and HelmRelease in the scope,
+    /// those with slow, flapping or stuck copies first.
+    pub reconciles: Vec<Reconciles>,
 }
 
 impl Drift {
@@ -121,10 +126,12 @@ fn digest_of(o: &FluxSummary) -> Option<&Arc<str>> {
     }
 }
 
-/// Drift among the Kustomizations and HelmReleases `select` keeps, on `clusters`.
+/// Drift among the Kustomizations and HelmReleases `select` keeps, on `clusters`, and how
+/// their reconciles behave by `now`.
 pub fn drift<'a>(
     clusters: impl Iterator<Item = &'a ClusterEntry>,
     select: impl Fn(&FluxSummary) -> bool,
+    now: Timestamp,
 ) -> Drift {
     type Key<'a> = (FluxKind, &'a str, &'a str, &'a str);
     // Per object and revision content: each full revision name met (with how often), and per
@@ -136,12 +143,14 @@ pub fn drift<'a>(
     }
     let mut groups: HashMap<Key<'a>, Group<'a>> = HashMap::new();
     let mut found = Drift::default();
+    let mut tally = Tally::default();
     for cluster in clusters {
         for o in cluster.objects.values() {
             let kind = o.key.kind;
             if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || !select(o) {
                 continue;
             }
+            tally.add(&cluster.info.name, o, now);
             let Some(r) = o.rollout.as_deref() else {
                 continue;
             };
@@ -223,6 +232,7 @@ pub fn drift<'a>(
             .cmp(&a.differing())
             .then_with(|| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)))
     });
+    found.reconciles = tally.finish();
     found.live.sort_by(|a, b| {
         (a.kind, &a.namespace, &a.name, &a.cluster).cmp(&(
             b.kind,
@@ -291,7 +301,11 @@ mod tests {
             ("d", FluxKind::Kustomization, ks(Some("sha256:bbb"), REV)),
             ("e", FluxKind::Kustomization, ks(None, REV)),
         ]);
-        let found = drift(index.entries().map(|(_, c)| c), |_| true);
+        let found = drift(
+            index.entries().map(|(_, c)| c),
+            |_| true,
+            Timestamp::UNIX_EPOCH,
+        );
         assert_eq!(found.unrecorded, 1);
         assert_eq!(found.differ.len(), 1, "{found:?}");
         let d = &found.differ[0];
@@ -315,7 +329,11 @@ mod tests {
             ("b", FluxKind::Kustomization, ks(Some("sha256:aaa"), REV)),
             ("c", FluxKind::Kustomization, ks(Some("sha256:ccc"), other)),
         ]);
-        let found = drift(index.entries().map(|(_, c)| c), |_| true);
+        let found = drift(
+            index.entries().map(|(_, c)| c),
+            |_| true,
+            Timestamp::UNIX_EPOCH,
+        );
         assert_eq!((found.agree, found.differ.len()), (1, 0));
         assert!(found.is_clean());
     }

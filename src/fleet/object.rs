@@ -83,6 +83,9 @@ pub struct Spec<'a> {
     /// ArtifactGenerator: the sources it composes its artifacts from.
     #[serde(borrow)]
     pub sources: List<Ref<'a>>,
+    /// How often its controller reconciles it (`10m0s`).
+    #[serde(borrow)]
+    pub interval: Text<'a>,
 }
 
 /// `sourceRef`, `chartRef`, `dependsOn` entries, `imageRepositoryRef`, an ArtifactGenerator's
@@ -131,6 +134,9 @@ pub struct Status<'a> {
     pub last_applied_origin_revision: Text<'a>,
     #[serde(borrow)]
     pub last_attempted_config_digest: Text<'a>,
+    /// HelmRelease: how long its last install, upgrade or rollback took.
+    #[serde(borrow)]
+    pub last_attempted_release_action_duration: Text<'a>,
     #[serde(borrow)]
     pub history: List<Deployment<'a>>,
     #[serde(borrow)]
@@ -179,6 +185,17 @@ pub struct Deployment<'a> {
     /// Kustomization: the digest of the manifests it applied.
     #[serde(borrow)]
     pub digest: Text<'a>,
+    /// Kustomization: the last run with this digest and outcome, how long it took, and the
+    /// outcome (a Ready reason).
+    #[serde(borrow)]
+    pub last_reconciled: Text<'a>,
+    #[serde(borrow)]
+    pub last_reconciled_duration: Text<'a>,
+    #[serde(borrow)]
+    pub last_reconciled_status: Text<'a>,
+    /// HelmRelease: the Helm release's status (`deployed`, `superseded`, `failed`).
+    #[serde(borrow)]
+    pub status: Text<'a>,
     #[serde(borrow)]
     pub metadata: Lax<DeploymentMetadata<'a>>,
 }

@@ -262,7 +262,7 @@ impl Fleet {
     }
 
     #[tool(
-        description = "Same revision, different result, as `fluxfleet drift -o json`: per Kustomization and HelmRelease, the copies on one revision that applied something other than most of them (a Kustomization's digest of its applied manifests from status.history, a HelmRelease's config digest) — `differ`, the most differing first, each with its `norm` and `variants` and their clusters — and `live`, the HelmReleases whose objects drifted from their release (Drifted=True), with the controller's message.",
+        description = "Same revision, different result, as `fluxfleet drift -o json`: per Kustomization and HelmRelease, the copies on one revision that applied something other than most of them (a Kustomization's digest of its applied manifests from status.history, a HelmRelease's config digest) — `differ`, the most differing first, each with its `norm` and `variants` and their clusters — and `live`, the HelmReleases whose objects drifted from their release (Drifted=True), with the controller's message; and `reconciles`, how reconciles behave for each object with an odd copy (or the one object asked by name): the median and slowest of its copies' last runs, `slow` copies (three times the median and ten seconds more), `flapping` copies (a success recorded between two failures) and `stuck` copies (not reconciled within twice their interval), each with its cluster.",
         annotations(read_only_hint = true)
     )]
     async fn drift(
@@ -275,7 +275,7 @@ impl Fleet {
         }
         let asked = args.paging.asked()?;
         let found = self
-            .read(|index| crate::export::drift::of(index, &filter))
+            .read(|index| crate::export::drift::of(index, &filter, jiff::Timestamp::now()))
             .await?;
         let mut fields = serde_json::Map::new();
         fields.insert("agree".into(), found.agree.into());
@@ -283,6 +283,16 @@ impl Fleet {
         let live = serde_json::to_value(&found.live)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         fields.insert("live".into(), live);
+        // How reconciles behave, for the objects with a slow, flapping or stuck copy: the
+        // others' medians are the command's (`-o json`), or this tool's asked of one object.
+        let odd: Vec<_> = found
+            .reconciles
+            .iter()
+            .filter(|r| r.is_odd() || filter.name.is_some())
+            .collect();
+        let reconciles = serde_json::to_value(&odd)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        fields.insert("reconciles".into(), reconciles);
         Ok(answer(
             fields,
             "differ",

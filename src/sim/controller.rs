@@ -113,6 +113,10 @@ enum Job {
         cluster: usize,
         key: Key,
     },
+    /// Every Kustomization on a cluster reconciled at its interval, finding nothing new.
+    Resync {
+        cluster: usize,
+    },
 }
 
 impl Job {
@@ -137,6 +141,9 @@ struct Controller {
     latest: usize,
     /// Sources failing in an outage: its host, and what each was meant to be before.
     outages: HashMap<(usize, Key), (String, Intent)>,
+    /// Kustomizations are reconciled at their interval ([`Job::Resync`]): scheduled once churn
+    /// starts.
+    resyncing: bool,
 }
 
 impl Controller {
@@ -286,6 +293,7 @@ impl Controller {
                 generation,
             } => self.ring(workspace, generation),
             Job::Recover { cluster, key } => self.recover(cluster, key),
+            Job::Resync { cluster } => self.resync(cluster),
             Job::Report { cluster } => {
                 if let Some(c) = self.cluster(cluster) {
                     super::operator::refresh(&c, &self.clock);
@@ -340,6 +348,7 @@ pub async fn run(
         rings,
         latest,
         outages: HashMap::new(),
+        resyncing: false,
     };
     ctl.schedule_start();
     let tick = Duration::from_millis(100);
@@ -395,6 +404,9 @@ impl Controller {
         if self.settings.churn > 0.0 && self.world.story.is_none() {
             let interval = self.settings.rollout_interval;
             self.after(interval, Job::NewRelease);
+        }
+        if self.settings.churn > 0.0 {
+            self.schedule_resyncs();
         }
         // The story's outage begins as the demo starts.
         if let Some(hit) = self.world.story.as_ref().map(|c| c.outage.clone()) {
@@ -456,6 +468,9 @@ impl Controller {
                     self.after(interval, Job::NewRelease);
                 }
                 self.settings.churn = rate;
+                if rate > 0.0 {
+                    self.schedule_resyncs();
+                }
                 return true;
             }
         }

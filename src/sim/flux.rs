@@ -310,7 +310,7 @@ pub fn timeout_of(obj: &Value) -> u64 {
 }
 
 /// Seconds of a Go duration in whole hours, minutes and seconds (`1h0m0s`, `4m30s`, `40s`).
-fn parse_duration(text: &str) -> Option<u64> {
+pub fn parse_duration(text: &str) -> Option<u64> {
     let (mut total, mut number) = (0u64, String::new());
     for c in text.chars() {
         match c {

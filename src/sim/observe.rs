@@ -59,6 +59,12 @@ pub struct TruthObject {
     /// (its objects changed by hand, Drifted=True); None for a copy like the others.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drift: Option<String>,
+    /// The story scenario: how this copy's runs differ from its other copies' where its
+    /// controller records it — `slow` (its last run took minutes), `flapping` (its releases
+    /// alternate between failed and deployed) or `stale` (not reconciled for hours: its
+    /// controller stopped); None for a copy like the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<String>,
     /// A Kustomization's or HelmRelease's workload and what is wrong with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<TruthWorkload>,
@@ -138,6 +144,12 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         _ => None,
                     }
                 }),
+                runs: story.and_then(|cast| {
+                    match cast.part(cluster.index, kind, &o.namespace, &o.name) {
+                        Part::Runs(r) => runs_of(r, &value, o.suspended).then(|| r.name().into()),
+                        _ => None,
+                    }
+                }),
                 workload: workloads
                     .iter()
                     .find(|w| w.owner == (kind, o.namespace.clone(), o.name.clone()))
@@ -163,6 +175,19 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
         operator: cluster.operator,
         faults: cluster.faults().names(),
         objects,
+    }
+}
+
+/// Whether what the story did to a copy's runs shows in what its controller records: a
+/// history (Flux ≥ 2.7 for a Kustomization), and for a stopped controller, no one having asked
+/// it to reconcile since (a request gets through) nor suspended it.
+fn runs_of(runs: crate::scenario::Runs, value: &Value, suspended: bool) -> bool {
+    let recorded = value.pointer("/status/history/0").is_some();
+    match runs {
+        crate::scenario::Runs::Stale => {
+            recorded && !suspended && value.pointer("/status/lastHandledReconcileAt").is_none()
+        }
+        _ => recorded,
     }
 }
 

@@ -18,7 +18,7 @@ use super::store::Store;
 use super::world::{Cluster, World};
 use crate::facts::annotations;
 use crate::facts::{FluxKind, FluxRelease, Health};
-use crate::scenario::{Cast, Drift, Part};
+use crate::scenario::{Cast, Drift, Part, Runs, STALE_FOR};
 
 pub fn uuid(rng: &mut Rng) -> String {
     let h = rng.hex(32);
@@ -121,7 +121,7 @@ fn decide_story(part: Part, kind: FluxKind, obj: &Value, deps: &HashMap<ObjKey, 
                 failed(Health::Failed, retrying[0])
             };
         }
-        Part::None | Part::Suspended { .. } | Part::Drift(_) => {}
+        Part::None | Part::Suspended { .. } | Part::Drift(_) | Part::Runs(_) => {}
     }
     let waits = obj
         .pointer("/spec/dependsOn")
@@ -140,6 +140,54 @@ fn decide_story(part: Part, kind: FluxKind, obj: &Value, deps: &HashMap<ObjKey, 
         health: Health::Ready,
         failure: None,
     }
+}
+
+/// A Kustomization rendered as it first reconciled its revision `ran_at` seconds before start
+/// has reconciled it every interval since (unless its controller stopped): its newest run was
+/// within the last half interval, and counted.
+fn ran_since(obj: &mut Value, (ran_at, part): (i64, Part), clock: &Clock, rng: &mut Rng) {
+    if part == Part::Runs(Runs::Stale) {
+        return;
+    }
+    let interval = obj
+        .pointer("/spec/interval")
+        .and_then(Value::as_str)
+        .and_then(flux::parse_duration)
+        .map_or(600, |s| s as i64)
+        .max(60);
+    let Some(newest) = obj.pointer_mut("/status/history/0") else {
+        return;
+    };
+    let last = (rng.below(interval as usize / 2) as i64).min(ran_at);
+    newest["lastReconciled"] = json!(clock.before_start(last));
+    newest["totalReconciliations"] = json!(1 + (ran_at - last) / interval);
+}
+
+/// The story's flapping release: its upgrades timed out now and then and the retry got
+/// through, so its Helm history alternates — deployed now, after a failed release, after one
+/// deployed (superseded since), after another failed.
+fn flapped(obj: &mut Value, clock: &Clock) {
+    let Some(current) = obj.pointer("/status/history/0").cloned() else {
+        return;
+    };
+    let mut entries = Vec::new();
+    for (back, status) in [
+        (0, "deployed"),
+        (1, "failed"),
+        (2, "superseded"),
+        (3, "failed"),
+        (4, "superseded"),
+    ] {
+        let mut e = current.clone();
+        e["version"] = json!(5 - back);
+        e["status"] = json!(status);
+        e["action"] = json!(if back == 4 { "install" } else { "upgrade" });
+        let at = clock.before_start(3_600 * back + 1_800);
+        e["firstDeployed"] = json!(at);
+        e["lastDeployed"] = json!(at);
+        entries.push(e);
+    }
+    obj["status"]["history"] = Value::Array(entries);
 }
 
 fn meta<'v>(obj: &'v Value, path: &str) -> &'v str {
@@ -294,6 +342,12 @@ pub fn populate(
             Part::Drift(Drift::Live) => {
                 obj["spec"]["driftDetection"] = json!({"mode": "warn"});
             }
+            // Slow because it waits on a StatefulSet of its own rolling, pod by pod.
+            Part::Runs(Runs::Slow) => {
+                obj["spec"]["healthChecks"] = json!([{"apiVersion": "apps/v1",
+                    "kind": "StatefulSet", "name": "prometheus-k8s", "namespace": "monitoring"}]);
+                obj["spec"]["timeout"] = json!("10m0s");
+            }
             _ => {}
         }
         let intent = match story {
@@ -315,19 +369,6 @@ pub fn populate(
             })
             .unwrap_or_else(|| revision_at(seed, p.kind, &obj, generation));
         let key = key_of(p.kind, &obj);
-        // A failing object shows an older applied revision: render it once ready at the
-        // previous generation first, like a controller that succeeded before.
-        if intent.health != Health::Ready && generation > 0 {
-            let ready = Intent {
-                health: Health::Ready,
-                failure: None,
-            };
-            let prev_rev = revision_at(seed, p.kind, &obj, generation - 1);
-            let behind = latest.saturating_sub(generation) as i64 + 1;
-            let then = clock.before_start(behind * RELEASE_DAYS * 86_400 + 3_600);
-            let ctx = context(cluster, p.kind, &prev_rev, &then);
-            obj["status"] = flux::status::render_status(&obj, ready, &ctx);
-        }
         // Moved by rollouts: arrived with its generation, within hours of its release.
         let rolled = generation > 0 && revision != revision_at(seed, p.kind, &obj, generation - 1);
         let ago = match (story, part, intent.health, arrived) {
@@ -347,9 +388,36 @@ pub fn populate(
             }
             _ => 60 * (5 + rng.below(60 * 24 * 7)) as i64,
         };
+        // A failing object shows an older applied revision: render it once ready at the
+        // previous generation first, like a controller that succeeded before.
+        if intent.health != Health::Ready && generation > 0 {
+            let ready = Intent {
+                health: Health::Ready,
+                failure: None,
+            };
+            let prev_rev = revision_at(seed, p.kind, &obj, generation - 1);
+            let behind = latest.saturating_sub(generation) as i64 + 1;
+            // Before it began to fail.
+            let then = (behind * RELEASE_DAYS * 86_400 + 3_600).max(ago + 3_600);
+            let then = clock.before_start(then);
+            let ctx = context(cluster, p.kind, &prev_rev, &then);
+            obj["status"] = flux::status::render_status(&obj, ready, &ctx);
+        }
+        // A stopped controller applied what it runs before it stopped.
+        let ago = match part {
+            Part::Runs(Runs::Stale) => ago.max(STALE_FOR),
+            _ => ago,
+        };
+        let ran_at = ago;
         let ago = clock.before_start(ago);
         let ctx = context(cluster, p.kind, &revision, &ago);
         obj["status"] = flux::status::render_status(&obj, intent, &ctx);
+        if p.kind == FluxKind::Kustomization {
+            ran_since(&mut obj, (ran_at, part), clock, &mut rng);
+        }
+        if part == Part::Runs(Runs::Flapping) {
+            flapped(&mut obj, clock);
+        }
         if part == Part::Drift(Drift::Live) && intent.health == Health::Ready {
             let drifted = flux::records::drifted(&obj, &ago);
             if let Some(conditions) = obj["status"]["conditions"].as_array_mut() {

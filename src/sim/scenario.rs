@@ -123,6 +123,16 @@ pub const OVERRIDDEN: (FluxKind, &str, &str) =
 pub const LIVE_DRIFT: (FluxKind, &str, &str) =
     (FluxKind::HelmRelease, "cert-manager", "cert-manager");
 
+/// How reconciles behave: a Kustomization that waits minutes on a health check of its own on a
+/// few prod clusters (the slow tail), a HelmRelease whose upgrades fail now and then and get
+/// through on a retry on one cluster (flapping), and one prod cluster whose kustomize-controller
+/// stopped reconciling hours ago while every Kustomization there still says Ready.
+pub const SLOW: (FluxKind, &str, &str) = (FluxKind::Kustomization, "flux-system", "infra-configs");
+pub const SLOW_CLUSTERS: usize = 3;
+pub const FLAPPING: (FluxKind, &str, &str) = (FluxKind::HelmRelease, "apps", "podinfo");
+/// How long ago the stale cluster's kustomize-controller last reconciled anything.
+pub const STALE_FOR: i64 = 3 * 3600 + 600;
+
 impl Scenario {
     pub fn parse(name: &str) -> Result<Scenario, String> {
         match name {
@@ -160,6 +170,10 @@ pub struct Cast {
     pub substituted: Vec<usize>,
     pub overridden: Vec<usize>,
     pub live_drift: Vec<usize>,
+    /// Where [`SLOW`] is slow, [`FLAPPING`] flaps, and kustomize-controller stopped.
+    pub slow: Vec<usize>,
+    pub flapping: Vec<usize>,
+    pub stale: Vec<usize>,
 }
 
 /// A workload cluster as the story sees it: its index, name and labels.
@@ -228,6 +242,12 @@ impl Cast {
         cast.overridden = pick(prods, usize::from(prod >= 3), &mut rng);
         let all = &mut clusters.iter();
         cast.live_drift = pick(all, usize::from(clusters.len() >= 3), &mut rng);
+        let prods = &mut clusters.iter().filter(|c| c.env == "prod");
+        cast.slow = pick(prods, SLOW_CLUSTERS.min(prod / 5), &mut rng);
+        let all = &mut clusters.iter();
+        cast.flapping = pick(all, usize::from(clusters.len() >= 3), &mut rng);
+        let prods = &mut clusters.iter().filter(|c| c.env == "prod");
+        cast.stale = pick(prods, usize::from(prod >= 5), &mut rng);
         cast
     }
 
@@ -296,6 +316,17 @@ impl Cast {
                 return Part::Drift(drift);
             }
         }
+        if self.stale.contains(&index) && kind == FluxKind::Kustomization {
+            return Part::Runs(Runs::Stale);
+        }
+        for (object, on, runs) in [
+            (SLOW, &self.slow, Runs::Slow),
+            (FLAPPING, &self.flapping, Runs::Flapping),
+        ] {
+            if on.contains(&index) && object == (kind, namespace, name) {
+                return Part::Runs(runs);
+            }
+        }
         Part::None
     }
 }
@@ -321,6 +352,27 @@ impl Drift {
     }
 }
 
+/// How a copy's runs differ from its other copies'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runs {
+    /// It waits minutes on a health check of its own.
+    Slow,
+    /// Its upgrades fail now and then and a retry gets through.
+    Flapping,
+    /// Its controller stopped reconciling it [`STALE_FOR`] ago.
+    Stale,
+}
+
+impl Runs {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runs::Slow => "slow",
+            Runs::Flapping => "flapping",
+            Runs::Stale => "stale",
+        }
+    }
+}
+
 /// An object's part in the story.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Part {
@@ -333,4 +385,5 @@ pub enum Part {
         why: &'static str,
     },
     Drift(Drift),
+    Runs(Runs),
 }

@@ -10,21 +10,34 @@ use super::widgets::{Columns, list};
 use crate::app::model::{Model, RowId};
 use crate::app::rows::Differs;
 use crate::config::theme::{Slot, Theme};
-use crate::units::truncate_hex;
+use std::time::Duration;
+
+use crate::units::{format_duration, span, truncate_hex};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let index = &model.index;
     let rows = &model.rows;
     let title = match &rows.drift {
-        Some(d) if d.is_clean() => format!(
-            "drift: every copy on a revision applied the same ({} compared, {} not recorded)",
-            d.agree, d.unrecorded
-        ),
-        Some(d) => format!(
-            "drift: {} objects with copies off their revision's norm, {} releases drifted live",
-            d.differ.len(),
-            d.live.len()
-        ),
+        Some(d) => {
+            let odd = d.reconciles.iter().filter(|r| r.is_odd()).count();
+            let runs = format!(
+                "{odd} of {} objects with slow, flapping or stuck copies",
+                d.reconciles.len()
+            );
+            match d.is_clean() {
+                true => format!(
+                    "drift: every copy on a revision applied the same ({} compared, {} not \
+                     recorded); {runs}",
+                    d.agree, d.unrecorded
+                ),
+                false => format!(
+                    "drift: {} objects with copies off their revision's norm, {} releases drifted \
+                     live; {runs}",
+                    d.differ.len(),
+                    d.live.len()
+                ),
+            }
+        }
         None => "drift".to_string(),
     };
     list(
@@ -51,25 +64,19 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
                 return Vec::new();
             };
             let cluster = index.cluster(*c).map(|cl| cl.info.name.clone());
-            let (revision, what, slot) = match differs {
-                Differs::Applied {
-                    revision,
-                    digest,
-                    norm,
-                    ..
-                } => (
-                    truncate_hex(revision),
-                    format!(
-                        "applied {} where most applied {}",
-                        truncate_hex(digest),
-                        truncate_hex(norm)
-                    ),
-                    Slot::Progressing,
-                ),
-                Differs::Live(message) => {
-                    ("-".to_string(), format!("live: {message}"), Slot::Error)
-                }
-            };
+            let mut revision = "-".to_string();
+            let mut slot = Slot::Progressing;
+            let said: Vec<String> = differs
+                .iter()
+                .map(|d| {
+                    let (what, worst) = said(d, &mut revision);
+                    if worst == Slot::Error {
+                        slot = worst;
+                    }
+                    what
+                })
+                .collect();
+            let what = said.join("; ");
             vec![
                 Cell::from(cluster.unwrap_or_default()),
                 Cell::from(key.kind.as_str()),
@@ -79,4 +86,49 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             ]
         },
     );
+}
+
+/// What a row says of one way its copy differs, and the colour it deserves; an applied digest
+/// also names the revision it was on.
+fn said(d: &Differs, revision: &mut String) -> (String, Slot) {
+    match d {
+        Differs::Applied {
+            revision: on,
+            digest,
+            norm,
+        } => {
+            *revision = truncate_hex(on);
+            let what = format!(
+                "applied {} where most applied {}",
+                truncate_hex(digest),
+                truncate_hex(norm)
+            );
+            (what, Slot::Progressing)
+        }
+        Differs::Live(message) => (format!("live: {message}"), Slot::Error),
+        Differs::Stuck {
+            since_s,
+            interval_s,
+        } => {
+            let what = format!(
+                "not reconciled for {} (interval {})",
+                span(*since_s),
+                span(i64::from(*interval_s))
+            );
+            (what, Slot::Error)
+        }
+        Differs::Flapping => (
+            "flapping: its runs go back and forth between success and failure".into(),
+            Slot::Error,
+        ),
+        Differs::Slow { took_ms, median_ms } => {
+            let took = |ms: u32| format_duration(Duration::from_millis(u64::from(ms)));
+            let what = format!(
+                "slow: its last run took {} (median {})",
+                took(*took_ms),
+                took(*median_ms)
+            );
+            (what, Slot::Progressing)
+        }
+    }
 }

@@ -51,13 +51,14 @@ pub fn drifted(obj: &Value, time: &str) -> Value {
 const HISTORY: usize = 5;
 
 /// A Kustomization's `status.history` after reconciling `revision` (its manifests' `digest`)
-/// with `outcome` (a reason):
-/// the same revision and outcome as the newest entry count one more reconciliation on it (its
-/// `firstReconciled` stays); anything else is a new entry in front.
+/// with `outcome` (a reason) in `took`, as kustomize-controller's `History.Upsert` keeps it:
+/// an entry with the same digest and outcome, wherever it is, counts one more reconciliation
+/// (its `firstReconciled` stays) and moves to the front; anything else is a new entry in
+/// front, and the oldest past five go.
 pub(super) fn ks_history(
     old: &Value,
     (revision, digest): (&str, &str),
-    outcome: &str,
+    (outcome, took): (&str, &str),
     now: &str,
 ) -> Value {
     let mut entries: Vec<Value> = old
@@ -65,33 +66,60 @@ pub(super) fn ks_history(
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
-    let same = entries.first().is_some_and(|e| {
-        e.pointer("/metadata/revision").and_then(Value::as_str) == Some(revision)
+    let same = entries.iter().position(|e| {
+        e.get("digest").and_then(Value::as_str) == Some(digest)
             && e.get("lastReconciledStatus").and_then(Value::as_str) == Some(outcome)
     });
-    if same && let Some(e) = entries.first_mut() {
-        let total = e
-            .get("totalReconciliations")
-            .and_then(Value::as_i64)
-            .unwrap_or(0);
-        e["totalReconciliations"] = json!(total + 1);
-        e["lastReconciled"] = json!(now);
-    } else {
-        entries.insert(
-            0,
-            json!({
-                "digest": digest,
-                "firstReconciled": now,
-                "lastReconciled": now,
-                "lastReconciledDuration": "1.204s",
-                "lastReconciledStatus": outcome,
-                "totalReconciliations": 1,
-                "metadata": {"revision": revision},
-            }),
-        );
-        entries.truncate(HISTORY);
-    }
+    let entry = match same {
+        Some(i) => {
+            let mut e = entries.remove(i);
+            let total = e
+                .get("totalReconciliations")
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            e["totalReconciliations"] = json!(total + 1);
+            e["lastReconciled"] = json!(now);
+            e["lastReconciledDuration"] = json!(took);
+            e["metadata"] = json!({"revision": revision});
+            e
+        }
+        None => json!({
+            "digest": digest,
+            "firstReconciled": now,
+            "lastReconciled": now,
+            "lastReconciledDuration": took,
+            "lastReconciledStatus": outcome,
+            "totalReconciliations": 1,
+            "metadata": {"revision": revision},
+        }),
+    };
+    entries.insert(0, entry);
+    entries.truncate(HISTORY);
     Value::Array(entries)
+}
+
+/// How long a run took, as the controllers write it: a Helm release (`outcome` "release")
+/// several seconds, a Kustomization that waits on health
+/// checks of its own (`spec.healthChecks`: a large StatefulSet rolling) takes minutes, one
+/// whose health check fails waits out its timeout, anything else a second or two. `seed`
+/// varies it from run to run and copy to copy.
+pub fn run_length(obj: &Value, outcome: &str, seed: &str) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    seed.hash(&mut h);
+    meta_str(obj, "/metadata/uid").hash(&mut h);
+    let h = h.finish();
+    let micros = h % 1_000_000;
+    if outcome == "HealthCheckFailed" {
+        return format!("5m0.{micros:06}s");
+    }
+    if outcome == "release" {
+        return format!("{}.{micros:06}s", 5 + h / 1_000_000 % 25);
+    }
+    if obj.pointer("/spec/healthChecks").is_some() {
+        return format!("4m{}.{micros:06}s", 10 + h / 1_000_000 % 40);
+    }
+    format!("{}.{micros:06}s", 1 + h / 1_000_000 % 3)
 }
 
 /// The digest of a release's values: its `spec.values`, and the defaults of the chart's minor

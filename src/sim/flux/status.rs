@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::records::{config_digest, ks_history, still_drifted};
+use super::records::{config_digest, ks_history, run_length, still_drifted};
 use super::{
     Context, Failure, carry_transition_times, chart_name, cond, digest_of, failure_text, meta_str,
     progressing, sha256_of, workload_group, workload_kind, workload_namespace,
@@ -353,18 +353,32 @@ impl Applier<'_> {
         let (ctx, rev, name) = (self.ctx, self.ctx.revision, self.name);
         if ctx.flux >= FluxRelease(7) {
             status["history"] = match (self.intent.health, self.intent.failure) {
-                // Under way: the history is what it was.
-                (Health::Progressing, _) => self.old.get("history").cloned().unwrap_or(json!([])),
+                // Under way, or waiting on a dependency (kustomize-controller checks them before
+                // it builds anything): the history is what it was.
+                (Health::Progressing, _)
+                | (Health::Failed | Health::Stalled, Some(Failure::DependencyNotReady)) => {
+                    self.old.get("history").cloned().unwrap_or(json!([]))
+                }
                 (Health::Failed | Health::Stalled, f) => {
                     let reason = failure_text(f.unwrap_or(Failure::Generic), self.obj, ctx).0;
-                    ks_history(self.old, (rev, &self.applied_digest()), reason, ctx.now)
+                    let took = run_length(self.obj, reason, ctx.now);
+                    ks_history(
+                        self.old,
+                        (rev, &self.applied_digest()),
+                        (reason, &took),
+                        ctx.now,
+                    )
                 }
-                _ => ks_history(
-                    self.old,
-                    (rev, &self.applied_digest()),
-                    "ReconciliationSucceeded",
-                    ctx.now,
-                ),
+                _ => {
+                    let outcome = "ReconciliationSucceeded";
+                    let took = run_length(self.obj, outcome, ctx.now);
+                    ks_history(
+                        self.old,
+                        (rev, &self.applied_digest()),
+                        (outcome, &took),
+                        ctx.now,
+                    )
+                }
             };
         }
         status["inventory"] = json!({"entries": [
@@ -407,15 +421,19 @@ impl Applier<'_> {
             .and_then(|h| h.get("firstDeployed").cloned())
             .unwrap_or_else(|| json!(ctx.now));
         let release_version = self.release_version;
-        status["history"] = json!([{
+        let config = config_digest(obj, &applied);
+        let entry = json!({
             "name": name, "namespace": ns, "version": release_version,
             "status": if deployed { "deployed" } else { "failed" },
             "action": if release_version > 1 { "upgrade" } else { "install" },
             "chartName": self.chart, "chartVersion": applied, "appVersion": applied,
-            "configDigest": config_digest(obj, &applied),
+            "configDigest": config,
             "digest": sha256_of(&format!("{ns}/{name}/{applied}")),
             "firstDeployed": first_deployed, "lastDeployed": ctx.now,
-        }]);
+        });
+        status["history"] = release_history(self.old, entry);
+        status["lastAttemptedReleaseActionDuration"] =
+            json!(run_length(obj, "release", &format!("{release_version}")));
         if obj["apiVersion"] == "helm.toolkit.fluxcd.io/v2beta1" {
             // Flux 2.0/2.1: no history; the release revision is an integer.
             status.as_object_mut().map(|m| m.remove("history"));
@@ -426,4 +444,29 @@ impl Applier<'_> {
                 .map(|m| m.remove("lastAppliedRevision"));
         }
     }
+}
+
+/// A HelmRelease's Helm history with `entry` as its current release: the release it was (the
+/// same version) is replaced — deployed when it was, if nothing in it changed — and the older
+/// releases stay, as helm-controller keeps them (five by default).
+fn release_history(old: &Value, mut entry: Value) -> Value {
+    let mut entries: Vec<Value> = old
+        .get("history")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    match entries.first() {
+        Some(current) if current.get("version") == entry.get("version") => {
+            let same = ["chartVersion", "configDigest", "status"]
+                .iter()
+                .all(|k| current.get(*k) == entry.get(*k));
+            if same && let Some(at) = current.get("lastDeployed") {
+                entry["lastDeployed"] = at.clone();
+            }
+            entries[0] = entry;
+        }
+        _ => entries.insert(0, entry),
+    }
+    entries.truncate(5);
+    Value::Array(entries)
 }
