@@ -21,7 +21,10 @@ fn meant(truth: &[TruthCluster], reachable: &BTreeSet<&str>) -> BTreeSet<Copy> {
     for c in truth.iter().filter(|c| reachable.contains(c.name.as_str())) {
         for o in &c.objects {
             let what = format!("{}/{}/{}", o.kind, o.namespace, o.name);
-            for how in [&o.drift, &o.runs].into_iter().flatten() {
+            // A controller correcting live objects is read from events, only when asked of
+            // the object (below).
+            let seen = [&o.drift, &o.runs].into_iter().flatten();
+            for how in seen.filter(|h| *h != "corrected") {
                 out.insert((c.name.clone(), what.clone(), how.clone()));
             }
         }
@@ -261,11 +264,11 @@ fn found_in(doc: &serde_json::Value) -> BTreeSet<Copy> {
             l["namespace"].as_str().unwrap(),
             l["name"].as_str().unwrap()
         );
-        out.insert((
-            l["cluster"].as_str().unwrap().to_string(),
-            what,
-            "live".to_string(),
-        ));
+        let how = match l.get("correcting") {
+            Some(_) => "corrected",
+            None => "live",
+        };
+        out.insert((l["cluster"].as_str().unwrap().to_string(), what, how.into()));
     }
     for r in doc["reconciles"].as_array().unwrap() {
         let what = format!(
@@ -346,4 +349,119 @@ async fn the_command_and_the_mcp_tool_name_the_same_copies() {
         tokio::task::yield_now().await;
     }
     client.cancel().await.unwrap();
+}
+
+/// `fluxfleet drift KIND NAME` on the story fleet, as it reads it (all objects watched or every
+/// cluster summarized, its objects read on demand).
+async fn drift_asked(
+    sim: &common::Sim,
+    object: &[&str],
+    mode: &str,
+) -> (Option<i32>, serde_json::Value) {
+    let out = common::fluxfleet()
+        .arg("drift")
+        .args(object)
+        .args([
+            "-o",
+            "json",
+            "--timeout",
+            "60s",
+            "--watch-mode",
+            mode,
+            "--kubeconfig-dir",
+        ])
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    let doc = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code(), doc)
+}
+
+/// Asked of one object, `drift` reads its copies: a Kustomization whose controller keeps
+/// correcting its objects is named from its events (on exactly the cluster the simulator edits
+/// it on); the substituted copies are told apart by the object their inventory has that the
+/// norm's has not; and where every cluster is summarized (FluxReport tier), the object is read
+/// on each and the same variants are found.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn asked_of_one_object_drift_reads_its_copies() {
+    let sim = common::start_with(|c| {
+        c.clusters = 40;
+        c.workspaces = 2;
+        c.objects = 20;
+        c.scenario = Scenario::Story;
+        c.operator = 1.0;
+        c.epoch = None;
+    })
+    .await;
+    let truth = common::workloads(&sim);
+    let reachable: BTreeSet<&str> = truth
+        .iter()
+        .filter(|c| c.faults.is_empty())
+        .map(|c| c.name.as_str())
+        .collect();
+    let meant_of = |name: &str, how: &str| -> BTreeSet<String> {
+        truth
+            .iter()
+            .filter(|c| reachable.contains(c.name.as_str()))
+            .filter(|c| {
+                c.objects.iter().any(|o| {
+                    o.kind == "Kustomization" && o.name == name && o.drift.as_deref() == Some(how)
+                })
+            })
+            .map(|c| c.name.clone())
+            .collect()
+    };
+    let corrected = meant_of("flux-system", "corrected");
+    assert_eq!(corrected.len(), 1, "the story edits one cluster's objects");
+
+    let (code, doc) = drift_asked(&sim, &["ks", "flux-system"], "all").await;
+    assert_eq!(code, Some(8), "{doc}");
+    let live = doc["live"].as_array().unwrap();
+    let named: BTreeSet<String> = live
+        .iter()
+        .filter(|l| l.get("correcting").is_some())
+        .map(|l| l["cluster"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(named, corrected, "{doc}");
+    let c = &live[0]["correcting"];
+    assert_eq!(c["times"], 6, "{c}");
+    assert!(
+        c["objects"][0].as_str().unwrap().ends_with("/flux-system"),
+        "{c}"
+    );
+    assert!(doc["reads"]["events"].as_u64().unwrap() > 30, "{doc}");
+
+    let substituted = meant_of("apps", "substituted");
+    assert!(!substituted.is_empty());
+    let variants_of = |doc: &serde_json::Value| -> BTreeSet<String> {
+        let apps = doc["differ"].as_array().unwrap().iter();
+        let variants = apps.flat_map(|d| d["variants"].as_array().unwrap().iter());
+        variants
+            .flat_map(|v| v["clusters"].as_array().unwrap().iter())
+            .map(|c| c.as_str().unwrap().to_string())
+            .collect()
+    };
+    let (code, doc) = drift_asked(&sim, &["ks", "apps"], "all").await;
+    assert_eq!(code, Some(8), "{doc}");
+    assert_eq!(variants_of(&doc), substituted, "{doc}");
+    for v in doc["differ"][0]["variants"].as_array().unwrap() {
+        let objects = &v["objects"];
+        assert_eq!(objects["onlyHereCount"], 1, "{v}");
+        let extra = objects["onlyHere"][0].as_str().unwrap();
+        assert!(
+            extra.starts_with("Ingress/") && extra.ends_with("/apps-internal"),
+            "{v}"
+        );
+        assert_eq!(objects["onlyNormCount"], 0, "{v}");
+    }
+    assert_eq!(doc["reads"]["summarized"], 0, "{doc}");
+
+    // Every cluster summarized: the copies are read, and say the same.
+    let (code, summarized) = drift_asked(&sim, &["ks", "apps"], "summary").await;
+    assert_eq!(code, Some(8), "{summarized}");
+    assert_eq!(variants_of(&summarized), substituted, "{summarized}");
+    let read = summarized["reads"]["summarized"].as_u64().unwrap();
+    assert!(read as usize >= reachable.len(), "{summarized}");
 }

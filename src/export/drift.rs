@@ -2,6 +2,8 @@
 //! Kustomization and HelmRelease on one revision that applied something other than most of
 //! them, with their clusters, and the HelmReleases drifted live. Exit 8 when any is found.
 
+pub mod asked;
+
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +18,7 @@ use super::{Filter, output};
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::{FluxKind, Index};
 use crate::session::Session;
+use crate::session::evidence::Gather;
 use crate::session::resolve::Sources;
 use crate::units::{format_duration, span, truncate_hex};
 
@@ -39,8 +42,9 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     let opened = fleet(&request.sources, edge).await?;
     let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
-    // Printed once: listed, not watched.
-    engine.list_only = true;
+    // Printed once: listed, not watched — unless one object is asked, whose copies are read
+    // after (over the clusters' connections).
+    engine.list_only = asked::is_asked(filter).is_none();
     for kind in [FluxKind::Kustomization, FluxKind::HelmRelease] {
         if !engine.kinds.contains(&kind) {
             engine.kinds.push(kind);
@@ -49,7 +53,14 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     let mut live = Session::start(opened.fleet.sources(&engine, false));
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
-    let found = of(&live.index, filter, now);
+    let how = Gather {
+        timeout: request.timeout.min(Gather::default().timeout),
+        ..Gather::default()
+    };
+    let found = match asked::plan(&live.index, filter) {
+        Some(plan) => asked::asked(plan, &live.reader(), now, (how, engine.warm_clusters)).await,
+        None => of(&live.index, filter, now),
+    };
     let mut out = io::BufWriter::new(io::stdout());
     let printed = write(&found, request.output, &mut out).and_then(|()| out.flush());
     drop(out);
@@ -61,7 +72,10 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     // were not seen.
     Ok(match found.is_clean() {
         false => Ended::Drifted,
-        true => Ended::written(clean, incomplete),
+        true => {
+            let unread = found.reads.as_ref().is_some_and(|r| !r.not_read.is_empty());
+            Ended::written(clean, incomplete || unread)
+        }
     })
 }
 
@@ -132,6 +146,15 @@ pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<(
         for d in &found.differ {
             let said = format!("{} {}/{}: {}", d.kind, d.namespace, d.name, d.said());
             writeln!(out, "{}", safe(&said))?;
+            for b in d.variants.iter().filter_map(|v| v.objects.as_ref()) {
+                let said = format!(
+                    "  {} (beside {}, of the norm): {}",
+                    b.read_on,
+                    b.norm_read_on,
+                    b.said()
+                );
+                writeln!(out, "{}", safe(&said))?;
+            }
         }
     }
     if !found.live.is_empty() {
@@ -157,6 +180,20 @@ pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<(
     if !found.reconciles.is_empty() {
         writeln!(out)?;
         reconciles(found, out)?;
+    }
+    if let Some(r) = &found.reads {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "read of its copies: {}, the events of {}, {} for their inventories",
+            crate::units::count(r.summarized, "summarized cluster", "summarized clusters"),
+            crate::units::count(r.events, "copy", "copies"),
+            crate::units::count(r.inventories, "copy", "copies"),
+        )?;
+        for n in &r.not_read {
+            let said = format!("not read on {}: {}", n.cluster, n.why);
+            writeln!(out, "{}", safe(&said))?;
+        }
     }
     Ok(())
 }

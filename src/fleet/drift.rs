@@ -10,9 +10,11 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use serde::Serialize;
 
+pub mod asked;
+
 use super::deployed::content_of;
 use super::reconciles::{Reconciles, Tally};
-use super::{ClusterEntry, FluxKind, FluxSummary};
+use super::{ClusterEntry, ClusterInfo, FluxKind, FluxSummary};
 
 /// What one group of copies applied: the digest that tells them apart.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -22,6 +24,10 @@ pub struct Variant {
     pub digest: Arc<str>,
     /// The clusters whose copy applied it, by name.
     pub clusters: Vec<Arc<str>>,
+    /// Asked of one object: the objects its inventory and the norm's disagree on, where both
+    /// were read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objects: Option<asked::Between>,
 }
 
 /// What most copies on a revision applied, and how many did.
@@ -30,6 +36,8 @@ pub struct Variant {
 pub struct Norm {
     pub digest: Arc<str>,
     pub copies: usize,
+    /// One of its clusters (the first by name): where the norm's copy is read.
+    pub cluster: Arc<str>,
 }
 
 /// The copies of one object on one revision that did not all apply the same.
@@ -78,7 +86,8 @@ impl Differ {
     }
 }
 
-/// A HelmRelease whose live objects differ from its release (`Drifted=True`).
+/// A copy whose live objects differ from what it applied: a HelmRelease with `Drifted=True`,
+/// or (asked of one object) a Kustomization whose controller keeps correcting them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Live {
@@ -89,6 +98,9 @@ pub struct Live {
     pub workspace: Arc<str>,
     /// The controller's words: which objects changed, and how.
     pub message: Arc<str>,
+    /// A Kustomization's corrections, as its events tell them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correcting: Option<asked::Correcting>,
 }
 
 /// Drift across the scope.
@@ -107,9 +119,27 @@ pub struct Drift {
     /// How each object's copies reconcile: every Kustomization and HelmRelease in the scope,
     /// those with slow, flapping or stuck copies first.
     pub reconciles: Vec<Reconciles>,
+    /// Asked of one object: what was read of its copies beyond the index.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<asked::Reads>,
 }
 
 impl Drift {
+    /// The live drift in order: by object, then cluster.
+    pub fn sort_live(&mut self) {
+        self.live.sort_by(|a, b| {
+            let key = |l: &Live| {
+                (
+                    l.kind,
+                    l.namespace.clone(),
+                    l.name.clone(),
+                    l.cluster.clone(),
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+    }
+
     /// Whether every compared copy agrees and nothing drifted live.
     pub fn is_clean(&self) -> bool {
         self.differ.is_empty() && self.live.is_empty()
@@ -133,6 +163,17 @@ pub fn drift<'a>(
     select: impl Fn(&FluxSummary) -> bool,
     now: Timestamp,
 ) -> Drift {
+    let copies = clusters.flat_map(|c| c.objects.values().map(move |o| (&*c.info, &**o)));
+    drift_of_copies(copies, select, now)
+}
+
+/// [`drift`] of copies, each with its cluster: those the index holds and those read on
+/// demand (a summarized cluster's, asked of one object).
+pub fn drift_of_copies<'a>(
+    copies: impl Iterator<Item = (&'a ClusterInfo, &'a FluxSummary)>,
+    select: impl Fn(&FluxSummary) -> bool,
+    now: Timestamp,
+) -> Drift {
     type Key<'a> = (FluxKind, &'a str, &'a str, &'a str);
     // Per object and revision content: each full revision name met (with how often), and per
     // digest the names of its clusters (borrowed: only the few off the norm are kept).
@@ -144,46 +185,45 @@ pub fn drift<'a>(
     let mut groups: HashMap<Key<'a>, Group<'a>> = HashMap::new();
     let mut found = Drift::default();
     let mut tally = Tally::default();
-    for cluster in clusters {
-        for o in cluster.objects.values() {
-            let kind = o.key.kind;
-            if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || !select(o) {
-                continue;
-            }
-            tally.add(&cluster.info.name, o, now);
-            let Some(r) = o.rollout.as_deref() else {
-                continue;
-            };
-            if let Some(message) = &r.drifted {
-                found.live.push(Live {
-                    kind,
-                    namespace: o.key.namespace.clone(),
-                    name: o.key.name.clone(),
-                    cluster: cluster.info.name.as_str().into(),
-                    workspace: cluster.info.workspace.as_str().into(),
-                    message: message.clone(),
-                });
-            }
-            let Some(applied) = &r.applied else {
-                continue;
-            };
-            let Some(digest) = digest_of(o) else {
-                found.unrecorded += 1;
-                continue;
-            };
-            let key = (kind, &*o.key.namespace, &*o.key.name, content_of(applied));
-            let group = groups.entry(key).or_default();
-            match group
-                .names
-                .iter_mut()
-                .find(|(n, _)| Arc::ptr_eq(n, applied) || *n == applied)
-            {
-                Some((_, count)) => *count += 1,
-                None => group.names.push((applied, 1)),
-            }
-            let on = group.digests.entry(digest).or_default();
-            on.push(&cluster.info.name);
+    for (cluster, o) in copies {
+        let kind = o.key.kind;
+        if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || !select(o) {
+            continue;
         }
+        tally.add(&cluster.name, o, now);
+        let Some(r) = o.rollout.as_deref() else {
+            continue;
+        };
+        if let Some(message) = &r.drifted {
+            found.live.push(Live {
+                kind,
+                namespace: o.key.namespace.clone(),
+                name: o.key.name.clone(),
+                cluster: cluster.name.as_str().into(),
+                workspace: cluster.workspace.as_str().into(),
+                message: message.clone(),
+                correcting: None,
+            });
+        }
+        let Some(applied) = &r.applied else {
+            continue;
+        };
+        let Some(digest) = digest_of(o) else {
+            found.unrecorded += 1;
+            continue;
+        };
+        let key = (kind, &*o.key.namespace, &*o.key.name, content_of(applied));
+        let group = groups.entry(key).or_default();
+        match group
+            .names
+            .iter_mut()
+            .find(|(n, _)| Arc::ptr_eq(n, applied) || *n == applied)
+        {
+            Some((_, count)) => *count += 1,
+            None => group.names.push((applied, 1)),
+        }
+        let on = group.digests.entry(digest).or_default();
+        on.push(&cluster.name);
     }
     for ((kind, namespace, name, _), group) in groups {
         let copies: usize = group.digests.values().map(Vec::len).sum();
@@ -205,6 +245,7 @@ pub fn drift<'a>(
                 Variant {
                     digest: digest.clone(),
                     clusters: clusters.into_iter().map(Arc::from).collect(),
+                    objects: None,
                 }
             })
             .collect();
@@ -223,6 +264,12 @@ pub fn drift<'a>(
             norm: Norm {
                 digest: norm.clone(),
                 copies: norm_clusters.len(),
+                cluster: norm_clusters
+                    .iter()
+                    .min()
+                    .copied()
+                    .unwrap_or_default()
+                    .into(),
             },
             variants,
         });
@@ -233,14 +280,7 @@ pub fn drift<'a>(
             .then_with(|| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)))
     });
     found.reconciles = tally.finish();
-    found.live.sort_by(|a, b| {
-        (a.kind, &a.namespace, &a.name, &a.cluster).cmp(&(
-            b.kind,
-            &b.namespace,
-            &b.name,
-            &b.cluster,
-        ))
-    });
+    found.sort_live();
     found
 }
 

@@ -20,6 +20,9 @@ pub struct ObjectEvent {
     /// What it is about, as `flux events` names it in OBJECT: `Kind/name` of its involved
     /// object (an object's events come with its source's, as `flux events --for` shows them).
     pub object: String,
+    /// The revision a Flux controller annotates it with (`<group>/revision`): what the object
+    /// was reconciling when it was said.
+    pub revision: Option<String>,
 }
 
 /// The longest `Kind/name` kept: a kind and a name as long as Kubernetes allows.
@@ -62,6 +65,7 @@ impl ObjectEvent {
             .chars()
             .take(OBJECT_LIMIT)
             .collect(),
+            revision: revision_of(event),
         }
     }
 
@@ -75,6 +79,16 @@ impl ObjectEvent {
         newest_first(&mut events);
         events
     }
+}
+
+/// The `<group>/revision` annotation Flux's controllers put on their events, bounded.
+fn revision_of(event: &Value) -> Option<String> {
+    let annotations = event.at("/metadata/annotations")?.as_object()?;
+    annotations
+        .iter()
+        .find(|(k, _)| k.ends_with(".fluxcd.io/revision"))
+        .and_then(|(_, v)| v.as_str())
+        .map(|r| super::bounds::bounded(r, super::bounds::limits::SHORT).to_string())
 }
 
 /// Events newest first, those without a time last (a stable sort: several lists merged keep

@@ -31,7 +31,7 @@ impl Reader {
         cluster: &ClusterKey,
         keys: &[ObjectKey],
     ) -> Result<Vec<ObjectEvent>, ReadError> {
-        let connected = self.connected(cluster)?;
+        let connected = self.reached(cluster).await?;
         let lists = keys.iter().map(|key| {
             let selector = format!(
                 "involvedObject.kind={},involvedObject.name={},involvedObject.namespace={}",
@@ -57,9 +57,10 @@ impl Reader {
         Ok(events)
     }
 
-    /// The object as the cluster has it now.
+    /// The object as the cluster has it now (a summarized cluster opened first, as for
+    /// [`Reader::workloads`]).
     pub async fn object(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<Value, ReadError> {
-        let connected = self.connected(cluster)?;
+        let connected = self.reached(cluster).await?;
         let path = connected.object_path(key)?;
         self.get(&connected, &path).await
     }
@@ -73,16 +74,22 @@ impl Reader {
         cluster: &ClusterKey,
         key: &ObjectKey,
     ) -> Result<Evidence, ReadError> {
-        let connected = match (self.clients.get(cluster), &self.warm) {
-            (Some(connected), _) => connected,
-            (None, Some(warm)) => {
-                warm.open(cluster);
-                self.connected_within(cluster, self.timeout).await?
-            }
-            (None, None) => return Err(ReadError::Unreachable(NOT_CONNECTED.into())),
-        };
+        let connected = self.reached(cluster).await?;
         let path = connected.object_path(key)?;
         super::workloads::read(&connected.http, &path, key, self.timeout).await
+    }
+
+    /// The connection of `cluster`; a cluster the engine only summarizes is opened first
+    /// (watched for a while, as when the user opens it) and its connection waited for.
+    async fn reached(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
+        match (self.clients.get(cluster), &self.warm) {
+            (Some(connected), _) => Ok(connected),
+            (None, Some(warm)) => {
+                warm.open(cluster);
+                self.connected_within(cluster, self.timeout).await
+            }
+            (None, None) => Err(ReadError::Unreachable(NOT_CONNECTED.into())),
+        }
     }
 
     /// The connection of `cluster` once its task has made it, waiting at most `within`.
@@ -117,12 +124,6 @@ impl Reader {
             .get(cluster)
             .map(|spec| (*spec.kubeconfig).clone())
             .ok_or(ReadError::Left)
-    }
-
-    fn connected(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
-        self.clients
-            .get(cluster)
-            .ok_or_else(|| ReadError::Unreachable(NOT_CONNECTED.into()))
     }
 
     async fn get(&self, connected: &Connected, path: &str) -> Result<Value, ReadError> {

@@ -274,9 +274,23 @@ impl Fleet {
             return Err(invalid(refused));
         }
         let asked = args.paging.asked()?;
-        let found = self
-            .read(|index| crate::export::drift::of(index, &filter, jiff::Timestamp::now()))
+        // Asked of one object, its copies are read where the index cannot tell (summarized
+        // clusters, inventories, a Kustomization's events), as the command reads them.
+        let now = jiff::Timestamp::now();
+        let plan = self
+            .read(|index| crate::export::drift::asked::plan(index, &filter))
             .await?;
+        let found = match plan {
+            Some(plan) => {
+                let how = crate::session::evidence::Gather::default();
+                let warm = self.state.config.engine.warm_clusters;
+                crate::export::drift::asked::asked(plan, &self.state.reader, now, (how, warm)).await
+            }
+            None => {
+                self.read(|index| crate::export::drift::of(index, &filter, now))
+                    .await?
+            }
+        };
         let mut fields = serde_json::Map::new();
         fields.insert("agree".into(), found.agree.into());
         fields.insert("unrecorded".into(), found.unrecorded.into());
@@ -293,6 +307,11 @@ impl Fleet {
         let reconciles = serde_json::to_value(&odd)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         fields.insert("reconciles".into(), reconciles);
+        if let Some(reads) = &found.reads {
+            let reads = serde_json::to_value(reads)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            fields.insert("reads".into(), reads);
+        }
         Ok(answer(
             fields,
             "differ",

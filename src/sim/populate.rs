@@ -252,6 +252,30 @@ pub fn event(
     ev
 }
 
+/// The event kustomize-controller records each time an apply changes objects — here its
+/// workload, edited by hand again and again and set back at every reconcile of the revision it
+/// runs: the same change log, counted, on the revision it applied (FACTS §3.7; the reason is
+/// Ready's while the reconcile is under way).
+fn corrected(rng: &mut Rng, clock: &Clock, obj: &Value, kind: FluxKind) -> Value {
+    let name = obj
+        .pointer("/metadata/name")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let workload = flux::workload_kind(name);
+    let message = format!(
+        "{workload}/{}/{name} configured",
+        flux::workload_namespace(name)
+    );
+    let mut ev = event(rng, clock, obj, kind, "Progressing", &message, false);
+    ev["count"] = json!(6);
+    ev["firstTimestamp"] = json!(clock.before_start(50 * 60));
+    ev["lastTimestamp"] = json!(clock.before_start(4 * 60));
+    if let Some(rev) = obj.pointer("/status/lastAppliedRevision") {
+        ev["metadata"]["annotations"] = json!({ format!("{}/revision", kind.group()): rev });
+    }
+    ev
+}
+
 fn namespace(name: &str, created: &str) -> Value {
     json!({"apiVersion": "v1", "kind": "Namespace",
            "metadata": {"name": name, "creationTimestamp": created, "labels": {"kubernetes.io/metadata.name": name}},
@@ -420,9 +444,23 @@ pub fn populate(
         }
         if part == Part::Drift(Drift::Live) && intent.health == Health::Ready {
             let drifted = flux::records::drifted(&obj, &ago);
+            // helm-controller tells it as a Warning event too, in the condition's words.
+            let message = drifted["message"].as_str().unwrap_or_default().to_string();
+            events.push(event(
+                &mut rng,
+                clock,
+                &obj,
+                p.kind,
+                "DriftDetected",
+                &message,
+                true,
+            ));
             if let Some(conditions) = obj["status"]["conditions"].as_array_mut() {
                 conditions.push(drifted);
             }
+        }
+        if part == Part::Drift(Drift::Corrected) && intent.health == Health::Ready {
+            events.push(corrected(&mut rng, clock, &obj, p.kind));
         }
         match (story, part) {
             (None, _) if rng.chance(0.03) => obj["spec"]["suspend"] = json!(true),

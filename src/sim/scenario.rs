@@ -122,6 +122,10 @@ pub const OVERRIDDEN: (FluxKind, &str, &str) =
     (FluxKind::HelmRelease, "ingress-nginx", "ingress-nginx");
 pub const LIVE_DRIFT: (FluxKind, &str, &str) =
     (FluxKind::HelmRelease, "cert-manager", "cert-manager");
+/// A Kustomization whose applied Deployment someone keeps editing by hand on one cluster:
+/// kustomize-controller sets it back at every reconcile, and its events say so.
+pub const CORRECTED: (FluxKind, &str, &str) =
+    (FluxKind::Kustomization, "flux-system", "flux-system");
 
 /// How reconciles behave: a Kustomization that waits minutes on a health check of its own on a
 /// few prod clusters (the slow tail), a HelmRelease whose upgrades fail now and then and get
@@ -170,6 +174,9 @@ pub struct Cast {
     pub substituted: Vec<usize>,
     pub overridden: Vec<usize>,
     pub live_drift: Vec<usize>,
+    /// Where [`CORRECTED`]'s objects are edited by hand (a cluster of no other part: not the
+    /// stale one, whose controller corrects nothing).
+    pub corrected: Vec<usize>,
     /// Where [`SLOW`] is slow, [`FLAPPING`] flaps, and kustomize-controller stopped.
     pub slow: Vec<usize>,
     pub flapping: Vec<usize>,
@@ -248,6 +255,8 @@ impl Cast {
         cast.flapping = pick(all, usize::from(clusters.len() >= 3), &mut rng);
         let prods = &mut clusters.iter().filter(|c| c.env == "prod");
         cast.stale = pick(prods, usize::from(prod >= 5), &mut rng);
+        let all = &mut clusters.iter();
+        cast.corrected = pick(all, usize::from(clusters.len() >= 3), &mut rng);
         cast
     }
 
@@ -311,6 +320,7 @@ impl Cast {
             (SUBSTITUTED, &self.substituted, Drift::Substituted),
             (OVERRIDDEN, &self.overridden, Drift::Overridden),
             (LIVE_DRIFT, &self.live_drift, Drift::Live),
+            (CORRECTED, &self.corrected, Drift::Corrected),
         ] {
             if on.contains(&index) && object == (kind, namespace, name) {
                 return Part::Drift(drift);
@@ -340,6 +350,9 @@ pub enum Drift {
     Overridden,
     /// Its live objects were changed by hand: Drifted=True.
     Live,
+    /// Its live objects are changed by hand again and again, and its controller sets them
+    /// back (a Kustomization: its events tell each apply that changed them).
+    Corrected,
 }
 
 impl Drift {
@@ -348,6 +361,7 @@ impl Drift {
             Drift::Substituted => "substituted",
             Drift::Overridden => "values",
             Drift::Live => "live",
+            Drift::Corrected => "corrected",
         }
     }
 }

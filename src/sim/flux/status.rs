@@ -386,6 +386,15 @@ impl Applier<'_> {
             {"id": format!("{}_{name}__Service", workload_namespace(name)), "v": "v1"},
             {"id": format!("{}_{name}_{}_{}", workload_namespace(name), workload_group(workload_kind(name)), workload_kind(name)), "v": "v1"},
         ]});
+        // The story's substitution turns on an internal Ingress the others do not have.
+        if self.obj.pointer("/spec/postBuild/substitute").is_some()
+            && let Some(entries) = status["inventory"]["entries"].as_array_mut()
+        {
+            let ns = workload_namespace(name);
+            entries.push(
+                json!({"id": format!("{ns}_{name}-internal_networking.k8s.io_Ingress"), "v": "v1"}),
+            );
+        }
     }
 
     /// A HelmRelease's chart, storage namespace and Helm history (Flux 2.0/2.1: a release
