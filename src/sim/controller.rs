@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 mod depends;
 mod outage;
 mod reconcile;
+mod resync;
 mod rollout;
 
 use super::clock::Clock;

@@ -143,9 +143,7 @@ async fn read_copies<'a>(
             async move {
                 let mut copies = Vec::new();
                 for key in keys.iter() {
-                    let read = tokio::time::timeout(how.timeout, reader.object(&cluster, key))
-                        .await
-                        .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
+                    let read = within(how, reader.object(&cluster, key)).await;
                     match read {
                         Ok(value) => copies.extend(FluxSummary::of(key.kind, &value).ok()),
                         Err(ReadError::NotFound) => {}
@@ -159,6 +157,16 @@ async fn read_copies<'a>(
         .collect::<Vec<_>>()
         .await;
     read.into_iter().map(|(i, r)| (clusters[i], r)).collect()
+}
+
+/// `read`, or [`ReadError::TimedOut`] once `how.timeout` has passed.
+async fn within<T>(
+    how: Gather,
+    read: impl std::future::Future<Output = Result<T, ReadError>>,
+) -> Result<T, ReadError> {
+    tokio::time::timeout(how.timeout, read)
+        .await
+        .unwrap_or(Err(ReadError::TimedOut(how.timeout)))
 }
 
 /// Each copy's events: a controller that keeps correcting its objects is live drift.
@@ -178,9 +186,7 @@ async fn corrections(
         .map(|(i, cluster, key)| {
             let (reader, keys) = (reader.clone(), [key]);
             async move {
-                let events = tokio::time::timeout(how.timeout, reader.events(&cluster, &keys))
-                    .await
-                    .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
+                let events = within(how, reader.events(&cluster, &keys)).await;
                 (i, events)
             }
         })
@@ -259,9 +265,7 @@ async fn inventories(
         .map(|(i, cluster, key)| {
             let reader = reader.clone();
             async move {
-                let object = tokio::time::timeout(how.timeout, reader.object(&cluster, &key))
-                    .await
-                    .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
+                let object = within(how, reader.object(&cluster, &key)).await;
                 (i, object)
             }
         })
