@@ -180,6 +180,7 @@ fn filter(c: &mut Criterion) {
                     now,
                     spreads: &mut spreads,
                     triage: &mut parts,
+                    asked: None,
                 };
                 black_box(rows::build(black_box(&index), &screen, with))
             })

@@ -4,6 +4,7 @@
 
 pub mod command;
 mod delivered;
+mod drift;
 mod evidence;
 mod flux_action;
 pub mod handoff;

@@ -3,6 +3,7 @@
 //! [`Sink`], the index gives every cluster its id, and reads and actions are routed to the
 //! source each cluster comes from.
 
+pub mod drift;
 pub mod evidence;
 pub mod open;
 pub mod resolve;

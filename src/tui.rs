@@ -134,6 +134,7 @@ where
         journal,
         proposals,
         concurrency: config.actions.concurrency,
+        warm: config.engine.warm_clusters,
         events: config.actions.events,
         handled: None,
     };

@@ -464,4 +464,99 @@ async fn asked_of_one_object_drift_reads_its_copies() {
     assert_eq!(variants_of(&summarized), substituted, "{summarized}");
     let read = summarized["reads"]["summarized"].as_u64().unwrap();
     assert!(read as usize >= reachable.len(), "{summarized}");
+
+    // The TUI's `D` on a copy reads the copies as the command does and says the same.
+    let mut live = Session::kube(&common::fleet_of(&sim), &common::engine_settings());
+    live.settle(Duration::from_secs(60)).await;
+    let flux_system = tui_drift(&mut live, "flux-system").await;
+    assert!(
+        flux_system.0.contains("copies read: 0 summarized"),
+        "{}",
+        flux_system.0
+    );
+    let live_rows: BTreeSet<String> = flux_system
+        .1
+        .iter()
+        .filter(|(_, what)| what.contains("live: kustomize-controller"))
+        .map(|(c, _)| c.clone())
+        .collect();
+    assert_eq!(live_rows, corrected, "{}", flux_system.0);
+    let apps = tui_drift(&mut live, "apps").await;
+    let applied = apps.1.iter().filter(|(_, w)| w.contains(" applied "));
+    let rows: BTreeSet<String> = applied.clone().map(|(c, _)| c.clone()).collect();
+    assert_eq!(rows, substituted, "{}", apps.0);
+    for (cluster, what) in applied {
+        assert!(
+            what.contains("has Ingress/") && what.contains("apps-internal that the norm has not"),
+            "{cluster}: {what}"
+        );
+    }
+    live.shutdown().await;
+}
+
+/// The TUI's drift view of the Kustomization `name` opened with `D` on its detail view, its
+/// copies read as the event loop reads them: the screen, and each row's cluster and what it
+/// says differs.
+async fn tui_drift(live: &mut Session, name: &str) -> (String, Vec<(String, String)>) {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use fluxfleet::app::message::Effect;
+    use fluxfleet::app::model::{Model, RowId};
+    use fluxfleet::app::update::{Msg, update};
+    use fluxfleet::app::view::View;
+    use fluxfleet::fleet::{FluxKind, ObjectKey};
+    let (keymap, _) =
+        fluxfleet::app::keymap::Keymap::from_config(&fluxfleet::config::Config::defaults().keymap);
+    let now = jiff::Timestamp::now();
+    let key = ObjectKey::new(FluxKind::Kustomization, "flux-system", name);
+    let (cluster, _) = live
+        .index
+        .entries()
+        .find(|(_, c)| c.objects.contains_key(&key))
+        .expect("a copy");
+    let mut model = Model::new(std::mem::take(&mut live.index), keymap, Vec::new(), now);
+    model.push(View::Detail {
+        cluster,
+        key: key.clone(),
+    });
+    let effects = update(
+        &mut model,
+        Msg::Key(KeyEvent::new(KeyCode::Char('D'), KeyModifiers::NONE)),
+    );
+    let waiting = common::tui::screen(&mut model, 220, 60);
+    assert!(waiting.contains("reading its copies"), "{waiting}");
+    let [
+        Effect::ReadDrift {
+            scope,
+            key: of,
+            plan,
+        },
+    ] = &effects[..]
+    else {
+        panic!("{effects:?}")
+    };
+    let how = fluxfleet::session::evidence::Gather::default();
+    let warm = fluxfleet::config::Config::defaults().engine.warm_clusters;
+    let drift = fluxfleet::session::drift::asked(plan, &live.reader(), now, (how, warm)).await;
+    let msg = Msg::Drift {
+        scope: *scope,
+        key: of.clone(),
+        drift: Box::new(drift),
+    };
+    update(&mut model, msg);
+    let shot = common::tui::screen(&mut model, 220, 60);
+    let mut rows = Vec::new();
+    for id in &model.rows.ids {
+        let RowId::Object(c, k) = id else {
+            panic!("{id:?}")
+        };
+        assert_eq!(*k, key);
+        let name = model.index.cluster(*c).unwrap().info.name.clone();
+        let line = shot
+            .lines()
+            .find(|l| l.contains(&format!("│{name} ")))
+            .unwrap_or_else(|| panic!("{name} not on screen: {shot}"));
+        rows.push((name, line.to_string()));
+    }
+    live.index = std::mem::take(&mut model.index);
+    (shot, rows)
 }

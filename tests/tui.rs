@@ -778,6 +778,7 @@ fn triage_kept_between_changes_equals_triage_built_afresh() {
             now: m.now,
             spreads: &mut Default::default(),
             triage: &mut Default::default(),
+            asked: None,
         };
         let rows = fluxfleet::app::rows::build(&m.index, m.screen(), with);
         (rows.ids, rows.groups)

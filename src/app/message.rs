@@ -44,6 +44,12 @@ pub enum Msg {
     /// A decision on a proposal was recorded (or could not be: decided by someone else first,
     /// expired).
     Decided(Result<Box<crate::proposals::Proposal>, Arc<crate::proposals::StoreError>>),
+    /// Drift asked of `key` in `scope`, its copies read (`D` on a matrix or an object).
+    Drift {
+        scope: super::view::Scope,
+        key: ObjectKey,
+        drift: Box<crate::fleet::drift::Drift>,
+    },
     /// The history asked for by `:history`, oldest first.
     History(Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>),
 }
@@ -76,6 +82,12 @@ pub enum Effect {
         key: ObjectKey,
         clusters: Arc<[ClusterId]>,
         infos: Vec<Arc<ClusterInfo>>,
+    },
+    /// Read the copies of the object `plan` is for (drift asked of one object in `scope`).
+    ReadDrift {
+        scope: super::view::Scope,
+        key: ObjectKey,
+        plan: Arc<crate::session::drift::Plan>,
     },
     /// Send an action (write mode only: a read-only session has nothing that can send it).
     Act(Job),

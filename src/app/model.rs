@@ -81,6 +81,27 @@ pub struct Reads {
     /// How each ring delivered the thing the matrix shows, from the history read when it
     /// opened (on the bus; none from kubeconfigs, which keep no history).
     pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
+    /// Drift asked of one object, its copies read (or being read).
+    pub drift: Option<AskedDrift>,
+}
+
+/// Drift asked of one object in a scope: none until its copies are read.
+pub struct AskedDrift {
+    pub scope: super::view::Scope,
+    pub key: ObjectKey,
+    pub drift: Option<Box<crate::fleet::drift::Drift>>,
+}
+
+impl AskedDrift {
+    /// Whether `view` is the drift view it was asked for.
+    pub fn is_for(&self, view: &View) -> bool {
+        matches!(view, View::Drift { scope, key: Some(key) } if *scope == self.scope && *key == self.key)
+    }
+
+    /// What the drift view of `view` shows, when it is this one's and read.
+    pub fn of(&self, view: &View) -> Option<&crate::fleet::drift::Drift> {
+        self.drift.as_deref().filter(|_| self.is_for(view))
+    }
 }
 
 /// Changes a session keeps of what it saw (about 20 MiB at most).
@@ -261,6 +282,11 @@ impl Model {
                     rollout: &self.settings.rollout,
                     now: self.now,
                     spreads: &mut self.spreads,
+                    asked: self
+                        .reads
+                        .drift
+                        .as_ref()
+                        .and_then(|a| a.of(&self.stack[self.stack.len() - 1].view)),
                     triage: &mut self.triage,
                 },
             ),

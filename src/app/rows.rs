@@ -45,6 +45,8 @@ pub enum Differs {
         revision: std::sync::Arc<str>,
         digest: std::sync::Arc<str>,
         norm: std::sync::Arc<str>,
+        /// Which objects its inventory and the norm's disagree on, where both were read.
+        objects: Option<std::sync::Arc<str>>,
     },
     Live(std::sync::Arc<str>),
     /// Not run for `since_s` seconds, on an interval of `interval_s`.
@@ -68,6 +70,8 @@ pub struct With<'a> {
     pub now: Timestamp,
     pub spreads: &'a mut SpreadCache,
     pub triage: &'a mut TriageCache,
+    /// The drift view's object, its copies read: shown instead of what the index tells.
+    pub asked: Option<&'a Drift>,
 }
 
 /// Whether a row's text passes the screen's filter.
@@ -79,6 +83,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         now,
         spreads: cache,
         triage: parts,
+        asked,
     } = with;
     let matcher = SkimMatcherV2::default();
     let matches =
@@ -119,7 +124,16 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
             }
         }
         View::Drift { scope, key } => {
-            drift_rows((index, &matches), (*scope, key.as_ref(), now), &mut rows)
+            let found = match asked {
+                Some(read) => read.clone(),
+                None => {
+                    let clusters = clusters_in(index, *scope);
+                    let key = key.as_ref();
+                    let wanted = |o: &FluxSummary| key.is_none_or(|k| *k == o.key);
+                    drift(clusters.iter().map(|(_, c)| *c), wanted, now)
+                }
+            };
+            drift_rows((index, &matches), (*scope, found), &mut rows)
         }
         View::Help { .. }
         | View::Results
@@ -139,7 +153,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
 /// A copy odd in several ways is one row that says each.
 fn drift_rows(
     (index, matches): (&Index, Matches<'_>),
-    (scope, key, now): (Scope, Option<&ObjectKey>, Timestamp),
+    (scope, found): (Scope, Drift),
     rows: &mut Rows,
 ) {
     let clusters = clusters_in(index, scope);
@@ -147,11 +161,6 @@ fn drift_rows(
         .iter()
         .map(|(id, c)| (c.info.name.as_str(), *id))
         .collect();
-    let found = drift(
-        clusters.iter().map(|(_, c)| *c),
-        |o| key.is_none_or(|k| *k == o.key),
-        now,
-    );
     let mut push = |cluster: &str, key: ObjectKey, differs: Differs| {
         let Some(id) = ids.get(cluster).copied() else {
             return;
@@ -168,11 +177,14 @@ fn drift_rows(
     for d in &found.differ {
         let key = ObjectKey::new(d.kind, &d.namespace, &d.name);
         for v in &d.variants {
+            // Read on one of its clusters: said of each, as of the variant.
+            let objects: Option<std::sync::Arc<str>> = v.objects.as_ref().map(|b| b.said().into());
             for cluster in &v.clusters {
                 let differs = Differs::Applied {
                     revision: d.revision.clone(),
                     digest: v.digest.clone(),
                     norm: d.norm.digest.clone(),
+                    objects: objects.clone(),
                 };
                 push(cluster, key.clone(), differs);
             }

@@ -84,6 +84,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             super::evidence::arrived(model, key, clusters, folded);
             Vec::new()
         }
+        Msg::Drift { scope, key, drift } => {
+            super::drift::arrived(model, (scope, key), drift);
+            Vec::new()
+        }
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
             // No collector keeps one: what this session saw itself.
@@ -312,20 +316,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Reject => {}
         Action::Halt => halt(model, false),
         Action::ResumeHalted => halt(model, true),
-        Action::Drift => {
-            // Of the object the matrix or the detail view is about, in the view's scope.
-            let view = &model.screen().view;
-            let key = match view {
-                View::Matrix { key, .. } | View::Detail { key, .. } => Some(key.clone()),
-                _ => None,
-            };
-            let scope = match view {
-                // An object's copies are on other clusters: across the fleet.
-                View::Detail { .. } => super::view::Scope::Fleet,
-                other => other.scope(),
-            };
-            model.push(View::Drift { scope, key });
-        }
+        Action::Drift => return super::drift::ask(model),
     }
     Vec::new()
 }

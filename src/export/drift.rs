@@ -2,8 +2,6 @@
 //! Kustomization and HelmRelease on one revision that applied something other than most of
 //! them, with their clusters, and the HelmReleases drifted live. Exit 8 when any is found.
 
-pub mod asked;
-
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,6 +16,7 @@ use super::{Filter, output};
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::{FluxKind, Index};
 use crate::session::Session;
+use crate::session::drift as asked;
 use crate::session::evidence::Gather;
 use crate::session::resolve::Sources;
 use crate::units::{format_duration, span, truncate_hex};
@@ -58,7 +57,7 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
         ..Gather::default()
     };
     let found = match asked::plan(&live.index, filter) {
-        Some(plan) => asked::asked(plan, &live.reader(), now, (how, engine.warm_clusters)).await,
+        Some(plan) => asked::asked(&plan, &live.reader(), now, (how, engine.warm_clusters)).await,
         None => of(&live.index, filter, now),
     };
     let mut out = io::BufWriter::new(io::stdout());
@@ -183,13 +182,7 @@ pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<(
     }
     if let Some(r) = &found.reads {
         writeln!(out)?;
-        writeln!(
-            out,
-            "read of its copies: {}, the events of {}, {} for their inventories",
-            crate::units::count(r.summarized, "summarized cluster", "summarized clusters"),
-            crate::units::count(r.events, "copy", "copies"),
-            crate::units::count(r.inventories, "copy", "copies"),
-        )?;
+        writeln!(out, "{}", r.said())?;
         for n in &r.not_read {
             let said = format!("not read on {}: {}", n.cluster, n.why);
             writeln!(out, "{}", safe(&said))?;

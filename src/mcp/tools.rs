@@ -278,13 +278,13 @@ impl Fleet {
         // clusters, inventories, a Kustomization's events), as the command reads them.
         let now = jiff::Timestamp::now();
         let plan = self
-            .read(|index| crate::export::drift::asked::plan(index, &filter))
+            .read(|index| crate::session::drift::plan(index, &filter))
             .await?;
         let found = match plan {
             Some(plan) => {
                 let how = crate::session::evidence::Gather::default();
                 let warm = self.state.config.engine.warm_clusters;
-                crate::export::drift::asked::asked(plan, &self.state.reader, now, (how, warm)).await
+                crate::session::drift::asked(&plan, &self.state.reader, now, (how, warm)).await
             }
             None => {
                 self.read(|index| crate::export::drift::of(index, &filter, now))

@@ -28,6 +28,8 @@ pub struct Clusters {
     /// Where proposals are kept (beside the journal, or on the bus the fleet is read from).
     pub proposals: Option<Keeper>,
     pub concurrency: usize,
+    /// How many clusters the engine keeps open (`warm_clusters`): drift opens no more at once.
+    pub warm: usize,
     /// Each action records an Event on its targets (`[actions] events`).
     pub events: bool,
     /// The running action's executor, told which reconciles the watch shows handled.
@@ -98,6 +100,21 @@ impl super::run::Effects for Clusters {
                         key,
                         clusters,
                         folded: Box::new(folded),
+                    });
+                });
+            }
+            Effect::ReadDrift { scope, key, plan } => {
+                let reader = self.reader.clone();
+                let warm = self.warm;
+                tokio::spawn(async move {
+                    let how = crate::session::evidence::Gather::default();
+                    let now = jiff::Timestamp::now();
+                    let drift =
+                        crate::session::drift::asked(&plan, &reader, now, (how, warm)).await;
+                    let _ = results.send(Msg::Drift {
+                        scope,
+                        key,
+                        drift: Box::new(drift),
                     });
                 });
             }

@@ -40,6 +40,27 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         None => "drift".to_string(),
     };
+    // Asked of one object: its copies are read, and what was read said.
+    let view = &model.screen().view;
+    let asked = model.reads.drift.as_ref().filter(|a| a.is_for(view));
+    let title = match asked.map(|a| a.drift.as_deref()) {
+        None => title,
+        Some(None) => format!("{title} — reading its copies…"),
+        Some(Some(read)) => match &read.reads {
+            Some(r) => {
+                let mut said = format!(
+                    "{title} — copies read: {} summarized, {} for events, {} inventories",
+                    r.summarized, r.events, r.inventories
+                );
+                if !r.not_read.is_empty() {
+                    let clusters = crate::units::count(r.not_read.len(), "cluster", "clusters");
+                    said.push_str(&format!(", not read on {clusters}"));
+                }
+                said
+            }
+            None => title,
+        },
+    };
     list(
         frame,
         area,
@@ -96,13 +117,17 @@ fn said(d: &Differs, revision: &mut String) -> (String, Slot) {
             revision: on,
             digest,
             norm,
+            objects,
         } => {
             *revision = truncate_hex(on);
-            let what = format!(
+            let mut what = format!(
                 "applied {} where most applied {}",
                 truncate_hex(digest),
                 truncate_hex(norm)
             );
+            if let Some(objects) = objects {
+                what.push_str(&format!(" ({objects})"));
+            }
             (what, Slot::Progressing)
         }
         Differs::Live(message) => (format!("live: {message}"), Slot::Error),

@@ -44,6 +44,19 @@ pub struct Reads {
     pub not_read: Vec<NotRead>,
 }
 
+impl Reads {
+    /// What was read, in a line for people (what was not read is said cluster by cluster).
+    pub fn said(&self) -> String {
+        use crate::units::count;
+        format!(
+            "read of its copies: {}, the events of {}, {} for their inventories",
+            count(self.summarized, "summarized cluster", "summarized clusters"),
+            count(self.events, "copy", "copies"),
+            count(self.inventories, "copy", "copies"),
+        )
+    }
+}
+
 /// An inventory entry's id as long as Kubernetes allows (a namespace, a name, a group, a kind).
 const ID: usize = 63 + 253 + 253 + 63 + 3;
 

@@ -10,13 +10,13 @@ use std::sync::Arc;
 use futures::StreamExt;
 use jiff::Timestamp;
 
-use super::Filter;
+use super::Reader;
+use super::evidence::Gather;
 use crate::fleet::drift::asked::{Between, NotRead, Reads, correcting};
 use crate::fleet::drift::{Drift, Live, drift_of_copies};
+use crate::fleet::filter::Filter;
 use crate::fleet::workload::ReadError;
-use crate::fleet::{ClusterInfo, Counted, FluxKind, FluxSummary, Index, ObjectKey};
-use crate::session::Reader;
-use crate::session::evidence::Gather;
+use crate::fleet::{ClusterEntry, ClusterInfo, Counted, FluxKind, FluxSummary, Index, ObjectKey};
 
 /// The most variants of one object whose inventories are read.
 const VARIANTS_READ: usize = 8;
@@ -28,6 +28,7 @@ pub fn is_asked(filter: &Filter) -> Option<(FluxKind, &str)> {
 
 /// What drift asked of one object reads, taken from the index (owned: the index is not held
 /// while its copies are read).
+#[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     filter: Filter,
     kind: FluxKind,
@@ -43,6 +44,14 @@ pub struct Plan {
 
 /// The reads drift asked of one object needs; None unless `filter` names a kind and a name.
 pub fn plan(index: &Index, filter: &Filter) -> Option<Plan> {
+    plan_of(index.entries().map(|(_, c)| c), filter)
+}
+
+/// [`plan`] over `clusters` (a view's scope) rather than the whole index.
+pub fn plan_of<'a>(
+    clusters: impl Iterator<Item = &'a ClusterEntry>,
+    filter: &Filter,
+) -> Option<Plan> {
     let (kind, name) = is_asked(filter)?;
     let mut plan = Plan {
         filter: filter.clone(),
@@ -53,8 +62,7 @@ pub fn plan(index: &Index, filter: &Filter) -> Option<Plan> {
         held: Vec::new(),
     };
     let mut namespaces: BTreeSet<String> = filter.namespace.iter().cloned().collect();
-    let in_scope = index.entries().map(|(_, c)| c);
-    for c in in_scope.filter(|c| !c.retired && filter.cluster(c)) {
+    for c in clusters.filter(|c| !c.retired && filter.cluster(c)) {
         let at = plan.clusters.len();
         plan.clusters.push((*c.info).clone());
         let copies = c.objects.values().filter(|o| filter.key(&o.key));
@@ -81,7 +89,7 @@ pub fn plan(index: &Index, filter: &Filter) -> Option<Plan> {
 /// A summarized cluster is opened to be read, no more at once than stay open (`warm`, the
 /// engine's `warm_clusters`): one more would close one not yet read.
 pub async fn asked(
-    plan: Plan,
+    plan: &Plan,
     reader: &Reader,
     now: Timestamp,
     (how, warm): (Gather, usize),

@@ -1,0 +1,84 @@
+//! `D`: drift of the object the rollout matrix or the detail view is about — at once from what
+//! the index holds, then from its copies read (the summarized clusters' copies, the norm's and
+//! the variants' inventories, a Kustomization's events), as `fluxfleet drift KIND NAME` reads
+//! them. Elsewhere, drift of everything in the view's scope, from the index.
+
+use std::sync::Arc;
+
+use super::message::Effect;
+use super::model::{AskedDrift, Model};
+use super::view::{Scope, View, clusters_in};
+use crate::fleet::drift::Drift;
+use crate::fleet::filter::Filter;
+use crate::fleet::{FluxKind, ObjectKey};
+
+/// Opens the drift view for the view in front, and reads the copies of its object if it has
+/// one.
+pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
+    let view = &model.screen().view;
+    let key = match view {
+        View::Matrix { key, .. } | View::Detail { key, .. } => Some(key.clone()),
+        _ => None,
+    };
+    let scope = match view {
+        // An object's copies are on other clusters: across the fleet.
+        View::Detail { .. } => Scope::Fleet,
+        other => other.scope(),
+    };
+    let Some(key) = key else {
+        model.push(View::Drift { scope, key: None });
+        return Vec::new();
+    };
+    if !matches!(key.kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
+        model.flash = Some(format!(
+            "a {} applies nothing: drift compares what Kustomizations and HelmReleases applied",
+            key.kind
+        ));
+        return Vec::new();
+    }
+    let filter = Filter {
+        kind: Some(key.kind),
+        name: Some(key.name.to_string()),
+        namespace: Some(key.namespace.to_string()),
+        ..Filter::default()
+    };
+    let clusters = clusters_in(&model.index, scope);
+    let plan = crate::session::drift::plan_of(clusters.iter().map(|(_, c)| *c), &filter);
+    model.push(View::Drift {
+        scope,
+        key: Some(key.clone()),
+    });
+    let Some(plan) = plan else {
+        return Vec::new();
+    };
+    model.reads.drift = Some(AskedDrift {
+        scope,
+        key: key.clone(),
+        drift: None,
+    });
+    vec![Effect::ReadDrift {
+        scope,
+        key,
+        plan: Arc::new(plan),
+    }]
+}
+
+/// The copies were read: shown if the user still looks at (or will come back to) that view.
+pub(super) fn arrived(model: &mut Model, (scope, key): (Scope, ObjectKey), drift: Box<Drift>) {
+    let Some(asked) = model.reads.drift.as_mut() else {
+        return;
+    };
+    // An answer to an earlier question is dropped.
+    if asked.scope != scope || asked.key != key {
+        return;
+    }
+    asked.drift = Some(drift);
+    let shown = model
+        .reads
+        .drift
+        .as_ref()
+        .is_some_and(|a| a.is_for(&model.screen().view));
+    if shown {
+        model.rows_stale = true;
+    }
+}
