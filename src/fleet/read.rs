@@ -24,8 +24,9 @@ pub enum ReadError {
     /// The server said the request cannot be answered (a log of a container that never ran).
     #[error("{0}")]
     Rejected(String),
-    /// No answer in time: try again.
+    /// No answer in time: try again. In JSON, the message is the time waited ("10s").
     #[error("no answer within {}", crate::units::format_duration(*.0))]
+    #[serde(serialize_with = "waited")]
     TimedOut(Duration),
     /// The cluster is not connected now, or cannot be reached: try again later.
     #[error("unreachable: {0}")]
@@ -54,6 +55,11 @@ pub enum ReadError {
     ReadOnly,
 }
 
+/// A wait as people read it ("10s", "1m30s"), not as a struct of seconds and nanoseconds.
+fn waited<S: serde::Serializer>(waited: &Duration, to: S) -> Result<S::Ok, S::Error> {
+    to.serialize_str(&crate::units::format_duration(*waited))
+}
+
 impl ReadError {
     /// Worth asking again later (as opposed to fixing RBAC, a kubeconfig or the config).
     pub fn retryable(&self) -> bool {
@@ -79,5 +85,24 @@ impl ReadError {
             ReadError::NoHistory => "no history",
             ReadError::ReadOnly => "read-only",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_in_json_says_how_long_was_waited() {
+        let json = serde_json::to_value(ReadError::TimedOut(Duration::from_secs(10))).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"reason": "timedOut", "message": "10s"})
+        );
+        let json = serde_json::to_value(ReadError::Forbidden("pods".into())).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"reason": "forbidden", "message": "pods"})
+        );
     }
 }
