@@ -36,6 +36,7 @@ mod hostile_bytes;
 mod imports;
 mod incidents;
 mod kubeconfig_forms;
+mod manifests;
 mod mcp;
 mod mcp_http;
 mod mcp_proposals;

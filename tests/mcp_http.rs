@@ -8,7 +8,6 @@ use crate::common;
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 
 use common::fluxfleet;
 use common::mcp::call;
@@ -58,30 +57,6 @@ async fn listening(
     (child, url)
 }
 
-/// A reqwest client trusting only the test CA.
-fn https(ca: &str) -> reqwest::Client {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject;
-    let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
-        .unwrap();
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    // A connection per request: one the server closed after refusing a request unread is never
-    // taken for the next.
-    reqwest::Client::builder()
-        .use_preconfigured_tls(config)
-        .pool_max_idle_per_host(0)
-        .build()
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sdks_client_over_https_with_the_token_gets_what_stdio_gets() {
     let sim = common::start().await;
@@ -93,7 +68,7 @@ async fn the_sdks_client_over_https_with_the_token_gets_what_stdio_gets() {
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
 
     let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(TOKEN);
-    let transport = StreamableHttpClientTransport::with_client(https(&ca), config);
+    let transport = StreamableHttpClientTransport::with_client(common::mcp::https(&ca), config);
     let client = ().serve(transport).await.expect("a session over HTTPS");
     let summary = call(&client, "fleet_summary", json!({})).await.unwrap();
     let stdio = common::mcp::connect(dir, &[]).await;
@@ -149,7 +124,7 @@ async fn no_token_a_wrong_one_a_foreign_origin_or_too_much_is_refused_unread() {
         "https://console.example.com:443",
     ];
     let (_server, url) = listening(sim.dir.path(), tls.path(), data.path(), &extra).await;
-    let http = https(&ca);
+    let http = common::mcp::https(&ca);
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                    "clientInfo": {"name": "curl", "version": "1"}}});

@@ -12,6 +12,7 @@ mod bus_history;
 mod bus_proposals;
 mod bus_reader;
 mod collector_endpoints;
+mod images;
 mod nats_cluster;
 mod nats_failover;
 mod nats_logins;

@@ -1,6 +1,7 @@
 //! `fluxfleet mcp` driven by the MCP SDK's own client over stdio, as an assistant drives it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -111,4 +112,28 @@ pub fn assert_proposal_journaled(lines: &[Value], id: &str) {
         assert!(line["proposal"]["approvedBy"].is_string(), "{line}");
         assert_eq!(line["automation"], Value::Null, "a person approved: {line}");
     }
+}
+
+/// A reqwest client trusting only the test CA.
+pub fn https(ca: &str) -> reqwest::Client {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca.as_bytes()).unwrap())
+        .unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    // A connection per request: one the server closed after refusing a request unread is never
+    // taken for the next.
+    reqwest::Client::builder()
+        .use_preconfigured_tls(config)
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap()
 }
