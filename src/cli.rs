@@ -17,6 +17,7 @@ mod get;
 mod mcp;
 mod probes;
 mod process;
+pub use process::SHUTDOWN_TIMEOUT;
 mod proposals;
 pub mod scope;
 mod sim;

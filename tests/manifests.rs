@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// How long a command takes to stop at most when not told (`--shutdown-timeout`).
+const SHUTDOWN_TIMEOUT: &str = fluxfleet::cli::SHUTDOWN_TIMEOUT;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -254,6 +257,8 @@ fn deployment(doc: &Value, text: &str, measured: &BTreeMap<(String, u64), u64>, 
         .map(|v| v["name"].as_str().unwrap())
         .collect();
     assert_eq!(pod["securityContext"]["runAsUser"], 65532, "{what}");
+    // Told to stop, it has stopped before the kubelet's SIGKILL.
+    let grace = pod["terminationGracePeriodSeconds"].as_u64().unwrap_or(30);
     for c in pod["containers"].as_array().unwrap() {
         let name = c["name"].as_str().unwrap();
         let what = format!("{what}, container {name}");
@@ -266,6 +271,12 @@ fn deployment(doc: &Value, text: &str, measured: &BTreeMap<(String, u64), u64>, 
         assert_eq!(
             c["securityContext"]["readOnlyRootFilesystem"], true,
             "{what}"
+        );
+        let stopping = flag(&args, "--shutdown-timeout").unwrap_or(SHUTDOWN_TIMEOUT);
+        let stopping: u64 = stopping.strip_suffix('s').unwrap().parse().unwrap();
+        assert!(
+            stopping < grace,
+            "{what}: stops within {stopping}s, killed after {grace}s"
         );
 
         // Ports: what the probes and the Service name is what the args open.
@@ -551,6 +562,13 @@ fn a_renamed_flag_a_stray_port_or_an_unmounted_path_fails_the_check() {
         "--token-file=/secrets/token",
     );
     assert!(said.contains("on no mount"), "{said}");
+    // A grace period shorter than the time it takes to stop.
+    let said = refused(
+        "collectors.yaml",
+        "terminationGracePeriodSeconds: 30",
+        "terminationGracePeriodSeconds: 15",
+    );
+    assert!(said.contains("killed after 15s"), "{said}");
     // Less memory than measured.
     let said = refused("collectors.yaml", "memory: 1Gi", "memory: 128Mi");
     assert!(said.contains("measured"), "{said}");
