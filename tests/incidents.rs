@@ -216,13 +216,10 @@ async fn outages_of_a_git_host_and_a_registry_are_one_incident_and_one_alert_eac
     common::terminate(Some(child.id()));
     assert!(child.wait().unwrap().success());
     let said = lines.join().unwrap().join("\n");
-    // Fired once it was seen; on a loaded machine the first round may see the outage on part
-    // of the fleet, and the line that says all 500 is then a change of the same alert.
-    let whole = said.lines().any(|l| {
-        (l.contains(" firing   ") || l.contains(" changed  "))
-            && l.contains("incident server-error github.com — 500 clusters")
-    });
-    assert!(whole, "the outage on all 500 clusters: {said}");
+    // Fired once it was seen: on a loaded machine the first round may see the outage on part
+    // of the fleet, and its spread to the rest is no new line (a line says what fired, changed
+    // labels or resolved). That the alert came to count every cluster is in Alertmanager's
+    // annotation, checked in `one_incident`.
     for expected in [
         "firing   incident server-error github.com — ",
         "resolved incident server-error github.com",
