@@ -535,41 +535,52 @@ fn a_renamed_flag_a_stray_port_or_an_unmounted_path_fails_the_check() {
             .expect_err("the check fails");
         failed.downcast_ref::<String>().cloned().unwrap_or_default()
     };
-    // The flag as the binary named it before, or a typo: refused by name.
-    let said = refused(
-        "collectors.yaml",
-        "--kubeconfig-dir=",
-        "--kubeconfig-directory=",
-    );
-    assert!(said.contains("--kubeconfig-directory"), "{said}");
-    let said = refused(
-        "mcp.yaml",
-        "--max-calls-per-client=8",
-        "--max-calls-per-client=eight",
-    );
-    assert!(said.contains("eight"), "{said}");
-    // A probe on a port nothing opens.
-    let said = refused(
-        "collectors.yaml",
-        "--health-addr=:9440",
-        "--health-addr=:9441",
-    );
-    assert!(said.contains("9440") || said.contains("9441"), "{said}");
-    // A token file where nothing is mounted.
-    let said = refused(
-        "mcp.yaml",
-        "--token-file=/token/token",
-        "--token-file=/secrets/token",
-    );
-    assert!(said.contains("on no mount"), "{said}");
-    // A grace period shorter than the time it takes to stop.
-    let said = refused(
-        "collectors.yaml",
-        "terminationGracePeriodSeconds: 30",
-        "terminationGracePeriodSeconds: 15",
-    );
-    assert!(said.contains("killed after 15s"), "{said}");
-    // Less memory than measured.
-    let said = refused("collectors.yaml", "memory: 1Gi", "memory: 128Mi");
-    assert!(said.contains("measured"), "{said}");
+    // (file, what is changed, into what, what the failure says)
+    let mistakes = [
+        // The flag as the binary named it before, or a typo: refused by name.
+        (
+            "collectors.yaml",
+            "--kubeconfig-dir=",
+            "--kubeconfig-directory=",
+            "--kubeconfig-directory",
+        ),
+        (
+            "mcp.yaml",
+            "--max-calls-per-client=8",
+            "--max-calls-per-client=eight",
+            "eight",
+        ),
+        // A probe on a port nothing opens.
+        (
+            "collectors.yaml",
+            "--health-addr=:9440",
+            "--health-addr=:9441",
+            "port 9440 is opened by no flag",
+        ),
+        // A token file where nothing is mounted.
+        (
+            "mcp.yaml",
+            "--token-file=/token/token",
+            "--token-file=/secrets/token",
+            "on no mount",
+        ),
+        // A grace period shorter than the time it takes to stop.
+        (
+            "collectors.yaml",
+            "terminationGracePeriodSeconds: 30",
+            "terminationGracePeriodSeconds: 15",
+            "killed after 15s",
+        ),
+        // Less memory than measured.
+        (
+            "collectors.yaml",
+            "memory: 1Gi",
+            "memory: 128Mi",
+            "measured",
+        ),
+    ];
+    for (file, from, to, says) in mistakes {
+        let said = refused(file, from, to);
+        assert!(said.contains(says), "{file}, {from} -> {to}: {said}");
+    }
 }

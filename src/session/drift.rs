@@ -145,26 +145,36 @@ async fn read_copies<'a>(
     let keys: Arc<[ObjectKey]> = keys.into();
     let owned: Vec<(usize, ClusterInfo)> =
         clusters.iter().map(|c| (*c).clone()).enumerate().collect();
-    let read = futures::stream::iter(owned)
-        .map(|(i, cluster)| {
-            let (reader, keys) = (reader.clone(), keys.clone());
-            async move {
-                let mut copies = Vec::new();
-                for key in keys.iter() {
-                    let read = within(how, reader.object(&cluster, key)).await;
-                    match read {
-                        Ok(value) => copies.extend(FluxSummary::of(key.kind, &value).ok()),
-                        Err(ReadError::NotFound) => {}
-                        Err(why) => return (i, Err(why)),
-                    }
+    let read = at_once(how, owned, |(i, cluster)| {
+        let (reader, keys) = (reader.clone(), keys.clone());
+        async move {
+            let mut copies = Vec::new();
+            for key in keys.iter() {
+                match within(how, reader.object(&cluster, key)).await {
+                    Ok(value) => copies.extend(FluxSummary::of(key.kind, &value).ok()),
+                    Err(ReadError::NotFound) => {}
+                    Err(why) => return (i, Err(why)),
                 }
-                (i, Ok(copies))
             }
-        })
-        .buffer_unordered(how.concurrency.max(1))
-        .collect::<Vec<_>>()
-        .await;
+            (i, Ok(copies))
+        }
+    })
+    .await;
     read.into_iter().map(|(i, r)| (clusters[i], r)).collect()
+}
+
+/// `read` of each of `items`, no more than `how.concurrency` at once, in the order they end.
+/// The items are owned: a future borrowing across the stream is not Send for every lifetime.
+async fn at_once<T, F, Fut>(how: Gather, items: Vec<T>, read: F) -> Vec<Fut::Output>
+where
+    F: FnMut(T) -> Fut,
+    Fut: std::future::Future,
+{
+    futures::stream::iter(items)
+        .map(read)
+        .buffer_unordered(how.concurrency.max(1))
+        .collect()
+        .await
 }
 
 /// `read`, or [`ReadError::TimedOut`] once `how.timeout` has passed.
@@ -190,17 +200,11 @@ async fn corrections(
         .enumerate()
         .map(|(i, (c, o))| (i, (*c).clone(), o.key.clone()))
         .collect();
-    let read = futures::stream::iter(owned)
-        .map(|(i, cluster, key)| {
-            let (reader, keys) = (reader.clone(), [key]);
-            async move {
-                let events = within(how, reader.events(&cluster, &keys)).await;
-                (i, events)
-            }
-        })
-        .buffer_unordered(how.concurrency.max(1))
-        .collect::<Vec<_>>()
-        .await;
+    let read = at_once(how, owned, |(i, cluster, key)| {
+        let (reader, keys) = (reader.clone(), [key]);
+        async move { (i, within(how, reader.events(&cluster, &keys)).await) }
+    })
+    .await;
     for (i, events) in read {
         let (cluster, o) = copies[i];
         let events = match events {
@@ -269,17 +273,11 @@ async fn inventories(
             )
         })
         .collect();
-    let read = futures::stream::iter(owned)
-        .map(|(i, cluster, key)| {
-            let reader = reader.clone();
-            async move {
-                let object = within(how, reader.object(&cluster, &key)).await;
-                (i, object)
-            }
-        })
-        .buffer_unordered(how.concurrency.max(1))
-        .collect::<Vec<_>>()
-        .await;
+    let read = at_once(how, owned, |(i, cluster, key)| {
+        let reader = reader.clone();
+        async move { (i, within(how, reader.object(&cluster, &key)).await) }
+    })
+    .await;
     let count = read.len();
     let read = read.into_iter().map(|(i, object)| {
         let (d, v, cluster) = wanted[i];
