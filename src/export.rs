@@ -17,7 +17,7 @@ pub(crate) mod output;
 pub mod proposals;
 pub mod query;
 pub mod rollout;
-pub(crate) mod roots;
+pub mod roots;
 pub mod shapes;
 pub mod table;
 mod watch;

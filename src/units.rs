@@ -229,8 +229,44 @@ pub fn truncate_hex(text: &str) -> String {
     out
 }
 
+/// What a line break in a message is shown as wherever a message takes one line (tables, the
+/// TUI's rows): the lines it joins stay readable, and where they were joined is seen.
+pub const LINE_BREAK: &str = " ⏎ ";
+
+/// `text` on one line: each run of line breaks (with the blanks around them) written as
+/// [`LINE_BREAK`], none at either end. Borrowed when there is none.
+pub fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    let breaks = |c: char| c == '\n' || c == '\r';
+    if !text.contains(breaks) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, line) in text
+        .split(breaks)
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .enumerate()
+    {
+        if i > 0 {
+            out.push_str(LINE_BREAK);
+        }
+        out.push_str(line);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
+    /// helm-controller's messages carry the Helm logs on lines of their own.
+    #[test]
+    fn a_message_of_several_lines_reads_on_one() {
+        assert_eq!(super::one_line("plain"), "plain");
+        assert_eq!(
+            super::one_line("Helm upgrade failed: timeout\n\nLast Helm logs:\r\n  preparing\n"),
+            "Helm upgrade failed: timeout ⏎ Last Helm logs: ⏎ preparing"
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -260,6 +260,7 @@ async fn the_table_looks_like_flux_get_and_the_summary_rolls_up() {
             "NOT-LIVE",
             "OBJECTS",
             "READY",
+            "RUNNING",
             "FAILING",
             "SUSPENDED",
             "PROGRESSING",

@@ -58,6 +58,7 @@ mod sim_flux;
 mod sources;
 mod story;
 mod summary;
+mod timelines;
 mod tui;
 mod tui_incidents;
 mod tui_live;

@@ -206,14 +206,14 @@ const EXPECTED: &[Expected] = &[
         "",
         "New reconciliation triggered by GitRepository/flux-system/fleet",
     ),
-    // Out of install retries: stalled, and what failed is Ready's, as `flux get` prints it.
+    // Out of install retries: stalled, Stalled's own words, then what failed (Released's).
     (
         "helmrelease-hello-app.yaml",
         Health::Stalled,
         Some(Ready::False),
         Some("RetriesExceeded"),
         "0.1.0",
-        "Helm install failed for release default/default-hello-app with chart hello@0.1.0: timeout waiting for: [Deployment/default/default-hello-app-app status: 'InProgress']",
+        "Failed to install after 1 attempt(s): Helm install failed for release default/default-hello-app with chart hello@0.1.0: timeout waiting for: [Deployment/default/default-hello-app-app status: 'InProgress']",
     ),
     // A ConfigMap of the release edited by hand, drift detection in `warn` mode: still Ready.
     (
@@ -535,10 +535,11 @@ fn the_operators_report_counts_as_the_summary_tier_reads_it() {
     assert_eq!(
         (
             counts.get(Health::Failed),
+            counts.get(Health::Running),
             counts.get(Health::Ready),
             counts.get(Health::Suspended)
         ),
-        (7, 3, 1)
+        (7, 3, 0, 1)
     );
     // No Deployments run the controllers here (they ran as processes): no components, and
     // nothing said to be wrong with Flux itself.

@@ -126,6 +126,62 @@ async fn until_closed<'a>(sim: &Sim, clusters: impl Fn() -> Vec<&'a str>, why: &
     }
 }
 
+/// A FluxReport counts what runs and what fails: it cannot tell ready from progressing, nor
+/// from one held back by a dependency (which the operator does not count failing). The summary
+/// tier says "running" for what the report counts running, and a full watch of the same fleet
+/// is what tells ready: no summarized cluster counts an object ready that the watch does not
+/// see ready, and what runs but is not ready is counted, not hidden in "ready".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_tier_never_counts_ready_what_a_full_watch_does_not_see_ready() {
+    let sim = common::start_with(|c| {
+        c.clusters = 150;
+        c.operator = 1.0;
+        c.report_every = Duration::from_millis(200);
+    })
+    .await;
+    let kinds = Config::defaults().engine.kinds;
+    let truth: Vec<TruthCluster> = common::workloads(&sim);
+    let inventory = fleet_of(&sim);
+    let mut summarized = Session::kube(&inventory, &settings());
+    assert!(summarized.settle(Duration::from_secs(20)).await);
+    until_summarized(&mut summarized, &truth, &kinds).await;
+    let mut full_settings = settings();
+    full_settings.watch = Watch::All;
+    let mut watched = Session::kube(&inventory, &full_settings);
+    assert!(watched.settle(Duration::from_secs(20)).await);
+
+    // Clusters where counting "running" as ready would claim more ready than the watch sees.
+    let mut overclaimed = Vec::new();
+    for t in &truth {
+        let (summary, watch) = (
+            summarized.index.cluster_named(&t.name).unwrap(),
+            watched.index.cluster_named(&t.name).unwrap(),
+        );
+        // What neither reads whole (a cluster the story makes unreachable) is compared by neither.
+        if watch.connection.phase != Phase::Live || summary.counted != Counted::Report {
+            continue;
+        }
+        let (by_report, seen) = (&summary.health, &watch.health);
+        assert!(
+            by_report.get(Health::Ready) <= seen.get(Health::Ready),
+            "{}: the report's count says {} ready, the watch sees {}",
+            t.name,
+            by_report.get(Health::Ready),
+            seen.get(Health::Ready)
+        );
+        assert_eq!(by_report.total(), seen.total(), "{}", t.name);
+        if by_report.get(Health::Ready) + by_report.get(Health::Running) > seen.get(Health::Ready) {
+            overclaimed.push(&t.name);
+        }
+    }
+    assert!(
+        !overclaimed.is_empty(),
+        "the simulated fleet runs objects that are not ready (progressing, waiting on a \
+         dependency) on clusters a report counts"
+    );
+    sim.handle.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn summarized_clusters_count_true_hold_no_socket_and_open_on_demand() {
     let sim = common::start_with(|c| {

@@ -299,7 +299,7 @@ fn cluster_rows(index: &Index, screen: &Screen, id: ClusterId, matches: Matches<
         .collect();
     match screen.sort_by() {
         Some(SortBy::Health) => objects.sort_by_key(|o| o.health),
-        Some(SortBy::Age) => objects.sort_by_key(|o| Reverse(o.last_transition)),
+        Some(SortBy::Age) => objects.sort_by_key(|o| Reverse(o.since)),
         Some(SortBy::Name) => objects.sort_by(|a, b| a.key.name.cmp(&b.key.name)),
         _ => {}
     }
@@ -340,7 +340,7 @@ fn object_rows(
     }
     match screen.sort_by() {
         Some(SortBy::Health) => objects.sort_by_key(|(_, o)| o.health),
-        Some(SortBy::Age) => objects.sort_by_key(|(_, o)| Reverse(o.last_transition)),
+        Some(SortBy::Age) => objects.sort_by_key(|(_, o)| Reverse(o.since)),
         Some(SortBy::Name) => objects.sort_by(|a, b| a.1.key.name.cmp(&b.1.key.name)),
         _ => {}
     }

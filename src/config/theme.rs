@@ -47,6 +47,7 @@ slots! {
     Progressing => "health.progressing",
     Waiting => "health.waiting",
     Suspended => "health.suspended",
+    Running => "health.running",
     Ready => "health.ready",
     NotApplicable => "health.not_applicable",
     Live => "phase.live",
@@ -63,6 +64,7 @@ impl Slot {
             Health::Progressing => Slot::Progressing,
             Health::Waiting => Slot::Waiting,
             Health::Suspended => Slot::Suspended,
+            Health::Running => Slot::Running,
             Health::Ready => Slot::Ready,
             Health::NotApplicable => Slot::NotApplicable,
         }

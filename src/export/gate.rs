@@ -236,7 +236,7 @@ pub fn verdict(
                     health: o.health.key().to_string(),
                 });
             } else {
-                let since = rollout.and_then(|r| r.since).or(o.last_transition);
+                let since = rollout.and_then(|r| r.since).or(o.since);
                 if since.is_none_or(|t| now.duration_since(t) < soak) {
                     closed_by.push(ClosedBy::Soaking {
                         object,
@@ -269,7 +269,11 @@ pub fn verdict(
         ..filter.clone()
     };
     for cause in causes(index, &failing, (now, window)) {
-        let Some(suspect) = cause.suspect.as_ref().filter(|s| s.likely) else {
+        let Some(suspect) = cause
+            .suspect
+            .as_ref()
+            .filter(|s| s.likely && s.how.is_revision())
+        else {
             continue;
         };
         let on = cause

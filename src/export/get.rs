@@ -107,7 +107,7 @@ fn outcome(index: &Index, request: &Query, clean: bool) -> Ended {
             Counted::Objects => c
                 .objects
                 .values()
-                .any(|s| filter.object(s) && fail_on.matches(s.health)),
+                .any(|s| filter.object(s) && fail_on.selects(s)),
             // Counted by its report: what the report tells of the cluster as a whole.
             Counted::Report => c.health.iter().any(|(h, _)| fail_on.matches(h)),
         });

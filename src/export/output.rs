@@ -194,6 +194,7 @@ fn summary_tables(
         "NOT-LIVE",
         "OBJECTS",
         "READY",
+        "RUNNING",
         "FAILING",
         "SUSPENDED",
         "PROGRESSING",
@@ -210,6 +211,7 @@ fn summary_tables(
         let live = w.phases.up();
         let other = h.total()
             - h.get(Health::Ready)
+            - h.get(Health::Running)
             - h.failing()
             - h.get(Health::Suspended)
             - h.get(Health::Progressing);
@@ -220,6 +222,7 @@ fn summary_tables(
             (w.clusters.len() as u32 - live).to_string(),
             h.total().to_string(),
             h.get(Health::Ready).to_string(),
+            h.get(Health::Running).to_string(),
             h.failing().to_string(),
             h.get(Health::Suspended).to_string(),
             h.get(Health::Progressing).to_string(),

@@ -84,13 +84,16 @@ fn roots_of<'a>(
 ) -> BTreeMap<&'a ObjectKey, Vec<&'a ObjectKey>> {
     let mut roots: BTreeMap<&ObjectKey, Vec<&ObjectKey>> = BTreeMap::new();
     for o in c.objects.values() {
-        if !filter.object(o) || !o.health.is_not_ready() {
+        if !filter.object(o) || !o.is_not_ready() {
             continue;
         }
         let k = &o.key;
-        let held_by = c.graph.cause(k).map_or(&[][..], |cause| cause.held_by(k));
-        if held_by.is_empty() {
-            // A root, or the first object of a cycle: a cause of its own.
+        let cause = c.graph.cause(k);
+        let held_by = cause.map_or(&[][..], |cause| cause.held_by(k));
+        // A root, or the first object of a cycle: a cause of its own — unless it is suspended
+        // (deliberately stopped: a cause only where it holds something back, counted below by
+        // what it holds), or waits only for its controller's retry (nothing holds it back now).
+        if held_by.is_empty() && !o.suspended && cause.is_none_or(Cause::is_own) {
             roots.entry(k).or_default();
         }
         for root in held_by {
@@ -156,7 +159,7 @@ pub(super) fn causes<'a>(
                 found.len() - 1
             });
             let cause = &mut found[slot];
-            let since = o.last_transition;
+            let since = o.since;
             cause.since = match (cause.since, since) {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
@@ -262,7 +265,7 @@ pub(super) fn incidents<'a>(causes: &'a [RootCause<'a>]) -> Vec<Incident<'a>> {
 }
 
 /// Writes the root causes of the selected not-ready objects as a table or JSON.
-pub(crate) fn write(
+pub fn write(
     index: &Index,
     (filter, output): (&Filter, Output),
     (now, window): (Timestamp, SignedDuration),
@@ -314,9 +317,7 @@ pub(crate) fn write(
                     age(c.since, now),
                     c.started_last_hour.to_string(),
                     match &c.suspect {
-                        Some(s) if s.likely => {
-                            safe(&crate::units::truncate_hex(&s.revision)).into_owned()
-                        }
+                        Some(s) if s.likely => safe(&s.short()).into_owned(),
                         _ => "-".to_string(),
                     },
                     match &c.incident {

@@ -65,7 +65,7 @@ impl<'a> Object<'a> {
             revision: s.revision.as_deref(),
             generation: s.generation,
             observed_generation: s.observed_generation,
-            last_transition_time: s.last_transition,
+            last_transition_time: s.since,
             last_handled_reconcile_at: s.last_handled_reconcile_at(),
             reconcile_requested_at: s.requested_at(),
             source: s.source.as_deref(),

@@ -71,12 +71,17 @@ pub fn unsafe_char(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// `text` fit to print on a terminal: every [`unsafe_char`] written as an escape (`\u{1b}`).
+/// `text` fit to print on a terminal, on one line: line breaks as the TUI shows them
+/// ([`crate::units::one_line`]), every other [`unsafe_char`] written as an escape (`\u{1b}`).
 /// Texts from servers (messages, names, errors) go through this before any headless output.
 pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
-    escaped(text, |c| {
-        unsafe_char(c).then(|| c.escape_unicode().to_string())
-    })
+    let escape = |c: char| unsafe_char(c).then(|| c.escape_unicode().to_string());
+    match crate::units::one_line(text) {
+        std::borrow::Cow::Borrowed(text) => escaped(text, escape),
+        std::borrow::Cow::Owned(text) => {
+            std::borrow::Cow::Owned(escaped(&text, escape).into_owned())
+        }
+    }
 }
 
 /// `text` with every character `escape` has a replacement for replaced; borrowed when none.

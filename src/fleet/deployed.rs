@@ -54,6 +54,19 @@ pub struct Rollout {
     /// Kustomization and HelmRelease: how its runs go (how long, how often, back and forth).
     #[serde(default, skip_serializing_if = "Pace::is_unknown")]
     pub pace: Pace,
+    /// It ran `applied` without failing: a Kustomization's `status.history` has a successful
+    /// run of it, a HelmRelease's newest release of it is not failed. A failure after that is
+    /// not the revision's doing unless something else changed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proven: bool,
+    /// HelmRelease: the digest of the values it last tried (`lastAttemptedConfigDigest`)…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tried_values: Option<Arc<str>>,
+    /// …and of its newest release that did not fail (from `status.history`, else from what
+    /// was seen of it before: helm-controller keeps few releases, and a release left pending by
+    /// a controller that died is dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released_values: Option<Arc<str>>,
 }
 
 impl Rollout {
@@ -71,8 +84,15 @@ impl Rollout {
                     })?;
                     shared(entry.digest.get())
                 });
+                let proven = applied.as_deref().is_some_and(|applied| {
+                    object.history().iter().any(|e| {
+                        e.metadata.get().and_then(|m| m.revision.get()) == Some(applied)
+                            && e.last_reconciled_status.get() == Some("ReconciliationSucceeded")
+                    })
+                });
                 Rollout {
                     digest,
+                    proven,
                     pace: Pace::of(kind, object),
                     attempted: shared(object.status_text(|s| &s.last_attempted_revision)),
                     origin: shared(object.status_text(|s| &s.last_applied_origin_revision)),
@@ -83,6 +103,15 @@ impl Rollout {
                 }
             }
             FluxKind::HelmRelease => Rollout {
+                proven: newest.is_some_and(|e| e.status.get().is_some_and(|s| s != "failed")),
+                tried_values: shared(object.status_text(|s| &s.last_attempted_config_digest)),
+                released_values: shared(
+                    object
+                        .history()
+                        .iter()
+                        .find(|e| e.status.get() != Some("failed"))
+                        .and_then(|e| e.config_digest.get()),
+                ),
                 pace: Pace::of(kind, object),
                 applied: shared(newest.and_then(|e| e.chart_version.get()))
                     .or_else(|| shared(object.status_text(|s| &s.last_applied_revision))),
@@ -123,6 +152,20 @@ impl Rollout {
     /// The kinds whose revisions the rollout view follows.
     pub fn followed(kind: FluxKind) -> bool {
         matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || kind.has_artifact()
+    }
+
+    /// HelmRelease: the values it tried are not those it last released: its values changed
+    /// (inline or `valuesFrom`).
+    pub fn new_values(&self) -> bool {
+        matches!((&self.tried_values, &self.released_values), (Some(t), Some(r)) if t != r)
+    }
+
+    /// Keeps what `old` (the previous summary of the same object) knew and this one's status
+    /// no longer says: the values last released.
+    pub fn carry(&mut self, old: &Rollout) {
+        if self.released_values.is_none() {
+            self.released_values.clone_from(&old.released_values);
+        }
     }
 
     /// Tried something other than what runs: a new revision that has not been applied (yet).

@@ -13,6 +13,7 @@ use serde::Serialize;
 pub mod asked;
 
 use super::deployed::content_of;
+use super::graph::Cause;
 use super::reconciles::{Reconciles, Tally};
 use super::{ClusterEntry, ClusterInfo, FluxKind, FluxSummary};
 
@@ -163,14 +164,24 @@ pub fn drift<'a>(
     select: impl Fn(&FluxSummary) -> bool,
     now: Timestamp,
 ) -> Drift {
-    let copies = clusters.flat_map(|c| c.objects.values().map(move |o| (&*c.info, &**o)));
+    let copies = clusters.flat_map(|c| {
+        c.objects.values().map(move |o| {
+            // Held back by what it waits on (or awaiting its retry): its controller requeues it
+            // without writing a run, which is no sign that nothing reconciles it.
+            let waits = matches!(
+                c.graph.cause(&o.key),
+                Some(Cause::Blocked(_) | Cause::AwaitsRetry)
+            );
+            (&*c.info, &**o, waits)
+        })
+    });
     drift_of_copies(copies, select, now)
 }
 
-/// [`drift`] of copies, each with its cluster: those the index holds and those read on
-/// demand (a summarized cluster's, asked of one object).
+/// [`drift`] of copies, each with its cluster and whether it waits on what it needs: those the
+/// index holds and those read on demand (a summarized cluster's, asked of one object).
 pub fn drift_of_copies<'a>(
-    copies: impl Iterator<Item = (&'a ClusterInfo, &'a FluxSummary)>,
+    copies: impl Iterator<Item = (&'a ClusterInfo, &'a FluxSummary, bool)>,
     select: impl Fn(&FluxSummary) -> bool,
     now: Timestamp,
 ) -> Drift {
@@ -185,12 +196,12 @@ pub fn drift_of_copies<'a>(
     let mut groups: HashMap<Key<'a>, Group<'a>> = HashMap::new();
     let mut found = Drift::default();
     let mut tally = Tally::default();
-    for (cluster, o) in copies {
+    for (cluster, o, waits) in copies {
         let kind = o.key.kind;
         if !matches!(kind, FluxKind::Kustomization | FluxKind::HelmRelease) || !select(o) {
             continue;
         }
-        tally.add(&cluster.name, o, now);
+        tally.add(&cluster.name, (o, waits), now);
         let Some(r) = o.rollout.as_deref() else {
             continue;
         };

@@ -44,6 +44,15 @@ impl StatusFilter {
             StatusFilter::Is(h) => h == health,
         }
     }
+
+    /// Whether the object is selected: by its health, and `not-ready` as the object says it
+    /// ([`FluxSummary::is_not_ready`]: a suspended object that is Ready is not selected).
+    pub fn selects(self, s: &FluxSummary) -> bool {
+        match self {
+            StatusFilter::NotReady => s.is_not_ready(),
+            other => other.matches(s.health),
+        }
+    }
 }
 
 /// Which clusters and objects to show.
@@ -84,7 +93,7 @@ impl Filter {
     }
 
     pub fn object(&self, s: &FluxSummary) -> bool {
-        self.key(&s.key) && self.status.is_none_or(|st| st.matches(s.health))
+        self.key(&s.key) && self.status.is_none_or(|st| st.selects(s))
     }
 
     /// The kind, name and namespace select `key` (the status aside).

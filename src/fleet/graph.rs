@@ -13,7 +13,8 @@ use std::sync::Arc;
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef};
 pub use edges::Sorted;
 pub use holds::Holds;
-pub use standing::{Standing, blocks, holds_back, standing};
+use standing::says_dependency_not_ready;
+pub use standing::{DEPENDENCY_NOT_READY, Standing, blocks, holds_back, standing};
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
 /// full, so summaries kept inline (~300 bytes each) cost twice their size.
@@ -53,8 +54,11 @@ pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> Arc<str>) ->
     out
 }
 
-/// The object a `sourceRef` or `chartRef` of `of` names. A HelmRelease's `spec.chart` names a
-/// HelmRepository (or gives no kind): what it runs is the HelmChart Flux makes from it.
+/// The object a `sourceRef` or `chartRef` of `of` names. A HelmRelease's `spec.chart` names the
+/// chart's source — a HelmRepository, a GitRepository or a Bucket (or gives no kind): what the
+/// release runs, and waits on, is the HelmChart helm-controller makes from it,
+/// `<namespace>-<name>` beside that source. A `chartRef` names an OCIRepository, a HelmChart or
+/// an ExternalArtifact directly.
 pub fn source_key(of: &ObjectKey, r: &ObjectRef) -> Option<ObjectKey> {
     let (kind, namespace, name) = source_of(of, r)?;
     Some(ObjectKey::new(kind, namespace, &name))
@@ -65,7 +69,10 @@ fn source_of<'a>(
     r: &'a ObjectRef,
 ) -> Option<(FluxKind, &'a str, std::borrow::Cow<'a, str>)> {
     match (of.kind, FluxKind::from_kind(&r.kind)) {
-        (FluxKind::HelmRelease, Some(FluxKind::HelmRepository) | None) => Some((
+        (
+            FluxKind::HelmRelease,
+            Some(FluxKind::HelmRepository | FluxKind::GitRepository | FluxKind::Bucket) | None,
+        ) => Some((
             FluxKind::HelmChart,
             &r.namespace,
             format!("{}-{}", of.namespace, of.name).into(),
@@ -86,6 +93,10 @@ pub enum Cause {
     /// On a cycle of dependencies, or held back only by one: the objects of the cycle (sorted),
     /// which is reported and never followed. Behind several cycles, the first of them in order.
     Cycle(Box<[ObjectKey]>),
+    /// It said `DependencyNotReady` when its controller last ran, and every dependency is now
+    /// there and Ready: nothing holds it back, and it is no cause either — it waits for the
+    /// controller's retry (`retryInterval`).
+    AwaitsRetry,
 }
 
 /// The cause of each not-ready object of a cluster, by key.
@@ -99,8 +110,14 @@ impl Cause {
         match self {
             Cause::Blocked(roots) => roots,
             Cause::Cycle(objects) if objects.first() != Some(key) => &objects[..1],
-            Cause::Cycle(_) | Cause::Root => &[],
+            Cause::Cycle(_) | Cause::Root | Cause::AwaitsRetry => &[],
         }
+    }
+
+    /// A cause of its own, where nothing holds it back: a root, or on a cycle (whose first
+    /// object stands for it); not one that only waits for its retry.
+    pub fn is_own(&self) -> bool {
+        matches!(self, Cause::Root | Cause::Cycle(_))
     }
 }
 
@@ -120,9 +137,30 @@ pub fn causes(objects: &Objects) -> Causes {
         &nodes,
         &|k| up.get(k).map_or(&[][..], Vec::as_slice),
         &holding(objects),
+        &awaiting(objects),
         &found,
     ));
     found
+}
+
+/// Whether the object a key names waits only for its retry, should nothing hold it back: it says
+/// `DependencyNotReady`, and every `dependsOn` it names is there (a missing dependency is its
+/// own cause: the controller cannot find it).
+fn awaiting(objects: &Objects) -> impl Fn(&ObjectKey) -> bool + '_ {
+    |k| {
+        objects.get(k).is_some_and(|o| {
+            says_dependency_not_ready(o)
+                && o.depends_on.iter().all(|d| {
+                    let kind = match &*d.kind {
+                        "" => Some(o.key.kind),
+                        kind => FluxKind::from_kind(kind),
+                    };
+                    kind.is_some_and(|kind| {
+                        objects.contains_key(&ObjectKey::new(kind, &d.namespace, &d.name))
+                    })
+                })
+        })
+    }
 }
 
 /// Whether the object a key names holds back one of a kind that needs it.
@@ -139,6 +177,7 @@ fn solve<'a>(
     nodes: &[&ObjectKey],
     up: &dyn Fn(&ObjectKey) -> &'a [ObjectKey],
     holding: &dyn Fn(FluxKind, &ObjectKey) -> bool,
+    awaiting: &dyn Fn(&ObjectKey) -> bool,
     known: &Causes,
 ) -> HashMap<ObjectKey, Cause> {
     let mut causes: HashMap<ObjectKey, Cause> = HashMap::with_capacity(nodes.len());
@@ -208,7 +247,7 @@ fn solve<'a>(
                 }
             } else {
                 let key = nodes[v];
-                let cause = cause_behind(key.kind, up(key), holding, &|k| {
+                let cause = cause_behind(key, up(key), (holding, awaiting), &|k| {
                     causes.get(k).or_else(|| known.get(k))
                 });
                 causes.insert(key.clone(), cause);
@@ -218,20 +257,26 @@ fn solve<'a>(
     causes
 }
 
-/// The cause of an object of kind `by` on no cycle, from the causes of what it needs that holds
-/// it back: the roots up its chains; failing that, the first cycle it stands behind; failing
-/// that, itself.
+/// Whether what a key names holds back an object of a kind that needs it.
+type Holding<'a> = dyn Fn(FluxKind, &ObjectKey) -> bool + 'a;
+/// Whether the object a key names waits only for its retry, should nothing hold it back.
+type Awaiting<'a> = dyn Fn(&ObjectKey) -> bool + 'a;
+
+/// The cause of the object `key` on no cycle, from the causes of what it needs that holds it
+/// back: the roots up its chains; failing that, the first cycle it stands behind; failing that,
+/// itself — or nothing but its retry, where it is `awaiting` one.
 fn cause_behind<'a>(
-    by: FluxKind,
+    key: &ObjectKey,
     up: &[ObjectKey],
-    holding: &dyn Fn(FluxKind, &ObjectKey) -> bool,
+    (holding, awaiting): (&Holding, &Awaiting),
     causes: &dyn Fn(&ObjectKey) -> Option<&'a Cause>,
 ) -> Cause {
+    let by = key.kind;
     let mut roots: Vec<ObjectKey> = Vec::new();
     let mut cycle: Option<&[ObjectKey]> = None;
     for u in up.iter().filter(|u| holding(by, u)) {
         match causes(u) {
-            Some(Cause::Root) | None => roots.push(u.clone()),
+            Some(Cause::Root | Cause::AwaitsRetry) | None => roots.push(u.clone()),
             Some(Cause::Blocked(r)) => roots.extend(r.iter().cloned()),
             Some(Cause::Cycle(c)) => cycle = Some(cycle.map_or(c, |seen| seen.min(c))),
         }
@@ -241,6 +286,7 @@ fn cause_behind<'a>(
     match (roots.is_empty(), cycle) {
         (false, _) => Cause::Blocked(roots.into()),
         (true, Some(c)) => Cause::Cycle(c.into()),
+        (true, None) if awaiting(key) => Cause::AwaitsRetry,
         (true, None) => Cause::Root,
     }
 }
@@ -369,6 +415,7 @@ impl Graph {
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
             &holding(objects),
+            &awaiting(objects),
             &self.causes,
         );
         self.causes.extend(solved);
@@ -421,9 +468,12 @@ impl Graph {
             self.causes.remove(key);
             if blocking(key) {
                 let causes = &self.causes;
-                let cause = cause_behind(key.kind, self.upstream(key), &holding(objects), &|k| {
-                    causes.get(k)
-                });
+                let cause = cause_behind(
+                    key,
+                    self.upstream(key),
+                    (&holding(objects), &awaiting(objects)),
+                    &|k| causes.get(k),
+                );
                 self.causes.insert(key.clone(), cause);
             }
             return;
@@ -449,6 +499,7 @@ impl Graph {
             &nodes,
             &|k| up.get(k).map_or(&[][..], |u| u),
             &holding(objects),
+            &awaiting(objects),
             &self.causes,
         );
         self.causes.extend(solved);

@@ -25,6 +25,9 @@ pub enum Health {
     Waiting,
     /// `spec.suspend: true` (the last Ready condition stays as detail).
     Suspended,
+    /// Counted by a FluxReport as running and not failing: the report does not say whether it
+    /// is ready, progressing or waiting on a dependency (never made from an object itself).
+    Running,
     Ready,
     /// Static kinds without status (Alert, Provider).
     NotApplicable,
@@ -32,13 +35,14 @@ pub enum Health {
 
 impl Health {
     /// Every health, worst first.
-    pub const ALL: [Health; 8] = [
+    pub const ALL: [Health; 9] = [
         Health::Stalled,
         Health::Failed,
         Health::Deleting,
         Health::Progressing,
         Health::Waiting,
         Health::Suspended,
+        Health::Running,
         Health::Ready,
         Health::NotApplicable,
     ];
@@ -51,6 +55,7 @@ impl Health {
             Health::Progressing => "progressing",
             Health::Waiting => "waiting",
             Health::Suspended => "suspended",
+            Health::Running => "running",
             Health::Ready => "ready",
             Health::NotApplicable => "n/a",
         }
@@ -77,9 +82,13 @@ impl Health {
         matches!(self, Health::Stalled | Health::Failed)
     }
 
-    /// Not ready: anything but ready or without a status to judge (`--status not-ready`).
+    /// Not ready: anything but ready, running as a report counts it (not known either way),
+    /// or without a status to judge (`--status not-ready`).
     pub fn is_not_ready(self) -> bool {
-        !matches!(self, Health::Ready | Health::NotApplicable)
+        !matches!(
+            self,
+            Health::Ready | Health::Running | Health::NotApplicable
+        )
     }
 
     /// Needs attention: not ready, and not deliberately suspended (what triage lists).
@@ -334,6 +343,7 @@ mod tests {
             ("progressing", false, true, true),
             ("waiting", false, true, true),
             ("suspended", false, true, false),
+            ("running", false, false, false),
             ("ready", false, false, false),
             ("n/a", false, false, false),
         ];

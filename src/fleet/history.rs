@@ -79,7 +79,7 @@ impl Change {
             c.from = Some(health.as_str().into());
             c.to = Some(now.health.as_str().into());
             c.message = now.message.as_deref().map(str::to_string);
-            c.happened = now.last_transition;
+            c.happened = now.since;
             c
         });
         let new = now

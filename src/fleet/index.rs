@@ -294,8 +294,7 @@ impl Index {
             Change::Applied(summary) => {
                 cluster.last_event = Some(event.at);
                 applied(
-                    &mut cluster.objects,
-                    &mut cluster.graph,
+                    (&mut cluster.objects, &mut cluster.graph),
                     &mut counts,
                     names,
                     summary,
@@ -375,7 +374,7 @@ impl Index {
             Change::Replaced(kind, objects) => {
                 cluster.last_event = Some(event.at);
                 let (listed, graph) = (&mut cluster.objects, &mut cluster.graph);
-                replaced(listed, graph, &mut counts, names, kind, objects);
+                replaced((listed, graph), &mut counts, names, kind, objects);
             }
         }
     }

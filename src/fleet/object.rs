@@ -182,6 +182,9 @@ pub struct Deployment<'a> {
     pub first_deployed: Text<'a>,
     #[serde(borrow)]
     pub first_reconciled: Text<'a>,
+    /// HelmRelease: when this release (version) was made.
+    #[serde(borrow)]
+    pub last_deployed: Text<'a>,
     /// Kustomization: the digest of the manifests it applied.
     #[serde(borrow)]
     pub digest: Text<'a>,

@@ -19,8 +19,11 @@ pub struct Pace {
     /// `lastAttemptedReleaseActionDuration` (its last install, upgrade or rollback).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub took_ms: Option<u32>,
-    /// Kustomization: when it last ran (Unix seconds, the newest `lastReconciled`).
-    /// helm-controller records no time for a reconcile that releases nothing.
+    /// Kustomization: when it last ran (Unix seconds): the newest `lastReconciled`, or a failed
+    /// attempt's, which `status.history` does not record when no manifests were built (a path
+    /// or a dependency not there) — kustomize-controller rewrites Ready's `lastTransitionTime`
+    /// at every attempt, so a Ready=False condition's time is when it last tried. helm-controller
+    /// records no time for a reconcile that releases nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran_at: Option<i64>,
     /// `spec.interval`, in seconds.
@@ -61,6 +64,7 @@ impl Pace {
                 ran_at: history
                     .iter()
                     .filter_map(|e| last_reconciled(e))
+                    .chain(failed_attempt(object))
                     .max()
                     .map(|t| t.as_second()),
                 interval_s,
@@ -88,6 +92,15 @@ impl Pace {
         let late = now.as_second() - ran;
         (every > 0 && late > 2 * every).then_some(late)
     }
+}
+
+/// When the controller last tried and failed, where Ready says it failed: the condition is
+/// written anew at every attempt.
+fn failed_attempt(object: &Object) -> Option<Timestamp> {
+    let ready = object.condition("Ready")?;
+    (ready.status.get() == Some("False"))
+        .then(|| ready.last_transition_time.get()?.parse().ok())
+        .flatten()
 }
 
 fn last_reconciled(e: &Deployment) -> Option<Timestamp> {
@@ -172,6 +185,30 @@ mod tests {
         let at = |t: &str| t.parse::<Timestamp>().unwrap();
         assert_eq!(p.overdue(at("2026-12-01T10:20:00Z")), None);
         assert_eq!(p.overdue(at("2026-12-01T10:20:01Z")), Some(1201));
+    }
+
+    /// A Kustomization retried every 30 s whose path is gone (no manifests built: nothing in
+    /// `status.history` moves) runs all the same: its failed attempts rewrite Ready's time, and
+    /// it is not "not reconciled within twice its interval". Stopped controllers write nothing:
+    /// overdue again.
+    #[test]
+    fn a_kustomization_retrying_a_failure_is_running_not_overdue() {
+        let mut failing = ks(vec![entry(
+            "ReconciliationSucceeded",
+            "2026-12-01T00:00:00Z",
+            "2026-12-01T10:00:00Z",
+            "2s",
+        )]);
+        failing["status"]["conditions"] = json!([{"type": "Ready", "status": "False",
+            "reason": "ArtifactFailed", "lastTransitionTime": "2026-12-01T10:29:30Z"}]);
+        let p = pace(FluxKind::Kustomization, failing.clone());
+        let at = |t: &str| t.parse::<Timestamp>().unwrap();
+        assert_eq!(p.overdue(at("2026-12-01T10:30:00Z")), None);
+        assert_eq!(p.overdue(at("2026-12-01T10:49:31Z")), Some(1201));
+        // Ready=True's time is when it turned ready, not a run.
+        failing["status"]["conditions"][0]["status"] = json!("True");
+        let p = pace(FluxKind::Kustomization, failing);
+        assert_eq!(p.overdue(at("2026-12-01T10:30:00Z")), Some(1800));
     }
 
     #[test]

@@ -91,8 +91,14 @@ struct Copies<'a> {
 }
 
 impl<'a> Tally<'a> {
-    /// One copy of a Kustomization or HelmRelease, on `cluster`.
-    pub(super) fn add(&mut self, cluster: &'a str, o: &'a FluxSummary, now: Timestamp) {
+    /// One copy of a Kustomization or HelmRelease, on `cluster`; `waits`: held back by what it
+    /// needs, so not overdue however long since it last ran.
+    pub(super) fn add(
+        &mut self,
+        cluster: &'a str,
+        (o, waits): (&'a FluxSummary, bool),
+        now: Timestamp,
+    ) {
         let copies = self
             .objects
             .entry((o.key.kind, &o.key.namespace, &o.key.name))
@@ -109,6 +115,7 @@ impl<'a> Tally<'a> {
             copies.flapping.push(cluster);
         }
         if !o.suspended
+            && !waits
             && let (Some(late), Some(every)) = (pace.overdue(now), pace.interval_s)
         {
             copies.stuck.push((late, every, cluster));

@@ -334,9 +334,10 @@ impl Report {
     }
 
     /// Objects of `kinds` by health, as far as a report tells: suspended ones suspended, failing
-    /// ones failed, the other running ones ready — a report does not tell progressing apart, nor
-    /// one held back by a dependency, which the operator does not count failing (its reason,
-    /// `DependencyNotReady`, says another object is the one to look at).
+    /// ones failed, the other running ones running — not ready: a report does not tell ready
+    /// from progressing, nor from one held back by a dependency, which the operator does not
+    /// count failing (its reason, `DependencyNotReady`, says another object is the one to look
+    /// at). What the summary tier has not seen ready it never counts ready.
     fn count(&self, kinds: &[FluxKind]) -> HealthCounts {
         let mut counts = HealthCounts::default();
         for r in &self.reconcilers {
@@ -348,7 +349,7 @@ impl Report {
             }
             let failing = r.failing.min(r.running);
             counts.add_n(Health::Failed, failing);
-            counts.add_n(Health::Ready, r.running - failing);
+            counts.add_n(Health::Running, r.running - failing);
             counts.add_n(Health::Suspended, r.suspended);
         }
         counts

@@ -12,7 +12,7 @@ use super::annotations;
 use super::bounds::{bounded, bounded_text, limits, shared};
 use super::deployed::Rollout;
 use super::health::{health, is_suspended};
-use super::object::{Object, Ref, Text};
+use super::object::{Condition, Deployment, Object, Ref, Text};
 use super::{FluxKind, Health};
 pub use words::shared_words;
 
@@ -99,8 +99,12 @@ pub struct FluxSummary {
     pub revision: Option<Arc<str>>,
     pub generation: i64,
     pub observed_generation: Option<i64>,
-    /// `lastTransitionTime` of the Ready condition.
-    pub last_transition: Option<Timestamp>,
+    /// Since when it is in its state: the Ready condition's `lastTransitionTime`, except that
+    /// for an object not ready it is when it first stopped being ready. kustomize-controller
+    /// and helm-controller rewrite Ready's time at every attempt of a failing object, so the
+    /// earliest of that time, what its `status.history` records of this failure, and its
+    /// previous summary's (the index keeps it across changes: [`FluxSummary::carry`]).
+    pub since: Option<Timestamp>,
     /// Reconcile request tokens and who suspended it, which few objects carry: boxed together
     /// so that the rest keep no room for them (see [`Marks`]). None when it carries none.
     pub marks: Option<Box<Marks>>,
@@ -234,13 +238,11 @@ impl FluxSummary {
         } else {
             ready
         };
-        // A HelmRelease that gave up (`RetriesExceeded`: "Failed to install after 1 attempt(s)")
-        // says what failed in Ready, as `flux get` shows it: that message, beside the reason.
-        let gave_up = stalled.and_then(|c| c.reason.get()) == Some("RetriesExceeded");
-        let words = ready
-            .filter(|r| gave_up && r.status.get() == Some("False") && r.message.get().is_some())
-            .or(shown);
         let text = |t: Option<&Text>, max: usize| shared(t.and_then(Text::get), max);
+        let message = match stalled {
+            Some(stalled) => stalled_words(stalled, object),
+            None => text(shown.map(|c| &c.message), limits::MESSAGE),
+        };
         let annotation = |key: &str| object.annotation(key).filter(|s| !s.is_empty());
         let status = object.status();
         Ok(FluxSummary {
@@ -254,11 +256,11 @@ impl FluxSummary {
                 None => None,
             },
             reason: text(shown.map(|c| &c.reason), limits::REASON),
-            message: text(words.map(|c| &c.message), limits::MESSAGE),
+            message,
             revision: revision_of(kind, object).map(|r| Arc::from(bounded_text(r, limits::SHORT))),
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),
-            last_transition: ready.and_then(|c| c.last_transition_time.get()?.parse().ok()),
+            since: since_of(kind, health, ready, object),
             marks: Marks {
                 last_handled_reconcile_at: object
                     .status_text(|s| &s.last_handled_reconcile_at)
@@ -315,14 +317,24 @@ impl FluxSummary {
         self.mark(|m| &m.requested_at)
     }
 
-    /// Who suspended it, from its annotations.
+    /// Who suspended it, from its annotations; None once it is not suspended (a resume that was
+    /// not fluxfleet's, `flux resume`, leaves them: stale, [`FluxSummary::stale_suspension`]).
     pub fn suspended_by(&self) -> Option<&str> {
-        self.mark(|m| &m.suspended_by)
+        self.mark(|m| &m.suspended_by).filter(|_| self.suspended)
     }
 
-    /// Why, as whoever suspended it said.
+    /// Why, as whoever suspended it said; None once it is not suspended.
     pub fn suspend_reason(&self) -> Option<&str> {
-        self.mark(|m| &m.suspend_reason)
+        self.mark(|m| &m.suspend_reason).filter(|_| self.suspended)
+    }
+
+    /// It is not suspended, and still carries who suspended it and why: a suspend fluxfleet
+    /// recorded, resumed by something that keeps annotations. The next action fluxfleet takes
+    /// on it removes them.
+    pub fn stale_suspension(&self) -> bool {
+        !self.suspended
+            && (self.mark(|m| &m.suspended_by).is_some()
+                || self.mark(|m| &m.suspend_reason).is_some())
     }
 
     /// The marks, to change: boxed first when there are none.
@@ -364,6 +376,42 @@ impl FluxSummary {
         FluxSummary::of(kind, object)
     }
 
+    /// Not ready, as `--status not-ready` selects and root causes start from: anything but ready
+    /// ([`Health::is_not_ready`]), except that a suspended object is not ready only while its
+    /// Ready condition says so — `flux suspend` leaves Ready as the last reconcile left it, and
+    /// a suspended object that is Ready holds nothing back.
+    pub fn is_not_ready(&self) -> bool {
+        match self.health {
+            Health::Suspended => self.ready != Some(Ready::True),
+            health => health.is_not_ready(),
+        }
+    }
+
+    /// What `old`, its previous summary, knew and this one's status no longer says: since when
+    /// it is not ready, where both are not (since the earlier: a failure retried is one
+    /// failure, however often the controller rewrote Ready's time), and what its rollout knew
+    /// ([`Rollout::carry`]). Only the clusters' own times: the index never reads a clock.
+    pub fn carry(&mut self, old: &FluxSummary) {
+        if let (Some(new), Some(old)) = (self.rollout.as_deref_mut(), old.rollout.as_deref()) {
+            new.carry(old);
+        }
+        if !self.is_not_ready() {
+            return;
+        }
+        if old.is_not_ready() {
+            self.since = match (old.since, self.since) {
+                (Some(then), Some(now)) => Some(then.min(now)),
+                (then, now) => then.or(now),
+            };
+        } else if let Some(ready) = old.since
+            && self.since.is_some_and(|since| since < ready)
+        {
+            // Seen ready since `ready`: it stopped being ready after that, whatever an older
+            // failure of the same manifests left in its history.
+            self.since = Some(ready);
+        }
+    }
+
     /// Whether the last reconcile request written has been handled by the controller.
     pub fn reconcile_handled(&self) -> bool {
         match (self.requested_at(), self.last_handled_reconcile_at()) {
@@ -373,6 +421,87 @@ impl FluxSummary {
         }
     }
 }
+
+/// What a stalled object says: Stalled's own message, then the last failure where another
+/// condition says one — a HelmRelease out of retries says "Failed to upgrade after 2
+/// attempt(s)" in Stalled, the upgrade's error in Released (or Ready), while Ready may already
+/// say that the remediation succeeded ("Helm rollback … succeeded"), which failed nothing.
+fn stalled_words(stalled: &Condition, object: &Object) -> Option<Arc<str>> {
+    let own = stalled.message.get().filter(|m| !m.is_empty());
+    let failure = ["Released", "Ready"]
+        .into_iter()
+        .filter_map(|kind| object.condition(kind))
+        .filter(|c| {
+            c.status.get() == Some("False")
+                && !c.reason.get().is_some_and(|r| r.ends_with("Succeeded"))
+        })
+        .filter_map(|c| c.message.get())
+        .find(|m| !m.is_empty() && Some(*m) != own);
+    match (own, failure) {
+        (Some(own), Some(failure)) => shared(Some(&format!("{own}: {failure}")), limits::MESSAGE),
+        (own, failure) => shared(own.or(failure), limits::MESSAGE),
+    }
+}
+
+/// See [`FluxSummary::since`]: Ready's time, or for an object failing, the earliest time its
+/// history says this failure was first met — a Kustomization's newest `status.history` entry
+/// when it failed (`firstReconciled`, not before the last success's `lastReconciled`), a
+/// HelmRelease's leading run of failed releases (the oldest one's `lastDeployed`: each retry
+/// is a new release).
+fn since_of(
+    kind: FluxKind,
+    health: Health,
+    ready: Option<&Condition>,
+    object: &Object,
+) -> Option<Timestamp> {
+    let time = |t: &Text| -> Option<Timestamp> { t.get()?.parse().ok() };
+    let transition = ready.and_then(|c| time(&c.last_transition_time));
+    // Ready=True beside a state that is not ready (a new generation, a reconcile under way)
+    // keeps the time it turned ready: it stopped being ready when its controller began the
+    // reconcile, where Reconciling says so; unknown before that.
+    if health.is_not_ready()
+        && health != Health::Suspended
+        && ready.and_then(|c| c.status.get()) == Some("True")
+    {
+        return object
+            .condition("Reconciling")
+            .filter(|c| c.status.get() == Some("True"))
+            .and_then(|c| time(&c.last_transition_time));
+    }
+    if !health.is_failing() {
+        return transition;
+    }
+    let history = object.history();
+    let recorded = match kind {
+        FluxKind::Kustomization => {
+            let succeeded = |e: &&Deployment| e.last_reconciled_status.get() == Some(SUCCEEDED);
+            let newest = history
+                .first()
+                .filter(|e| e.last_reconciled_status.get().is_some() && !succeeded(e));
+            let last_success = history
+                .iter()
+                .filter(succeeded)
+                .filter_map(|e| time(&e.last_reconciled))
+                .max();
+            newest
+                .and_then(|e| time(&e.first_reconciled))
+                .map(|first| last_success.map_or(first, |ok| first.max(ok)))
+        }
+        FluxKind::HelmRelease => history
+            .iter()
+            .take_while(|e| e.status.get() == Some("failed"))
+            .filter_map(|e| time(&e.last_deployed))
+            .min(),
+        _ => None,
+    };
+    match (transition, recorded) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The `lastReconciledStatus` of a Kustomization's successful run.
+const SUCCEEDED: &str = "ReconciliationSucceeded";
 
 /// REVISION as `flux get` prints it (FACTS §3.3).
 fn revision_of<'a>(kind: FluxKind, object: &'a Object) -> Option<&'a str> {

@@ -1,15 +1,19 @@
-//! Why it broke: the change before each failure. For one failing copy, the revision it tried and
-//! did not apply, else the one it applied shortly before failing, else the artifact its source
-//! produced shortly before; for a root cause failing the same way on many clusters, the change
-//! most of its copies share, with the evidence for and against it.
+//! Why it broke: the change before each failure — a change of the object's own spec (a new
+//! generation), of its values (a HelmRelease's), or of the revision it runs: the revision it
+//! tried and did not apply, else the one it applied shortly before failing and never ran
+//! without failing, else the artifact its source produced shortly before. None where nothing
+//! changed: a failure that began while a controller was away, or on a revision it already ran
+//! fine. For a root cause failing the same way on many clusters, the change most of its copies
+//! share, with the evidence for and against it.
 
 use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::graph::source_key;
-use super::{ClusterEntry, FluxKind, FluxSummary};
+use super::deployed::{Rollout, same_content};
+use super::graph::{Cause, source_key};
+use super::{ClusterEntry, FluxKind, FluxSummary, Health};
 
 /// How a copy came by a change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -21,17 +25,47 @@ pub enum How {
     Applied,
     /// Its source produced the artifact, then it failed.
     Source,
+    /// Its own spec changed (`metadata.generation`) and it has not run the new one.
+    Spec,
+    /// A HelmRelease's values changed (inline or `valuesFrom`) and it has not released them.
+    Values,
+}
+
+impl How {
+    /// Whether the change is a revision of its source (else of the object itself).
+    pub fn is_revision(self) -> bool {
+        matches!(self, How::Tried | How::Applied | How::Source)
+    }
 }
 
 /// The change before one copy's failure.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
+    /// The revision; for a change of its own, what changed: `generation 2`, `values`.
     pub revision: Arc<str>,
     pub how: How,
     /// When the copy came by it: its source produced it, or it first ran it (where known).
     pub at: Option<Timestamp>,
-    /// It came by the change within the window before it turned not ready.
+    /// It came by the change within the window before it turned not ready (a change of its
+    /// own has no time the status records: it came before the failure, whenever that was).
     pub just_before: bool,
+}
+
+impl Change {
+    /// The change as a person reads it: "its spec changed (generation 2)", "its values
+    /// changed", or the revision shortened.
+    pub fn said(&self) -> String {
+        said(self.how, &self.revision)
+    }
+}
+
+fn said(how: How, revision: &str) -> String {
+    match how {
+        How::Spec if revision == "generation 1" => "its spec as created (generation 1)".into(),
+        How::Spec => format!("its spec changed ({revision})"),
+        How::Values => "its values changed".to_string(),
+        _ => crate::units::truncate_hex(revision),
+    }
 }
 
 /// The change before `o` (on `cluster`) turned not ready; None when nothing changed that it
@@ -41,7 +75,19 @@ pub fn change_before(
     o: &FluxSummary,
     window: SignedDuration,
 ) -> Option<Change> {
-    let failed = o.last_transition;
+    // Only a failure has a change before it: what waits, progresses or is suspended has none.
+    if !o.health.is_failing() {
+        return None;
+    }
+    // What something else holds back, or what waits only for its retry, changed nothing: its
+    // cause is upstream.
+    if matches!(
+        cluster.graph.cause(&o.key),
+        Some(Cause::Blocked(_) | Cause::AwaitsRetry)
+    ) {
+        return None;
+    }
+    let failed = o.since;
     let just_before = |at: Option<Timestamp>| match (at, failed) {
         (Some(at), Some(failed)) => at <= failed && failed.duration_since(at) <= window,
         _ => false,
@@ -60,7 +106,8 @@ pub fn change_before(
         })
         .and_then(|s| s.rollout.as_deref())
         .and_then(|r| Some((r.applied.clone()?, r.since)));
-    let rollout = o.rollout.as_deref();
+    // A source's revision is what it produces, not a change it came by: only its own spec is.
+    let rollout = o.rollout.as_deref().filter(|_| !o.key.kind.has_artifact());
     if let Some(r) = rollout
         && r.behind_attempt()
         && let Some(tried) = &r.attempted
@@ -76,22 +123,43 @@ pub fn change_before(
             just_before: just_before(at),
         });
     }
+    // A change of its own it has not run: values a release tried and did not release; a
+    // generation the controller has not reconciled without failing (status.observedGeneration
+    // moves only when a run succeeds or stalls: -1 or none for an object that never ran
+    // without failing, whose spec as created is the change); a spec the controller stalled on
+    // (Stalled: it will not retry until the spec changes).
+    let mine = |how, revision: String| Change {
+        revision: revision.into(),
+        how,
+        at: None,
+        just_before: true,
+    };
+    if rollout.is_some_and(Rollout::new_values) {
+        return Some(mine(How::Values, "values".to_string()));
+    }
+    if o.observed_generation.unwrap_or(0) < o.generation || o.health == Health::Stalled {
+        return Some(mine(How::Spec, format!("generation {}", o.generation)));
+    }
+    // A copy that never applied a revision has not changed from anything: failing since it was
+    // first reconciled, whatever its source produced meanwhile (kustomize-controller records no
+    // run for a build that failed), so no revision is its change.
+    let applied = rollout.and_then(|r| r.applied.clone())?;
     if let Some(r) = rollout
-        && let Some(applied) = &r.applied
+        && !r.proven
         && just_before(r.since)
     {
         return Some(Change {
-            revision: applied.clone(),
+            revision: applied,
             how: How::Applied,
             at: r.since,
             just_before: true,
         });
     }
-    // A copy that never applied a revision has not changed from anything: failing since it was
-    // first reconciled, whatever its source produced meanwhile (kustomize-controller records no
-    // run for a build that failed), so no revision is its change.
-    rollout.and_then(|r| r.applied.as_ref())?;
-    let (produced, at) = source?;
+    // Its source's artifact, where it is another than what the copy runs: an artifact stored
+    // again with the same revision (source-controller restarted) changed nothing.
+    let (produced, at) = source.filter(|(produced, _)| {
+        !(same(o.key.kind, &applied, produced) || same_content(produced, &applied))
+    })?;
     just_before(at).then_some(Change {
         revision: produced,
         how: How::Source,
@@ -113,7 +181,11 @@ fn same(kind: FluxKind, revision: &str, produced: &str) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Suspect {
+    /// The revision; for a change of the object's own, what changed (see [`Change`]).
     pub revision: Arc<str>,
+    /// How the copies came by it: a revision (tried, applied, its source's), or their own spec
+    /// or values.
+    pub how: How,
     /// Failing copies whose change before failing is this revision…
     pub copies: usize,
     /// …and of those, the ones that came by it within the window before failing.
@@ -141,6 +213,10 @@ impl Suspect {
     /// Counts the copies of the object in the scope (`all`) that run the revision fine, and
     /// those on another revision; the evidence says so from then on.
     pub fn weigh<'a>(mut self, all: impl IntoIterator<Item = &'a FluxSummary>) -> Suspect {
+        // A change of the copies' own is no revision other copies run.
+        if !self.how.is_revision() {
+            return self;
+        }
         let (mut runs_fine, mut elsewhere) = (0, 0);
         for o in all {
             let r = o.rollout.as_deref();
@@ -158,9 +234,26 @@ impl Suspect {
         self
     }
 
+    /// The change as a person reads it ([`Change::said`]).
+    pub fn said(&self) -> String {
+        said(self.how, &self.revision)
+    }
+
+    /// The change in a column: the revision shortened, `spec (gen 2)`, `values`.
+    pub fn short(&self) -> String {
+        match self.how {
+            How::Spec => format!(
+                "spec (gen {})",
+                self.revision.trim_start_matches("generation ")
+            ),
+            How::Values => "values".to_string(),
+            _ => crate::units::truncate_hex(&self.revision),
+        }
+    }
+
     /// The evidence in a sentence.
     fn explain(&self) -> String {
-        let revision = crate::units::truncate_hex(&self.revision);
+        let revision = said(self.how, &self.revision);
         if !self.likely {
             return format!(
                 "nothing changed in the {} minutes before it failed (the last change: {revision}): \
@@ -169,11 +262,17 @@ impl Suspect {
                 self.window_minutes
             );
         }
-        let mut text = format!(
-            "began after {revision} — {} of {} failing copies took it in the {} minutes before \
-             failing",
-            self.just_before, self.failing, self.window_minutes
-        );
+        let mut text = match self.how.is_revision() {
+            true => format!(
+                "began after {revision} — {} of {} failing copies took it in the {} minutes \
+                 before failing",
+                self.just_before, self.failing, self.window_minutes
+            ),
+            false => format!(
+                "began after {revision} — {} of {} failing copies have not run it without failing",
+                self.copies, self.failing
+            ),
+        };
         if let (Some(fine), Some(elsewhere)) = (self.runs_fine, self.elsewhere) {
             text.push_str(&format!(
                 "; 0 of {elsewhere} copies on another revision fail this way; {fine} run it \
@@ -208,9 +307,9 @@ impl Copy {
 /// The failing copies of a root cause, counted revision by revision as they are met.
 #[derive(Clone, Debug, Default)]
 pub struct Tally {
-    /// Per revision: copies whose change it is, of those just before failing, and copies that
-    /// run or tried it.
-    revisions: Vec<(Arc<str>, usize, usize, usize)>,
+    /// Per revision (or change of the copies' own): how they came by it, copies whose change it
+    /// is, of those just before failing, and copies that run or tried it.
+    revisions: Vec<(Arc<str>, How, usize, usize, usize)>,
     failing: usize,
 }
 
@@ -218,41 +317,52 @@ impl Tally {
     pub fn add(&mut self, copy: &Copy) {
         self.failing += 1;
         if let Some(change) = &copy.change {
-            let slot = self.slot(&change.revision);
-            slot.1 += 1;
-            slot.2 += usize::from(change.just_before);
+            let slot = self.slot(&change.revision, change.how);
+            slot.2 += 1;
+            slot.3 += usize::from(change.just_before);
+            // A change of its own is one it made: it "tried" it.
+            if !change.how.is_revision() {
+                slot.4 += 1;
+            }
         }
         let tried = copy
             .tried
             .as_ref()
             .filter(|t| Some(*t) != copy.runs.as_ref());
         for revision in [copy.runs.as_ref(), tried].into_iter().flatten() {
-            self.slot(revision).3 += 1;
+            self.slot(revision, How::Tried).4 += 1;
         }
     }
 
-    fn slot(&mut self, revision: &Arc<str>) -> &mut (Arc<str>, usize, usize, usize) {
+    /// The slot of `revision`; a new one says it came `how` (a revision's slot made by the
+    /// copies that run it takes how the first copy that changed to it came by it).
+    fn slot(&mut self, revision: &Arc<str>, how: How) -> &mut (Arc<str>, How, usize, usize, usize) {
         let i = match self.revisions.iter().position(|(r, ..)| r == revision) {
             Some(i) => i,
             None => {
-                self.revisions.push((revision.clone(), 0, 0, 0));
+                self.revisions.push((revision.clone(), how, 0, 0, 0));
                 self.revisions.len() - 1
             }
         };
-        &mut self.revisions[i]
+        let slot = &mut self.revisions[i];
+        if slot.2 == 0 {
+            slot.1 = how;
+        }
+        slot
     }
 
     /// The revision most copies came by before failing (among equals, the one most took just
     /// before failing); None when no copy records a change.
     pub fn suspect(&self, window: SignedDuration) -> Option<Suspect> {
-        let (revision, copies, just_before, touched) = self
+        let (revision, how, copies, just_before, touched) = self
             .revisions
             .iter()
-            .filter(|(_, copies, ..)| *copies > 0)
-            .max_by(|a, b| (a.1, a.2).cmp(&(b.1, b.2)).then_with(|| b.0.cmp(&a.0)))?;
-        let elsewhere_failing = self.failing - touched;
+            .filter(|(_, _, copies, ..)| *copies > 0)
+            .max_by(|a, b| (a.2, a.3).cmp(&(b.2, b.3)).then_with(|| b.0.cmp(&a.0)))?;
+        let elsewhere_failing = self.failing.saturating_sub(*touched);
         let mut found = Suspect {
             revision: revision.clone(),
+            how: *how,
             copies: *copies,
             just_before: *just_before,
             failing: self.failing,

@@ -71,6 +71,8 @@ pub enum Refusal {
     NotSupported(String),
     /// Reconciling a suspended object does nothing: resume it first.
     Suspended,
+    /// Reconciling with its source reconciles the source first, and the source is suspended.
+    SourceSuspended(ObjectKey),
     /// A guardrail of the config forbids it.
     Denied(String),
     /// Nothing the user has reaches its cluster (a cluster of the bus no kubeconfig reaches).
@@ -82,6 +84,12 @@ impl std::fmt::Display for Refusal {
         match self {
             Refusal::NotSupported(why) => write!(f, "not supported: {why}"),
             Refusal::Suspended => f.write_str("suspended: resume it to reconcile it"),
+            Refusal::SourceSuspended(source) => write!(
+                f,
+                "its source {} {}/{} is suspended: resume the source to reconcile with it, or \
+                 reconcile without --with-source",
+                source.kind, source.namespace, source.name
+            ),
             Refusal::Denied(why) | Refusal::Unreachable(why) => f.write_str(why),
         }
     }
@@ -124,7 +132,7 @@ pub fn plan<'a>(
                 match lookup(&source) {
                     // A static source (an OCI HelmRepository) has nothing to reconcile.
                     Some(s) if is_static(s) => continue,
-                    Some(s) if s.suspended => return Err(Refusal::Suspended),
+                    Some(s) if s.suspended => return Err(Refusal::SourceSuspended(s.key.clone())),
                     _ => {}
                 }
                 steps.push(Step {
@@ -209,9 +217,21 @@ fn reconcile(target: &FluxSummary, intent: &Intent) -> Result<Step, Refusal> {
         Verb::Reset => &[REQUESTED_AT, RESET_AT],
         _ => &[REQUESTED_AT],
     };
+    let mut patch = requested(intent, keys);
+    // Who suspended it, left behind by a resume that was not fluxfleet's (`flux resume` keeps
+    // annotations): gone with the next action fluxfleet takes on it.
+    if target.stale_suspension()
+        && let Some(annotations) = patch
+            .pointer_mut("/metadata/annotations")
+            .and_then(Value::as_object_mut)
+    {
+        for key in [SUSPENDED_BY, OPERATOR_SUSPENDED_BY, SUSPEND_REASON] {
+            annotations.insert(key.into(), Value::Null);
+        }
+    }
     Ok(Step {
         key: target.key.clone(),
-        patch: requested(intent, keys),
+        patch,
         wait: false,
     })
 }

@@ -116,7 +116,11 @@ pub async fn asked(
     let copies: Vec<(&ClusterInfo, &FluxSummary)> =
         held.chain(extra.iter().map(|(c, s)| (*c, s))).collect();
     let filter = &plan.filter;
-    let mut found = drift_of_copies(copies.iter().copied(), |o| filter.key(&o.key), now);
+    let mut found = drift_of_copies(
+        copies.iter().map(|(c, o)| (*c, *o, false)),
+        |o| filter.key(&o.key),
+        now,
+    );
     if plan.kind == FluxKind::Kustomization {
         let applied: Vec<(&ClusterInfo, &FluxSummary)> = copies
             .iter()

@@ -145,7 +145,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
                 health_cell(o.health, theme),
                 Cell::from(if o.suspended { "yes" } else { "" }),
                 Cell::from(o.shown_revision()),
-                Cell::from(age(o.last_transition, model.now)),
+                Cell::from(age(o.since, model.now)),
                 message_cell(o, theme),
             ]
         },

@@ -98,10 +98,7 @@ fn facts(
             let ready = o.ready.map_or("-".to_string(), |r| format!("{r:?}"));
             lines.push(field(
                 "ready",
-                plain(format!(
-                    "{ready} since {} ago",
-                    age(o.last_transition, model.now)
-                )),
+                plain(format!("{ready} since {} ago", age(o.since, model.now))),
             ));
             lines.push(field(
                 "reason",
@@ -169,13 +166,14 @@ fn change_text(model: &Model, cluster: &ClusterEntry, o: &FluxSummary) -> String
         None => "nothing it records: the cause is outside the GitOps change (infrastructure, \
                  credentials, an upstream registry)"
             .to_string(),
+        Some(change) if !change.how.is_revision() => change.said(),
         Some(change) => {
             let how = match change.how {
                 How::Tried => "tried",
                 How::Applied => "applied",
-                How::Source => "its source produced",
+                How::Source | How::Spec | How::Values => "its source produced",
             };
-            let when = match (change.at, o.last_transition) {
+            let when = match (change.at, o.since) {
                 (Some(at), Some(failed)) => {
                     format!(", {} before it failed", crate::units::age(Some(at), failed))
                 }

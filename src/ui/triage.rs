@@ -72,7 +72,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                 let Some(cluster) = index.cluster(*c) else {
                     return Vec::new();
                 };
-                let since = cluster.objects.get(key).and_then(|o| o.last_transition);
+                let since = cluster.objects.get(key).and_then(|o| o.since);
                 let mut text = format!("since {}", age(since, model.now));
                 if !screen.flat {
                     let held = cluster.graph.held_back(key);
@@ -139,7 +139,7 @@ fn group_cells<'a>(
         }),
         // The change it began after, where one is likely; the status line gives the evidence.
         Cell::from(match (&group.suspect, &group.what) {
-            (Some(s), _) if s.likely => crate::units::truncate_hex(&s.revision),
+            (Some(s), _) if s.likely => s.short(),
             (Some(_), _) | (None, GroupOf::Object { .. }) => "no change".to_string(),
             (None, _) => String::new(),
         }),

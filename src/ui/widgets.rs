@@ -181,6 +181,6 @@ pub fn message_cell(o: &crate::fleet::FluxSummary, theme: &Theme) -> Cell<'stati
     };
     let text = o
         .suspension()
-        .unwrap_or_else(|| o.message.as_deref().unwrap_or("").to_string());
+        .unwrap_or_else(|| crate::units::one_line(o.message.as_deref().unwrap_or("")).into_owned());
     Cell::from(Span::styled(text, theme.style(slot)))
 }

@@ -120,19 +120,21 @@ fn work_out(
         };
         let (key, cycle) = match cause {
             Some(Cause::Blocked(_)) => continue,
+            // Waits for its controller's retry, its dependencies Ready: no cause to triage.
+            Some(Cause::AwaitsRetry) if holds.is_empty() => continue,
             Some(Cause::Cycle(objects)) => {
                 if objects.first() != Some(k) {
                     continue;
                 }
                 (hash_of(&("cycle", objects)), true)
             }
-            Some(Cause::Root) | None => (o.fingerprint, false),
+            Some(Cause::Root | Cause::AwaitsRetry) | None => (o.fingerprint, false),
         };
         entries.push(Entry {
             key,
             object: k.clone(),
             cycle,
-            since: o.last_transition,
+            since: o.since,
             suspended: o.suspended,
             failing: o.health.is_failing(),
             holds: holds.iter().map(|k| (*k).clone()).collect(),

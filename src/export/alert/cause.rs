@@ -201,7 +201,7 @@ fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &
     let reach = Reach::of(group);
     let suspect = widest.suspect.as_ref();
     let likely = suspect
-        .filter(|s| s.likely)
+        .filter(|s| s.likely && s.how.is_revision())
         .map(|s| clean(&s.revision, LABEL));
 
     let mut labels = extra.clone();

@@ -29,13 +29,26 @@ pub fn holds_back(o: &FluxSummary, by: FluxKind) -> bool {
         && (o.health == Health::Stalled || o.observed_generation != Some(o.generation))
 }
 
+/// Whether `o` says it waits on its `dependsOn` (kustomize-controller's and helm-controller's
+/// `DependencyNotReady`). The controller checked them when it last ran and retries at its
+/// `retryInterval`: once every dependency is there and Ready, nothing holds it back — it waits
+/// for that retry (a dependent created beside its dependency says so for up to 30 s).
+pub fn says_dependency_not_ready(o: &FluxSummary) -> bool {
+    !o.depends_on.is_empty() && o.reason.as_deref() == Some(DEPENDENCY_NOT_READY)
+}
+
+/// The Ready reason of an object whose `dependsOn` was not ready when its controller last ran.
+pub const DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
+
 /// What an object's state means to the graph, compared to tell whether a change of status
-/// needs the causes solved again: whether it needs a cause, and whom it holds back.
+/// needs the causes solved again: whether it needs a cause, whom it holds back, and whether it
+/// says it waits on its dependencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Standing {
     blocks: bool,
     holds_back: bool,
     holds_back_release: bool,
+    on_dependencies: bool,
 }
 
 /// Where `o` stands in its cluster's graph.
@@ -44,5 +57,6 @@ pub fn standing(o: &FluxSummary) -> Standing {
         blocks: blocks(o),
         holds_back: holds_back(o, FluxKind::Kustomization),
         holds_back_release: holds_back(o, FluxKind::HelmRelease),
+        on_dependencies: says_dependency_not_ready(o),
     }
 }

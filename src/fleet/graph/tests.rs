@@ -121,6 +121,94 @@ fn a_helmreleases_chart_holds_it_back_when_stalled_even_with_an_artifact() {
     assert_eq!(graph.causes(), &causes(&failing));
 }
 
+/// A dependent created beside its dependency says `DependencyNotReady` until its controller's
+/// next retry, while the dependency is already Ready (seen for up to 30 s on kustomize-controller
+/// v1.9): nothing holds it back and it is no cause — it awaits its retry. A dependency that is
+/// not Ready holds it back; one that does not exist leaves it a cause of its own; and once the
+/// controller retries and it fails another way, it is a root again.
+#[test]
+fn a_dependent_whose_dependency_is_ready_awaits_its_retry() {
+    let waiting = |deps: &[&str]| {
+        object(
+            FluxKind::Kustomization,
+            json!({"metadata": {"name": "child", "namespace": "flux-system"},
+                   "spec": {"sourceRef": {"kind": "GitRepository", "name": "git"},
+                            "dependsOn": deps.iter().map(|d| json!({"name": d})).collect::<Vec<_>>()},
+                   "status": {"conditions": [{"type": "Ready", "status": "False",
+                        "reason": "DependencyNotReady",
+                        "message": "dependency 'flux-system/dep' is not ready"}]}}),
+        )
+    };
+    let child = waiting(&["dep"]);
+    let ready = cluster(vec![git("True"), ks("dep", "True", &[]), child.clone()]);
+    assert_eq!(causes(&ready)[&child.0], Cause::AwaitsRetry);
+    assert!(causes(&ready)[&child.0].held_by(&child.0).is_empty());
+    assert!(!causes(&ready)[&child.0].is_own());
+
+    let failing = cluster(vec![git("True"), ks("dep", "False", &[]), child.clone()]);
+    assert_eq!(
+        causes(&failing)[&child.0],
+        Cause::Blocked(Box::new([k("dep")]))
+    );
+    let missing = cluster(vec![git("True"), waiting(&["nowhere"])]);
+    assert_eq!(causes(&missing)[&child.0], Cause::Root);
+
+    // Kept as objects change: the dependency turns Ready, then the retry fails another way.
+    let mut graph = Graph::of(&failing, &mut |o| upstream(o));
+    graph.changed(
+        &ready,
+        &k("dep"),
+        Some(standing(&ks("dep", "False", &[]).1)),
+        None,
+    );
+    assert_eq!(graph.causes(), &causes(&ready));
+    let retried = ks("child", "False", &["dep"]);
+    let after = cluster(vec![git("True"), ks("dep", "True", &[]), retried]);
+    graph.changed(&after, &child.0, Some(standing(&child.1)), None);
+    assert_eq!(graph.causes()[&child.0], Cause::Root);
+    assert_eq!(graph.causes(), &causes(&after));
+}
+
+/// A chart in a Git repository (`spec.chart.spec.sourceRef` a GitRepository): the release waits
+/// on the HelmChart helm-controller makes beside the repository, not on the repository — a
+/// stalled chart (`InvalidChartReference`, a path not in the repository) holds it back, the
+/// repository serving its artifact does not. As on the real controllers, in the release's own
+/// namespace and across namespaces.
+#[test]
+fn a_chart_from_a_git_repository_holds_its_release_back_when_stalled() {
+    for (release_ns, source_ns) in [("flux-system", "flux-system"), ("apps", "flux-system")] {
+        let serving = git_serving("True", Some("main@sha1:4f0c1a2b"));
+        let chart = object(
+            FluxKind::HelmChart,
+            json!({"metadata": {"name": format!("{release_ns}-web"), "namespace": source_ns,
+                                "generation": 1},
+                   "spec": {"chart": "./charts/missing",
+                            "sourceRef": {"kind": "GitRepository", "name": "git"}},
+                   "status": {"observedGeneration": 1, "conditions": [
+                       {"type": "Ready", "status": "False", "reason": "InvalidChartReference"},
+                       {"type": "Stalled", "status": "True", "reason": "InvalidChartReference"}]}}),
+        );
+        let release = object(
+            FluxKind::HelmRelease,
+            json!({"metadata": {"name": "web", "namespace": release_ns},
+                   "spec": {"chart": {"spec": {"chart": "./charts/missing",
+                            "sourceRef": {"kind": "GitRepository", "name": "git",
+                                          "namespace": source_ns}}}},
+                   "status": {"conditions": [{"type": "Ready", "status": "False",
+                                              "reason": "SourceNotReady"}]}}),
+        );
+        assert_eq!(upstream(&release.1), vec![chart.0.clone()], "{release_ns}");
+        let objects = cluster(vec![serving, chart.clone(), release.clone()]);
+        let found = causes(&objects);
+        assert_eq!(found[&chart.0], Cause::Root, "{release_ns}");
+        assert_eq!(
+            found[&release.0],
+            Cause::Blocked(Box::new([chart.0.clone()])),
+            "{release_ns}"
+        );
+    }
+}
+
 #[test]
 fn a_chain_is_blocked_by_its_first_failure_and_a_diamond_by_both_sides() {
     // infra ← configs ← apps ← payments; infra fails.

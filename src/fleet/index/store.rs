@@ -10,8 +10,7 @@ use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
 /// An object's new summary, counted and stored. Most changes are a status: what the object
 /// needs stays, and the graph is not touched unless where it stands changes (graph::standing).
 pub(super) fn applied(
-    objects: &mut Objects,
-    graph: &mut Graph,
+    (objects, graph): (&mut Objects, &mut Graph),
     counts: &mut Counts,
     names: &mut Names,
     summary: FluxSummary,
@@ -20,6 +19,8 @@ pub(super) fn applied(
     let key = summary.key.clone();
     let (blocked, upstream) = match objects.entry(key.clone()) {
         Entry::Occupied(mut e) => {
+            let mut summary = summary;
+            summary.carry(e.get());
             let old = e.insert(Box::new(summary));
             counts.sub(&old);
             let new = e.get();
@@ -41,8 +42,7 @@ pub(super) fn applied(
 
 /// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
 pub(super) fn replaced(
-    objects: &mut Objects,
-    graph: &mut Graph,
+    (objects, graph): (&mut Objects, &mut Graph),
     counts: &mut Counts,
     names: &mut Names,
     kind: FluxKind,
@@ -52,12 +52,18 @@ pub(super) fn replaced(
         .range(kind_range(kind))
         .map(|(k, _)| k.clone())
         .collect();
+    // Since when each is not ready, kept (a relist after a watch broke is no new failure).
+    let mut before: Vec<Box<FluxSummary>> = Vec::new();
     for key in stale {
         if let Some(old) = objects.remove(&key) {
             counts.sub(&old);
+            before.push(old);
         }
     }
-    for summary in listed.into_iter().filter(|s| s.key.kind == kind) {
+    for mut summary in listed.into_iter().filter(|s| s.key.kind == kind) {
+        if let Ok(i) = before.binary_search_by(|o| o.key.cmp(&summary.key)) {
+            summary.carry(&before[i]);
+        }
         counts.add(&summary);
         if let Some(old) = objects.insert(summary.key.clone(), Box::new(summary)) {
             counts.sub(&old);

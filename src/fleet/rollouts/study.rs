@@ -263,7 +263,7 @@ fn revisions_seen(copies: &[Instance<'_>], since: &[Option<Timestamp>]) -> Vec<S
             config_digest: None,
         });
         s.trying += 1;
-        if let Some(t) = c.object.last_transition {
+        if let Some(t) = c.object.since {
             s.tried = Some(s.tried.map_or(t, |x| x.min(t)));
         }
     }
@@ -293,14 +293,23 @@ fn stuck<'a>(
         behind_by,
     } = at;
     let too_long = |since: Timestamp| now.duration_since(since) > rules.stuck_after;
+    // Trying this revision since it failed, and not before its source produced it (a copy
+    // already failing on an older revision has tried this one only since it arrived).
     if let Some(attempted) = c.attempted()
-        && let Some(since) = c.object.last_transition
-        && too_long(since)
+        && let Some(failing) = c.object.since
     {
-        return Some(Stuck::Attempt {
-            attempted: attempted.clone(),
-            since,
-        });
+        let since = match c.source_artifact(keys) {
+            Some((_, produced, Some(at))) if c.same_as_source(attempted, produced) => {
+                failing.max(at)
+            }
+            _ => failing,
+        };
+        if too_long(since) {
+            return Some(Stuck::Attempt {
+                attempted: attempted.clone(),
+                since,
+            });
+        }
     }
     if on_newest {
         return None;

@@ -49,14 +49,14 @@ impl Serialize for FluxSummary {
             revision: self.revision.clone(),
             generation: self.generation,
             observed_generation: self.observed_generation,
-            last_transition: self.last_transition,
+            last_transition: self.since,
             last_handled_reconcile_at: text(self.last_handled_reconcile_at()),
             requested_at: text(self.requested_at()),
             source: self.source.as_deref().map(Cow::Borrowed),
             depends_on: Cow::Borrowed(&self.depends_on),
             inventory: self.inventory(),
-            suspended_by: text(self.suspended_by()),
-            suspend_reason: text(self.suspend_reason()),
+            suspended_by: text(self.mark(|m| &m.suspended_by)),
+            suspend_reason: text(self.mark(|m| &m.suspend_reason)),
             rollout: self.rollout.as_deref().map(Cow::Borrowed),
         }
         .serialize(serializer)
@@ -76,7 +76,7 @@ impl From<Flat<'_>> for FluxSummary {
             revision: flat.revision,
             generation: flat.generation,
             observed_generation: flat.observed_generation,
-            last_transition: flat.last_transition,
+            since: flat.last_transition,
             marks: Marks {
                 last_handled_reconcile_at: text(flat.last_handled_reconcile_at),
                 requested_at: text(flat.requested_at),

@@ -274,8 +274,13 @@ fn with_source_reconciles_a_live_source_and_refuses_a_suspended_one() {
         plan(&intent(Verb::ReconcileWithSource, None), &ks, |_| Some(
             &suspended
         )),
-        Err(Refusal::Suspended)
+        Err(Refusal::SourceSuspended(k)) if k == suspended.key
     ));
+    assert_eq!(
+        Refusal::SourceSuspended(suspended.key.clone()).to_string(),
+        "its source GitRepository apps/fleet is suspended: resume the source to \
+         reconcile with it, or reconcile without --with-source"
+    );
 }
 
 /// `spec.chartRef` (an OCIRepository or a HelmChart) is the release's one source; a HelmChart's
