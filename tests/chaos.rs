@@ -21,7 +21,8 @@ async fn after_every_fault_churn_and_rollouts_the_index_equals_the_truth() {
         // Each kind on at least one cluster, with durations that fire within the active time.
         faults: Spec::parse(
             "unreachable=3%,slow=3%:4s,flap=5%:1s,gone=5%:1s,error5xx=5%:30%,\
-             expired-token=3%:2s,no-flux=3%,old-flux=5%,forbidden=3%:HelmRelease",
+             expired-token=3%:2s,no-flux=3%,old-flux=5%,forbidden=3%:HelmRelease,\
+             drain=3%:2s,handover=5%:6s,silent=3%",
         )
         .unwrap(),
         churn: 60.0,

@@ -25,6 +25,7 @@ mod chaos;
 mod cli;
 mod discovery;
 mod docs;
+mod drain;
 mod drift;
 mod engine;
 mod exec_auth;

@@ -128,6 +128,9 @@ pub struct Cell {
     pub consumed: u32,
     /// The caller let go of the stream: the driver cancels it.
     pub dropped: bool,
+    /// The server sent GOAWAY: this stream goes on, but its connection takes no new ones. A
+    /// caller that holds a stream for long (a watch) moves it to a new connection.
+    pub away: bool,
 }
 
 pub struct Stream {

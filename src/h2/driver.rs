@@ -21,6 +21,7 @@ mod keepalive;
 mod streams;
 
 pub(crate) use keepalive::KEEPALIVE;
+pub use keepalive::SILENT_DEADLINE;
 use streams::Resets;
 
 use std::io;
@@ -47,8 +48,8 @@ pub const OUT_HIGH: usize = 4 * 1024;
 /// resets) wait (h2 keeps one pending PONG).
 pub const MAX_PENDING_ANSWERS: usize = 8;
 /// Frames that carry nothing for a stream (PING, SETTINGS, WINDOW_UPDATE, PRIORITY, RST_STREAM,
-/// empty DATA, informational answers, frames on closed streams, unknown types): at most this
-/// many…
+/// GOAWAY, empty DATA, informational answers, frames on closed streams, unknown types): at most
+/// this many…
 pub const CALM_LIMIT: u32 = 1_000;
 /// …within this long.
 const CALM_WINDOW: Duration = Duration::from_secs(10);

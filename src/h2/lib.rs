@@ -45,6 +45,7 @@ use tower::{BoxError, Service, ServiceExt};
 use conn::{Conn, Stream};
 pub use conn::{H2Error, Why};
 use driver::Driver;
+pub use driver::SILENT_DEADLINE;
 
 /// The largest request body sent (patches and reviews are a few KiB).
 const REQUEST_BODY_LIMIT: usize = 4 * 1024 * 1024;
@@ -70,6 +71,23 @@ pub fn scripted(data: &[u8], broken: Option<&str>) -> H2Body {
     let conn = Arc::new(Conn::default());
     H2Body {
         handle: Handle { conn, stream },
+    }
+}
+
+/// A body that yields `data`, then waits, its connection going away (GOAWAY): for the tests of
+/// code that moves a watch.
+#[cfg(feature = "testing")]
+pub fn scripted_going_away(data: &[u8]) -> H2Body {
+    let stream = Arc::new(Stream::new());
+    stream.update(|cell| {
+        cell.push(Bytes::copy_from_slice(data));
+        cell.away = true;
+    });
+    H2Body {
+        handle: Handle {
+            conn: Arc::new(Conn::default()),
+            stream,
+        },
     }
 }
 
@@ -115,6 +133,12 @@ impl HttpBody for H2Body {
 }
 
 impl H2Body {
+    /// Whether the server said its connection is going away (GOAWAY): this answer goes on,
+    /// and a new request goes to a new connection. The body's reader is woken when it is said.
+    pub fn going_away(&self) -> bool {
+        self.handle.stream.lock().away
+    }
+
     fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
         let mut cell = self.handle.stream.lock();
         if let Some(data) = cell.pop() {
@@ -320,6 +344,8 @@ fn header_block(parts: &http::request::Parts) -> Result<Vec<u8>, BoxError> {
 
 #[cfg(test)]
 mod attacks;
+#[cfg(test)]
+mod going_away;
 #[cfg(test)]
 mod props;
 #[cfg(test)]

@@ -344,13 +344,27 @@ async fn a_connection_that_does_not_answer_a_ping_is_dead_and_an_idle_one_closes
     assert_eq!(why(&e), Some(Why::PingUnanswered), "{e}");
     assert!(!conn.usable());
 
-    // An answered ping keeps a connection without requests for 90 s, no longer.
+    // Answered pings keep a connection without requests for 90 s, no longer.
     let (conn, mut server) = connected().await;
     let started = tokio::time::Instant::now();
-    let (_, payload) = server.next(frame::PING).await;
-    server.send(frame::PING, frame::ACK, 0, &payload).await;
-    let mut rest = [0u8; 64];
-    while server.io.read(&mut rest).await.unwrap() > 0 {}
+    let mut pings = 0;
+    loop {
+        let mut head = [0u8; 9];
+        if server.io.read_exact(&mut head).await.is_err() {
+            break;
+        }
+        let head = Head::parse(&head);
+        let mut payload = vec![0; head.len];
+        server.io.read_exact(&mut payload).await.unwrap();
+        if head.kind == frame::PING && head.flags & frame::ACK == 0 {
+            pings += 1;
+            server.send(frame::PING, frame::ACK, 0, &payload).await;
+        }
+    }
     assert!(started.elapsed() >= std::time::Duration::from_secs(90));
+    assert!(
+        pings >= 8,
+        "a quiet connection is pinged every 10 s: {pings}"
+    );
     assert!(!conn.usable());
 }

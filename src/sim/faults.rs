@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%`.
 
 use std::time::Duration;
 
@@ -15,6 +15,16 @@ pub struct Faults {
     pub slow: Option<Duration>,
     /// Watch streams are cut after this long.
     pub flap: Option<Duration>,
+    /// The server is told to stop, as kube-apiserver on SIGTERM: every connection is sent
+    /// GOAWAY and its open streams are closed this long after; new connections are refused.
+    pub drain: Option<Duration>,
+    /// A replica behind a load balancer goes away: the connections open when the fault began,
+    /// and later every connection once it is this old, are sent GOAWAY, their open streams
+    /// closed this long after; new connections are served (by another replica).
+    pub handover: Option<Duration>,
+    /// The server hangs: nothing more is read or written on its connections, which stay open,
+    /// and new connections to it get no answer.
+    pub silent: bool,
     /// The change history is compacted this often: every watch gets 410 Gone and relists.
     pub gone: Option<Duration>,
     /// This fraction of requests fails with 500/503.
@@ -68,6 +78,15 @@ impl Faults {
             format!("flap:{:?}", self.flap.unwrap_or_default()),
         );
         push(
+            self.drain.is_some(),
+            format!("drain:{:?}", self.drain.unwrap_or_default()),
+        );
+        push(
+            self.handover.is_some(),
+            format!("handover:{:?}", self.handover.unwrap_or_default()),
+        );
+        push(self.silent, "silent".into());
+        push(
             self.gone.is_some(),
             format!("gone:{:?}", self.gone.unwrap_or_default()),
         );
@@ -118,6 +137,9 @@ enum Kind {
     Unreachable,
     Slow(Duration),
     Flap(Duration),
+    Drain(Duration),
+    Handover(Duration),
+    Silent,
     Gone(Duration),
     Error5xx(f64),
     Throttle(u32),
@@ -180,6 +202,9 @@ impl Spec {
                 "unreachable" => Kind::Unreachable,
                 "slow" => Kind::Slow(dur(0.8)?),
                 "flap" => Kind::Flap(dur(20.0)?),
+                "drain" => Kind::Drain(dur(60.0)?),
+                "handover" => Kind::Handover(dur(30.0)?),
+                "silent" => Kind::Silent,
                 "gone" => Kind::Gone(dur(30.0)?),
                 "error5xx" => {
                     Kind::Error5xx(match param {
@@ -232,7 +257,7 @@ impl Spec {
                 }),
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events)"
                     ));
                 }
             };
@@ -264,6 +289,9 @@ impl Spec {
                     Kind::Unreachable => f.unreachable = true,
                     Kind::Slow(d) => f.slow = Some(*d),
                     Kind::Flap(d) => f.flap = Some(*d),
+                    Kind::Drain(d) => f.drain = Some(*d),
+                    Kind::Handover(d) => f.handover = Some(*d),
+                    Kind::Silent => f.silent = true,
                     Kind::Gone(d) => f.gone = Some(*d),
                     Kind::Error5xx(p) => f.error5xx = Some(*p),
                     Kind::Throttle(seats) => f.throttle = Some(*seats),
@@ -317,6 +345,20 @@ mod tests {
             1
         );
         assert_eq!(faults, spec.assign(100, 1), "same seed, same assignment");
+    }
+
+    #[test]
+    fn the_faults_of_connections_parse_with_their_whiles() {
+        let spec = Spec::parse("drain=10%,handover=10%:5s,silent=10%").unwrap();
+        let faults = spec.assign(10, 2);
+        let one = |f: &dyn Fn(&Faults) -> bool| faults.iter().filter(|x| f(x)).count() == 1;
+        assert!(one(&|f| f.drain == Some(Duration::from_secs(60))));
+        assert!(one(&|f| f.handover == Some(Duration::from_secs(5))));
+        assert!(one(&|f| f.silent));
+        let names: Vec<String> = faults.iter().flat_map(Faults::names).collect();
+        for name in ["drain:60s", "handover:5s", "silent"] {
+            assert!(names.iter().any(|n| n == name), "{names:?}");
+        }
     }
 
     #[test]

@@ -47,11 +47,7 @@ impl Handle {
         let Some(c) = self.world.cluster(cluster) else {
             return false;
         };
-        c.tokens_valid.store(
-            faults.expired_token.is_none_or(|d| !d.is_zero()),
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        *c.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
+        c.set_faults(faults);
         true
     }
 
@@ -77,7 +73,8 @@ impl Handle {
     }
 
     /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
-    /// server errors, expired tokens, forbidden kinds — and the churn with its rollouts.
+    /// server errors, expired tokens, forbidden kinds, draining, handed over and silent
+    /// servers — and the churn with its rollouts.
     /// Unreachable clusters, clusters without Flux, old Flux releases and old Kubernetes stay:
     /// those are what the clusters are, not something happening to them.
     pub fn calm(&self) {

@@ -29,7 +29,8 @@
 //! - `workloads`, `discovery`, `list`, `watch`, `write`, `observe` — the API's answers: the
 //!   workloads behind the Flux objects (derived on every request, read-only), discovery, lists,
 //!   watches with bookmarks and 410 Gone, patches and writes, `/sim/truth` and `/sim/stats`.
-//! - `injected` — a cluster's faults on the way of every request: seats (429), delays, 503s.
+//! - `injected`, `hangup` — a cluster's faults on the way of every request: seats (429),
+//!   delays, 503s; and on its connections: GOAWAY (`drain`, `handover`), silence.
 //! - `api` — a request routed to its answer, with the faults applied.
 //! - `server`, `handle` — connections served over TLS, HTTP/2 and HTTP/1.1; the running fleet.
 
@@ -46,6 +47,7 @@ pub mod faults;
 mod files;
 mod flux;
 mod handle;
+mod hangup;
 mod injected;
 mod kubeconfig;
 mod list;

@@ -10,20 +10,39 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-use super::api;
 use super::state::{Conn, State};
+use super::{api, hangup};
 
-/// Accepts connections until shutdown. `fixed_cluster` routes every request to one cluster.
+/// Accepts connections until shutdown. `fixed_cluster` routes every request to one cluster,
+/// whose port is closed while its server drains.
 pub async fn serve(
     listener: TcpListener,
     tls: TlsAcceptor,
     state: Arc<State>,
     fixed_cluster: Option<usize>,
 ) {
+    let own = fixed_cluster.and_then(|i| state.world.clusters.get(i).cloned());
+    let mut faults = own.as_ref().map(|c| c.faults_set.subscribe());
+    let mut listener = listener;
     loop {
+        if let Some(c) = &own {
+            match hangup::closed_while_draining(listener, c, &state.shutdown).await {
+                Some(open) => listener = open,
+                None => return,
+            }
+        }
+        let changed = async {
+            if let Some(rx) = faults.as_mut()
+                && rx.changed().await.is_ok()
+            {
+                return;
+            }
+            std::future::pending::<()>().await
+        };
         let accepted = tokio::select! {
             r = listener.accept() => r,
             _ = state.shutdown.cancelled() => return,
+            () = changed => continue,
         };
         let (tcp, _) = match accepted {
             Ok(a) => a,
@@ -46,6 +65,11 @@ async fn connection(
     state: Arc<State>,
     fixed_cluster: Option<usize>,
 ) {
+    let target = hangup::Target::default();
+    if let Some(c) = fixed_cluster.and_then(|i| state.world.clusters.get(i)) {
+        let _ = target.set(c.clone());
+    }
+    let tcp = hangup::Quiet::new(tcp, target.clone());
     let stream = match tls.accept(tcp).await {
         Ok(s) => s,
         Err(e) => {
@@ -56,6 +80,18 @@ async fn connection(
     };
     if stream.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed) {
         state.stats.tls_resumed.fetch_add(1, Ordering::Relaxed);
+    }
+    if target.get().is_none()
+        && let Some(c) = hangup::named(&state.world, stream.get_ref().1.server_name())
+    {
+        let _ = target.set(c);
+    }
+    let cluster = target.get().cloned();
+    // A draining server takes no connection (on its own port the port is closed; here, on the
+    // shared one, the connection is closed as soon as its TLS name says which cluster it is for).
+    if let Some(c) = cluster.as_ref().filter(|c| c.refuses()) {
+        c.counters.refused.fetch_add(1, Ordering::Relaxed);
+        return;
     }
     let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
     let client = stream
@@ -89,15 +125,13 @@ async fn connection(
     let result = if h2 {
         let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
         builder.max_concurrent_streams(1000);
-        tokio::select! {
-            r = builder.serve_connection(io, svc) => r,
-            _ = shutdown.cancelled() => Ok(()),
-        }
+        let serving = builder.serve_connection(io, svc);
+        tokio::pin!(serving);
+        hangup::serve(serving, |c| c.graceful_shutdown(), cluster, &shutdown).await
     } else {
-        tokio::select! {
-            r = hyper::server::conn::http1::Builder::new().serve_connection(io, svc) => r,
-            _ = shutdown.cancelled() => Ok(()),
-        }
+        let serving = hyper::server::conn::http1::Builder::new().serve_connection(io, svc);
+        tokio::pin!(serving);
+        hangup::serve(serving, |c| c.graceful_shutdown(), cluster, &shutdown).await
     };
     if let Err(e) = result {
         tracing::debug!("sim: connection ended: {e}");

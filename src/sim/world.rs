@@ -49,6 +49,10 @@ pub struct Counters {
     pub in_flight: AtomicU64,
     /// Requests turned away with 429 Too Many Requests (the `throttle` fault).
     pub throttled: AtomicU64,
+    /// Connections sent GOAWAY (the `drain` and `handover` faults).
+    pub goaways: AtomicU64,
+    /// Connections refused (closed as the TLS handshake named a draining cluster).
+    pub refused: AtomicU64,
 }
 
 impl Counters {
@@ -70,6 +74,11 @@ pub struct Cluster {
     pub operator: bool,
     pub served: Vec<Served>,
     pub faults: Mutex<Faults>,
+    /// When the faults were last set (at start, or while running), told to the connections
+    /// that serve the cluster: they act on `drain`, `handover` and `silent`.
+    pub faults_set: watch::Sender<tokio::time::Instant>,
+    /// The `silent` fault, read on every read and write of the cluster's connections.
+    pub silent: AtomicBool,
     /// Cleared when an `expired-token` fault fires.
     pub tokens_valid: AtomicBool,
     store: Mutex<Store>,
@@ -111,7 +120,9 @@ impl Cluster {
             admin_token: tokens.0,
             viewer_token: tokens.1,
             flux,
+            silent: AtomicBool::new(faults.silent),
             faults: Mutex::new(faults),
+            faults_set: watch::Sender::new(tokio::time::Instant::now()),
             tokens_valid: AtomicBool::new(true),
             store: Mutex::new(Store::new(first_rv, limits)),
             changed: watch::Sender::new(first_rv),
@@ -136,6 +147,26 @@ impl Cluster {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()
+    }
+
+    /// Changes the faults while running, and tells the cluster's connections.
+    pub fn set_faults(&self, faults: Faults) {
+        self.tokens_valid.store(
+            faults.expired_token.is_none_or(|d| !d.is_zero()),
+            Ordering::Relaxed,
+        );
+        self.silent.store(faults.silent, Ordering::Relaxed);
+        *self.faults.lock().unwrap_or_else(|p| p.into_inner()) = faults;
+        self.faults_set.send_replace(tokio::time::Instant::now());
+    }
+
+    /// Whether new connections to the cluster are refused (its server is shutting down).
+    pub fn refuses(&self) -> bool {
+        self.faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain
+            .is_some()
     }
 
     pub fn served(&self, res: Res) -> Option<&Served> {

@@ -24,7 +24,8 @@ use crate::truth;
 
 /// Every fault kind the simulator has, at shares that touch each at least once.
 pub const EVERY_FAULT: &str = "unreachable=1%,slow=2%:4s,flap=3%:5s,gone=3%:4s,error5xx=3%:30%,\
-expired-token=2%:10s,no-flux=1%,old-flux=3%,forbidden=2%:HelmRelease";
+expired-token=2%:10s,no-flux=1%,old-flux=3%,forbidden=2%:HelmRelease,drain=1%:60s,\
+handover=2%:20s,silent=1%";
 
 /// What to run.
 #[derive(Clone, Debug)]

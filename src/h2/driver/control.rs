@@ -148,7 +148,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         }
     }
 
-    /// The server takes no new streams; those above `last` were never seen and fail.
+    /// The server takes no new streams; those above `last` were never seen and fail, those it
+    /// saw go on and are told their connection is going away, so that a caller holding one
+    /// for long (a watch) can move it to a new connection. A server may say it twice, as Go's
+    /// and h2's graceful shutdown do: first with the highest stream id (2^31-1), then, a round
+    /// trip later, with the last stream it took.
     pub(super) fn go_away(&mut self, last: u32, code: u32) {
         self.going_away = true;
         let broken = Broken::new(
@@ -176,6 +180,21 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             .collect();
         for id in above {
             self.end_stream(id, Some(&broken));
+        }
+        // Each stream is told once, however often the server says it.
+        for active in &self.streams {
+            let waker = {
+                let mut cell = active.stream.lock();
+                if cell.away {
+                    None
+                } else {
+                    cell.away = true;
+                    cell.waker.take()
+                }
+            };
+            if let Some(waker) = waker {
+                waker.wake();
+            }
         }
     }
 }

@@ -57,7 +57,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
                     return Err(self.fatal(frame::FRAME_SIZE_ERROR, "a GOAWAY frame's size"));
                 };
                 self.go_away(last & 0x7fff_ffff, code);
-                Ok(())
+                // Said once or twice by a server going away; past that it is counted as the
+                // frames that carry nothing are.
+                self.idle_frame("GOAWAY")
             }
             frame::WINDOW_UPDATE => self.on_window_update(head, &payload),
             // Frame types this client does not know are ignored (RFC 9113, 4.1), and counted.

@@ -233,6 +233,12 @@ impl Watch {
                 self.next = Next::Watch(version);
                 return None;
             }
+            // The server is going away (GOAWAY): watched again at once, on a new connection
+            // (one that goes away within seconds of each watch is read again later instead).
+            Err(Unread::Moved) if self.opened.elapsed() >= RAN_LONG_ENOUGH => {
+                self.next = Next::Watch(version);
+                return None;
+            }
             Ok(None) | Err(_) => return None,
         };
         // An event without a resourceVersion leaves the watch where it was.

@@ -11,11 +11,13 @@
 //! Between events a watch holds no buffer: a body frame is split into lines where it lies, and
 //! only the unfinished tail of a line is copied — and released as soon as the line completes.
 
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::BodyExt;
+use hyper::body::Body as _;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use tokio::time::Instant;
@@ -170,10 +172,17 @@ impl KindWatch {
             Err(Unread::TooLong) => {
                 Came::Refused(Trouble::garbage("a watch event larger than 16 MiB"))
             }
+            Err(Unread::Moved) => Came::Moved,
             Err(Unread::Broke(e)) => {
+                let silent = fluxfleet_h2::H2Error::of(&*e)
+                    .is_some_and(|h| h.why == fluxfleet_h2::Why::PingUnanswered);
                 let mut failure = Trouble::transport(&*e).into_failure();
                 failure.message = format!("the watch broke: {}", failure.message);
-                Came::Broke(Trouble::Failed(failure))
+                if silent {
+                    Came::Lost(Trouble::Failed(failure))
+                } else {
+                    Came::Broke(Trouble::Failed(failure))
+                }
             }
         }
     }
@@ -222,6 +231,9 @@ pub(super) enum Unread {
     TooLong,
     /// The body broke (reset, connection lost).
     Broke(tower::BoxError),
+    /// Nothing more has come, and the server said the connection is going away (GOAWAY): the
+    /// reader should move to a new connection.
+    Moved,
 }
 
 impl<const MAX: usize> Lines<MAX> {
@@ -234,7 +246,14 @@ impl<const MAX: usize> Lines<MAX> {
                 Ok(None) => {}
                 Err(TooLong) => return Err(Unread::TooLong),
             }
-            match body.frame().await {
+            // What came before the server said it is going away is read first.
+            let next = std::future::poll_fn(|cx| match Pin::new(&mut *body).poll_frame(cx) {
+                Poll::Pending if body.going_away() => Poll::Ready(Err(Unread::Moved)),
+                Poll::Pending => Poll::Pending,
+                Poll::Ready(frame) => Poll::Ready(Ok(frame)),
+            })
+            .await?;
+            match next {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         self.push(data);
@@ -282,5 +301,7 @@ impl<const MAX: usize> Lines<MAX> {
     }
 }
 
+#[cfg(test)]
+mod going_away;
 #[cfg(test)]
 mod tests;

@@ -46,10 +46,26 @@ impl HttpBody for ResponseBody {
     }
 }
 
+impl ResponseBody {
+    /// Whether the server said this answer's connection is going away (HTTP/2 GOAWAY): the
+    /// answer goes on, and new requests go to a new connection. HTTP/1.1 has no such word.
+    pub fn going_away(&self) -> bool {
+        match self {
+            ResponseBody::Hyper(_) => false,
+            ResponseBody::H2(body) => body.going_away(),
+        }
+    }
+}
+
 #[cfg(test)]
 impl ResponseBody {
     /// A body that yields `data`, then ends (`broken` None) or fails as a broken stream does.
     pub fn scripted(data: &[u8], broken: Option<&str>) -> ResponseBody {
         ResponseBody::H2(fluxfleet_h2::scripted(data, broken))
+    }
+
+    /// A body that yields `data`, then waits on a connection going away (GOAWAY).
+    pub fn scripted_going_away(data: &[u8]) -> ResponseBody {
+        ResponseBody::H2(fluxfleet_h2::scripted_going_away(data))
     }
 }

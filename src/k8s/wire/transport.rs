@@ -311,7 +311,7 @@ const TCP_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(5);
 /// unacknowledged as long: 40 s after the path to a server died, as client-go's HTTP/2
 /// read-idle ping finds it (30 s and 15 s), but without waking the process or a TLS record
 /// either way. A server that acknowledges segments but no longer answers is found by the
-/// HTTP/2 client's own ping, later (`fluxfleet_h2`'s keep-alive).
+/// HTTP/2 client's own ping, within 15 s (`fluxfleet_h2::SILENT_DEADLINE`).
 const TCP_KEEPALIVE_PROBES: u32 = 2;
 
 /// TCP to a server or to its proxy: no Nagle, the connect bounded, a dead path found by the

@@ -71,6 +71,11 @@ pub(in crate::k8s) enum Came {
     Ended,
     /// The stream broke under it (reset, connection lost): it may be resumed.
     Broke(Trouble),
+    /// The server said the watch's connection is going away (GOAWAY): the watch moves to a
+    /// new connection, from where it stopped.
+    Moved,
+    /// The connection went silent (the server left a ping unanswered): the watch is lost.
+    Lost(Trouble),
     /// The server sent what no watch sends.
     Refused(Trouble),
 }
@@ -80,6 +85,9 @@ pub(in crate::k8s) struct Watching {
     kind: FluxKind,
     /// Objects asked for in a list page (beside `kind`: one word for both).
     chunk_size: u32,
+    /// The watch moved off a connection going away and is not open again yet: a failure to
+    /// open it says so (beside `chunk_size`, in the same word).
+    moved: bool,
     stand: Stand,
     /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
     /// less deleted since).
@@ -102,6 +110,7 @@ impl Watching {
         Watching {
             kind,
             chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
+            moved: false,
             stand: Stand::Unlisted,
             max_objects,
             objects: 0,
@@ -142,12 +151,14 @@ impl Watching {
     ) -> Option<Step> {
         match came {
             Came::Listed(Ok((summaries, rv))) => {
+                self.moved = false;
                 self.objects = summaries.len();
                 self.stand = Stand::From { rv };
                 Some(Step::Listed(summaries))
             }
             Came::Listed(Err(trouble)) | Came::Opened(Err(trouble)) => self.failed(trouble, wall),
             Came::Opened(Ok(())) => {
+                self.moved = false;
                 // Opening is not health: a server may break every watch it accepts.
                 let rv = self.version().unwrap_or_default();
                 self.stand = Stand::Open { rv, since: now };
@@ -169,10 +180,7 @@ impl Watching {
                 None
             }
             Came::Broke(trouble) => {
-                let since = match &self.stand {
-                    Stand::Open { since, .. } => Some(*since),
-                    _ => None,
-                };
+                let since = self.since();
                 self.close();
                 match self.resume_at_once(since, now) {
                     Ok(()) => Some(Step::Restarted),
@@ -183,6 +191,37 @@ impl Watching {
                 self.close();
                 self.failed(trouble, wall)
             }
+            Came::Moved => {
+                let since = self.since();
+                self.close();
+                // Moving costs a connection: a server that goes away from every watch within
+                // seconds is backed off from, as one that breaks them.
+                match self.resume_at_once(since, now) {
+                    Ok(()) => {
+                        self.moved = true;
+                        None
+                    }
+                    Err(quick) => self.failed(went_away_often(quick), wall),
+                }
+            }
+            Came::Lost(trouble) => {
+                self.close();
+                // Told at once, and asked again at once: nothing was heard for seconds, so the
+                // kind is not live until a new connection holds its watch again.
+                Some(Step::Failed {
+                    reason: None,
+                    failure: trouble.into_failure(),
+                    retry_at: wall,
+                })
+            }
+        }
+    }
+
+    /// Since when the open watch is open.
+    fn since(&self) -> Option<Instant> {
+        match &self.stand {
+            Stand::Open { since, .. } => Some(*since),
+            _ => None,
         }
     }
 
@@ -239,9 +278,16 @@ impl Watching {
             None => self.backoff.next_delay(),
         };
         self.wait = Some(delay);
+        let mut failure = trouble.into_failure();
+        if self.moved {
+            failure.message = format!(
+                "the server is going away (GOAWAY) and a new connection failed: {}",
+                failure.message
+            );
+        }
         Some(Step::Failed {
-            reason: trouble.reason(),
-            failure: trouble.into_failure(),
+            reason,
+            failure,
             retry_at: wall + delay,
         })
     }
@@ -297,6 +343,18 @@ impl Watching {
             other => return Err(Trouble::garbage(format!("a watch event of type {other:?}"))),
         })
     }
+}
+
+/// Connections going away within seconds of each watch, more often than quick resumes allow:
+/// the server takes watches only to send them elsewhere.
+fn went_away_often(quick: u8) -> Trouble {
+    Trouble::Failed(Failure::new(
+        Phase::ServerError,
+        format!(
+            "the server went away (GOAWAY) from the watch within {} s of opening it, and from the {quick} before it this minute",
+            RAN_LONG_ENOUGH.as_secs()
+        ),
+    ))
 }
 
 /// A watch broken again within seconds, more often than quick resumes allow: the server
