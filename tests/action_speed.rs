@@ -69,6 +69,16 @@ fn job(live: &Session, verb: Verb) -> Job {
 /// Carries `job` out on `live`, returning what happened to each target in the order it happened:
 /// its cluster, and its outcome once ended (None: requested, not handled yet).
 async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, Option<Outcome>)> {
+    log_waiting(live, job, concurrency, Duration::from_secs(30)).await
+}
+
+/// [`log`], each reconcile waited for at most `wait` (`--timeout`).
+async fn log_waiting(
+    live: &mut Session,
+    job: &Job,
+    concurrency: usize,
+    wait: Duration,
+) -> Vec<(String, Option<Outcome>)> {
     let infos: Vec<_> = live
         .index
         .clusters()
@@ -81,7 +91,7 @@ async fn log(live: &mut Session, job: &Job, concurrency: usize) -> Vec<(String, 
     let path = journal.path().join("audit.jsonl");
     let how = Carry {
         writer: Some(&writer),
-        wait: Some(Duration::from_secs(30)),
+        wait: Some(wait),
         concurrency,
         journal: Some(&path),
         tool: None,
@@ -276,6 +286,34 @@ async fn targets_sharing_a_source_request_it_once_and_each_waits_for_it() {
             - before["clusters"][&cluster]["patch"].as_u64().unwrap();
         assert_eq!(sent, patches as u64, "{cluster}");
     }
+    live.shutdown().await;
+    sim.handle.shutdown().await;
+}
+
+/// `reconcile --with-source --timeout 2s` whose source's controller does not get to it: the
+/// source is waited for as the object is, within the timeout the command was given — not
+/// within ten times the request timeout (150 s, seen on source-controller stopped) — and the
+/// outcome names the source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_not_handled_is_waited_for_within_the_timeout_given() {
+    let sim = common::start_with(|c| {
+        c.clusters = 1;
+        c.workspaces = 1;
+        c.reconcile_delay = Duration::from_secs(3_600);
+    })
+    .await;
+    let mut live = session(&sim).await;
+    let mut job = job(&live, Verb::ReconcileWithSource);
+    job.targets.truncate(1);
+    let ended = log_waiting(&mut live, &job, 4, Duration::from_secs(2)).await;
+    let outcomes: Vec<&Outcome> = ended.iter().filter_map(|(_, o)| o.as_ref()).collect();
+    assert_eq!(outcomes.len(), 1, "{ended:?}");
+    let said = outcomes[0].message();
+    assert!(
+        said.contains("source GitRepository") && said.contains("within 2s"),
+        "{said}"
+    );
+    assert!(!said.contains("150s"), "{said}");
     live.shutdown().await;
     sim.handle.shutdown().await;
 }

@@ -69,6 +69,7 @@ pub async fn carry_out(
         shared: Vec::new(),
         progress,
         watched: observe.is_some(),
+        began: vec![None; job.targets.len()],
     };
     for (i, t) in job.targets.iter().enumerate() {
         match (&t.plan, how.writer) {

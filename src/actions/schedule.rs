@@ -87,6 +87,9 @@ pub(super) struct Executor<'j> {
     pub(super) progress: Progress,
     /// Handling is seen in a session's index (else a target ends when accepted).
     pub(super) watched: bool,
+    /// When each target's first request that waits (a source's) came back: its own wait ends
+    /// within `wait` of it, so that `--timeout` bounds the whole of a `--with-source`.
+    pub(super) began: Vec<Option<tokio::time::Instant>>,
 }
 
 /// What a request came back with: its outcome, who the cluster saw send it, and — when it
@@ -220,7 +223,19 @@ impl<'j> Executor<'j> {
         };
         let record = own && self.how.events;
         let tool = self.how.tool;
+        // A source sent on its own is waited for by the executor's watch, not by the writer.
+        let unwaited: Option<Step> = match work {
+            Work::Source(_) => steps.first().map(|s| Step {
+                wait: false,
+                ..s.clone()
+            }),
+            _ => None,
+        };
         Box::pin(async move {
+            let steps = match &unwaited {
+                Some(step) => std::slice::from_ref(step),
+                None => steps,
+            };
             let t = &job.targets[target];
             let Some(writer) = writer else {
                 return (work, Outcome::Refused("read-only".into()), None, None);
@@ -247,7 +262,8 @@ impl<'j> Executor<'j> {
         (work, outcome, identity, event): Sent,
         report: &mut impl FnMut(&Target, Update<'_>, &Progress),
     ) {
-        let deadline = tokio::time::Instant::now() + self.wait();
+        let now = tokio::time::Instant::now();
+        let deadline = now + self.wait();
         if let (Some(event), Work::Whole { target } | Work::Patch { target, .. }) = (event, work) {
             self.events[target] = Some(event);
         }
@@ -270,6 +286,10 @@ impl<'j> Executor<'j> {
                 if last && follow {
                     self.progress.requested += 1;
                     let t = &self.job.targets[target];
+                    let deadline = match self.began[target] {
+                        Some(began) => deadline.min(began + self.wait()),
+                        None => deadline,
+                    };
                     self.fresh.push(Waiter {
                         cluster: t.cluster,
                         key: steps[step].key.clone(),
@@ -301,6 +321,7 @@ impl<'j> Executor<'j> {
                 let t = &self.job.targets[s.target];
                 for &sub in &s.subscribers {
                     self.identities[sub] = identity.clone();
+                    self.began[sub].get_or_insert(now);
                 }
                 self.fresh.push(Waiter {
                     cluster: t.cluster,

@@ -153,4 +153,28 @@ mod tests {
         assert!(StatusFilter::NotReady.matches(Health::Suspended));
         assert!(!StatusFilter::NotReady.matches(Health::NotApplicable));
     }
+
+    /// `flux suspend` leaves Ready as it was: `--status not-ready` selects a suspended object only
+    /// while its Ready condition is not True; `--status suspended` selects both.
+    #[test]
+    fn a_suspended_object_that_is_ready_is_not_selected_as_not_ready() {
+        let suspended = |ready: &str| {
+            FluxSummary::of(
+                FluxKind::Kustomization,
+                &serde_json::json!({"metadata": {"name": "b", "namespace": "apps"},
+                    "spec": {"suspend": true},
+                    "status": {"conditions": [{"type": "Ready", "status": ready}]}}),
+            )
+            .unwrap()
+        };
+        let (ready, failed) = (suspended("True"), suspended("False"));
+        assert_eq!(
+            (ready.health, failed.health),
+            (Health::Suspended, Health::Suspended)
+        );
+        assert!(!StatusFilter::NotReady.selects(&ready));
+        assert!(StatusFilter::NotReady.selects(&failed));
+        let is_suspended = StatusFilter::Is(Health::Suspended);
+        assert!(is_suspended.selects(&ready) && is_suspended.selects(&failed));
+    }
 }

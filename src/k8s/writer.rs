@@ -63,6 +63,9 @@ impl Writer {
             return (Outcome::Unreachable(NOT_CONNECTED.into()), None);
         };
         let last = steps.len().saturating_sub(1);
+        // `wait` bounds every wait of the request together: a source's, then the object's.
+        let deadline = wait.map(|w| tokio::time::Instant::now() + w);
+        let left = || deadline.map(|d| d.saturating_duration_since(tokio::time::Instant::now()));
         let mut recorded = None;
         for (i, step) in steps.iter().enumerate() {
             let (outcome, involved) = self.patch(&connected, &step.key, &step.patch).await;
@@ -78,9 +81,9 @@ impl Writer {
                 });
             }
             let within = if step.wait {
-                wait.or(Some(self.timeout * 10))
+                left().or(Some(self.timeout * 10))
             } else if i == last {
-                wait
+                left()
             } else {
                 None
             };

@@ -418,3 +418,51 @@ fn an_outcome_carries_its_message() {
         assert_eq!(outcome.message(), "m", "{outcome:?}");
     }
 }
+
+/// `flux resume` after a suspend fluxfleet recorded removes `spec.suspend` and keeps the
+/// annotations (seen on the flux CLI v2.9.4: the `fluxfleet-annotations` timeline): they are
+/// stale — not said as who suspended it — and the next action fluxfleet takes removes them.
+#[test]
+fn who_suspended_it_left_behind_by_another_resume_is_stale_and_goes_with_the_next_action() {
+    let obj = json!({
+        "metadata": {"name": "web", "namespace": "apps", "annotations": {
+            "fluxfleet.dev/suspended-by": "bob",
+            "fluxcd.controlplane.io/suspendedBy": "bob",
+            "fluxfleet.dev/suspend-reason": "maintenance"}},
+        "spec": {"sourceRef": {"kind": "GitRepository", "name": "fleet"}},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    });
+    let resumed = FluxSummary::of(FluxKind::Kustomization, &obj).unwrap();
+    assert!(!resumed.suspended);
+    assert_eq!(
+        (resumed.suspended_by(), resumed.suspend_reason()),
+        (None, None)
+    );
+    assert!(resumed.stale_suspension());
+    let steps = plan(&intent(Verb::Reconcile, None), &resumed, none).unwrap();
+    assert_eq!(
+        steps[0].patch,
+        json!({"metadata": {"annotations": {
+            "reconcile.fluxcd.io/requestedAt": "2026-11-21T10:00:00.123456789Z",
+            "fluxfleet.dev/suspended-by": null,
+            "fluxcd.controlplane.io/suspendedBy": null,
+            "fluxfleet.dev/suspend-reason": null}}})
+    );
+    // Suspended, they say who and why; nothing is stale, and a reconcile is refused.
+    let mut suspended = obj.clone();
+    suspended["spec"]["suspend"] = json!(true);
+    let suspended = FluxSummary::of(FluxKind::Kustomization, &suspended).unwrap();
+    assert_eq!(
+        (suspended.suspended_by(), suspended.suspend_reason()),
+        (Some("bob"), Some("maintenance"))
+    );
+    assert!(!suspended.stale_suspension());
+    // Without them, a reconcile's patch is exactly the flux CLI's.
+    let plain = object(FluxKind::Kustomization, "web", json!({}));
+    let steps = plan(&intent(Verb::Reconcile, None), &plain, none).unwrap();
+    assert_eq!(
+        steps[0].patch,
+        json!({"metadata": {"annotations": {
+            "reconcile.fluxcd.io/requestedAt": "2026-11-21T10:00:00.123456789Z"}}})
+    );
+}
