@@ -79,11 +79,15 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
     let mut out = Vec::new();
     // An object entering or leaving the selection (a status filter) is ADDED or DELETED.
     let upsert = |out: &mut Vec<Changed>, new: &FluxSummary| {
-        let old = cluster
-            .objects
-            .get(&new.key)
-            .map(Box::as_ref)
-            .filter(|s| filter.object(s));
+        // As the index will keep it: what the previous summary knew carried (since when it is
+        // not ready, across the controller's retries).
+        let previous = cluster.objects.get(&new.key).map(Box::as_ref);
+        let mut new = new.clone();
+        if let Some(previous) = previous {
+            new.carry(previous);
+        }
+        let new = &new;
+        let old = previous.filter(|s| filter.object(s));
         match (old, filter.object(new)) {
             (None, true) => out.push(Changed::Object("ADDED", Box::new(new.clone()))),
             (Some(old), true) if old != new => {
@@ -166,5 +170,50 @@ fn replaced(
         .filter(|s| listed(s) && !kept.contains(&s.key) && filter.object(s))
     {
         out.push(Changed::Object("DELETED", old.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::fleet::{ClusterInfo, ClusterKey, FluxKind};
+    use serde_json::{Value, json};
+
+    /// A Kustomization failing as kustomize-controller retries it: Ready=False, its time
+    /// rewritten at each attempt (seen on the real controller, docs/real-flux.md).
+    fn attempt(at: &str) -> Event {
+        let object = json!({"metadata": {"name": "app", "namespace": "apps", "generation": 2},
+            "spec": {"sourceRef": {"kind": "GitRepository", "name": "fleet"}},
+            "status": {"observedGeneration": 1, "conditions": [{"type": "Ready",
+                "status": "False", "reason": "ArtifactFailed", "lastTransitionTime": at}]}});
+        Event {
+            cluster: ClusterKey::new("c"),
+            at: at.parse().unwrap(),
+            change: Change::Applied(FluxSummary::of(FluxKind::Kustomization, &object).unwrap()),
+        }
+    }
+
+    /// Each line `--watch` writes says since when the object is failing as the index keeps it:
+    /// its first failure, not the last retry.
+    #[test]
+    fn a_watched_failure_keeps_its_since_across_retries() {
+        let mut index = Index::new();
+        index.add_cluster(ClusterInfo::new("c", "w"));
+        let filter = Filter::default();
+        let mut out = Vec::new();
+        for at in [
+            "2026-12-04T23:48:51Z",
+            "2026-12-04T23:49:06Z",
+            "2026-12-04T23:49:21Z",
+        ] {
+            written(&mut index, &filter, attempt(at), &mut out).unwrap();
+        }
+        let since: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["lastTransitionTime"].clone())
+            .collect();
+        assert_eq!(since, vec![json!("2026-12-04T23:48:51Z"); 3]);
     }
 }

@@ -150,9 +150,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
 
     /// The server takes no new streams; those above `last` were never seen and fail, those it
     /// saw go on and are told their connection is going away, so that a caller holding one
-    /// for long (a watch) can move it to a new connection. A server may say it twice, as Go's
-    /// and h2's graceful shutdown do: first with the highest stream id (2^31-1), then, a round
-    /// trip later, with the last stream it took.
+    /// for long (a watch) can move it to a new connection. A server may say it once (kube-apiserver
+    /// v1.35.4 at SIGTERM: the last stream it took) or twice, as h2's graceful shutdown does: first
+    /// with the highest stream id (2^31-1), then, a round trip later, with the last stream it took.
     pub(super) fn go_away(&mut self, last: u32, code: u32) {
         self.going_away = true;
         let broken = Broken::new(
