@@ -20,7 +20,7 @@ pub enum StatusFilter {
 /// `--status` (or a tool's `status`) names no health.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown status {0:?} (failing, not-ready, stalled, failed, deleting, progressing, waiting, suspended, ready, not-applicable)"
+    "unknown status {0:?} (failing, not-ready, stalled, failed, deleting, progressing, waiting, suspended, running, ready, not-applicable)"
 )]
 pub struct UnknownStatus(pub String);
 

@@ -32,7 +32,7 @@ pub struct ObjectsArgs {
     #[serde(flatten)]
     pub scope: ToolScope,
     /// failing (stalled or failed), not-ready, or one health: stalled, failed, deleting,
-    /// progressing, waiting, suspended, ready, not-applicable.
+    /// progressing, waiting, suspended, running, ready, not-applicable.
     pub status: Option<String>,
     #[serde(flatten)]
     pub paging: Paging,
