@@ -60,6 +60,7 @@ mod sources;
 mod story;
 mod summary;
 mod timelines;
+mod timelines_sim;
 mod tui;
 mod tui_incidents;
 mod tui_live;

@@ -87,7 +87,7 @@ impl Rollout {
                 let proven = applied.as_deref().is_some_and(|applied| {
                     object.history().iter().any(|e| {
                         e.metadata.get().and_then(|m| m.revision.get()) == Some(applied)
-                            && e.last_reconciled_status.get() == Some("ReconciliationSucceeded")
+                            && e.reconciled()
                     })
                 });
                 Rollout {

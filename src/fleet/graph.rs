@@ -7,14 +7,14 @@
 //! behind it). Both solve the same way, so they agree whatever the order of changes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ops::Bound;
 use std::sync::Arc;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef};
-pub use edges::Sorted;
+pub use cause::Cause;
+pub use edges::{Sorted, kind_range};
 pub use holds::Holds;
 use standing::says_dependency_not_ready;
-pub use standing::{DEPENDENCY_NOT_READY, Standing, blocks, holds_back, standing};
+pub use standing::{Standing, blocks, holds_back, standing};
 
 /// One cluster's objects by key. Boxed: a B-tree node holds eleven entries and is often half
 /// full, so summaries kept inline (~300 bytes each) cost twice their size.
@@ -31,12 +31,8 @@ pub fn upstream(o: &FluxSummary) -> Vec<ObjectKey> {
 pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> Arc<str>) -> Vec<ObjectKey> {
     let mut out: Vec<ObjectKey> = Vec::with_capacity(o.depends_on.len() + 1);
     for d in &o.depends_on {
-        let kind = match &*d.kind {
-            "" => o.key.kind,
-            k => match FluxKind::from_kind(k) {
-                Some(kind) => kind,
-                None => continue,
-            },
+        let Some(kind) = dependency_kind(o, d) else {
+            continue;
         };
         out.push(ObjectKey {
             kind,
@@ -52,6 +48,14 @@ pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> Arc<str>) ->
         });
     }
     out
+}
+
+/// The kind a `dependsOn` entry of `o` names: `o`'s own unless it says another.
+fn dependency_kind(o: &FluxSummary, d: &ObjectRef) -> Option<FluxKind> {
+    match &*d.kind {
+        "" => Some(o.key.kind),
+        kind => FluxKind::from_kind(kind),
+    }
 }
 
 /// The object a `sourceRef` or `chartRef` of `of` names. A HelmRelease's `spec.chart` names the
@@ -82,44 +86,8 @@ fn source_of<'a>(
     }
 }
 
-/// Why a not-ready object is not ready. Its lists are boxed slices: a cluster keeps a cause for
-/// each of its not-ready objects, and a list grown by pushing kept room for four keys.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Cause {
-    /// Nothing it depends on holds it back: it is a root cause.
-    Root,
-    /// Held back by these roots, up its chains (sorted, each once).
-    Blocked(Box<[ObjectKey]>),
-    /// On a cycle of dependencies, or held back only by one: the objects of the cycle (sorted),
-    /// which is reported and never followed. Behind several cycles, the first of them in order.
-    Cycle(Box<[ObjectKey]>),
-    /// It said `DependencyNotReady` when its controller last ran, and every dependency is now
-    /// there and Ready: nothing holds it back, and it is no cause either — it waits for the
-    /// controller's retry (`retryInterval`).
-    AwaitsRetry,
-}
-
 /// The cause of each not-ready object of a cluster, by key.
 pub type Causes = Sorted<Cause>;
-
-impl Cause {
-    /// What holds `key` back, where triage and `get --root-causes` count it: its roots; for a
-    /// cycle, the cycle's first object, which stands for the cycle (nothing for that object
-    /// itself, nor for a root).
-    pub fn held_by<'a>(&'a self, key: &ObjectKey) -> &'a [ObjectKey] {
-        match self {
-            Cause::Blocked(roots) => roots,
-            Cause::Cycle(objects) if objects.first() != Some(key) => &objects[..1],
-            Cause::Cycle(_) | Cause::Root | Cause::AwaitsRetry => &[],
-        }
-    }
-
-    /// A cause of its own, where nothing holds it back: a root, or on a cycle (whose first
-    /// object stands for it); not one that only waits for its retry.
-    pub fn is_own(&self) -> bool {
-        matches!(self, Cause::Root | Cause::Cycle(_))
-    }
-}
 
 /// The cause of every not-ready object of one cluster, computed from scratch.
 pub fn causes(objects: &Objects) -> Causes {
@@ -151,11 +119,7 @@ fn awaiting(objects: &Objects) -> impl Fn(&ObjectKey) -> bool + '_ {
         objects.get(k).is_some_and(|o| {
             says_dependency_not_ready(o)
                 && o.depends_on.iter().all(|d| {
-                    let kind = match &*d.kind {
-                        "" => Some(o.key.kind),
-                        kind => FluxKind::from_kind(kind),
-                    };
-                    kind.is_some_and(|kind| {
+                    dependency_kind(o, d).is_some_and(|kind| {
                         objects.contains_key(&ObjectKey::new(kind, &d.namespace, &d.name))
                     })
                 })
@@ -506,18 +470,7 @@ impl Graph {
     }
 }
 
-/// Every key of one kind, in order (keys sort by kind first).
-pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
-    let start = ObjectKey::new(kind, "", "");
-    let end = FluxKind::ALL
-        .into_iter()
-        .filter(|k| *k > kind)
-        .min()
-        .map(|next| Bound::Excluded(ObjectKey::new(next, "", "")))
-        .unwrap_or(Bound::Unbounded);
-    (Bound::Included(start), end)
-}
-
+mod cause;
 mod edges;
 mod holds;
 mod standing;

@@ -203,6 +203,14 @@ pub struct Deployment<'a> {
     pub metadata: Lax<DeploymentMetadata<'a>>,
 }
 
+impl Deployment<'_> {
+    /// A Kustomization's run of these manifests that ended applied and healthy
+    /// (`lastReconciledStatus` ReconciliationSucceeded).
+    pub fn reconciled(&self) -> bool {
+        self.last_reconciled_status.get() == Some("ReconciliationSucceeded")
+    }
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct DeploymentMetadata<'a> {

@@ -116,8 +116,7 @@ fn first_reconciled(e: &Deployment) -> Option<Timestamp> {
 /// within a failure's span (after its first run, before its last) means failure, success,
 /// failure. A failure that recovered once (success, failure, success) is not flapping.
 fn kustomization_flaps(history: &[Deployment]) -> bool {
-    let succeeded =
-        |e: &Deployment| e.last_reconciled_status.get() == Some("ReconciliationSucceeded");
+    let succeeded = Deployment::reconciled;
     let span = |e: &Deployment| Some((first_reconciled(e)?, last_reconciled(e)?));
     history.iter().filter(|e| !succeeded(e)).any(|failed| {
         let Some((from, to)) = span(failed) else {

@@ -334,10 +334,9 @@ impl Report {
     }
 
     /// Objects of `kinds` by health, as far as a report tells: suspended ones suspended, failing
-    /// ones failed, the other running ones running — not ready: a report does not tell ready
-    /// from progressing, nor from one held back by a dependency, which the operator does not
-    /// count failing (its reason, `DependencyNotReady`, says another object is the one to look
-    /// at). What the summary tier has not seen ready it never counts ready.
+    /// ones failed, the other running ones running — never ready: a report does not tell ready
+    /// from progressing, nor from one held back by a dependency (`DependencyNotReady`, which the
+    /// operator does not count failing).
     fn count(&self, kinds: &[FluxKind]) -> HealthCounts {
         let mut counts = HealthCounts::default();
         for r in &self.reconcilers {

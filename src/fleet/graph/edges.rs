@@ -3,8 +3,9 @@
 //! cost about twice the entries themselves.
 
 use std::collections::HashMap;
+use std::ops::Bound;
 
-use crate::fleet::ObjectKey;
+use crate::fleet::{FluxKind, ObjectKey};
 
 /// Keys to values, sorted by key; looked up by binary search. Inserting or removing shifts what
 /// follows (56 bytes an entry): cheap for a cluster's tens or hundreds of objects, and the graph
@@ -144,6 +145,18 @@ impl<'a, V> IntoIterator for &'a Sorted<V> {
     fn into_iter(self) -> Self::IntoIter {
         self.entries.iter().map(|(k, v)| (k, v))
     }
+}
+
+/// Every key of one kind, in order (keys sort by kind first).
+pub fn kind_range(kind: FluxKind) -> (Bound<ObjectKey>, Bound<ObjectKey>) {
+    let start = ObjectKey::new(kind, "", "");
+    let end = FluxKind::ALL
+        .into_iter()
+        .filter(|k| *k > kind)
+        .min()
+        .map(|next| Bound::Excluded(ObjectKey::new(next, "", "")))
+        .unwrap_or(Bound::Unbounded);
+    (Bound::Included(start), end)
 }
 
 #[cfg(test)]

@@ -38,7 +38,7 @@ pub fn says_dependency_not_ready(o: &FluxSummary) -> bool {
 }
 
 /// The Ready reason of an object whose `dependsOn` was not ready when its controller last ran.
-pub const DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
+const DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
 
 /// What an object's state means to the graph, compared to tell whether a change of status
 /// needs the causes solved again: whether it needs a cause, whom it holds back, and whether it
