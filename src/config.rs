@@ -16,7 +16,9 @@ pub mod theme;
 
 use engine::RawEngine;
 pub use engine::{Engine, Reading, Watch};
-pub use modes::{Actions, DenyRule, Mode, ModeRule, Permissions, WriteGrant};
+pub use modes::{
+    Actions, DenyRule, FluxVerbs, FluxVerbsRule, Mode, ModeRule, Permissions, WriteGrant,
+};
 use sections::RawRollout;
 pub use sections::{Inventory, LabelRule, Rollout, Source, Ui, WorkspaceRule};
 
@@ -254,6 +256,8 @@ impl Config {
                 max_targets: 500,
                 deny: Vec::new(),
                 events: true,
+                flux_verbs: FluxVerbs::Off,
+                flux_verbs_rules: Vec::new(),
             },
             rollout: Rollout {
                 rings: Default::default(),

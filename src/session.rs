@@ -358,9 +358,32 @@ impl Writer {
         }
     }
 
+    /// Whether `cluster` lets the actions do Flux's `verb` on `key` (see
+    /// [`crate::source::Write::may`]); asked only of clusters this session may write.
+    pub async fn may(
+        &self,
+        cluster: &ClusterInfo,
+        key: &ObjectKey,
+        verb: &'static str,
+    ) -> crate::fleet::verbs::Access {
+        use crate::fleet::verbs::Access;
+        if !self.permissions.writable(cluster) {
+            return Access::Unanswered(READ_ONLY_CLUSTER.into());
+        }
+        match self.of(cluster) {
+            Some(writer) => writer.may(&cluster.key, key, verb).await,
+            None => Access::Unanswered(
+                "where this cluster's state comes from, access cannot be asked".into(),
+            ),
+        }
+    }
+
     /// Who `cluster` authenticates the actions as, where it says (see
     /// [`crate::source::Write::identity`]); asked only of clusters this session may write.
-    pub async fn identity(&self, cluster: &ClusterInfo) -> Option<Arc<str>> {
+    pub async fn identity(
+        &self,
+        cluster: &ClusterInfo,
+    ) -> Option<Arc<crate::fleet::notice::Identity>> {
         if !self.permissions.writable(cluster) {
             return None;
         }

@@ -15,9 +15,9 @@ use tokio::sync::mpsc;
 
 use crate::config::WriteGrant;
 use crate::fleet::index::{Change, Event};
-use crate::fleet::notice::{NotRecorded, Notice};
+use crate::fleet::notice::{Identity, NotRecorded, Notice};
 use crate::fleet::read::ReadError;
-use crate::fleet::verbs::{Outcome, Step};
+use crate::fleet::verbs::{Access, Outcome, Step};
 use crate::fleet::workload::Evidence;
 use crate::fleet::{ClusterInfo, ClusterKey, ObjectEvent, ObjectKey, SourceId};
 
@@ -114,7 +114,7 @@ pub trait Write: Send + Sync {
 
     /// Who `cluster` authenticates this source's requests as (`SelfSubjectReview`), where the
     /// cluster says; for the audit journal.
-    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>>;
+    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<Identity>>>;
 
     /// [`Write::apply`], and once the last step (the target itself) is accepted, `notice` recorded
     /// as a Kubernetes Event on it, so that the team sees it where it looks (`kubectl describe`,
@@ -132,6 +132,23 @@ pub trait Write: Send + Sync {
             let outcome = self.apply(cluster, steps, token, wait).await;
             let recorded = outcome.is_done().then_some(Err(NotRecorded::Unsupported));
             (outcome, recorded)
+        })
+    }
+
+    /// Whether `cluster` lets this source's requests do Flux's `verb` (`suspend`, `resume`,
+    /// `reconcile`) on `key`: a `SelfSubjectAccessReview`, as the Flux web UI asks before an
+    /// action. A source that cannot ask says so, and the check refuses.
+    fn may<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        key: &'a ObjectKey,
+        verb: &'static str,
+    ) -> BoxFuture<'a, Access> {
+        let _ = (cluster, key, verb);
+        Box::pin(async {
+            Access::Unanswered(
+                "where this cluster's state comes from, access cannot be asked".into(),
+            )
         })
     }
 

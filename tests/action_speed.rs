@@ -8,7 +8,9 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fluxfleet::actions::{self, Carry, Guard, Job, Progress, Target, Update, Watch};
+use fluxfleet::actions::{
+    self, Ask, Carry, Job, Objects, Progress, Purpose, Rules, Target, Update, Watch,
+};
 use fluxfleet::config::{Config, Mode};
 use fluxfleet::fleet::verbs::{Intent, Outcome, Verb};
 use fluxfleet::fleet::{ClusterId, FluxKind};
@@ -33,6 +35,11 @@ async fn session(sim: &Sim) -> Session {
 
 /// `verb` on the Kustomization `flux-system/flux-system` of every cluster, in index order.
 fn job(live: &Session, verb: Verb) -> Job {
+    job_on(live, verb, usize::MAX)
+}
+
+/// [`job`] on the first `clusters` clusters only.
+fn job_on(live: &Session, verb: Verb, clusters: usize) -> Job {
     let intent = Intent {
         verb,
         user: "test".into(),
@@ -51,19 +58,34 @@ fn job(live: &Session, verb: Verb) -> Job {
                 .keys()
                 .find(|k| k.kind == FluxKind::Kustomization && &*k.name == "flux-system")?;
             Some((ClusterId(i as u32), key.clone()))
-        });
-    let guard = Guard {
+        })
+        .take(clusters);
+    let job = admitted(&live.index, objects.collect(), intent, &config);
+    assert!(job.targets().iter().all(|t| t.plan.is_ok()));
+    job
+}
+
+/// `objects` for `intent` through the one door, writes granted everywhere, as a job.
+fn admitted(
+    index: &fluxfleet::fleet::Index,
+    objects: Vec<(ClusterId, fluxfleet::fleet::ObjectKey)>,
+    intent: Intent,
+    config: &Config,
+) -> Job {
+    let rules = Rules {
+        writes_refused: None,
+        purpose: Purpose::Send { granted: true },
         actions: &config.actions,
         permissions: None,
     };
-    let targets = actions::plan(&live.index, objects, &intent, &guard);
-    assert!(targets.iter().all(|t| t.plan.is_ok()));
-    Job {
-        run: 1,
+    let ask = Ask {
         intent,
-        targets,
-        proposal: None,
-    }
+        objects: Objects::Named(objects),
+    };
+    actions::admit(index, ask, &rules)
+        .unwrap()
+        .into_job(1, None)
+        .unwrap()
 }
 
 /// Carries `job` out on `live`, returning what happened to each target in the order it happened:
@@ -152,7 +174,7 @@ async fn a_reconcile_is_seen_handled_in_the_watch_without_a_single_get() {
         let ks = api.get("flux-system").await.unwrap();
         assert_eq!(
             ks.data["status"]["lastHandledReconcileAt"],
-            job.intent.token.as_str()
+            job.intent().token.as_str()
         );
     }
     live.shutdown().await;
@@ -169,7 +191,7 @@ async fn a_slow_cluster_delays_only_its_own_outcome() {
     let mut live = session(&sim).await;
     let job = job(&live, Verb::Reconcile);
     // The first target's cluster now answers every request 2 s late.
-    let slow = job.targets[0].info.name.clone();
+    let slow = job.targets()[0].info.name.clone();
     sim.handle.set_faults(
         &slow,
         Faults {
@@ -250,12 +272,13 @@ async fn targets_sharing_a_source_request_it_once_and_each_waits_for_it() {
         })
         .collect();
     let config = Config::defaults();
-    let guard = Guard {
-        actions: &config.actions,
-        permissions: None,
-    };
-    let targets = actions::plan(&live.index, objects, &intent, &guard);
-    let planned: Vec<_> = targets.iter().filter(|t| t.plan.is_ok()).cloned().collect();
+    let job = admitted(&live.index, objects, intent, &config);
+    let planned: Vec<_> = job
+        .targets()
+        .iter()
+        .filter(|t| t.plan.is_ok())
+        .cloned()
+        .collect();
     assert!(planned.len() >= 4, "{} Kustomizations", planned.len());
     // Patches expected per cluster: one per target, plus one per distinct source.
     let mut expected = std::collections::BTreeMap::<String, usize>::new();
@@ -271,12 +294,6 @@ async fn targets_sharing_a_source_request_it_once_and_each_waits_for_it() {
     }
     assert!(sources.len() < planned.len(), "sources are shared");
     let before = sim.handle.stats();
-    let job = Job {
-        run: 1,
-        intent,
-        targets,
-        proposal: None,
-    };
     let ended = carry(&mut live, &job, 20).await;
     let done = ended.iter().filter(|(_, o)| *o == Outcome::Done).count();
     assert_eq!(done, planned.len(), "{ended:?}");
@@ -303,8 +320,7 @@ async fn a_source_not_handled_is_waited_for_within_the_timeout_given() {
     })
     .await;
     let mut live = session(&sim).await;
-    let mut job = job(&live, Verb::ReconcileWithSource);
-    job.targets.truncate(1);
+    let job = job_on(&live, Verb::ReconcileWithSource, 1);
     let ended = log_waiting(&mut live, &job, 4, Duration::from_secs(2)).await;
     let outcomes: Vec<&Outcome> = ended.iter().filter_map(|(_, o)| o.as_ref()).collect();
     assert_eq!(outcomes.len(), 1, "{ended:?}");

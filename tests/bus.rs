@@ -707,7 +707,9 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
     );
     // The planner, which a dry run prints and a run follows, says the same beforehand: the
     // target no kubeconfig reaches is refused with the writer's words, the other is sent.
-    let guard = fluxfleet::actions::Guard {
+    let rules = fluxfleet::actions::Rules {
+        writes_refused: None,
+        purpose: fluxfleet::actions::Purpose::Preview,
         actions: &config.actions,
         permissions: None,
     };
@@ -715,7 +717,12 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
         let id = session.index.id_of(&entry(&c.name).info.key).unwrap();
         (id, ks(&c.name).key)
     });
-    let planned = fluxfleet::actions::plan(&session.index, objects, &intent, &guard);
+    let ask = fluxfleet::actions::Ask {
+        intent: intent.clone(),
+        objects: fluxfleet::actions::Objects::Named(objects.to_vec()),
+    };
+    let admitted = fluxfleet::actions::admit(&session.index, ask, &rules).unwrap();
+    let planned = admitted.targets();
     assert!(
         matches!(&planned[0].plan, Err(fluxfleet::fleet::verbs::Refusal::Unreachable(why))
             if matches!(&refused, Outcome::Refused(said) if said == why)),
@@ -724,7 +731,7 @@ async fn a_reader_reads_and_acts_directly_on_the_clusters_its_own_kubeconfigs_re
     );
     assert!(planned[1].plan.is_ok(), "{:?}", planned[1].plan);
     assert_eq!(
-        fluxfleet::actions::Tally::of(&planned),
+        fluxfleet::actions::Tally::of(planned),
         fluxfleet::actions::Tally {
             sent: 1,
             clusters: 1,

@@ -1,9 +1,11 @@
 //! One request through every front door — `fluxfleet reconcile`, MCP `--write` (dry run, then
-//! its token), MCP `--propose` then `fluxfleet approve`, the keys of a live TUI — gives the same
-//! targets, is journaled once through each and leaves one Event a door on each target; and the
-//! doors that take a selection refuse with the same words when the one guardrail refuses it (a
-//! scope naming no place, more targets than `actions.max_targets`, read-only). The keys'
-//! refusals are the same variants (`tests/tui/actions.rs`).
+//! its token), MCP `--propose` then `fluxfleet approve`, the keys of a live TUI, MCP
+//! `--propose` then the TUI's `:proposals` approval — gives the same targets, is journaled once
+//! through each and leaves one Event a door on each target; and every door refuses with the
+//! same words when the one door (`actions::admit`) refuses it (a scope naming no place, more
+//! targets than `actions.max_targets` — the TUI's approval included — read-only). The keys'
+//! refusals are the same variants (`tests/tui/actions.rs`), a plugin's too
+//! (`tests/plugins.rs`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
@@ -176,6 +178,17 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
     // into the same data directory.
     keys(&sim, &[&a, &b], &data.join("audit.jsonl")).await;
 
+    // The TUI's approval: another proposal of the same request, approved in `:proposals`.
+    let proposed = call(&proposer, "reconcile", args.clone()).await.unwrap();
+    let in_tui = proposed["proposal"].as_str().unwrap().to_string();
+    let approval = Approval {
+        id: &in_tui,
+        max_targets: 10,
+        sees: "reconcile 2 objects on 2 clusters",
+        sends: true,
+    };
+    approve_in_tui(&sim, &data.join("audit.jsonl"), &approval).await;
+
     // The journal: each door's attempt once, with the same targets.
     let attempts: Vec<(Option<String>, Targets)> = journal(&data)
         .iter()
@@ -189,14 +202,20 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
             (door, targets_of(l["targets"].as_array().unwrap()))
         })
         .collect();
-    assert_eq!(attempts.len(), 4, "{attempts:?}");
+    assert_eq!(attempts.len(), 5, "{attempts:?}");
     assert!(attempts.iter().all(|(_, t)| *t == expected), "{attempts:?}");
     // The command and the keys are fluxfleet's own (no tool); MCP names its client; approve
-    // its proposal.
-    let doors_seen: Vec<bool> = attempts.iter().map(|(d, _)| d.is_none()).collect();
+    // and the TUI's approval their proposal.
+    let doors_seen: Vec<Option<String>> = attempts.iter().map(|(d, _)| d.clone()).collect();
     assert_eq!(
         doors_seen,
-        [true, false, false, true],
+        [
+            None,
+            doors_seen[1].clone().filter(|t| t.starts_with("mcp:")),
+            Some(format!("approve {:?}", id)),
+            None,
+            Some(format!("approve {in_tui:?}")),
+        ],
         "one attempt a door: {attempts:?}"
     );
     let journaled = journal(&data).len();
@@ -220,15 +239,17 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
             .filter(|m| m.contains("with fluxfleet"))
             .collect();
         said.sort();
-        assert_eq!(said.len(), 4, "{cluster}: {said:?}");
+        assert_eq!(said.len(), 5, "{cluster}: {said:?}");
         let through_mcp = said.iter().filter(|m| m.contains(" through mcp:")).count();
-        let proposed = format!("proposal {id} from mcp:");
         assert_eq!(through_mcp, 1, "{said:?}");
-        assert_eq!(
-            said.iter().filter(|m| m.contains(&proposed)).count(),
-            1,
-            "{said:?}"
-        );
+        for id in [&id, &in_tui] {
+            let proposed = format!("proposal {id} from mcp:");
+            assert_eq!(
+                said.iter().filter(|m| m.contains(&proposed)).count(),
+                1,
+                "{said:?}"
+            );
+        }
     }
 
     // Refused by the one guardrail, in the same words through every door.
@@ -273,6 +294,16 @@ async fn one_request_through_every_front_door_the_same_targets_and_the_same_refu
     let (code, _, err) = doors.run(&["approve", &later, "--yes", "--write"]).await;
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&too_many), "approve: {err}");
+    // The TUI's approval under the same limit: refused in approve's words, before any
+    // confirmation; the proposal stays pending.
+    let refused_in_tui = format!("{too_many}; proposal {later} stays pending");
+    let approval = Approval {
+        id: &later,
+        max_targets: 1,
+        sees: &refused_in_tui,
+        sends: false,
+    };
+    approve_in_tui(&sim, &data.join("audit.jsonl"), &approval).await;
     for flag in ["--write", "--propose"] {
         // Started again: the config is read once, when a server starts.
         let client = doors.mcp(flag).await;
@@ -333,6 +364,50 @@ async fn keys(sim: &common::Sim, clusters: &[&String], journal: &Path) {
             .sees("every reconcile handled", |s| s.contains(&handled))
             .await;
         person.press(KeyCode::Esc);
+        person.press(KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+}
+
+/// A proposal approved in a live TUI's `:proposals` (the newest first, so `id` is the first
+/// row), under `max_targets`: what the person sees after `a`, then `y` when it asked to
+/// confirm, followed until handled.
+struct Approval<'a> {
+    id: &'a str,
+    max_targets: usize,
+    sees: &'a str,
+    /// It asks to confirm, and is sent once confirmed.
+    sends: bool,
+}
+
+async fn approve_in_tui(sim: &common::Sim, journal: &Path, approval: &Approval<'_>) {
+    use crossterm::event::KeyCode;
+    let (mut config, inventory) = common::tui::fleet(sim);
+    config.actions.max_targets = approval.max_targets;
+    let all = inventory.clusters.len();
+    let write = Some(fluxfleet::config::Mode::Write);
+    let (mut person, app, _) = common::tui::session(config, inventory, write, Some(journal.into()));
+    let drive = async {
+        let live = format!("clusters {all}/{all} live");
+        person
+            .sees("every cluster live", |s| s.contains(&live))
+            .await;
+        person.command("proposals");
+        person
+            .sees("the proposal", |s| s.contains(approval.id))
+            .await;
+        person.press(KeyCode::Char('a'));
+        person
+            .sees(approval.sees, |s| s.contains(approval.sees))
+            .await;
+        if approval.sends {
+            person.press(KeyCode::Char('y'));
+            person
+                .sees("every reconcile handled", |s| s.contains("2 handled"))
+                .await;
+            person.press(KeyCode::Esc);
+        }
         person.press(KeyCode::Char('q'));
     };
     let (result, ()) = tokio::join!(app, drive);

@@ -30,6 +30,7 @@ mod drift;
 mod engine;
 mod exec_auth;
 mod fleet_samples;
+mod flux_verbs;
 mod front_doors;
 mod get_cli;
 mod h2_hostile;

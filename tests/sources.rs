@@ -132,7 +132,10 @@ impl Write for FakeWriter {
         Box::pin(async { Outcome::Done })
     }
 
-    fn identity<'a>(&'a self, _: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
+    fn identity<'a>(
+        &'a self,
+        _: &'a ClusterKey,
+    ) -> BoxFuture<'a, Option<Arc<fluxfleet::fleet::notice::Identity>>> {
         Box::pin(async { None })
     }
 

@@ -8,12 +8,13 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
-use crate::actions::{Guard, Tally};
+use crate::actions::{Purpose, Refused, Rules, Tally};
 use crate::audit;
 use crate::config::Mode;
 use crate::export::opening::fleet;
 use crate::export::outcome::{Edge, Failed, Said, Unsent};
 use crate::export::query::Output;
+use crate::fleet::Index;
 use crate::fleet::verbs::Verb;
 use crate::session::Session;
 use crate::session::resolve::Sources;
@@ -53,76 +54,87 @@ pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
     let mut config = opened.config;
     let infos = opened.fleet.clusters();
     let (grant, permissions) = config.writable(request.mode, &infos);
-    let refused = crate::actions::may_write(
-        config.writes_refused().as_deref(),
-        grant.is_some(),
-        request.action.verb,
-    );
-    if let (Err(refused), false) = (refused, request.dry_run) {
-        let then = Unsent::Nothing { dry_run: true };
-        return Err(Failed::Refused { refused, then });
-    }
+    let writes_refused = config.writes_refused();
     let action = &request.action;
     watch_kinds(&mut config, action.filter.kind, action.verb);
+    let ask = action.ask(audit::local_user(), Timestamp::now().to_string());
+    let purpose = match request.dry_run {
+        true => Purpose::Preview,
+        false => Purpose::Send {
+            granted: grant.is_some(),
+        },
+    };
+    // The door asked once before any cluster is: only whether anything matches can change
+    // once the fleet is read.
+    let rules = Rules {
+        writes_refused: writes_refused.as_deref(),
+        purpose,
+        actions: &config.actions,
+        // A dry run in read-only mode shows what would be sent with writes enabled.
+        permissions: grant.is_some().then_some(&permissions),
+    };
+    match crate::actions::admit(&Index::default(), ask.clone(), &rules) {
+        Err(refused) if refused != Refused::NoMatch => {
+            let then = Unsent::Nothing {
+                dry_run: !request.dry_run,
+            };
+            return Err(Failed::Refused { refused, then });
+        }
+        _ => {}
+    }
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     if !live.settle(request.timeout).await {
         edge.said(Said::Warning(
             "not every cluster answered within the timeout; acting on those that did".into(),
         ));
     }
-    let intent = action.intent(audit::local_user(), Timestamp::now().to_string());
-    let guard = Guard {
-        actions: &config.actions,
-        // A dry run in read-only mode shows what would be sent with writes enabled.
-        permissions: grant.is_some().then_some(&permissions),
-    };
-    let admitted = action
-        .select(&live.index)
-        .and_then(|objects| crate::actions::admit(&live.index, objects, &intent, &guard))
-        .map_err(|refused| Failed::Refused {
+    let admitted =
+        crate::actions::admit(&live.index, ask, &rules).map_err(|refused| Failed::Refused {
             refused,
             then: Unsent::Nothing { dry_run: false },
         });
-    let confirmed = admitted.and_then(|targets| {
-        let tally = Tally::of(&targets);
+    let confirmed = admitted.and_then(|admitted| {
+        let tally = admitted.tally();
         if request.dry_run {
-            return Ok((targets, tally));
+            return Ok(admitted);
         }
         let asking = Asking {
             yes: request.yes,
             verb: action.verb,
-            confirm_above: config.actions.confirm_above,
+            confirmation: admitted.confirmation(),
             even_one: false,
         };
-        confirmed(&asking, tally, edge.as_ref()).map(|()| (targets, tally))
+        confirmed(&asking, tally, edge.as_ref()).map(|()| admitted)
     });
-    let (targets, tally) = match confirmed {
-        Ok(planned) => planned,
+    let admitted = match confirmed {
+        Ok(admitted) => admitted,
         Err(failed) => {
             live.shutdown().await;
             return Err(failed);
         }
     };
+    let tally = admitted.tally();
     let grant = match (request.dry_run, grant) {
         (false, Some(grant)) => grant,
         // A dry run, or (never: refused above) a write without a grant.
         _ => {
             live.shutdown().await;
-            write_targets(&targets, &mut io::stdout())?;
+            write_targets(admitted.targets(), &mut io::stdout())?;
+            let intent = admitted.intent();
             return Ok(Acted::Planned {
-                user: intent.user,
+                user: intent.user.clone(),
                 verb: intent.verb,
                 tally,
             });
         }
     };
     let sending = Sending::of(&config.actions, request.timeout, request.output);
-    let job = crate::actions::Job {
-        run: 1,
-        intent,
-        targets,
-        proposal: None,
-    };
+    let job = admitted
+        .into_job(1, None)
+        .map_err(|refused| Failed::Refused {
+            refused,
+            then: Unsent::Nothing { dry_run: false },
+        })?;
     let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
     Ok(Acted::Sent(sent))
 }

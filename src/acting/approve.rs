@@ -10,13 +10,14 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
-use crate::actions::{Guard, Tally};
+use crate::actions::{Admitted, Ask, Objects, Purpose, Refused, Rules};
 use crate::audit;
 use crate::config::Mode;
 use crate::export::opening::fleet;
 use crate::export::outcome::{Edge, Failed, ProposalFailed, Said, Unsent};
 use crate::export::proposals::said;
 use crate::export::query::Output;
+use crate::fleet::Index;
 use crate::proposals::{Decision, Keeper, Outcome, Proposal, ProposalStatus, StoreError};
 use crate::session::Session;
 use crate::session::resolve::Sources;
@@ -73,31 +74,40 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     let opened = fleet(&request.sources, edge.as_ref()).await?;
     let mut config = opened.config;
     let (grant, permissions) = config.writable(request.mode, &opened.fleet.clusters());
-    let refused = crate::actions::may_write(
-        config.writes_refused().as_deref(),
-        grant.is_some(),
-        proposal.action,
-    );
-    let pending = || Unsent::Pending(proposal.id.clone());
-    let grant = match (grant, refused) {
-        (_, Err(refused)) => {
-            let then = pending();
-            return Err(Failed::Refused { refused, then });
-        }
-        (None, Ok(())) => {
-            let refused = crate::actions::Refused::ReadOnly {
-                verb: proposal.action,
-            };
-            let then = pending();
-            return Err(Failed::Refused { refused, then });
-        }
-        (Some(grant), Ok(())) => grant,
-    };
+    let writes_refused = config.writes_refused();
     watch_kinds(&mut config, filter.kind, proposal.action);
+    let rules = Rules {
+        writes_refused: writes_refused.as_deref(),
+        purpose: Purpose::Send {
+            granted: grant.is_some(),
+        },
+        actions: &config.actions,
+        permissions: Some(&permissions),
+    };
+    let pending = || Unsent::Pending(proposal.id.clone());
+    // The door asked once before any cluster is: only what matches can change once the fleet
+    // is read.
+    let ask = |objects| Ask {
+        intent: proposal.intent(),
+        objects: Objects::Named(objects),
+    };
+    match crate::actions::admit(&Index::default(), ask(Vec::new()), &rules) {
+        Err(refused) if refused != Refused::NoMatch => {
+            let then = pending();
+            return Err(Failed::Refused { refused, then });
+        }
+        _ => {}
+    }
+    let Some(grant) = grant else {
+        // Never: refused as read-only above.
+        let verb = proposal.action;
+        let refused = Refused::ReadOnly { verb };
+        let then = pending();
+        return Err(Failed::Refused { refused, then });
+    };
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
-    let planned = plan(&proposal, &mut live, &config, &permissions, request.timeout).await;
-    let targets = match planned {
-        Ok(targets) => targets,
+    let admitted = match plan(&proposal, &mut live, &config, &rules, request.timeout).await {
+        Ok(admitted) => admitted,
         Err(failed) => {
             live.shutdown().await;
             return Err(failed);
@@ -105,7 +115,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     };
     let approver = audit::local_user();
     let now = Timestamp::now();
-    if let Some(changed) = proposal.changes(&targets) {
+    if let Some(changed) = proposal.changes(admitted.targets()) {
         live.shutdown().await;
         let refused = Decision::Refused {
             by: approver,
@@ -121,13 +131,13 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         }
         .into());
     }
-    let tally = Tally::of(&targets);
-    let decided = shown(&proposal, &targets, &request, edge.as_ref())
+    let tally = admitted.tally();
+    let decided = shown(&proposal, admitted.targets(), &request, edge.as_ref())
         .and_then(|()| {
             let asking = Asking {
                 yes: request.yes,
                 verb: proposal.action,
-                confirm_above: config.actions.confirm_above,
+                confirmation: admitted.confirmation(),
                 even_one: true,
             };
             confirmed(&asking, tally, edge.as_ref())
@@ -155,11 +165,13 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         approved_by: approver,
     };
     let sending = Sending::of(&config.actions, request.timeout, request.output);
-    let job = crate::actions::Job {
-        run: 1,
-        intent: proposal.intent(),
-        targets,
-        proposal: Some(proposed),
+    let job = match admitted.into_job(1, Some(proposed)) {
+        Ok(job) => job,
+        Err(refused) => {
+            live.shutdown().await;
+            let then = pending();
+            return Err(Failed::Refused { refused, then });
+        }
     };
     let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
     let outcomes = sent.results.iter().map(Outcome::of).collect();
@@ -167,36 +179,30 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     Ok(Approved { sent, unrecorded })
 }
 
-/// The proposal planned on the fleet as it is once every cluster answered, within the limits.
+/// The proposal through the one door, on the fleet as it is once every cluster answered.
 async fn plan(
     proposal: &Proposal,
     live: &mut Session,
     config: &crate::config::Config,
-    permissions: &crate::config::Permissions,
+    rules: &Rules<'_>,
     timeout: Duration,
-) -> Result<Vec<crate::actions::Target>, Failed> {
+) -> Result<Admitted, Failed> {
     let id = || proposal.id.clone();
     if !live.settle(timeout).await {
         return Err(ProposalFailed::NotSettled { id: id() }.into());
     }
-    let guard = Guard {
-        actions: &config.actions,
-        permissions: Some(permissions),
-    };
     let objects = proposal
         .selection
         .select(&live.index, &config.rollout, Timestamp::now())
         .map_err(|why| ProposalFailed::SelectsNothing { id: id(), why })?;
-    crate::actions::within_limits(objects.len(), &config.actions).map_err(|refused| {
+    let ask = Ask {
+        intent: proposal.intent(),
+        objects: Objects::Named(objects),
+    };
+    crate::actions::admit(&live.index, ask, rules).map_err(|refused| {
         let then = Unsent::Pending(id());
         Failed::Refused { refused, then }
-    })?;
-    Ok(crate::actions::plan(
-        &live.index,
-        objects,
-        &proposal.intent(),
-        &guard,
-    ))
+    })
 }
 
 /// What is approved, shown to the person before they confirm: the targets on stdout (told to

@@ -110,7 +110,7 @@ pub(crate) async fn send_job(
         writer: Some(&writer),
         // Done means handled by the controller.
         wait: job
-            .intent
+            .intent()
             .verb
             .requests_reconcile()
             .then_some(sending.timeout),
@@ -132,7 +132,7 @@ async fn send(
     edge: Arc<dyn Edge>,
 ) -> Sent {
     let started = Instant::now();
-    let verb = job.intent.verb;
+    let verb = job.intent().verb;
     let shown = Arc::new(Mutex::new(Progress::default()));
     let progress = move |shown: &Mutex<Progress>, last: bool| Said::Progress {
         line: shown.lock().unwrap_or_else(|e| e.into_inner()).line(verb),
@@ -266,22 +266,23 @@ pub(crate) struct Asking {
     /// `--yes`.
     pub yes: bool,
     pub verb: Verb,
-    pub confirm_above: usize,
+    /// How the one door said it is confirmed.
+    pub confirmation: crate::actions::Confirmation,
     /// Ask even for one target (approving a proposal: a person must say yes).
     pub even_one: bool,
 }
 
-/// More than one target to send needs `--yes`, or a person typing the count (above
-/// `confirm_above`) or `y`. Refused targets are not counted: nothing is sent to them.
+/// More than one target to send needs `--yes`, or a person typing the count (when the door
+/// says so: above `actions.confirm_above`) or `y`. Refused targets are not counted: nothing is sent to them.
 pub(crate) fn confirmed(asking: &Asking, tally: Tally, edge: &dyn Edge) -> Result<(), Failed> {
     let count = tally.sent;
     if asking.yes || (count <= 1 && !asking.even_one) {
         return Ok(());
     }
     let what = tally.describe(asking.verb);
-    let wanted = match count > asking.confirm_above {
-        true => count.to_string(),
-        false => "y".to_string(),
+    let wanted = match asking.confirmation {
+        crate::actions::Confirmation::Count => count.to_string(),
+        crate::actions::Confirmation::Yes => "y".to_string(),
     };
     match edge.confirm(&Confirm {
         what: what.clone(),

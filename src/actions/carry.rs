@@ -9,7 +9,7 @@ use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
 use super::schedule::{Awaited, Executor, Waiter, watched};
 use crate::audit;
-use crate::fleet::verbs::Outcome;
+use crate::fleet::verbs::{Access, Outcome};
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::session::Session;
 
@@ -71,11 +71,13 @@ pub async fn carry_out(
         watched: observe.is_some(),
         began: vec![None; job.targets.len()],
     };
-    for (i, t) in job.targets.iter().enumerate() {
-        match (&t.plan, how.writer) {
-            (Err(refusal), _) => run.end(i, Outcome::Refused(refusal.to_string()), &mut report),
-            (Ok(_), None) => run.end(i, Outcome::Refused("read-only".into()), &mut report),
-            (Ok(_), Some(_)) => run.advance(i, &mut report),
+    let denied = review(job, &how).await;
+    for (i, (t, denied)) in job.targets.iter().zip(denied).enumerate() {
+        match (&t.plan, how.writer, denied) {
+            (Err(refusal), _, _) => run.end(i, Outcome::Refused(refusal.to_string()), &mut report),
+            (Ok(_), None, _) => run.end(i, Outcome::Refused("read-only".into()), &mut report),
+            (Ok(_), Some(_), Some(why)) => run.end(i, Outcome::Refused(why), &mut report),
+            (Ok(_), Some(_), None) => run.advance(i, &mut report),
         }
     }
     let mut in_flight = FuturesUnordered::new();
@@ -152,6 +154,90 @@ pub async fn carry_out(
         .collect();
     let journaled = journal(job, audit::Stage::Outcome, &records, &how);
     (records, journaled)
+}
+
+/// The one door's last check, made on the clusters before anything is sent: each target whose
+/// cluster checks Flux's verbs (`[actions] flux_verbs = "check"`) is asked about, once for every
+/// object its patches touch (a reconcile with source: the source too), with at most
+/// `how.concurrency` reviews in flight. Why each target is refused, where one is.
+async fn review(job: &Job, how: &Carry<'_>) -> Vec<Option<String>> {
+    let mut denied = vec![None; job.targets.len()];
+    let Some(writer) = how.writer else {
+        return denied;
+    };
+    // Each object of each cluster asked once, whichever targets touch it.
+    let mut asked: Vec<(usize, ObjectKey, &'static str)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    let mut wants: Vec<(usize, usize)> = Vec::new();
+    for (i, t) in job.targets.iter().enumerate() {
+        let (Ok(steps), Some(verb)) = (&t.plan, t.flux_verb) else {
+            continue;
+        };
+        for step in steps {
+            let question = *index
+                .entry((t.cluster, step.key.clone()))
+                .or_insert_with(|| {
+                    asked.push((i, step.key.clone(), verb));
+                    asked.len() - 1
+                });
+            wants.push((i, question));
+        }
+    }
+    // Made before they are awaited: no closure is held across the awaits.
+    let reviews: Vec<_> = asked
+        .iter()
+        .map(|(i, key, verb)| writer.may(&job.targets[*i].info, key, verb))
+        .collect();
+    let answers: Vec<Access> = futures::stream::iter(reviews)
+        .buffered(how.concurrency.max(1))
+        .collect()
+        .await;
+    for (i, question) in wants {
+        if denied[i].is_some() {
+            continue;
+        }
+        let (_, key, verb) = &asked[question];
+        let t = &job.targets[i];
+        denied[i] = match &answers[question] {
+            Access::Allowed => None,
+            Access::Denied(reason) => {
+                let who = writer.identity(&t.info).await;
+                Some(refused_by_flux_rbac(key, verb, who.as_deref(), reason))
+            }
+            Access::Unanswered(why) => Some(format!(
+                "Flux's RBAC could not be asked whether to {verb} {} {}/{} \
+                 (actions.flux_verbs = \"check\"), so nothing was sent: {why}",
+                key.kind, key.namespace, key.name
+            )),
+        };
+    }
+    denied
+}
+
+/// A target Flux's RBAC refuses, as a person reads it: who, which verb, on what, and the
+/// server's reason where it gave one.
+fn refused_by_flux_rbac(
+    key: &ObjectKey,
+    verb: &str,
+    who: Option<&crate::fleet::notice::Identity>,
+    reason: &str,
+) -> String {
+    let who = who.map_or("these credentials".to_string(), |i| {
+        format!("User {:?}", i.username)
+    });
+    let mut text = format!(
+        "forbidden by Flux's RBAC: {who} cannot {verb} {} {}/{} (the verb {verb:?} on {}.{}, \
+         actions.flux_verbs = \"check\")",
+        key.kind,
+        key.namespace,
+        key.name,
+        key.kind.plural(),
+        key.kind.group()
+    );
+    if !reason.is_empty() {
+        text.push_str(&format!(": {reason}"));
+    }
+    text
 }
 
 /// The journal's first word on each target: intended, or refused with the planner's reason.

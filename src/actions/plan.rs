@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use crate::audit;
 use crate::config::{self, Permissions};
-use crate::fleet::notice::{Notice, Who};
+use crate::fleet::notice::{Identity, Notice, Who};
 use crate::fleet::verbs::{self as flux, Intent, Refusal, Step, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, Index, ObjectKey};
 use crate::session::{READ_ONLY_CLUSTER, Writer};
 
 /// What may refuse a target.
-pub struct Guard<'a> {
+pub(super) struct Guard<'a> {
     pub actions: &'a config::Actions,
     /// Which clusters are writable; None for a dry run in read-only mode, which shows what
     /// would be sent with writes enabled.
@@ -25,7 +25,7 @@ pub struct Guard<'a> {
 /// then because nothing of the user's reaches its cluster, then because the object is gone;
 /// else the patches [`flux::plan`] decides. The order of `objects` is kept. A dry run prints
 /// these verdicts, and the run sends exactly the targets planned to be sent.
-pub fn plan(
+pub(super) fn plan(
     index: &Index,
     objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
     intent: &Intent,
@@ -51,7 +51,9 @@ pub fn plan(
                 "the object is no longer on the cluster, or the cluster is not watched".into(),
             ))
         };
+        let checks = guard.actions.checks_flux_verbs(&entry.info);
         targets.push(Target {
+            flux_verb: checks.then(|| intent.verb.flux_rbac()),
             record: audit::Target::new(&entry.info, &key),
             info: entry.info.clone(),
             cluster,
@@ -112,20 +114,37 @@ impl Tally {
     }
 }
 
-/// An action to send: every target with its patches, or why it is refused.
+/// An action to send: every target with its patches, or why it is refused. Only what the one
+/// door admitted becomes one ([`super::Admitted::into_job`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     /// Tells this job's outcomes from an earlier one's.
-    pub run: u64,
-    pub intent: Intent,
-    pub targets: Vec<Target>,
+    pub(super) run: u64,
+    pub(super) intent: Intent,
+    pub(super) targets: Vec<Target>,
     /// The proposal this job carries out, journaled with its proposer and approver.
-    pub proposal: Option<audit::Proposed>,
+    pub(super) proposal: Option<audit::Proposed>,
 }
 
 impl Job {
+    pub fn run(&self) -> u64 {
+        self.run
+    }
+
+    pub fn intent(&self) -> &Intent {
+        &self.intent
+    }
+
+    pub fn targets(&self) -> &[Target] {
+        &self.targets
+    }
+
+    pub fn proposal(&self) -> Option<&audit::Proposed> {
+        self.proposal.as_ref()
+    }
+
     /// The Event this job leaves on a target it changed, sent as `identity` through `tool`.
-    pub fn notice(&self, identity: Option<&str>, tool: Option<&str>) -> Notice {
+    pub fn notice(&self, identity: Option<&Identity>, tool: Option<&str>) -> Notice {
         let intent = &self.intent;
         let host = audit::local_host();
         let who = Who {
@@ -156,6 +175,9 @@ pub struct Target {
     /// What the journal will say about it; the outcome is filled in when it ends.
     pub record: audit::Target,
     pub plan: Result<Vec<Step>, Refusal>,
+    /// Flux's verb its cluster is asked about before anything is sent (`[actions] flux_verbs =
+    /// "check"`), for every object its patches touch.
+    pub flux_verb: Option<&'static str>,
 }
 
 impl Target {

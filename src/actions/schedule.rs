@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
 use crate::audit;
+use crate::fleet::notice::Identity;
 use crate::fleet::verbs::{Outcome, Step};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
@@ -72,7 +73,7 @@ pub(super) struct Executor<'j> {
     /// Each target's next step.
     pub(super) next_step: Vec<usize>,
     /// Who each target's cluster saw send it.
-    pub(super) identities: Vec<Option<Arc<str>>>,
+    pub(super) identities: Vec<Option<Arc<Identity>>>,
     /// When each reconcile was seen handled.
     pub(super) handled_at: Vec<Option<jiff::Timestamp>>,
     /// What each target's reconcile came to, where the watch that saw it handled showed it.
@@ -94,7 +95,7 @@ pub(super) struct Executor<'j> {
 
 /// What a request came back with: its outcome, who the cluster saw send it, and — when it
 /// changed its target — what became of the target's Event.
-pub(super) type Sent = (Work, Outcome, Option<Arc<str>>, Option<Recorded>);
+pub(super) type Sent = (Work, Outcome, Option<Arc<Identity>>, Option<Recorded>);
 
 /// Whether a target's Event was recorded.
 pub(super) type Recorded = Result<(), crate::fleet::notice::NotRecorded>;
@@ -470,7 +471,7 @@ impl<'j> Executor<'j> {
             .record
             .clone()
             .with(&outcome)
-            .seen_as(self.identities[i].as_deref())
+            .seen_as(self.identities[i].as_deref().map(|i| i.username.as_str()))
             .handled(self.handled_at[i])
             .result(self.verdicts[i].take())
             .event(self.events[i].as_ref());

@@ -6,9 +6,9 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::message::Effect;
 use super::model::Model;
-use super::planning::{changed, count_or_yes, plan};
+use super::planning::{admit, changed, stage_of};
 use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
-use crate::actions::Job;
+use crate::actions::{Confirmation, Refused};
 use crate::fleet::verbs::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
@@ -154,17 +154,8 @@ pub(super) fn mark_stuck(model: &mut Model) {
     ));
 }
 
-/// An action key: in read-only mode an explanation, else the confirmation.
+/// An action key: the confirmation, or why the one door refuses it.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    let refused = crate::actions::may_write(
-        model.settings.writes_refused.as_deref(),
-        !model.settings.read_only,
-        verb,
-    );
-    if let Err(why) = refused {
-        model.flash = Some(why.to_string());
-        return;
-    }
     let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
         selected_objects(model)
     } else {
@@ -172,33 +163,15 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
         marked.sort();
         marked
     };
-    if targets.is_empty() {
-        model.flash = Some(format!(
-            "nothing to {verb}: select an object or mark some (space)"
-        ));
-        return;
-    }
-    if beyond_limit(model, targets.len()) {
-        return;
-    }
     confirm(model, verb, targets, None);
 }
 
 /// The matrix's halt (`resume`: its undoing): suspend the thing on every cluster of the scope
 /// not yet on its newest revision, with the reason "halted rollout of <revision>"; resume
-/// exactly the copies suspended with that reason. Planned, guarded and confirmed as every
+/// exactly the copies suspended with that reason. Through the one door and confirmed as every
 /// action.
 pub(super) fn halt(model: &mut Model, resume: bool) {
     let verb = if resume { Verb::Resume } else { Verb::Suspend };
-    let refused = crate::actions::may_write(
-        model.settings.writes_refused.as_deref(),
-        !model.settings.read_only,
-        verb,
-    );
-    if let Err(why) = refused {
-        model.flash = Some(why.to_string());
-        return;
-    }
     let View::Matrix { scope, key } = model.screen().view.clone() else {
         model.flash = Some("halt works in a rollout's matrix (v, then enter)".into());
         return;
@@ -212,49 +185,58 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
     let halt = match crate::fleet::rollouts::halt(&model.index, &matrix, &key, resume) {
         Ok(halt) => halt,
         Err(nothing) => {
-            model.flash = Some(nothing.to_string());
+            // The door first: in read-only mode that is what a person must hear.
+            let intent = planned_intent(model, verb);
+            model.flash = Some(match admit(model, Vec::new(), intent) {
+                Err(refused) if refused != Refused::NoMatch => refused.to_string(),
+                _ => nothing.to_string(),
+            });
             return;
         }
     };
     let targets: Vec<(ClusterId, ObjectKey)> =
         halt.clusters.iter().map(|c| (*c, key.clone())).collect();
-    if beyond_limit(model, targets.len()) {
-        return;
-    }
     confirm(model, halt.verb, targets, Some(halt.reason));
 }
 
-/// More targets than one action may touch: said, and true.
-fn beyond_limit(model: &mut Model, n: usize) -> bool {
-    let refused = crate::actions::within_limits(n, &model.settings.actions);
-    if let Err(why) = &refused {
-        model.flash = Some(why.to_string());
+/// The intent a confirmation is planned with; sent with a fresh token on launch.
+fn planned_intent(model: &Model, verb: Verb) -> Intent {
+    Intent {
+        verb,
+        user: model.settings.user.clone(),
+        reason: None,
+        token: String::new(),
     }
-    refused.is_err()
 }
 
-/// Asks for the confirmation of `verb` on `targets`; a suspension asks why, unless `reason`
-/// says it already.
+/// Asks for the confirmation of `verb` on `targets`, admitted by the one door; a suspension
+/// asks why, unless `reason` says it already.
 fn confirm(
     model: &mut Model,
     verb: Verb,
     targets: Vec<(ClusterId, ObjectKey)>,
     reason: Option<String>,
 ) {
-    // Planned now to count what would be sent and what is refused; planned again on launch,
+    // Admitted now to count what would be sent and what is refused; admitted again on launch,
     // when the fleet may have moved.
-    let intent = Intent {
-        verb,
-        user: model.settings.user.clone(),
-        reason: None,
-        token: String::new(),
+    let intent = planned_intent(model, verb);
+    let admitted = match admit(model, targets.clone(), intent) {
+        Ok(admitted) => admitted,
+        Err(Refused::NoMatch) => {
+            model.flash = Some(format!(
+                "nothing to {verb}: select an object or mark some (space)"
+            ));
+            return;
+        }
+        Err(refused) => {
+            model.flash = Some(refused.to_string());
+            return;
+        }
     };
-    let planned = plan(model, targets.iter().cloned(), &intent);
-    let tally = crate::actions::Tally::of(&planned);
+    let tally = admitted.tally();
     if tally.sent == 0 {
-        let why = planned
-            .iter()
-            .find_map(|t| t.plan.as_ref().err())
+        let why = admitted
+            .first_refusal()
             .map(|r| format!(" ({r})"))
             .unwrap_or_default();
         model.flash = Some(format!("{}{why}", tally.describe(verb)));
@@ -263,12 +245,13 @@ fn confirm(
     let stage = if verb == Verb::Suspend && reason.is_none() {
         Stage::Reason
     } else {
-        count_or_yes(model, tally.sent)
+        stage_of(&admitted)
     };
     model.confirm = Some(Confirm {
         verb,
         targets,
         tally,
+        confirmation: admitted.confirmation(),
         reason: reason.unwrap_or_default(),
         typed: String::new(),
         stage,
@@ -286,7 +269,12 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     match (c.stage, key.code) {
-        (Stage::Reason, KeyCode::Enter) => c.stage = count_or_yes(model, c.tally.sent),
+        (Stage::Reason, KeyCode::Enter) => {
+            c.stage = match c.confirmation {
+                Confirmation::Count => Stage::Count,
+                Confirmation::Yes => Stage::Yes,
+            }
+        }
         (Stage::Reason, KeyCode::Backspace) => {
             c.reason.pop();
         }
@@ -316,7 +304,8 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
     Vec::new()
 }
 
-/// Confirmed: plans every target and hands the job to the event loop.
+/// Confirmed: through the one door again (the fleet may have moved while the person read the
+/// confirmation), and the job handed to the event loop.
 fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let intent = match &c.proposal {
         // Exactly what was proposed: its token, reason and suspender.
@@ -324,10 +313,15 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         None => fresh_intent(model, &c),
     };
     let run = model.run.as_ref().map_or(1, |r| r.id + 1);
-    let targets = plan(model, c.targets, &intent);
-    // The fleet may have moved while the person read the confirmation.
+    let admitted = match admit(model, c.targets, intent) {
+        Ok(admitted) => admitted,
+        Err(refused) => {
+            model.flash = Some(format!("{refused}; nothing was sent"));
+            return Vec::new();
+        }
+    };
     if let Some(p) = &c.proposal
-        && let Some(refused) = changed(model, p, &targets)
+        && let Some(refused) = changed(model, p, admitted.targets())
     {
         return refused;
     }
@@ -337,7 +331,8 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         proposer: p.user,
         approved_by: model.settings.user.clone(),
     });
-    let rows = targets
+    let rows = admitted
+        .targets()
         .iter()
         .map(|t| RunRow {
             cluster: t.cluster,
@@ -348,6 +343,14 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
             },
         })
         .collect();
+    let intent = admitted.intent().clone();
+    let job = match admitted.into_job(run, proposal) {
+        Ok(job) => job,
+        Err(refused) => {
+            model.flash = Some(format!("{refused}; nothing was sent"));
+            return Vec::new();
+        }
+    };
     model.run = Some(Run {
         id: run,
         verb: c.verb,
@@ -357,12 +360,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     });
     model.marks.clear();
     model.push(View::Results);
-    vec![Effect::Act(Job {
-        run,
-        intent,
-        targets,
-        proposal,
-    })]
+    vec![Effect::Act(job)]
 }
 
 /// The intent of an action typed here: the user, the reason typed, a new token.

@@ -142,44 +142,27 @@ fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Opti
     watching.or_else(|| key.kind.known_versions().first().map(|v| v.to_string()))
 }
 
-/// Whether `plugin` could write on the selection: the session's grant, the guardrails, the
-/// cluster's mode and the deny rules, in the order and the words of the built-in actions.
+/// Whether `plugin` could write on the selection: the one door's checks for a program that
+/// writes ([`crate::actions::may_run_writer`]) — the session's grant, the guardrails, the deny
+/// rules, the cluster's mode — in its order and words.
 fn writable(model: &Model, plugin: &Plugin, selection: &Selection) -> Result<(), PluginError> {
-    let name = &plugin.name;
-    if let Some(why) = &model.settings.writes_refused {
-        return Err(PluginError::WritesRefused {
-            plugin: name.clone(),
-            why: why.to_string(),
-        });
-    }
-    if model.settings.read_only {
-        return Err(PluginError::ReadOnly {
-            plugin: name.clone(),
-        });
-    }
-    let Some((_, info)) = &selection.cluster else {
-        return Ok(());
-    };
-    if model
-        .settings
-        .permissions
-        .as_ref()
-        .is_some_and(|p| !p.writable(info))
-    {
-        return Err(PluginError::Denied {
-            plugin: name.clone(),
-            why: crate::session::READ_ONLY_CLUSTER.into(),
-        });
-    }
-    let denied = match &selection.object {
-        Some(key) => model.settings.actions.denied(info, key),
-        None => model.settings.actions.denied_cluster(info),
-    };
-    match denied {
-        Some(why) => Err(PluginError::Denied {
-            plugin: name.clone(),
-            why: why.to_string(),
+    use crate::actions::Refused;
+    let rules = super::planning::rules(model);
+    let cluster = selection.cluster.as_ref().map(|(_, info)| info.as_ref());
+    let refused = crate::actions::may_run_writer(
+        &rules,
+        crate::fleet::verbs::Verb::Reconcile,
+        cluster,
+        selection.object.as_ref(),
+    );
+    let plugin = plugin.name.clone();
+    match refused {
+        Ok(()) => Ok(()),
+        Err(Ok(Refused::Unreadable { why, .. })) => Err(PluginError::WritesRefused { plugin, why }),
+        Err(Ok(_)) => Err(PluginError::ReadOnly { plugin }),
+        Err(Err(refusal)) => Err(PluginError::Denied {
+            plugin,
+            why: refusal.to_string(),
         }),
-        None => Ok(()),
     }
 }

@@ -1,32 +1,46 @@
-//! What an action and a proposal's approval share in the TUI: planning targets with the
-//! session's guardrails, how the confirmation asks, and refusing a proposal the fleet no longer
-//! plans as it was proposed.
+//! What an action and a proposal's approval share in the TUI: the one door with the session's
+//! rules, how the confirmation asks, and refusing a proposal the fleet no longer plans as it
+//! was proposed.
 
 use super::message::Effect;
 use super::model::Model;
 use super::view::Stage;
+use crate::actions::{Admitted, Ask, Confirmation, Objects, Purpose, Refused, Rules};
 use crate::fleet::verbs::Intent;
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::proposals::{Decision, Proposal};
 
-/// Plans `objects` with the session's guardrails.
-pub(super) fn plan(
+/// `objects` for `intent` through the one door, with the session's rules: to be sent.
+pub(super) fn admit(
     model: &Model,
-    objects: impl IntoIterator<Item = (ClusterId, ObjectKey)>,
-    intent: &Intent,
-) -> Vec<crate::actions::Target> {
-    let guard = crate::actions::Guard {
-        actions: &model.settings.actions,
-        permissions: model.settings.permissions.as_ref(),
+    objects: Vec<(ClusterId, ObjectKey)>,
+    intent: Intent,
+) -> Result<Admitted, Refused> {
+    let ask = Ask {
+        intent,
+        objects: Objects::Named(objects),
     };
-    crate::actions::plan(&model.index, objects, intent, &guard)
+    crate::actions::admit(&model.index, ask, &rules(model))
 }
 
-pub(super) fn count_or_yes(model: &Model, n: usize) -> Stage {
-    if n > model.settings.actions.confirm_above {
-        Stage::Count
-    } else {
-        Stage::Yes
+/// The session's rules, for what is to be sent (an action, an approval, a plugin that writes).
+pub(super) fn rules(model: &Model) -> Rules<'_> {
+    let settings = &model.settings;
+    Rules {
+        writes_refused: settings.writes_refused.as_deref(),
+        purpose: Purpose::Send {
+            granted: !settings.read_only,
+        },
+        actions: &settings.actions,
+        permissions: settings.permissions.as_ref(),
+    }
+}
+
+/// The confirmation's first stage for what was admitted (after the reason, for a suspend).
+pub(super) fn stage_of(admitted: &Admitted) -> Stage {
+    match admitted.confirmation() {
+        Confirmation::Count => Stage::Count,
+        Confirmation::Yes => Stage::Yes,
     }
 }
 

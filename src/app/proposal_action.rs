@@ -6,8 +6,9 @@
 
 use super::message::Effect;
 use super::model::Model;
-use super::planning::{changed, count_or_yes, plan};
+use super::planning::{admit, changed, stage_of};
 use super::view::{Confirm, View};
+use crate::actions::Refused;
 use crate::proposals::{Decision, Proposal, ProposalStatus};
 
 /// The proposal under the cursor.
@@ -18,19 +19,19 @@ pub(super) fn selected(model: &Model) -> Option<&Proposal> {
     list.get(model.reads.fetched_scroll.min(list.len().saturating_sub(1)))
 }
 
-/// `a`: the confirmation of the selected proposal, if the fleet still plans it the same.
+/// `a`: the confirmation of the selected proposal, if the one door admits it and the fleet
+/// still plans it the same.
 pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     let Some(p) = selected(model).cloned() else {
         model.flash = Some("no proposal to approve".into());
         return Vec::new();
     };
-    let refused = crate::actions::may_write(
-        model.settings.writes_refused.as_deref(),
-        !model.settings.read_only,
-        p.action,
-    );
-    if let Err(why) = refused {
-        model.flash = Some(why.to_string());
+    // The door first, with nothing yet: read-only or unreadable guardrails say so before
+    // anything about the proposal.
+    if let Err(refused) = admit(model, Vec::new(), p.intent())
+        && refused != Refused::NoMatch
+    {
+        model.flash = Some(refused.to_string());
         return Vec::new();
     }
     let status = p.status(model.now);
@@ -58,18 +59,27 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    let targets = plan(model, objects.iter().cloned(), &p.intent());
-    if let Some(refused) = changed(model, &p, &targets) {
+    let admitted = match admit(model, objects.clone(), p.intent()) {
+        Ok(admitted) => admitted,
+        Err(refused) => {
+            // As `fluxfleet approve` says it.
+            let then = crate::actions::Unsent::Pending(p.id.clone());
+            model.flash = Some(format!("{refused}; {then}"));
+            return Vec::new();
+        }
+    };
+    if let Some(refused) = changed(model, &p, admitted.targets()) {
         return refused;
     }
-    let tally = crate::actions::Tally::of(&targets);
+    let tally = admitted.tally();
     model.confirm = Some(Confirm {
         verb: p.action,
         targets: objects,
         tally,
+        confirmation: admitted.confirmation(),
         reason: p.reason.clone().unwrap_or_default(),
         typed: String::new(),
-        stage: count_or_yes(model, tally.sent),
+        stage: stage_of(&admitted),
         proposal: Some(Box::new(p)),
     });
     Vec::new()

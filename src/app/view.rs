@@ -282,6 +282,8 @@ pub struct Confirm {
     pub targets: Vec<(ClusterId, ObjectKey)>,
     /// What would be sent and what is refused, as planned when the confirmation opened.
     pub tally: crate::actions::Tally,
+    /// How the one door said it is confirmed: `y`, or the count typed.
+    pub confirmation: crate::actions::Confirmation,
     /// Suspend: the reason being typed.
     pub reason: String,
     /// Above the threshold: the number of targets, typed.

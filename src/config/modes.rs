@@ -146,6 +146,54 @@ pub struct Actions {
     /// why.
     #[serde(default = "recorded")]
     pub events: bool,
+    /// Before acting, ask each cluster whether Flux's own verbs allow it (`suspend`, `resume`,
+    /// `reconcile` on the object, as the Flux web UI asks): `off` (the default) or `check`.
+    #[serde(default)]
+    pub flux_verbs: FluxVerbs,
+    /// Per cluster, over `flux_verbs`: the last rule that matches a cluster decides.
+    #[serde(default)]
+    pub flux_verbs_rules: Vec<FluxVerbsRule>,
+}
+
+/// Whether Flux's own RBAC verbs are asked before an action.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FluxVerbs {
+    /// The cluster's RBAC answers each patch (`patch` on the kind), as the flux CLI relies on.
+    #[default]
+    Off,
+    /// A `SelfSubjectAccessReview` for Flux's verb on each object first; a target it denies is
+    /// refused and nothing is sent to it.
+    Check,
+}
+
+/// `flux_verbs` for the clusters it matches (every field it names matches; globs, any letter
+/// case). Turning the check off applies to a discovered cluster only when the rule names its
+/// `origin`, as granting write does: a management cluster must not be able to relabel a
+/// cluster out of a check.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FluxVerbsRule {
+    pub workspace: Option<String>,
+    pub cluster: Option<String>,
+    pub origin: Option<String>,
+    pub flux_verbs: FluxVerbs,
+}
+
+impl FluxVerbsRule {
+    fn matches(&self, cluster: &ClusterInfo) -> bool {
+        let (allowed, workspace) = match self.flux_verbs {
+            FluxVerbs::Off => (
+                cluster.origin.is_none() || self.origin.is_some(),
+                fits(&self.workspace, &cluster.workspace),
+            ),
+            FluxVerbs::Check => (true, fits_workspace(&self.workspace, cluster)),
+        };
+        allowed
+            && workspace
+            && fits(&self.cluster, &cluster.name)
+            && fits_origin(&self.origin, cluster)
+    }
 }
 
 fn recorded() -> bool {
@@ -179,6 +227,17 @@ impl DenyRule {
 }
 
 impl Actions {
+    /// Whether Flux's verbs are asked of `cluster` before an action.
+    pub fn checks_flux_verbs(&self, cluster: &ClusterInfo) -> bool {
+        let verbs = self
+            .flux_verbs_rules
+            .iter()
+            .rev()
+            .find(|r| r.matches(cluster))
+            .map_or(self.flux_verbs, |r| r.flux_verbs);
+        verbs == FluxVerbs::Check
+    }
+
     /// Why no action may touch this object, if a deny rule says so.
     pub fn denied(&self, cluster: &ClusterInfo, key: &crate::fleet::ObjectKey) -> Option<String> {
         self.deny.iter().enumerate().find_map(|(i, rule)| {

@@ -190,26 +190,7 @@ pub enum AlertmanagerError {
     TimedOut { at: String, within: Duration },
 }
 
-/// What became of an action the guardrail refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Unsent {
-    /// Nothing was sent; `dry_run` says a dry run would show the targets.
-    Nothing { dry_run: bool },
-    /// The proposal stays pending.
-    Pending(String),
-}
-
-impl std::fmt::Display for Unsent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Unsent::Nothing { dry_run: false } => write!(f, "nothing was sent"),
-            Unsent::Nothing { dry_run: true } => {
-                write!(f, "nothing was sent (--dry-run shows the targets)")
-            }
-            Unsent::Pending(id) => write!(f, "proposal {id} stays pending"),
-        }
-    }
-}
+pub use crate::actions::Unsent;
 
 /// A request a command refuses before reading anything.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

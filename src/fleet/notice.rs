@@ -12,12 +12,28 @@ pub const COMPONENT: &str = "fluxfleet";
 /// The most of a message an API server keeps readable (events.k8s.io's note limit, 1 KiB).
 pub const MESSAGE_BYTES: usize = 1024;
 
-/// One Event's words.
+/// Flux's audit annotations on an action's Event, as the Flux web UI writes them: the action
+/// (`reconcile`, `suspend`, `resume`), and the identity the request ran as.
+pub const ACTION: &str = "event.toolkit.fluxcd.io/action";
+pub const USERNAME: &str = "event.toolkit.fluxcd.io/username";
+pub const GROUPS: &str = "event.toolkit.fluxcd.io/groups";
+
+/// One Event's words, and Flux's audit annotations.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
     /// CamelCase, as Kubernetes reasons are: `Suspended`, `ReconcileRequested` …
     pub reason: &'static str,
     pub message: String,
+    /// ([`ACTION`], …), ([`USERNAME`], …), ([`GROUPS`], comma-separated).
+    pub annotations: [(&'static str, String); 3],
+}
+
+/// Who a cluster authenticated our requests as (its `SelfSubjectReview`, what `kubectl auth
+/// whoami` shows): a server's words, bounded when read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Identity {
+    pub username: String,
+    pub groups: Vec<String>,
 }
 
 /// Why an action's Event was not recorded (the action itself was done).
@@ -43,7 +59,7 @@ pub struct Who<'a> {
     /// The machine fluxfleet ran on.
     pub host: &'a str,
     /// Who the cluster authenticated the request as, where it said.
-    pub identity: Option<&'a str>,
+    pub identity: Option<&'a Identity>,
     /// The tool it came through, when not fluxfleet's own commands (`mcp:<client>`).
     pub tool: Option<&'a str>,
     /// The proposal it carries out: its id, what proposed it, who approved it.
@@ -70,7 +86,7 @@ impl Notice {
             message.push_str(&format!("@{}", who.host));
         }
         if let Some(identity) = who.identity {
-            message.push_str(&format!(" (as {identity})"));
+            message.push_str(&format!(" (as {})", identity.username));
         }
         message.push_str(&format!(" with {COMPONENT}"));
         if let Some(tool) = who.tool {
@@ -84,9 +100,19 @@ impl Notice {
         if let Some(why) = who.why.filter(|w| !w.is_empty()) {
             message.push_str(&format!(": {why}"));
         }
+        // The identity the request ran as; where the cluster did not say, the local user.
+        let (username, groups) = match who.identity {
+            Some(identity) => (identity.username.clone(), identity.groups.join(", ")),
+            None => (who.user.to_string(), String::new()),
+        };
         Notice {
             reason,
             message: bounded(message),
+            annotations: [
+                (ACTION, verb.flux_rbac().to_string()),
+                (USERNAME, bounded(username)),
+                (GROUPS, bounded(groups)),
+            ],
         }
     }
 }
@@ -111,10 +137,14 @@ mod tests {
 
     #[test]
     fn the_message_says_who_through_what_for_which_proposal_and_why() {
+        let admin = Identity {
+            username: "system:admin".into(),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+        };
         let who = Who {
             user: "alice",
             host: "laptop",
-            identity: Some("system:admin"),
+            identity: Some(&admin),
             tool: None,
             proposal: None,
             why: Some("freeze for INC-42"),
@@ -125,7 +155,12 @@ mod tests {
                 reason: "Suspended",
                 message:
                     "suspended by alice@laptop (as system:admin) with fluxfleet: freeze for INC-42"
-                        .into()
+                        .into(),
+                annotations: [
+                    (ACTION, "suspend".into()),
+                    (USERNAME, "system:admin".into()),
+                    (GROUPS, "system:masters, system:authenticated".into()),
+                ],
             }
         );
         let who = Who {
@@ -138,6 +173,15 @@ mod tests {
         };
         let notice = Notice::of(Verb::ReconcileWithSource, &who);
         assert_eq!(notice.reason, "ReconcileRequested");
+        // Where the cluster did not say who it saw, the local user; Flux's verb for it.
+        assert_eq!(
+            notice.annotations,
+            [
+                (ACTION, "reconcile".into()),
+                (USERNAME, "bob".into()),
+                (GROUPS, String::new())
+            ]
+        );
         assert_eq!(
             notice.message,
             "reconcile with its source requested by bob@ws with fluxfleet through mcp:claude-code, \

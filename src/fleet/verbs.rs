@@ -43,6 +43,29 @@ impl Verb {
     pub fn requests_reconcile(self) -> bool {
         !matches!(self, Verb::Suspend)
     }
+
+    /// The verb Flux's RBAC model gives this action on a Flux kind — the custom verbs a team's
+    /// Roles grant for the Flux web UI's actions (`reconcile`, `suspend`, `resume`), and the
+    /// `event.toolkit.fluxcd.io/action` of its audit Events.
+    pub fn flux_rbac(self) -> &'static str {
+        match self {
+            Verb::Suspend => "suspend",
+            Verb::Resume => "resume",
+            Verb::Reconcile | Verb::ReconcileWithSource | Verb::Force | Verb::Reset => "reconcile",
+        }
+    }
+}
+
+/// What a cluster answered a `SelfSubjectAccessReview`: may the identity our requests run as
+/// do `verb` on an object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    Allowed,
+    /// RBAC said no; the server's reason, where it gave one (RBAC's own denial gives none).
+    Denied(String),
+    /// No answer: the review was refused, failed or timed out — a guardrail that cannot be
+    /// checked refuses.
+    Unanswered(String),
 }
 
 impl std::fmt::Display for Verb {

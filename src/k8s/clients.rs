@@ -4,6 +4,8 @@
 //! to reach a cluster for a hand-off.
 
 use std::collections::HashMap;
+
+use crate::fleet::notice::Identity;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use super::task::discovery::Served;
@@ -48,7 +50,7 @@ pub(super) struct Connected {
     versions: Vec<(FluxKind, String)>,
     /// Who the cluster authenticates this connection's credentials as, once asked (by the
     /// writer only: the review is a POST).
-    pub(super) identity: Arc<tokio::sync::OnceCell<Option<Arc<str>>>>,
+    pub(super) identity: Arc<tokio::sync::OnceCell<Option<Arc<Identity>>>>,
 }
 
 impl Connected {

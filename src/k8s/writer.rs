@@ -16,8 +16,8 @@ use serde_json::Value;
 use super::clients::{Clients, Connected, NOT_CONNECTED};
 use super::wire::api::{self, Reason, Trouble};
 use crate::fleet::notice::NotRecorded;
-use crate::fleet::notice::{COMPONENT, Notice};
-use crate::fleet::verbs::{Outcome, Step};
+use crate::fleet::notice::{COMPONENT, Identity, Notice};
+use crate::fleet::verbs::{Access, Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;
 
@@ -28,6 +28,9 @@ pub struct Writer {
     /// For one request.
     pub(super) timeout: Duration,
 }
+
+/// The most of an identity's groups kept (a server's list, bounded).
+const IDENTITY_GROUPS: usize = 64;
 
 /// Conflicts are retried this many times (a merge patch without resourceVersion rarely meets
 /// one; a webhook or an admission race can cause them).
@@ -100,7 +103,7 @@ impl Writer {
     /// Who `cluster` authenticates our requests as — the user name from a `SelfSubjectReview`
     /// (what `kubectl auth whoami` shows), asked once per connection. None when the cluster is
     /// not connected or does not answer the review (before Kubernetes 1.27, or not allowed).
-    pub async fn identity(&self, cluster: &ClusterKey) -> Option<Arc<str>> {
+    pub async fn identity(&self, cluster: &ClusterKey) -> Option<Arc<Identity>> {
         let connected = self.clients.get(cluster)?;
         let asking = async {
             let review = serde_json::json!({
@@ -116,10 +119,80 @@ impl Writer {
             let name = answer
                 .at("/status/userInfo/username")
                 .and_then(Value::as_str)?;
-            // Shown in the journal: a server's text, bounded.
-            Some(Arc::from(crate::units::truncate(name, 256)))
+            let groups = answer
+                .at("/status/userInfo/groups")
+                .and_then(Value::as_array)
+                .map(|groups| {
+                    groups
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .take(IDENTITY_GROUPS)
+                        .map(|g| crate::units::truncate(g, 256).to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            // Shown in the journal and on Events: a server's text, bounded.
+            Some(Arc::new(Identity {
+                username: crate::units::truncate(name, 256).to_string(),
+                groups,
+            }))
         };
         connected.identity.get_or_init(|| asking).await.clone()
+    }
+
+    /// Whether `cluster` lets our requests do `verb` on `key`: a `SelfSubjectAccessReview` for
+    /// the object (its group, plural, namespace and name), as the Flux web UI asks.
+    pub async fn may(&self, cluster: &ClusterKey, key: &ObjectKey, verb: &str) -> Access {
+        let Some(connected) = self.clients.get(cluster) else {
+            return Access::Unanswered(NOT_CONNECTED.into());
+        };
+        let review = serde_json::json!({
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {
+                "group": key.kind.group(),
+                "resource": key.kind.plural(),
+                "namespace": &*key.namespace,
+                "name": &*key.name,
+                "verb": verb,
+            }},
+        });
+        let path = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+        let asked = api::post_json::<Value>(&connected.http, path, &review);
+        let answer = match tokio::time::timeout(self.timeout, asked).await {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(trouble)) => return Access::Unanswered(trouble.into_failure().message),
+            Err(_) => {
+                return Access::Unanswered(format!(
+                    "no answer within {}",
+                    crate::units::format_duration(self.timeout)
+                ));
+            }
+        };
+        // A server's words, bounded.
+        let said = |at: &str| {
+            answer
+                .at(at)
+                .and_then(Value::as_str)
+                .map(|s| crate::units::one_line(&crate::units::truncate(s, 512)).into_owned())
+                .unwrap_or_default()
+        };
+        match answer.at("/status/allowed").and_then(Value::as_bool) {
+            Some(true) => Access::Allowed,
+            Some(false) => {
+                let mut why = said("/status/reason");
+                let error = said("/status/evaluationError");
+                if !error.is_empty() {
+                    why = if why.is_empty() {
+                        error
+                    } else {
+                        format!("{why}; {error}")
+                    };
+                }
+                Access::Denied(why)
+            }
+            None => Access::Unanswered("the access review's answer says neither yes nor no".into()),
+        }
     }
 
     /// Sends one merge patch; the object as its answer names it (None when the answer could
@@ -238,7 +311,7 @@ impl crate::source::Write for Writer {
     fn identity<'a>(
         &'a self,
         cluster: &'a ClusterKey,
-    ) -> futures::future::BoxFuture<'a, Option<Arc<str>>> {
+    ) -> futures::future::BoxFuture<'a, Option<Arc<Identity>>> {
         Box::pin(Writer::identity(self, cluster))
     }
 
@@ -256,6 +329,15 @@ impl crate::source::Write for Writer {
             waiting,
             Some(notice),
         ))
+    }
+
+    fn may<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        key: &'a ObjectKey,
+        verb: &'static str,
+    ) -> futures::future::BoxFuture<'a, Access> {
+        Box::pin(Writer::may(self, cluster, key, verb))
     }
 
     fn handled<'a>(
@@ -301,6 +383,11 @@ fn event(key: &ObjectKey, object: &Involved, notice: &Notice, now: jiff::Timesta
         "metadata": {
             "generateName": format!("{}.", key.name),
             "namespace": &*key.namespace,
+            "annotations": notice
+                .annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), Value::from(v.as_str())))
+                .collect::<serde_json::Map<_, _>>(),
         },
         "involvedObject": {
             "apiVersion": object.api_version,

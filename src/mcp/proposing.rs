@@ -110,17 +110,15 @@ impl Fleet {
             reason: Some(halt.reason),
             token: now.to_string(),
         };
-        let objects: Vec<_> = halt.clusters.iter().map(|c| (*c, key.clone())).collect();
+        let objects = halt.clusters.iter().map(|c| (*c, key.clone())).collect();
+        let ask = actions::Ask {
+            intent,
+            objects: actions::Objects::Named(objects),
+        };
         // Planned as if writes were granted: the person approving plans again with their own.
-        let targets = self.planned_of(move |_| objects, &intent, None).await?;
-        self.keep(
-            proposing,
-            (&intent, &targets),
-            selection,
-            args.why,
-            &context,
-        )
-        .await
+        let admitted = self.admitted(ask, actions::Purpose::Preview, None).await?;
+        self.keep(proposing, &admitted, selection, args.why, &context)
+            .await
     }
 
     #[tool(
@@ -172,9 +170,9 @@ impl Fleet {
         }
         let request = args.request(verb)?;
         let now = Timestamp::now();
-        let intent = request.intent(crate::audit::local_user(), now.to_string());
+        let ask = request.ask(crate::audit::local_user(), now.to_string());
         // Planned as if writes were granted: the person approving plans again with their own.
-        let targets = self.planned(&request, &intent, None).await?;
+        let admitted = self.admitted(ask, actions::Purpose::Preview, None).await?;
         let scope = &args.scope;
         let selection = Selection {
             workspace: scope.workspace.clone(),
@@ -186,20 +184,21 @@ impl Fleet {
             rollout: None,
         };
         let why = args.why.clone();
-        self.keep(proposing, (&intent, &targets), selection, why, context)
+        self.keep(proposing, &admitted, selection, why, context)
             .await
     }
 
-    /// Keeps `targets`, planned for `intent`, as a proposal and answers with it.
+    /// Keeps what the one door admitted as a proposal and answers with it.
     async fn keep(
         &self,
         proposing: &Proposing,
-        (intent, targets): (&Intent, &[actions::Target]),
+        admitted: &actions::Admitted,
         selection: Selection,
         why: Option<String>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let tally = actions::Tally::of(targets);
+        let (intent, targets) = (admitted.intent(), admitted.targets());
+        let tally = admitted.tally();
         let verb = intent.verb;
         if tally.sent == 0 {
             return Err(invalid(format!(

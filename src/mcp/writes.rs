@@ -17,10 +17,9 @@ use tokio::sync::mpsc;
 use super::page::{self, Asked};
 use super::state::{Awaiting, DryRun, Fleet, ToolScope, Writes, answer, invalid};
 use super::strict::Strict;
-use crate::actions::{self, Carry, Guard, Target, Update, Watch};
+use crate::actions::{self, Admitted, Carry, Purpose, Rules, Target, Update, Watch};
 use crate::config::Config;
-use crate::fleet::verbs::{Intent, Verb};
-use crate::fleet::{ClusterId, Index, ObjectKey};
+use crate::fleet::verbs::Verb;
 
 /// Dry runs remembered, the newest last; an older one's token no longer acts.
 const DRY_RUNS: usize = 32;
@@ -158,14 +157,17 @@ impl Fleet {
         let token = confirmed
             .clone()
             .unwrap_or_else(|| jiff::Timestamp::now().to_string());
-        let intent = request.intent(crate::audit::local_user(), token);
-        let config: &Config = &state.config;
-        let targets = self
-            .planned(&request, &intent, Some(&writes.permissions))
+        let ask = request.ask(crate::audit::local_user(), token);
+        let purpose = match confirmed {
+            Some(_) => Purpose::Send { granted: true },
+            None => Purpose::Preview,
+        };
+        let admitted = self
+            .admitted(ask, purpose, Some(&writes.permissions))
             .await?;
-        let tally = actions::Tally::of(&targets);
+        let tally = admitted.tally();
         let Some(token) = confirmed else {
-            return Ok(dry_run(writes, (verb, asked), &intent, &targets, tally));
+            return Ok(dry_run(writes, (verb, asked), &admitted));
         };
         if Some(tally.sent) != count {
             return Err(invalid(format!(
@@ -175,12 +177,8 @@ impl Fleet {
             )));
         }
         let tool = client_tool(context);
-        let job = actions::Job {
-            run: 1,
-            intent,
-            targets,
-            proposal: None,
-        };
+        let job = admitted.into_job(1, None).map_err(invalid)?;
+        let config: &Config = &state.config;
         let journal = crate::audit::default_path();
         let how = Carry {
             writer: Some(&writes.writer),
@@ -239,40 +237,23 @@ impl ActArgs {
 }
 
 impl Fleet {
-    /// Every object `request` selects, through the guardrail and planned for `intent` (writable
-    /// as `permissions` say; None: as if writes were granted).
-    pub(super) async fn planned(
+    /// `ask` through the one door on the fleet as this server sees it: to be sent (writable as
+    /// `permissions` say), or a preview (None: as if every cluster were writable).
+    pub(super) async fn admitted(
         &self,
-        request: &actions::Request,
-        intent: &Intent,
+        ask: actions::Ask,
+        purpose: Purpose,
         permissions: Option<&crate::config::Permissions>,
-    ) -> Result<Vec<Target>, ErrorData> {
+    ) -> Result<Admitted, ErrorData> {
         let config = &self.state.config;
-        let guard = Guard {
+        let writes_refused = config.writes_refused();
+        let rules = Rules {
+            writes_refused: writes_refused.as_deref(),
+            purpose,
             actions: &config.actions,
             permissions,
         };
-        self.read(|index| {
-            let objects = request.select(index)?;
-            actions::admit(index, objects, intent, &guard)
-        })
-        .await?
-        .map_err(invalid)
-    }
-
-    /// The objects `select` picks, planned as [`Fleet::planned`] plans them.
-    pub(super) async fn planned_of(
-        &self,
-        select: impl FnOnce(&Index) -> Vec<(ClusterId, ObjectKey)>,
-        intent: &Intent,
-        permissions: Option<&crate::config::Permissions>,
-    ) -> Result<Vec<Target>, ErrorData> {
-        let config = &self.state.config;
-        let guard = Guard {
-            actions: &config.actions,
-            permissions,
-        };
-        self.read(|index| actions::admit(index, select(index), intent, &guard))
+        self.read(|index| actions::admit(index, ask, &rules))
             .await?
             .map_err(invalid)
     }
@@ -322,13 +303,8 @@ fn confirmed(
 }
 
 /// Remembers the dry run and answers with its targets, token and count.
-fn dry_run(
-    writes: &Writes,
-    (verb, asked): (Verb, Value),
-    intent: &Intent,
-    targets: &[Target],
-    tally: actions::Tally,
-) -> CallToolResult {
+fn dry_run(writes: &Writes, (verb, asked): (Verb, Value), admitted: &Admitted) -> CallToolResult {
+    let (intent, targets, tally) = (admitted.intent(), admitted.targets(), admitted.tally());
     if let Ok(mut dry_runs) = writes.dry_runs.lock() {
         if dry_runs.len() == DRY_RUNS {
             dry_runs.pop_front();

@@ -5,7 +5,6 @@ use serde_json::{Value, json};
 use super::proposal::*;
 use super::*;
 use crate::actions;
-use crate::actions::Guard;
 use crate::config::Config;
 use crate::fleet::index::{Change, Event};
 use crate::fleet::verbs::{Intent, Verb};
@@ -55,7 +54,9 @@ fn intent(verb: Verb) -> Intent {
 /// Every object of the fleet, planned for `intent` with writes allowed everywhere.
 fn plan(index: &Index, intent: &Intent) -> Vec<actions::Target> {
     let config = Config::defaults();
-    let guard = Guard {
+    let rules = actions::Rules {
+        writes_refused: None,
+        purpose: actions::Purpose::Preview,
         actions: &config.actions,
         permissions: None,
     };
@@ -63,7 +64,13 @@ fn plan(index: &Index, intent: &Intent) -> Vec<actions::Target> {
         .entries()
         .flat_map(|(id, c)| c.objects.keys().map(move |k| (id, k.clone())))
         .collect();
-    actions::plan(index, objects, intent, &guard)
+    let ask = actions::Ask {
+        intent: intent.clone(),
+        objects: actions::Objects::Named(objects),
+    };
+    actions::admit(index, ask, &rules)
+        .map(|a| a.targets().to_vec())
+        .unwrap_or_default()
 }
 
 fn proposal(index: &Index, verb: Verb) -> Proposal {

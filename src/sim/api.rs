@@ -28,6 +28,8 @@ use super::write;
 
 /// The review that tells a client who it is authenticated as.
 const SELF_REVIEWS: &str = "authentication.k8s.io/v1/selfsubjectreviews";
+/// The review that tells a client whether it may do something (`kubectl auth can-i`).
+const ACCESS_REVIEWS: &str = "authorization.k8s.io/v1/selfsubjectaccessreviews";
 
 fn error(e: ApiError) -> Response<Body> {
     match e.code {
@@ -90,7 +92,9 @@ async fn route(
     let counters = &cluster.counters;
     let method = req.method().clone();
     // A review (who am I) is a POST that changes nothing: not a write.
-    let review = method == Method::POST && rest.trim_end_matches('/').ends_with(SELF_REVIEWS);
+    let reviewed =
+        |which: &str| method == Method::POST && rest.trim_end_matches('/').ends_with(which);
+    let review = reviewed(SELF_REVIEWS) || reviewed(ACCESS_REVIEWS);
     // Held until the answer is ready: slow answers (the `slow` fault) count as in flight.
     let _patching = (method == Method::PATCH).then(|| PatchInFlight::start(&state.stats));
     if method == Method::PATCH {
@@ -155,6 +159,15 @@ async fn route(
         }
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] if review => {
             ok(who_am_i(certified, role))
+        }
+        [
+            "apis",
+            "authorization.k8s.io",
+            "v1",
+            "selfsubjectaccessreviews",
+        ] if review => {
+            let asked = super::write::read_review(req).await?;
+            ok(can_i(&cluster, role, asked))
         }
         ["api", "v1", rest @ ..] => {
             resource(state, conn, &cluster, role, "", "v1", rest, q, req).await
@@ -260,6 +273,33 @@ fn who_am_i(certified: Option<&ClientIdentity>, role: Role) -> Value {
         "metadata": {"creationTimestamp": null},
         "status": {"userInfo": {"username": username, "groups": ["system:authenticated"]}},
     })
+}
+
+/// A SelfSubjectAccessReview answered from the cluster's RBAC (`kubectl auth can-i`): the spec
+/// as asked, and whether it is allowed.
+fn can_i(cluster: &Cluster, role: Role, mut asked: Value) -> Value {
+    let field = |name: &str| {
+        asked
+            .pointer(&format!("/spec/resourceAttributes/{name}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (group, resource, verb, ns) = (
+        field("group"),
+        field("resource"),
+        field("verb"),
+        field("namespace"),
+    );
+    let (allowed, reason) = super::rbac::review(cluster, role, &group, &resource, &verb, &ns);
+    if let Some(doc) = asked.as_object_mut() {
+        doc.insert(
+            "status".into(),
+            json!({"allowed": allowed, "reason": reason}),
+        );
+        doc.insert("metadata".into(), json!({"creationTimestamp": null}));
+    }
+    asked
 }
 
 /// What a resource path names.

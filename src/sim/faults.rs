@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%,denied-verb=1%:suspend/Kustomization`.
 
 use std::time::Duration;
 
@@ -53,6 +53,10 @@ pub struct Faults {
     /// RBAC lets nobody read Events in this namespace (a team's credentials that stop at its
     /// own namespaces: the sources in `flux-system` are out of reach).
     pub hidden_events: Option<String>,
+    /// The Roles grant nobody Flux's custom verb (`suspend`, `resume`, `reconcile`, as the
+    /// Flux web UI asks) on this kind (None: on every Flux kind): access reviews say no; the
+    /// patches themselves are still allowed, as `patch` is.
+    pub denied_verb: Option<(String, Option<FluxKind>)>,
 }
 
 impl Faults {
@@ -128,6 +132,10 @@ impl Faults {
                 self.forbidden.map(|k| k.as_str()).unwrap_or_default()
             ),
         );
+        if let Some((verb, kind)) = &self.denied_verb {
+            let on = kind.map(|k| format!("/{}", k.as_str())).unwrap_or_default();
+            out.push(format!("denied-verb:{verb}{on}"));
+        }
         out
     }
 }
@@ -152,6 +160,7 @@ enum Kind {
     ForbiddenEvents,
     HostileWorkloads,
     HiddenEvents(String),
+    DeniedVerb(String, Option<FluxKind>),
 }
 
 /// A parsed `--faults` spec: each fault with the share of clusters it hits.
@@ -255,9 +264,25 @@ impl Spec {
                         .ok_or_else(|| format!("fault \"forbidden\": {p:?} is not a Flux kind"))?,
                     None => FluxKind::HelmRelease,
                 }),
+                "denied-verb" => {
+                    let p = param.map(str::trim).unwrap_or("suspend");
+                    let (verb, kind) = p.split_once('/').unwrap_or((p, ""));
+                    if !["suspend", "resume", "reconcile"].contains(&verb) {
+                        return Err(format!(
+                            "fault \"denied-verb\": {verb:?} is not one of Flux's verbs (suspend, resume, reconcile)"
+                        ));
+                    }
+                    let kind = match kind {
+                        "" => None,
+                        k => Some(FluxKind::from_kind(k).ok_or_else(|| {
+                            format!("fault \"denied-verb\": {k:?} is not a Flux kind")
+                        })?),
+                    };
+                    Kind::DeniedVerb(verb.to_string(), kind)
+                }
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events, denied-verb)"
                     ));
                 }
             };
@@ -303,6 +328,7 @@ impl Spec {
                     Kind::HostileWorkloads => f.hostile_workloads = true,
                     Kind::HiddenEvents(ns) => f.hidden_events = Some(ns.clone()),
                     Kind::Forbidden(k) => f.forbidden = Some(*k),
+                    Kind::DeniedVerb(verb, kind) => f.denied_verb = Some((verb.clone(), *kind)),
                     Kind::OldFlux(r) => {
                         let releases = [
                             FluxRelease(0),

@@ -36,6 +36,49 @@ pub fn authorize(
     Ok(())
 }
 
+/// Flux's custom verbs, which only access reviews ask about (the Flux web UI's actions).
+const FLUX_VERBS: [&str; 3] = ["suspend", "resume", "reconcile"];
+
+/// A `SelfSubjectAccessReview`'s answer for `role`: whether it may `verb` the resource
+/// `group`/`plural`, and the reason kube-apiserver's RBAC authorizer gives (a binding when
+/// allowed; nothing when denied).
+pub fn review(
+    cluster: &Cluster,
+    role: Role,
+    group: &str,
+    plural: &str,
+    verb: &str,
+    ns: &str,
+) -> (bool, String) {
+    let res = cluster
+        .served
+        .iter()
+        .map(|s| s.res)
+        .find(|r| r.group() == group && r.plural() == plural);
+    let allowed = match res {
+        Some(Res::Flux(kind)) if FLUX_VERBS.contains(&verb) => {
+            let denied = cluster
+                .faults()
+                .denied_verb
+                .as_ref()
+                .is_some_and(|(v, k)| v == verb && k.is_none_or(|k| k == kind));
+            role == Role::Admin && !denied
+        }
+        // A custom verb on anything else: no Role of the simulator names it.
+        Some(_) if FLUX_VERBS.contains(&verb) => false,
+        Some(res) => authorize(cluster, role, res, verb, ns, "").is_ok(),
+        None => role == Role::Admin,
+    };
+    let reason = match allowed {
+        true => format!(
+            "RBAC: allowed by ClusterRoleBinding \"fluxfleet-{0}\" of ClusterRole \"fluxfleet-{0}\" to ServiceAccount \"fluxfleet-{0}/flux-system\"",
+            role.name()
+        ),
+        false => String::new(),
+    };
+    (allowed, reason)
+}
+
 fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError {
     let user = match role {
         Role::Admin => "fluxfleet-admin",

@@ -185,6 +185,11 @@ async fn read_json(req: Request<Incoming>, media: &str) -> Result<Value, ApiErro
     }
 }
 
+/// A review's body (an access review: JSON, small).
+pub async fn read_review(req: Request<Incoming>) -> Result<Value, ApiError> {
+    read_json(req, "application/json").await
+}
+
 async fn read_patch(req: Request<Incoming>) -> Result<Value, ApiError> {
     read_json(req, "application/merge-patch+json").await
 }

@@ -150,7 +150,7 @@ impl super::run::Effects for Clusters {
                 let proposals = self.proposals.clone();
                 let concurrency = self.concurrency.max(1);
                 let (told, handled) = mpsc::unbounded_channel();
-                self.handled = Some((job.run, told));
+                self.handled = Some((job.run(), told));
                 let how = Executor {
                     writer,
                     journal,
@@ -220,7 +220,7 @@ async fn act(
 ) {
     use crate::actions::{Update, Watch};
     use crate::fleet::verbs::Outcome as Ended;
-    if let Some(proposed) = &job.proposal {
+    if let Some(proposed) = job.proposal() {
         let now = jiff::Timestamp::now();
         let approved = Decision::Approved {
             by: proposed.approved_by.clone(),
@@ -230,9 +230,9 @@ async fn act(
         let refused = claimed.as_ref().err().map(ToString::to_string);
         let _ = results.send(Msg::Decided(claimed.map(Box::new).map_err(Arc::new)));
         if let Some(why) = refused {
-            for t in &job.targets {
+            for t in job.targets() {
                 let _ = results.send(Msg::Acted {
-                    run: job.run,
+                    run: job.run(),
                     cluster: t.cluster,
                     key: t.key.clone(),
                     outcome: Ended::Refused(why.clone()),
@@ -257,7 +257,7 @@ async fn act(
             Update::Ended(outcome, _) => outcome.clone(),
         };
         let _ = results.send(Msg::Acted {
-            run: job.run,
+            run: job.run(),
             cluster: t.cluster,
             key: t.key.clone(),
             outcome,
@@ -268,7 +268,7 @@ async fn act(
     if let Err(e) = journaled {
         tracing::warn!(error = %e, "audit journal");
     }
-    if let (Some(proposed), Some(store)) = (&job.proposal, &executor.proposals) {
+    if let (Some(proposed), Some(store)) = (job.proposal(), &executor.proposals) {
         let outcomes = ended.iter().map(Outcome::of).collect();
         if let Err(e) = store.record_outcomes(&proposed.id, outcomes).await {
             tracing::warn!(error = %e, "proposal outcomes");

@@ -47,21 +47,21 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
     let [Effect::Act(job)] = effects.as_slice() else {
         panic!("{effects:?}")
     };
-    assert_eq!(job.intent.reason.as_deref(), Some("flapping"));
-    assert_eq!(job.targets.len(), 2, "both clusters of the group");
-    let clusters: std::collections::BTreeSet<_> = job.targets.iter().map(|t| t.cluster).collect();
+    assert_eq!(job.intent().reason.as_deref(), Some("flapping"));
+    assert_eq!(job.targets().len(), 2, "both clusters of the group");
+    let clusters: std::collections::BTreeSet<_> = job.targets().iter().map(|t| t.cluster).collect();
     assert_eq!(clusters.len(), 2);
-    for t in &job.targets {
+    for t in job.targets() {
         let steps = t.plan.as_ref().unwrap();
         assert_eq!(steps[0].patch["spec"]["suspend"], true);
     }
     assert_eq!(m.screen().view, View::Results);
     // Outcomes come back one by one.
-    let first = &job.targets[0];
+    let first = &job.targets()[0];
     update(
         &mut m,
         Msg::Acted {
-            run: job.run,
+            run: job.run(),
             cluster: first.cluster,
             key: first.key.clone(),
             outcome: Outcome::Forbidden("no patch for you".into()),
@@ -104,10 +104,10 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
         panic!("{effects:?}")
     };
     assert!(m.marks.is_empty(), "marks are used up");
-    let target = job.targets.iter().find(|t| t.plan.is_ok()).unwrap();
+    let target = job.targets().iter().find(|t| t.plan.is_ok()).unwrap();
     // The executor's word for a target: accepted (then requested), or how it ended.
     let done = || Msg::Acted {
-        run: job.run,
+        run: job.run(),
         cluster: target.cluster,
         key: target.key.clone(),
         outcome: Outcome::Done,
@@ -134,7 +134,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
             .get(&target.key)
             .unwrap(),
     );
-    handled.marks_mut().last_handled_reconcile_at = Some(job.intent.token.as_str().into());
+    handled.marks_mut().last_handled_reconcile_at = Some(job.intent().token.as_str().into());
     let effects = update(
         &mut m,
         Msg::Fleet(vec![event(target.cluster, Change::Applied(handled))]),
@@ -144,7 +144,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     assert_eq!(
         effects,
         [Effect::Handled {
-            run: job.run,
+            run: job.run(),
             cluster: target.cluster,
             key: target.key.clone(),
         }]
@@ -156,7 +156,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     let text = common::tui::screen(&mut m, 140, 30);
     let line = format!(
         "reconcile: 1/{} sent · 0 requested · 1 handled · 0 failed · 0 refused",
-        job.targets.len()
+        job.targets().len()
     );
     assert!(text.contains(&line), "{text}");
 }
@@ -283,14 +283,30 @@ fn proposal_on(
     key: &ObjectKey,
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
-    use fluxfleet::proposals::{Asked, Proposal, Selection};
-    let selection = Selection {
+    let selection = fluxfleet::proposals::Selection {
         clusters: vec![m.index.cluster(cluster).unwrap().info.name.clone()],
+        ..selecting(key)
+    };
+    proposal_of(m, selection, verb)
+}
+
+/// `key` on every cluster that has it.
+fn selecting(key: &ObjectKey) -> fluxfleet::proposals::Selection {
+    fluxfleet::proposals::Selection {
         kind: Some(key.kind.to_string()),
         namespace: Some(key.namespace.to_string()),
         name: Some(key.name.to_string()),
-        ..Selection::default()
-    };
+        ..fluxfleet::proposals::Selection::default()
+    }
+}
+
+/// What an assistant proposes for `selection`: planned through the one door as a preview.
+fn proposal_of(
+    m: &Model,
+    selection: fluxfleet::proposals::Selection,
+    verb: Verb,
+) -> fluxfleet::proposals::Proposal {
+    use fluxfleet::proposals::{Asked, Proposal};
     let objects = fluxfleet::fleet::filter::selected(&m.index, &selection.filter().unwrap());
     let intent = fluxfleet::fleet::verbs::Intent {
         verb,
@@ -298,18 +314,24 @@ fn proposal_on(
         reason: Some("freeze".into()).filter(|_| verb == Verb::Suspend),
         token: "2026-11-21T09:00:00Z".into(),
     };
-    let guard = fluxfleet::actions::Guard {
+    let rules = fluxfleet::actions::Rules {
+        writes_refused: None,
+        purpose: fluxfleet::actions::Purpose::Preview,
         actions: &m.settings.actions,
         permissions: None,
     };
-    let targets = fluxfleet::actions::plan(&m.index, objects, &intent, &guard);
+    let ask = fluxfleet::actions::Ask {
+        intent: intent.clone(),
+        objects: fluxfleet::actions::Objects::Named(objects),
+    };
+    let admitted = fluxfleet::actions::admit(&m.index, ask, &rules).unwrap();
     let asked = Asked {
         proposed_by: "mcp:assistant".into(),
         why: Some("redis is stalled".into()),
         selection,
         expiry: std::time::Duration::from_secs(3600),
     };
-    Proposal::new(&intent, &targets, asked, now())
+    Proposal::new(&intent, admitted.targets(), asked, now())
 }
 
 #[test]
@@ -349,8 +371,8 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     let [Effect::Act(job)] = effects.as_slice() else {
         panic!("{effects:?}")
     };
-    assert_eq!(job.intent, suspend.intent());
-    let proposed = job.proposal.as_ref().unwrap();
+    assert_eq!(job.intent(), &suspend.intent());
+    let proposed = job.proposal().unwrap();
     assert_eq!(proposed.id, suspend.id);
     assert_eq!(proposed.proposed_by, "mcp:assistant");
     assert_eq!(proposed.approved_by, m.settings.user);
@@ -411,4 +433,25 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
         "{:?}",
         m.flash
     );
+}
+
+/// The TUI's approval is a front door like `fluxfleet approve`: a proposal over the approver's
+/// `actions.max_targets` is refused in approve's words, before any confirmation, and stays
+/// pending (no decision recorded).
+#[test]
+fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
+    let (mut m, _, redis) = redis_detail();
+    let proposal = proposal_of(&m, selecting(&redis), Verb::Suspend);
+    let count = proposal.targets.len();
+    assert!(count > 1, "{:?}", proposal.targets);
+    m.settings.actions.max_targets = 1;
+    command(&mut m, "proposals");
+    update(&mut m, Msg::Proposals(Ok(vec![proposal.clone()])));
+    assert_eq!(keys(&mut m, KeyCode::Char('a')), [], "nothing decided");
+    assert!(m.confirm.is_none());
+    let approve_says = fluxfleet::export::outcome::Failed::Refused {
+        refused: fluxfleet::actions::Refused::TooMany { count, max: 1 },
+        then: fluxfleet::actions::Unsent::Pending(proposal.id.clone()),
+    };
+    assert_eq!(m.flash, Some(approve_says.to_string()));
 }

@@ -172,7 +172,10 @@ impl crate::source::Write for ToCluster {
         })
     }
 
-    fn identity<'a>(&'a self, cluster: &'a ClusterKey) -> BoxFuture<'a, Option<Arc<str>>> {
+    fn identity<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+    ) -> BoxFuture<'a, Option<Arc<crate::fleet::notice::Identity>>> {
         Box::pin(async move {
             let key = reach(Some(&self.direct), &self.servers, cluster)
                 .await
@@ -202,6 +205,20 @@ impl crate::source::Write for ToCluster {
                         .await
                 }
                 Err(why) => (Outcome::Refused(why.to_string()), None),
+            }
+        })
+    }
+
+    fn may<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        object: &'a ObjectKey,
+        verb: &'static str,
+    ) -> BoxFuture<'a, crate::fleet::verbs::Access> {
+        Box::pin(async move {
+            match reach(Some(&self.direct), &self.servers, cluster).await {
+                Ok(key) => self.writer.may(&key, object, verb).await,
+                Err(why) => crate::fleet::verbs::Access::Unanswered(why.to_string()),
             }
         })
     }
