@@ -8,6 +8,7 @@
 
 mod args;
 pub mod http;
+pub mod oauth;
 mod page;
 mod proposing;
 mod state;
@@ -250,6 +251,7 @@ impl crate::endpoints::Endpoints for Status {
         for (outcome, n) in [
             ("served", &c.served),
             ("unauthorized", &c.unauthorized),
+            ("forbidden", &c.forbidden),
             ("too_large", &c.too_large),
             ("busy", &c.busy),
             ("not_found", &c.not_found),
@@ -259,6 +261,30 @@ impl crate::endpoints::Endpoints for Status {
                 n.load(Relaxed)
             ));
         }
+        text.push_str(
+            "# HELP fluxfleet_mcp_principal_requests_total Requests to /mcp by whom (a token's \
+             subject, or a client address) and what became of them.\n\
+             # TYPE fluxfleet_mcp_principal_requests_total counter\n",
+        );
+        let principals = c
+            .principals
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut sorted: Vec<_> = principals.iter().collect();
+        sorted.sort();
+        for (who, (served, busy)) in sorted {
+            // A token's words: escaped as the exposition format wants a label value.
+            let who = who
+                .replace('\\', "\\\\")
+                .replace('"', "\\\"")
+                .replace('\n', "\\n");
+            for (outcome, n) in [("served", served), ("busy", busy)] {
+                text.push_str(&format!(
+                    "fluxfleet_mcp_principal_requests_total{{principal=\"{who}\",outcome=\"{outcome}\"}} {n}\n"
+                ));
+            }
+        }
+        drop(principals);
         text.push_str(&format!(
             "# HELP fluxfleet_mcp_ready Whether every cluster has answered once.\n\
              # TYPE fluxfleet_mcp_ready gauge\nfluxfleet_mcp_ready {}\n",

@@ -41,6 +41,7 @@ mod kubeconfig_forms;
 mod manifests;
 mod mcp;
 mod mcp_http;
+mod mcp_oauth;
 mod mcp_proposals;
 mod mcp_strict;
 mod mcp_writes;

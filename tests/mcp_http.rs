@@ -7,7 +7,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Stdio;
 
 use common::fluxfleet;
 use common::mcp::call;
@@ -15,7 +14,6 @@ use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 
 const TOKEN: &str = "team-token-4f1c9a7e2b8d6053";
 
@@ -38,23 +36,8 @@ async fn listening(
         .arg(tls.join("server.key"))
         .args(extra)
         .arg("--kubeconfig-dir")
-        .arg(dir.join("kubeconfigs"))
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = lines
-            .next_line()
-            .await
-            .unwrap()
-            .expect("the server says where it serves");
-        if let Some((_, rest)) = line.split_once("serving MCP on ") {
-            break rest.split(' ').next().unwrap().to_string();
-        }
-    };
-    // Keep reading its stderr, so that it never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
+        .arg(dir.join("kubeconfigs"));
+    common::mcp::serving(cmd).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -20,6 +20,7 @@ use crate::mcp::{Error as McpError, Said};
 
 /// `fluxfleet mcp`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("auth").args(["token_file", "oauth_issuer"])))]
 pub struct McpArgs {
     /// How long a tool call waits, at most, for every cluster's first answer (after that it
     /// answers with what is known, and says which clusters are not complete).
@@ -43,13 +44,33 @@ pub struct McpArgs {
     pub proposal_expiry: Duration,
     /// Serve many clients over the protocol's Streamable HTTP transport at /mcp on this address
     /// (`:8443`, `127.0.0.1:8443`), instead of one on stdin and stdout. Read-only unless
-    /// --propose; every request needs the bearer token of --token-file.
-    #[arg(long, value_name = "ADDR", value_parser = listen_address, conflicts_with = "write", requires = "token_file")]
+    /// --propose; every request needs the bearer token of --token-file, or an access token of
+    /// the --oauth-issuer.
+    #[arg(long, value_name = "ADDR", value_parser = listen_address, conflicts_with = "write", requires = "auth")]
     pub listen: Option<SocketAddr>,
     /// The file holding the bearer token clients send (`Authorization: Bearer …`): one line of
-    /// at least 16 characters (never the token itself on the command line).
+    /// at least 16 characters (never the token itself on the command line). One person on one
+    /// machine; a team uses --oauth-issuer.
     #[arg(long, value_name = "FILE", requires = "listen")]
     pub token_file: Option<PathBuf>,
+    /// A team's server: each person's access token (a JWT) from this OpenID provider, checked
+    /// against the keys it publishes (`https://login.example.com/realms/platform`, exactly as
+    /// its tokens' `iss`). Clients are told where to get one (RFC 9728 metadata).
+    #[arg(long, value_name = "URL", requires_all = ["listen", "oauth_audience"])]
+    pub oauth_issuer: Option<String>,
+    /// This server's URL, as the tokens for it name it (`aud`, the resource a client asks the
+    /// provider for: `https://fluxfleet.example.com/mcp`).
+    #[arg(long, value_name = "URL", requires = "oauth_issuer")]
+    pub oauth_audience: Option<String>,
+    /// A CA (PEM) for the provider, where the system's roots do not cover it.
+    #[arg(long, value_name = "FILE", requires = "oauth_issuer")]
+    pub oauth_ca: Option<PathBuf>,
+    /// The token claim naming the person (the journal, Events).
+    #[arg(long, default_value = "sub", value_name = "CLAIM")]
+    pub oauth_username_claim: String,
+    /// The token claim listing the person's groups.
+    #[arg(long, default_value = "groups", value_name = "CLAIM")]
+    pub oauth_groups_claim: String,
     /// HTTPS: the server's certificate chain, PEM (with --tls-key).
     #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
     pub tls_cert: Option<PathBuf>,
@@ -63,9 +84,14 @@ pub struct McpArgs {
     /// A request's body, at most.
     #[arg(long, default_value = "1MiB", value_name = "SIZE", value_parser = request_size)]
     pub max_request_size: usize,
-    /// Requests in flight from one client address, at most: more are answered 429.
+    /// Requests in flight from one person (their token's subject; without OAuth, one client
+    /// address), at most: more are answered 429.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub max_calls_per_client: usize,
+    /// Requests one person (without OAuth, one client address) may make in a minute: more are
+    /// answered 429, saying when to come back.
+    #[arg(long, default_value_t = 600, value_name = "N")]
+    pub max_calls_per_minute: usize,
     #[command(flatten)]
     pub probes: ProbeArgs,
     #[command(flatten)]
@@ -87,15 +113,30 @@ fn request_size(text: &str) -> Result<usize, Usage> {
 
 impl McpArgs {
     pub fn request(&self, stop: CancellationToken) -> crate::mcp::Serve {
-        let listen = match (self.listen, &self.token_file) {
-            (Some(addr), Some(token_file)) => Some(crate::mcp::Listening {
+        let auth = match (&self.token_file, &self.oauth_issuer, &self.oauth_audience) {
+            (Some(file), _, _) => Some(crate::mcp::http::Auth::TokenFile(file.clone())),
+            (None, Some(issuer), Some(audience)) => {
+                Some(crate::mcp::http::Auth::OAuth(crate::mcp::oauth::Settings {
+                    issuer: issuer.clone(),
+                    audience: audience.clone(),
+                    ca: self.oauth_ca.clone(),
+                    username_claim: self.oauth_username_claim.clone(),
+                    groups_claim: self.oauth_groups_claim.clone(),
+                }))
+            }
+            _ => None,
+        };
+        let listen = match (self.listen, auth) {
+            (Some(addr), Some(auth)) => Some(crate::mcp::Listening {
                 http: crate::mcp::http::Listen {
                     addr,
-                    token_file: token_file.clone(),
+                    auth,
                     tls: self.tls_cert.clone().zip(self.tls_key.clone()),
                     allowed_origins: self.allow_origins.clone(),
                     max_request: self.max_request_size,
                     per_client: self.max_calls_per_client,
+                    per_minute: self.max_calls_per_minute,
+                    proposes: self.propose,
                 },
                 metrics_addr: self.probes.metrics_addr,
                 health_addr: self.probes.health_addr,

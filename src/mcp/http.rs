@@ -2,11 +2,16 @@
 //! (the official SDK's server, stateless: every POST to `/mcp` answered on its own, as JSON), for
 //! a team — one process, one session of the fleet, many clients.
 //!
-//! Before anything of a request is read but its head: the bearer token (from `--token-file`,
-//! compared in constant time; never logged, never on a command line), the size it announces,
-//! and how many requests its client address has in flight. The SDK then checks `Origin`
-//! (none but those allowed: a browser page cannot call it) and bounds the body as it streams.
-//! TLS from a certificate and key; connections bounded in number and their heads in time.
+//! Before anything of a request is read but its head: who asks — the bearer token of
+//! `--token-file` (one person on one machine; compared in constant time, never logged, never on
+//! a command line), or an access token of the OAuth issuer (`--oauth-issuer`, [`super::oauth`]:
+//! a team, each person with their own) — the size it announces, and how many requests that
+//! principal (without tokens of their own: that client address) has in flight and has made this
+//! minute. With OAuth the body is then read (bounded) to see which tool is called, and a tool
+//! that needs a scope the token lacks is answered 403 `insufficient_scope`. The SDK then checks
+//! `Origin` (none but those allowed: a browser page cannot call it) and bounds the body as it
+//! streams. TLS from a certificate and key; connections bounded in number and their heads in
+//! time.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -18,7 +23,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -43,8 +48,8 @@ const TOKEN_FILE_MAX: u64 = 4096;
 #[derive(Clone, Debug)]
 pub struct Listen {
     pub addr: SocketAddr,
-    /// The file holding the bearer token every request must carry.
-    pub token_file: PathBuf,
+    /// Who may call.
+    pub auth: Auth,
     /// `--tls-cert` and `--tls-key`: HTTPS; None: plain HTTP (behind a proxy that terminates
     /// TLS, or on loopback).
     pub tls: Option<(PathBuf, PathBuf)>,
@@ -52,8 +57,21 @@ pub struct Listen {
     pub allowed_origins: Vec<String>,
     /// A request's body, at most.
     pub max_request: usize,
-    /// Requests in flight from one client address, at most.
+    /// Requests in flight from one principal (without OAuth: one client address), at most.
     pub per_client: usize,
+    /// Requests one principal (without OAuth: one client address) may make in a minute.
+    pub per_minute: usize,
+    /// The scope a proposing tool needs (`--propose`); None: the server only reads.
+    pub proposes: bool,
+}
+
+/// How a request says who it is.
+#[derive(Clone, Debug)]
+pub enum Auth {
+    /// The file holding the one bearer token every request must carry.
+    TokenFile(PathBuf),
+    /// Access tokens of an OAuth issuer, for this server.
+    OAuth(super::oauth::Settings),
 }
 
 /// Why the server could not start.
@@ -73,6 +91,8 @@ pub enum ListenError {
     },
     #[error("TLS: the certificate and key do not make a server: {0}")]
     Tls(rustls::Error),
+    #[error("OAuth: {0}")]
+    Issuer(#[from] super::oauth::IssuerError),
     #[error("cannot listen on {addr}: {why}")]
     Bind {
         addr: SocketAddr,
@@ -85,37 +105,107 @@ pub enum ListenError {
 pub struct Counts {
     pub served: AtomicU64,
     pub unauthorized: AtomicU64,
+    pub forbidden: AtomicU64,
     pub too_large: AtomicU64,
     pub busy: AtomicU64,
     pub not_found: AtomicU64,
+    /// Per principal (token subject, or client address): served and refused as busy.
+    pub principals: Mutex<HashMap<String, (u64, u64)>>,
+}
+
+/// Principals counted for `/metrics`, at most (more are counted together as "others").
+const PRINCIPALS_COUNTED: usize = 1024;
+
+impl Counts {
+    fn principal(&self, who: &Who, busy: bool) {
+        let mut counted = self
+            .principals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut name = who.to_string();
+        if !counted.contains_key(&name) && counted.len() >= PRINCIPALS_COUNTED {
+            name = "others".into();
+        }
+        let entry = counted.entry(name).or_default();
+        match busy {
+            true => entry.1 += 1,
+            false => entry.0 += 1,
+        }
+    }
+}
+
+/// Whom the limits count: the token's subject, or where the request came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Who {
+    Subject(String),
+    Address(IpAddr),
+}
+
+impl std::fmt::Display for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Who::Subject(sub) => write!(f, "{sub}"),
+            Who::Address(ip) => write!(f, "{ip}"),
+        }
+    }
+}
+
+/// How requests prove who they are.
+enum Proof {
+    Token(SecretString),
+    OAuth(Arc<super::oauth::Verifier>),
+}
+
+/// Principals kept before those idle since an earlier minute are forgotten.
+const USED_KEPT: usize = 1024;
+
+/// What one principal has used.
+#[derive(Default)]
+struct Use {
+    in_flight: usize,
+    /// The minute counted, and the requests in it.
+    minute: u64,
+    this_minute: usize,
 }
 
 /// What every request is checked against before the SDK sees it.
 struct Gate {
-    token: SecretString,
+    proof: Proof,
     max_request: usize,
     per_client: usize,
-    in_flight: Mutex<HashMap<IpAddr, usize>>,
+    per_minute: usize,
+    proposes: bool,
+    /// No browser origin is allowed (`--allow-origin` not given).
+    no_origins: bool,
+    used: Mutex<HashMap<Who, Use>>,
+    started: std::time::Instant,
     counts: Arc<Counts>,
 }
 
-/// A request in flight from one address; let go when answered.
+/// A request in flight from one principal; let go when answered.
 struct Slot<'a> {
     gate: &'a Gate,
-    peer: IpAddr,
+    who: Who,
+}
+
+/// Which of a principal's limits a request is past.
+enum Limit {
+    InFlight(usize),
+    PerMinute { max: usize, again_in: u64 },
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        let mut in_flight = self
+        let mut used = self
             .gate
-            .in_flight
+            .used
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(n) = in_flight.get_mut(&self.peer) {
-            *n -= 1;
-            if *n == 0 {
-                in_flight.remove(&self.peer);
+        if let Some(u) = used.get_mut(&self.who) {
+            u.in_flight -= 1;
+            let minute = self.gate.minute();
+            if u.in_flight == 0 && u.minute != minute {
+                used.remove(&self.who);
             }
         }
     }
@@ -123,15 +213,15 @@ impl Drop for Slot<'_> {
 
 type Answer = Response<BoxBody<Bytes, Infallible>>;
 
+/// A request's body as the SDK gets it: streaming (one token), or read whole (OAuth: read to see
+/// which tool is called).
+type Sent = Either<Incoming, Full<Bytes>>;
+
 impl Gate {
     /// `Authorization: Bearer <token>`, compared in constant time.
-    fn authorized(&self, headers: &hyper::HeaderMap) -> bool {
-        let given = headers
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or_default();
-        let wanted = self.token.expose_secret();
+    fn token_matches(wanted: &SecretString, headers: &hyper::HeaderMap) -> bool {
+        let given = bearer(headers);
+        let wanted = wanted.expose_secret();
         // Lengths differ: no byte compared; the token's length is not its secret.
         given.len() == wanted.len()
             && given
@@ -141,41 +231,131 @@ impl Gate {
                 == 0
     }
 
-    fn slot(&self, peer: IpAddr) -> Option<Slot<'_>> {
-        let mut in_flight = self
-            .in_flight
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let n = in_flight.entry(peer).or_default();
-        if *n >= self.per_client {
-            return None;
+    /// Minutes since the server started: the limits' window.
+    fn minute(&self) -> u64 {
+        self.started.elapsed().as_secs() / 60
+    }
+
+    fn slot(&self, who: &Who) -> Result<Slot<'_>, Limit> {
+        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        let minute = self.minute();
+        // Principals neither in flight nor counted this minute are forgotten, so that many
+        // addresses or subjects passing by cannot grow the map without end.
+        if used.len() > USED_KEPT {
+            used.retain(|_, u| u.in_flight > 0 || u.minute == minute);
         }
-        *n += 1;
-        Some(Slot { gate: self, peer })
+        let u = used.entry(who.clone()).or_default();
+        if u.minute != minute {
+            u.minute = minute;
+            u.this_minute = 0;
+        }
+        if u.in_flight >= self.per_client {
+            return Err(Limit::InFlight(self.per_client));
+        }
+        if u.this_minute >= self.per_minute {
+            let again_in = 60 - self.started.elapsed().as_secs() % 60;
+            return Err(Limit::PerMinute {
+                max: self.per_minute,
+                again_in,
+            });
+        }
+        u.in_flight += 1;
+        u.this_minute += 1;
+        Ok(Slot {
+            gate: self,
+            who: who.clone(),
+        })
+    }
+
+    /// The metadata's URL, as `WWW-Authenticate` points at it (RFC 9728 §3.1: the well-known
+    /// path before the resource's path).
+    fn metadata_url(verifier: &super::oauth::Verifier) -> String {
+        let audience = &verifier.settings().audience;
+        match audience.parse::<hyper::Uri>() {
+            Ok(uri) => {
+                let origin = format!(
+                    "{}://{}",
+                    uri.scheme_str().unwrap_or("https"),
+                    uri.authority().map(|a| a.as_str()).unwrap_or_default()
+                );
+                let path = uri.path().trim_end_matches('/');
+                format!("{origin}{}{path}", super::oauth::METADATA_PATH)
+            }
+            Err(_) => super::oauth::METADATA_PATH.to_string(),
+        }
+    }
+
+    /// 401 or 403 for `rejected`, saying where to get a token.
+    fn challenge(&self, rejected: &super::oauth::Rejected) -> Answer {
+        let count = |c: &AtomicU64| c.fetch_add(1, Ordering::Relaxed);
+        let mut header = String::from("Bearer");
+        let mut status = StatusCode::UNAUTHORIZED;
+        let mut params = Vec::new();
+        if let Proof::OAuth(verifier) = &self.proof {
+            params.push(format!(
+                "resource_metadata=\"{}\"",
+                Self::metadata_url(verifier)
+            ));
+        } else {
+            params.push("realm=\"fluxfleet\"".to_string());
+        }
+        if let Some(code) = rejected.code() {
+            params.push(format!("error=\"{code}\""));
+            // Our own words, never the token's: no quote or control character to escape.
+            params.push(format!("error_description=\"{rejected}\""));
+        }
+        if let super::oauth::Rejected::Scope(scope) = rejected {
+            status = StatusCode::FORBIDDEN;
+            params.push(format!("scope=\"{scope}\""));
+        }
+        header.push(' ');
+        header.push_str(&params.join(", "));
+        match status {
+            StatusCode::FORBIDDEN => count(&self.counts.forbidden),
+            _ => count(&self.counts.unauthorized),
+        };
+        let body = match rejected {
+            super::oauth::Rejected::Missing => {
+                "a bearer token is needed (Authorization: Bearer …)\n".to_string()
+            }
+            other => format!("{other}\n"),
+        };
+        let mut refused = owned_text(status, body);
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&header) {
+            refused
+                .headers_mut()
+                .insert(hyper::header::WWW_AUTHENTICATE, value);
+        }
+        refused
     }
 
     async fn answer<S>(&self, request: Request<Incoming>, peer: IpAddr, mcp: S) -> Answer
     where
-        S: tower::Service<Request<Incoming>, Response = Answer, Error = Infallible>,
+        S: tower::Service<Request<Sent>, Response = Answer, Error = Infallible>,
     {
         use tower::ServiceExt;
         let count = |c: &AtomicU64| c.fetch_add(1, Ordering::Relaxed);
-        if request.uri().path() != "/mcp" {
+        let path = request.uri().path();
+        if let Proof::OAuth(verifier) = &self.proof
+            && path.starts_with(super::oauth::METADATA_PATH)
+        {
+            return json_answer(&verifier.metadata());
+        }
+        if path != "/mcp" {
             count(&self.counts.not_found);
             return text(StatusCode::NOT_FOUND, "not found: MCP is served on /mcp\n");
         }
-        if !self.authorized(request.headers()) {
-            count(&self.counts.unauthorized);
-            let mut refused = text(
-                StatusCode::UNAUTHORIZED,
-                "a bearer token is needed (Authorization: Bearer …)\n",
-            );
-            refused.headers_mut().insert(
-                hyper::header::WWW_AUTHENTICATE,
-                hyper::header::HeaderValue::from_static("Bearer realm=\"fluxfleet\""),
-            );
-            return refused;
-        }
+        let principal = match &self.proof {
+            Proof::Token(token) => match Self::token_matches(token, request.headers()) {
+                true => None,
+                false => return self.challenge(&super::oauth::Rejected::Missing),
+            },
+            Proof::OAuth(verifier) => match verifier.verify(bearer(request.headers())).await {
+                Ok(principal) if principal.grants.read => Some(principal),
+                Ok(_) => return self.challenge(&super::oauth::Rejected::Scope(super::oauth::READ)),
+                Err(rejected) => return self.challenge(&rejected),
+            },
+        };
         let announced = request
             .headers()
             .get(hyper::header::CONTENT_LENGTH)
@@ -188,24 +368,144 @@ impl Gate {
                 "the request is larger than this server takes\n",
             );
         }
-        let Some(_slot) = self.slot(peer) else {
-            count(&self.counts.busy);
-            let mut busy = text(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too many requests at once from this address\n",
-            );
-            busy.headers_mut().insert(
-                hyper::header::RETRY_AFTER,
-                hyper::header::HeaderValue::from_static("1"),
-            );
-            return busy;
+        let who = match &principal {
+            Some(p) => Who::Subject(p.subject.clone()),
+            None => Who::Address(peer),
         };
+        let _slot = match self.slot(&who) {
+            Ok(slot) => slot,
+            Err(limit) => {
+                count(&self.counts.busy);
+                self.counts.principal(&who, true);
+                return busy(&who, &limit);
+            }
+        };
+        let Some(principal) = principal else {
+            // One token: the body streams on to the SDK, which checks `Origin` before reading it.
+            count(&self.counts.served);
+            self.counts.principal(&who, false);
+            return match mcp.oneshot(request.map(Either::Left)).await {
+                Ok(answer) => answer,
+                Err(never) => match never {},
+            };
+        };
+        // Read below to see which tool is called: a page of another site is refused first,
+        // unread, where no browser origin is allowed (where some are, the SDK decides).
+        if self.no_origins && request.headers().contains_key(hyper::header::ORIGIN) {
+            count(&self.counts.forbidden);
+            return text(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin is not allowed (--allow-origin)\n",
+            );
+        }
+        let (mut parts, body) = request.into_parts();
+        let body = match Limited::new(body, self.max_request).collect().await {
+            Ok(body) => body.to_bytes(),
+            Err(_) => {
+                count(&self.counts.too_large);
+                return text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the request is larger than this server takes\n",
+                );
+            }
+        };
+        if let Some(scope) = self.scope_needed(&body)
+            && !principal.grants.has(scope)
+        {
+            return self.challenge(&super::oauth::Rejected::Scope(scope));
+        }
+        parts.extensions.insert(principal);
         count(&self.counts.served);
+        self.counts.principal(&who, false);
+        let request = Request::from_parts(parts, Either::Right(Full::new(body)));
         match mcp.oneshot(request).await {
             Ok(answer) => answer,
             Err(never) => match never {},
         }
     }
+
+    /// The scope a JSON-RPC request needs beyond read: calling a tool that proposes needs
+    /// `fluxfleet:propose` (where the server proposes). A body that is not one request is the
+    /// SDK's to refuse.
+    fn scope_needed(&self, body: &[u8]) -> Option<&'static str> {
+        #[derive(serde::Deserialize)]
+        struct Call<'a> {
+            #[serde(borrow)]
+            method: Option<&'a str>,
+            params: Option<Params<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: Option<&'a str>,
+        }
+        let call: Call<'_> = serde_json::from_slice(body).ok()?;
+        let tool = call.params.and_then(|p| p.name);
+        match (call.method, tool) {
+            (Some("tools/call"), Some(name))
+                if self.proposes && super::proposing::TOOLS.contains(&name) =>
+            {
+                Some(super::oauth::PROPOSE)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The bearer token of `headers`, or nothing.
+fn bearer(headers: &hyper::HeaderMap) -> &str {
+    headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+}
+
+/// 429, naming whose limit and which, and when to come back.
+fn busy(who: &Who, limit: &Limit) -> Answer {
+    let (said, again) = match limit {
+        Limit::InFlight(max) => (
+            format!(
+                "too many requests at once from {}: {max} in flight at most\n",
+                said_who(who)
+            ),
+            1,
+        ),
+        Limit::PerMinute { max, again_in } => (
+            format!(
+                "too many requests from {}: {max} a minute at most; again in {again_in} s\n",
+                said_who(who)
+            ),
+            *again_in,
+        ),
+    };
+    let mut busy = owned_text(StatusCode::TOO_MANY_REQUESTS, said);
+    if let Ok(value) = hyper::header::HeaderValue::from_str(&again.to_string()) {
+        busy.headers_mut().insert(hyper::header::RETRY_AFTER, value);
+    }
+    busy
+}
+
+fn said_who(who: &Who) -> String {
+    match who {
+        Who::Subject(sub) => format!("{sub:?}"),
+        Who::Address(_) => "this address".to_string(),
+    }
+}
+
+fn owned_text(status: StatusCode, body: String) -> Answer {
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = status;
+    response
+}
+
+fn json_answer(doc: &serde_json::Value) -> Answer {
+    let mut response = owned_text(StatusCode::OK, doc.to_string());
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/json"),
+    );
+    response
 }
 
 fn text(status: StatusCode, body: &'static str) -> Answer {
@@ -273,7 +573,13 @@ pub async fn start(
     listen: &Listen,
     stop: CancellationToken,
 ) -> Result<Serving, ListenError> {
-    let token = read_token(&listen.token_file)?;
+    let proof = match &listen.auth {
+        Auth::TokenFile(path) => Proof::Token(read_token(path)?),
+        Auth::OAuth(settings) => {
+            let verifier = super::oauth::Verifier::discover(settings.clone()).await?;
+            Proof::OAuth(Arc::new(verifier))
+        }
+    };
     let tls = match &listen.tls {
         Some((cert, key)) => Some(acceptor(cert, key)?),
         None => None,
@@ -302,10 +608,14 @@ pub async fn start(
     );
     let counts = Arc::new(Counts::default());
     let gate = Arc::new(Gate {
-        token,
+        proof,
         max_request: listen.max_request,
         per_client: listen.per_client.max(1),
-        in_flight: Mutex::new(HashMap::new()),
+        per_minute: listen.per_minute.max(1),
+        proposes: listen.proposes,
+        no_origins: listen.allowed_origins.is_empty(),
+        used: Mutex::new(HashMap::new()),
+        started: std::time::Instant::now(),
         counts: counts.clone(),
     });
     tokio::spawn(accept(listener, tls, gate, mcp, stop));

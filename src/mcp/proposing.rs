@@ -13,7 +13,7 @@ use serde_json::json;
 use super::page;
 use super::state::{Fleet, Paging, Proposing, answer, invalid};
 use super::strict::Strict;
-use super::writes::{ActArgs, client_tool};
+use super::writes::{ActArgs, asked_by, client_tool};
 use crate::actions;
 use crate::fleet::verbs::{Intent, Verb};
 use crate::proposals::{Asked, Proposal, RolloutStep, Selection};
@@ -25,6 +25,9 @@ person approves or rejects with fluxfleet; the call answers with its id. Say why
 it with proposal_status: pending, approved (with each target's outcome), rejected (with the \
 reason), refused (the fleet changed before approval) or expired. A rollout going wrong can be \
 halted the same way (halt_rollout).";
+
+/// The tools that propose (with `--propose`): what needs the `fluxfleet:propose` scope.
+pub(super) const TOOLS: [&str; 4] = ["suspend", "resume", "reconcile", "halt_rollout"];
 
 /// The write tools' descriptions with `--propose`.
 pub(super) const DESCRIPTIONS: [(&str, &str); 3] = [
@@ -106,7 +109,7 @@ impl Fleet {
             .map_err(invalid)?;
         let intent = Intent {
             verb: halt.verb,
-            user: crate::audit::local_user(),
+            user: asked_by(&context),
             reason: Some(halt.reason),
             token: now.to_string(),
         };
@@ -170,7 +173,7 @@ impl Fleet {
         }
         let request = args.request(verb)?;
         let now = Timestamp::now();
-        let ask = request.ask(crate::audit::local_user(), now.to_string());
+        let ask = request.ask(asked_by(context), now.to_string());
         // Planned as if writes were granted: the person approving plans again with their own.
         let admitted = self.admitted(ask, actions::Purpose::Preview, None).await?;
         let scope = &args.scope;

@@ -80,6 +80,16 @@ pub(super) fn client_tool(context: &RequestContext<RoleServer>) -> String {
     format!("mcp:{}", if plain.is_empty() { "unnamed" } else { &plain })
 }
 
+/// Who asks: the person their access token names (`mcp --listen --oauth-issuer`), else the
+/// user this server runs as.
+pub(super) fn asked_by(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<super::oauth::Principal>())
+        .map_or_else(crate::audit::local_user, |p| p.username.clone())
+}
+
 #[tool_router(router = write_tools, vis = "pub(super)")]
 impl Fleet {
     #[tool(
@@ -157,7 +167,7 @@ impl Fleet {
         let token = confirmed
             .clone()
             .unwrap_or_else(|| jiff::Timestamp::now().to_string());
-        let ask = request.ask(crate::audit::local_user(), token);
+        let ask = request.ask(asked_by(context), token);
         let purpose = match confirmed {
             Some(_) => Purpose::Send { granted: true },
             None => Purpose::Preview,

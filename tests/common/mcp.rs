@@ -137,3 +137,37 @@ pub fn https(ca: &str) -> reqwest::Client {
         .build()
         .unwrap()
 }
+
+/// `cmd` (a `fluxfleet mcp --listen …`) started, and the URL it says it serves on; its stderr
+/// is read on, so that it never blocks on a full pipe.
+pub async fn serving(mut cmd: tokio::process::Command) -> (tokio::process::Child, String) {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = cmd.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the server says where it serves");
+        if let Some((_, rest)) = line.split_once("serving MCP on ") {
+            break rest.split(' ').next().unwrap().to_string();
+        }
+    };
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+/// A JSON-RPC `body` posted to `url` with `token`, as a client of Streamable HTTP posts it.
+pub fn post(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    http.post(url)
+        .header("Accept", "application/json, text/event-stream")
+        .header("Content-Type", "application/json")
+        .bearer_auth(token)
+        .json(body)
+}

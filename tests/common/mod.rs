@@ -9,6 +9,7 @@ pub mod bus;
 pub mod freeze;
 pub mod mcp;
 pub mod nats;
+pub mod oidc;
 pub mod truth;
 pub mod tui;
 

@@ -2,14 +2,22 @@
 
 use super::*;
 
-fn gate(per_client: usize) -> Gate {
+fn gate(per_client: usize, per_minute: usize) -> Gate {
     Gate {
-        token: SecretString::from("s3cret-token-0123456789".to_string()),
+        proof: Proof::Token(token()),
         max_request: 1024,
         per_client,
-        in_flight: Mutex::new(HashMap::new()),
+        per_minute,
+        proposes: false,
+        no_origins: true,
+        used: Mutex::new(HashMap::new()),
+        started: std::time::Instant::now(),
         counts: Arc::new(Counts::default()),
     }
+}
+
+fn token() -> SecretString {
+    SecretString::from("s3cret-token-0123456789".to_string())
 }
 
 fn with_authorization(value: &str) -> hyper::HeaderMap {
@@ -23,8 +31,10 @@ fn with_authorization(value: &str) -> hyper::HeaderMap {
 
 #[test]
 fn only_the_exact_bearer_token_is_let_in() {
-    let g = gate(1);
-    assert!(g.authorized(&with_authorization("Bearer s3cret-token-0123456789")));
+    let authorized = |headers: &hyper::HeaderMap| Gate::token_matches(&token(), headers);
+    assert!(authorized(&with_authorization(
+        "Bearer s3cret-token-0123456789"
+    )));
     for wrong in [
         "Bearer s3cret-token-0123456788",
         "Bearer s3cret-token-012345678",
@@ -34,27 +44,49 @@ fn only_the_exact_bearer_token_is_let_in() {
         "s3cret-token-0123456789",
         "Bearer ",
     ] {
-        assert!(!g.authorized(&with_authorization(wrong)), "{wrong}");
+        assert!(!authorized(&with_authorization(wrong)), "{wrong}");
     }
-    assert!(!g.authorized(&hyper::HeaderMap::new()), "no header");
+    assert!(!authorized(&hyper::HeaderMap::new()), "no header");
 }
 
 #[test]
 fn a_client_has_at_most_its_share_in_flight_and_others_are_not_held_up() {
-    let g = gate(2);
-    let a: IpAddr = "10.0.0.1".parse().unwrap();
-    let b: IpAddr = "10.0.0.2".parse().unwrap();
-    let first = g.slot(a).unwrap();
-    let second = g.slot(a).unwrap();
-    assert!(g.slot(a).is_none(), "a third at once is refused");
-    assert!(g.slot(b).is_some(), "another address is not held up");
-    drop(first);
-    let third = g.slot(a).expect("a slot freed is free");
-    drop((second, third));
+    let g = gate(2, 100);
+    let a = Who::Address("10.0.0.1".parse().unwrap());
+    let b = Who::Address("10.0.0.2".parse().unwrap());
+    let first = g.slot(&a).ok().unwrap();
+    let second = g.slot(&a).ok().unwrap();
     assert!(
-        g.in_flight.lock().unwrap().is_empty(),
-        "addresses with nothing in flight are forgotten"
+        matches!(g.slot(&a), Err(Limit::InFlight(2))),
+        "a third at once is refused"
     );
+    assert!(g.slot(&b).is_ok(), "another address is not held up");
+    drop(first);
+    let third = g.slot(&a).ok().expect("a slot freed is free");
+    drop((second, third));
+    assert_eq!(g.used.lock().unwrap()[&a].in_flight, 0);
+}
+
+#[test]
+fn a_principal_past_its_minute_is_refused_and_others_go_on() {
+    let g = gate(8, 3);
+    let alice = Who::Subject("alice".into());
+    let bob = Who::Subject("bob".into());
+    for _ in 0..3 {
+        drop(g.slot(&alice).ok().unwrap());
+    }
+    let Err(limit) = g.slot(&alice) else {
+        panic!("a fourth in the minute is refused")
+    };
+    let answer = busy(&alice, &limit);
+    assert_eq!(answer.status(), 429);
+    let again: u64 = answer.headers()[hyper::header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&again), "{again}");
+    assert!(g.slot(&bob).is_ok(), "bob has his own minute");
 }
 
 #[test]
