@@ -80,6 +80,11 @@ async fn a_role_without_flux_s_verb_refuses_its_targets_and_nothing_reaches_them
         "{said}"
     );
     assert_ne!(out.status.code(), Some(0), "a target was refused: {stderr}");
+    // The summary counts it among the refused, though it was refused on its cluster.
+    assert!(
+        stderr.contains("1 done, 1 not done, on 2 objects (1 refused)"),
+        "{stderr}"
+    );
     // No patch reached the cluster that refused; one (the suspend) reached the other.
     assert_eq!(patches(&lacking), before.1, "nothing sent to {lacking}");
     assert_eq!(patches(&allowed), before.0 + 1);

@@ -38,6 +38,15 @@ impl Sent {
         self.results.iter().filter(|r| r.outcome != "done").count()
     }
 
+    /// The targets refused, whether when planned or on their cluster before anything was sent
+    /// (Flux's verbs).
+    pub fn refused(&self) -> usize {
+        self.results
+            .iter()
+            .filter(|r| r.outcome == "refused")
+            .count()
+    }
+
     /// The reconciles done, and handled, whose object was not ready when its controller
     /// handled them (`flux reconcile` fails these).
     pub fn not_ready(&self) -> usize {

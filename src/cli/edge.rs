@@ -218,7 +218,7 @@ fn sent_code(sent: &Sent) -> u8 {
             "{verb}: {} done{not_ready}, {failed} not done, on {} objects ({} refused) in {:.1}s",
             sent.results.len() - failed,
             sent.results.len(),
-            sent.tally.refused,
+            sent.refused(),
             sent.elapsed.as_secs_f64()
         );
     }
