@@ -39,6 +39,9 @@ pub struct Serve {
     pub write: bool,
     /// `--propose`: the write tools exist and make proposals a person decides, kept this long.
     pub propose: Option<Duration>,
+    /// Proposals one person (their token's subject; else whoever the server runs as) may have
+    /// pending at once.
+    pub max_pending: usize,
     /// `--listen`: served over HTTP to many clients (until `stop`) instead of stdio to one.
     pub listen: Option<Listening>,
 }
@@ -123,16 +126,24 @@ pub async fn mcp(request: Serve, said: impl Fn(Said)) -> Result<(), Error> {
         None => None,
         Some(expiry) => {
             let store = crate::proposals::Keeper::of(request.sources.nats.as_ref()).await?;
-            Some(state::Proposing { store, expiry })
+            Some(state::Proposing {
+                store,
+                expiry,
+                max_pending: request.max_pending,
+            })
         }
     };
     // Following management clusters: clusters joining or leaving show up as they do.
     let live = Session::start(opened.fleet.sources(&config.engine, true));
     let reader = live.reader();
     let (index, events, running) = live.split();
+    let impersonate = request.listen.as_ref().and_then(|l| match &l.http.auth {
+        http::Auth::OAuth(settings) => settings.impersonate.clone(),
+        http::Auth::TokenFile(_) => None,
+    });
     let writes = grant.map(|(grant, permissions)| {
         let writer = running.writer(grant, permissions.clone());
-        state::Writes::new(writer, permissions)
+        state::Writes::new(writer, permissions, impersonate)
     });
     let awaited = writes.as_ref().map(|w| w.awaited.clone());
     let index = Arc::new(RwLock::new(index));

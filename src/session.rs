@@ -271,6 +271,19 @@ pub struct Writer {
 }
 
 impl Writer {
+    /// This writer sending every request as `who` (`mcp --impersonate`): each cluster's RBAC
+    /// decides as for that person. Clusters whose source cannot impersonate are refused.
+    pub fn acting_as(&self, who: &Arc<crate::source::Impersonation>) -> Writer {
+        Writer {
+            by_source: self
+                .by_source
+                .iter()
+                .map(|w| w.as_ref().and_then(|w| w.acting_as(who)))
+                .collect(),
+            permissions: self.permissions.clone(),
+        }
+    }
+
     /// The writer of `cluster`'s source, if it has one.
     fn of(&self, cluster: &ClusterInfo) -> Option<&Arc<dyn Write>> {
         self.by_source

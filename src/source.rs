@@ -101,6 +101,53 @@ pub trait Read: Send + Sync {
 }
 
 /// Sends the patches of an action to one of a source's clusters.
+/// Who requests are sent as (`kubectl --as --as-group`): a person's name and groups, checked
+/// once as header values.
+#[derive(Debug)]
+pub struct Impersonation {
+    user: http::HeaderValue,
+    groups: Vec<http::HeaderValue>,
+    identity: Identity,
+}
+
+/// A name that cannot be sent in a header (a control character in it).
+#[derive(Debug, thiserror::Error)]
+#[error("{0} cannot be sent as an identity to impersonate")]
+pub struct Unsendable(pub String);
+
+impl Impersonation {
+    pub fn of(who: &Identity) -> Result<Impersonation, Unsendable> {
+        let value = |name: &str| {
+            http::HeaderValue::from_str(name)
+                .map_err(|_| Unsendable(format!("{:?}", name.escape_debug().to_string())))
+        };
+        Ok(Impersonation {
+            user: value(&who.username)?,
+            groups: who
+                .groups
+                .iter()
+                .map(|g| value(g))
+                .collect::<Result<_, _>>()?,
+            identity: who.clone(),
+        })
+    }
+
+    /// `Impersonate-User`.
+    pub fn user(&self) -> &http::HeaderValue {
+        &self.user
+    }
+
+    /// One `Impersonate-Group` each.
+    pub fn groups(&self) -> &[http::HeaderValue] {
+        &self.groups
+    }
+
+    /// Who, as the journal and Events name them.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
+    }
+}
+
 pub trait Write: Send + Sync {
     /// Sends `steps` in order; with `wait`, `Done` means the controller has handled the request
     /// (`status.lastHandledReconcileAt == token`).
@@ -133,6 +180,14 @@ pub trait Write: Send + Sync {
             let recorded = outcome.is_done().then_some(Err(NotRecorded::Unsupported));
             (outcome, recorded)
         })
+    }
+
+    /// This source's writer sending every request as `who` (`Impersonate-User`,
+    /// `Impersonate-Group`), so that each cluster's RBAC decides as for that person. A source
+    /// that cannot says so; the session then refuses its clusters.
+    fn acting_as(&self, who: &Arc<Impersonation>) -> Option<Arc<dyn Write>> {
+        let _ = who;
+        None
     }
 
     /// Whether `cluster` lets this source's requests do Flux's `verb` (`suspend`, `resume`,

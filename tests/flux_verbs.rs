@@ -16,14 +16,7 @@ use serde_json::Value;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_role_without_flux_s_verb_refuses_its_targets_and_nothing_reaches_them() {
     let sim = common::start_with(|c| c.clusters = 3).await;
-    let mut names: Vec<String> = sim
-        .handle
-        .truth()
-        .iter()
-        .filter(|c| !c.management)
-        .map(|c| c.name.clone())
-        .collect();
-    names.sort();
+    let names = sim.workload_clusters();
     let (allowed, lacking) = (names[0].clone(), names[1].clone());
     // The Roles of `lacking` grant `patch` on Kustomizations, not Flux's `suspend`.
     sim.handle.set_faults(

@@ -46,6 +46,40 @@ async fn listening(
     common::mcp::serving(cmd).await
 }
 
+/// A team's server on `sim`, taking the tokens of a provider of its own, started with `extra`.
+struct Team {
+    provider: Provider,
+    url: String,
+    /// The server's CA, for the clients.
+    ca: String,
+    data: tempfile::TempDir,
+    _tls: tempfile::TempDir,
+    _server: tokio::process::Child,
+}
+
+async fn team(sim: &common::Sim, extra: &[&str]) -> Team {
+    let provider = Provider::start(AUDIENCE).await;
+    let tls = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ca = common::server_certificate(tls.path());
+    let (server, url) = listening(
+        sim.dir.path(),
+        tls.path(),
+        data.path(),
+        &provider.issuer,
+        extra,
+    )
+    .await;
+    Team {
+        provider,
+        url,
+        ca,
+        data,
+        _tls: tls,
+        _server: server,
+    }
+}
+
 /// The SDK's client with `token`.
 async fn client(
     url: &str,
@@ -71,7 +105,7 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
         tls.path(),
         data.path(),
         &provider.issuer,
-        &["--propose"],
+        &["--propose", "--max-pending-proposals", "1"],
     )
     .await;
     let http = common::mcp::https(&ca);
@@ -132,6 +166,24 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
         .load(id)
         .unwrap();
     assert_eq!(kept.user, "alice");
+    // One pending proposal a person here: Alice's second waits for a decision, Bob's own goes.
+    let refused = call(&session, "suspend", json!({ "kind": "ks", "name": "apps" }))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("alice has 1 proposals pending")
+            && refused.contains("nothing was proposed"),
+        "{refused}"
+    );
+    session.cancel().await.unwrap();
+    let bob = provider
+        .token("bob", "fluxfleet:read fluxfleet:propose", None)
+        .await;
+    let session = client(&url, &ca, &bob).await;
+    let proposed = call(&session, "suspend", json!({ "kind": "ks", "name": "apps" }))
+        .await
+        .unwrap();
+    assert!(proposed["proposal"].is_string(), "{proposed}");
     session.cancel().await.unwrap();
 
     // Each refused with what is wrong, and nothing of it done.
@@ -265,20 +317,11 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn twenty_assistants_behind_one_address_are_each_counted_as_themselves() {
     let sim = common::start().await;
-    let provider = Provider::start(AUDIENCE).await;
-    let tls = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let ca = common::server_certificate(tls.path());
     // A minute's limit of 12: a session's two requests of its own and nine calls are within it
     // (the default is 600), a thirteenth is not.
-    let (_server, url) = listening(
-        sim.dir.path(),
-        tls.path(),
-        data.path(),
-        &provider.issuer,
-        &["--max-calls-per-minute", "12"],
-    )
-    .await;
+    let Team {
+        provider, url, ca, ..
+    } = &team(&sim, &["--max-calls-per-minute", "12"]).await;
     let mut tokens = Vec::new();
     for i in 1..=20 {
         let name = format!("assistant-{i}");
@@ -304,9 +347,9 @@ async fn twenty_assistants_behind_one_address_are_each_counted_as_themselves() {
     assert!(refused.iter().all(|r| *r == 0), "{refused:?}");
 
     // One past its minute: 429, naming it and when to come back; the others go on.
-    let http = common::mcp::https(&ca);
+    let http = common::mcp::https(ca);
     let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-    let post = |token: &str| common::mcp::post(&http, &url, token, &ping).send();
+    let post = |token: &str| common::mcp::post(&http, url, token, &ping).send();
     let mut answer = post(&tokens[0]).await.unwrap();
     while answer.status() == 200 {
         answer = post(&tokens[0]).await.unwrap();
@@ -319,4 +362,122 @@ async fn twenty_assistants_behind_one_address_are_each_counted_as_themselves() {
         "{said}"
     );
     assert_eq!(post(&tokens[1]).await.unwrap().status(), 200);
+}
+
+/// With `--impersonate`, a team's server acts as each person asking: every Kubernetes request of
+/// a call carries their name and groups, and each cluster's RBAC decides for them. Alice may
+/// change dev but not prod; Bob may change nothing; the journal and the Events name each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_server_acts_as_each_person_and_each_cluster_decides_for_them() {
+    use fluxfleet_sim::{Faults, Role};
+    let sim = common::start_with(|c| c.clusters = 3).await;
+    let names = sim.workload_clusters();
+    let (dev, prod) = (names[0].clone(), names[1].clone());
+    let people = |alice: Role| Faults {
+        people: vec![
+            ("oidc:alice".into(), alice),
+            ("group:oidc:viewers".into(), Role::Viewer),
+        ],
+        ..Faults::default()
+    };
+    sim.handle.set_faults(&dev, people(Role::Admin));
+    sim.handle.set_faults(&prod, people(Role::Viewer));
+    let impersonating = ["--write", "--impersonate", "--impersonate-prefix", "oidc:"];
+    let Team {
+        provider,
+        url,
+        ca,
+        data,
+        ..
+    } = &team(&sim, &impersonating).await;
+    let args = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system",
+                       "clusters": [dev, prod], "reason": "freeze" });
+    // A dry run, then the call that acts with its token: the outcome per cluster.
+    let act = |token: String| {
+        let (url, ca, args) = (url.clone(), ca.clone(), args.clone());
+        async move {
+            let session = client(&url, &ca, &token).await;
+            let dry = call(&session, "suspend", args.clone()).await.unwrap();
+            let mut confirmed = args;
+            confirmed["token"] = dry["token"].clone();
+            confirmed["count"] = dry["count"].clone();
+            let done = call(&session, "suspend", confirmed).await.unwrap();
+            session.cancel().await.unwrap();
+            done
+        }
+    };
+    let alice = provider
+        .token("alice", "fluxfleet:read fluxfleet:write", None)
+        .await;
+    let done = act(alice.clone()).await;
+    let outcome = |done: &Value, cluster: &str| {
+        done["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["cluster"] == cluster)
+            .cloned()
+            .unwrap_or_else(|| panic!("{cluster}: {done}"))
+    };
+    assert_eq!(outcome(&done, &dev)["outcome"], "done", "{done}");
+    assert_eq!(outcome(&done, &dev)["seenAs"], "oidc:alice", "{done}");
+    let refused = outcome(&done, &prod);
+    assert_eq!(refused["outcome"], "forbidden", "{done}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("User \"oidc:alice\" cannot patch"),
+        "{refused}"
+    );
+    // Bob, a viewer everywhere: refused on both, in his name.
+    let bob = provider
+        .token("bob", "fluxfleet:read fluxfleet:write", None)
+        .await;
+    let done = act(bob.clone()).await;
+    for cluster in [&dev, &prod] {
+        let refused = outcome(&done, cluster);
+        assert_eq!(refused["outcome"], "forbidden", "{done}");
+        assert!(
+            refused["message"]
+                .as_str()
+                .unwrap()
+                .contains("User \"oidc:bob\" cannot patch"),
+            "{refused}"
+        );
+    }
+    // The journal names each person; the Event on dev the identity it ran as.
+    let attempts: Vec<String> = common::mcp::journal(data.path())
+        .iter()
+        .filter(|l| l["stage"] == "outcome")
+        .map(|l| l["user"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(attempts, ["alice", "bob"]);
+    let client = common::client(&sim.handle.files.fleet, &dev).await;
+    let events =
+        kube::Api::<k8s_openapi::api::core::v1::Event>::namespaced(client, "flux-system")
+            .list(&kube::api::ListParams::default().fields(
+                "involvedObject.kind=Kustomization,involvedObject.name=apps,reason=Suspended",
+            ))
+            .await
+            .unwrap();
+    let annotations = events.items[0].metadata.annotations.clone().unwrap();
+    assert_eq!(
+        annotations["event.toolkit.fluxcd.io/username"],
+        "oidc:alice"
+    );
+    assert_eq!(
+        annotations["event.toolkit.fluxcd.io/groups"],
+        "oidc:dev-team, system:authenticated"
+    );
+    // A token that may read only does not reach the write tools.
+    let reader = provider.token("alice", "fluxfleet:read", None).await;
+    let http = common::mcp::https(ca);
+    let suspend = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "suspend", "arguments": args}});
+    let answer = common::mcp::post(&http, url, &reader, &suspend)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 403);
 }

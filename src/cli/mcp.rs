@@ -42,11 +42,15 @@ pub struct McpArgs {
     /// How long a proposal may be approved.
     #[arg(long, default_value = "1h", value_parser = duration, requires = "propose")]
     pub proposal_expiry: Duration,
+    /// Proposals one person may have pending at once (their token's subject; without tokens,
+    /// everyone together): more are refused, saying so, until a person decides.
+    #[arg(long, default_value_t = 20, value_name = "N", requires = "propose")]
+    pub max_pending_proposals: usize,
     /// Serve many clients over the protocol's Streamable HTTP transport at /mcp on this address
     /// (`:8443`, `127.0.0.1:8443`), instead of one on stdin and stdout. Read-only unless
     /// --propose; every request needs the bearer token of --token-file, or an access token of
     /// the --oauth-issuer.
-    #[arg(long, value_name = "ADDR", value_parser = listen_address, conflicts_with = "write", requires = "auth")]
+    #[arg(long, value_name = "ADDR", value_parser = listen_address, requires = "auth")]
     pub listen: Option<SocketAddr>,
     /// The file holding the bearer token clients send (`Authorization: Bearer …`): one line of
     /// at least 16 characters (never the token itself on the command line). One person on one
@@ -71,6 +75,21 @@ pub struct McpArgs {
     /// The token claim listing the person's groups.
     #[arg(long, default_value = "groups", value_name = "CLAIM")]
     pub oauth_groups_claim: String,
+    /// Act as the person asking: every Kubernetes request a call makes carries
+    /// `Impersonate-User` and `Impersonate-Group` from their token, so each cluster's RBAC
+    /// decides for them (the server's own credentials need only `impersonate`). With it, a team's
+    /// server may also --write.
+    #[arg(long, requires = "oauth_issuer")]
+    pub impersonate: bool,
+    /// Put before the person's name and each group when impersonating (`oidc:`), as the API
+    /// servers' own OIDC settings name them.
+    #[arg(
+        long,
+        default_value = "",
+        value_name = "PREFIX",
+        requires = "impersonate"
+    )]
+    pub impersonate_prefix: String,
     /// HTTPS: the server's certificate chain, PEM (with --tls-key).
     #[arg(long, value_name = "FILE", requires_all = ["listen", "tls_key"])]
     pub tls_cert: Option<PathBuf>,
@@ -122,6 +141,7 @@ impl McpArgs {
                     ca: self.oauth_ca.clone(),
                     username_claim: self.oauth_username_claim.clone(),
                     groups_claim: self.oauth_groups_claim.clone(),
+                    impersonate: self.impersonate.then(|| self.impersonate_prefix.clone()),
                 }))
             }
             _ => None,
@@ -137,6 +157,7 @@ impl McpArgs {
                     per_client: self.max_calls_per_client,
                     per_minute: self.max_calls_per_minute,
                     proposes: self.propose,
+                    writes: self.write,
                 },
                 metrics_addr: self.probes.metrics_addr,
                 health_addr: self.probes.health_addr,
@@ -149,6 +170,7 @@ impl McpArgs {
             timeout: self.timeout,
             write: self.write,
             propose: self.propose.then_some(self.proposal_expiry),
+            max_pending: self.max_pending_proposals,
             listen,
         }
     }
@@ -160,6 +182,14 @@ pub async fn run(args: McpArgs) -> u8 {
     if args.listen.is_none() && (args.probes.metrics_addr, args.probes.health_addr) != (None, None)
     {
         eprintln!("fluxfleet: --metrics-addr and --health-addr go with --listen");
+        return exit::USAGE;
+    }
+    // A team's server changes clusters only as each person asking, never as itself.
+    if args.listen.is_some() && args.write && !args.impersonate {
+        eprintln!(
+            "fluxfleet: --write with --listen acts for a team, each person as themselves: give \
+             --oauth-issuer and --impersonate (a shared token's server only reads, or proposes)"
+        );
         return exit::USAGE;
     }
     let served = match args.listen.is_some() {

@@ -54,6 +54,16 @@ pub(super) struct Connected {
 }
 
 impl Connected {
+    /// This connection with every request sent as `who`, and an identity of its own (the
+    /// credentials' review, cached for the connection, is not theirs).
+    pub(super) fn sent_as(self, who: Arc<crate::source::Impersonation>) -> Connected {
+        Connected {
+            http: Arc::new(super::wire::api::impersonating(&self.http, who)),
+            identity: Arc::default(),
+            ..self
+        }
+    }
+
     /// `/apis/<group>/<version>/namespaces/<ns>/<plural>/<name>` at the version this cluster serves.
     pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, ReadError> {
         let Some((_, version)) = self.versions.iter().find(|(k, _)| *k == key.kind) else {

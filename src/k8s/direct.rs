@@ -128,6 +128,7 @@ impl Direct {
         Writer {
             clients: self.clients.clone(),
             timeout: self.timeout,
+            acting_as: None,
         }
     }
 }

@@ -77,6 +77,7 @@ impl Engine {
         Writer {
             clients: self.reader.clients.clone(),
             timeout: self.reader.timeout,
+            acting_as: None,
         }
     }
 

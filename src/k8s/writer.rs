@@ -20,6 +20,7 @@ use crate::fleet::notice::{COMPONENT, Identity, Notice};
 use crate::fleet::verbs::{Access, Outcome, Step};
 use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;
+use crate::source::Impersonation;
 
 /// Sends actions to connected clusters. Cheap to clone.
 #[derive(Clone)]
@@ -27,6 +28,8 @@ pub struct Writer {
     pub(super) clients: Arc<Clients>,
     /// For one request.
     pub(super) timeout: Duration,
+    /// Every request sent as this person (`mcp --impersonate`), not as the credentials'.
+    pub(super) acting_as: Option<Arc<Impersonation>>,
 }
 
 /// The most of an identity's groups kept (a server's list, bounded).
@@ -37,6 +40,25 @@ const IDENTITY_GROUPS: usize = 64;
 const CONFLICT_RETRIES: u32 = 3;
 
 impl Writer {
+    /// This writer, sending every request as `who` (`Impersonate-User`, `Impersonate-Group`):
+    /// each cluster's RBAC decides as for that person; the credentials need only `impersonate`.
+    pub fn acting_as(&self, who: &Arc<Impersonation>) -> Writer {
+        Writer {
+            acting_as: Some(who.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// `cluster`'s connection as this writer sends on it: as the person it acts as, with an
+    /// identity of its own (never the credentials' review, cached for the connection).
+    fn connected(&self, cluster: &ClusterKey) -> Option<Connected> {
+        let connected = self.clients.get(cluster)?;
+        Some(match &self.acting_as {
+            None => connected,
+            Some(who) => connected.sent_as(who.clone()),
+        })
+    }
+
     /// Sends `steps` in order to `cluster`. A step that must be handled before the next (a
     /// source) is waited for; with `wait` the last one is too, so that `Done` means the
     /// controller has handled the request (`status.lastHandledReconcileAt == token`).
@@ -62,7 +84,7 @@ impl Writer {
         (token, wait): (&str, Option<Duration>),
         notice: Option<&Notice>,
     ) -> (Outcome, Option<Result<(), NotRecorded>>) {
-        let Some(connected) = self.clients.get(cluster) else {
+        let Some(connected) = self.connected(cluster) else {
             return (Outcome::Unreachable(NOT_CONNECTED.into()), None);
         };
         let last = steps.len().saturating_sub(1);
@@ -104,7 +126,7 @@ impl Writer {
     /// (what `kubectl auth whoami` shows), asked once per connection. None when the cluster is
     /// not connected or does not answer the review (before Kubernetes 1.27, or not allowed).
     pub async fn identity(&self, cluster: &ClusterKey) -> Option<Arc<Identity>> {
-        let connected = self.clients.get(cluster)?;
+        let connected = self.connected(cluster)?;
         let asking = async {
             let review = serde_json::json!({
                 "apiVersion": "authentication.k8s.io/v1",
@@ -143,7 +165,7 @@ impl Writer {
     /// Whether `cluster` lets our requests do `verb` on `key`: a `SelfSubjectAccessReview` for
     /// the object (its group, plural, namespace and name), as the Flux web UI asks.
     pub async fn may(&self, cluster: &ClusterKey, key: &ObjectKey, verb: &str) -> Access {
-        let Some(connected) = self.clients.get(cluster) else {
+        let Some(connected) = self.connected(cluster) else {
             return Access::Unanswered(NOT_CONNECTED.into());
         };
         let review = serde_json::json!({
@@ -331,6 +353,10 @@ impl crate::source::Write for Writer {
         ))
     }
 
+    fn acting_as(&self, who: &Arc<Impersonation>) -> Option<Arc<dyn crate::source::Write>> {
+        Some(Arc::new(Writer::acting_as(self, who)))
+    }
+
     fn may<'a>(
         &'a self,
         cluster: &'a ClusterKey,
@@ -348,7 +374,7 @@ impl crate::source::Write for Writer {
         within: Duration,
     ) -> futures::future::BoxFuture<'a, Outcome> {
         Box::pin(async move {
-            let Some(connected) = self.clients.get(cluster) else {
+            let Some(connected) = self.connected(cluster) else {
                 return Outcome::Unreachable(NOT_CONNECTED.into());
             };
             Writer::handled(self, &connected, key, token, within).await

@@ -61,8 +61,10 @@ pub struct Listen {
     pub per_client: usize,
     /// Requests one principal (without OAuth: one client address) may make in a minute.
     pub per_minute: usize,
-    /// The scope a proposing tool needs (`--propose`); None: the server only reads.
+    /// `--propose`: the proposing tools need `fluxfleet:propose`.
     pub proposes: bool,
+    /// `--write` (with `--impersonate`): the write tools need `fluxfleet:write`.
+    pub writes: bool,
 }
 
 /// How a request says who it is.
@@ -175,6 +177,7 @@ struct Gate {
     per_client: usize,
     per_minute: usize,
     proposes: bool,
+    writes: bool,
     /// No browser origin is allowed (`--allow-origin` not given).
     no_origins: bool,
     used: Mutex<HashMap<Who, Use>>,
@@ -425,8 +428,9 @@ impl Gate {
     }
 
     /// The scope a JSON-RPC request needs beyond read: calling a tool that proposes needs
-    /// `fluxfleet:propose` (where the server proposes). A body that is not one request is the
-    /// SDK's to refuse.
+    /// `fluxfleet:propose` (where the server proposes), one that changes clusters
+    /// `fluxfleet:write` (where it writes). A body that is not one request is the SDK's to
+    /// refuse.
     fn scope_needed(&self, body: &[u8]) -> Option<&'static str> {
         #[derive(serde::Deserialize)]
         struct Call<'a> {
@@ -446,6 +450,11 @@ impl Gate {
                 if self.proposes && super::proposing::TOOLS.contains(&name) =>
             {
                 Some(super::oauth::PROPOSE)
+            }
+            (Some("tools/call"), Some(name))
+                if self.writes && super::writes::TOOLS.contains(&name) =>
+            {
+                Some(super::oauth::WRITE)
             }
             _ => None,
         }
@@ -613,6 +622,7 @@ pub async fn start(
         per_client: listen.per_client.max(1),
         per_minute: listen.per_minute.max(1),
         proposes: listen.proposes,
+        writes: listen.writes,
         no_origins: listen.allowed_origins.is_empty(),
         used: Mutex::new(HashMap::new()),
         started: std::time::Instant::now(),

@@ -65,6 +65,9 @@ pub struct Settings {
     pub username_claim: String,
     /// The claim holding a person's groups.
     pub groups_claim: String,
+    /// `--impersonate`: what a call sends to clusters, it sends as the person asking
+    /// (`Impersonate-User`, `Impersonate-Group`), their name and groups behind this prefix.
+    pub impersonate: Option<String>,
 }
 
 /// Why the resource server could not start: the issuer could not be read as one.

@@ -191,6 +191,22 @@ impl Fleet {
             .await
     }
 
+    /// How many of `user`'s proposals are pending now.
+    async fn pending_of(&self, proposing: &Proposing, user: &str) -> Result<usize, ErrorData> {
+        let (proposals, _unreadable) = proposing
+            .store
+            .list()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let now = Timestamp::now();
+        Ok(proposals
+            .iter()
+            .filter(|p| {
+                p.user == user && p.status(now) == crate::proposals::ProposalStatus::Pending
+            })
+            .count())
+    }
+
     /// Keeps what the one door admitted as a proposal and answers with it.
     async fn keep(
         &self,
@@ -207,6 +223,15 @@ impl Fleet {
             return Err(invalid(format!(
                 "{}: nothing was proposed",
                 tally.describe(verb)
+            )));
+        }
+        let pending = self.pending_of(proposing, &intent.user).await?;
+        if pending >= proposing.max_pending {
+            return Err(invalid(format!(
+                "{} has {pending} proposals pending, the most one person may \
+                 (--max-pending-proposals {}): nothing was proposed — wait until a person \
+                 approves or rejects one, or it expires",
+                intent.user, proposing.max_pending
             )));
         }
         let asked = Asked {

@@ -64,6 +64,8 @@ pub(super) struct RootCauses {
 pub(super) struct Proposing {
     pub store: crate::proposals::Keeper,
     pub expiry: Duration,
+    /// Proposals one person may have pending at once.
+    pub max_pending: usize,
 }
 
 /// Which clusters and objects a call is about.
@@ -206,6 +208,9 @@ impl Fleet {
 pub(super) struct Writes {
     pub writer: Writer,
     pub permissions: Permissions,
+    /// `--impersonate`: each call's requests are sent as the person asking, their name and
+    /// groups behind this prefix (`oidc:`); None: as the server's own credentials.
+    pub impersonate: Option<String>,
     pub dry_runs: Mutex<VecDeque<DryRun>>,
     pub awaited: Arc<Awaited>,
 }
@@ -218,6 +223,8 @@ pub(super) struct DryRun {
     pub asked: Value,
     pub count: usize,
     pub at: Instant,
+    /// Who asked for it (a token's subject): only they may act with its token.
+    pub by: Option<String>,
 }
 
 /// Requested reconciles the index owner tells the executor about once handled.
@@ -261,10 +268,15 @@ impl Awaited {
 }
 
 impl Writes {
-    pub(super) fn new(writer: Writer, permissions: Permissions) -> Writes {
+    pub(super) fn new(
+        writer: Writer,
+        permissions: Permissions,
+        impersonate: Option<String>,
+    ) -> Writes {
         Writes {
             writer,
             permissions,
+            impersonate,
             dry_runs: Mutex::new(VecDeque::new()),
             awaited: Arc::new(Awaited::default()),
         }

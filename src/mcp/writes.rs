@@ -21,6 +21,9 @@ use crate::actions::{self, Admitted, Carry, Purpose, Rules, Target, Update, Watc
 use crate::config::Config;
 use crate::fleet::verbs::Verb;
 
+/// The tools that change clusters (with `--write`): what needs the `fluxfleet:write` scope.
+pub(super) const TOOLS: [&str; 3] = ["suspend", "resume", "reconcile"];
+
 /// Dry runs remembered, the newest last; an older one's token no longer acts.
 const DRY_RUNS: usize = 32;
 /// How long a dry run's token may act.
@@ -80,14 +83,43 @@ pub(super) fn client_tool(context: &RequestContext<RoleServer>) -> String {
     format!("mcp:{}", if plain.is_empty() { "unnamed" } else { &plain })
 }
 
-/// Who asks: the person their access token names (`mcp --listen --oauth-issuer`), else the
-/// user this server runs as.
-pub(super) fn asked_by(context: &RequestContext<RoleServer>) -> String {
+/// The person whose access token the call carries (`mcp --listen --oauth-issuer`).
+pub(super) fn principal(context: &RequestContext<RoleServer>) -> Option<&super::oauth::Principal> {
     context
         .extensions
         .get::<http::request::Parts>()
         .and_then(|parts| parts.extensions.get::<super::oauth::Principal>())
-        .map_or_else(crate::audit::local_user, |p| p.username.clone())
+}
+
+/// Who asks: the person their access token names, else the user this server runs as.
+pub(super) fn asked_by(context: &RequestContext<RoleServer>) -> String {
+    principal(context).map_or_else(crate::audit::local_user, |p| p.username.clone())
+}
+
+/// The writer a call acts through: as the person asking, where the server impersonates
+/// (`--impersonate`: their name and groups behind its prefix), else the server's own.
+fn writer_for(
+    writes: &Writes,
+    context: &RequestContext<RoleServer>,
+) -> Result<crate::session::Writer, ErrorData> {
+    let Some(prefix) = &writes.impersonate else {
+        return Ok(writes.writer.clone());
+    };
+    let Some(person) = principal(context) else {
+        return Err(invalid(
+            "this server acts as the person asking, and no person's token came with the call",
+        ));
+    };
+    let who = crate::fleet::notice::Identity {
+        username: format!("{prefix}{}", person.username),
+        groups: person
+            .groups
+            .iter()
+            .map(|g| format!("{prefix}{g}"))
+            .collect(),
+    };
+    let who = crate::source::Impersonation::of(&who).map_err(invalid)?;
+    Ok(writes.writer.acting_as(&std::sync::Arc::new(who)))
 }
 
 #[tool_router(router = write_tools, vis = "pub(super)")]
@@ -155,9 +187,12 @@ impl Fleet {
             "scope": serde_json::to_value(&args.scope).unwrap_or(Value::Null),
             "status": args.status, "reason": args.reason, "all": args.all,
         });
+        let by = principal(context).map(|p| p.subject.clone());
         let confirmed = match (&token, count) {
             (None, None) => None,
-            (Some(token), Some(count)) => Some(confirmed(writes, verb, &asked, token, count)?),
+            (Some(token), Some(count)) => {
+                Some(confirmed(writes, (verb, &asked, &by), token, count)?)
+            }
             _ => {
                 return Err(invalid(
                     "token and count go together: both from the dry run",
@@ -177,7 +212,7 @@ impl Fleet {
             .await?;
         let tally = admitted.tally();
         let Some(token) = confirmed else {
-            return Ok(dry_run(writes, (verb, asked), &admitted));
+            return Ok(dry_run(writes, (verb, asked, by), &admitted));
         };
         if Some(tally.sent) != count {
             return Err(invalid(format!(
@@ -190,8 +225,9 @@ impl Fleet {
         let job = admitted.into_job(1, None).map_err(invalid)?;
         let config: &Config = &state.config;
         let journal = crate::audit::default_path();
+        let writer = writer_for(writes, context)?;
         let how = Carry {
-            writer: Some(&writes.writer),
+            writer: Some(&writer),
             wait: verb.requests_reconcile().then_some(state.timeout),
             concurrency: config.actions.concurrency,
             journal: journal.as_deref(),
@@ -274,8 +310,7 @@ impl Fleet {
 /// forgets the dry run: a token acts once.
 fn confirmed(
     writes: &Writes,
-    verb: Verb,
-    asked: &Value,
+    (verb, asked, by): (Verb, &Value, &Option<String>),
     token: &str,
     count: usize,
 ) -> Result<String, ErrorData> {
@@ -289,6 +324,12 @@ fn confirmed(
         )));
     };
     let dry = &dry_runs[at];
+    // Another person's dry run is not theirs to confirm: said as one not found.
+    if dry.by != *by {
+        return Err(invalid(format!(
+            "token {token:?} is not a dry run's of this server, or it has acted already: dry-run first"
+        )));
+    }
     if dry.at.elapsed() > TOKEN_LIFE {
         return Err(invalid(
             "that dry run is older than ten minutes: dry-run again",
@@ -313,7 +354,11 @@ fn confirmed(
 }
 
 /// Remembers the dry run and answers with its targets, token and count.
-fn dry_run(writes: &Writes, (verb, asked): (Verb, Value), admitted: &Admitted) -> CallToolResult {
+fn dry_run(
+    writes: &Writes,
+    (verb, asked, by): (Verb, Value, Option<String>),
+    admitted: &Admitted,
+) -> CallToolResult {
     let (intent, targets, tally) = (admitted.intent(), admitted.targets(), admitted.tally());
     if let Ok(mut dry_runs) = writes.dry_runs.lock() {
         if dry_runs.len() == DRY_RUNS {
@@ -325,6 +370,7 @@ fn dry_run(writes: &Writes, (verb, asked): (Verb, Value), admitted: &Admitted) -
             asked,
             count: tally.sent,
             at: Instant::now(),
+            by,
         });
     }
     let planned = targets.iter().map(|t| Planned {

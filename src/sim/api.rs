@@ -23,7 +23,7 @@ use super::state::{Conn, PatchInFlight, State};
 use super::status::ApiError;
 use super::tls::ClientIdentity;
 use super::watch::{self, Params, Start};
-use super::world::{Cluster, Role};
+use super::world::{Caller, Cluster, Role};
 use super::write;
 
 /// The review that tells a client who it is authenticated as.
@@ -113,6 +113,7 @@ async fn route(
         counters.rejected.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::unauthorized());
     };
+    let caller = caller(&cluster, certified, role, req.headers())?;
     // Held until the answer is ready, as API Priority and Fairness holds a seat (a watch's
     // stream goes on without one).
     let _seat = injected::on_the_way(&cluster).await?;
@@ -126,7 +127,8 @@ async fn route(
     let world = &state.world;
     let now = world.clock.now_seconds();
     let story = world.story.as_ref();
-    if let Some(answer) = super::workloads::serve(&cluster, story, now, role, &method, &segs, &q) {
+    if let Some(answer) = super::workloads::serve(&cluster, story, now, &caller, &method, &segs, &q)
+    {
         return answer;
     }
     let served = &cluster.served;
@@ -158,7 +160,7 @@ async fn route(
             ok(discovery::resource_list(served, group, version).ok_or_else(ApiError::no_route)?)
         }
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] if review => {
-            ok(who_am_i(certified, role))
+            ok(who_am_i(&caller))
         }
         [
             "apis",
@@ -167,14 +169,17 @@ async fn route(
             "selfsubjectaccessreviews",
         ] if review => {
             let asked = super::write::read_review(req).await?;
-            ok(can_i(&cluster, role, asked))
+            ok(can_i(&cluster, &caller, asked))
         }
         ["api", "v1", rest @ ..] => {
-            resource(state, conn, &cluster, role, "", "v1", rest, q, req).await
+            resource(state, conn, &cluster, &caller, "", "v1", rest, q, req).await
         }
         ["apis", group, version, rest @ ..] => {
             let (group, version) = (group.to_string(), version.to_string());
-            resource(state, conn, &cluster, role, &group, &version, rest, q, req).await
+            resource(
+                state, conn, &cluster, &caller, &group, &version, rest, q, req,
+            )
+            .await
         }
         _ => Err(ApiError::no_route()),
     }
@@ -258,26 +263,70 @@ fn core(req: &Request<Incoming>, cluster: &Cluster) -> Response<Body> {
     json(StatusCode::OK, Bytes::from(versions))
 }
 
-/// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).
-fn who_am_i(certified: Option<&ClientIdentity>, role: Role) -> Value {
-    let username = match certified {
-        Some(who) => who.common_name(),
-        None => format!(
-            "system:serviceaccount:flux-system:fluxfleet-{}",
-            role.name()
-        ),
+/// Who a request is decided for: the credentials' own identity, or — with `Impersonate-User`
+/// (and `Impersonate-Group`), allowed to the admin credentials only, as `impersonate` is — the
+/// person, with the role this cluster's people give them (none: nothing).
+fn caller(
+    cluster: &Cluster,
+    certified: Option<&ClientIdentity>,
+    role: Role,
+    headers: &http::HeaderMap,
+) -> Result<Caller, ApiError> {
+    let mut own = Caller::of(role);
+    if let Some(who) = certified {
+        own.user = who.common_name();
+    }
+    let Some(user) = headers.get("impersonate-user") else {
+        return Ok(own);
     };
+    let user = user.to_str().unwrap_or_default().to_string();
+    if role != Role::Admin || user.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!(
+                "users \"{user}\" is forbidden: User \"{}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+                own.user
+            ),
+        ));
+    }
+    let groups: Vec<String> = headers
+        .get_all("impersonate-group")
+        .iter()
+        .filter_map(|g| g.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let people = &cluster.faults().people;
+    let named = |who: &str| {
+        people
+            .iter()
+            .filter(|(p, _)| p == who)
+            .map(|(_, r)| *r)
+            .min_by_key(|r| *r as u8)
+    };
+    let roles = std::iter::once(named(&user))
+        .chain(groups.iter().map(|g| named(&format!("group:{g}"))))
+        .flatten();
+    // The widest of the bindings that name them.
+    let role = roles.min_by_key(|r| *r as u8).unwrap_or(Role::Nobody);
+    let mut groups = groups;
+    groups.push("system:authenticated".into());
+    Ok(Caller { role, user, groups })
+}
+
+/// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).
+fn who_am_i(caller: &Caller) -> Value {
     json!({
         "apiVersion": "authentication.k8s.io/v1",
         "kind": "SelfSubjectReview",
         "metadata": {"creationTimestamp": null},
-        "status": {"userInfo": {"username": username, "groups": ["system:authenticated"]}},
+        "status": {"userInfo": {"username": caller.user, "groups": caller.groups}},
     })
 }
 
 /// A SelfSubjectAccessReview answered from the cluster's RBAC (`kubectl auth can-i`): the spec
 /// as asked, and whether it is allowed.
-fn can_i(cluster: &Cluster, role: Role, mut asked: Value) -> Value {
+fn can_i(cluster: &Cluster, caller: &Caller, mut asked: Value) -> Value {
     let field = |name: &str| {
         asked
             .pointer(&format!("/spec/resourceAttributes/{name}"))
@@ -291,7 +340,7 @@ fn can_i(cluster: &Cluster, role: Role, mut asked: Value) -> Value {
         field("verb"),
         field("namespace"),
     );
-    let (allowed, reason) = super::rbac::review(cluster, role, &group, &resource, &verb, &ns);
+    let (allowed, reason) = super::rbac::review(cluster, caller, &group, &resource, &verb, &ns);
     if let Some(doc) = asked.as_object_mut() {
         doc.insert(
             "status".into(),
@@ -314,7 +363,7 @@ async fn resource(
     state: &Arc<State>,
     conn: &Arc<Conn>,
     cluster: &Arc<Cluster>,
-    role: Role,
+    caller: &Caller,
     group: &str,
     version: &str,
     rest: &[&str],
@@ -351,7 +400,7 @@ async fn resource(
         Target::Item(ns, name) | Target::Status(ns, name) => (ns, name),
         Target::Collection(ns) => (ns.unwrap_or(""), ""),
     };
-    super::rbac::authorize(cluster, role, res, verb, ns, name)?;
+    super::rbac::authorize(cluster, caller, res, verb, ns, name)?;
     let namespace = match target {
         Target::Collection(ns) => ns.map(str::to_string),
         Target::Item(ns, _) | Target::Status(ns, _) => Some(ns.to_string()),

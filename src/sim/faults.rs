@@ -6,6 +6,25 @@ use std::time::Duration;
 use super::rng::Rng;
 use crate::facts::{FluxKind, FluxRelease};
 
+/// Which credentials a request carried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Admin,
+    Viewer,
+    /// A person impersonated whom no binding of this cluster names: may do nothing.
+    Nobody,
+}
+
+impl Role {
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Admin => "admin",
+            Role::Viewer => "viewer",
+            Role::Nobody => "nobody",
+        }
+    }
+}
+
 /// What can go wrong with one cluster.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Faults {
@@ -57,6 +76,10 @@ pub struct Faults {
     /// Flux web UI asks) on this kind (None: on every Flux kind): access reviews say no; the
     /// patches themselves are still allowed, as `patch` is.
     pub denied_verb: Option<(String, Option<FluxKind>)>,
+    /// The people the admin credentials may impersonate here, and the role this cluster's
+    /// bindings give each: a user name, or `group:NAME` for everyone of a group. A person no
+    /// entry names may do nothing (every request 403, naming them).
+    pub people: Vec<(String, Role)>,
 }
 
 impl Faults {
@@ -132,6 +155,9 @@ impl Faults {
                 self.forbidden.map(|k| k.as_str()).unwrap_or_default()
             ),
         );
+        for (who, role) in &self.people {
+            out.push(format!("person:{who}={}", role.name()));
+        }
         if let Some((verb, kind)) = &self.denied_verb {
             let on = kind.map(|k| format!("/{}", k.as_str())).unwrap_or_default();
             out.push(format!("denied-verb:{verb}{on}"));

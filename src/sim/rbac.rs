@@ -7,13 +7,13 @@ use http::StatusCode;
 
 use super::resources::Res;
 use super::status::{ApiError, qualified};
-use super::world::{Cluster, Role};
+use super::world::{Caller, Cluster, Role};
 
 /// Whether `role` may `verb` `res` named `name` in namespace `ns` (either empty where the
 /// request names none).
 pub fn authorize(
     cluster: &Cluster,
-    role: Role,
+    caller: &Caller,
     res: Res,
     verb: &str,
     ns: &str,
@@ -29,9 +29,10 @@ pub fn authorize(
         };
     if kind_forbidden
         || events_forbidden
-        || (role == Role::Viewer && (writes || res.is_sensitive()))
+        || (caller.role == Role::Viewer && (writes || res.is_sensitive()))
+        || caller.role == Role::Nobody
     {
-        return Err(forbidden(res, role, verb, ns, name));
+        return Err(forbidden(res, &caller.user, verb, ns, name));
     }
     Ok(())
 }
@@ -39,17 +40,18 @@ pub fn authorize(
 /// Flux's custom verbs, which only access reviews ask about (the Flux web UI's actions).
 const FLUX_VERBS: [&str; 3] = ["suspend", "resume", "reconcile"];
 
-/// A `SelfSubjectAccessReview`'s answer for `role`: whether it may `verb` the resource
+/// A `SelfSubjectAccessReview`'s answer for `caller`: whether they may `verb` the resource
 /// `group`/`plural`, and the reason kube-apiserver's RBAC authorizer gives (a binding when
 /// allowed; nothing when denied).
 pub fn review(
     cluster: &Cluster,
-    role: Role,
+    caller: &Caller,
     group: &str,
     plural: &str,
     verb: &str,
     ns: &str,
 ) -> (bool, String) {
+    let role = caller.role;
     let res = cluster
         .served
         .iter()
@@ -66,24 +68,21 @@ pub fn review(
         }
         // A custom verb on anything else: no Role of the simulator names it.
         Some(_) if FLUX_VERBS.contains(&verb) => false,
-        Some(res) => authorize(cluster, role, res, verb, ns, "").is_ok(),
+        Some(res) => authorize(cluster, caller, res, verb, ns, "").is_ok(),
         None => role == Role::Admin,
     };
     let reason = match allowed {
         true => format!(
-            "RBAC: allowed by ClusterRoleBinding \"fluxfleet-{0}\" of ClusterRole \"fluxfleet-{0}\" to ServiceAccount \"fluxfleet-{0}/flux-system\"",
-            role.name()
+            "RBAC: allowed by ClusterRoleBinding \"fluxfleet-{0}\" of ClusterRole \"fluxfleet-{0}\" to User \"{1}\"",
+            role.name(),
+            caller.user
         ),
         false => String::new(),
     };
     (allowed, reason)
 }
 
-fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError {
-    let user = match role {
-        Role::Admin => "fluxfleet-admin",
-        Role::Viewer => "fluxfleet-viewer",
-    };
+fn forbidden(res: Res, user: &str, verb: &str, ns: &str, name: &str) -> ApiError {
     let what = qualified(res.plural(), res.group());
     let subject = if name.is_empty() {
         what.clone()
@@ -99,7 +98,7 @@ fn forbidden(res: Res, role: Role, verb: &str, ns: &str, name: &str) -> ApiError
         StatusCode::FORBIDDEN,
         "Forbidden",
         format!(
-            "{subject} is forbidden: User \"system:serviceaccount:flux-system:{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
+            "{subject} is forbidden: User \"{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
             res.plural(),
             res.group()
         ),

@@ -21,7 +21,7 @@ use crate::resources::Res;
 use crate::scenario::Cast;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::ApiError;
-use crate::world::{Cluster, Role};
+use crate::world::{Caller, Cluster, Role};
 use shape::Workload;
 
 /// The answer to a request for a workload resource, or None when the path is not one.
@@ -29,7 +29,7 @@ pub fn serve(
     cluster: &Cluster,
     story: Option<&Cast>,
     now: i64,
-    role: Role,
+    caller: &Caller,
     method: &Method,
     segs: &[&str],
     q: &HashMap<String, String>,
@@ -78,7 +78,9 @@ pub fn serve(
     };
     let answer = match (plural, name, sub) {
         ("events", None, None) => return events(cluster, &workloads, namespace?, q, now),
-        ("pods", Some(pod), Some("log")) => log(cluster, &workloads, role, namespace?, pod, q, now),
+        ("pods", Some(pod), Some("log")) => {
+            log(cluster, &workloads, caller, namespace?, pod, q, now)
+        }
         (_, _, Some(_)) => Err(ApiError::no_route()),
         (plural, None, None) => list(cluster, &workloads, plural, namespace, q, now),
         (plural, Some(name), None) => {
@@ -251,22 +253,19 @@ fn events(
 fn log(
     cluster: &Cluster,
     workloads: &[Workload],
-    role: Role,
+    caller: &Caller,
     namespace: &str,
     pod: &str,
     q: &HashMap<String, String>,
     now: i64,
 ) -> Result<Response<Body>, ApiError> {
-    if cluster.faults().forbidden_logs {
-        let user = match role {
-            Role::Admin => "fluxfleet-admin",
-            Role::Viewer => "fluxfleet-viewer",
-        };
+    if cluster.faults().forbidden_logs || caller.role == Role::Nobody {
+        let user = &caller.user;
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "Forbidden",
             format!(
-                "pods \"{pod}\" is forbidden: User \"system:serviceaccount:flux-system:{user}\" cannot get resource \"pods/log\" in API group \"\" in the namespace \"{namespace}\""
+                "pods \"{pod}\" is forbidden: User \"{user}\" cannot get resource \"pods/log\" in API group \"\" in the namespace \"{namespace}\""
             ),
         )
         .with_details("", "pods", pod));

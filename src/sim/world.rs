@@ -13,18 +13,28 @@ use crate::clock::Clock;
 use crate::facts::FluxRelease;
 use crate::scenario::Cast;
 
-/// Which credentials a request carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Admin,
-    Viewer,
+pub use super::faults::Role;
+
+/// Who a request is decided for: the role RBAC gives them here, and their name as the API
+/// server's messages say it (the service account of the credentials, or the person they
+/// impersonate).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    pub role: Role,
+    pub user: String,
+    pub groups: Vec<String>,
 }
 
-impl Role {
-    pub fn name(self) -> &'static str {
-        match self {
-            Role::Admin => "admin",
-            Role::Viewer => "viewer",
+impl Caller {
+    /// The credentials' own service account.
+    pub fn of(role: Role) -> Caller {
+        Caller {
+            role,
+            user: format!(
+                "system:serviceaccount:flux-system:fluxfleet-{}",
+                role.name()
+            ),
+            groups: vec!["system:authenticated".into()],
         }
     }
 }

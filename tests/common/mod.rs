@@ -50,6 +50,21 @@ pub fn config(dir: &Path) -> sim::Config {
     }
 }
 
+impl Sim {
+    /// The names of the clusters Flux runs on (not the management cluster), sorted.
+    pub fn workload_clusters(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .handle
+            .truth()
+            .iter()
+            .filter(|c| !c.management)
+            .map(|c| c.name.clone())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
 pub async fn start_with(tweak: impl FnOnce(&mut sim::Config)) -> Sim {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut cfg = config(dir.path());

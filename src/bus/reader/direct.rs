@@ -157,6 +157,17 @@ pub(super) struct ToCluster {
 }
 
 impl crate::source::Write for ToCluster {
+    fn acting_as(
+        &self,
+        who: &Arc<crate::source::Impersonation>,
+    ) -> Option<Arc<dyn crate::source::Write>> {
+        Some(Arc::new(ToCluster {
+            direct: self.direct.clone(),
+            writer: self.writer.acting_as(who),
+            servers: self.servers.clone(),
+        }))
+    }
+
     fn apply<'a>(
         &'a self,
         cluster: &'a ClusterKey,

@@ -4,6 +4,7 @@
 //! buffer per watch — at thousands of clusters that is most of the engine's memory.
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -24,6 +25,27 @@ use crate::fleet::Phase;
 /// Cheap to clone; `kube::Client::new(http, namespace)` turns it into a kube client when one is
 /// needed (actions).
 pub type Http = BoxCloneSyncService<Request<Body>, Response<ResponseBody>, BoxError>;
+
+/// `http` with every request sent as `who`: `Impersonate-User` and one `Impersonate-Group` per
+/// group. The credentials under it must be allowed to `impersonate` (users and groups); the
+/// cluster's RBAC then decides as for `who`.
+pub fn impersonating(http: &Http, who: Arc<crate::source::Impersonation>) -> Http {
+    let service = tower::ServiceBuilder::new()
+        .map_request(move |mut request: Request<Body>| {
+            let headers = request.headers_mut();
+            headers.remove(IMPERSONATE_GROUP);
+            headers.insert(IMPERSONATE_USER, who.user().clone());
+            for group in who.groups() {
+                headers.append(IMPERSONATE_GROUP, group.clone());
+            }
+            request
+        })
+        .service(http.clone());
+    BoxCloneSyncService::new(service)
+}
+
+const IMPERSONATE_USER: &str = "impersonate-user";
+const IMPERSONATE_GROUP: &str = "impersonate-group";
 
 /// The most of an error body read to explain it.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;

@@ -9,6 +9,7 @@ fn gate(per_client: usize, per_minute: usize) -> Gate {
         per_client,
         per_minute,
         proposes: false,
+        writes: false,
         no_origins: true,
         used: Mutex::new(HashMap::new()),
         started: std::time::Instant::now(),
