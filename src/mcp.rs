@@ -61,11 +61,13 @@ pub enum Said {
     /// A problem of the config, the inventory or the bus that leaves the rest working (server
     /// text, not yet escaped for a terminal).
     Warning(String),
-    /// MCP is served over HTTP at this address; whether writes are proposals.
+    /// MCP is served over HTTP at this address; whether writes are proposals, or acts as each
+    /// person asking.
     Serving {
         scheme: &'static str,
         addr: std::net::SocketAddr,
         proposes: bool,
+        writes: bool,
     },
     /// A probe or metrics endpoint is served.
     Endpoint(crate::endpoints::Served),
@@ -220,6 +222,7 @@ async fn listen(
         scheme,
         addr: serving.addr,
         proposes,
+        writes: listening.http.writes,
     });
     stop.cancelled().await;
     Ok(())

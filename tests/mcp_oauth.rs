@@ -126,7 +126,7 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
     let metadata = "https://fluxfleet.test/.well-known/oauth-protected-resource/mcp";
     assert_eq!(
         refused.headers()["www-authenticate"],
-        format!("Bearer resource_metadata=\"{metadata}\"").as_str()
+        format!("Bearer resource_metadata=\"{metadata}\", scope=\"fluxfleet:read\"").as_str()
     );
     let served = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
     let document: Value = http
@@ -480,4 +480,63 @@ async fn a_team_server_acts_as_each_person_and_each_cluster_decides_for_them() {
         .await
         .unwrap();
     assert_eq!(answer.status(), 403);
+}
+
+/// The MCP specification's own client — the official Python SDK (`tests/oidc/mcp_client.py`,
+/// installed by `.ci/test`) — is told where to get a token by the server's 401 and metadata,
+/// gets one from the provider (client credentials, with the resource indicator) and calls a
+/// tool; a wrong secret gets it no token and nothing is called.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mcp_python_sdk_finds_the_provider_gets_a_token_and_calls_a_tool() {
+    let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/.venv/bin/python");
+    assert!(
+        venv.is_file(),
+        "the MCP Python SDK for the tests is not installed: run .ci/test (a venv in tests/oidc/.venv with tests/oidc/requirements.txt)"
+    );
+    let sim = common::start_with(|c| c.clusters = 3).await;
+    // The SDK wants the metadata's resource to be the very URL it connects to: a port chosen
+    // first, so that the audience can name it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let provider = Provider::start(&url).await;
+    let data = tempfile::tempdir().unwrap();
+    let mut cmd = fluxfleet();
+    cmd.env("FLUXFLEET_DATA_DIR", data.path())
+        .args(["mcp", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--oauth-issuer", &provider.issuer, "--oauth-audience", &url])
+        .arg("--kubeconfig-dir")
+        .arg(sim.dir.path().join("kubeconfigs"));
+    let (_server, served) = common::mcp::serving(cmd).await;
+    assert_eq!(served, url);
+    let client = |secret: &str| {
+        let mut cmd = tokio::process::Command::new(&venv);
+        cmd.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/mcp_client.py"))
+            .args([
+                "--url",
+                &url,
+                "--client-id",
+                "alice",
+                "--client-secret",
+                secret,
+            ])
+            .args(["--issuer", &provider.issuer, "--tool", "fleet_summary"]);
+        cmd
+    };
+    let out = client("alice-secret").output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["structuredContent"]["fleet"]["clusters"], 3,
+        "{result}"
+    );
+    let out = client("wrong-secret").output().await.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("invalid_client"), "{stderr}");
 }

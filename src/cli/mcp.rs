@@ -226,11 +226,13 @@ fn said(said: Said) {
             scheme,
             addr,
             proposes,
+            writes,
         } => eprintln!(
             "fluxfleet mcp: serving MCP on {scheme}://{addr}/mcp ({})",
-            match proposes {
-                true => "read-only; writes are proposals",
-                false => "read-only",
+            match (proposes, writes) {
+                (true, _) => "read-only; writes are proposals",
+                (false, true) => "writes, each as the person asking",
+                (false, false) => "read-only",
             }
         ),
     }

@@ -307,9 +307,17 @@ impl Gate {
             // Our own words, never the token's: no quote or control character to escape.
             params.push(format!("error_description=\"{rejected}\""));
         }
-        if let super::oauth::Rejected::Scope(scope) = rejected {
-            status = StatusCode::FORBIDDEN;
-            params.push(format!("scope=\"{scope}\""));
+        match rejected {
+            super::oauth::Rejected::Scope(scope) => {
+                status = StatusCode::FORBIDDEN;
+                params.push(format!("scope=\"{scope}\""));
+            }
+            // The least a token needs here, so that a client asks for no more (the MCP
+            // specification's scope selection).
+            _ if matches!(self.proof, Proof::OAuth(_)) => {
+                params.push(format!("scope=\"{}\"", super::oauth::READ));
+            }
+            _ => {}
         }
         header.push(' ');
         header.push_str(&params.join(", "));
