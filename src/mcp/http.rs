@@ -34,6 +34,10 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use super::state::Fleet;
+use limits::{Limit, Limits, Who};
+
+mod challenge;
+mod limits;
 
 /// Connections served at once; more wait to be accepted.
 const CONNECTIONS: usize = 256;
@@ -136,82 +140,22 @@ impl Counts {
     }
 }
 
-/// Whom the limits count: the token's subject, or where the request came from.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Who {
-    Subject(String),
-    Address(IpAddr),
-}
-
-impl std::fmt::Display for Who {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Who::Subject(sub) => write!(f, "{sub}"),
-            Who::Address(ip) => write!(f, "{ip}"),
-        }
-    }
-}
-
 /// How requests prove who they are.
 enum Proof {
     Token(SecretString),
     OAuth(Arc<super::oauth::Verifier>),
 }
 
-/// Principals kept before those idle since an earlier minute are forgotten.
-const USED_KEPT: usize = 1024;
-
-/// What one principal has used.
-#[derive(Default)]
-struct Use {
-    in_flight: usize,
-    /// The minute counted, and the requests in it.
-    minute: u64,
-    this_minute: usize,
-}
-
 /// What every request is checked against before the SDK sees it.
 struct Gate {
     proof: Proof,
     max_request: usize,
-    per_client: usize,
-    per_minute: usize,
+    limits: Limits,
     proposes: bool,
     writes: bool,
     /// No browser origin is allowed (`--allow-origin` not given).
     no_origins: bool,
-    used: Mutex<HashMap<Who, Use>>,
-    started: std::time::Instant,
     counts: Arc<Counts>,
-}
-
-/// A request in flight from one principal; let go when answered.
-struct Slot<'a> {
-    gate: &'a Gate,
-    who: Who,
-}
-
-/// Which of a principal's limits a request is past.
-enum Limit {
-    InFlight(usize),
-    PerMinute { max: usize, again_in: u64 },
-}
-
-impl Drop for Slot<'_> {
-    fn drop(&mut self) {
-        let mut used = self
-            .gate
-            .used
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(u) = used.get_mut(&self.who) {
-            u.in_flight -= 1;
-            let minute = self.gate.minute();
-            if u.in_flight == 0 && u.minute != minute {
-                used.remove(&self.who);
-            }
-        }
-    }
 }
 
 type Answer = Response<BoxBody<Bytes, Infallible>>;
@@ -234,105 +178,20 @@ impl Gate {
                 == 0
     }
 
-    /// Minutes since the server started: the limits' window.
-    fn minute(&self) -> u64 {
-        self.started.elapsed().as_secs() / 60
-    }
-
-    fn slot(&self, who: &Who) -> Result<Slot<'_>, Limit> {
-        let mut used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
-        let minute = self.minute();
-        // Principals neither in flight nor counted this minute are forgotten, so that many
-        // addresses or subjects passing by cannot grow the map without end.
-        if used.len() > USED_KEPT {
-            used.retain(|_, u| u.in_flight > 0 || u.minute == minute);
-        }
-        let u = used.entry(who.clone()).or_default();
-        if u.minute != minute {
-            u.minute = minute;
-            u.this_minute = 0;
-        }
-        if u.in_flight >= self.per_client {
-            return Err(Limit::InFlight(self.per_client));
-        }
-        if u.this_minute >= self.per_minute {
-            let again_in = 60 - self.started.elapsed().as_secs() % 60;
-            return Err(Limit::PerMinute {
-                max: self.per_minute,
-                again_in,
-            });
-        }
-        u.in_flight += 1;
-        u.this_minute += 1;
-        Ok(Slot {
-            gate: self,
-            who: who.clone(),
-        })
-    }
-
-    /// The metadata's URL, as `WWW-Authenticate` points at it (RFC 9728 §3.1: the well-known
-    /// path before the resource's path).
-    fn metadata_url(verifier: &super::oauth::Verifier) -> String {
-        let audience = &verifier.settings().audience;
-        match audience.parse::<hyper::Uri>() {
-            Ok(uri) => {
-                let origin = format!(
-                    "{}://{}",
-                    uri.scheme_str().unwrap_or("https"),
-                    uri.authority().map(|a| a.as_str()).unwrap_or_default()
-                );
-                let path = uri.path().trim_end_matches('/');
-                format!("{origin}{}{path}", super::oauth::METADATA_PATH)
-            }
-            Err(_) => super::oauth::METADATA_PATH.to_string(),
-        }
-    }
-
     /// 401 or 403 for `rejected`, saying where to get a token.
     fn challenge(&self, rejected: &super::oauth::Rejected) -> Answer {
-        let count = |c: &AtomicU64| c.fetch_add(1, Ordering::Relaxed);
-        let mut header = String::from("Bearer");
-        let mut status = StatusCode::UNAUTHORIZED;
-        let mut params = Vec::new();
-        if let Proof::OAuth(verifier) = &self.proof {
-            params.push(format!(
-                "resource_metadata=\"{}\"",
-                Self::metadata_url(verifier)
-            ));
-        } else {
-            params.push("realm=\"fluxfleet\"".to_string());
-        }
-        if let Some(code) = rejected.code() {
-            params.push(format!("error=\"{code}\""));
-            // Our own words, never the token's: no quote or control character to escape.
-            params.push(format!("error_description=\"{rejected}\""));
-        }
-        match rejected {
-            super::oauth::Rejected::Scope(scope) => {
-                status = StatusCode::FORBIDDEN;
-                params.push(format!("scope=\"{scope}\""));
-            }
-            // The least a token needs here, so that a client asks for no more (the MCP
-            // specification's scope selection).
-            _ if matches!(self.proof, Proof::OAuth(_)) => {
-                params.push(format!("scope=\"{}\"", super::oauth::READ));
-            }
-            _ => {}
-        }
-        header.push(' ');
-        header.push_str(&params.join(", "));
-        match status {
-            StatusCode::FORBIDDEN => count(&self.counts.forbidden),
-            _ => count(&self.counts.unauthorized),
+        let verifier = match &self.proof {
+            Proof::OAuth(verifier) => Some(verifier.as_ref()),
+            Proof::Token(_) => None,
         };
-        let body = match rejected {
-            super::oauth::Rejected::Missing => {
-                "a bearer token is needed (Authorization: Bearer …)\n".to_string()
-            }
-            other => format!("{other}\n"),
+        let said = challenge::of(verifier, rejected);
+        let counted = match said.status {
+            StatusCode::FORBIDDEN => &self.counts.forbidden,
+            _ => &self.counts.unauthorized,
         };
-        let mut refused = owned_text(status, body);
-        if let Ok(value) = hyper::header::HeaderValue::from_str(&header) {
+        counted.fetch_add(1, Ordering::Relaxed);
+        let mut refused = owned_text(said.status, said.body);
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&said.header) {
             refused
                 .headers_mut()
                 .insert(hyper::header::WWW_AUTHENTICATE, value);
@@ -383,7 +242,7 @@ impl Gate {
             Some(p) => Who::Subject(p.subject.clone()),
             None => Who::Address(peer),
         };
-        let _slot = match self.slot(&who) {
+        let _slot = match self.limits.slot(&who) {
             Ok(slot) => slot,
             Err(limit) => {
                 count(&self.counts.busy);
@@ -420,7 +279,7 @@ impl Gate {
                 );
             }
         };
-        if let Some(scope) = self.scope_needed(&body)
+        if let Some(scope) = challenge::scope_needed(&body, (self.proposes, self.writes))
             && !principal.grants.has(scope)
         {
             return self.challenge(&super::oauth::Rejected::Scope(scope));
@@ -432,39 +291,6 @@ impl Gate {
         match mcp.oneshot(request).await {
             Ok(answer) => answer,
             Err(never) => match never {},
-        }
-    }
-
-    /// The scope a JSON-RPC request needs beyond read: calling a tool that proposes needs
-    /// `fluxfleet:propose` (where the server proposes), one that changes clusters
-    /// `fluxfleet:write` (where it writes). A body that is not one request is the SDK's to
-    /// refuse.
-    fn scope_needed(&self, body: &[u8]) -> Option<&'static str> {
-        #[derive(serde::Deserialize)]
-        struct Call<'a> {
-            #[serde(borrow)]
-            method: Option<&'a str>,
-            params: Option<Params<'a>>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: Option<&'a str>,
-        }
-        let call: Call<'_> = serde_json::from_slice(body).ok()?;
-        let tool = call.params.and_then(|p| p.name);
-        match (call.method, tool) {
-            (Some("tools/call"), Some(name))
-                if self.proposes && super::proposing::TOOLS.contains(&name) =>
-            {
-                Some(super::oauth::PROPOSE)
-            }
-            (Some("tools/call"), Some(name))
-                if self.writes && super::writes::TOOLS.contains(&name) =>
-            {
-                Some(super::oauth::WRITE)
-            }
-            _ => None,
         }
     }
 }
@@ -480,34 +306,12 @@ fn bearer(headers: &hyper::HeaderMap) -> &str {
 
 /// 429, naming whose limit and which, and when to come back.
 fn busy(who: &Who, limit: &Limit) -> Answer {
-    let (said, again) = match limit {
-        Limit::InFlight(max) => (
-            format!(
-                "too many requests at once from {}: {max} in flight at most\n",
-                said_who(who)
-            ),
-            1,
-        ),
-        Limit::PerMinute { max, again_in } => (
-            format!(
-                "too many requests from {}: {max} a minute at most; again in {again_in} s\n",
-                said_who(who)
-            ),
-            *again_in,
-        ),
-    };
+    let (said, again) = limit.said(who);
     let mut busy = owned_text(StatusCode::TOO_MANY_REQUESTS, said);
     if let Ok(value) = hyper::header::HeaderValue::from_str(&again.to_string()) {
         busy.headers_mut().insert(hyper::header::RETRY_AFTER, value);
     }
     busy
-}
-
-fn said_who(who: &Who) -> String {
-    match who {
-        Who::Subject(sub) => format!("{sub:?}"),
-        Who::Address(_) => "this address".to_string(),
-    }
 }
 
 fn owned_text(status: StatusCode, body: String) -> Answer {
@@ -627,13 +431,10 @@ pub async fn start(
     let gate = Arc::new(Gate {
         proof,
         max_request: listen.max_request,
-        per_client: listen.per_client.max(1),
-        per_minute: listen.per_minute.max(1),
+        limits: Limits::new(listen.per_client, listen.per_minute),
         proposes: listen.proposes,
         writes: listen.writes,
         no_origins: listen.allowed_origins.is_empty(),
-        used: Mutex::new(HashMap::new()),
-        started: std::time::Instant::now(),
         counts: counts.clone(),
     });
     tokio::spawn(accept(listener, tls, gate, mcp, stop));

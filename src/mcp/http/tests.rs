@@ -6,13 +6,10 @@ fn gate(per_client: usize, per_minute: usize) -> Gate {
     Gate {
         proof: Proof::Token(token()),
         max_request: 1024,
-        per_client,
-        per_minute,
+        limits: Limits::new(per_client, per_minute),
         proposes: false,
         writes: false,
         no_origins: true,
-        used: Mutex::new(HashMap::new()),
-        started: std::time::Instant::now(),
         counts: Arc::new(Counts::default()),
     }
 }
@@ -55,17 +52,17 @@ fn a_client_has_at_most_its_share_in_flight_and_others_are_not_held_up() {
     let g = gate(2, 100);
     let a = Who::Address("10.0.0.1".parse().unwrap());
     let b = Who::Address("10.0.0.2".parse().unwrap());
-    let first = g.slot(&a).ok().unwrap();
-    let second = g.slot(&a).ok().unwrap();
+    let first = g.limits.slot(&a).ok().unwrap();
+    let second = g.limits.slot(&a).ok().unwrap();
     assert!(
-        matches!(g.slot(&a), Err(Limit::InFlight(2))),
+        matches!(g.limits.slot(&a), Err(Limit::InFlight(2))),
         "a third at once is refused"
     );
-    assert!(g.slot(&b).is_ok(), "another address is not held up");
+    assert!(g.limits.slot(&b).is_ok(), "another address is not held up");
     drop(first);
-    let third = g.slot(&a).ok().expect("a slot freed is free");
+    let third = g.limits.slot(&a).ok().expect("a slot freed is free");
     drop((second, third));
-    assert_eq!(g.used.lock().unwrap()[&a].in_flight, 0);
+    assert_eq!(g.limits.in_flight(&a), 0);
 }
 
 #[test]
@@ -74,9 +71,9 @@ fn a_principal_past_its_minute_is_refused_and_others_go_on() {
     let alice = Who::Subject("alice".into());
     let bob = Who::Subject("bob".into());
     for _ in 0..3 {
-        drop(g.slot(&alice).ok().unwrap());
+        drop(g.limits.slot(&alice).ok().unwrap());
     }
-    let Err(limit) = g.slot(&alice) else {
+    let Err(limit) = g.limits.slot(&alice) else {
         panic!("a fourth in the minute is refused")
     };
     let answer = busy(&alice, &limit);
@@ -87,7 +84,7 @@ fn a_principal_past_its_minute_is_refused_and_others_go_on() {
         .parse()
         .unwrap();
     assert!((1..=60).contains(&again), "{again}");
-    assert!(g.slot(&bob).is_ok(), "bob has his own minute");
+    assert!(g.limits.slot(&bob).is_ok(), "bob has his own minute");
 }
 
 #[test]

@@ -1,3 +1,4 @@
+use super::issuer::algorithm_of;
 use super::*;
 use jsonwebtoken::jwk::Jwk;
 
