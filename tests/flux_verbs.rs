@@ -66,6 +66,12 @@ async fn a_role_without_flux_s_verb_refuses_its_targets_and_nothing_reaches_them
     };
     assert_eq!(of(&allowed)["outcome"], "done", "{stdout}");
     assert_eq!(of(&lacking)["outcome"], "refused", "{stdout}");
+    // Who was asked is recorded, as for what was sent.
+    assert_eq!(
+        of(&lacking)["seenAs"],
+        "system:serviceaccount:flux-system:fluxfleet-admin",
+        "{stdout}"
+    );
     let said = of(&lacking)["message"].as_str().unwrap();
     assert!(
         said.starts_with("forbidden by Flux's RBAC: User \"system:serviceaccount:flux-system:fluxfleet-admin\" cannot suspend Kustomization flux-system/apps")

@@ -2,6 +2,8 @@
 //! reconcile followed to "handled" through the watches (never holding a slot), each target's
 //! outcome reported as it ends, and the whole attempt journaled.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 
@@ -9,6 +11,7 @@ use super::plan::{Carry, Job, Target};
 use super::progress::{Progress, Update};
 use super::schedule::{Awaited, Executor, Waiter, watched};
 use crate::audit;
+use crate::fleet::notice::Identity;
 use crate::fleet::verbs::{Access, Outcome};
 use crate::fleet::{ClusterId, ObjectKey};
 use crate::session::Session;
@@ -76,7 +79,11 @@ pub async fn carry_out(
         match (&t.plan, how.writer, denied) {
             (Err(refusal), _, _) => run.end(i, Outcome::Refused(refusal.to_string()), &mut report),
             (Ok(_), None, _) => run.end(i, Outcome::Refused("read-only".into()), &mut report),
-            (Ok(_), Some(_), Some(why)) => run.end(i, Outcome::Refused(why), &mut report),
+            (Ok(_), Some(_), Some((why, seen_as))) => {
+                // Who was asked, as the journal says it for what was sent.
+                run.identities[i] = seen_as;
+                run.end(i, Outcome::Refused(why), &mut report)
+            }
             (Ok(_), Some(_), None) => run.advance(i, &mut report),
         }
     }
@@ -160,7 +167,7 @@ pub async fn carry_out(
 /// cluster checks Flux's verbs (`[actions] flux_verbs = "check"`) is asked about, once for every
 /// object its patches touch (a reconcile with source: the source too), with at most
 /// `how.concurrency` reviews in flight. Why each target is refused, where one is.
-async fn review(job: &Job, how: &Carry<'_>) -> Vec<Option<String>> {
+async fn review(job: &Job, how: &Carry<'_>) -> Vec<Option<(String, Option<Arc<Identity>>)>> {
     let mut denied = vec![None; job.targets.len()];
     let Some(writer) = how.writer else {
         return denied;
@@ -202,12 +209,16 @@ async fn review(job: &Job, how: &Carry<'_>) -> Vec<Option<String>> {
             Access::Allowed => None,
             Access::Denied(reason) => {
                 let who = writer.identity(&t.info).await;
-                Some(refused_by_flux_rbac(key, verb, who.as_deref(), reason))
+                let why = refused_by_flux_rbac(key, verb, who.as_deref(), reason);
+                Some((why, who))
             }
-            Access::Unanswered(why) => Some(format!(
-                "Flux's RBAC could not be asked whether to {verb} {} {}/{} \
-                 (actions.flux_verbs = \"check\"), so nothing was sent: {why}",
-                key.kind, key.namespace, key.name
+            Access::Unanswered(why) => Some((
+                format!(
+                    "Flux's RBAC could not be asked whether to {verb} {} {}/{} \
+                     (actions.flux_verbs = \"check\"), so nothing was sent: {why}",
+                    key.kind, key.namespace, key.name
+                ),
+                None,
             )),
         };
     }
@@ -219,7 +230,7 @@ async fn review(job: &Job, how: &Carry<'_>) -> Vec<Option<String>> {
 fn refused_by_flux_rbac(
     key: &ObjectKey,
     verb: &str,
-    who: Option<&crate::fleet::notice::Identity>,
+    who: Option<&Identity>,
     reason: &str,
 ) -> String {
     let who = who.map_or("these credentials".to_string(), |i| {
