@@ -300,6 +300,15 @@ async fn list_connection(io: Tls, attack: BodyAttack) {
                 drop(state);
                 windows.more.notify_waiters();
             }
+            // A well-behaved server answers a ping (the client pings a connection quiet for
+            // 10 s: on a loaded machine a body in one-byte frames can pause that long).
+            0x6 if flags & 1 == 0 => {
+                let _ = writer
+                    .lock()
+                    .await
+                    .write_all(&frame(0x6, 1, 0, &payload))
+                    .await;
+            }
             _ => {}
         }
     }
