@@ -32,9 +32,10 @@
 //! - [`session`] — the index and the registered sources, reads and writes routed to each
 //!   cluster's source, and the one opening of the fleet (kubeconfigs with their management
 //!   clusters, or the bus) every command uses.
-//! - [`actions`] — one action on many objects: the one request and guardrail every front door
-//!   hands an action to (one refusal, one message), the one target planner (refusals in one
-//!   order) and carrying the job out — an Event on each target changed, journaled in [`audit`].
+//! - [`actions`] — one action on many objects: the one door every front door hands an action to
+//!   (`admit`: every check in one order, one refusal, one message; only what it admits becomes
+//!   a job), the target planner and carrying the job out — Flux's verbs asked first where the
+//!   config says, an Event on each target changed, journaled in [`audit`].
 //! - [`proposals`] — actions an assistant asks for and a person decides: the targets and exact
 //!   patches as planned, a content hash of them, an expiry, the decision; kept beside the journal.
 //! - [`app`] — the TUI's state and its changes: model, messages, update function, typed
