@@ -41,6 +41,7 @@ mod kubeconfig_forms;
 mod manifests;
 mod mcp;
 mod mcp_http;
+mod mcp_impersonate;
 mod mcp_oauth;
 mod mcp_proposals;
 mod mcp_strict;

@@ -4,7 +4,8 @@
 //! (401, `WWW-Authenticate: Bearer resource_metadata=…`, RFC 9728 metadata); each person's own
 //! token is taken, and proposals name them; a token expired, for another audience, from another
 //! issuer, badly signed or without the scope is refused (401 / 403) with nothing done; keys the
-//! provider rotates in are picked up. Limits count each person, not the address they share.
+//! provider rotates in are picked up. Limits count each person, not the address they share; the
+//! MCP Python SDK finds its way to a token. Acting as each person: `tests/mcp_impersonate.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
@@ -14,82 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::fluxfleet;
 use common::mcp::call;
-use common::oidc::Provider;
-use rmcp::ServiceExt;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use common::oidc::{AUDIENCE, Provider, Team, listening, session, team};
 use serde_json::{Value, json};
-
-/// The server's URL as its tokens name it (the resource a client asks the provider for).
-const AUDIENCE: &str = "https://fluxfleet.test/mcp";
-
-/// `fluxfleet mcp --listen` over TLS, taking tokens of `issuer` for [`AUDIENCE`], and the URL
-/// it serves on.
-async fn listening(
-    fleet: &Path,
-    tls: &Path,
-    data: &Path,
-    issuer: &str,
-    extra: &[&str],
-) -> (tokio::process::Child, String) {
-    let mut cmd = fluxfleet();
-    cmd.env("FLUXFLEET_DATA_DIR", data)
-        .args(["mcp", "--listen", "127.0.0.1:0", "--oauth-issuer", issuer])
-        .args(["--oauth-audience", AUDIENCE])
-        .arg("--tls-cert")
-        .arg(tls.join("server.pem"))
-        .arg("--tls-key")
-        .arg(tls.join("server.key"))
-        .args(extra)
-        .arg("--kubeconfig-dir")
-        .arg(fleet.join("kubeconfigs"));
-    common::mcp::serving(cmd).await
-}
-
-/// A team's server on `sim`, taking the tokens of a provider of its own, started with `extra`.
-struct Team {
-    provider: Provider,
-    url: String,
-    /// The server's CA, for the clients.
-    ca: String,
-    data: tempfile::TempDir,
-    _tls: tempfile::TempDir,
-    _server: tokio::process::Child,
-}
-
-async fn team(sim: &common::Sim, extra: &[&str]) -> Team {
-    let provider = Provider::start(AUDIENCE).await;
-    let tls = tempfile::tempdir().unwrap();
-    let data = tempfile::tempdir().unwrap();
-    let ca = common::server_certificate(tls.path());
-    let (server, url) = listening(
-        sim.dir.path(),
-        tls.path(),
-        data.path(),
-        &provider.issuer,
-        extra,
-    )
-    .await;
-    Team {
-        provider,
-        url,
-        ca,
-        data,
-        _tls: tls,
-        _server: server,
-    }
-}
-
-/// The SDK's client with `token`.
-async fn client(
-    url: &str,
-    ca: &str,
-    token: &str,
-) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
-    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
-    let transport = StreamableHttpClientTransport::with_client(common::mcp::https(ca), config);
-    ().serve(transport).await.expect("a session with the token")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
@@ -148,7 +75,7 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
     let alice = provider
         .token("alice", "fluxfleet:read fluxfleet:propose", None)
         .await;
-    let session = client(&url, &ca, &alice).await;
+    let session = session(&url, &ca, &alice).await;
     let summary = call(&session, "fleet_summary", json!({})).await.unwrap();
     assert!(
         summary["fleet"]["clusters"].as_u64().unwrap() > 0,
@@ -179,7 +106,7 @@ async fn each_persons_token_is_taken_and_every_other_token_is_refused() {
     let bob = provider
         .token("bob", "fluxfleet:read fluxfleet:propose", None)
         .await;
-    let session = client(&url, &ca, &bob).await;
+    let session = common::oidc::session(&url, &ca, &bob).await;
     let proposed = call(&session, "suspend", json!({ "kind": "ks", "name": "apps" }))
         .await
         .unwrap();
@@ -332,7 +259,7 @@ async fn twenty_assistants_behind_one_address_are_each_counted_as_themselves() {
     let runs = tokens.iter().map(|token| {
         let (url, ca) = (url.clone(), ca.clone());
         async move {
-            let session = client(&url, &ca, token).await;
+            let session = session(&url, &ca, token).await;
             let mut refused = 0;
             for _ in 0..9 {
                 if call(&session, "root_causes", json!({})).await.is_err() {
@@ -362,124 +289,6 @@ async fn twenty_assistants_behind_one_address_are_each_counted_as_themselves() {
         "{said}"
     );
     assert_eq!(post(&tokens[1]).await.unwrap().status(), 200);
-}
-
-/// With `--impersonate`, a team's server acts as each person asking: every Kubernetes request of
-/// a call carries their name and groups, and each cluster's RBAC decides for them. Alice may
-/// change dev but not prod; Bob may change nothing; the journal and the Events name each.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_team_server_acts_as_each_person_and_each_cluster_decides_for_them() {
-    use fluxfleet_sim::{Faults, Role};
-    let sim = common::start_with(|c| c.clusters = 3).await;
-    let names = sim.workload_clusters();
-    let (dev, prod) = (names[0].clone(), names[1].clone());
-    let people = |alice: Role| Faults {
-        people: vec![
-            ("oidc:alice".into(), alice),
-            ("group:oidc:viewers".into(), Role::Viewer),
-        ],
-        ..Faults::default()
-    };
-    sim.handle.set_faults(&dev, people(Role::Admin));
-    sim.handle.set_faults(&prod, people(Role::Viewer));
-    let impersonating = ["--write", "--impersonate", "--impersonate-prefix", "oidc:"];
-    let Team {
-        provider,
-        url,
-        ca,
-        data,
-        ..
-    } = &team(&sim, &impersonating).await;
-    let args = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system",
-                       "clusters": [dev, prod], "reason": "freeze" });
-    // A dry run, then the call that acts with its token: the outcome per cluster.
-    let act = |token: String| {
-        let (url, ca, args) = (url.clone(), ca.clone(), args.clone());
-        async move {
-            let session = client(&url, &ca, &token).await;
-            let dry = call(&session, "suspend", args.clone()).await.unwrap();
-            let mut confirmed = args;
-            confirmed["token"] = dry["token"].clone();
-            confirmed["count"] = dry["count"].clone();
-            let done = call(&session, "suspend", confirmed).await.unwrap();
-            session.cancel().await.unwrap();
-            done
-        }
-    };
-    let alice = provider
-        .token("alice", "fluxfleet:read fluxfleet:write", None)
-        .await;
-    let done = act(alice.clone()).await;
-    let outcome = |done: &Value, cluster: &str| {
-        done["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["cluster"] == cluster)
-            .cloned()
-            .unwrap_or_else(|| panic!("{cluster}: {done}"))
-    };
-    assert_eq!(outcome(&done, &dev)["outcome"], "done", "{done}");
-    assert_eq!(outcome(&done, &dev)["seenAs"], "oidc:alice", "{done}");
-    let refused = outcome(&done, &prod);
-    assert_eq!(refused["outcome"], "forbidden", "{done}");
-    assert!(
-        refused["message"]
-            .as_str()
-            .unwrap()
-            .contains("User \"oidc:alice\" cannot patch"),
-        "{refused}"
-    );
-    // Bob, a viewer everywhere: refused on both, in his name.
-    let bob = provider
-        .token("bob", "fluxfleet:read fluxfleet:write", None)
-        .await;
-    let done = act(bob.clone()).await;
-    for cluster in [&dev, &prod] {
-        let refused = outcome(&done, cluster);
-        assert_eq!(refused["outcome"], "forbidden", "{done}");
-        assert!(
-            refused["message"]
-                .as_str()
-                .unwrap()
-                .contains("User \"oidc:bob\" cannot patch"),
-            "{refused}"
-        );
-    }
-    // The journal names each person; the Event on dev the identity it ran as.
-    let attempts: Vec<String> = common::mcp::journal(data.path())
-        .iter()
-        .filter(|l| l["stage"] == "outcome")
-        .map(|l| l["user"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(attempts, ["alice", "bob"]);
-    let client = common::client(&sim.handle.files.fleet, &dev).await;
-    let events =
-        kube::Api::<k8s_openapi::api::core::v1::Event>::namespaced(client, "flux-system")
-            .list(&kube::api::ListParams::default().fields(
-                "involvedObject.kind=Kustomization,involvedObject.name=apps,reason=Suspended",
-            ))
-            .await
-            .unwrap();
-    let annotations = events.items[0].metadata.annotations.clone().unwrap();
-    assert_eq!(
-        annotations["event.toolkit.fluxcd.io/username"],
-        "oidc:alice"
-    );
-    assert_eq!(
-        annotations["event.toolkit.fluxcd.io/groups"],
-        "oidc:dev-team, system:authenticated"
-    );
-    // A token that may read only does not reach the write tools.
-    let reader = provider.token("alice", "fluxfleet:read", None).await;
-    let http = common::mcp::https(ca);
-    let suspend = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-        "params": {"name": "suspend", "arguments": args}});
-    let answer = common::mcp::post(&http, url, &reader, &suspend)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), 403);
 }
 
 /// The MCP specification's own client — the official Python SDK (`tests/oidc/mcp_client.py`,

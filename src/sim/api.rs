@@ -10,7 +10,7 @@ use bytes::Bytes;
 use http::{Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, StreamBody};
 use hyper::body::Incoming;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::body::{Body, json};
 use super::discovery;
@@ -21,9 +21,8 @@ use super::request::{Filter, flag, parse_query};
 use super::resources::{Res, Served};
 use super::state::{Conn, PatchInFlight, State};
 use super::status::ApiError;
-use super::tls::ClientIdentity;
 use super::watch::{self, Params, Start};
-use super::world::{Caller, Cluster, Role};
+use super::world::{Caller, Cluster};
 use super::write;
 
 /// The review that tells a client who it is authenticated as.
@@ -113,7 +112,7 @@ async fn route(
         counters.rejected.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::unauthorized());
     };
-    let caller = caller(&cluster, certified, role, req.headers())?;
+    let caller = super::rbac::caller(&cluster, certified, role, req.headers())?;
     // Held until the answer is ready, as API Priority and Fairness holds a seat (a watch's
     // stream goes on without one).
     let _seat = injected::on_the_way(&cluster).await?;
@@ -160,7 +159,7 @@ async fn route(
             ok(discovery::resource_list(served, group, version).ok_or_else(ApiError::no_route)?)
         }
         ["apis", "authentication.k8s.io", "v1", "selfsubjectreviews"] if review => {
-            ok(who_am_i(&caller))
+            ok(super::rbac::who_am_i(&caller))
         }
         [
             "apis",
@@ -169,7 +168,7 @@ async fn route(
             "selfsubjectaccessreviews",
         ] if review => {
             let asked = super::write::read_review(req).await?;
-            ok(can_i(&cluster, &caller, asked))
+            ok(super::rbac::can_i(&cluster, &caller, asked))
         }
         ["api", "v1", rest @ ..] => {
             resource(state, conn, &cluster, &caller, "", "v1", rest, q, req).await
@@ -261,94 +260,6 @@ fn core(req: &Request<Incoming>, cluster: &Cluster) -> Response<Body> {
     }
     let versions = discovery::core_versions("127.0.0.1:6443").to_string();
     json(StatusCode::OK, Bytes::from(versions))
-}
-
-/// Who a request is decided for: the credentials' own identity, or — with `Impersonate-User`
-/// (and `Impersonate-Group`), allowed to the admin credentials only, as `impersonate` is — the
-/// person, with the role this cluster's people give them (none: nothing).
-fn caller(
-    cluster: &Cluster,
-    certified: Option<&ClientIdentity>,
-    role: Role,
-    headers: &http::HeaderMap,
-) -> Result<Caller, ApiError> {
-    let mut own = Caller::of(role);
-    if let Some(who) = certified {
-        own.user = who.common_name();
-    }
-    let Some(user) = headers.get("impersonate-user") else {
-        return Ok(own);
-    };
-    let user = user.to_str().unwrap_or_default().to_string();
-    if role != Role::Admin || user.is_empty() {
-        return Err(ApiError::new(
-            StatusCode::FORBIDDEN,
-            "Forbidden",
-            format!(
-                "users \"{user}\" is forbidden: User \"{}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
-                own.user
-            ),
-        ));
-    }
-    let groups: Vec<String> = headers
-        .get_all("impersonate-group")
-        .iter()
-        .filter_map(|g| g.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    let people = &cluster.faults().people;
-    let named = |who: &str| {
-        people
-            .iter()
-            .filter(|(p, _)| p == who)
-            .map(|(_, r)| *r)
-            .min_by_key(|r| *r as u8)
-    };
-    let roles = std::iter::once(named(&user))
-        .chain(groups.iter().map(|g| named(&format!("group:{g}"))))
-        .flatten();
-    // The widest of the bindings that name them.
-    let role = roles.min_by_key(|r| *r as u8).unwrap_or(Role::Nobody);
-    let mut groups = groups;
-    groups.push("system:authenticated".into());
-    Ok(Caller { role, user, groups })
-}
-
-/// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).
-fn who_am_i(caller: &Caller) -> Value {
-    json!({
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "SelfSubjectReview",
-        "metadata": {"creationTimestamp": null},
-        "status": {"userInfo": {"username": caller.user, "groups": caller.groups}},
-    })
-}
-
-/// A SelfSubjectAccessReview answered from the cluster's RBAC (`kubectl auth can-i`): the spec
-/// as asked, and whether it is allowed.
-fn can_i(cluster: &Cluster, caller: &Caller, mut asked: Value) -> Value {
-    let field = |name: &str| {
-        asked
-            .pointer(&format!("/spec/resourceAttributes/{name}"))
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    let (group, resource, verb, ns) = (
-        field("group"),
-        field("resource"),
-        field("verb"),
-        field("namespace"),
-    );
-    let (allowed, reason) = super::rbac::review(cluster, caller, &group, &resource, &verb, &ns);
-    if let Some(doc) = asked.as_object_mut() {
-        doc.insert(
-            "status".into(),
-            json!({"allowed": allowed, "reason": reason}),
-        );
-        doc.insert("metadata".into(), json!({"creationTimestamp": null}));
-    }
-    asked
 }
 
 /// What a resource path names.

@@ -1,12 +1,15 @@
-//! Who may do what on a simulated cluster: viewers never write nor read secrets, and the faults
-//! that take something away from everybody (a Flux kind, creating Events, reading a namespace's
-//! Events), answered as kube-apiserver's RBAC answers: 403 with the user, verb, resource and
-//! scope.
+//! Who may do what on a simulated cluster: who a request is decided for (the credentials, or the
+//! person they impersonate), viewers never write nor read secrets, and the faults that take
+//! something away from everybody (a Flux kind, creating Events, reading a namespace's Events),
+//! answered as kube-apiserver's RBAC answers: 403 with the user, verb, resource and scope; and
+//! the reviews that ask it (`kubectl auth whoami`, `kubectl auth can-i`).
 
 use http::StatusCode;
+use serde_json::{Value, json};
 
 use super::resources::Res;
 use super::status::{ApiError, qualified};
+use super::tls::ClientIdentity;
 use super::world::{Caller, Cluster, Role};
 
 /// Whether `role` may `verb` `res` named `name` in namespace `ns` (either empty where the
@@ -104,4 +107,92 @@ fn forbidden(res: Res, user: &str, verb: &str, ns: &str, name: &str) -> ApiError
         ),
     )
     .with_details(res.group(), res.plural(), name)
+}
+
+/// Who a request is decided for: the credentials' own identity, or — with `Impersonate-User`
+/// (and `Impersonate-Group`), allowed to the admin credentials only, as `impersonate` is — the
+/// person, with the role this cluster's people give them (none: nothing).
+pub fn caller(
+    cluster: &Cluster,
+    certified: Option<&ClientIdentity>,
+    role: Role,
+    headers: &http::HeaderMap,
+) -> Result<Caller, ApiError> {
+    let mut own = Caller::of(role);
+    if let Some(who) = certified {
+        own.user = who.common_name();
+    }
+    let Some(user) = headers.get("impersonate-user") else {
+        return Ok(own);
+    };
+    let user = user.to_str().unwrap_or_default().to_string();
+    if role != Role::Admin || user.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!(
+                "users \"{user}\" is forbidden: User \"{}\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope",
+                own.user
+            ),
+        ));
+    }
+    let groups: Vec<String> = headers
+        .get_all("impersonate-group")
+        .iter()
+        .filter_map(|g| g.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let people = &cluster.faults().people;
+    let named = |who: &str| {
+        people
+            .iter()
+            .filter(|(p, _)| p == who)
+            .map(|(_, r)| *r)
+            .min_by_key(|r| *r as u8)
+    };
+    let roles = std::iter::once(named(&user))
+        .chain(groups.iter().map(|g| named(&format!("group:{g}"))))
+        .flatten();
+    // The widest of the bindings that name them.
+    let role = roles.min_by_key(|r| *r as u8).unwrap_or(Role::Nobody);
+    let mut groups = groups;
+    groups.push("system:authenticated".into());
+    Ok(Caller { role, user, groups })
+}
+
+/// A SelfSubjectReview: who the request was authenticated as (`kubectl auth whoami`).
+pub fn who_am_i(caller: &Caller) -> Value {
+    json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "SelfSubjectReview",
+        "metadata": {"creationTimestamp": null},
+        "status": {"userInfo": {"username": caller.user, "groups": caller.groups}},
+    })
+}
+
+/// A SelfSubjectAccessReview answered from the cluster's RBAC (`kubectl auth can-i`): the spec
+/// as asked, and whether it is allowed.
+pub fn can_i(cluster: &Cluster, caller: &Caller, mut asked: Value) -> Value {
+    let field = |name: &str| {
+        asked
+            .pointer(&format!("/spec/resourceAttributes/{name}"))
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (group, resource, verb, ns) = (
+        field("group"),
+        field("resource"),
+        field("verb"),
+        field("namespace"),
+    );
+    let (allowed, reason) = review(cluster, caller, &group, &resource, &verb, &ns);
+    if let Some(doc) = asked.as_object_mut() {
+        doc.insert(
+            "status".into(),
+            json!({"allowed": allowed, "reason": reason}),
+        );
+        doc.insert("metadata".into(), json!({"creationTimestamp": null}));
+    }
+    asked
 }

@@ -12,6 +12,9 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::ServiceExt;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
@@ -216,4 +219,77 @@ fn urlencoded(pairs: &[(&str, &str)]) -> String {
         .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
         .collect();
     pairs.join("&")
+}
+
+// A team's server (`fluxfleet mcp --listen --oauth-issuer …`) taking this provider's tokens.
+
+/// The server's URL as its tokens name it (the resource a client asks the provider for).
+pub const AUDIENCE: &str = "https://fluxfleet.test/mcp";
+
+/// `fluxfleet mcp --listen` over TLS, taking tokens of `issuer` for [`AUDIENCE`], and the URL
+/// it serves on.
+pub async fn listening(
+    fleet: &Path,
+    tls: &Path,
+    data: &Path,
+    issuer: &str,
+    extra: &[&str],
+) -> (tokio::process::Child, String) {
+    let mut cmd = super::fluxfleet();
+    cmd.env("FLUXFLEET_DATA_DIR", data)
+        .args(["mcp", "--listen", "127.0.0.1:0", "--oauth-issuer", issuer])
+        .args(["--oauth-audience", AUDIENCE])
+        .arg("--tls-cert")
+        .arg(tls.join("server.pem"))
+        .arg("--tls-key")
+        .arg(tls.join("server.key"))
+        .args(extra)
+        .arg("--kubeconfig-dir")
+        .arg(fleet.join("kubeconfigs"));
+    super::mcp::serving(cmd).await
+}
+
+/// A team's server on `sim`, taking the tokens of a provider of its own, started with `extra`.
+pub struct Team {
+    pub provider: Provider,
+    pub url: String,
+    /// The server's CA, for the clients.
+    pub ca: String,
+    pub data: tempfile::TempDir,
+    _tls: tempfile::TempDir,
+    _server: tokio::process::Child,
+}
+
+pub async fn team(sim: &super::Sim, extra: &[&str]) -> Team {
+    let provider = Provider::start(AUDIENCE).await;
+    let tls = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let ca = super::server_certificate(tls.path());
+    let (server, url) = listening(
+        sim.dir.path(),
+        tls.path(),
+        data.path(),
+        &provider.issuer,
+        extra,
+    )
+    .await;
+    Team {
+        provider,
+        url,
+        ca,
+        data,
+        _tls: tls,
+        _server: server,
+    }
+}
+
+/// A session of the SDK's client, with `token`.
+pub async fn session(
+    url: &str,
+    ca: &str,
+    token: &str,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string()).auth_header(token);
+    let transport = StreamableHttpClientTransport::with_client(super::mcp::https(ca), config);
+    ().serve(transport).await.expect("a session with the token")
 }
