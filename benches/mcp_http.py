@@ -10,23 +10,51 @@ and the server's peak memory (docs/commands.md, "fluxfleet mcp", Measured).
     CLIENTS=20 ROUNDS=10 benches/mcp_http.py /tmp/mcp10k/kubeconfigs summary
 
 Plain HTTP on loopback (TLS adds a handshake per connection, not per call); every client comes
-from 127.0.0.1, so --max-calls-per-client is raised to the number of clients.
+from 127.0.0.1, so with one shared token --max-calls-per-client is raised to the number of clients.
+
+AUTH=oauth runs the team's server as config/deploy/mcp.yaml does (--oauth-issuer, --impersonate,
+--write) with the limits at their defaults: each client is an assistant with a token of its own
+from the tests' OpenID provider (tests/oidc, installed by .ci/test; at most 20 clients), and its
+limits are its own.
+
+    AUTH=oauth CLIENTS=20 ROUNDS=10 benches/mcp_http.py /tmp/mcp10k/kubeconfigs summary
 """
-import http.client, json, os, secrets, subprocess, sys, tempfile, threading, time
+import base64, http.client, json, os, secrets, subprocess, sys, tempfile, threading, time, urllib.request
 
 kc, mode = sys.argv[1], sys.argv[2]
 clients, rounds = int(os.environ.get("CLIENTS", "20")), int(os.environ.get("ROUNDS", "10"))
 port, health = int(os.environ.get("PORT", "18443")), int(os.environ.get("HEALTH", "19440"))
 binary = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "release", "fluxfleet")
-token = secrets.token_hex(24)
+oauth = os.environ.get("AUTH", "token") == "oauth"
 tokdir = tempfile.mkdtemp()
-with open(os.path.join(tokdir, "token"), "w") as f:
-    f.write(token + "\n")
+if oauth:
+    # The tests' OpenID provider; each client an assistant with a token of its own.
+    assert clients <= 20, "the tests' provider has 20 assistants"
+    audience = f"http://127.0.0.1:{port}/mcp"
+    here = os.path.dirname(os.path.abspath(__file__))
+    provider = subprocess.Popen(["node", os.path.join(here, "..", "tests", "oidc", "provider.mjs")],
+                                stdout=subprocess.PIPE, text=True,
+                                env=dict(os.environ, PORT="0", KEYS=os.path.join(tokdir, "keys.json"),
+                                         RESOURCE=audience))
+    issuer = provider.stdout.readline().split()[1]
+    endpoint = json.load(urllib.request.urlopen(f"{issuer}/.well-known/openid-configuration"))["token_endpoint"]
+    def token_of(client):
+        basic = base64.b64encode(f"{client}:{client}-secret".encode()).decode()
+        req = urllib.request.Request(endpoint, data=b"grant_type=client_credentials&scope=fluxfleet%3Aread",
+                                     headers={"Authorization": f"Basic {basic}",
+                                              "Content-Type": "application/x-www-form-urlencoded"})
+        return json.load(urllib.request.urlopen(req))["access_token"]
+    tokens = [token_of(f"assistant-{n + 1}") for n in range(clients)]
+    auth = ["--oauth-issuer", issuer, "--oauth-audience", audience, "--impersonate", "--write"]
+else:
+    token = secrets.token_hex(24)
+    with open(os.path.join(tokdir, "token"), "w") as f:
+        f.write(token + "\n")
+    tokens = [token] * clients
+    auth = ["--token-file", os.path.join(tokdir, "token"), "--max-calls-per-client", str(clients)]
 t0 = time.time()
-server = subprocess.Popen([binary, "mcp", "--listen", f"127.0.0.1:{port}",
-                           "--token-file", os.path.join(tokdir, "token"),
+server = subprocess.Popen([binary, "mcp", "--listen", f"127.0.0.1:{port}", *auth,
                            "--health-addr", f"127.0.0.1:{health}",
-                           "--max-calls-per-client", str(clients),
                            "--kubeconfig-dir", kc, "--watch-mode", mode, "--timeout", "300s"],
                           stderr=subprocess.DEVNULL,
                           env=dict(os.environ, FLUXFLEET_CONFIG="/nonexistent", FLUXFLEET_DATA_DIR=tokdir))
@@ -46,7 +74,7 @@ while not ready():
 print(f"ready (every cluster answered once) after {time.time()-t0:.1f} s")
 
 headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
-           "Authorization": f"Bearer {token}", "MCP-Protocol-Version": "2025-06-18"}
+           "MCP-Protocol-Version": "2025-06-18"}
 calls = [("root_causes", {}), ("get_objects", {"status": "failing", "limit": 100})]
 times = {name: [] for name, _ in calls}
 errors = []
@@ -54,8 +82,9 @@ lock = threading.Lock()
 
 def client(n):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    mine = dict(headers, Authorization=f"Bearer {tokens[n]}")
     def post(msg):
-        c.request("POST", "/mcp", body=json.dumps(msg), headers=headers)
+        c.request("POST", "/mcp", body=json.dumps(msg), headers=mine)
         r = c.getresponse()
         return r.status, r.read()
     post({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
@@ -81,6 +110,8 @@ wall = time.time() - start
 with open(f"/proc/{server.pid}/status") as f:
     hwm = next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
 server.terminate(); server.wait()
+if oauth:
+    provider.terminate(); provider.wait()
 
 def pct(xs, p):
     xs = sorted(xs)

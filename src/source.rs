@@ -110,16 +110,33 @@ pub struct Impersonation {
     identity: Identity,
 }
 
-/// A name that cannot be sent in a header (a control character in it).
+/// Why a person cannot be impersonated.
 #[derive(Debug, thiserror::Error)]
-#[error("{0} cannot be sent as an identity to impersonate")]
-pub struct Unsendable(pub String);
+pub enum Unsendable {
+    /// A control character in it: it cannot be sent in a header.
+    #[error("{0} cannot be sent as an identity to impersonate")]
+    NotAHeader(String),
+    /// One of Kubernetes's own names (`system:masters`, `system:serviceaccount:…`,
+    /// `system:kube-controller-manager`): a token naming it would borrow the cluster's own
+    /// powers through the server's right to impersonate anyone.
+    #[error(
+        "{0} is one of Kubernetes's own names (system:…), never a person's: not impersonated \
+         (give --impersonate-prefix, so that a token's names cannot be Kubernetes's)"
+    )]
+    Reserved(String),
+}
+
+/// The names Kubernetes keeps for itself: its users, groups and service accounts.
+const RESERVED: &str = "system:";
 
 impl Impersonation {
     pub fn of(who: &Identity) -> Result<Impersonation, Unsendable> {
         let value = |name: &str| {
-            http::HeaderValue::from_str(name)
-                .map_err(|_| Unsendable(format!("{:?}", name.escape_debug().to_string())))
+            let quoted = || format!("{:?}", name.escape_debug().to_string());
+            if name.starts_with(RESERVED) {
+                return Err(Unsendable::Reserved(quoted()));
+            }
+            http::HeaderValue::from_str(name).map_err(|_| Unsendable::NotAHeader(quoted()))
         };
         Ok(Impersonation {
             user: value(&who.username)?,
@@ -264,4 +281,42 @@ pub fn as_yaml(mut object: serde_json::Value) -> String {
         meta.remove("managedFields");
     }
     serde_saphyr::to_string(&object).unwrap_or_else(|e| format!("# cannot show as YAML: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Impersonation, Unsendable};
+    use crate::fleet::notice::Identity;
+
+    fn of(username: &str, groups: &[&str]) -> Result<Impersonation, Unsendable> {
+        Impersonation::of(&Identity {
+            username: username.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+        })
+    }
+
+    #[test]
+    fn kubernetes_own_names_are_never_impersonated() {
+        // A token whose groups say system:masters, on a server without a prefix: refused, not
+        // sent as cluster-admin.
+        for (user, groups) in [
+            ("alice", &["dev-team", "system:masters"][..]),
+            ("system:kube-controller-manager", &[][..]),
+            (
+                "system:serviceaccount:flux-system:kustomize-controller",
+                &[][..],
+            ),
+        ] {
+            let refused = of(user, groups).unwrap_err();
+            assert!(matches!(refused, Unsendable::Reserved(_)), "{refused}");
+            assert!(refused.to_string().contains("--impersonate-prefix"));
+        }
+        // Behind a prefix, the same claims are a person's.
+        let sent = of("oidc:alice", &["oidc:system:masters"]).unwrap();
+        assert_eq!(sent.groups()[0], "oidc:system:masters");
+        assert!(matches!(
+            of("alice\n", &[]).unwrap_err(),
+            Unsendable::NotAHeader(_)
+        ));
+    }
 }

@@ -4,92 +4,20 @@
 //! through each and leaves one Event a door on each target; and every door refuses with the
 //! same words when the one door (`actions::admit`) refuses it (a scope naming no place, more
 //! targets than `actions.max_targets` — the TUI's approval included — read-only). The keys'
-//! refusals are the same variants (`tests/tui/actions.rs`), a plugin's too
-//! (`tests/plugins.rs`).
+//! refusals are the same variants (`tests/tui/actions.rs`); a halt's two doors and a writing
+//! plugin's hand-off are driven in `tests/doors_halt_plugin.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
 
-use std::collections::BTreeSet;
 use std::path::Path;
 
+use common::doors::{Doors, Targets, targets_of};
 use common::fluxfleet;
 use common::mcp::{call, journal};
 use fluxfleet::actions::Refused;
 use fluxfleet::fleet::verbs::Verb;
-use rmcp::ServiceExt;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
 use serde_json::{Value, json};
-
-/// (cluster, kind, namespace, name) of each target.
-type Targets = BTreeSet<(String, String, String, String)>;
-
-fn targets_of(list: &[Value]) -> Targets {
-    list.iter()
-        .map(|t| {
-            let field = |f: &str| t[f].as_str().unwrap_or_default().to_string();
-            (
-                field("cluster"),
-                field("kind"),
-                field("namespace"),
-                field("name"),
-            )
-        })
-        .collect()
-}
-
-/// A door: how fluxfleet is started, with the data directory and config shared by all.
-struct Doors<'a> {
-    fleet: &'a Path,
-    data: &'a Path,
-    config: &'a Path,
-}
-
-impl Doors<'_> {
-    async fn run(&self, args: &[&str]) -> (i32, String, String) {
-        let out = fluxfleet()
-            .env("FLUXFLEET_DATA_DIR", self.data)
-            .env("FLUXFLEET_CONFIG", self.config)
-            .args(args)
-            .arg("--kubeconfig-dir")
-            .arg(self.fleet)
-            .output()
-            .await
-            .unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// A command that acts, with `-o ndjson`: its stdout and its outcome lines.
-    async fn outcomes(&self, args: &[&str]) -> (String, Vec<Value>) {
-        let (code, out, err) = self.run(args).await;
-        let lines: Vec<Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        // 7 when some reconcile was handled with its object not ready, as its line says.
-        let not_ready = lines
-            .iter()
-            .any(|l| l["result"]["status"].as_str().is_some_and(|s| s != "ready"));
-        assert_eq!(code, if not_ready { 7 } else { 0 }, "{args:?}: {err}");
-        (out, lines)
-    }
-
-    async fn mcp(&self, flag: &str) -> RunningService<rmcp::RoleClient, ()> {
-        let mut cmd = fluxfleet();
-        cmd.env("FLUXFLEET_DATA_DIR", self.data)
-            .env("FLUXFLEET_CONFIG", self.config)
-            .args(["mcp", flag, "--kubeconfig-dir"])
-            .arg(self.fleet);
-        ().serve(TokioChildProcess::new(cmd).unwrap())
-            .await
-            .unwrap()
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_request_through_every_front_door_the_same_targets_and_the_same_refusals() {

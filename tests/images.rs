@@ -1,11 +1,12 @@
 //! Deployed as a team runs it: the image `config/deploy/image.sh` builds from the binary under
 //! test, run by podman as the manifests run it — a read-only root, uid 65532, no `HOME`, the
-//! kubeconfigs (or the token and certificate) mounted read-only, `/tmp` the one writable place,
-//! with the manifests' own args. A collector publishes the simulated fleet to a real
-//! nats-server, answers its probes and metrics, and on `podman stop` (SIGTERM) withdraws its
-//! announcement and ends well within the grace period while a second collector container takes
-//! its clusters over, nothing lost. The MCP server serves HTTPS with its token and certificate
-//! mounted, answers the SDK's client and refuses a request without the token.
+//! kubeconfigs and the certificate mounted read-only, `/tmp` and the manifest's own volumes the
+//! only writable places, with the manifests' own args and environment. A collector publishes the
+//! simulated fleet to a real nats-server, answers its probes and metrics, and on `podman stop`
+//! (SIGTERM) withdraws its announcement and ends well within the grace period while a second
+//! collector container takes its clusters over, nothing lost. The team's MCP server serves
+//! HTTPS, takes a real OpenID provider's tokens, acts on a cluster as the person whose token it
+//! is, and refuses a request without one, saying where to get it.
 //!
 //! These need buildah, podman and runc (`.ci/test` installs Debian's packages); without them
 //! they fail saying so.
@@ -117,15 +118,38 @@ struct Container {
     name: String,
     /// What is mounted at `/tmp`: where it may write, read after.
     tmp: tempfile::TempDir,
+    /// The other writable volumes of its manifest, by where they are mounted.
+    volumes: Vec<(String, tempfile::TempDir)>,
+}
+
+/// A directory uid 65532 may write in, as an `emptyDir` or a volume with `fsGroup` is.
+fn writable_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+    dir
 }
 
 impl Container {
     /// Runs `args` as the manifests run them, with `mounts` (host directory, where) read-only.
     fn run(name: &str, mounts: &[(&Path, &str)], args: &[String]) -> Container {
+        Container::run_as(name, mounts, &Deployed::default(), args)
+    }
+
+    /// [`Container::run`], with the writable volumes and the environment of its manifest.
+    fn run_as(
+        name: &str,
+        mounts: &[(&Path, &str)],
+        deployed: &Deployed,
+        args: &[String],
+    ) -> Container {
         let name = format!("fluxfleet-test-{name}-{}", std::process::id());
         let _ = Command::new("podman").args(["rm", "-f", &name]).output();
-        let tmp = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o1777)).unwrap();
+        let tmp = writable_dir();
+        let volumes: Vec<(String, tempfile::TempDir)> = deployed
+            .writable
+            .iter()
+            .map(|at| (at.clone(), writable_dir()))
+            .collect();
         let mut run: Vec<String> = [
             "run",
             "-d",
@@ -152,6 +176,14 @@ impl Container {
         .into();
         run.push("-v".into());
         run.push(format!("{}:/tmp", tmp.path().display()));
+        for (at, dir) in &volumes {
+            run.push("-v".into());
+            run.push(format!("{}:{at}", dir.path().display()));
+        }
+        for (name, value) in &deployed.env {
+            run.push("--env".into());
+            run.push(format!("{name}={value}"));
+        }
         for (from, to) in mounts {
             run.push("-v".into());
             run.push(format!("{}:{to}:ro", from.display()));
@@ -160,7 +192,7 @@ impl Container {
         run.extend(args.iter().cloned());
         let words: Vec<&str> = run.iter().map(String::as_str).collect();
         podman(&words);
-        Container { name, tmp }
+        Container { name, tmp, volumes }
     }
 
     fn logs(&self) -> String {
@@ -195,6 +227,51 @@ impl Container {
         let mut out = Vec::new();
         walk(self.tmp.path(), &mut out);
         out
+    }
+
+    /// The volume mounted writable at `at`, as the host sees it.
+    fn volume(&self, at: &str) -> &Path {
+        let (_, dir) = self
+            .volumes
+            .iter()
+            .find(|(mounted, _)| mounted == at)
+            .unwrap_or_else(|| panic!("no writable volume at {at}"));
+        dir.path()
+    }
+}
+
+/// What a manifest gives its container besides args: the environment it sets (values only)
+/// and where its writable volumes other than `/tmp` are mounted.
+#[derive(Default)]
+struct Deployed {
+    env: Vec<(String, String)>,
+    writable: Vec<String>,
+}
+
+impl Deployed {
+    fn of(manifest: &str) -> Deployed {
+        let (docs, _) = common::manifest(manifest, "unused");
+        let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+        let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+        let env = container["env"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| {
+                Some((
+                    e["name"].as_str()?.to_string(),
+                    e["value"].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        let writable = container["volumeMounts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|m| m["readOnly"] != true && m["mountPath"] != "/tmp")
+            .map(|m| m["mountPath"].as_str().unwrap().to_string())
+            .collect();
+        Deployed { env, writable }
     }
 }
 
@@ -402,35 +479,36 @@ async fn a_collector_container_publishes_the_fleet_and_hands_it_over_when_stoppe
     assert_eq!(second.written(), Vec::<PathBuf>::new());
 }
 
+/// The team's server as mcp.yaml runs it: the fleet read from the bus, each call's token from a
+/// real OpenID provider, and what a person does sent to the cluster as that person, journaled
+/// on the manifest's volume; without a token, refused and told where to get one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_mcp_container_serves_https_with_its_token_and_refuses_without() {
-    use rmcp::ServiceExt;
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+async fn the_team_mcp_container_acts_as_the_person_whose_token_it_is() {
+    use fluxfleet_sim::{Faults, Role};
     let _turn = common::bus::one_at_a_time().await;
     image().await;
     let published = common::bus::published().await;
-    // The token and the certificate as their Secrets hold them (`token`, `tls.crt`, `tls.key`).
+    let cluster = published.sim.workload_clusters()[0].clone();
+    published.sim.handle.set_faults(
+        &cluster,
+        Faults {
+            people: vec![("oidc:alice".into(), Role::Admin)],
+            ..Faults::default()
+        },
+    );
+    let (listen, health, metrics) = (free_port(), free_port(), free_port());
+    let url = format!("https://127.0.0.1:{listen}/mcp");
+    // The provider's tokens are for this server's URL, as the manifest's --oauth-audience says.
+    let provider = common::oidc::Provider::start(&url).await;
+    // The certificate as its Secret holds it (`tls.crt`, `tls.key`); the kubeconfigs as theirs.
     let made = tempfile::tempdir().unwrap();
     let ca = common::server_certificate(made.path());
-    let token = "team-token-7c2e9b41d05a8f36";
-    let secrets = tempfile::tempdir().unwrap();
-    std::fs::create_dir(secrets.path().join("token")).unwrap();
-    std::fs::create_dir(secrets.path().join("tls")).unwrap();
-    std::fs::write(secrets.path().join("token/token"), format!("{token}\n")).unwrap();
-    std::fs::copy(
-        made.path().join("server.pem"),
-        secrets.path().join("tls/tls.crt"),
-    )
-    .unwrap();
-    std::fs::copy(
-        made.path().join("server.key"),
-        secrets.path().join("tls/tls.key"),
-    )
-    .unwrap();
-    let secrets = readable_copy(secrets.path());
+    let tls = tempfile::tempdir().unwrap();
+    std::fs::copy(made.path().join("server.pem"), tls.path().join("tls.crt")).unwrap();
+    std::fs::copy(made.path().join("server.key"), tls.path().join("tls.key")).unwrap();
+    let tls = readable_copy(tls.path());
+    let kubeconfigs = readable_copy(&published.sim.dir.path().join("kubeconfigs"));
 
-    let (listen, health, metrics) = (free_port(), free_port(), free_port());
     let args = args_of(
         "mcp.yaml",
         "fluxfleet-mcp-0",
@@ -440,14 +518,14 @@ async fn the_mcp_container_serves_https_with_its_token_and_refuses_without() {
             ("--listen", format!("127.0.0.1:{listen}")),
             ("--health-addr", format!("127.0.0.1:{health}")),
             ("--metrics-addr", format!("127.0.0.1:{metrics}")),
+            ("--oauth-issuer", provider.issuer.clone()),
+            ("--oauth-audience", url.clone()),
         ],
     );
-    let server = Container::run(
+    let server = Container::run_as(
         "mcp",
-        &[
-            (&secrets.path().join("token"), "/token"),
-            (&secrets.path().join("tls"), "/tls"),
-        ],
+        &[(tls.path(), "/tls"), (kubeconfigs.path(), "/fleet")],
+        &Deployed::of("mcp.yaml"),
         &args,
     );
     common::bus::until("the MCP server is ready", NEVER, || async {
@@ -457,17 +535,42 @@ async fn the_mcp_container_serves_https_with_its_token_and_refuses_without() {
         }
     })
     .await;
-    let url = format!("https://127.0.0.1:{listen}/mcp");
-    let config = StreamableHttpClientTransportConfig::with_uri(url.clone()).auth_header(token);
-    let transport = StreamableHttpClientTransport::with_client(common::mcp::https(&ca), config);
-    let client = ().serve(transport).await.expect("a session over HTTPS");
-    let summary = common::mcp::call(&client, "fleet_summary", json!({}))
+
+    let alice = provider
+        .token("alice", "fluxfleet:read fluxfleet:write", None)
+        .await;
+    let session = common::oidc::session(&url, &ca, &alice).await;
+    let summary = common::mcp::call(&session, "fleet_summary", json!({}))
         .await
         .unwrap();
     let clusters = published.inventory.clusters.len();
     assert_eq!(summary["fleet"]["clusters"], clusters, "{summary}");
-    client.cancel().await.unwrap();
-    // Without the token: refused, unread.
+    // Alice suspends on the cluster that lets her: a dry run, then the call that acts.
+    let args = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system",
+                       "clusters": [cluster], "reason": "image test" });
+    let dry = common::mcp::call(&session, "suspend", args.clone())
+        .await
+        .unwrap();
+    let mut confirmed = args;
+    confirmed["token"] = dry["token"].clone();
+    confirmed["count"] = dry["count"].clone();
+    let done = common::mcp::call(&session, "suspend", confirmed)
+        .await
+        .unwrap();
+    session.cancel().await.unwrap();
+    let result = &done["results"][0];
+    assert_eq!(result["outcome"], "done", "{done}\n{}", server.logs());
+    assert_eq!(result["seenAs"], "oidc:alice", "{done}");
+    // Journaled on the manifest's volume, in her name.
+    let journal = common::mcp::journal(server.volume("/var/lib/fluxfleet"));
+    let users: Vec<&str> = journal
+        .iter()
+        .filter(|l| l["stage"] == "outcome")
+        .filter_map(|l| l["user"].as_str())
+        .collect();
+    assert_eq!(users, ["alice"], "{journal:?}");
+
+    // Without a token: refused, unread, and told where to get one.
     let refused = common::mcp::https(&ca)
         .post(&url)
         .header("content-type", "application/json")
@@ -477,7 +580,12 @@ async fn the_mcp_container_serves_https_with_its_token_and_refuses_without() {
         .await
         .unwrap();
     assert_eq!(refused.status().as_u16(), 401);
-    // Told to stop, it stops, having written nothing.
+    let challenge = refused.headers()["www-authenticate"].to_str().unwrap();
+    assert!(
+        challenge.contains("resource_metadata=\"https://127.0.0.1:"),
+        "{challenge}"
+    );
+    // Told to stop, it stops, having written nothing but its journal.
     podman(&["stop", "-t", "30", &server.name]);
     assert_eq!(
         server.inspect("{{.State.ExitCode}}"),
@@ -487,5 +595,5 @@ async fn the_mcp_container_serves_https_with_its_token_and_refuses_without() {
     );
     assert_eq!(server.written(), Vec::<PathBuf>::new());
     let logs = server.logs();
-    assert!(!logs.contains(token), "the token is never logged");
+    assert!(!logs.contains(&alice), "a token is never logged");
 }

@@ -25,6 +25,7 @@ mod chaos;
 mod cli;
 mod discovery;
 mod docs;
+mod doors_halt_plugin;
 mod drain;
 mod drift;
 mod engine;

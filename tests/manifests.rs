@@ -19,6 +19,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The manifests applied to each cluster of the fleet rather than where fluxfleet runs.
+const ON_EACH_CLUSTER: &[&str] = &["mcp-fleet-rbac.yaml"];
+
 /// The manifests a team applies: the Kubernetes ones, by file name.
 fn manifests() -> BTreeMap<String, String> {
     let dir = root().join("config/deploy");
@@ -80,7 +83,11 @@ fn dropped(raw: &Value, typed: &Value, at: &str, out: &mut Vec<String>) {
 
 /// `doc` read as the Kubernetes kind it says it is, and every field of it known to that kind.
 fn typed(doc: &Value) -> Result<(), String> {
-    use k8s_openapi::api::{apps::v1::Deployment, core::v1::Namespace, core::v1::Service};
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::core::v1::{
+        Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount,
+    };
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
     fn check<T: serde::de::DeserializeOwned + serde::Serialize>(doc: &Value) -> Result<(), String> {
         let read: T = serde_json::from_value(doc.clone()).map_err(|e| e.to_string())?;
         let back = serde_json::to_value(&read).unwrap();
@@ -94,7 +101,14 @@ fn typed(doc: &Value) -> Result<(), String> {
     match (doc["apiVersion"].as_str(), doc["kind"].as_str()) {
         (Some("v1"), Some("Namespace")) => check::<Namespace>(doc),
         (Some("v1"), Some("Service")) => check::<Service>(doc),
+        (Some("v1"), Some("ServiceAccount")) => check::<ServiceAccount>(doc),
+        (Some("v1"), Some("Secret")) => check::<Secret>(doc),
+        (Some("v1"), Some("PersistentVolumeClaim")) => check::<PersistentVolumeClaim>(doc),
         (Some("apps/v1"), Some("Deployment")) => check::<Deployment>(doc),
+        (Some("rbac.authorization.k8s.io/v1"), Some("ClusterRole")) => check::<ClusterRole>(doc),
+        (Some("rbac.authorization.k8s.io/v1"), Some("ClusterRoleBinding")) => {
+            check::<ClusterRoleBinding>(doc)
+        }
         other => Err(format!("a kind this test does not know: {other:?}")),
     }
 }
@@ -504,7 +518,11 @@ fn the_flux_example_is_valid_for_flux_and_applies_the_manifests() {
         .iter()
         .map(|r| r.as_str().unwrap().to_string())
         .collect();
-    assert_eq!(resources, manifests().keys().cloned().collect());
+    let here: BTreeSet<String> = manifests()
+        .into_keys()
+        .filter(|f| !ON_EACH_CLUSTER.contains(&f.as_str()))
+        .collect();
+    assert_eq!(resources, here);
     // The image the manifests name is the one the Kustomization sets.
     let images = ks["spec"]["images"].as_array().unwrap();
     assert_eq!(images.len(), 1);
@@ -546,9 +564,9 @@ fn a_renamed_flag_a_stray_port_or_an_unmounted_path_fails_the_check() {
         ),
         (
             "mcp.yaml",
-            "--max-calls-per-client=8",
-            "--max-calls-per-client=eight",
-            "eight",
+            "--impersonate-prefix=oidc:",
+            "--impersonation-prefix=oidc:",
+            "--impersonation-prefix",
         ),
         // A probe on a port nothing opens.
         (
@@ -557,11 +575,11 @@ fn a_renamed_flag_a_stray_port_or_an_unmounted_path_fails_the_check() {
             "--health-addr=:9441",
             "port 9440 is opened by no flag",
         ),
-        // A token file where nothing is mounted.
+        // Kubeconfigs where nothing is mounted.
         (
             "mcp.yaml",
-            "--token-file=/token/token",
-            "--token-file=/secrets/token",
+            "--kubeconfig-dir=/fleet",
+            "--kubeconfig-dir=/kubeconfigs",
             "on no mount",
         ),
         // A grace period shorter than the time it takes to stop.
@@ -583,4 +601,117 @@ fn a_renamed_flag_a_stray_port_or_an_unmounted_path_fails_the_check() {
         let said = refused(file, from, to);
         assert!(said.contains(says), "{file}, {from} -> {to}: {said}");
     }
+}
+
+/// The rules of the ClusterRole `name` in `docs`: (API group, resource, verb) triples.
+fn granted(docs: &[Value], name: &str) -> BTreeSet<(String, String, String)> {
+    let role = docs
+        .iter()
+        .find(|d| d["kind"] == "ClusterRole" && d["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no ClusterRole {name}"));
+    let strings = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    for rule in role["rules"].as_array().unwrap() {
+        for group in strings(&rule["apiGroups"]) {
+            for resource in strings(&rule["resources"]) {
+                for verb in strings(&rule["verbs"]) {
+                    out.insert((group.clone(), resource.clone(), verb));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_team_servers_rbac_on_each_cluster_grants_what_fluxfleet_asks_and_no_more() {
+    use fluxfleet::fleet::{FluxKind, verbs::Verb};
+    let docs = documents(&manifests()["mcp-fleet-rbac.yaml"]);
+    let triple = |g: &str, r: &str, v: &str| (g.to_string(), r.to_string(), v.to_string());
+
+    // The server itself: impersonating people and their groups, nothing else.
+    let server = granted(&docs, "fluxfleet-mcp-impersonator");
+    assert_eq!(
+        server,
+        BTreeSet::from([
+            triple("", "groups", "impersonate"),
+            triple("", "users", "impersonate")
+        ])
+    );
+    let account = docs
+        .iter()
+        .find(|d| d["kind"] == "ServiceAccount")
+        .expect("the server's ServiceAccount");
+    let binding = docs
+        .iter()
+        .find(|d| {
+            d["kind"] == "ClusterRoleBinding"
+                && d["roleRef"]["name"] == "fluxfleet-mcp-impersonator"
+        })
+        .expect("the impersonator bound");
+    assert_eq!(binding["subjects"][0]["kind"], "ServiceAccount");
+    assert_eq!(binding["subjects"][0]["name"], account["metadata"]["name"]);
+    assert_eq!(
+        binding["subjects"][0]["namespace"],
+        account["metadata"]["namespace"]
+    );
+
+    // A person: every verb fluxfleet asks about (`flux_verbs = "check"`) and the requests it
+    // sends as them, on every Flux kind it acts on, and the Event it records.
+    let person = granted(&docs, "fluxfleet-flux-actions");
+    let verbs = [
+        Verb::Suspend,
+        Verb::Resume,
+        Verb::Reconcile,
+        Verb::ReconcileWithSource,
+        Verb::Force,
+        Verb::Reset,
+    ];
+    for kind in FluxKind::ALL {
+        let needed = verbs.iter().map(|v| v.flux_rbac()).chain(["get", "patch"]);
+        for verb in needed {
+            let wanted = triple(kind.group(), kind.plural(), verb);
+            assert!(person.contains(&wanted), "{kind:?} lacks {wanted:?}");
+        }
+    }
+    assert!(person.contains(&triple("", "events", "create")));
+    assert!(
+        !person
+            .iter()
+            .any(|(_, _, v)| ["*", "delete", "update", "impersonate"].contains(&v.as_str())),
+        "a person's role only patches: {person:?}"
+    );
+
+    // The example binding names a group as the server impersonates it: with its prefix.
+    let (_, args) = deployed_args("mcp.yaml");
+    let prefix = flag(&args, "--impersonate-prefix").unwrap_or_default();
+    assert!(!prefix.is_empty());
+    let example = docs
+        .iter()
+        .find(|d| {
+            d["kind"] == "ClusterRoleBinding" && d["roleRef"]["name"] == "fluxfleet-flux-actions"
+        })
+        .expect("an example binding of the person's role");
+    let group = example["subjects"][0]["name"].as_str().unwrap();
+    assert!(group.starts_with(prefix), "{group} without {prefix}");
+    // The cluster the server runs on is not where this goes.
+    let built = std::fs::read_to_string(root().join("config/deploy/kustomization.yaml")).unwrap();
+    assert!(!built.contains("mcp-fleet-rbac.yaml"));
+}
+
+/// The args of the first container of the first Deployment in `file`.
+fn deployed_args(file: &str) -> (Value, Vec<String>) {
+    let docs = documents(&manifests()[file]);
+    let deployment = docs
+        .into_iter()
+        .find(|d| d["kind"] == "Deployment")
+        .unwrap();
+    let args = expanded(&deployment["spec"]["template"]["spec"]["containers"][0]);
+    (deployment, args)
 }

@@ -261,7 +261,7 @@ async fn a_server_that_cannot_start_says_why_and_never_writes() {
 }
 
 #[test]
-fn the_mcp_manifest_reads_and_its_arguments_are_a_read_only_server_over_https() {
+fn the_mcp_manifest_is_a_team_server_over_https_acting_as_each_person() {
     let (docs, args) = common::manifest("mcp.yaml", "fluxfleet-mcp-0");
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
@@ -269,7 +269,15 @@ fn the_mcp_manifest_reads_and_its_arguments_are_a_read_only_server_over_https() 
     let Some(fluxfleet::cli::Command::Mcp(mcp)) = cli.command else {
         panic!("{args:?} is not `mcp`");
     };
-    assert!(mcp.propose && !mcp.write, "read-only but for proposals");
+    // Each person's own token, and each cluster deciding for them: no shared token, and the
+    // server writes only as the person asking.
+    assert!(mcp.token_file.is_none(), "no shared token");
+    assert!(
+        mcp.oauth_issuer.is_some() && mcp.oauth_audience.is_some(),
+        "an OAuth resource server"
+    );
+    assert!(mcp.impersonate, "acts as each person");
+    assert!(mcp.write != mcp.propose, "writes as them, or proposes");
     assert!(mcp.tls_cert.is_some() && mcp.tls_key.is_some(), "HTTPS");
     assert!(mcp.fleet.bus.nats.is_some(), "the collectors' fleet");
     let port = |name: &str| {
@@ -286,9 +294,13 @@ fn the_mcp_manifest_reads_and_its_arguments_are_a_read_only_server_over_https() 
         port("http-metrics"),
         mcp.probes.metrics_addr.map(|a| a.port())
     );
-    // The token and the certificate come from mounted Secrets.
+    // The certificate and the kubeconfigs come from mounted Secrets.
     let mounts = container["volumeMounts"].as_array().unwrap();
-    for file in [mcp.token_file.unwrap(), mcp.tls_cert.unwrap()] {
+    let kubeconfigs = mcp.fleet.dirs.first().cloned();
+    for file in [
+        mcp.tls_cert.unwrap(),
+        kubeconfigs.expect("kubeconfigs to act with"),
+    ] {
         assert!(
             mounts
                 .iter()

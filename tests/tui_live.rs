@@ -351,19 +351,8 @@ async fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes
     let journal = data.path().join("audit.jsonl");
     let (mut person, app, _) = session(config, inventory, Some(Mode::Write), Some(journal.clone()));
     let drive = async {
-        let all_live = format!("clusters {clusters}/{clusters} live");
         person
-            .sees("every cluster live", |s| s.contains(&all_live))
-            .await;
-        person.command("rollout ks");
-        person.press(KeyCode::Char('/'));
-        person.type_text("flux-system/flux-system");
-        person.press(KeyCode::Enter);
-        person.press(KeyCode::Enter);
-        person
-            .sees("the matrix", |s| {
-                s.contains("Kustomization flux-system/flux-system")
-            })
+            .in_the_matrix(clusters, "flux-system", "flux-system")
             .await;
         person.press(KeyCode::Char('H'));
         let screen = person

@@ -106,16 +106,20 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         return Err(Failed::Refused { refused, then });
     };
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
-    let admitted = match plan(&proposal, &mut live, &config, &rules, request.timeout).await {
-        Ok(admitted) => admitted,
-        Err(failed) => {
-            live.shutdown().await;
-            return Err(failed);
-        }
+    let planned = plan(&proposal, &mut live, &config, &rules, request.timeout).await;
+    // What it would do now; nothing at all when what it named is gone (a halt whose copies all
+    // moved on since): a changed fleet either way.
+    let now_targets = match &planned {
+        Ok(admitted) => Some(admitted.targets()),
+        Err(Failed::Refused {
+            refused: Refused::NoMatch,
+            ..
+        }) => Some(&[][..]),
+        Err(_) => None,
     };
     let approver = audit::local_user();
     let now = Timestamp::now();
-    if let Some(changed) = proposal.changes(admitted.targets()) {
+    if let Some(changed) = now_targets.and_then(|targets| proposal.changes(targets)) {
         live.shutdown().await;
         let refused = Decision::Refused {
             by: approver,
@@ -131,6 +135,13 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         }
         .into());
     }
+    let admitted = match planned {
+        Ok(admitted) => admitted,
+        Err(failed) => {
+            live.shutdown().await;
+            return Err(failed);
+        }
+    };
     let tally = admitted.tally();
     let decided = shown(&proposal, admitted.targets(), &request, edge.as_ref())
         .and_then(|()| {

@@ -238,6 +238,20 @@ impl Admitted {
         self.targets.iter().find_map(|t| t.plan.as_ref().err())
     }
 
+    /// When nothing would be sent, what every door says: the tally and the first refusal's
+    /// words ("nothing to reconcile: the object is refused (denied by actions.deny[0] …)").
+    pub fn nothing_sent(&self) -> Option<String> {
+        let tally = self.tally();
+        if tally.sent > 0 {
+            return None;
+        }
+        let why = self
+            .first_refusal()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        Some(format!("{}{why}", tally.describe(self.intent.verb)))
+    }
+
     /// The job that carries it out as run `run` (for `proposal`, when it approves one); a
     /// preview is refused as read-only: it was never admitted to be sent.
     pub fn into_job(self, run: u64, proposal: Option<audit::Proposed>) -> Result<Job, Refused> {

@@ -233,15 +233,11 @@ fn confirm(
             return;
         }
     };
-    let tally = admitted.tally();
-    if tally.sent == 0 {
-        let why = admitted
-            .first_refusal()
-            .map(|r| format!(" ({r})"))
-            .unwrap_or_default();
-        model.flash = Some(format!("{}{why}", tally.describe(verb)));
+    if let Some(nothing) = admitted.nothing_sent() {
+        model.flash = Some(nothing);
         return;
     }
+    let tally = admitted.tally();
     let stage = if verb == Verb::Suspend && reason.is_none() {
         Stage::Reason
     } else {

@@ -61,6 +61,10 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     };
     let admitted = match admit(model, objects.clone(), p.intent()) {
         Ok(admitted) => admitted,
+        // Nothing it named is there any more (a halt whose copies moved on): a changed fleet.
+        Err(crate::actions::Refused::NoMatch) if objects.is_empty() => {
+            return changed(model, &p, &[]).unwrap_or_default();
+        }
         Err(refused) => {
             // As `fluxfleet approve` says it.
             let then = crate::actions::Unsent::Pending(p.id.clone());

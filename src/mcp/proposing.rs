@@ -217,14 +217,10 @@ impl Fleet {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let (intent, targets) = (admitted.intent(), admitted.targets());
-        let tally = admitted.tally();
-        let verb = intent.verb;
-        if tally.sent == 0 {
-            return Err(invalid(format!(
-                "{}: nothing was proposed",
-                tally.describe(verb)
-            )));
+        if let Some(nothing) = admitted.nothing_sent() {
+            return Err(invalid(format!("{nothing}: nothing was proposed")));
         }
+        let (tally, verb) = (admitted.tally(), intent.verb);
         let pending = self.pending_of(proposing, &intent.user).await?;
         if pending >= proposing.max_pending {
             return Err(invalid(format!(

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 pub mod alertmanager;
 pub mod bus;
+pub mod doors;
 pub mod freeze;
 pub mod mcp;
 pub mod nats;

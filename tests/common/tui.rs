@@ -129,6 +129,19 @@ impl Person {
     }
 
     /// Waits (bounded) until the screen shows what `ok` looks for; returns that screen.
+    /// Once all `clusters` are live: the rollout matrix of the Kustomization `namespace/name`.
+    pub async fn in_the_matrix(&mut self, clusters: usize, namespace: &str, name: &str) {
+        let live = format!("clusters {clusters}/{clusters} live");
+        self.sees("every cluster live", |s| s.contains(&live)).await;
+        self.command("rollout ks");
+        self.press(KeyCode::Char('/'));
+        self.type_text(&format!("{namespace}/{name}"));
+        self.press(KeyCode::Enter);
+        self.press(KeyCode::Enter);
+        let title = format!("Kustomization {namespace}/{name}");
+        self.sees("the matrix", |s| s.contains(&title)).await;
+    }
+
     pub async fn sees(&mut self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let wait = async {
             loop {
