@@ -21,6 +21,7 @@ pub use process::SHUTDOWN_TIMEOUT;
 mod proposals;
 pub mod scope;
 mod sim;
+mod trace;
 mod tui;
 pub mod usage;
 mod workloads;
@@ -32,6 +33,7 @@ pub use get::{DriftArgs, GateArgs, GetArgs, InventoryArgs, RolloutArgs};
 pub use mcp::McpArgs;
 pub use proposals::{ApproveArgs, ProposalsArgs, RejectArgs};
 pub use sim::SimArgs;
+pub use trace::TraceArgs;
 pub use tui::{DemoArgs, TuiArgs};
 pub use workloads::WorkloadsArgs;
 
@@ -145,6 +147,12 @@ pub enum Command {
     /// line.
     #[command(after_help = workloads::EXIT_CODES)]
     Workloads(WorkloadsArgs),
+    /// Where an object comes from, on every cluster: its owners up to what Flux applied, the
+    /// Kustomization or HelmRelease that applied it (and the one above), their sources and
+    /// revisions, as `flux trace` says it — the copies grouped by chain, the majority first,
+    /// every other chain named with its clusters. Exit 9 when the copies differ.
+    #[command(after_help = trace::EXIT_CODES)]
+    Trace(TraceArgs),
     /// Print the resolved fleet (cluster, workspace, server, labels, source) without watching it.
     #[command(after_help = EXIT_CODES)]
     Inventory(InventoryArgs),

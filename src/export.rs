@@ -20,6 +20,7 @@ pub mod rollout;
 pub mod roots;
 pub mod shapes;
 pub mod table;
+pub mod trace;
 mod watch;
 pub mod workloads;
 

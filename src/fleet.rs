@@ -25,6 +25,7 @@ mod rollup;
 pub mod runs;
 mod summary;
 pub mod suspect;
+pub mod trace;
 pub mod verbs;
 pub mod workload;
 

@@ -15,6 +15,7 @@ pub mod management;
 pub mod reader;
 mod source;
 mod task;
+mod trace;
 mod wire;
 mod workloads;
 mod writer;

@@ -14,6 +14,7 @@ mod proposing;
 mod state;
 mod strict;
 mod tools;
+mod trace;
 mod workloads;
 mod writes;
 

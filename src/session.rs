@@ -7,6 +7,7 @@ pub mod drift;
 pub mod evidence;
 pub mod open;
 pub mod resolve;
+pub mod traced;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -221,6 +222,15 @@ impl Reader {
         object: &ObjectKey,
     ) -> Result<crate::fleet::workload::Evidence, ReadError> {
         self.of(cluster)?.workloads(&cluster.key, object).await
+    }
+
+    /// Where `asked` on `cluster` comes from (see [`crate::source::Read::trace`]).
+    pub async fn trace(
+        &self,
+        cluster: &ClusterInfo,
+        asked: &crate::fleet::trace::Asked,
+    ) -> Result<crate::fleet::trace::Copy, ReadError> {
+        self.of(cluster)?.trace(&cluster.key, asked).await
     }
 
     /// A kubeconfig that reaches `cluster`, for a program that only reads (a plugin with

@@ -78,6 +78,20 @@ pub trait Read: Send + Sync {
         })
     }
 
+    /// Where `asked` on `cluster` comes from: its owners up to what Flux applied, and the Flux
+    /// objects that applied it, read now (read-only, bounded).
+    fn trace<'a>(
+        &'a self,
+        _cluster: &'a ClusterKey,
+        _asked: &'a crate::fleet::trace::Asked,
+    ) -> BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
+        Box::pin(async {
+            Err(ReadError::NoKubeconfig(
+                "where this cluster's state comes from, it cannot be traced".into(),
+            ))
+        })
+    }
+
     /// A kubeconfig that reaches `cluster` (one context, its cluster and user), for a program
     /// the user hands it to; an error saying why where this source has none.
     fn kubeconfig(&self, _cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {

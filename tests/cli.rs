@@ -247,6 +247,10 @@ fn every_command_offers_only_the_options_it_uses() {
             "workloads",
             with(&[&fleet, &scope, &["watch-mode", "all", "output", "timeout"]]),
         ),
+        (
+            "trace",
+            with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
+        ),
         ("inventory", with(&[&fleet, &["output"]])),
         ("suspend", with(&[&fleet, &scope, &act, &["reason"]])),
         ("resume", with(&[&fleet, &scope, &act])),

@@ -65,6 +65,8 @@ mod story;
 mod summary;
 mod timelines;
 mod timelines_sim;
+mod trace;
+mod trace_real;
 mod tui;
 mod tui_incidents;
 mod tui_live;

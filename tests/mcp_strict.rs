@@ -35,6 +35,10 @@ fn valid_calls(cluster: &str, ring: &str) -> Vec<(&'static str, Value)> {
             json!({ "cluster": cluster, "kind": "ks", "namespace": "flux-system", "name": "apps" }),
         ),
         ("workloads", json!({ "kind": "ks", "name": "apps" })),
+        (
+            "trace",
+            json!({ "kind": "deploy", "name": "apps", "namespace": "apps" }),
+        ),
         ("suspend", object.clone()),
         ("resume", object.clone()),
         ("reconcile", object.clone()),

@@ -11,7 +11,7 @@ use super::{Cli, Command};
 use crate::acting::{act, approve};
 use crate::export::outcome::{Edge, Ended, Failed};
 use crate::export::query::Query;
-use crate::export::{alert, drift, gate, get, inventory, proposals, rollout, workloads};
+use crate::export::{alert, drift, gate, get, inventory, proposals, rollout, trace, workloads};
 use crate::fleet::verbs::Verb;
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +63,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 |r| workloads::workloads(r, edge()),
                 ended,
             );
+        }
+        Some(Command::Trace(args)) => {
+            let request = args.request();
+            return report(&runtime, request, |r| trace::trace(r, edge()), ended);
         }
         Some(Command::Alert(args)) => {
             let deadline = args.stop.shutdown_timeout;

@@ -33,6 +33,8 @@ pub mod exit {
     pub const NOT_READY: u8 = 7;
     /// `drift`: some copies on a revision applied something else, or a release drifted live.
     pub const DRIFTED: u8 = 8;
+    /// `trace`: the copies found do not share one chain.
+    pub const DIVERGED: u8 = 9;
 }
 
 /// The terminal a headless command runs in: stderr for what it says, stdin to confirm.
@@ -106,6 +108,7 @@ pub fn ended(result: Result<Ended, Failed>) -> u8 {
         Ok(Ended::FailOn) => exit::FAIL_ON,
         Ok(Ended::GateClosed) => exit::CLOSED,
         Ok(Ended::Drifted) => exit::DRIFTED,
+        Ok(Ended::Diverged) => exit::DIVERGED,
         Ok(Ended::Unreadable) => exit::ERROR,
         Err(failed) => failure(&failed),
     }

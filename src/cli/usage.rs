@@ -20,6 +20,9 @@ pub enum Usage {
     /// The kind named is not a Flux kind.
     #[error("{0:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")]
     NotAKind(String),
+    /// `trace`: a kind that cannot be traced.
+    #[error("{0}")]
+    Untraceable(#[from] crate::fleet::trace::resource::Untraceable),
     /// The command does not print this output format; `prints` says what it does print.
     #[error("{given:?}: {prints}")]
     Output { given: String, prints: &'static str },
@@ -89,6 +92,14 @@ pub(super) fn workloads_output(s: &str) -> Result<Output, Usage> {
         s,
         &[Output::Table, Output::Json],
         "workloads prints table or json",
+    )
+}
+
+pub(super) fn trace_output(s: &str) -> Result<Output, Usage> {
+    output(
+        s,
+        &[Output::Table, Output::Json],
+        "trace prints table or json",
     )
 }
 

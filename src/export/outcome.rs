@@ -92,6 +92,8 @@ pub enum Ended {
     GateClosed,
     /// `drift`: some copies on a revision applied something else, or drifted live.
     Drifted,
+    /// `trace`: the copies found do not share one chain.
+    Diverged,
     /// Written, but some of what was asked for could not be read (said as warnings).
     Unreadable,
 }

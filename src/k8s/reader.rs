@@ -79,6 +79,18 @@ impl Reader {
         super::workloads::read(&connected.http, &path, key, self.timeout).await
     }
 
+    /// Where `asked` on `cluster` comes from: its owners and the Flux objects that applied it
+    /// (see [`super::trace`]); a summarized cluster is opened first, as for
+    /// [`Reader::workloads`].
+    pub async fn trace(
+        &self,
+        cluster: &ClusterKey,
+        asked: &crate::fleet::trace::Asked,
+    ) -> Result<crate::fleet::trace::Copy, ReadError> {
+        let connected = self.reached(cluster).await?;
+        super::trace::read(&connected, asked, self.timeout).await
+    }
+
     /// The connection of `cluster`; a cluster the engine only summarizes is opened first
     /// (watched for a while, as when the user opens it) and its connection waited for.
     async fn reached(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
@@ -154,6 +166,14 @@ impl crate::source::Read for Reader {
 
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         Reader::kubeconfig(self, cluster)
+    }
+
+    fn trace<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        asked: &'a crate::fleet::trace::Asked,
+    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
+        Box::pin(Reader::trace(self, cluster, asked))
     }
 
     fn workloads<'a>(

@@ -20,9 +20,9 @@ use crate::fleet::{FluxKind, ObjectKey, Phase};
 /// The most of one JSON answer read (a page of pods or events), within the budget.
 const ANSWER_LIMIT: usize = 4 * 1024 * 1024;
 
-/// One read of one object's workloads: the connection, the time each request may take, and
-/// what is left of the byte budget.
-struct Reading<'a> {
+/// One read of one object's workloads (or one trace): the connection, the time each request
+/// may take, and what is left of the byte budget.
+pub(super) struct Reading<'a> {
     http: &'a Http,
     timeout: Duration,
     left: usize,
@@ -31,7 +31,17 @@ struct Reading<'a> {
 }
 
 impl Reading<'_> {
-    async fn json(&mut self, path: &str) -> Result<Value, ReadError> {
+    pub(super) fn new(http: &Http, timeout: Duration, budget: usize) -> Reading<'_> {
+        Reading {
+            http,
+            timeout,
+            left: budget,
+            requests: 0,
+            over_budget: false,
+        }
+    }
+
+    pub(super) async fn json(&mut self, path: &str) -> Result<Value, ReadError> {
         if self.left == 0 {
             self.over_budget = true;
             return Err(ReadError::OverBudget(limits::CLUSTER_BYTES));

@@ -36,19 +36,38 @@ pub async fn gather(
     object: &ObjectKey,
     how: Gather,
 ) -> Folded {
+    let read = each(clusters, how, |cluster| {
+        let (reader, object) = (reader.clone(), object.clone());
+        async move { reader.workloads(&cluster, &object).await }
+    })
+    .await;
+    fold::fold(read)
+}
+
+/// `read` on every one of `clusters`, a bounded number at a time, each within the timeout: what
+/// each answered, by cluster name.
+pub async fn each<T, F, Fut>(
+    clusters: &[ClusterInfo],
+    how: Gather,
+    read: F,
+) -> Vec<(String, Result<T, ReadError>)>
+where
+    F: Fn(ClusterInfo) -> Fut,
+    Fut: std::future::Future<Output = Result<T, ReadError>>,
+{
     // Owned per cluster: a future borrowing across the stream cannot be spawned.
-    let read = futures::stream::iter(clusters.iter().cloned())
+    futures::stream::iter(clusters.iter().cloned())
         .map(|cluster| {
-            let (reader, object) = (reader.clone(), object.clone());
+            let name = cluster.name.clone();
+            let reading = read(cluster);
             async move {
-                let read = tokio::time::timeout(how.timeout, reader.workloads(&cluster, &object))
+                let answer = tokio::time::timeout(how.timeout, reading)
                     .await
                     .unwrap_or(Err(ReadError::TimedOut(how.timeout)));
-                (cluster.name, read)
+                (name, answer)
             }
         })
         .buffer_unordered(how.concurrency.max(1))
         .collect::<Vec<_>>()
-        .await;
-    fold::fold(read)
+        .await
 }

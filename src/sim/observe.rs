@@ -82,6 +82,11 @@ pub struct TruthWorkload {
     pub fault: String,
     /// The image its newest pods run.
     pub image: String,
+    /// Who its labels say applied it (`Kustomization flux-system/apps`): the object that
+    /// deploys it, except where another Kustomization applied it; None where it was applied by
+    /// hand (no Flux label) — what a trace of it finds.
+    #[serde(default)]
+    pub applied_by: Option<String>,
 }
 
 /// Why a copy is stuck: the revision it tried, and since when it has failed to apply it.
@@ -159,6 +164,10 @@ pub fn truth_of(cluster: &Cluster, now: i64, story: Option<&Cast>) -> TruthClust
                         name: w.name.clone(),
                         fault: w.fault.name().to_string(),
                         image: crate::workloads::shape::image(w, &w.revision),
+                        applied_by: w
+                            .applied_by
+                            .as_ref()
+                            .map(|(kind, ns, name)| format!("{kind} {ns}/{name}")),
                     }),
                 applied: applied_of(kind, &value),
                 applied_at: applied_at_of(kind, &value),

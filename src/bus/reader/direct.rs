@@ -124,6 +124,18 @@ impl crate::source::Read for FromBus {
         })
     }
 
+    fn trace<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        asked: &'a crate::fleet::trace::Asked,
+    ) -> BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
+            direct.reader().trace(&key, asked).await
+        })
+    }
+
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| (*spec.kubeconfig).clone())
     }
