@@ -22,6 +22,7 @@ pub mod prompt;
 mod proposal_action;
 pub mod rows;
 pub mod spreads;
+mod trace;
 pub mod triage;
 pub mod update;
 pub mod view;

@@ -15,6 +15,7 @@ mod proposals;
 mod results;
 mod rollout;
 mod runs;
+mod trace;
 mod triage;
 mod widgets;
 mod workloads;
@@ -76,6 +77,9 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     if let View::Workloads { .. } = model.screen().view {
         return workloads::max_scroll(model, theme, body);
     }
+    if let View::Trace(_) = model.screen().view {
+        return trace::max_scroll(model, theme, body);
+    }
     detail::fetched_max_scroll(model, theme, body)
 }
 
@@ -112,6 +116,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
             workloads::draw(frame, body, model, theme, key, clusters.len())
         }
         View::Drift { .. } => drift::draw(frame, body, model, theme),
+        View::Trace(asked) => trace::draw(frame, body, model, theme, asked),
     }
     if let Some(confirm) = &model.confirm {
         draw_confirm(frame, body, model, theme, confirm);
@@ -147,6 +152,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Workloads { key, .. } => format!("workloads of {} {}", key.kind, key.name),
             View::Drift { scope, key: None } => format!("drift in {}", scope_name(index, *scope)),
             View::Drift { key: Some(key), .. } => format!("drift of {} {}", key.kind, key.name),
+            View::Trace(asked) => format!("trace of {} {}", asked.kind, asked.name),
         })
         .collect()
 }

@@ -188,6 +188,63 @@ async fn a_trace_names_exactly_the_copies_whose_chain_differs() {
     let through_cli: Vec<Value> = shapes.iter().map(|s| s["clusters"].clone()).collect();
     assert_eq!(through_mcp, through_cli);
 
+    // The TUI: `w` on a cluster's apps Kustomization reads its Deployment, `T` traces that
+    // on every cluster — the same chains, the same first clusters.
+    let (config, inventory) = common::tui::fleet(&sim);
+    let all = inventory.clusters.len();
+    let (mut person, app, _) = common::tui::session(config, inventory, None, None);
+    let on = expected
+        .iter()
+        .find(|(_, c)| c.len() == 2)
+        .unwrap()
+        .0
+        .clone();
+    let chains = shapes.len();
+    let firsts: Vec<String> = shapes
+        .iter()
+        .map(|s| s["clusters"][0].as_str().unwrap().to_string())
+        .collect();
+    let found_on: usize = shapes
+        .iter()
+        .map(|s| s["clusters"].as_array().unwrap().len())
+        .sum();
+    let drive = async {
+        person
+            .sees("every cluster answered", |s| {
+                s.contains(&format!("/{all} live"))
+            })
+            .await;
+        person.command(&format!("cluster {on}"));
+        person.press(crossterm::event::KeyCode::Char('/'));
+        person.type_text("Kustomization flux-system/apps");
+        person.press(crossterm::event::KeyCode::Enter);
+        let one = format!("Flux objects on {on} (1)");
+        person.sees(&one, |s| s.contains(&one)).await;
+        person.press(crossterm::event::KeyCode::Enter);
+        person
+            .sees("its detail", |s| s.contains("press e for the events"))
+            .await;
+        person.press(crossterm::event::KeyCode::Char('w'));
+        person
+            .sees("its workloads", |s| {
+                s.contains("workloads · what broke inside")
+            })
+            .await;
+        person.press(crossterm::event::KeyCode::Char('T'));
+        let header = format!("on {found_on} of {all} clusters — {chains} chains");
+        let screen = person.sees(&header, |s| s.contains(&header)).await;
+        assert!(
+            screen.contains("where Deployment apps/apps comes from"),
+            "{screen}"
+        );
+        for first in &firsts {
+            assert!(screen.contains(first.as_str()), "{first}: {screen}");
+        }
+        person.press(crossterm::event::KeyCode::Char('q'));
+    };
+    let (result, ()) = tokio::join!(app, drive);
+    result.unwrap();
+
     // A pod of it leads up through its owners to the same Kustomization.
     let cluster = expected.iter().find(|(_, c)| c.len() == 2).unwrap().0;
     let client = common::client(&sim.handle.files.fleet, cluster).await;

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 mod actions;
 mod rollouts;
+mod trace;
 
 const NOW: &str = "2026-11-21T10:00:00Z";
 

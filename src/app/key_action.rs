@@ -36,6 +36,7 @@ pub enum Action {
     Runs,
     Drift,
     Workloads,
+    Trace,
     Mark,
     Suspend,
     Resume,
@@ -51,7 +52,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 42] = [
+    pub const ALL: [Action; 43] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -82,6 +83,7 @@ impl Action {
         Action::Runs,
         Action::Drift,
         Action::Workloads,
+        Action::Trace,
         Action::Mark,
         Action::Suspend,
         Action::Resume,
@@ -129,6 +131,7 @@ impl Action {
             Action::Runs => "runs",
             Action::Drift => "drift",
             Action::Workloads => "workloads",
+            Action::Trace => "trace",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",
@@ -197,6 +200,9 @@ impl Action {
             Action::Workloads => {
                 "what broke inside: its workloads' verdicts, pods, events and log tails (a group: on all its clusters, folded)"
             }
+            Action::Trace => {
+                "where it comes from on every cluster: the Kustomization or HelmRelease that applied it, its source and revision, and the copies that differ (of the workload shown first, once w has read them)"
+            }
             Action::Mark => {
                 "mark or unmark (:mark every row shown, :mark stuck the stuck ones, :unmark)"
             }
@@ -240,6 +246,7 @@ impl Action {
             Action::Yaml => "yaml",
             Action::Runs => "runs",
             Action::Workloads => "workloads",
+            Action::Trace => "trace",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",

@@ -28,6 +28,11 @@ pub enum Msg {
         clusters: Arc<[ClusterId]>,
         folded: Box<crate::fleet::workload::fold::Folded>,
     },
+    /// Where `asked` comes from on every cluster read, folded.
+    Traced {
+        asked: crate::fleet::trace::Asked,
+        trace: Box<crate::fleet::trace::Trace>,
+    },
     /// How one target of run `run` ended (or that its patch was accepted).
     Acted {
         run: u64,
@@ -81,6 +86,11 @@ pub enum Effect {
     FetchWorkloads {
         key: ObjectKey,
         clusters: Arc<[ClusterId]>,
+        infos: Vec<Arc<ClusterInfo>>,
+    },
+    /// Trace `asked` on each of `infos` and fold the chains.
+    FetchTrace {
+        asked: crate::fleet::trace::Asked,
         infos: Vec<Arc<ClusterInfo>>,
     },
     /// Read the copies of the object `plan` is for (drift asked of one object in `scope`).

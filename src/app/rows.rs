@@ -140,7 +140,8 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         | View::Audit
         | View::Proposals
         | View::History { .. }
-        | View::Workloads { .. } => {}
+        | View::Workloads { .. }
+        | View::Trace(_) => {}
     }
     if screen.reverse {
         rows.ids.reverse();

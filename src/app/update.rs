@@ -84,6 +84,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             super::evidence::arrived(model, key, clusters, folded);
             Vec::new()
         }
+        Msg::Traced { asked, trace } => {
+            super::trace::arrived(model, asked, trace);
+            Vec::new()
+        }
         Msg::Drift { scope, key, drift } => {
             super::drift::arrived(model, (scope, key), drift);
             Vec::new()
@@ -241,7 +245,11 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     // the objects it links to before.
     let scrolls = match model.screen().view {
         View::Detail { .. } => model.reads.fetched.is_some(),
-        View::Audit | View::Proposals | View::History { .. } | View::Workloads { .. } => true,
+        View::Audit
+        | View::Proposals
+        | View::History { .. }
+        | View::Workloads { .. }
+        | View::Trace(_) => true,
         _ => false,
     };
     if scrolls && scroll_fetched(model, action) {
@@ -309,6 +317,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         }
         Action::Events | Action::Yaml | Action::Runs => return fetch(model, action),
         Action::Workloads => return super::evidence::ask(model),
+        Action::Trace => return super::trace::ask(model),
         Action::Approve => return super::proposal_action::approve(model),
         Action::Reject if model.screen().view == View::Proposals => {
             model.input = Input::Command("reject ".into());

@@ -91,6 +91,8 @@ pub enum View {
     /// What assistants proposed (`fluxfleet mcp --propose`), newest first, for a person to
     /// approve or reject.
     Proposals,
+    /// Where an object comes from on every cluster (`T`): each copy's chain, folded.
+    Trace(Box<crate::fleet::trace::Asked>),
     /// Same revision, different result: the copies in the scope that applied something other
     /// than most copies on their revision, and the releases drifted live; of one object, or all
     /// (`:drift`, `D` on a rollout matrix or an object).
@@ -114,9 +116,11 @@ impl View {
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
             View::Proposals => Context::Proposals,
-            View::Audit | View::History { .. } | View::Workloads { .. } | View::Drift { .. } => {
-                Context::Global
-            }
+            View::Audit
+            | View::History { .. }
+            | View::Workloads { .. }
+            | View::Drift { .. }
+            | View::Trace(_) => Context::Global,
         }
     }
 
@@ -137,7 +141,8 @@ impl View {
             | View::Results
             | View::Audit
             | View::Proposals
-            | View::Workloads { .. } => Scope::Fleet,
+            | View::Workloads { .. }
+            | View::Trace(_) => Scope::Fleet,
         }
     }
 
@@ -159,7 +164,8 @@ impl View {
             | View::Proposals
             | View::History { .. }
             | View::Workloads { .. }
-            | View::Drift { .. } => &[],
+            | View::Drift { .. }
+            | View::Trace(_) => &[],
         }
     }
 }
@@ -348,6 +354,8 @@ pub enum Fetched {
     Runs(crate::fleet::runs::Runs),
     /// What broke inside, folded over the clusters read.
     Workloads(Box<crate::fleet::workload::fold::Folded>),
+    /// Where an object comes from, its copies' chains folded.
+    Trace(Box<crate::fleet::trace::Trace>),
     Failed(&'static str, String),
 }
 

@@ -103,6 +103,19 @@ impl super::run::Effects for Clusters {
                     });
                 });
             }
+            Effect::FetchTrace { asked, infos } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let infos: Vec<crate::fleet::ClusterInfo> =
+                        infos.iter().map(|i| (**i).clone()).collect();
+                    let how = crate::session::evidence::Gather::default();
+                    let trace = crate::session::traced::gather(&reader, &infos, &asked, how).await;
+                    let _ = results.send(Msg::Traced {
+                        asked,
+                        trace: Box::new(trace),
+                    });
+                });
+            }
             Effect::ReadDrift { scope, key, plan } => {
                 let reader = self.reader.clone();
                 let warm = self.warm;

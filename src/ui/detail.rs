@@ -290,7 +290,8 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             " events · yaml · runs · workloads ".into(),
             message(
                 "press e for the events, y for the YAML, h for its last runs, w for what broke \
-                 inside: its workloads, pods, Warning events and log tails (read from the cluster)"
+                 inside: its workloads, pods, Warning events and log tails (read from the cluster), \
+                 T for where it comes from on every cluster"
                     .into(),
                 Slot::Dim,
             ),
@@ -298,6 +299,11 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
         Some(Fetched::Workloads(folded)) => (
             " workloads · what broke inside ".into(),
             Paragraph::new(super::workloads::lines(folded, theme)).wrap(Wrap { trim: false }),
+        ),
+        // A trace has a view of its own; shown here only if it was left there.
+        Some(Fetched::Trace(trace)) => (
+            " trace ".into(),
+            Paragraph::new(super::trace::lines(trace, theme)).wrap(Wrap { trim: false }),
         ),
         Some(Fetched::Loading(what)) => (
             format!(" {what} "),

@@ -184,3 +184,34 @@ pub fn message_cell(o: &crate::fleet::FluxSummary, theme: &Theme) -> Cell<'stati
         .unwrap_or_else(|| crate::units::one_line(o.message.as_deref().unwrap_or("")).into_owned());
     Cell::from(Span::styled(text, theme.style(slot)))
 }
+
+/// A view of fetched lines (`w`'s evidence, `T`'s trace): bordered, wrapped, titled, scrolled
+/// as far as the model says and no further.
+pub fn fetched_view(
+    frame: &mut Frame,
+    area: Rect,
+    model: &Model,
+    theme: &Theme,
+    (title, lines): (String, Vec<Line<'static>>),
+) {
+    use ratatui::widgets::{Paragraph, Wrap};
+    let max = overflow(lines.clone(), area);
+    let block = Block::bordered()
+        .border_type(BorderType::Rounded)
+        .border_style(theme.style(Slot::BorderFocused))
+        .title(Span::styled(title, theme.style(Slot::Title)));
+    let paragraph = Paragraph::new(lines)
+        .block(block)
+        .wrap(Wrap { trim: false });
+    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    frame.render_widget(paragraph.scroll((scroll, 0)), area);
+}
+
+/// How many of `lines`, wrapped inside a border, do not fit in `area`.
+pub fn overflow(lines: Vec<Line<'static>>, area: Rect) -> usize {
+    use ratatui::widgets::{Paragraph, Wrap};
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .line_count(area.width.saturating_sub(2))
+        .saturating_sub(usize::from(area.height.saturating_sub(2)))
+}

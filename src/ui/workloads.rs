@@ -6,7 +6,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, BorderType, Paragraph, Wrap};
 
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
@@ -206,7 +205,6 @@ pub fn draw(
     key: &ObjectKey,
     count: usize,
 ) {
-    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
     let title = format!(
         " what broke inside {} {}/{} · {} ",
         key.kind,
@@ -214,23 +212,11 @@ pub fn draw(
         key.name,
         crate::units::count(count, "cluster", "clusters")
     );
-    let block = Block::bordered()
-        .border_type(BorderType::Rounded)
-        .border_style(theme.style(Slot::BorderFocused))
-        .title(Span::styled(title, theme.style(Slot::Title)));
-    let paragraph = Paragraph::new(lines)
-        .block(block)
-        .wrap(Wrap { trim: false });
-    let max = max_scroll(model, theme, area);
-    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
-    frame.render_widget(paragraph.scroll((scroll, 0)), area);
+    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
+    super::widgets::fetched_view(frame, area, model, theme, (title, lines));
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
-    let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
-    paragraph
-        .line_count(area.width.saturating_sub(2))
-        .saturating_sub(usize::from(area.height.saturating_sub(2)))
+    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme), area)
 }

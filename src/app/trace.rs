@@ -1,0 +1,60 @@
+//! `T`: where an object comes from on every cluster — the detail view's object, or, once `w`
+//! has read them, the workload shown first — traced on the whole fleet and folded, in a view
+//! of its own (as `fluxfleet trace` says it).
+
+use super::message::Effect;
+use super::model::Model;
+use super::view::{Fetched, View};
+use crate::fleet::trace::{Asked, Trace, resource::Resource};
+
+/// What `T` traces here: the first workload `w` read in the detail view, else its object.
+fn asked_here(model: &Model) -> Option<Asked> {
+    let View::Detail { key, .. } = &model.screen().view else {
+        return None;
+    };
+    let (kind, namespace, name) = match &model.reads.fetched {
+        Some(Fetched::Workloads(folded)) if !folded.lines.is_empty() => {
+            let w = &folded.lines[0].workload;
+            (
+                w.kind.as_str().to_string(),
+                w.namespace.clone(),
+                w.name.clone(),
+            )
+        }
+        _ => (
+            key.kind.as_str().to_string(),
+            key.namespace.to_string(),
+            key.name.to_string(),
+        ),
+    };
+    Some(Asked {
+        resource: Resource::named(&kind).ok().flatten(),
+        kind,
+        namespace,
+        name,
+    })
+}
+
+pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
+    let Some(asked) = asked_here(model) else {
+        model.flash =
+            Some("T traces the object of a detail view (or the workload w read there)".into());
+        return Vec::new();
+    };
+    let infos = model
+        .index
+        .entries()
+        .filter(|(_, c)| !c.retired)
+        .map(|(_, c)| c.info.clone())
+        .collect();
+    model.push(View::Trace(Box::new(asked.clone())));
+    model.set_fetched(Some(Fetched::Loading("trace")));
+    vec![Effect::FetchTrace { asked, infos }]
+}
+
+/// The trace arrived: shown if the user still looks at it.
+pub(super) fn arrived(model: &mut Model, asked: Asked, trace: Box<Trace>) {
+    if model.screen().view == View::Trace(Box::new(asked)) {
+        model.set_fetched(Some(Fetched::Trace(trace)));
+    }
+}

@@ -1,0 +1,125 @@
+//! `T` in the detail view: where its object comes from on every cluster, in a view of its own;
+//! once `w` has read its workloads, where the first of them comes from.
+
+use super::*;
+use fluxfleet::fleet::trace::{Applier, Chain, Copy, Link, fold};
+
+/// A trace of `kind apps/name`: applied by Kustomization flux-system/apps on `a`, by hand on
+/// `b`.
+fn traced(kind: &str, name: &str, a: &[&str], b: &[&str]) -> fluxfleet::fleet::trace::Trace {
+    let chain = |appliers: Vec<Applier>| Chain {
+        objects: vec![Link {
+            kind: kind.into(),
+            namespace: "apps".into(),
+            name: name.into(),
+        }],
+        appliers,
+        stop: None,
+    };
+    let apps = Applier {
+        kind: FluxKind::Kustomization,
+        namespace: "flux-system".into(),
+        name: "apps".into(),
+        revision: Some("main@sha1:1a2b3c".into()),
+        origin_revision: None,
+        source: None,
+    };
+    let read = a
+        .iter()
+        .map(|c| (c.to_string(), Ok(Copy::Found(chain(vec![apps.clone()])))))
+        .chain(
+            b.iter()
+                .map(|c| (c.to_string(), Ok(Copy::Found(chain(Vec::new()))))),
+        )
+        .collect();
+    fold(read)
+}
+
+#[test]
+fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
+    let (mut m, _, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('T'));
+    let [Effect::FetchTrace { asked, infos }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        (
+            asked.kind.as_str(),
+            asked.namespace.as_str(),
+            asked.name.as_str()
+        ),
+        ("HelmRelease", redis.namespace.as_ref(), redis.name.as_ref())
+    );
+    // Every cluster of the fleet, not only the detail view's.
+    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(m.screen().view, View::Trace(Box::new(asked.clone())));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    // An answer about something else changes nothing; its own is shown.
+    let mut other = asked.clone();
+    other.name = "other".into();
+    update(
+        &mut m,
+        Msg::Traced {
+            asked: other,
+            trace: Box::new(traced("HelmRelease", "x", &["pay-prod-eu"], &[])),
+        },
+    );
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    let trace = traced(
+        "HelmRelease",
+        &redis.name,
+        &["pay-prod-eu", "pay-prod-us", "shop-dev-1"],
+        &["shop-dev-2"],
+    );
+    update(
+        &mut m,
+        Msg::Traced {
+            asked: asked.clone(),
+            trace: Box::new(trace),
+        },
+    );
+    let screen = common::tui::screen(&mut m, 140, 16);
+    assert!(
+        screen.contains("on 4 of 4 clusters — 2 chains: the copies differ"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("differs: HelmRelease apps/redis — not managed by Flux"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("pay-prod-eu, pay-prod-us, shop-dev-1"),
+        "{screen}"
+    );
+    key(&mut m, KeyCode::Esc);
+    assert!(matches!(m.screen().view, View::Detail { .. }));
+}
+
+#[test]
+fn once_w_has_read_the_workloads_t_traces_the_first_of_them() {
+    let (mut m, cluster, redis) = redis_detail();
+    keys(&mut m, KeyCode::Char('w'));
+    let folded = apps_evidence(&["pay-prod-eu"]);
+    let first = folded.lines[0].workload.clone();
+    update(
+        &mut m,
+        Msg::Workloads {
+            key: redis,
+            clusters: vec![cluster].into(),
+            folded: Box::new(folded),
+        },
+    );
+    let effects = keys(&mut m, KeyCode::Char('T'));
+    let [Effect::FetchTrace { asked, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(asked.kind, first.kind.as_str());
+    assert_eq!(
+        (asked.namespace.as_str(), asked.name.as_str()),
+        (first.namespace.as_str(), first.name.as_str())
+    );
+    assert!(
+        asked.resource.is_some(),
+        "a workload kind is known without asking"
+    );
+}
