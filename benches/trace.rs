@@ -4,7 +4,9 @@
 //! trace and the GETs the clusters answered (the simulator's `/sim/stats`, discovery and
 //! watches aside); the simulator runs in-process on the same cores.
 //!
-//! `cargo bench --bench trace [-- CLUSTERS [ROUNDS]]` (default 1000 clusters, 3 rounds).
+//! `cargo bench --bench trace [-- CLUSTERS [ROUNDS]]` (default 1000 clusters, 3 rounds);
+//! `TRACE_SCENARIO=uniform` for a fleet without the story's flaky and unreachable clusters,
+//! `TRACE_WATCH=all` or `summary` for one of the two.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::{Duration, Instant};
@@ -37,7 +39,10 @@ async fn main() {
     let sim = fluxfleet_sim::start(fluxfleet_sim::Config {
         clusters,
         workspaces: 8,
-        scenario: Scenario::Story,
+        scenario: match std::env::var("TRACE_SCENARIO").as_deref() {
+            Ok("uniform") => Scenario::Uniform,
+            _ => Scenario::Story,
+        },
         out: dir.path().to_path_buf(),
         ..fluxfleet_sim::Config::default()
     })
@@ -56,7 +61,12 @@ async fn main() {
         namespace: "apps".into(),
         name: "apps".into(),
     };
-    for watch in [Watch::All, Watch::Summary] {
+    let watches = match std::env::var("TRACE_WATCH").as_deref() {
+        Ok("all") => vec![Watch::All],
+        Ok("summary") => vec![Watch::Summary],
+        _ => vec![Watch::All, Watch::Summary],
+    };
+    for watch in watches {
         let mut engine = Config::defaults().engine;
         engine.watch = watch;
         let mut live = Session::kube(&inventory, &engine);
@@ -72,12 +82,20 @@ async fn main() {
             let requests = gets(&sim) - before;
             times.push(took);
             let found: usize = trace.shapes.iter().map(|g| g.clusters.len()).sum();
+            let mut why: Vec<String> = trace
+                .unread
+                .iter()
+                .map(|u| u.error.word().to_string())
+                .collect();
+            why.sort();
+            why.dedup();
             println!(
-                "{watch:?} round {round}: {:.0} ms, {found} of {} clusters traced, {} not read, \
-                 {} shapes, {requests} GETs ({:.1} per cluster)",
+                "{watch:?} round {round}: {:.0} ms, {found} of {} clusters traced, {} not read \
+                 ({}), {} shapes, {requests} GETs ({:.1} per cluster)",
                 took.as_secs_f64() * 1000.0,
                 trace.clusters,
                 trace.unread.len(),
+                why.join(", "),
                 trace.shapes.len(),
                 requests as f64 / trace.clusters.max(1) as f64,
             );
