@@ -9,6 +9,9 @@
 //! `TRACE_WATCH=all` or `summary` for one of the two.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/story.rs"]
+mod story;
+
 use std::time::{Duration, Instant};
 
 use fluxfleet::config::{Config, Watch};
@@ -35,26 +38,11 @@ async fn main() {
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with('-'));
     let clusters: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1000);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
-    let dir = tempfile::tempdir().unwrap();
-    let sim = fluxfleet_sim::start(fluxfleet_sim::Config {
-        clusters,
-        workspaces: 8,
-        scenario: match std::env::var("TRACE_SCENARIO").as_deref() {
-            Ok("uniform") => Scenario::Uniform,
-            _ => Scenario::Story,
-        },
-        out: dir.path().to_path_buf(),
-        ..fluxfleet_sim::Config::default()
-    })
-    .await
-    .unwrap();
-    let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Lookup {
-            dirs: vec![dir.path().join("kubeconfigs")],
-            ..Default::default()
-        },
-        &Config::defaults(),
-    );
+    let scenario = match std::env::var("TRACE_SCENARIO").as_deref() {
+        Ok("uniform") => Scenario::Uniform,
+        _ => Scenario::Story,
+    };
+    let (_dir, sim, inventory) = story::fleet(clusters, scenario).await;
     let asked = Asked {
         kind: "deploy".into(),
         resource: Resource::named("deploy").unwrap(),

@@ -6,6 +6,9 @@
 //! `cargo bench --bench workloads [-- CLUSTERS [ROUNDS]]` (default 850 clusters, 5 rounds).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/story.rs"]
+mod story;
+
 use std::time::{Duration, Instant};
 
 use fluxfleet::config::Config;
@@ -21,23 +24,7 @@ async fn main() {
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with('-'));
     let clusters: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(850);
     let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
-    let dir = tempfile::tempdir().unwrap();
-    let sim = fluxfleet_sim::start(fluxfleet_sim::Config {
-        clusters,
-        workspaces: 8,
-        scenario: Scenario::Story,
-        out: dir.path().to_path_buf(),
-        ..fluxfleet_sim::Config::default()
-    })
-    .await
-    .unwrap();
-    let inventory = fluxfleet::inventory::load(
-        &fluxfleet::inventory::Lookup {
-            dirs: vec![dir.path().join("kubeconfigs")],
-            ..Default::default()
-        },
-        &Config::defaults(),
-    );
+    let (_dir, sim, inventory) = story::fleet(clusters, Scenario::Story).await;
     let mut live = Session::kube(&inventory, &Config::defaults().engine);
     live.settle(Duration::from_secs(120)).await;
     let filter = Filter {

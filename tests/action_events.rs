@@ -62,14 +62,7 @@ async fn run(sim: &common::Sim, data: &Path, config: &Path, args: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_action_leaves_one_event_on_each_target_saying_who_and_why() {
     let sim = common::start_with(|c| c.clusters = 3).await;
-    let mut names: Vec<String> = sim
-        .handle
-        .truth()
-        .iter()
-        .filter(|c| !c.management)
-        .map(|c| c.name.clone())
-        .collect();
-    names.sort();
+    let names = sim.workload_clusters();
     let (a, b, refusing) = (&names[0], &names[1], &names[2]);
     sim.handle.set_faults(
         refusing,

@@ -22,13 +22,7 @@ use serde_json::{Value, json};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_request_through_every_front_door_the_same_targets_and_the_same_refusals() {
     let sim = common::start_with(|c| c.clusters = 5).await;
-    let truth = sim.handle.truth();
-    let mut names: Vec<String> = truth
-        .iter()
-        .filter(|c| !c.management)
-        .map(|c| c.name.clone())
-        .collect();
-    names.sort();
+    let names = sim.workload_clusters();
     let (a, b) = (names[0].clone(), names[1].clone());
     let scratch = tempfile::tempdir().unwrap();
     let config = scratch.path().join("fluxfleet.toml");

@@ -54,7 +54,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
 
 /// The trace arrived: shown if the user still looks at it.
 pub(super) fn arrived(model: &mut Model, asked: Asked, trace: Box<Trace>) {
-    if model.screen().view == View::Trace(Box::new(asked)) {
+    if matches!(&model.screen().view, View::Trace(shown) if **shown == asked) {
         model.set_fetched(Some(Fetched::Trace(trace)));
     }
 }

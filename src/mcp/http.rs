@@ -19,14 +19,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full, Limited};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use secrecy::{ExposeSecret, SecretString};
@@ -38,11 +36,8 @@ use limits::{Limit, Limits, Who};
 
 mod challenge;
 mod limits;
+mod transport;
 
-/// Connections served at once; more wait to be accepted.
-const CONNECTIONS: usize = 256;
-/// A connection's TLS handshake and each request's head must arrive within this.
-const HEADS_WITHIN: Duration = Duration::from_secs(10);
 /// A token shorter than this is refused at start: it could be guessed.
 const TOKEN_MIN: usize = 16;
 /// A token file larger than this is not a token.
@@ -437,86 +432,12 @@ pub async fn start(
         no_origins: listen.allowed_origins.is_empty(),
         counts: counts.clone(),
     });
-    tokio::spawn(accept(listener, tls, gate, mcp, stop));
-    Ok(Serving { addr, counts })
-}
-
-async fn accept(
-    listener: TcpListener,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    gate: Arc<Gate>,
-    mcp: StreamableHttpService<Fleet, NeverSessionManager>,
-    stop: CancellationToken,
-) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(CONNECTIONS));
-    loop {
-        let Ok(permit) = slots.clone().acquire_owned().await else {
-            return;
-        };
-        let (stream, peer) = tokio::select! {
-            _ = stop.cancelled() => return,
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    tracing::debug!(error = %e, "accepting an MCP connection");
-                    continue;
-                }
-            },
-        };
-        let (gate, mcp, tls, stop) = (gate.clone(), mcp.clone(), tls.clone(), stop.clone());
-        tokio::spawn(async move {
-            let served = async {
-                match tls {
-                    Some(tls) => {
-                        let handshake = tokio::time::timeout(HEADS_WITHIN, tls.accept(stream));
-                        match handshake.await {
-                            Ok(Ok(stream)) => connection(stream, peer, gate, mcp).await,
-                            Ok(Err(e)) => tracing::debug!(error = %e, %peer, "MCP TLS handshake"),
-                            Err(_) => tracing::debug!(%peer, "MCP TLS handshake timed out"),
-                        }
-                    }
-                    None => connection(stream, peer, gate, mcp).await,
-                }
-            };
-            tokio::select! {
-                _ = stop.cancelled() => {}
-                () = served => {}
-            }
-            drop(permit);
-        });
-    }
-}
-
-/// Serves one connection, HTTP/1.1 or HTTP/2.
-async fn connection<IO>(
-    stream: IO,
-    peer: SocketAddr,
-    gate: Arc<Gate>,
-    mcp: StreamableHttpService<Fleet, NeverSessionManager>,
-) where
-    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
-    let service = hyper::service::service_fn(move |request| {
+    let answer = move |request, peer: SocketAddr| {
         let (gate, mcp) = (gate.clone(), mcp.clone());
-        async move { Ok::<_, Infallible>(gate.answer(request, peer.ip(), mcp).await) }
-    });
-    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADS_WITHIN)
-        .max_buf_size(64 * 1024);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(32)
-        .max_header_list_size(64 * 1024);
-    if let Err(e) = builder
-        .serve_connection(TokioIo::new(stream), service)
-        .await
-    {
-        tracing::debug!(error = %e, %peer, "an MCP connection");
-    }
+        async move { gate.answer(request, peer.ip(), mcp).await }
+    };
+    tokio::spawn(transport::accept(listener, tls, answer, stop));
+    Ok(Serving { addr, counts })
 }
 
 #[cfg(test)]
