@@ -1,6 +1,6 @@
 //! Fleet trace, measured: the `apps` Deployment of the story fleet traced on every cluster, as
 //! `fluxfleet trace deploy apps -n apps` traces it — once from a fleet watched whole, once from
-//! a summarized one (each cluster opened on demand, as `workloads` opens it). Wall time per
+//! a summarized one (each cluster reached over a connection of its own). Wall time per
 //! trace and the GETs the clusters answered (the simulator's `/sim/stats`, discovery and
 //! watches aside); the simulator runs in-process on the same cores.
 //!

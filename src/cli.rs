@@ -22,6 +22,7 @@ mod proposals;
 pub mod scope;
 mod sim;
 mod trace;
+mod tree;
 mod tui;
 pub mod usage;
 mod workloads;
@@ -34,6 +35,7 @@ pub use mcp::McpArgs;
 pub use proposals::{ApproveArgs, ProposalsArgs, RejectArgs};
 pub use sim::SimArgs;
 pub use trace::TraceArgs;
+pub use tree::TreeArgs;
 pub use tui::{DemoArgs, TuiArgs};
 pub use workloads::WorkloadsArgs;
 
@@ -153,6 +155,12 @@ pub enum Command {
     /// every other chain named with its clusters. Exit 9 when the copies differ.
     #[command(after_help = trace::EXIT_CODES)]
     Trace(TraceArgs),
+    /// What a Kustomization or HelmRelease put on every cluster, as `flux tree` draws it: its
+    /// inventory, the Kustomizations and HelmReleases in it followed down — one tree for the
+    /// fleet, each node on how many clusters and ready on how many, the nodes some clusters lack
+    /// named with them. Exit 9 when the clusters' trees differ.
+    #[command(after_help = tree::EXIT_CODES)]
+    Tree(TreeArgs),
     /// Print the resolved fleet (cluster, workspace, server, labels, source) without watching it.
     #[command(after_help = EXIT_CODES)]
     Inventory(InventoryArgs),

@@ -21,6 +21,7 @@ pub mod roots;
 pub mod shapes;
 pub mod table;
 pub mod trace;
+pub mod tree;
 mod watch;
 pub mod workloads;
 

@@ -26,6 +26,7 @@ pub mod runs;
 mod summary;
 pub mod suspect;
 pub mod trace;
+pub mod tree;
 pub mod verbs;
 pub mod workload;
 

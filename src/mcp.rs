@@ -15,6 +15,7 @@ mod state;
 mod strict;
 mod tools;
 mod trace;
+mod tree;
 mod workloads;
 mod writes;
 

@@ -233,6 +233,15 @@ impl Reader {
         self.of(cluster)?.trace(&cluster.key, asked).await
     }
 
+    /// What `root` put on `cluster` (see [`crate::source::Read::tree`]).
+    pub async fn tree(
+        &self,
+        cluster: &ClusterInfo,
+        root: &ObjectKey,
+    ) -> Result<crate::fleet::tree::Grown, ReadError> {
+        self.of(cluster)?.tree(&cluster.key, root).await
+    }
+
     /// A kubeconfig that reaches `cluster`, for a program that only reads (a plugin with
     /// `writes = false`); a writing one gets it from [`Writer::kubeconfig`].
     pub fn kubeconfig(&self, cluster: &ClusterInfo) -> Result<kube::config::Kubeconfig, ReadError> {

@@ -92,6 +92,20 @@ pub trait Read: Send + Sync {
         })
     }
 
+    /// What the Kustomization or HelmRelease `root` put on `cluster`, followed down (read-only,
+    /// bounded).
+    fn tree<'a>(
+        &'a self,
+        _cluster: &'a ClusterKey,
+        _root: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
+        Box::pin(async {
+            Err(ReadError::NoKubeconfig(
+                "where this cluster's state comes from, its trees cannot be read".into(),
+            ))
+        })
+    }
+
     /// A kubeconfig that reaches `cluster` (one context, its cluster and user), for a program
     /// the user hands it to; an error saying why where this source has none.
     fn kubeconfig(&self, _cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {

@@ -80,6 +80,9 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     if let View::Trace(_) = model.screen().view {
         return trace::max_scroll(model, theme, body);
     }
+    if let View::Tree(_) = model.screen().view {
+        return trace::tree_max_scroll(model, theme, body);
+    }
     detail::fetched_max_scroll(model, theme, body)
 }
 
@@ -117,6 +120,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         }
         View::Drift { .. } => drift::draw(frame, body, model, theme),
         View::Trace(asked) => trace::draw(frame, body, model, theme, asked),
+        View::Tree(root) => trace::draw_tree(frame, body, model, theme, root),
     }
     if let Some(confirm) = &model.confirm {
         draw_confirm(frame, body, model, theme, confirm);
@@ -153,6 +157,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
             View::Drift { scope, key: None } => format!("drift in {}", scope_name(index, *scope)),
             View::Drift { key: Some(key), .. } => format!("drift of {} {}", key.kind, key.name),
             View::Trace(asked) => format!("trace of {} {}", asked.kind, asked.name),
+            View::Tree(root) => format!("tree of {} {}", root.kind, root.name),
         })
         .collect()
 }

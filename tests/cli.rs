@@ -251,6 +251,10 @@ fn every_command_offers_only_the_options_it_uses() {
             "trace",
             with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
         ),
+        (
+            "tree",
+            with(&[&fleet, &scope, &["watch-mode", "output", "timeout"]]),
+        ),
         ("inventory", with(&[&fleet, &["output"]])),
         ("suspend", with(&[&fleet, &scope, &act, &["reason"]])),
         ("resume", with(&[&fleet, &scope, &act])),

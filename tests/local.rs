@@ -67,6 +67,7 @@ mod timelines;
 mod timelines_sim;
 mod trace;
 mod trace_real;
+mod tree;
 mod tui;
 mod tui_incidents;
 mod tui_live;

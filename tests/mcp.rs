@@ -34,6 +34,7 @@ async fn every_tool_answers_as_the_commands_do_for_the_same_scope_a_page_at_a_ti
             "rollouts",
             "root_causes",
             "trace",
+            "tree",
             "workloads"
         ]
     );

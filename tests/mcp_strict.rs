@@ -39,6 +39,7 @@ fn valid_calls(cluster: &str, ring: &str) -> Vec<(&'static str, Value)> {
             "trace",
             json!({ "kind": "deploy", "name": "apps", "namespace": "apps" }),
         ),
+        ("tree", json!({ "kind": "ks", "name": "flux-system" })),
         ("suspend", object.clone()),
         ("resume", object.clone()),
         ("reconcile", object.clone()),

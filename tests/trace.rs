@@ -161,6 +161,35 @@ async fn a_trace_names_exactly_the_copies_whose_chain_differs() {
         }
     }
 
+    // Summarized, with room to open one cluster at a time: each is reached over a connection
+    // of its own for the trace, and answers the same chains (opening them would close all but
+    // the last again before it was read).
+    let config = sim.dir.path().join("one-warm.toml");
+    std::fs::write(&config, "[engine]\nwarm_clusters = 1\n").unwrap();
+    let summarized = common::fluxfleet()
+        .env("FLUXFLEET_CONFIG", &config)
+        .args(["trace", "deploy", "apps", "-n", "apps", "-o", "json"])
+        .args(["--watch-mode", "summary", "--kubeconfig-dir"])
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    let summarized: Value = serde_json::from_slice(&summarized.stdout).unwrap();
+    let clusters_of = |traced: &Value| -> Vec<Value> {
+        traced["shapes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["clusters"].clone())
+            .collect()
+    };
+    assert_eq!(clusters_of(&summarized), clusters_of(&traced));
+    let unread_of = |traced: &Value| -> Vec<Value> {
+        let unread = traced["unread"].as_array().unwrap();
+        unread.iter().map(|u| u["cluster"].clone()).collect()
+    };
+    assert_eq!(unread_of(&summarized), unread_of(&traced));
+
     // The MCP tool answers the same shapes, a page at a time.
     let client = common::mcp::connect(sim.dir.path(), &[]).await;
     let asked =

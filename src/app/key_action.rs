@@ -37,6 +37,7 @@ pub enum Action {
     Drift,
     Workloads,
     Trace,
+    Tree,
     Mark,
     Suspend,
     Resume,
@@ -52,7 +53,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 43] = [
+    pub const ALL: [Action; 44] = [
         Action::Quit,
         Action::Help,
         Action::Command,
@@ -84,6 +85,7 @@ impl Action {
         Action::Drift,
         Action::Workloads,
         Action::Trace,
+        Action::Tree,
         Action::Mark,
         Action::Suspend,
         Action::Resume,
@@ -132,6 +134,7 @@ impl Action {
             Action::Drift => "drift",
             Action::Workloads => "workloads",
             Action::Trace => "trace",
+            Action::Tree => "tree",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",
@@ -203,6 +206,9 @@ impl Action {
             Action::Trace => {
                 "where it comes from on every cluster: the Kustomization or HelmRelease that applied it, its source and revision, and the copies that differ (of the workload shown first, once w has read them)"
             }
+            Action::Tree => {
+                "a Kustomization's or HelmRelease's tree on every cluster, as flux tree draws it: the nodes some clusters lack, and how many hold each ready"
+            }
             Action::Mark => {
                 "mark or unmark (:mark every row shown, :mark stuck the stuck ones, :unmark)"
             }
@@ -247,6 +253,7 @@ impl Action {
             Action::Runs => "runs",
             Action::Workloads => "workloads",
             Action::Trace => "trace",
+            Action::Tree => "tree",
             Action::Mark => "mark",
             Action::Suspend => "suspend",
             Action::Resume => "resume",

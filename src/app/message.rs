@@ -33,6 +33,11 @@ pub enum Msg {
         asked: crate::fleet::trace::Asked,
         trace: Box<crate::fleet::trace::Trace>,
     },
+    /// What `root` put on every cluster read, folded into one tree.
+    Grown {
+        root: ObjectKey,
+        tree: Box<crate::fleet::tree::Tree>,
+    },
     /// How one target of run `run` ended (or that its patch was accepted).
     Acted {
         run: u64,
@@ -91,6 +96,11 @@ pub enum Effect {
     /// Trace `asked` on each of `infos` and fold the chains.
     FetchTrace {
         asked: crate::fleet::trace::Asked,
+        infos: Vec<Arc<ClusterInfo>>,
+    },
+    /// Grow `root`'s tree on each of `infos` and fold them.
+    FetchTree {
+        root: ObjectKey,
         infos: Vec<Arc<ClusterInfo>>,
     },
     /// Read the copies of the object `plan` is for (drift asked of one object in `scope`).

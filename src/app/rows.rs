@@ -141,7 +141,8 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
         | View::Proposals
         | View::History { .. }
         | View::Workloads { .. }
-        | View::Trace(_) => {}
+        | View::Trace(_)
+        | View::Tree(_) => {}
     }
     if screen.reverse {
         rows.ids.reverse();

@@ -88,6 +88,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             super::trace::arrived(model, asked, trace);
             Vec::new()
         }
+        Msg::Grown { root, tree } => {
+            super::trace::grown(model, root, tree);
+            Vec::new()
+        }
         Msg::Drift { scope, key, drift } => {
             super::drift::arrived(model, (scope, key), drift);
             Vec::new()
@@ -249,7 +253,8 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         | View::Proposals
         | View::History { .. }
         | View::Workloads { .. }
-        | View::Trace(_) => true,
+        | View::Trace(_)
+        | View::Tree(_) => true,
         _ => false,
     };
     if scrolls && scroll_fetched(model, action) {
@@ -318,6 +323,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Events | Action::Yaml | Action::Runs => return fetch(model, action),
         Action::Workloads => return super::evidence::ask(model),
         Action::Trace => return super::trace::ask(model),
+        Action::Tree => return super::trace::tree(model),
         Action::Approve => return super::proposal_action::approve(model),
         Action::Reject if model.screen().view == View::Proposals => {
             model.input = Input::Command("reject ".into());

@@ -93,6 +93,8 @@ pub enum View {
     Proposals,
     /// Where an object comes from on every cluster (`T`): each copy's chain, folded.
     Trace(Box<crate::fleet::trace::Asked>),
+    /// A Kustomization's or HelmRelease's tree on every cluster.
+    Tree(Box<ObjectKey>),
     /// Same revision, different result: the copies in the scope that applied something other
     /// than most copies on their revision, and the releases drifted live; of one object, or all
     /// (`:drift`, `D` on a rollout matrix or an object).
@@ -120,7 +122,8 @@ impl View {
             | View::History { .. }
             | View::Workloads { .. }
             | View::Drift { .. }
-            | View::Trace(_) => Context::Global,
+            | View::Trace(_)
+            | View::Tree(_) => Context::Global,
         }
     }
 
@@ -142,7 +145,8 @@ impl View {
             | View::Audit
             | View::Proposals
             | View::Workloads { .. }
-            | View::Trace(_) => Scope::Fleet,
+            | View::Trace(_)
+            | View::Tree(_) => Scope::Fleet,
         }
     }
 
@@ -165,7 +169,8 @@ impl View {
             | View::History { .. }
             | View::Workloads { .. }
             | View::Drift { .. }
-            | View::Trace(_) => &[],
+            | View::Trace(_)
+            | View::Tree(_) => &[],
         }
     }
 }
@@ -356,6 +361,8 @@ pub enum Fetched {
     Workloads(Box<crate::fleet::workload::fold::Folded>),
     /// Where an object comes from, its copies' chains folded.
     Trace(Box<crate::fleet::trace::Trace>),
+    /// A tree, the clusters' folded into one.
+    Tree(Box<crate::fleet::tree::Tree>),
     Failed(&'static str, String),
 }
 

@@ -11,7 +11,9 @@ use super::{Cli, Command};
 use crate::acting::{act, approve};
 use crate::export::outcome::{Edge, Ended, Failed};
 use crate::export::query::Query;
-use crate::export::{alert, drift, gate, get, inventory, proposals, rollout, trace, workloads};
+use crate::export::{
+    alert, drift, gate, get, inventory, proposals, rollout, trace, tree, workloads,
+};
 use crate::fleet::verbs::Verb;
 use tokio_util::sync::CancellationToken;
 
@@ -67,6 +69,10 @@ pub fn run(cli: Cli) -> ExitCode {
         Some(Command::Trace(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| trace::trace(r, edge()), ended);
+        }
+        Some(Command::Tree(args)) => {
+            let request = args.request();
+            return report(&runtime, request, |r| tree::tree(r, edge()), ended);
         }
         Some(Command::Alert(args)) => {
             let deadline = args.stop.shutdown_timeout;

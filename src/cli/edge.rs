@@ -33,7 +33,7 @@ pub mod exit {
     pub const NOT_READY: u8 = 7;
     /// `drift`: some copies on a revision applied something else, or a release drifted live.
     pub const DRIFTED: u8 = 8;
-    /// `trace`: the copies found do not share one chain.
+    /// `trace`: the copies found do not share one chain; `tree`: the clusters' trees differ.
     pub const DIVERGED: u8 = 9;
 }
 

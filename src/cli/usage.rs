@@ -99,7 +99,7 @@ pub(super) fn trace_output(s: &str) -> Result<Output, Usage> {
     output(
         s,
         &[Output::Table, Output::Json],
-        "trace prints table or json",
+        "trace and tree print table or json",
     )
 }
 

@@ -103,27 +103,41 @@ impl<'a> Traced<'a> {
     }
 }
 
+/// The fleet opened, every cluster of `scope` read by `read` (a trace, a tree), the clusters not
+/// live said, and the fleet closed: what was read, and whether the inventory was clean.
+pub(super) async fn read_scope<T, F, Fut>(
+    (sources, scope, timeout): (&Sources, &Filter, Duration),
+    edge: &dyn Edge,
+    read: F,
+) -> Result<(T, bool), Failed>
+where
+    F: FnOnce(crate::session::Reader, Vec<crate::fleet::ClusterInfo>, Gather) -> Fut,
+    Fut: std::future::Future<Output = T>,
+{
+    let opened = fleet(sources, edge).await?;
+    let (config, clean) = (opened.config, opened.clean);
+    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
+    let settled = live.settle(timeout).await;
+    let clusters = in_scope(&live.index, scope);
+    let how = Gather {
+        timeout: timeout.min(Gather::default().timeout),
+        ..Gather::default()
+    };
+    let answer = read(live.reader(), clusters, how).await;
+    not_live(&live.index, scope, settled, jiff::Timestamp::now(), edge);
+    live.shutdown().await;
+    Ok((answer, clean))
+}
+
 /// `fluxfleet trace`.
 pub async fn trace(request: TraceQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
     let edge = edge.as_ref();
-    let opened = fleet(&request.sources, edge).await?;
-    let (config, clean) = (opened.config, opened.clean);
-    let mut live = Session::start(opened.fleet.sources(&config.engine, false));
-    let settled = live.settle(request.timeout).await;
-    let clusters = in_scope(&live.index, &request.clusters);
-    let how = Gather {
-        timeout: request.timeout.min(Gather::default().timeout),
-        ..Gather::default()
-    };
-    let trace = gather(&live.reader(), &clusters, &request.asked, how).await;
-    not_live(
-        &live.index,
-        &request.clusters,
-        settled,
-        jiff::Timestamp::now(),
-        edge,
-    );
-    live.shutdown().await;
+    let asked = &request.asked;
+    let scope = (&request.sources, &request.clusters, request.timeout);
+    let (trace, clean) = read_scope(scope, edge, |reader, clusters, how| async move {
+        gather(&reader, &clusters, asked, how).await
+    })
+    .await?;
     let traced = Traced::of(&request.asked, &trace);
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {

@@ -11,6 +11,19 @@ use serde::Serialize;
 pub const READ_ONLY_CLUSTER: &str =
     "read-only: this cluster's mode does not allow writes ([[modes]] in the config)";
 
+/// Percent-encodes everything but the unreserved characters of RFC 3986.
+pub fn query_escape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len() * 2);
+    for b in value.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// Why something of a cluster could not be read: what the caller can do about it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, thiserror::Error)]
 #[serde(tag = "reason", content = "message", rename_all = "camelCase")]

@@ -54,6 +54,15 @@ pub(super) struct Connected {
 }
 
 impl Connected {
+    /// A connection no task registered (one made for a read on demand).
+    pub(super) fn unregistered(http: Http, served: &[Served]) -> Connected {
+        Connected {
+            http: Arc::new(http),
+            versions: served.iter().map(|s| (s.kind, s.version.clone())).collect(),
+            identity: Arc::default(),
+        }
+    }
+
     /// This connection with every request sent as `who`, and an identity of its own (the
     /// credentials' review, cached for the connection, is not theirs).
     pub(super) fn sent_as(self, who: Arc<crate::source::Impersonation>) -> Connected {

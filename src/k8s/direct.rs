@@ -11,8 +11,6 @@ use tokio::sync::{Mutex, mpsc};
 use super::clients::{Clients, Registration};
 use super::reader::Reader;
 use super::task::connect::{self, Shared};
-use super::task::discovery::discover;
-use super::wire::transport::Protocol;
 use super::writer::Writer;
 use crate::config::{self, WriteGrant};
 use crate::fleet::index::Event;
@@ -82,31 +80,7 @@ impl Direct {
         if held.contains_key(&key) {
             return Ok(key);
         }
-        let mut protocol = connect::first_protocol(spec);
-        let (http, served) = loop {
-            let (http, _) = connect::client(spec, &self.shared, protocol)
-                .await
-                .map_err(|f| {
-                    ReadError::Unreachable(format!("connecting to {}: {}", spec.name, f.message))
-                })?;
-            let discovered =
-                tokio::time::timeout(self.timeout, discover(&http, &self.shared.kinds))
-                    .await
-                    .map_err(|_| ReadError::TimedOut(self.timeout))?;
-            match discovered {
-                Ok(found) => break (http, found.served),
-                Err(super::wire::api::Trouble::NotHttp2) if protocol == Protocol::Http2 => {
-                    protocol = Protocol::Http1;
-                }
-                Err(trouble) => {
-                    return Err(ReadError::Unreachable(format!(
-                        "connecting to {}: {}",
-                        spec.name,
-                        trouble.into_failure().message
-                    )));
-                }
-            }
-        };
+        let (http, served) = connect::on_demand(spec, &self.shared, self.timeout).await?;
         held.insert(
             key.clone(),
             self.clients.register(key.clone(), Arc::new(http), &served),
@@ -119,7 +93,7 @@ impl Direct {
         Reader {
             clients: self.clients.clone(),
             timeout: self.timeout,
-            warm: None,
+            summarized: None,
         }
     }
 

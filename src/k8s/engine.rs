@@ -60,7 +60,7 @@ impl Engine {
         let reader = Reader {
             clients,
             timeout: settings.connect_timeout,
-            warm: summary.then(|| shared.warm.clone()),
+            summarized: summary.then(|| shared.clone()),
         };
         Engine {
             cancel,

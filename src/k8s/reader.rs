@@ -18,8 +18,9 @@ use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 pub struct Reader {
     pub(super) clients: Arc<Clients>,
     pub(super) timeout: Duration,
-    /// Summarized clusters to open, when the engine summarizes.
-    pub(super) warm: Option<Arc<super::task::warm::Warm>>,
+    /// What the cluster tasks share, when the engine summarizes: summarized clusters are
+    /// opened through it, or reached over a connection of their own for one trace.
+    pub(super) summarized: Option<Arc<super::task::connect::Shared>>,
 }
 
 impl Reader {
@@ -40,7 +41,7 @@ impl Reader {
             let path = format!(
                 "/api/v1/namespaces/{}/events?fieldSelector={}",
                 key.namespace,
-                api::query_escape(&selector)
+                crate::fleet::read::query_escape(&selector)
             );
             let connected = &connected;
             async move { self.get(connected, &path).await }
@@ -80,24 +81,61 @@ impl Reader {
     }
 
     /// Where `asked` on `cluster` comes from: its owners and the Flux objects that applied it
-    /// (see [`super::trace`]); a summarized cluster is opened first, as for
-    /// [`Reader::workloads`].
+    /// (see [`super::trace`]). A summarized cluster is not opened (a trace asks every cluster,
+    /// and opening more than `engine.warm_clusters` closes the first again): it is reached over
+    /// a connection of its own, made within a connecting slot as its look is, and closed after.
     pub async fn trace(
         &self,
         cluster: &ClusterKey,
         asked: &crate::fleet::trace::Asked,
     ) -> Result<crate::fleet::trace::Copy, ReadError> {
-        let connected = self.reached(cluster).await?;
+        let connected = self.for_one_read(cluster).await?;
         super::trace::read(&connected, asked, self.timeout).await
+    }
+
+    /// `root`'s tree on `cluster` (see [`super::trace::tree`]), a summarized cluster reached
+    /// as for [`Reader::trace`].
+    pub async fn tree(
+        &self,
+        cluster: &ClusterKey,
+        root: &ObjectKey,
+    ) -> Result<crate::fleet::tree::Grown, ReadError> {
+        let connected = self.for_one_read(cluster).await?;
+        super::trace::tree(&connected, root, self.timeout).await
+    }
+
+    /// The connection of `cluster`, or for a summarized cluster one of its own for one read
+    /// (not registered: closed when dropped).
+    async fn for_one_read(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
+        let shared = match (self.clients.get(cluster), &self.summarized) {
+            (Some(connected), _) => return Ok(connected),
+            (None, Some(shared)) => shared,
+            (None, None) => return Err(ReadError::Unreachable(NOT_CONNECTED.into())),
+        };
+        let spec = self
+            .clients
+            .specs
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(cluster)
+            .cloned()
+            .ok_or(ReadError::Left)?;
+        let _slot = shared
+            .connecting
+            .acquire()
+            .await
+            .map_err(|_| ReadError::Unreachable("the engine is shutting down".into()))?;
+        let (http, served) = super::task::connect::on_demand(&spec, shared, self.timeout).await?;
+        Ok(Connected::unregistered(http, &served))
     }
 
     /// The connection of `cluster`; a cluster the engine only summarizes is opened first
     /// (watched for a while, as when the user opens it) and its connection waited for.
     async fn reached(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
-        match (self.clients.get(cluster), &self.warm) {
+        match (self.clients.get(cluster), &self.summarized) {
             (Some(connected), _) => Ok(connected),
-            (None, Some(warm)) => {
-                warm.open(cluster);
+            (None, Some(shared)) => {
+                shared.warm.open(cluster);
                 self.connected_within(cluster, self.timeout).await
             }
             (None, None) => Err(ReadError::Unreachable(NOT_CONNECTED.into())),
@@ -176,6 +214,14 @@ impl crate::source::Read for Reader {
         Box::pin(Reader::trace(self, cluster, asked))
     }
 
+    fn tree<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        root: &'a ObjectKey,
+    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
+        Box::pin(Reader::tree(self, cluster, root))
+    }
+
     fn workloads<'a>(
         &'a self,
         cluster: &'a ClusterKey,
@@ -185,15 +231,14 @@ impl crate::source::Read for Reader {
     }
 
     fn open(&self, cluster: &ClusterKey) {
-        if let Some(warm) = &self.warm {
-            warm.open(cluster);
+        if let Some(shared) = &self.summarized {
+            shared.warm.open(cluster);
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::json;
 
     #[test]
@@ -216,7 +261,7 @@ mod tests {
     #[test]
     fn field_selectors_are_escaped() {
         assert_eq!(
-            api::query_escape("involvedObject.kind=Kustomization,x=a b"),
+            crate::fleet::read::query_escape("involvedObject.kind=Kustomization,x=a b"),
             "involvedObject.kind%3DKustomization%2Cx%3Da%20b"
         );
     }

@@ -1,6 +1,7 @@
-//! Tracing one object on one connected cluster, read-only (GET only; Secrets are never asked
-//! for): [`crate::fleet::trace::walk`] over the cluster's connection, within a byte budget and
-//! a time per request, a read the server turned away for now tried again.
+//! Tracing one object on one connected cluster, and growing a Kustomization's or HelmRelease's
+//! tree there, read-only (GET only; Secrets are never asked for): [`crate::fleet::trace::walk`]
+//! and [`crate::fleet::tree::walk`] over the cluster's connection, within a byte budget and a
+//! time per request, a read the server turned away for now tried again.
 
 use std::time::Duration;
 
@@ -13,6 +14,8 @@ use crate::fleet::read::ReadError;
 use crate::fleet::trace::resource::flux;
 use crate::fleet::trace::walk::{Get, walk};
 use crate::fleet::trace::{Asked, Copy};
+use crate::fleet::tree::Grown;
+use crate::fleet::tree::walk::grow;
 
 /// Bytes read from one cluster for one trace, all requests together.
 const BUDGET: usize = 2 * 1024 * 1024;
@@ -47,6 +50,19 @@ impl Get for OnCluster<'_> {
             .object_path(key)
             .unwrap_or_else(|_| flux(key.kind, None).path(&key.namespace, &key.name))
     }
+}
+
+/// `root`'s tree on the cluster `connected` reaches (see [`crate::fleet::tree::walk`]).
+pub(super) async fn tree(
+    connected: &Connected,
+    root: &ObjectKey,
+    timeout: Duration,
+) -> Result<Grown, ReadError> {
+    let mut on = OnCluster {
+        reading: Reading::new(&connected.http, timeout, BUDGET),
+        connected,
+    };
+    grow(&mut on, root).await
 }
 
 /// `asked`'s chain on the cluster `connected` reaches.

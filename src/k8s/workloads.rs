@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::wire::api::{self, Http, Reason, Trouble, query_escape};
+use super::wire::api::{self, Http, Reason, Trouble};
 use super::wire::body;
+use crate::fleet::read::query_escape;
 use crate::fleet::workload::{
     Evidence, Kind, Log, ReadError, Unread, Workload, WorkloadRef, limits, parse,
 };

@@ -21,6 +21,7 @@ use crate::facts::{FluxKind, FluxRelease, Health};
 use crate::scenario::{Cast, Drift, Part, Runs, STALE_FOR};
 
 mod events;
+mod inventory;
 use events::corrected;
 pub use events::event;
 
@@ -430,6 +431,7 @@ pub fn populate(
         healths.insert(key, intent.health);
         store.put(Res::Flux(p.kind), obj, Some(intent));
     }
+    inventory::add_applied(&mut store);
     add_namespaces(&mut store, clock, namespaces.iter().map(String::as_str));
     for ev in events {
         store.put(Res::Event, ev, None);

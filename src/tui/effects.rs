@@ -116,6 +116,19 @@ impl super::run::Effects for Clusters {
                     });
                 });
             }
+            Effect::FetchTree { root, infos } => {
+                let reader = self.reader.clone();
+                tokio::spawn(async move {
+                    let infos: Vec<crate::fleet::ClusterInfo> =
+                        infos.iter().map(|i| (**i).clone()).collect();
+                    let how = crate::session::evidence::Gather::default();
+                    let tree = crate::session::traced::grow(&reader, &infos, &root, how).await;
+                    let _ = results.send(Msg::Grown {
+                        root,
+                        tree: Box::new(tree),
+                    });
+                });
+            }
             Effect::ReadDrift { scope, key, plan } => {
                 let reader = self.reader.clone();
                 let warm = self.warm;

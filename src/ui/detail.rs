@@ -291,7 +291,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             message(
                 "press e for the events, y for the YAML, h for its last runs, w for what broke \
                  inside: its workloads, pods, Warning events and log tails (read from the cluster), \
-                 T for where it comes from on every cluster"
+                 T for where it comes from on every cluster, i for its tree on every cluster"
                     .into(),
                 Slot::Dim,
             ),
@@ -304,6 +304,10 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
         Some(Fetched::Trace(trace)) => (
             " trace ".into(),
             Paragraph::new(super::trace::lines(trace, theme)).wrap(Wrap { trim: false }),
+        ),
+        Some(Fetched::Tree(tree)) => (
+            " tree ".into(),
+            Paragraph::new(super::trace::tree_lines(tree, theme)).wrap(Wrap { trim: false }),
         ),
         Some(Fetched::Loading(what)) => (
             format!(" {what} "),

@@ -1,5 +1,6 @@
 //! `T`: where an object comes from on every cluster — each chain the copies have, the most
-//! clusters first, its clusters under it; the clusters without it and those not read.
+//! clusters first, its clusters under it; the clusters without it and those not read. `i`: a
+//! Kustomization's or HelmRelease's tree on every cluster, folded into one.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,7 +8,9 @@ use ratatui::text::{Line, Span};
 
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::trace::{Asked, Trace};
+use crate::fleet::ObjectKey;
+use crate::fleet::trace::{Asked, Trace, Unread};
+use crate::fleet::tree::{Tree, drawn};
 use crate::fleet::workload::visible;
 
 /// The clusters named under a chain, at most; the rest counted.
@@ -54,18 +57,21 @@ pub fn lines(trace: &Trace, theme: &Theme) -> Vec<Line<'static>> {
             dim,
         )));
     }
-    if !trace.absent.is_empty() {
+    out.extend(elsewhere(&trace.absent, &trace.unread, theme));
+    out
+}
+
+/// The clusters without the object, and those not read with why.
+fn elsewhere(absent: &[String], unread: &[Unread], theme: &Theme) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    if !absent.is_empty() {
         out.push(Line::from(""));
         out.push(Line::from(Span::styled(
-            format!(
-                "not on {} clusters: {}",
-                trace.absent.len(),
-                clusters(&trace.absent)
-            ),
-            dim,
+            format!("not on {} clusters: {}", absent.len(), clusters(absent)),
+            theme.style(Slot::Dim),
         )));
     }
-    for u in &trace.unread {
+    for u in unread {
         out.push(Line::from(Span::styled(
             format!(
                 "not read on {}: {}",
@@ -105,4 +111,78 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, asked: 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme), area)
+}
+
+/// `i`: a tree's lines, as `fluxfleet tree` prints them: the nodes drawn as `flux tree` draws
+/// them, each with its clusters and, for a Flux object, how many hold it ready.
+pub fn tree_lines(tree: &Tree, theme: &Theme) -> Vec<Line<'static>> {
+    let (dim, found) = (theme.style(Slot::Dim), tree.found.len());
+    let mut out = vec![Line::from(format!(
+        "on {found} of {} clusters{}",
+        tree.clusters,
+        if tree.differs() {
+            " — the clusters' trees differ"
+        } else {
+            ""
+        }
+    ))];
+    out.push(Line::from(""));
+    for (node, drawn) in tree.nodes.iter().zip(drawn(&tree.nodes)) {
+        let on = match node.on == found {
+            true => Span::styled(format!("  on {}", node.on), dim),
+            false => Span::styled(
+                format!("  on {} of {found}", node.on),
+                theme.style(Slot::Warning),
+            ),
+        };
+        let mut spans = vec![Span::raw(visible(&drawn).into_owned()), on];
+        if let Some(ready) = node.ready {
+            let style = match ready == node.on {
+                true => theme.style(Slot::Ready),
+                false => theme.style(Slot::Failed),
+            };
+            spans.push(Span::styled(format!("  ready {ready}"), style));
+        }
+        out.push(Line::from(spans));
+        if !node.without.is_empty() {
+            out.push(Line::from(Span::styled(
+                format!("      not on {}", clusters(&node.without)),
+                dim,
+            )));
+        }
+        if !node.missing.is_empty() {
+            out.push(Line::from(Span::styled(
+                format!("      named but not found on {}", clusters(&node.missing)),
+                theme.style(Slot::Warning),
+            )));
+        }
+    }
+    out.extend(elsewhere(&tree.absent, &tree.unread, theme));
+    out
+}
+
+fn tree_shown(fetched: Option<&Fetched>, theme: &Theme) -> Vec<Line<'static>> {
+    match fetched {
+        Some(Fetched::Tree(tree)) => tree_lines(tree, theme),
+        _ => vec![Line::from(Span::styled(
+            "reading its tree from every cluster…",
+            theme.style(Slot::Dim),
+        ))],
+    }
+}
+
+pub fn draw_tree(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, root: &ObjectKey) {
+    let title = format!(
+        " tree of {} {}/{} ",
+        root.kind,
+        visible(&root.namespace),
+        visible(&root.name)
+    );
+    let lines = tree_shown(model.reads.fetched.as_ref(), theme);
+    super::widgets::fetched_view(frame, area, model, theme, (title, lines));
+}
+
+/// How far the tree view can scroll at this size.
+pub fn tree_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
+    super::widgets::overflow(tree_shown(model.reads.fetched.as_ref(), theme), area)
 }

@@ -123,3 +123,54 @@ fn once_w_has_read_the_workloads_t_traces_the_first_of_them() {
         "a workload kind is known without asking"
     );
 }
+
+#[test]
+fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
+    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    let (mut m, _, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('i'));
+    let [Effect::FetchTree { root, infos }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(root, &redis);
+    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(m.screen().view, View::Tree(Box::new(redis.clone())));
+    assert_eq!(m.reads.fetched, Some(Fetched::Loading("tree")));
+    // The release's Deployment on two clusters, its Service on one.
+    let planted = |with_service: bool| {
+        let mut root = Planted::leaf(Entry::of(&redis));
+        root.health = Some(fluxfleet::fleet::Health::Ready);
+        let id = |kind: &str, group: &str| format!("{}_redis_{group}_{kind}", redis.namespace);
+        root.children.push(Planted::leaf(
+            Entry::parse(&id("Deployment", "apps")).unwrap(),
+        ));
+        if with_service {
+            root.children
+                .push(Planted::leaf(Entry::parse(&id("Service", "")).unwrap()));
+        }
+        Ok(Grown::Found(root))
+    };
+    let tree = fluxfleet::fleet::tree::fold(vec![
+        ("pay-prod-eu".into(), planted(true)),
+        ("pay-prod-us".into(), planted(false)),
+    ]);
+    update(
+        &mut m,
+        Msg::Grown {
+            root: redis.clone(),
+            tree: Box::new(tree),
+        },
+    );
+    let screen = common::tui::screen(&mut m, 140, 16);
+    for said in [
+        "on 2 of 2 clusters — the clusters' trees differ",
+        &format!("├── Service/{}/redis  on 1 of 2", redis.namespace),
+        &format!("└── Deployment/{}/redis  on 2", redis.namespace),
+        "not on pay-prod-us",
+        "ready 2",
+    ] {
+        assert!(screen.contains(said), "{said}: {screen}");
+    }
+    key(&mut m, KeyCode::Esc);
+    assert!(matches!(m.screen().view, View::Detail { .. }));
+}

@@ -136,6 +136,18 @@ impl crate::source::Read for FromBus {
         })
     }
 
+    fn tree<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        root: &'a ObjectKey,
+    ) -> BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
+            direct.reader().tree(&key, root).await
+        })
+    }
+
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
         spec_of(self.direct.as_ref(), &self.servers, cluster).map(|spec| (*spec.kubeconfig).clone())
     }

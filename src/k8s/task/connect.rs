@@ -142,6 +142,33 @@ pub(in crate::k8s) async fn attempt(
     }
 }
 
+/// A connection of its own to `spec`'s cluster, for reads on demand, and the Flux kinds it
+/// serves: credentials, client, discovery within `timeout` (HTTP/1.1 where the server does
+/// not speak HTTP/2). Nothing registers it: it is closed when its last holder drops it.
+pub(in crate::k8s) async fn on_demand(
+    spec: &ClusterSpec,
+    shared: &Arc<Shared>,
+    timeout: Duration,
+) -> Result<(Http, Vec<Served>), crate::fleet::read::ReadError> {
+    use crate::fleet::read::ReadError;
+    let unreachable =
+        |message: String| ReadError::Unreachable(format!("connecting to {}: {message}", spec.name));
+    let mut protocol = first_protocol(spec);
+    loop {
+        let (http, _) = client(spec, shared, protocol)
+            .await
+            .map_err(|f| unreachable(f.message))?;
+        let discovered = tokio::time::timeout(timeout, discover(&http, &shared.kinds))
+            .await
+            .map_err(|_| ReadError::TimedOut(timeout))?;
+        match discovered {
+            Ok(found) => return Ok((http, found.served)),
+            Err(Trouble::NotHttp2) if protocol == Protocol::Http2 => protocol = Protocol::Http1,
+            Err(trouble) => return Err(unreachable(trouble.into_failure().message)),
+        }
+    }
+}
+
 /// Credentials (running an exec plugin if needed), then the HTTP service for `spec`; also when
 /// the credentials expire. No request is sent yet.
 pub(in crate::k8s) async fn client(

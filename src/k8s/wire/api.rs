@@ -356,19 +356,6 @@ async fn rejected(response: Response<ResponseBody>) -> Trouble {
     Trouble::refused(&status, asked)
 }
 
-/// Percent-encodes everything but the unreserved characters of RFC 3986.
-pub fn query_escape(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 2);
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
