@@ -3,6 +3,7 @@
 //! [`Sink`], the index gives every cluster its id, and reads and actions are routed to the
 //! source each cluster comes from.
 
+pub mod corrections;
 pub mod drift;
 pub mod evidence;
 pub mod open;
@@ -231,6 +232,19 @@ impl Reader {
         asked: &crate::fleet::trace::Asked,
     ) -> Result<crate::fleet::trace::Copy, ReadError> {
         self.of(cluster)?.trace(&cluster.key, asked).await
+    }
+
+    /// The events of every `kind` object in `namespace` on `cluster` (see
+    /// [`crate::source::Read::kind_events`]).
+    pub async fn kind_events(
+        &self,
+        cluster: &ClusterInfo,
+        namespace: &str,
+        kind: crate::fleet::FluxKind,
+    ) -> Result<Vec<ObjectEvent>, ReadError> {
+        self.of(cluster)?
+            .kind_events(&cluster.key, namespace, kind)
+            .await
     }
 
     /// What `root` put on `cluster` (see [`crate::source::Read::tree`]).

@@ -92,6 +92,20 @@ pub trait Read: Send + Sync {
         })
     }
 
+    /// The events of every `kind` object in `namespace` on `cluster`, newest first, read now.
+    fn kind_events<'a>(
+        &'a self,
+        _cluster: &'a ClusterKey,
+        _namespace: &'a str,
+        _kind: crate::fleet::FluxKind,
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
+        Box::pin(async {
+            Err(ReadError::NoKubeconfig(
+                "where this cluster's state comes from, its events cannot be read".into(),
+            ))
+        })
+    }
+
     /// What the Kustomization or HelmRelease `root` put on `cluster`, followed down (read-only,
     /// bounded).
     fn tree<'a>(

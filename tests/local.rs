@@ -68,6 +68,7 @@ mod timelines_sim;
 mod trace;
 mod trace_real;
 mod tree;
+mod tree_real;
 mod tui;
 mod tui_incidents;
 mod tui_live;

@@ -94,13 +94,13 @@ async fn read_tree(client: &kube::Client, root: &str, object: Value) -> BTreeSet
         };
         for id in ids {
             let (path, follow) = entry(&id);
+            // A bootstrapped Kustomization applies itself: left out, as `flux tree` does.
+            if at.last() == Some(&path) {
+                continue;
+            }
             let mut below = at.clone();
             below.push(path.clone());
             out.insert(below.clone());
-            // A bootstrapped Kustomization applies itself: not followed again.
-            if at.contains(&path) {
-                continue;
-            }
             if let Some(follow) = follow
                 && let Some(object) = get(client, &follow).await
             {

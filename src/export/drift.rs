@@ -16,6 +16,7 @@ use super::{Filter, output};
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::{FluxKind, Index};
 use crate::session::Session;
+use crate::session::corrections;
 use crate::session::drift as asked;
 use crate::session::evidence::Gather;
 use crate::session::resolve::Sources;
@@ -58,7 +59,13 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     };
     let found = match asked::plan(&live.index, filter) {
         Some(plan) => asked::asked(&plan, &live.reader(), now, (how, engine.warm_clusters)).await,
-        None => of(&live.index, filter, now),
+        None => {
+            // Fleet-wide, the Kustomizations' events too: a controller that keeps correcting.
+            let mut found = of(&live.index, filter, now);
+            let wanted = corrections::wanted(&live.index, filter);
+            corrections::corrected(&live.reader(), wanted, how, &mut found).await;
+            found
+        }
     };
     let mut out = io::BufWriter::new(io::stdout());
     let printed = write(&found, request.output, &mut out).and_then(|()| out.flush());

@@ -104,6 +104,26 @@ pub struct Live {
     pub correcting: Option<asked::Correcting>,
 }
 
+/// The live drift of the copy `copy` on `cluster` whose events (its own, newest first) say its
+/// controller keeps correcting live objects on the revision it applied; None where they do not.
+pub fn corrected(
+    copy: &crate::fleet::FluxSummary,
+    cluster: &crate::fleet::ClusterInfo,
+    events: &[crate::fleet::ObjectEvent],
+) -> Option<Live> {
+    let r = copy.rollout.as_deref()?;
+    let c = asked::correcting(events, r.applied.as_deref()?, r.since)?;
+    Some(Live {
+        kind: copy.key.kind,
+        namespace: copy.key.namespace.clone(),
+        name: copy.key.name.clone(),
+        cluster: cluster.name.as_str().into(),
+        workspace: cluster.workspace.as_str().into(),
+        message: c.said().into(),
+        correcting: Some(c),
+    })
+}
+
 /// Drift across the scope.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -120,7 +140,7 @@ pub struct Drift {
     /// How each object's copies reconcile: every Kustomization and HelmRelease in the scope,
     /// those with slow, flapping or stuck copies first.
     pub reconciles: Vec<Reconciles>,
-    /// Asked of one object: what was read of its copies beyond the index.
+    /// What was read from the clusters beyond the index: asked of one object, its copies; fleet-wide, the Kustomizations' events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reads: Option<asked::Reads>,
 }

@@ -10,7 +10,7 @@
 
 pub mod walk;
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -23,7 +23,6 @@ use super::{FluxKind, ObjectKey};
 const TEXT: usize = 253;
 
 /// An object a tree names, as an inventory writes it (`<namespace>_<name>_<group>_<kind>`).
-/// Ordered as kustomize-controller orders its inventory: by that id.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Entry {
     /// Empty for a cluster-scoped object.
@@ -34,33 +33,18 @@ pub struct Entry {
     pub kind: String,
 }
 
-impl Ord for Entry {
-    fn cmp(&self, other: &Entry) -> std::cmp::Ordering {
-        self.id_bytes().cmp(other.id_bytes())
-    }
-}
-
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, other: &Entry) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
 impl Entry {
-    /// The bytes of its inventory id, without making it.
-    fn id_bytes(&self) -> impl Iterator<Item = u8> + '_ {
-        let parts = [&self.namespace, &self.name, &self.group, &self.kind];
-        parts
-            .into_iter()
-            .enumerate()
-            .flat_map(|(i, p)| (i > 0).then_some(b'_').into_iter().chain(p.bytes()))
-    }
-
-    /// An inventory entry's id; None where it is not one (a part missing or too long).
+    /// An inventory entry's id; None where it is not one (a part missing or too long). A `:`
+    /// in a name (`tree:reader`) is written `__`.
     pub fn parse(id: &str) -> Option<Entry> {
         let (rest, kind) = id.rsplit_once('_')?;
         let (rest, group) = rest.rsplit_once('_')?;
         let (namespace, name) = rest.split_once('_')?;
+        Entry::named(namespace, &name.replace("__", ":"), group, kind)
+    }
+
+    /// An object by its parts; None where one is missing or too long.
+    pub fn named(namespace: &str, name: &str, group: &str, kind: &str) -> Option<Entry> {
         let fits = [namespace, name, group, kind]
             .iter()
             .all(|p| p.len() <= TEXT);
@@ -215,77 +199,104 @@ struct Seen {
     stopped: Vec<(String, Stop)>,
 }
 
-/// Folds what each cluster answered into one tree.
-pub fn fold(read: Vec<(String, Result<Grown, ReadError>)>) -> Tree {
+/// A node of the fleet's tree while folding, its children in the order the clusters name them.
+struct Merged {
+    entry: Entry,
+    seen: Seen,
+    children: Vec<Merged>,
+    /// Where each child is in `children`.
+    at: HashMap<Entry, usize>,
+}
+
+impl Merged {
+    fn new(entry: Entry) -> Merged {
+        Merged {
+            entry,
+            seen: Seen::default(),
+            children: Vec::new(),
+            at: HashMap::new(),
+        }
+    }
+
+    /// Adds `planted`, one cluster's node, to this one (the same entry).
+    fn add(&mut self, planted: &Planted, cluster: &str) {
+        let seen = &mut self.seen;
+        seen.on.push(cluster.to_string());
+        seen.flux |= planted.entry.flux().is_some();
+        if planted.health.is_some_and(|h| !h.is_not_ready()) {
+            seen.ready += 1;
+        }
+        if planted.missing {
+            seen.missing.push(cluster.to_string());
+        }
+        if let Some(stop) = planted.stop {
+            seen.stopped.push((cluster.to_string(), stop));
+        }
+        for child in &planted.children {
+            let i = *self.at.entry(child.entry.clone()).or_insert_with(|| {
+                self.children.push(Merged::new(child.entry.clone()));
+                self.children.len() - 1
+            });
+            self.children[i].add(child, cluster);
+        }
+    }
+
+    /// This node and those under it, a parent before its children, in `out`.
+    fn flatten(self, depth: usize, parent: Option<&[String]>, out: &mut Vec<Node>) {
+        let Merged {
+            entry,
+            mut seen,
+            children,
+            ..
+        } = self;
+        seen.on.sort();
+        seen.missing.sort();
+        seen.stopped.sort_by(|a, b| a.0.cmp(&b.0));
+        let without = parent
+            .into_iter()
+            .flatten()
+            .filter(|c| seen.on.binary_search(c).is_err())
+            .cloned()
+            .collect();
+        out.push(Node {
+            depth,
+            entry,
+            on: seen.on.len(),
+            ready: seen.flux.then_some(seen.ready),
+            without,
+            missing: seen.missing,
+            stopped: seen.stopped,
+        });
+        for child in children {
+            child.flatten(depth + 1, Some(&seen.on), out);
+        }
+    }
+}
+
+/// Folds what each cluster answered into one tree: each node's children in the order the
+/// clusters' inventories name them (the first cluster by name, then what others add).
+pub fn fold(mut read: Vec<(String, Result<Grown, ReadError>)>) -> Tree {
+    read.sort_by(|a, b| a.0.cmp(&b.0));
     let mut tree = Tree {
         clusters: read.len(),
         ..Tree::default()
     };
-    let mut seen: BTreeMap<Vec<Entry>, Seen> = BTreeMap::new();
+    let mut root: Option<Merged> = None;
     for (cluster, answer) in read {
         match answer {
             Ok(Grown::Absent) => tree.absent.push(cluster),
-            Ok(Grown::Found(root)) => {
-                note(&mut seen, &mut Vec::new(), &root, &cluster);
+            Ok(Grown::Found(planted)) => {
+                root.get_or_insert_with(|| Merged::new(planted.entry.clone()))
+                    .add(&planted, &cluster);
                 tree.found.push(cluster);
             }
             Err(error) => tree.unread.push(Unread { cluster, error }),
         }
     }
-    // Clusters by name: the same answer however the reads interleaved.
-    tree.found.sort();
-    tree.absent.sort();
-    tree.unread.sort_by(|a, b| a.cluster.cmp(&b.cluster));
-    for node in seen.values_mut() {
-        node.on.sort();
-        node.missing.sort();
-        node.stopped.sort_by(|a, b| a.0.cmp(&b.0));
-    }
-    // Paths sort a parent right before what is under it.
-    let paths: Vec<&Vec<Entry>> = seen.keys().collect();
-    for path in &paths {
-        let node = &seen[*path];
-        let parent = path.len().checked_sub(1).map(|n| &path[..n]);
-        let without = match parent.and_then(|p| seen.get(p)) {
-            Some(parent) => parent
-                .on
-                .iter()
-                .filter(|c| !node.on.contains(c))
-                .cloned()
-                .collect(),
-            None => Vec::new(),
-        };
-        tree.nodes.push(Node {
-            depth: path.len() - 1,
-            entry: path[path.len() - 1].clone(),
-            on: node.on.len(),
-            ready: node.flux.then_some(node.ready),
-            without,
-            missing: node.missing.clone(),
-            stopped: node.stopped.clone(),
-        });
+    if let Some(root) = root {
+        root.flatten(0, None, &mut tree.nodes);
     }
     tree
-}
-
-fn note(seen: &mut BTreeMap<Vec<Entry>, Seen>, path: &mut Vec<Entry>, at: &Planted, cluster: &str) {
-    path.push(at.entry.clone());
-    let node = seen.entry(path.clone()).or_default();
-    node.on.push(cluster.to_string());
-    node.flux |= at.entry.flux().is_some();
-    if at.health.is_some_and(|h| !h.is_not_ready()) {
-        node.ready += 1;
-    }
-    if at.missing {
-        node.missing.push(cluster.to_string());
-    }
-    if let Some(stop) = at.stop {
-        node.stopped.push((cluster.to_string(), stop));
-    }
-    for child in &at.children {
-        note(seen, path, child, cluster);
-    }
-    path.pop();
 }
 
 /// Each node's line as `flux tree` draws it: `├── `, `└── ` and `│   ` before `Kind/ns/name`

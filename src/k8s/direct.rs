@@ -93,7 +93,8 @@ impl Direct {
         Reader {
             clients: self.clients.clone(),
             timeout: self.timeout,
-            summarized: None,
+            shared: None,
+            summary: false,
         }
     }
 

@@ -60,7 +60,8 @@ impl Engine {
         let reader = Reader {
             clients,
             timeout: settings.connect_timeout,
-            summarized: summary.then(|| shared.clone()),
+            shared: Some(shared.clone()),
+            summary,
         };
         Engine {
             cancel,

@@ -18,9 +18,13 @@ use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 pub struct Reader {
     pub(super) clients: Arc<Clients>,
     pub(super) timeout: Duration,
-    /// What the cluster tasks share, when the engine summarizes: summarized clusters are
-    /// opened through it, or reached over a connection of their own for one trace.
-    pub(super) summarized: Option<Arc<super::task::connect::Shared>>,
+    /// What the cluster tasks share (None for a session's direct reach, which connects by
+    /// itself): a cluster not connected now is reached through it over a connection of its own
+    /// for one read (a trace, a tree, a namespace's events).
+    pub(super) shared: Option<Arc<super::task::connect::Shared>>,
+    /// The engine summarizes: a summarized cluster is opened to be read as when the user opens
+    /// it.
+    pub(super) summary: bool,
 }
 
 impl Reader {
@@ -56,6 +60,24 @@ impl Reader {
         events.extend(lists.flatten().flat_map(|l| ObjectEvent::from_list(&l)));
         crate::fleet::newest_first(&mut events);
         Ok(events)
+    }
+
+    /// The events of every `kind` object in `namespace`, newest first: one list (fleet-wide
+    /// drift reads its Kustomizations' so), over a connection of its own where the cluster is
+    /// not connected now.
+    pub async fn kind_events(
+        &self,
+        cluster: &ClusterKey,
+        namespace: &str,
+        kind: crate::fleet::FluxKind,
+    ) -> Result<Vec<ObjectEvent>, ReadError> {
+        let connected = self.for_one_read(cluster).await?;
+        let selector = format!("involvedObject.kind={kind}");
+        let path = format!(
+            "/api/v1/namespaces/{namespace}/events?fieldSelector={}",
+            crate::fleet::read::query_escape(&selector)
+        );
+        Ok(ObjectEvent::from_list(&self.get(&connected, &path).await?))
     }
 
     /// The object as the cluster has it now (a summarized cluster opened first, as for
@@ -104,10 +126,10 @@ impl Reader {
         super::trace::tree(&connected, root, self.timeout).await
     }
 
-    /// The connection of `cluster`, or for a summarized cluster one of its own for one read
-    /// (not registered: closed when dropped).
+    /// The connection of `cluster`, or where it is not connected now (summarized, or its list
+    /// done) one of its own for one read (not registered: closed when dropped).
     async fn for_one_read(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
-        let shared = match (self.clients.get(cluster), &self.summarized) {
+        let shared = match (self.clients.get(cluster), &self.shared) {
             (Some(connected), _) => return Ok(connected),
             (None, Some(shared)) => shared,
             (None, None) => return Err(ReadError::Unreachable(NOT_CONNECTED.into())),
@@ -132,13 +154,13 @@ impl Reader {
     /// The connection of `cluster`; a cluster the engine only summarizes is opened first
     /// (watched for a while, as when the user opens it) and its connection waited for.
     async fn reached(&self, cluster: &ClusterKey) -> Result<Connected, ReadError> {
-        match (self.clients.get(cluster), &self.summarized) {
+        match (self.clients.get(cluster), &self.shared) {
             (Some(connected), _) => Ok(connected),
-            (None, Some(shared)) => {
+            (None, Some(shared)) if self.summary => {
                 shared.warm.open(cluster);
                 self.connected_within(cluster, self.timeout).await
             }
-            (None, None) => Err(ReadError::Unreachable(NOT_CONNECTED.into())),
+            (None, _) => Err(ReadError::Unreachable(NOT_CONNECTED.into())),
         }
     }
 
@@ -222,6 +244,15 @@ impl crate::source::Read for Reader {
         Box::pin(Reader::tree(self, cluster, root))
     }
 
+    fn kind_events<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        namespace: &'a str,
+        kind: crate::fleet::FluxKind,
+    ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
+        Box::pin(Reader::kind_events(self, cluster, namespace, kind))
+    }
+
     fn workloads<'a>(
         &'a self,
         cluster: &'a ClusterKey,
@@ -231,7 +262,7 @@ impl crate::source::Read for Reader {
     }
 
     fn open(&self, cluster: &ClusterKey) {
-        if let Some(shared) = &self.summarized {
+        if let Some(shared) = self.shared.as_ref().filter(|_| self.summary) {
             shared.warm.open(cluster);
         }
     }

@@ -267,7 +267,7 @@ impl Fleet {
     }
 
     #[tool(
-        description = "Same revision, different result, as `fluxfleet drift -o json`: per Kustomization and HelmRelease, the copies on one revision that applied something other than most of them (a Kustomization's digest of its applied manifests from status.history, a HelmRelease's config digest) — `differ`, the most differing first, each with its `norm` and `variants` and their clusters — and `live`, the HelmReleases whose objects drifted from their release (Drifted=True), with the controller's message; and `reconciles`, how reconciles behave for each object with an odd copy (or the one object asked by name): the median and slowest of its copies' last runs, `slow` copies (three times the median and ten seconds more), `flapping` copies (a success recorded between two failures) and `stuck` copies (not reconciled within twice their interval), each with its cluster.",
+        description = "Same revision, different result, as `fluxfleet drift -o json`: per Kustomization and HelmRelease, the copies on one revision that applied something other than most of them (a Kustomization's digest of its applied manifests from status.history, a HelmRelease's config digest) — `differ`, the most differing first, each with its `norm` and `variants` and their clusters — and `live`, the HelmReleases whose objects drifted from their release (Drifted=True), with the controller's message, and the Kustomizations whose controller keeps correcting live objects (`correcting`, from their events: one Event list per cluster and namespace, at most 5,000); and `reconciles`, how reconciles behave for each object with an odd copy (or the one object asked by name): the median and slowest of its copies' last runs, `slow` copies (three times the median and ten seconds more), `flapping` copies (a success recorded between two failures) and `stuck` copies (not reconciled within twice their interval), each with its cluster.",
         annotations(read_only_hint = true)
     )]
     async fn drift(
@@ -292,8 +292,18 @@ impl Fleet {
                 crate::session::drift::asked(&plan, &self.state.reader, now, (how, warm)).await
             }
             None => {
-                self.read(|index| crate::export::drift::of(index, &filter, now))
-                    .await?
+                // Fleet-wide, the Kustomizations' events too: a controller that keeps
+                // correcting live objects.
+                let (mut found, wanted) = self
+                    .read(|index| {
+                        let found = crate::export::drift::of(index, &filter, now);
+                        (found, crate::session::corrections::wanted(index, &filter))
+                    })
+                    .await?;
+                let how = crate::session::evidence::Gather::default();
+                crate::session::corrections::corrected(&self.state.reader, wanted, how, &mut found)
+                    .await;
+                found
             }
         };
         let mut fields = serde_json::Map::new();

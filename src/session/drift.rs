@@ -12,8 +12,8 @@ use jiff::Timestamp;
 
 use super::Reader;
 use super::evidence::Gather;
-use crate::fleet::drift::asked::{Between, NotRead, Reads, correcting};
-use crate::fleet::drift::{Drift, Live, drift_of_copies};
+use crate::fleet::drift::asked::{Between, NotRead, Reads};
+use crate::fleet::drift::{Drift, corrected, drift_of_copies};
 use crate::fleet::filter::Filter;
 use crate::fleet::workload::ReadError;
 use crate::fleet::{ClusterEntry, ClusterInfo, Counted, FluxKind, FluxSummary, Index, ObjectKey};
@@ -221,23 +221,7 @@ async fn corrections(
                 continue;
             }
         };
-        let Some(r) = o.rollout.as_deref() else {
-            continue;
-        };
-        let Some(applied) = r.applied.as_deref() else {
-            continue;
-        };
-        if let Some(c) = correcting(&events, applied, r.since) {
-            found.live.push(Live {
-                kind: o.key.kind,
-                namespace: o.key.namespace.clone(),
-                name: o.key.name.clone(),
-                cluster: cluster.name.as_str().into(),
-                workspace: cluster.workspace.as_str().into(),
-                message: c.said().into(),
-                correcting: Some(c),
-            });
-        }
+        found.live.extend(corrected(o, cluster, &events));
     }
     found.sort_live();
 }

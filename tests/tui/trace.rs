@@ -164,8 +164,8 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
     let screen = common::tui::screen(&mut m, 140, 16);
     for said in [
         "on 2 of 2 clusters — the clusters' trees differ",
-        &format!("├── Service/{}/redis  on 1 of 2", redis.namespace),
-        &format!("└── Deployment/{}/redis  on 2", redis.namespace),
+        &format!("├── Deployment/{}/redis  on 2", redis.namespace),
+        &format!("└── Service/{}/redis  on 1 of 2", redis.namespace),
         "not on pay-prod-us",
         "ready 2",
     ] {

@@ -136,6 +136,19 @@ impl crate::source::Read for FromBus {
         })
     }
 
+    fn kind_events<'a>(
+        &'a self,
+        cluster: &'a ClusterKey,
+        namespace: &'a str,
+        kind: crate::fleet::FluxKind,
+    ) -> BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
+        Box::pin(async move {
+            let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
+            let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
+            direct.reader().kind_events(&key, namespace, kind).await
+        })
+    }
+
     fn tree<'a>(
         &'a self,
         cluster: &'a ClusterKey,

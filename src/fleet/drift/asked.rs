@@ -49,7 +49,7 @@ impl Reads {
     pub fn said(&self) -> String {
         use crate::units::count;
         format!(
-            "read of its copies: {}, the events of {}, {} for their inventories",
+            "read from the clusters: {}, the events of {}, {} for their inventories",
             count(self.summarized, "summarized cluster", "summarized clusters"),
             count(self.events, "copy", "copies"),
             count(self.inventories, "copy", "copies"),

@@ -23,18 +23,25 @@ pub const MAX_NODES: usize = 5_000;
 pub const MAX_READS: usize = 256;
 
 /// The kinds a HelmRelease's objects are listed in (group, version, plural, kind), in its
-/// release's namespace: what charts mostly render. Cluster-scoped objects and other kinds of
-/// a chart are not found this way.
+/// release's namespace: what charts mostly render, in the order Helm installs them (as
+/// `flux tree` prints a release's manifest). Cluster-scoped objects and other kinds of a chart
+/// are not found this way.
 pub const RELEASED: &[(&str, &str, &str, &str)] = &[
-    ("", "v1", "configmaps", "ConfigMap"),
     ("", "v1", "serviceaccounts", "ServiceAccount"),
+    ("", "v1", "configmaps", "ConfigMap"),
     ("", "v1", "services", "Service"),
     ("apps", "v1", "daemonsets", "DaemonSet"),
     ("apps", "v1", "deployments", "Deployment"),
     ("apps", "v1", "statefulsets", "StatefulSet"),
-    ("batch", "v1", "cronjobs", "CronJob"),
     ("batch", "v1", "jobs", "Job"),
+    ("batch", "v1", "cronjobs", "CronJob"),
     ("networking.k8s.io", "v1", "ingresses", "Ingress"),
+    (
+        "kustomize.toolkit.fluxcd.io",
+        "v1",
+        "kustomizations",
+        "Kustomization",
+    ),
 ];
 
 /// The objects listed of one kind for one release.
@@ -77,9 +84,14 @@ async fn under(
 ) -> Result<Planted, ReadError> {
     let mut node = Planted::leaf(entry);
     node.health = Some(health_of(kind, object));
-    let named = match kind {
-        FluxKind::Kustomization => inventory(object),
-        FluxKind::HelmRelease => released(get, object).await?,
+    // What applies to another cluster (`spec.kubeConfig`) has its objects there: a release's
+    // are not found here, a Kustomization's are named and not read.
+    let remote = object
+        .pointer("/spec/kubeConfig")
+        .is_some_and(|k| !k.is_null());
+    let (named, follow) = match kind {
+        FluxKind::Kustomization => (inventory(object), !remote),
+        FluxKind::HelmRelease if !remote => (released(get, object).await?, false),
         _ => return Ok(node),
     };
     for entry in named {
@@ -87,17 +99,15 @@ async fn under(
             node.stop = Some(Stop::TooMany);
             break;
         }
-        spent.nodes += 1;
-        // A bootstrapped Kustomization applies itself: in its own inventory, as `flux tree`
-        // draws it, a leaf with its health.
+        // A bootstrapped Kustomization applies itself: left out, as `flux tree` leaves it.
         if entry == node.entry {
-            let mut own = Planted::leaf(entry);
-            own.health = node.health;
-            node.children.push(own);
             continue;
         }
-        node.children
-            .push(Box::pin(child(get, entry, depth + 1, spent)).await?);
+        spent.nodes += 1;
+        node.children.push(match follow {
+            true => Box::pin(child(get, entry, depth + 1, spent)).await?,
+            false => Planted::leaf(entry),
+        });
     }
     Ok(node)
 }
@@ -176,10 +186,30 @@ async fn released(get: &mut impl Get, release: &Value) -> Result<Vec<Entry>, Rea
             let Some(name) = item.pointer("/metadata/name").and_then(Value::as_str) else {
                 continue;
             };
-            let id = format!("{target}_{name}_{group}_{kind}");
-            out.extend(Entry::parse(&id));
+            out.extend(Entry::named(target, name, group, kind));
         }
     }
-    out.sort();
+    // The chart's CRDs, where the release installs them: helm-controller labels them too.
+    let crds = ["/spec/install/crds", "/spec/upgrade/crds"]
+        .iter()
+        .filter_map(|p| text(p))
+        .any(|policy| policy != "Skip");
+    if crds {
+        let path = format!(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?labelSelector={selector}&limit={PER_KIND}"
+        );
+        match get.get(&path).await {
+            Ok(list) => {
+                let items = list.get("items").and_then(Value::as_array);
+                let names = items.into_iter().flatten().take(PER_KIND);
+                out.extend(names.filter_map(|i| {
+                    let name = i.pointer("/metadata/name")?.as_str()?;
+                    Entry::named("", name, "apiextensions.k8s.io", "CustomResourceDefinition")
+                }));
+            }
+            Err(ReadError::NotFound | ReadError::Forbidden(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
     Ok(out)
 }
