@@ -156,7 +156,8 @@ pub struct Node {
     pub entry: Entry,
     /// Clusters whose tree has it.
     pub on: usize,
-    /// Of those, where its health was read as ready (Flux objects only; None for others).
+    /// Of those, where its health was read as ready (Flux objects only, where read; None for
+    /// others, and a Flux object read on no cluster).
     pub ready: Option<usize>,
     /// Clusters whose tree has its parent and not it.
     pub without: Vec<String>,
@@ -222,7 +223,9 @@ impl Merged {
     fn add(&mut self, planted: &Planted, cluster: &str) {
         let seen = &mut self.seen;
         seen.on.push(cluster.to_string());
-        seen.flux |= planted.entry.flux().is_some();
+        // Ready is counted where a Flux object's health was read (not below a release, nor on
+        // another cluster).
+        seen.flux |= planted.health.is_some();
         if planted.health.is_some_and(|h| !h.is_not_ready()) {
             seen.ready += 1;
         }
