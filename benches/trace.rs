@@ -1,7 +1,8 @@
-//! Fleet trace, measured: the `apps` Deployment of the story fleet traced on every cluster, as
-//! `fluxfleet trace deploy apps -n apps` traces it — once from a fleet watched whole, once from
-//! a summarized one (each cluster reached over a connection of its own). Wall time per
-//! trace and the GETs the clusters answered (the simulator's `/sim/stats`, discovery and
+//! Fleet trace and tree, measured: the `apps` Deployment of the story fleet traced on every
+//! cluster, as `fluxfleet trace deploy apps -n apps` traces it, and the flux-system
+//! Kustomization's tree grown on every cluster, as `fluxfleet tree ks flux-system` grows it —
+//! once from a fleet watched whole, once from a summarized one (each cluster reached over a
+//! connection of its own). Wall time per read and the GETs the clusters answered (the simulator's `/sim/stats`, discovery and
 //! watches aside); the simulator runs in-process on the same cores.
 //!
 //! `cargo bench --bench trace [-- CLUSTERS [ROUNDS]]` (default 1000 clusters, 3 rounds);
@@ -16,10 +17,12 @@ use std::time::{Duration, Instant};
 
 use fluxfleet::config::{Config, Watch};
 use fluxfleet::export::Filter;
+use fluxfleet::fleet::trace::Unread;
 use fluxfleet::fleet::trace::{Asked, resource::Resource};
+use fluxfleet::fleet::{FluxKind, ObjectKey};
 use fluxfleet::session::Session;
 use fluxfleet::session::evidence::Gather;
-use fluxfleet::session::traced::{gather, in_scope};
+use fluxfleet::session::traced::{gather, grow, in_scope};
 use fluxfleet_sim::Scenario;
 
 /// GETs every cluster of the simulator has answered so far.
@@ -33,11 +36,55 @@ fn gets(sim: &fluxfleet_sim::Handle) -> u64 {
         .sum()
 }
 
+/// Why clusters were not read, each reason once.
+fn reasons(unread: &[Unread]) -> String {
+    let mut why: Vec<&str> = unread.iter().map(|u| u.error.word()).collect();
+    why.sort();
+    why.dedup();
+    why.join(", ")
+}
+
+/// `read` `rounds` times: each round's time, what it said and the GETs the clusters answered;
+/// then the median.
+async fn rounds<F, Fut>(
+    what: &str,
+    rounds: usize,
+    sim: &fluxfleet_sim::Handle,
+    clusters: usize,
+    read: F,
+) where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = String>,
+{
+    let mut times = Vec::new();
+    for round in 0..rounds {
+        let before = gets(sim);
+        let started = Instant::now();
+        let said = read().await;
+        let took = started.elapsed();
+        let requests = gets(sim) - before;
+        times.push(took);
+        println!(
+            "{what} round {round}: {:.0} ms, {said}, {requests} GETs ({:.1} per cluster)",
+            took.as_secs_f64() * 1000.0,
+            requests as f64 / clusters.max(1) as f64,
+        );
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "{what} of {clusters} clusters: median {:.0} ms, min {:.0} ms, max {:.0} ms",
+        ms(times[times.len() / 2]),
+        ms(times[0]),
+        ms(times[times.len() - 1])
+    );
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let mut args = std::env::args().skip(1).filter(|a| !a.starts_with('-'));
     let clusters: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1000);
-    let rounds: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
+    let rounds_of: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(3);
     let scenario = match std::env::var("TRACE_SCENARIO").as_deref() {
         Ok("uniform") => Scenario::Uniform,
         _ => Scenario::Story,
@@ -49,6 +96,7 @@ async fn main() {
         namespace: "apps".into(),
         name: "apps".into(),
     };
+    let root = ObjectKey::new(FluxKind::Kustomization, "flux-system", "flux-system");
     let watches = match std::env::var("TRACE_WATCH").as_deref() {
         Ok("all") => vec![Watch::All],
         Ok("summary") => vec![Watch::Summary],
@@ -61,41 +109,33 @@ async fn main() {
         live.settle(Duration::from_secs(180)).await;
         let scope = in_scope(&live.index, &Filter::default());
         let reader = live.reader();
-        let mut times = Vec::new();
-        for round in 0..rounds {
-            let before = gets(&sim);
-            let started = Instant::now();
+        let what = format!("{watch:?} trace");
+        rounds(&what, rounds_of, &sim, scope.len(), || async {
             let trace = gather(&reader, &scope, &asked, Gather::default()).await;
-            let took = started.elapsed();
-            let requests = gets(&sim) - before;
-            times.push(took);
             let found: usize = trace.shapes.iter().map(|g| g.clusters.len()).sum();
-            let mut why: Vec<String> = trace
-                .unread
-                .iter()
-                .map(|u| u.error.word().to_string())
-                .collect();
-            why.sort();
-            why.dedup();
-            println!(
-                "{watch:?} round {round}: {:.0} ms, {found} of {} clusters traced, {} not read \
-                 ({}), {} shapes, {requests} GETs ({:.1} per cluster)",
-                took.as_secs_f64() * 1000.0,
+            let why = reasons(&trace.unread);
+            format!(
+                "{found} of {} clusters traced, {} not read ({why}), {} shapes",
                 trace.clusters,
                 trace.unread.len(),
-                why.join(", "),
                 trace.shapes.len(),
-                requests as f64 / trace.clusters.max(1) as f64,
-            );
-        }
-        times.sort();
-        println!(
-            "{watch:?}: a trace of {} clusters: median {:.0} ms, min {:.0} ms, max {:.0} ms",
-            scope.len(),
-            times[times.len() / 2].as_secs_f64() * 1000.0,
-            times[0].as_secs_f64() * 1000.0,
-            times[times.len() - 1].as_secs_f64() * 1000.0
-        );
+            )
+        })
+        .await;
+        let what = format!("{watch:?} tree");
+        rounds(&what, rounds_of, &sim, scope.len(), || async {
+            let tree = grow(&reader, &scope, &root, Gather::default()).await;
+            let why = reasons(&tree.unread);
+            format!(
+                "{} of {} clusters grown, {} not read ({why}), {} nodes, differs: {}",
+                tree.found.len(),
+                tree.clusters,
+                tree.unread.len(),
+                tree.nodes.len(),
+                tree.differs(),
+            )
+        })
+        .await;
         live.shutdown().await;
     }
     sim.shutdown().await;

@@ -24,10 +24,12 @@ pub enum Context {
     Help,
     Results,
     Proposals,
+    /// What broke inside (`w`): its workloads, one picked.
+    Workloads,
 }
 
 impl Context {
-    pub const ALL: [Context; 12] = [
+    pub const ALL: [Context; 13] = [
         Context::Global,
         Context::Fleet,
         Context::Workspace,
@@ -40,6 +42,7 @@ impl Context {
         Context::Help,
         Context::Results,
         Context::Proposals,
+        Context::Workloads,
     ];
 
     pub fn name(self) -> &'static str {
@@ -56,6 +59,7 @@ impl Context {
             Context::Help => "help",
             Context::Results => "results",
             Context::Proposals => "proposals",
+            Context::Workloads => "workloads",
         }
     }
 }

@@ -68,6 +68,8 @@ pub struct Reads {
     pub fetched: Option<Fetched>,
     /// First line of the fetched pane shown.
     pub fetched_scroll: usize,
+    /// The item picked in a view of items read (a workload, a trace's chain, a tree's node).
+    pub picked: usize,
     /// The audit journal's last lines, newest first (read when `:audit` opens).
     pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
     /// The proposals read when `:proposals` opened (or a decision was taken), newest first.
@@ -83,6 +85,16 @@ pub struct Reads {
     pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
     /// Drift asked of one object, its copies read (or being read).
     pub drift: Option<AskedDrift>,
+    /// A trace or tree left for one of its copies: shown again when the user comes back.
+    pub parked: Option<Parked>,
+}
+
+/// What a view of items read showed, and the item picked, while the user looks elsewhere.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parked {
+    view: View,
+    fetched: Fetched,
+    picked: usize,
 }
 
 /// Drift asked of one object in a scope: none until its copies are read.
@@ -221,6 +233,19 @@ impl Model {
         &mut self.stack[last]
     }
 
+    /// Opens `view` on top of the current one, keeping what the current one read (a trace, a
+    /// tree) to show again when the user comes back.
+    pub fn push_keeping(&mut self, view: View) {
+        if let Some(fetched) = self.reads.fetched.take() {
+            self.reads.parked = Some(Parked {
+                view: self.screen().view.clone(),
+                fetched,
+                picked: self.reads.picked,
+            });
+        }
+        self.push(view);
+    }
+
     /// Opens `view` on top of the current one.
     pub fn push(&mut self, view: View) {
         self.stack.push(Screen::new(view));
@@ -232,6 +257,7 @@ impl Model {
     pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
         self.reads.fetched = fetched;
         self.reads.fetched_scroll = 0;
+        self.reads.picked = 0;
     }
 
     /// What the view measured of the screen (see [`Fit`]), applied: kept (the page size, the
@@ -324,6 +350,16 @@ impl Model {
         } else if self.stack.len() > 1 {
             self.stack.pop();
             self.set_fetched(None);
+            if self
+                .reads
+                .parked
+                .as_ref()
+                .is_some_and(|p| p.view == self.screen().view)
+                && let Some(parked) = self.reads.parked.take()
+            {
+                self.set_fetched(Some(parked.fetched));
+                self.reads.picked = parked.picked;
+            }
         }
         self.rows_stale = true;
     }

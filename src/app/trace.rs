@@ -10,14 +10,20 @@ use crate::fleet::trace::{Asked, Trace, resource::Resource};
 use crate::fleet::tree::Tree;
 use crate::fleet::{FluxKind, ObjectKey};
 
-/// What `T` traces here: the first workload `w` read in the detail view, else its object.
+/// What `T` traces here: in the workloads view the workload picked; in the detail view the
+/// first workload `w` read there, else its object.
 fn asked_here(model: &Model) -> Option<Asked> {
-    let View::Detail { key, .. } = &model.screen().view else {
-        return None;
+    let key = match &model.screen().view {
+        View::Detail { key, .. } | View::Workloads { key, .. } => key,
+        _ => return None,
+    };
+    let picked = match model.screen().view {
+        View::Workloads { .. } => model.reads.picked,
+        _ => 0,
     };
     let (kind, namespace, name) = match &model.reads.fetched {
         Some(Fetched::Workloads(folded)) if !folded.lines.is_empty() => {
-            let w = &folded.lines[0].workload;
+            let w = &folded.lines[picked.min(folded.lines.len() - 1)].workload;
             (
                 w.kind.as_str().to_string(),
                 w.namespace.clone(),
@@ -41,7 +47,7 @@ fn asked_here(model: &Model) -> Option<Asked> {
 pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     let Some(asked) = asked_here(model) else {
         model.flash =
-            Some("T traces the object of a detail view (or the workload w read there)".into());
+            Some("T traces the object of a detail view, or the workload picked in w's view".into());
         return Vec::new();
     };
     let infos = fleet(model);
@@ -93,4 +99,64 @@ pub(super) fn grown(model: &mut Model, root: ObjectKey, tree: Box<Tree>) {
     if matches!(&model.screen().view, View::Tree(shown) if **shown == root) {
         model.set_fetched(Some(Fetched::Tree(tree)));
     }
+}
+
+/// `enter` in a trace or a tree: the copy picked, on the first of its clusters — a chain's
+/// nearest Kustomization or HelmRelease, a tree's Flux object in its detail view; what Flux
+/// does not manage, or any other object, its cluster.
+pub(super) fn open_copy(model: &mut Model) -> Vec<Effect> {
+    let picked = model.reads.picked;
+    let (cluster, key) = match &model.reads.fetched {
+        Some(Fetched::Trace(trace)) => {
+            let Some(group) = trace.shapes.get(picked) else {
+                return Vec::new();
+            };
+            let key = group
+                .chains
+                .first()
+                .and_then(|c| c.appliers.first())
+                .map(|a| ObjectKey {
+                    kind: a.kind,
+                    namespace: a.namespace.as_str().into(),
+                    name: a.name.as_str().into(),
+                });
+            (group.clusters.first().cloned(), key)
+        }
+        Some(Fetched::Tree(tree)) => {
+            let Some(node) = tree.nodes.get(picked) else {
+                return Vec::new();
+            };
+            (holding(tree, picked).into_iter().next(), node.entry.key())
+        }
+        _ => return Vec::new(),
+    };
+    let Some(id) = cluster.and_then(|name| {
+        let entry = model.index.cluster_named(&name)?;
+        model.index.id_of(&entry.info.key)
+    }) else {
+        model.flash = Some("that cluster has left the fleet".into());
+        return Vec::new();
+    };
+    match key {
+        Some(key) => model.push_keeping(View::Detail { cluster: id, key }),
+        None => model.push_keeping(View::Cluster(id)),
+    }
+    Vec::new()
+}
+
+/// The clusters whose tree has node `at`: those that have the root, less those that lack a
+/// node on its way down.
+fn holding(tree: &Tree, at: usize) -> Vec<String> {
+    let mut by_depth: Vec<Vec<String>> = Vec::new();
+    for node in &tree.nodes[..=at] {
+        by_depth.truncate(node.depth);
+        let above = by_depth.last().unwrap_or(&tree.found);
+        let here = above
+            .iter()
+            .filter(|c| !node.without.contains(c))
+            .cloned()
+            .collect();
+        by_depth.push(here);
+    }
+    by_depth.pop().unwrap_or_default()
 }

@@ -247,6 +247,10 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     let cursor = model.screen().cursor;
     // The detail view's arrows scroll its events or YAML once they are shown, and move through
     // the objects it links to before.
+    // Where what was read is a list of items, the arrows pick one.
+    if pick(model, action) {
+        return Vec::new();
+    }
     let scrolls = match model.screen().view {
         View::Detail { .. } => model.reads.fetched.is_some(),
         View::Audit
@@ -275,6 +279,9 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Bottom => moved(model, len.saturating_sub(1)),
         Action::PageUp => moved(model, cursor.saturating_sub(page)),
         Action::PageDown => moved(model, (cursor + page).min(len.saturating_sub(1))),
+        Action::Open if matches!(model.screen().view, View::Trace(_) | View::Tree(_)) => {
+            return super::trace::open_copy(model);
+        }
         Action::Open => return open(model),
         Action::FailingOnly
         | Action::SuspendedOnly
@@ -382,6 +389,33 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
 }
 
 /// Moves through the events or YAML of the detail view; false when `action` is not a move.
+/// In the workloads, trace and tree views, the arrows pick a workload, a chain or a node (`T`
+/// traces the workload, `enter` opens a copy).
+fn pick(model: &mut Model, action: Action) -> bool {
+    let items = match (&model.screen().view, &model.reads.fetched) {
+        (View::Workloads { .. }, Some(Fetched::Workloads(f))) => f.lines.len(),
+        (View::Trace(_), Some(Fetched::Trace(t))) => t.shapes.len(),
+        (View::Tree(_), Some(Fetched::Tree(t))) => t.nodes.len(),
+        _ => return false,
+    };
+    // One item (a single workload with its log tails): the arrows scroll it.
+    if items < 2 {
+        return false;
+    }
+    let (at, last) = (model.reads.picked, items.saturating_sub(1));
+    let page = model.fit.body_rows.max(1) / 3;
+    model.reads.picked = match action {
+        Action::Up => at.saturating_sub(1),
+        Action::Down => at.saturating_add(1).min(last),
+        Action::PageUp => at.saturating_sub(page.max(1)),
+        Action::PageDown => at.saturating_add(page.max(1)).min(last),
+        Action::Top => 0,
+        Action::Bottom => last,
+        _ => return false,
+    };
+    true
+}
+
 fn scroll_fetched(model: &mut Model, action: Action) -> bool {
     let page = model.fit.body_rows.max(1);
     let at = model.reads.fetched_scroll;

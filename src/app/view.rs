@@ -118,9 +118,9 @@ impl View {
             View::Help { .. } => Context::Help,
             View::Results => Context::Results,
             View::Proposals => Context::Proposals,
+            View::Workloads { .. } => Context::Workloads,
             View::Audit
             | View::History { .. }
-            | View::Workloads { .. }
             | View::Drift { .. }
             | View::Trace(_)
             | View::Tree(_) => Context::Global,

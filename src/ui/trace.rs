@@ -30,7 +30,13 @@ fn clusters(names: &[String]) -> String {
 }
 
 pub fn lines(trace: &Trace, theme: &Theme) -> Vec<Line<'static>> {
+    items(trace, theme).0
+}
+
+/// A trace's lines, and where each chain's is (the items `enter` picks from).
+fn items(trace: &Trace, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let dim = theme.style(Slot::Dim);
+    let mut starts = Vec::with_capacity(trace.shapes.len());
     let found: usize = trace.shapes.iter().map(|g| g.clusters.len()).sum();
     let mut out = vec![Line::from(format!(
         "on {found} of {} clusters{}",
@@ -48,6 +54,7 @@ pub fn lines(trace: &Trace, theme: &Theme) -> Vec<Line<'static>> {
             _ => theme.style(Slot::Warning),
         };
         let mark = if i == 0 { "" } else { "differs: " };
+        starts.push(out.len());
         out.push(Line::from(vec![
             Span::styled(format!("{:>5}  {mark}", group.clusters.len()), style),
             Span::raw(visible(&group.says).into_owned()),
@@ -58,7 +65,7 @@ pub fn lines(trace: &Trace, theme: &Theme) -> Vec<Line<'static>> {
         )));
     }
     out.extend(elsewhere(&trace.absent, &trace.unread, theme));
-    out
+    (out, starts)
 }
 
 /// The clusters without the object, and those not read with why.
@@ -84,13 +91,16 @@ fn elsewhere(absent: &[String], unread: &[Unread], theme: &Theme) -> Vec<Line<'s
     out
 }
 
-fn shown_lines(fetched: Option<&Fetched>, theme: &Theme) -> Vec<Line<'static>> {
+fn shown_lines(fetched: Option<&Fetched>, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     match fetched {
-        Some(Fetched::Trace(trace)) => lines(trace, theme),
-        _ => vec![Line::from(Span::styled(
-            "reading its chain from every cluster…",
-            theme.style(Slot::Dim),
-        ))],
+        Some(Fetched::Trace(trace)) => items(trace, theme),
+        _ => (
+            vec![Line::from(Span::styled(
+                "reading its chain from every cluster…",
+                theme.style(Slot::Dim),
+            ))],
+            Vec::new(),
+        ),
     }
 }
 
@@ -104,19 +114,25 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, asked: 
         visible(&asked.kind),
         visible(&what)
     );
-    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
-    super::widgets::fetched_view(frame, area, model, theme, (title, lines));
+    let shown = shown_lines(model.reads.fetched.as_ref(), theme);
+    super::widgets::picked_view(frame, area, model, theme, (title, shown));
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme), area)
+    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme).0, area)
 }
 
 /// `i`: a tree's lines, as `fluxfleet tree` prints them: the nodes drawn as `flux tree` draws
 /// them, each with its clusters and, for a Flux object, how many hold it ready.
 pub fn tree_lines(tree: &Tree, theme: &Theme) -> Vec<Line<'static>> {
+    tree_items(tree, theme).0
+}
+
+/// A tree's lines, and where each node's is.
+fn tree_items(tree: &Tree, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let (dim, found) = (theme.style(Slot::Dim), tree.found.len());
+    let mut starts = Vec::with_capacity(tree.nodes.len());
     let mut out = vec![Line::from(format!(
         "on {found} of {} clusters{}",
         tree.clusters,
@@ -143,6 +159,7 @@ pub fn tree_lines(tree: &Tree, theme: &Theme) -> Vec<Line<'static>> {
             };
             spans.push(Span::styled(format!("  ready {ready}"), style));
         }
+        starts.push(out.len());
         out.push(Line::from(spans));
         if !node.without.is_empty() {
             out.push(Line::from(Span::styled(
@@ -158,16 +175,19 @@ pub fn tree_lines(tree: &Tree, theme: &Theme) -> Vec<Line<'static>> {
         }
     }
     out.extend(elsewhere(&tree.absent, &tree.unread, theme));
-    out
+    (out, starts)
 }
 
-fn tree_shown(fetched: Option<&Fetched>, theme: &Theme) -> Vec<Line<'static>> {
+fn tree_shown(fetched: Option<&Fetched>, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     match fetched {
-        Some(Fetched::Tree(tree)) => tree_lines(tree, theme),
-        _ => vec![Line::from(Span::styled(
-            "reading its tree from every cluster…",
-            theme.style(Slot::Dim),
-        ))],
+        Some(Fetched::Tree(tree)) => tree_items(tree, theme),
+        _ => (
+            vec![Line::from(Span::styled(
+                "reading its tree from every cluster…",
+                theme.style(Slot::Dim),
+            ))],
+            Vec::new(),
+        ),
     }
 }
 
@@ -178,11 +198,11 @@ pub fn draw_tree(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, ro
         visible(&root.namespace),
         visible(&root.name)
     );
-    let lines = tree_shown(model.reads.fetched.as_ref(), theme);
-    super::widgets::fetched_view(frame, area, model, theme, (title, lines));
+    let shown = tree_shown(model.reads.fetched.as_ref(), theme);
+    super::widgets::picked_view(frame, area, model, theme, (title, shown));
 }
 
 /// How far the tree view can scroll at this size.
 pub fn tree_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(tree_shown(model.reads.fetched.as_ref(), theme), area)
+    super::widgets::overflow(tree_shown(model.reads.fetched.as_ref(), theme).0, area)
 }

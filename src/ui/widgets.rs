@@ -185,17 +185,34 @@ pub fn message_cell(o: &crate::fleet::FluxSummary, theme: &Theme) -> Cell<'stati
     Cell::from(Span::styled(text, theme.style(slot)))
 }
 
-/// A view of fetched lines (`w`'s evidence, `T`'s trace): bordered, wrapped, titled, scrolled
-/// as far as the model says and no further.
-pub fn fetched_view(
+/// A view of items read (workloads, a trace's chains, a tree's nodes): `lines` with the picked
+/// item's first line (`starts[picked]`) marked and shown a third down the pane; with one item
+/// or none, scrolled as the arrows said.
+pub fn picked_view(
     frame: &mut Frame,
     area: Rect,
     model: &Model,
     theme: &Theme,
-    (title, lines): (String, Vec<Line<'static>>),
+    (title, (mut lines, starts)): (String, (Vec<Line<'static>>, Vec<usize>)),
 ) {
     use ratatui::widgets::{Paragraph, Wrap};
+    // One item (or none): nothing to pick, the arrows scroll.
+    let picked = starts
+        .get(model.reads.picked)
+        .copied()
+        .filter(|_| starts.len() > 1);
+    if let Some(line) = picked.and_then(|at| lines.get_mut(at)) {
+        *line = std::mem::take(line).patch_style(theme.style(Slot::Selected));
+    }
     let max = overflow(lines.clone(), area);
+    let width = area.width.saturating_sub(2);
+    let height = usize::from(area.height.saturating_sub(2));
+    let scroll = picked.map_or(model.reads.fetched_scroll, |at| {
+        let above = Paragraph::new(lines[..at].to_vec())
+            .wrap(Wrap { trim: false })
+            .line_count(width);
+        above.saturating_sub(height / 3)
+    });
     let block = Block::bordered()
         .border_type(BorderType::Rounded)
         .border_style(theme.style(Slot::BorderFocused))
@@ -203,7 +220,7 @@ pub fn fetched_view(
     let paragraph = Paragraph::new(lines)
         .block(block)
         .wrap(Wrap { trim: false });
-    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    let scroll = u16::try_from(scroll.min(max)).unwrap_or(u16::MAX);
     frame.render_widget(paragraph.scroll((scroll, 0)), area);
 }
 

@@ -38,7 +38,13 @@ fn clusters(names: &[String]) -> String {
 
 /// The folded evidence as lines of text.
 pub fn lines(folded: &Folded, theme: &Theme) -> Vec<Line<'static>> {
+    items(folded, theme).0
+}
+
+/// The lines, and where each workload's verdict is (the items `T` picks from).
+fn items(folded: &Folded, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     let dim = theme.style(Slot::Dim);
+    let mut starts = Vec::with_capacity(folded.lines.len());
     let mut out = vec![Line::from(Span::styled(
         format!(
             "{} of {} read, {} requests",
@@ -56,13 +62,14 @@ pub fn lines(folded: &Folded, theme: &Theme) -> Vec<Line<'static>> {
     }
     for line in &folded.lines {
         out.push(Line::default());
+        starts.push(out.len());
         out.extend(verdict(line, theme));
     }
     for n in &folded.not_read {
         out.push(Line::default());
         out.push(not_read(n, "not read", theme));
     }
-    out
+    (out, starts)
 }
 
 fn not_read(n: &NotRead, what: &str, theme: &Theme) -> Line<'static> {
@@ -186,13 +193,16 @@ fn verdict(line: &Verdict, theme: &Theme) -> Vec<Line<'static>> {
 }
 
 /// What the view shows: the evidence, or that it is being read.
-fn shown_lines(fetched: Option<&Fetched>, theme: &Theme) -> Vec<Line<'static>> {
+fn shown_lines(fetched: Option<&Fetched>, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     match fetched {
-        Some(Fetched::Workloads(folded)) => lines(folded, theme),
-        _ => vec![Line::from(Span::styled(
-            "reading its workloads, pods, events and logs from the clusters…",
-            theme.style(Slot::Dim),
-        ))],
+        Some(Fetched::Workloads(folded)) => items(folded, theme),
+        _ => (
+            vec![Line::from(Span::styled(
+                "reading its workloads, pods, events and logs from the clusters…",
+                theme.style(Slot::Dim),
+            ))],
+            Vec::new(),
+        ),
     }
 }
 
@@ -213,10 +223,10 @@ pub fn draw(
         crate::units::count(count, "cluster", "clusters")
     );
     let lines = shown_lines(model.reads.fetched.as_ref(), theme);
-    super::widgets::fetched_view(frame, area, model, theme, (title, lines));
+    super::widgets::picked_view(frame, area, model, theme, (title, lines));
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme), area)
+    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme).0, area)
 }

@@ -174,3 +174,129 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
     key(&mut m, KeyCode::Esc);
     assert!(matches!(m.screen().view, View::Detail { .. }));
 }
+
+/// The id of the cluster named `name` in the test fleet.
+fn id_of(m: &Model, name: &str) -> ClusterId {
+    let entry = m.index.cluster_named(name).unwrap();
+    m.index.id_of(&entry.info.key).unwrap()
+}
+
+#[test]
+fn the_arrows_pick_a_chain_and_enter_opens_its_copy_and_esc_comes_back() {
+    let (mut m, _, redis) = redis_detail();
+    let effects = keys(&mut m, KeyCode::Char('T'));
+    let [Effect::FetchTrace { asked, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let trace = traced(
+        "HelmRelease",
+        &redis.name,
+        &["pay-prod-eu", "pay-prod-us"],
+        &["shop-dev-2"],
+    );
+    let asked = asked.clone();
+    update(
+        &mut m,
+        Msg::Traced {
+            asked: asked.clone(),
+            trace: Box::new(trace),
+        },
+    );
+    // The majority's chain: its nearest applier, on its first cluster.
+    key(&mut m, KeyCode::Enter);
+    let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
+    assert_eq!(
+        m.screen().view,
+        View::Detail {
+            cluster: id_of(&m, "pay-prod-eu"),
+            key: apps
+        }
+    );
+    // Back: the trace as it was, the same chain picked.
+    key(&mut m, KeyCode::Esc);
+    assert_eq!(m.screen().view, View::Trace(Box::new(asked)));
+    assert!(matches!(m.reads.fetched, Some(Fetched::Trace(_))));
+    // The copy not managed by Flux: its cluster.
+    key(&mut m, KeyCode::Down);
+    key(&mut m, KeyCode::Down);
+    assert_eq!(m.reads.picked, 1, "the last chain, and no further");
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.screen().view, View::Cluster(id_of(&m, "shop-dev-2")));
+}
+
+#[test]
+fn in_a_tree_enter_opens_a_flux_object_on_a_cluster_that_has_it() {
+    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    let (mut m, _, redis) = redis_detail();
+    keys(&mut m, KeyCode::Char('i'));
+    let child = |id: &str| Planted::leaf(Entry::parse(id).unwrap());
+    let planted = |with_ks: bool| {
+        let mut root = Planted::leaf(Entry::of(&redis));
+        root.health = Some(fluxfleet::fleet::Health::Ready);
+        root.children.push(child("data_redis_apps_Deployment"));
+        if with_ks {
+            root.children.push(child(
+                "data_extra_kustomize.toolkit.fluxcd.io_Kustomization",
+            ));
+        }
+        Ok(Grown::Found(root))
+    };
+    let tree = fluxfleet::fleet::tree::fold(vec![
+        ("pay-prod-eu".into(), planted(false)),
+        ("shop-dev-1".into(), planted(true)),
+    ]);
+    update(
+        &mut m,
+        Msg::Grown {
+            root: redis.clone(),
+            tree: Box::new(tree),
+        },
+    );
+    // The Kustomization only shop-dev-1 has: its detail there.
+    key(&mut m, KeyCode::Char('G'));
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(
+        m.screen().view,
+        View::Detail {
+            cluster: id_of(&m, "shop-dev-1"),
+            key: ObjectKey::new(FluxKind::Kustomization, "data", "extra")
+        }
+    );
+    key(&mut m, KeyCode::Esc);
+    // The Deployment: its first cluster.
+    key(&mut m, KeyCode::Up);
+    key(&mut m, KeyCode::Enter);
+    assert_eq!(m.screen().view, View::Cluster(id_of(&m, "pay-prod-eu")));
+}
+
+#[test]
+fn in_the_workloads_view_the_arrows_pick_a_workload_and_t_traces_it() {
+    let (mut m, cluster, redis) = redis_detail();
+    let clusters: std::sync::Arc<[ClusterId]> = vec![cluster].into();
+    m.push(View::Workloads {
+        key: redis.clone(),
+        clusters: clusters.clone(),
+    });
+    // Two workloads: the folded verdicts of apps, and a copy of them about another Deployment.
+    let mut folded = apps_evidence(&["pay-prod-eu", "pay-prod-us"]);
+    let mut other = folded.lines[0].clone();
+    other.workload.name = "worker".into();
+    folded.lines.push(other);
+    update(
+        &mut m,
+        Msg::Workloads {
+            key: redis,
+            clusters,
+            folded: Box::new(folded),
+        },
+    );
+    key(&mut m, KeyCode::Char('G'));
+    let effects = keys(&mut m, KeyCode::Char('T'));
+    let [Effect::FetchTrace { asked, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        (asked.kind.as_str(), asked.name.as_str()),
+        ("Deployment", "worker")
+    );
+}
