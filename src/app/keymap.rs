@@ -26,10 +26,12 @@ pub enum Context {
     Proposals,
     /// What broke inside (`w`): its workloads, one picked.
     Workloads,
+    /// A tree on every cluster (`i`): its nodes, one picked.
+    Tree,
 }
 
 impl Context {
-    pub const ALL: [Context; 13] = [
+    pub const ALL: [Context; 14] = [
         Context::Global,
         Context::Fleet,
         Context::Workspace,
@@ -43,6 +45,7 @@ impl Context {
         Context::Results,
         Context::Proposals,
         Context::Workloads,
+        Context::Tree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -60,6 +63,7 @@ impl Context {
             Context::Results => "results",
             Context::Proposals => "proposals",
             Context::Workloads => "workloads",
+            Context::Tree => "tree",
         }
     }
 }

@@ -13,6 +13,13 @@ use crate::fleet::{FluxKind, ObjectKey};
 /// What `T` traces here: in the workloads view the workload picked; in the detail view the
 /// first workload `w` read there, else its object.
 fn asked_here(model: &Model) -> Option<Asked> {
+    if let (View::Tree(_), Some(Fetched::Tree(tree))) = (&model.screen().view, &model.reads.fetched)
+    {
+        return tree
+            .nodes
+            .get(model.reads.picked)
+            .and_then(|n| of_entry(&n.entry));
+    }
     let key = match &model.screen().view {
         View::Detail { key, .. } | View::Workloads { key, .. } => key,
         _ => return None,
@@ -46,12 +53,15 @@ fn asked_here(model: &Model) -> Option<Asked> {
 
 pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     let Some(asked) = asked_here(model) else {
-        model.flash =
-            Some("T traces the object of a detail view, or the workload picked in w's view".into());
+        model.flash = Some(
+            "T traces the object of a detail view, the workload picked in w's view or the node \
+             picked in a tree (never a Secret)"
+                .into(),
+        );
         return Vec::new();
     };
     let infos = fleet(model);
-    model.push(View::Trace(Box::new(asked.clone())));
+    model.push_keeping(View::Trace(Box::new(asked.clone())));
     model.set_fetched(Some(Fetched::Loading("trace")));
     vec![Effect::FetchTrace { asked, infos }]
 }
@@ -159,4 +169,23 @@ fn holding(tree: &Tree, at: usize) -> Vec<String> {
         by_depth.push(here);
     }
     by_depth.pop().unwrap_or_default()
+}
+
+/// What `T` traces for a tree's node: its kind as kubectl names it, with its group where the
+/// kind is not one known without asking; None for a Secret (never read).
+fn of_entry(entry: &crate::fleet::tree::Entry) -> Option<Asked> {
+    let known = match Resource::named(&entry.kind) {
+        Err(crate::fleet::trace::resource::Untraceable::Secret) => return None,
+        answer => answer.ok().flatten(),
+    };
+    let kind = match (&known, entry.group.is_empty()) {
+        (Some(_), _) | (None, true) => entry.kind.clone(),
+        (None, false) => format!("{}.{}", entry.kind, entry.group),
+    };
+    Some(Asked {
+        resource: known,
+        kind,
+        namespace: entry.namespace.clone(),
+        name: entry.name.clone(),
+    })
 }

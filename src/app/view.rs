@@ -119,11 +119,10 @@ impl View {
             View::Results => Context::Results,
             View::Proposals => Context::Proposals,
             View::Workloads { .. } => Context::Workloads,
-            View::Audit
-            | View::History { .. }
-            | View::Drift { .. }
-            | View::Trace(_)
-            | View::Tree(_) => Context::Global,
+            View::Tree(_) => Context::Tree,
+            View::Audit | View::History { .. } | View::Drift { .. } | View::Trace(_) => {
+                Context::Global
+            }
         }
     }
 

@@ -300,3 +300,55 @@ fn in_the_workloads_view_the_arrows_pick_a_workload_and_t_traces_it() {
         ("Deployment", "worker")
     );
 }
+
+#[test]
+fn in_a_tree_t_traces_the_node_picked() {
+    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    let (mut m, _, redis) = redis_detail();
+    keys(&mut m, KeyCode::Char('i'));
+    let mut root = Planted::leaf(Entry::of(&redis));
+    for id in [
+        "data_redis_apps_Deployment",
+        "data_redis-config__ConfigMap",
+        "data_redis-auth__Secret",
+        "data_cache_example.com_Widget",
+    ] {
+        root.children.push(Planted::leaf(Entry::parse(id).unwrap()));
+    }
+    let tree = fluxfleet::fleet::tree::fold(vec![("pay-prod-eu".into(), Ok(Grown::Found(root)))]);
+    update(
+        &mut m,
+        Msg::Grown {
+            root: redis,
+            tree: Box::new(tree),
+        },
+    );
+    let traced = |m: &mut Model| match keys(m, KeyCode::Char('T')).as_slice() {
+        [Effect::FetchTrace { asked, .. }] => {
+            let asked = asked.clone();
+            key(m, KeyCode::Esc);
+            Some((asked.kind, asked.name, asked.resource.is_some()))
+        }
+        [] => None,
+        other => panic!("{other:?}"),
+    };
+    key(&mut m, KeyCode::Down);
+    assert_eq!(
+        traced(&mut m),
+        Some(("Deployment".into(), "redis".into(), true))
+    );
+    // A kind known only by its group: found in each cluster's discovery.
+    key(&mut m, KeyCode::Char('G'));
+    assert_eq!(
+        traced(&mut m),
+        Some(("Widget.example.com".into(), "cache".into(), false))
+    );
+    // A Secret is never read.
+    key(&mut m, KeyCode::Up);
+    assert_eq!(traced(&mut m), None);
+    assert!(
+        m.flash
+            .as_deref()
+            .is_some_and(|f| f.contains("never a Secret"))
+    );
+}
