@@ -225,6 +225,14 @@ async fn a_tree_is_on_exactly_the_clusters_whose_inventories_name_it() {
     client.cancel().await.unwrap();
     assert_eq!(&through_mcp, nodes);
 
+    // On no cluster read: exit 1, as `flux tree` exits when it finds nothing.
+    let one = on.values().next().unwrap().iter().next().unwrap().clone();
+    let (code, nowhere) = tree(&sim, &["ks", "nosuch", "--cluster", &one]).await;
+    assert_eq!(
+        (code, &nowhere["absent"]),
+        (Some(1), &serde_json::json!([one]))
+    );
+
     // A HelmRelease's tree: its Deployment, found by helm-controller's labels.
     let (_, podinfo) = tree(&sim, &["hr", "podinfo", "-n", "apps"]).await;
     let under: Vec<&str> = podinfo["nodes"]

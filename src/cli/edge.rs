@@ -109,6 +109,7 @@ pub fn ended(result: Result<Ended, Failed>) -> u8 {
         Ok(Ended::GateClosed) => exit::CLOSED,
         Ok(Ended::Drifted) => exit::DRIFTED,
         Ok(Ended::Diverged) => exit::DIVERGED,
+        Ok(Ended::Nowhere) => exit::ERROR,
         Ok(Ended::Unreadable) => exit::ERROR,
         Err(failed) => failure(&failed),
     }

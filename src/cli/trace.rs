@@ -11,7 +11,8 @@ use crate::export::Filter;
 use crate::export::query::Output;
 use crate::fleet::trace::{Asked, resource::Resource};
 
-pub const EXIT_CODES: &str = "Exit codes: 0 every copy found has one chain, 1 error, 2 usage, 3 \
+pub const EXIT_CODES: &str = "Exit codes: 0 every copy found has one chain, 1 error (or no \
+cluster read has it), 2 usage, 3 \
 inventory or config problems (or no clusters), 4 some clusters not read or not live, 9 the \
 copies do not share one chain.";
 

@@ -11,8 +11,8 @@ use crate::export::Filter;
 use crate::export::query::Output;
 use crate::fleet::{FluxKind, ObjectKey};
 
-pub const EXIT_CODES: &str = "Exit codes: 0 every cluster that has it has the same tree, 1 error, \
-2 usage, 3 inventory or config problems (or no clusters), 4 some clusters not read or not live, 9 \
+pub const EXIT_CODES: &str = "Exit codes: 0 every cluster that has it has the same tree, 1 error \
+(or no cluster read has it), 2 usage, 3 inventory or config problems (or no clusters), 4 some clusters not read or not live, 9 \
 some clusters' trees differ.";
 
 /// What a tree starts from.

@@ -92,8 +92,11 @@ pub enum Ended {
     GateClosed,
     /// `drift`: some copies on a revision applied something else, or drifted live.
     Drifted,
-    /// `trace`: the copies found do not share one chain.
+    /// `trace`: the copies found do not share one chain; `tree`: the clusters' trees differ.
     Diverged,
+    /// `trace`, `tree`: every cluster in the scope was read and none has it (`flux trace` and
+    /// `flux tree` exit 1 when they find nothing).
+    Nowhere,
     /// Written, but some of what was asked for could not be read (said as warnings).
     Unreadable,
 }

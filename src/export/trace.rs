@@ -145,9 +145,11 @@ pub async fn trace(request: TraceQuery, edge: Arc<dyn Edge>) -> Result<Ended, Fa
         _ => write_table(&traced, &trace, &mut out),
     };
     written.and_then(|()| out.flush())?;
+    let nowhere = trace.shapes.is_empty() && trace.clusters > 0;
     Ok(match (clean, trace.unread.is_empty(), trace.diverges()) {
         (false, ..) => Ended::Unclean,
         (true, false, _) => Ended::Incomplete,
+        (true, true, _) if nowhere => Ended::Nowhere,
         (true, true, true) => Ended::Diverged,
         (true, true, false) => Ended::Done,
     })

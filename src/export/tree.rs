@@ -82,9 +82,11 @@ pub async fn tree(request: TreeQuery, edge: Arc<dyn Edge>) -> Result<Ended, Fail
         _ => write_table(&request.root, &tree, &mut out),
     };
     written.and_then(|()| out.flush())?;
+    let nowhere = tree.found.is_empty() && tree.clusters > 0;
     Ok(match (clean, tree.unread.is_empty(), tree.differs()) {
         (false, ..) => Ended::Unclean,
         (true, false, _) => Ended::Incomplete,
+        (true, true, _) if nowhere => Ended::Nowhere,
         (true, true, true) => Ended::Diverged,
         (true, true, false) => Ended::Done,
     })
