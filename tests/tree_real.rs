@@ -170,12 +170,11 @@ async fn a_tree_is_what_flux_tree_printed_of_the_same_moment() {
     );
 }
 
-#[tokio::test]
-async fn a_failed_release_is_what_the_cluster_holds_where_flux_tree_reads_its_manifest() {
-    // Four releases: `broken`'s install failed at a ConfigMap the API server refused
-    // (`Bad_Name_broken`), `elsewhere` installs into another namespace, `withcrd` installs a
-    // CRD from its chart's crds/.
-    let mut moment = Moment::of(&[
+/// The four-release moment: `broken`'s install failed at a ConfigMap the API server refused
+/// (`Bad_Name_broken`), `elsewhere` installs into another namespace, `withcrd` installs a CRD
+/// from its chart's crds/.
+fn four_releases() -> Moment {
+    Moment::of(&[
         "kustomization-parent-final.json",
         "kustomization-apps-final.json",
         "helmrelease-broken-final.json",
@@ -192,7 +191,34 @@ async fn a_failed_release_is_what_the_cluster_holds_where_flux_tree_reads_its_ma
         "deployment-tree-check-tree-check-podinfo-final.json",
         "configmap-tree-check-withcrd-settings.json",
         "customresourcedefinition-cluster-widgets.tree.example.com.json",
-    ]);
+    ])
+}
+
+#[tokio::test]
+async fn a_release_s_objects_are_its_inventory_as_flux_tree_reads_its_manifest() {
+    // helm-controller v1.6.3 keeps the manifest's objects in the release's inventory, the one
+    // the API server refused too: the same lines as flux tree, and no list.
+    let mut moment = four_releases();
+    assert_eq!(
+        grown(&mut moment).await,
+        printed("flux-tree-parent-final.txt")
+    );
+    assert!(!moment.asked.iter().any(|p| p.contains("labelSelector")));
+}
+
+#[tokio::test]
+async fn without_an_inventory_a_release_is_what_the_cluster_holds() {
+    // An older helm-controller keeps no inventory: the objects are found by its labels, the
+    // refused one not among them.
+    let mut moment = four_releases();
+    for ((plural, _, _), object) in moment.objects.iter_mut() {
+        if plural == "helmreleases" {
+            object["status"]
+                .as_object_mut()
+                .unwrap()
+                .remove("inventory");
+        }
+    }
     let mut flux = printed("flux-tree-parent-final.txt");
     let never_created = (2, "ConfigMap/tree-check/Bad_Name_broken".to_string());
     assert!(flux.contains(&never_created));

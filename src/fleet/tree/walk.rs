@@ -1,8 +1,9 @@
 //! Growing one cluster's tree: the root read, a Kustomization's inventory taken as it is
 //! written (as `flux tree` takes it: what it names is not each read), every Flux object in it
 //! read for its health, Kustomizations and HelmReleases followed down; a HelmRelease's objects
-//! listed by the labels helm-controller sets on everything it applies, in the kinds charts
-//! mostly hold — never from Helm's storage, which is a Secret. Bounded: [`MAX_DEPTH`] levels,
+//! from its own inventory (helm-controller, Flux 2.8 on), else listed by the labels
+//! helm-controller sets on everything it applies, in the kinds charts mostly hold — never from
+//! Helm's storage, which is a Secret. Bounded: [`MAX_DEPTH`] levels,
 //! [`MAX_NODES`] nodes, [`MAX_READS`] Flux objects read; where it stops is said.
 
 use std::collections::HashSet;
@@ -91,7 +92,12 @@ async fn under(
         .is_some_and(|k| !k.is_null());
     let (named, follow) = match kind {
         FluxKind::Kustomization => (inventory(object), !remote),
-        FluxKind::HelmRelease if !remote => (released(get, object).await?, false),
+        // helm-controller keeps a release's objects in its inventory since Flux 2.8 (what its
+        // manifest holds, as `flux tree` reads it from Helm's storage); before, found by labels.
+        FluxKind::HelmRelease if !remote => match object.pointer("/status/inventory") {
+            Some(_) => (inventory(object), false),
+            None => (released(get, object).await?, false),
+        },
         _ => return Ok(node),
     };
     for entry in named {
