@@ -42,9 +42,12 @@ pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended,
     let opened = fleet(&request.sources, edge).await?;
     let (config, clean) = (opened.config, opened.clean);
     let mut engine = config.engine.clone();
-    // Printed once: listed, not watched — unless one object is asked, whose copies are read
-    // after (over the clusters' connections).
-    engine.list_only = asked::is_asked(filter).is_none();
+    // Printed once: listed, not watched — unless what is asked is read after over the clusters'
+    // connections: one object's copies, or fleet-wide the Kustomizations' events (kept open,
+    // a connection is not made again for them).
+    let reads_after = asked::is_asked(filter).is_some()
+        || filter.kind.is_none_or(|k| k == FluxKind::Kustomization);
+    engine.list_only = !reads_after;
     for kind in [FluxKind::Kustomization, FluxKind::HelmRelease] {
         if !engine.kinds.contains(&kind) {
             engine.kinds.push(kind);
