@@ -292,8 +292,7 @@ impl Fleet {
                 crate::session::drift::asked(&plan, &self.state.reader, now, (how, warm)).await
             }
             None => {
-                // Fleet-wide, the Kustomizations' events too: a controller that keeps
-                // correcting live objects.
+                // Fleet-wide, the Kustomizations' events too: a controller correcting.
                 let (mut found, wanted) = self
                     .read(|index| {
                         let found = crate::export::drift::of(index, &filter, now);

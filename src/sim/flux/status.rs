@@ -11,13 +11,6 @@ use super::{
 use crate::facts::{FluxKind, FluxRelease, Health};
 use crate::flux::Intent;
 
-/// Whether an inventory id names a Flux object (`<ns>_<name>_<group>_<kind>`, a Flux group).
-fn is_flux_entry(id: &str) -> bool {
-    id.rsplit('_')
-        .nth(1)
-        .is_some_and(|group| group.ends_with(".toolkit.fluxcd.io"))
-}
-
 /// The new `status` of `obj` for the intended state.
 pub fn render_status(obj: &Value, intent: Intent, ctx: &Context) -> Value {
     let generation = obj
@@ -402,19 +395,18 @@ impl Applier<'_> {
                 json!({"id": format!("{ns}_{name}-internal_networking.k8s.io_Ingress"), "v": "v1"}),
             );
         }
-        // The Flux objects it applies stay in it (`super::inventory` puts them there).
+        // The Flux objects it applies stay (populate/inventory.rs puts them there): ids
+        // `<ns>_<name>_<group>_<kind>` of a Flux group.
+        let old = self
+            .old
+            .pointer("/inventory/entries")
+            .and_then(Value::as_array);
+        let flux = |e: &&Value| {
+            let group = e["id"].as_str().and_then(|id| id.rsplit('_').nth(1));
+            group.is_some_and(|g| g.ends_with(".toolkit.fluxcd.io"))
+        };
         if let Some(entries) = status["inventory"]["entries"].as_array_mut() {
-            let applied = self
-                .old
-                .pointer("/inventory/entries")
-                .and_then(Value::as_array);
-            entries.extend(
-                applied
-                    .into_iter()
-                    .flatten()
-                    .filter(|e| e["id"].as_str().is_some_and(is_flux_entry))
-                    .cloned(),
-            );
+            entries.extend(old.into_iter().flatten().filter(flux).cloned());
             entries.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
         }
     }
