@@ -30,7 +30,7 @@ pub mod tree;
 pub mod verbs;
 pub mod workload;
 
-pub use connection::{Connection, FLAPPING, Phase, PhaseCounts, RESTARTS_WINDOW};
+pub use connection::{Connection, FLAPPING, Lists, Phase, PhaseCounts, RESTARTS_WINDOW};
 pub use deployed::{Rollout, content_of, same_content};
 pub use events::{ObjectEvent, newest_first, told_with};
 pub use health::{Health, condition, health_of, is_suspended};

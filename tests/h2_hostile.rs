@@ -192,16 +192,22 @@ async fn respond(
     };
     let path_only = path.split('?').next().unwrap_or_default().to_string();
     let listing = path_only.ends_with("/kustomizations");
-    if listing && path.contains("watch=") {
+    // A server before streaming lists: what is attacked here is the paged list.
+    let streaming = listing && path.contains("sendInitialEvents=true");
+    if listing && path.contains("watch=") && !streaming {
         // A watch that stays quiet.
         let _ = writer.lock().await.write_all(&head(b"200", false)).await;
         return;
     }
-    let (status, body) = if listing {
+    let (status, body) = if streaming {
+        let refused = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422}"#;
+        (&b"422"[..], refused.as_bytes().to_vec())
+    } else if listing {
         (&b"200"[..], list_body(attack))
     } else {
         answer_to(&path_only)
     };
+    let listing = listing && !streaming;
     let early = listing && attack == BodyAttack::DataBeforeHeaders;
     if !early
         && writer

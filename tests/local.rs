@@ -62,6 +62,7 @@ mod sim_faults;
 mod sim_flux;
 mod sources;
 mod story;
+mod streaming_lists;
 mod summary;
 mod timelines;
 mod timelines_sim;

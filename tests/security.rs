@@ -422,6 +422,15 @@ mod hostile {
             ),
             "/apis/kustomize.toolkit.fluxcd.io/v1/kustomizations" => {
                 let watching = query.contains("watch=true");
+                // The list attacks are made on paged lists: asked for a streaming list, these
+                // servers refuse it as a Kubernetes before 1.27 does. The flood streams.
+                if query.contains("sendInitialEvents=true") && mode != "flood" {
+                    return Ok(hyper::Response::builder()
+                        .status(422)
+                        .header("content-type", "application/json")
+                        .body(body(r#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid","code":422}"#))
+                        .unwrap());
+                }
                 match (mode, watching) {
                     // The same page again and again, with a continue token that never ends.
                     ("endless", _) => body(page(100, Some("more"))),
@@ -431,7 +440,8 @@ mod hostile {
                     ),
                     ("wordy", false) => body(page(100, None)),
                     ("flood", false) => body(page(0, None)),
-                    // A new object every line, forever.
+                    // A new object every line, forever (as a streaming list's initial events, or
+                    // a watch's changes).
                     ("flood", true) => streamed(futures::stream::iter(0..).map(|i| {
                         let event = json!({"type": "ADDED",
                             "object": kustomization(&format!("flood-{i}"), "x")});

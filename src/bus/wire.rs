@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::fleet::report::Report;
 use crate::fleet::{
     ClusterInfo, ClusterKey, Connection, Counted, FluxKind, FluxSummary, Health, HealthCounts,
-    Phase,
+    Lists, Phase,
 };
 
 /// The most one value may be; a summary is a few hundred bytes, a report a few KiB.
@@ -45,6 +45,9 @@ pub struct ClusterState {
     /// Watch restarts in the last five minutes (as [`Connection::restarts`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub restarts: u16,
+    /// How its kinds were listed (as [`Connection::lists`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lists: Option<Lists>,
     #[serde(default)]
     pub report: Option<Report>,
     /// Which collector watches it.
@@ -76,6 +79,7 @@ impl ClusterState {
                 .collect(),
             protocol: connection.protocol.map(str::to_string),
             restarts: connection.restarts,
+            lists: connection.lists,
             report: None,
             collector: collector.to_string(),
         }
@@ -99,6 +103,7 @@ impl ClusterState {
         c.since = self.since;
         c.retry_at = self.retry_at;
         c.restarts = self.restarts;
+        c.lists = self.lists;
         c.forbidden = self.forbidden.clone().into();
         c.watching = self
             .watching

@@ -12,6 +12,8 @@ use crate::units::parse_duration;
 pub struct Engine {
     /// Objects per list page (kubectl's `--chunk-size`).
     pub chunk_size: usize,
+    /// Kinds listed by streaming watches (false: paged lists then watches).
+    pub streaming_lists: bool,
     pub connect_concurrency: usize,
     pub connect_timeout: Duration,
     pub exec_concurrency: usize,
@@ -101,6 +103,7 @@ impl Engine {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawEngine {
     chunk_size: usize,
+    lists: String,
     connect_concurrency: usize,
     connect_timeout: String,
     exec_concurrency: usize,
@@ -155,6 +158,16 @@ impl RawEngine {
             ));
             Watch::Auto
         });
+        let streaming_lists = match self.lists.as_str() {
+            "streaming" => true,
+            "paged" => false,
+            other => {
+                warn(format!(
+                    "engine.lists: {other:?} is not one of streaming, paged; using streaming"
+                ));
+                true
+            }
+        };
         let mut kinds = Vec::new();
         for name in &self.kinds {
             match FluxKind::from_kind(name) {
@@ -175,6 +188,7 @@ impl RawEngine {
         };
         Engine {
             chunk_size: positive("chunk_size", self.chunk_size, fallback.chunk_size),
+            streaming_lists,
             connect_concurrency: positive(
                 "connect_concurrency",
                 self.connect_concurrency,
@@ -205,6 +219,7 @@ impl Engine {
     pub(super) fn fallback() -> Engine {
         Engine {
             chunk_size: 500,
+            streaming_lists: true,
             connect_concurrency: 64,
             connect_timeout: Duration::from_secs(15),
             exec_concurrency: 4,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::fleet::report::Report;
 use crate::fleet::{
-    ClusterEntry, Counted, FluxKind, FluxSummary, HealthCounts, Index, ObjectRef, Phase,
+    ClusterEntry, Counted, FluxKind, FluxSummary, HealthCounts, Index, Lists, ObjectRef, Phase,
     PhaseCounts, Ready, Rollout, WorkspaceEntry,
 };
 
@@ -114,6 +114,13 @@ pub struct Cluster<'a> {
     /// When the last object change arrived.
     pub last_event: Option<Timestamp>,
     pub protocol: Option<&'static str>,
+    /// How its kinds were listed: `streaming` (a watch that begins with every object) or
+    /// `paged`; absent until one was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lists: Option<&'static str>,
+    /// Why its kinds are listed in pages where streaming was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lists_why: Option<&'static str>,
     /// Kind → API version watched.
     pub watching: BTreeMap<&'static str, &'a str>,
     /// Kinds the credentials may not list.
@@ -152,6 +159,8 @@ impl<'a> Cluster<'a> {
             watch_restarts: conn.restarts,
             last_event: c.last_event,
             protocol: conn.protocol,
+            lists: conn.lists.map(Lists::as_str),
+            lists_why: conn.lists.and_then(Lists::why),
             watching: conn
                 .watching
                 .iter()

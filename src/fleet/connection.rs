@@ -149,6 +149,9 @@ pub struct Connection {
     /// live cluster whose watches flap says so instead of looking unreachable.
     #[serde(default)]
     pub restarts: u16,
+    /// How its kinds were listed, once one was.
+    #[serde(default)]
+    pub lists: Option<Lists>,
 }
 
 impl Connection {
@@ -162,6 +165,53 @@ impl Connection {
             watching: Box::new([]),
             protocol: None,
             restarts: 0,
+            lists: None,
+        }
+    }
+}
+
+/// How a cluster's kinds are listed: streamed (a watch with `sendInitialEvents=true`, as
+/// client-go's informers list since Kubernetes 1.35), or paged lists then watches — and why.
+/// Ordered: a cluster whose kinds were listed in different ways is said by the last of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lists {
+    /// Each kind's objects arrive as the initial events of its watch, which stays open.
+    Streaming,
+    /// Paged lists then watches, as the config asks (`engine.lists = "paged"`).
+    Paged,
+    /// Paged: the server refused a streaming list (a Kubernetes before 1.27, or with its
+    /// `WatchList` feature gate off).
+    Refused,
+    /// Paged: the server (or a proxy before it) sent the initial events without marking their
+    /// end, or not in time.
+    Unmarked,
+}
+
+impl Lists {
+    /// `streaming` or `paged`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Lists::Streaming => "streaming",
+            Lists::Paged | Lists::Refused | Lists::Unmarked => "paged",
+        }
+    }
+
+    /// Why a cluster is listed in pages when streaming was asked for.
+    pub fn why(self) -> Option<&'static str> {
+        match self {
+            Lists::Streaming | Lists::Paged => None,
+            Lists::Refused => Some("the server refused streaming lists"),
+            Lists::Unmarked => Some("the server did not mark the end of the initial events"),
+        }
+    }
+}
+
+impl fmt::Display for Lists {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.why() {
+            Some(why) => write!(f, "{} ({why})", self.as_str()),
+            None => f.write_str(self.as_str()),
         }
     }
 }

@@ -401,8 +401,11 @@ fn watch_response(
     filter: Filter,
     q: &HashMap<String, String>,
 ) -> Result<Response<Body>, ApiError> {
+    let initial_events = watch::initial_events(q, &cluster.faults())?;
     cluster.counters.watch.fetch_add(1, Ordering::Relaxed);
-    let initial_events = flag(q, "sendInitialEvents");
+    if initial_events {
+        cluster.counters.streamed.fetch_add(1, Ordering::Relaxed);
+    }
     let start = match q.get("resourceVersion").map(String::as_str) {
         None | Some("") | Some("0") => Start::Current,
         Some(_) if initial_events => Start::Current,

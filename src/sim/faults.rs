@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%,denied-verb=1%:suspend/Kustomization`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,no-watch-list=2%,strips-watch-list=1%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%,denied-verb=1%:suspend/Kustomization`.
 
 use std::time::Duration;
 
@@ -60,8 +60,15 @@ pub struct Faults {
     pub old_flux: Option<FluxRelease>,
     /// RBAC forbids everybody to read this kind (a role that cannot see HelmReleases).
     pub forbidden: Option<FluxKind>,
-    /// A Kubernetes older than aggregated discovery (before 1.26): `/apis` lists groups only.
+    /// A Kubernetes older than aggregated discovery (before 1.26): `/apis` lists groups only, and
+    /// a streaming list is refused (422: `resourceVersionMatch` is forbidden for a watch).
     pub old_kube: bool,
+    /// A Kubernetes 1.27–1.33 with its `WatchList` feature gate off: a streaming list is refused
+    /// (422: `sendInitialEvents` is forbidden for a watch).
+    pub no_watch_list: bool,
+    /// A proxy before the server drops the watch-list parameters: a streaming list is served as
+    /// a plain watch from now, its initial events never marked ended.
+    pub strips_watch_list: bool,
     /// RBAC lets nobody read `pods/log` (pods, events and workloads read fine).
     pub forbidden_logs: bool,
     /// RBAC lets nobody create Events (reading them, and every Flux action, still work).
@@ -131,6 +138,8 @@ impl Faults {
         );
         push(self.no_flux, "no-flux".into());
         push(self.old_kube, "old-kube".into());
+        push(self.no_watch_list, "no-watch-list".into());
+        push(self.strips_watch_list, "strips-watch-list".into());
         push(self.forbidden_logs, "forbidden-logs".into());
         push(self.forbidden_events, "forbidden-events".into());
         push(self.hostile_workloads, "hostile-workloads".into());
@@ -182,6 +191,8 @@ enum Kind {
     OldFlux(Option<FluxRelease>),
     Forbidden(FluxKind),
     OldKube,
+    NoWatchList,
+    StripsWatchList,
     ForbiddenLogs,
     ForbiddenEvents,
     HostileWorkloads,
@@ -267,6 +278,8 @@ impl Spec {
                 "expired-token" => Kind::ExpiredToken(dur(60.0)?),
                 "no-flux" => Kind::NoFlux,
                 "old-kube" => Kind::OldKube,
+                "no-watch-list" => Kind::NoWatchList,
+                "strips-watch-list" => Kind::StripsWatchList,
                 "forbidden-logs" => Kind::ForbiddenLogs,
                 "forbidden-events" => Kind::ForbiddenEvents,
                 "hostile-workloads" => Kind::HostileWorkloads,
@@ -308,7 +321,7 @@ impl Spec {
                 }
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, forbidden-logs, forbidden-events, hostile-workloads, hidden-events, denied-verb)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, no-watch-list, strips-watch-list, forbidden-logs, forbidden-events, hostile-workloads, hidden-events, denied-verb)"
                     ));
                 }
             };
@@ -349,6 +362,8 @@ impl Spec {
                     Kind::ExpiredToken(d) => f.expired_token = Some(*d),
                     Kind::NoFlux => f.no_flux = true,
                     Kind::OldKube => f.old_kube = true,
+                    Kind::NoWatchList => f.no_watch_list = true,
+                    Kind::StripsWatchList => f.strips_watch_list = true,
                     Kind::ForbiddenLogs => f.forbidden_logs = true,
                     Kind::ForbiddenEvents => f.forbidden_events = true,
                     Kind::HostileWorkloads => f.hostile_workloads = true,

@@ -75,7 +75,8 @@ impl Handle {
     /// Ends every fault that can end while running — slow answers, cut watches, 410 storms,
     /// server errors, expired tokens, forbidden kinds, draining, handed over and silent
     /// servers — and the churn with its rollouts.
-    /// Unreachable clusters, clusters without Flux, old Flux releases and old Kubernetes stay:
+    /// Unreachable clusters, clusters without Flux, old Flux releases, old Kubernetes and servers
+    /// without streaming lists stay:
     /// those are what the clusters are, not something happening to them.
     pub fn calm(&self) {
         self.set_churn(0.0);
@@ -86,6 +87,8 @@ impl Handle {
                 no_flux: f.no_flux,
                 old_flux: f.old_flux,
                 old_kube: f.old_kube,
+                no_watch_list: f.no_watch_list,
+                strips_watch_list: f.strips_watch_list,
                 ..Faults::default()
             };
             if f != lasting {

@@ -289,7 +289,7 @@ pub fn stats(state: &State) -> Value {
             (c.name.clone(), json!({
                 "connections": g(&k.connections), "connectionsTotal": g(&k.connections_total),
                 "openWatches": g(&k.open_watches),
-                "get": g(&k.get), "list": g(&k.list), "watch": g(&k.watch), "patch": g(&k.patch),
+                "get": g(&k.get), "list": g(&k.list), "watch": g(&k.watch), "streamed": g(&k.streamed), "patch": g(&k.patch),
                 "otherWrites": g(&k.other_write), "discovery": g(&k.discovery), "rejected": g(&k.rejected),
                 "throttled": g(&k.throttled), "goaways": g(&k.goaways), "refused": g(&k.refused),
                 "mutating": k.mutating(),

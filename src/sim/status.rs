@@ -72,6 +72,15 @@ impl ApiError {
         )
     }
 
+    /// 422 for a list's or watch's options, in kube-apiserver's words.
+    pub fn invalid_options(causes: &str) -> ApiError {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Invalid",
+            format!("ListOptions.meta.k8s.io \"\" is invalid: {causes}"),
+        )
+    }
+
     pub fn bad_request(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "BadRequest", message)
     }

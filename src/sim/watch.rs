@@ -1,7 +1,7 @@
 //! Watch streams: newline-delimited `WatchEvent`s over a long-lived response, resumable from any
 //! resourceVersion still in the cluster's history, with bookmarks and timeouts like the API server.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -13,6 +13,7 @@ use serde_json::json;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
+use super::faults::Faults;
 use super::request::Filter;
 use super::state::Stats;
 use super::status::ApiError;
@@ -83,6 +84,37 @@ fn frame(kind: &str, object: &[u8]) -> Bytes {
     out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
+}
+
+/// Whether a watch asks for a streaming list, checked as kube-apiserver checks a watch's
+/// options (`sendInitialEvents` needs `resourceVersionMatch=NotOlderThan`, which a watch takes
+/// only with it), as the cluster's Kubernetes would: refused before 1.27 and with the
+/// `WatchList` gate off, its parameters dropped behind a proxy that does not know them.
+pub fn initial_events(q: &HashMap<String, String>, faults: &Faults) -> Result<bool, ApiError> {
+    let asked = q.get("sendInitialEvents").map(|v| v == "true");
+    let matching = q.get("resourceVersionMatch").map(String::as_str);
+    if faults.strips_watch_list || (asked.is_none() && matching.is_none()) {
+        return Ok(false);
+    }
+    if faults.old_kube && matching.is_some() {
+        return Err(ApiError::invalid_options(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch",
+        ));
+    }
+    if faults.no_watch_list && asked.is_some() {
+        return Err(ApiError::invalid_options(
+            "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+        ));
+    }
+    match (asked, matching) {
+        (Some(_), Some("NotOlderThan")) => Ok(asked == Some(true)),
+        (Some(_), _) => Err(ApiError::invalid_options(
+            "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+        )),
+        (None, _) => Err(ApiError::invalid_options(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+        )),
+    }
 }
 
 fn bookmark(filter: &Filter, rv: u64, initial_end: bool) -> Bytes {
@@ -156,7 +188,7 @@ impl State {
             .collect();
         drop(store);
         self.pending.extend(frames);
-        if self.params.initial_events {
+        if self.params.initial_events && self.params.bookmarks {
             self.pending
                 .push_back(bookmark(&self.params.filter, self.rv, true));
         }

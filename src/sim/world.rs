@@ -45,6 +45,8 @@ pub struct Counters {
     pub get: AtomicU64,
     pub list: AtomicU64,
     pub watch: AtomicU64,
+    /// Watches that were streaming lists (`sendInitialEvents=true`), counted in `watch` too.
+    pub streamed: AtomicU64,
     pub patch: AtomicU64,
     pub other_write: AtomicU64,
     pub discovery: AtomicU64,

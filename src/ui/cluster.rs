@@ -76,9 +76,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
         ),
         Span::styled(
             format!(
-                " {} · {} · last event {} ago",
+                " {} · {}{} · last event {} ago",
                 cluster.info.server,
                 conn.protocol.unwrap_or("-"),
+                conn.lists.map(lists_said).unwrap_or_default(),
                 age(cluster.last_event, model.now)
             ),
             theme.style(Slot::Dim),
@@ -150,4 +151,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
             ]
         },
     );
+}
+
+/// " · streaming lists", or " · paged lists (why)".
+fn lists_said(lists: crate::fleet::Lists) -> String {
+    match lists.why() {
+        Some(why) => format!(" · {} lists ({why})", lists.as_str()),
+        None => format!(" · {} lists", lists.as_str()),
+    }
 }

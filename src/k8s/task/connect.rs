@@ -29,6 +29,8 @@ pub struct Shared {
     pub max_backoff: Duration,
     /// Objects per list page.
     pub chunk_size: usize,
+    /// Kinds listed by streaming watches where the server serves them (`engine.lists`).
+    pub streaming_lists: bool,
     /// Objects of one kind one cluster may hold.
     pub max_objects: usize,
     /// How often a cluster's FluxReport is read.
@@ -66,6 +68,7 @@ impl Shared {
             connect_timeout: settings.connect_timeout,
             max_backoff: settings.max_backoff,
             chunk_size: settings.chunk_size,
+            streaming_lists: settings.streaming_lists,
             max_objects: settings.max_objects,
             report_interval: settings.report_interval,
             list_only: settings.list_only,

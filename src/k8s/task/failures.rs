@@ -17,7 +17,7 @@ use super::discovery::Served;
 use super::kind_watch::{KindWatch, Step};
 use crate::fleet::graph::upstream;
 use crate::fleet::report::Report;
-use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
+use crate::fleet::{FluxKind, FluxSummary, HealthCounts, Lists, ObjectKey};
 use crate::k8s::wire::api::{Http, Reason};
 use crate::k8s::wire::errors::Failure;
 
@@ -138,13 +138,14 @@ pub(in crate::k8s) async fn list_once(
         http.clone(),
         served.kind,
         &served.version,
-        shared.chunk_size,
-        shared.max_objects,
+        (shared.chunk_size, shared.max_objects),
+        // A look, not a watch: one list in pages, as `kubectl get` reads.
+        Lists::Paged,
         shared.max_backoff,
         seed,
     );
     match kind.next().await {
-        Step::Listed(objects) => Ok(Listed::Objects(objects)),
+        Step::Listed(objects, _) => Ok(Listed::Objects(objects)),
         Step::Failed {
             reason: Some(Reason::Forbidden),
             failure,

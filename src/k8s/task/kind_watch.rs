@@ -1,5 +1,6 @@
-//! One kind's list-then-watch on one cluster, the way a Kubernetes reflector does it: a paginated
-//! list (replacing the kind's rows at once), then a watch from the list's resourceVersion with
+//! One kind's list-then-watch on one cluster, the way a Kubernetes reflector does it: a streaming
+//! list (a watch that begins with every object, where the server serves it) or a paginated one
+//! (replacing the kind's rows at once), then a watch from the list's resourceVersion with
 //! bookmarks, re-opened where it stopped when the server ends it, relisted on 410 Gone.
 //!
 //! A watch the server breaks is resumed at once from where it stopped — re-watching from a
@@ -23,7 +24,7 @@ use kube::api::{ListParams, WatchParams};
 use tokio::time::Instant;
 
 use super::page::Page;
-use crate::fleet::{FluxKind, FluxSummary, Phase};
+use crate::fleet::{FluxKind, FluxSummary, Lists, Phase};
 use crate::k8s::wire::api::{self, Http, Trouble};
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::response::ResponseBody;
@@ -59,8 +60,8 @@ impl KindWatch {
         http: Arc<Http>,
         kind: FluxKind,
         version: &str,
-        chunk_size: usize,
-        max_objects: usize,
+        (chunk_size, max_objects): (usize, usize),
+        lists: Lists,
         max_backoff: Duration,
         seed: u64,
     ) -> KindWatch {
@@ -69,7 +70,7 @@ impl KindWatch {
             version: version.into(),
             body: None,
             lines: Lines::default(),
-            state: Watching::new(kind, (chunk_size, max_objects), max_backoff, seed),
+            state: Watching::new(kind, (chunk_size, max_objects), lists, max_backoff, seed),
         }
     }
 
@@ -93,6 +94,15 @@ impl KindWatch {
                 Box::pin(tokio::time::sleep(delay)).await;
             }
             let came = match self.state.stand() {
+                Stand::Unlisted if self.state.streams() => {
+                    match Box::pin(open(&self.http, stream_uri(&self.path()))).await {
+                        Ok(body) => {
+                            self.body = Some(body);
+                            Came::Streamed(Ok(()))
+                        }
+                        Err(trouble) => Came::Streamed(Err(trouble)),
+                    }
+                }
                 Stand::Unlisted => Came::Listed(Box::pin(self.list()).await),
                 Stand::From { rv } => {
                     let uri = watch_uri(&self.path(), None, rv);
@@ -104,7 +114,10 @@ impl KindWatch {
                         Err(trouble) => Came::Opened(Err(trouble)),
                     }
                 }
-                Stand::Open { .. } => self.line().await,
+                Stand::Open { .. } => match self.state.end_due() {
+                    Some(due) => Box::pin(self.initial_line(due)).await,
+                    None => self.line().await,
+                },
             };
             let step = self.state.advance(came, Instant::now(), Timestamp::now());
             if !matches!(self.state.stand(), Stand::Open { .. }) {
@@ -161,6 +174,15 @@ impl KindWatch {
         }
     }
 
+    /// The next line of a streaming list's initial events, unless their end is not marked by `due`.
+    async fn initial_line(&mut self, due: Instant) -> Came {
+        tokio::select! {
+            biased;
+            came = self.line() => came,
+            () = tokio::time::sleep_until(due) => Came::Unmarked,
+        }
+    }
+
     /// What the open watch brings next: a complete line, its end, or its breaking.
     async fn line(&mut self) -> Came {
         let Some(body) = self.body.as_mut() else {
@@ -206,6 +228,18 @@ pub(super) fn watch_uri(
     }
     Ok(kube::core::Request::new(path)
         .watch(&params, version)
+        .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
+        .uri()
+        .to_string())
+}
+
+/// The URI of a streaming list of the collection at `path`: a watch from the server's most
+/// recent version (read as a quorum read would) that begins with every object as ADDED and marks
+/// their end with an annotated BOOKMARK; ended by the server after [`WATCH_SECONDS`].
+pub(super) fn stream_uri(path: &str) -> Result<String, Trouble> {
+    let params = WatchParams::streaming_lists().timeout(WATCH_SECONDS);
+    Ok(kube::core::Request::new(path)
+        .watch(&params, "")
         .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
         .uri()
         .to_string())
@@ -303,5 +337,7 @@ impl<const MAX: usize> Lines<MAX> {
 
 #[cfg(test)]
 mod going_away;
+#[cfg(test)]
+mod streaming;
 #[cfg(test)]
 mod tests;

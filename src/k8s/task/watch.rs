@@ -15,7 +15,7 @@ use super::reporter::{Closed, Reporter};
 use super::restarts::Restarts;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
-use crate::fleet::{Connection, Counted, FluxKind, Phase};
+use crate::fleet::{Connection, Counted, FluxKind, Lists, Phase};
 use crate::inventory::ClusterSpec;
 use crate::k8s::wire::api::{Http, Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
@@ -167,8 +167,14 @@ pub(in crate::k8s) async fn watch(
     // Watches broken and resumed at once: counted for five minutes, the count said with the
     // connection and said again as each restart leaves the window.
     let mut restarts = Restarts::default();
-    let report = |states: &[(FluxKind, KindState)], report_pending: bool, restarts: u16| {
+    // How the kinds were listed: the last of their ways (`Lists` is ordered).
+    let mut lists: Option<Lists> = None;
+    let report = |states: &[(FluxKind, KindState)],
+                  report_pending: bool,
+                  restarts: u16,
+                  lists: Option<Lists>| {
         let mut c = derive(states);
+        c.lists = lists;
         if report_pending && c.phase == Phase::Live {
             c.phase = Phase::Syncing;
         }
@@ -178,7 +184,7 @@ pub(in crate::k8s) async fn watch(
         c
     };
     if reporter
-        .connection(report(&states, report_pending, 0))
+        .connection(report(&states, report_pending, 0, lists))
         .await
         .is_err()
     {
@@ -225,16 +231,23 @@ pub(in crate::k8s) async fn watch(
         if let Some((_, Step::Restarted)) = next {
             restarts.record(tokio::time::Instant::now());
         } else if let Some((kind, step)) = next {
+            let listed = match &step {
+                Step::Listed(_, how) => lists.max(Some(*how)),
+                _ => lists,
+            };
             let state = match on_step(reporter, kind, step).await {
                 Ok(state) => state,
                 Err(ended) => return ended,
             };
+            let told = listed != lists;
+            lists = listed;
             // Most events leave every kind where it was: nothing to report.
             let Some(slot) = states.iter_mut().find(|(k, _)| *k == kind) else {
                 continue;
             };
             match state {
                 Some(state) if slot.1 != state => slot.1 = state,
+                _ if told => {}
                 _ => continue,
             }
         }
@@ -242,6 +255,7 @@ pub(in crate::k8s) async fn watch(
             &states,
             report_pending,
             restarts.count(tokio::time::Instant::now()),
+            lists,
         );
         let live = connection.phase == Phase::Live;
         if connection.phase != Phase::Syncing {
@@ -288,8 +302,12 @@ fn kind_watches(
             http.clone(),
             s.kind,
             &s.version,
-            shared.chunk_size,
-            shared.max_objects,
+            (shared.chunk_size, shared.max_objects),
+            if shared.streaming_lists {
+                Lists::Streaming
+            } else {
+                Lists::Paged
+            },
             shared.max_backoff,
             seed.wrapping_add(i as u64),
         );
@@ -305,7 +323,7 @@ fn kind_watches(
                     Listing::Done => std::future::pending().await,
                     Listing::Running => {
                         let step = watch.next().await;
-                        let listed = list_only && matches!(step, Step::Listed(_));
+                        let listed = list_only && matches!(step, Step::Listed(..));
                         let at = if listed {
                             Listing::Listed
                         } else {
@@ -358,7 +376,15 @@ async fn on_step(
     step: Step,
 ) -> Result<Option<KindState>, Ended> {
     let change = match step {
-        Step::Listed(summaries) => Change::Replaced(kind, summaries),
+        // Streamed, the kind's watch is open already: it is live.
+        Step::Listed(summaries, Lists::Streaming) => {
+            let change = Change::Replaced(kind, summaries);
+            return match reporter.send(change).await {
+                Ok(()) => Ok(Some(KindState::Live)),
+                Err(_) => Err(Ended::Closed),
+            };
+        }
+        Step::Listed(summaries, _) => Change::Replaced(kind, summaries),
         Step::Watching => return Ok(Some(KindState::Live)),
         // Resumed at once: the kind stays where it was (the caller counts the restart).
         Step::Restarted => return Ok(None),

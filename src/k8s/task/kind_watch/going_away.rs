@@ -9,6 +9,7 @@ fn watching() -> Watching {
     Watching::new(
         FluxKind::Kustomization,
         (100, 100),
+        Lists::Paged,
         Duration::from_secs(30),
         1,
     )

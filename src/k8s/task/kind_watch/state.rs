@@ -4,6 +4,13 @@
 //! tell ([`Step`]), where the watch stands now ([`Stand`]: list, open a watch from a version, or
 //! read the open one) and how long to wait before the next request. The driver
 //! ([`super::KindWatch`]) only makes the request the stand asks for.
+//!
+//! A kind is listed by streaming where the server serves it (Kubernetes' "watch list", KEP-3157,
+//! on by default since 1.34, what client-go's informers do since 1.35): one watch with
+//! `sendInitialEvents=true` sends every object as an ADDED event, then a BOOKMARK annotated
+//! `k8s.io/initial-events-end`, and stays open. A server that refuses it (400 or 422: before 1.27,
+//! or the `WatchList` gate off), or that sends the initial events without that mark (a proxy that
+//! drops the parameters), or not within [`END_DUE`], has the kind listed in pages from then on.
 
 use std::time::Duration;
 
@@ -13,7 +20,10 @@ use tokio::time::Instant;
 
 use super::super::page::WatchLine;
 use super::super::summarize::{key_of, summarize};
-use crate::fleet::{FluxKind, FluxSummary, ObjectKey, Phase};
+
+mod initial;
+
+use crate::fleet::{FluxKind, FluxSummary, Lists, ObjectKey, Phase};
 use crate::k8s::wire::api::{Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
@@ -25,12 +35,20 @@ pub(in crate::k8s) const RAN_LONG_ENOUGH: Duration = Duration::from_secs(5);
 /// Watches that broke sooner are resumed at once this many times a minute, then backed off.
 pub(in crate::k8s) const QUICK_RESUMES: u8 = 3;
 const QUICK_WINDOW: Duration = Duration::from_secs(60);
+/// A streaming list whose initial events are not marked ended this long after it opened is
+/// listed in pages instead: as long as one list request may take.
+pub(in crate::k8s) const END_DUE: Duration = crate::k8s::wire::api::REQUEST_TIMEOUT;
+/// Nor one silent this long before the mark: kube-apiserver sends the initial events without
+/// pause once its cache is fresh (it waits at most 3 s for that), while a proxy that dropped the
+/// parameters leaves a plain watch quiet after them until its first bookmark, a minute on.
+pub(in crate::k8s) const QUIET_DUE: Duration = Duration::from_secs(10);
 
 /// What a kind's watch has to say next.
 #[derive(Debug)]
 pub(in crate::k8s) enum Step {
-    /// A complete list: the kind's rows, replacing whatever was known.
-    Listed(Vec<FluxSummary>),
+    /// A complete list: the kind's rows, replacing whatever was known, and how it was listed.
+    /// Streamed, the kind's watch is open already (no [`Step::Watching`] follows).
+    Listed(Vec<FluxSummary>, Lists),
     /// The watch request was accepted: from here on, changes arrive as they happen.
     Watching,
     Applied(Box<FluxSummary>),
@@ -50,7 +68,7 @@ pub(in crate::k8s) enum Step {
 /// Where the watch stands: which request comes next.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(in crate::k8s) enum Stand {
-    /// Nothing to watch from: list (again).
+    /// Nothing to watch from: list (again), by streaming or in pages.
     Unlisted,
     /// Listed, or a watch ended where it stopped: open a watch from `rv`.
     From { rv: String },
@@ -65,6 +83,10 @@ pub(in crate::k8s) enum Came {
     Listed(Result<(Vec<FluxSummary>, String), Trouble>),
     /// The watch request was accepted, or why not.
     Opened(Result<(), Trouble>),
+    /// The streaming list's watch was accepted, or why not.
+    Streamed(Result<(), Trouble>),
+    /// The streaming list's initial events were not marked ended within [`END_DUE`].
+    Unmarked,
     /// One line of the open watch.
     Line(Bytes),
     /// The server ended the watch (its timeout).
@@ -80,6 +102,15 @@ pub(in crate::k8s) enum Came {
     Refused(Trouble),
 }
 
+/// A streaming list on its way (its events are read in `initial.rs`).
+struct Initial {
+    objects: Vec<FluxSummary>,
+    /// When it must end by, however busy.
+    due: Instant,
+    /// When it last sent a line.
+    heard: Instant,
+}
+
 /// One kind's watch on one cluster, without its connection.
 pub(in crate::k8s) struct Watching {
     kind: FluxKind,
@@ -88,7 +119,12 @@ pub(in crate::k8s) struct Watching {
     /// The watch moved off a connection going away and is not open again yet: a failure to
     /// open it says so (beside `chunk_size`, in the same word).
     moved: bool,
+    /// How the kind is listed next (the same word again).
+    lists: Lists,
     stand: Stand,
+    /// While a streaming list's initial events arrive: the objects so far, and by when their
+    /// end must be marked.
+    initial: Option<Box<Initial>>,
     /// Objects this kind may hold on this cluster, and how many it holds (listed, plus added,
     /// less deleted since).
     max_objects: usize,
@@ -104,6 +140,7 @@ impl Watching {
     pub(in crate::k8s) fn new(
         kind: FluxKind,
         (chunk_size, max_objects): (usize, usize),
+        lists: Lists,
         max_backoff: Duration,
         seed: u64,
     ) -> Watching {
@@ -111,7 +148,9 @@ impl Watching {
             kind,
             chunk_size: u32::try_from(chunk_size).unwrap_or(u32::MAX).max(1),
             moved: false,
+            lists,
             stand: Stand::Unlisted,
+            initial: None,
             max_objects,
             objects: 0,
             backoff: Backoff::new(Duration::from_millis(500), max_backoff, seed),
@@ -136,6 +175,19 @@ impl Watching {
         self.chunk_size
     }
 
+    /// The next list is a streaming one.
+    pub(in crate::k8s) fn streams(&self) -> bool {
+        self.lists == Lists::Streaming
+    }
+
+    /// While a streaming list's initial events arrive: by when their end must be marked (or
+    /// the next line come).
+    pub(in crate::k8s) fn end_due(&self) -> Option<Instant> {
+        self.initial
+            .as_ref()
+            .map(|i| i.due.min(i.heard + QUIET_DUE))
+    }
+
     /// The pause before the next request, once.
     pub(in crate::k8s) fn take_wait(&mut self) -> Option<Duration> {
         self.wait.take()
@@ -154,9 +206,36 @@ impl Watching {
                 self.moved = false;
                 self.objects = summaries.len();
                 self.stand = Stand::From { rv };
-                Some(Step::Listed(summaries))
+                Some(Step::Listed(summaries, self.lists))
             }
             Came::Listed(Err(trouble)) | Came::Opened(Err(trouble)) => self.failed(trouble, wall),
+            Came::Streamed(Ok(())) => {
+                self.moved = false;
+                self.stand = Stand::Open {
+                    rv: String::new(),
+                    since: now,
+                };
+                self.initial = Some(Box::new(Initial {
+                    objects: Vec::new(),
+                    due: now + END_DUE,
+                    heard: now,
+                }));
+                None
+            }
+            // The server does not take the watch-list parameters: pages from now on.
+            Came::Streamed(Err(trouble))
+                if matches!(trouble.reason(), Some(Reason::BadRequest | Reason::Invalid)) =>
+            {
+                tracing::debug!(kind = %self.kind, error = %trouble.into_failure().message, "streaming list refused; listing in pages");
+                self.lists = Lists::Refused;
+                None
+            }
+            Came::Streamed(Err(trouble)) => self.failed(trouble, wall),
+            Came::Unmarked => {
+                self.close();
+                self.lists = Lists::Unmarked;
+                None
+            }
             Came::Opened(Ok(())) => {
                 self.moved = false;
                 // Opening is not health: a server may break every watch it accepts.
@@ -164,19 +243,30 @@ impl Watching {
                 self.stand = Stand::Open { rv, since: now };
                 Some(Step::Watching)
             }
-            Came::Line(line) => match self.event(&line) {
-                Ok(step) => {
-                    self.backoff.healthy();
-                    step
+            Came::Line(line) => {
+                if let Some(initial) = self.initial.as_mut() {
+                    initial.heard = now;
                 }
-                Err(trouble) => {
-                    self.close();
-                    self.failed(trouble, wall)
+                match self.event(&line) {
+                    Ok(step) => {
+                        self.backoff.healthy();
+                        step
+                    }
+                    Err(trouble) => {
+                        self.close();
+                        self.failed(trouble, wall)
+                    }
                 }
-            },
+            }
             Came::Ended => {
-                // Resumed where it stopped.
+                let streaming = self.initial.is_some();
+                let since = self.since();
+                // Resumed where it stopped; a streaming list ended before its end was marked
+                // starts again, and again only a few times a minute.
                 self.close();
+                if streaming && self.resume_at_once(since, now).is_err() {
+                    self.lists = Lists::Unmarked;
+                }
                 None
             }
             Came::Broke(trouble) => {
@@ -233,8 +323,13 @@ impl Watching {
         }
     }
 
-    /// The open watch is done with: the next one opens where it stopped.
+    /// The open watch is done with: the next one opens where it stopped — a streaming list cut
+    /// before its end starts again.
     fn close(&mut self) {
+        if self.initial.take().is_some() {
+            self.stand = Stand::Unlisted;
+            return;
+        }
         if let Stand::Open { rv, .. } = &mut self.stand {
             let rv = std::mem::take(rv);
             self.stand = Stand::From { rv };
@@ -324,6 +419,9 @@ impl Watching {
         }
         if let (Some(seen), Stand::Open { rv, .. }) = (object.resource_version(), &mut self.stand) {
             seen.clone_into(rv);
+        }
+        if self.initial.is_some() {
+            return self.initial_event(kind, &object, line);
         }
         Ok(match kind {
             "ADDED" if self.objects >= self.max_objects => {

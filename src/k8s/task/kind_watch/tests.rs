@@ -12,6 +12,7 @@ fn watching(max_objects: usize) -> Watching {
     Watching::new(
         FluxKind::Kustomization,
         (100, max_objects),
+        Lists::Paged,
         Duration::from_secs(30),
         1,
     )
@@ -52,7 +53,7 @@ fn a_watch_lists_opens_follows_and_resumes_where_it_stopped() {
     let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
     assert_eq!(w.stand(), &Stand::Unlisted, "a new watch lists first");
     match w.advance(listed(3, "10"), t0, wall) {
-        Some(Step::Listed(rows)) => assert_eq!(rows.len(), 3),
+        Some(Step::Listed(rows, Lists::Paged)) => assert_eq!(rows.len(), 3),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -170,7 +171,7 @@ fn a_throttled_list_is_asked_again_when_the_server_says_and_other_failures_back_
     // Once it has room, the list goes through.
     assert!(matches!(
         w.advance(listed(2, "9"), t0, wall),
-        Some(Step::Listed(_))
+        Some(Step::Listed(..))
     ));
     // A server failing without saying when is asked ever more slowly (up to the maximum).
     let mut w = watching(100);
@@ -247,8 +248,8 @@ fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
         Arc::new(http),
         FluxKind::Kustomization,
         "v1",
-        100,
-        10_000,
+        (100, 10_000),
+        Lists::Paged,
         max_backoff,
         seed,
     )
