@@ -1,7 +1,7 @@
 //! Streaming lists against the simulated fleet over real HTTPS: each kind listed by one watch
 //! with `sendInitialEvents=true` where the server serves it, exact while objects change; a
-//! Kubernetes before 1.27, one with the `WatchList` gate off and a proxy that drops the
-//! parameters each listed in pages and said so; `engine.lists = "paged"` never streams; what
+//! Kubernetes before 1.27, one with the `WatchList` gate off, one whose watch cache fails them
+//! (an old etcd) and a proxy that drops the parameters each listed in pages and said so; `engine.lists = "paged"` never streams; what
 //! `get -o json` says of each cluster.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -54,7 +54,7 @@ fn reads_of_the_report(truth: &[fluxfleet_sim::TruthCluster], name: &str) -> u64
 /// The fleet with one cluster of each kind of server that does not stream lists.
 async fn mixed_fleet() -> (Sim, Vec<String>) {
     let sim = common::start_with(|c| {
-        c.clusters = 6;
+        c.clusters = 7;
         c.churn = 30.0;
         // A proxy that dropped the parameters is found at the first plain bookmark.
         c.bookmark_interval = Duration::from_millis(300);
@@ -72,6 +72,10 @@ async fn mixed_fleet() -> (Sim, Vec<String>) {
         },
         Faults {
             strips_watch_list: true,
+            ..Faults::default()
+        },
+        Faults {
+            old_etcd: true,
             ..Faults::default()
         },
     ];
@@ -97,17 +101,18 @@ async fn kinds_are_streamed_where_served_paged_where_not_and_exact_either_way() 
         Some(Lists::Unmarked),
         "parameters dropped"
     );
+    assert_eq!(lists(&names[3]), Some(Lists::Refused), "failed by an ERROR");
     let stats = sim.handle.stats();
     let kinds = live
         .index
-        .cluster_named(&names[3])
+        .cluster_named(&names[4])
         .unwrap()
         .connection
         .watching
         .len() as u64;
     assert!(kinds >= 5, "{kinds} kinds watched");
     let truth = sim.handle.truth();
-    for name in &names[3..] {
+    for name in &names[4..] {
         assert_eq!(lists(name), Some(Lists::Streaming), "{name}");
         // One request a kind: the streaming list is the watch; nothing is listed in pages.
         assert_eq!(count(&stats, name, "streamed"), kinds, "{name}: {stats:#}");
@@ -117,8 +122,14 @@ async fn kinds_are_streamed_where_served_paged_where_not_and_exact_either_way() 
             "{name}: {stats:#}"
         );
     }
-    for name in &names[..3] {
-        assert_eq!(count(&stats, name, "streamed"), 0, "{name}: {stats:#}");
+    for name in &names[..4] {
+        // Asked once a kind by streaming where the server took it (and failed it).
+        let streamed = if name == &names[3] { kinds } else { 0 };
+        assert_eq!(
+            count(&stats, name, "streamed"),
+            streamed,
+            "{name}: {stats:#}"
+        );
         assert!(count(&stats, name, "list") >= kinds, "{name}: {stats:#}");
     }
     live.shutdown().await;
@@ -205,6 +216,7 @@ async fn get_says_how_each_cluster_was_listed() {
     let refused = Some("the server refused streaming lists");
     assert_eq!(of(&names[0]), (Some("paged"), refused));
     assert_eq!(of(&names[1]), (Some("paged"), refused));
+    assert_eq!(of(&names[3]), (Some("paged"), refused));
     assert_eq!(
         of(&names[2]),
         (
@@ -212,7 +224,7 @@ async fn get_says_how_each_cluster_was_listed() {
             Some("the server did not mark the end of the initial events")
         )
     );
-    for name in &names[3..] {
+    for name in &names[4..] {
         assert_eq!(of(name), (Some("streaming"), None), "{name}");
     }
     sim.handle.shutdown().await;

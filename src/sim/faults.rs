@@ -1,5 +1,5 @@
 //! Per-cluster faults, chosen by a spec such as
-//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,no-watch-list=2%,strips-watch-list=1%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%,denied-verb=1%:suspend/Kustomization`.
+//! `unreachable=2%,slow=5%:800ms,flap=3%:20s,gone=1%,error5xx=1%,throttle=5%:4,expired-token=1%,no-flux=1%,old-flux=5%,forbidden=1%:HelmRelease,old-kube=5%,no-watch-list=2%,strips-watch-list=1%,old-etcd=1%,forbidden-logs=5%,forbidden-events=5%,hostile-workloads=1%,hidden-events=1%:flux-system,drain=1%:60s,handover=1%:30s,silent=1%,denied-verb=1%:suspend/Kustomization`.
 
 use std::time::Duration;
 
@@ -66,6 +66,10 @@ pub struct Faults {
     /// A Kubernetes 1.27–1.33 with its `WatchList` feature gate off: a streaming list is refused
     /// (422: `sendInitialEvents` is forbidden for a watch).
     pub no_watch_list: bool,
+    /// kube-apiserver with its watch cache over an etcd before 3.4.31: a streaming list is
+    /// taken (200), then failed by its first event (ERROR 500 "RequestWatchProgress is
+    /// disabled").
+    pub old_etcd: bool,
     /// A proxy before the server drops the watch-list parameters: a streaming list is served as
     /// a plain watch from now, its initial events never marked ended.
     pub strips_watch_list: bool,
@@ -140,6 +144,7 @@ impl Faults {
         push(self.old_kube, "old-kube".into());
         push(self.no_watch_list, "no-watch-list".into());
         push(self.strips_watch_list, "strips-watch-list".into());
+        push(self.old_etcd, "old-etcd".into());
         push(self.forbidden_logs, "forbidden-logs".into());
         push(self.forbidden_events, "forbidden-events".into());
         push(self.hostile_workloads, "hostile-workloads".into());
@@ -193,6 +198,7 @@ enum Kind {
     OldKube,
     NoWatchList,
     StripsWatchList,
+    OldEtcd,
     ForbiddenLogs,
     ForbiddenEvents,
     HostileWorkloads,
@@ -280,6 +286,7 @@ impl Spec {
                 "old-kube" => Kind::OldKube,
                 "no-watch-list" => Kind::NoWatchList,
                 "strips-watch-list" => Kind::StripsWatchList,
+                "old-etcd" => Kind::OldEtcd,
                 "forbidden-logs" => Kind::ForbiddenLogs,
                 "forbidden-events" => Kind::ForbiddenEvents,
                 "hostile-workloads" => Kind::HostileWorkloads,
@@ -321,7 +328,7 @@ impl Spec {
                 }
                 other => {
                     return Err(format!(
-                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, no-watch-list, strips-watch-list, forbidden-logs, forbidden-events, hostile-workloads, hidden-events, denied-verb)"
+                        "unknown fault {other:?} (known: unreachable, slow, flap, drain, handover, silent, gone, error5xx, throttle, expired-token, no-flux, old-flux, forbidden, old-kube, no-watch-list, strips-watch-list, old-etcd, forbidden-logs, forbidden-events, hostile-workloads, hidden-events, denied-verb)"
                     ));
                 }
             };
@@ -364,6 +371,7 @@ impl Spec {
                     Kind::OldKube => f.old_kube = true,
                     Kind::NoWatchList => f.no_watch_list = true,
                     Kind::StripsWatchList => f.strips_watch_list = true,
+                    Kind::OldEtcd => f.old_etcd = true,
                     Kind::ForbiddenLogs => f.forbidden_logs = true,
                     Kind::ForbiddenEvents => f.forbidden_events = true,
                     Kind::HostileWorkloads => f.hostile_workloads = true,

@@ -89,6 +89,7 @@ impl Handle {
                 old_kube: f.old_kube,
                 no_watch_list: f.no_watch_list,
                 strips_watch_list: f.strips_watch_list,
+                old_etcd: f.old_etcd,
                 ..Faults::default()
             };
             if f != lasting {

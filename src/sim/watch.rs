@@ -117,6 +117,9 @@ pub fn initial_events(q: &HashMap<String, String>, faults: &Faults) -> Result<bo
     }
 }
 
+/// The most bytes of waiting events sent as one piece.
+const COALESCE: usize = 64 * 1024;
+
 fn bookmark(filter: &Filter, rv: u64, initial_end: bool) -> Bytes {
     let mut meta = json!({"resourceVersion": rv.to_string()});
     if initial_end {
@@ -196,8 +199,19 @@ impl State {
 
     async fn next(mut self) -> Option<(Result<Frame<Bytes>, std::io::Error>, State)> {
         loop {
-            if let Some(b) = self.pending.pop_front() {
-                return Some((Ok(Frame::data(b)), self));
+            if let Some(first) = self.pending.pop_front() {
+                // Events already waiting go out together, as kube-apiserver flushes a watch
+                // only once its queue is empty (a streaming list's initial events, a burst).
+                if self.pending.is_empty() {
+                    return Some((Ok(Frame::data(first)), self));
+                }
+                let mut joined = first.to_vec();
+                while joined.len() < COALESCE
+                    && let Some(next) = self.pending.pop_front()
+                {
+                    joined.extend_from_slice(&next);
+                }
+                return Some((Ok(Frame::data(Bytes::from(joined))), self));
             }
             if self.cut {
                 let e = std::io::Error::new(
@@ -274,6 +288,18 @@ pub fn stream(
         params,
     };
     match state.params.start {
+        // kube-apiserver's watch cache over an etcd without progress notifications takes a
+        // streaming list, then fails it.
+        Start::Current if state.params.initial_events && state.cluster.faults().old_etcd => {
+            let status = ApiError::new(
+                http::StatusCode::INTERNAL_SERVER_ERROR,
+                "InternalError",
+                "RequestWatchProgress is disabled",
+            );
+            let line = frame("ERROR", status.to_value().to_string().as_bytes());
+            state.pending.push_back(line);
+            state.done = true;
+        }
         Start::Current => state.initial(),
         Start::After(rv) => state.rv = rv,
     }

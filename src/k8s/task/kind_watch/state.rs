@@ -415,7 +415,17 @@ impl Watching {
                 message: object.message.get().unwrap_or_default().to_owned(),
                 ..kube::core::Status::default()
             };
-            return Err(Trouble::status(&status));
+            let trouble = Trouble::status(&status);
+            // A streaming list the server fails before its end (kube-apiserver on an etcd
+            // without progress notifications says 500 "RequestWatchProgress is disabled"):
+            // listed in pages instead, as client-go falls back. 410 Gone streams again.
+            if self.initial.is_some() && trouble.reason() != Some(Reason::Gone) {
+                tracing::debug!(kind = %self.kind, error = %trouble.into_failure().message, "streaming list failed; listing in pages");
+                self.close();
+                self.lists = Lists::Refused;
+                return Ok(None);
+            }
+            return Err(trouble);
         }
         if let (Some(seen), Stand::Open { rv, .. }) = (object.resource_version(), &mut self.stand) {
             seen.clone_into(rv);

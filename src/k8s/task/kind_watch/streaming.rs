@@ -152,6 +152,28 @@ fn other_refusals_are_failures_retried_as_streaming_lists() {
 }
 
 #[test]
+fn an_error_among_the_initial_events_is_listed_in_pages() {
+    // kube-apiserver v1.35 with its watch cache on an etcd before 3.4.31 takes the watch (200),
+    // then sends this as its first event.
+    let mut w = streaming(100);
+    let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
+    w.advance(Came::Streamed(Ok(())), t0, wall);
+    let status = serde_json::json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+        "message": "RequestWatchProgress is disabled", "reason": "InternalError", "code": 500});
+    let error = serde_json::json!({"type": "ERROR", "object": status}).to_string();
+    let step = w.advance(Came::Line(Bytes::from(error)), t0, wall);
+    assert!(step.is_none(), "not a failure to tell: {step:?}");
+    assert!(!w.streams());
+    assert_eq!(w.stand(), &Stand::Unlisted);
+    assert_eq!(w.take_wait(), None, "listed in pages at once");
+    let step = w.advance(Came::Listed(Ok((Vec::new(), "3".into()))), t0, wall);
+    assert!(
+        matches!(step, Some(Step::Listed(_, Lists::Refused))),
+        "{step:?}"
+    );
+}
+
+#[test]
 fn a_plain_bookmark_before_the_end_means_the_parameters_were_dropped() {
     let mut w = streaming(100);
     let (t0, wall) = (Instant::now(), Timestamp::UNIX_EPOCH);
