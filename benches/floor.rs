@@ -34,17 +34,6 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// Clusters read at once: `engine.connect_concurrency`'s default.
 const CONCURRENCY: usize = 64;
 
-/// The kinds `get` lists by default (`engine.kinds`).
-const KINDS: [FluxKind; 7] = [
-    FluxKind::GitRepository,
-    FluxKind::OciRepository,
-    FluxKind::HelmRepository,
-    FluxKind::HelmChart,
-    FluxKind::Bucket,
-    FluxKind::Kustomization,
-    FluxKind::HelmRelease,
-];
-
 fn arg(name: &str) -> Option<String> {
     let args: Vec<String> = std::env::args().collect();
     args.iter()
@@ -102,7 +91,7 @@ struct List<'a> {
 }
 
 /// One cluster read at the floor: the objects summarised.
-async fn floor_one(path: PathBuf) -> usize {
+async fn floor_one(path: PathBuf, kinds: Arc<[FluxKind]>) -> usize {
     let text = tokio::fs::read_to_string(&path).await.unwrap();
     let config: Kubeconfig = serde_saphyr::from_str(&text).unwrap();
     let cluster = &config.clusters[0].cluster;
@@ -140,7 +129,7 @@ async fn floor_one(path: PathBuf) -> usize {
     let base = uri.path().trim_end_matches('/');
     let authorization = format!("Bearer {token}");
     let mut objects = 0;
-    for kind in KINDS {
+    for &kind in kinds.iter() {
         let version = kind.storage_version(FluxRelease::LATEST).unwrap();
         let request = http::Request::get(format!(
             "{base}/apis/{}/{version}/{}?limit=500",
@@ -152,6 +141,7 @@ async fn floor_one(path: PathBuf) -> usize {
         .header(http::header::ACCEPT, "application/json")
         .body(Empty::<bytes::Bytes>::new())
         .unwrap();
+        sender.ready().await.unwrap();
         let response = sender.send_request(request).await.unwrap();
         assert!(response.status().is_success(), "{}", response.status());
         let body = response.into_body().collect().await.unwrap().to_bytes();
@@ -212,6 +202,8 @@ fn main() {
     let kubeconfig_dir = Path::new(&dir).join("kubeconfigs");
     let files = kubeconfigs(&kubeconfig_dir);
     let clusters = files.len() as f64;
+    // The kinds `get` lists by default.
+    let kinds: Arc<[FluxKind]> = fluxfleet::config::Config::defaults().engine.kinds.into();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -222,7 +214,7 @@ fn main() {
         let (own, _) = cpu();
         let wall = Instant::now();
         let objects: usize = runtime.block_on(async {
-            futures::stream::iter(files.iter().cloned().map(floor_one))
+            futures::stream::iter(files.iter().map(|f| floor_one(f.clone(), kinds.clone())))
                 .buffer_unordered(CONCURRENCY)
                 .fold(0, |sum, n| async move { sum + n })
                 .await

@@ -193,24 +193,47 @@ async fn lists_configured_paged_are_never_streamed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_says_how_each_cluster_was_listed() {
+    use tokio::io::AsyncBufReadExt;
     let (sim, names) = mixed_fleet().await;
     sim.handle.set_churn(0.0);
-    let out = common::fluxfleet()
-        .args(["get", "-o", "json", "--timeout", "30s", "--kubeconfig-dir"])
+    let mut child = common::fluxfleet()
+        .args([
+            "get",
+            "--watch",
+            "--summary",
+            "-o",
+            "ndjson",
+            "--kubeconfig-dir",
+        ])
         .arg(sim.dir.path().join("kubeconfigs"))
-        .output()
-        .await
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let clusters = json["clusters"].as_array().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // The last line said of each cluster, until every one is live and says how it was listed.
+    let mut said = std::collections::BTreeMap::new();
+    let all_said = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if v["type"] == "cluster" {
+                let name = v["cluster"].as_str().unwrap().to_string();
+                said.insert(name, v);
+            }
+            let done = names.iter().all(|n| {
+                said.get(n)
+                    .is_some_and(|c| c["state"] == "live" && c["lists"].is_string())
+            });
+            if done {
+                return;
+            }
+        }
+    })
+    .await;
+    let _ = child.kill().await;
+    assert!(all_said.is_ok(), "{said:#?}");
     let of = |name: &str| {
-        let c = clusters.iter().find(|c| c["cluster"] == name).unwrap();
+        let c = &said[name];
         (c["lists"].as_str(), c["listsWhy"].as_str())
     };
     let refused = Some("the server refused streaming lists");
@@ -226,6 +249,17 @@ async fn get_says_how_each_cluster_was_listed() {
     );
     for name in &names[4..] {
         assert_eq!(of(name), (Some("streaming"), None), "{name}");
+    }
+    // Read once, every cluster is listed in pages, as kubectl lists: no watch is opened.
+    let out = common::fluxfleet()
+        .args(["get", "-o", "json", "--kubeconfig-dir"])
+        .arg(sim.dir.path().join("kubeconfigs"))
+        .output()
+        .await
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for c in json["clusters"].as_array().unwrap() {
+        assert_eq!(c["lists"], "paged", "{c}");
     }
     sim.handle.shutdown().await;
 }

@@ -309,7 +309,7 @@ impl<const MAX: usize> Lines<MAX> {
 
     /// The next complete, non-blank line; None when more frames are needed.
     pub(super) fn next(&mut self) -> Result<Option<Bytes>, TooLong> {
-        while let Some(end) = self.frame.iter().position(|b| *b == b'\n') {
+        while let Some(end) = memchr::memchr(b'\n', &self.frame) {
             let mut line = self.frame.split_to(end + 1);
             line.truncate(end);
             // Most lines lie whole in one frame: no copy.

@@ -303,7 +303,10 @@ fn kind_watches(
             s.kind,
             &s.version,
             (shared.chunk_size, shared.max_objects),
-            if shared.streaming_lists {
+            // A one-shot read lists in pages, as `kubectl get` does: streaming pays for a watch
+            // that stays open, and a read that lets go at once is cheaper paged (2,000 × 30:
+            // 7 % of the CPU; docs/performance.md, "Ten thousand clusters").
+            if shared.streaming_lists && !shared.list_only {
                 Lists::Streaming
             } else {
                 Lists::Paged
