@@ -55,7 +55,7 @@ run_tui() {
   local took=""
   for _ in $(seq 1500); do
     if tmux capture-pane -p -t watch-memory | grep -q "clusters $CLUSTERS/$CLUSTERS live"; then
-      took=$(echo "$(date +%s.%N) - $start" | bc)
+      took=$(printf "%.1f" "$(echo "$(date +%s.%N) - $start" | bc)")
       break
     fi
     sleep 0.2

@@ -201,6 +201,12 @@ impl Cell {
     /// The oldest data not read yet.
     pub fn pop(&mut self) -> Option<Bytes> {
         if let Some(data) = self.data.pop_front() {
+            // Caught up: the queue's room is let go. A burst (a streaming list's initial
+            // events) would otherwise leave every watch holding room for it for hours; a
+            // payload that waits again costs one small allocation.
+            if self.data.is_empty() {
+                self.data = VecDeque::new();
+            }
             return Some(data);
         }
         // The reader caught up: the chunk's spare room is let go with it.
@@ -329,5 +335,7 @@ mod tests {
         assert_eq!(read, [&b"abc"[..], &[b'd'; SMALL_DATA], b"e"].concat());
         assert!(cell.drained());
         assert_eq!(cell.held(), 0);
+        // Nor room for the burst: a watch's cell is kept for hours after its initial events.
+        assert_eq!(cell.data.capacity(), 0);
     }
 }

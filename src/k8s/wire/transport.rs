@@ -72,30 +72,22 @@ pub struct TlsCache {
 /// bundle file, and whether verification is skipped.
 type Trust = (Option<Vec<Vec<u8>>>, Option<std::path::PathBuf>, bool);
 
-/// rustls' own cipher suites, ChaCha20-Poly1305 first, then AES-128-GCM: the server takes the
-/// client's order (Go's crypto/tls too, when the client's first choice is not AES). A
-/// connection keeps its two record keys for its whole life, and a fleet holds one connection
-/// per cluster: ring's AES-GCM key (its round keys and GHASH table) is ~0.5 KiB a direction,
-/// a ChaCha20 key 32 bytes — 10 MiB at 10,000 clusters (docs/performance.md, "Ten thousand
-/// clusters"). AES would decrypt a fleet's lists faster, but they are a few hundred MB at most,
-/// a few tens of milliseconds either way. Then AES-128 before AES-256 (10 rounds, not 14, and
-/// a SHA-256 handshake hash). The suites are the same; only their order changes.
+/// rustls' own cipher suites, AES-128-GCM first: rustls lists AES-256 first, and the server
+/// takes the client's order. AES-128 decrypts a fleet's lists faster (10 rounds, not 14), and
+/// its SHA-256 handshake hash is cheaper than SHA-384; Go's crypto/tls and browsers prefer it
+/// too. The suites are the same; only their order changes.
 pub fn crypto_provider() -> rustls::crypto::CryptoProvider {
-    use rustls::CipherSuite as S;
     let mut provider = rustls::crypto::ring::default_provider();
     provider.cipher_suites.sort_by_key(|suite| {
-        let rank = match suite.suite() {
-            S::TLS13_CHACHA20_POLY1305_SHA256
-            | S::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256
-            | S::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256 => 0,
-            S::TLS13_AES_128_GCM_SHA256
-            | S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
-            | S::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256 => 1,
-            _ => 2,
-        };
+        let aes_128 = matches!(
+            suite.suite(),
+            rustls::CipherSuite::TLS13_AES_128_GCM_SHA256
+                | rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256
+                | rustls::CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
+        );
         (
             suite.version().version != rustls::ProtocolVersion::TLSv1_3,
-            rank,
+            !aes_128,
         )
     });
     provider
