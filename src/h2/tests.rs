@@ -164,6 +164,23 @@ async fn a_request_goes_out_as_http2_and_its_answer_comes_back_in_frames() {
 }
 
 #[tokio::test]
+async fn the_queue_of_requests_lets_go_of_its_room_once_each_has_a_stream() {
+    let (conn, mut server) = connected().await;
+    server.send(frame::SETTINGS, 0, 0, &[]).await;
+    // A cluster's watches open together, then the connection serves them for hours.
+    let mut answering = Vec::new();
+    for i in 0..8 {
+        answering.push(request(&conn, &format!("/apis/kind-{i}?watch=1")).await);
+    }
+    for _ in 0..8 {
+        server.next(frame::HEADERS).await;
+    }
+    let shared = conn.lock();
+    assert!(shared.opening.is_empty());
+    assert_eq!(shared.opening.capacity(), 0);
+}
+
+#[tokio::test]
 async fn pings_and_settings_are_answered() {
     let (_conn, mut server) = connected().await;
     server

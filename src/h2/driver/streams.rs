@@ -75,6 +75,11 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             });
             self.idle_since = None;
         }
+        // The queue fills when a client opens many streams at once (a cluster's watches) and
+        // then sits empty for hours: its room is let go once it is.
+        if shared.opening.is_empty() && shared.opening.capacity() > 0 {
+            shared.opening = std::collections::VecDeque::new();
+        }
     }
 
     /// Cancels what callers let go of, gives back the windows of what they read, and sends

@@ -12,16 +12,18 @@
 //! Between events a watch holds no buffer: a body frame is split into lines where it lies, and
 //! only the unfinished tail of a line is copied — and released as soon as the line completes.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures::future::BoxFuture;
 use hyper::body::Body as _;
 use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::page::Page;
 use crate::fleet::{FluxKind, FluxSummary, Lists, Phase};
@@ -42,6 +44,11 @@ const MAX_LINE: usize = 16 * 1024 * 1024;
 
 /// One kind's watch with its connection: makes the request its state ([`Watching`]) asks for
 /// and steps the state with what came of it.
+///
+/// Polled in place ([`KindWatch::poll_step`]) by the cluster's task beside its other kinds, not
+/// as a future of its own: a watch spends its life waiting for the next line of its body, and
+/// each of a fleet's 70,000 watches should carry only what that takes. Listing, opening and
+/// pausing are boxed while they last.
 pub(in crate::k8s) struct KindWatch {
     /// Shared by the cluster's kinds: a clone of the service stack is ~650 bytes, made per
     /// request instead of kept per watch.
@@ -53,6 +60,25 @@ pub(in crate::k8s) struct KindWatch {
     body: Option<ResponseBody>,
     lines: Lines,
     state: Watching,
+    /// What it waits for other than the open body's next line.
+    waiting: Option<Waiting>,
+}
+
+/// What a kind's watch waits for, besides its open body.
+enum Waiting {
+    /// The pause before the next request.
+    Pause(Pin<Box<Sleep>>),
+    /// A list, or a watch being opened.
+    Request(BoxFuture<'static, Answer>),
+    /// While a streaming list's initial events arrive: by when their end must be marked.
+    Due(Pin<Box<Sleep>>),
+}
+
+/// What a request brought.
+enum Answer {
+    Listed(Result<(Vec<FluxSummary>, String), Trouble>),
+    Opened(Result<ResponseBody, Trouble>),
+    Streamed(Result<ResponseBody, Trouble>),
 }
 
 impl KindWatch {
@@ -71,6 +97,7 @@ impl KindWatch {
             body: None,
             lines: Lines::default(),
             state: Watching::new(kind, (chunk_size, max_objects), lists, max_backoff, seed),
+            waiting: None,
         }
     }
 
@@ -85,110 +112,113 @@ impl KindWatch {
     }
 
     /// Waits for the next thing worth telling. Never ends: failures are reported and retried.
-    ///
-    /// Listing, opening and backing off are boxed: a watch spends its life waiting for the next
-    /// line, and each of a fleet's watches should carry only what that takes.
     pub(in crate::k8s) async fn next(&mut self) -> Step {
+        std::future::poll_fn(|cx| self.poll_step(cx)).await
+    }
+
+    /// The next thing worth telling, once it has come; never ends: failures are reported and
+    /// retried. Wakes `cx` when there is more.
+    pub(in crate::k8s) fn poll_step(&mut self, cx: &mut Context<'_>) -> Poll<Step> {
         loop {
-            if let Some(delay) = self.state.take_wait() {
-                Box::pin(tokio::time::sleep(delay)).await;
-            }
-            let came = match self.state.stand() {
-                Stand::Unlisted if self.state.streams() => {
-                    match Box::pin(open(&self.http, stream_uri(&self.path()))).await {
-                        Ok(body) => {
-                            self.body = Some(body);
-                            Came::Streamed(Ok(()))
-                        }
-                        Err(trouble) => Came::Streamed(Err(trouble)),
+            let came = match &mut self.waiting {
+                Some(Waiting::Pause(pause)) => {
+                    ready!(pause.as_mut().poll(cx));
+                    self.waiting = None;
+                    continue;
+                }
+                Some(Waiting::Request(request)) => {
+                    let answer = ready!(request.as_mut().poll(cx));
+                    self.waiting = None;
+                    match answer {
+                        Answer::Listed(listed) => Came::Listed(listed),
+                        Answer::Opened(opened) => Came::Opened(self.opened(opened)),
+                        Answer::Streamed(opened) => Came::Streamed(self.opened(opened)),
                     }
                 }
-                Stand::Unlisted => Came::Listed(Box::pin(self.list()).await),
-                Stand::From { rv } => {
-                    let uri = watch_uri(&self.path(), None, rv);
-                    match Box::pin(open(&self.http, uri)).await {
-                        Ok(body) => {
-                            self.body = Some(body);
-                            Came::Opened(Ok(()))
+                Some(Waiting::Due(_)) | None => {
+                    if let Some(delay) = self.state.take_wait() {
+                        self.waiting = Some(Waiting::Pause(Box::pin(tokio::time::sleep(delay))));
+                        continue;
+                    }
+                    match self.state.stand() {
+                        Stand::Unlisted if self.state.streams() => {
+                            let (http, uri) = (self.http.clone(), stream_uri(&self.path()));
+                            self.request(async move { Answer::Streamed(open(&http, uri).await) });
+                            continue;
                         }
-                        Err(trouble) => Came::Opened(Err(trouble)),
+                        Stand::Unlisted => {
+                            let list = list(
+                                self.http.clone(),
+                                self.path(),
+                                self.kind(),
+                                (self.state.chunk_size(), self.state.max_objects()),
+                            );
+                            self.request(async move { Answer::Listed(list.await) });
+                            continue;
+                        }
+                        Stand::From { rv } => {
+                            let uri = watch_uri(&self.path(), None, rv);
+                            let http = self.http.clone();
+                            self.request(async move { Answer::Opened(open(&http, uri).await) });
+                            continue;
+                        }
+                        Stand::Open { .. } => ready!(self.poll_open(cx)),
                     }
                 }
-                Stand::Open { .. } => match self.state.end_due() {
-                    Some(due) => Box::pin(self.initial_line(due)).await,
-                    None => self.line().await,
-                },
             };
             let step = self.state.advance(came, Instant::now(), Timestamp::now());
             if !matches!(self.state.stand(), Stand::Open { .. }) {
                 self.body = None;
                 self.lines = Lines::default();
             }
+            if self.state.end_due().is_none() && matches!(self.waiting, Some(Waiting::Due(_))) {
+                self.waiting = None;
+            }
             if let Some(step) = step {
-                return step;
+                return Poll::Ready(step);
             }
         }
     }
 
-    /// Every page of the list, summarised page by page, with the list's resourceVersion. A list
-    /// longer than the kind may hold (or one whose pages never end) is the server's error.
-    async fn list(&self) -> Result<(Vec<FluxSummary>, String), Trouble> {
-        let mut summaries = Vec::new();
-        let mut token: Option<String> = None;
-        let (mut items, mut pages) = (0usize, 0usize);
-        let (max_objects, chunk_size) = (self.state.max_objects(), self.state.chunk_size());
-        // Pages may hold fewer items than asked for, but not forever.
-        let max_pages = max_objects / chunk_size as usize * 2 + 16;
-        loop {
-            pages += 1;
-            if pages > max_pages {
-                let what = format!("a list of more than {max_pages} pages");
-                return Err(self.state.too_many(what));
-            }
-            let mut params = ListParams::default().limit(chunk_size);
-            if let Some(t) = token.take() {
-                params = params.continue_token(&t);
-            }
-            let uri = kube::core::Request::new(self.path())
-                .list(&params)
-                .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
-                .uri()
-                .to_string();
-            let page = api::get_seeded(&self.http, &uri, Page(self.kind())).await?;
-            items += page.items;
-            if items > max_objects {
-                let what = format!("more than {max_objects} objects");
-                return Err(self.state.too_many(what));
-            }
-            summaries.extend(page.summaries);
-            match page.continue_token.filter(|t| !t.is_empty()) {
-                Some(t) => token = Some(t),
-                None => {
-                    let rv = page.resource_version.filter(|rv| !rv.is_empty());
-                    let Some(rv) = rv else {
-                        return Err(Trouble::garbage("a list without a resourceVersion"));
-                    };
-                    return Ok((summaries, rv));
-                }
-            }
-        }
+    fn request(&mut self, request: impl Future<Output = Answer> + Send + 'static) {
+        self.waiting = Some(Waiting::Request(Box::pin(request)));
     }
 
-    /// The next line of a streaming list's initial events, unless their end is not marked by `due`.
-    async fn initial_line(&mut self, due: Instant) -> Came {
-        tokio::select! {
-            biased;
-            came = self.line() => came,
-            () = tokio::time::sleep_until(due) => Came::Unmarked,
+    /// Keeps the body of a watch the server accepted.
+    fn opened(&mut self, opened: Result<ResponseBody, Trouble>) -> Result<(), Trouble> {
+        self.body = Some(opened?);
+        Ok(())
+    }
+
+    /// The open watch's next line, or — while a streaming list's initial events arrive — that
+    /// their end was not marked in time.
+    fn poll_open(&mut self, cx: &mut Context<'_>) -> Poll<Came> {
+        if let Poll::Ready(came) = self.poll_line(cx) {
+            return Poll::Ready(came);
         }
+        let Some(due) = self.state.end_due() else {
+            return Poll::Pending;
+        };
+        if !matches!(self.waiting, Some(Waiting::Due(_))) {
+            self.waiting = Some(Waiting::Due(Box::pin(tokio::time::sleep_until(due))));
+        }
+        let Some(Waiting::Due(deadline)) = &mut self.waiting else {
+            return Poll::Pending;
+        };
+        // Each line heard moves it.
+        if deadline.deadline() != due {
+            deadline.as_mut().reset(due);
+        }
+        ready!(deadline.as_mut().poll(cx));
+        Poll::Ready(Came::Unmarked)
     }
 
     /// What the open watch brings next: a complete line, its end, or its breaking.
-    async fn line(&mut self) -> Came {
+    fn poll_line(&mut self, cx: &mut Context<'_>) -> Poll<Came> {
         let Some(body) = self.body.as_mut() else {
-            return Came::Ended;
+            return Poll::Ready(Came::Ended);
         };
-        match self.lines.read(body).await {
+        Poll::Ready(match ready!(self.lines.poll_read(body, cx)) {
             Ok(Some(line)) => Came::Line(line),
             Ok(None) => Came::Ended,
             Err(Unread::TooLong) => {
@@ -205,6 +235,55 @@ impl KindWatch {
                 } else {
                     Came::Broke(Trouble::Failed(failure))
                 }
+            }
+        })
+    }
+}
+
+/// Every page of the list of `kind` at `path`, summarised page by page, with the list's
+/// resourceVersion. A list longer than the kind may hold (or one whose pages never end) is the
+/// server's error.
+async fn list(
+    http: Arc<Http>,
+    path: String,
+    kind: FluxKind,
+    (chunk_size, max_objects): (u32, usize),
+) -> Result<(Vec<FluxSummary>, String), Trouble> {
+    let mut summaries = Vec::new();
+    let mut token: Option<String> = None;
+    let (mut items, mut pages) = (0usize, 0usize);
+    // Pages may hold fewer items than asked for, but not forever.
+    let max_pages = max_objects / chunk_size as usize * 2 + 16;
+    loop {
+        pages += 1;
+        if pages > max_pages {
+            let what = format!("a list of more than {max_pages} pages");
+            return Err(Watching::too_many_of(kind, max_objects, what));
+        }
+        let mut params = ListParams::default().limit(chunk_size);
+        if let Some(t) = token.take() {
+            params = params.continue_token(&t);
+        }
+        let uri = kube::core::Request::new(&path)
+            .list(&params)
+            .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
+            .uri()
+            .to_string();
+        let page = api::get_seeded(&http, &uri, Page(kind)).await?;
+        items += page.items;
+        if items > max_objects {
+            let what = format!("more than {max_objects} objects");
+            return Err(Watching::too_many_of(kind, max_objects, what));
+        }
+        summaries.extend(page.summaries);
+        match page.continue_token.filter(|t| !t.is_empty()) {
+            Some(t) => token = Some(t),
+            None => {
+                let rv = page.resource_version.filter(|rv| !rv.is_empty());
+                let Some(rv) = rv else {
+                    return Err(Trouble::garbage("a list without a resourceVersion"));
+                };
+                return Ok((summaries, rv));
             }
         }
     }
@@ -274,29 +353,37 @@ impl<const MAX: usize> Lines<MAX> {
     /// The next complete line of `body`, reading its frames as they come; None once the body
     /// has ended (and the lines start afresh).
     pub(super) async fn read(&mut self, body: &mut ResponseBody) -> Result<Option<Bytes>, Unread> {
+        std::future::poll_fn(|cx| self.poll_read(body, cx)).await
+    }
+
+    /// [`Lines::read`], polled: wakes `cx` when a frame comes.
+    pub(super) fn poll_read(
+        &mut self,
+        body: &mut ResponseBody,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Bytes>, Unread>> {
         loop {
             match self.next() {
-                Ok(Some(line)) => return Ok(Some(line)),
+                Ok(Some(line)) => return Poll::Ready(Ok(Some(line))),
                 Ok(None) => {}
-                Err(TooLong) => return Err(Unread::TooLong),
+                Err(TooLong) => return Poll::Ready(Err(Unread::TooLong)),
             }
             // What came before the server said it is going away is read first.
-            let next = std::future::poll_fn(|cx| match Pin::new(&mut *body).poll_frame(cx) {
-                Poll::Pending if body.going_away() => Poll::Ready(Err(Unread::Moved)),
-                Poll::Pending => Poll::Pending,
-                Poll::Ready(frame) => Poll::Ready(Ok(frame)),
-            })
-            .await?;
+            let next = match Pin::new(&mut *body).poll_frame(cx) {
+                Poll::Pending if body.going_away() => return Poll::Ready(Err(Unread::Moved)),
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(frame) => frame,
+            };
             match next {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
                         self.push(data);
                     }
                 }
-                Some(Err(e)) => return Err(Unread::Broke(e)),
+                Some(Err(e)) => return Poll::Ready(Err(Unread::Broke(e))),
                 None => {
                     *self = Lines::default();
-                    return Ok(None);
+                    return Poll::Ready(Ok(None));
                 }
             }
         }

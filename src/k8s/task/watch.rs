@@ -9,18 +9,18 @@ use futures::StreamExt;
 use jiff::Timestamp;
 
 use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
-use super::discovery::Served;
-use super::kind_watch::{KindWatch, Step};
+use super::kind_watch::Step;
 use super::reporter::{Closed, Reporter};
 use super::restarts::Restarts;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
 use crate::fleet::{Connection, Counted, FluxKind, Lists, Phase};
 use crate::inventory::ClusterSpec;
-use crate::k8s::wire::api::{Http, Reason, Trouble};
+use crate::k8s::wire::api::{Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
+use kinds::kind_watches;
 
 /// Why watching stopped.
 pub(in crate::k8s) enum Ended {
@@ -43,9 +43,12 @@ pub(in crate::k8s) async fn watched(
     let mut protocol = first_protocol(spec);
     let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
     loop {
-        let mut connecting = Connection::new(Phase::Connecting);
-        connecting.error = reporter.state().error.clone();
-        reporter.connection(connecting).await?;
+        {
+            // Scoped: a value moved away still takes room in the future until its scope ends.
+            let mut connecting = Connection::new(Phase::Connecting);
+            connecting.error = reporter.state().error.clone();
+            reporter.connection(connecting).await?;
+        }
         let Ok(permit) = shared.connecting.acquire().await else {
             return Err(Closed);
         };
@@ -77,7 +80,9 @@ pub(in crate::k8s) async fn watched(
             Attempt::Connected(connected) => {
                 // The slot stays taken until the first lists are in: bounded concurrency there
                 // bounds the memory the initial lists need at once.
-                match watch(reporter, connected, shared, &mut backoff, permit).await {
+                // Boxed, the connection's parts: an async function keeps its arguments' room
+                // beside its own for as long as it runs.
+                match watch(reporter, Box::new(connected), shared, &mut backoff, permit).await {
                     Ended::Closed => return Err(Closed),
                     // The cluster stays as its lists left it; its connection, TLS state and
                     // buffers are freed for the clusters still listing.
@@ -105,20 +110,21 @@ pub(in crate::k8s) async fn watched(
     }
 }
 
-/// Where one kind's watch stands.
+/// Where one kind's watch stands. Boxed where it says why: seven a cluster, kept for as long as
+/// it watches, nearly always listing or live.
 #[derive(Clone, Debug, PartialEq)]
 enum KindState {
     Listing,
     Live,
-    Forbidden(String),
-    Failed(Failure, Timestamp),
+    Forbidden(Box<str>),
+    Failed(Box<(Failure, Timestamp)>),
 }
 
 /// Watches until the connection must be rebuilt. `permit` (a connecting slot) is released once
 /// every kind has been listed, or after the connect timeout.
 pub(in crate::k8s) async fn watch(
     reporter: &mut Reporter,
-    connected: Connected,
+    connected: Box<Connected>,
     shared: &Shared,
     backoff: &mut Backoff,
     permit: tokio::sync::SemaphorePermit<'_>,
@@ -131,7 +137,7 @@ pub(in crate::k8s) async fn watch(
         operator,
         protocol,
         expires,
-    } = connected;
+    } = *connected;
     // Where the Flux Operator runs, its report is read now, then watched.
     // One service stack (~650 bytes) for the watches, the report and one-off reads alike: each
     // clones it per request.
@@ -143,9 +149,12 @@ pub(in crate::k8s) async fn watch(
             let http = http.clone();
             futures::stream::once(async move { super::flux_report::read(&http).await })
                 .chain(futures::stream::pending())
+                .map(boxed_report)
                 .boxed()
         }
-        (true, false) => super::flux_report::watched(http.clone(), shared.report_interval).boxed(),
+        (true, false) => super::flux_report::watched(http.clone(), shared.report_interval)
+            .map(boxed_report)
+            .boxed(),
     };
     let mut reported = false;
     // The first picture of the cluster includes its report: syncing until it has been read.
@@ -194,8 +203,15 @@ pub(in crate::k8s) async fn watch(
     // cluster's task waits here for as long as it watches.
     let mut renew = renewal(expires);
     let mut release = Box::pin(tokio::time::sleep_until(release_by));
+    // When the oldest restart leaves the window, while one is counted.
+    let mut dropping: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     loop {
-        let drop_at = restarts.next_drop();
+        match (restarts.next_drop(), &mut dropping) {
+            (None, _) => dropping = None,
+            (Some(at), Some(sleep)) if sleep.deadline() == at => {}
+            (Some(at), Some(sleep)) => sleep.as_mut().reset(at),
+            (Some(at), None) => dropping = Some(Box::pin(tokio::time::sleep_until(at))),
+        }
         let next = tokio::select! {
             item = merged.next() => match item {
                 Some(item) => Some(item),
@@ -208,11 +224,10 @@ pub(in crate::k8s) async fn watch(
             }
             _ = &mut renew => return Ended::Renew,
             // The oldest restart leaves the window: the count is said again, smaller.
-            () = async move {
-                if let Some(at) = drop_at {
-                    tokio::time::sleep_until(at).await;
-                }
-            }, if drop_at.is_some() => None,
+            () = std::future::poll_fn(|cx| match dropping.as_mut() {
+                Some(sleep) => sleep.as_mut().poll(cx),
+                None => std::task::Poll::Pending,
+            }), if dropping.is_some() => None,
             Some(read) = reports.next(), if operator => {
                 // Boxed: passing a report on takes ~1 KB of state, which a cluster's task
                 // would otherwise carry for as long as it watches.
@@ -235,7 +250,9 @@ pub(in crate::k8s) async fn watch(
                 Step::Listed(_, how) => lists.max(Some(*how)),
                 _ => lists,
             };
-            let state = match on_step(reporter, kind, step).await {
+            // Boxed: passing a step on holds the change and the channel's send, which the task
+            // would otherwise carry between steps.
+            let state = match Box::pin(on_step(reporter, kind, step)).await {
                 Ok(state) => state,
                 Err(ended) => return ended,
             };
@@ -289,78 +306,23 @@ fn renewal(expires: Option<Timestamp>) -> futures::future::BoxFuture<'static, ()
     }
 }
 
-/// Every served kind's list-then-watch on the cluster's one connection, merged: each step
-/// tagged with its kind.
-fn kind_watches(
-    http: Arc<Http>,
-    served: &[Served],
-    shared: &Shared,
-    seed: u64,
-) -> futures::stream::SelectAll<futures::stream::BoxStream<'static, (FluxKind, Step)>> {
-    let streams = served.iter().enumerate().map(|(i, s)| {
-        let watch = KindWatch::new(
-            http.clone(),
-            s.kind,
-            &s.version,
-            (shared.chunk_size, shared.max_objects),
-            // A one-shot read lists in pages, as `kubectl get` does: streaming pays for a watch
-            // that stays open, and a read that lets go at once is cheaper paged (2,000 × 30:
-            // 7 % of the CPU; docs/performance.md, "Ten thousand clusters").
-            if shared.streaming_lists && !shared.list_only {
-                Lists::Streaming
-            } else {
-                Lists::Paged
-            },
-            shared.max_backoff,
-            seed.wrapping_add(i as u64),
-        );
-        let list_only = shared.list_only;
-        futures::stream::unfold(
-            (watch, Listing::Running),
-            move |(mut watch, at)| async move {
-                match at {
-                    // Listed, and not to be watched: the kind is as live as a list makes it.
-                    Listing::Listed => {
-                        Some(((watch.kind(), Step::Watching), (watch, Listing::Done)))
-                    }
-                    Listing::Done => std::future::pending().await,
-                    Listing::Running => {
-                        let step = watch.next().await;
-                        let listed = list_only && matches!(step, Step::Listed(..));
-                        let at = if listed {
-                            Listing::Listed
-                        } else {
-                            Listing::Running
-                        };
-                        Some(((watch.kind(), step), (watch, at)))
-                    }
-                }
-            },
-        )
-        .boxed()
-    });
-    futures::stream::select_all(streams)
-}
-
-/// Where a kind's list-then-watch is, when it is only to be listed (`engine.list_only`).
-#[derive(Clone, Copy)]
-enum Listing {
-    Running,
-    Listed,
-    Done,
+/// A read of the report, boxed as soon as it is read: a cluster's task holds what its watches and
+/// its report bring between polls, and a report is ~250 bytes.
+fn boxed_report(read: Result<Option<Report>, Trouble>) -> Result<Option<Box<Report>>, Trouble> {
+    read.map(|found| found.map(Box::new))
 }
 
 /// Passes a read of the Flux Operator's report on: a report found, or its going away once one
 /// was found. A report that cannot be read leaves the last one standing, ageing.
 async fn on_report(
     reporter: &Reporter,
-    read: Result<Option<Report>, Trouble>,
+    read: Result<Option<Box<Report>>, Trouble>,
     reported: &mut bool,
 ) -> Result<(), Closed> {
     match read {
         Ok(found) if found.is_some() || *reported => {
             *reported = found.is_some();
-            reporter.send(Change::Report(found.map(Box::new))).await
+            reporter.send(Change::Report(found)).await
         }
         Ok(_) => Ok(()),
         Err(trouble) => {
@@ -405,8 +367,8 @@ async fn on_step(
                     Phase::ServerError,
                     format!("{kind} is no longer served; discovering again"),
                 ))),
-                Some(Reason::Forbidden) => Ok(Some(KindState::Forbidden(failure.message))),
-                _ => Ok(Some(KindState::Failed(failure, retry_at))),
+                Some(Reason::Forbidden) => Ok(Some(KindState::Forbidden(failure.message.into()))),
+                _ => Ok(Some(KindState::Failed(Box::new((failure, retry_at))))),
             };
         }
     };
@@ -424,7 +386,7 @@ fn derive(states: &[(FluxKind, KindState)]) -> Connection {
         .map(|(k, _)| *k)
         .collect();
     let failed = states.iter().filter_map(|(k, s)| match s {
-        KindState::Failed(f, at) => Some((k, f, at)),
+        KindState::Failed(failed) => Some((k, &failed.0, &failed.1)),
         _ => None,
     });
     let worst = failed.min_by_key(|(_, f, _)| f.phase);
@@ -436,7 +398,7 @@ fn derive(states: &[(FluxKind, KindState)]) -> Connection {
     } else if !states.is_empty() && forbidden.len() == states.len() {
         let mut c = Connection::new(Phase::Forbidden);
         c.error = states.iter().find_map(|(_, s)| match s {
-            KindState::Forbidden(m) => Some(m.as_str().into()),
+            KindState::Forbidden(m) => Some(m.clone()),
             _ => None,
         });
         c
@@ -469,5 +431,6 @@ pub(in crate::k8s) fn partly_forbidden(connection: &mut Connection, forbidden: B
     connection.forbidden = forbidden;
 }
 
+mod kinds;
 #[cfg(test)]
 mod tests;

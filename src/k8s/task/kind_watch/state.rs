@@ -389,11 +389,15 @@ impl Watching {
 
     /// The server sends more of this kind than one cluster may hold.
     pub(in crate::k8s) fn too_many(&self, what: String) -> Trouble {
+        Watching::too_many_of(self.kind, self.max_objects, what)
+    }
+
+    /// The server sends more of `kind` than one cluster may hold (`max_objects`).
+    pub(in crate::k8s) fn too_many_of(kind: FluxKind, max_objects: usize, what: String) -> Trouble {
         Trouble::Failed(Failure::new(
             Phase::ServerError,
             format!(
-                "the server sent {what} of kind {} (engine.max_objects is {}): not kept",
-                self.kind, self.max_objects
+                "the server sent {what} of kind {kind} (engine.max_objects is {max_objects}): not kept"
             ),
         ))
     }

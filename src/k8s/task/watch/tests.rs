@@ -27,10 +27,10 @@ fn a_cluster_is_live_only_when_every_kind_is_and_forbidden_kinds_are_named() {
     let failing = derive(&[
         (
             ks,
-            KindState::Failed(
+            KindState::Failed(Box::new((
                 Failure::new(Phase::ServerError, "503"),
                 Timestamp::UNIX_EPOCH,
-            ),
+            ))),
         ),
         (hr, KindState::Live),
     ]);
