@@ -25,6 +25,7 @@ mod rollup;
 pub mod runs;
 mod summary;
 pub mod suspect;
+mod text;
 pub mod trace;
 pub mod tree;
 pub mod verbs;
@@ -41,3 +42,4 @@ pub use index::{
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollup::HealthCounts;
 pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};
+pub use text::Text;

@@ -3,6 +3,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use super::Text;
+
 /// The most of each text kept from an object: a server's strings are untrusted and a summary
 /// stays small whatever the server sends. Longer texts are cut and end in `…`.
 pub mod limits {
@@ -26,6 +28,12 @@ pub fn bounded(text: &str, max: usize) -> Box<str> {
 pub fn shared(text: Option<&str>, max: usize) -> Option<Arc<str>> {
     text.filter(|s| !s.is_empty())
         .map(|s| Arc::from(bounded_text(s, max)))
+}
+
+/// [`shared`], held in one word ([`Text`]).
+pub fn shared_text(text: Option<&str>, max: usize) -> Option<Text> {
+    text.filter(|s| !s.is_empty())
+        .map(|s| Text::from(bounded_text(s, max)))
 }
 
 /// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be

@@ -2,13 +2,13 @@
 //! summary the rollout view reads.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::FluxKind;
-use super::bounds::{limits, shared};
+use super::Text;
+use super::bounds::{limits, shared_text};
 use super::object::{Deployment, Object};
 use super::pace::Pace;
 
@@ -20,29 +20,29 @@ pub struct Rollout {
     /// Kustomization `lastAppliedRevision`; HelmRelease the chart version of the current
     /// `status.history` entry (else `lastAppliedRevision`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub applied: Option<Arc<str>>,
+    pub applied: Option<Text>,
     /// `lastAttemptedRevision`: differs from `applied` while a new revision fails.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempted: Option<Arc<str>>,
+    pub attempted: Option<Text>,
     /// Kustomization `lastAppliedOriginRevision`: the revision of the source's origin (an OCI
     /// artifact built from Git), where the controller records it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<Arc<str>>,
+    pub origin: Option<Text>,
     /// HelmRelease: the chart's name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub chart: Option<Arc<str>>,
+    pub chart: Option<Text>,
     /// HelmRelease: the digest of the values of the current release.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_digest: Option<Arc<str>>,
+    pub config_digest: Option<Text>,
     /// Kustomization: the digest of the manifests it applied from `applied` (its newest
     /// `status.history` entry for that revision, Flux ≥ 2.7): copies on one revision that
     /// applied different manifests (substitutions, patches) differ here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<Arc<str>>,
+    pub digest: Option<Text>,
     /// The revision it ran before this one, from `status.history`: older than `applied`
     /// wherever it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous: Option<Arc<str>>,
+    pub previous: Option<Text>,
     /// When the current revision was first reconciled (Kustomization, `status.history`, Flux ≥
     /// 2.7) or deployed (HelmRelease `firstDeployed`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,7 +50,7 @@ pub struct Rollout {
     /// HelmRelease: `Drifted=True` (helm-controller's drift detection, Flux 2.9): the live
     /// objects differ from the release; the controller's message says which and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drifted: Option<Arc<str>>,
+    pub drifted: Option<Text>,
     /// Kustomization and HelmRelease: how its runs go (how long, how often, back and forth).
     #[serde(default, skip_serializing_if = "Pace::is_unknown")]
     pub pace: Pace,
@@ -61,17 +61,17 @@ pub struct Rollout {
     pub proven: bool,
     /// HelmRelease: the digest of the values it last tried (`lastAttemptedConfigDigest`)…
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tried_values: Option<Arc<str>>,
+    pub tried_values: Option<Text>,
     /// …and of its newest release that did not fail (from `status.history`, else from what
     /// was seen of it before: helm-controller keeps few releases, and a release left pending by
     /// a controller that died is dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub released_values: Option<Arc<str>>,
+    pub released_values: Option<Text>,
 }
 
 impl Rollout {
     pub(super) fn of(kind: FluxKind, object: &Object) -> Option<Rollout> {
-        let shared = |text: Option<&str>| shared(text, limits::SHORT);
+        let shared = |text: Option<&str>| shared_text(text, limits::SHORT);
         let time = |text: Option<&str>| -> Option<Timestamp> { text?.parse().ok() };
         let newest = object.history().first();
         let rollout = match kind {
@@ -128,7 +128,7 @@ impl Rollout {
                     .condition("Drifted")
                     .filter(|c| c.status.get() == Some("True"))
                     .and_then(|c| {
-                        super::bounds::shared(
+                        super::bounds::shared_text(
                             Some(c.message.get().unwrap_or("drifted")),
                             limits::MESSAGE,
                         )

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::fleet::graph;
 use crate::fleet::report::{Component, Instance, Report};
-use crate::fleet::{FluxSummary, ObjectKey};
+use crate::fleet::{FluxSummary, ObjectKey, Text};
 
 /// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
 /// run the same objects on every cluster, so 60,000 objects carry a few hundred distinct names,
@@ -13,11 +13,13 @@ use crate::fleet::{FluxSummary, ObjectKey};
 /// keys cheap to copy for the TUI's rows.
 #[derive(Debug, Default)]
 pub(super) struct Names {
-    texts: Shared<str>,
+    texts: Shared<Arc<str>>,
+    /// Revisions and digests as a rollout holds them (in one word: [`Text`]).
+    revisions: Shared<Text>,
     /// One copy of each list of controllers and of each instance a report names: a fleet on
     /// one release reports the same few (400 bytes a cluster otherwise).
-    components: Shared<[Component]>,
-    instances: Shared<Instance>,
+    components: Shared<Arc<[Component]>>,
+    instances: Shared<Arc<Instance>>,
 }
 
 impl Names {
@@ -50,7 +52,7 @@ impl Names {
             .into_iter()
             .flatten()
             {
-                *text = self.one(text);
+                *text = self.revisions.one(text, 1024);
             }
         }
         // A fleet's objects name the same few sources and dependencies.
@@ -112,12 +114,12 @@ impl Names {
 /// One shared copy of each value of a kind, let go once nothing else holds it (swept when the
 /// set has doubled since the last sweep, as texts are).
 #[derive(Debug)]
-struct Shared<T: ?Sized> {
-    set: HashSet<Arc<T>>,
+struct Shared<H> {
+    set: HashSet<H>,
     swept: usize,
 }
 
-impl<T: ?Sized> Default for Shared<T> {
+impl<H> Default for Shared<H> {
     fn default() -> Self {
         Shared {
             set: HashSet::new(),
@@ -126,20 +128,41 @@ impl<T: ?Sized> Default for Shared<T> {
     }
 }
 
-impl<T: ?Sized + std::hash::Hash + Eq> Shared<T> {
+/// A handle to a value shared by reference counting.
+trait Handle: Clone + std::hash::Hash + Eq {
+    /// How many hold the value (the set's own handle included).
+    fn holders(&self) -> usize;
+}
+
+impl<T: ?Sized + std::hash::Hash + Eq> Handle for Arc<T> {
+    fn holders(&self) -> usize {
+        Arc::strong_count(self)
+    }
+}
+
+impl Handle for Text {
+    fn holders(&self) -> usize {
+        Text::holders(self)
+    }
+}
+
+impl<H: Handle> Shared<H> {
     /// The shared copy of what `value` holds, if there is one.
-    fn get(&self, value: &T) -> Option<Arc<T>> {
+    fn get<Q: ?Sized + std::hash::Hash + Eq>(&self, value: &Q) -> Option<H>
+    where
+        H: std::borrow::Borrow<Q>,
+    {
         self.set.get(value).cloned()
     }
 
     /// The shared copy of `value`; the set is swept once it holds twice what it held after the
     /// last sweep, and at least `floor`.
-    fn one(&mut self, value: &Arc<T>, floor: usize) -> Arc<T> {
+    fn one(&mut self, value: &H, floor: usize) -> H {
         if let Some(shared) = self.set.get(value) {
             return shared.clone();
         }
         if self.set.len() >= 2 * self.swept.max(floor) {
-            self.set.retain(|v| Arc::strong_count(v) > 1);
+            self.set.retain(|v| v.holders() > 1);
             self.swept = self.set.len();
         }
         self.set.insert(value.clone());

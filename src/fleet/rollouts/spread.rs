@@ -2,13 +2,11 @@
 //! it (its standing, stuck or not, by the rules), the rings and the matrix — what the views,
 //! the halt and the odd-one-out study share.
 
-use std::sync::Arc;
-
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::super::deployed::{content_of, same_content};
-use super::super::{ClusterId, ObjectKey};
+use super::super::{ClusterId, ObjectKey, Text};
 
 /// What makes a cluster stuck, and for how long it may be so.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -38,9 +36,9 @@ impl Default for Rules {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revision {
-    pub revision: Arc<str>,
+    pub revision: Text,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_digest: Option<Arc<str>>,
+    pub config_digest: Option<Text>,
 }
 
 impl PartialEq for Revision {
@@ -109,14 +107,11 @@ impl Standing {
 #[serde(rename_all = "camelCase", tag = "rule")]
 pub enum Stuck {
     /// Tried a revision and did not apply it, for longer than `stuck_after`.
-    Attempt {
-        attempted: Arc<str>,
-        since: Timestamp,
-    },
+    Attempt { attempted: Text, since: Timestamp },
     /// Its source has had a newer artifact for longer than `stuck_after`.
     Source {
         source: ObjectKey,
-        revision: Arc<str>,
+        revision: Text,
         since: Timestamp,
     },
     /// More than `max_behind` newer revisions are running elsewhere in the scope.
@@ -214,7 +209,7 @@ pub struct Place {
     pub revision: Option<Revision>,
     /// `lastAttemptedRevision`, when it differs from what runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempted: Option<Arc<str>>,
+    pub attempted: Option<Text>,
     /// Since when it runs that revision, where known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
@@ -314,11 +309,7 @@ pub struct Matrix {
 #[serde(rename_all = "camelCase", tag = "what")]
 pub enum Odd {
     /// A HelmRelease deployed with other values (its release's config digest).
-    Values {
-        mine: Arc<str>,
-        peers: Arc<str>,
-        of: usize,
-    },
+    Values { mine: Text, peers: Text, of: usize },
     /// A Kustomization that applied another number of objects.
     Inventory { mine: u32, peers: u32, of: usize },
 }

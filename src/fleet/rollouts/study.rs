@@ -2,13 +2,14 @@
 //! stands against it — current, behind, failing on the newest, suspended, and stuck by which rule.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 
 use super::spread::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
 use crate::fleet::deployed::{release_order, same_content};
-use crate::fleet::{ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout};
+use crate::fleet::{
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout, Text,
+};
 
 /// One cluster's copy of a thing.
 pub(super) struct Instance<'a> {
@@ -31,7 +32,7 @@ impl<'a> Instance<'a> {
     }
 
     /// What it tried, when that is not what it runs.
-    fn attempted(&self) -> Option<&Arc<str>> {
+    fn attempted(&self) -> Option<&Text> {
         let r = self.rollout()?;
         r.attempted.as_ref().filter(|_| r.behind_attempt())
     }
@@ -50,7 +51,7 @@ impl<'a> Instance<'a> {
     fn source_artifact(
         &self,
         keys: &mut SourceKeys<'a>,
-    ) -> Option<(&'a ObjectKey, &'a Arc<str>, Option<Timestamp>)> {
+    ) -> Option<(&'a ObjectKey, &'a Text, Option<Timestamp>)> {
         let (key, source) = self.source(keys)?;
         let r = source.rollout.as_deref()?;
         Some((key, r.applied.as_ref()?, r.since))
