@@ -74,6 +74,12 @@ impl From<String> for Text {
     }
 }
 
+impl From<Box<str>> for Text {
+    fn from(text: Box<str>) -> Text {
+        Text(Arc::new(text))
+    }
+}
+
 impl From<std::borrow::Cow<'_, str>> for Text {
     fn from(text: std::borrow::Cow<'_, str>) -> Text {
         Text(Arc::new(text.into()))

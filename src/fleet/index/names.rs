@@ -14,8 +14,9 @@ use crate::fleet::{FluxSummary, ObjectKey, Text};
 #[derive(Debug, Default)]
 pub(super) struct Names {
     texts: Shared<Arc<str>>,
-    /// Revisions and digests as a rollout holds them (in one word: [`Text`]).
-    revisions: Shared<Text>,
+    /// The texts held in one word ([`Text`]): a rollout's revisions and digests, a report's
+    /// names, versions and messages.
+    words: Shared<Text>,
     /// One copy of each list of controllers and of each instance a report names: a fleet on
     /// one release reports the same few (400 bytes a cluster otherwise).
     components: Shared<Arc<[Component]>>,
@@ -52,7 +53,7 @@ impl Names {
             .into_iter()
             .flatten()
             {
-                *text = self.revisions.one(text, 1024);
+                *text = self.words.one(text, 1024);
             }
         }
         // A fleet's objects name the same few sources and dependencies.
@@ -83,14 +84,14 @@ impl Names {
     /// contents first: a fleet on one release sends the same lists again and again, which are
     /// then not copied to share their texts).
     pub(super) fn report(&mut self, report: &mut Report) {
-        report.share(&mut |t| self.one(t));
+        report.share(&mut |t| self.words.one(t, 1024));
         report.components = match self.components.get(&report.components) {
             Some(shared) => shared,
             None => {
                 let list: Arc<[Component]> = report
                     .components
                     .iter()
-                    .map(|c| c.shared(&mut |t| self.one(t)))
+                    .map(|c| c.shared(&mut |t| self.words.one(t, 1024)))
                     .collect();
                 self.components.one(&list, 64)
             }
@@ -99,7 +100,7 @@ impl Names {
             report.instance = Some(match self.instances.get(&instance) {
                 Some(shared) => shared,
                 None => {
-                    Arc::make_mut(&mut instance).share(&mut |t| self.one(t));
+                    Arc::make_mut(&mut instance).share(&mut |t| self.words.one(t, 1024));
                     self.instances.one(&instance, 64)
                 }
             });
