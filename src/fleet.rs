@@ -42,4 +42,4 @@ pub use index::{
 pub use kind::{FluxKind, FluxRelease, ServedVersion, compare_versions};
 pub use rollup::HealthCounts;
 pub use summary::{FluxSummary, ObjectKey, ObjectRef, Ready};
-pub use text::Text;
+pub use text::SharedText;

@@ -42,13 +42,13 @@ pub struct Rows {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Differs {
     Applied {
-        revision: crate::fleet::Text,
-        digest: crate::fleet::Text,
-        norm: crate::fleet::Text,
+        revision: crate::fleet::SharedText,
+        digest: crate::fleet::SharedText,
+        norm: crate::fleet::SharedText,
         /// Which objects its inventory and the norm's disagree on, where both were read.
         objects: Option<std::sync::Arc<str>>,
     },
-    Live(crate::fleet::Text),
+    Live(crate::fleet::SharedText),
     /// Not run for `since_s` seconds, on an interval of `interval_s`.
     Stuck {
         since_s: i64,

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::Text;
+use super::SharedText;
 
 /// The most of each text kept from an object: a server's strings are untrusted and a summary
 /// stays small whatever the server sends. Longer texts are cut and end in `…`.
@@ -30,10 +30,10 @@ pub fn shared(text: Option<&str>, max: usize) -> Option<Arc<str>> {
         .map(|s| Arc::from(bounded_text(s, max)))
 }
 
-/// [`shared`], held in one word ([`Text`]).
-pub fn shared_text(text: Option<&str>, max: usize) -> Option<Text> {
+/// [`shared`], held in one word ([`SharedText`]).
+pub fn shared_text(text: Option<&str>, max: usize) -> Option<SharedText> {
     text.filter(|s| !s.is_empty())
-        .map(|s| Text::from(bounded_text(s, max)))
+        .map(|s| SharedText::from(bounded_text(s, max)))
 }
 
 /// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be

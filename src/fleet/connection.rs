@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 use super::FluxKind;
 
@@ -141,8 +142,9 @@ pub struct Connection {
     pub retry_at: Option<Timestamp>,
     /// Kinds the credentials may not list; everything else stays visible.
     pub forbidden: Box<[FluxKind]>,
-    /// Kinds being watched, with the API version chosen for each.
-    pub watching: Box<[(FluxKind, Box<str>)]>,
+    /// Kinds being watched, with the API version chosen for each: one list a connection, shared
+    /// by every copy of its state (the cluster's task, the index, a view).
+    pub watching: Arc<[(FluxKind, Box<str>)]>,
     /// `HTTP/2` or `HTTP/1.1` once a connection exists.
     pub protocol: Option<&'static str>,
     /// Watches the server broke and fluxfleet resumed at once, in the last five minutes: a
@@ -162,7 +164,7 @@ impl Connection {
             since: None,
             retry_at: None,
             forbidden: Box::new([]),
-            watching: Box::new([]),
+            watching: Arc::new([]),
             protocol: None,
             restarts: 0,
             lists: None,

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
 use super::FluxKind;
-use super::Text;
+use super::SharedText;
 use super::bounds::{limits, shared_text};
 use super::object::{Deployment, Object};
 use super::pace::Pace;
@@ -20,29 +20,29 @@ pub struct Rollout {
     /// Kustomization `lastAppliedRevision`; HelmRelease the chart version of the current
     /// `status.history` entry (else `lastAppliedRevision`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub applied: Option<Text>,
+    pub applied: Option<SharedText>,
     /// `lastAttemptedRevision`: differs from `applied` while a new revision fails.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempted: Option<Text>,
+    pub attempted: Option<SharedText>,
     /// Kustomization `lastAppliedOriginRevision`: the revision of the source's origin (an OCI
     /// artifact built from Git), where the controller records it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub origin: Option<Text>,
+    pub origin: Option<SharedText>,
     /// HelmRelease: the chart's name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub chart: Option<Text>,
+    pub chart: Option<SharedText>,
     /// HelmRelease: the digest of the values of the current release.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_digest: Option<Text>,
+    pub config_digest: Option<SharedText>,
     /// Kustomization: the digest of the manifests it applied from `applied` (its newest
     /// `status.history` entry for that revision, Flux ≥ 2.7): copies on one revision that
     /// applied different manifests (substitutions, patches) differ here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub digest: Option<Text>,
+    pub digest: Option<SharedText>,
     /// The revision it ran before this one, from `status.history`: older than `applied`
     /// wherever it runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub previous: Option<Text>,
+    pub previous: Option<SharedText>,
     /// When the current revision was first reconciled (Kustomization, `status.history`, Flux ≥
     /// 2.7) or deployed (HelmRelease `firstDeployed`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -50,7 +50,7 @@ pub struct Rollout {
     /// HelmRelease: `Drifted=True` (helm-controller's drift detection, Flux 2.9): the live
     /// objects differ from the release; the controller's message says which and how.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drifted: Option<Text>,
+    pub drifted: Option<SharedText>,
     /// Kustomization and HelmRelease: how its runs go (how long, how often, back and forth).
     #[serde(default, skip_serializing_if = "Pace::is_unknown")]
     pub pace: Pace,
@@ -61,12 +61,12 @@ pub struct Rollout {
     pub proven: bool,
     /// HelmRelease: the digest of the values it last tried (`lastAttemptedConfigDigest`)…
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tried_values: Option<Text>,
+    pub tried_values: Option<SharedText>,
     /// …and of its newest release that did not fail (from `status.history`, else from what
     /// was seen of it before: helm-controller keeps few releases, and a release left pending by
     /// a controller that died is dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub released_values: Option<Text>,
+    pub released_values: Option<SharedText>,
 }
 
 impl Rollout {

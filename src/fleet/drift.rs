@@ -15,14 +15,14 @@ pub mod asked;
 use super::deployed::content_of;
 use super::graph::Cause;
 use super::reconciles::{Reconciles, Tally};
-use super::{ClusterEntry, ClusterInfo, FluxKind, FluxSummary, Text};
+use super::{ClusterEntry, ClusterInfo, FluxKind, FluxSummary, SharedText};
 
 /// What one group of copies applied: the digest that tells them apart.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Variant {
     /// The digest of what they applied (a Kustomization's manifests, a HelmRelease's values).
-    pub digest: Text,
+    pub digest: SharedText,
     /// The clusters whose copy applied it, by name.
     pub clusters: Vec<Arc<str>>,
     /// Asked of one object: the objects its inventory and the norm's disagree on, where both
@@ -35,7 +35,7 @@ pub struct Variant {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Norm {
-    pub digest: Text,
+    pub digest: SharedText,
     pub copies: usize,
     /// One of its clusters (the first by name): where the norm's copy is read.
     pub cluster: Arc<str>,
@@ -50,7 +50,7 @@ pub struct Differ {
     pub name: Arc<str>,
     /// The revision they run (as most of them name it: a ring's branch and `main` carrying one
     /// commit are one revision).
-    pub revision: Text,
+    pub revision: SharedText,
     /// Copies on the revision whose applied digest is recorded.
     pub copies: usize,
     /// What most of them applied.
@@ -98,7 +98,7 @@ pub struct Live {
     pub cluster: Arc<str>,
     pub workspace: Arc<str>,
     /// The controller's words: which objects changed, and how.
-    pub message: Text,
+    pub message: SharedText,
     /// A Kustomization's corrections, as its events tell them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correcting: Option<asked::Correcting>,
@@ -168,7 +168,7 @@ impl Drift {
 }
 
 /// The digest that tells copies of `o` apart, where recorded.
-fn digest_of(o: &FluxSummary) -> Option<&Text> {
+fn digest_of(o: &FluxSummary) -> Option<&SharedText> {
     let r = o.rollout.as_deref()?;
     match o.key.kind {
         FluxKind::Kustomization => r.digest.as_ref(),
@@ -210,8 +210,8 @@ pub fn drift_of_copies<'a>(
     // digest the names of its clusters (borrowed: only the few off the norm are kept).
     #[derive(Default)]
     struct Group<'a> {
-        names: Vec<(&'a Text, usize)>,
-        digests: HashMap<&'a Text, Vec<&'a str>>,
+        names: Vec<(&'a SharedText, usize)>,
+        digests: HashMap<&'a SharedText, Vec<&'a str>>,
     }
     let mut groups: HashMap<Key<'a>, Group<'a>> = HashMap::new();
     let mut found = Drift::default();
@@ -248,7 +248,7 @@ pub fn drift_of_copies<'a>(
         match group
             .names
             .iter_mut()
-            .find(|(n, _)| Text::ptr_eq(n, applied) || *n == applied)
+            .find(|(n, _)| SharedText::ptr_eq(n, applied) || *n == applied)
         {
             Some((_, count)) => *count += 1,
             None => group.names.push((applied, 1)),
@@ -265,7 +265,7 @@ pub fn drift_of_copies<'a>(
             found.agree += 1;
             continue;
         }
-        let mut digests: Vec<(&Text, Vec<&str>)> = group.digests.into_iter().collect();
+        let mut digests: Vec<(&SharedText, Vec<&str>)> = group.digests.into_iter().collect();
         // The norm: most copies; among equals, the smaller digest (the same answer each time).
         digests.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then_with(|| a.0.cmp(b.0)));
         let (norm, norm_clusters) = digests.remove(0);
@@ -284,7 +284,7 @@ pub fn drift_of_copies<'a>(
             .names
             .iter()
             .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
-            .map(|(r, _)| Text::clone(r))
+            .map(|(r, _)| SharedText::clone(r))
             .unwrap_or_default();
         found.differ.push(Differ {
             kind,

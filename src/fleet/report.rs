@@ -20,9 +20,9 @@ pub use doc::{InstanceDoc, ReportDoc, first, first_versioned};
 
 pub mod doc;
 
-// A report's texts are shared ([`Text`]), so that the index keeps one copy of each across the
-// fleet (every cluster's report names the same controllers, kinds and versions).
-pub use super::Text;
+/// A report's texts: shared, so that the index keeps one copy of each across the fleet (every
+/// cluster's report names the same controllers, kinds and versions).
+pub type Text = Arc<str>;
 
 /// Components and reconcilers kept from one report; the operator knows about twenty kinds.
 pub const MAX_ENTRIES: usize = 64;

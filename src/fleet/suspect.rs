@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use super::deployed::{Rollout, same_content};
 use super::graph::{Cause, source_key};
-use super::{ClusterEntry, FluxKind, FluxSummary, Health, Text};
+use super::{ClusterEntry, FluxKind, FluxSummary, Health, SharedText};
 
 /// How a copy came by a change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -40,7 +40,7 @@ impl How {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Change {
     /// The revision; for a change of its own, what changed: `generation 2`, `values`.
-    pub revision: Text,
+    pub revision: SharedText,
     pub how: How,
     /// When the copy came by it: its source produced it, or it first ran it (where known).
     pub at: Option<Timestamp>,
@@ -180,7 +180,7 @@ fn same(kind: FluxKind, revision: &str, produced: &str) -> bool {
 #[serde(rename_all = "camelCase")]
 pub struct Suspect {
     /// The revision; for a change of the object's own, what changed (see [`Change`]).
-    pub revision: Text,
+    pub revision: SharedText,
     /// How the copies came by it: a revision (tried, applied, its source's), or their own spec
     /// or values.
     pub how: How,
@@ -287,8 +287,8 @@ impl Suspect {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Copy {
     pub change: Option<Change>,
-    pub runs: Option<Text>,
-    pub tried: Option<Text>,
+    pub runs: Option<SharedText>,
+    pub tried: Option<SharedText>,
 }
 
 impl Copy {
@@ -307,7 +307,7 @@ impl Copy {
 pub struct Tally {
     /// Per revision (or change of the copies' own): how they came by it, copies whose change it
     /// is, of those just before failing, and copies that run or tried it.
-    revisions: Vec<(Text, How, usize, usize, usize)>,
+    revisions: Vec<(SharedText, How, usize, usize, usize)>,
     failing: usize,
 }
 
@@ -334,7 +334,11 @@ impl Tally {
 
     /// The slot of `revision`; a new one says it came `how` (a revision's slot made by the
     /// copies that run it takes how the first copy that changed to it came by it).
-    fn slot(&mut self, revision: &Text, how: How) -> &mut (Text, How, usize, usize, usize) {
+    fn slot(
+        &mut self,
+        revision: &SharedText,
+        how: How,
+    ) -> &mut (SharedText, How, usize, usize, usize) {
         let i = match self.revisions.iter().position(|(r, ..)| r == revision) {
             Some(i) => i,
             None => {

@@ -11,21 +11,27 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// word instead of `Arc<str>`'s two.
 ///
 /// The index keeps one copy of each such text for the whole fleet (`index::names`), so what an
-/// object pays is its handle: a [`Rollout`](super::Rollout) holds eleven of them, 200,000 times
-/// on a fleet of 10,000 clusters. The handle points at the shared `Box<str>` (one pointer more
-/// to follow when read, one allocation more for each distinct text, of which a fleet has a few
-/// hundred). It compares, hashes and orders as its text, and is read and written as a string.
+/// object pays is its handle: a [`Rollout`](super::Rollout) holds eleven of them, 170,000 times
+/// on a fleet of 10,000 clusters of 20 objects. The handle points at the shared `Box<str>` (one
+/// pointer more to follow when read, one allocation more for each distinct text). It compares,
+/// hashes and orders as its text, and is read and written as a string.
+///
+/// Why the index still shares names and condition texts as `Arc<str>`: a text few objects share
+/// costs more here (two allocations, ~16 bytes more), and a fleet's messages and reports are
+/// full of those — a bus reader of 100,000 clusters held 56 MiB more with its reports' texts in
+/// `SharedText` (docs/performance.md, "The second pass"). Texts that repeat across the fleet
+/// (revisions, digests) are the ones held this way.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Text(Arc<Box<str>>);
+pub struct SharedText(Arc<Box<str>>);
 
 /// The empty text.
-impl Default for Text {
-    fn default() -> Text {
-        Text::from("")
+impl Default for SharedText {
+    fn default() -> SharedText {
+        SharedText::from("")
     }
 }
 
-impl Text {
+impl SharedText {
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -36,12 +42,12 @@ impl Text {
     }
 
     /// Whether both are the same shared copy (not merely the same words).
-    pub fn ptr_eq(a: &Text, b: &Text) -> bool {
+    pub fn ptr_eq(a: &SharedText, b: &SharedText) -> bool {
         Arc::ptr_eq(&a.0, &b.0)
     }
 }
 
-impl Deref for Text {
+impl Deref for SharedText {
     type Target = str;
 
     fn deref(&self) -> &str {
@@ -49,76 +55,84 @@ impl Deref for Text {
     }
 }
 
-impl AsRef<str> for Text {
+impl AsRef<str> for SharedText {
     fn as_ref(&self) -> &str {
         &self.0
     }
 }
 
 /// Looked up by its words in a set of shared texts.
-impl Borrow<str> for Text {
+impl Borrow<str> for SharedText {
     fn borrow(&self) -> &str {
         &self.0
     }
 }
 
-impl From<&str> for Text {
-    fn from(text: &str) -> Text {
-        Text(Arc::new(text.into()))
+impl From<&str> for SharedText {
+    fn from(text: &str) -> SharedText {
+        SharedText(Arc::new(text.into()))
     }
 }
 
-impl From<String> for Text {
-    fn from(text: String) -> Text {
-        Text(Arc::new(text.into_boxed_str()))
+impl From<String> for SharedText {
+    fn from(text: String) -> SharedText {
+        SharedText(Arc::new(text.into_boxed_str()))
     }
 }
 
-impl From<Box<str>> for Text {
-    fn from(text: Box<str>) -> Text {
-        Text(Arc::new(text))
+impl From<std::borrow::Cow<'_, str>> for SharedText {
+    fn from(text: std::borrow::Cow<'_, str>) -> SharedText {
+        SharedText(Arc::new(text.into()))
     }
 }
 
-impl From<std::borrow::Cow<'_, str>> for Text {
-    fn from(text: std::borrow::Cow<'_, str>) -> Text {
-        Text(Arc::new(text.into()))
-    }
-}
-
-impl PartialEq<str> for Text {
+impl PartialEq<str> for SharedText {
     fn eq(&self, other: &str) -> bool {
         self.as_str() == other
     }
 }
 
-impl PartialEq<&str> for Text {
+impl PartialEq<&str> for SharedText {
     fn eq(&self, other: &&str) -> bool {
         self.as_str() == *other
     }
 }
 
-impl fmt::Display for Text {
+impl fmt::Display for SharedText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self)
     }
 }
 
-impl fmt::Debug for Text {
+impl fmt::Debug for SharedText {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
-impl Serialize for Text {
+impl Serialize for SharedText {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self)
     }
 }
 
-impl<'de> Deserialize<'de> for Text {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text, D::Error> {
-        Ok(Text::from(String::deserialize(d)?))
+impl<'de> Deserialize<'de> for SharedText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SharedText, D::Error> {
+        struct Words;
+        impl serde::de::Visitor<'_> for Words {
+            type Value = SharedText;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            // Read where it lies (most texts have nothing escaped): one copy, into its box.
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
+                Ok(SharedText::from(text))
+            }
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<SharedText, E> {
+                Ok(SharedText::from(text))
+            }
+        }
+        d.deserialize_str(Words)
     }
 }
 
@@ -130,8 +144,8 @@ mod tests {
     #[test]
     #[cfg(target_pointer_width = "64")]
     fn a_text_is_one_word_and_none_costs_nothing_more() {
-        assert_eq!(std::mem::size_of::<Text>(), 8);
-        assert_eq!(std::mem::size_of::<Option<Text>>(), 8);
+        assert_eq!(std::mem::size_of::<SharedText>(), 8);
+        assert_eq!(std::mem::size_of::<Option<SharedText>>(), 8);
     }
 
     /// Every Kustomization, HelmRelease and source of a fleet holds a rollout (170,000 on 10,000
@@ -145,19 +159,22 @@ mod tests {
 
     #[test]
     fn a_text_is_its_words_in_sets_order_and_json() {
-        let a = Text::from("main@sha1:4f2a");
-        let b = Text::from(String::from("main@sha1:4f2a"));
+        let a = SharedText::from("main@sha1:4f2a");
+        let b = SharedText::from(String::from("main@sha1:4f2a"));
         assert_eq!(a, b);
-        assert!(!Text::ptr_eq(&a, &b));
-        assert!(Text::ptr_eq(&a, &a.clone()));
-        let set: HashSet<Text> = [a.clone()].into();
-        assert!(Text::ptr_eq(set.get("main@sha1:4f2a").unwrap(), &a));
-        let mut sorted = vec![Text::from("b"), Text::from("a")];
+        assert!(!SharedText::ptr_eq(&a, &b));
+        assert!(SharedText::ptr_eq(&a, &a.clone()));
+        let set: HashSet<SharedText> = [a.clone()].into();
+        assert!(SharedText::ptr_eq(set.get("main@sha1:4f2a").unwrap(), &a));
+        let mut sorted = vec![SharedText::from("b"), SharedText::from("a")];
         sorted.sort();
         assert_eq!(sorted, ["a", "b"]);
         assert_eq!(serde_json::to_string(&a).unwrap(), "\"main@sha1:4f2a\"");
-        let back: Text = serde_json::from_str("\"main@sha1:4f2a\"").unwrap();
+        let back: SharedText = serde_json::from_str("\"main@sha1:4f2a\"").unwrap();
         assert_eq!(back, a);
+        let escaped: SharedText = serde_json::from_str(r#""say \"hi\" \u00e9""#).unwrap();
+        assert_eq!(escaped, "say \"hi\" é");
+        assert!(serde_json::from_str::<SharedText>("7").is_err());
         assert_eq!(format!("{a} {a:?}"), "main@sha1:4f2a \"main@sha1:4f2a\"");
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::fleet::graph;
 use crate::fleet::report::{Component, Instance, Report};
-use crate::fleet::{FluxSummary, ObjectKey, Text};
+use crate::fleet::{FluxSummary, ObjectKey, SharedText};
 
 /// One shared copy of every namespace, object name, revision and condition text: GitOps fleets
 /// run the same objects on every cluster, so 60,000 objects carry a few hundred distinct names,
@@ -14,9 +14,8 @@ use crate::fleet::{FluxSummary, ObjectKey, Text};
 #[derive(Debug, Default)]
 pub(super) struct Names {
     texts: Shared<Arc<str>>,
-    /// The texts held in one word ([`Text`]): a rollout's revisions and digests, a report's
-    /// names, versions and messages.
-    words: Shared<Text>,
+    /// Revisions and digests as a rollout holds them (in one word: [`SharedText`]).
+    revisions: Shared<SharedText>,
     /// One copy of each list of controllers and of each instance a report names: a fleet on
     /// one release reports the same few (400 bytes a cluster otherwise).
     components: Shared<Arc<[Component]>>,
@@ -53,7 +52,7 @@ impl Names {
             .into_iter()
             .flatten()
             {
-                *text = self.words.one(text, 1024);
+                *text = self.revisions.one(text, 1024);
             }
         }
         // A fleet's objects name the same few sources and dependencies.
@@ -84,14 +83,14 @@ impl Names {
     /// contents first: a fleet on one release sends the same lists again and again, which are
     /// then not copied to share their texts).
     pub(super) fn report(&mut self, report: &mut Report) {
-        report.share(&mut |t| self.words.one(t, 1024));
+        report.share(&mut |t| self.one(t));
         report.components = match self.components.get(&report.components) {
             Some(shared) => shared,
             None => {
                 let list: Arc<[Component]> = report
                     .components
                     .iter()
-                    .map(|c| c.shared(&mut |t| self.words.one(t, 1024)))
+                    .map(|c| c.shared(&mut |t| self.one(t)))
                     .collect();
                 self.components.one(&list, 64)
             }
@@ -100,7 +99,7 @@ impl Names {
             report.instance = Some(match self.instances.get(&instance) {
                 Some(shared) => shared,
                 None => {
-                    Arc::make_mut(&mut instance).share(&mut |t| self.words.one(t, 1024));
+                    Arc::make_mut(&mut instance).share(&mut |t| self.one(t));
                     self.instances.one(&instance, 64)
                 }
             });
@@ -141,9 +140,9 @@ impl<T: ?Sized + std::hash::Hash + Eq> Handle for Arc<T> {
     }
 }
 
-impl Handle for Text {
+impl Handle for SharedText {
     fn holders(&self) -> usize {
-        Text::holders(self)
+        SharedText::holders(self)
     }
 }
 

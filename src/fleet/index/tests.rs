@@ -1,7 +1,7 @@
 use super::*;
 use crate::fleet::Health;
 use crate::fleet::Phase;
-use crate::fleet::Text;
+use crate::fleet::SharedText;
 use crate::fleet::graph;
 use serde_json::json;
 
@@ -299,12 +299,12 @@ fn clusters_on_one_revision_share_it() {
         let s = &index.cluster(c).unwrap().objects[&key];
         s.rollout.as_ref().unwrap().applied.clone().unwrap()
     };
-    assert!(Text::ptr_eq(&revision(a), &revision(b)));
+    assert!(SharedText::ptr_eq(&revision(a), &revision(b)));
     let on_a = index.cluster(a).unwrap().objects[&key]
         .rollout
         .clone()
         .unwrap();
-    assert!(Text::ptr_eq(
+    assert!(SharedText::ptr_eq(
         on_a.applied.as_ref().unwrap(),
         on_a.attempted.as_ref().unwrap()
     ));

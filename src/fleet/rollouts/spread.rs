@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::super::deployed::{content_of, same_content};
-use super::super::{ClusterId, ObjectKey, Text};
+use super::super::{ClusterId, ObjectKey, SharedText};
 
 /// What makes a cluster stuck, and for how long it may be so.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -36,9 +36,9 @@ impl Default for Rules {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Revision {
-    pub revision: Text,
+    pub revision: SharedText,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub config_digest: Option<Text>,
+    pub config_digest: Option<SharedText>,
 }
 
 impl PartialEq for Revision {
@@ -107,11 +107,14 @@ impl Standing {
 #[serde(rename_all = "camelCase", tag = "rule")]
 pub enum Stuck {
     /// Tried a revision and did not apply it, for longer than `stuck_after`.
-    Attempt { attempted: Text, since: Timestamp },
+    Attempt {
+        attempted: SharedText,
+        since: Timestamp,
+    },
     /// Its source has had a newer artifact for longer than `stuck_after`.
     Source {
         source: ObjectKey,
-        revision: Text,
+        revision: SharedText,
         since: Timestamp,
     },
     /// More than `max_behind` newer revisions are running elsewhere in the scope.
@@ -209,7 +212,7 @@ pub struct Place {
     pub revision: Option<Revision>,
     /// `lastAttemptedRevision`, when it differs from what runs.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attempted: Option<Text>,
+    pub attempted: Option<SharedText>,
     /// Since when it runs that revision, where known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub since: Option<Timestamp>,
@@ -309,7 +312,11 @@ pub struct Matrix {
 #[serde(rename_all = "camelCase", tag = "what")]
 pub enum Odd {
     /// A HelmRelease deployed with other values (its release's config digest).
-    Values { mine: Text, peers: Text, of: usize },
+    Values {
+        mine: SharedText,
+        peers: SharedText,
+        of: usize,
+    },
     /// A Kustomization that applied another number of objects.
     Inventory { mine: u32, peers: u32, of: usize },
 }

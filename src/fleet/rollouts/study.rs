@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use super::spread::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
 use crate::fleet::deployed::{release_order, same_content};
 use crate::fleet::{
-    ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout, Text,
+    ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout, SharedText,
 };
 
 /// One cluster's copy of a thing.
@@ -32,7 +32,7 @@ impl<'a> Instance<'a> {
     }
 
     /// What it tried, when that is not what it runs.
-    fn attempted(&self) -> Option<&Text> {
+    fn attempted(&self) -> Option<&SharedText> {
         let r = self.rollout()?;
         r.attempted.as_ref().filter(|_| r.behind_attempt())
     }
@@ -51,7 +51,7 @@ impl<'a> Instance<'a> {
     fn source_artifact(
         &self,
         keys: &mut SourceKeys<'a>,
-    ) -> Option<(&'a ObjectKey, &'a Text, Option<Timestamp>)> {
+    ) -> Option<(&'a ObjectKey, &'a SharedText, Option<Timestamp>)> {
         let (key, source) = self.source(keys)?;
         let r = source.rollout.as_deref()?;
         Some((key, r.applied.as_ref()?, r.since))

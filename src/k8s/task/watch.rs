@@ -169,7 +169,7 @@ pub(in crate::k8s) async fn watch(
         .clients
         .register(reporter.key().clone(), http.clone(), &served);
     let mut merged = kind_watches(http, &served, shared, seed);
-    let watching: Box<[(FluxKind, Box<str>)]> = served
+    let watching: Arc<[(FluxKind, Box<str>)]> = served
         .iter()
         .map(|s| (s.kind, s.version.as_str().into()))
         .collect();
