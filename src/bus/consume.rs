@@ -37,18 +37,23 @@ pub(crate) fn put_key<'m>(message: &'m jetstream::Message, prefix: &str) -> Opti
 /// How long a read waits for a next message before it asks the bus whether any is left.
 const QUIET: Duration = Duration::from_secs(2);
 
-/// Times a read that went quiet with messages left is taken up again, from where it stopped,
-/// before it fails: a node of the bus lost, its consumer placed again.
+/// Times a read is taken up again by a new consumer, from where it stopped, before it fails: it
+/// went quiet with messages left (a node of the bus lost, its consumer placed again), or its
+/// consumer said none was left while the stream's leader holds more (the consumer's node behind).
 const RESUMES: u8 = 8;
 
 /// Reads what an ordered consumer of `stream` with `config` delivers now, up to the stream's last
 /// message when the read began, handing each to `each`. It ends at the first message at or past
-/// that one, or when none is left pending: a stream written to all the time (collectors
-/// publishing, announcements renewed) always has more pending. When nothing comes for [`QUIET`]
-/// although messages were left, the read is taken up again by a new consumer from where it
-/// stopped (a NATS node lost under the old one: its consumer waits for heartbeats it will never
-/// get); the new consumer's count says what is really left (a value replaced meanwhile is not
-/// counted). Never a hang, and never less than the stream held without saying so.
+/// that one, or when none is left pending and the stream's leader holds none of its subjects
+/// after the last one read up to there: a stream written to all the time (collectors
+/// publishing, announcements renewed) always has more pending. The consumer is one copy on one
+/// node, so neither its silence nor its count is taken on trust: when nothing comes for
+/// [`QUIET`] although messages were left (a NATS node lost under it: it waits for heartbeats it
+/// will never get), or it says nothing is left while the leader holds more (its node back from
+/// a restart, its copy of the stream still catching up), the read is taken up again by a new
+/// consumer from where it stopped; the new consumer's count says what is really left (a value
+/// replaced meanwhile is not counted). Never a hang, and never less than the stream held
+/// without saying so.
 pub(crate) async fn read_all(
     stream: &jetstream::stream::Stream,
     config: jetstream::consumer::pull::OrderedConfig,
@@ -91,7 +96,7 @@ impl Reading {
         Ok(Reading {
             stream: stream.clone(),
             config,
-            done: messages.is_none(),
+            done: false,
             messages,
             last,
             at: None,
@@ -108,15 +113,37 @@ impl Reading {
             if self.done {
                 return Ok(None);
             }
-            let Some(messages) = self.messages.as_mut() else {
-                return Ok(None);
+            let messages = match self.messages.as_mut() {
+                Some(messages) if self.left > 0 => messages,
+                _ => {
+                    // The consumer says nothing is left. It is one copy on one node, and that
+                    // node's copy of the stream may lag the leader's (a node just back, still
+                    // catching up): the leader says whether the read is really over.
+                    match self.behind().await? {
+                        None => {
+                            self.done = true;
+                            return Ok(None);
+                        }
+                        Some(next) => {
+                            // A pause, the longer the more often: the node catches up meanwhile.
+                            let pause = Duration::from_millis(250) * u32::from(self.resumed);
+                            tokio::time::sleep(pause).await;
+                            let why = "the consumer's node lagged the stream's leader";
+                            self.again(Some(next), why).await?;
+                            continue;
+                        }
+                    }
+                }
             };
             let message = match tokio::time::timeout(QUIET, messages.next()).await {
                 Ok(Some(message)) => {
                     message.map_err(|e| BusError::jetstream(format!("reading {}", self.what), e))?
                 }
                 Ok(None) | Err(_) => {
-                    self.resume().await?;
+                    // Nothing came although messages were left: a node of the bus lost under
+                    // the consumer. Taken up again from where the read stopped.
+                    let from = self.at.map(|at| at + 1);
+                    self.again(from, "the read went quiet").await?;
                     continue;
                 }
             };
@@ -126,41 +153,72 @@ impl Reading {
                 .unwrap_or((0, u64::MAX));
             self.at = Some(at);
             self.left = left;
-            if left == 0 || at >= self.last {
+            if at >= self.last {
                 self.done = true;
             }
             return Ok(Some(message));
         }
     }
 
-    /// Nothing came for a while: done when nothing was left; else a new consumer from where
-    /// the read stopped, done when it says nothing is left.
-    async fn resume(&mut self) -> Result<(), BusError> {
-        if self.left == 0 {
-            self.done = true;
-            return Ok(());
+    /// The sequence of the first message of the read's subjects after where it is that the
+    /// stream's leader holds, up to where the stream ended when the read began; None when
+    /// there is none. Unknown for a read by time that has read nothing (None: the consumer is
+    /// believed).
+    async fn behind(&mut self) -> Result<Option<u64>, BusError> {
+        use jetstream::consumer::DeliverPolicy;
+        let from = match (self.at, &self.config.deliver_policy) {
+            (Some(at), _) => at + 1,
+            (None, DeliverPolicy::All | DeliverPolicy::LastPerSubject) => 1,
+            (None, DeliverPolicy::ByStartSequence { start_sequence }) => *start_sequence,
+            (None, _) => return Ok(None),
+        };
+        if from > self.last {
+            return Ok(None);
         }
+        let filter = match self.config.filter_subject.as_str() {
+            "" => ">",
+            filter => filter,
+        };
+        let what = format!("reading {}: where the stream's leader ends", self.what);
+        let (stream, last) = (&self.stream, self.last);
+        placed(&what, || async move {
+            let asked = stream
+                .raw_message_builder()
+                .sequence(from)
+                .next_by_subject(filter)
+                .send()
+                .await;
+            match asked {
+                Ok(message) => Ok(Some(message.sequence).filter(|&s| s <= last)),
+                Err(e) if e.kind() == jetstream::stream::RawMessageErrorKind::NoMessageFound => {
+                    Ok(None)
+                }
+                Err(e) => Err(e),
+            }
+        })
+        .await
+    }
+
+    /// The read taken up again by a new consumer, from stream sequence `from` when given (else
+    /// as it began), a bounded number of times; the new consumer's count says what is really
+    /// left (a value replaced meanwhile is not counted).
+    async fn again(&mut self, from: Option<u64>, why: &str) -> Result<(), BusError> {
         if self.resumed >= RESUMES {
             return Err(BusError::Unanswered {
                 what: format!("reading {}", self.what),
-                why: format!(
-                    "the bus went quiet with {} messages left, {} times",
-                    self.left, self.resumed
-                ),
+                why: format!("{why}, {} times", self.resumed),
                 tries: usize::from(self.resumed),
             });
         }
         self.resumed += 1;
         self.messages = None;
         let mut config = self.config.clone();
-        if let Some(at) = self.at {
-            config.deliver_policy = jetstream::consumer::DeliverPolicy::ByStartSequence {
-                start_sequence: at + 1,
-            };
+        if let Some(start_sequence) = from {
+            config.deliver_policy =
+                jetstream::consumer::DeliverPolicy::ByStartSequence { start_sequence };
         }
-        tracing::debug!(what = %self.what, left = self.left, at = ?self.at, "the read went quiet; taken up again");
+        tracing::debug!(what = %self.what, left = self.left, at = ?self.at, why, "the read taken up again");
         let (messages, left) = consume(&self.stream, &config, &self.what).await?;
-        self.done = messages.is_none();
         self.messages = messages;
         self.left = left;
         Ok(())
