@@ -46,7 +46,7 @@ pub enum Differs {
         digest: crate::fleet::SharedText,
         norm: crate::fleet::SharedText,
         /// Which objects its inventory and the norm's disagree on, where both were read.
-        objects: Option<std::sync::Arc<str>>,
+        objects: Option<crate::fleet::SharedText>,
     },
     Live(crate::fleet::SharedText),
     /// Not run for `since_s` seconds, on an interval of `interval_s`.
@@ -180,7 +180,8 @@ fn drift_rows(
         let key = ObjectKey::new(d.kind, &d.namespace, &d.name);
         for v in &d.variants {
             // Read on one of its clusters: said of each, as of the variant.
-            let objects: Option<std::sync::Arc<str>> = v.objects.as_ref().map(|b| b.said().into());
+            let objects: Option<crate::fleet::SharedText> =
+                v.objects.as_ref().map(|b| b.said().into());
             for cluster in &v.clusters {
                 let differs = Differs::Applied {
                     revision: d.revision.clone(),

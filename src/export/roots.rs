@@ -7,9 +7,9 @@
 //! outage read once, not once per source that uses it (`fluxfleet alert` sends one alert for
 //! each).
 
+use crate::fleet::SharedText;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{self, Write};
-use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -335,6 +335,6 @@ pub fn write(
     }
 }
 
-fn join(names: &BTreeSet<Arc<str>>) -> String {
+fn join(names: &BTreeSet<SharedText>) -> String {
     names.iter().map(|n| &**n).collect::<Vec<_>>().join(",")
 }

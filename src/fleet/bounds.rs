@@ -1,7 +1,6 @@
 //! How much of a server's text an object keeps.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use super::SharedText;
 
@@ -25,19 +24,13 @@ pub fn bounded(text: &str, max: usize) -> Box<str> {
 }
 
 /// A text to be shared between the objects of a fleet, bounded; none when it is empty.
-pub fn shared(text: Option<&str>, max: usize) -> Option<Arc<str>> {
-    text.filter(|s| !s.is_empty())
-        .map(|s| Arc::from(bounded_text(s, max)))
-}
-
-/// [`shared`], held in one word ([`SharedText`]).
-pub fn shared_text(text: Option<&str>, max: usize) -> Option<SharedText> {
+pub fn shared(text: Option<&str>, max: usize) -> Option<SharedText> {
     text.filter(|s| !s.is_empty())
         .map(|s| SharedText::from(bounded_text(s, max)))
 }
 
 /// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be
-/// shared (`Arc<str>`), which is then its only copy.
+/// shared ([`SharedText`]), which is then its only copy.
 pub fn bounded_text(text: &str, max: usize) -> Cow<'_, str> {
     // No more bytes than `max` is no more characters either.
     if text.len() <= max {

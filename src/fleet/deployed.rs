@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::FluxKind;
 use super::SharedText;
-use super::bounds::{limits, shared_text};
+use super::bounds::{self, limits};
 use super::object::{Deployment, Object};
 use super::pace::Pace;
 
@@ -71,7 +71,7 @@ pub struct Rollout {
 
 impl Rollout {
     pub(super) fn of(kind: FluxKind, object: &Object) -> Option<Rollout> {
-        let shared = |text: Option<&str>| shared_text(text, limits::SHORT);
+        let shared = |text: Option<&str>| bounds::shared(text, limits::SHORT);
         let time = |text: Option<&str>| -> Option<Timestamp> { text?.parse().ok() };
         let newest = object.history().first();
         let rollout = match kind {
@@ -128,7 +128,7 @@ impl Rollout {
                     .condition("Drifted")
                     .filter(|c| c.status.get() == Some("True"))
                     .and_then(|c| {
-                        super::bounds::shared_text(
+                        super::bounds::shared(
                             Some(c.message.get().unwrap_or("drifted")),
                             limits::MESSAGE,
                         )

@@ -5,7 +5,6 @@
 //! helm-controller finds (`Drifted=True`).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -24,7 +23,7 @@ pub struct Variant {
     /// The digest of what they applied (a Kustomization's manifests, a HelmRelease's values).
     pub digest: SharedText,
     /// The clusters whose copy applied it, by name.
-    pub clusters: Vec<Arc<str>>,
+    pub clusters: Vec<SharedText>,
     /// Asked of one object: the objects its inventory and the norm's disagree on, where both
     /// were read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -38,7 +37,7 @@ pub struct Norm {
     pub digest: SharedText,
     pub copies: usize,
     /// One of its clusters (the first by name): where the norm's copy is read.
-    pub cluster: Arc<str>,
+    pub cluster: SharedText,
 }
 
 /// The copies of one object on one revision that did not all apply the same.
@@ -46,8 +45,8 @@ pub struct Norm {
 #[serde(rename_all = "camelCase")]
 pub struct Differ {
     pub kind: FluxKind,
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
+    pub namespace: SharedText,
+    pub name: SharedText,
     /// The revision they run (as most of them name it: a ring's branch and `main` carrying one
     /// commit are one revision).
     pub revision: SharedText,
@@ -93,10 +92,10 @@ impl Differ {
 #[serde(rename_all = "camelCase")]
 pub struct Live {
     pub kind: FluxKind,
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
-    pub cluster: Arc<str>,
-    pub workspace: Arc<str>,
+    pub namespace: SharedText,
+    pub name: SharedText,
+    pub cluster: SharedText,
+    pub workspace: SharedText,
     /// The controller's words: which objects changed, and how.
     pub message: SharedText,
     /// A Kustomization's corrections, as its events tell them.
@@ -275,7 +274,7 @@ pub fn drift_of_copies<'a>(
                 clusters.sort_unstable();
                 Variant {
                     digest: digest.clone(),
-                    clusters: clusters.into_iter().map(Arc::from).collect(),
+                    clusters: clusters.into_iter().map(SharedText::from).collect(),
                     objects: None,
                 }
             })
@@ -382,7 +381,7 @@ mod tests {
         let d = &found.differ[0];
         assert_eq!((d.copies, d.differing(), &*d.revision), (4, 1, REV));
         assert_eq!(&*d.norm.digest, "sha256:aaa");
-        assert_eq!(d.variants[0].clusters, [Arc::from("d")]);
+        assert_eq!(d.variants[0].clusters, [SharedText::from("d")]);
         assert_eq!(
             d.said(),
             "1 of 4 copies on main@sha1:28306760 applied something else: d"

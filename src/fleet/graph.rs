@@ -6,8 +6,8 @@
 //! its objects change, recomputing only what a change can reach (the object and what stands
 //! behind it). Both solve the same way, so they agree whatever the order of changes.
 
+use crate::fleet::SharedText;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef};
 pub use cause::Cause;
@@ -28,7 +28,7 @@ pub fn upstream(o: &FluxSummary) -> Vec<ObjectKey> {
 }
 
 /// [`upstream`], its names made by `text` (the index shares them instead of copying).
-pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> Arc<str>) -> Vec<ObjectKey> {
+pub fn upstream_with(o: &FluxSummary, text: &mut dyn FnMut(&str) -> SharedText) -> Vec<ObjectKey> {
     let mut out: Vec<ObjectKey> = Vec::with_capacity(o.depends_on.len() + 1);
     for d in &o.depends_on {
         let Some(kind) = dependency_kind(o, d) else {

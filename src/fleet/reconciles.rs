@@ -3,8 +3,8 @@
 //! go back and forth between success and failure, and the copies not run within twice their
 //! interval — each named with its cluster.
 
+use crate::fleet::SharedText;
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Serialize;
@@ -24,7 +24,7 @@ const SLOWEST: usize = 3;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Took {
-    pub cluster: Arc<str>,
+    pub cluster: SharedText,
     pub took_ms: u32,
 }
 
@@ -32,7 +32,7 @@ pub struct Took {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Overdue {
-    pub cluster: Arc<str>,
+    pub cluster: SharedText,
     /// Seconds since its last run.
     pub since_s: i64,
     pub interval_s: u32,
@@ -43,8 +43,8 @@ pub struct Overdue {
 #[serde(rename_all = "camelCase")]
 pub struct Reconciles {
     pub kind: FluxKind,
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
+    pub namespace: SharedText,
+    pub name: SharedText,
     /// Copies in the scope.
     pub copies: usize,
     /// Copies whose last run succeeded and its length is recorded: what the median, the
@@ -59,7 +59,7 @@ pub struct Reconciles {
     /// slowest first.
     pub slow: Vec<Took>,
     /// Copies whose runs go back and forth between success and failure, by cluster name.
-    pub flapping: Vec<Arc<str>>,
+    pub flapping: Vec<SharedText>,
     /// Copies (not suspended) whose last run is older than twice their interval, the longest
     /// overdue first.
     pub stuck: Vec<Overdue>,
@@ -159,7 +159,7 @@ impl<'a> Tally<'a> {
                     median_ms: median,
                     slowest: c.took.iter().take(SLOWEST).map(|t| named(*t)).collect(),
                     slow,
-                    flapping: c.flapping.into_iter().map(Arc::from).collect(),
+                    flapping: c.flapping.into_iter().map(SharedText::from).collect(),
                     stuck: c
                         .stuck
                         .into_iter()

@@ -12,17 +12,13 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::bounds::{bounded, limits};
+use super::bounds::{bounded, bounded_text, limits};
 use super::object::Int;
-use super::{FluxKind, Health, HealthCounts};
+use super::{FluxKind, Health, HealthCounts, SharedText};
 use doc::Status;
 pub use doc::{InstanceDoc, ReportDoc, first, first_versioned};
 
 pub mod doc;
-
-/// A report's texts: shared, so that the index keeps one copy of each across the fleet (every
-/// cluster's report names the same controllers, kinds and versions).
-pub type Text = Arc<str>;
 
 /// Components and reconcilers kept from one report; the operator knows about twenty kinds.
 pub const MAX_ENTRIES: usize = 64;
@@ -33,17 +29,17 @@ pub const MAX_ENTRIES: usize = 64;
 pub struct Report {
     /// The Flux distribution: its version (`v2.9.4`), status and who manages it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<Text>,
+    pub version: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Text>,
+    pub status: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub managed_by: Option<Text>,
+    pub managed_by: Option<SharedText>,
     /// The Flux Operator's own version.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<Text>,
+    pub operator: Option<SharedText>,
     /// The cluster's Kubernetes version and node count.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub kubernetes: Option<Text>,
+    pub kubernetes: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u64>,
     /// Shared by the index between the clusters that report the same (a fleet on one Flux
@@ -69,18 +65,18 @@ pub struct Report {
 /// A Flux controller as the report sees it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Component {
-    pub name: Text,
+    pub name: SharedText,
     /// The image's tag (`v1.9.4`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<Text>,
+    pub version: Option<SharedText>,
     pub ready: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Text>,
+    pub status: Option<SharedText>,
 }
 
 impl Component {
     /// This controller with `share`'s copy of each of its texts.
-    pub fn shared(&self, share: &mut dyn FnMut(&Text) -> Text) -> Component {
+    pub fn shared(&self, share: &mut dyn FnMut(&SharedText) -> SharedText) -> Component {
         Component {
             name: share(&self.name),
             version: self.version.as_ref().map(&mut *share),
@@ -94,8 +90,8 @@ impl Component {
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reconciler {
-    pub kind: Text,
-    pub api_version: Text,
+    pub kind: SharedText,
+    pub api_version: SharedText,
     /// Counts as u32 (a report is kept for every cluster, a list of a dozen of these in each):
     /// what the operator writes above that is kept as `u32::MAX`.
     pub running: u32,
@@ -103,47 +99,47 @@ pub struct Reconciler {
     pub suspended: u32,
     /// Sources only: the artifacts' size, as the operator writes it (`2.1 MiB`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub total_size: Option<Text>,
+    pub total_size: Option<SharedText>,
 }
 
 /// The cluster's own sync (the FluxInstance's `spec.sync`).
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sync {
-    pub id: Text,
+    pub id: SharedText,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Text>,
+    pub source: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<Text>,
+    pub path: Option<SharedText>,
     pub ready: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<Text>,
+    pub status: Option<SharedText>,
 }
 
 /// The `FluxInstance` that installs Flux on the cluster.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Instance {
-    pub namespace: Text,
-    pub name: Text,
+    pub namespace: SharedText,
+    pub name: SharedText,
     /// What it asks for (`2.9.x`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wants: Option<Text>,
+    pub wants: Option<SharedText>,
     /// What it applied (`v2.9.4@sha256:…`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision: Option<Text>,
+    pub revision: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<Text>,
+    pub reason: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<Text>,
+    pub message: Option<SharedText>,
     /// `fluxcd.controlplane.io/reconcile: disabled`.
     pub suspended: bool,
 }
 
 impl Instance {
     /// Replaces each of its texts by `share`'s copy of it.
-    pub fn share(&mut self, share: &mut dyn FnMut(&Text) -> Text) {
+    pub fn share(&mut self, share: &mut dyn FnMut(&SharedText) -> SharedText) {
         for t in [&mut self.namespace, &mut self.name] {
             *t = share(t);
         }
@@ -174,16 +170,16 @@ fn unsigned(n: &Int) -> Option<u64> {
 }
 
 /// A text of the cluster's, bounded to `max`, when it is one.
-fn text(t: &doc::Text, max: usize) -> Option<Text> {
-    t.get().map(|s| bounded(s, max).into())
+fn text(t: &doc::Text, max: usize) -> Option<SharedText> {
+    t.get().map(|s| bounded_text(s, max).into())
 }
 
 impl Report {
     /// Replaces each of its own texts by `share`'s copy of it: the cluster's counts, sync and
     /// versions. Its list of controllers and its instance, the same on many clusters, are
     /// shared whole by the index ([`Component::shared`], [`Instance::share`]).
-    pub fn share(&mut self, share: &mut dyn FnMut(&Text) -> Text) {
-        let mut texts: Vec<&mut Text> = Vec::new();
+    pub fn share(&mut self, share: &mut dyn FnMut(&SharedText) -> SharedText) {
+        let mut texts: Vec<&mut SharedText> = Vec::new();
         let top = [
             &mut self.version,
             &mut self.status,
@@ -245,7 +241,7 @@ impl Report {
                         .image
                         .get()
                         .and_then(image_tag)
-                        .map(|t| bounded(t, limits::SHORT).into()),
+                        .map(|t| bounded_text(t, limits::SHORT).into()),
                     ready: c.ready.0 == Some(true),
                     status: text(&c.status, limits::MESSAGE),
                 })

@@ -1,8 +1,8 @@
 //! `FluxSummary`: the only thing fluxfleet keeps per Flux object — a few hundred bytes instead of
 //! the whole object (HelmRelease values and Kustomization inventories can be megabytes).
 
+use crate::fleet::SharedText;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -23,16 +23,16 @@ pub use words::shared_words;
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {
     pub kind: FluxKind,
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
+    pub namespace: SharedText,
+    pub name: SharedText,
 }
 
 /// By kind, namespace, name. The index shares every name: two keys for one object usually hold
 /// the same text, which compares equal without reading it (every lookup ends in such a match).
 impl Ord for ObjectKey {
     fn cmp(&self, other: &ObjectKey) -> std::cmp::Ordering {
-        fn text(a: &Arc<str>, b: &Arc<str>) -> std::cmp::Ordering {
-            if Arc::ptr_eq(a, b) {
+        fn text(a: &SharedText, b: &SharedText) -> std::cmp::Ordering {
+            if SharedText::ptr_eq(a, b) {
                 std::cmp::Ordering::Equal
             } else {
                 a.cmp(b)
@@ -66,9 +66,9 @@ impl ObjectKey {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectRef {
     /// Empty for `dependsOn`, which always names an object of the same kind.
-    pub kind: Arc<str>,
-    pub namespace: Arc<str>,
-    pub name: Arc<str>,
+    pub kind: SharedText,
+    pub namespace: SharedText,
+    pub name: SharedText,
 }
 
 /// The `status` of the Ready condition, as `flux get` prints it in READY.
@@ -93,11 +93,11 @@ pub struct FluxSummary {
     /// (a HelmRelease stalled by `RetriesExceeded` says what failed in Ready: that message).
     /// Shared between the objects of a fleet by the index: a thousand clusters that applied one
     /// revision say so in one text.
-    pub reason: Option<Arc<str>>,
-    pub message: Option<Arc<str>>,
+    pub reason: Option<SharedText>,
+    pub message: Option<SharedText>,
     /// What `flux get` prints as REVISION for this kind. Shared between the objects of a fleet
     /// by the index, as names are.
-    pub revision: Option<Arc<str>>,
+    pub revision: Option<SharedText>,
     pub generation: i64,
     pub observed_generation: Option<i64>,
     /// Since when it is in its state: the Ready condition's `lastTransitionTime`, except that
@@ -176,11 +176,11 @@ impl FluxSummary {
     /// This summary with every text cut to the [`limits`], for one that did not come from
     /// [`FluxSummary::of`] (read back from a bus another process writes).
     pub fn bounded(mut self) -> FluxSummary {
-        let arc = |t: &mut Option<Arc<str>>, max| {
+        let arc = |t: &mut Option<SharedText>, max| {
             if let Some(text) = t.as_deref()
                 && text.chars().count() > max
             {
-                *t = Some(bounded(text, max).into());
+                *t = Some(bounded_text(text, max).into());
             }
         };
         arc(&mut self.reason, limits::REASON);
@@ -258,7 +258,8 @@ impl FluxSummary {
             },
             reason: text(shown.map(|c| &c.reason), limits::REASON),
             message,
-            revision: revision_of(kind, object).map(|r| Arc::from(bounded_text(r, limits::SHORT))),
+            revision: revision_of(kind, object)
+                .map(|r| SharedText::from(bounded_text(r, limits::SHORT))),
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),
             since: since_of(kind, health, ready, object),
@@ -450,7 +451,7 @@ fn revision_of<'a>(kind: FluxKind, object: &'a Object) -> Option<&'a str> {
 
 fn object_ref(r: &Ref, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
     let name = r.name.get()?;
-    let text = |t: &str| -> Arc<str> { Arc::from(bounded_text(t, limits::NAME)) };
+    let text = |t: &str| -> SharedText { SharedText::from(bounded_text(t, limits::NAME)) };
     let field = |t: &Text, default: &str| text(t.get().unwrap_or(default));
     Some(ObjectRef {
         kind: field(&r.kind, default_kind),

@@ -3,31 +3,30 @@
 use std::borrow::Borrow;
 use std::fmt;
 use std::ops::Deref;
-use std::sync::Arc;
 
+use arcstr::ArcStr;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A text shared across a fleet's objects — a revision, a digest, a chart's name — held in one
-/// word instead of `Arc<str>`'s two.
+/// A text shared across a fleet's objects and reports — a name, a revision, a condition's
+/// message — held in one word instead of `Arc<str>`'s two.
 ///
 /// The index keeps one copy of each such text for the whole fleet (`index::names`), so what an
-/// object pays is its handle: a [`Rollout`](super::Rollout) holds eleven of them, 170,000 times
-/// on a fleet of 10,000 clusters of 20 objects. The handle points at the shared `Box<str>` (one
-/// pointer more to follow when read, one allocation more for each distinct text). It compares,
-/// hashes and orders as its text, and is read and written as a string.
+/// object pays is its handle: a key holds two, a summary five, a [`Rollout`](super::Rollout)
+/// eleven, 200,000 times on a fleet of 10,000 clusters of 20 objects. The copy is one allocation
+/// (`arcstr::ArcStr`: its count and length before the words), as an `Arc<str>`'s is; the handle
+/// is half as wide. It compares, hashes and orders as its text, and is read and written as a
+/// string.
 ///
-/// Why the index still shares names and condition texts as `Arc<str>`: a text few objects share
-/// costs more here (two allocations, ~16 bytes more), and a fleet's messages and reports are
-/// full of those — a bus reader of 100,000 clusters held 56 MiB more with its reports' texts in
-/// `SharedText` (docs/performance.md, "The second pass"). Texts that repeat across the fleet
-/// (revisions, digests) are the ones held this way.
+/// Before, it was an `Arc<Box<str>>` (two allocations), which cost more than it saved for a text
+/// few share: a bus reader of 100,000 clusters held 56 MiB more with its reports' texts so
+/// (docs/performance.md, "The second pass"). One allocation costs what `Arc<str>` cost.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SharedText(Arc<Box<str>>);
+pub struct SharedText(ArcStr);
 
 /// The empty text.
 impl Default for SharedText {
     fn default() -> SharedText {
-        SharedText::from("")
+        SharedText(ArcStr::new())
     }
 }
 
@@ -38,12 +37,13 @@ impl SharedText {
 
     /// How many hold this copy.
     pub fn holders(&self) -> usize {
-        Arc::strong_count(&self.0)
+        // None only for a text compiled into the program (`arcstr::literal!`), never made here.
+        ArcStr::strong_count(&self.0).unwrap_or(usize::MAX)
     }
 
     /// Whether both are the same shared copy (not merely the same words).
     pub fn ptr_eq(a: &SharedText, b: &SharedText) -> bool {
-        Arc::ptr_eq(&a.0, &b.0)
+        ArcStr::ptr_eq(&a.0, &b.0)
     }
 }
 
@@ -70,19 +70,25 @@ impl Borrow<str> for SharedText {
 
 impl From<&str> for SharedText {
     fn from(text: &str) -> SharedText {
-        SharedText(Arc::new(text.into()))
+        SharedText(ArcStr::from(text))
     }
 }
 
 impl From<String> for SharedText {
     fn from(text: String) -> SharedText {
-        SharedText(Arc::new(text.into_boxed_str()))
+        SharedText(ArcStr::from(text))
+    }
+}
+
+impl From<&String> for SharedText {
+    fn from(text: &String) -> SharedText {
+        SharedText(ArcStr::from(text.as_str()))
     }
 }
 
 impl From<std::borrow::Cow<'_, str>> for SharedText {
     fn from(text: std::borrow::Cow<'_, str>) -> SharedText {
-        SharedText(Arc::new(text.into()))
+        SharedText(ArcStr::from(&*text))
     }
 }
 
@@ -124,7 +130,7 @@ impl<'de> Deserialize<'de> for SharedText {
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
-            // Read where it lies (most texts have nothing escaped): one copy, into its box.
+            // Read where it lies (most texts have nothing escaped): one copy, into its allocation.
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
                 Ok(SharedText::from(text))
             }

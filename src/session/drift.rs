@@ -4,6 +4,7 @@
 //! inventories disagree on; for a Kustomization every copy's events, to find a controller that
 //! keeps correcting live objects. A bounded number of clusters at a time, each within a timeout.
 
+use crate::fleet::SharedText;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -271,7 +272,7 @@ async fn inventories(
         let (d, v, cluster) = wanted[i];
         (d, v, cluster, object)
     });
-    let mut norms: Vec<Option<(BTreeSet<String>, Arc<str>)>> = vec![None; found.differ.len()];
+    let mut norms: Vec<Option<(BTreeSet<String>, SharedText)>> = vec![None; found.differ.len()];
     let mut variants = Vec::new();
     for (d, v, cluster, object) in read {
         let object = match object {
@@ -287,7 +288,7 @@ async fn inventories(
         let Some(inventory) = crate::fleet::drift::asked::inventory(&object) else {
             continue;
         };
-        let on: Arc<str> = cluster.name.as_str().into();
+        let on: SharedText = cluster.name.as_str().into();
         match v {
             None => norms[d] = Some((inventory, on)),
             Some(v) => variants.push((d, v, inventory, on)),

@@ -1,6 +1,6 @@
 //! A triage group: what its members share, and what its row says.
 
-use std::sync::Arc;
+use crate::fleet::SharedText;
 
 use jiff::Timestamp;
 
@@ -35,11 +35,11 @@ pub enum GroupOf {
     /// The same object failing the same way on several clusters.
     Object {
         kind: FluxKind,
-        namespace: Arc<str>,
-        name: Arc<str>,
+        namespace: SharedText,
+        name: SharedText,
         health: Health,
-        reason: Option<Arc<str>>,
-        message: Option<Arc<str>>,
+        reason: Option<SharedText>,
+        message: Option<SharedText>,
     },
     /// The same `dependsOn` cycle on several clusters: its objects, in order. Reported, never
     /// followed; a member is the cycle's first object on one cluster.

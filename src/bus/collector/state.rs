@@ -1,6 +1,7 @@
 //! A collector's state between ticks: the clusters it owns and what it published of each —
 //! what its loop, its publishing, its refreshing and its taking over share.
 
+use crate::fleet::SharedText;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
@@ -27,7 +28,7 @@ pub type Refresh = Arc<
 pub(super) struct Published {
     pub(super) hash: u64,
     pub(super) health: Health,
-    pub(super) revision: Option<Arc<str>>,
+    pub(super) revision: Option<SharedText>,
 }
 
 /// A cluster this collector watches.

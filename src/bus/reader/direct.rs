@@ -2,6 +2,7 @@
 //! actions — where the user's own kubeconfigs reach it (by its API server's URL, else by its
 //! name), over a connection made when first needed. Never through the bus.
 
+use crate::fleet::SharedText;
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
@@ -51,11 +52,14 @@ fn not_on_the_bus() -> ReadError {
 
 /// Why no action reaches a cluster of the bus (see [`crate::fleet::ClusterInfo::unreachable`]):
 /// none of the user's kubeconfigs reaches it, by its server's URL or its name.
-pub(super) fn unreachable(direct: Option<&Arc<Direct>>, state: &ClusterState) -> Option<Arc<str>> {
+pub(super) fn unreachable(
+    direct: Option<&Arc<Direct>>,
+    state: &ClusterState,
+) -> Option<SharedText> {
     let reached = direct.is_some_and(|d| d.spec(&state.server, &state.name).is_some());
     // One copy for every cluster it says it of: 100,000 copies were 23 MiB.
-    static SHARED: std::sync::LazyLock<Arc<str>> =
-        std::sync::LazyLock::new(|| Arc::from(NOT_ON_THE_BUS));
+    static SHARED: std::sync::LazyLock<SharedText> =
+        std::sync::LazyLock::new(|| crate::fleet::SharedText::from(NOT_ON_THE_BUS));
     (!reached).then(|| SHARED.clone())
 }
 

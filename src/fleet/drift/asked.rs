@@ -4,8 +4,8 @@
 //! apply that changed something, and a change on a revision it had applied already is a
 //! correction of objects someone else changed).
 
+use crate::fleet::SharedText;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -99,8 +99,8 @@ pub fn entry_name(id: &str) -> Option<String> {
 #[serde(rename_all = "camelCase")]
 pub struct Between {
     /// The cluster whose copy was read for the variant, and for the norm.
-    pub read_on: Arc<str>,
-    pub norm_read_on: Arc<str>,
+    pub read_on: SharedText,
+    pub norm_read_on: SharedText,
     /// In the variant's inventory, not the norm's: the first [`NAMED`], and how many.
     pub only_here: Vec<String>,
     pub only_here_count: usize,
@@ -111,8 +111,8 @@ pub struct Between {
 
 impl Between {
     pub fn of(
-        (here, read_on): (&BTreeSet<String>, Arc<str>),
-        (norm, norm_read_on): (&BTreeSet<String>, Arc<str>),
+        (here, read_on): (&BTreeSet<String>, SharedText),
+        (norm, norm_read_on): (&BTreeSet<String>, SharedText),
     ) -> Between {
         let only_here: Vec<&String> = here.difference(norm).collect();
         let only_norm: Vec<&String> = norm.difference(here).collect();

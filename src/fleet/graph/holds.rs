@@ -1,8 +1,8 @@
 //! A root cause's blast radius across its copies: how much each copy holds back.
 
+use crate::fleet::SharedText;
 use std::borrow::Borrow;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ pub struct Holds {
     /// On all its clusters together.
     pub total: usize,
     /// The names of what it holds back, each once.
-    pub names: BTreeSet<Arc<str>>,
+    pub names: BTreeSet<SharedText>,
     #[serde(skip)]
     copies: usize,
 }

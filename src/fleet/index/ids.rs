@@ -1,8 +1,8 @@
 //! How the index names clusters, workspaces and sources, and what it knows about a cluster
 //! before connecting to it.
 
+use crate::fleet::SharedText;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -14,10 +14,10 @@ pub struct ClusterId(pub u32);
 /// management cluster's path and Secret. Stable while fluxfleet runs; producers name clusters by
 /// it, and the index alone turns it into a [`ClusterId`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ClusterKey(Arc<str>);
+pub struct ClusterKey(SharedText);
 
 impl ClusterKey {
-    pub fn new(key: impl Into<Arc<str>>) -> ClusterKey {
+    pub fn new(key: impl Into<SharedText>) -> ClusterKey {
         ClusterKey(key.into())
     }
 
@@ -70,7 +70,7 @@ pub struct ClusterInfo {
     /// none of the user's kubeconfigs reaches); None where its source sends actions. The
     /// planner refuses its targets with this, so that a dry run says what the run will do.
     #[serde(skip)]
-    pub unreachable: Option<std::sync::Arc<str>>,
+    pub unreachable: Option<crate::fleet::SharedText>,
 }
 
 impl ClusterInfo {

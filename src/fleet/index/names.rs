@@ -13,9 +13,7 @@ use crate::fleet::{FluxSummary, ObjectKey, SharedText};
 /// keys cheap to copy for the TUI's rows.
 #[derive(Debug, Default)]
 pub(super) struct Names {
-    texts: Shared<Arc<str>>,
-    /// Revisions and digests as a rollout holds them (in one word: [`SharedText`]).
-    revisions: Shared<SharedText>,
+    texts: Shared<SharedText>,
     /// One copy of each list of controllers and of each instance a report names: a fleet on
     /// one release reports the same few (400 bytes a cluster otherwise).
     components: Shared<Arc<[Component]>>,
@@ -52,7 +50,7 @@ impl Names {
             .into_iter()
             .flatten()
             {
-                *text = self.revisions.one(text, 1024);
+                *text = self.one(text);
             }
         }
         // A fleet's objects name the same few sources and dependencies.
@@ -66,10 +64,10 @@ impl Names {
     }
 
     /// The shared copy of `text`.
-    fn text(&mut self, text: &str) -> Arc<str> {
+    fn text(&mut self, text: &str) -> SharedText {
         match self.texts.set.get(text) {
             Some(shared) => shared.clone(),
-            None => self.one(&Arc::from(text)),
+            None => self.one(&SharedText::from(text)),
         }
     }
 
@@ -106,8 +104,8 @@ impl Names {
         }
     }
 
-    fn one(&mut self, name: &Arc<str>) -> Arc<str> {
-        self.texts.one(name, 1024)
+    fn one(&mut self, text: &SharedText) -> SharedText {
+        self.texts.one(text, 1024)
     }
 }
 

@@ -273,7 +273,7 @@ fn the_same_failure_on_two_clusters_has_one_fingerprint_and_shares_its_names() {
     let on = |index: &Index, c: ClusterId| index.cluster(c).unwrap().objects[&key].clone();
     assert_ne!(on(&index, a).fingerprint, 0);
     assert_eq!(on(&index, a).fingerprint, on(&index, b).fingerprint);
-    assert!(Arc::ptr_eq(
+    assert!(crate::fleet::SharedText::ptr_eq(
         &on(&index, a).key.name,
         &on(&index, b).key.name
     ));

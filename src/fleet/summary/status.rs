@@ -2,7 +2,7 @@
 //! its state (the controllers rewrite Ready's time at every retry: `status.history` tells the
 //! first failure), and what a stalled object says.
 
-use std::sync::Arc;
+use crate::fleet::SharedText;
 
 use jiff::Timestamp;
 
@@ -14,7 +14,7 @@ use crate::fleet::{FluxKind, Health};
 /// condition says one — a HelmRelease out of retries says "Failed to upgrade after 2
 /// attempt(s)" in Stalled, the upgrade's error in Released (or Ready), while Ready may already
 /// say that the remediation succeeded ("Helm rollback … succeeded"), which failed nothing.
-pub(super) fn stalled_words(stalled: &Condition, object: &Object) -> Option<Arc<str>> {
+pub(super) fn stalled_words(stalled: &Condition, object: &Object) -> Option<SharedText> {
     let own = stalled.message.get().filter(|m| !m.is_empty());
     let failure = ["Released", "Ready"]
         .into_iter()

@@ -2,8 +2,8 @@
 //! together ([`Marks`]) and its inventory count made small. Collectors and readers of either
 //! build read each other's. Written from a borrowed view; read into owned fields, then moved.
 
+use crate::fleet::SharedText;
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
@@ -18,9 +18,9 @@ pub(super) struct Flat<'a> {
     health: Health,
     suspended: bool,
     ready: Option<Ready>,
-    reason: Option<Arc<str>>,
-    message: Option<Arc<str>>,
-    revision: Option<Arc<str>>,
+    reason: Option<SharedText>,
+    message: Option<SharedText>,
+    revision: Option<SharedText>,
     generation: i64,
     observed_generation: Option<i64>,
     last_transition: Option<Timestamp>,

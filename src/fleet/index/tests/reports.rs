@@ -179,7 +179,7 @@ fn every_cluster_s_report_shares_one_copy_of_each_text() {
     };
     assert_eq!(&*kind(&index, a), "Kustomization");
     assert!(
-        Arc::ptr_eq(&kind(&index, a), &kind(&index, b)),
+        SharedText::ptr_eq(&kind(&index, a), &kind(&index, b)),
         "one copy for the fleet"
     );
     // Counted again, a report keeps its texts and takes the new counts.
@@ -188,7 +188,7 @@ fn every_cluster_s_report_shares_one_copy_of_each_text() {
     index.apply(at("a", Change::Recounted(counts.clone(), None)));
     let entry = index.cluster(a).unwrap();
     assert_eq!(entry.report.as_ref().unwrap().counts, counts);
-    assert!(Arc::ptr_eq(&kind(&index, a), &kind(&index, b)));
+    assert!(SharedText::ptr_eq(&kind(&index, a), &kind(&index, b)));
 }
 
 #[test]
@@ -232,7 +232,7 @@ fn clusters_reporting_the_same_controllers_and_instance_share_one_copy_of_each()
     // One controller not ready: a list of its own, its texts still the fleet's.
     assert!(!Arc::ptr_eq(&a, &c));
     assert!(!c[1].ready);
-    assert!(Arc::ptr_eq(&a[0].name, &c[0].name));
+    assert!(SharedText::ptr_eq(&a[0].name, &c[0].name));
     // The instance that installed them, the same on every cluster: one copy.
     let instance = |id| report(id).instance.clone().unwrap();
     assert_eq!(instance(ids[0]).wants.as_deref(), Some("2.7.x"));
