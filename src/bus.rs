@@ -97,13 +97,14 @@ pub async fn connect(options: &Options, name: &str) -> Result<async_nats::Client
     if let Some((user, pass)) = credentials {
         connect = connect.user_and_password(user, pass);
     }
-    connect
-        .connect(servers)
-        .await
-        .map_err(|e| BusError::Connect {
-            url: crate::userinfo::redacted(&options.url),
-            why: e.to_string(),
-        })
+    connect.connect(servers).await.map_err(|e| {
+        let (url, why) = (crate::userinfo::redacted(&options.url), e.to_string());
+        match e.kind() {
+            async_nats::ConnectErrorKind::AuthorizationViolation
+            | async_nats::ConnectErrorKind::Authentication => BusError::Refused { url, why },
+            _ => BusError::Connect { url, why },
+        }
+    })
 }
 
 /// The stream `config` names, made if missing. Collectors starting together race to make it:

@@ -757,7 +757,7 @@ async fn a_server_asking_for_a_password_gets_it_from_the_url_and_errors_never_sh
         .await
         .err()
         .expect("refused");
-    assert!(matches!(e, bus::BusError::Connect { .. }), "{e:?}");
+    assert!(matches!(e, bus::BusError::Refused { .. }), "{e:?}");
     let said = e.to_string();
     assert!(!said.contains("wrong-pw"), "{said}");
     assert!(said.contains("nats://…@"), "{said}");

@@ -14,6 +14,7 @@ mod bus_reader;
 mod collector_endpoints;
 mod images;
 mod nats_cluster;
+mod nats_election;
 mod nats_failover;
 mod nats_logins;
 mod stopping;

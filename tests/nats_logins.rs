@@ -153,7 +153,7 @@ async fn refused(login: &bus::Options, seeds: &[String]) {
         .await
         .err()
         .expect("refused");
-    assert!(matches!(e, bus::BusError::Connect { .. }), "{e:?}");
+    assert!(matches!(e, bus::BusError::Refused { .. }), "{e:?}");
     let said = e.to_string();
     assert!(said.to_lowercase().contains("authoriz"), "{said}");
     for seed in seeds {

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 mod announce;
 mod outbox;
 mod publish;
+mod reach;
 mod refresh;
 pub mod rings;
 mod state;
@@ -77,12 +78,17 @@ pub struct Collecting {
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
 /// clusters over at their next tick), stops the engine and waits for what it published.
 pub async fn run(request: Collecting, stop: CancellationToken) -> Result<(), BusError> {
-    let client = super::connect(
-        &request.options,
-        &format!("fluxfleet collect {}", request.id),
-    )
-    .await?;
-    let stores = super::open(client.clone(), &request.options, Some(request.retention)).await?;
+    let stuck_after = status::stuck_after(request.retention.ttl);
+    let reaching = reach::Reaching {
+        options: &request.options,
+        id: &request.id,
+        retention: request.retention,
+        status: &request.status,
+        stuck_after,
+    };
+    let Some((client, stores)) = reach::reach(reaching, &stop).await? else {
+        return Ok(());
+    };
     let asking = format!("{}.*", stores.names.warm);
     let mut warms = client
         .subscribe(asking.clone())
@@ -110,7 +116,6 @@ pub async fn run(request: Collecting, stop: CancellationToken) -> Result<(), Bus
         let (options, kept) = (request.options.clone(), collector.ring_figures.clone());
         rings::Working::start(options, asked, kept, collector.specs.values())
     });
-    let stuck_after = status::stuck_after(ttl);
     request.status.set(collector.snapshot(stuck_after));
     let mut tick = tokio::time::interval(request.retention.ttl / 3);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

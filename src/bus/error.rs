@@ -39,9 +39,13 @@ pub enum BusError {
     /// The nkey seed file cannot be read: fix the file.
     #[error("NATS nkey seed {}: {why}", .path.display())]
     Nkey { path: PathBuf, why: String },
-    /// No server could be reached, or the login was refused.
+    /// No server could be reached: try again later.
     #[error("NATS at {url}: {why}")]
     Connect { url: String, why: String },
+    /// A server refused the login: fix the credentials (`--nats` user and password,
+    /// `--nats-creds`, `--nats-nkey`).
+    #[error("NATS at {url} refused the login: {why}")]
+    Refused { url: String, why: String },
     /// The stores are not there: no collector has published to this bucket.
     #[error(
         "{what} on NATS at {url}: {why} (has a collector published to bucket {bucket:?}? \
@@ -97,6 +101,15 @@ mod tests {
     #[test]
     fn what_to_do_is_in_the_variant_and_the_words_stay() {
         assert!(!BusError::NoServer.retryable());
+        let refused = BusError::Refused {
+            url: "nats://n:4222".into(),
+            why: "authorization violation".into(),
+        };
+        assert!(!refused.retryable());
+        assert_eq!(
+            refused.to_string(),
+            "NATS at nats://n:4222 refused the login: authorization violation"
+        );
         assert!(!BusError::BadBucket("a.b".into()).retryable());
         assert!(BusError::jetstream("reading the history", "timed out").retryable());
         let missing = BusError::NotPublished {

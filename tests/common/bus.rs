@@ -23,6 +23,8 @@ pub const TTL: Duration = Duration::from_secs(5);
 pub struct Running {
     pub stop: CancellationToken,
     pub task: tokio::task::JoinHandle<Result<(), bus::BusError>>,
+    /// What its probes answer (`/readyz`, `/healthz`).
+    pub status: std::sync::Arc<collector::status::StatusBoard>,
 }
 
 pub fn start_collector(
@@ -70,6 +72,7 @@ pub fn start_collector_of(
         rings: None,
     };
     Running {
+        status: request.status.clone(),
         task: tokio::spawn(collector::run(request, stop.clone())),
         stop,
     }

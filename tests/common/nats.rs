@@ -157,6 +157,15 @@ impl NatsCluster {
     /// Starts `n` nodes routed to each other, and returns once the cluster has a JetStream
     /// leader (streams can be made).
     pub async fn start(n: usize) -> NatsCluster {
+        let cluster = NatsCluster::start_some(n, n);
+        cluster.until_jetstream().await;
+        cluster
+    }
+
+    /// A cluster of `n` nodes of which only the first `up` are started (the others with
+    /// [`NatsCluster::restart`]): with fewer than a majority up, no JetStream leader can be
+    /// elected — a cluster still electing its leader, for as long as the test wants.
+    pub fn start_some(n: usize, up: usize) -> NatsCluster {
         let ports = free_ports(2 * n);
         let (clients, routes) = ports.split_at(n);
         let all_routes = routes
@@ -189,7 +198,9 @@ impl NatsCluster {
                 args,
                 _store: store,
             };
-            node.start();
+            if i < up {
+                node.start();
+            }
             nodes.push(node);
         }
         let url = clients
@@ -197,9 +208,7 @@ impl NatsCluster {
             .map(|p| format!("nats://127.0.0.1:{p}"))
             .collect::<Vec<_>>()
             .join(",");
-        let cluster = NatsCluster { nodes, url };
-        cluster.until_jetstream().await;
-        cluster
+        NatsCluster { nodes, url }
     }
 
     /// Waits (bounded) until JetStream answers: a meta leader has been elected. (Not the
