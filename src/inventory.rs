@@ -3,6 +3,7 @@
 //! per source: one broken file never hides the clusters of the others.
 
 pub mod capi;
+mod credentials;
 mod kubeconfig;
 pub mod rules;
 mod spec;
@@ -16,6 +17,7 @@ use kube::config::Kubeconfig;
 
 use crate::config::Config;
 use crate::glob::glob_match;
+pub use credentials::Credentials;
 use kubeconfig::Keep;
 pub use kubeconfig::{FileStamp, Loaded, stamp_of};
 use rules::Rules;

@@ -206,7 +206,8 @@ async fn three_collectors_share_the_fleet_hand_it_over_and_readers_see_the_truth
         .iter()
         .filter_map(|c| {
             use secrecy::ExposeSecret;
-            let auth = c.kubeconfig.auth_infos.first()?.auth_info.as_ref()?;
+            let kubeconfig = c.kubeconfig.kubeconfig();
+            let auth = kubeconfig.auth_infos.first()?.auth_info.as_ref()?;
             Some(auth.token.as_ref()?.expose_secret().to_string())
         })
         .collect();

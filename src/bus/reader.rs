@@ -176,7 +176,7 @@ impl Source for Bus {
             known: std::mem::take(&mut self.clusters)
                 .into_iter()
                 .map(|(name, state)| {
-                    direct::remember(&self.servers, &state);
+                    direct::remember(&self.servers, self.direct.as_ref(), &state);
                     (name, Kept::of(state))
                 })
                 .collect(),

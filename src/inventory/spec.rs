@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kube::config::Kubeconfig;
 use serde::Serialize;
 
 /// One cluster of the fleet and how to reach it.
@@ -23,7 +22,7 @@ pub struct ClusterSpec {
     pub source: PathBuf,
     /// A self-contained kubeconfig with just this context, its cluster and its user.
     #[serde(skip)]
-    pub kubeconfig: std::sync::Arc<Kubeconfig>,
+    pub kubeconfig: super::Credentials,
     /// Found on a management cluster (Cluster API): where, and where it is in its life.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub discovered: Option<Discovered>,
@@ -32,18 +31,15 @@ pub struct ClusterSpec {
 impl ClusterSpec {
     /// The kubeconfig's name for the user (`users[].name`): what the journal records, never the
     /// credentials themselves.
-    pub fn kube_user(&self) -> &str {
-        self.kubeconfig
-            .auth_infos
-            .first()
-            .map_or("", |a| a.name.as_str())
+    pub fn kube_user(&self) -> String {
+        self.kubeconfig.user()
     }
 
     /// Whether its kubeconfig has been read: a fleet listed by name ([`list`]) has its clusters'
     /// credentials read when they are needed ([`Reread`]). A read kubeconfig always holds its one
     /// context.
     pub fn credentials_read(&self) -> bool {
-        !self.kubeconfig.contexts.is_empty()
+        self.kubeconfig.is_read()
     }
 
     /// The same cluster, its credentials dropped (read again from its file when needed).
@@ -79,7 +75,7 @@ impl ClusterSpec {
                 .as_ref()
                 .map(|d| format!("{}/{}", d.management.join("/"), d.namespace)),
             context: self.context.clone(),
-            user: self.kube_user().to_string(),
+            user: self.kube_user(),
             unreachable: None,
         }
     }

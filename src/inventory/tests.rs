@@ -350,7 +350,7 @@ fn a_fleet_listed_by_name_reads_each_cluster_s_credentials_from_its_own_file_onl
         .collect();
     let (read, problems) = reread.credentials(wanted);
     assert_eq!(problems, []);
-    let json = |c: &ClusterSpec| serde_json::to_string(&*c.kubeconfig).unwrap();
+    let json = |c: &ClusterSpec| serde_json::to_string(&c.kubeconfig.kubeconfig()).unwrap();
     for spec in &read {
         let same = loaded
             .clusters

@@ -161,9 +161,7 @@ fn shown(spec: &ClusterSpec) -> u64 {
 fn reached(spec: &ClusterSpec) -> u64 {
     let mut h = DefaultHasher::new();
     spec.server.hash(&mut h);
-    serde_json::to_string(&spec.kubeconfig)
-        .unwrap_or_default()
-        .hash(&mut h);
+    spec.kubeconfig.hash(&mut h);
     format!("{:?}", spec.discovered.as_ref().map(|d| &d.lifecycle)).hash(&mut h);
     h.finish()
 }

@@ -194,7 +194,7 @@ impl Reader {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .get(cluster)
-            .map(|spec| (*spec.kubeconfig).clone())
+            .map(|spec| spec.kubeconfig.kubeconfig())
             .ok_or(ReadError::Left)
     }
 

@@ -48,11 +48,8 @@ impl Collector {
         for spec in self.read_credentials(owned).await {
             specs.insert(spec.name.clone(), spec);
         }
-        let same = |a: &ClusterSpec, b: &ClusterSpec| {
-            a.key() == b.key()
-                && serde_json::to_string(&a.kubeconfig).ok()
-                    == serde_json::to_string(&b.kubeconfig).ok()
-        };
+        let same =
+            |a: &ClusterSpec, b: &ClusterSpec| a.key() == b.key() && a.kubeconfig == b.kubeconfig;
         let mut restart = Vec::new();
         for (name, old) in &self.specs {
             let changed = specs.get(name).is_none_or(|new| !same(old, new));

@@ -316,7 +316,7 @@ impl Follow {
                     };
                     self.sink.send(&key, Change::Added(info)).await?;
                 }
-                remember(&self.servers, &state);
+                remember(&self.servers, self.direct.as_ref(), &state);
                 let kept = Kept::of(state);
                 let shown = shown(&kept, &self.live, summarized, self.gone_since(&kept));
                 let before = self.reports.get(&name).copied();

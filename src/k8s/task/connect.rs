@@ -111,14 +111,14 @@ pub(in crate::k8s) fn first_protocol(spec: &ClusterSpec) -> Protocol {
     }
 }
 
-pub(in crate::k8s) fn exec_of(spec: &ClusterSpec) -> Option<&kube::config::ExecConfig> {
+pub(in crate::k8s) fn exec_of(spec: &ClusterSpec) -> Option<kube::config::ExecConfig> {
     spec.kubeconfig
+        .kubeconfig()
         .auth_infos
-        .first()?
-        .auth_info
-        .as_ref()?
+        .into_iter()
+        .next()?
+        .auth_info?
         .exec
-        .as_ref()
 }
 
 /// One connection attempt. The caller holds a connecting slot. An exec plugin has its own
@@ -189,7 +189,7 @@ async fn credentials(
     spec: &ClusterSpec,
     shared: &Arc<Shared>,
 ) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
-    let mut kubeconfig = (*spec.kubeconfig).clone();
+    let mut kubeconfig = spec.kubeconfig.kubeconfig();
     let mut expires = None;
     if let Some(auth) = kubeconfig
         .auth_infos

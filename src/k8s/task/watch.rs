@@ -92,7 +92,7 @@ pub(in crate::k8s) async fn watched(
                         if failure.phase == Phase::Unauthorized
                             && let Some(exec) = exec_of(spec)
                         {
-                            shared.exec.invalidate(exec);
+                            shared.exec.invalidate(&exec);
                         }
                         (failure, None)
                     }
