@@ -26,7 +26,7 @@ pub fn bounded(text: &str, max: usize) -> Box<str> {
 /// A text to be shared between the objects of a fleet, bounded; none when it is empty.
 pub fn shared(text: Option<&str>, max: usize) -> Option<SharedText> {
     text.filter(|s| !s.is_empty())
-        .map(|s| SharedText::from(bounded_text(s, max)))
+        .map(|s| SharedText::read(&bounded_text(s, max)))
 }
 
 /// [`bounded`], borrowing `text` when it is short enough (most are): for a text about to be

@@ -55,8 +55,8 @@ impl ObjectKey {
     pub fn new(kind: FluxKind, namespace: &str, name: &str) -> ObjectKey {
         ObjectKey {
             kind,
-            namespace: namespace.into(),
-            name: name.into(),
+            namespace: SharedText::read(namespace),
+            name: SharedText::read(name),
         }
     }
 }
@@ -259,7 +259,7 @@ impl FluxSummary {
             reason: text(shown.map(|c| &c.reason), limits::REASON),
             message,
             revision: revision_of(kind, object)
-                .map(|r| SharedText::from(bounded_text(r, limits::SHORT))),
+                .map(|r| SharedText::read(&bounded_text(r, limits::SHORT))),
             generation: object.generation().unwrap_or(0),
             observed_generation: status.and_then(|s| s.observed_generation.0),
             since: since_of(kind, health, ready, object),
@@ -451,7 +451,7 @@ fn revision_of<'a>(kind: FluxKind, object: &'a Object) -> Option<&'a str> {
 
 fn object_ref(r: &Ref, default_namespace: &str, default_kind: &str) -> Option<ObjectRef> {
     let name = r.name.get()?;
-    let text = |t: &str| -> SharedText { SharedText::from(bounded_text(t, limits::NAME)) };
+    let text = |t: &str| -> SharedText { SharedText::read(&bounded_text(t, limits::NAME)) };
     let field = |t: &Text, default: &str| text(t.get().unwrap_or(default));
     Some(ObjectRef {
         kind: field(&r.kind, default_kind),

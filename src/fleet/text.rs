@@ -132,14 +132,54 @@ impl<'de> Deserialize<'de> for SharedText {
             }
             // Read where it lies (most texts have nothing escaped): one copy, into its allocation.
             fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
-                Ok(SharedText::from(text))
+                Ok(SharedText::read(text))
             }
             fn visit_string<E: serde::de::Error>(self, text: String) -> Result<SharedText, E> {
-                Ok(SharedText::from(text))
+                Ok(SharedText::read(&text))
             }
         }
         d.deserialize_str(Words)
     }
+}
+
+impl SharedText {
+    /// A text as it is read (from a cluster, from the bus): the copy this thread read lately
+    /// when there is one. A fleet's objects repeat their names, revisions and messages, and a
+    /// text read as a new copy each time is a small allocation that the index frees at once for
+    /// its shared copy — 9 million on a bus reader of 100,000 clusters, whose freed room the
+    /// allocator kept: 100 MiB of its peak (docs/performance.md, "The third pass"). The copies
+    /// are let go once nothing else holds them (swept as the index's texts are, when the set
+    /// has doubled since the last sweep); texts longer than [`READ_LONGEST`] are not kept.
+    pub fn read(text: &str) -> SharedText {
+        read(text)
+    }
+}
+
+/// The longest text [`SharedText::read`] keeps to hand out again: longer ones rarely repeat.
+pub const READ_LONGEST: usize = 256;
+
+thread_local! {
+    /// The texts this thread read lately, and how many were kept after the last sweep.
+    static READ: std::cell::RefCell<(std::collections::HashSet<SharedText>, usize)> =
+        Default::default();
+}
+
+fn read(text: &str) -> SharedText {
+    if text.len() > READ_LONGEST {
+        return SharedText::from(text);
+    }
+    READ.with_borrow_mut(|(set, swept)| {
+        if let Some(shared) = set.get(text) {
+            return shared.clone();
+        }
+        if set.len() >= 2 * (*swept).max(1024) {
+            set.retain(|t| t.holders() > 1);
+            *swept = set.len();
+        }
+        let shared = SharedText::from(text);
+        set.insert(shared.clone());
+        shared
+    })
 }
 
 #[cfg(test)]
@@ -161,6 +201,35 @@ mod tests {
     #[cfg(target_pointer_width = "64")]
     fn a_rollout_fits_the_allocators_160_byte_class() {
         assert!(std::mem::size_of::<crate::fleet::Rollout>() <= 160);
+    }
+
+    /// A text read again on one thread is the copy read before, while someone holds it; one
+    /// nobody else holds is let go at a sweep; a long one is never kept.
+    #[test]
+    fn a_text_read_again_is_the_copy_read_before() {
+        // A thread of its own: its texts are this test's alone.
+        std::thread::spawn(|| {
+            let kept = |text: &str| READ.with_borrow(|(set, _)| set.contains(text));
+            let a = SharedText::read("flux-system");
+            let b: SharedText = serde_json::from_str("\"flux-system\"").unwrap();
+            assert!(SharedText::ptr_eq(&a, &b));
+            assert_eq!(a.holders(), 3, "a, b and the thread's set");
+            let long = "x".repeat(READ_LONGEST + 1);
+            assert!(!SharedText::ptr_eq(
+                &SharedText::read(&long),
+                &SharedText::read(&long)
+            ));
+            assert!(!kept(&long));
+            drop((a, b));
+            // Twice the floor of texts read and held: a sweep lets go of the one nobody holds.
+            let held: Vec<SharedText> = (0..2048)
+                .map(|i| SharedText::read(&format!("t{i}")))
+                .collect();
+            assert!(!kept("flux-system"));
+            assert!(held.iter().all(|t| kept(t) && t.holders() == 2));
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
