@@ -92,7 +92,7 @@ async fn fixing_a_root_lets_what_it_held_back_recover_and_breaking_it_holds_them
     let c = live.index.cluster_named(&cluster).unwrap();
     let waiting = held
         .iter()
-        .filter(|k| c.objects[*k].reason.as_deref() == Some("DependencyNotReady"))
+        .filter(|k| c.objects.get(k).unwrap().reason.as_deref() == Some("DependencyNotReady"))
         .count();
     assert!(waiting > 0, "the dependants report DependencyNotReady");
     assert!(consistent(&live));

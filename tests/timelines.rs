@@ -292,7 +292,7 @@ fn differences(replay: &Replay, now: Timestamp, e: &Expect) -> Vec<String> {
         .filter(|u| {
             cluster
                 .objects
-                .get(*u)
+                .get(u)
                 .is_some_and(|u| holds_back(u, key.kind))
         })
         .map(named)

@@ -42,7 +42,13 @@ async fn on_the_simulator_a_retry_keeps_since_and_a_suspended_ready_object_is_no
         ObjectKey::new(FluxKind::Kustomization, &o.namespace, &o.name)
     };
     let summary = |live: &fluxfleet::session::Session, cluster: &str, k: &ObjectKey| {
-        live.index.cluster_named(cluster).unwrap().objects[k].clone()
+        live.index
+            .cluster_named(cluster)
+            .unwrap()
+            .objects
+            .get(k)
+            .unwrap()
+            .clone()
     };
     let first = summary(&live, &failing_on, &key(&failing));
     assert!(first.since.is_some());

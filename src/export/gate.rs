@@ -217,7 +217,7 @@ pub fn verdict(
             continue;
         }
         for key in &carriers {
-            let Some(o) = c.objects.get(*key) else {
+            let Some(o) = c.objects.get(key) else {
                 continue;
             };
             let (object, cluster) = (named(key), c.info.name.clone());

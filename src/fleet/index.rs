@@ -3,7 +3,7 @@
 //!
 //! Pure: the engine sends [`Event`]s, whoever owns the index applies them in order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -180,7 +180,7 @@ impl Index {
             connection,
             last_event: None,
             answered: false,
-            objects: BTreeMap::new(),
+            objects: Objects::default(),
             graph: Graph::default(),
             health: HealthCounts::default(),
             retired: false,

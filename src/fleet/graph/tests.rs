@@ -393,7 +393,7 @@ impl Dice {
 #[test]
 fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
     let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
-    let mut objects = Objects::new();
+    let mut objects = Objects::default();
     let mut graph = Graph::default();
     let names: Vec<String> = (0..14).map(|i| format!("k{i}")).collect();
     for step in 0..20_000 {
@@ -425,7 +425,7 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                 } else {
                     FluxKind::Kustomization
                 };
-                objects.retain(|k, _| k.kind != kind);
+                objects.retain(|k| k.kind != kind);
                 if kind == FluxKind::GitRepository {
                     if dice.below(2) == 0 {
                         let (key, o) = git(["True", "False"][dice.below(2)]);

@@ -1,10 +1,8 @@
 //! An object's summary stored in its cluster's map, counted in the rollups it touches, and the
 //! dependency graph told what changed.
 
-use std::collections::btree_map::Entry;
-
 use super::Names;
-use crate::fleet::graph::{self, Graph, Objects, kind_range};
+use crate::fleet::graph::{self, Graph, Objects};
 use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
 
 /// An object's new summary, counted and stored. Most changes are a status: what the object
@@ -17,13 +15,13 @@ pub(super) fn applied(
 ) {
     counts.add(&summary);
     let key = summary.key.clone();
-    let (blocked, upstream) = match objects.entry(key.clone()) {
-        Entry::Occupied(mut e) => {
+    let (blocked, upstream) = match objects.get_mut(&key) {
+        Some(held) => {
             let mut summary = summary;
-            summary.carry(e.get());
-            let old = e.insert(Box::new(summary));
+            summary.carry(held);
+            let old = std::mem::replace(held, Box::new(summary));
             counts.sub(&old);
-            let new = e.get();
+            let new = &**held;
             let same = old.depends_on == new.depends_on && old.source == new.source;
             let before = graph::standing(&old);
             if same && before == graph::standing(new) {
@@ -31,9 +29,9 @@ pub(super) fn applied(
             }
             (Some(before), (!same).then(|| names.upstream(new)))
         }
-        Entry::Vacant(e) => {
+        None => {
             let upstream = names.upstream(&summary);
-            e.insert(Box::new(summary));
+            objects.insert(key.clone(), Box::new(summary));
             (None, Some(upstream))
         }
     };
@@ -48,27 +46,29 @@ pub(super) fn replaced(
     kind: FluxKind,
     listed: Vec<FluxSummary>,
 ) {
-    let stale: Vec<ObjectKey> = objects
-        .range(kind_range(kind))
-        .map(|(k, _)| k.clone())
-        .collect();
     // Since when each is not ready, kept (a relist after a watch broke is no new failure).
-    let mut before: Vec<Box<FluxSummary>> = Vec::new();
-    for key in stale {
-        if let Some(old) = objects.remove(&key) {
-            counts.sub(&old);
-            before.push(old);
-        }
+    let before = objects.take_kind(kind);
+    for (_, old) in &before {
+        counts.sub(old);
     }
-    for mut summary in listed.into_iter().filter(|s| s.key.kind == kind) {
-        if let Ok(i) = before.binary_search_by(|o| o.key.cmp(&summary.key)) {
-            summary.carry(&before[i]);
-        }
-        counts.add(&summary);
-        if let Some(old) = objects.insert(summary.key.clone(), Box::new(summary)) {
-            counts.sub(&old);
-        }
+    let mut listed: Vec<(ObjectKey, Box<FluxSummary>)> = listed
+        .into_iter()
+        .filter(|s| s.key.kind == kind)
+        .map(|mut summary| {
+            if let Ok(i) = before.binary_search_by(|(k, _)| k.cmp(&summary.key)) {
+                summary.carry(&before[i].1);
+            }
+            (summary.key.clone(), Box::new(summary))
+        })
+        .collect();
+    // Of two listed under one key, the last counts, as when they were put one at a time.
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    listed.reverse();
+    listed.dedup_by(|a, b| a.0 == b.0);
+    for (_, summary) in listed.iter().rev() {
+        counts.add(summary);
     }
+    objects.put_kind(listed);
     graph.relisted(objects, kind, &mut |o| names.upstream(o));
 }
 

@@ -4,6 +4,7 @@ use crate::fleet::Phase;
 use crate::fleet::SharedText;
 use crate::fleet::graph;
 use serde_json::json;
+use std::collections::BTreeMap;
 
 mod reports;
 

@@ -1,0 +1,316 @@
+//! A cluster's objects, its dependency edges and causes, kept in sorted vectors: a cluster holds
+//! tens of objects, and a hash map's room for them (buckets at most seven-eighths full, in powers
+//! of two) cost about twice the entries themselves, a B-tree's (nodes of eleven, often half
+//! full, 1.5 KiB for a cluster of twenty) about twice as well.
+
+use std::collections::HashMap;
+
+use crate::fleet::{FluxKind, ObjectKey};
+
+/// Keys to values, sorted by key; looked up by binary search. Inserting or removing shifts what
+/// follows (32 to 56 bytes an entry): cheap for a cluster's tens or thousands of objects; a
+/// relist puts a kind's objects back at once, and the graph replaces an entry where it stands
+/// when it can.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sorted<V> {
+    entries: Vec<(ObjectKey, V)>,
+}
+
+impl<V> Default for Sorted<V> {
+    fn default() -> Self {
+        Sorted {
+            entries: Vec::new(),
+        }
+    }
+}
+
+/// Collected from entries in any order; of two under one key, the last is kept.
+impl<V> FromIterator<(ObjectKey, V)> for Sorted<V> {
+    fn from_iter<I: IntoIterator<Item = (ObjectKey, V)>>(entries: I) -> Self {
+        let mut entries: Vec<(ObjectKey, V)> = entries.into_iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        // dedup_by keeps the first of a run: the last is wanted, as a map's collect keeps it.
+        entries.reverse();
+        entries.dedup_by(|a, b| a.0 == b.0);
+        entries.reverse();
+        entries.shrink_to_fit();
+        Sorted { entries }
+    }
+}
+
+impl<V> Sorted<V> {
+    pub fn new() -> Self {
+        Sorted::default()
+    }
+
+    fn position(&self, key: &ObjectKey) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _)| k.cmp(key))
+    }
+
+    pub fn get(&self, key: &ObjectKey) -> Option<&V> {
+        self.position(key).ok().map(|i| &self.entries[i].1)
+    }
+
+    /// Every entry, in the order of keys.
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &V)> + Clone {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn contains_key(&self, key: &ObjectKey) -> bool {
+        self.position(key).is_ok()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keeps the entries whose key `keep` says.
+    pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
+        self.entries.retain(|(k, _)| keep(k));
+    }
+
+    /// Adds `more` (whose keys are not here yet, or replace what is), sorted in at once and room
+    /// fitted: inserting them one at a time shifts what follows each, which for the thousands of
+    /// causes a large cluster can solve at once is quadratic.
+    pub fn extend(&mut self, more: HashMap<ObjectKey, V>) {
+        if more.len() <= 8 {
+            // A change solves a few: shifting is cheaper than sorting everything.
+            for (key, value) in more {
+                self.insert(key, value);
+            }
+            return;
+        }
+        self.entries.extend(more);
+        // Stable: of two entries under one key, the one that was here comes first; the new one's
+        // value takes its place.
+        self.entries.sort_by(|a, b| a.0.cmp(&b.0));
+        self.entries.dedup_by(|new, old| {
+            let same = new.0 == old.0;
+            if same {
+                std::mem::swap(&mut new.1, &mut old.1);
+            }
+            same
+        });
+        self.entries.shrink_to_fit();
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.entries.iter().map(|(k, _)| k)
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.entries.iter_mut().map(|(_, v)| v)
+    }
+
+    /// The value under `key`, made by `make` when there is none.
+    pub fn get_or_insert_with(&mut self, key: &ObjectKey, make: impl FnOnce() -> V) -> &mut V {
+        let i = match self.position(key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, (key.clone(), make()));
+                i
+            }
+        };
+        &mut self.entries[i].1
+    }
+
+    pub fn get_mut(&mut self, key: &ObjectKey) -> Option<&mut V> {
+        self.position(key).ok().map(|i| &mut self.entries[i].1)
+    }
+
+    /// Puts `value` under `key`, giving back what was there.
+    pub fn insert(&mut self, key: ObjectKey, value: V) -> Option<V> {
+        match self.position(&key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
+            Err(i) => {
+                self.entries.insert(i, (key, value));
+                None
+            }
+        }
+    }
+
+    pub fn get_key_value(&self, key: &ObjectKey) -> Option<(&ObjectKey, &V)> {
+        self.position(key)
+            .ok()
+            .map(|i| (&self.entries[i].0, &self.entries[i].1))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &V> + Clone {
+        self.entries.iter().map(|(_, v)| v)
+    }
+
+    pub fn into_values(self) -> impl Iterator<Item = V> {
+        self.entries.into_iter().map(|(_, v)| v)
+    }
+
+    pub fn clear(&mut self) {
+        self.entries = Vec::new();
+    }
+
+    /// The entries of one kind, in order (keys sort by kind first).
+    pub fn of_kind(&self, kind: FluxKind) -> impl Iterator<Item = (&ObjectKey, &V)> {
+        let start = self.entries.partition_point(|(k, _)| k.kind < kind);
+        let end = self.entries.partition_point(|(k, _)| k.kind <= kind);
+        self.entries[start..end].iter().map(|(k, v)| (k, v))
+    }
+
+    /// Puts back a kind's entries, none of which is here (taken out by [`Sorted::take_kind`]),
+    /// given sorted by key, descending.
+    pub fn put_kind(&mut self, mut descending: Vec<(ObjectKey, V)>) {
+        let Some(kind) = descending.first().map(|(k, _)| k.kind) else {
+            return;
+        };
+        let at = self.entries.partition_point(|(k, _)| k.kind < kind);
+        descending.reverse();
+        self.entries.splice(at..at, descending);
+        self.entries.shrink_to_fit();
+    }
+
+    /// Takes out the entries of one kind, leaving the rest in order.
+    pub fn take_kind(&mut self, kind: FluxKind) -> Vec<(ObjectKey, V)> {
+        let start = self.entries.partition_point(|(k, _)| k.kind < kind);
+        let end = self.entries.partition_point(|(k, _)| k.kind <= kind);
+        self.entries.drain(start..end).collect()
+    }
+
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<V> {
+        self.position(key).ok().map(|i| self.entries.remove(i).1)
+    }
+
+    /// Gives back the room that inserting one at a time left over.
+    pub fn shrink(&mut self) {
+        self.entries.shrink_to_fit();
+    }
+}
+
+/// For tests, as a map's: `causes[&key]`.
+#[cfg(test)]
+#[allow(clippy::expect_used)]
+impl<V> std::ops::Index<&ObjectKey> for Sorted<V> {
+    type Output = V;
+
+    fn index(&self, key: &ObjectKey) -> &V {
+        self.get(key).expect("no entry for the key")
+    }
+}
+
+impl<'a, V> IntoIterator for &'a Sorted<V> {
+    type Item = (&'a ObjectKey, &'a V);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (ObjectKey, V)>,
+        fn(&'a (ObjectKey, V)) -> (&'a ObjectKey, &'a V),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter().map(|(k, v)| (k, v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fleet::FluxKind;
+
+    fn key(name: &str) -> ObjectKey {
+        ObjectKey::new(FluxKind::Kustomization, "flux-system", name)
+    }
+
+    #[test]
+    fn a_sorted_map_finds_what_was_put_whatever_the_order() {
+        let mut map: Sorted<u32> = Sorted::default();
+        for (i, name) in ["m", "c", "x", "a", "q"].iter().enumerate() {
+            map.insert(key(name), i as u32);
+        }
+        map.insert(key("c"), 10);
+        assert_eq!(map.get(&key("c")), Some(&10));
+        assert_eq!(map.get(&key("q")), Some(&4));
+        assert_eq!(map.get(&key("b")), None);
+        assert_eq!(
+            map.keys().map(|k| &*k.name).collect::<Vec<_>>(),
+            ["a", "c", "m", "q", "x"]
+        );
+        assert_eq!(map.remove(&key("m")), Some(0));
+        assert_eq!(map.remove(&key("m")), None);
+        *map.get_or_insert_with(&key("b"), || 7) += 1;
+        *map.get_or_insert_with(&key("b"), || 100) += 1;
+        assert_eq!(map.get(&key("b")), Some(&9));
+        *map.get_mut(&key("a")).unwrap() = 3;
+        map.shrink();
+        assert_eq!(
+            map.keys().map(|k| &*k.name).collect::<Vec<_>>(),
+            ["a", "b", "c", "q", "x"]
+        );
+        assert_eq!(map.get(&key("a")), Some(&3));
+        map.retain(|k| &*k.name != "q");
+        map.extend(HashMap::from([(key("z"), 1), (key("b"), 2), (key("d"), 4)]));
+        assert_eq!(
+            map.iter().map(|(k, v)| (&*k.name, *v)).collect::<Vec<_>>(),
+            [("a", 3), ("b", 2), ("c", 10), ("d", 4), ("x", 2), ("z", 1)]
+        );
+        assert_eq!(map.len(), 6);
+        // Many at once are merged in one pass, replacing what was under the same key.
+        let many: HashMap<ObjectKey, u32> = (0..9)
+            .map(|i| (key(&format!("m{i}")), i))
+            .chain([(key("a"), 30)])
+            .collect();
+        map.extend(many);
+        assert_eq!(map.len(), 15);
+        assert_eq!(
+            (map[&key("a")], map[&key("m4")], map[&key("z")]),
+            (30, 4, 1)
+        );
+        assert!(map.iter().map(|(k, _)| k).is_sorted());
+    }
+
+    #[test]
+    fn a_kind_taken_out_and_put_back_leaves_the_other_kinds_where_they_were() {
+        let of = |kind, name: &str| ObjectKey::new(kind, "flux-system", name);
+        let mut map: Sorted<u32> = [
+            (of(FluxKind::Kustomization, "b"), 1),
+            (of(FluxKind::GitRepository, "a"), 2),
+            (of(FluxKind::HelmRelease, "c"), 3),
+            (of(FluxKind::Kustomization, "a"), 4),
+            // Of two under one key, the last is kept, as a map's collect keeps it.
+            (of(FluxKind::Kustomization, "b"), 5),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(map.len(), 4);
+        assert!(map.iter().map(|(k, _)| k).is_sorted());
+        let names = |map: &Sorted<u32>, kind| {
+            map.of_kind(kind)
+                .map(|(k, v)| (k.name.to_string(), *v))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(&map, FluxKind::Kustomization),
+            [("a".to_string(), 4), ("b".to_string(), 5)]
+        );
+        let taken = map.take_kind(FluxKind::Kustomization);
+        assert_eq!(taken.len(), 2);
+        assert!(names(&map, FluxKind::Kustomization).is_empty());
+        assert_eq!(map.len(), 2);
+        map.put_kind(vec![
+            (of(FluxKind::Kustomization, "z"), 9),
+            (of(FluxKind::Kustomization, "c"), 8),
+        ]);
+        assert!(map.iter().map(|(k, _)| k).is_sorted());
+        assert_eq!(
+            names(&map, FluxKind::Kustomization),
+            [("c".to_string(), 8), ("z".to_string(), 9)]
+        );
+        assert_eq!(map.get(&of(FluxKind::HelmRelease, "c")), Some(&3));
+        assert_eq!(map.get(&of(FluxKind::GitRepository, "a")), Some(&2));
+        // A kind none of which is held yet goes where its kind sorts.
+        map.take_kind(FluxKind::GitRepository);
+        map.put_kind(vec![(of(FluxKind::GitRepository, "g"), 7)]);
+        assert!(map.iter().map(|(k, _)| k).is_sorted());
+        assert_eq!(map.len(), 4);
+        map.put_kind(Vec::new());
+        assert_eq!(map.len(), 4);
+    }
+}
