@@ -1,8 +1,8 @@
 //! The Flux facts the simulator serves, stated here from Flux's own documents — the v2.9.4 CRDs
 //! and the sample objects in `shared/flux/`, the flux2 release notes, the controllers' API docs
 //! (summarised in FACTS §1, §3) — and never taken from the client's tables. The test
-//! `the_simulator_and_the_client_agree_on_flux` (tests/sim_flux.rs) cross-checks the two
-//! statements: if either is wrong, they disagree there, not silently in every other test.
+//! `the_simulator_and_the_client_agree_on_flux` (tests/sim_flux/statuses.rs) cross-checks the
+//! two statements: if either is wrong, they disagree there, not silently in every other test.
 //!
 //! - **Kinds** ([`CRDS`]): group, plural, short names, categories, the controller that owns the
 //!   kind, whether it has a status, one row per CRD.
