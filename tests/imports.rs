@@ -11,7 +11,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
-mod module_files;
 mod paths;
 mod rules;
 mod self_check;

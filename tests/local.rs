@@ -36,6 +36,7 @@ mod front_doors;
 mod get_cli;
 mod h2_hostile;
 mod hostile_bytes;
+mod house;
 mod imports;
 mod incidents;
 mod kubeconfig_forms;
