@@ -7,6 +7,7 @@
 //! stderr).
 
 mod args;
+mod asking;
 pub mod http;
 pub mod oauth;
 mod page;

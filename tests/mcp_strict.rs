@@ -1,12 +1,13 @@
 //! Every tool of `fluxfleet mcp` parses its arguments strictly, as an assistant meets it: an
 //! argument a tool does not take is refused by name (with the one it most likely meant) and the
 //! call does nothing — no proposal kept, nothing sent — and every schema says so with
-//! `additionalProperties: false`. A write whose scope names no place is refused unless it says
-//! `all`.
+//! `additionalProperties: false`; each tool advertises, in each mode, exactly what it reads there.
+//! A write whose scope names no place is refused unless it says `all`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // test code
 
 use crate::common;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use common::fluxfleet;
@@ -111,19 +112,7 @@ async fn every_tool_refuses_an_argument_it_does_not_take_by_name_and_does_nothin
     assert!(refused.contains("did you mean `namespace`?"), "{refused}");
 
     // Nothing was proposed, nothing changed.
-    let out = fluxfleet()
-        .env("FLUXFLEET_DATA_DIR", data.path())
-        .args(["proposals", "-o", "json"])
-        .output()
-        .await
-        .unwrap();
-    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        listed,
-        json!([]),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(proposals(data.path()).await, json!([]));
     assert_eq!(suspended(&sim), suspended_before);
     client.cancel().await.unwrap();
 }
@@ -154,6 +143,147 @@ async fn a_write_whose_scope_names_no_place_is_refused_unless_it_says_all() {
     assert_eq!(dry["dryRun"], true);
     assert!(dry["count"].as_u64().unwrap() >= 3, "{dry}");
     client.cancel().await.unwrap();
+}
+
+/// What each tool takes in each mode: exactly what it reads there. `suspend`, `resume` and
+/// `reconcile` take a dry run's `token` and `count` with `--write`, `why` with `--propose`, and
+/// only suspend a `reason`, only reconcile `with_source`.
+fn takes(mode: &str) -> BTreeMap<&'static str, Vec<&'static str>> {
+    const SCOPE: [&str; 5] = ["workspace", "clusters", "kind", "namespace", "name"];
+    const PAGING: [&str; 2] = ["cursor", "limit"];
+    let with = |more: &[&'static str], sets: &[&[&'static str]]| {
+        let mut all: Vec<&'static str> = more.to_vec();
+        sets.iter().for_each(|set| all.extend_from_slice(set));
+        all.sort();
+        all
+    };
+    let mut takes = BTreeMap::from([
+        ("fleet_summary", with(&["workspace"], &[])),
+        (
+            "list_clusters",
+            with(&["workspace", "clusters", "state"], &[&PAGING]),
+        ),
+        ("get_objects", with(&["status"], &[&SCOPE, &PAGING])),
+        ("root_causes", with(&["status"], &[&SCOPE, &PAGING])),
+        ("rollouts", with(&[], &[&SCOPE, &PAGING])),
+        ("drift", with(&[], &[&SCOPE, &PAGING])),
+        ("gate", with(&["ring", "revision", "soak"], &[&SCOPE])),
+        (
+            "describe_object",
+            with(&["cluster", "kind", "namespace", "name"], &[]),
+        ),
+        ("workloads", with(&["all"], &[&SCOPE, &PAGING])),
+        (
+            "trace",
+            with(
+                &["kind", "name", "namespace", "workspace", "clusters"],
+                &[&PAGING],
+            ),
+        ),
+        (
+            "tree",
+            with(
+                &["kind", "name", "namespace", "workspace", "clusters"],
+                &[&PAGING],
+            ),
+        ),
+    ]);
+    let confirm: &[&'static str] = match mode {
+        "--write" => &["token", "count"],
+        "--propose" => &["why"],
+        _ => return takes,
+    };
+    let picked: &[&'static str] = &["status", "all"];
+    takes.insert("suspend", with(&["reason"], &[&SCOPE, picked, confirm]));
+    takes.insert("resume", with(&[], &[&SCOPE, picked, confirm]));
+    takes.insert(
+        "reconcile",
+        with(&["with_source"], &[&SCOPE, picked, confirm]),
+    );
+    if mode == "--propose" {
+        takes.insert(
+            "halt_rollout",
+            with(
+                &[
+                    "kind",
+                    "namespace",
+                    "name",
+                    "workspace",
+                    "clusters",
+                    "resume",
+                    "why",
+                ],
+                &[],
+            ),
+        );
+        takes.insert("proposal_status", with(&["id"], &[&PAGING]));
+    }
+    takes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_tool_advertises_exactly_what_it_reads_in_each_mode() {
+    let sim = common::start_with(|c| c.clusters = 2).await;
+    let dir = sim.dir.path();
+    let suspended_before = suspended(&sim);
+    for mode in ["--read-only", "--write", "--propose"] {
+        let data = tempfile::tempdir().unwrap();
+        let client = serve(dir, data.path(), mode).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let advertised: BTreeMap<&str, Vec<&str>> = tools
+            .iter()
+            .map(|tool| {
+                let properties = tool.input_schema["properties"].as_object().unwrap();
+                let mut names: Vec<&str> = properties.keys().map(String::as_str).collect();
+                names.sort();
+                (&*tool.name, names)
+            })
+            .collect();
+        assert_eq!(advertised, takes(mode), "{mode}");
+
+        // An argument of the other mode, or of another tool, is refused by name: nothing done.
+        let object = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system" });
+        let foreign: &[(&str, &str)] = match mode {
+            "--write" => &[
+                ("suspend", "why"),
+                ("suspend", "with_source"),
+                ("resume", "reason"),
+                ("reconcile", "why"),
+            ],
+            "--propose" => &[
+                ("suspend", "token"),
+                ("resume", "count"),
+                ("resume", "with_source"),
+                ("reconcile", "reason"),
+            ],
+            _ => &[],
+        };
+        for (tool, argument) in foreign {
+            let mut args = object.clone();
+            args[*argument] = json!("x");
+            let refused = call(&client, tool, args).await.unwrap_err();
+            assert!(
+                refused.contains(&format!("unknown argument `{argument}`"))
+                    && refused.contains("nothing was done"),
+                "{mode} {tool} {argument}: {refused}"
+            );
+        }
+        assert_eq!(proposals(data.path()).await, json!([]), "{mode}");
+        client.cancel().await.unwrap();
+    }
+    assert_eq!(suspended(&sim), suspended_before);
+}
+
+/// The proposals kept in `data`, as `fluxfleet proposals -o json` lists them.
+async fn proposals(data: &Path) -> Value {
+    let out = fluxfleet()
+        .env("FLUXFLEET_DATA_DIR", data)
+        .args(["proposals", "-o", "json"])
+        .output()
+        .await
+        .unwrap();
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// `fluxfleet mcp FLAG` on the fleet, its data (journal, proposals) in `data`.

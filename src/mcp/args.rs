@@ -1,5 +1,7 @@
-//! The arguments each read tool takes, as its schema advertises them to the client; parsed
-//! through [`super::strict::Strict`], which refuses any name not here.
+//! The arguments each tool takes in the mode it is served in, as its schema advertises them to the
+//! client; parsed through [`super::strict::Strict`], which refuses any name not here. A tool
+//! served in two modes (`suspend`, `resume`, `reconcile` with `--write` or `--propose`) has a
+//! type for each: what it would not read in a mode, it does not take there.
 
 use rmcp::schemars;
 use serde::Deserialize;
@@ -85,4 +87,94 @@ pub struct ObjectArgs {
     pub kind: String,
     pub namespace: String,
     pub name: String,
+}
+
+/// What an action is on: the objects in scope, of a status, and whether the whole fleet is meant.
+/// Every write and proposal takes it; each tool adds only what it reads, in its mode.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct Picked {
+    #[serde(flatten)]
+    pub scope: ToolScope,
+    /// failing, not-ready, or one health (suspended, ready …): only objects with it.
+    pub status: Option<String>,
+    /// The whole fleet is meant: needed when the scope names no workspace, clusters, namespace
+    /// or name (a kind or a status alone picks across every cluster).
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// With `--write`: a call without `token` is a dry run; the call that acts repeats its
+/// arguments with the token and count the dry run gave.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct Confirm {
+    /// The token a dry run of these same arguments gave: without it, this call is that dry run.
+    pub token: Option<String>,
+    /// The count that dry run said it would send.
+    pub count: Option<usize>,
+}
+
+/// `suspend` with `--write`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct SuspendArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    /// Why: recorded on each object, as `flux suspend` does, and in the journal.
+    pub reason: Option<String>,
+    #[serde(flatten)]
+    pub confirm: Confirm,
+}
+
+/// `resume` with `--write`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ResumeArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    #[serde(flatten)]
+    pub confirm: Confirm,
+}
+
+/// `reconcile` with `--write`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ReconcileArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    /// Request the object's source first and wait until it is handled (`flux reconcile
+    /// --with-source`).
+    #[serde(default)]
+    pub with_source: bool,
+    #[serde(flatten)]
+    pub confirm: Confirm,
+}
+
+/// `suspend` with `--propose`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ProposeSuspendArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    /// Why: recorded on each object, as `flux suspend` does, and in the journal.
+    pub reason: Option<String>,
+    /// Why you ask, in a sentence: shown to the person who decides.
+    pub why: Option<String>,
+}
+
+/// `resume` with `--propose`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ProposeResumeArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    /// Why you ask, in a sentence: shown to the person who decides.
+    pub why: Option<String>,
+}
+
+/// `reconcile` with `--propose`.
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
+pub struct ProposeReconcileArgs {
+    #[serde(flatten)]
+    pub picked: Picked,
+    /// Request the object's source first and wait until it is handled (`flux reconcile
+    /// --with-source`).
+    #[serde(default)]
+    pub with_source: bool,
+    /// Why you ask, in a sentence: shown to the person who decides.
+    pub why: Option<String>,
 }

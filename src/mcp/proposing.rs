@@ -10,10 +10,11 @@ use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
 use serde::Deserialize;
 use serde_json::json;
 
+use super::args::{Picked, ProposeReconcileArgs, ProposeResumeArgs, ProposeSuspendArgs};
+use super::asking::{admitted, asked_by, client_tool, reconciling};
 use super::page;
 use super::state::{Fleet, Paging, Proposing, answer, invalid};
 use super::strict::Strict;
-use super::writes::{ActArgs, asked_by, client_tool};
 use crate::actions;
 use crate::fleet::verbs::{Intent, Verb};
 use crate::proposals::{Asked, Proposal, RolloutStep, Selection};
@@ -28,22 +29,6 @@ halted the same way (halt_rollout).";
 
 /// The tools that propose (with `--propose`): what needs the `fluxfleet:propose` scope.
 pub(super) const TOOLS: [&str; 4] = ["suspend", "resume", "reconcile", "halt_rollout"];
-
-/// The write tools' descriptions with `--propose`.
-pub(super) const DESCRIPTIONS: [(&str, &str); 3] = [
-    (
-        "suspend",
-        "Propose suspending Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
-    ),
-    (
-        "resume",
-        "Propose resuming suspended Flux objects in scope and requesting a reconcile, as `flux resume`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
-    ),
-    (
-        "reconcile",
-        "Propose a reconcile of Flux objects in scope (with_source: their sources first), as `flux reconcile`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
-    ),
-];
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct StatusArgs {
@@ -74,6 +59,49 @@ pub struct HaltArgs {
 
 #[tool_router(router = proposal_tools, vis = "pub(super)")]
 impl Fleet {
+    #[tool(
+        name = "suspend",
+        description = "Propose suspending Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn propose_suspend(
+        &self,
+        Parameters(Strict(args)): Parameters<Strict<ProposeSuspendArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let asked = (Verb::Suspend, args.picked, args.reason);
+        self.propose(asked, args.why, &context).await
+    }
+
+    #[tool(
+        name = "resume",
+        description = "Propose resuming suspended Flux objects in scope and requesting a reconcile, as `flux resume`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn propose_resume(
+        &self,
+        Parameters(Strict(args)): Parameters<Strict<ProposeResumeArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let asked = (Verb::Resume, args.picked, None);
+        self.propose(asked, args.why, &context).await
+    }
+
+    #[tool(
+        name = "reconcile",
+        description = "Propose a reconcile of Flux objects in scope (with_source: their sources first), as `flux reconcile`. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
+        annotations(read_only_hint = false, destructive_hint = false)
+    )]
+    async fn propose_reconcile(
+        &self,
+        Parameters(Strict(args)): Parameters<Strict<ProposeReconcileArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let verb = reconciling(args.with_source);
+        self.propose((verb, args.picked, None), args.why, &context)
+            .await
+    }
+
     #[tool(
         description = "Propose halting a rollout going wrong: suspend the thing (kind, namespace, name) on every cluster of the scope its newest revision has not reached yet, with the reason \"halted rollout of <revision>\"; with resume, propose resuming exactly what such a halt suspended. Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
         annotations(read_only_hint = false, destructive_hint = false)
@@ -119,7 +147,7 @@ impl Fleet {
             objects: actions::Objects::Named(objects),
         };
         // Planned as if writes were granted: the person approving plans again with their own.
-        let admitted = self.admitted(ask, actions::Purpose::Preview, None).await?;
+        let admitted = admitted(self, ask, actions::Purpose::Preview, None).await?;
         self.keep(proposing, &admitted, selection, args.why, &context)
             .await
     }
@@ -159,34 +187,32 @@ impl Fleet {
 
 impl Fleet {
     /// Plans the action as a dry run does and keeps it as a proposal.
-    pub(super) async fn propose(
+    async fn propose(
         &self,
-        proposing: &Proposing,
-        verb: Verb,
-        args: ActArgs,
+        (verb, picked, reason): (Verb, Picked, Option<String>),
+        why: Option<String>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        if args.token.is_some() || args.count.is_some() {
+        let Some(proposing) = &self.state.proposing else {
             return Err(invalid(
-                "this server proposes: a person approves, there is no token to repeat — call without token and count",
+                "this server makes no proposals: start it with --propose",
             ));
-        }
-        let request = args.request(verb)?;
+        };
+        let request = picked.request(verb, reason)?;
         let now = Timestamp::now();
         let ask = request.ask(asked_by(context), now.to_string());
         // Planned as if writes were granted: the person approving plans again with their own.
-        let admitted = self.admitted(ask, actions::Purpose::Preview, None).await?;
-        let scope = &args.scope;
+        let admitted = admitted(self, ask, actions::Purpose::Preview, None).await?;
+        let Picked { scope, status, .. } = picked;
         let selection = Selection {
-            workspace: scope.workspace.clone(),
-            clusters: scope.clusters.clone(),
-            kind: scope.kind.clone(),
-            namespace: scope.namespace.clone(),
-            name: scope.name.clone(),
-            status: args.status.clone(),
+            workspace: scope.workspace,
+            clusters: scope.clusters,
+            kind: scope.kind,
+            namespace: scope.namespace,
+            name: scope.name,
+            status,
             rollout: None,
         };
-        let why = args.why.clone();
         self.keep(proposing, &admitted, selection, why, context)
             .await
     }

@@ -85,16 +85,11 @@ impl Fleet {
         tool_router.merge(Fleet::workload_tools());
         tool_router.merge(Fleet::trace_tools());
         tool_router.merge(Fleet::tree_tools());
-        if state.writes.is_some() || state.proposing.is_some() {
-            tool_router.merge(Fleet::write_tools());
-        }
+        // suspend, resume and reconcile as the mode serves them, each taking what it reads there.
         if state.proposing.is_some() {
             tool_router.merge(Fleet::proposal_tools());
-            for (name, description) in super::proposing::DESCRIPTIONS {
-                if let Some(route) = tool_router.map.get_mut(name) {
-                    route.attr.description = Some(description.into());
-                }
-            }
+        } else if state.writes.is_some() {
+            tool_router.merge(Fleet::write_tools());
         }
         Fleet {
             state: Arc::new(state),

@@ -9,15 +9,17 @@ use std::time::{Duration, Instant};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, schemars, tool, tool_router};
-use serde::{Deserialize, Serialize};
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use super::args::{Confirm, Picked, ReconcileArgs, ResumeArgs, SuspendArgs};
+use super::asking::{admitted, asked_by, client_tool, principal, reconciling};
 use super::page::{self, Asked};
-use super::state::{Awaiting, DryRun, Fleet, ToolScope, Writes, answer, invalid};
+use super::state::{Awaiting, DryRun, Fleet, Writes, answer, invalid};
 use super::strict::Strict;
-use crate::actions::{self, Admitted, Carry, Purpose, Rules, Target, Update, Watch};
+use crate::actions::{self, Admitted, Carry, Purpose, Target, Update, Watch};
 use crate::config::Config;
 use crate::fleet::verbs::Verb;
 
@@ -28,32 +30,6 @@ pub(super) const TOOLS: [&str; 3] = ["suspend", "resume", "reconcile"];
 const DRY_RUNS: usize = 32;
 /// How long a dry run's token may act.
 const TOKEN_LIFE: Duration = Duration::from_secs(600);
-/// A client's name in the journal, at most.
-const CLIENT_NAME: usize = 64;
-
-#[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
-pub struct ActArgs {
-    #[serde(flatten)]
-    pub scope: ToolScope,
-    /// failing, not-ready, or one health (suspended, ready …): only objects with it.
-    pub status: Option<String>,
-    /// The whole fleet is meant: needed when the scope names no workspace, clusters, namespace
-    /// or name (a kind or a status alone picks across every cluster).
-    #[serde(default)]
-    pub all: bool,
-    /// Why (suspend): recorded on each object, as `flux suspend` does, and in the journal.
-    pub reason: Option<String>,
-    /// Reconcile: request the object's source first and wait until it is handled (`flux
-    /// reconcile --with-source`).
-    #[serde(default)]
-    pub with_source: bool,
-    /// The token a dry run of these same arguments gave: without it, this call is that dry run.
-    pub token: Option<String>,
-    /// The count that dry run said it would send.
-    pub count: Option<usize>,
-    /// Why you ask, in a sentence (with --propose): shown to the person who decides.
-    pub why: Option<String>,
-}
 
 /// One target of an answer.
 #[derive(Serialize)]
@@ -66,34 +42,6 @@ struct Planned<'a> {
     name: &'a str,
     /// The patches in order, or why it is refused.
     would: String,
-}
-
-/// The MCP client's name as the journal's `tool`: `mcp:` and at most 64 plain characters.
-pub(super) fn client_tool(context: &RequestContext<RoleServer>) -> String {
-    let name = context
-        .peer
-        .peer_info()
-        .map(|info| info.client_info.name.clone())
-        .unwrap_or_default();
-    let plain: String = name
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || "-_. /@".contains(*c))
-        .take(CLIENT_NAME)
-        .collect();
-    format!("mcp:{}", if plain.is_empty() { "unnamed" } else { &plain })
-}
-
-/// The person whose access token the call carries (`mcp --listen --oauth-issuer`).
-pub(super) fn principal(context: &RequestContext<RoleServer>) -> Option<&super::oauth::Principal> {
-    context
-        .extensions
-        .get::<http::request::Parts>()
-        .and_then(|parts| parts.extensions.get::<super::oauth::Principal>())
-}
-
-/// Who asks: the person their access token names, else the user this server runs as.
-pub(super) fn asked_by(context: &RequestContext<RoleServer>) -> String {
-    principal(context).map_or_else(crate::audit::local_user, |p| p.username.clone())
 }
 
 /// The writer a call acts through: as the person asking, where the server impersonates
@@ -130,10 +78,11 @@ impl Fleet {
     )]
     async fn suspend(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<SuspendArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.act(Verb::Suspend, args, &context).await
+        let asked = (Verb::Suspend, args.picked, args.reason);
+        self.act(asked, args.confirm, &context).await
     }
 
     #[tool(
@@ -142,10 +91,11 @@ impl Fleet {
     )]
     async fn resume(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<ResumeArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        self.act(Verb::Resume, args, &context).await
+        let asked = (Verb::Resume, args.picked, None);
+        self.act(asked, args.confirm, &context).await
     }
 
     #[tool(
@@ -154,15 +104,12 @@ impl Fleet {
     )]
     async fn reconcile(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<ActArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<ReconcileArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let verb = if args.with_source {
-            Verb::ReconcileWithSource
-        } else {
-            Verb::Reconcile
-        };
-        self.act(verb, args, &context).await
+        let verb = reconciling(args.with_source);
+        self.act((verb, args.picked, None), args.confirm, &context)
+            .await
     }
 }
 
@@ -170,22 +117,19 @@ impl Fleet {
     /// A dry run (no token) or the action its token confirms.
     async fn act(
         &self,
-        verb: Verb,
-        args: ActArgs,
+        (verb, picked, reason): (Verb, Picked, Option<String>),
+        confirm: Confirm,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = &self.state;
-        if let Some(proposing) = &state.proposing {
-            return self.propose(proposing, verb, args, context).await;
-        }
         let Some(writes) = &state.writes else {
             return Err(invalid("this server only reads: start it with --write"));
         };
-        let request = args.request(verb)?;
-        let (token, count) = (args.token.clone(), args.count);
+        let request = picked.request(verb, reason.clone())?;
+        let Confirm { token, count } = confirm;
         let asked = json!({
-            "scope": serde_json::to_value(&args.scope).unwrap_or(Value::Null),
-            "status": args.status, "reason": args.reason, "all": args.all,
+            "scope": serde_json::to_value(&picked.scope).unwrap_or(Value::Null),
+            "status": picked.status, "reason": reason, "all": picked.all,
         });
         let by = principal(context).map(|p| p.subject.clone());
         let confirmed = match (&token, count) {
@@ -207,9 +151,7 @@ impl Fleet {
             Some(_) => Purpose::Send { granted: true },
             None => Purpose::Preview,
         };
-        let admitted = self
-            .admitted(ask, purpose, Some(&writes.permissions))
-            .await?;
+        let admitted = admitted(self, ask, purpose, Some(&writes.permissions)).await?;
         let tally = admitted.tally();
         let Some(token) = confirmed else {
             return Ok(dry_run(writes, (verb, asked, by), &admitted));
@@ -264,44 +206,6 @@ impl Fleet {
         }
         let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
         Ok(answer(doc, "results", paged))
-    }
-}
-
-impl ActArgs {
-    /// The action these arguments ask for.
-    pub(super) fn request(&self, verb: Verb) -> Result<actions::Request, ErrorData> {
-        if self.reason.is_some() && verb != Verb::Suspend {
-            return Err(invalid("reason goes with suspend"));
-        }
-        Ok(actions::Request {
-            verb,
-            filter: self.scope.filter(self.status.as_deref())?,
-            all: self.all,
-            reason: self.reason.clone(),
-        })
-    }
-}
-
-impl Fleet {
-    /// `ask` through the one door on the fleet as this server sees it: to be sent (writable as
-    /// `permissions` say), or a preview (None: as if every cluster were writable).
-    pub(super) async fn admitted(
-        &self,
-        ask: actions::Ask,
-        purpose: Purpose,
-        permissions: Option<&crate::config::Permissions>,
-    ) -> Result<Admitted, ErrorData> {
-        let config = &self.state.config;
-        let writes_refused = config.writes_refused();
-        let rules = Rules {
-            writes_refused: writes_refused.as_deref(),
-            purpose,
-            actions: &config.actions,
-            permissions,
-        };
-        self.read(|index| actions::admit(index, ask, &rules))
-            .await?
-            .map_err(invalid)
     }
 }
 
