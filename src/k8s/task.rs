@@ -1,5 +1,5 @@
 //! One task per cluster: credentials → client → discovery (`connect.rs`) → the watches
-//! (`watch.rs`, `kind_watch.rs`), or its FluxReport alone (`summary.rs`), reported as changes.
+//! (`watch.rs`, `kind_watch.rs`), or its FluxReport alone (`summary_tier.rs`), reported as changes.
 
 pub(in crate::k8s) mod cluster;
 pub(in crate::k8s) mod connect;

@@ -1,5 +1,5 @@
 //! One task per cluster: credentials → client → discovery (`connect.rs`) → watches (`watch.rs`),
-//! or its FluxReport alone (`summary.rs`), turning
+//! or its FluxReport alone (`summary_tier.rs`), turning
 //! everything into [`Event`]s — object summaries and the cluster's connection state. A failure
 //! stays inside its cluster: it is reported, backed off and retried, and nothing else waits.
 
