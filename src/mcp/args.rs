@@ -106,7 +106,7 @@ pub struct Picked {
 /// With `--write`: a call without `token` is a dry run; the call that acts repeats its
 /// arguments with the token and count the dry run gave.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct Confirm {
+pub struct DryRunToken {
     /// The token a dry run of these same arguments gave: without it, this call is that dry run.
     pub token: Option<String>,
     /// The count that dry run said it would send.
@@ -115,27 +115,27 @@ pub struct Confirm {
 
 /// `suspend` with `--write`.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct SuspendArgs {
+pub struct WriteSuspendArgs {
     #[serde(flatten)]
     pub picked: Picked,
     /// Why: recorded on each object, as `flux suspend` does, and in the journal.
     pub reason: Option<String>,
     #[serde(flatten)]
-    pub confirm: Confirm,
+    pub confirm: DryRunToken,
 }
 
 /// `resume` with `--write`.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct ResumeArgs {
+pub struct WriteResumeArgs {
     #[serde(flatten)]
     pub picked: Picked,
     #[serde(flatten)]
-    pub confirm: Confirm,
+    pub confirm: DryRunToken,
 }
 
 /// `reconcile` with `--write`.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct ReconcileArgs {
+pub struct WriteReconcileArgs {
     #[serde(flatten)]
     pub picked: Picked,
     /// Request the object's source first and wait until it is handled (`flux reconcile
@@ -143,7 +143,7 @@ pub struct ReconcileArgs {
     #[serde(default)]
     pub with_source: bool,
     #[serde(flatten)]
-    pub confirm: Confirm,
+    pub confirm: DryRunToken,
 }
 
 /// `suspend` with `--propose`.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::args::{Confirm, Picked, ReconcileArgs, ResumeArgs, SuspendArgs};
+use super::args::{DryRunToken, Picked, WriteReconcileArgs, WriteResumeArgs, WriteSuspendArgs};
 use super::asking::{admitted, asked_by, client_tool, principal, reconciling};
 use super::page::{self, Asked};
 use super::state::{Awaiting, DryRun, Fleet, Writes, answer, invalid};
@@ -78,7 +78,7 @@ impl Fleet {
     )]
     async fn suspend(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<SuspendArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<WriteSuspendArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let asked = (Verb::Suspend, args.picked, args.reason);
@@ -91,7 +91,7 @@ impl Fleet {
     )]
     async fn resume(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<ResumeArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<WriteResumeArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let asked = (Verb::Resume, args.picked, None);
@@ -104,7 +104,7 @@ impl Fleet {
     )]
     async fn reconcile(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<ReconcileArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<WriteReconcileArgs>>,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let verb = reconciling(args.with_source);
@@ -118,7 +118,7 @@ impl Fleet {
     async fn act(
         &self,
         (verb, picked, reason): (Verb, Picked, Option<String>),
-        confirm: Confirm,
+        confirm: DryRunToken,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let state = &self.state;
@@ -126,7 +126,7 @@ impl Fleet {
             return Err(invalid("this server only reads: start it with --write"));
         };
         let request = picked.request(verb, reason.clone())?;
-        let Confirm { token, count } = confirm;
+        let DryRunToken { token, count } = confirm;
         let asked = json!({
             "scope": serde_json::to_value(&picked.scope).unwrap_or(Value::Null),
             "status": picked.status, "reason": reason, "all": picked.all,
