@@ -208,7 +208,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
-    let line = match (&model.input, &model.flash) {
+    let line = match (&model.input, model.flash()) {
         (Input::Command(text), _) => {
             let hint = crate::app::prompt::completions(model, text)
                 .into_iter()
@@ -225,7 +225,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
             theme.style(Slot::CommandLine),
         )),
         (Input::None, Some(flash)) => {
-            Line::from(Span::styled(flash.clone(), theme.style(Slot::Warning)))
+            Line::from(Span::styled(flash.to_string(), theme.style(Slot::Warning)))
         }
         (Input::None, None) => hints(model, theme),
     };

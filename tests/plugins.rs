@@ -120,7 +120,7 @@ fn launch(model: &mut Model) -> Result<Launch, String> {
     let effects = press(model, 'P');
     match effects.as_slice() {
         [Effect::Plugin(l)] => Ok(l.clone()),
-        [] => Err(model.flash.clone().unwrap_or_default()),
+        [] => Err(model.flash().unwrap_or_default().to_string()),
         other => panic!("unexpected effects {other:?}"),
     }
 }

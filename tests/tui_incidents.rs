@@ -145,7 +145,7 @@ fn causes_sharing_an_endpoints_failure_stand_under_one_incident() {
     let confirm = m
         .confirm
         .clone()
-        .unwrap_or_else(|| panic!("a confirmation: {:?}", m.flash));
+        .unwrap_or_else(|| panic!("a confirmation: {:?}", m.flash()));
     let mut names: Vec<(ClusterId, &str)> = confirm
         .targets
         .iter()

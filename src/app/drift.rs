@@ -30,7 +30,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
         return Vec::new();
     };
     if !matches!(key.kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
-        model.flash = Some(format!(
+        model.say(format!(
             "a {} applies nothing: drift compares what Kustomizations and HelmReleases applied",
             key.kind
         ));

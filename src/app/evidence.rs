@@ -18,7 +18,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
         (View::Triage { .. }, Some(id @ RowId::Group(_))) => {
             let members = objects_of(model, id);
             let Some(key) = members.first().map(|(_, k)| k.clone()) else {
-                model.flash = Some("this group is not about a Flux object".into());
+                model.say("this group is not about a Flux object");
                 return Vec::new();
             };
             let mut clusters: Vec<ClusterId> = members
@@ -32,7 +32,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
         _ => return Vec::new(),
     };
     if !matches!(key.kind, FluxKind::Kustomization | FluxKind::HelmRelease) {
-        model.flash = Some(format!(
+        model.say(format!(
             "a {} deploys no workloads: w reads a Kustomization's or a HelmRelease's",
             key.kind
         ));

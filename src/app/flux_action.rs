@@ -95,7 +95,7 @@ pub(super) fn mark_all(model: &mut Model) {
             }
         }
     }
-    model.flash = Some(format!(
+    model.say(format!(
         "{added} objects marked ({} in all)",
         model.marks.len()
     ));
@@ -142,13 +142,13 @@ pub(super) fn mark_stuck(model: &mut Model) {
             }
         }
         _ => {
-            model.flash = Some(":mark stuck works in the rollout view and its matrix".into());
+            model.say(":mark stuck works in the rollout view and its matrix");
             return;
         }
     }
     let added = stuck.iter().filter(|o| !model.marks.contains(*o)).count();
     model.marks.extend(stuck);
-    model.flash = Some(format!(
+    model.say(format!(
         "{added} stuck objects marked ({} in all)",
         model.marks.len()
     ));
@@ -173,7 +173,7 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
 pub(super) fn halt(model: &mut Model, resume: bool) {
     let verb = if resume { Verb::Resume } else { Verb::Suspend };
     let View::Matrix { scope, key } = model.screen().view.clone() else {
-        model.flash = Some("halt works in a rollout's matrix (v, then enter)".into());
+        model.say("halt works in a rollout's matrix (v, then enter)");
         return;
     };
     let (rings, rules) = (&model.settings.rollout.rings, &model.settings.rollout.rules);
@@ -187,7 +187,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
         Err(nothing) => {
             // The door first: in read-only mode that is what a person must hear.
             let intent = planned_intent(model, verb);
-            model.flash = Some(match admit(model, Vec::new(), intent) {
+            model.say(match admit(model, Vec::new(), intent) {
                 Err(refused) if refused != Refused::NoMatch => refused.to_string(),
                 _ => nothing.to_string(),
             });
@@ -223,18 +223,18 @@ fn confirm(
     let admitted = match admit(model, targets.clone(), intent) {
         Ok(admitted) => admitted,
         Err(Refused::NoMatch) => {
-            model.flash = Some(format!(
+            model.say(format!(
                 "nothing to {verb}: select an object or mark some (space)"
             ));
             return;
         }
         Err(refused) => {
-            model.flash = Some(refused.to_string());
+            model.say(refused.to_string());
             return;
         }
     };
     if let Some(nothing) = admitted.nothing_sent() {
-        model.flash = Some(nothing);
+        model.say(nothing);
         return;
     }
     let tally = admitted.tally();
@@ -261,7 +261,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         return Vec::new();
     };
     if key.code == KeyCode::Esc {
-        model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+        model.say(format!("{} cancelled: nothing was sent", c.verb));
         return Vec::new();
     }
     match (c.stage, key.code) {
@@ -277,7 +277,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         (Stage::Reason, KeyCode::Char(ch)) => c.reason.push(ch),
         (Stage::Yes, KeyCode::Enter | KeyCode::Char('y')) => return launch(model, c),
         (Stage::Yes, KeyCode::Char('n')) => {
-            model.flash = Some(format!("{} cancelled: nothing was sent", c.verb));
+            model.say(format!("{} cancelled: nothing was sent", c.verb));
             return Vec::new();
         }
         (Stage::Count, KeyCode::Char(d)) if d.is_ascii_digit() => c.typed.push(d),
@@ -288,7 +288,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             if c.typed == c.tally.sent.to_string() {
                 return launch(model, c);
             }
-            model.flash = Some(format!(
+            model.say(format!(
                 "type {} (the number of objects to change) to confirm, Esc to cancel",
                 c.tally.sent
             ));
@@ -312,7 +312,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let admitted = match admit(model, c.targets, intent) {
         Ok(admitted) => admitted,
         Err(refused) => {
-            model.flash = Some(format!("{refused}; nothing was sent"));
+            model.say(format!("{refused}; nothing was sent"));
             return Vec::new();
         }
     };
@@ -343,7 +343,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
     let job = match admitted.into_job(run, proposal) {
         Ok(job) => job,
         Err(refused) => {
-            model.flash = Some(format!("{refused}; nothing was sent"));
+            model.say(format!("{refused}; nothing was sent"));
             return Vec::new();
         }
     };
@@ -390,7 +390,7 @@ pub(super) fn retry(model: &mut Model) {
         .map(|r| (r.cluster, r.key.clone()))
         .collect();
     if failed.is_empty() {
-        model.flash = Some("nothing to retry: every target ended well or was refused".into());
+        model.say("nothing to retry: every target ended well or was refused");
         return;
     }
     let verb = run.verb;

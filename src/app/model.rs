@@ -134,8 +134,9 @@ pub struct Model {
     pub input: Input,
     /// Config, theme and keymap problems: shown, never fatal.
     pub warnings: Vec<String>,
-    /// A one-off message (an unknown command, a cluster not found).
-    pub flash: Option<String>,
+    /// A one-off message (an unknown command, a cluster not found): said through [`Model::say`],
+    /// cleared by [`Model::quiet`], read by [`Model::flash`].
+    flash: Option<String>,
     /// The clock of the last render; pinned in tests.
     pub now: Timestamp,
     /// What this session may do and how.
@@ -172,6 +173,27 @@ pub struct Model {
 }
 
 impl Model {
+    /// Says `text` on the status line until the next key: the one way a change tells the user
+    /// what it did, or why it did nothing.
+    pub fn say(&mut self, text: impl Into<String>) {
+        self.flash = Some(text.into());
+    }
+
+    /// Clears what was said.
+    pub fn quiet(&mut self) {
+        self.flash = None;
+    }
+
+    /// What is said on the status line, if anything.
+    pub fn flash(&self) -> Option<&str> {
+        self.flash.as_deref()
+    }
+
+    /// What was said, cleared: read once.
+    pub fn take_flash(&mut self) -> Option<String> {
+        self.flash.take()
+    }
+
     /// The cluster the user looks into: the one of the cluster or detail view on top.
     pub fn opened_cluster(&self) -> Option<ClusterId> {
         match &self.screen().view {

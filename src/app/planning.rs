@@ -52,7 +52,7 @@ pub(super) fn changed(
     targets: &[crate::actions::Target],
 ) -> Option<Vec<Effect>> {
     let changed = p.changes(targets)?;
-    model.flash = Some(format!(
+    model.say(format!(
         "the fleet changed since proposal {} was made; nothing was sent: {}",
         p.id,
         changed.join("; ")

@@ -78,7 +78,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Ok(Some(command)) => command,
         Ok(None) => return Vec::new(),
         Err(e) => {
-            model.flash = Some(e.to_string());
+            model.say(e.to_string());
             return Vec::new();
         }
     };
@@ -99,11 +99,11 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::Unmark => {
             let n = model.marks.len();
             model.marks.clear();
-            model.flash = Some(format!("{n} marks cleared"));
+            model.say(format!("{n} marks cleared"));
         }
         Command::Results => match model.run {
             Some(_) => model.push(View::Results),
-            None => model.flash = Some("no action yet in this session".into()),
+            None => model.say("no action yet in this session"),
         },
         Command::History(within) => {
             let since = jiff::SignedDuration::try_from(within)
@@ -134,7 +134,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::Act(verb) => ask(model, verb),
         Command::Workspace(name) => match model.index.workspace_id(&name) {
             Some(w) => model.push(View::Workspace(w)),
-            None => model.flash = Some(format!("no workspace {name:?}")),
+            None => model.say(format!("no workspace {name:?}")),
         },
         Command::Cluster(name) => match model
             .index
@@ -143,7 +143,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
             .position(|c| c.info.name == name && !c.retired)
         {
             Some(i) => model.push(View::Cluster(ClusterId(i as u32))),
-            None => model.flash = Some(format!("no cluster {name:?}")),
+            None => model.say(format!("no cluster {name:?}")),
         },
         Command::Kind(kind) => model.push(View::Objects {
             scope,

@@ -23,7 +23,7 @@ pub(super) fn selected(model: &Model) -> Option<&Proposal> {
 /// still plans it the same.
 pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     let Some(p) = selected(model).cloned() else {
-        model.flash = Some("no proposal to approve".into());
+        model.say("no proposal to approve");
         return Vec::new();
     };
     // The door first, with nothing yet: read-only or unreadable guardrails say so before
@@ -31,19 +31,19 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     if let Err(refused) = admit(model, Vec::new(), p.intent())
         && refused != Refused::NoMatch
     {
-        model.flash = Some(refused.to_string());
+        model.say(refused.to_string());
         return Vec::new();
     }
     let status = p.status(model.now);
     if status != ProposalStatus::Pending {
-        model.flash = Some(format!(
+        model.say(format!(
             "proposal {} is {status}: only a pending proposal can be approved",
             p.id
         ));
         return Vec::new();
     }
     if !model.index.settled() {
-        model.flash = Some(format!(
+        model.say(format!(
             "not every cluster has answered yet: {} can be compared with the fleet once they have",
             p.id
         ));
@@ -55,7 +55,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     let objects = match selected {
         Ok(objects) => objects,
         Err(e) => {
-            model.flash = Some(format!("proposal {} selects nothing valid: {e}", p.id));
+            model.say(format!("proposal {} selects nothing valid: {e}", p.id));
             return Vec::new();
         }
     };
@@ -68,7 +68,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         Err(refused) => {
             // As `fluxfleet approve` says it.
             let then = crate::actions::Unsent::Pending(p.id.clone());
-            model.flash = Some(format!("{refused}; {then}"));
+            model.say(format!("{refused}; {then}"));
             return Vec::new();
         }
     };
@@ -92,21 +92,21 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
 /// `:reject REASON` (`x` starts the line): the selected proposal rejected, with why.
 pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
     if model.screen().view != View::Proposals {
-        model.flash = Some(":reject works in :proposals, on the selected proposal".into());
+        model.say(":reject works in :proposals, on the selected proposal");
         return Vec::new();
     }
     let reason = reason.trim();
     if reason.is_empty() {
-        model.flash = Some("say why: :reject REASON (the assistant reads it)".into());
+        model.say("say why: :reject REASON (the assistant reads it)");
         return Vec::new();
     }
     let Some(p) = selected(model) else {
-        model.flash = Some("no proposal to reject".into());
+        model.say("no proposal to reject");
         return Vec::new();
     };
     let status = p.status(model.now);
     if status != ProposalStatus::Pending {
-        model.flash = Some(format!(
+        model.say(format!(
             "proposal {} is {status}: only a pending proposal can be rejected",
             p.id
         ));
@@ -127,7 +127,7 @@ pub(super) fn decided(
     model: &mut Model,
     result: Result<Box<Proposal>, std::sync::Arc<crate::proposals::StoreError>>,
 ) -> Vec<Effect> {
-    model.flash = Some(match result {
+    model.say(match result {
         Ok(p) => format!("proposal {} is {}", p.id, p.status(model.now)),
         Err(e) => e.to_string(),
     });

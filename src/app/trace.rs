@@ -53,10 +53,9 @@ fn asked_here(model: &Model) -> Option<Asked> {
 
 pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     let Some(asked) = asked_here(model) else {
-        model.flash = Some(
+        model.say(
             "T traces the object of a detail view, the workload picked in w's view or the node \
-             picked in a tree (never a Secret)"
-                .into(),
+             picked in a tree (never a Secret)",
         );
         return Vec::new();
     };
@@ -92,9 +91,7 @@ pub(super) fn tree(model: &mut Model) -> Vec<Effect> {
             key.clone()
         }
         _ => {
-            model.flash = Some(
-                "i shows the tree of a Kustomization or HelmRelease from its detail view".into(),
-            );
+            model.say("i shows the tree of a Kustomization or HelmRelease from its detail view");
             return Vec::new();
         }
     };
@@ -144,7 +141,7 @@ pub(super) fn open_copy(model: &mut Model) -> Vec<Effect> {
         let entry = model.index.cluster_named(&name)?;
         model.index.id_of(&entry.info.key)
     }) else {
-        model.flash = Some("that cluster has left the fleet".into());
+        model.say("that cluster has left the fleet");
         return Vec::new();
     };
     match key {

@@ -122,19 +122,19 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             Vec::new()
         }
         Msg::Plugin(ended) => {
-            model.flash = Some(ended.describe());
+            model.say(ended.describe());
             Vec::new()
         }
         Msg::Key(key) if model.confirm.is_some() => {
-            model.flash = None;
+            model.quiet();
             confirming(model, &key)
         }
         Msg::Key(key) if model.plugin_confirm.is_some() => {
-            model.flash = None;
+            model.quiet();
             plugin_confirming(model, &key)
         }
         Msg::Key(key) => {
-            model.flash = None;
+            model.quiet();
             pressed(model, &key)
         }
     }
@@ -148,7 +148,7 @@ fn plugin_confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             vec![Effect::Plugin(launch)]
         }
         (KeyCode::Esc | KeyCode::Char('n'), Some(launch)) => {
-            model.flash = Some(format!("{} cancelled: nothing was run", launch.plugin));
+            model.say(format!("{} cancelled: nothing was run", launch.plugin));
             Vec::new()
         }
         (_, launch) => {
@@ -176,7 +176,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         None => {
             // A plugin whose program is missing has no key, but says why.
             let pressed = Key::from_event(key);
-            model.flash = model
+            let missing = model
                 .settings
                 .plugins
                 .iter()
@@ -188,6 +188,10 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
                         p.missing.as_ref()?
                     ))
                 });
+            match missing {
+                Some(said) => model.say(said),
+                None => model.quiet(),
+            }
             Vec::new()
         }
     }
@@ -201,7 +205,7 @@ fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     };
     match super::launch::plan(model, plugin) {
         Err(why) => {
-            model.flash = Some(why.to_string());
+            model.say(why.to_string());
             Vec::new()
         }
         Ok(launch) if plugin.confirm => {
@@ -210,7 +214,7 @@ fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
         }
         Ok(launch) => {
             if launch.background {
-                model.flash = Some(format!("{} started", launch.describe()));
+                model.say(format!("{} started", launch.describe()));
             }
             vec![Effect::Plugin(launch)]
         }
@@ -305,9 +309,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::MapMode => {
             model.map_mode = model.map_mode.next();
             if model.map_mode == MapMode::Rollout && model.map_rollout.is_none() {
-                model.flash = Some(
-                    "the map follows the rollout selected in the rollout view (v): none yet".into(),
-                );
+                model.say("the map follows the rollout selected in the rollout view (v): none yet");
             }
         }
         Action::Expand => {

@@ -90,7 +90,7 @@ fn a_plugin_that_asks_runs_only_once_confirmed() {
     // Other keys do nothing meanwhile; n cancels.
     assert_eq!(press(&mut m, 'j'), []);
     assert_eq!(press(&mut m, 'n'), []);
-    assert_eq!(m.flash.as_deref(), Some("probe cancelled: nothing was run"));
+    assert_eq!(m.flash(), Some("probe cancelled: nothing was run"));
     press(&mut m, 'P');
     let effects = press(&mut m, 'y');
     assert!(matches!(effects.as_slice(), [Effect::Plugin(l)] if l.plugin == "probe"));

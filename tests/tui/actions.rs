@@ -12,7 +12,7 @@ fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
         assert_eq!(effects, []);
         assert!(m.confirm.is_none());
         // The one guardrail's words, as every other front door says them.
-        let flash = m.flash.as_deref().unwrap_or_default();
+        let flash = m.flash().unwrap_or_default();
         assert!(
             flash.starts_with("read-only: nothing can ") && flash.contains("--write"),
             "{flash}"
@@ -175,7 +175,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     // Every target refused: no confirmation, nothing sent, and the reason on screen.
     assert_eq!(keys(&mut m, KeyCode::Char('R')), []);
     assert!(m.confirm.is_none());
-    let flash = m.flash.clone().unwrap_or_default();
+    let flash = m.flash().unwrap_or_default().to_string();
     assert!(
         flash.starts_with("nothing to reconcile: the object is refused"),
         "{flash}"
@@ -211,7 +211,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
         count: m.marks.len(),
         max: 1,
     };
-    assert_eq!(m.flash, Some(refused.to_string()));
+    assert_eq!(m.flash(), Some(refused.to_string().as_str()));
 }
 
 #[test]
@@ -354,11 +354,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     // Read-only: approving explains how to write, and nothing is asked.
     m.settings.read_only = true;
     assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
-    assert!(
-        m.flash.as_deref().unwrap().contains("--write"),
-        "{:?}",
-        m.flash
-    );
+    assert!(m.flash().unwrap().contains("--write"), "{:?}", m.flash());
     m.settings.read_only = false;
 
     // The second row, the suspend: confirmed, it is sent with the proposal's own intent.
@@ -408,9 +404,9 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     assert!(changed[0].contains("would now refused"), "{changed:?}");
     assert!(m.confirm.is_none());
     assert!(
-        m.flash.as_deref().unwrap().contains("the fleet changed"),
+        m.flash().unwrap().contains("the fleet changed"),
         "{:?}",
-        m.flash
+        m.flash()
     );
 
     // x asks why, and the reason goes with the rejection.
@@ -428,11 +424,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     );
     // An empty reason is not a rejection.
     assert_eq!(command(&mut m, "reject  "), []);
-    assert!(
-        m.flash.as_deref().unwrap().contains("say why"),
-        "{:?}",
-        m.flash
-    );
+    assert!(m.flash().unwrap().contains("say why"), "{:?}", m.flash());
 }
 
 /// The TUI's approval is a front door like `fluxfleet approve`: a proposal over the approver's
@@ -453,5 +445,5 @@ fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
         refused: fluxfleet::actions::Refused::TooMany { count, max: 1 },
         then: fluxfleet::actions::Unsent::Pending(proposal.id.clone()),
     };
-    assert_eq!(m.flash, Some(approve_says.to_string()));
+    assert_eq!(m.flash(), Some(approve_says.to_string().as_str()));
 }

@@ -103,7 +103,7 @@ fn unknown_commands_and_names_say_so() {
     key(&mut m, KeyCode::Char(':'));
     typed(&mut m, "ws nowhere");
     key(&mut m, KeyCode::Enter);
-    assert_eq!(m.flash.as_deref(), Some("no workspace \"nowhere\""));
+    assert_eq!(m.flash(), Some("no workspace \"nowhere\""));
     key(&mut m, KeyCode::Char(':'));
     typed(&mut m, "ws ret");
     key(&mut m, KeyCode::Tab);
@@ -113,12 +113,7 @@ fn unknown_commands_and_names_say_so() {
     key(&mut m, KeyCode::Char(':'));
     typed(&mut m, "bogus");
     key(&mut m, KeyCode::Enter);
-    assert!(
-        m.flash
-            .as_deref()
-            .unwrap()
-            .contains("unknown command :bogus")
-    );
+    assert!(m.flash().unwrap().contains("unknown command :bogus"));
 }
 
 #[test]

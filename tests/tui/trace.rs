@@ -346,9 +346,5 @@ fn in_a_tree_t_traces_the_node_picked() {
     // A Secret is never read.
     key(&mut m, KeyCode::Up);
     assert_eq!(traced(&mut m), None);
-    assert!(
-        m.flash
-            .as_deref()
-            .is_some_and(|f| f.contains("never a Secret"))
-    );
+    assert!(m.flash().is_some_and(|f| f.contains("never a Secret")));
 }

@@ -13,8 +13,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
     }
     assert!(keys(&mut m, KeyCode::Char('w')).is_empty());
     assert!(
-        m.flash
-            .take()
+        m.take_flash()
             .is_some_and(|f| f.contains("not about a Flux object"))
     );
     key(&mut m, KeyCode::Char('k'));

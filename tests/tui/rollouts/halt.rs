@@ -52,7 +52,7 @@ fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes_exact
     m.refresh_rows();
     // H again: nothing left to halt; U: exactly what the halt suspended.
     key(&mut m, KeyCode::Char('H'));
-    assert!(m.confirm.is_none(), "{:?}", m.flash);
+    assert!(m.confirm.is_none(), "{:?}", m.flash());
     key(&mut m, KeyCode::Char('U'));
     let confirm = m.confirm.clone().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::Resume);
