@@ -96,8 +96,7 @@ pub fn run(cli: Cli) -> ExitCode {
             return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
         Some(Command::Mcp(args)) => {
-            logs();
-            return ExitCode::from(runtime.block_on(super::mcp::run(args)));
+            return report(&runtime, args.checked(), super::mcp::run, edge::served);
         }
         Some(Command::Proposals(args)) => {
             let request: Result<_, Infallible> = Ok(args);

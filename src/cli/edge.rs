@@ -1,6 +1,6 @@
-//! The one edge of the headless commands: what they tell on the way becomes lines on stderr
-//! (a progress line redrawn on a terminal, a confirmation asked there), and how they end becomes
-//! the exit code and its last words. The library prints nothing but a command's output.
+//! The one edge of the headless commands and `mcp`: what they tell on the way becomes lines on
+//! stderr (a progress line redrawn on a terminal, a confirmation asked there), and how they end
+//! becomes the exit code and its last words. The library prints nothing but a command's output.
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
@@ -11,6 +11,7 @@ use crate::export::outcome::{
     Confirm, Confirmed, Edge, Ended, Failed, NotLive, ProposalFailed, Said, closed_pipe,
 };
 use crate::export::table::{Table, safe};
+use crate::mcp::{Error as McpError, Said as McpSaid};
 use crate::proposals::Proposal;
 
 /// Exit codes, documented in the README and docs/commands.md.
@@ -230,5 +231,56 @@ fn sent_code(sent: &Sent) -> u8 {
         (true, 0) => exit::OK,
         (true, _) => exit::NOT_READY,
         (false, _) => exit::ERROR,
+    }
+}
+
+/// How `fluxfleet mcp` ended, when not by its client closing stdio or a signal.
+#[derive(Debug, thiserror::Error)]
+pub enum McpFailed {
+    #[error(transparent)]
+    Served(#[from] McpError),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
+}
+
+/// What `mcp` says on the way, on stderr (stdout is the protocol's).
+pub fn mcp_said(said: McpSaid) {
+    match said {
+        McpSaid::Warning(w) => eprintln!("warning: {}", safe(&w)),
+        McpSaid::Endpoint(served) => eprintln!("fluxfleet mcp: {served}"),
+        McpSaid::Serving {
+            scheme,
+            addr,
+            proposes,
+            writes,
+        } => eprintln!(
+            "fluxfleet mcp: serving MCP on {scheme}://{addr}/mcp ({})",
+            match (proposes, writes) {
+                (true, _) => "read-only; writes are proposals",
+                (false, true) => "writes, each as the person asking",
+                (false, false) => "read-only",
+            }
+        ),
+    }
+}
+
+/// `mcp`'s end: the failure said, its exit code — the user's doing (a flag, a file, a config)
+/// is usage.
+pub fn served(result: Result<(), McpFailed>) -> u8 {
+    let failed = match result {
+        Ok(()) => return exit::OK,
+        Err(failed) => failed,
+    };
+    eprintln!("error: {}", safe(&failed.to_string()));
+    match failed {
+        McpFailed::Served(McpError::NoClusters(_)) => exit::INVENTORY,
+        McpFailed::Served(
+            McpError::WritesRefused(_)
+            | McpError::Proposals(_)
+            | McpError::Listen(_)
+            | McpError::Endpoints(_),
+        ) => exit::USAGE,
+        McpFailed::Served(McpError::Open(_) | McpError::Handshake(_) | McpError::Session(_))
+        | McpFailed::Signals(_) => exit::ERROR,
     }
 }

@@ -9,14 +9,12 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::edge::exit;
+use super::edge::{McpFailed, mcp_said};
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::{ProbeArgs, listen_address};
 use super::process::{StopArgs, until_stopped};
 use super::usage::Usage;
 use super::usage::duration;
-use crate::export::table::safe;
-use crate::mcp::{Error as McpError, Said};
 
 /// `fluxfleet mcp`.
 #[derive(Debug, Args)]
@@ -176,76 +174,49 @@ impl McpArgs {
     }
 }
 
+/// Flags `fluxfleet mcp` cannot serve together (clap checks each alone): the command is to be
+/// fixed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpUsage {
+    #[error("--metrics-addr and --health-addr go with --listen")]
+    ProbesWithoutListen,
+    /// A team's server changes clusters only as each person asking, never as itself.
+    #[error(
+        "--write with --listen acts for a team, each person as themselves: give \
+         --oauth-issuer and --impersonate (a shared token's server only reads, or proposes)"
+    )]
+    TeamWritesAsItself,
+}
+
+impl McpArgs {
+    /// The flags, checked together.
+    pub fn checked(self) -> Result<McpArgs, McpUsage> {
+        if self.listen.is_none()
+            && (self.probes.metrics_addr, self.probes.health_addr) != (None, None)
+        {
+            return Err(McpUsage::ProbesWithoutListen);
+        }
+        if self.listen.is_some() && self.write && !self.impersonate {
+            return Err(McpUsage::TeamWritesAsItself);
+        }
+        Ok(self)
+    }
+}
+
 /// `fluxfleet mcp`: on stdio until the client closes it; with `--listen`, until SIGINT or
-/// SIGTERM.
-pub async fn run(args: McpArgs) -> u8 {
-    if args.listen.is_none() && (args.probes.metrics_addr, args.probes.health_addr) != (None, None)
-    {
-        eprintln!("fluxfleet: --metrics-addr and --health-addr go with --listen");
-        return exit::USAGE;
-    }
-    // A team's server changes clusters only as each person asking, never as itself.
-    if args.listen.is_some() && args.write && !args.impersonate {
-        eprintln!(
-            "fluxfleet: --write with --listen acts for a team, each person as themselves: give \
-             --oauth-issuer and --impersonate (a shared token's server only reads, or proposes)"
-        );
-        return exit::USAGE;
-    }
+/// SIGTERM. What it says on the way and how it ended are the edge's to tell.
+pub async fn run(args: McpArgs) -> Result<(), McpFailed> {
     let served = match args.listen.is_some() {
         // Over HTTP, until a signal, then within --shutdown-timeout.
         true => {
             let deadline = args.stop.shutdown_timeout;
-            let serving = |stop| crate::mcp::mcp(args.request(stop), said);
-            match until_stopped("fluxfleet mcp", deadline, serving).await {
-                Ok(served) => served,
-                Err(e) => {
-                    eprintln!("fluxfleet: cannot watch for SIGINT and SIGTERM: {e}");
-                    return exit::ERROR;
-                }
-            }
+            let serving = |stop| crate::mcp::mcp(args.request(stop), mcp_said);
+            until_stopped("fluxfleet mcp", deadline, serving)
+                .await
+                .map_err(McpFailed::Signals)?
         }
         // On stdio, until the client closes it.
-        false => crate::mcp::mcp(args.request(CancellationToken::new()), said).await,
+        false => crate::mcp::mcp(args.request(CancellationToken::new()), mcp_said).await,
     };
-    match served {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("error: {}", safe(&e.to_string()));
-            exit_code(&e)
-        }
-    }
-}
-
-/// What `mcp` says on the way, on stderr (stdout is the protocol's).
-fn said(said: Said) {
-    match said {
-        Said::Warning(w) => eprintln!("warning: {}", safe(&w)),
-        Said::Endpoint(served) => eprintln!("fluxfleet mcp: {served}"),
-        Said::Serving {
-            scheme,
-            addr,
-            proposes,
-            writes,
-        } => eprintln!(
-            "fluxfleet mcp: serving MCP on {scheme}://{addr}/mcp ({})",
-            match (proposes, writes) {
-                (true, _) => "read-only; writes are proposals",
-                (false, true) => "writes, each as the person asking",
-                (false, false) => "read-only",
-            }
-        ),
-    }
-}
-
-/// The exit code of each way `mcp` fails: the user's doing (a flag, a file, a config) is usage.
-fn exit_code(e: &McpError) -> u8 {
-    match e {
-        McpError::NoClusters(_) => exit::INVENTORY,
-        McpError::WritesRefused(_)
-        | McpError::Proposals(_)
-        | McpError::Listen(_)
-        | McpError::Endpoints(_) => exit::USAGE,
-        McpError::Open(_) | McpError::Handshake(_) | McpError::Session(_) => exit::ERROR,
-    }
+    Ok(served?)
 }
