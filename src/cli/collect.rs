@@ -8,9 +8,10 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
+use super::edge::CollectFailed;
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::ProbeArgs;
-use super::process::{StopArgs, logs, until_stopped};
+use super::process::{StopArgs, until_stopped};
 use super::usage::Usage;
 use super::usage::duration;
 use crate::bus::collector::{self, Refresh};
@@ -75,16 +76,17 @@ fn replicas(s: &str) -> Result<usize, Usage> {
 }
 
 /// Runs the collector until SIGINT or SIGTERM, then stops it within `--shutdown-timeout`.
-pub async fn run(args: CollectArgs) -> anyhow::Result<()> {
-    logs();
+pub async fn run(args: CollectArgs) -> Result<(), CollectFailed> {
     let deadline = args.stop.shutdown_timeout;
-    until_stopped("fluxfleet collect", deadline, |stop| collect(args, stop)).await?
+    until_stopped("fluxfleet collect", deadline, |stop| collect(args, stop))
+        .await
+        .map_err(CollectFailed::Signals)?
 }
 
 /// The collector, until `token` is cancelled.
-async fn collect(args: CollectArgs, token: CancellationToken) -> anyhow::Result<()> {
+async fn collect(args: CollectArgs, token: CancellationToken) -> Result<(), CollectFailed> {
     let Some(options) = args.fleet.bus.options() else {
-        anyhow::bail!("collect publishes to NATS: give --nats URL (or FLUXFLEET_NATS)");
+        return Err(CollectFailed::NoBus);
     };
     // The clusters come from the kubeconfigs (and their management clusters); --nats is where
     // they are published, not where they are read from.
@@ -96,15 +98,15 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> anyhow::Result<
     };
     // What the files are before they are read: one changed while they were is read again.
     let stamp = resolve::stamp(&sources);
-    let opened = open(&sources).await?;
+    let opened = open(&sources).await.map_err(CollectFailed::Open)?;
     for w in &opened.warnings {
         eprintln!("warning: {}", crate::export::table::safe(w));
     }
     let Fleet::Kubeconfigs { inventory, .. } = opened.fleet else {
-        anyhow::bail!("collect reads its clusters from kubeconfigs, not from the bus");
+        return Err(CollectFailed::FromBus);
     };
     if inventory.clusters.is_empty() {
-        anyhow::bail!("no clusters to collect (see the warnings above)");
+        return Err(CollectFailed::NoClusters);
     }
     let id = args
         .id
@@ -141,7 +143,9 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> anyhow::Result<
         request.clusters.len(),
         request.options.bucket
     );
-    Ok(collector::run(request, token).await?)
+    collector::run(request, token)
+        .await
+        .map_err(CollectFailed::Bus)
 }
 
 /// The fleet read again for a collector when a file it is read from changed (always, when it

@@ -123,9 +123,13 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             return report(&runtime, request, listing, ended);
         }
-        Some(Command::Sim(args)) => runtime.block_on(super::sim::run(args)),
+        Some(Command::Sim(args)) => {
+            let request: Result<_, Infallible> = Ok(args);
+            return report(&runtime, request, super::sim::run, edge::simulated);
+        }
         Some(Command::Collect(args)) => {
-            on_workers(&runtime, super::collect::run(args)).unwrap_or_else(|e| Err(e.into()))
+            let request: Result<_, Infallible> = Ok(args);
+            return report(&runtime, request, super::collect::run, edge::collected);
         }
         Some(Command::Demo(args)) => runtime.block_on(super::tui::demo(args)),
         Some(Command::Completions { shell }) => {

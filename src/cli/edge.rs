@@ -284,3 +284,65 @@ pub fn served(result: Result<(), McpFailed>) -> u8 {
         | McpFailed::Signals(_) => exit::ERROR,
     }
 }
+
+/// How `fluxfleet collect` ended, when not told to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum CollectFailed {
+    #[error("collect publishes to NATS: give --nats URL (or FLUXFLEET_NATS)")]
+    NoBus,
+    /// The fleet's kubeconfigs or config could not be read.
+    #[error(transparent)]
+    Open(crate::bus::BusError),
+    #[error("collect reads its clusters from kubeconfigs, not from the bus")]
+    FromBus,
+    #[error("no clusters to collect (see the warnings above)")]
+    NoClusters,
+    /// Its metrics or probes could not listen where asked.
+    #[error(transparent)]
+    Endpoints(#[from] crate::endpoints::BindError),
+    /// The bus refused it, or what it could not mend by trying again.
+    #[error(transparent)]
+    Bus(crate::bus::BusError),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
+}
+
+/// `collect`'s end: the failure said, its exit code.
+pub fn collected(result: Result<(), CollectFailed>) -> u8 {
+    let failed = match result {
+        Ok(()) => return exit::OK,
+        Err(failed) => failed,
+    };
+    eprintln!("error: {}", safe(&failed.to_string()));
+    match failed {
+        CollectFailed::NoClusters => exit::INVENTORY,
+        CollectFailed::NoBus | CollectFailed::FromBus | CollectFailed::Endpoints(_) => exit::USAGE,
+        CollectFailed::Open(_) | CollectFailed::Bus(_) | CollectFailed::Signals(_) => exit::ERROR,
+    }
+}
+
+/// How `fluxfleet sim` ended, when not told to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum SimFailed {
+    /// Its configuration, or what it could not write or listen on.
+    #[error(transparent)]
+    Start(fluxfleet_sim::Error),
+    #[error("cannot watch for SIGINT and SIGTERM: {0}")]
+    Signals(io::Error),
+}
+
+/// `sim`'s end: the failure said, its exit code — a configuration the flags made, or an address
+/// that cannot be listened on, is usage.
+pub fn simulated(result: Result<(), SimFailed>) -> u8 {
+    let failed = match result {
+        Ok(()) => return exit::OK,
+        Err(failed) => failed,
+    };
+    eprintln!("error: {}", safe(&failed.to_string()));
+    match failed {
+        SimFailed::Start(fluxfleet_sim::Error::Config(_) | fluxfleet_sim::Error::Bind { .. }) => {
+            exit::USAGE
+        }
+        SimFailed::Start(_) | SimFailed::Signals(_) => exit::ERROR,
+    }
+}

@@ -40,7 +40,7 @@ impl ProbeArgs {
         command: &str,
         endpoints: Arc<E>,
         stop: &CancellationToken,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), crate::endpoints::BindError> {
         let addresses = (self.metrics_addr, self.health_addr);
         for served in crate::endpoints::start(addresses, endpoints, stop).await? {
             eprintln!("fluxfleet {command}: {served}");

@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
+use super::edge::SimFailed;
 use super::usage::duration;
 use fluxfleet_sim as sim;
 
@@ -114,18 +115,19 @@ impl SimArgs {
 }
 
 /// `fluxfleet sim`: serves until SIGINT or SIGTERM, then stops within `--shutdown-timeout`.
-pub async fn run(args: SimArgs) -> anyhow::Result<()> {
-    super::process::logs();
+pub async fn run(args: SimArgs) -> Result<(), SimFailed> {
     // Signals are listened for before it says it is up: a supervisor may stop it right after
     // the line.
     let deadline = args.stop.shutdown_timeout;
-    super::process::until_stopped("fluxfleet sim", deadline, |stop| serve(args, stop)).await?
+    super::process::until_stopped("fluxfleet sim", deadline, |stop| serve(args, stop))
+        .await
+        .map_err(SimFailed::Signals)?
 }
 
 /// Serves the simulated fleet until `stop` is cancelled.
-async fn serve(args: SimArgs, stop: CancellationToken) -> anyhow::Result<()> {
+async fn serve(args: SimArgs, stop: CancellationToken) -> Result<(), SimFailed> {
     let config = args.config();
-    let handle = sim::start(config.clone()).await?;
+    let handle = sim::start(config.clone()).await.map_err(SimFailed::Start)?;
     println!(
         "fluxfleet sim: {} clusters in {} workspaces ({} objects each, the {} scenario) serving on {} — kubeconfigs in {} (fleet.kubeconfig, viewer.kubeconfig, management.kubeconfig), ready in {:.2?}",
         config.clusters,
