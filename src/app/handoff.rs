@@ -40,7 +40,7 @@ impl std::fmt::Display for Exit {
 
 /// A plugin run that ended: for the status line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Ended {
+pub struct PluginEnded {
     /// "k9s on prod-eu-1".
     pub what: String,
     pub exit: Exit,
@@ -48,7 +48,7 @@ pub struct Ended {
     pub tail: Vec<String>,
 }
 
-impl Ended {
+impl PluginEnded {
     /// "describe on … on prod-eu-1: exit 1 — Error from server (NotFound): …".
     pub fn describe(&self) -> String {
         let mut text = format!("{}: {}", self.what, self.exit);
@@ -66,7 +66,7 @@ mod tests {
 
     #[test]
     fn exits_read_as_people_say_them() {
-        let ended = Ended {
+        let ended = PluginEnded {
             what: "describe on prod".into(),
             exit: Exit::Code(1),
             tail: vec!["Error from server (NotFound)".into()],

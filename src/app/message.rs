@@ -48,7 +48,7 @@ pub enum Msg {
     /// The audit journal's last lines, newest first.
     Audit(Result<Vec<String>, Arc<crate::actions::JournalError>>),
     /// A plugin run ended (or could not start).
-    Plugin(super::handoff::Ended),
+    Plugin(super::handoff::PluginEnded),
     /// The proposals, newest first.
     Proposals(Result<Vec<crate::proposals::Proposal>, Arc<crate::proposals::StoreError>>),
     /// A decision on a proposal was recorded (or could not be: decided by someone else first,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use tokio::sync::mpsc;
 
 use super::handoff;
-use crate::app::handoff::{Ended, Exit};
+use crate::app::handoff::{Exit, PluginEnded};
 use crate::app::update::{Effect, Msg};
 use crate::app::view::Fetched;
 use crate::app::{plugin_error, plugins};
@@ -195,7 +195,7 @@ impl super::run::Effects for Clusters {
                         });
                     }
                     Err(why) => {
-                        let _ = results.send(Msg::Plugin(Ended {
+                        let _ = results.send(Msg::Plugin(PluginEnded {
                             what,
                             exit: Exit::NotRun(why.to_string()),
                             tail: Vec::new(),
@@ -245,7 +245,7 @@ async fn act(
     results: mpsc::UnboundedSender<Msg>,
 ) {
     use crate::actions::{Update, Watch};
-    use crate::fleet::verbs::Outcome as Ended;
+    use crate::fleet::verbs;
     if let Some(proposed) = job.proposal() {
         let now = jiff::Timestamp::now();
         let approved = Decision::Approved {
@@ -261,7 +261,7 @@ async fn act(
                     run: job.run(),
                     cluster: t.cluster,
                     key: t.key.clone(),
-                    outcome: Ended::Refused(why.clone()),
+                    outcome: verbs::Outcome::Refused(why.clone()),
                 });
             }
             return;
@@ -279,7 +279,7 @@ async fn act(
     let report = |t: &crate::actions::Target, update: Update<'_>, _: &crate::actions::Progress| {
         // Accepted shows as requested until the watch shows it handled.
         let outcome = match update {
-            Update::Requested => Ended::Done,
+            Update::Requested => verbs::Outcome::Done,
             Update::Ended(outcome, _) => outcome.clone(),
         };
         let _ = results.send(Msg::Acted {

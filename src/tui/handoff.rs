@@ -10,7 +10,7 @@ use std::process::Stdio;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
-use crate::app::handoff::{Ended, Exit};
+use crate::app::handoff::{Exit, PluginEnded};
 use crate::app::plugins::{Launch, PluginError, expand};
 use crate::audit;
 use crate::fleet::verbs::Outcome;
@@ -96,7 +96,7 @@ impl Prepared {
     }
 
     /// Journals the outcome (for a writing plugin) and removes the kubeconfig.
-    pub fn finish(mut self, exit: Exit, tail: Vec<String>) -> Ended {
+    pub fn finish(mut self, exit: Exit, tail: Vec<String>) -> PluginEnded {
         if let Some((path, token, target)) = self.journal.take() {
             let outcome = match &exit {
                 Exit::Code(0) => Outcome::Done,
@@ -112,7 +112,7 @@ impl Prepared {
             }
         }
         self.kubeconfig = None;
-        Ended {
+        PluginEnded {
             what: self.launch.describe(),
             exit,
             tail,
@@ -170,7 +170,7 @@ fn write_kubeconfig(config: &kube::config::Kubeconfig) -> std::io::Result<tempfi
 
 /// Runs a prepared plugin without the terminal: no input, its output read and its last lines
 /// kept, until it exits.
-pub async fn background(prepared: Prepared) -> Ended {
+pub async fn background(prepared: Prepared) -> PluginEnded {
     let mut command = prepared.command();
     command
         .stdin(Stdio::null())

@@ -11,7 +11,7 @@ use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
 use super::handoff::Prepared;
-use crate::app::handoff::{Ended, Exit};
+use crate::app::handoff::{Exit, PluginEnded};
 use crate::app::model::Model;
 use crate::app::plugin_error::PluginError;
 use crate::app::plugins::Launch;
@@ -253,7 +253,7 @@ async fn hand_over<B: Backend>(
     effects: &mut dyn Effects,
     results: &mpsc::UnboundedSender<Msg>,
     launch: Launch,
-) -> anyhow::Result<Ended>
+) -> anyhow::Result<PluginEnded>
 where
     B::Error: Send + Sync + 'static,
 {
@@ -261,7 +261,7 @@ where
     let prepared = match effects.prepare(launch) {
         Ok(p) => p,
         Err(why) => {
-            return Ok(Ended {
+            return Ok(PluginEnded {
                 what,
                 exit: Exit::NotRun(why.to_string()),
                 tail: Vec::new(),

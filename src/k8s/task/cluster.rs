@@ -8,10 +8,11 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use super::connect::Shared;
-use super::reporter::{Closed, Reporter};
+use super::reporter::Reporter;
 use super::watch::watched;
 use crate::fleet::{Connection, Phase};
 use crate::inventory::ClusterSpec;
+use crate::source::Closed;
 
 /// Runs until `cancel` fires or the events receiver is dropped.
 ///

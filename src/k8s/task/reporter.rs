@@ -10,7 +10,7 @@ use crate::fleet::index::Change;
 use crate::fleet::{ClusterKey, Connection, Counted};
 use crate::inventory::ClusterSpec;
 use crate::k8s::wire::errors::Failure;
-use crate::source::Sink;
+use crate::source::{Closed, Sink};
 
 /// Sends this cluster's events; reports the connection only when it changed.
 pub(in crate::k8s) struct Reporter {
@@ -23,9 +23,6 @@ pub(in crate::k8s) struct Reporter {
     /// Where the index counts it from, as last said.
     counted: Counted,
 }
-
-/// The engine is gone (shut down, or the consumer dropped the receiver).
-pub(in crate::k8s) struct Closed;
 
 impl Reporter {
     pub(in crate::k8s) fn new(spec: &ClusterSpec, events: Sink) -> Reporter {
@@ -56,12 +53,7 @@ impl Reporter {
     /// Sends one change. Each of these returns a boxed future: a cluster's task waits in them
     /// between events, and ten thousand tasks should not each carry room for a change in flight.
     pub(in crate::k8s) fn send(&self, change: Change) -> BoxFuture<'_, Result<(), Closed>> {
-        Box::pin(async move {
-            self.events
-                .send(&self.key, change)
-                .await
-                .map_err(|_| Closed)
-        })
+        Box::pin(async move { self.events.send(&self.key, change).await })
     }
 
     pub(in crate::k8s) fn connection(

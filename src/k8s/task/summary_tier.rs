@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::connect::{Shared, client, first_protocol};
 use super::discovery::discover;
 use super::failures::{self, Held, Listed};
-use super::reporter::{Closed, Reporter};
+use super::reporter::Reporter;
 use super::watch::watched;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
@@ -20,6 +20,7 @@ use crate::k8s::wire::api::{Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
+use crate::source::Closed;
 
 /// What one look found.
 enum Seen {

@@ -10,7 +10,7 @@ use jiff::Timestamp;
 
 use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
 use super::kind_watch::Step;
-use super::reporter::{Closed, Reporter};
+use super::reporter::Reporter;
 use super::restarts::Restarts;
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
@@ -20,10 +20,11 @@ use crate::k8s::wire::api::{Reason, Trouble};
 use crate::k8s::wire::backoff::Backoff;
 use crate::k8s::wire::errors::Failure;
 use crate::k8s::wire::transport::Protocol;
+use crate::source::Closed;
 use kinds::kind_watches;
 
 /// Why watching stopped.
-pub(in crate::k8s) enum Ended {
+pub(in crate::k8s) enum Stopped {
     /// Reconnect from scratch (new credentials, new discovery) after backing off.
     Reconnect(Failure),
     /// The credentials are about to expire: reconnect now with fresh ones, no backoff.
@@ -83,12 +84,12 @@ pub(in crate::k8s) async fn watched(
                 // Boxed, the connection's parts: an async function keeps its arguments' room
                 // beside its own for as long as it runs.
                 match watch(reporter, Box::new(connected), shared, &mut backoff, permit).await {
-                    Ended::Closed => return Err(Closed),
+                    Stopped::Closed => return Err(Closed),
                     // The cluster stays as its lists left it; its connection, TLS state and
                     // buffers are freed for the clusters still listing.
-                    Ended::Listed => return std::future::pending().await,
-                    Ended::Renew => continue,
-                    Ended::Reconnect(failure) => {
+                    Stopped::Listed => return std::future::pending().await,
+                    Stopped::Renew => continue,
+                    Stopped::Reconnect(failure) => {
                         if failure.phase == Phase::Unauthorized
                             && let Some(exec) = exec_of(spec)
                         {
@@ -128,7 +129,7 @@ pub(in crate::k8s) async fn watch(
     shared: &Shared,
     backoff: &mut Backoff,
     permit: tokio::sync::SemaphorePermit<'_>,
-) -> Ended {
+) -> Stopped {
     let mut permit = Some(permit);
     let release_by = tokio::time::Instant::now() + shared.connect_timeout;
     let Connected {
@@ -197,7 +198,7 @@ pub(in crate::k8s) async fn watch(
         .await
         .is_err()
     {
-        return Ended::Closed;
+        return Stopped::Closed;
     }
     // The timers are made once and boxed: a timer is large (cache-line aligned), and a
     // cluster's task waits here for as long as it watches.
@@ -215,14 +216,14 @@ pub(in crate::k8s) async fn watch(
         let next = tokio::select! {
             item = merged.next() => match item {
                 Some(item) => Some(item),
-                None => return Ended::Reconnect(Failure::new(Phase::Unreachable, "every watch ended")),
+                None => return Stopped::Reconnect(Failure::new(Phase::Unreachable, "every watch ended")),
             },
             _ = &mut release, if permit.is_some() => {
                 // Listing is slow here: let other clusters go ahead.
                 permit = None;
                 continue;
             }
-            _ = &mut renew => return Ended::Renew,
+            _ = &mut renew => return Stopped::Renew,
             // The oldest restart leaves the window: the count is said again, smaller.
             () = std::future::poll_fn(|cx| match dropping.as_mut() {
                 Some(sleep) => sleep.as_mut().poll(cx),
@@ -232,7 +233,7 @@ pub(in crate::k8s) async fn watch(
                 // Boxed: passing a report on takes ~1 KB of state, which a cluster's task
                 // would otherwise carry for as long as it watches.
                 if Box::pin(on_report(reporter, read, &mut reported)).await.is_err() {
-                    return Ended::Closed;
+                    return Stopped::Closed;
                 }
                 if !report_pending {
                     continue;
@@ -282,14 +283,14 @@ pub(in crate::k8s) async fn watch(
             backoff.healthy();
         }
         if reporter.connection(connection).await.is_err() {
-            return Ended::Closed;
+            return Stopped::Closed;
         }
         // A summarized cluster opened: counted by its objects once they are all listed.
         if live && reporter.counted(Counted::Objects).await.is_err() {
-            return Ended::Closed;
+            return Stopped::Closed;
         }
         if live && shared.list_only {
-            return Ended::Listed;
+            return Stopped::Listed;
         }
     }
 }
@@ -339,14 +340,14 @@ async fn on_step(
     reporter: &Reporter,
     kind: FluxKind,
     step: Step,
-) -> Result<Option<KindState>, Ended> {
+) -> Result<Option<KindState>, Stopped> {
     let change = match step {
         // Streamed, the kind's watch is open already: it is live.
         Step::Listed(summaries, Lists::Streaming) => {
             let change = Change::Replaced(kind, summaries);
             return match reporter.send(change).await {
                 Ok(()) => Ok(Some(KindState::Live)),
-                Err(_) => Err(Ended::Closed),
+                Err(_) => Err(Stopped::Closed),
             };
         }
         Step::Listed(summaries, _) => Change::Replaced(kind, summaries),
@@ -361,9 +362,9 @@ async fn on_step(
             retry_at,
         } => {
             return match reason {
-                Some(Reason::Unauthorized) => Err(Ended::Reconnect(failure)),
+                Some(Reason::Unauthorized) => Err(Stopped::Reconnect(failure)),
                 // The kind is gone from the server (Flux uninstalled or downgraded).
-                Some(Reason::NotFound) => Err(Ended::Reconnect(Failure::new(
+                Some(Reason::NotFound) => Err(Stopped::Reconnect(Failure::new(
                     Phase::ServerError,
                     format!("{kind} is no longer served; discovering again"),
                 ))),
@@ -374,7 +375,7 @@ async fn on_step(
     };
     match reporter.send(change).await {
         Ok(()) => Ok(None),
-        Err(_) => Err(Ended::Closed),
+        Err(_) => Err(Stopped::Closed),
     }
 }
 
