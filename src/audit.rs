@@ -16,7 +16,7 @@ use crate::fleet::verbs::{Outcome, Verb};
 /// One attempt on one object.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Target {
+pub struct Record {
     pub workspace: String,
     pub cluster: String,
     pub context: String,
@@ -76,20 +76,20 @@ impl Verdict {
     }
 }
 
-impl Target {
+impl Record {
     /// `key` on `cluster`; the outcome is not known yet.
-    pub fn new(cluster: &crate::fleet::ClusterInfo, key: &crate::fleet::ObjectKey) -> Target {
-        Target {
+    pub fn new(cluster: &crate::fleet::ClusterInfo, key: &crate::fleet::ObjectKey) -> Record {
+        Record {
             kind: key.kind.to_string(),
             namespace: key.namespace.to_string(),
             name: key.name.to_string(),
-            ..Target::cluster(cluster)
+            ..Record::cluster(cluster)
         }
     }
 
     /// A whole cluster, for a program handed the cluster (a plugin): no object named.
-    pub fn cluster(cluster: &crate::fleet::ClusterInfo) -> Target {
-        Target {
+    pub fn cluster(cluster: &crate::fleet::ClusterInfo) -> Record {
+        Record {
             workspace: cluster.workspace.clone(),
             cluster: cluster.name.clone(),
             context: cluster.context.clone(),
@@ -107,13 +107,13 @@ impl Target {
     }
 
     /// When the controller handled it, when that was seen.
-    pub fn handled(mut self, at: Option<Timestamp>) -> Target {
+    pub fn handled(mut self, at: Option<Timestamp>) -> Record {
         self.handled_at = at;
         self
     }
 
     /// What the reconcile came to, where it was seen.
-    pub fn result(mut self, verdict: Option<Verdict>) -> Target {
+    pub fn result(mut self, verdict: Option<Verdict>) -> Record {
         self.result = verdict;
         self
     }
@@ -122,7 +122,7 @@ impl Target {
     pub fn event(
         mut self,
         recorded: Option<&Result<(), crate::fleet::notice::NotRecorded>>,
-    ) -> Target {
+    ) -> Record {
         self.event = recorded.map(|r| match r {
             Ok(()) => "recorded".to_string(),
             Err(why) => format!("not recorded: {why}"),
@@ -131,12 +131,12 @@ impl Target {
     }
 
     /// The identity the cluster saw, when it said.
-    pub fn seen_as(mut self, identity: Option<&str>) -> Target {
+    pub fn seen_as(mut self, identity: Option<&str>) -> Record {
         self.seen_as = identity.map(str::to_string);
         self
     }
 
-    pub fn with(mut self, outcome: &Outcome) -> Target {
+    pub fn with(mut self, outcome: &Outcome) -> Record {
         self.outcome = outcome.name();
         self.message = outcome.message().to_string();
         self
@@ -178,7 +178,7 @@ pub struct Entry<'a> {
     /// When the attempt carries out a proposal: who proposed it and who approved it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal: Option<&'a Proposed>,
-    pub targets: &'a [Target],
+    pub targets: &'a [Record],
 }
 
 /// The proposal an attempt carries out, as the journal names it.
@@ -211,7 +211,7 @@ pub struct Handoff<'a> {
     pub command: &'a [String],
     /// Pairs the two lines of one run.
     pub token: &'a str,
-    pub targets: &'a [Target],
+    pub targets: &'a [Record],
 }
 
 /// Appends any serializable journal line (see [`append`]).
@@ -292,7 +292,7 @@ mod tests {
     fn lines_are_appended_owner_only() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/audit.jsonl");
-        let target = Target {
+        let target = Record {
             workspace: "w".into(),
             cluster: "c".into(),
             context: "c".into(),

@@ -25,4 +25,4 @@ pub use reader::Reader;
 pub use source::Kube;
 pub use task::discovery;
 pub use wire::{errors, transport};
-pub use writer::Writer;
+pub use writer::KubeWriter;

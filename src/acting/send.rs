@@ -22,7 +22,7 @@ use crate::session::Session;
 pub struct Sent {
     pub verb: Verb,
     /// Each target's journal record, in the targets' order.
-    pub results: Vec<audit::Target>,
+    pub results: Vec<audit::Record>,
     pub tally: Tally,
     pub elapsed: Duration,
     /// The journal could not be written: either nothing was sent (the intent could not be
@@ -199,11 +199,11 @@ struct OutcomeLine<'a> {
     #[serde(rename = "type")]
     kind: &'static str,
     #[serde(flatten)]
-    target: &'a audit::Target,
+    target: &'a audit::Record,
 }
 
 /// The per-target table, in the targets' order.
-fn write_results(results: &[audit::Target], out: &mut dyn Write) -> io::Result<()> {
+fn write_results(results: &[audit::Record], out: &mut dyn Write) -> io::Result<()> {
     let mut t = Table::new(vec![
         "OUTCOME",
         "WORKSPACE",
@@ -229,7 +229,7 @@ fn write_results(results: &[audit::Target], out: &mut dyn Write) -> io::Result<(
 
 /// A target's MESSAGE: its outcome's words, or what its reconcile came to where the object was
 /// not ready when the controller handled it (as `flux reconcile` says it).
-fn message(r: &audit::Target) -> String {
+fn message(r: &audit::Record) -> String {
     match &r.result {
         Some(v) if r.outcome == "done" && v.not_ready() => {
             let reason = v

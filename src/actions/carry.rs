@@ -48,7 +48,7 @@ pub async fn carry_out(
     how: Carry<'_>,
     mut observe: Option<Watch<'_>>,
     mut report: impl FnMut(&Target, Update<'_>, &Progress),
-) -> (Vec<audit::Target>, Result<(), JournalError>) {
+) -> (Vec<audit::Record>, Result<(), JournalError>) {
     let token = job.intent.token.as_str();
     let progress = Progress {
         total: job.targets.len(),
@@ -153,7 +153,7 @@ pub async fn carry_out(
             }
         }
     }
-    let records: Vec<audit::Target> = run
+    let records: Vec<audit::Record> = run
         .records
         .into_iter()
         .zip(&job.targets)
@@ -252,11 +252,11 @@ fn refused_by_flux_rbac(
 }
 
 /// The journal's first word on each target: intended, or refused with the planner's reason.
-fn intended(job: &Job) -> Vec<audit::Target> {
+fn intended(job: &Job) -> Vec<audit::Record> {
     job.targets
         .iter()
         .map(|t| match &t.plan {
-            Ok(_) => audit::Target {
+            Ok(_) => audit::Record {
                 outcome: "intended",
                 ..t.record.clone()
             },
@@ -275,7 +275,7 @@ fn not_sent(
     error: &str,
     mut progress: Progress,
     report: &mut impl FnMut(&Target, Update<'_>, &Progress),
-) -> Vec<audit::Target> {
+) -> Vec<audit::Record> {
     let refused = Outcome::Refused(format!("not sent: {error}"));
     job.targets
         .iter()
@@ -332,7 +332,7 @@ pub enum JournalError {
 fn journal(
     job: &Job,
     stage: audit::Stage,
-    targets: &[audit::Target],
+    targets: &[audit::Record],
     how: &Carry<'_>,
 ) -> Result<(), JournalError> {
     let intent = &job.intent;

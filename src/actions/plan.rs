@@ -54,7 +54,7 @@ pub(super) fn plan(
         let checks = guard.actions.checks_flux_verbs(&entry.info);
         targets.push(Target {
             flux_verb: checks.then(|| intent.verb.flux_rbac()),
-            record: audit::Target::new(&entry.info, &key),
+            record: audit::Record::new(&entry.info, &key),
             info: entry.info.clone(),
             cluster,
             key,
@@ -173,7 +173,7 @@ pub struct Target {
     pub info: Arc<ClusterInfo>,
     pub key: ObjectKey,
     /// What the journal will say about it; the outcome is filled in when it ends.
-    pub record: audit::Target,
+    pub record: audit::Record,
     pub plan: Result<Vec<Step>, Refusal>,
     /// Flux's verb its cluster is asked about before anything is sent (`[actions] flux_verbs =
     /// "check"`), for every object its patches touch.

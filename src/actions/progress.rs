@@ -40,5 +40,5 @@ pub enum Update<'a> {
     /// Its reconcile was accepted; its controller has yet to handle it.
     Requested,
     /// It ended; its journal record as it will be written.
-    Ended(&'a Outcome, &'a audit::Target),
+    Ended(&'a Outcome, &'a audit::Record),
 }

@@ -69,7 +69,7 @@ pub(super) struct Executor<'j> {
     pub(super) job: &'j Job,
     pub(super) how: &'j Carry<'j>,
     /// Each target's record once it has ended.
-    pub(super) records: Vec<Option<audit::Target>>,
+    pub(super) records: Vec<Option<audit::Record>>,
     /// Each target's next step.
     pub(super) next_step: Vec<usize>,
     /// Who each target's cluster saw send it.

@@ -1,6 +1,6 @@
 //! What suspend, resume and reconcile send, per kind: the exact JSON merge patches of the flux CLI
 //! (FACTS §2), the kinds that support each verb, and the order of a reconcile "with source".
-//! Pure: no I/O; `k8s::Writer` sends what this decides.
+//! Pure: no I/O; `k8s::KubeWriter` sends what this decides.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};

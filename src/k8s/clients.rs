@@ -1,5 +1,5 @@
 //! The registry of every cluster's connection, shared by the cluster tasks (which register and
-//! forget their connections), the [`super::Reader`], the [`super::Writer`] and the bus's direct
+//! forget their connections), the [`super::Reader`], the [`super::KubeWriter`] and the bus's direct
 //! reach: which clusters are connected, over which client, serving which API versions, and how
 //! to reach a cluster for a hand-off.
 

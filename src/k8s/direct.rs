@@ -11,7 +11,7 @@ use tokio::sync::{Mutex, mpsc};
 use super::clients::{Clients, Registration};
 use super::reader::Reader;
 use super::task::connect::{self, Shared};
-use super::writer::Writer;
+use super::writer::KubeWriter;
 use crate::config::{self, WriteGrant};
 use crate::fleet::index::Event;
 use crate::fleet::read::ReadError;
@@ -99,8 +99,8 @@ impl Direct {
     }
 
     /// Sends actions over the connections made; only with the proof that writes are enabled.
-    pub fn writer(&self, _grant: &WriteGrant) -> Writer {
-        Writer {
+    pub fn writer(&self, _grant: &WriteGrant) -> KubeWriter {
+        KubeWriter {
             clients: self.clients.clone(),
             timeout: self.timeout,
             acting_as: None,

@@ -12,7 +12,7 @@ use super::clients::Clients;
 use super::reader::Reader;
 use super::task::cluster;
 use super::task::connect::Shared;
-use super::writer::Writer;
+use super::writer::KubeWriter;
 use crate::config::{self, WriteGrant};
 use crate::fleet::ClusterKey;
 use crate::inventory::ClusterSpec;
@@ -74,8 +74,8 @@ impl Engine {
     }
 
     /// Sends actions; only with the proof that writes are enabled.
-    pub fn writer(&self, _grant: &WriteGrant) -> Writer {
-        Writer {
+    pub fn writer(&self, _grant: &WriteGrant) -> KubeWriter {
+        KubeWriter {
             clients: self.reader.clients.clone(),
             timeout: self.reader.timeout,
             acting_as: None,

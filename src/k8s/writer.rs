@@ -2,7 +2,7 @@
 //! [`crate::fleet::verbs::plan`] decided, over the connection the watches use, and follows a
 //! reconcile request until the controller has handled it.
 //!
-//! A [`Writer`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
+//! A [`KubeWriter`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
 //! only way to get one is [`crate::config::Config::writable`] when some cluster's mode allows
 //! writes. A read-only session holds a [`super::Reader`], whose type has no way to send a
 //! mutating request; the session's writer refuses every cluster whose mode is read-only before
@@ -22,9 +22,10 @@ use crate::fleet::{ClusterKey, ObjectKey};
 use crate::json::At;
 use crate::source::Impersonation;
 
-/// Sends actions to connected clusters. Cheap to clone.
+/// Sends actions to connected clusters: the kubeconfig source's [`crate::source::Write`], which
+/// `session::Writer` routes each cluster's actions to. Cheap to clone.
 #[derive(Clone)]
-pub struct Writer {
+pub struct KubeWriter {
     pub(super) clients: Arc<Clients>,
     /// For one request.
     pub(super) timeout: Duration,
@@ -39,11 +40,11 @@ const IDENTITY_GROUPS: usize = 64;
 /// one; a webhook or an admission race can cause them).
 const CONFLICT_RETRIES: u32 = 3;
 
-impl Writer {
+impl KubeWriter {
     /// This writer, sending every request as `who` (`Impersonate-User`, `Impersonate-Group`):
     /// each cluster's RBAC decides as for that person; the credentials need only `impersonate`.
-    pub fn acting_as(&self, who: &Arc<Impersonation>) -> Writer {
-        Writer {
+    pub fn acting_as(&self, who: &Arc<Impersonation>) -> KubeWriter {
+        KubeWriter {
             acting_as: Some(who.clone()),
             ..self.clone()
         }
@@ -74,7 +75,7 @@ impl Writer {
             .0
     }
 
-    /// [`Writer::apply`], recording `notice` as an Event on the last step's object once its
+    /// [`KubeWriter::apply`], recording `notice` as an Event on the last step's object once its
     /// patch is accepted — the object named as the patch's answer names it (its `apiVersion` and
     /// `uid`), so no request more than the Event's.
     pub async fn apply_noting(
@@ -319,7 +320,7 @@ impl Writer {
     }
 }
 
-impl crate::source::Write for Writer {
+impl crate::source::Write for KubeWriter {
     fn apply<'a>(
         &'a self,
         cluster: &'a ClusterKey,
@@ -327,14 +328,14 @@ impl crate::source::Write for Writer {
         token: &'a str,
         wait: Option<Duration>,
     ) -> futures::future::BoxFuture<'a, Outcome> {
-        Box::pin(Writer::apply(self, cluster, steps, token, wait))
+        Box::pin(KubeWriter::apply(self, cluster, steps, token, wait))
     }
 
     fn identity<'a>(
         &'a self,
         cluster: &'a ClusterKey,
     ) -> futures::future::BoxFuture<'a, Option<Arc<Identity>>> {
-        Box::pin(Writer::identity(self, cluster))
+        Box::pin(KubeWriter::identity(self, cluster))
     }
 
     fn apply_noting<'a>(
@@ -344,7 +345,7 @@ impl crate::source::Write for Writer {
         waiting: (&'a str, Option<Duration>),
         notice: &'a Notice,
     ) -> futures::future::BoxFuture<'a, (Outcome, Option<Result<(), NotRecorded>>)> {
-        Box::pin(Writer::apply_noting(
+        Box::pin(KubeWriter::apply_noting(
             self,
             cluster,
             steps,
@@ -354,7 +355,7 @@ impl crate::source::Write for Writer {
     }
 
     fn acting_as(&self, who: &Arc<Impersonation>) -> Option<Arc<dyn crate::source::Write>> {
-        Some(Arc::new(Writer::acting_as(self, who)))
+        Some(Arc::new(KubeWriter::acting_as(self, who)))
     }
 
     fn may<'a>(
@@ -363,7 +364,7 @@ impl crate::source::Write for Writer {
         key: &'a ObjectKey,
         verb: &'static str,
     ) -> futures::future::BoxFuture<'a, Access> {
-        Box::pin(Writer::may(self, cluster, key, verb))
+        Box::pin(KubeWriter::may(self, cluster, key, verb))
     }
 
     fn handled<'a>(
@@ -377,7 +378,7 @@ impl crate::source::Write for Writer {
             let Some(connected) = self.connected(cluster) else {
                 return Outcome::Unreachable(NOT_CONNECTED.into());
             };
-            Writer::handled(self, &connected, key, token, within).await
+            KubeWriter::handled(self, &connected, key, token, within).await
         })
     }
 }

@@ -197,7 +197,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn of(target: &audit::Target) -> Outcome {
+    pub fn of(target: &audit::Record) -> Outcome {
         Outcome {
             workspace: target.workspace.clone(),
             cluster: target.cluster.clone(),

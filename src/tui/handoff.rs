@@ -28,7 +28,7 @@ pub struct Prepared {
     /// Removed when this is dropped.
     kubeconfig: Option<tempfile::NamedTempFile>,
     /// Where the outcome goes, and the token pairing it with the intent already written.
-    journal: Option<(PathBuf, String, audit::Target)>,
+    journal: Option<(PathBuf, String, audit::Record)>,
 }
 
 /// Everything before the program starts. A writing plugin gets its kubeconfig only through the
@@ -68,9 +68,9 @@ pub fn prepare(
         let path = journal.ok_or(PluginError::NoJournal)?;
         let token = jiff::Timestamp::now().to_string();
         let target = match (&prepared.launch.cluster, &prepared.launch.object) {
-            (Some(c), Some(key)) => audit::Target::new(c, key),
-            (Some(c), None) => audit::Target::cluster(c),
-            (None, _) => audit::Target::cluster(&crate::fleet::ClusterInfo::new("", "")),
+            (Some(c), Some(key)) => audit::Record::new(c, key),
+            (Some(c), None) => audit::Record::cluster(c),
+            (None, _) => audit::Record::cluster(&crate::fleet::ClusterInfo::new("", "")),
         };
         prepared
             .journal_line(path, audit::Stage::Intent, &token, &target)
@@ -103,7 +103,7 @@ impl Prepared {
                 other => Outcome::Failed(other.to_string()),
             };
             let target = target.with(&outcome);
-            let target = audit::Target {
+            let target = audit::Record {
                 message: exit.to_string(),
                 ..target
             };
@@ -124,7 +124,7 @@ impl Prepared {
         path: &Path,
         stage: audit::Stage,
         token: &str,
-        target: &audit::Target,
+        target: &audit::Record,
     ) -> std::io::Result<()> {
         let command: Vec<String> = std::iter::once(self.launch.command.clone())
             .chain(self.args.iter().cloned())

@@ -199,7 +199,7 @@ impl crate::source::Read for FromBus {
 /// and the session's write grant — never through the bus.
 pub(super) struct ToCluster {
     pub(super) direct: Arc<Direct>,
-    pub(super) writer: crate::k8s::Writer,
+    pub(super) writer: crate::k8s::KubeWriter,
     pub(super) servers: Servers,
 }
 
