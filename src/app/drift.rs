@@ -79,6 +79,6 @@ pub(super) fn arrived(model: &mut Model, (scope, key): (Scope, ObjectKey), drift
         .as_ref()
         .is_some_and(|a| a.is_for(&model.screen().view));
     if shown {
-        model.rows_stale = true;
+        model.rows_changed();
     }
 }

@@ -420,7 +420,7 @@ pub(super) fn acted(
             other => RunState::Ended(other),
         };
     }
-    model.rows_stale = true;
+    model.rows_changed();
     notice_handled(model)
 }
 

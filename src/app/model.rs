@@ -148,7 +148,8 @@ pub struct Model {
     pub fit: Fit,
     /// Rows of the top screen, rebuilt when the data or the screen changed.
     pub rows: Rows,
-    pub rows_stale: bool,
+    /// The rows are made again before the next frame: set through [`Model::rows_changed`].
+    rows_stale: bool,
     /// What the fleet map shows of each cluster.
     pub map_mode: super::view::MapMode,
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
@@ -169,10 +170,27 @@ pub struct Model {
     pub triage: super::triage::TriageCache,
     /// The last reconcile token written: the next one must differ.
     pub last_token: Option<Timestamp>,
-    pub quit: bool,
+    /// The user asked to leave: set through [`Model::quit`], read by [`Model::quitting`].
+    quit: bool,
 }
 
 impl Model {
+    /// What the rows are made of changed (the data, the filter, the sort): they are made again
+    /// before the next frame.
+    pub fn rows_changed(&mut self) {
+        self.rows_stale = true;
+    }
+
+    /// The user asked to leave: the loop ends after this change.
+    pub fn quit(&mut self) {
+        self.quit = true;
+    }
+
+    /// Whether the user asked to leave.
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+
     /// Says `text` on the status line until the next key: the one way a change tells the user
     /// what it did, or why it did nothing.
     pub fn say(&mut self, text: impl Into<String>) {

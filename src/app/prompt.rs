@@ -84,11 +84,11 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
     };
     let scope = model.screen().view.scope();
     match command {
-        Command::Quit => model.quit = true,
+        Command::Quit => model.quit(),
         Command::Help => model.toggle_help(),
         Command::Fleet => {
             model.stack.truncate(1);
-            model.rows_stale = true;
+            model.rows_changed();
         }
         Command::All => model.push(View::Objects { scope, kind: None }),
         Command::Triage => model.push(View::Triage { scope }),

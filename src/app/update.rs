@@ -47,7 +47,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             if joined_or_left {
                 model.count_writable();
             }
-            model.rows_stale = true;
+            model.rows_changed();
             notice_handled(model)
         }
         Msg::Acted {
@@ -112,7 +112,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             };
             if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
                 model.reads.deliveries = super::delivered::of(model, key, history);
-                model.rows_stale = true;
+                model.rows_changed();
                 // Read for the ring headers' figures: not kept once they are worked out (a week
                 // of a large fleet's changes); `:history` reads its own.
                 model.reads.history = None;
@@ -235,7 +235,7 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
         KeyCode::Char(c) => screen.filter.push(c),
         _ => return,
     }
-    model.rows_stale = true;
+    model.rows_changed();
 }
 
 fn act(model: &mut Model, action: Action) -> Vec<Effect> {
@@ -272,7 +272,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         return Vec::new();
     }
     match action {
-        Action::Quit => model.quit = true,
+        Action::Quit => model.quit(),
         Action::Help => model.toggle_help(),
         Action::Command => model.input = Input::Command(String::new()),
         Action::Filter => model.input = Input::Filter,
@@ -357,7 +357,7 @@ fn rearrange(model: &mut Model, action: Action) {
         Action::RootCauses => s.flat = !s.flat,
         _ => return,
     }
-    model.rows_stale = true;
+    model.rows_changed();
 }
 
 /// The detail view's object's events or YAML, read from its cluster.
@@ -439,7 +439,7 @@ fn toggle(model: &mut Model, group: u64) {
     if !s.expanded.remove(&group) {
         s.expanded.insert(group);
     }
-    model.rows_stale = true;
+    model.rows_changed();
 }
 
 fn open(model: &mut Model) -> Vec<Effect> {

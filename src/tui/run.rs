@@ -237,7 +237,7 @@ where
             }
         }
         dirty = true;
-        if model.quit {
+        if model.quitting() {
             return Ok(());
         }
     }

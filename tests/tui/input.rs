@@ -92,9 +92,9 @@ fn help_is_generated_from_the_keymap_in_effect_and_warnings_show() {
     );
     insta::assert_snapshot!("help_fleet", text);
     key(&mut m, KeyCode::Char('q'));
-    assert!(!m.quit, "q is no longer quit");
+    assert!(!m.quitting(), "q is no longer quit");
     key(&mut m, KeyCode::Char('x'));
-    assert!(m.quit);
+    assert!(m.quitting());
 }
 
 #[test]
