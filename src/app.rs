@@ -13,6 +13,7 @@ pub mod keymap;
 mod launch;
 pub mod links;
 pub mod map;
+pub mod marks;
 pub mod message;
 pub mod model;
 mod planning;

@@ -64,14 +64,7 @@ fn selected_objects(model: &Model) -> Vec<(ClusterId, ObjectKey)> {
 
 pub(super) fn mark(model: &mut Model) {
     let objects = selected_objects(model);
-    let all_marked = !objects.is_empty() && objects.iter().all(|o| model.marks.contains(o));
-    for o in objects {
-        if all_marked {
-            model.marks.remove(&o);
-        } else {
-            model.marks.insert(o);
-        }
-    }
+    model.marks.toggle(objects);
     // Marking moves on, as in k9s.
     let len = model.rows.ids.len();
     let screen = model.screen_mut();
@@ -85,16 +78,9 @@ pub(super) fn mark(model: &mut Model) {
 /// `:mark`: every object row the view shows (its filter and toggles applied).
 pub(super) fn mark_all(model: &mut Model) {
     model.refresh_rows();
-    let mut added = 0;
     let ids = model.rows.ids.clone();
-    for id in ids {
-        let objects = objects_of(model, &id);
-        for o in objects {
-            if model.marks.insert(o) {
-                added += 1;
-            }
-        }
-    }
+    let objects: Vec<_> = ids.iter().flat_map(|id| objects_of(model, id)).collect();
+    let added = model.marks.add(objects);
     model.say(format!(
         "{added} objects marked ({} in all)",
         model.marks.len()
@@ -146,8 +132,7 @@ pub(super) fn mark_stuck(model: &mut Model) {
             return;
         }
     }
-    let added = stuck.iter().filter(|o| !model.marks.contains(*o)).count();
-    model.marks.extend(stuck);
+    let added = model.marks.add(stuck);
     model.say(format!(
         "{added} stuck objects marked ({} in all)",
         model.marks.len()
@@ -159,9 +144,7 @@ pub(super) fn ask(model: &mut Model, verb: Verb) {
     let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
         selected_objects(model)
     } else {
-        let mut marked: Vec<_> = model.marks.iter().cloned().collect();
-        marked.sort();
-        marked
+        model.marks.sorted()
     };
     confirm(model, verb, targets, None);
 }

@@ -1,8 +1,6 @@
 //! What the TUI knows: the index, where the user is (a stack of screens, each with its own
 //! selection, filter and sort), what is being typed, and the warnings to show.
 
-use std::collections::HashSet;
-
 use jiff::Timestamp;
 
 use super::keymap::Keymap;
@@ -157,7 +155,7 @@ pub struct Model {
     /// What this session saw change: the history where no collector keeps one.
     pub recorded: crate::fleet::history::recorder::Recorder,
     /// Objects marked as the targets of the next action.
-    pub marks: HashSet<(ClusterId, ObjectKey)>,
+    pub marks: super::marks::MarkedObjects,
     /// An action waiting for the user's confirmation.
     pub confirm: Option<Confirm>,
     /// A plugin run waiting for the user's confirmation.
@@ -240,7 +238,7 @@ impl Model {
             map_mode: super::view::MapMode::default(),
             map_rollout: None,
             recorded: crate::fleet::history::recorder::Recorder::new(RECORDED),
-            marks: HashSet::new(),
+            marks: Default::default(),
             confirm: None,
             plugin_confirm: None,
             run: None,

@@ -97,8 +97,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::Mark => mark_all(model),
         Command::MarkStuck => mark_stuck(model),
         Command::Unmark => {
-            let n = model.marks.len();
-            model.marks.clear();
+            let n = model.marks.clear();
             model.say(format!("{n} marks cleared"));
         }
         Command::Results => match model.run {

@@ -106,19 +106,14 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
 
     // Marking a ring marks its clusters' copies.
     key(&mut m, KeyCode::Char(' '));
-    let mut marked: Vec<_> = m.marks.iter().cloned().collect();
-    marked.sort();
     assert_eq!(
-        marked,
+        m.marks.sorted(),
         [(ClusterId(0), apps.clone()), (ClusterId(1), apps.clone())]
     );
     // `:mark stuck` the stuck ones, which a reconcile with source then targets.
     command(&mut m, "unmark");
     command(&mut m, "mark stuck");
-    assert_eq!(
-        m.marks.iter().cloned().collect::<Vec<_>>(),
-        [(ClusterId(3), apps.clone())]
-    );
+    assert_eq!(m.marks.sorted(), [(ClusterId(3), apps.clone())]);
     key(&mut m, KeyCode::Char('W'));
     let confirm = m.confirm.as_ref().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::ReconcileWithSource);
