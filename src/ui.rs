@@ -133,7 +133,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
 fn breadcrumbs(model: &Model) -> Vec<String> {
     let index = &model.index;
     model
-        .stack
+        .screens()
         .iter()
         .map(|s| match &s.view {
             View::Fleet => "fleet".to_string(),
@@ -196,7 +196,7 @@ fn mode_text(model: &Model) -> String {
 
 /// What is being typed, else a message, else the keys of this view.
 fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    if let Some(launch) = &model.plugin_confirm {
+    if let Some(launch) = model.plugin_waiting() {
         let writes = if launch.writes { " (it may write)" } else { "" };
         let line = Line::from(vec![
             Span::styled(

@@ -344,14 +344,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
 
 /// The intent of an action typed here: the user, the reason typed, a new token.
 fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
-    // A token must differ from the last one, or the controller sees no new request.
-    let mut at = model.now;
-    if let Some(last) = model.last_token
-        && at <= last
-    {
-        at = last + jiff::SignedDuration::from_nanos(1);
-    }
-    model.last_token = Some(at);
+    let at = model.fresh_token();
     let reason = c.reason.trim();
     Intent {
         verb: c.verb,

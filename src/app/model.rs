@@ -128,7 +128,9 @@ pub type Proposals =
 pub struct Model {
     pub index: Index,
     pub keymap: Keymap,
-    pub stack: Vec<Screen>,
+    /// The screens open, the fleet view first: changed by [`Model::push`], [`Model::back`],
+    /// [`Model::home`].
+    stack: Vec<Screen>,
     pub input: Input,
     /// Config, theme and keymap problems: shown, never fatal.
     pub warnings: Vec<String>,
@@ -149,9 +151,9 @@ pub struct Model {
     /// The rows are made again before the next frame: set through [`Model::rows_changed`].
     rows_stale: bool,
     /// What the fleet map shows of each cluster.
-    pub map_mode: super::view::MapMode,
+    map_mode: super::view::MapMode,
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
-    pub map_rollout: Option<ObjectKey>,
+    map_rollout: Option<ObjectKey>,
     /// What this session saw change: the history where no collector keeps one.
     pub recorded: crate::fleet::history::recorder::Recorder,
     /// Objects marked as the targets of the next action.
@@ -159,7 +161,7 @@ pub struct Model {
     /// An action waiting for the user's confirmation.
     pub confirm: Option<Confirm>,
     /// A plugin run waiting for the user's confirmation.
-    pub plugin_confirm: Option<super::plugins::Launch>,
+    plugin_confirm: Option<super::plugins::Launch>,
     /// The last action sent, target by target.
     pub run: Option<Run>,
     /// The rollout view's spreads, recomputed for what changed.
@@ -167,12 +169,77 @@ pub struct Model {
     /// Triage's part of each cluster, worked out again for the clusters that changed.
     pub triage: super::triage::TriageCache,
     /// The last reconcile token written: the next one must differ.
-    pub last_token: Option<Timestamp>,
+    last_token: Option<Timestamp>,
     /// The user asked to leave: set through [`Model::quit`], read by [`Model::quitting`].
     quit: bool,
 }
 
 impl Model {
+    /// How many screens are open (the fleet view is the first).
+    pub fn depth(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// The screens open, the fleet view first.
+    pub fn screens(&self) -> &[Screen] {
+        &self.stack
+    }
+
+    /// Back to the fleet view, every other screen closed.
+    pub fn home(&mut self) {
+        self.stack.truncate(1);
+        self.rows_stale = true;
+    }
+
+    /// What the fleet map shows of each cluster.
+    pub fn map_mode(&self) -> super::view::MapMode {
+        self.map_mode
+    }
+
+    /// The map shows the next of what it can show of each cluster.
+    pub fn next_map_mode(&mut self) -> super::view::MapMode {
+        self.map_mode = self.map_mode.next();
+        self.map_mode
+    }
+
+    /// The rollout the map's rollout mode follows: the one last selected in the rollout view.
+    pub fn map_rollout(&self) -> Option<&ObjectKey> {
+        self.map_rollout.as_ref()
+    }
+
+    /// The map's rollout mode follows `rollout` from now on.
+    pub fn follow_rollout(&mut self, rollout: ObjectKey) {
+        self.map_rollout = Some(rollout);
+    }
+
+    /// A plugin run waiting for the user's confirmation.
+    pub fn plugin_waiting(&self) -> Option<&super::plugins::Launch> {
+        self.plugin_confirm.as_ref()
+    }
+
+    /// `launch` waits for the user's confirmation.
+    pub fn confirm_plugin(&mut self, launch: super::plugins::Launch) {
+        self.plugin_confirm = Some(launch);
+    }
+
+    /// The plugin run that waited, no longer waiting.
+    pub fn take_plugin(&mut self) -> Option<super::plugins::Launch> {
+        self.plugin_confirm.take()
+    }
+
+    /// A reconcile token for now that differs from every one this session wrote (the
+    /// controller sees no new request in a token it handled already).
+    pub fn fresh_token(&mut self) -> Timestamp {
+        let mut at = self.now;
+        if let Some(last) = self.last_token
+            && at <= last
+        {
+            at = last + jiff::SignedDuration::from_nanos(1);
+        }
+        self.last_token = Some(at);
+        at
+    }
+
     /// What the rows are made of changed (the data, the filter, the sort): they are made again
     /// before the next frame.
     pub fn rows_changed(&mut self) {

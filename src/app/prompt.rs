@@ -86,10 +86,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
     match command {
         Command::Quit => model.quit(),
         Command::Help => model.toggle_help(),
-        Command::Fleet => {
-            model.stack.truncate(1);
-            model.rows_changed();
-        }
+        Command::Fleet => model.home(),
         Command::All => model.push(View::Objects { scope, kind: None }),
         Command::Triage => model.push(View::Triage { scope }),
         Command::Rollout(kind) => model.push(View::Rollout { scope, kind }),

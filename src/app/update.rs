@@ -22,8 +22,8 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
         }
         _ => None,
     };
-    if followed.is_some() {
-        model.map_rollout = followed;
+    if let Some(followed) = followed {
+        model.follow_rollout(followed);
     }
     let after = model.opened_cluster();
     if after != before
@@ -129,7 +129,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.quiet();
             confirming(model, &key)
         }
-        Msg::Key(key) if model.plugin_confirm.is_some() => {
+        Msg::Key(key) if model.plugin_waiting().is_some() => {
             model.quiet();
             plugin_confirming(model, &key)
         }
@@ -142,7 +142,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
 
 /// A key while a plugin waits for its confirmation: enter or `y` runs it, esc or `n` cancels.
 fn plugin_confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
-    let launch = model.plugin_confirm.take();
+    let launch = model.take_plugin();
     match (key.code, launch) {
         (KeyCode::Enter | KeyCode::Char('y'), Some(launch)) => {
             vec![Effect::Plugin(launch)]
@@ -152,7 +152,9 @@ fn plugin_confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             Vec::new()
         }
         (_, launch) => {
-            model.plugin_confirm = launch;
+            if let Some(launch) = launch {
+                model.confirm_plugin(launch);
+            }
             Vec::new()
         }
     }
@@ -209,7 +211,7 @@ fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
             Vec::new()
         }
         Ok(launch) if plugin.confirm => {
-            model.plugin_confirm = Some(launch);
+            model.confirm_plugin(launch);
             Vec::new()
         }
         Ok(launch) => {
@@ -307,8 +309,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         // The fleet map's own keys (see map::navigate).
         Action::Map | Action::Left | Action::Right => {}
         Action::MapMode => {
-            model.map_mode = model.map_mode.next();
-            if model.map_mode == MapMode::Rollout && model.map_rollout.is_none() {
+            if model.next_map_mode() == MapMode::Rollout && model.map_rollout().is_none() {
                 model.say("the map follows the rollout selected in the rollout view (v): none yet");
             }
         }

@@ -86,7 +86,7 @@ fn a_plugin_that_asks_runs_only_once_confirmed() {
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(ClusterId(0)));
     assert_eq!(press(&mut m, 'P'), []);
-    assert!(m.plugin_confirm.is_some());
+    assert!(m.plugin_waiting().is_some());
     // Other keys do nothing meanwhile; n cancels.
     assert_eq!(press(&mut m, 'j'), []);
     assert_eq!(press(&mut m, 'n'), []);

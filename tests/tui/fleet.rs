@@ -125,10 +125,10 @@ fn drilling_down_from_fleet_to_object_and_back() {
     key(&mut m, KeyCode::Esc);
     key(&mut m, KeyCode::Esc);
     assert_eq!(m.screen().view, View::Fleet);
-    assert_eq!(m.stack.len(), 1);
+    assert_eq!(m.depth(), 1);
     // Esc on the fleet view stays there.
     key(&mut m, KeyCode::Esc);
-    assert_eq!(m.stack.len(), 1);
+    assert_eq!(m.depth(), 1);
 }
 
 #[test]

@@ -228,7 +228,7 @@ pub struct Shading {
 
 impl Shading {
     pub fn of(model: &Model) -> Shading {
-        let followed = match (model.map_mode, &model.map_rollout) {
+        let followed = match (model.map_mode(), model.map_rollout()) {
             (MapMode::Rollout, Some(key)) => rollouts::matrix(
                 model.index.entries(),
                 key,
@@ -243,7 +243,7 @@ impl Shading {
             _ => None,
         };
         Shading {
-            mode: model.map_mode,
+            mode: model.map_mode(),
             now: model.now,
             followed,
         }

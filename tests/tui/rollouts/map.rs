@@ -218,7 +218,7 @@ fn the_map_shows_where_the_rollout_selected_stands_on_each_cluster() {
     assert_eq!(m.screen().selected, Some(RowId::Rollout(apps.clone())));
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Char('k'));
-    assert_eq!(m.map_rollout, Some(apps));
+    assert_eq!(m.map_rollout(), Some(&apps));
     key(&mut m, KeyCode::Esc);
     let shot = common::tui::screen(&mut m, 120, 24);
     assert!(
