@@ -122,7 +122,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
         View::Trace(asked) => trace::draw(frame, body, model, theme, asked),
         View::Tree(root) => trace::draw_tree(frame, body, model, theme, root),
     }
-    if let Some(confirm) = &model.confirm {
+    if let Some(confirm) = model.confirming() {
         draw_confirm(frame, body, model, theme, confirm);
     }
     draw_footer(frame, footer, model, theme);

@@ -143,8 +143,8 @@ fn causes_sharing_an_endpoints_failure_stand_under_one_incident() {
     assert!(matches!(m.screen().selected, Some(RowId::Group(_))));
     key(&mut m, KeyCode::Char('R'));
     let confirm = m
-        .confirm
-        .clone()
+        .confirming()
+        .cloned()
         .unwrap_or_else(|| panic!("a confirmation: {:?}", m.flash()));
     let mut names: Vec<(ClusterId, &str)> = confirm
         .targets

@@ -226,7 +226,7 @@ fn confirm(
     } else {
         stage_of(&admitted)
     };
-    model.confirm = Some(Confirm {
+    model.ask(Confirm {
         verb,
         targets,
         tally,
@@ -240,7 +240,7 @@ fn confirm(
 
 /// Keys while a confirmation is open: nothing else happens until it is answered.
 pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
-    let Some(mut c) = model.confirm.take() else {
+    let Some(mut c) = model.take_confirm() else {
         return Vec::new();
     };
     if key.code == KeyCode::Esc {
@@ -279,7 +279,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         }
         _ => {}
     }
-    model.confirm = Some(c);
+    model.ask(c);
     Vec::new()
 }
 
@@ -291,7 +291,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         Some(p) => p.intent(),
         None => fresh_intent(model, &c),
     };
-    let run = model.run.as_ref().map_or(1, |r| r.id + 1);
+    let run = model.run().map_or(1, |r| r.id + 1);
     let admitted = match admit(model, c.targets, intent) {
         Ok(admitted) => admitted,
         Err(refused) => {
@@ -330,7 +330,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
             return Vec::new();
         }
     };
-    model.run = Some(Run {
+    model.sent(Run {
         id: run,
         verb: c.verb,
         token: intent.token.clone(),
@@ -356,7 +356,7 @@ fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
 
 /// The results view: the same action again on the targets that did not end well.
 pub(super) fn retry(model: &mut Model) {
-    let Some(run) = &model.run else {
+    let Some(run) = model.run() else {
         return;
     };
     let failed: Vec<(ClusterId, ObjectKey)> = run
@@ -380,7 +380,7 @@ pub(super) fn acted(
     key: ObjectKey,
     outcome: Outcome,
 ) -> Vec<Effect> {
-    let Some(r) = model.run.as_mut().filter(|r| r.id == run) else {
+    let Some(r) = model.run_mut().filter(|r| r.id == run) else {
         return Vec::new();
     };
     let waits = r.verb.requests_reconcile();
@@ -403,27 +403,36 @@ pub(super) fn acted(
 /// A requested reconcile is handled when the watched object says so; the executor is told, so
 /// that the journal records it.
 pub(super) fn notice_handled(model: &mut Model) -> Vec<Effect> {
-    let Some(run) = model.run.as_mut() else {
+    let Some(run) = model.run() else {
+        return Vec::new();
+    };
+    let handled: Vec<usize> = run
+        .rows
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| {
+            row.state == RunState::Requested
+                && model
+                    .index
+                    .cluster(row.cluster)
+                    .and_then(|c| c.objects.get(&row.key))
+                    .and_then(|o| o.last_handled_reconcile_at())
+                    == Some(run.token.as_str())
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let Some(run) = model.run_mut() else {
         return Vec::new();
     };
     let mut told = Vec::new();
-    for row in &mut run.rows {
-        if row.state != RunState::Requested {
-            continue;
-        }
-        let handled = model
-            .index
-            .cluster(row.cluster)
-            .and_then(|c| c.objects.get(&row.key))
-            .and_then(|o| o.last_handled_reconcile_at());
-        if handled == Some(run.token.as_str()) {
-            row.state = RunState::Handled;
-            told.push(Effect::Handled {
-                run: run.id,
-                cluster: row.cluster,
-                key: row.key.clone(),
-            });
-        }
+    for i in handled {
+        let row = &mut run.rows[i];
+        row.state = RunState::Handled;
+        told.push(Effect::Handled {
+            run: run.id,
+            cluster: row.cluster,
+            key: row.key.clone(),
+        });
     }
     told
 }

@@ -159,11 +159,11 @@ pub struct Model {
     /// Objects marked as the targets of the next action.
     pub marks: super::marks::MarkedObjects,
     /// An action waiting for the user's confirmation.
-    pub confirm: Option<Confirm>,
+    confirm: Option<Confirm>,
     /// A plugin run waiting for the user's confirmation.
     plugin_confirm: Option<super::plugins::Launch>,
     /// The last action sent, target by target.
-    pub run: Option<Run>,
+    run: Option<Run>,
     /// The rollout view's spreads, recomputed for what changed.
     pub spreads: super::spreads::SpreadCache,
     /// Triage's part of each cluster, worked out again for the clusters that changed.
@@ -210,6 +210,36 @@ impl Model {
     /// The map's rollout mode follows `rollout` from now on.
     pub fn follow_rollout(&mut self, rollout: ObjectKey) {
         self.map_rollout = Some(rollout);
+    }
+
+    /// The action waiting for the user's confirmation.
+    pub fn confirming(&self) -> Option<&Confirm> {
+        self.confirm.as_ref()
+    }
+
+    /// `confirm` waits for the user: keys go to it until it is sent or cancelled.
+    pub fn ask(&mut self, confirm: Confirm) {
+        self.confirm = Some(confirm);
+    }
+
+    /// The action that waited, no longer waiting.
+    pub fn take_confirm(&mut self) -> Option<Confirm> {
+        self.confirm.take()
+    }
+
+    /// The last action sent, target by target.
+    pub fn run(&self) -> Option<&Run> {
+        self.run.as_ref()
+    }
+
+    /// The last action sent, its targets' states moving as their outcomes come.
+    pub fn run_mut(&mut self) -> Option<&mut Run> {
+        self.run.as_mut()
+    }
+
+    /// `run` is sent: the last action from now on.
+    pub fn sent(&mut self, run: Run) {
+        self.run = Some(run);
     }
 
     /// A plugin run waiting for the user's confirmation.

@@ -97,7 +97,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
             let n = model.marks.clear();
             model.say(format!("{n} marks cleared"));
         }
-        Command::Results => match model.run {
+        Command::Results => match model.run() {
             Some(_) => model.push(View::Results),
             None => model.say("no action yet in this session"),
         },

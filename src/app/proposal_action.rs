@@ -76,7 +76,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         return refused;
     }
     let tally = admitted.tally();
-    model.confirm = Some(Confirm {
+    model.ask(Confirm {
         verb: p.action,
         targets: objects,
         tally,

@@ -125,7 +125,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             model.say(ended.describe());
             Vec::new()
         }
-        Msg::Key(key) if model.confirm.is_some() => {
+        Msg::Key(key) if model.confirming().is_some() => {
             model.quiet();
             confirming(model, &key)
         }

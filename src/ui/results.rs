@@ -12,7 +12,7 @@ use crate::config::theme::{Slot, Theme};
 use crate::fleet::verbs::Outcome;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let Some(run) = &model.run else {
+    let Some(run) = model.run() else {
         return;
     };
     let index = &model.index;

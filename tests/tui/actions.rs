@@ -10,7 +10,7 @@ fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
     for code in ['s', 'r', 'R', 'W', 'F'] {
         let effects = keys(&mut m, KeyCode::Char(code));
         assert_eq!(effects, []);
-        assert!(m.confirm.is_none());
+        assert!(m.confirming().is_none());
         // The one guardrail's words, as every other front door says them.
         let flash = m.flash().unwrap_or_default();
         assert!(
@@ -27,9 +27,9 @@ fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
         "reset",
     ] {
         assert_eq!(command(&mut m, line), []);
-        assert!(m.confirm.is_none(), ":{line}");
+        assert!(m.confirming().is_none(), ":{line}");
     }
-    assert!(m.run.is_none());
+    assert!(m.run().is_none());
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
             outcome: Outcome::Forbidden("no patch for you".into()),
         },
     );
-    let run = m.run.as_ref().unwrap();
+    let run = m.run().unwrap();
     assert_eq!(
         run.rows[0].state,
         RunState::Ended(Outcome::Forbidden("no patch for you".into()))
@@ -78,7 +78,7 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
         &mut m,
         Msg::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL)),
     );
-    let retry = m.confirm.as_ref().expect("a confirmation");
+    let retry = m.confirming().expect("a confirmation");
     assert_eq!(retry.verb, Verb::Suspend);
     assert_eq!(retry.targets, [(first.cluster, first.key.clone())]);
 }
@@ -94,10 +94,10 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     let marked = m.marks.len();
     assert!(marked >= 2, "{marked}");
     key(&mut m, KeyCode::Char('R'));
-    assert_eq!(m.confirm.as_ref().unwrap().stage, Stage::Count);
+    assert_eq!(m.confirming().unwrap().stage, Stage::Count);
     typed(&mut m, "99");
     assert_eq!(keys(&mut m, KeyCode::Enter), []);
-    assert!(m.confirm.is_some(), "a wrong count does not confirm");
+    assert!(m.confirming().is_some(), "a wrong count does not confirm");
     typed(&mut m, &marked.to_string());
     let effects = keys(&mut m, KeyCode::Enter);
     let [Effect::Act(job)] = effects.as_slice() else {
@@ -114,8 +114,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     };
     update(&mut m, done());
     let state = |m: &Model| {
-        m.run
-            .as_ref()
+        m.run()
             .unwrap()
             .rows
             .iter()
@@ -174,7 +173,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     }];
     // Every target refused: no confirmation, nothing sent, and the reason on screen.
     assert_eq!(keys(&mut m, KeyCode::Char('R')), []);
-    assert!(m.confirm.is_none());
+    assert!(m.confirming().is_none());
     let flash = m.flash().unwrap_or_default().to_string();
     assert!(
         flash.starts_with("nothing to reconcile: the object is refused"),
@@ -196,7 +195,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let others = id.objects.len() - releases;
     assert!(releases > 0 && others > 0);
     key(&mut m, KeyCode::Char('R'));
-    let tally = m.confirm.as_ref().expect("a confirmation").tally;
+    let tally = m.confirming().expect("a confirmation").tally;
     assert_eq!((tally.sent, tally.refused), (others, releases));
     // More targets than allowed: refused before any confirmation.
     let mut m = model();
@@ -205,7 +204,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     command(&mut m, "mark");
     assert!(m.marks.len() > 1);
     assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
-    assert!(m.confirm.is_none());
+    assert!(m.confirming().is_none());
     // The one guardrail's words, as every other front door says them (tests/front_doors.rs).
     let refused = fluxfleet::actions::Refused::TooMany {
         count: m.marks.len(),
@@ -360,7 +359,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     // The second row, the suspend: confirmed, it is sent with the proposal's own intent.
     key(&mut m, KeyCode::Char('j'));
     assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
-    let confirm = m.confirm.as_ref().expect("a confirmation");
+    let confirm = m.confirming().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::Suspend);
     assert_eq!(confirm.stage, Stage::Yes, "the reason was proposed");
     let effects = keys(&mut m, KeyCode::Char('y'));
@@ -402,7 +401,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
         panic!("{decision:?}")
     };
     assert!(changed[0].contains("would now refused"), "{changed:?}");
-    assert!(m.confirm.is_none());
+    assert!(m.confirming().is_none());
     assert!(
         m.flash().unwrap().contains("the fleet changed"),
         "{:?}",
@@ -440,7 +439,7 @@ fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
     command(&mut m, "proposals");
     update(&mut m, Msg::Proposals(Ok(vec![proposal.clone()])));
     assert_eq!(keys(&mut m, KeyCode::Char('a')), [], "nothing decided");
-    assert!(m.confirm.is_none());
+    assert!(m.confirming().is_none());
     let approve_says = fluxfleet::export::outcome::Failed::Refused {
         refused: fluxfleet::actions::Refused::TooMany { count, max: 1 },
         then: fluxfleet::actions::Unsent::Pending(proposal.id.clone()),

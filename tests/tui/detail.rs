@@ -182,6 +182,6 @@ fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
     // The detail's actions stay on its object, whichever link is selected.
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Char('R'));
-    let confirm = m.confirm.clone().expect("a confirmation");
+    let confirm = m.confirming().cloned().expect("a confirmation");
     assert_eq!(confirm.targets, [(ClusterId(0), ks("apps"))]);
 }

@@ -122,7 +122,7 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     let g = m.screen().selected.clone();
     assert!(matches!(g, Some(RowId::Group(_))), "{g:?}");
     key(&mut m, KeyCode::Char('W'));
-    let confirm = m.confirm.clone().expect("a confirmation");
+    let confirm = m.confirming().cloned().expect("a confirmation");
     let names: Vec<&str> = confirm.targets.iter().map(|(_, k)| &*k.name).collect();
     assert_eq!(names, ["apps", "apps"]);
     key(&mut m, KeyCode::Esc);

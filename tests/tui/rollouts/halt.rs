@@ -31,7 +31,7 @@ fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes_exact
     // H: the copies not on the newest revision (staging-2 tried it and failed; prod has not
     // had it), with the reason already given.
     key(&mut m, KeyCode::Char('H'));
-    let confirm = m.confirm.clone().expect("a confirmation");
+    let confirm = m.confirming().cloned().expect("a confirmation");
     let new = "main@sha1:2222222222222222222222222222222222222222";
     assert_eq!(confirm.verb, Verb::Suspend);
     let mut targets: Vec<u32> = confirm.targets.iter().map(|(c, _)| c.0).collect();
@@ -52,9 +52,9 @@ fn halting_a_rollout_suspends_where_it_has_not_arrived_and_resuming_undoes_exact
     m.refresh_rows();
     // H again: nothing left to halt; U: exactly what the halt suspended.
     key(&mut m, KeyCode::Char('H'));
-    assert!(m.confirm.is_none(), "{:?}", m.flash());
+    assert!(m.confirming().is_none(), "{:?}", m.flash());
     key(&mut m, KeyCode::Char('U'));
-    let confirm = m.confirm.clone().expect("a confirmation");
+    let confirm = m.confirming().cloned().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::Resume);
     let mut targets: Vec<u32> = confirm.targets.iter().map(|(c, _)| c.0).collect();
     targets.sort_unstable();

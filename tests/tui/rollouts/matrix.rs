@@ -115,7 +115,7 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     command(&mut m, "mark stuck");
     assert_eq!(m.marks.sorted(), [(ClusterId(3), apps.clone())]);
     key(&mut m, KeyCode::Char('W'));
-    let confirm = m.confirm.as_ref().expect("a confirmation");
+    let confirm = m.confirming().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::ReconcileWithSource);
     assert_eq!(confirm.targets, [(ClusterId(3), apps)]);
 }
