@@ -208,7 +208,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
-    let line = match (&model.input, model.flash()) {
+    let line = match (model.input(), model.flash()) {
         (Input::Command(text), _) => {
             let hint = crate::app::prompt::completions(model, text)
                 .into_iter()

@@ -131,7 +131,9 @@ pub struct Model {
     /// The screens open, the fleet view first: changed by [`Model::push`], [`Model::back`],
     /// [`Model::home`].
     stack: Vec<Screen>,
-    pub input: Input,
+    /// What the bottom line takes keys for: set through [`Model::prompt`],
+    /// [`Model::start_filter`], [`Model::close_input`].
+    input: Input,
     /// Config, theme and keymap problems: shown, never fatal.
     pub warnings: Vec<String>,
     /// A one-off message (an unknown command, a cluster not found): said through [`Model::say`],
@@ -210,6 +212,26 @@ impl Model {
     /// The map's rollout mode follows `rollout` from now on.
     pub fn follow_rollout(&mut self, rollout: ObjectKey) {
         self.map_rollout = Some(rollout);
+    }
+
+    /// What the bottom line takes keys for.
+    pub fn input(&self) -> &Input {
+        &self.input
+    }
+
+    /// The `:` prompt, holding `line`.
+    pub fn prompt(&mut self, line: String) {
+        self.input = Input::Command(line);
+    }
+
+    /// Keys go to the view's filter.
+    pub fn start_filter(&mut self) {
+        self.input = Input::Filter;
+    }
+
+    /// Keys go to the view again.
+    pub fn close_input(&mut self) {
+        self.input = Input::None;
     }
 
     /// The action waiting for the user's confirmation.

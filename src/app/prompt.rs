@@ -6,31 +6,31 @@ use super::command::{Argument, Command};
 use super::flux_action::{ask, mark_all, mark_stuck};
 use super::message::Effect;
 use super::model::Model;
-use super::view::{Input, View};
+use super::view::View;
 use crate::fleet::ClusterId;
 
 /// A key typed at the `:` prompt: edit the line, complete it (Tab), run it (Enter).
 pub(super) fn edit_command(model: &mut Model, mut line: String, key: &KeyEvent) -> Vec<Effect> {
     match key.code {
-        KeyCode::Esc => model.input = Input::None,
+        KeyCode::Esc => model.close_input(),
         KeyCode::Enter => {
-            model.input = Input::None;
+            model.close_input();
             return run_command(model, line.trim());
         }
         KeyCode::Backspace => {
             line.pop();
-            model.input = Input::Command(line);
+            model.prompt(line);
         }
         KeyCode::Tab => {
             let choices = completions(model, &line);
             if let Some(first) = choices.first() {
                 line = first.clone();
             }
-            model.input = Input::Command(line);
+            model.prompt(line);
         }
         KeyCode::Char(c) => {
             line.push(c);
-            model.input = Input::Command(line);
+            model.prompt(line);
         }
         _ => {}
     }

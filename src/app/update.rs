@@ -163,7 +163,7 @@ fn plugin_confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 /// A key pressed: to the line being edited, else to its action or plugin in this view.
 fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
     // Typing goes to the line being edited.
-    match model.input.clone() {
+    match model.input().clone() {
         Input::Filter => {
             edit_filter(model, key);
             return Vec::new();
@@ -228,9 +228,9 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
     match key.code {
         KeyCode::Esc => {
             screen.filter.clear();
-            model.input = Input::None;
+            model.close_input();
         }
-        KeyCode::Enter => model.input = Input::None,
+        KeyCode::Enter => model.close_input(),
         KeyCode::Backspace => {
             screen.filter.pop();
         }
@@ -276,8 +276,8 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     match action {
         Action::Quit => model.quit(),
         Action::Help => model.toggle_help(),
-        Action::Command => model.input = Input::Command(String::new()),
-        Action::Filter => model.input = Input::Filter,
+        Action::Command => model.prompt(String::new()),
+        Action::Filter => model.start_filter(),
         Action::Back => model.back(),
         Action::Up => moved(model, cursor.saturating_sub(1)),
         Action::Down => moved(model, (cursor + 1).min(len.saturating_sub(1))),
@@ -336,7 +336,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         Action::Tree => return super::trace::tree(model),
         Action::Approve => return super::proposal_action::approve(model),
         Action::Reject if model.screen().view == View::Proposals => {
-            model.input = Input::Command("reject ".into());
+            model.prompt("reject ".into());
         }
         Action::Reject => {}
         Action::Halt => halt(model, false),

@@ -410,7 +410,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
 
     // x asks why, and the reason goes with the rejection.
     key(&mut m, KeyCode::Char('x'));
-    assert_eq!(m.input, Input::Command("reject ".into()));
+    assert_eq!(m.input(), &Input::Command("reject ".into()));
     typed(&mut m, "not during the freeze");
     let effects = keys(&mut m, KeyCode::Enter);
     let [Effect::Decide { id, decision }] = effects.as_slice() else {

@@ -20,12 +20,12 @@ fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
     assert_eq!(m.rows.ids.len(), 6);
     key(&mut m, KeyCode::Char('/'));
     typed(&mut m, "payapps");
-    assert_eq!(m.input, Input::Filter);
+    assert_eq!(m.input(), &Input::Filter);
     m.refresh_rows();
     assert_eq!(m.rows.ids.len(), 2, "pay-prod-eu/apps and pay-prod-us/apps");
     insta::assert_snapshot!("objects_filtered", common::tui::screen(&mut m, 120, 12));
     key(&mut m, KeyCode::Enter);
-    assert_eq!(m.input, Input::None);
+    assert_eq!(m.input(), &Input::None);
     key(&mut m, KeyCode::Esc);
     m.refresh_rows();
     assert_eq!(
@@ -107,7 +107,7 @@ fn unknown_commands_and_names_say_so() {
     key(&mut m, KeyCode::Char(':'));
     typed(&mut m, "ws ret");
     key(&mut m, KeyCode::Tab);
-    assert_eq!(m.input, Input::Command("ws retail".into()));
+    assert_eq!(m.input(), &Input::Command("ws retail".into()));
     key(&mut m, KeyCode::Enter);
     assert!(matches!(m.screen().view, View::Workspace(_)));
     key(&mut m, KeyCode::Char(':'));
