@@ -327,7 +327,10 @@ fn draw_status(
                 .filter_map(|(_, c)| c.report.as_ref().map(|r| r.read_at))
                 .min();
             let oldest = oldest.map_or(String::new(), |t| {
-                format!(", oldest report {}", crate::units::age(Some(t), model.now))
+                format!(
+                    ", oldest report {}",
+                    crate::units::age(Some(t), model.now())
+                )
             });
             format!(
                 " clusters {live}/{} seen ({} live, {n} by summary{oldest})",

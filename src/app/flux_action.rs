@@ -115,7 +115,7 @@ pub(super) fn mark_stuck(model: &mut Model) {
                     key,
                     &rollout.rings,
                     &rollout.rules,
-                    model.now,
+                    model.now(),
                 ) else {
                     continue;
                 };
@@ -161,7 +161,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
     };
     let (rings, rules) = (&model.settings.rollout.rings, &model.settings.rollout.rules);
     let clusters = clusters_in(&model.index, scope);
-    let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now)
+    let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now())
     else {
         return;
     };

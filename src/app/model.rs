@@ -140,7 +140,7 @@ pub struct Model {
     /// cleared by [`Model::quiet`], read by [`Model::flash`].
     flash: Option<String>,
     /// The clock of the last render; pinned in tests.
-    pub now: Timestamp,
+    now: Timestamp,
     /// What this session may do and how.
     pub settings: Settings,
     /// What was read when asked.
@@ -212,6 +212,16 @@ impl Model {
     /// The map's rollout mode follows `rollout` from now on.
     pub fn follow_rollout(&mut self, rollout: ObjectKey) {
         self.map_rollout = Some(rollout);
+    }
+
+    /// The clock of the last frame (pinned in tests).
+    pub fn now(&self) -> Timestamp {
+        self.now
+    }
+
+    /// The clock moves on to `now`, before a frame is drawn.
+    pub fn tick(&mut self, now: Timestamp) {
+        self.now = now;
     }
 
     /// What the bottom line takes keys for.

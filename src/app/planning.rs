@@ -61,7 +61,7 @@ pub(super) fn changed(
         id: p.id.clone(),
         decision: Decision::Refused {
             by: model.settings.user.clone(),
-            at: model.now,
+            at: model.now(),
             changed,
         },
     }])

@@ -104,7 +104,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::History(within) => {
             let since = jiff::SignedDuration::try_from(within)
                 .ok()
-                .and_then(|d| model.now.checked_sub(d).ok())
+                .and_then(|d| model.now().checked_sub(d).ok())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
             model.reads.history = None;
             model.reads.history_since = Some(since);

@@ -34,7 +34,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         model.say(refused.to_string());
         return Vec::new();
     }
-    let status = p.status(model.now);
+    let status = p.status(model.now());
     if status != ProposalStatus::Pending {
         model.say(format!(
             "proposal {} is {status}: only a pending proposal can be approved",
@@ -51,7 +51,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     }
     let selected = p
         .selection
-        .select(&model.index, &model.settings.rollout, model.now);
+        .select(&model.index, &model.settings.rollout, model.now());
     let objects = match selected {
         Ok(objects) => objects,
         Err(e) => {
@@ -104,7 +104,7 @@ pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
         model.say("no proposal to reject");
         return Vec::new();
     };
-    let status = p.status(model.now);
+    let status = p.status(model.now());
     if status != ProposalStatus::Pending {
         model.say(format!(
             "proposal {} is {status}: only a pending proposal can be rejected",
@@ -116,7 +116,7 @@ pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
         id: p.id.clone(),
         decision: Decision::Rejected {
             by: model.settings.user.clone(),
-            at: model.now,
+            at: model.now(),
             reason: reason.to_string(),
         },
     }]
@@ -128,7 +128,7 @@ pub(super) fn decided(
     result: Result<Box<Proposal>, std::sync::Arc<crate::proposals::StoreError>>,
 ) -> Vec<Effect> {
     model.say(match result {
-        Ok(p) => format!("proposal {} is {}", p.id, p.status(model.now)),
+        Ok(p) => format!("proposal {} is {}", p.id, p.status(model.now())),
         Err(e) => e.to_string(),
     });
     // Read again wherever the list is kept: going back to it shows the decision.

@@ -459,7 +459,7 @@ fn open(model: &mut Model) -> Vec<Effect> {
             model.reads.deliveries.clear();
             let week = jiff::SignedDuration::from_hours(7 * 24);
             let since = model
-                .now
+                .now()
                 .checked_sub(week)
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
             model.reads.history_since = Some(since);

@@ -167,7 +167,7 @@ where
     let mut last_frame = tokio::time::Instant::now() - FRAME;
     loop {
         if dirty && last_frame.elapsed() >= FRAME {
-            model.now = now();
+            model.tick(now());
             let size = terminal.size()?;
             lay_out(model, theme, size.into());
             terminal.draw(|frame| crate::ui::render(frame, model, theme))?;

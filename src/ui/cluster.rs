@@ -66,7 +66,10 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
         Constraint::Min(3),
     ]));
     if let Some(report) = &cluster.report {
-        frame.render_widget(Paragraph::new(report_line(report, model.now, theme)), flux);
+        frame.render_widget(
+            Paragraph::new(report_line(report, model.now(), theme)),
+            flux,
+        );
     }
     let conn = &cluster.connection;
     let mut spans = vec![
@@ -80,7 +83,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
                 cluster.info.server,
                 conn.protocol.unwrap_or("-"),
                 conn.lists.map(lists_said).unwrap_or_default(),
-                age(cluster.last_event, model.now)
+                age(cluster.last_event, model.now())
             ),
             theme.style(Slot::Dim),
         ),
@@ -146,7 +149,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: Clus
                 health_cell(o.health, theme),
                 Cell::from(if o.suspended { "yes" } else { "" }),
                 Cell::from(o.shown_revision()),
-                Cell::from(age(o.since, model.now)),
+                Cell::from(age(o.since, model.now())),
                 message_cell(o, theme),
             ]
         },

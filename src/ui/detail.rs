@@ -98,7 +98,7 @@ fn facts(
             let ready = o.ready.map_or("-".to_string(), |r| format!("{r:?}"));
             lines.push(field(
                 "ready",
-                plain(format!("{ready} since {} ago", age(o.since, model.now))),
+                plain(format!("{ready} since {} ago", age(o.since, model.now()))),
             ));
             lines.push(field(
                 "reason",
@@ -350,7 +350,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
                         Span::styled(
                             format!(
                                 "{:>5} ",
-                                e.last_seen.map_or("-".into(), |t| age(Some(t), model.now))
+                                e.last_seen.map_or("-".into(), |t| age(Some(t), model.now()))
                             ),
                             dim,
                         ),
@@ -373,7 +373,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             };
             (
                 " runs · status.history · newest first ".into(),
-                Paragraph::new(super::runs::lines(kind, runs, model.now, theme)),
+                Paragraph::new(super::runs::lines(kind, runs, model.now(), theme)),
             )
         }
         Some(Fetched::Yaml(yaml)) => (

@@ -410,7 +410,7 @@ pub fn map_status(model: &Model, shading: &map::Shading) -> Option<String> {
                         crate::units::truncate_hex(&r.revision)
                     });
                     text.push_str(&format!(" · {} · runs {runs}", p.state()));
-                    let why = p.reason(model.now);
+                    let why = p.reason(model.now());
                     if !why.is_empty() {
                         text.push_str(&format!(" · {why}"));
                     }

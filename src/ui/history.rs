@@ -61,7 +61,7 @@ pub fn draw(
                     .into_iter()
                     .skip(model.reads.fetched_scroll)
                     .take(usize::from(area.height))
-                    .map(|c| line(c, model.now, theme))
+                    .map(|c| line(c, model.now(), theme))
                     .collect()
             }
         }
@@ -71,11 +71,11 @@ pub fn draw(
         // From kubeconfigs: what this session saw, since it started when that is later.
         Some(started) if started > since => format!(
             " what this session saw since it started {} ago, newest first ",
-            crate::units::age(Some(started), model.now)
+            crate::units::age(Some(started), model.now())
         ),
         _ => format!(
             " history since {} ago, newest first ",
-            crate::units::age(Some(since), model.now)
+            crate::units::age(Some(since), model.now())
         ),
     };
     let block = Block::bordered()

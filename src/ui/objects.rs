@@ -77,7 +77,7 @@ pub fn draw(
                 )),
                 health_cell(o.health, theme),
                 Cell::from(o.shown_revision()),
-                Cell::from(age(o.since, model.now)),
+                Cell::from(age(o.since, model.now())),
                 message_cell(o, theme),
             ]
         },

@@ -46,7 +46,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         .enumerate()
         .skip(first)
         .take(room)
-        .map(|(i, p)| row(p, model.now, i == selected, theme))
+        .map(|(i, p)| row(p, model.now(), i == selected, theme))
         .collect();
     frame.render_widget(
         Paragraph::new(lines).block(framed(
@@ -59,7 +59,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let title = format!(" {} · {} ", p.id, p.action);
     // Wrapped: a person approves the patches whole, as they will be sent.
     frame.render_widget(
-        Paragraph::new(detail(p, model.now, theme))
+        Paragraph::new(detail(p, model.now(), theme))
             .wrap(Wrap { trim: false })
             .block(framed(&title, theme)),
         bottom,

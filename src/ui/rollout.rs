@@ -87,7 +87,7 @@ pub fn draw(
                     theme,
                 )),
                 Cell::from(rollouts::shown(s.newest.as_ref())),
-                Cell::from(age(s.newest_since, model.now)),
+                Cell::from(age(s.newest_since, model.now())),
                 Cell::from(spread_bar(c, bar_width, theme)),
                 Cell::from(format!("{}/{}", c.current, c.total())),
                 count_cell(s.behind, Health::Progressing, theme),
@@ -107,7 +107,7 @@ pub fn draw_matrix(
 ) {
     let index = &model.index;
     let filter = &model.screen().filter;
-    let now = model.now;
+    let now = model.now();
     let mut title = format!(
         "{} {}/{} in {}",
         key.kind,

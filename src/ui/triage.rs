@@ -73,7 +73,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
                     return Vec::new();
                 };
                 let since = cluster.objects.get(key).and_then(|o| o.since);
-                let mut text = format!("since {}", age(since, model.now));
+                let mut text = format!("since {}", age(since, model.now()));
                 if !screen.flat {
                     let held = cluster.graph.held_back(key);
                     if !held.is_empty() {
@@ -85,7 +85,12 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
             }
             RowId::Cluster(c) => {
                 let since = index.cluster(*c).and_then(|c| c.connection.since);
-                member(model, theme, *c, format!("since {}", age(since, model.now)))
+                member(
+                    model,
+                    theme,
+                    *c,
+                    format!("since {}", age(since, model.now())),
+                )
             }
             RowId::Workspace(_) | RowId::Rollout(_) | RowId::Ring(_) => Vec::new(),
         },
@@ -132,7 +137,7 @@ fn group_cells<'a>(
         Cell::from(blocks),
         Cell::from(clusters.to_string()),
         Cell::from(group.workspaces.to_string()),
-        Cell::from(age(group.since, model.now)),
+        Cell::from(age(group.since, model.now())),
         Cell::from(match group.recent {
             0 => String::new(),
             n => format!("+{n}"),

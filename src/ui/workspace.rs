@@ -73,7 +73,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: Work
                     theme,
                 )),
                 state_cell(cluster, theme),
-                Cell::from(age(cluster.last_event, model.now)),
+                Cell::from(age(cluster.last_event, model.now())),
             ];
             if flux {
                 cells.push(flux_cell(cluster, theme));

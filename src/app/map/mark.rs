@@ -234,7 +234,7 @@ impl Shading {
                 key,
                 &model.settings.rollout.rings,
                 &model.settings.rollout.rules,
-                model.now,
+                model.now(),
             )
             .map(|m| {
                 let places = m.places.into_iter().map(|p| (p.cluster, p)).collect();
@@ -244,7 +244,7 @@ impl Shading {
         };
         Shading {
             mode: model.map_mode(),
-            now: model.now,
+            now: model.now(),
             followed,
         }
     }
