@@ -22,6 +22,7 @@ pub mod plugins;
 pub mod prompt;
 mod proposal_action;
 pub mod rows;
+mod settings;
 pub mod spreads;
 mod trace;
 pub mod triage;
