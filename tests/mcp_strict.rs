@@ -240,6 +240,14 @@ async fn every_tool_advertises_exactly_what_it_reads_in_each_mode() {
             })
             .collect();
         assert_eq!(advertised, takes(mode), "{mode}");
+        for tool in &tools {
+            assert_eq!(
+                tool.input_schema.get("additionalProperties"),
+                Some(&Value::Bool(false)),
+                "{mode} {}",
+                tool.name
+            );
+        }
 
         // An argument of the other mode, or of another tool, is refused by name: nothing done.
         let object = json!({ "kind": "ks", "name": "apps", "namespace": "flux-system" });
@@ -258,7 +266,16 @@ async fn every_tool_advertises_exactly_what_it_reads_in_each_mode() {
             ],
             _ => &[],
         };
-        for (tool, argument) in foreign {
+        // And a misspelled scope, on every tool that acts in this mode: refused, never widened.
+        let misspelled: &[(&str, &str)] = match mode {
+            "--read-only" => &[],
+            _ => &[
+                ("suspend", "namespaces"),
+                ("resume", "namespaces"),
+                ("reconcile", "namespaces"),
+            ],
+        };
+        for (tool, argument) in foreign.iter().chain(misspelled) {
             let mut args = object.clone();
             args[*argument] = json!("x");
             let refused = call(&client, tool, args).await.unwrap_err();

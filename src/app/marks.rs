@@ -31,10 +31,11 @@ impl MarkedObjects {
 
     /// MarkedObjects `objects`; how many were not marked yet.
     pub fn add(&mut self, objects: impl IntoIterator<Item = Marked>) -> usize {
-        objects
-            .into_iter()
-            .filter(|o| self.marked.insert(o.clone()))
-            .count()
+        let mut added = 0;
+        for o in objects {
+            added += usize::from(self.marked.insert(o));
+        }
+        added
     }
 
     /// Unmarks every object; how many were marked.

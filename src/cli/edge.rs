@@ -267,12 +267,7 @@ pub fn mcp_said(said: McpSaid) {
 /// `mcp`'s end: the failure said, its exit code — the user's doing (a flag, a file, a config)
 /// is usage.
 pub fn served(result: Result<(), McpFailed>) -> u8 {
-    let failed = match result {
-        Ok(()) => return exit::OK,
-        Err(failed) => failed,
-    };
-    eprintln!("error: {}", safe(&failed.to_string()));
-    match failed {
+    said_ending(result, |failed| match failed {
         McpFailed::Served(McpError::NoClusters(_)) => exit::INVENTORY,
         McpFailed::Served(
             McpError::WritesRefused(_)
@@ -282,6 +277,18 @@ pub fn served(result: Result<(), McpFailed>) -> u8 {
         ) => exit::USAGE,
         McpFailed::Served(McpError::Open(_) | McpError::Handshake(_) | McpError::Session(_))
         | McpFailed::Signals(_) => exit::ERROR,
+    })
+}
+
+/// How a command that runs until told to stop ended: 0, or its failure said and `code`'s exit
+/// code for it.
+fn said_ending<E: std::fmt::Display>(result: Result<(), E>, code: impl FnOnce(&E) -> u8) -> u8 {
+    match result {
+        Ok(()) => exit::OK,
+        Err(failed) => {
+            eprintln!("error: {}", safe(&failed.to_string()));
+            code(&failed)
+        }
     }
 }
 
@@ -309,16 +316,11 @@ pub enum CollectFailed {
 
 /// `collect`'s end: the failure said, its exit code.
 pub fn collected(result: Result<(), CollectFailed>) -> u8 {
-    let failed = match result {
-        Ok(()) => return exit::OK,
-        Err(failed) => failed,
-    };
-    eprintln!("error: {}", safe(&failed.to_string()));
-    match failed {
+    said_ending(result, |failed| match failed {
         CollectFailed::NoClusters => exit::INVENTORY,
         CollectFailed::NoBus | CollectFailed::FromBus | CollectFailed::Endpoints(_) => exit::USAGE,
         CollectFailed::Open(_) | CollectFailed::Bus(_) | CollectFailed::Signals(_) => exit::ERROR,
-    }
+    })
 }
 
 /// How `fluxfleet sim` ended, when not told to stop.
@@ -334,15 +336,10 @@ pub enum SimFailed {
 /// `sim`'s end: the failure said, its exit code — a configuration the flags made, or an address
 /// that cannot be listened on, is usage.
 pub fn simulated(result: Result<(), SimFailed>) -> u8 {
-    let failed = match result {
-        Ok(()) => return exit::OK,
-        Err(failed) => failed,
-    };
-    eprintln!("error: {}", safe(&failed.to_string()));
-    match failed {
+    said_ending(result, |failed| match failed {
         SimFailed::Start(fluxfleet_sim::Error::Config(_) | fluxfleet_sim::Error::Bind { .. }) => {
             exit::USAGE
         }
         SimFailed::Start(_) | SimFailed::Signals(_) => exit::ERROR,
-    }
+    })
 }

@@ -28,14 +28,24 @@ impl<V> Default for Sorted<V> {
 impl<V> FromIterator<(ObjectKey, V)> for Sorted<V> {
     fn from_iter<I: IntoIterator<Item = (ObjectKey, V)>>(entries: I) -> Self {
         let mut entries: Vec<(ObjectKey, V)> = entries.into_iter().collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        // dedup_by keeps the first of a run: the last is wanted, as a map's collect keeps it.
-        entries.reverse();
-        entries.dedup_by(|a, b| a.0 == b.0);
-        entries.reverse();
-        entries.shrink_to_fit();
+        sort_keeping_last(&mut entries);
         Sorted { entries }
     }
+}
+
+/// Sorts `entries` by key; of several under one key, the last given is kept (as a map keeps
+/// what was put last), in the first one's place. Room fitted.
+fn sort_keeping_last<V>(entries: &mut Vec<(ObjectKey, V)>) {
+    // Stable: entries under one key stay in the order given.
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            std::mem::swap(&mut later.1, &mut kept.1);
+        }
+        same
+    });
+    entries.shrink_to_fit();
 }
 
 impl<V> Sorted<V> {
@@ -84,18 +94,9 @@ impl<V> Sorted<V> {
             }
             return;
         }
+        // The ones here come first: under a key that is here, the new value takes its place.
         self.entries.extend(more);
-        // Stable: of two entries under one key, the one that was here comes first; the new one's
-        // value takes its place.
-        self.entries.sort_by(|a, b| a.0.cmp(&b.0));
-        self.entries.dedup_by(|new, old| {
-            let same = new.0 == old.0;
-            if same {
-                std::mem::swap(&mut new.1, &mut old.1);
-            }
-            same
-        });
-        self.entries.shrink_to_fit();
+        sort_keeping_last(&mut self.entries);
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
@@ -159,14 +160,14 @@ impl<V> Sorted<V> {
     }
 
     /// Puts back a kind's entries, none of which is here (taken out by [`Sorted::take_kind`]),
-    /// given sorted by key, descending.
-    pub fn put_kind(&mut self, mut descending: Vec<(ObjectKey, V)>) {
-        let Some(kind) = descending.first().map(|(k, _)| k.kind) else {
+    /// in any order; of two under one key, the last given is kept.
+    pub fn put_kind(&mut self, mut entries: Vec<(ObjectKey, V)>) {
+        let Some(kind) = entries.first().map(|(k, _)| k.kind) else {
             return;
         };
+        sort_keeping_last(&mut entries);
         let at = self.entries.partition_point(|(k, _)| k.kind < kind);
-        descending.reverse();
-        self.entries.splice(at..at, descending);
+        self.entries.splice(at..at, entries);
         self.entries.shrink_to_fit();
     }
 

@@ -51,7 +51,7 @@ pub(super) fn replaced(
     for (_, old) in &before {
         counts.sub(old);
     }
-    let mut listed: Vec<(ObjectKey, Box<FluxSummary>)> = listed
+    let listed: Vec<(ObjectKey, Box<FluxSummary>)> = listed
         .into_iter()
         .filter(|s| s.key.kind == kind)
         .map(|mut summary| {
@@ -62,13 +62,10 @@ pub(super) fn replaced(
         })
         .collect();
     // Of two listed under one key, the last counts, as when they were put one at a time.
-    listed.sort_by(|a, b| a.0.cmp(&b.0));
-    listed.reverse();
-    listed.dedup_by(|a, b| a.0 == b.0);
-    for (_, summary) in listed.iter().rev() {
+    objects.put_kind(listed);
+    for (_, summary) in objects.of_kind(kind) {
         counts.add(summary);
     }
-    objects.put_kind(listed);
     graph.relisted(objects, kind, &mut |o| names.upstream(o));
 }
 
