@@ -1,7 +1,8 @@
 //! The headless commands that read: `fluxfleet get`, `rollout`, `gate`, `workloads`,
 //! `inventory`, `alert`, `proposals` — selecting from the index and writing tables, JSON and
 //! NDJSON (the JSON shapes are documented in docs/commands.md and stable). Each returns how it
-//! ended or why it failed ([`outcome`]) and tells what happens on the way to an [`outcome::Edge`];
+//! ended or why it failed ([`outcome`]) and tells what happens on the way to a
+//! [`crate::headless::Edge`];
 //! the writes are in [`crate::acting`].
 
 pub mod alert;
@@ -11,7 +12,6 @@ pub mod gate;
 pub mod get;
 pub(crate) mod history;
 pub mod inventory;
-pub(crate) mod opening;
 pub mod outcome;
 pub(crate) mod output;
 pub mod proposals;
@@ -19,7 +19,6 @@ pub mod query;
 pub mod rollout;
 pub mod roots;
 pub mod shapes;
-pub mod table;
 pub mod trace;
 pub mod tree;
 mod watch;

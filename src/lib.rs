@@ -44,13 +44,16 @@
 //!   model (its page size, the map's room) is returned as a value, never written into it.
 //! - [`tui`] — the event loop above both: keys and fleet events into messages, effects off the
 //!   render path, the model laid out and drawn.
-//! - [`export`] — the headless commands that read: `get`, `rollout`, `gate`, `workloads`,
-//!   `inventory`, `proposals`, as tables, JSON and NDJSON with server text escaped for terminals;
-//!   `alert`, one alert per root cause to Alertmanager. Each returns how it ended or why it
-//!   failed (`export::outcome`) and tells what happens on the way to an edge; it prints nothing
-//!   on stderr.
+//! - [`headless`] — what every headless command shares: what it tells a person on the way (to
+//!   an `Edge`, never to stderr itself), the fleet opened for it and why that failed, tables and
+//!   JSON with server text escaped for terminals.
+//! - [`export`] — the headless commands that read: `get`, `rollout`, `gate`, `drift`,
+//!   `workloads`, `trace`, `tree`, `inventory`, `proposals`, as tables, JSON and NDJSON; `alert`,
+//!   one alert per root cause to Alertmanager. Each returns how it ended or why it failed
+//!   (`export::outcome::ReadFailed`, `export::alert::AlertFailed`).
 //! - [`acting`] — the headless writes: `suspend` / `resume` / `reconcile` and `approve` /
-//!   `reject`, through [`actions`], returning what was sent.
+//!   `reject`, through [`actions`], returning what was sent or why not (`ActFailed`,
+//!   `ProposalFailed`); it imports nothing of [`export`].
 //! - [`mcp`] — `fluxfleet mcp`: the fleet for assistants, a Model Context Protocol server over
 //!   stdio (or HTTP for a team, `--listen`) whose tools answer with the JSON of the headless
 //!   commands, a page at a time; with `--propose`, actions kept as [`proposals`] a person
@@ -79,6 +82,7 @@ pub mod errors;
 pub mod export;
 pub mod fleet;
 pub mod glob;
+pub mod headless;
 #[cfg(test)]
 mod hostile;
 pub mod inventory;

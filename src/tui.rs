@@ -19,7 +19,7 @@ use crate::config::{Config, Mode};
 use crate::session::Session;
 use crate::session::open::Fleet;
 use effects::Clusters;
-pub use run::lay_out;
+pub use run::{TerminalFailed, lay_out};
 
 /// What the TUI starts with.
 pub struct Start {
@@ -40,14 +40,15 @@ pub struct Start {
 
 /// Opens the TUI on `start.fleet` and watches it until the user quits. The terminal is
 /// restored however this ends, panics included.
-pub async fn open(start: Start) -> anyhow::Result<()> {
+pub async fn open(start: Start) -> Result<(), TerminalFailed> {
     use tokio::signal::unix::{SignalKind, signal};
     // Ended from outside (kill, a closed terminal): leave as if the user quit, so that the
     // terminal is restored and the caller cleans up.
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    let mut terminal = ratatui::try_init()?;
+    let heard = |kind| signal(kind).map_err(TerminalFailed::Signals);
+    let mut terminate = heard(SignalKind::terminate())?;
+    let mut hangup = heard(SignalKind::hangup())?;
+    let mut interrupt = heard(SignalKind::interrupt())?;
+    let mut terminal = ratatui::try_init().map_err(TerminalFailed::terminal)?;
     let mut tty = run::Tty::new();
     let handed_over = tty.handed_over.clone();
     // Ctrl-C while a plugin has the terminal stops the plugin, not fluxfleet.
@@ -76,7 +77,7 @@ pub async fn session<B: Backend>(
     terminal: &mut Terminal<B>,
     start: Start,
     console: &mut dyn run::Console,
-) -> anyhow::Result<()>
+) -> Result<(), TerminalFailed>
 where
     B::Error: Send + Sync + 'static,
 {

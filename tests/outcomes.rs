@@ -9,14 +9,16 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fluxfleet::acting::ActFailed;
 use fluxfleet::acting::act::{Acted, Order, act};
 use fluxfleet::actions::Refused;
 use fluxfleet::config::Mode;
 use fluxfleet::export::Filter;
-use fluxfleet::export::outcome::{Confirm, Confirmed, Edge, Ended, Failed, Misuse, Said};
-use fluxfleet::export::query::{Output, Query};
+use fluxfleet::export::outcome::{Ended, Misuse, ReadFailed};
+use fluxfleet::export::query::Query;
 use fluxfleet::fleet::FluxKind;
 use fluxfleet::fleet::verbs::Verb;
+use fluxfleet::headless::{Confirm, Confirmed, Edge, Output, Said};
 use fluxfleet::session::resolve::Sources;
 use tokio_util::sync::CancellationToken;
 
@@ -158,7 +160,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
     assert!(
         matches!(
             ended,
-            Err(Failed::Misuse(Misuse::NoRevisions(FluxKind::Alert)))
+            Err(ReadFailed::Misuse(Misuse::NoRevisions(FluxKind::Alert)))
         ),
         "{ended:?}"
     );
@@ -169,7 +171,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
     let edge = Recorder::answering(Confirmed::Yes);
     let acted = act(suspend(sources(&sim), on_one.clone(), None), edge.clone()).await;
     match acted {
-        Err(Failed::Refused {
+        Err(ActFailed::Refused {
             refused: Refused::ReadOnly {
                 verb: Verb::Suspend,
             },
@@ -189,7 +191,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
     )
     .await;
     match acted {
-        Err(Failed::Refused {
+        Err(ActFailed::Refused {
             refused: Refused::Unscoped { .. },
             ..
         }) => {}
@@ -219,7 +221,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
         edge.clone(),
     )
     .await;
-    assert!(matches!(acted, Err(Failed::NotConfirmed)), "{acted:?}");
+    assert!(matches!(acted, Err(ActFailed::NotConfirmed)), "{acted:?}");
     let asked = edge.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(
@@ -234,7 +236,7 @@ async fn commands_answer_with_values_and_tell_the_edge_what_a_person_must_see() 
     )
     .await;
     match &acted {
-        Err(failed @ Failed::NeedsYes { verb, .. }) => {
+        Err(failed @ ActFailed::NeedsYes { verb, .. }) => {
             assert_eq!(*verb, Verb::Suspend);
             assert!(failed.is_usage());
             assert!(failed.to_string().contains("pass --yes"), "{failed}");

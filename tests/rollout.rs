@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use fluxfleet::config::Config;
 use fluxfleet::export::Filter;
-use fluxfleet::export::query::Output;
 use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
 use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
+use fluxfleet::headless::Output;
 use fluxfleet::session::Session;
 use fluxfleet_sim::TruthObject;
 use jiff::{SignedDuration, Timestamp};

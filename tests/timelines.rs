@@ -9,12 +9,12 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use fluxfleet::export::Filter;
-use fluxfleet::export::query::Output;
 use fluxfleet::fleet::graph::holds_back;
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::{
     ClusterEntry, ClusterInfo, ClusterKey, FluxKind, FluxSummary, Health, Index, ObjectKey, Ready,
 };
+use fluxfleet::headless::Output;
 use jiff::{SignedDuration, Timestamp};
 use serde::Deserialize;
 use serde_json::Value;

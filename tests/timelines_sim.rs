@@ -2,8 +2,8 @@
 //! (`tests/timelines.rs`), where it makes the same situations.
 
 use fluxfleet::export::Filter;
-use fluxfleet::export::query::Output;
 use fluxfleet::fleet::{FluxKind, ObjectKey, Ready};
+use fluxfleet::headless::Output;
 use jiff::Timestamp;
 use serde_json::Value;
 

@@ -7,15 +7,16 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+use super::failed::ActFailed;
 use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
-use crate::actions::{Purpose, Refused, Rules, Tally};
+use crate::actions::{Purpose, Refused, Rules, Tally, Unsent};
 use crate::audit;
 use crate::config::Mode;
-use crate::export::opening::fleet;
-use crate::export::outcome::{Edge, Failed, Said, Unsent};
-use crate::export::query::Output;
 use crate::fleet::Index;
 use crate::fleet::verbs::Verb;
+use crate::headless::Output;
+use crate::headless::opening::fleet;
+use crate::headless::{Edge, Said};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -49,7 +50,7 @@ pub enum Acted {
 }
 
 /// `fluxfleet suspend | resume | reconcile`.
-pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
+pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, ActFailed> {
     let opened = fleet(&request.sources, edge.as_ref()).await?;
     let mut config = opened.config;
     let infos = opened.fleet.clusters();
@@ -78,7 +79,7 @@ pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
             let then = Unsent::Nothing {
                 dry_run: !request.dry_run,
             };
-            return Err(Failed::Refused { refused, then });
+            return Err(ActFailed::Refused { refused, then });
         }
         _ => {}
     }
@@ -89,7 +90,7 @@ pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
         ));
     }
     let admitted =
-        crate::actions::admit(&live.index, ask, &rules).map_err(|refused| Failed::Refused {
+        crate::actions::admit(&live.index, ask, &rules).map_err(|refused| ActFailed::Refused {
             refused,
             then: Unsent::Nothing { dry_run: false },
         });
@@ -131,7 +132,7 @@ pub async fn act(request: Order, edge: Arc<dyn Edge>) -> Result<Acted, Failed> {
     let sending = Sending::of(&config.actions, request.timeout, request.output);
     let job = admitted
         .into_job(1, None)
-        .map_err(|refused| Failed::Refused {
+        .map_err(|refused| ActFailed::Refused {
             refused,
             then: Unsent::Nothing { dry_run: false },
         })?;

@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
+use super::failed::{ActFailed, ProposalFailed};
 use super::send::{Asking, Sending, Sent, confirmed, send_job, watch_kinds, write_targets};
-use crate::actions::{Admitted, Ask, Objects, Purpose, Refused, Rules};
+use crate::actions::{Admitted, Ask, Objects, Purpose, Refused, Rules, Unsent};
 use crate::audit;
 use crate::config::Mode;
-use crate::export::opening::fleet;
-use crate::export::outcome::{Edge, Failed, ProposalFailed, Said, Unsent};
-use crate::export::proposals::said;
-use crate::export::query::Output;
 use crate::fleet::Index;
+use crate::headless::Output;
+use crate::headless::opening::fleet;
+use crate::headless::table::safe;
+use crate::headless::{Edge, Said};
 use crate::proposals::{Decision, Keeper, Outcome, Proposal, ProposalStatus, StoreError};
 use crate::session::Session;
 use crate::session::resolve::Sources;
@@ -46,7 +47,7 @@ pub async fn reject(
     id: String,
     reason: String,
     nats: Option<crate::bus::Options>,
-) -> Result<Proposal, Failed> {
+) -> Result<Proposal, ProposalFailed> {
     let now = Timestamp::now();
     let decision = Decision::Rejected {
         by: audit::local_user(),
@@ -59,13 +60,13 @@ pub async fn reject(
 
 /// `fluxfleet approve ID`: plans the proposal again on the fleet as it is, acts only when that
 /// is exactly what was proposed, and records who approved it and how each target ended.
-pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, Failed> {
+pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, ProposalFailed> {
     let store = Keeper::of(request.sources.nats.as_ref()).await?;
     let proposal = store.load(&request.id).await?;
     let status = proposal.status(Timestamp::now());
     if status != ProposalStatus::Pending {
         let id = proposal.id.clone();
-        return Err(ProposalFailed::NotPending { id, status }.into());
+        return Err(ProposalFailed::NotPending { id, status });
     }
     let filter = proposal.selection.filter().map_err(|why| {
         let id = proposal.id.clone();
@@ -94,7 +95,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     match crate::actions::admit(&Index::default(), ask(Vec::new()), &rules) {
         Err(refused) if refused != Refused::NoMatch => {
             let then = pending();
-            return Err(Failed::Refused { refused, then });
+            return Err(ActFailed::Refused { refused, then }.into());
         }
         _ => {}
     }
@@ -103,7 +104,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         let verb = proposal.action;
         let refused = Refused::ReadOnly { verb };
         let then = pending();
-        return Err(Failed::Refused { refused, then });
+        return Err(ActFailed::Refused { refused, then }.into());
     };
     let mut live = Session::start(opened.fleet.sources(&config.engine, false));
     let planned = plan(&proposal, &mut live, &config, &rules, request.timeout).await;
@@ -111,10 +112,10 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
     // moved on since): a changed fleet either way.
     let now_targets = match &planned {
         Ok(admitted) => Some(admitted.targets()),
-        Err(Failed::Refused {
+        Err(ProposalFailed::Act(ActFailed::Refused {
             refused: Refused::NoMatch,
             ..
-        }) => Some(&[][..]),
+        })) => Some(&[][..]),
         Err(_) => None,
     };
     let approver = audit::local_user();
@@ -126,14 +127,17 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
             at: now,
             changed: changed.clone(),
         };
-        let unrecorded = store.decide(&proposal.id, refused, now).await.err();
+        let unrecorded = store
+            .decide(&proposal.id, refused, now)
+            .await
+            .err()
+            .map(Box::new);
         let id = proposal.id.clone();
         return Err(ProposalFailed::Changed {
             id,
             changed,
             unrecorded,
-        }
-        .into());
+        });
     }
     let admitted = match planned {
         Ok(admitted) => admitted,
@@ -151,7 +155,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
                 confirmation: admitted.confirmation(),
                 even_one: true,
             };
-            confirmed(&asking, tally, edge.as_ref())
+            confirmed(&asking, tally, edge.as_ref()).map_err(ProposalFailed::from)
         })
         .map(|()| Decision::Approved {
             by: approver.clone(),
@@ -162,7 +166,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         Ok(approved) => store
             .decide(&proposal.id, approved, now)
             .await
-            .map_err(Failed::from),
+            .map_err(ProposalFailed::from),
         Err(failed) => Err(failed),
     };
     if let Err(failed) = claimed {
@@ -181,7 +185,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         Err(refused) => {
             live.shutdown().await;
             let then = pending();
-            return Err(Failed::Refused { refused, then });
+            return Err(ActFailed::Refused { refused, then }.into());
         }
     };
     let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
@@ -197,10 +201,10 @@ async fn plan(
     config: &crate::config::Config,
     rules: &Rules<'_>,
     timeout: Duration,
-) -> Result<Admitted, Failed> {
+) -> Result<Admitted, ProposalFailed> {
     let id = || proposal.id.clone();
     if !live.settle(timeout).await {
-        return Err(ProposalFailed::NotSettled { id: id() }.into());
+        return Err(ProposalFailed::NotSettled { id: id() });
     }
     let objects = proposal
         .selection
@@ -212,7 +216,7 @@ async fn plan(
     };
     crate::actions::admit(&live.index, ask, rules).map_err(|refused| {
         let then = Unsent::Pending(id());
-        Failed::Refused { refused, then }
+        ActFailed::Refused { refused, then }.into()
     })
 }
 
@@ -223,7 +227,7 @@ fn shown(
     targets: &[crate::actions::Target],
     request: &Approve,
     edge: &dyn Edge,
-) -> Result<(), Failed> {
+) -> Result<(), ProposalFailed> {
     match request.output {
         Output::Ndjson => {
             let mut table = Vec::new();
@@ -234,6 +238,6 @@ fn shown(
         }
         _ => write_targets(targets, &mut io::stdout())?,
     }
-    edge.said(Said::Note(said(proposal)));
+    edge.said(Said::Note(safe(&proposal.told()).into_owned()));
     Ok(())
 }

@@ -7,14 +7,15 @@ use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::failed::ActFailed;
 use crate::actions::{Progress, Tally, Target, Update, Watch};
 use crate::audit;
-use crate::export::outcome::{Confirm, Confirmed, Edge, Failed, Said};
-use crate::export::output::write_line;
-use crate::export::query::Output;
-use crate::export::table::Table;
 use crate::fleet::FluxKind;
 use crate::fleet::verbs::Verb;
+use crate::headless::Output;
+use crate::headless::table::Table;
+use crate::headless::writing::write_line;
+use crate::headless::{Confirm, Confirmed, Edge, Said};
 use crate::session::Session;
 
 /// What a sent job did.
@@ -283,7 +284,7 @@ pub(crate) struct Asking {
 
 /// More than one target to send needs `--yes`, or a person typing the count (when the door
 /// says so: above `actions.confirm_above`) or `y`. Refused targets are not counted: nothing is sent to them.
-pub(crate) fn confirmed(asking: &Asking, tally: Tally, edge: &dyn Edge) -> Result<(), Failed> {
+pub(crate) fn confirmed(asking: &Asking, tally: Tally, edge: &dyn Edge) -> Result<(), ActFailed> {
     let count = tally.sent;
     if asking.yes || (count <= 1 && !asking.even_one) {
         return Ok(());
@@ -298,8 +299,8 @@ pub(crate) fn confirmed(asking: &Asking, tally: Tally, edge: &dyn Edge) -> Resul
         wanted,
     }) {
         Confirmed::Yes => Ok(()),
-        Confirmed::No => Err(Failed::NotConfirmed),
-        Confirmed::NoTerminal => Err(Failed::NeedsYes {
+        Confirmed::No => Err(ActFailed::NotConfirmed),
+        Confirmed::NoTerminal => Err(ActFailed::NeedsYes {
             what,
             verb: asking.verb,
         }),

@@ -10,8 +10,8 @@ use super::scope::Selectors;
 use super::usage::duration;
 use super::usage::{Usage, act_output};
 use crate::acting::act;
-use crate::export::query::Output;
 use crate::fleet::verbs::Verb;
+use crate::headless::Output;
 
 /// What every action takes: the targets, how to confirm, how long to wait, the output.
 #[derive(Debug, Args)]

@@ -100,7 +100,7 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> Result<(), Coll
     let stamp = resolve::stamp(&sources);
     let opened = open(&sources).await.map_err(CollectFailed::Open)?;
     for w in &opened.warnings {
-        eprintln!("warning: {}", crate::export::table::safe(w));
+        eprintln!("warning: {}", crate::headless::table::safe(w));
     }
     let Fleet::Kubeconfigs { inventory, .. } = opened.fleet else {
         return Err(CollectFailed::FromBus);

@@ -9,12 +9,14 @@ use super::edge::{self, Terminal, ended, exit};
 use super::process::{logs, until_stopped};
 use super::{Cli, Command};
 use crate::acting::{act, approve};
-use crate::export::outcome::{Edge, Ended, Failed};
+use crate::export::alert::AlertFailed;
+use crate::export::outcome::{Ended, ReadFailed};
 use crate::export::query::Query;
 use crate::export::{
     alert, drift, gate, get, inventory, proposals, rollout, trace, tree, workloads,
 };
 use crate::fleet::verbs::Verb;
+use crate::headless::Edge;
 use tokio_util::sync::CancellationToken;
 
 /// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
@@ -30,7 +32,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }
     };
     let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
-    let result = match cli.command {
+    match cli.command {
         Some(Command::Get(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
@@ -38,114 +40,107 @@ pub fn run(cli: Cli) -> ExitCode {
                 match query.watch {
                     true => {
                         let watching = |stop| get::get(query, edge(), stop);
-                        stoppable("fluxfleet get", deadline, watching).await
+                        stoppable("fluxfleet get", deadline, watching, ReadFailed::Signals).await
                     }
                     false => get::get(query, edge(), CancellationToken::new()).await,
                 }
             };
-            return report(&runtime, request, getting, ended);
+            report(&runtime, request, getting, ended)
         }
         Some(Command::Rollout(args)) => {
             let request = args.request();
-            return report(&runtime, request, |r| rollout::rollout(r, edge()), ended);
+            report(&runtime, request, |r| rollout::rollout(r, edge()), ended)
         }
         Some(Command::Gate(args)) => {
             let request = args.request();
-            return report(&runtime, request, |r| gate::gate(r, edge()), ended);
+            report(&runtime, request, |r| gate::gate(r, edge()), ended)
         }
         Some(Command::Drift(args)) => {
             let request = args.request();
-            return report(&runtime, request, |r| drift::drift_of(r, edge()), ended);
+            report(&runtime, request, |r| drift::drift_of(r, edge()), ended)
         }
         Some(Command::Workloads(args)) => {
             let request = args.request();
-            return report(
+            report(
                 &runtime,
                 request,
                 |r| workloads::workloads(r, edge()),
                 ended,
-            );
+            )
         }
         Some(Command::Trace(args)) => {
             let request = args.request();
-            return report(&runtime, request, |r| trace::trace(r, edge()), ended);
+            report(&runtime, request, |r| trace::trace(r, edge()), ended)
         }
         Some(Command::Tree(args)) => {
             let request = args.request();
-            return report(&runtime, request, |r| tree::tree(r, edge()), ended);
+            report(&runtime, request, |r| tree::tree(r, edge()), ended)
         }
         Some(Command::Alert(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
             let alerting = move |request| async move {
                 let alerting = |stop| alert::alert(request, edge(), stop);
-                stoppable("fluxfleet alert", deadline, alerting).await
+                stoppable("fluxfleet alert", deadline, alerting, AlertFailed::Signals).await
             };
-            return report(&runtime, request, alerting, ended);
+            report(&runtime, request, alerting, edge::alerted)
         }
         Some(Command::Suspend(args)) => {
             let request = args.act.request(Verb::Suspend, args.reason.clone());
-            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
+            report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
         Some(Command::Resume(args)) => {
             let request = args.request(Verb::Resume, None);
-            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
+            report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
         Some(Command::Reconcile(args)) => {
             let request = args.act.request(args.verb(), None);
-            return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
+            report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
-        Some(Command::Mcp(args)) => {
-            return report(&runtime, args.checked(), super::mcp::run, edge::served);
-        }
+        Some(Command::Mcp(args)) => report(&runtime, args.checked(), super::mcp::run, edge::served),
         Some(Command::Proposals(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listed = |args: super::ProposalsArgs| {
                 proposals::list(args.id, args.output, args.bus.options(), edge())
             };
-            return report(&runtime, request, listed, ended);
+            report(&runtime, request, listed, ended)
         }
         Some(Command::Approve(args)) => {
             let request: Result<_, Infallible> = Ok(args.request());
             let approving = |r| approve::approve(r, edge());
-            return report(&runtime, request, approving, edge::approved);
+            report(&runtime, request, approving, edge::approved)
         }
         Some(Command::Reject(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let rejecting =
                 |args: super::RejectArgs| approve::reject(args.id, args.reason, args.bus.options());
-            return report(&runtime, request, rejecting, edge::rejected);
+            report(&runtime, request, rejecting, edge::rejected)
         }
         Some(Command::Inventory(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listing = |args: super::InventoryArgs| {
                 inventory::inventory(args.fleet.sources(Default::default()), args.output, edge())
             };
-            return report(&runtime, request, listing, ended);
+            report(&runtime, request, listing, ended)
         }
         Some(Command::Sim(args)) => {
             let request: Result<_, Infallible> = Ok(args);
-            return report(&runtime, request, super::sim::run, edge::simulated);
+            report(&runtime, request, super::sim::run, edge::simulated)
         }
         Some(Command::Collect(args)) => {
             let request: Result<_, Infallible> = Ok(args);
-            return report(&runtime, request, super::collect::run, edge::collected);
+            report(&runtime, request, super::collect::run, edge::collected)
         }
-        Some(Command::Demo(args)) => runtime.block_on(super::tui::demo(args)),
+        Some(Command::Demo(args)) => {
+            ExitCode::from(edge::looked(runtime.block_on(super::tui::demo(args))))
+        }
         Some(Command::Completions { shell }) => {
             use clap::CommandFactory;
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "fluxfleet", &mut std::io::stdout());
-            Ok(())
+            ExitCode::SUCCESS
         }
-        None => runtime.block_on(super::tui::run(cli.tui)),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("fluxfleet: {e:#}");
-            ExitCode::FAILURE
-        }
+        None => ExitCode::from(edge::looked(runtime.block_on(super::tui::run(cli.tui)))),
     }
 }
 
@@ -164,18 +159,20 @@ fn on_workers<T: Send + 'static>(
 #[error("the command ended without an answer: {0}")]
 struct Unanswered(tokio::task::JoinError);
 
-/// A headless command that runs until it is told to stop ([`until_stopped`]).
-async fn stoppable<F>(
+/// A headless command that runs until it is told to stop ([`until_stopped`]); `unheard` when
+/// SIGINT and SIGTERM cannot be listened for.
+async fn stoppable<F, E>(
     who: &str,
     deadline: std::time::Duration,
     command: impl FnOnce(CancellationToken) -> F,
-) -> Result<Ended, Failed>
+    unheard: E,
+) -> Result<Ended, E>
 where
-    F: std::future::Future<Output = Result<Ended, Failed>>,
+    F: std::future::Future<Output = Result<Ended, E>>,
 {
     until_stopped(who, deadline, command)
         .await
-        .unwrap_or(Err(Failed::Signals))
+        .unwrap_or(Err(unheard))
 }
 
 /// A headless command: its request, or the usage error that stops it; run, its end told by

@@ -4,13 +4,13 @@
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
-use crate::acting::Sent;
 use crate::acting::act::Acted;
 use crate::acting::approve::Approved;
-use crate::export::outcome::{
-    Confirm, Confirmed, Edge, Ended, Failed, NotLive, ProposalFailed, Said, closed_pipe,
-};
-use crate::export::table::{Table, safe};
+use crate::acting::{ActFailed, ProposalFailed, Sent};
+use crate::export::alert::AlertFailed;
+use crate::export::outcome::{Ended, ReadFailed};
+use crate::headless::table::{Table, safe};
+use crate::headless::{Confirm, Confirmed, Edge, NotLive, OpenFailed, Said};
 use crate::mcp::{Error as McpError, Said as McpSaid};
 use crate::proposals::Proposal;
 
@@ -101,7 +101,7 @@ fn not_live(settled: bool, clusters: &[NotLive]) {
 }
 
 /// A reading command's end: its exit code, the failure said.
-pub fn ended(result: Result<Ended, Failed>) -> u8 {
+pub fn ended(result: Result<Ended, ReadFailed>) -> u8 {
     match result {
         Ok(Ended::Done | Ended::Stopped) => exit::OK,
         Ok(Ended::Unclean) => exit::INVENTORY,
@@ -112,25 +112,77 @@ pub fn ended(result: Result<Ended, Failed>) -> u8 {
         Ok(Ended::Diverged) => exit::DIVERGED,
         Ok(Ended::Nowhere) => exit::ERROR,
         Ok(Ended::Unreadable) => exit::ERROR,
-        Err(failed) => failure(&failed),
+        Err(failed) => read_failure(&failed),
     }
 }
 
-/// Says why a command failed; its exit code. A reader that closed the output is no failure.
-pub fn failure(failed: &Failed) -> u8 {
-    if closed_pipe(failed) {
-        return exit::OK;
-    }
+/// Says why a reading command failed; its exit code. A reader that closed the output is no
+/// failure.
+fn read_failure(failed: &ReadFailed) -> u8 {
     match failed {
+        f if f.closed_pipe() => exit::OK,
+        ReadFailed::Open(open) => open_failure(open),
+        f => said_failure(f, f.is_usage()),
+    }
+}
+
+/// Says why the fleet could not be opened; its exit code.
+fn open_failure(failed: &OpenFailed) -> u8 {
+    match failed {
+        // Where fluxfleet looked, a line each: our own lines, each made safe.
+        OpenFailed::NoClusters(why) => {
+            let lines: Vec<_> = why.lines().map(safe).collect();
+            eprintln!("error: {}", lines.join("\n"));
+            exit::INVENTORY
+        }
+        OpenFailed::Bus(_) => said_failure(failed, false),
+    }
+}
+
+/// Says `failed` in one line; usage's exit code or the error's.
+fn said_failure(failed: &dyn std::fmt::Display, usage: bool) -> u8 {
+    eprintln!("error: {}", safe(&failed.to_string()));
+    match usage {
+        true => exit::USAGE,
+        false => exit::ERROR,
+    }
+}
+
+/// `alert`'s end, when not told to stop: its exit code, the failure said.
+pub fn alerted(result: Result<Ended, AlertFailed>) -> u8 {
+    match result {
+        Ok(ended) => self::ended(Ok(ended)),
+        Err(AlertFailed::Open(open)) => open_failure(&open),
+        Err(failed @ AlertFailed::Alertmanager(_)) => said_failure(&failed, true),
+        Err(failed @ (AlertFailed::Signals | AlertFailed::SourcesStopped)) => {
+            said_failure(&failed, false)
+        }
+    }
+}
+
+/// Says why an action failed; its exit code.
+fn act_failure(failed: &ActFailed) -> u8 {
+    match failed {
+        f if f.closed_pipe() => exit::OK,
         // The person answered; nothing more to say than that.
-        Failed::NotConfirmed => eprintln!("{failed}"),
-        Failed::Proposal(p)
-            if let ProposalFailed::Changed {
-                changed,
-                unrecorded,
-                ..
-            } = p.as_ref() =>
-        {
+        ActFailed::NotConfirmed => {
+            eprintln!("{failed}");
+            exit::USAGE
+        }
+        ActFailed::Open(open) => open_failure(open),
+        f => said_failure(f, f.is_usage()),
+    }
+}
+
+/// Says why a decision on a proposal failed; its exit code.
+fn proposal_failure(failed: &ProposalFailed) -> u8 {
+    match failed {
+        ProposalFailed::Act(act) => act_failure(act),
+        ProposalFailed::Changed {
+            changed,
+            unrecorded,
+            ..
+        } => {
             eprintln!("error: {failed}:");
             for line in changed {
                 eprintln!("  {}", safe(line));
@@ -138,23 +190,14 @@ pub fn failure(failed: &Failed) -> u8 {
             if let Some(e) = unrecorded {
                 eprintln!("error: {}", safe(&e.to_string()));
             }
+            exit::ERROR
         }
-        // Where fluxfleet looked, a line each: our own lines, each made safe.
-        Failed::NoClusters(why) => {
-            let lines: Vec<_> = why.lines().map(safe).collect();
-            eprintln!("error: {}", lines.join("\n"));
-        }
-        _ => eprintln!("error: {}", safe(&failed.to_string())),
-    }
-    match failed {
-        Failed::NoClusters(_) => exit::INVENTORY,
-        f if f.is_usage() => exit::USAGE,
-        _ => exit::ERROR,
+        f => said_failure(f, f.is_usage()),
     }
 }
 
 /// `suspend | resume | reconcile`'s end.
-pub fn acted(result: Result<Acted, Failed>) -> u8 {
+pub fn acted(result: Result<Acted, ActFailed>) -> u8 {
     match result {
         Ok(Acted::Planned { user, verb, tally }) => {
             let what = tally.describe(verb);
@@ -165,12 +208,12 @@ pub fn acted(result: Result<Acted, Failed>) -> u8 {
             exit::OK
         }
         Ok(Acted::Sent(sent)) => sent_code(&sent),
-        Err(failed) => failure(&failed),
+        Err(failed) => act_failure(&failed),
     }
 }
 
 /// `approve`'s end: the job's, and whether its outcomes are recorded on the proposal.
-pub fn approved(result: Result<Approved, Failed>) -> u8 {
+pub fn approved(result: Result<Approved, ProposalFailed>) -> u8 {
     match result {
         Ok(Approved { sent, unrecorded }) => {
             let code = sent_code(&sent);
@@ -182,18 +225,18 @@ pub fn approved(result: Result<Approved, Failed>) -> u8 {
                 None => code,
             }
         }
-        Err(failed) => failure(&failed),
+        Err(failed) => proposal_failure(&failed),
     }
 }
 
 /// `reject`'s end.
-pub fn rejected(result: Result<Proposal, Failed>) -> u8 {
+pub fn rejected(result: Result<Proposal, ProposalFailed>) -> u8 {
     match result {
         Ok(p) => {
             eprintln!("rejected {}: nothing will be sent", p.id);
             exit::OK
         }
-        Err(failed) => failure(&failed),
+        Err(failed) => proposal_failure(&failed),
     }
 }
 
@@ -289,6 +332,31 @@ fn said_ending<E: std::fmt::Display>(result: Result<(), E>, code: impl FnOnce(&E
             eprintln!("error: {}", safe(&failed.to_string()));
             code(&failed)
         }
+    }
+}
+
+/// How the TUI or `demo` ended, when not by the person quitting or a signal.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiFailed {
+    /// The fleet could not be opened, or holds no cluster.
+    #[error(transparent)]
+    Open(#[from] OpenFailed),
+    /// `demo`: its simulated fleet could not be started.
+    #[error("the demo's simulated fleet: {0}")]
+    Demo(fluxfleet_sim::Error),
+    /// `demo`: its private directory could not be made.
+    #[error("the demo's directory: {0}")]
+    DemoDir(io::Error),
+    #[error(transparent)]
+    Terminal(#[from] crate::tui::TerminalFailed),
+}
+
+/// The TUI's or `demo`'s end: the failure said, its exit code (no cluster is the inventory's).
+pub fn looked(result: Result<(), TuiFailed>) -> u8 {
+    match result {
+        Ok(()) => exit::OK,
+        Err(TuiFailed::Open(open)) => open_failure(&open),
+        Err(failed) => said_failure(&failed, false),
     }
 }
 

@@ -10,7 +10,8 @@ use super::scope::{ScopeArgs, Selectors};
 use super::usage::duration;
 use super::usage::{Usage, rollout_output};
 use crate::export::StatusFilter;
-use crate::export::query::{Output, Query};
+use crate::export::query::Query;
+use crate::headless::Output;
 
 /// `fluxfleet get`.
 #[derive(Debug, Args)]

@@ -9,7 +9,7 @@ use super::fleet::{BusArgs, FleetArgs, ModeArgs, WatchArg};
 use super::usage::duration;
 use super::usage::{act_output, proposals_output};
 use crate::acting::approve::Approve;
-use crate::export::query::Output;
+use crate::headless::Output;
 
 /// `fluxfleet proposals`.
 #[derive(Debug, Args)]

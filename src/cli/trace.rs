@@ -8,8 +8,8 @@ use clap::Args;
 use super::fleet::{FleetArgs, WatchArg};
 use super::usage::{Usage, duration, trace_output};
 use crate::export::Filter;
-use crate::export::query::Output;
 use crate::fleet::trace::{Asked, resource::Resource};
+use crate::headless::Output;
 
 pub const EXIT_CODES: &str = "Exit codes: 0 every copy found has one chain, 1 error (or no \
 cluster read has it), 2 usage, 3 \

@@ -8,8 +8,8 @@ use clap::{Args, ValueEnum};
 use super::fleet::{FleetArgs, WatchArg};
 use super::usage::{Usage, duration, trace_output};
 use crate::export::Filter;
-use crate::export::query::Output;
 use crate::fleet::{FluxKind, ObjectKey};
+use crate::headless::Output;
 
 pub const EXIT_CODES: &str = "Exit codes: 0 every cluster that has it has the same tree, 1 error \
 (or no cluster read has it), 2 usage, 3 inventory or config problems (or no clusters), 4 some clusters not read or not live, 9 \

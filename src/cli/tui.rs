@@ -3,9 +3,11 @@
 
 use clap::Args;
 
+use super::edge::{Terminal, TuiFailed};
 use super::fleet::{ConfigArg, FleetArgs, ModeArgs, WatchArg};
 use super::process::file_logs;
 use crate::config::Mode;
+use crate::headless::{Edge, OpenFailed, Said};
 use crate::session::open::open;
 use crate::session::resolve::Sources;
 
@@ -48,7 +50,7 @@ pub struct DemoArgs {
 }
 
 /// The TUI on the fleet the options name.
-pub async fn run(args: TuiArgs) -> anyhow::Result<()> {
+pub async fn run(args: TuiArgs) -> Result<(), TuiFailed> {
     // The TUI reads the objects of the clusters it opens: counts suffice for the rest.
     let sources = Sources {
         counts_suffice: true,
@@ -59,9 +61,10 @@ pub async fn run(args: TuiArgs) -> anyhow::Result<()> {
 
 /// The TUI on a simulated fleet (the story, with churn, rollouts and a few clusters on an older
 /// Flux), served until the TUI ends; the user's config applies, in write mode unless told.
-pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
+pub async fn demo(args: DemoArgs) -> Result<(), TuiFailed> {
     // Removed when this returns (the TUI also ends on SIGTERM and SIGHUP to get here).
-    let private = fluxfleet_sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")?;
+    let private = fluxfleet_sim::private_dir(&std::env::temp_dir(), "fluxfleet-demo-")
+        .map_err(TuiFailed::DemoDir)?;
     let dir = private.path().to_path_buf();
     let config = fluxfleet_sim::Config {
         clusters: args.clusters,
@@ -74,11 +77,14 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
         report_every: std::time::Duration::from_secs(60),
         // The story brings its own trouble (a flaky region, clusters nobody reaches); a few
         // clusters run an older Flux, as fleets do.
-        faults: fluxfleet_sim::faults::Spec::parse("old-flux=3%").map_err(anyhow::Error::msg)?,
+        faults: fluxfleet_sim::faults::Spec::parse("old-flux=3%")
+            .map_err(|e| TuiFailed::Demo(fluxfleet_sim::Error::Config(e)))?,
         scenario: fluxfleet_sim::Scenario::Story,
         ..fluxfleet_sim::Config::default()
     };
-    let handle = fluxfleet_sim::start(config).await?;
+    let handle = fluxfleet_sim::start(config)
+        .await
+        .map_err(TuiFailed::Demo)?;
     let sources = Sources {
         dirs: vec![dir.join("kubeconfigs")],
         config: args.config.config,
@@ -94,13 +100,14 @@ pub async fn demo(args: DemoArgs) -> anyhow::Result<()> {
 
 /// Opens the fleet and runs the TUI on it; an empty fleet is an error that says where
 /// fluxfleet looked.
-async fn tui(sources: &Sources, theme: ThemeArg, mode: Option<Mode>) -> anyhow::Result<()> {
-    let opened = open(sources).await?;
+async fn tui(sources: &Sources, theme: ThemeArg, mode: Option<Mode>) -> Result<(), TuiFailed> {
+    let opened = open(sources).await.map_err(OpenFailed::Bus)?;
     if opened.fleet.is_empty() {
+        // Said here: the TUI that shows them otherwise will not open.
         for w in &opened.warnings {
-            eprintln!("fluxfleet: {}", crate::export::table::safe(w));
+            Terminal.said(Said::Warning(w.clone()));
         }
-        anyhow::bail!("{}", opened.fleet.empty_why());
+        return Err(OpenFailed::NoClusters(opened.fleet.empty_why()).into());
     }
     file_logs();
     crate::tui::open(crate::tui::Start {
@@ -112,5 +119,6 @@ async fn tui(sources: &Sources, theme: ThemeArg, mode: Option<Mode>) -> anyhow::
         theme: theme.theme,
         journal: crate::audit::default_path(),
     })
-    .await
+    .await?;
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::export::query::Output;
+use crate::headless::Output;
 
 /// A duration flag's value: `30s`, `2m`, `1h30m`.
 pub fn duration(s: &str) -> Result<Duration, crate::units::DurationError> {

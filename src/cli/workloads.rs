@@ -9,7 +9,7 @@ use super::fleet::{FleetArgs, WatchArg};
 use super::scope::ScopeArgs;
 use super::usage::duration;
 use super::usage::{Usage, workloads_output};
-use crate::export::query::Output;
+use crate::headless::Output;
 
 pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
 problems (or no clusters), 4 some clusters not read or not live.";

@@ -22,10 +22,13 @@ use tokio_util::sync::CancellationToken;
 
 use self::state::{Alerts, Labels, Note, Posted, Rules};
 use self::wire::Alertmanager;
-use super::opening::{fleet, not_live};
-use super::outcome::{Edge, Ended, Failed, Said};
+pub use self::wire::AlertmanagerError;
+use super::outcome::Ended;
 use super::{Filter, StatusFilter};
 use crate::fleet::Index;
+use crate::headless::OpenFailed;
+use crate::headless::opening::{fleet, not_live};
+use crate::headless::{Edge, Said};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -53,6 +56,23 @@ pub struct Alerting {
     pub workloads: bool,
 }
 
+/// Why `alert` stopped before it was told to.
+#[derive(Debug, thiserror::Error)]
+pub enum AlertFailed {
+    /// An `--alertmanager` URL or its CA cannot be used: change the command line.
+    #[error("{0}")]
+    Alertmanager(#[from] AlertmanagerError),
+    /// The fleet could not be opened (the config, the bus), or holds no cluster.
+    #[error("{0}")]
+    Open(#[from] OpenFailed),
+    /// SIGINT and SIGTERM cannot be listened for.
+    #[error("cannot listen for SIGINT and SIGTERM")]
+    Signals,
+    /// Every source of the followed fleet stopped.
+    #[error("every source of the fleet has stopped")]
+    SourcesStopped,
+}
+
 /// `fluxfleet alert`: runs until `stop` is cancelled — then at once, whatever the fleet or
 /// Alertmanager are doing (a post in flight is abandoned: alerts not renewed lapse by
 /// themselves).
@@ -60,7 +80,7 @@ pub async fn alert(
     request: Alerting,
     edge: Arc<dyn Edge>,
     stop: CancellationToken,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, AlertFailed> {
     let managers = request
         .alertmanagers
         .iter()
@@ -77,7 +97,7 @@ async fn follow(
     request: &Alerting,
     managers: &[Alertmanager],
     edge: &dyn Edge,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, AlertFailed> {
     let opened = fleet(&request.sources, edge).await?;
     let window = opened.config.rollout.rules.suspect_window;
     let mut live = Session::start(opened.fleet.sources(&opened.config.engine, true));
@@ -111,7 +131,7 @@ async fn follow(
         tokio::select! {
             more = live.apply_batch() => {
                 if !more {
-                    return Err(Failed::SourcesStopped);
+                    return Err(AlertFailed::SourcesStopped);
                 }
                 rounds.changed();
             }

@@ -12,13 +12,14 @@ use serde::Serialize;
 
 use super::Filter;
 use super::history::{Unread, each_change, reading};
-use super::opening::fleet;
-use super::outcome::{Edge, Ended, Failed, Misuse};
-use super::output::write_json;
-use super::query::Output;
-use super::table::{Table, safe};
+use super::outcome::{Ended, Misuse, ReadFailed};
 use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::fleet;
+use crate::headless::table::{Table, safe};
+use crate::headless::writing::write_json;
 use crate::session::Session;
 
 #[derive(Serialize)]
@@ -126,7 +127,7 @@ pub(crate) async fn metrics(
     (output, timeout): (Output, Duration),
     since: Duration,
     edge: &dyn Edge,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let Some(options) = &sources.nats else {
         return Err(Misuse::MetricsNeedBus.into());
     };

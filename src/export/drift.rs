@@ -8,13 +8,15 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use super::opening::{fleet, incomplete, not_live};
-use super::outcome::{Edge, Ended, Failed, Misuse};
-use super::query::Output;
-use super::table::{Table, safe};
-use super::{Filter, output};
+use super::Filter;
+use super::outcome::{Ended, Misuse, ReadFailed};
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::{FluxKind, Index};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::{fleet, incomplete, not_live};
+use crate::headless::table::{Table, safe};
+use crate::headless::writing;
 use crate::session::Session;
 use crate::session::corrections;
 use crate::session::drift as asked;
@@ -33,7 +35,7 @@ pub struct DriftQuery {
 }
 
 /// `fluxfleet drift`.
-pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn drift_of(request: DriftQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     let filter = &request.filter;
     if let Some(refused) = refused(filter) {
@@ -110,7 +112,7 @@ pub fn of(index: &Index, filter: &Filter, now: Timestamp) -> Drift {
 /// drift. JSON: the whole [`Drift`].
 pub fn write(found: &Drift, output: Output, out: &mut dyn Write) -> io::Result<()> {
     if output != Output::Table {
-        return output::write_json(out, found);
+        return writing::write_json(out, found);
     }
     if found.differ.is_empty() {
         writeln!(

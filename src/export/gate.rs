@@ -13,15 +13,17 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::opening::{fleet, not_live};
-use super::outcome::{Edge, Ended, Failed};
-use super::output::{sorted, write_json};
-use super::query::Output;
+use super::outcome::{Ended, ReadFailed};
 use super::roots::causes;
 use super::{Filter, StatusFilter};
 use crate::fleet::content_of;
 use crate::fleet::rollouts::Rings;
 use crate::fleet::{ClusterEntry, FluxKind, Health, Index, ObjectKey};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::sorted;
+use crate::headless::opening::{fleet, not_live};
+use crate::headless::writing::write_json;
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -319,15 +321,19 @@ pub fn write(
         crate::units::count(verdict.objects.len(), "object", "objects"),
         crate::units::count(verdict.clusters, "cluster", "clusters"),
     );
-    writeln!(out, "{}", super::table::safe(&line))?;
+    writeln!(out, "{}", crate::headless::table::safe(&line))?;
     for reason in &verdict.closed_by {
-        writeln!(out, "  {}", super::table::safe(&reason.line(soak, now)))?;
+        writeln!(
+            out,
+            "  {}",
+            crate::headless::table::safe(&reason.line(soak, now))
+        )?;
     }
     Ok(())
 }
 
 /// `fluxfleet gate`.
-pub async fn gate(request: GateQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn gate(request: GateQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     let opened = fleet(&request.sources, edge).await?;
     let mut config = opened.config;

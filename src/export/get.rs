@@ -7,11 +7,12 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use tokio_util::sync::CancellationToken;
 
-use super::opening::{fleet, fleet_once_published, incomplete, not_live};
-use super::outcome::{Edge, Ended, Failed, Said};
+use super::outcome::{Ended, ReadFailed};
 use super::output;
 use super::query::Query;
 use crate::fleet::{Counted, FluxKind, Index};
+use crate::headless::opening::{fleet, fleet_once_published, incomplete, not_live};
+use crate::headless::{Edge, Said};
 use crate::session::Session;
 
 /// `fluxfleet get`; with `--watch`, until `stop` is cancelled.
@@ -19,7 +20,7 @@ pub async fn get(
     request: Query,
     edge: Arc<dyn Edge>,
     stop: CancellationToken,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     if let (Some(options), Some(since)) = (&request.sources.nats, request.since) {
         return super::history::write(options, since, &request).await;
@@ -66,7 +67,7 @@ async fn answer(
     request: &Query,
     (config, clean): (&crate::config::Config, bool),
     (edge, stop): (&dyn Edge, &CancellationToken),
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let settled = live.settle(request.timeout).await;
     let now = Timestamp::now();
     let mut out = io::BufWriter::new(io::stdout());
@@ -123,7 +124,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::export::query::Output;
+    use crate::headless::Output;
 
     fn query(kind: Option<FluxKind>, every_kind: bool) -> Query {
         Query {

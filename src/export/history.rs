@@ -4,12 +4,13 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use super::outcome::{Ended, Failed, Misuse};
-use super::output;
-use super::query::{Output, Query};
-use super::table::Table;
+use super::outcome::{Ended, Misuse, ReadFailed};
+use super::query::Query;
 use crate::bus::wire::Change;
 use crate::glob::glob_match;
+use crate::headless::Output;
+use crate::headless::table::Table;
+use crate::headless::writing;
 
 /// Whether `change` is in the scope of filter `f` (a cluster's own changes have no object, and
 /// pass every object filter but a kind's or a name's).
@@ -84,7 +85,7 @@ pub async fn write(
     options: &crate::bus::Options,
     since: Duration,
     request: &Query,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let changes = changes(options, since, &request.filter).await?;
     let changes: Vec<&Change> = changes.iter().collect();
     let mut out = io::BufWriter::new(io::stdout());
@@ -116,20 +117,20 @@ pub async fn write(
             }
             t.write(&mut out)
         }
-        Output::Json => output::write_json(&mut out, &changes),
+        Output::Json => writing::write_json(&mut out, &changes),
         Output::Ndjson => changes
             .iter()
-            .try_for_each(|c| output::write_line(&mut out, c)),
+            .try_for_each(|c| writing::write_line(&mut out, c)),
     };
     written.and_then(|()| out.flush())?;
     Ok(Ended::Done)
 }
 
-impl From<Unread> for Failed {
-    fn from(unread: Unread) -> Failed {
+impl From<Unread> for ReadFailed {
+    fn from(unread: Unread) -> ReadFailed {
         match unread {
-            Unread::Since(e) => Failed::Misuse(Misuse::Since(e)),
-            Unread::Bus(e) => Failed::Open(e),
+            Unread::Since(e) => ReadFailed::Misuse(Misuse::Since(e)),
+            Unread::Bus(e) => e.into(),
         }
     }
 }

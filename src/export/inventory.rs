@@ -3,12 +3,13 @@
 use std::io::{self, Write};
 use std::sync::Arc;
 
-use super::opening::open;
-use super::outcome::{Edge, Ended, Failed};
-use super::output;
-use super::query::Output;
-use super::table::Table;
+use super::outcome::{Ended, ReadFailed};
 use crate::bus::reader::Bus;
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::open;
+use crate::headless::table::Table;
+use crate::headless::writing;
 use crate::inventory::Inventory;
 use crate::session::open::Fleet;
 use crate::session::resolve::Sources;
@@ -19,7 +20,7 @@ pub async fn inventory(
     sources: Sources,
     output: Output,
     edge: Arc<dyn Edge>,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let opened = open(&sources, edge.as_ref()).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     let written = match &opened.fleet {
@@ -48,11 +49,11 @@ fn kubeconfigs(inventory: &Inventory, output: Output, out: &mut dyn Write) -> io
             }
             t.write(out)
         }
-        Output::Json => output::write_json(out, inventory),
+        Output::Json => writing::write_json(out, inventory),
         Output::Ndjson => inventory
             .clusters
             .iter()
-            .try_for_each(|c| output::write_line(out, c)),
+            .try_for_each(|c| writing::write_line(out, c)),
     }
 }
 
@@ -98,11 +99,13 @@ fn collected(bus: &Bus, output: Output, out: &mut dyn Write) -> io::Result<()> {
             }
             t.write(out)
         }
-        Output::Json => output::write_json(
+        Output::Json => writing::write_json(
             out,
             &serde_json::json!({ "bucket": bus.bucket(), "clusters": clusters }),
         ),
-        Output::Ndjson => clusters.iter().try_for_each(|c| output::write_line(out, c)),
+        Output::Ndjson => clusters
+            .iter()
+            .try_for_each(|c| writing::write_line(out, c)),
     }
 }
 

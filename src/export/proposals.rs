@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::outcome::{Edge, Ended, Failed, Said};
-use super::query::Output;
-use super::table::{Table, safe};
+use super::outcome::{Ended, ReadFailed};
+use crate::headless::Output;
+use crate::headless::table::{Table, safe};
+use crate::headless::{Edge, Said};
 use crate::proposals::{Decision, Keeper, Proposal, ProposalStatus};
 use crate::units::age;
 
@@ -20,7 +21,7 @@ pub async fn list(
     output: Output,
     nats: Option<crate::bus::Options>,
     edge: Arc<dyn Edge>,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let store = Keeper::of(nats.as_ref()).await?;
     if let Some(id) = id {
         let proposal = store.load(&id).await?;
@@ -49,7 +50,7 @@ pub async fn list(
                     p.id.clone(),
                     p.status(now).to_string(),
                     p.action.to_string(),
-                    targets(p),
+                    p.sends_told(),
                     p.proposed_by.clone(),
                     age(Some(p.created), now),
                     expires(p, now),
@@ -61,13 +62,13 @@ pub async fn list(
         }
         Output::Json => {
             let docs: Vec<serde_json::Value> = found.iter().map(|p| doc(p, now)).collect();
-            super::output::write_json(&mut io::stdout(), &docs)
+            crate::headless::writing::write_json(&mut io::stdout(), &docs)
         }
         Output::Ndjson => {
             let mut out = io::stdout();
             found
                 .iter()
-                .try_for_each(|p| super::output::write_line(&mut out, &doc(p, now)))
+                .try_for_each(|p| crate::headless::writing::write_line(&mut out, &doc(p, now)))
                 .and_then(|()| out.flush())
         }
     };
@@ -78,36 +79,12 @@ pub async fn list(
     })
 }
 
-/// "6 (1 refused)".
-fn targets(p: &Proposal) -> String {
-    match p.refused {
-        0 => p.sends.to_string(),
-        refused => format!("{} ({refused} refused)", p.sends),
-    }
-}
-
 /// "in 42m", or "-" once it cannot act any more.
 fn expires(p: &Proposal, now: Timestamp) -> String {
     match p.status(now) {
         ProposalStatus::Pending => format!("in {}", age(Some(now), p.expires)),
         _ => "-".into(),
     }
-}
-
-/// Who asked, for whom and why: said before a person approves.
-pub(crate) fn said(p: &Proposal) -> String {
-    let mut text = format!(
-        "proposal {} by {} (for {}): {} {}",
-        p.id,
-        safe(&p.proposed_by),
-        safe(&p.user),
-        p.action,
-        targets(p)
-    );
-    if let Some(why) = &p.why {
-        text.push_str(&format!(" — why: {}", safe(why)));
-    }
-    text
 }
 
 /// A proposal as JSON, with its status now.
@@ -121,10 +98,10 @@ fn doc(p: &Proposal, now: Timestamp) -> serde_json::Value {
 fn show(p: &Proposal, output: Output) -> io::Result<()> {
     let now = Timestamp::now();
     if output != Output::Table {
-        return super::output::write_json(&mut io::stdout(), &doc(p, now));
+        return crate::headless::writing::write_json(&mut io::stdout(), &doc(p, now));
     }
     let mut lines = vec![
-        said(p),
+        safe(&p.told()).into_owned(),
         format!("status: {}; expires {}", p.status(now), p.expires),
     ];
     match &p.decision {

@@ -1,16 +1,10 @@
-//! What `get` was asked, and how a headless command answers (table, JSON, NDJSON).
+//! What `get` was asked.
 
 use std::time::Duration;
 
 use super::{Filter, StatusFilter};
+use crate::headless::Output;
 use crate::session::resolve::Sources;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Output {
-    Table,
-    Json,
-    Ndjson,
-}
 
 /// What `get` was asked.
 #[derive(Clone, Debug)]

@@ -8,13 +8,15 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::opening::{fleet, incomplete, not_live};
-use super::outcome::{Edge, Ended, Failed, Misuse, NotOne};
-use super::query::Output;
-use super::table::Table;
-use super::{Filter, output};
+use super::Filter;
+use super::outcome::{Ended, Misuse, NotOne, ReadFailed};
 use crate::fleet::rollouts::{self, Matrix, Place, Ring, Spread};
 use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectKey, Rollout};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::{fleet, incomplete, not_live};
+use crate::headless::table::Table;
+use crate::headless::writing;
 use crate::session::Session;
 use crate::session::resolve::Sources;
 use crate::units::age;
@@ -32,7 +34,7 @@ pub struct RolloutQuery {
 }
 
 /// `fluxfleet rollout`.
-pub async fn rollout(request: RolloutQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn rollout(request: RolloutQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     if let Some(since) = request.metrics {
         let how = (request.output, request.timeout);
@@ -67,7 +69,7 @@ pub async fn rollout(request: RolloutQuery, edge: Arc<dyn Edge>) -> Result<Ended
         now,
         &mut out,
     )
-    .map_err(Failed::from)
+    .map_err(ReadFailed::from)
     .and_then(|written| Ok(written.and_then(|()| out.flush())?));
     drop(out);
     not_live(&live.index, filter, settled, now, edge);
@@ -180,7 +182,7 @@ fn write_spreads(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     if output != Output::Table {
-        return output::write_json(out, &SpreadsJson { rollouts: rows });
+        return writing::write_json(out, &SpreadsJson { rollouts: rows });
     }
     let mut t = Table::new(vec![
         "KIND",
@@ -234,7 +236,7 @@ fn write_matrix(
                 })
             })
             .collect();
-        return output::write_json(
+        return writing::write_json(
             out,
             &MatrixJson {
                 rollout: &m.spread,

@@ -15,13 +15,14 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use super::Filter;
-use super::output::{sorted, write_json};
-use super::query::Output;
-use super::table::{Table, safe};
 use crate::fleet::graph::{Cause, Holds};
 use crate::fleet::incident::{ErrorClass, Shared, shared_cause};
 use crate::fleet::suspect::{Suspect, suspect};
 use crate::fleet::{ClusterEntry, FluxSummary, Index, ObjectKey};
+use crate::headless::Output;
+use crate::headless::opening::sorted;
+use crate::headless::table::{Table, safe};
+use crate::headless::writing::write_json;
 use crate::units::age;
 
 /// One root cause across the fleet.

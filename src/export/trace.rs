@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::opening::{fleet, not_live};
-use super::outcome::{Edge, Ended, Failed};
-use super::query::Output;
-use super::table::safe;
+use super::Filter;
+use super::outcome::{Ended, ReadFailed};
 use super::workloads::clusters_text;
-use super::{Filter, output};
 use crate::fleet::trace::{Asked, Chain, Shape, Trace, Unread};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::{fleet, not_live};
+use crate::headless::table::safe;
+use crate::headless::writing;
 use crate::session::Session;
 use crate::session::evidence::Gather;
 use crate::session::resolve::Sources;
@@ -109,7 +111,7 @@ pub(super) async fn read_scope<T, F, Fut>(
     (sources, scope, timeout): (&Sources, &Filter, Duration),
     edge: &dyn Edge,
     read: F,
-) -> Result<(T, bool), Failed>
+) -> Result<(T, bool), ReadFailed>
 where
     F: FnOnce(crate::session::Reader, Vec<crate::fleet::ClusterInfo>, Gather) -> Fut,
     Fut: std::future::Future<Output = T>,
@@ -130,7 +132,7 @@ where
 }
 
 /// `fluxfleet trace`.
-pub async fn trace(request: TraceQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn trace(request: TraceQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     let asked = &request.asked;
     let scope = (&request.sources, &request.clusters, request.timeout);
@@ -141,7 +143,7 @@ pub async fn trace(request: TraceQuery, edge: Arc<dyn Edge>) -> Result<Ended, Fa
     let traced = Traced::of(&request.asked, &trace);
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
-        Output::Json => output::write_json(&mut out, &traced),
+        Output::Json => writing::write_json(&mut out, &traced),
         _ => write_table(&traced, &trace, &mut out),
     };
     written.and_then(|()| out.flush())?;

@@ -9,15 +9,17 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::outcome::{Edge, Ended, Failed};
-use super::query::Output;
-use super::table::safe;
+use super::Filter;
+use super::outcome::{Ended, ReadFailed};
 use super::trace::read_scope;
 use super::workloads::clusters_text;
-use super::{Filter, output};
 use crate::fleet::ObjectKey;
 use crate::fleet::trace::Unread;
 use crate::fleet::tree::{Node, Tree, drawn};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::table::safe;
+use crate::headless::writing;
 use crate::session::resolve::Sources;
 use crate::session::traced::grow;
 
@@ -68,7 +70,7 @@ impl<'a> Grown<'a> {
 }
 
 /// `fluxfleet tree`.
-pub async fn tree(request: TreeQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn tree(request: TreeQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     let root = &request.root;
     let scope = (&request.sources, &request.clusters, request.timeout);
@@ -78,7 +80,7 @@ pub async fn tree(request: TreeQuery, edge: Arc<dyn Edge>) -> Result<Ended, Fail
     .await?;
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
-        Output::Json => output::write_json(&mut out, &Grown::of(&request.root, &tree)),
+        Output::Json => writing::write_json(&mut out, &Grown::of(&request.root, &tree)),
         _ => write_table(&request.root, &tree, &mut out),
     };
     written.and_then(|()| out.flush())?;

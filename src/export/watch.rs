@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use super::Filter;
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{Ended, Failed};
+use super::outcome::{Ended, ReadFailed};
 use super::output::{write_cluster_line, write_object_line};
 use super::query::Query;
 use crate::fleet::index::{Change, Event};
@@ -20,7 +20,7 @@ pub(super) async fn watch(
     live: &mut Session,
     request: &Query,
     stop: &CancellationToken,
-) -> Result<Ended, Failed> {
+) -> Result<Ended, ReadFailed> {
     let (mut events, mut text) = (Vec::with_capacity(BATCH), Vec::new());
     loop {
         let taken = tokio::select! {

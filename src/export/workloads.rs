@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::opening::{fleet, incomplete, not_live};
-use super::outcome::{Edge, Ended, Failed, Misuse};
-use super::query::Output;
-use super::table::{Table, safe};
+use super::outcome::{Ended, Misuse, ReadFailed};
 use super::{Filter, output};
 use crate::fleet::workload::fold::{Folded, Line};
 use crate::fleet::workload::visible;
 use crate::fleet::{ClusterInfo, FluxKind, Index, ObjectKey};
+use crate::headless::Edge;
+use crate::headless::Output;
+use crate::headless::opening::{fleet, incomplete, not_live};
+use crate::headless::table::{Table, safe};
+use crate::headless::writing;
 use crate::session::Session;
 use crate::session::evidence::{Gather, gather};
 use crate::session::resolve::Sources;
@@ -65,7 +67,7 @@ pub fn targets(index: &Index, filter: &Filter, all: bool) -> Vec<(ObjectKey, Vec
 }
 
 /// `fluxfleet workloads`.
-pub async fn workloads(request: WorkloadsQuery, edge: Arc<dyn Edge>) -> Result<Ended, Failed> {
+pub async fn workloads(request: WorkloadsQuery, edge: Arc<dyn Edge>) -> Result<Ended, ReadFailed> {
     let edge = edge.as_ref();
     let filter = &request.filter;
     let (Some(kind), Some(_)) = (filter.kind, &filter.name) else {
@@ -98,7 +100,7 @@ pub async fn workloads(request: WorkloadsQuery, edge: Arc<dyn Edge>) -> Result<E
     live.shutdown().await;
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
-        Output::Json => output::write_json(&mut out, &Json { objects: &found }),
+        Output::Json => writing::write_json(&mut out, &Json { objects: &found }),
         _ => write_table(&found, request.all, &mut out),
     };
     written.and_then(|()| out.flush())?;

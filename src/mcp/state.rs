@@ -153,7 +153,7 @@ pub(super) fn structured(mut value: Value) -> CallToolResult {
 /// overrides — written as visible escapes (`\u{1b}`, `\u{202e}`). JSON would escape only the
 /// C0 controls, and an assistant's user may read its answers on a terminal.
 pub(super) fn visible(value: &mut Value) {
-    let hidden = |c: char| crate::export::table::unsafe_char(c) && c != '\n' && c != '\t';
+    let hidden = |c: char| crate::headless::table::unsafe_char(c) && c != '\n' && c != '\t';
     let shown = |text: &str| -> String {
         text.chars()
             .map(|c| {

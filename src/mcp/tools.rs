@@ -18,10 +18,10 @@ use super::args::{
 use super::page;
 use super::state::{Fleet, State, answer, invalid, kind, structured};
 use super::strict::Strict;
-use crate::export::opening::not_seen_whole;
-use crate::export::query::Output;
 use crate::export::{Filter, output, shapes};
 use crate::fleet::{ObjectKey, told_with};
+use crate::headless::Output;
+use crate::headless::opening::not_seen_whole;
 
 /// What an assistant is told about this server when it connects.
 const INSTRUCTIONS: &str = "fluxfleet: the Flux CD state of a fleet of Kubernetes clusters. \
@@ -135,7 +135,7 @@ impl Fleet {
             ..Filter::default()
         };
         self.read(|index| {
-            let clusters = output::sorted(index)
+            let clusters = crate::headless::opening::sorted(index)
                 .filter(|c| filter.cluster(c))
                 .map(shapes::Cluster::new)
                 .filter(|c| args.state.as_ref().is_none_or(|s| s == c.state));
@@ -158,7 +158,7 @@ impl Fleet {
             let objects = output::selected(index, &filter).map(|(c, s)| shapes::Object::new(c, s));
             // Clusters whose objects could not all be read (list_clusters says why), as `get`
             // counts them for its exit code 4.
-            let not_seen = output::sorted(index)
+            let not_seen = crate::headless::opening::sorted(index)
                 .filter(|c| filter.cluster(c) && not_seen_whole(c))
                 .count();
             let mut fields = serde_json::Map::new();

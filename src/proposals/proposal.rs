@@ -311,6 +311,31 @@ pub struct Asked {
 }
 
 impl Proposal {
+    /// What it sends, for a person: "3", or "3 (1 refused)".
+    pub fn sends_told(&self) -> String {
+        match self.refused {
+            0 => self.sends.to_string(),
+            refused => format!("{} ({refused} refused)", self.sends),
+        }
+    }
+
+    /// Who asked, for whom and why, on one line for a person, said before they approve (made
+    /// safe for a terminal by whoever shows it).
+    pub fn told(&self) -> String {
+        let mut text = format!(
+            "proposal {} by {} (for {}): {} {}",
+            self.id,
+            self.proposed_by,
+            self.user,
+            self.action,
+            self.sends_told()
+        );
+        if let Some(why) = &self.why {
+            text.push_str(&format!(" — why: {why}"));
+        }
+        text
+    }
+
     /// Keeps `targets` as planned for `intent`.
     pub fn new(intent: &Intent, targets: &[actions::Target], asked: Asked, now: Timestamp) -> Self {
         let planned: Vec<Planned> = targets.iter().map(Planned::of).collect();

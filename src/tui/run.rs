@@ -19,6 +19,25 @@ use crate::app::update::{Effect, Msg, update};
 use crate::config::theme::Theme;
 use crate::fleet::index::Event;
 
+/// Why the TUI ended other than by the person quitting, a signal, or its input ending.
+#[derive(Debug, thiserror::Error)]
+pub enum TerminalFailed {
+    /// SIGINT, SIGTERM and SIGHUP cannot be listened for.
+    #[error("cannot listen for SIGINT, SIGTERM and SIGHUP: {0}")]
+    Signals(std::io::Error),
+    /// The terminal could not be set up, measured, drawn on or read, or given to a plugin and
+    /// taken back.
+    #[error("the terminal: {0}")]
+    Terminal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl TerminalFailed {
+    /// What the terminal (any backend's) answered.
+    pub fn terminal(e: impl std::error::Error + Send + Sync + 'static) -> TerminalFailed {
+        TerminalFailed::Terminal(Box::new(e))
+    }
+}
+
 /// The shortest time between two frames (60 per second at most).
 pub const FRAME: Duration = Duration::from_millis(16);
 
@@ -156,7 +175,7 @@ pub async fn run<B: Backend>(
     mut fleet: mpsc::Receiver<Event>,
     effects: &mut dyn Effects,
     now: impl Fn() -> Timestamp,
-) -> anyhow::Result<()>
+) -> Result<(), TerminalFailed>
 where
     B::Error: Send + Sync + 'static,
 {
@@ -168,9 +187,11 @@ where
     loop {
         if dirty && last_frame.elapsed() >= FRAME {
             model.tick(now());
-            let size = terminal.size()?;
+            let size = terminal.size().map_err(TerminalFailed::terminal)?;
             lay_out(model, theme, size.into());
-            terminal.draw(|frame| crate::ui::render(frame, model, theme))?;
+            terminal
+                .draw(|frame| crate::ui::render(frame, model, theme))
+                .map_err(TerminalFailed::terminal)?;
             last_frame = tokio::time::Instant::now();
             dirty = false;
         }
@@ -183,7 +204,7 @@ where
                 // A resize redraws: every message below marks the screen dirty.
                 Some(Ok(TermEvent::Resize(..))) => {}
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(anyhow::anyhow!("reading the terminal: {e}")),
+                Some(Err(e)) => return Err(TerminalFailed::terminal(e)),
                 None => return Ok(()),
             },
             msg = results.recv() => {
@@ -253,7 +274,7 @@ async fn hand_over<B: Backend>(
     effects: &mut dyn Effects,
     results: &mpsc::UnboundedSender<Msg>,
     launch: Launch,
-) -> anyhow::Result<PluginEnded>
+) -> Result<PluginEnded, TerminalFailed>
 where
     B::Error: Send + Sync + 'static,
 {
@@ -268,7 +289,7 @@ where
             });
         }
     };
-    console.release()?;
+    console.release().map_err(TerminalFailed::terminal)?;
     let exit = match prepared.command().spawn() {
         Err(e) => Exit::NotRun(format!("cannot start it: {e}")),
         Ok(mut child) => {
@@ -290,9 +311,11 @@ where
             }
         }
     };
-    console.reclaim()?;
+    console.reclaim().map_err(TerminalFailed::terminal)?;
     // The screen was cleared: an empty frame makes the next one draw every cell again.
     // (`Terminal::clear` would ask the terminal where its cursor is, racing the key reader.)
-    terminal.draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))?;
+    terminal
+        .draw(|frame| frame.render_widget(ratatui::widgets::Clear, frame.area()))
+        .map_err(TerminalFailed::terminal)?;
     Ok(prepared.finish(exit, Vec::new()))
 }

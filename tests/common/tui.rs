@@ -190,7 +190,7 @@ pub fn session(
     journal: Option<std::path::PathBuf>,
 ) -> (
     Person,
-    impl std::future::Future<Output = anyhow::Result<()>>,
+    impl std::future::Future<Output = Result<(), fluxfleet::tui::TerminalFailed>>,
     ConsoleLog,
 ) {
     session_of(fluxfleet::tui::Start {
@@ -212,7 +212,7 @@ pub fn session_of(
     start: fluxfleet::tui::Start,
 ) -> (
     Person,
-    impl std::future::Future<Output = anyhow::Result<()>>,
+    impl std::future::Future<Output = Result<(), fluxfleet::tui::TerminalFailed>>,
     ConsoleLog,
 ) {
     let size = Arc::new(Mutex::new(Size {

@@ -8,11 +8,9 @@ use super::Module;
 use super::paths::{Bindings, bindings, paths_with, resolve};
 use super::source::{code, files};
 
-/// The floors of the module map: for each bullet, the modules named (in backquotes) before its
-/// first ` — `.
-pub(super) fn floors(lib: &str) -> BTreeMap<String, usize> {
-    let mut floors = BTreeMap::new();
-    // A bullet and the lines that continue it (indented), up to the next bullet or paragraph.
+/// The bullets of the module map, each with the lines that continue it (indented), up to the
+/// next bullet or paragraph.
+fn bullets(lib: &str) -> Vec<String> {
     let mut bullets: Vec<String> = Vec::new();
     let mut open = false;
     for doc in lib.lines().map_while(|l| l.strip_prefix("//!")) {
@@ -28,14 +26,41 @@ pub(super) fn floors(lib: &str) -> BTreeMap<String, usize> {
             open = false;
         }
     }
-    for (floor, line) in bullets.iter().enumerate() {
-        let head = line.split(" — ").next().unwrap_or(line);
-        // Every name in backquotes, linked or not (`hostile` exists only under test).
-        for name in head.split('`').skip(1).step_by(2) {
+    bullets
+}
+
+/// The modules a bullet names (in backquotes, linked or not: `hostile` exists only under test)
+/// before its first ` — `.
+fn heads(bullet: &str) -> impl Iterator<Item = &str> {
+    let head = bullet.split(" — ").next().unwrap_or(bullet);
+    head.split('`').skip(1).step_by(2)
+}
+
+/// The floors of the module map: for each bullet, the modules it names.
+pub(super) fn floors(lib: &str) -> BTreeMap<String, usize> {
+    let mut floors = BTreeMap::new();
+    for (floor, bullet) in bullets(lib).iter().enumerate() {
+        for name in heads(bullet) {
             floors.insert(name.to_string(), floor);
         }
     }
     floors
+}
+
+/// What the module map says a bullet's modules never import, though it is below them: each
+/// "imports nothing of [`X`]" in the bullet, as (a module it names, X).
+pub(super) fn apart(lib: &str) -> Vec<(String, String)> {
+    const SAYS: &str = "imports nothing of [`";
+    let mut apart = Vec::new();
+    for bullet in bullets(lib) {
+        for said in bullet.split(SAYS).skip(1) {
+            let Some((other, _)) = said.split_once('`') else {
+                continue;
+            };
+            apart.extend(heads(&bullet).map(|m| (m.to_string(), other.to_string())));
+        }
+    }
+    apart
 }
 
 fn name(module: &Module) -> String {
@@ -114,6 +139,24 @@ fn check(dir: &str) -> Vec<String> {
         }
     }
     wrong.dedup();
+    // Modules the map says stay apart, though one is below the other.
+    for (module, other) in apart(&lib) {
+        for (from, tos) in edges
+            .iter()
+            .filter(|(from, _)| from.first() == Some(&module))
+        {
+            for to in tos.iter().filter(|to| to.first() == Some(&other)) {
+                wrong.push(format!(
+                    "{} imports {}: the module map says {module} imports nothing of {other}",
+                    files[from]
+                        .strip_prefix(root)
+                        .unwrap_or(&files[from])
+                        .display(),
+                    name(to)
+                ));
+            }
+        }
+    }
     for (from, tos) in &edges {
         let (Some(top), Some(&floor)) = (from.first(), from.first().and_then(|t| floors.get(t)))
         else {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::Module;
 use super::paths::{Bindings, bindings, expand, paths, paths_with, resolve};
-use super::rules::{circles, floors};
+use super::rules::{apart, circles, floors};
 use super::source::code;
 
 /// The check itself, on made-up files: it must see what it exists to see.
@@ -97,4 +97,12 @@ fn the_check_sees_grouped_imports_a_circle_and_a_floor_crossed() {
     assert_eq!(floors["units"], 0);
     assert_eq!(floors["fleet"], 1);
     assert_eq!(floors.len(), 3);
+    let lib = "//! - [`export`] — reads\n//! - [`acting`], `x` — writes; it imports nothing of\n//!   [`export`].\n";
+    assert_eq!(
+        apart(lib),
+        [
+            ("acting".into(), "export".into()),
+            ("x".into(), "export".into())
+        ]
+    );
 }

@@ -440,7 +440,7 @@ fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
     update(&mut m, Msg::Proposals(Ok(vec![proposal.clone()])));
     assert_eq!(keys(&mut m, KeyCode::Char('a')), [], "nothing decided");
     assert!(m.confirming().is_none());
-    let approve_says = fluxfleet::export::outcome::Failed::Refused {
+    let approve_says = fluxfleet::acting::ActFailed::Refused {
         refused: fluxfleet::actions::Refused::TooMany { count, max: 1 },
         then: fluxfleet::actions::Unsent::Pending(proposal.id.clone()),
     };

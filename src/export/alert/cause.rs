@@ -184,7 +184,7 @@ fn of_incident(incident: &Incident, group: &[&RootCause], extra: &Labels) -> Fou
     reach.annotate(&mut annotations);
     annotations.insert("status".into(), group[0].status.into());
     Found {
-        line: crate::export::table::safe(&format!("{key} — {}", reach.on())).into_owned(),
+        line: crate::headless::table::safe(&format!("{key} — {}", reach.on())).into_owned(),
         key,
         labels,
         annotations,
@@ -264,7 +264,7 @@ fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &
         labels,
         annotations,
         since: reach.since,
-        line: crate::export::table::safe(&line).into_owned(),
+        line: crate::headless::table::safe(&line).into_owned(),
     }
 }
 

@@ -16,8 +16,7 @@ use hyper_util::rt::TokioExecutor;
 use kube::client::ConfigExt;
 
 use super::state::Posted;
-use crate::export::outcome::AlertmanagerError;
-use crate::export::table::safe;
+use crate::headless::table::safe;
 use crate::userinfo::{basic_auth, redacted, split};
 
 /// How long one post may take, connecting included.
@@ -144,6 +143,31 @@ impl Alertmanager {
                 })
             })
     }
+}
+
+/// Why alerts could not be sent: `--alertmanager` or its CA to fix, or Alertmanager to reach
+/// again (the next round sends every alert again). Never the URL's password.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum AlertmanagerError {
+    /// The URL or the CA file given is not usable.
+    #[error("--alertmanager {url}: {why}")]
+    Usage { url: String, why: String },
+    /// The alerts could not be written as JSON.
+    #[error("{0}")]
+    Encode(String),
+    /// It could not be reached: tried again at the next round.
+    #[error("cannot reach {at}: {why}")]
+    Unreachable { at: String, why: String },
+    /// It answered with an error.
+    #[error("{at} answered {status}: {text}")]
+    Refused {
+        at: String,
+        status: u16,
+        text: String,
+    },
+    /// It did not answer in time: tried again at the next round.
+    #[error("{at} did not answer within {within:?}")]
+    TimedOut { at: String, within: Duration },
 }
 
 #[cfg(test)]

@@ -2,16 +2,26 @@
 
 use jiff::Timestamp;
 
-use super::Filter;
-use super::outcome::{Edge, Failed, NotLive, Said};
-use super::output;
+use super::{Edge, NotLive, Said};
+use crate::fleet::filter::Filter;
 use crate::fleet::{ClusterEntry, Index, Phase};
 use crate::session::open::Opened;
 use crate::session::resolve::Sources;
 use crate::units::age;
 
+/// Why a command could not open the fleet it was asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenFailed {
+    /// The config, the kubeconfigs or the bus could not be read.
+    #[error("{0}")]
+    Bus(#[from] crate::bus::BusError),
+    /// No cluster to read: the kubeconfigs or the bus hold none (where it looked, a line each).
+    #[error("{0}")]
+    NoClusters(String),
+}
+
 /// The fleet the options name, every warning told to `edge`.
-pub async fn open(sources: &Sources, edge: &dyn Edge) -> Result<Opened, Failed> {
+pub async fn open(sources: &Sources, edge: &dyn Edge) -> Result<Opened, OpenFailed> {
     let opened = crate::session::open::open(sources).await?;
     warn(&opened, edge);
     Ok(opened)
@@ -28,11 +38,11 @@ fn warn(opened: &Opened, edge: &dyn Edge) {
 /// what it waits for (once per reason) and asks again, with a growing pause, until interrupted
 /// (None, once `stop` is cancelled). Options to fix (a bad URL, a credentials file) end it, as
 /// [`fleet`].
-pub(super) async fn fleet_once_published(
+pub async fn fleet_once_published(
     sources: &Sources,
     edge: &dyn Edge,
     stop: &tokio_util::sync::CancellationToken,
-) -> Result<Option<Opened>, Failed> {
+) -> Result<Option<Opened>, OpenFailed> {
     let mut pause = std::time::Duration::from_millis(500);
     let mut said = String::new();
     loop {
@@ -64,17 +74,17 @@ pub(super) async fn fleet_once_published(
 }
 
 /// The fleet the options name with at least one cluster in it.
-pub(crate) async fn fleet(sources: &Sources, edge: &dyn Edge) -> Result<Opened, Failed> {
+pub async fn fleet(sources: &Sources, edge: &dyn Edge) -> Result<Opened, OpenFailed> {
     let opened = open(sources, edge).await?;
     if opened.fleet.is_empty() {
-        return Err(Failed::NoClusters(opened.fleet.empty_why()));
+        return Err(OpenFailed::NoClusters(opened.fleet.empty_why()));
     }
     Ok(opened)
 }
 
 /// Some cluster in the scope is not seen completely (one without Flux is: it has nothing to
 /// show).
-pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
+pub fn incomplete(index: &Index, filter: &Filter) -> bool {
     index
         .clusters()
         .iter()
@@ -83,7 +93,7 @@ pub(super) fn incomplete(index: &Index, filter: &Filter) -> bool {
 
 /// A cluster not seen as completely as it can be: not retired, not live with every kind read,
 /// not summarized as asked, and neither without Flux nor in a lifecycle phase (provisioning …).
-pub(crate) fn not_seen_whole(c: &ClusterEntry) -> bool {
+pub fn not_seen_whole(c: &ClusterEntry) -> bool {
     let phase = c.connection.phase;
     !c.retired
         && !c.connection.is_complete()
@@ -98,17 +108,19 @@ fn summarized_whole(conn: &crate::fleet::Connection) -> bool {
     conn.phase == Phase::Summary && conn.forbidden.is_empty()
 }
 
+/// Clusters by workspace, then name; retired ones left out.
+pub fn sorted(index: &Index) -> impl Iterator<Item = &ClusterEntry> {
+    let mut clusters: Vec<&ClusterEntry> = index.clusters().iter().filter(|c| !c.retired).collect();
+    clusters
+        .sort_by(|a, b| (&a.info.workspace, &a.info.name).cmp(&(&b.info.workspace, &b.info.name)));
+    clusters.into_iter()
+}
+
 /// Clusters in the scope that are not live, told to `edge`: never silently missing from the
 /// output.
-pub(crate) fn not_live(
-    index: &Index,
-    filter: &Filter,
-    settled: bool,
-    now: Timestamp,
-    edge: &dyn Edge,
-) {
+pub fn not_live(index: &Index, filter: &Filter, settled: bool, now: Timestamp, edge: &dyn Edge) {
     let mut clusters = Vec::new();
-    for c in output::sorted(index).filter(|c| filter.cluster(c)) {
+    for c in sorted(index).filter(|c| filter.cluster(c)) {
         let conn = &c.connection;
         if conn.is_complete() || summarized_whole(conn) {
             continue;

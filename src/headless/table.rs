@@ -85,7 +85,7 @@ pub fn safe(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// `text` with every character `escape` has a replacement for replaced; borrowed when none.
-pub(super) fn escaped(
+pub(crate) fn escaped(
     text: &str,
     escape: impl Fn(char) -> Option<String>,
 ) -> std::borrow::Cow<'_, str> {
