@@ -23,6 +23,7 @@ pub mod report;
 pub mod rollouts;
 mod rollup;
 pub mod runs;
+pub mod scope;
 mod sorted;
 mod summary;
 pub mod suspect;

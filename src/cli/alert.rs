@@ -6,15 +6,15 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::ScopeArgs;
 use super::usage::Usage;
 use super::usage::duration;
+use crate::fleet::scope::Scope;
 
 /// `fluxfleet alert`: the scope, where to send, and the timing.
 #[derive(Debug, Args)]
 pub struct AlertArgs {
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: Scope,
     /// Alertmanager (http://alertmanager:9093; user:password@ for basic auth); repeat for each
     /// member of an HA cluster.
     #[arg(

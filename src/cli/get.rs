@@ -6,11 +6,12 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::{ScopeArgs, Selectors};
+use super::scope::Selectors;
 use super::usage::duration;
 use super::usage::{Usage, rollout_output};
 use crate::export::StatusFilter;
 use crate::export::query::Query;
+use crate::fleet::scope::Scope;
 use crate::headless::Output;
 
 /// `fluxfleet get`.
@@ -93,7 +94,7 @@ impl Reading {
 #[derive(Debug, Args)]
 pub struct RolloutArgs {
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: Scope,
     /// How each ring delivered, per Kustomization and HelmRelease: lead time to 50 %, 90 % and
     /// 100 % of the ring, change failure rate, time to restore — from the collectors' history
     /// (needs --nats).
@@ -129,7 +130,7 @@ pub struct GateArgs {
     /// version.
     pub revision: String,
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: Scope,
     /// How long every copy must have run it, ready.
     #[arg(long, default_value = "30m", value_parser = duration)]
     pub soak: Duration,
@@ -155,7 +156,7 @@ impl GateArgs {
 #[derive(Debug, Args)]
 pub struct DriftArgs {
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: Scope,
     #[command(flatten)]
     pub reading: Reading,
 }

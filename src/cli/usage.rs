@@ -18,8 +18,8 @@ pub enum Usage {
     #[error("{0}; nothing was sent")]
     Refused(crate::actions::Refused),
     /// The kind named is not a Flux kind.
-    #[error("{0:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)")]
-    NotAKind(String),
+    #[error("{:?} is not a Flux kind (try ks, hr, gitrepo, ocirepo, helmrepo, hc, bucket)", .0.0)]
+    NotAKind(#[from] crate::fleet::scope::NotAKind),
     /// `trace`: a kind that cannot be traced.
     #[error("{0}")]
     Untraceable(#[from] crate::fleet::trace::resource::Untraceable),

@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::fleet::{FleetArgs, WatchArg};
-use super::scope::ScopeArgs;
 use super::usage::duration;
 use super::usage::{Usage, workloads_output};
+use crate::fleet::scope::Scope;
 use crate::headless::Output;
 
 pub const EXIT_CODES: &str = "Exit codes: 0 ok, 1 error, 2 usage, 3 inventory or config \
@@ -18,7 +18,7 @@ problems (or no clusters), 4 some clusters not read or not live.";
 #[derive(Debug, Args)]
 pub struct WorkloadsArgs {
     #[command(flatten)]
-    pub scope: ScopeArgs,
+    pub scope: Scope,
     /// Every cluster that has the object, not only those where it is not ready.
     #[arg(long)]
     pub all: bool,

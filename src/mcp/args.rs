@@ -6,7 +6,8 @@
 use rmcp::schemars;
 use serde::Deserialize;
 
-use super::state::{Paging, ToolScope};
+use super::state::Paging;
+use crate::fleet::scope::Scope;
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct SummaryArgs {
@@ -32,7 +33,7 @@ pub struct ClustersArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct ObjectsArgs {
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     /// failing (stalled or failed), not-ready, or one health: stalled, failed, deleting,
     /// progressing, waiting, suspended, running, ready, not-applicable.
     pub status: Option<String>,
@@ -43,7 +44,7 @@ pub struct ObjectsArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct RolloutsArgs {
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     #[serde(flatten)]
     pub paging: Paging,
 }
@@ -51,7 +52,7 @@ pub struct RolloutsArgs {
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct DriftArgs {
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     #[serde(flatten)]
     pub paging: Paging,
 }
@@ -66,7 +67,7 @@ pub struct GateArgs {
     /// How long every copy must have run it, ready: 30m (the default), 2h.
     pub soak: Option<String>,
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -74,7 +75,7 @@ pub struct HistoryArgs {
     /// How far back: 30m, 2h, 7d.
     pub since: String,
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     #[serde(flatten)]
     pub paging: Paging,
 }
@@ -94,7 +95,7 @@ pub struct ObjectArgs {
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct Picked {
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     /// failing, not-ready, or one health (suspended, ready …): only objects with it.
     pub status: Option<String>,
     /// The whole fleet is meant: needed when the scope names no workspace, clusters, namespace

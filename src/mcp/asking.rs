@@ -60,7 +60,7 @@ impl Picked {
     ) -> Result<actions::Request, ErrorData> {
         Ok(actions::Request {
             verb,
-            filter: self.scope.filter(self.status.as_deref())?,
+            filter: super::state::filter(&self.scope, self.status.as_deref())?,
             all: self.all,
             reason,
         })

@@ -16,6 +16,7 @@ use super::page;
 use super::state::{Fleet, Paging, Proposing, answer, invalid};
 use super::strict::Strict;
 use crate::actions;
+use crate::fleet::scope::Scope;
 use crate::fleet::verbs::{Intent, Verb};
 use crate::proposals::{Asked, Proposal, RolloutStep, Selection};
 
@@ -121,11 +122,13 @@ impl Fleet {
             false => RolloutStep::Halt,
         };
         let selection = Selection {
-            workspace: args.workspace,
-            clusters: args.clusters,
-            kind: Some(args.kind),
-            namespace: Some(args.namespace),
-            name: Some(args.name),
+            scope: Scope {
+                workspace: args.workspace,
+                clusters: args.clusters,
+                kind: Some(args.kind),
+                namespace: Some(args.namespace),
+                name: Some(args.name),
+            },
             status: None,
             rollout: Some(step),
         };
@@ -205,11 +208,7 @@ impl Fleet {
         let admitted = admitted(self, ask, actions::Purpose::Preview, None).await?;
         let Picked { scope, status, .. } = picked;
         let selection = Selection {
-            workspace: scope.workspace,
-            clusters: scope.clusters,
-            kind: scope.kind,
-            namespace: scope.namespace,
-            name: scope.name,
+            scope,
             status,
             rollout: None,
         };

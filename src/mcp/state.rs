@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::model::CallToolResult;
 use rmcp::{ErrorData, schemars};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
@@ -17,6 +17,7 @@ use super::page::Asked;
 use crate::actions::Handled;
 use crate::config::{Config, Permissions};
 use crate::export::{Filter, StatusFilter};
+use crate::fleet::scope::{NotAKind, Scope};
 use crate::fleet::verbs::Verb;
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::{Reader, Writer};
@@ -68,23 +69,6 @@ pub(super) struct Proposing {
     pub max_pending: usize,
 }
 
-/// Which clusters and objects a call is about.
-#[derive(Debug, Default, Deserialize, Serialize, schemars::JsonSchema)]
-pub struct ToolScope {
-    /// Only clusters of this workspace.
-    pub workspace: Option<String>,
-    /// Only clusters whose name matches one of these globs (`prod-*`, `eu-??-1`).
-    #[serde(default)]
-    pub clusters: Vec<String>,
-    /// The Flux kind: Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository,
-    /// HelmChart, Bucket … (kind, plural or short name: ks, hr, gitrepo).
-    pub kind: Option<String>,
-    /// Only objects in this namespace.
-    pub namespace: Option<String>,
-    /// Only objects with this name.
-    pub name: Option<String>,
-}
-
 /// A page of a list.
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct Paging {
@@ -99,27 +83,24 @@ pub(super) fn invalid(message: impl std::fmt::Display) -> ErrorData {
 }
 
 pub(super) fn kind(text: Option<&str>) -> Result<Option<FluxKind>, ErrorData> {
-    crate::fleet::filter::kind(text).map_err(|text| {
-        invalid(format!(
-            "{text:?} is not a Flux kind (Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository, HelmChart, Bucket, or ks, hr, gitrepo …)"
-        ))
-    })
+    crate::fleet::filter::kind(text).map_err(|text| invalid(not_a_kind(text)))
 }
 
-impl ToolScope {
-    pub(super) fn filter(&self, status: Option<&str>) -> Result<Filter, ErrorData> {
-        Ok(Filter {
-            kind: kind(self.kind.as_deref())?,
-            name: self.name.clone(),
-            workspace: self.workspace.clone(),
-            clusters: self.clusters.clone(),
-            namespace: self.namespace.clone(),
-            status: status
-                .map(StatusFilter::parse)
-                .transpose()
-                .map_err(invalid)?,
-        })
-    }
+fn not_a_kind(text: &str) -> String {
+    format!(
+        "{text:?} is not a Flux kind (Kustomization, HelmRelease, GitRepository, OCIRepository, HelmRepository, HelmChart, Bucket, or ks, hr, gitrepo …)"
+    )
+}
+
+/// The filter of a call's scope and status: its kind and status named as fluxfleet knows them.
+pub(super) fn filter(scope: &Scope, status: Option<&str>) -> Result<Filter, ErrorData> {
+    let status = status
+        .map(StatusFilter::parse)
+        .transpose()
+        .map_err(invalid)?;
+    scope
+        .filter(status)
+        .map_err(|NotAKind(text)| invalid(not_a_kind(&text)))
 }
 
 impl Paging {

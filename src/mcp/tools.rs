@@ -152,7 +152,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<ObjectsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(args.status.as_deref())?;
+        let filter = super::state::filter(&args.scope, args.status.as_deref())?;
         let asked = args.paging.asked()?;
         self.read(|index| {
             let objects = output::selected(index, &filter).map(|(c, s)| shapes::Object::new(c, s));
@@ -176,7 +176,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<ObjectsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(args.status.as_deref())?;
+        let filter = super::state::filter(&args.scope, args.status.as_deref())?;
         let asked = args.paging.asked()?;
         let window = self.state.config.rollout.rules.suspect_window;
         // The same scope of the same fleet, within the same ten seconds (ages move): the same
@@ -226,7 +226,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<RolloutsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(None)?;
+        let filter = super::state::filter(&args.scope, None)?;
         if filter.name.is_some() && filter.kind.is_none() {
             return Err(invalid("name the kind too"));
         }
@@ -269,7 +269,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<DriftArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(None)?;
+        let filter = super::state::filter(&args.scope, None)?;
         if let Some(refused) = crate::export::drift::refused(&filter) {
             return Err(invalid(refused));
         }
@@ -336,7 +336,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<GateArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(None)?;
+        let filter = super::state::filter(&args.scope, None)?;
         let soak = match args.soak.as_deref() {
             None => std::time::Duration::from_secs(30 * 60),
             Some(text) => crate::units::parse_duration(text).map_err(invalid)?,
@@ -373,7 +373,7 @@ impl Fleet {
             ));
         };
         let since = crate::units::parse_duration(&args.since).map_err(invalid)?;
-        let filter = args.scope.filter(None)?;
+        let filter = super::state::filter(&args.scope, None)?;
         let asked = args.paging.asked()?;
         use crate::export::history::{Unread, changes};
         let changes = match changes(options, since, &filter).await {

@@ -10,10 +10,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page;
-use super::state::{Fleet, Paging, ToolScope, answer, invalid};
+use super::state::{Fleet, Paging, answer, invalid};
 use super::strict::Strict;
 use crate::export::workloads::targets;
 use crate::fleet::FluxKind;
+use crate::fleet::scope::Scope;
 use crate::session::evidence::{Gather, gather};
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
@@ -21,7 +22,7 @@ pub struct WorkloadsArgs {
     /// kind (Kustomization or HelmRelease) and name are required; workspace, cluster globs and
     /// namespace narrow where it is read.
     #[serde(flatten)]
-    pub scope: ToolScope,
+    pub scope: Scope,
     /// Every cluster that has the object, not only those where it is not ready.
     #[serde(default)]
     pub all: bool,
@@ -39,7 +40,7 @@ impl Fleet {
         &self,
         Parameters(Strict(args)): Parameters<Strict<WorkloadsArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
-        let filter = args.scope.filter(None)?;
+        let filter = super::state::filter(&args.scope, None)?;
         let asked = args.paging.asked()?;
         match (filter.kind, &filter.name) {
             (Some(FluxKind::Kustomization | FluxKind::HelmRelease), Some(_)) => {}

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::actions;
 use crate::audit;
 use crate::fleet::filter::{self, Filter};
+use crate::fleet::scope::{NotAKind, Scope};
 use crate::fleet::verbs::{Intent, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
 
@@ -24,16 +25,9 @@ const CHANGES_SAID: usize = 10;
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Selection {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub workspace: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub clusters: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespace: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    /// The scope, as the assistant named it (its fields side by side with the status).
+    #[serde(flatten)]
+    pub scope: Scope,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// A step of the named thing's rollout instead of the objects the filter selects: its halt
@@ -54,8 +48,8 @@ pub enum RolloutStep {
 /// written by a newer version).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SelectionError {
-    #[error("{0:?} is not a Flux kind")]
-    Kind(String),
+    #[error(transparent)]
+    Kind(#[from] NotAKind),
     #[error(transparent)]
     Status(#[from] crate::fleet::filter::UnknownStatus),
     #[error("a rollout is one thing: name its kind, namespace and name")]
@@ -69,17 +63,8 @@ pub enum SelectionError {
 impl Selection {
     /// The filter that selects the same objects again.
     pub fn filter(&self) -> Result<Filter, SelectionError> {
-        let kind =
-            filter::kind(self.kind.as_deref()).map_err(|k| SelectionError::Kind(k.into()))?;
         let status = self.status.as_deref().map(filter::StatusFilter::parse);
-        Ok(Filter {
-            kind,
-            name: self.name.clone(),
-            workspace: self.workspace.clone(),
-            clusters: self.clusters.clone(),
-            namespace: self.namespace.clone(),
-            status: status.transpose()?,
-        })
+        Ok(self.scope.filter(status.transpose()?)?)
     }
 }
 

@@ -7,6 +7,7 @@ use super::*;
 use crate::actions;
 use crate::config::Config;
 use crate::fleet::index::{Change, Event};
+use crate::fleet::scope::Scope;
 use crate::fleet::verbs::{Intent, Verb};
 use crate::fleet::{ClusterId, ClusterInfo, ClusterKey, FluxKind, FluxSummary, Index, ObjectKey};
 use jiff::Timestamp;
@@ -78,7 +79,10 @@ fn proposal(index: &Index, verb: Verb) -> Proposal {
         proposed_by: "mcp:assistant".into(),
         why: Some("apps is flapping".into()),
         selection: Selection {
-            kind: Some("ks".into()),
+            scope: Scope {
+                kind: Some("ks".into()),
+                ..Scope::default()
+            },
             ..Selection::default()
         },
         expiry: Duration::from_secs(600),

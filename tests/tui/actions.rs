@@ -282,19 +282,20 @@ fn proposal_on(
     key: &ObjectKey,
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
-    let selection = fluxfleet::proposals::Selection {
-        clusters: vec![m.index.cluster(cluster).unwrap().info.name.clone()],
-        ..selecting(key)
-    };
+    let mut selection = selecting(key);
+    selection.scope.clusters = vec![m.index.cluster(cluster).unwrap().info.name.clone()];
     proposal_of(m, selection, verb)
 }
 
 /// `key` on every cluster that has it.
 fn selecting(key: &ObjectKey) -> fluxfleet::proposals::Selection {
     fluxfleet::proposals::Selection {
-        kind: Some(key.kind.to_string()),
-        namespace: Some(key.namespace.to_string()),
-        name: Some(key.name.to_string()),
+        scope: fluxfleet::fleet::scope::Scope {
+            kind: Some(key.kind.to_string()),
+            namespace: Some(key.namespace.to_string()),
+            name: Some(key.name.to_string()),
+            ..Default::default()
+        },
         ..fluxfleet::proposals::Selection::default()
     }
 }
