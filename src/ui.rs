@@ -56,13 +56,13 @@ pub fn body_rows(area: Rect) -> usize {
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let [_, body, _, _] = area.layout(&screen());
     let entries = match &model.screen().view {
-        View::Audit => match &model.reads.audit {
+        View::Audit => match model.reads().audit() {
             Some(Ok(entries)) => Some(entries.len()),
             _ => Some(0),
         },
         // The cursor, not a scroll: at most the last proposal.
         View::Proposals => {
-            let listed = match &model.reads.proposals {
+            let listed = match model.reads().proposals() {
                 Some(Ok(list)) => list.len(),
                 _ => 0,
             };

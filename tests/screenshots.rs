@@ -236,8 +236,8 @@ async fn screenshots_of_the_main_views() {
     let effects = key(&mut model, KeyCode::Char('w'));
     fetch(&mut model, &reader, effects).await;
     // Folded as the simulator means it: one line per cause, on exactly the clusters it breaks.
-    let Some(Fetched::Workloads(folded)) = &model.reads.fetched else {
-        panic!("{:?}", model.reads.fetched)
+    let Some(Fetched::Workloads(folded)) = model.reads().fetched() else {
+        panic!("{:?}", model.reads().fetched())
     };
     let truth = common::workloads(&sim);
     for (cause, fault) in [("imagePull", "image-not-found"), ("crash", "oom-killed")] {

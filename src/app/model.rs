@@ -4,6 +4,7 @@
 use jiff::Timestamp;
 
 use super::keymap::Keymap;
+pub use super::reads::{AskedDrift, Audit, History, Proposals, Reads};
 use super::rows::Rows;
 pub use super::settings::{Fit, Settings};
 pub use super::view::{
@@ -11,67 +12,8 @@ pub use super::view::{
 };
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
-/// What was read from a cluster or the journal when the user asked, and how far it is scrolled.
-#[derive(Default)]
-pub struct Reads {
-    /// The detail view's events, YAML or workloads.
-    pub fetched: Option<Fetched>,
-    /// First line of the fetched pane shown.
-    pub fetched_scroll: usize,
-    /// The item picked in a view of items read (a workload, a trace's chain, a tree's node).
-    pub picked: usize,
-    /// The audit journal's last lines, newest first (read when `:audit` opens).
-    pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
-    /// The proposals read when `:proposals` opened (or a decision was taken), newest first.
-    pub proposals: Option<Proposals>,
-    /// The history read when `:history` opened, oldest first.
-    pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
-    /// Since when the history was last asked for.
-    pub history_since: Option<jiff::Timestamp>,
-    /// The history read is what this session saw itself (no collector keeps one).
-    pub history_own: bool,
-    /// How each ring delivered the thing the matrix shows, from the history read when it
-    /// opened (on the bus; none from kubeconfigs, which keep no history).
-    pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
-    /// Drift asked of one object, its copies read (or being read).
-    pub drift: Option<AskedDrift>,
-    /// A trace or tree left for one of its copies: shown again when the user comes back.
-    pub parked: Option<Parked>,
-}
-
-/// What a view of items read showed, and the item picked, while the user looks elsewhere.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Parked {
-    view: View,
-    fetched: Fetched,
-    picked: usize,
-}
-
-/// Drift asked of one object in a scope: none until its copies are read.
-pub struct AskedDrift {
-    pub scope: super::view::Scope,
-    pub key: ObjectKey,
-    pub drift: Option<Box<crate::fleet::drift::Drift>>,
-}
-
-impl AskedDrift {
-    /// Whether `view` is the drift view it was asked for.
-    pub fn is_for(&self, view: &View) -> bool {
-        matches!(view, View::Drift { scope, key: Some(key) } if *scope == self.scope && *key == self.key)
-    }
-
-    /// What the drift view of `view` shows, when it is this one's and read.
-    pub fn of(&self, view: &View) -> Option<&crate::fleet::drift::Drift> {
-        self.drift.as_deref().filter(|_| self.is_for(view))
-    }
-}
-
 /// Changes a session keeps of what it saw (about 20 MiB at most).
 pub const RECORDED: usize = 100_000;
-
-/// The proposals as read: newest first, or why they could not be.
-pub type Proposals =
-    Result<Vec<crate::proposals::Proposal>, std::sync::Arc<crate::proposals::StoreError>>;
 
 /// Everything the TUI knows, by concern: the fleet (`index`), what the user looks at (`stack`,
 /// `input`, the map's mode), what this session may do (`settings`), what was read on demand
@@ -95,8 +37,9 @@ pub struct Model {
     now: Timestamp,
     /// What this session may do and how.
     pub settings: Settings,
-    /// What was read when asked.
-    pub reads: Reads,
+    /// What was read when asked: read through [`Model::reads`], changed through
+    /// [`Model::reads_mut`] and what [`Reads`] does.
+    reads: Reads,
     /// What the last frame measured (the page size for page up / down, the map's room for
     /// moving over it), applied by [`Model::fit`].
     pub fit: Fit,
@@ -291,6 +234,16 @@ impl Model {
         self.flash.take()
     }
 
+    /// What was read when asked.
+    pub fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// What was read when asked, to change through what [`Reads`] does.
+    pub fn reads_mut(&mut self) -> &mut Reads {
+        &mut self.reads
+    }
+
     /// The cluster the user looks into: the one of the cluster or detail view on top.
     pub fn opened_cluster(&self) -> Option<ClusterId> {
         match &self.screen().view {
@@ -355,13 +308,8 @@ impl Model {
     /// Opens `view` on top of the current one, keeping what the current one read (a trace, a
     /// tree) to show again when the user comes back.
     pub fn push_keeping(&mut self, view: View) {
-        if let Some(fetched) = self.reads.fetched.take() {
-            self.reads.parked = Some(Parked {
-                view: self.screen().view.clone(),
-                fetched,
-                picked: self.reads.picked,
-            });
-        }
+        let left = self.screen().view.clone();
+        self.reads.park(left);
         self.push(view);
     }
 
@@ -374,9 +322,7 @@ impl Model {
 
     /// Replaces what the detail view shows below the facts, from its first line.
     pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
-        self.reads.fetched = fetched;
-        self.reads.fetched_scroll = 0;
-        self.reads.picked = 0;
+        self.reads.show(fetched);
     }
 
     /// What the view measured of the screen (see [`Fit`]), applied: kept (the page size, the
@@ -392,7 +338,7 @@ impl Model {
 
     /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).
     pub fn clamp_fetched(&mut self, max: usize) {
-        self.reads.fetched_scroll = self.reads.fetched_scroll.min(max);
+        self.reads.clamp_scroll(max);
     }
 
     /// Scrolls the top screen so that its selection is within `height` visible rows.
@@ -429,8 +375,7 @@ impl Model {
                     spreads: &mut self.spreads,
                     asked: self
                         .reads
-                        .drift
-                        .as_ref()
+                        .drift()
                         .and_then(|a| a.of(&self.stack[self.stack.len() - 1].view)),
                     triage: &mut self.triage,
                 },
@@ -468,17 +413,8 @@ impl Model {
             self.screen_mut().filter.clear();
         } else if self.stack.len() > 1 {
             self.stack.pop();
-            self.set_fetched(None);
-            if self
-                .reads
-                .parked
-                .as_ref()
-                .is_some_and(|p| p.view == self.screen().view)
-                && let Some(parked) = self.reads.parked.take()
-            {
-                self.set_fetched(Some(parked.fetched));
-                self.reads.picked = parked.picked;
-            }
+            let view = self.screen().view.clone();
+            self.reads.back_to(&view);
         }
         self.rows_stale = true;
     }

@@ -106,22 +106,19 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
                 .ok()
                 .and_then(|d| model.now().checked_sub(d).ok())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            model.reads.history = None;
-            model.reads.history_since = Some(since);
-            model.reads.fetched_scroll = 0;
+            model.reads_mut().history_asked(since);
             model.push(View::History { scope, since });
             return vec![Effect::ReadHistory(since)];
         }
         Command::Audit => {
-            model.reads.audit = None;
+            model.reads_mut().audit_asked();
             model.push(View::Audit);
             return vec![Effect::ReadAudit];
         }
         Command::Proposals => {
             // Typed in the view itself: read again, in place.
             if model.screen().view != View::Proposals {
-                model.reads.proposals = None;
-                model.reads.fetched_scroll = 0;
+                model.reads_mut().proposals_asked();
                 model.push(View::Proposals);
             }
             return vec![Effect::ReadProposals];

@@ -13,10 +13,15 @@ use crate::proposals::{Decision, Proposal, ProposalStatus};
 
 /// The proposal under the cursor.
 pub(super) fn selected(model: &Model) -> Option<&Proposal> {
-    let Some(Ok(list)) = &model.reads.proposals else {
+    let Some(Ok(list)) = model.reads().proposals() else {
         return None;
     };
-    list.get(model.reads.fetched_scroll.min(list.len().saturating_sub(1)))
+    list.get(
+        model
+            .reads()
+            .fetched_scroll()
+            .min(list.len().saturating_sub(1)),
+    )
 }
 
 /// `a`: the confirmation of the selected proposal, if the one door admits it and the fleet
@@ -132,7 +137,7 @@ pub(super) fn decided(
         Err(e) => e.to_string(),
     });
     // Read again wherever the list is kept: going back to it shows the decision.
-    if model.reads.proposals.is_some() {
+    if model.reads().proposals().is_some() {
         return vec![Effect::ReadProposals];
     }
     Vec::new()

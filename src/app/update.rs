@@ -57,11 +57,11 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             outcome,
         } => acted(model, run, cluster, key, outcome),
         Msg::Audit(lines) => {
-            model.reads.audit = Some(lines);
+            model.reads_mut().audit_read(lines);
             Vec::new()
         }
         Msg::Proposals(list) => {
-            model.reads.proposals = Some(list);
+            model.reads_mut().proposals_read(list);
             Vec::new()
         }
         Msg::Decided(result) => super::proposal_action::decided(model, result),
@@ -99,11 +99,10 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
             // No collector keeps one: what this session saw itself.
-            model.reads.history_own =
-                matches!(changes, Err(crate::fleet::read::ReadError::NoHistory));
+            let own = matches!(changes, Err(crate::fleet::read::ReadError::NoHistory));
             let changes = match changes {
                 Err(crate::fleet::read::ReadError::NoHistory) => {
-                    let since = model.reads.history_since;
+                    let since = model.reads().history_since();
                     Ok(model
                         .recorded
                         .since(since.unwrap_or(jiff::Timestamp::UNIX_EPOCH)))
@@ -111,14 +110,14 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 other => other,
             };
             if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
-                model.reads.deliveries = super::delivered::of(model, key, history);
-                model.rows_changed();
+                let deliveries = super::delivered::of(model, key, history);
                 // Read for the ring headers' figures: not kept once they are worked out (a week
                 // of a large fleet's changes); `:history` reads its own.
-                model.reads.history = None;
+                model.reads_mut().delivered(deliveries, own);
+                model.rows_changed();
                 return Vec::new();
             }
-            model.reads.history = Some(changes);
+            model.reads_mut().history_read(changes, own);
             Vec::new()
         }
         Msg::Plugin(ended) => {
@@ -258,7 +257,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         return Vec::new();
     }
     let scrolls = match model.screen().view {
-        View::Detail { .. } => model.reads.fetched.is_some(),
+        View::Detail { .. } => model.reads().fetched().is_some(),
         View::Audit
         | View::Proposals
         | View::History { .. }
@@ -395,7 +394,7 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
 /// In the workloads, trace and tree views, the arrows pick a workload, a chain or a node (`T`
 /// traces the workload, `enter` opens a copy).
 fn pick(model: &mut Model, action: Action) -> bool {
-    let items = match (&model.screen().view, &model.reads.fetched) {
+    let items = match (&model.screen().view, model.reads().fetched()) {
         (View::Workloads { .. }, Some(Fetched::Workloads(f))) => f.lines.len(),
         (View::Trace(_), Some(Fetched::Trace(t))) => t.shapes.len(),
         (View::Tree(_), Some(Fetched::Tree(t))) => t.nodes.len(),
@@ -405,9 +404,9 @@ fn pick(model: &mut Model, action: Action) -> bool {
     if items < 2 {
         return false;
     }
-    let (at, last) = (model.reads.picked, items.saturating_sub(1));
+    let (at, last) = (model.reads().picked(), items.saturating_sub(1));
     let page = model.fit.body_rows.max(1) / 3;
-    model.reads.picked = match action {
+    let picked = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1).min(last),
         Action::PageUp => at.saturating_sub(page.max(1)),
@@ -416,13 +415,14 @@ fn pick(model: &mut Model, action: Action) -> bool {
         Action::Bottom => last,
         _ => return false,
     };
+    model.reads_mut().pick(picked);
     true
 }
 
 fn scroll_fetched(model: &mut Model, action: Action) -> bool {
     let page = model.fit.body_rows.max(1);
-    let at = model.reads.fetched_scroll;
-    model.reads.fetched_scroll = match action {
+    let at = model.reads().fetched_scroll();
+    let to = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1),
         Action::PageUp => at.saturating_sub(page),
@@ -432,6 +432,7 @@ fn scroll_fetched(model: &mut Model, action: Action) -> bool {
         Action::Bottom => usize::MAX,
         _ => return false,
     };
+    model.reads_mut().scroll_to(to);
     true
 }
 
@@ -456,13 +457,12 @@ fn open(model: &mut Model) -> Vec<Effect> {
             let scope = model.screen().view.scope();
             model.push(View::Matrix { scope, key });
             // How its rings delivered it: from the last week's history, where there is one.
-            model.reads.deliveries.clear();
             let week = jiff::SignedDuration::from_hours(7 * 24);
             let since = model
                 .now()
                 .checked_sub(week)
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            model.reads.history_since = Some(since);
+            model.reads_mut().deliveries_asked(since);
             return vec![Effect::ReadHistory(since)];
         }
         RowId::Ring(_) => {}

@@ -37,7 +37,7 @@ pub fn draw(
     let (title, pane) = fetched_pane(model, theme, &cluster.info.name);
     let max = last_first_line(&pane, extra);
     let pane = pane.block(block(title));
-    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    let scroll = u16::try_from(model.reads().fetched_scroll().min(max)).unwrap_or(u16::MAX);
     frame.render_widget(pane.scroll((scroll, 0)), extra);
 }
 
@@ -219,7 +219,7 @@ fn link_lines(
             format!("{} {}/{}", k.kind, k.namespace, k.name),
             theme.style(Slot::Text),
         );
-        if i == screen.cursor && model.reads.fetched.is_none() {
+        if i == screen.cursor && model.reads().fetched().is_none() {
             text = text.style(theme.style(Slot::Selected));
         }
         let state = match cluster.objects.get(k) {
@@ -285,7 +285,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             .style(theme.style(slot))
             .wrap(Wrap { trim: false })
     };
-    match &model.reads.fetched {
+    match model.reads().fetched() {
         None => (
             " events · yaml · runs · workloads ".into(),
             message(

@@ -42,8 +42,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     };
     // Asked of one object: its copies are read, and what was read said.
     let view = &model.screen().view;
-    let asked = model.reads.drift.as_ref().filter(|a| a.is_for(view));
-    let title = match asked.map(|a| a.drift.as_deref()) {
+    let asked = model.reads().drift().filter(|a| a.is_for(view));
+    let title = match asked.map(|a| a.drift()) {
         None => title,
         Some(None) => format!("{title} — reading its copies…"),
         Some(Some(read)) => match &read.reads {

@@ -156,7 +156,8 @@ pub fn draw_matrix(
             match id {
                 RowId::Ring(i) => match m.rings.get(*i) {
                     Some(r) => {
-                        let delivered = model.reads.deliveries.iter().find(|d| d.ring == r.name);
+                        let delivered =
+                            model.reads().deliveries().iter().find(|d| d.ring == r.name);
                         ring_cells(r, delivered, theme, now)
                     }
                     None => Vec::new(),

@@ -198,7 +198,7 @@ pub fn picked_view(
     use ratatui::widgets::{Paragraph, Wrap};
     // One item (or none): nothing to pick, the arrows scroll.
     let picked = starts
-        .get(model.reads.picked)
+        .get(model.reads().picked())
         .copied()
         .filter(|_| starts.len() > 1);
     if let Some(line) = picked.and_then(|at| lines.get_mut(at)) {
@@ -207,7 +207,7 @@ pub fn picked_view(
     let max = overflow(lines.clone(), area);
     let width = area.width.saturating_sub(2);
     let height = usize::from(area.height.saturating_sub(2));
-    let scroll = picked.map_or(model.reads.fetched_scroll, |at| {
+    let scroll = picked.map_or(model.reads().fetched_scroll(), |at| {
         let above = Paragraph::new(lines[..at].to_vec())
             .wrap(Wrap { trim: false })
             .line_count(width);

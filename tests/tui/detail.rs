@@ -20,7 +20,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             ],
         }]
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("events")));
     // An answer about another object (the user was there a moment ago) changes nothing.
     let other = ObjectKey::new(FluxKind::HelmRelease, "apps", "podinfo");
     update(
@@ -31,7 +31,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             fetched: Fetched::Events(Vec::new()),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("events")));
     let mut failed = ObjectEvent::from_value(&sample("event-kustomization-health-failed.yaml"));
     failed.reason = "InstallFailed".into();
     failed.message = "Helm install failed for release data/redis with chart redis@21.2.5: \
@@ -67,7 +67,7 @@ fn h_shows_the_runs_its_controller_records_read_from_its_cluster() {
             key: redis.clone(),
         }]
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("runs")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("runs")));
     let runs = fluxfleet::fleet::runs::Runs::of(
         FluxKind::HelmRelease,
         &sample("helmrelease-install-failed-stalled.yaml"),
@@ -114,15 +114,15 @@ fn the_yaml_scrolls_within_its_length() {
         "{bottom}"
     );
     // One up from the bottom shows the line above the pane again, not nothing.
-    let last_first = m.reads.fetched_scroll;
+    let last_first = m.reads().fetched_scroll();
     key(&mut m, KeyCode::Char('k'));
     common::tui::screen(&mut m, 100, 30);
-    assert_eq!(m.reads.fetched_scroll, last_first - 1);
+    assert_eq!(m.reads().fetched_scroll(), last_first - 1);
     key(&mut m, KeyCode::Char('g'));
-    assert_eq!(m.reads.fetched_scroll, 0);
+    assert_eq!(m.reads().fetched_scroll(), 0);
     // Leaving the object forgets what was fetched for it.
     key(&mut m, KeyCode::Esc);
-    assert_eq!(m.reads.fetched, None);
+    assert_eq!(m.reads().fetched(), None);
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn w_in_the_detail_view_reads_its_object_on_its_cluster_only() {
         }]
     );
     assert!(matches!(m.screen().view, View::Detail { .. }));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
 }
 
 #[test]

@@ -53,7 +53,7 @@ fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
     // Every cluster of the fleet, not only the detail view's.
     assert_eq!(infos.len(), m.index.entries().count());
     assert_eq!(m.screen().view, View::Trace(Box::new(asked.clone())));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("trace")));
     // An answer about something else changes nothing; its own is shown.
     let mut other = asked.clone();
     other.name = "other".into();
@@ -64,7 +64,7 @@ fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
             trace: Box::new(traced("HelmRelease", "x", &["pay-prod-eu"], &[])),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("trace")));
     let trace = traced(
         "HelmRelease",
         &redis.name,
@@ -135,7 +135,7 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
     assert_eq!(root, &redis);
     assert_eq!(infos.len(), m.index.entries().count());
     assert_eq!(m.screen().view, View::Tree(Box::new(redis.clone())));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("tree")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("tree")));
     // The release's Deployment on two clusters, its Service on one.
     let planted = |with_service: bool| {
         let mut root = Planted::leaf(Entry::of(&redis));
@@ -215,11 +215,11 @@ fn the_arrows_pick_a_chain_and_enter_opens_its_copy_and_esc_comes_back() {
     // Back: the trace as it was, the same chain picked.
     key(&mut m, KeyCode::Esc);
     assert_eq!(m.screen().view, View::Trace(Box::new(asked)));
-    assert!(matches!(m.reads.fetched, Some(Fetched::Trace(_))));
+    assert!(matches!(m.reads().fetched(), Some(Fetched::Trace(_))));
     // The copy not managed by Flux: its cluster.
     key(&mut m, KeyCode::Down);
     key(&mut m, KeyCode::Down);
-    assert_eq!(m.reads.picked, 1, "the last chain, and no further");
+    assert_eq!(m.reads().picked(), 1, "the last chain, and no further");
     key(&mut m, KeyCode::Enter);
     assert_eq!(m.screen().view, View::Cluster(id_of(&m, "shop-dev-2")));
 }

@@ -40,7 +40,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             clusters: clusters.clone()
         }
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
     // An answer for other clusters (a group the user left) changes nothing.
     update(
         &mut m,
@@ -50,7 +50,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             folded: Box::new(apps_evidence(&["pay-prod-eu"])),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
     update(
         &mut m,
         Msg::Workloads {
@@ -62,7 +62,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
     insta::assert_snapshot!("triage_workloads", common::tui::screen(&mut m, 120, 22));
     key(&mut m, KeyCode::Esc);
     assert!(matches!(m.screen().view, View::Triage { .. }));
-    assert_eq!(m.reads.fetched, None);
+    assert_eq!(m.reads().fetched(), None);
 }
 
 #[test]

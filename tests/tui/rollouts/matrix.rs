@@ -17,14 +17,14 @@ fn history_without_collectors_is_what_the_session_saw() {
         Msg::Fleet(vec![event(ClusterId(0), Change::Applied(ready))]),
     );
     command(&mut m, "history 1h");
-    let asked = m.reads.history_since.unwrap();
+    let asked = m.reads().history_since().unwrap();
     assert_eq!(asked, now() - jiff::SignedDuration::from_hours(1));
     update(
         &mut m,
         Msg::History(Err(fluxfleet::fleet::read::ReadError::NoHistory)),
     );
-    let Some(Ok(changes)) = &m.reads.history else {
-        panic!("{:?}", m.reads.history);
+    let Some(Ok(changes)) = m.reads().history() else {
+        panic!("{:?}", m.reads().history());
     };
     let said: Vec<String> = changes
         .iter()
@@ -79,7 +79,7 @@ fn the_matrix_says_how_each_ring_delivered_from_the_history() {
         "{shot}"
     );
     // Worked out, the week read is not held while the matrix is open.
-    assert!(m.reads.history.is_none());
+    assert!(m.reads().history().is_none());
 }
 
 #[test]
