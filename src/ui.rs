@@ -164,7 +164,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
 
 fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // The mode, always: whether a key here can change clusters.
-    let mode = if model.settings.read_only {
+    let mode = if model.settings().read_only {
         theme.style(Slot::Dim)
     } else {
         theme.style(Slot::Warning)
@@ -184,8 +184,8 @@ fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// `read-only`, `write`, or `write on 3/10 clusters`.
 fn mode_text(model: &Model) -> String {
-    let (writable, of) = model.settings.writable;
-    if model.settings.read_only {
+    let (writable, of) = model.settings().writable;
+    if model.settings().read_only {
         "read-only".into()
     } else if writable > 0 && writable < of {
         format!("write on {writable}/{of} clusters")
@@ -244,7 +244,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
                 action,
                 crate::app::key_action::Action::Mark | crate::app::key_action::Action::Retry
             );
-        if model.settings.read_only && writes {
+        if model.settings().read_only && writes {
             continue;
         }
         if let Some(key) = keys.first() {
@@ -253,11 +253,11 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
         }
     }
     for (i, key) in model.keymap.plugins_in(context) {
-        let Some(plugin) = model.settings.plugins.get(i) else {
+        let Some(plugin) = model.settings().plugins.get(i) else {
             continue;
         };
         // Read-only: a plugin that would write is not offered, one that can be told so is.
-        if model.settings.read_only && plugin.writes && plugin.read_only_args.is_empty() {
+        if model.settings().read_only && plugin.writes && plugin.read_only_args.is_empty() {
             continue;
         }
         spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));

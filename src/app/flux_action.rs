@@ -103,7 +103,7 @@ pub(super) fn mark_stuck(model: &mut Model) {
             }
         }
         View::Rollout { scope, .. } => {
-            let rollout = &model.settings.rollout;
+            let rollout = &model.settings().rollout;
             for id in &model.rows.ids {
                 let RowId::Rollout(key) = id else { continue };
                 if model.rows.spreads.get(key).is_none_or(|s| s.stuck == 0) {
@@ -159,7 +159,10 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
         model.say("halt works in a rollout's matrix (v, then enter)");
         return;
     };
-    let (rings, rules) = (&model.settings.rollout.rings, &model.settings.rollout.rules);
+    let (rings, rules) = (
+        &model.settings().rollout.rings,
+        &model.settings().rollout.rules,
+    );
     let clusters = clusters_in(&model.index, scope);
     let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now())
     else {
@@ -186,7 +189,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
 fn planned_intent(model: &Model, verb: Verb) -> Intent {
     Intent {
         verb,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
         reason: None,
         token: String::new(),
     }
@@ -308,7 +311,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         id: p.id,
         proposed_by: p.proposed_by,
         proposer: p.user,
-        approved_by: model.settings.user.clone(),
+        approved_by: model.settings().user.clone(),
     });
     let rows = admitted
         .targets()
@@ -348,7 +351,7 @@ fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
     let reason = c.reason.trim();
     Intent {
         verb: c.verb,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
         reason: (!reason.is_empty()).then(|| reason.to_string()),
         token: at.to_string(),
     }

@@ -122,7 +122,7 @@ pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, PluginError> {
         object: selection.object,
         writes,
         background: plugin.background,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
     })
 }
 

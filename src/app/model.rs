@@ -35,8 +35,9 @@ pub struct Model {
     flash: Option<String>,
     /// The clock of the last render; pinned in tests.
     now: Timestamp,
-    /// What this session may do and how.
-    pub settings: Settings,
+    /// What this session may do and how: given by [`Model::with_settings`], read through
+    /// [`Model::settings`].
+    settings: Settings,
     /// What was read when asked: read through [`Model::reads`], changed through
     /// [`Model::reads_mut`] and what [`Reads`] does.
     reads: Reads,
@@ -252,6 +253,8 @@ impl Model {
         }
     }
 
+    /// The model of a session on the fleet view, at `now`, with the default settings (see
+    /// [`Model::with_settings`]).
     pub fn new(index: Index, keymap: Keymap, warnings: Vec<String>, now: Timestamp) -> Model {
         Model {
             index,
@@ -281,6 +284,18 @@ impl Model {
             last_token: None,
             quit: false,
         }
+    }
+
+    /// The model of a session that may do what `settings` say, the writable clusters counted.
+    pub fn with_settings(mut self, settings: Settings) -> Model {
+        self.settings = settings;
+        self.count_writable();
+        self
+    }
+
+    /// What this session may do and how.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// Counts the writable clusters again (when clusters join or leave).

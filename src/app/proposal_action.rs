@@ -56,7 +56,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     }
     let selected = p
         .selection
-        .select(&model.index, &model.settings.rollout, model.now());
+        .select(&model.index, &model.settings().rollout, model.now());
     let objects = match selected {
         Ok(objects) => objects,
         Err(e) => {
@@ -120,7 +120,7 @@ pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
     vec![Effect::Decide {
         id: p.id.clone(),
         decision: Decision::Rejected {
-            by: model.settings.user.clone(),
+            by: model.settings().user.clone(),
             at: model.now(),
             reason: reason.to_string(),
         },

@@ -178,7 +178,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
             // A plugin whose program is missing has no key, but says why.
             let pressed = Key::from_event(key);
             let missing = model
-                .settings
+                .settings()
                 .plugins
                 .iter()
                 .find(|p| p.key == pressed && p.contexts.contains(&context))
@@ -201,7 +201,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 /// A plugin's key: planned on the selection, then confirmed where it asks, then run.
 fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     model.refresh_rows();
-    let Some(plugin) = model.settings.plugins.get(i) else {
+    let Some(plugin) = model.settings().plugins.get(i) else {
         return Vec::new();
     };
     match super::launch::plan(model, plugin) {

@@ -161,7 +161,7 @@ fn facts(
 
 /// The change before a not-ready object failed, as the detail view says it.
 fn change_text(model: &Model, cluster: &ClusterEntry, o: &FluxSummary) -> String {
-    let window = model.settings.rollout.rules.suspect_window;
+    let window = model.settings().rollout.rules.suspect_window;
     match crate::fleet::suspect::change_before(cluster, o, window) {
         None => "nothing it records: the cause is outside the GitOps change (infrastructure, \
                  credentials, an upstream registry)"

@@ -6,7 +6,7 @@ use fluxfleet::app::update::Effect;
 use fluxfleet::config::{DenyRule, Mode, ModeRule};
 use fluxfleet::fleet::{ClusterId, FluxKind, ObjectKey};
 
-use super::{config_with, launch, model, press, select};
+use super::{config_with, launch, model, model_in, press, select};
 
 #[test]
 fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
@@ -35,12 +35,7 @@ fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
         origin: None,
         mode: Mode::ReadOnly,
     }];
-    let mut m = model(&config, false);
-    m.settings.permissions = Some(
-        config
-            .writable(None, m.index.clusters().iter().map(|c| &*c.info))
-            .1,
-    );
+    let mut m = model_in(&config, false, None);
     at_apps(&mut m);
     let why = launch(&mut m).unwrap_err();
     assert!(why.contains("read-only: this cluster's mode"), "{why}");

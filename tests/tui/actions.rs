@@ -5,8 +5,7 @@ use super::*;
 
 #[test]
 fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
-    let (mut m, ..) = redis_detail();
-    m.settings.read_only = true;
+    let (mut m, ..) = redis_detail_with(read_only());
     for code in ['s', 'r', 'R', 'W', 'F'] {
         let effects = keys(&mut m, KeyCode::Char(code));
         assert_eq!(effects, []);
@@ -85,8 +84,9 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
 
 #[test]
 fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_watch() {
-    let mut m = model();
-    m.settings.actions.confirm_above = 1;
+    let mut settings = Settings::default();
+    settings.actions.confirm_above = 1;
+    let mut m = model_with(settings);
     key(&mut m, KeyCode::Char('a'));
     typed(&mut m, "/podinfo");
     key(&mut m, KeyCode::Enter);
@@ -162,8 +162,8 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
 
 #[test]
 fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
-    let (mut m, cluster, redis) = redis_detail();
-    m.settings.actions.deny = vec![fluxfleet::config::DenyRule {
+    let mut settings = Settings::default();
+    settings.actions.deny = vec![fluxfleet::config::DenyRule {
         origin: None,
         workspace: Some("pay*".into()),
         cluster: None,
@@ -171,6 +171,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
         namespace: None,
         name: None,
     }];
+    let (mut m, cluster, redis) = redis_detail_with(settings);
     // Every target refused: no confirmation, nothing sent, and the reason on screen.
     assert_eq!(keys(&mut m, KeyCode::Char('R')), []);
     assert!(m.confirming().is_none());
@@ -198,8 +199,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let tally = m.confirming().expect("a confirmation").tally;
     assert_eq!((tally.sent, tally.refused), (others, releases));
     // More targets than allowed: refused before any confirmation.
-    let mut m = model();
-    m.settings.actions.max_targets = 1;
+    let mut m = model_with(one_target());
     key(&mut m, KeyCode::Char('a'));
     command(&mut m, "mark");
     assert!(m.marks.len() > 1);
@@ -289,6 +289,21 @@ fn proposal_on(
     proposal_of(m, selection, verb)
 }
 
+/// A read-only session's settings.
+fn read_only() -> Settings {
+    Settings {
+        read_only: true,
+        ..Settings::default()
+    }
+}
+
+/// The settings of a session that may act on one target at a time.
+fn one_target() -> Settings {
+    let mut settings = Settings::default();
+    settings.actions.max_targets = 1;
+    settings
+}
+
 /// `key` on every cluster that has it.
 fn selecting(key: &ObjectKey) -> fluxfleet::proposals::Selection {
     fluxfleet::proposals::Selection {
@@ -316,7 +331,7 @@ fn proposal_of(
     let rules = fluxfleet::actions::Rules {
         writes_refused: None,
         purpose: fluxfleet::actions::Purpose::Preview,
-        actions: &m.settings.actions,
+        actions: &m.settings().actions,
         permissions: None,
     };
     let ask = fluxfleet::actions::Ask {
@@ -351,10 +366,15 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
         "{text}"
     );
     // Read-only: approving explains how to write, and nothing is asked.
-    m.settings.read_only = true;
-    assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
-    assert!(m.flash().unwrap().contains("--write"), "{:?}", m.flash());
-    m.settings.read_only = false;
+    let (mut read_only, ..) = redis_detail_with(read_only());
+    command(&mut read_only, "proposals");
+    update(
+        &mut read_only,
+        Msg::Proposals(Ok(vec![reconcile.clone(), suspend.clone()])),
+    );
+    assert_eq!(keys(&mut read_only, KeyCode::Char('a')), []);
+    let said = read_only.flash();
+    assert!(said.unwrap().contains("--write"), "{said:?}");
 
     // The second row, the suspend: confirmed, it is sent with the proposal's own intent.
     key(&mut m, KeyCode::Char('j'));
@@ -370,7 +390,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     let proposed = job.proposal().unwrap();
     assert_eq!(proposed.id, suspend.id);
     assert_eq!(proposed.proposed_by, "mcp:assistant");
-    assert_eq!(proposed.approved_by, m.settings.user);
+    assert_eq!(proposed.approved_by, m.settings().user);
 
     // The object is suspended since the reconcile was proposed: approving it is refused,
     // recorded, and nothing is sent.
@@ -431,11 +451,12 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
 /// pending (no decision recorded).
 #[test]
 fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
-    let (mut m, _, redis) = redis_detail();
-    let proposal = proposal_of(&m, selecting(&redis), Verb::Suspend);
+    // Proposed where more targets are allowed; approved where one is.
+    let (proposer, _, redis) = redis_detail();
+    let proposal = proposal_of(&proposer, selecting(&redis), Verb::Suspend);
     let count = proposal.targets.len();
     assert!(count > 1, "{:?}", proposal.targets);
-    m.settings.actions.max_targets = 1;
+    let (mut m, ..) = redis_detail_with(one_target());
     command(&mut m, "proposals");
     update(&mut m, Msg::Proposals(Ok(vec![proposal.clone()])));
     assert_eq!(keys(&mut m, KeyCode::Char('a')), [], "nothing decided");

@@ -163,7 +163,7 @@ fn triage_kept_between_changes_equals_triage_built_afresh() {
     ];
     let fresh = |m: &Model| {
         let with = fluxfleet::app::rows::With {
-            rollout: &m.settings.rollout,
+            rollout: &m.settings().rollout,
             now: m.now(),
             spreads: &mut Default::default(),
             triage: &mut Default::default(),

@@ -232,8 +232,8 @@ impl Shading {
             (MapMode::Rollout, Some(key)) => rollouts::matrix(
                 model.index.entries(),
                 key,
-                &model.settings.rollout.rings,
-                &model.settings.rollout.rules,
+                &model.settings().rollout.rings,
+                &model.settings().rollout.rules,
                 model.now(),
             )
             .map(|m| {
