@@ -131,7 +131,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
 
 /// `fleet ▸ core ▸ core-dev-004 ▸ Kustomization flux-system/apps`
 fn breadcrumbs(model: &Model) -> Vec<String> {
-    let index = &model.index;
+    let index = model.index();
     model
         .screens()
         .iter()
@@ -236,7 +236,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 fn hints(model: &Model, theme: &Theme) -> Line<'static> {
     let context = model.screen().view.context();
     let mut spans = Vec::new();
-    for (action, keys) in model.keymap.effective(context) {
+    for (action, keys) in model.keymap().effective(context) {
         let Some(label) = action.hint() else { continue };
         // Read-only: the keys that would change something are not offered.
         let writes = action.verb().is_some()
@@ -252,7 +252,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
             spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
         }
     }
-    for (i, key) in model.keymap.plugins_in(context) {
+    for (i, key) in model.keymap().plugins_in(context) {
         let Some(plugin) = model.settings().plugins.get(i) else {
             continue;
         };
@@ -277,7 +277,7 @@ fn draw_status(
     theme: &Theme,
     shading: Option<&crate::app::map::Shading>,
 ) {
-    let index = &model.index;
+    let index = model.index();
     let phases = index.phases();
     let live = phases.up();
     let health = index.health();
@@ -287,14 +287,14 @@ fn draw_status(
         format!(" {} │", mode_text(model)),
         bar.patch(theme.style(Slot::Title)),
     )];
-    if !model.marks.is_empty() {
+    if !model.marks().is_empty() {
         spans.push(Span::styled(
-            format!(" {} marked │", model.marks.len()),
+            format!(" {} marked │", model.marks().len()),
             bar.patch(theme.style(Slot::Match)),
         ));
     }
-    if let Some(first) = model.warnings.first() {
-        let more = match model.warnings.len() {
+    if let Some(first) = model.warnings().first() {
+        let more = match model.warnings().len() {
             1 => String::new(),
             n => format!(" (+{} more)", n - 1),
         };
@@ -377,7 +377,7 @@ fn draw_confirm(
 ) {
     use crate::app::model::Stage;
     use ratatui::widgets::{Block, BorderType, Clear, Wrap};
-    let index = &model.index;
+    let index = model.index();
     let clusters: std::collections::HashSet<_> = c.targets.iter().map(|(id, _)| *id).collect();
     let workspaces: std::collections::HashSet<_> = clusters
         .iter()

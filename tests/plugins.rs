@@ -135,7 +135,7 @@ fn launch(model: &mut Model) -> Result<Launch, String> {
 
 fn select(model: &mut Model, id: RowId) {
     model.refresh_rows();
-    let at = model.rows.ids.iter().position(|r| *r == id).unwrap();
+    let at = model.rows().ids.iter().position(|r| *r == id).unwrap();
     model.screen_mut().cursor = at;
     model.screen_mut().selected = Some(id);
 }

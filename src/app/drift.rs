@@ -42,7 +42,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
         namespace: Some(key.namespace.to_string()),
         ..Filter::default()
     };
-    let clusters = clusters_in(&model.index, scope);
+    let clusters = clusters_in(model.index(), scope);
     let plan = crate::session::drift::plan_of(clusters.iter().map(|(_, c)| *c), &filter);
     model.push(View::Drift {
         scope,

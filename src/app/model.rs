@@ -4,12 +4,14 @@
 use jiff::Timestamp;
 
 use super::keymap::Keymap;
+use super::marks::MarkedObjects;
 pub use super::reads::{AskedDrift, Audit, History, Proposals, Reads};
 use super::rows::Rows;
 pub use super::settings::{Fit, Settings};
 pub use super::view::{
     Confirm, Fetched, Input, RowId, Run, RunRow, RunState, Scope, Screen, SortBy, Stage, View,
 };
+use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Index, ObjectKey};
 
 /// Changes a session keeps of what it saw (about 20 MiB at most).
@@ -20,8 +22,10 @@ pub const RECORDED: usize = 100_000;
 /// (`reads`), the action in hand (`marks`, `confirm`, `run`), caches of what is derived from
 /// the index, and what the last frame measured (`fit`).
 pub struct Model {
-    pub index: Index,
-    pub keymap: Keymap,
+    /// The fleet as the events applied by [`Model::apply`] left it.
+    index: Index,
+    /// The keys of each view, and the plugins bound to keys.
+    keymap: Keymap,
     /// The screens open, the fleet view first: changed by [`Model::push`], [`Model::back`],
     /// [`Model::home`].
     stack: Vec<Screen>,
@@ -29,7 +33,7 @@ pub struct Model {
     /// [`Model::start_filter`], [`Model::close_input`].
     input: Input,
     /// Config, theme and keymap problems: shown, never fatal.
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     /// A one-off message (an unknown command, a cluster not found): said through [`Model::say`],
     /// cleared by [`Model::quiet`], read by [`Model::flash`].
     flash: Option<String>,
@@ -42,10 +46,11 @@ pub struct Model {
     /// [`Model::reads_mut`] and what [`Reads`] does.
     reads: Reads,
     /// What the last frame measured (the page size for page up / down, the map's room for
-    /// moving over it), applied by [`Model::fit`].
-    pub fit: Fit,
-    /// Rows of the top screen, rebuilt when the data or the screen changed.
-    pub rows: Rows,
+    /// moving over it), applied by [`Model::apply_fit`].
+    fit: Fit,
+    /// Rows of the top screen, rebuilt by [`Model::refresh_rows`] when the data or the screen
+    /// changed.
+    rows: Rows,
     /// The rows are made again before the next frame: set through [`Model::rows_changed`].
     rows_stale: bool,
     /// What the fleet map shows of each cluster.
@@ -53,9 +58,10 @@ pub struct Model {
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     map_rollout: Option<ObjectKey>,
     /// What this session saw change: the history where no collector keeps one.
-    pub recorded: crate::fleet::history::recorder::Recorder,
-    /// Objects marked as the targets of the next action.
-    pub marks: super::marks::MarkedObjects,
+    recorded: crate::fleet::history::recorder::Recorder,
+    /// Objects marked as the targets of the next action: changed through
+    /// [`Model::marks_mut`] and what [`MarkedObjects`] does.
+    marks: MarkedObjects,
     /// An action waiting for the user's confirmation.
     confirm: Option<Confirm>,
     /// A plugin run waiting for the user's confirmation.
@@ -63,9 +69,9 @@ pub struct Model {
     /// The last action sent, target by target.
     run: Option<Run>,
     /// The rollout view's spreads, recomputed for what changed.
-    pub spreads: super::spreads::SpreadCache,
+    spreads: super::spreads::SpreadCache,
     /// Triage's part of each cluster, worked out again for the clusters that changed.
-    pub triage: super::triage::TriageCache,
+    triage: super::triage::TriageCache,
     /// The last reconcile token written: the next one must differ.
     last_token: Option<Timestamp>,
     /// The user asked to leave: set through [`Model::quit`], read by [`Model::quitting`].
@@ -235,6 +241,76 @@ impl Model {
         self.flash.take()
     }
 
+    /// The fleet as the events applied left it.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The fleet, the model done with.
+    pub fn into_index(self) -> Index {
+        self.index
+    }
+
+    /// The fleet's `events` applied: to the index, to what this session saw change and to the
+    /// rollout spreads they touch; the writable clusters counted again when one joined or left,
+    /// and the rows made again.
+    pub fn apply(&mut self, events: Vec<Event>) {
+        let mut joined_or_left = false;
+        for event in events {
+            joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
+            self.spreads.touched(&event.change);
+            self.recorded.note(&self.index, &event);
+            self.index.apply(event);
+        }
+        if joined_or_left {
+            self.count_writable();
+        }
+        self.rows_stale = true;
+    }
+
+    /// The caches of what is derived from the index (the rollout spreads, triage's part of each
+    /// cluster) emptied: worked out afresh for the next rows, as when their view first opens.
+    pub fn clear_caches(&mut self) {
+        self.spreads = Default::default();
+        self.triage = Default::default();
+    }
+
+    /// What this session saw change: the history where no collector keeps one.
+    pub fn recorded(&self) -> &crate::fleet::history::recorder::Recorder {
+        &self.recorded
+    }
+
+    /// The keys of each view, and the plugins bound to keys.
+    pub fn keymap(&self) -> &Keymap {
+        &self.keymap
+    }
+
+    /// Config, theme and keymap problems, to show.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// What the last frame measured.
+    pub fn fit(&self) -> Fit {
+        self.fit
+    }
+
+    /// Rows of the top screen, as [`Model::refresh_rows`] last made them.
+    pub fn rows(&self) -> &Rows {
+        &self.rows
+    }
+
+    /// Objects marked as the targets of the next action.
+    pub fn marks(&self) -> &MarkedObjects {
+        &self.marks
+    }
+
+    /// Objects marked as the targets of the next action, to change through what
+    /// [`MarkedObjects`] does.
+    pub fn marks_mut(&mut self) -> &mut MarkedObjects {
+        &mut self.marks
+    }
+
     /// What was read when asked.
     pub fn reads(&self) -> &Reads {
         &self.reads
@@ -299,7 +375,7 @@ impl Model {
     }
 
     /// Counts the writable clusters again (when clusters join or leave).
-    pub fn count_writable(&mut self) {
+    fn count_writable(&mut self) {
         let Some(permissions) = &self.settings.permissions else {
             return;
         };
@@ -347,23 +423,9 @@ impl Model {
             body_rows: fit.body_rows.max(1),
             ..fit
         };
-        self.scroll(self.fit.body_rows);
-        self.clamp_fetched(fit.fetched_max_scroll);
-    }
-
-    /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).
-    pub fn clamp_fetched(&mut self, max: usize) {
-        self.reads.clamp_scroll(max);
-    }
-
-    /// Scrolls the top screen so that its selection is within `height` visible rows.
-    fn scroll(&mut self, height: usize) {
-        let screen = self.screen_mut();
-        if screen.cursor < screen.offset {
-            screen.offset = screen.cursor;
-        } else if screen.cursor >= screen.offset + height {
-            screen.offset = screen.cursor + 1 - height.max(1);
-        }
+        let page = self.fit.body_rows;
+        self.screen_mut().scroll_to_selection(page);
+        self.reads.clamp_scroll(fit.fetched_max_scroll);
     }
 
     /// Rebuilds the top screen's rows if needed and keeps the selection on the same thing.
@@ -396,16 +458,7 @@ impl Model {
                 },
             ),
         };
-        let screen = self.screen_mut();
-        let position = screen
-            .selected
-            .as_ref()
-            .and_then(|id| rows.ids.iter().position(|r| r == id));
-        screen.cursor = match position {
-            Some(p) => p,
-            None => screen.cursor.min(rows.ids.len().saturating_sub(1)),
-        };
-        screen.selected = rows.ids.get(screen.cursor).cloned();
+        self.screen_mut().select_among(&rows.ids);
         self.rows = rows;
     }
 }

@@ -20,7 +20,7 @@ pub(super) fn admit(
         intent,
         objects: Objects::Named(objects),
     };
-    crate::actions::admit(&model.index, ask, &rules(model))
+    crate::actions::admit(model.index(), ask, &rules(model))
 }
 
 /// The session's rules, for what is to be sent (an action, an approval, a plugin that writes).

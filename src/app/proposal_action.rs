@@ -47,7 +47,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         ));
         return Vec::new();
     }
-    if !model.index.settled() {
+    if !model.index().settled() {
         model.say(format!(
             "not every cluster has answered yet: {} can be compared with the fleet once they have",
             p.id
@@ -56,7 +56,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     }
     let selected = p
         .selection
-        .select(&model.index, &model.settings().rollout, model.now());
+        .select(model.index(), &model.settings().rollout, model.now());
     let objects = match selected {
         Ok(objects) => objects,
         Err(e) => {

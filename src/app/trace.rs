@@ -76,7 +76,7 @@ pub(super) fn arrived(model: &mut Model, asked: Asked, trace: Box<Trace>) {
 /// Every cluster that has not left the fleet.
 fn fleet(model: &Model) -> Vec<std::sync::Arc<crate::fleet::ClusterInfo>> {
     model
-        .index
+        .index()
         .entries()
         .filter(|(_, c)| !c.retired)
         .map(|(_, c)| c.info.clone())
@@ -139,8 +139,8 @@ pub(super) fn open_copy(model: &mut Model) -> Vec<Effect> {
         _ => return Vec::new(),
     };
     let Some(id) = cluster.and_then(|name| {
-        let entry = model.index.cluster_named(&name)?;
-        model.index.id_of(&entry.info.key)
+        let entry = model.index().cluster_named(&name)?;
+        model.index().id_of(&entry.info.key)
     }) else {
         model.say("that cluster has left the fleet");
         return Vec::new();

@@ -10,7 +10,6 @@ pub use super::message::{Effect, Msg};
 use super::model::Model;
 use super::view::MapMode;
 use super::view::{Fetched, Input, RowId, View};
-use crate::fleet::index::Change;
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let before = model.opened_cluster();
@@ -27,7 +26,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     }
     let after = model.opened_cluster();
     if after != before
-        && let Some(cluster) = after.and_then(|c| model.index.cluster(c))
+        && let Some(cluster) = after.and_then(|c| model.index().cluster(c))
     {
         effects.push(Effect::Open(cluster.info.clone()));
     }
@@ -37,17 +36,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
 fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Fleet(events) => {
-            let mut joined_or_left = false;
-            for event in events {
-                joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
-                model.spreads.touched(&event.change);
-                model.recorded.note(&model.index, &event);
-                model.index.apply(event);
-            }
-            if joined_or_left {
-                model.count_writable();
-            }
-            model.rows_changed();
+            model.apply(events);
             notice_handled(model)
         }
         Msg::Acted {
@@ -104,7 +93,7 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
                 Err(crate::fleet::read::ReadError::NoHistory) => {
                     let since = model.reads().history_since();
                     Ok(model
-                        .recorded
+                        .recorded()
                         .since(since.unwrap_or(jiff::Timestamp::UNIX_EPOCH)))
                 }
                 other => other,
@@ -171,7 +160,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         Input::None => {}
     }
     let context = model.screen().view.context();
-    match model.keymap.bound(context, Key::from_event(key)) {
+    match model.keymap().bound(context, Key::from_event(key)) {
         Some(Bound::Action(action)) => act(model, action),
         Some(Bound::Plugin(i)) => run_plugin(model, i),
         None => {
@@ -241,10 +230,10 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
 
 fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     model.refresh_rows();
-    let len = model.rows.ids.len();
-    let page = model.fit.body_rows;
+    let len = model.rows().ids.len();
+    let page = model.fit().body_rows;
     let moved = |model: &mut Model, to: usize| {
-        let selected = model.rows.ids.get(to).cloned();
+        let selected = model.rows().ids.get(to).cloned();
         let screen = model.screen_mut();
         screen.cursor = to;
         screen.selected = selected;
@@ -365,7 +354,7 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
     let View::Detail { cluster, key } = model.screen().view.clone() else {
         return Vec::new();
     };
-    let Some(entry) = model.index.cluster(cluster) else {
+    let Some(entry) = model.index().cluster(cluster) else {
         return Vec::new();
     };
     let info = entry.info.clone();
@@ -405,7 +394,7 @@ fn pick(model: &mut Model, action: Action) -> bool {
         return false;
     }
     let (at, last) = (model.reads().picked(), items.saturating_sub(1));
-    let page = model.fit.body_rows.max(1) / 3;
+    let page = model.fit().body_rows.max(1) / 3;
     let picked = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1).min(last),
@@ -420,7 +409,7 @@ fn pick(model: &mut Model, action: Action) -> bool {
 }
 
 fn scroll_fetched(model: &mut Model, action: Action) -> bool {
-    let page = model.fit.body_rows.max(1);
+    let page = model.fit().body_rows.max(1);
     let at = model.reads().fetched_scroll();
     let to = match action {
         Action::Up => at.saturating_sub(1),

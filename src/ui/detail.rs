@@ -21,7 +21,7 @@ pub fn draw(
     c: ClusterId,
     key: &ObjectKey,
 ) {
-    let Some(cluster) = model.index.cluster(c) else {
+    let Some(cluster) = model.index().cluster(c) else {
         return;
     };
     let facts = facts(model, theme, cluster, key);
@@ -60,7 +60,7 @@ fn facts(
     cluster: &ClusterEntry,
     key: &ObjectKey,
 ) -> Paragraph<'static> {
-    let index = &model.index;
+    let index = model.index();
     let label = theme.style(Slot::Header);
     let field = |name: &str, value: Span<'static>| {
         Line::from(vec![Span::styled(format!("{name:<24}"), label), value])
@@ -262,7 +262,7 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let crate::app::model::View::Detail { cluster, key } = &model.screen().view else {
         return 0;
     };
-    let Some(cluster) = model.index.cluster(*cluster) else {
+    let Some(cluster) = model.index().cluster(*cluster) else {
         return 0;
     };
     let [_, extra] = split(area, &facts(model, theme, cluster, key));

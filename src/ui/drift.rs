@@ -15,8 +15,8 @@ use std::time::Duration;
 use crate::units::{format_duration, span, truncate_hex};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let index = &model.index;
-    let rows = &model.rows;
+    let index = model.index();
+    let rows = model.rows();
     let title = match &rows.drift {
         Some(d) => {
             let odd = d.reconciles.iter().filter(|r| r.is_odd()).count();

@@ -11,7 +11,7 @@ use crate::config::theme::{Slot, Theme};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, of: Context) {
     let mut lines = Vec::new();
-    for (action, keys) in model.keymap.effective(of) {
+    for (action, keys) in model.keymap().effective(of) {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         lines.push(Line::from(vec![
             Span::styled(format!("  {:<18}", keys.join(" ")), theme.style(Slot::Key)),
@@ -37,7 +37,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, of: Con
 /// The plugins of view `of`: bound ones with their keys, marked when they write; those whose
 /// program is not on PATH, so the user knows why their key does nothing.
 fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Context) {
-    let bound = model.keymap.plugins_in(of);
+    let bound = model.keymap().plugins_in(of);
     let missing: Vec<_> = model
         .settings()
         .plugins

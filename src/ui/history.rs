@@ -17,7 +17,7 @@ pub fn in_scope(model: &Model, scope: Scope) -> Vec<&Change> {
     let Some(Ok(changes)) = model.reads().history() else {
         return Vec::new();
     };
-    let index = &model.index;
+    let index = model.index();
     let workspace = match scope {
         Scope::Workspace(w) => index.workspace(w).map(|w| w.name.as_str()),
         _ => None,
@@ -67,7 +67,7 @@ pub fn draw(
         }
     };
     let started = model
-        .recorded
+        .recorded()
         .started()
         .filter(|_| model.reads().history_own());
     let title = match started {

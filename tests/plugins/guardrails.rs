@@ -51,7 +51,7 @@ fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
         name: None,
     }];
     let mut m = model(&config, false);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(eu));
     let why = launch(&mut m).unwrap_err();
@@ -77,7 +77,7 @@ fn a_plugin_that_asks_runs_only_once_confirmed() {
     let mut config = config_with(false, &[], &[]);
     config.plugins[0].confirm = true;
     let mut m = model(&config, true);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(ClusterId(0)));
     assert_eq!(press(&mut m, 'P'), []);

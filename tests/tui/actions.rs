@@ -91,7 +91,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     typed(&mut m, "/podinfo");
     key(&mut m, KeyCode::Enter);
     assert_eq!(command(&mut m, "mark"), []);
-    let marked = m.marks.len();
+    let marked = m.marks().len();
     assert!(marked >= 2, "{marked}");
     key(&mut m, KeyCode::Char('R'));
     assert_eq!(m.confirming().unwrap().stage, Stage::Count);
@@ -103,7 +103,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     let [Effect::Act(job)] = effects.as_slice() else {
         panic!("{effects:?}")
     };
-    assert!(m.marks.is_empty(), "marks are used up");
+    assert!(m.marks().is_empty(), "marks are used up");
     let target = job.targets().iter().find(|t| t.plan.is_ok()).unwrap();
     // The executor's word for a target: accepted (then requested), or how it ended.
     let done = || Msg::Acted {
@@ -126,7 +126,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     assert_eq!(state(&m), RunState::Requested);
     // The watch brings the object back with the token handled.
     let mut handled = FluxSummary::clone(
-        m.index
+        m.index()
             .cluster(target.cluster)
             .unwrap()
             .objects
@@ -187,7 +187,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     key(&mut m, KeyCode::Esc);
     command(&mut m, "cluster pay-prod-eu");
     command(&mut m, "mark");
-    let id = m.index.cluster_named("pay-prod-eu").unwrap();
+    let id = m.index().cluster_named("pay-prod-eu").unwrap();
     let releases = id
         .objects
         .keys()
@@ -202,12 +202,12 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let mut m = model_with(one_target());
     key(&mut m, KeyCode::Char('a'));
     command(&mut m, "mark");
-    assert!(m.marks.len() > 1);
+    assert!(m.marks().len() > 1);
     assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
     assert!(m.confirming().is_none());
     // The one guardrail's words, as every other front door says them (tests/front_doors.rs).
     let refused = fluxfleet::actions::Refused::TooMany {
-        count: m.marks.len(),
+        count: m.marks().len(),
         max: 1,
     };
     assert_eq!(m.flash(), Some(refused.to_string().as_str()));
@@ -283,7 +283,7 @@ fn proposal_on(
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
     let selection = fluxfleet::proposals::Selection {
-        clusters: vec![m.index.cluster(cluster).unwrap().info.name.clone()],
+        clusters: vec![m.index().cluster(cluster).unwrap().info.name.clone()],
         ..selecting(key)
     };
     proposal_of(m, selection, verb)
@@ -321,7 +321,7 @@ fn proposal_of(
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
     use fluxfleet::proposals::{Asked, Proposal};
-    let objects = fluxfleet::fleet::filter::selected(&m.index, &selection.filter().unwrap());
+    let objects = fluxfleet::fleet::filter::selected(m.index(), &selection.filter().unwrap());
     let intent = fluxfleet::fleet::verbs::Intent {
         verb,
         user: "alice".into(),
@@ -338,7 +338,7 @@ fn proposal_of(
         intent: intent.clone(),
         objects: fluxfleet::actions::Objects::Named(objects),
     };
-    let admitted = fluxfleet::actions::admit(&m.index, ask, &rules).unwrap();
+    let admitted = fluxfleet::actions::admit(m.index(), ask, &rules).unwrap();
     let asked = Asked {
         proposed_by: "mcp:assistant".into(),
         why: Some("redis is stalled".into()),
@@ -395,7 +395,7 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     // The object is suspended since the reconcile was proposed: approving it is refused,
     // recorded, and nothing is sent.
     let mut suspended = FluxSummary::clone(
-        m.index
+        m.index()
             .cluster(cluster)
             .unwrap()
             .objects

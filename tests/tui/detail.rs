@@ -11,7 +11,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
         effects,
         [Effect::FetchEvents {
             cluster,
-            info: m.index.cluster(cluster).unwrap().info.clone(),
+            info: m.index().cluster(cluster).unwrap().info.clone(),
             key: redis.clone(),
             // Its chart's source's events beside its own, as `flux events --for` shows them.
             told: vec![
@@ -63,7 +63,7 @@ fn h_shows_the_runs_its_controller_records_read_from_its_cluster() {
         effects,
         [Effect::FetchRuns {
             cluster,
-            info: m.index.cluster(cluster).unwrap().info.clone(),
+            info: m.index().cluster(cluster).unwrap().info.clone(),
             key: redis.clone(),
         }]
     );
@@ -134,7 +134,7 @@ fn w_in_the_detail_view_reads_its_object_on_its_cluster_only() {
         [Effect::FetchWorkloads {
             key: redis,
             clusters: vec![cluster].into(),
-            infos: vec![m.index.cluster(cluster).unwrap().info.clone()],
+            infos: vec![m.index().cluster(cluster).unwrap().info.clone()],
         }]
     );
     assert!(matches!(m.screen().view, View::Detail { .. }));
@@ -153,7 +153,7 @@ fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
     insta::assert_snapshot!("detail_dependencies", common::tui::screen(&mut m, 110, 24));
     // Its source, its dependency, its root cause: enter on the root opens it.
     let linked: Vec<&str> = m
-        .rows
+        .rows()
         .ids
         .iter()
         .map(|id| match id {

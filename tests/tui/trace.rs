@@ -51,7 +51,7 @@ fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
         ("HelmRelease", redis.namespace.as_ref(), redis.name.as_ref())
     );
     // Every cluster of the fleet, not only the detail view's.
-    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(infos.len(), m.index().entries().count());
     assert_eq!(m.screen().view, View::Trace(Box::new(asked.clone())));
     assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("trace")));
     // An answer about something else changes nothing; its own is shown.
@@ -133,7 +133,7 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
         panic!("{effects:?}")
     };
     assert_eq!(root, &redis);
-    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(infos.len(), m.index().entries().count());
     assert_eq!(m.screen().view, View::Tree(Box::new(redis.clone())));
     assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("tree")));
     // The release's Deployment on two clusters, its Service on one.
@@ -177,8 +177,8 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
 
 /// The id of the cluster named `name` in the test fleet.
 fn id_of(m: &Model, name: &str) -> ClusterId {
-    let entry = m.index.cluster_named(name).unwrap();
-    m.index.id_of(&entry.info.key).unwrap()
+    let entry = m.index().cluster_named(name).unwrap();
+    m.index().id_of(&entry.info.key).unwrap()
 }
 
 #[test]
