@@ -138,8 +138,7 @@ fn frames(c: &mut Criterion) {
             let changes = [change(0, 5)];
             let mut n = 0;
             b.iter(|| {
-                m.spreads = SpreadCache::default();
-                m.triage = TriageCache::default();
+                m.clear_caches();
                 frame(&mut m, &mut terminal, &theme, &changes, &mut n)
             })
         });

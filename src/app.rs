@@ -21,6 +21,7 @@ pub mod plugin_error;
 pub mod plugins;
 pub mod prompt;
 mod proposal_action;
+mod reads;
 pub mod rows;
 mod settings;
 pub mod spreads;

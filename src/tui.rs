@@ -12,7 +12,7 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 
 use crate::app::keymap::Keymap;
-use crate::app::model::Model;
+use crate::app::model::{Model, Settings};
 use crate::app::plugins;
 use crate::config::theme::Theme;
 use crate::config::{Config, Mode};
@@ -118,15 +118,19 @@ where
     };
     let (index, events, sources) = Session::start(fleet.sources(&config.engine, true)).split();
     let (grant, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
-    let mut model = Model::new(index, keymap, warnings, jiff::Timestamp::now());
-    model.settings.read_only = grant.is_none();
-    model.settings.writes_refused = config.writes_refused();
-    model.settings.permissions = Some(permissions.clone());
-    model.count_writable();
-    model.settings.actions = config.actions.clone();
-    model.settings.rollout = config.rollout.clone();
-    model.settings.user = crate::audit::local_user();
-    model.settings.plugins = plugins;
+    let settings = Settings {
+        read_only: grant.is_none(),
+        writes_refused: config.writes_refused(),
+        permissions: Some(permissions.clone()),
+        // Counted by with_settings, from the permissions.
+        writable: (0, 0),
+        actions: config.actions.clone(),
+        rollout: config.rollout.clone(),
+        plugins,
+        user: crate::audit::local_user(),
+    };
+    let mut model =
+        Model::new(index, keymap, warnings, jiff::Timestamp::now()).with_settings(settings);
     // The only place a writer can come from: write mode's grant.
     let writer = grant.map(|grant| sources.writer(grant, permissions));
     let mut effects = Clusters {

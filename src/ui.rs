@@ -56,13 +56,13 @@ pub fn body_rows(area: Rect) -> usize {
 pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let [_, body, _, _] = area.layout(&screen());
     let entries = match &model.screen().view {
-        View::Audit => match &model.reads.audit {
+        View::Audit => match model.reads().audit() {
             Some(Ok(entries)) => Some(entries.len()),
             _ => Some(0),
         },
         // The cursor, not a scroll: at most the last proposal.
         View::Proposals => {
-            let listed = match &model.reads.proposals {
+            let listed = match model.reads().proposals() {
                 Some(Ok(list)) => list.len(),
                 _ => 0,
             };
@@ -131,7 +131,7 @@ pub fn render(frame: &mut Frame, model: &Model, theme: &Theme) {
 
 /// `fleet ▸ core ▸ core-dev-004 ▸ Kustomization flux-system/apps`
 fn breadcrumbs(model: &Model) -> Vec<String> {
-    let index = &model.index;
+    let index = model.index();
     model
         .screens()
         .iter()
@@ -164,7 +164,7 @@ fn breadcrumbs(model: &Model) -> Vec<String> {
 
 fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     // The mode, always: whether a key here can change clusters.
-    let mode = if model.settings.read_only {
+    let mode = if model.settings().read_only {
         theme.style(Slot::Dim)
     } else {
         theme.style(Slot::Warning)
@@ -184,8 +184,8 @@ fn draw_header(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 
 /// `read-only`, `write`, or `write on 3/10 clusters`.
 fn mode_text(model: &Model) -> String {
-    let (writable, of) = model.settings.writable;
-    if model.settings.read_only {
+    let (writable, of) = model.settings().writable;
+    if model.settings().read_only {
         "read-only".into()
     } else if writable > 0 && writable < of {
         format!("write on {writable}/{of} clusters")
@@ -236,7 +236,7 @@ fn draw_footer(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
 fn hints(model: &Model, theme: &Theme) -> Line<'static> {
     let context = model.screen().view.context();
     let mut spans = Vec::new();
-    for (action, keys) in model.keymap.effective(context) {
+    for (action, keys) in model.keymap().effective(context) {
         let Some(label) = action.hint() else { continue };
         // Read-only: the keys that would change something are not offered.
         let writes = action.verb().is_some()
@@ -244,7 +244,7 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
                 action,
                 crate::app::key_action::Action::Mark | crate::app::key_action::Action::Retry
             );
-        if model.settings.read_only && writes {
+        if model.settings().read_only && writes {
             continue;
         }
         if let Some(key) = keys.first() {
@@ -252,12 +252,12 @@ fn hints(model: &Model, theme: &Theme) -> Line<'static> {
             spans.push(Span::styled(format!(" {label}  "), theme.style(Slot::Dim)));
         }
     }
-    for (i, key) in model.keymap.plugins_in(context) {
-        let Some(plugin) = model.settings.plugins.get(i) else {
+    for (i, key) in model.keymap().plugins_in(context) {
+        let Some(plugin) = model.settings().plugins.get(i) else {
             continue;
         };
         // Read-only: a plugin that would write is not offered, one that can be told so is.
-        if model.settings.read_only && plugin.writes && plugin.read_only_args.is_empty() {
+        if model.settings().read_only && plugin.writes && plugin.read_only_args.is_empty() {
             continue;
         }
         spans.push(Span::styled(format!("<{key}>"), theme.style(Slot::Key)));
@@ -277,7 +277,7 @@ fn draw_status(
     theme: &Theme,
     shading: Option<&crate::app::map::Shading>,
 ) {
-    let index = &model.index;
+    let index = model.index();
     let phases = index.phases();
     let live = phases.up();
     let health = index.health();
@@ -287,14 +287,14 @@ fn draw_status(
         format!(" {} │", mode_text(model)),
         bar.patch(theme.style(Slot::Title)),
     )];
-    if !model.marks.is_empty() {
+    if !model.marks().is_empty() {
         spans.push(Span::styled(
-            format!(" {} marked │", model.marks.len()),
+            format!(" {} marked │", model.marks().len()),
             bar.patch(theme.style(Slot::Match)),
         ));
     }
-    if let Some(first) = model.warnings.first() {
-        let more = match model.warnings.len() {
+    if let Some(first) = model.warnings().first() {
+        let more = match model.warnings().len() {
             1 => String::new(),
             n => format!(" (+{} more)", n - 1),
         };
@@ -377,7 +377,7 @@ fn draw_confirm(
 ) {
     use crate::app::model::Stage;
     use ratatui::widgets::{Block, BorderType, Clear, Wrap};
-    let index = &model.index;
+    let index = model.index();
     let clusters: std::collections::HashSet<_> = c.targets.iter().map(|(id, _)| *id).collect();
     let workspaces: std::collections::HashSet<_> = clusters
         .iter()

@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
-use fluxfleet::app::model::{Model, RowId};
+use fluxfleet::app::model::{Model, RowId, Settings};
 use fluxfleet::app::plugins::{self, Launch};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::{Config, Mode};
@@ -27,8 +27,19 @@ fn summary(kind: FluxKind, file: &str) -> FluxSummary {
 }
 
 /// Two clusters in two workspaces, each with a ready GitRepository and a failing
-/// Kustomization; the config's plugins bound.
+/// Kustomization; the config's plugins bound, its clusters' modes those of write mode (of
+/// read-only mode when `read_only`).
 fn model(config: &Config, read_only: bool) -> Model {
+    let mode = if read_only {
+        Mode::ReadOnly
+    } else {
+        Mode::Write
+    };
+    model_in(config, read_only, Some(mode))
+}
+
+/// [`model`], its clusters' modes those of `mode` (None: as the config's modes say).
+fn model_in(config: &Config, read_only: bool, mode: Option<Mode>) -> Model {
     let mut index = Index::new();
     let mut events = Vec::new();
     for (name, ws) in [("pay-prod-eu", "payments"), ("shop-dev-1", "retail")] {
@@ -66,25 +77,22 @@ fn model(config: &Config, read_only: bool) -> Model {
     let (plugins, warnings) = plugins::from_config(&config.plugins, path.as_deref());
     assert_eq!(warnings, Vec::<String>::new());
     assert_eq!(plugins::bind(&mut keymap, &plugins), Vec::<String>::new());
+    let (_, permissions) = config.writable(mode, index.clusters().iter().map(|c| &*c.info));
+    let settings = Settings {
+        read_only,
+        permissions: Some(permissions),
+        actions: config.actions.clone(),
+        plugins,
+        ..Settings::default()
+    };
     let mut model = Model::new(
         index,
         keymap,
         Vec::new(),
         "2026-11-21T10:00:00Z".parse().unwrap(),
-    );
+    )
+    .with_settings(settings);
     update(&mut model, Msg::Fleet(events));
-    model.settings.plugins = plugins;
-    model.settings.read_only = read_only;
-    let (_, permissions) = config.writable(
-        Some(if read_only {
-            Mode::ReadOnly
-        } else {
-            Mode::Write
-        }),
-        model.index.clusters().iter().map(|c| &*c.info),
-    );
-    model.settings.permissions = Some(permissions);
-    model.settings.actions = config.actions.clone();
     model
 }
 
@@ -127,7 +135,7 @@ fn launch(model: &mut Model) -> Result<Launch, String> {
 
 fn select(model: &mut Model, id: RowId) {
     model.refresh_rows();
-    let at = model.rows.ids.iter().position(|r| *r == id).unwrap();
+    let at = model.rows().ids.iter().position(|r| *r == id).unwrap();
     model.screen_mut().cursor = at;
     model.screen_mut().selected = Some(id);
 }

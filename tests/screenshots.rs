@@ -215,14 +215,14 @@ async fn screenshots_of_the_main_views() {
     let shot = camera.shoot(&mut model, "triage");
     // The second root cause, expanded: its members listed under it by workspace and cluster.
     assert!(shot.contains("Root causes in the fleet"), "{shot}");
-    let RowId::Group(group) = &model.rows.ids[1] else {
-        panic!("triage rows are groups: {:?}", model.rows.ids)
+    let RowId::Group(group) = &model.rows().ids[1] else {
+        panic!("triage rows are groups: {:?}", model.rows().ids)
     };
-    let first = &model.rows.groups[group].members[0];
+    let first = &model.rows().groups[group].members[0];
     let RowId::Object(member, _) = first else {
         panic!("a group's members are objects: {first:?}")
     };
-    let member = &model.index.cluster(*member).unwrap().info;
+    let member = &model.index().cluster(*member).unwrap().info;
     let line = format!("└ {} / {}", member.workspace, member.name);
     assert!(shot.contains(&line), "{line} in {shot}");
     // Every failure alike: the objects waiting on a dependency are groups of their own.
@@ -236,8 +236,8 @@ async fn screenshots_of_the_main_views() {
     let effects = key(&mut model, KeyCode::Char('w'));
     fetch(&mut model, &reader, effects).await;
     // Folded as the simulator means it: one line per cause, on exactly the clusters it breaks.
-    let Some(Fetched::Workloads(folded)) = &model.reads.fetched else {
-        panic!("{:?}", model.reads.fetched)
+    let Some(Fetched::Workloads(folded)) = model.reads().fetched() else {
+        panic!("{:?}", model.reads().fetched())
     };
     let truth = common::workloads(&sim);
     for (cause, fault) in [("imagePull", "image-not-found"), ("crash", "oom-killed")] {

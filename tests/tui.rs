@@ -7,7 +7,7 @@ use crate::common;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::{Fetched, RunState, Stage};
-use fluxfleet::app::model::{Input, Model, RowId, View};
+use fluxfleet::app::model::{Input, Model, RowId, Settings, View};
 use fluxfleet::app::update::{Effect, Msg, update};
 use fluxfleet::config::Config;
 use fluxfleet::fleet::index::{Change, Event};
@@ -144,10 +144,15 @@ fn report(version: &str, down: Option<usize>) -> Report {
 }
 
 fn model() -> Model {
+    model_with(Settings::default())
+}
+
+/// The fleet of [`fleet`] in a session that may do what `settings` say.
+fn model_with(settings: Settings) -> Model {
     let (index, events) = fleet();
     let (keymap, warnings) = Keymap::from_config(&Config::defaults().keymap);
     assert!(warnings.is_empty());
-    let mut model = Model::new(index, keymap, Vec::new(), now());
+    let mut model = Model::new(index, keymap, Vec::new(), now()).with_settings(settings);
     update(&mut model, Msg::Fleet(events));
     model
 }
@@ -164,7 +169,12 @@ fn typed(model: &mut Model, text: &str) {
 
 /// The redis HelmRelease's detail view (stalled, on pay-prod-us).
 fn redis_detail() -> (Model, ClusterId, ObjectKey) {
-    let mut m = model();
+    redis_detail_with(Settings::default())
+}
+
+/// [`redis_detail`] in a session that may do what `settings` say.
+fn redis_detail_with(settings: Settings) -> (Model, ClusterId, ObjectKey) {
+    let mut m = model_with(settings);
     for code in [KeyCode::Enter, KeyCode::Char('j'), KeyCode::Enter] {
         key(&mut m, code);
     }

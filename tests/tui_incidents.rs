@@ -79,11 +79,11 @@ fn model() -> Model {
 }
 
 fn top_rows(m: &Model) -> Vec<GroupOf> {
-    m.rows
+    m.rows()
         .ids
         .iter()
         .filter_map(|id| match id {
-            RowId::Group(g) => Some(m.rows.groups[g].clone()),
+            RowId::Group(g) => Some(m.rows().groups[g].clone()),
             _ => None,
         })
         .filter(|g| g.incident.is_none())
@@ -116,23 +116,23 @@ fn causes_sharing_an_endpoints_failure_stand_under_one_incident() {
     // Open: its two causes, one step in; open the first: its three clusters.
     key(&mut m, KeyCode::Char(' '));
     m.refresh_rows();
-    let under: Vec<&RowId> = m.rows.ids.iter().skip(1).take(2).collect();
+    let under: Vec<&RowId> = m.rows().ids.iter().skip(1).take(2).collect();
     assert!(
         under.iter().all(|id| matches!(id, RowId::Group(g)
-            if m.rows.groups[g].incident.is_some())),
+            if m.rows().groups[g].incident.is_some())),
         "{:?}",
-        m.rows.ids
+        m.rows().ids
     );
     key(&mut m, KeyCode::Char('j'));
     key(&mut m, KeyCode::Char(' '));
     m.refresh_rows();
     let members = m
-        .rows
+        .rows()
         .ids
         .iter()
         .filter(|id| matches!(id, RowId::Object(..)))
         .count();
-    assert_eq!(members, 3, "{:?}", m.rows.ids);
+    assert_eq!(members, 3, "{:?}", m.rows().ids);
     insta::assert_snapshot!(
         "triage_incident_expanded",
         common::tui::screen(&mut m, 120, 12)

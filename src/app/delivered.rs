@@ -16,11 +16,11 @@ pub(super) fn of(model: &Model, key: &ObjectKey, history: &[Change]) -> Vec<Ring
     let View::Matrix { scope, .. } = model.screen().view else {
         return Vec::new();
     };
-    let rollout = &model.settings.rollout;
+    let rollout = &model.settings().rollout;
     let mut ring_of: HashMap<&str, &str> = HashMap::new();
     // Its copies per ring; the other things' rings count by what the history shows.
     let mut copies: HashMap<&str, usize> = HashMap::new();
-    for (_, c) in clusters_in(&model.index, scope) {
+    for (_, c) in clusters_in(model.index(), scope) {
         let ring = rollout.rings.name_of(&c.info);
         ring_of.insert(&c.info.name, ring);
         if c.objects.contains_key(key) {

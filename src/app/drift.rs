@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::message::Effect;
-use super::model::{AskedDrift, Model};
+use super::model::Model;
 use super::view::{Scope, View, clusters_in};
 use crate::fleet::drift::Drift;
 use crate::fleet::filter::Filter;
@@ -42,7 +42,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
         namespace: Some(key.namespace.to_string()),
         ..Filter::default()
     };
-    let clusters = clusters_in(&model.index, scope);
+    let clusters = clusters_in(model.index(), scope);
     let plan = crate::session::drift::plan_of(clusters.iter().map(|(_, c)| *c), &filter);
     model.push(View::Drift {
         scope,
@@ -51,11 +51,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     let Some(plan) = plan else {
         return Vec::new();
     };
-    model.reads.drift = Some(AskedDrift {
-        scope,
-        key: key.clone(),
-        drift: None,
-    });
+    model.reads_mut().drift_asked(scope, key.clone());
     vec![Effect::ReadDrift {
         scope,
         key,
@@ -65,18 +61,13 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
 
 /// The copies were read: shown if the user still looks at (or will come back to) that view.
 pub(super) fn arrived(model: &mut Model, (scope, key): (Scope, ObjectKey), drift: Box<Drift>) {
-    let Some(asked) = model.reads.drift.as_mut() else {
-        return;
-    };
     // An answer to an earlier question is dropped.
-    if asked.scope != scope || asked.key != key {
+    if !model.reads_mut().drift_read((scope, key), drift) {
         return;
     }
-    asked.drift = Some(drift);
     let shown = model
-        .reads
-        .drift
-        .as_ref()
+        .reads()
+        .drift()
         .is_some_and(|a| a.is_for(&model.screen().view));
     if shown {
         model.rows_changed();

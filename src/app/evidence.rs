@@ -40,7 +40,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     }
     let infos = clusters
         .iter()
-        .filter_map(|c| model.index.cluster(*c).map(|e| e.info.clone()))
+        .filter_map(|c| model.index().cluster(*c).map(|e| e.info.clone()))
         .collect();
     let clusters: Arc<[ClusterId]> = clusters.into();
     if own_view {

@@ -17,23 +17,23 @@ use crate::fleet::{ClusterId, ObjectKey};
 pub(super) fn objects_of(model: &Model, id: &RowId) -> Vec<(ClusterId, ObjectKey)> {
     match id {
         RowId::Object(c, k) => vec![(*c, k.clone())],
-        RowId::Rollout(key) => clusters_in(&model.index, model.screen().view.scope())
+        RowId::Rollout(key) => clusters_in(model.index(), model.screen().view.scope())
             .into_iter()
             .filter(|(_, c)| c.objects.contains_key(key))
             .map(|(id, _)| (id, key.clone()))
             .collect(),
-        RowId::Ring(ring) => match (&model.rows.matrix, &model.screen().view) {
+        RowId::Ring(ring) => match (&model.rows().matrix, &model.screen().view) {
             (Some(m), View::Matrix { key, .. }) => m
                 .places
                 .iter()
-                .filter(|p| p.ring == *ring && model.rows.places.contains_key(&p.cluster))
+                .filter(|p| p.ring == *ring && model.rows().places.contains_key(&p.cluster))
                 .map(|p| (p.cluster, key.clone()))
                 .collect(),
             _ => Vec::new(),
         },
         // An incident stands for the objects of the groups under it.
         RowId::Group(g) => model
-            .rows
+            .rows()
             .groups
             .get(g)
             .map(|group| {
@@ -64,26 +64,26 @@ fn selected_objects(model: &Model) -> Vec<(ClusterId, ObjectKey)> {
 
 pub(super) fn mark(model: &mut Model) {
     let objects = selected_objects(model);
-    model.marks.toggle(objects);
+    model.marks_mut().toggle(objects);
     // Marking moves on, as in k9s.
-    let len = model.rows.ids.len();
+    let len = model.rows().ids.len();
     let screen = model.screen_mut();
     if screen.cursor + 1 < len {
         screen.cursor += 1;
     }
     let cursor = model.screen().cursor;
-    model.screen_mut().selected = model.rows.ids.get(cursor).cloned();
+    model.screen_mut().selected = model.rows().ids.get(cursor).cloned();
 }
 
 /// `:mark`: every object row the view shows (its filter and toggles applied).
 pub(super) fn mark_all(model: &mut Model) {
     model.refresh_rows();
-    let ids = model.rows.ids.clone();
+    let ids = model.rows().ids.clone();
     let objects: Vec<_> = ids.iter().flat_map(|id| objects_of(model, id)).collect();
-    let added = model.marks.add(objects);
+    let added = model.marks_mut().add(objects);
     model.say(format!(
         "{added} objects marked ({} in all)",
-        model.marks.len()
+        model.marks().len()
     ));
 }
 
@@ -93,23 +93,25 @@ pub(super) fn mark_stuck(model: &mut Model) {
     let mut stuck: Vec<(ClusterId, ObjectKey)> = Vec::new();
     match &model.screen().view {
         View::Matrix { key, .. } => {
-            if let Some(m) = &model.rows.matrix {
+            if let Some(m) = &model.rows().matrix {
                 stuck.extend(
                     m.places
                         .iter()
-                        .filter(|p| p.stuck.is_some() && model.rows.places.contains_key(&p.cluster))
+                        .filter(|p| {
+                            p.stuck.is_some() && model.rows().places.contains_key(&p.cluster)
+                        })
                         .map(|p| (p.cluster, key.clone())),
                 );
             }
         }
         View::Rollout { scope, .. } => {
-            let rollout = &model.settings.rollout;
-            for id in &model.rows.ids {
+            let rollout = &model.settings().rollout;
+            for id in &model.rows().ids {
                 let RowId::Rollout(key) = id else { continue };
-                if model.rows.spreads.get(key).is_none_or(|s| s.stuck == 0) {
+                if model.rows().spreads.get(key).is_none_or(|s| s.stuck == 0) {
                     continue;
                 }
-                let clusters = clusters_in(&model.index, *scope);
+                let clusters = clusters_in(model.index(), *scope);
                 let Some(m) = crate::fleet::rollouts::matrix(
                     clusters,
                     key,
@@ -132,19 +134,19 @@ pub(super) fn mark_stuck(model: &mut Model) {
             return;
         }
     }
-    let added = model.marks.add(stuck);
+    let added = model.marks_mut().add(stuck);
     model.say(format!(
         "{added} stuck objects marked ({} in all)",
-        model.marks.len()
+        model.marks().len()
     ));
 }
 
 /// An action key: the confirmation, or why the one door refuses it.
 pub(super) fn ask(model: &mut Model, verb: Verb) {
-    let targets: Vec<(ClusterId, ObjectKey)> = if model.marks.is_empty() {
+    let targets: Vec<(ClusterId, ObjectKey)> = if model.marks().is_empty() {
         selected_objects(model)
     } else {
-        model.marks.sorted()
+        model.marks().sorted()
     };
     confirm(model, verb, targets, None);
 }
@@ -159,13 +161,16 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
         model.say("halt works in a rollout's matrix (v, then enter)");
         return;
     };
-    let (rings, rules) = (&model.settings.rollout.rings, &model.settings.rollout.rules);
-    let clusters = clusters_in(&model.index, scope);
+    let (rings, rules) = (
+        &model.settings().rollout.rings,
+        &model.settings().rollout.rules,
+    );
+    let clusters = clusters_in(model.index(), scope);
     let Some(matrix) = crate::fleet::rollouts::matrix(clusters, &key, rings, rules, model.now())
     else {
         return;
     };
-    let halt = match crate::fleet::rollouts::halt(&model.index, &matrix, &key, resume) {
+    let halt = match crate::fleet::rollouts::halt(model.index(), &matrix, &key, resume) {
         Ok(halt) => halt,
         Err(nothing) => {
             // The door first: in read-only mode that is what a person must hear.
@@ -186,7 +191,7 @@ pub(super) fn halt(model: &mut Model, resume: bool) {
 fn planned_intent(model: &Model, verb: Verb) -> Intent {
     Intent {
         verb,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
         reason: None,
         token: String::new(),
     }
@@ -308,7 +313,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         id: p.id,
         proposed_by: p.proposed_by,
         proposer: p.user,
-        approved_by: model.settings.user.clone(),
+        approved_by: model.settings().user.clone(),
     });
     let rows = admitted
         .targets()
@@ -337,7 +342,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
         reason: intent.reason.clone(),
         rows,
     });
-    model.marks.clear();
+    model.marks_mut().clear();
     model.push(View::Results);
     vec![Effect::Act(job)]
 }
@@ -348,7 +353,7 @@ fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
     let reason = c.reason.trim();
     Intent {
         verb: c.verb,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
         reason: (!reason.is_empty()).then(|| reason.to_string()),
         token: at.to_string(),
     }
@@ -413,7 +418,7 @@ pub(super) fn notice_handled(model: &mut Model) -> Vec<Effect> {
         .filter(|(_, row)| {
             row.state == RunState::Requested
                 && model
-                    .index
+                    .index()
                     .cluster(row.cluster)
                     .and_then(|c| c.objects.get(&row.key))
                     .and_then(|o| o.last_handled_reconcile_at())

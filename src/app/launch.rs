@@ -19,16 +19,16 @@ pub struct Selection {
 /// The workspace, cluster and object the user has selected in the view on top.
 pub fn selection(model: &Model) -> Selection {
     let screen = model.screen();
-    let cluster_of = |id: ClusterId| model.index.cluster(id).map(|c| (id, c.info.clone()));
+    let cluster_of = |id: ClusterId| model.index().cluster(id).map(|c| (id, c.info.clone()));
     let (cluster, object) = match (&screen.view, &screen.selected) {
         (View::Detail { cluster, key }, _) => (cluster_of(*cluster), Some(key.clone())),
         (View::Fleet, _) if screen.map.is_some() => {
-            let (width, height) = model.fit.map_room;
-            let map = super::map::layout(&model.index, &model.rows.ids, width, height);
+            let (width, height) = model.fit().map_room;
+            let map = super::map::layout(model.index(), &model.rows().ids, width, height);
             let shading = super::map::Shading::of(model);
             let at = screen
                 .map
-                .and_then(|at| map.worst(&shading, &model.index, at));
+                .and_then(|at| map.worst(&shading, model.index(), at));
             (at.and_then(|(id, _)| cluster_of(id)), None)
         }
         (_, Some(RowId::Object(c, k))) => (cluster_of(*c), Some(k.clone())),
@@ -38,9 +38,9 @@ pub fn selection(model: &Model) -> Selection {
     };
     let workspace = match (&cluster, &screen.selected) {
         (Some((_, info)), _) => Some(info.workspace.clone()),
-        (None, Some(RowId::Workspace(w))) => model.index.workspace(*w).map(|w| w.name.clone()),
+        (None, Some(RowId::Workspace(w))) => model.index().workspace(*w).map(|w| w.name.clone()),
         (None, _) => match &screen.view {
-            View::Workspace(w) => model.index.workspace(*w).map(|w| w.name.clone()),
+            View::Workspace(w) => model.index().workspace(*w).map(|w| w.name.clone()),
             _ => None,
         },
     };
@@ -84,7 +84,7 @@ pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, PluginError> {
         let revision = selection
             .cluster
             .as_ref()
-            .and_then(|(id, _)| model.index.cluster(*id))
+            .and_then(|(id, _)| model.index().cluster(*id))
             .and_then(|c| c.objects.get(key))
             .and_then(|o| o.revision.clone());
         if let Some(r) = revision {
@@ -122,7 +122,7 @@ pub fn plan(model: &Model, plugin: &Plugin) -> Result<Launch, PluginError> {
         object: selection.object,
         writes,
         background: plugin.background,
-        user: model.settings.user.clone(),
+        user: model.settings().user.clone(),
     })
 }
 
@@ -131,7 +131,7 @@ fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Opti
     let watching = selection
         .cluster
         .as_ref()
-        .and_then(|(id, _)| model.index.cluster(*id))
+        .and_then(|(id, _)| model.index().cluster(*id))
         .and_then(|c| {
             c.connection
                 .watching

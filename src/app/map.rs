@@ -240,16 +240,16 @@ impl Flow {
 /// Moves over the fleet map, or onto it and off it; false when `action` is not the map's to
 /// handle (the table's keys go on working while the map is not selected).
 pub(super) fn navigate(model: &mut Model, action: Action) -> bool {
-    let (width, height) = model.fit.map_room;
+    let (width, height) = model.fit().map_room;
     let focus = model.screen().map;
-    let on_last_row = model.screen().cursor + 1 >= model.rows.ids.len();
+    let on_last_row = model.screen().cursor + 1 >= model.rows().ids.len();
     let entering = match (focus, action) {
         (None, Action::Map) => true,
         (None, Action::Down) if on_last_row => true,
         (None, _) => return false,
         (Some(_), _) => false,
     };
-    let map = layout(&model.index, &model.rows.ids, width, height);
+    let map = layout(model.index(), &model.rows().ids, width, height);
     let last = map.cells.len().saturating_sub(1);
     if map.cells.is_empty() {
         model.screen_mut().map = None;
@@ -265,7 +265,7 @@ pub(super) fn navigate(model: &mut Model, action: Action) -> bool {
             .find(|i| {
                 map.clusters_of(*i)
                     .first()
-                    .and_then(|c| model.index.cluster(*c))
+                    .and_then(|c| model.index().cluster(*c))
                     .is_some_and(|c| Some(c.workspace) == ws)
             })
             .unwrap_or(0);
@@ -287,12 +287,12 @@ pub(super) fn navigate(model: &mut Model, action: Action) -> bool {
             let ws = map
                 .clusters_of(at)
                 .first()
-                .and_then(|c| model.index.cluster(*c))
+                .and_then(|c| model.index().cluster(*c))
                 .map(|c| c.workspace);
             return leave(model, ws);
         }
         Action::Open => {
-            if let Some((cluster, _)) = map.worst(&Shading::of(model), &model.index, at) {
+            if let Some((cluster, _)) = map.worst(&Shading::of(model), model.index(), at) {
                 model.push(View::Cluster(cluster));
             }
             return true;
@@ -307,12 +307,12 @@ pub(super) fn navigate(model: &mut Model, action: Action) -> bool {
 fn leave(model: &mut Model, ws: Option<WorkspaceId>) -> bool {
     let row = ws.and_then(|w| {
         model
-            .rows
+            .rows()
             .ids
             .iter()
             .position(|r| *r == RowId::Workspace(w))
     });
-    let selected = row.and_then(|r| model.rows.ids.get(r).cloned());
+    let selected = row.and_then(|r| model.rows().ids.get(r).cloned());
     let screen = model.screen_mut();
     screen.map = None;
     if let (Some(row), Some(selected)) = (row, selected) {

@@ -4,82 +4,28 @@
 use jiff::Timestamp;
 
 use super::keymap::Keymap;
+use super::marks::MarkedObjects;
+pub use super::reads::{AskedDrift, Audit, History, Proposals, Reads};
 use super::rows::Rows;
 pub use super::settings::{Fit, Settings};
 pub use super::view::{
     Confirm, Fetched, Input, RowId, Run, RunRow, RunState, Scope, Screen, SortBy, Stage, View,
 };
+use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Index, ObjectKey};
-
-/// What was read from a cluster or the journal when the user asked, and how far it is scrolled.
-#[derive(Default)]
-pub struct Reads {
-    /// The detail view's events, YAML or workloads.
-    pub fetched: Option<Fetched>,
-    /// First line of the fetched pane shown.
-    pub fetched_scroll: usize,
-    /// The item picked in a view of items read (a workload, a trace's chain, a tree's node).
-    pub picked: usize,
-    /// The audit journal's last lines, newest first (read when `:audit` opens).
-    pub audit: Option<Result<Vec<String>, std::sync::Arc<crate::actions::JournalError>>>,
-    /// The proposals read when `:proposals` opened (or a decision was taken), newest first.
-    pub proposals: Option<Proposals>,
-    /// The history read when `:history` opened, oldest first.
-    pub history: Option<Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>>,
-    /// Since when the history was last asked for.
-    pub history_since: Option<jiff::Timestamp>,
-    /// The history read is what this session saw itself (no collector keeps one).
-    pub history_own: bool,
-    /// How each ring delivered the thing the matrix shows, from the history read when it
-    /// opened (on the bus; none from kubeconfigs, which keep no history).
-    pub deliveries: Vec<crate::fleet::rollouts::metrics::RingDelivery>,
-    /// Drift asked of one object, its copies read (or being read).
-    pub drift: Option<AskedDrift>,
-    /// A trace or tree left for one of its copies: shown again when the user comes back.
-    pub parked: Option<Parked>,
-}
-
-/// What a view of items read showed, and the item picked, while the user looks elsewhere.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Parked {
-    view: View,
-    fetched: Fetched,
-    picked: usize,
-}
-
-/// Drift asked of one object in a scope: none until its copies are read.
-pub struct AskedDrift {
-    pub scope: super::view::Scope,
-    pub key: ObjectKey,
-    pub drift: Option<Box<crate::fleet::drift::Drift>>,
-}
-
-impl AskedDrift {
-    /// Whether `view` is the drift view it was asked for.
-    pub fn is_for(&self, view: &View) -> bool {
-        matches!(view, View::Drift { scope, key: Some(key) } if *scope == self.scope && *key == self.key)
-    }
-
-    /// What the drift view of `view` shows, when it is this one's and read.
-    pub fn of(&self, view: &View) -> Option<&crate::fleet::drift::Drift> {
-        self.drift.as_deref().filter(|_| self.is_for(view))
-    }
-}
 
 /// Changes a session keeps of what it saw (about 20 MiB at most).
 pub const RECORDED: usize = 100_000;
-
-/// The proposals as read: newest first, or why they could not be.
-pub type Proposals =
-    Result<Vec<crate::proposals::Proposal>, std::sync::Arc<crate::proposals::StoreError>>;
 
 /// Everything the TUI knows, by concern: the fleet (`index`), what the user looks at (`stack`,
 /// `input`, the map's mode), what this session may do (`settings`), what was read on demand
 /// (`reads`), the action in hand (`marks`, `confirm`, `run`), caches of what is derived from
 /// the index, and what the last frame measured (`fit`).
 pub struct Model {
-    pub index: Index,
-    pub keymap: Keymap,
+    /// The fleet as the events applied by [`Model::apply`] left it.
+    index: Index,
+    /// The keys of each view, and the plugins bound to keys.
+    keymap: Keymap,
     /// The screens open, the fleet view first: changed by [`Model::push`], [`Model::back`],
     /// [`Model::home`].
     stack: Vec<Screen>,
@@ -87,21 +33,24 @@ pub struct Model {
     /// [`Model::start_filter`], [`Model::close_input`].
     input: Input,
     /// Config, theme and keymap problems: shown, never fatal.
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     /// A one-off message (an unknown command, a cluster not found): said through [`Model::say`],
     /// cleared by [`Model::quiet`], read by [`Model::flash`].
     flash: Option<String>,
     /// The clock of the last render; pinned in tests.
     now: Timestamp,
-    /// What this session may do and how.
-    pub settings: Settings,
-    /// What was read when asked.
-    pub reads: Reads,
+    /// What this session may do and how: given by [`Model::with_settings`], read through
+    /// [`Model::settings`].
+    settings: Settings,
+    /// What was read when asked: read through [`Model::reads`], changed through
+    /// [`Model::reads_mut`] and what [`Reads`] does.
+    reads: Reads,
     /// What the last frame measured (the page size for page up / down, the map's room for
-    /// moving over it), applied by [`Model::fit`].
-    pub fit: Fit,
-    /// Rows of the top screen, rebuilt when the data or the screen changed.
-    pub rows: Rows,
+    /// moving over it), applied by [`Model::apply_fit`].
+    fit: Fit,
+    /// Rows of the top screen, rebuilt by [`Model::refresh_rows`] when the data or the screen
+    /// changed.
+    rows: Rows,
     /// The rows are made again before the next frame: set through [`Model::rows_changed`].
     rows_stale: bool,
     /// What the fleet map shows of each cluster.
@@ -109,9 +58,10 @@ pub struct Model {
     /// The rollout last selected in the rollout view: what the map's rollout mode follows.
     map_rollout: Option<ObjectKey>,
     /// What this session saw change: the history where no collector keeps one.
-    pub recorded: crate::fleet::history::recorder::Recorder,
-    /// Objects marked as the targets of the next action.
-    pub marks: super::marks::MarkedObjects,
+    recorded: crate::fleet::history::recorder::Recorder,
+    /// Objects marked as the targets of the next action: changed through
+    /// [`Model::marks_mut`] and what [`MarkedObjects`] does.
+    marks: MarkedObjects,
     /// An action waiting for the user's confirmation.
     confirm: Option<Confirm>,
     /// A plugin run waiting for the user's confirmation.
@@ -119,9 +69,9 @@ pub struct Model {
     /// The last action sent, target by target.
     run: Option<Run>,
     /// The rollout view's spreads, recomputed for what changed.
-    pub spreads: super::spreads::SpreadCache,
+    spreads: super::spreads::SpreadCache,
     /// Triage's part of each cluster, worked out again for the clusters that changed.
-    pub triage: super::triage::TriageCache,
+    triage: super::triage::TriageCache,
     /// The last reconcile token written: the next one must differ.
     last_token: Option<Timestamp>,
     /// The user asked to leave: set through [`Model::quit`], read by [`Model::quitting`].
@@ -291,6 +241,86 @@ impl Model {
         self.flash.take()
     }
 
+    /// The fleet as the events applied left it.
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
+    /// The fleet, the model done with.
+    pub fn into_index(self) -> Index {
+        self.index
+    }
+
+    /// The fleet's `events` applied: to the index, to what this session saw change and to the
+    /// rollout spreads they touch; the writable clusters counted again when one joined or left,
+    /// and the rows made again.
+    pub fn apply(&mut self, events: Vec<Event>) {
+        let mut joined_or_left = false;
+        for event in events {
+            joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
+            self.spreads.touched(&event.change);
+            self.recorded.note(&self.index, &event);
+            self.index.apply(event);
+        }
+        if joined_or_left {
+            self.count_writable();
+        }
+        self.rows_stale = true;
+    }
+
+    /// The caches of what is derived from the index (the rollout spreads, triage's part of each
+    /// cluster) emptied: worked out afresh for the next rows, as when their view first opens.
+    pub fn clear_caches(&mut self) {
+        self.spreads = Default::default();
+        self.triage = Default::default();
+    }
+
+    /// What this session saw change: the history where no collector keeps one.
+    pub fn recorded(&self) -> &crate::fleet::history::recorder::Recorder {
+        &self.recorded
+    }
+
+    /// The keys of each view, and the plugins bound to keys.
+    pub fn keymap(&self) -> &Keymap {
+        &self.keymap
+    }
+
+    /// Config, theme and keymap problems, to show.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// What the last frame measured.
+    pub fn fit(&self) -> Fit {
+        self.fit
+    }
+
+    /// Rows of the top screen, as [`Model::refresh_rows`] last made them.
+    pub fn rows(&self) -> &Rows {
+        &self.rows
+    }
+
+    /// Objects marked as the targets of the next action.
+    pub fn marks(&self) -> &MarkedObjects {
+        &self.marks
+    }
+
+    /// Objects marked as the targets of the next action, to change through what
+    /// [`MarkedObjects`] does.
+    pub fn marks_mut(&mut self) -> &mut MarkedObjects {
+        &mut self.marks
+    }
+
+    /// What was read when asked.
+    pub fn reads(&self) -> &Reads {
+        &self.reads
+    }
+
+    /// What was read when asked, to change through what [`Reads`] does.
+    pub fn reads_mut(&mut self) -> &mut Reads {
+        &mut self.reads
+    }
+
     /// The cluster the user looks into: the one of the cluster or detail view on top.
     pub fn opened_cluster(&self) -> Option<ClusterId> {
         match &self.screen().view {
@@ -299,6 +329,8 @@ impl Model {
         }
     }
 
+    /// The model of a session on the fleet view, at `now`, with the default settings (see
+    /// [`Model::with_settings`]).
     pub fn new(index: Index, keymap: Keymap, warnings: Vec<String>, now: Timestamp) -> Model {
         Model {
             index,
@@ -330,8 +362,20 @@ impl Model {
         }
     }
 
+    /// The model of a session that may do what `settings` say, the writable clusters counted.
+    pub fn with_settings(mut self, settings: Settings) -> Model {
+        self.settings = settings;
+        self.count_writable();
+        self
+    }
+
+    /// What this session may do and how.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
     /// Counts the writable clusters again (when clusters join or leave).
-    pub fn count_writable(&mut self) {
+    fn count_writable(&mut self) {
         let Some(permissions) = &self.settings.permissions else {
             return;
         };
@@ -355,13 +399,8 @@ impl Model {
     /// Opens `view` on top of the current one, keeping what the current one read (a trace, a
     /// tree) to show again when the user comes back.
     pub fn push_keeping(&mut self, view: View) {
-        if let Some(fetched) = self.reads.fetched.take() {
-            self.reads.parked = Some(Parked {
-                view: self.screen().view.clone(),
-                fetched,
-                picked: self.reads.picked,
-            });
-        }
+        let left = self.screen().view.clone();
+        self.reads.park(left);
         self.push(view);
     }
 
@@ -374,9 +413,7 @@ impl Model {
 
     /// Replaces what the detail view shows below the facts, from its first line.
     pub fn set_fetched(&mut self, fetched: Option<Fetched>) {
-        self.reads.fetched = fetched;
-        self.reads.fetched_scroll = 0;
-        self.reads.picked = 0;
+        self.reads.show(fetched);
     }
 
     /// What the view measured of the screen (see [`Fit`]), applied: kept (the page size, the
@@ -386,23 +423,9 @@ impl Model {
             body_rows: fit.body_rows.max(1),
             ..fit
         };
-        self.scroll(self.fit.body_rows);
-        self.clamp_fetched(fit.fetched_max_scroll);
-    }
-
-    /// Keeps the fetched pane's scroll within what there is to show (`max`: its last first line).
-    pub fn clamp_fetched(&mut self, max: usize) {
-        self.reads.fetched_scroll = self.reads.fetched_scroll.min(max);
-    }
-
-    /// Scrolls the top screen so that its selection is within `height` visible rows.
-    fn scroll(&mut self, height: usize) {
-        let screen = self.screen_mut();
-        if screen.cursor < screen.offset {
-            screen.offset = screen.cursor;
-        } else if screen.cursor >= screen.offset + height {
-            screen.offset = screen.cursor + 1 - height.max(1);
-        }
+        let page = self.fit.body_rows;
+        self.screen_mut().scroll_to_selection(page);
+        self.reads.clamp_scroll(fit.fetched_max_scroll);
     }
 
     /// Rebuilds the top screen's rows if needed and keeps the selection on the same thing.
@@ -429,23 +452,13 @@ impl Model {
                     spreads: &mut self.spreads,
                     asked: self
                         .reads
-                        .drift
-                        .as_ref()
+                        .drift()
                         .and_then(|a| a.of(&self.stack[self.stack.len() - 1].view)),
                     triage: &mut self.triage,
                 },
             ),
         };
-        let screen = self.screen_mut();
-        let position = screen
-            .selected
-            .as_ref()
-            .and_then(|id| rows.ids.iter().position(|r| r == id));
-        screen.cursor = match position {
-            Some(p) => p,
-            None => screen.cursor.min(rows.ids.len().saturating_sub(1)),
-        };
-        screen.selected = rows.ids.get(screen.cursor).cloned();
+        self.screen_mut().select_among(&rows.ids);
         self.rows = rows;
     }
 }
@@ -468,17 +481,8 @@ impl Model {
             self.screen_mut().filter.clear();
         } else if self.stack.len() > 1 {
             self.stack.pop();
-            self.set_fetched(None);
-            if self
-                .reads
-                .parked
-                .as_ref()
-                .is_some_and(|p| p.view == self.screen().view)
-                && let Some(parked) = self.reads.parked.take()
-            {
-                self.set_fetched(Some(parked.fetched));
-                self.reads.picked = parked.picked;
-            }
+            let view = self.screen().view.clone();
+            self.reads.back_to(&view);
         }
         self.rows_stale = true;
     }

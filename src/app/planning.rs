@@ -20,12 +20,12 @@ pub(super) fn admit(
         intent,
         objects: Objects::Named(objects),
     };
-    crate::actions::admit(&model.index, ask, &rules(model))
+    crate::actions::admit(model.index(), ask, &rules(model))
 }
 
 /// The session's rules, for what is to be sent (an action, an approval, a plugin that writes).
 pub(super) fn rules(model: &Model) -> Rules<'_> {
-    let settings = &model.settings;
+    let settings = model.settings();
     Rules {
         writes_refused: settings.writes_refused.as_deref(),
         purpose: Purpose::Send {
@@ -60,7 +60,7 @@ pub(super) fn changed(
     Some(vec![Effect::Decide {
         id: p.id.clone(),
         decision: Decision::Refused {
-            by: model.settings.user.clone(),
+            by: model.settings().user.clone(),
             at: model.now(),
             changed,
         },

@@ -43,13 +43,13 @@ pub fn completions(model: &Model, line: &str) -> Vec<String> {
         Some((cmd, arg)) => {
             let names: Vec<&str> = match Command::argument(cmd) {
                 Some(Argument::Workspace) => model
-                    .index
+                    .index()
                     .workspaces()
                     .iter()
                     .map(|w| w.name.as_str())
                     .collect(),
                 Some(Argument::Cluster) => model
-                    .index
+                    .index()
                     .clusters()
                     .iter()
                     .filter(|c| !c.retired)
@@ -94,7 +94,7 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
         Command::Mark => mark_all(model),
         Command::MarkStuck => mark_stuck(model),
         Command::Unmark => {
-            let n = model.marks.clear();
+            let n = model.marks_mut().clear();
             model.say(format!("{n} marks cleared"));
         }
         Command::Results => match model.run() {
@@ -106,34 +106,31 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Effect> {
                 .ok()
                 .and_then(|d| model.now().checked_sub(d).ok())
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            model.reads.history = None;
-            model.reads.history_since = Some(since);
-            model.reads.fetched_scroll = 0;
+            model.reads_mut().history_asked(since);
             model.push(View::History { scope, since });
             return vec![Effect::ReadHistory(since)];
         }
         Command::Audit => {
-            model.reads.audit = None;
+            model.reads_mut().audit_asked();
             model.push(View::Audit);
             return vec![Effect::ReadAudit];
         }
         Command::Proposals => {
             // Typed in the view itself: read again, in place.
             if model.screen().view != View::Proposals {
-                model.reads.proposals = None;
-                model.reads.fetched_scroll = 0;
+                model.reads_mut().proposals_asked();
                 model.push(View::Proposals);
             }
             return vec![Effect::ReadProposals];
         }
         Command::Reject(reason) => return super::proposal_action::reject(model, &reason),
         Command::Act(verb) => ask(model, verb),
-        Command::Workspace(name) => match model.index.workspace_id(&name) {
+        Command::Workspace(name) => match model.index().workspace_id(&name) {
             Some(w) => model.push(View::Workspace(w)),
             None => model.say(format!("no workspace {name:?}")),
         },
         Command::Cluster(name) => match model
-            .index
+            .index()
             .clusters()
             .iter()
             .position(|c| c.info.name == name && !c.retired)

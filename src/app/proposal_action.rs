@@ -13,10 +13,15 @@ use crate::proposals::{Decision, Proposal, ProposalStatus};
 
 /// The proposal under the cursor.
 pub(super) fn selected(model: &Model) -> Option<&Proposal> {
-    let Some(Ok(list)) = &model.reads.proposals else {
+    let Some(Ok(list)) = model.reads().proposals() else {
         return None;
     };
-    list.get(model.reads.fetched_scroll.min(list.len().saturating_sub(1)))
+    list.get(
+        model
+            .reads()
+            .fetched_scroll()
+            .min(list.len().saturating_sub(1)),
+    )
 }
 
 /// `a`: the confirmation of the selected proposal, if the one door admits it and the fleet
@@ -42,7 +47,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         ));
         return Vec::new();
     }
-    if !model.index.settled() {
+    if !model.index().settled() {
         model.say(format!(
             "not every cluster has answered yet: {} can be compared with the fleet once they have",
             p.id
@@ -51,7 +56,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
     }
     let selected = p
         .selection
-        .select(&model.index, &model.settings.rollout, model.now());
+        .select(model.index(), &model.settings().rollout, model.now());
     let objects = match selected {
         Ok(objects) => objects,
         Err(e) => {
@@ -115,7 +120,7 @@ pub(super) fn reject(model: &mut Model, reason: &str) -> Vec<Effect> {
     vec![Effect::Decide {
         id: p.id.clone(),
         decision: Decision::Rejected {
-            by: model.settings.user.clone(),
+            by: model.settings().user.clone(),
             at: model.now(),
             reason: reason.to_string(),
         },
@@ -132,7 +137,7 @@ pub(super) fn decided(
         Err(e) => e.to_string(),
     });
     // Read again wherever the list is kept: going back to it shows the decision.
-    if model.reads.proposals.is_some() {
+    if model.reads().proposals().is_some() {
         return vec![Effect::ReadProposals];
     }
     Vec::new()

@@ -22,7 +22,8 @@ pub struct Settings {
     pub writes_refused: Option<String>,
     /// Which clusters' modes allow writes (None: every cluster, as in tests).
     pub permissions: Option<crate::config::Permissions>,
-    /// How many clusters of the fleet are writable, of how many (see [`super::model::Model::count_writable`]).
+    /// How many clusters of the fleet are writable, of how many: counted by the model when it
+    /// is given its settings and when clusters join or leave.
     pub writable: (usize, usize),
     /// Confirmation threshold, bulk limit and deny rules.
     pub actions: crate::config::Actions,

@@ -13,11 +13,12 @@ use crate::fleet::{FluxKind, ObjectKey};
 /// What `T` traces here: in the workloads view the workload picked; in the detail view the
 /// first workload `w` read there, else its object.
 fn asked_here(model: &Model) -> Option<Asked> {
-    if let (View::Tree(_), Some(Fetched::Tree(tree))) = (&model.screen().view, &model.reads.fetched)
+    if let (View::Tree(_), Some(Fetched::Tree(tree))) =
+        (&model.screen().view, model.reads().fetched())
     {
         return tree
             .nodes
-            .get(model.reads.picked)
+            .get(model.reads().picked())
             .and_then(|n| of_entry(&n.entry));
     }
     let key = match &model.screen().view {
@@ -25,10 +26,10 @@ fn asked_here(model: &Model) -> Option<Asked> {
         _ => return None,
     };
     let picked = match model.screen().view {
-        View::Workloads { .. } => model.reads.picked,
+        View::Workloads { .. } => model.reads().picked(),
         _ => 0,
     };
-    let (kind, namespace, name) = match &model.reads.fetched {
+    let (kind, namespace, name) = match model.reads().fetched() {
         Some(Fetched::Workloads(folded)) if !folded.lines.is_empty() => {
             let w = &folded.lines[picked.min(folded.lines.len() - 1)].workload;
             (
@@ -75,7 +76,7 @@ pub(super) fn arrived(model: &mut Model, asked: Asked, trace: Box<Trace>) {
 /// Every cluster that has not left the fleet.
 fn fleet(model: &Model) -> Vec<std::sync::Arc<crate::fleet::ClusterInfo>> {
     model
-        .index
+        .index()
         .entries()
         .filter(|(_, c)| !c.retired)
         .map(|(_, c)| c.info.clone())
@@ -112,8 +113,8 @@ pub(super) fn grown(model: &mut Model, root: ObjectKey, tree: Box<Tree>) {
 /// nearest Kustomization or HelmRelease, a tree's Flux object in its detail view; what Flux
 /// does not manage, or any other object, its cluster.
 pub(super) fn open_copy(model: &mut Model) -> Vec<Effect> {
-    let picked = model.reads.picked;
-    let (cluster, key) = match &model.reads.fetched {
+    let picked = model.reads().picked();
+    let (cluster, key) = match model.reads().fetched() {
         Some(Fetched::Trace(trace)) => {
             let Some(group) = trace.shapes.get(picked) else {
                 return Vec::new();
@@ -138,8 +139,8 @@ pub(super) fn open_copy(model: &mut Model) -> Vec<Effect> {
         _ => return Vec::new(),
     };
     let Some(id) = cluster.and_then(|name| {
-        let entry = model.index.cluster_named(&name)?;
-        model.index.id_of(&entry.info.key)
+        let entry = model.index().cluster_named(&name)?;
+        model.index().id_of(&entry.info.key)
     }) else {
         model.say("that cluster has left the fleet");
         return Vec::new();

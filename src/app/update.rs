@@ -10,7 +10,6 @@ pub use super::message::{Effect, Msg};
 use super::model::Model;
 use super::view::MapMode;
 use super::view::{Fetched, Input, RowId, View};
-use crate::fleet::index::Change;
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     let before = model.opened_cluster();
@@ -27,7 +26,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
     }
     let after = model.opened_cluster();
     if after != before
-        && let Some(cluster) = after.and_then(|c| model.index.cluster(c))
+        && let Some(cluster) = after.and_then(|c| model.index().cluster(c))
     {
         effects.push(Effect::Open(cluster.info.clone()));
     }
@@ -37,17 +36,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Effect> {
 fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
     match msg {
         Msg::Fleet(events) => {
-            let mut joined_or_left = false;
-            for event in events {
-                joined_or_left |= matches!(event.change, Change::Added(_) | Change::Retired);
-                model.spreads.touched(&event.change);
-                model.recorded.note(&model.index, &event);
-                model.index.apply(event);
-            }
-            if joined_or_left {
-                model.count_writable();
-            }
-            model.rows_changed();
+            model.apply(events);
             notice_handled(model)
         }
         Msg::Acted {
@@ -57,11 +46,11 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
             outcome,
         } => acted(model, run, cluster, key, outcome),
         Msg::Audit(lines) => {
-            model.reads.audit = Some(lines);
+            model.reads_mut().audit_read(lines);
             Vec::new()
         }
         Msg::Proposals(list) => {
-            model.reads.proposals = Some(list);
+            model.reads_mut().proposals_read(list);
             Vec::new()
         }
         Msg::Decided(result) => super::proposal_action::decided(model, result),
@@ -99,26 +88,25 @@ fn step(model: &mut Model, msg: Msg) -> Vec<Effect> {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::History(changes) => {
             // No collector keeps one: what this session saw itself.
-            model.reads.history_own =
-                matches!(changes, Err(crate::fleet::read::ReadError::NoHistory));
+            let own = matches!(changes, Err(crate::fleet::read::ReadError::NoHistory));
             let changes = match changes {
                 Err(crate::fleet::read::ReadError::NoHistory) => {
-                    let since = model.reads.history_since;
+                    let since = model.reads().history_since();
                     Ok(model
-                        .recorded
+                        .recorded()
                         .since(since.unwrap_or(jiff::Timestamp::UNIX_EPOCH)))
                 }
                 other => other,
             };
             if let (View::Matrix { key, .. }, Ok(history)) = (&model.screen().view, &changes) {
-                model.reads.deliveries = super::delivered::of(model, key, history);
-                model.rows_changed();
+                let deliveries = super::delivered::of(model, key, history);
                 // Read for the ring headers' figures: not kept once they are worked out (a week
                 // of a large fleet's changes); `:history` reads its own.
-                model.reads.history = None;
+                model.reads_mut().delivered(deliveries, own);
+                model.rows_changed();
                 return Vec::new();
             }
-            model.reads.history = Some(changes);
+            model.reads_mut().history_read(changes, own);
             Vec::new()
         }
         Msg::Plugin(ended) => {
@@ -172,14 +160,14 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
         Input::None => {}
     }
     let context = model.screen().view.context();
-    match model.keymap.bound(context, Key::from_event(key)) {
+    match model.keymap().bound(context, Key::from_event(key)) {
         Some(Bound::Action(action)) => act(model, action),
         Some(Bound::Plugin(i)) => run_plugin(model, i),
         None => {
             // A plugin whose program is missing has no key, but says why.
             let pressed = Key::from_event(key);
             let missing = model
-                .settings
+                .settings()
                 .plugins
                 .iter()
                 .find(|p| p.key == pressed && p.contexts.contains(&context))
@@ -202,7 +190,7 @@ fn pressed(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 /// A plugin's key: planned on the selection, then confirmed where it asks, then run.
 fn run_plugin(model: &mut Model, i: usize) -> Vec<Effect> {
     model.refresh_rows();
-    let Some(plugin) = model.settings.plugins.get(i) else {
+    let Some(plugin) = model.settings().plugins.get(i) else {
         return Vec::new();
     };
     match super::launch::plan(model, plugin) {
@@ -242,10 +230,10 @@ fn edit_filter(model: &mut Model, key: &KeyEvent) {
 
 fn act(model: &mut Model, action: Action) -> Vec<Effect> {
     model.refresh_rows();
-    let len = model.rows.ids.len();
-    let page = model.fit.body_rows;
+    let len = model.rows().ids.len();
+    let page = model.fit().body_rows;
     let moved = |model: &mut Model, to: usize| {
-        let selected = model.rows.ids.get(to).cloned();
+        let selected = model.rows().ids.get(to).cloned();
         let screen = model.screen_mut();
         screen.cursor = to;
         screen.selected = selected;
@@ -258,7 +246,7 @@ fn act(model: &mut Model, action: Action) -> Vec<Effect> {
         return Vec::new();
     }
     let scrolls = match model.screen().view {
-        View::Detail { .. } => model.reads.fetched.is_some(),
+        View::Detail { .. } => model.reads().fetched().is_some(),
         View::Audit
         | View::Proposals
         | View::History { .. }
@@ -366,7 +354,7 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
     let View::Detail { cluster, key } = model.screen().view.clone() else {
         return Vec::new();
     };
-    let Some(entry) = model.index.cluster(cluster) else {
+    let Some(entry) = model.index().cluster(cluster) else {
         return Vec::new();
     };
     let info = entry.info.clone();
@@ -395,7 +383,7 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
 /// In the workloads, trace and tree views, the arrows pick a workload, a chain or a node (`T`
 /// traces the workload, `enter` opens a copy).
 fn pick(model: &mut Model, action: Action) -> bool {
-    let items = match (&model.screen().view, &model.reads.fetched) {
+    let items = match (&model.screen().view, model.reads().fetched()) {
         (View::Workloads { .. }, Some(Fetched::Workloads(f))) => f.lines.len(),
         (View::Trace(_), Some(Fetched::Trace(t))) => t.shapes.len(),
         (View::Tree(_), Some(Fetched::Tree(t))) => t.nodes.len(),
@@ -405,9 +393,9 @@ fn pick(model: &mut Model, action: Action) -> bool {
     if items < 2 {
         return false;
     }
-    let (at, last) = (model.reads.picked, items.saturating_sub(1));
-    let page = model.fit.body_rows.max(1) / 3;
-    model.reads.picked = match action {
+    let (at, last) = (model.reads().picked(), items.saturating_sub(1));
+    let page = model.fit().body_rows.max(1) / 3;
+    let picked = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1).min(last),
         Action::PageUp => at.saturating_sub(page.max(1)),
@@ -416,13 +404,14 @@ fn pick(model: &mut Model, action: Action) -> bool {
         Action::Bottom => last,
         _ => return false,
     };
+    model.reads_mut().pick(picked);
     true
 }
 
 fn scroll_fetched(model: &mut Model, action: Action) -> bool {
-    let page = model.fit.body_rows.max(1);
-    let at = model.reads.fetched_scroll;
-    model.reads.fetched_scroll = match action {
+    let page = model.fit().body_rows.max(1);
+    let at = model.reads().fetched_scroll();
+    let to = match action {
         Action::Up => at.saturating_sub(1),
         Action::Down => at.saturating_add(1),
         Action::PageUp => at.saturating_sub(page),
@@ -432,6 +421,7 @@ fn scroll_fetched(model: &mut Model, action: Action) -> bool {
         Action::Bottom => usize::MAX,
         _ => return false,
     };
+    model.reads_mut().scroll_to(to);
     true
 }
 
@@ -456,13 +446,12 @@ fn open(model: &mut Model) -> Vec<Effect> {
             let scope = model.screen().view.scope();
             model.push(View::Matrix { scope, key });
             // How its rings delivered it: from the last week's history, where there is one.
-            model.reads.deliveries.clear();
             let week = jiff::SignedDuration::from_hours(7 * 24);
             let since = model
                 .now()
                 .checked_sub(week)
                 .unwrap_or(jiff::Timestamp::UNIX_EPOCH);
-            model.reads.history_since = Some(since);
+            model.reads_mut().deliveries_asked(since);
             return vec![Effect::ReadHistory(since)];
         }
         RowId::Ring(_) => {}

@@ -275,6 +275,28 @@ impl Screen {
             map: None,
         }
     }
+
+    /// Scrolls so that the selection is within `height` visible rows.
+    pub fn scroll_to_selection(&mut self, height: usize) {
+        if self.cursor < self.offset {
+            self.offset = self.cursor;
+        } else if self.cursor >= self.offset + height {
+            self.offset = self.cursor + 1 - height.max(1);
+        }
+    }
+
+    /// The rows are now `ids`: the selection kept on the same row, else at the same place.
+    pub fn select_among(&mut self, ids: &[RowId]) {
+        let position = self
+            .selected
+            .as_ref()
+            .and_then(|id| ids.iter().position(|r| r == id));
+        self.cursor = match position {
+            Some(p) => p,
+            None => self.cursor.min(ids.len().saturating_sub(1)),
+        };
+        self.selected = ids.get(self.cursor).cloned();
+    }
 }
 
 /// What the bottom line is collecting, if anything.

@@ -11,7 +11,7 @@ use crate::config::theme::{Slot, Theme};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let text = theme.style(Slot::Text);
-    let lines: Vec<Line> = match &model.reads.audit {
+    let lines: Vec<Line> = match model.reads().audit() {
         None => vec![Line::from(Span::styled(
             "reading the journal…",
             theme.style(Slot::Dim),
@@ -28,7 +28,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         // ones are parsed.
         Some(Ok(entries)) => entries
             .iter()
-            .skip(model.reads.fetched_scroll)
+            .skip(model.reads().fetched_scroll())
             .take(usize::from(area.height))
             .map(|raw| match serde_json::from_str::<Value>(raw) {
                 Ok(v) => summary(&v, theme),

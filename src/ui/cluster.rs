@@ -54,7 +54,7 @@ fn report_line<'a>(report: &'a Report, now: jiff::Timestamp, theme: &Theme) -> L
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, c: ClusterId) {
-    let index = &model.index;
+    let index = model.index();
     let Some(cluster) = index.cluster(c) else {
         return;
     };

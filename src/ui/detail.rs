@@ -21,7 +21,7 @@ pub fn draw(
     c: ClusterId,
     key: &ObjectKey,
 ) {
-    let Some(cluster) = model.index.cluster(c) else {
+    let Some(cluster) = model.index().cluster(c) else {
         return;
     };
     let facts = facts(model, theme, cluster, key);
@@ -37,7 +37,7 @@ pub fn draw(
     let (title, pane) = fetched_pane(model, theme, &cluster.info.name);
     let max = last_first_line(&pane, extra);
     let pane = pane.block(block(title));
-    let scroll = u16::try_from(model.reads.fetched_scroll.min(max)).unwrap_or(u16::MAX);
+    let scroll = u16::try_from(model.reads().fetched_scroll().min(max)).unwrap_or(u16::MAX);
     frame.render_widget(pane.scroll((scroll, 0)), extra);
 }
 
@@ -60,7 +60,7 @@ fn facts(
     cluster: &ClusterEntry,
     key: &ObjectKey,
 ) -> Paragraph<'static> {
-    let index = &model.index;
+    let index = model.index();
     let label = theme.style(Slot::Header);
     let field = |name: &str, value: Span<'static>| {
         Line::from(vec![Span::styled(format!("{name:<24}"), label), value])
@@ -161,7 +161,7 @@ fn facts(
 
 /// The change before a not-ready object failed, as the detail view says it.
 fn change_text(model: &Model, cluster: &ClusterEntry, o: &FluxSummary) -> String {
-    let window = model.settings.rollout.rules.suspect_window;
+    let window = model.settings().rollout.rules.suspect_window;
     match crate::fleet::suspect::change_before(cluster, o, window) {
         None => "nothing it records: the cause is outside the GitOps change (infrastructure, \
                  credentials, an upstream registry)"
@@ -219,7 +219,7 @@ fn link_lines(
             format!("{} {}/{}", k.kind, k.namespace, k.name),
             theme.style(Slot::Text),
         );
-        if i == screen.cursor && model.reads.fetched.is_none() {
+        if i == screen.cursor && model.reads().fetched().is_none() {
             text = text.style(theme.style(Slot::Selected));
         }
         let state = match cluster.objects.get(k) {
@@ -262,7 +262,7 @@ pub fn fetched_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
     let crate::app::model::View::Detail { cluster, key } = &model.screen().view else {
         return 0;
     };
-    let Some(cluster) = model.index.cluster(*cluster) else {
+    let Some(cluster) = model.index().cluster(*cluster) else {
         return 0;
     };
     let [_, extra] = split(area, &facts(model, theme, cluster, key));
@@ -285,7 +285,7 @@ fn fetched_pane(model: &Model, theme: &Theme, cluster: &str) -> (String, Paragra
             .style(theme.style(slot))
             .wrap(Wrap { trim: false })
     };
-    match &model.reads.fetched {
+    match model.reads().fetched() {
         None => (
             " events · yaml · runs · workloads ".into(),
             message(

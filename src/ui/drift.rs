@@ -15,8 +15,8 @@ use std::time::Duration;
 use crate::units::{format_duration, span, truncate_hex};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let index = &model.index;
-    let rows = &model.rows;
+    let index = model.index();
+    let rows = model.rows();
     let title = match &rows.drift {
         Some(d) => {
             let odd = d.reconciles.iter().filter(|r| r.is_odd()).count();
@@ -42,8 +42,8 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     };
     // Asked of one object: its copies are read, and what was read said.
     let view = &model.screen().view;
-    let asked = model.reads.drift.as_ref().filter(|a| a.is_for(view));
-    let title = match asked.map(|a| a.drift.as_deref()) {
+    let asked = model.reads().drift().filter(|a| a.is_for(view));
+    let title = match asked.map(|a| a.drift()) {
         None => title,
         Some(None) => format!("{title} — reading its copies…"),
         Some(Some(read)) => match &read.reads {

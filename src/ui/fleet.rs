@@ -25,7 +25,7 @@ pub fn draw(
     if let (Some(map_area), Some(shading)) = (map_area, shading) {
         draw_map(frame, map_area, model, theme, shading);
     }
-    let index = &model.index;
+    let index = model.index();
     let filter = &model.screen().filter;
     let bar_width = 10;
     let skew = Skew::of(index.entries().map(|(_, c)| c.report.as_deref()));
@@ -253,10 +253,10 @@ fn worst_problem(index: &Index, w: WorkspaceId) -> (String, Slot) {
 /// The workspace table, and the fleet map under it: the table keeps at least a few rows, the map
 /// takes what it needs of the rest (fewer clusters per cell when it has less). None: no room.
 fn split(model: &Model, body: Rect) -> (Rect, Option<Rect>) {
-    let rows = &model.rows.ids;
+    let rows = &model.rows().ids;
     let table_full = u16::try_from(rows.len() + 3).unwrap_or(u16::MAX);
     let inner = body.width.saturating_sub(2);
-    let needed = map::lines_needed(&model.index, rows, inner).saturating_add(2);
+    let needed = map::lines_needed(model.index(), rows, inner).saturating_add(2);
     if needed <= 2 {
         return (body, None);
     }
@@ -304,11 +304,11 @@ fn slot(mark: Mark) -> Slot {
 
 /// Every cluster as a glyph in its health's colour, grouped by workspace; the legend below.
 fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, shading: &map::Shading) {
-    let index = &model.index;
+    let index = model.index();
     let inner_width = area.width.saturating_sub(2);
     let map = map::layout(
         index,
-        &model.rows.ids,
+        &model.rows().ids,
         inner_width,
         area.height.saturating_sub(2),
     );
@@ -395,10 +395,10 @@ fn draw_map(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, shading
 /// the map's mode, its figures.
 pub fn map_status(model: &Model, shading: &map::Shading) -> Option<String> {
     let at = model.screen().map?;
-    let (width, height) = model.fit.map_room;
-    let map = map::layout(&model.index, &model.rows.ids, width, height);
-    let (id, mark) = map.worst(shading, &model.index, at)?;
-    let cluster = model.index.cluster(id)?;
+    let (width, height) = model.fit().map_room;
+    let map = map::layout(model.index(), &model.rows().ids, width, height);
+    let (id, mark) = map.worst(shading, model.index(), at)?;
+    let cluster = model.index().cluster(id)?;
     let mut text = format!(" {} ({})", cluster.info.name, cluster.info.workspace);
     match mark {
         Mark::Unwatched(phase) => text.push_str(&format!(" · {}", phase.as_str())),

@@ -11,7 +11,7 @@ use crate::config::theme::{Slot, Theme};
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, of: Context) {
     let mut lines = Vec::new();
-    for (action, keys) in model.keymap.effective(of) {
+    for (action, keys) in model.keymap().effective(of) {
         let keys: Vec<String> = keys.iter().map(|k| k.to_string()).collect();
         lines.push(Line::from(vec![
             Span::styled(format!("  {:<18}", keys.join(" ")), theme.style(Slot::Key)),
@@ -37,9 +37,9 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, of: Con
 /// The plugins of view `of`: bound ones with their keys, marked when they write; those whose
 /// program is not on PATH, so the user knows why their key does nothing.
 fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Context) {
-    let bound = model.keymap.plugins_in(of);
+    let bound = model.keymap().plugins_in(of);
     let missing: Vec<_> = model
-        .settings
+        .settings()
         .plugins
         .iter()
         .filter(|p| p.missing.is_some() && p.contexts.contains(&of))
@@ -53,7 +53,7 @@ fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Con
         theme.style(Slot::Header),
     )));
     for (i, key) in bound {
-        let Some(p) = model.settings.plugins.get(i) else {
+        let Some(p) = model.settings().plugins.get(i) else {
             continue;
         };
         let what = if p.description.is_empty() {
@@ -68,7 +68,7 @@ fn plugins(lines: &mut Vec<Line<'static>>, model: &Model, theme: &Theme, of: Con
         let mark = match (
             p.writes,
             p.read_only_args.is_empty(),
-            model.settings.read_only,
+            model.settings().read_only,
         ) {
             (false, ..) => None,
             (true, true, true) => Some(" [writes: not in read-only mode]"),

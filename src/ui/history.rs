@@ -14,10 +14,10 @@ use crate::fleet::history::Change;
 
 /// The changes of `scope`, newest first.
 pub fn in_scope(model: &Model, scope: Scope) -> Vec<&Change> {
-    let Some(Ok(changes)) = &model.reads.history else {
+    let Some(Ok(changes)) = model.reads().history() else {
         return Vec::new();
     };
-    let index = &model.index;
+    let index = model.index();
     let workspace = match scope {
         Scope::Workspace(w) => index.workspace(w).map(|w| w.name.as_str()),
         _ => None,
@@ -43,7 +43,7 @@ pub fn draw(
     since: Timestamp,
 ) {
     let dim = theme.style(Slot::Dim);
-    let lines: Vec<Line> = match &model.reads.history {
+    let lines: Vec<Line> = match model.reads().history() {
         None => vec![Line::from(Span::styled("reading the history…", dim))],
         Some(Err(e)) => vec![Line::from(Span::styled(
             e.to_string(),
@@ -59,14 +59,17 @@ pub fn draw(
             } else {
                 changes
                     .into_iter()
-                    .skip(model.reads.fetched_scroll)
+                    .skip(model.reads().fetched_scroll())
                     .take(usize::from(area.height))
                     .map(|c| line(c, model.now(), theme))
                     .collect()
             }
         }
     };
-    let started = model.recorded.started().filter(|_| model.reads.history_own);
+    let started = model
+        .recorded()
+        .started()
+        .filter(|_| model.reads().history_own());
     let title = match started {
         // From kubeconfigs: what this session saw, since it started when that is later.
         Some(started) if started > since => format!(

@@ -18,7 +18,7 @@ pub fn draw(
     scope: Scope,
     kind: Option<FluxKind>,
 ) {
-    let index = &model.index;
+    let index = model.index();
     let filter = &model.screen().filter;
     let what = kind.map_or("Flux objects", |k| k.plural());
     let title = format!("{what} in {}", super::names::scope_name(index, scope));

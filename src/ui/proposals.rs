@@ -21,7 +21,7 @@ fn shown(text: &str) -> String {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
-    let list = match &model.reads.proposals {
+    let list = match model.reads().proposals() {
         None => return message(frame, area, theme, "reading the proposals…", Slot::Dim),
         Some(Err(e)) => return message(frame, area, theme, &e.to_string(), Slot::Error),
         Some(Ok(list)) if list.is_empty() => {
@@ -30,7 +30,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
         }
         Some(Ok(list)) => list,
     };
-    let selected = model.reads.fetched_scroll.min(list.len() - 1);
+    let selected = model.reads().fetched_scroll().min(list.len() - 1);
     let rows = u16::try_from(list.len())
         .unwrap_or(u16::MAX)
         .saturating_add(2);

@@ -15,7 +15,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme) {
     let Some(run) = model.run() else {
         return;
     };
-    let index = &model.index;
+    let index = model.index();
     // The counts the headless progress line shows.
     let count = |f: fn(&RunState) -> bool| run.rows.iter().filter(|r| f(&r.state)).count();
     let progress = crate::actions::Progress {

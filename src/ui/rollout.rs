@@ -44,7 +44,7 @@ pub fn draw(
     scope: Scope,
     kind: Option<FluxKind>,
 ) {
-    let index = &model.index;
+    let index = model.index();
     let filter = &model.screen().filter;
     let what = kind.map_or("Rollouts", |k| k.plural());
     let title = format!("{what} in {}", super::names::scope_name(index, scope));
@@ -74,7 +74,7 @@ pub fn draw(
             let RowId::Rollout(key) = id else {
                 return Vec::new();
             };
-            let Some(s) = model.rows.spreads.get(key) else {
+            let Some(s) = model.rows().spreads.get(key) else {
                 return Vec::new();
             };
             let c = &s.clusters;
@@ -105,7 +105,7 @@ pub fn draw_matrix(
     scope: Scope,
     key: &ObjectKey,
 ) {
-    let index = &model.index;
+    let index = model.index();
     let filter = &model.screen().filter;
     let now = model.now();
     let mut title = format!(
@@ -115,7 +115,7 @@ pub fn draw_matrix(
         key.name,
         super::names::scope_name(index, scope)
     );
-    if let Some(s) = model.rows.matrix.as_ref().map(|m| &m.spread) {
+    if let Some(s) = model.rows().matrix.as_ref().map(|m| &m.spread) {
         title.push_str(&format!(
             ": newest {} ({}), {} of {} clusters on it, {} stuck",
             rollouts::shown(s.newest.as_ref()),
@@ -150,13 +150,14 @@ pub fn draw_matrix(
             ],
         },
         |id| {
-            let Some(m) = &model.rows.matrix else {
+            let Some(m) = &model.rows().matrix else {
                 return Vec::new();
             };
             match id {
                 RowId::Ring(i) => match m.rings.get(*i) {
                     Some(r) => {
-                        let delivered = model.reads.deliveries.iter().find(|d| d.ring == r.name);
+                        let delivered =
+                            model.reads().deliveries().iter().find(|d| d.ring == r.name);
                         ring_cells(r, delivered, theme, now)
                     }
                     None => Vec::new(),
@@ -164,7 +165,7 @@ pub fn draw_matrix(
                 RowId::Object(c, _) => {
                     let (Some(cluster), Some(p)) = (
                         index.cluster(*c),
-                        model.rows.places.get(c).and_then(|i| m.places.get(*i)),
+                        model.rows().places.get(c).and_then(|i| m.places.get(*i)),
                     ) else {
                         return Vec::new();
                     };

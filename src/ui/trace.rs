@@ -114,13 +114,13 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, asked: 
         visible(&asked.kind),
         visible(&what)
     );
-    let shown = shown_lines(model.reads.fetched.as_ref(), theme);
+    let shown = shown_lines(model.reads().fetched(), theme);
     super::widgets::picked_view(frame, area, model, theme, (title, shown));
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme).0, area)
+    super::widgets::overflow(shown_lines(model.reads().fetched(), theme).0, area)
 }
 
 /// `i`: a tree's lines, as `fluxfleet tree` prints them: the nodes drawn as `flux tree` draws
@@ -198,11 +198,11 @@ pub fn draw_tree(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, ro
         visible(&root.namespace),
         visible(&root.name)
     );
-    let shown = tree_shown(model.reads.fetched.as_ref(), theme);
+    let shown = tree_shown(model.reads().fetched(), theme);
     super::widgets::picked_view(frame, area, model, theme, (title, shown));
 }
 
 /// How far the tree view can scroll at this size.
 pub fn tree_max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(tree_shown(model.reads.fetched.as_ref(), theme).0, area)
+    super::widgets::overflow(tree_shown(model.reads().fetched(), theme).0, area)
 }

@@ -22,7 +22,7 @@ use crate::units::age;
 const NAMES: usize = 4;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: Scope) {
-    let index = &model.index;
+    let index = model.index();
     let screen = model.screen();
     let mut title = if screen.flat {
         format!("Not ready in {}", super::names::scope_name(index, scope))
@@ -64,7 +64,7 @@ pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: 
             ],
         },
         |id| match id {
-            RowId::Group(key) => match model.rows.groups.get(key) {
+            RowId::Group(key) => match model.rows().groups.get(key) {
                 Some(group) => group_cells(model, theme, group, screen.expanded.contains(key)),
                 None => Vec::new(),
             },
@@ -156,7 +156,7 @@ pub fn triage_status(model: &Model) -> Option<String> {
     let Some(RowId::Group(key)) = &model.screen().selected else {
         return None;
     };
-    let group = model.rows.groups.get(key)?;
+    let group = model.rows().groups.get(key)?;
     if let GroupOf::Incident {
         shared,
         clusters,
@@ -186,7 +186,7 @@ pub fn triage_status(model: &Model) -> Option<String> {
     let View::Triage { scope } = model.screen().view else {
         return None;
     };
-    let all = clusters_in(&model.index, scope)
+    let all = clusters_in(model.index(), scope)
         .into_iter()
         .filter_map(|(_, c)| c.objects.get(key).map(|o| &**o));
     Some(format!(" {}", suspect.weigh(all).evidence))
@@ -209,7 +209,7 @@ fn member<'a>(
     c: crate::fleet::ClusterId,
     text: String,
 ) -> Vec<Cell<'a>> {
-    let index = &model.index;
+    let index = model.index();
     let Some(cluster) = index.cluster(c) else {
         return Vec::new();
     };

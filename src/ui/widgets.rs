@@ -34,7 +34,7 @@ pub fn list<'a>(
         widths,
     } = columns;
     let screen = model.screen();
-    let ids = &model.rows.ids;
+    let ids = &model.rows().ids;
     let height = usize::from(area.height.saturating_sub(3)).max(1);
     // The model's offset is where the last scroll left the window; a view with less room than
     // the loop assumed (the cluster view's state line) still keeps the selection in sight.
@@ -47,8 +47,8 @@ pub fn list<'a>(
     let end = (start + height).min(ids.len());
     let rows = ids[start..end].iter().enumerate().map(|(i, id)| {
         let r = Row::new(row(id));
-        let marked = !model.marks.is_empty()
-            && matches!(id, RowId::Object(c, k) if model.marks.contains(&(*c, k.clone())));
+        let marked = !model.marks().is_empty()
+            && matches!(id, RowId::Object(c, k) if model.marks().contains(&(*c, k.clone())));
         if start + i == screen.cursor {
             r.style(theme.style(Slot::Selected))
         } else if marked {
@@ -198,7 +198,7 @@ pub fn picked_view(
     use ratatui::widgets::{Paragraph, Wrap};
     // One item (or none): nothing to pick, the arrows scroll.
     let picked = starts
-        .get(model.reads.picked)
+        .get(model.reads().picked())
         .copied()
         .filter(|_| starts.len() > 1);
     if let Some(line) = picked.and_then(|at| lines.get_mut(at)) {
@@ -207,7 +207,7 @@ pub fn picked_view(
     let max = overflow(lines.clone(), area);
     let width = area.width.saturating_sub(2);
     let height = usize::from(area.height.saturating_sub(2));
-    let scroll = picked.map_or(model.reads.fetched_scroll, |at| {
+    let scroll = picked.map_or(model.reads().fetched_scroll(), |at| {
         let above = Paragraph::new(lines[..at].to_vec())
             .wrap(Wrap { trim: false })
             .line_count(width);

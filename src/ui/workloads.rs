@@ -222,11 +222,11 @@ pub fn draw(
         key.name,
         crate::units::count(count, "cluster", "clusters")
     );
-    let lines = shown_lines(model.reads.fetched.as_ref(), theme);
+    let lines = shown_lines(model.reads().fetched(), theme);
     super::widgets::picked_view(frame, area, model, theme, (title, lines));
 }
 
 /// How far the view can scroll at this size.
 pub fn max_scroll(model: &Model, theme: &Theme, area: Rect) -> usize {
-    super::widgets::overflow(shown_lines(model.reads.fetched.as_ref(), theme).0, area)
+    super::widgets::overflow(shown_lines(model.reads().fetched(), theme).0, area)
 }

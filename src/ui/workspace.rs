@@ -13,7 +13,7 @@ use crate::fleet::{ClusterEntry, Counted, Health, WorkspaceId};
 use crate::units::age;
 
 pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, w: WorkspaceId) {
-    let index = &model.index;
+    let index = model.index();
     let filter = &model.screen().filter;
     let title = format!("Clusters of {}", super::names::ws_name(index, w));
     let members = || {

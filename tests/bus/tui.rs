@@ -69,7 +69,7 @@ fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
     let (keymap, _) =
         fluxfleet::app::keymap::Keymap::from_config(&fluxfleet::config::Config::defaults().keymap);
     let mut m = Model::new(index, keymap, Vec::new(), now);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     let mut effects = Vec::new();
     for c in ":history 2h"

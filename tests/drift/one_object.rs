@@ -203,18 +203,18 @@ async fn tui_drift(live: &mut Session, name: &str) -> (String, Vec<(String, Stri
     update(&mut model, msg);
     let shot = common::tui::screen(&mut model, 220, 60);
     let mut rows = Vec::new();
-    for id in &model.rows.ids {
+    for id in &model.rows().ids {
         let RowId::Object(c, k) = id else {
             panic!("{id:?}")
         };
         assert_eq!(*k, key);
-        let name = model.index.cluster(*c).unwrap().info.name.clone();
+        let name = model.index().cluster(*c).unwrap().info.name.clone();
         let line = shot
             .lines()
             .find(|l| l.contains(&format!("│{name} ")))
             .unwrap_or_else(|| panic!("{name} not on screen: {shot}"));
         rows.push((name, line.to_string()));
     }
-    live.index = std::mem::take(&mut model.index);
+    live.index = model.into_index();
     (shot, rows)
 }

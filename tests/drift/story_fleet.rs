@@ -188,11 +188,11 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
     let shot = common::tui::screen(&mut model, 200, 50);
     assert!(shot.contains("drift: 2 objects with copies off"), "{shot}");
     let mut listed = BTreeSet::new();
-    for id in &model.rows.ids {
+    for id in &model.rows().ids {
         let RowId::Object(c, k) = id else {
             panic!("{id:?}")
         };
-        let name = model.index.cluster(*c).unwrap().info.name.clone();
+        let name = model.index().cluster(*c).unwrap().info.name.clone();
         let what = format!("{}/{}/{}", k.kind, k.namespace, k.name);
         listed.insert((name, what));
     }
@@ -228,7 +228,7 @@ async fn drift_names_exactly_the_copies_the_simulator_made_differ() {
         .iter()
         .filter(|(_, w)| *w == format!("{}/{}/{}", opened.kind, opened.namespace, opened.name))
         .count();
-    assert_eq!(model.rows.ids.len(), of_it);
-    live.index = std::mem::take(&mut model.index);
+    assert_eq!(model.rows().ids.len(), of_it);
+    live.index = model.into_index();
     live.shutdown().await;
 }

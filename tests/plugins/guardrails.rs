@@ -6,7 +6,7 @@ use fluxfleet::app::update::Effect;
 use fluxfleet::config::{DenyRule, Mode, ModeRule};
 use fluxfleet::fleet::{ClusterId, FluxKind, ObjectKey};
 
-use super::{config_with, launch, model, press, select};
+use super::{config_with, launch, model, model_in, press, select};
 
 #[test]
 fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
@@ -35,12 +35,7 @@ fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
         origin: None,
         mode: Mode::ReadOnly,
     }];
-    let mut m = model(&config, false);
-    m.settings.permissions = Some(
-        config
-            .writable(None, m.index.clusters().iter().map(|c| &*c.info))
-            .1,
-    );
+    let mut m = model_in(&config, false, None);
     at_apps(&mut m);
     let why = launch(&mut m).unwrap_err();
     assert!(why.contains("read-only: this cluster's mode"), "{why}");
@@ -56,7 +51,7 @@ fn a_writing_plugin_cannot_run_where_writes_are_not_allowed() {
         name: None,
     }];
     let mut m = model(&config, false);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(eu));
     let why = launch(&mut m).unwrap_err();
@@ -82,7 +77,7 @@ fn a_plugin_that_asks_runs_only_once_confirmed() {
     let mut config = config_with(false, &[], &[]);
     config.plugins[0].confirm = true;
     let mut m = model(&config, true);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(ClusterId(0)));
     assert_eq!(press(&mut m, 'P'), []);

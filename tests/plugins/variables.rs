@@ -45,7 +45,7 @@ fn each_view_hands_the_plugin_what_its_selection_stands_for() {
     };
 
     // Fleet view: a workspace row is a workspace, no cluster.
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     select(&mut m, RowId::Workspace(payments));
     let l = launch(&mut m).unwrap();
     assert_eq!(vars(&l), [("WORKSPACE", "payments".to_string())]);
@@ -100,9 +100,9 @@ fn each_view_hands_the_plugin_what_its_selection_stands_for() {
         m.screen_mut().failing_only = false;
         // Triage groups identical failures: open the group to reach the object.
         m.refresh_rows();
-        if !m.rows.ids.contains(&RowId::Object(dev, apps.clone())) {
+        if !m.rows().ids.contains(&RowId::Object(dev, apps.clone())) {
             let group = m
-                .rows
+                .rows()
                 .ids
                 .iter()
                 .find(|r| matches!(r, RowId::Group(_)))
@@ -127,7 +127,7 @@ fn each_view_hands_the_plugin_what_its_selection_stands_for() {
 fn a_variable_the_selection_lacks_refuses_the_run_and_says_what_to_select() {
     let config = config_with(false, &[], &["-c", "echo", "$NAME"]);
     let mut m = model(&config, true);
-    let payments = m.index.workspace_id("payments").unwrap();
+    let payments = m.index().workspace_id("payments").unwrap();
     m.push(View::Workspace(payments));
     select(&mut m, RowId::Cluster(ClusterId(0)));
     assert_eq!(

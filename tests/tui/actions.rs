@@ -5,8 +5,7 @@ use super::*;
 
 #[test]
 fn in_read_only_mode_action_keys_explain_how_to_enable_writes_and_do_nothing() {
-    let (mut m, ..) = redis_detail();
-    m.settings.read_only = true;
+    let (mut m, ..) = redis_detail_with(read_only());
     for code in ['s', 'r', 'R', 'W', 'F'] {
         let effects = keys(&mut m, KeyCode::Char(code));
         assert_eq!(effects, []);
@@ -85,13 +84,14 @@ fn suspending_a_triage_group_asks_why_confirms_and_sends_one_job_for_its_cluster
 
 #[test]
 fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_watch() {
-    let mut m = model();
-    m.settings.actions.confirm_above = 1;
+    let mut settings = Settings::default();
+    settings.actions.confirm_above = 1;
+    let mut m = model_with(settings);
     key(&mut m, KeyCode::Char('a'));
     typed(&mut m, "/podinfo");
     key(&mut m, KeyCode::Enter);
     assert_eq!(command(&mut m, "mark"), []);
-    let marked = m.marks.len();
+    let marked = m.marks().len();
     assert!(marked >= 2, "{marked}");
     key(&mut m, KeyCode::Char('R'));
     assert_eq!(m.confirming().unwrap().stage, Stage::Count);
@@ -103,7 +103,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     let [Effect::Act(job)] = effects.as_slice() else {
         panic!("{effects:?}")
     };
-    assert!(m.marks.is_empty(), "marks are used up");
+    assert!(m.marks().is_empty(), "marks are used up");
     let target = job.targets().iter().find(|t| t.plan.is_ok()).unwrap();
     // The executor's word for a target: accepted (then requested), or how it ended.
     let done = || Msg::Acted {
@@ -126,7 +126,7 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
     assert_eq!(state(&m), RunState::Requested);
     // The watch brings the object back with the token handled.
     let mut handled = FluxSummary::clone(
-        m.index
+        m.index()
             .cluster(target.cluster)
             .unwrap()
             .objects
@@ -162,8 +162,8 @@ fn above_the_threshold_the_count_must_be_typed_and_a_reconcile_waits_for_the_wat
 
 #[test]
 fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
-    let (mut m, cluster, redis) = redis_detail();
-    m.settings.actions.deny = vec![fluxfleet::config::DenyRule {
+    let mut settings = Settings::default();
+    settings.actions.deny = vec![fluxfleet::config::DenyRule {
         origin: None,
         workspace: Some("pay*".into()),
         cluster: None,
@@ -171,6 +171,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
         namespace: None,
         name: None,
     }];
+    let (mut m, cluster, redis) = redis_detail_with(settings);
     // Every target refused: no confirmation, nothing sent, and the reason on screen.
     assert_eq!(keys(&mut m, KeyCode::Char('R')), []);
     assert!(m.confirming().is_none());
@@ -186,7 +187,7 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     key(&mut m, KeyCode::Esc);
     command(&mut m, "cluster pay-prod-eu");
     command(&mut m, "mark");
-    let id = m.index.cluster_named("pay-prod-eu").unwrap();
+    let id = m.index().cluster_named("pay-prod-eu").unwrap();
     let releases = id
         .objects
         .keys()
@@ -198,16 +199,15 @@ fn deny_rules_and_the_bulk_limit_hold_in_the_tui() {
     let tally = m.confirming().expect("a confirmation").tally;
     assert_eq!((tally.sent, tally.refused), (others, releases));
     // More targets than allowed: refused before any confirmation.
-    let mut m = model();
-    m.settings.actions.max_targets = 1;
+    let mut m = model_with(one_target());
     key(&mut m, KeyCode::Char('a'));
     command(&mut m, "mark");
-    assert!(m.marks.len() > 1);
+    assert!(m.marks().len() > 1);
     assert_eq!(keys(&mut m, KeyCode::Char('s')), []);
     assert!(m.confirming().is_none());
     // The one guardrail's words, as every other front door says them (tests/front_doors.rs).
     let refused = fluxfleet::actions::Refused::TooMany {
-        count: m.marks.len(),
+        count: m.marks().len(),
         max: 1,
     };
     assert_eq!(m.flash(), Some(refused.to_string().as_str()));
@@ -283,8 +283,23 @@ fn proposal_on(
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
     let mut selection = selecting(key);
-    selection.scope.clusters = vec![m.index.cluster(cluster).unwrap().info.name.clone()];
+    selection.scope.clusters = vec![m.index().cluster(cluster).unwrap().info.name.clone()];
     proposal_of(m, selection, verb)
+}
+
+/// A read-only session's settings.
+fn read_only() -> Settings {
+    Settings {
+        read_only: true,
+        ..Settings::default()
+    }
+}
+
+/// The settings of a session that may act on one target at a time.
+fn one_target() -> Settings {
+    let mut settings = Settings::default();
+    settings.actions.max_targets = 1;
+    settings
 }
 
 /// `key` on every cluster that has it.
@@ -307,7 +322,7 @@ fn proposal_of(
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
     use fluxfleet::proposals::{Asked, Proposal};
-    let objects = fluxfleet::fleet::filter::selected(&m.index, &selection.filter().unwrap());
+    let objects = fluxfleet::fleet::filter::selected(m.index(), &selection.filter().unwrap());
     let intent = fluxfleet::fleet::verbs::Intent {
         verb,
         user: "alice".into(),
@@ -317,14 +332,14 @@ fn proposal_of(
     let rules = fluxfleet::actions::Rules {
         writes_refused: None,
         purpose: fluxfleet::actions::Purpose::Preview,
-        actions: &m.settings.actions,
+        actions: &m.settings().actions,
         permissions: None,
     };
     let ask = fluxfleet::actions::Ask {
         intent: intent.clone(),
         objects: fluxfleet::actions::Objects::Named(objects),
     };
-    let admitted = fluxfleet::actions::admit(&m.index, ask, &rules).unwrap();
+    let admitted = fluxfleet::actions::admit(m.index(), ask, &rules).unwrap();
     let asked = Asked {
         proposed_by: "mcp:assistant".into(),
         why: Some("redis is stalled".into()),
@@ -352,10 +367,15 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
         "{text}"
     );
     // Read-only: approving explains how to write, and nothing is asked.
-    m.settings.read_only = true;
-    assert_eq!(keys(&mut m, KeyCode::Char('a')), []);
-    assert!(m.flash().unwrap().contains("--write"), "{:?}", m.flash());
-    m.settings.read_only = false;
+    let (mut read_only, ..) = redis_detail_with(read_only());
+    command(&mut read_only, "proposals");
+    update(
+        &mut read_only,
+        Msg::Proposals(Ok(vec![reconcile.clone(), suspend.clone()])),
+    );
+    assert_eq!(keys(&mut read_only, KeyCode::Char('a')), []);
+    let said = read_only.flash();
+    assert!(said.unwrap().contains("--write"), "{said:?}");
 
     // The second row, the suspend: confirmed, it is sent with the proposal's own intent.
     key(&mut m, KeyCode::Char('j'));
@@ -371,12 +391,12 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
     let proposed = job.proposal().unwrap();
     assert_eq!(proposed.id, suspend.id);
     assert_eq!(proposed.proposed_by, "mcp:assistant");
-    assert_eq!(proposed.approved_by, m.settings.user);
+    assert_eq!(proposed.approved_by, m.settings().user);
 
     // The object is suspended since the reconcile was proposed: approving it is refused,
     // recorded, and nothing is sent.
     let mut suspended = FluxSummary::clone(
-        m.index
+        m.index()
             .cluster(cluster)
             .unwrap()
             .objects
@@ -432,11 +452,12 @@ fn a_proposal_is_approved_only_as_proposed_and_rejected_with_a_reason() {
 /// pending (no decision recorded).
 #[test]
 fn approving_a_proposal_over_the_limit_is_refused_as_approve_refuses_it() {
-    let (mut m, _, redis) = redis_detail();
-    let proposal = proposal_of(&m, selecting(&redis), Verb::Suspend);
+    // Proposed where more targets are allowed; approved where one is.
+    let (proposer, _, redis) = redis_detail();
+    let proposal = proposal_of(&proposer, selecting(&redis), Verb::Suspend);
     let count = proposal.targets.len();
     assert!(count > 1, "{:?}", proposal.targets);
-    m.settings.actions.max_targets = 1;
+    let (mut m, ..) = redis_detail_with(one_target());
     command(&mut m, "proposals");
     update(&mut m, Msg::Proposals(Ok(vec![proposal.clone()])));
     assert_eq!(keys(&mut m, KeyCode::Char('a')), [], "nothing decided");

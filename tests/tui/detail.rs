@@ -11,7 +11,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
         effects,
         [Effect::FetchEvents {
             cluster,
-            info: m.index.cluster(cluster).unwrap().info.clone(),
+            info: m.index().cluster(cluster).unwrap().info.clone(),
             key: redis.clone(),
             // Its chart's source's events beside its own, as `flux events --for` shows them.
             told: vec![
@@ -20,7 +20,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             ],
         }]
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("events")));
     // An answer about another object (the user was there a moment ago) changes nothing.
     let other = ObjectKey::new(FluxKind::HelmRelease, "apps", "podinfo");
     update(
@@ -31,7 +31,7 @@ fn events_are_fetched_for_the_object_shown_and_late_answers_are_dropped() {
             fetched: Fetched::Events(Vec::new()),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("events")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("events")));
     let mut failed = ObjectEvent::from_value(&sample("event-kustomization-health-failed.yaml"));
     failed.reason = "InstallFailed".into();
     failed.message = "Helm install failed for release data/redis with chart redis@21.2.5: \
@@ -63,11 +63,11 @@ fn h_shows_the_runs_its_controller_records_read_from_its_cluster() {
         effects,
         [Effect::FetchRuns {
             cluster,
-            info: m.index.cluster(cluster).unwrap().info.clone(),
+            info: m.index().cluster(cluster).unwrap().info.clone(),
             key: redis.clone(),
         }]
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("runs")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("runs")));
     let runs = fluxfleet::fleet::runs::Runs::of(
         FluxKind::HelmRelease,
         &sample("helmrelease-install-failed-stalled.yaml"),
@@ -114,15 +114,15 @@ fn the_yaml_scrolls_within_its_length() {
         "{bottom}"
     );
     // One up from the bottom shows the line above the pane again, not nothing.
-    let last_first = m.reads.fetched_scroll;
+    let last_first = m.reads().fetched_scroll();
     key(&mut m, KeyCode::Char('k'));
     common::tui::screen(&mut m, 100, 30);
-    assert_eq!(m.reads.fetched_scroll, last_first - 1);
+    assert_eq!(m.reads().fetched_scroll(), last_first - 1);
     key(&mut m, KeyCode::Char('g'));
-    assert_eq!(m.reads.fetched_scroll, 0);
+    assert_eq!(m.reads().fetched_scroll(), 0);
     // Leaving the object forgets what was fetched for it.
     key(&mut m, KeyCode::Esc);
-    assert_eq!(m.reads.fetched, None);
+    assert_eq!(m.reads().fetched(), None);
 }
 
 #[test]
@@ -134,11 +134,11 @@ fn w_in_the_detail_view_reads_its_object_on_its_cluster_only() {
         [Effect::FetchWorkloads {
             key: redis,
             clusters: vec![cluster].into(),
-            infos: vec![m.index.cluster(cluster).unwrap().info.clone()],
+            infos: vec![m.index().cluster(cluster).unwrap().info.clone()],
         }]
     );
     assert!(matches!(m.screen().view, View::Detail { .. }));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
 }
 
 #[test]
@@ -153,7 +153,7 @@ fn the_detail_lists_what_an_object_needs_and_holds_back_and_enter_opens_each() {
     insta::assert_snapshot!("detail_dependencies", common::tui::screen(&mut m, 110, 24));
     // Its source, its dependency, its root cause: enter on the root opens it.
     let linked: Vec<&str> = m
-        .rows
+        .rows()
         .ids
         .iter()
         .map(|id| match id {

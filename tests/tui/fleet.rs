@@ -54,16 +54,16 @@ fn the_fleet_map_shows_every_cluster_and_shrinks_to_fit_a_small_terminal() {
     let mut m = big_model(2_000);
     // 2,000 clusters fit in 120×40 one cell each.
     let shot = common::tui::screen(&mut m, 120, 40);
-    let (width, height) = m.fit.map_room;
-    let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
+    let (width, height) = m.fit().map_room;
+    let map = fluxfleet::app::map::layout(m.index(), &m.rows().ids, width, height);
     assert_eq!((map.clusters.len(), map.per_cell), (2_000, 1), "{shot}");
     assert_eq!(map.cells.len(), 2_000);
     assert!(shot.contains("Fleet map · 2000 clusters"), "{shot}");
     insta::assert_snapshot!("fleet_map_160x45", common::tui::screen(&mut m, 160, 45));
     // At 80×24 a cell stands for a few clusters, the worst shown; nothing breaks.
     let shot = common::tui::screen(&mut m, 80, 24);
-    let (width, height) = m.fit.map_room;
-    let map = fluxfleet::app::map::layout(&m.index, &m.rows.ids, width, height);
+    let (width, height) = m.fit().map_room;
+    let map = fluxfleet::app::map::layout(m.index(), &m.rows().ids, width, height);
     assert!(map.per_cell > 1, "{shot}");
     assert_eq!(map.clusters.len(), 2_000);
     insta::assert_snapshot!("fleet_map_80x24", shot);
@@ -95,7 +95,7 @@ fn the_cursor_moves_onto_the_map_names_the_cluster_and_enter_opens_it() {
     let RowId::Workspace(w) = m.screen().selected.clone().unwrap() else {
         panic!()
     };
-    assert_eq!(m.index.workspace(w).unwrap().name, "region-01");
+    assert_eq!(m.index().workspace(w).unwrap().name, "region-01");
     // Down from the last workspace goes onto the map; up from its first line comes back.
     key(&mut m, KeyCode::Char('G'));
     key(&mut m, KeyCode::Char('j'));
@@ -175,7 +175,7 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
             event(c, Change::Connection(summary)),
         ]),
     );
-    let entry = m.index.cluster(c).unwrap();
+    let entry = m.index().cluster(c).unwrap();
     assert!(entry.objects.is_empty());
     assert_eq!((entry.health.failing(), entry.health.total()), (4, 91));
     command(&mut m, "ws retail");
@@ -214,7 +214,7 @@ fn a_summarized_cluster_counts_by_its_report_and_opening_it_asks_for_its_objects
     assert!(triage.contains(named), "{triage}");
     assert!(!triage.contains("counted by their FluxReports"), "{triage}");
     assert_eq!(
-        m.index.cluster(c).unwrap().health.total(),
+        m.index().cluster(c).unwrap().health.total(),
         91,
         "still counted by its report"
     );

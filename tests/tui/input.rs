@@ -17,26 +17,30 @@ fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
         }
     );
     m.refresh_rows();
-    assert_eq!(m.rows.ids.len(), 6);
+    assert_eq!(m.rows().ids.len(), 6);
     key(&mut m, KeyCode::Char('/'));
     typed(&mut m, "payapps");
     assert_eq!(m.input(), &Input::Filter);
     m.refresh_rows();
-    assert_eq!(m.rows.ids.len(), 2, "pay-prod-eu/apps and pay-prod-us/apps");
+    assert_eq!(
+        m.rows().ids.len(),
+        2,
+        "pay-prod-eu/apps and pay-prod-us/apps"
+    );
     insta::assert_snapshot!("objects_filtered", common::tui::screen(&mut m, 120, 12));
     key(&mut m, KeyCode::Enter);
     assert_eq!(m.input(), &Input::None);
     key(&mut m, KeyCode::Esc);
     m.refresh_rows();
     assert_eq!(
-        m.rows.ids.len(),
+        m.rows().ids.len(),
         6,
         "esc clears the filter before going back"
     );
     // Failing only.
     key(&mut m, KeyCode::Char('!'));
     m.refresh_rows();
-    assert_eq!(m.rows.ids.len(), 2);
+    assert_eq!(m.rows().ids.len(), 2);
 }
 
 #[test]
@@ -63,7 +67,7 @@ fn the_selection_stays_on_its_object_while_rows_change_around_it() {
     );
     m.refresh_rows();
     assert_eq!(m.screen().selected.as_ref(), Some(&chosen));
-    assert_eq!(m.rows.ids.get(m.screen().cursor), Some(&chosen));
+    assert_eq!(m.rows().ids.get(m.screen().cursor), Some(&chosen));
 }
 
 #[test]

@@ -66,8 +66,9 @@ fn rollout_model() -> Model {
         ));
     }
     let (keymap, _) = Keymap::from_config(&Config::defaults().keymap);
-    let mut model = Model::new(index, keymap, Vec::new(), now());
-    model.settings.rollout.rings.patterns = vec!["dev".into(), "staging".into(), "prod".into()];
+    let mut settings = Settings::default();
+    settings.rollout.rings.patterns = vec!["dev".into(), "staging".into(), "prod".into()];
+    let mut model = Model::new(index, keymap, Vec::new(), now()).with_settings(settings);
     update(&mut model, Msg::Fleet(events));
     model
 }

@@ -51,9 +51,9 @@ fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
         ("HelmRelease", redis.namespace.as_ref(), redis.name.as_ref())
     );
     // Every cluster of the fleet, not only the detail view's.
-    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(infos.len(), m.index().entries().count());
     assert_eq!(m.screen().view, View::Trace(Box::new(asked.clone())));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("trace")));
     // An answer about something else changes nothing; its own is shown.
     let mut other = asked.clone();
     other.name = "other".into();
@@ -64,7 +64,7 @@ fn t_traces_the_detail_views_object_on_every_cluster_and_shows_the_chains() {
             trace: Box::new(traced("HelmRelease", "x", &["pay-prod-eu"], &[])),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("trace")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("trace")));
     let trace = traced(
         "HelmRelease",
         &redis.name,
@@ -133,9 +133,9 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
         panic!("{effects:?}")
     };
     assert_eq!(root, &redis);
-    assert_eq!(infos.len(), m.index.entries().count());
+    assert_eq!(infos.len(), m.index().entries().count());
     assert_eq!(m.screen().view, View::Tree(Box::new(redis.clone())));
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("tree")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("tree")));
     // The release's Deployment on two clusters, its Service on one.
     let planted = |with_service: bool| {
         let mut root = Planted::leaf(Entry::of(&redis));
@@ -177,8 +177,8 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
 
 /// The id of the cluster named `name` in the test fleet.
 fn id_of(m: &Model, name: &str) -> ClusterId {
-    let entry = m.index.cluster_named(name).unwrap();
-    m.index.id_of(&entry.info.key).unwrap()
+    let entry = m.index().cluster_named(name).unwrap();
+    m.index().id_of(&entry.info.key).unwrap()
 }
 
 #[test]
@@ -215,11 +215,11 @@ fn the_arrows_pick_a_chain_and_enter_opens_its_copy_and_esc_comes_back() {
     // Back: the trace as it was, the same chain picked.
     key(&mut m, KeyCode::Esc);
     assert_eq!(m.screen().view, View::Trace(Box::new(asked)));
-    assert!(matches!(m.reads.fetched, Some(Fetched::Trace(_))));
+    assert!(matches!(m.reads().fetched(), Some(Fetched::Trace(_))));
     // The copy not managed by Flux: its cluster.
     key(&mut m, KeyCode::Down);
     key(&mut m, KeyCode::Down);
-    assert_eq!(m.reads.picked, 1, "the last chain, and no further");
+    assert_eq!(m.reads().picked(), 1, "the last chain, and no further");
     key(&mut m, KeyCode::Enter);
     assert_eq!(m.screen().view, View::Cluster(id_of(&m, "shop-dev-2")));
 }

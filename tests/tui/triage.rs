@@ -40,7 +40,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             clusters: clusters.clone()
         }
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
     // An answer for other clusters (a group the user left) changes nothing.
     update(
         &mut m,
@@ -50,7 +50,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
             folded: Box::new(apps_evidence(&["pay-prod-eu"])),
         },
     );
-    assert_eq!(m.reads.fetched, Some(Fetched::Loading("workloads")));
+    assert_eq!(m.reads().fetched(), Some(&Fetched::Loading("workloads")));
     update(
         &mut m,
         Msg::Workloads {
@@ -62,7 +62,7 @@ fn w_on_a_triage_group_reads_what_broke_inside_on_all_its_clusters_folded() {
     insta::assert_snapshot!("triage_workloads", common::tui::screen(&mut m, 120, 22));
     key(&mut m, KeyCode::Esc);
     assert!(matches!(m.screen().view, View::Triage { .. }));
-    assert_eq!(m.reads.fetched, None);
+    assert_eq!(m.reads().fetched(), None);
 }
 
 #[test]
@@ -77,12 +77,12 @@ fn triage_groups_identical_failures_and_expands_to_clusters() {
     key(&mut m, KeyCode::Char(' '));
     m.refresh_rows();
     let members: Vec<_> = m
-        .rows
+        .rows()
         .ids
         .iter()
         .filter(|r| matches!(r, RowId::Object(..)))
         .collect();
-    assert_eq!(members.len(), 2, "{:?}", m.rows.ids);
+    assert_eq!(members.len(), 2, "{:?}", m.rows().ids);
     insta::assert_snapshot!("triage_expanded", common::tui::screen(&mut m, 110, 14));
 }
 
@@ -95,17 +95,17 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     // is reported on its own.
     insta::assert_snapshot!("triage_root_causes", common::tui::screen(&mut m, 120, 14));
     let texts: Vec<String> = m
-        .rows
+        .rows()
         .ids
         .iter()
         .filter_map(|id| match id {
-            RowId::Group(g) => Some(fluxfleet::app::triage::group_text(&m.rows.groups[g])),
+            RowId::Group(g) => Some(fluxfleet::app::triage::group_text(&m.rows().groups[g])),
             _ => None,
         })
         .collect();
     assert!(!texts.iter().any(|t| t.contains("/payments")), "{texts:?}");
     let apps = m
-        .rows
+        .rows()
         .groups
         .values()
         .find(|g| fluxfleet::app::triage::group_text(g).contains("flux-system/apps "))
@@ -130,7 +130,7 @@ fn triage_shows_root_causes_with_what_they_hold_back_and_the_flat_grouping_one_k
     key(&mut m, KeyCode::Char('c'));
     m.refresh_rows();
     insta::assert_snapshot!("triage_flat", common::tui::screen(&mut m, 120, 14));
-    assert!(m.rows.groups.values().any(|g| {
+    assert!(m.rows().groups.values().any(|g| {
         fluxfleet::app::triage::group_text(g).contains("flux-system/payments DependencyNotReady")
     }));
 }
@@ -163,13 +163,13 @@ fn triage_kept_between_changes_equals_triage_built_afresh() {
     ];
     let fresh = |m: &Model| {
         let with = fluxfleet::app::rows::With {
-            rollout: &m.settings.rollout,
+            rollout: &m.settings().rollout,
             now: m.now(),
             spreads: &mut Default::default(),
             triage: &mut Default::default(),
             asked: None,
         };
-        let rows = fluxfleet::app::rows::build(&m.index, m.screen(), with);
+        let rows = fluxfleet::app::rows::build(m.index(), m.screen(), with);
         (rows.ids, rows.groups)
     };
     let mut seen = std::collections::HashSet::new();
@@ -182,7 +182,7 @@ fn triage_kept_between_changes_equals_triage_built_afresh() {
             _ => {}
         }
         m.refresh_rows();
-        let kept = (m.rows.ids.clone(), m.rows.groups.clone());
+        let kept = (m.rows().ids.clone(), m.rows().groups.clone());
         assert_eq!(kept, fresh(&m), "step {step}");
         seen.insert(kept.0.len());
     }

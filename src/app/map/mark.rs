@@ -230,10 +230,10 @@ impl Shading {
     pub fn of(model: &Model) -> Shading {
         let followed = match (model.map_mode(), model.map_rollout()) {
             (MapMode::Rollout, Some(key)) => rollouts::matrix(
-                model.index.entries(),
+                model.index().entries(),
                 key,
-                &model.settings.rollout.rings,
-                &model.settings.rollout.rules,
+                &model.settings().rollout.rings,
+                &model.settings().rollout.rules,
                 model.now(),
             )
             .map(|m| {

@@ -75,7 +75,7 @@ fn the_map_shows_how_bad_each_cluster_is_not_only_that_something_fails() {
     // Ready, then 1, 5 and 15 of 20 failing, then one stalled; the fifth is never heard from
     // (no objects listed: no Flux seen there yet).
     assert_eq!(map_cells(&shot, "shop"), "■░▒▓□", "{shot}");
-    let marks: Vec<Mark> = m.index.entries().map(|(_, c)| Mark::of(c)).collect();
+    let marks: Vec<Mark> = m.index().entries().map(|(_, c)| Mark::of(c)).collect();
     assert_eq!(
         marks[..4],
         [

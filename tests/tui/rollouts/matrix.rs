@@ -17,14 +17,14 @@ fn history_without_collectors_is_what_the_session_saw() {
         Msg::Fleet(vec![event(ClusterId(0), Change::Applied(ready))]),
     );
     command(&mut m, "history 1h");
-    let asked = m.reads.history_since.unwrap();
+    let asked = m.reads().history_since().unwrap();
     assert_eq!(asked, now() - jiff::SignedDuration::from_hours(1));
     update(
         &mut m,
         Msg::History(Err(fluxfleet::fleet::read::ReadError::NoHistory)),
     );
-    let Some(Ok(changes)) = &m.reads.history else {
-        panic!("{:?}", m.reads.history);
+    let Some(Ok(changes)) = m.reads().history() else {
+        panic!("{:?}", m.reads().history());
     };
     let said: Vec<String> = changes
         .iter()
@@ -79,7 +79,7 @@ fn the_matrix_says_how_each_ring_delivered_from_the_history() {
         "{shot}"
     );
     // Worked out, the week read is not held while the matrix is open.
-    assert!(m.reads.history.is_none());
+    assert!(m.reads().history().is_none());
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     m.refresh_rows();
     insta::assert_snapshot!("matrix", common::tui::screen(&mut m, 120, 16));
     // The rings in the configured order, the stuck cluster first in its ring.
-    let ids = m.rows.ids.clone();
+    let ids = m.rows().ids.clone();
     assert_eq!(ids[0], RowId::Ring(0));
     let staging = ids.iter().position(|r| *r == RowId::Ring(1)).unwrap();
     assert_eq!(ids[staging + 1], RowId::Object(ClusterId(3), apps.clone()));
@@ -107,13 +107,13 @@ fn the_rollout_view_shows_each_thing_s_spread_and_its_matrix_ring_by_ring() {
     // Marking a ring marks its clusters' copies.
     key(&mut m, KeyCode::Char(' '));
     assert_eq!(
-        m.marks.sorted(),
+        m.marks().sorted(),
         [(ClusterId(0), apps.clone()), (ClusterId(1), apps.clone())]
     );
     // `:mark stuck` the stuck ones, which a reconcile with source then targets.
     command(&mut m, "unmark");
     command(&mut m, "mark stuck");
-    assert_eq!(m.marks.sorted(), [(ClusterId(3), apps.clone())]);
+    assert_eq!(m.marks().sorted(), [(ClusterId(3), apps.clone())]);
     key(&mut m, KeyCode::Char('W'));
     let confirm = m.confirming().expect("a confirmation");
     assert_eq!(confirm.verb, Verb::ReconcileWithSource);
@@ -126,7 +126,7 @@ fn the_rollout_view_follows_a_cluster_that_moves_to_the_newest_revision() {
     command(&mut m, "rollout ks");
     m.refresh_rows();
     let apps = ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps");
-    assert_eq!(m.rows.spreads[&apps].clusters.current, 3);
+    assert_eq!(m.rows().spreads[&apps].clusters.current, 3);
     // prod-1 applies the new revision: only what changed is recomputed, and it shows.
     let mut ks = sample("kustomization-ready.yaml");
     ks["metadata"]["name"] = Value::from("apps");
@@ -142,7 +142,7 @@ fn the_rollout_view_follows_a_cluster_that_moves_to_the_newest_revision() {
         Msg::Fleet(vec![event(ClusterId(4), Change::Applied(summary))]),
     );
     m.refresh_rows();
-    let row = &m.rows.spreads[&apps];
+    let row = &m.rows().spreads[&apps];
     assert_eq!((row.clusters.current, row.behind), (4, 2));
     // Deleted there: one copy fewer.
     update(
@@ -150,5 +150,5 @@ fn the_rollout_view_follows_a_cluster_that_moves_to_the_newest_revision() {
         Msg::Fleet(vec![event(ClusterId(4), Change::Deleted(apps.clone()))]),
     );
     m.refresh_rows();
-    assert_eq!(m.rows.spreads[&apps].clusters.total(), 5);
+    assert_eq!(m.rows().spreads[&apps].clusters.total(), 5);
 }
