@@ -15,7 +15,7 @@ mod story;
 
 use std::time::{Duration, Instant};
 
-use fluxfleet::config::{Config, Watch};
+use fluxfleet::config::{Config, WatchMode};
 use fluxfleet::export::Filter;
 use fluxfleet::fleet::trace::Unread;
 use fluxfleet::fleet::trace::{Asked, resource::Resource};
@@ -98,9 +98,9 @@ async fn main() {
     };
     let root = ObjectKey::new(FluxKind::Kustomization, "flux-system", "flux-system");
     let watches = match std::env::var("TRACE_WATCH").as_deref() {
-        Ok("all") => vec![Watch::All],
-        Ok("summary") => vec![Watch::Summary],
-        _ => vec![Watch::All, Watch::Summary],
+        Ok("all") => vec![WatchMode::All],
+        Ok("summary") => vec![WatchMode::Summary],
+        _ => vec![WatchMode::All, WatchMode::Summary],
     };
     for watch in watches {
         let mut engine = Config::defaults().engine;

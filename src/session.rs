@@ -70,7 +70,7 @@ impl Session {
 
     /// The clusters of `inventory`, watched by the kube engine, following none of its
     /// management clusters.
-    pub fn kube(inventory: &Inventory, settings: &config::Engine) -> Session {
+    pub fn kube(inventory: &Inventory, settings: &config::EngineSection) -> Session {
         Session::start(sources(inventory, settings, &[]))
     }
 
@@ -145,7 +145,7 @@ impl Session {
 /// the management clusters of `follow` while running.
 pub fn sources(
     inventory: &Inventory,
-    settings: &config::Engine,
+    settings: &config::EngineSection,
     follow: &[Management],
 ) -> Vec<Box<dyn Source>> {
     let kube = crate::k8s::Kube::new(inventory, settings).following(follow);

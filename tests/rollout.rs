@@ -168,7 +168,7 @@ async fn a_new_revision_is_seen_ring_by_ring_as_the_truth_says() {
         &live.index,
         &filter,
         Output::Json,
-        &fluxfleet::config::Rollout {
+        &fluxfleet::config::RolloutSection {
             rings: rings.clone(),
             rules: Rules::default(),
         },

@@ -14,7 +14,7 @@ use super::links::links;
 use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
 use super::view::{RowId, Scope, Screen, SortBy, View, clusters_in};
-use crate::config::Rollout;
+use crate::config::RolloutSection;
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{
@@ -66,7 +66,7 @@ pub enum Differs {
 /// What rows are built with beside the index and the screen: the rollout settings, the clock,
 /// the kept spreads and triage's kept parts.
 pub struct With<'a> {
-    pub rollout: &'a Rollout,
+    pub rollout: &'a RolloutSection,
     pub now: Timestamp,
     pub spreads: &'a mut SpreadCache,
     pub triage: &'a mut TriageCache,
@@ -357,7 +357,7 @@ fn object_rows(
 fn rollout_rows(
     (index, screen, matches): (&Index, &Screen, Matches<'_>),
     (scope, kind): (Scope, Option<FluxKind>),
-    (rollout, now, cache): (&Rollout, Timestamp, &mut SpreadCache),
+    (rollout, now, cache): (&RolloutSection, Timestamp, &mut SpreadCache),
     rows: &mut Rows,
 ) {
     let mut spreads: Vec<&Spread> = cache
@@ -397,7 +397,7 @@ fn rollout_rows(
 fn matrix_rows(
     (index, screen, matches): (&Index, &Screen, Matches<'_>),
     (scope, key): (Scope, &ObjectKey),
-    (rollout, now): (&Rollout, Timestamp),
+    (rollout, now): (&RolloutSection, Timestamp),
     rows: &mut Rows,
 ) {
     let clusters = clusters_in(index, scope);

@@ -62,7 +62,7 @@ pub struct Collecting {
     /// takes them, and dropped when it hands them over.
     pub clusters: Vec<ClusterSpec>,
     pub reread: Reread,
-    pub settings: config::Engine,
+    pub settings: config::EngineSection,
     /// Reads the fleet again (kubeconfigs, management clusters) every
     /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
     /// deleted from the bus, a changed kubeconfig reconnects.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::edge::{self, Terminal, ended, exit};
 use super::process::{logs, until_stopped};
-use super::{Cli, Command};
+use super::{Cli, CliCommand};
 use crate::acting::{act, approve};
 use crate::export::outcome::{Edge, Ended, Failed};
 use crate::export::query::Query;
@@ -31,7 +31,7 @@ pub fn run(cli: Cli) -> ExitCode {
     };
     let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
     let result = match cli.command {
-        Some(Command::Get(args)) => {
+        Some(CliCommand::Get(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
             let getting = move |query: Query| async move {
@@ -45,19 +45,19 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             return report(&runtime, request, getting, ended);
         }
-        Some(Command::Rollout(args)) => {
+        Some(CliCommand::Rollout(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| rollout::rollout(r, edge()), ended);
         }
-        Some(Command::Gate(args)) => {
+        Some(CliCommand::Gate(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| gate::gate(r, edge()), ended);
         }
-        Some(Command::Drift(args)) => {
+        Some(CliCommand::Drift(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| drift::drift_of(r, edge()), ended);
         }
-        Some(Command::Workloads(args)) => {
+        Some(CliCommand::Workloads(args)) => {
             let request = args.request();
             return report(
                 &runtime,
@@ -66,15 +66,15 @@ pub fn run(cli: Cli) -> ExitCode {
                 ended,
             );
         }
-        Some(Command::Trace(args)) => {
+        Some(CliCommand::Trace(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| trace::trace(r, edge()), ended);
         }
-        Some(Command::Tree(args)) => {
+        Some(CliCommand::Tree(args)) => {
             let request = args.request();
             return report(&runtime, request, |r| tree::tree(r, edge()), ended);
         }
-        Some(Command::Alert(args)) => {
+        Some(CliCommand::Alert(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
             let alerting = move |request| async move {
@@ -83,56 +83,56 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             return report(&runtime, request, alerting, ended);
         }
-        Some(Command::Suspend(args)) => {
+        Some(CliCommand::Suspend(args)) => {
             let request = args.act.request(Verb::Suspend, args.reason.clone());
             return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
-        Some(Command::Resume(args)) => {
+        Some(CliCommand::Resume(args)) => {
             let request = args.request(Verb::Resume, None);
             return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
-        Some(Command::Reconcile(args)) => {
+        Some(CliCommand::Reconcile(args)) => {
             let request = args.act.request(args.verb(), None);
             return report(&runtime, request, |r| act::act(r, edge()), edge::acted);
         }
-        Some(Command::Mcp(args)) => {
+        Some(CliCommand::Mcp(args)) => {
             return report(&runtime, args.checked(), super::mcp::run, edge::served);
         }
-        Some(Command::Proposals(args)) => {
+        Some(CliCommand::Proposals(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listed = |args: super::ProposalsArgs| {
                 proposals::list(args.id, args.output, args.bus.options(), edge())
             };
             return report(&runtime, request, listed, ended);
         }
-        Some(Command::Approve(args)) => {
+        Some(CliCommand::Approve(args)) => {
             let request: Result<_, Infallible> = Ok(args.request());
             let approving = |r| approve::approve(r, edge());
             return report(&runtime, request, approving, edge::approved);
         }
-        Some(Command::Reject(args)) => {
+        Some(CliCommand::Reject(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let rejecting =
                 |args: super::RejectArgs| approve::reject(args.id, args.reason, args.bus.options());
             return report(&runtime, request, rejecting, edge::rejected);
         }
-        Some(Command::Inventory(args)) => {
+        Some(CliCommand::Inventory(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listing = |args: super::InventoryArgs| {
                 inventory::inventory(args.fleet.sources(Default::default()), args.output, edge())
             };
             return report(&runtime, request, listing, ended);
         }
-        Some(Command::Sim(args)) => {
+        Some(CliCommand::Sim(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             return report(&runtime, request, super::sim::run, edge::simulated);
         }
-        Some(Command::Collect(args)) => {
+        Some(CliCommand::Collect(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             return report(&runtime, request, super::collect::run, edge::collected);
         }
-        Some(Command::Demo(args)) => runtime.block_on(super::tui::demo(args)),
-        Some(Command::Completions { shell }) => {
+        Some(CliCommand::Demo(args)) => runtime.block_on(super::tui::demo(args)),
+        Some(CliCommand::Completions { shell }) => {
             use clap::CommandFactory;
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "fluxfleet", &mut std::io::stdout());

@@ -11,7 +11,7 @@ use crate::export::outcome::{
     Confirm, Confirmed, Edge, Ended, Failed, NotLive, ProposalFailed, Said, closed_pipe,
 };
 use crate::export::table::{Table, safe};
-use crate::mcp::{Error as McpError, Said as McpSaid};
+use crate::mcp::{McpError, McpSaid};
 use crate::proposals::Proposal;
 
 /// Exit codes, documented in the README and docs/commands.md.

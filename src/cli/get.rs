@@ -70,7 +70,7 @@ impl GetArgs {
 
 /// How `rollout` and `gate` read the fleet once and say what they found: table or JSON.
 #[derive(Debug, Args)]
-pub struct Reading {
+pub struct ReadOnceArgs {
     #[arg(short, long, value_enum, default_value = "table", value_parser = rollout_output)]
     pub output: Output,
     /// How long to wait for every cluster to answer.
@@ -82,7 +82,7 @@ pub struct Reading {
     pub watch_mode: WatchArg,
 }
 
-impl Reading {
+impl ReadOnceArgs {
     fn sources(&self) -> crate::session::resolve::Sources {
         self.fleet.sources(self.watch_mode)
     }
@@ -102,7 +102,7 @@ pub struct RolloutArgs {
     #[arg(long, value_parser = duration, requires = "metrics")]
     pub since: Option<Duration>,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl RolloutArgs {
@@ -133,7 +133,7 @@ pub struct GateArgs {
     #[arg(long, default_value = "30m", value_parser = duration)]
     pub soak: Duration,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl GateArgs {
@@ -156,7 +156,7 @@ pub struct DriftArgs {
     #[command(flatten)]
     pub scope: ScopeArgs,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl DriftArgs {

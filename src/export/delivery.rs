@@ -37,7 +37,7 @@ impl RingScope {
     pub(crate) fn of(
         index: &Index,
         filter: &Filter,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
     ) -> RingScope {
         let mut scope = RingScope {
             ring_of: HashMap::new(),

@@ -157,7 +157,7 @@ impl Instance {
 
 /// Why an object is not a report fluxfleet can read.
 #[derive(Debug, PartialEq, thiserror::Error)]
-pub enum Error {
+pub enum ReportError {
     #[error("{0} is not a FluxReport")]
     NotAReport(String),
     #[error("the FluxReport has no spec")]
@@ -210,7 +210,7 @@ impl Report {
         report: &Value,
         instance: Option<&Value>,
         read_at: Timestamp,
-    ) -> Result<Report, Error> {
+    ) -> Result<Report, ReportError> {
         let doc = ReportDoc::deserialize(report).unwrap_or_default();
         let instance = instance
             .and_then(|v| InstanceDoc::deserialize(v).ok())
@@ -223,12 +223,14 @@ impl Report {
         doc: &ReportDoc,
         instance: Option<Instance>,
         read_at: Timestamp,
-    ) -> Result<Report, Error> {
+    ) -> Result<Report, ReportError> {
         let kind = doc.kind.get().unwrap_or("");
         if kind != "FluxReport" {
-            return Err(Error::NotAReport(bounded(kind, limits::REASON).into()));
+            return Err(ReportError::NotAReport(
+                bounded(kind, limits::REASON).into(),
+            ));
         }
-        let spec = doc.spec.get().ok_or(Error::NoSpec)?;
+        let spec = doc.spec.get().ok_or(ReportError::NoSpec)?;
         let components = spec
             .components
             .0

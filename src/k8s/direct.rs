@@ -36,7 +36,7 @@ pub struct Direct {
 }
 
 impl Direct {
-    pub fn new(specs: Vec<ClusterSpec>, settings: &config::Engine) -> Direct {
+    pub fn new(specs: Vec<ClusterSpec>, settings: &config::EngineSection) -> Direct {
         let clients = Arc::new(Clients::default());
         let (tx, events) = mpsc::channel(1);
         let shared = Arc::new(Shared::new(

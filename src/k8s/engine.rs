@@ -24,7 +24,7 @@ pub struct Engine {
     tasks: JoinSet<()>,
     reader: Reader,
     shared: Arc<Shared>,
-    settings: config::Engine,
+    settings: config::EngineSection,
     /// Each starting cluster's own token (a child of `cancel`): a follower may stop one.
     tokens: HashMap<ClusterKey, CancellationToken>,
 }
@@ -32,7 +32,11 @@ pub struct Engine {
 impl Engine {
     /// Starts watching `clusters`, sending what it sees into `sink`. Must run inside a tokio
     /// runtime.
-    pub fn start(clusters: Vec<ClusterSpec>, settings: &config::Engine, sink: Sink) -> Engine {
+    pub fn start(
+        clusters: Vec<ClusterSpec>,
+        settings: &config::EngineSection,
+        sink: Sink,
+    ) -> Engine {
         let fleet = clusters.len();
         Engine::start_in(clusters, fleet, settings, sink)
     }
@@ -43,7 +47,7 @@ impl Engine {
     pub fn start_in(
         clusters: Vec<ClusterSpec>,
         fleet: usize,
-        settings: &config::Engine,
+        settings: &config::EngineSection,
         sink: Sink,
     ) -> Engine {
         let clients = Arc::new(Clients::default());

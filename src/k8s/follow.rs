@@ -19,7 +19,7 @@ pub(super) struct Follower {
     pub management: ClusterSpec,
     pub workspace_label: Option<String>,
     pub shared: Arc<Shared>,
-    pub settings: config::Engine,
+    pub settings: config::EngineSection,
     pub cancel: CancellationToken,
     /// Names of the fleet's other clusters: a discovered cluster with one of them is renamed,
     /// as at start.

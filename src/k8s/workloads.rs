@@ -52,8 +52,8 @@ impl Reading<'_> {
         let reading = async {
             let response = api::get(self.http, path).await.map_err(error_of)?;
             let received = body::read(response, limit).await.map_err(|e| match e {
-                body::Error::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
-                body::Error::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
+                body::BodyError::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
+                body::BodyError::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
             })?;
             let size = received.len();
             let value: Value = received
@@ -85,8 +85,8 @@ impl Reading<'_> {
             let response = api::get(self.http, path).await.map_err(error_of)?;
             let no_content = response.status() == http::StatusCode::NO_CONTENT;
             let read = body::read_capped(response, cap).await.map_err(|e| match e {
-                body::Error::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
-                body::Error::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
+                body::BodyError::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
+                body::BodyError::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
             });
             read.map(|(bytes, cut)| (bytes, parse::Read { cut, no_content }))
         };

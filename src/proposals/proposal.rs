@@ -23,7 +23,7 @@ const CHANGES_SAID: usize = 10;
 /// so that an object that came into scope since counts as a change.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Selection {
+pub struct ProposalSelection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -66,7 +66,7 @@ pub enum SelectionError {
     Halt(#[from] crate::fleet::rollouts::NoHalt),
 }
 
-impl Selection {
+impl ProposalSelection {
     /// The filter that selects the same objects again.
     pub fn filter(&self) -> Result<Filter, SelectionError> {
         let kind =
@@ -83,13 +83,13 @@ impl Selection {
     }
 }
 
-impl Selection {
+impl ProposalSelection {
     /// The objects this selection names on `index` now: those its filter selects, or the
     /// copies its rollout step touches (none, when there is nothing to halt or resume any more).
     pub fn select(
         &self,
         index: &crate::fleet::Index,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
         now: Timestamp,
     ) -> Result<Vec<(ClusterId, ObjectKey)>, SelectionError> {
         let Some(_) = self.rollout else {
@@ -106,7 +106,7 @@ impl Selection {
     pub fn halt(
         &self,
         index: &crate::fleet::Index,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
         now: Timestamp,
     ) -> Result<(ObjectKey, crate::fleet::rollouts::Halt), SelectionError> {
         let filter = self.filter()?;
@@ -286,7 +286,7 @@ pub struct Proposal {
     pub reason: Option<String>,
     /// Written as `reconcile.fluxcd.io/requestedAt` (and the journal's token).
     pub token: String,
-    pub selection: Selection,
+    pub selection: ProposalSelection,
     pub targets: Vec<Planned>,
     /// Targets that would be sent, and refused.
     pub sends: usize,
@@ -302,17 +302,22 @@ pub struct Proposal {
 
 /// What asked for a proposal, besides the action.
 #[derive(Clone, Debug)]
-pub struct Asked {
+pub struct ProposalRequest {
     /// `mcp:<client>`.
     pub proposed_by: String,
     pub why: Option<String>,
-    pub selection: Selection,
+    pub selection: ProposalSelection,
     pub expiry: Duration,
 }
 
 impl Proposal {
     /// Keeps `targets` as planned for `intent`.
-    pub fn new(intent: &Intent, targets: &[actions::Target], asked: Asked, now: Timestamp) -> Self {
+    pub fn new(
+        intent: &Intent,
+        targets: &[actions::Target],
+        asked: ProposalRequest,
+        now: Timestamp,
+    ) -> Self {
         let planned: Vec<Planned> = targets.iter().map(Planned::of).collect();
         let sends = targets.iter().filter(|t| t.plan.is_ok()).count();
         let expiry =

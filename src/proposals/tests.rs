@@ -74,12 +74,12 @@ fn plan(index: &Index, intent: &Intent) -> Vec<actions::Target> {
 }
 
 fn proposal(index: &Index, verb: Verb) -> Proposal {
-    let asked = Asked {
+    let asked = ProposalRequest {
         proposed_by: "mcp:assistant".into(),
         why: Some("apps is flapping".into()),
-        selection: Selection {
+        selection: ProposalSelection {
             kind: Some("ks".into()),
-            ..Selection::default()
+            ..ProposalSelection::default()
         },
         expiry: Duration::from_secs(600),
     };

@@ -50,7 +50,7 @@ pub struct Shared {
 impl Shared {
     /// What the tasks of `clusters` clusters share.
     pub fn new(
-        settings: &crate::config::Engine,
+        settings: &crate::config::EngineSection,
         events: Sink,
         clients: Arc<Clients>,
         clusters: usize,
