@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use fluxfleet::config::{Config, WatchMode};
 use fluxfleet::export::Filter;
-use fluxfleet::fleet::trace::Unread;
+use fluxfleet::fleet::trace::ClusterUnread;
 use fluxfleet::fleet::trace::{Asked, resource::Resource};
 use fluxfleet::fleet::{FluxKind, ObjectKey};
 use fluxfleet::session::Session;
@@ -37,7 +37,7 @@ fn gets(sim: &fluxfleet_sim::Handle) -> u64 {
 }
 
 /// Why clusters were not read, each reason once.
-fn reasons(unread: &[Unread]) -> String {
+fn reasons(unread: &[ClusterUnread]) -> String {
     let mut why: Vec<&str> = unread.iter().map(|u| u.error.word()).collect();
     why.sort();
     why.dedup();

@@ -208,7 +208,7 @@ impl Config {
                 patterns: raw.rollout.rings,
                 label: Some(raw.rollout.ring_label).filter(|l| !l.is_empty()),
             },
-            rules: crate::fleet::rollouts::Rules {
+            rules: crate::fleet::rollouts::StuckRules {
                 stuck_after,
                 max_behind: raw.rollout.max_behind,
                 suspect_window,

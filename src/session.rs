@@ -230,7 +230,7 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         asked: &crate::fleet::trace::Asked,
-    ) -> Result<crate::fleet::trace::Copy, ReadError> {
+    ) -> Result<crate::fleet::trace::ClusterChain, ReadError> {
         self.of(cluster)?.trace(&cluster.key, asked).await
     }
 
@@ -252,7 +252,7 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         root: &ObjectKey,
-    ) -> Result<crate::fleet::tree::Grown, ReadError> {
+    ) -> Result<crate::fleet::tree::ClusterTree, ReadError> {
         self.of(cluster)?.tree(&cluster.key, root).await
     }
 

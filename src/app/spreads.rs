@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::view::{Scope, clusters_in};
 use crate::fleet::index::Change;
-use crate::fleet::rollouts::{self, Rules, Spread};
+use crate::fleet::rollouts::{self, Spread, StuckRules};
 use crate::fleet::{FluxKind, Index, ObjectKey, Rollout};
 
 /// How stale a stuck count may get.
@@ -65,7 +65,7 @@ impl SpreadCache {
         index: &Index,
         scope: Scope,
         kind: Option<FluxKind>,
-        rules: &Rules,
+        rules: &StuckRules,
         now: Timestamp,
     ) -> &HashMap<ObjectKey, Spread> {
         let stale = self

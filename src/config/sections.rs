@@ -22,7 +22,7 @@ pub struct Ui {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RolloutSection {
     pub rings: crate::fleet::rollouts::Rings,
-    pub rules: crate::fleet::rollouts::Rules,
+    pub rules: crate::fleet::rollouts::StuckRules,
 }
 
 /// `[inventory]`: the workspace of clusters that no rule and no directory place.

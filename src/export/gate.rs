@@ -142,7 +142,7 @@ impl ClosedBy {
 /// The gate's verdict.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Verdict {
+pub struct GateVerdict {
     pub ring: String,
     pub revision: String,
     pub open: bool,
@@ -175,7 +175,7 @@ pub fn verdict(
     (ring, revision): (&str, &str),
     (soak, window): (SignedDuration, SignedDuration),
     now: Timestamp,
-) -> Verdict {
+) -> GateVerdict {
     let scope: Vec<&ClusterEntry> = sorted(index).filter(|c| filter.cluster(c)).collect();
     let members: Vec<&ClusterEntry> = scope
         .iter()
@@ -289,7 +289,7 @@ pub fn verdict(
             });
         }
     }
-    Verdict {
+    GateVerdict {
         ring: ring.to_string(),
         revision: revision.to_string(),
         open: closed_by.is_empty(),
@@ -302,7 +302,7 @@ pub fn verdict(
 
 /// Writes the verdict: a line, and a line per reason; or JSON.
 pub fn write(
-    verdict: &Verdict,
+    verdict: &GateVerdict,
     output: Output,
     now: Timestamp,
     out: &mut dyn Write,

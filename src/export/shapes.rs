@@ -12,6 +12,8 @@ use crate::fleet::{
 };
 
 /// One Flux object of one cluster.
+/// Shares its name with `fleet::object::Object`: the same Flux object, this is how `get -o json`
+/// writes it, that is how it is read off the API server.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Object<'a> {

@@ -15,7 +15,7 @@ use super::query::Output;
 use super::table::safe;
 use super::workloads::clusters_text;
 use super::{Filter, output};
-use crate::fleet::trace::{Asked, Chain, Shape, Trace, Unread};
+use crate::fleet::trace::{Asked, Chain, ClusterUnread, Shape, Trace};
 use crate::session::Session;
 use crate::session::evidence::Gather;
 use crate::session::resolve::Sources;
@@ -45,7 +45,7 @@ pub struct Traced<'a> {
     pub diverges: bool,
     pub shapes: Vec<ShapeJson<'a>>,
     pub absent: &'a [String],
-    pub unread: &'a [Unread],
+    pub unread: &'a [ClusterUnread],
 }
 
 #[derive(Serialize)]

@@ -16,7 +16,7 @@ use super::trace::read_scope;
 use super::workloads::clusters_text;
 use super::{Filter, output};
 use crate::fleet::ObjectKey;
-use crate::fleet::trace::Unread;
+use crate::fleet::trace::ClusterUnread;
 use crate::fleet::tree::{Node, Tree, drawn};
 use crate::session::resolve::Sources;
 use crate::session::traced::grow;
@@ -48,7 +48,7 @@ pub struct Grown<'a> {
     pub differs: bool,
     pub nodes: &'a [Node],
     pub absent: &'a [String],
-    pub unread: &'a [Unread],
+    pub unread: &'a [ClusterUnread],
 }
 
 impl<'a> Grown<'a> {

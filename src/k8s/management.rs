@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::clients::Clients;
-use super::task::connect::{Shared, client};
+use super::task::connect::{TaskShared, client};
 use super::wire::api::{self, Http, Reason, Trouble};
 use super::wire::transport::Protocol;
 use crate::config;
@@ -61,7 +61,7 @@ async fn read(
 ) -> Result<Holdings, ManagementError> {
     let (events, _) = mpsc::channel(1);
     let sink = crate::source::Sink::new(crate::fleet::SourceId::default(), events);
-    let shared = Arc::new(Shared::new(
+    let shared = Arc::new(TaskShared::new(
         settings,
         sink,
         Arc::new(Clients::default()),

@@ -11,13 +11,13 @@ use super::widgets::{Columns, count_cell, highlighted, list, split_bar};
 use crate::app::model::{Model, RowId, Scope};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::rollouts::metrics::RingDelivery;
-use crate::fleet::rollouts::{self, Counts, Standing};
+use crate::fleet::rollouts::{self, Standing, StandingCounts};
 use crate::fleet::{FluxKind, Health, ObjectKey};
 use crate::units::age;
 
 /// The spread bar's parts, in its order: on the newest, behind, failing on the newest,
 /// suspended.
-fn spread_bar(c: &Counts, width: usize, theme: &Theme) -> Line<'static> {
+fn spread_bar(c: &StandingCounts, width: usize, theme: &Theme) -> Line<'static> {
     let parts: [(u32, Style); 4] = [
         (c.current, standing_style(Standing::Current, theme)),
         (c.behind, standing_style(Standing::Behind, theme)),

@@ -200,7 +200,7 @@ impl Collector {
         let workspace = owned.workspace();
         let subject = format!("$KV.{}.{key}", self.stores.names.state);
         self.send(subject, Body::Delete, at).await;
-        if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
+        if let Some(keys::StateKey::Object(_, object)) = keys::parse(key) {
             let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
             self.history(cluster, &change).await;
         }

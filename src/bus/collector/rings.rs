@@ -27,7 +27,7 @@ pub const RINGS: usize = 64;
 
 /// What `fluxfleet collect --ring-metrics-every` asks.
 #[derive(Clone, Debug)]
-pub struct Asked {
+pub struct RingsAsked {
     pub rings: Rings,
     /// How far back the history is read.
     pub window: Duration,
@@ -94,7 +94,7 @@ impl Working {
     /// Starts the task for the fleet of `specs`; it works nothing out until it is elected.
     pub(super) fn start<'a>(
         options: Options,
-        asked: Asked,
+        asked: RingsAsked,
         kept: Kept,
         specs: impl Iterator<Item = &'a ClusterSpec>,
     ) -> Working {
@@ -142,7 +142,7 @@ async fn keep(
     options: Options,
     members: watch::Receiver<Members>,
     mut elected: watch::Receiver<bool>,
-    asked: Asked,
+    asked: RingsAsked,
     kept: Kept,
 ) {
     let mut every = tokio::time::interval(asked.every);

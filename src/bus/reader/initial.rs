@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use super::super::keys::{self, Key};
+use super::super::keys::{self, StateKey};
 use super::super::{Reading, put_key};
 use super::follow::{Follow, Watches};
 use super::{cluster_key, read};
@@ -128,7 +128,7 @@ impl Follow {
 
     /// One object's value, into the session; a value that cannot be read is said in the log.
     async fn object(&self, key: &str, value: &[u8]) -> Result<(), Closed> {
-        let Some(Key::Object(cluster, _)) = keys::parse(key) else {
+        let Some(StateKey::Object(cluster, _)) = keys::parse(key) else {
             return Ok(());
         };
         // Unknown, or shown by its collector's summary (what it holds came with it).

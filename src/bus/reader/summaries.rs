@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::super::keys::{self, Key};
+use super::super::keys::{self, StateKey};
 use super::super::wire::{self, ClusterState};
 use super::super::{Reading, put_key};
 use super::follow::{ASK_AGAIN, Follow};
@@ -69,7 +69,7 @@ impl Follow {
         value: &[u8],
         said: &mut BTreeSet<String>,
     ) -> Result<(), Closed> {
-        let Some(Key::Summary(name)) = keys::parse(key) else {
+        let Some(StateKey::Summary(name)) = keys::parse(key) else {
             return Ok(());
         };
         let summary = match Summed::read(&name, value) {
