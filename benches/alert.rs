@@ -13,7 +13,7 @@ use std::time::Duration;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use fluxfleet::export::Filter;
 use fluxfleet::export::alert::Rounds;
-use fluxfleet::export::alert::state::{Labels, Rules};
+use fluxfleet::export::alert::state::{AlertTiming, Labels};
 use fluxfleet::fleet::index::{Change, Event};
 use fluxfleet::fleet::{ClusterKey, FluxSummary};
 use jiff::{SignedDuration, Timestamp};
@@ -47,7 +47,7 @@ fn batch(failing: bool) -> Vec<Event> {
 
 fn rounds(c: &mut Criterion) {
     let mut index = fleet();
-    let rules = Rules {
+    let rules = AlertTiming {
         pending: Duration::ZERO,
         hold: Duration::from_secs(300),
         every: Duration::from_secs(30),

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use fluxfleet::config::{Config, Watch};
+use fluxfleet::config::{Config, WatchMode};
 use fluxfleet::fleet::{Counted, Phase};
 use fluxfleet::inventory;
 use fluxfleet::session::Session;
@@ -70,8 +70,8 @@ fn main() {
         return;
     }
     let watch = arg("--watch-mode")
-        .map(|m| Watch::parse(&m).expect("all, summary or auto"))
-        .unwrap_or(Watch::Auto);
+        .map(|m| WatchMode::parse(&m).expect("all, summary or auto"))
+        .unwrap_or(WatchMode::Auto);
     let opens: usize = arg("--open").map_or(10, |n| n.parse().unwrap());
     let _ = rlimit::increase_nofile_limit(u64::MAX);
     let runtime = tokio::runtime::Runtime::new().unwrap();

@@ -12,7 +12,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use fluxfleet::fleet::history::Change;
+use fluxfleet::fleet::history::RecordedChange;
 use fluxfleet::fleet::rollouts::metrics::{Deliveries, deliveries};
 use fluxfleet::fleet::{FluxKind, ObjectKey};
 use jiff::{SignedDuration, Timestamp};
@@ -22,7 +22,7 @@ const THINGS: usize = 30;
 const RINGS: usize = 12;
 
 /// The day's changes in the order the bus holds them, made one at a time.
-fn history() -> impl Iterator<Item = Change> {
+fn history() -> impl Iterator<Item = RecordedChange> {
     let start: Timestamp = "2026-11-21T00:00:00Z".parse().unwrap();
     let at = move |s: i64| start + SignedDuration::from_secs(s);
     let key = |t: usize| {
@@ -35,7 +35,8 @@ fn history() -> impl Iterator<Item = Change> {
     let cluster = |c: usize| format!("ring{:02}-cluster-{c:04}", c % RINGS);
     let health = move |s: i64, to: &str| {
         let (c, t) = ((s as usize * 7919) % CLUSTERS, (s as usize * 31) % THINGS);
-        let mut change = Change::of_object(at(s), &cluster(c), "ws".into(), "health", &key(t));
+        let mut change =
+            RecordedChange::of_object(at(s), &cluster(c), "ws".into(), "health", &key(t));
         change.to = Some(to.into());
         change
     };
@@ -49,7 +50,7 @@ fn history() -> impl Iterator<Item = Change> {
             let revision = format!("main@sha1:{release:040}");
             (0..THINGS).map(move |t| {
                 let mut change =
-                    Change::of_object(at(s), &cluster(c), "ws".into(), "revision", &key(t));
+                    RecordedChange::of_object(at(s), &cluster(c), "ws".into(), "revision", &key(t));
                 change.to = Some(revision.clone());
                 change
             })
@@ -73,7 +74,7 @@ fn metrics(c: &mut Criterion) {
     group.sample_size(10);
     // The history read, then worked out (the TUI's matrix).
     group.bench_function("held", |b| {
-        let changes: Vec<Change> = history().collect();
+        let changes: Vec<RecordedChange> = history().collect();
         static SAID: std::sync::Once = std::sync::Once::new();
         SAID.call_once(|| {
             let bytes: usize = changes

@@ -15,9 +15,9 @@ mod story;
 
 use std::time::{Duration, Instant};
 
-use fluxfleet::config::{Config, Watch};
+use fluxfleet::config::{Config, WatchMode};
 use fluxfleet::export::Filter;
-use fluxfleet::fleet::trace::Unread;
+use fluxfleet::fleet::trace::ClusterUnread;
 use fluxfleet::fleet::trace::{Asked, resource::Resource};
 use fluxfleet::fleet::{FluxKind, ObjectKey};
 use fluxfleet::session::Session;
@@ -37,7 +37,7 @@ fn gets(sim: &fluxfleet_sim::Handle) -> u64 {
 }
 
 /// Why clusters were not read, each reason once.
-fn reasons(unread: &[Unread]) -> String {
+fn reasons(unread: &[ClusterUnread]) -> String {
     let mut why: Vec<&str> = unread.iter().map(|u| u.error.word()).collect();
     why.sort();
     why.dedup();
@@ -98,9 +98,9 @@ async fn main() {
     };
     let root = ObjectKey::new(FluxKind::Kustomization, "flux-system", "flux-system");
     let watches = match std::env::var("TRACE_WATCH").as_deref() {
-        Ok("all") => vec![Watch::All],
-        Ok("summary") => vec![Watch::Summary],
-        _ => vec![Watch::All, Watch::Summary],
+        Ok("all") => vec![WatchMode::All],
+        Ok("summary") => vec![WatchMode::Summary],
+        _ => vec![WatchMode::All, WatchMode::Summary],
     };
     for watch in watches {
         let mut engine = Config::defaults().engine;

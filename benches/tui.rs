@@ -17,7 +17,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 mod sixty;
 
 use fluxfleet::app::keymap::Keymap;
-use fluxfleet::app::model::{Model, Scope, Screen, View};
+use fluxfleet::app::model::{ListScope, Model, Screen, View};
 use fluxfleet::app::rows;
 use fluxfleet::app::spreads::SpreadCache;
 use fluxfleet::app::triage::TriageCache;
@@ -70,33 +70,33 @@ fn frames(c: &mut Criterion) {
         (
             "all_objects",
             View::Objects {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
                 kind: None,
             },
         ),
         (
             "triage",
             View::Triage {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
             },
         ),
         (
             "rollout",
             View::Rollout {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
                 kind: None,
             },
         ),
         (
             "triage_flat",
             View::Triage {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
             },
         ),
         (
             "matrix",
             View::Matrix {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
                 key: fluxfleet::fleet::ObjectKey::new(
                     fluxfleet::fleet::FluxKind::Kustomization,
                     "flux-system",
@@ -121,14 +121,14 @@ fn frames(c: &mut Criterion) {
         (
             "rollout_first",
             View::Rollout {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
                 kind: None,
             },
         ),
         (
             "triage_first",
             View::Triage {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
             },
         ),
     ] {
@@ -153,7 +153,7 @@ fn filter(c: &mut Criterion) {
         (
             "all_objects",
             View::Objects {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
                 kind: None,
             },
             "cluster-0042 app-08",
@@ -161,7 +161,7 @@ fn filter(c: &mut Criterion) {
         (
             "triage",
             View::Triage {
-                scope: Scope::Fleet,
+                scope: ListScope::Fleet,
             },
             "timeout",
         ),

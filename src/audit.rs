@@ -46,12 +46,12 @@ pub struct Record {
     /// reconcile` reads it after waiting. Absent where the request was not seen handled, or was
     /// seen by another (the TUI's rows show it).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub result: Option<Verdict>,
+    pub result: Option<HandledState>,
 }
 
 /// An object's state when its controller handled a reconcile request.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Verdict {
+pub struct HandledState {
     /// Its health then: `ready`, `failed`, `stalled`, `progressing`, …
     pub status: crate::fleet::Health,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,10 +60,10 @@ pub struct Verdict {
     pub message: Option<String>,
 }
 
-impl Verdict {
+impl HandledState {
     /// What `object` says now.
-    pub fn of(object: &crate::fleet::FluxSummary) -> Verdict {
-        Verdict {
+    pub fn of(object: &crate::fleet::FluxSummary) -> HandledState {
+        HandledState {
             status: object.health,
             reason: object.reason.as_deref().map(str::to_string),
             message: object.message.as_deref().map(str::to_string),
@@ -113,7 +113,7 @@ impl Record {
     }
 
     /// What the reconcile came to, where it was seen.
-    pub fn result(mut self, verdict: Option<Verdict>) -> Record {
+    pub fn result(mut self, verdict: Option<HandledState>) -> Record {
         self.result = verdict;
         self
     }
@@ -146,7 +146,7 @@ impl Record {
 /// Which of an attempt's two lines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Stage {
+pub enum AttemptStage {
     /// Before anything is sent: the targets and what they will get.
     Intent,
     /// Once every target has ended.
@@ -156,9 +156,9 @@ pub enum Stage {
 /// One line of the journal.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Entry<'a> {
+pub struct JournalLine<'a> {
     pub time: Timestamp,
-    pub stage: Stage,
+    pub stage: AttemptStage,
     pub user: &'a str,
     /// The machine fluxfleet ran on.
     #[serde(skip_serializing_if = "str::is_empty")]
@@ -201,7 +201,7 @@ pub struct Proposed {
 #[serde(rename_all = "camelCase")]
 pub struct Handoff<'a> {
     pub time: Timestamp,
-    pub stage: Stage,
+    pub stage: AttemptStage,
     pub user: &'a str,
     #[serde(skip_serializing_if = "str::is_empty")]
     pub host: &'a str,
@@ -229,7 +229,7 @@ pub fn default_path() -> Option<PathBuf> {
 }
 
 /// Appends `entry` as one line; creates the file (mode 0600) and its directory (0700).
-pub fn append(path: &Path, entry: &Entry<'_>) -> std::io::Result<()> {
+pub fn append(path: &Path, entry: &JournalLine<'_>) -> std::io::Result<()> {
     append_line(path, entry)
 }
 
@@ -309,9 +309,9 @@ mod tests {
         }
         .with(&Outcome::Forbidden("no".into()));
         for _ in 0..2 {
-            let entry = Entry {
+            let entry = JournalLine {
                 time: Timestamp::UNIX_EPOCH,
-                stage: Stage::Outcome,
+                stage: AttemptStage::Outcome,
                 user: "alice",
                 host: "laptop",
                 tool: None,

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
-pub(crate) use consume::{Reading, last_sequence, placed, put_key, read_all};
+pub(crate) use consume::{StreamRead, last_sequence, placed, put_key, read_all};
 pub use consume::{every_value, last_values, listed_keys, values_of};
 pub use error::{BusError, Malformed};
 pub use stores::{Names, Stores};

@@ -47,7 +47,7 @@ pub use workloads::WorkloadsArgs;
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<CliCommand>,
     /// With no command: the TUI's options.
     #[command(flatten)]
     pub tui: TuiArgs,
@@ -123,7 +123,7 @@ pub fn long_version() -> String {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CliCommand {
     /// List Flux objects across the fleet, like `flux get` with WORKSPACE and CLUSTER columns.
     #[command(after_help = EXIT_CODES)]
     Get(GetArgs),

@@ -15,12 +15,12 @@ mod sections;
 pub mod theme;
 
 use engine::RawEngine;
-pub use engine::{Engine, Reading, Watch};
+pub use engine::{EngineSection, Reading, WatchMode};
 pub use modes::{
     Actions, DenyRule, FluxVerbs, FluxVerbsRule, Mode, ModeRule, Permissions, WriteGrant,
 };
 use sections::RawRollout;
-pub use sections::{Inventory, LabelRule, Rollout, Source, Ui, WorkspaceRule};
+pub use sections::{InventorySection, LabelRule, RolloutSection, SourceEntry, Ui, WorkspaceRule};
 
 use crate::units::parse_duration;
 
@@ -30,9 +30,9 @@ pub const DEFAULT: &str = include_str!("../config/default.toml");
 /// Everything fluxfleet can be configured with (so far: the engine and the inventory).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
-    pub engine: Engine,
-    pub inventory: Inventory,
-    pub sources: Vec<Source>,
+    pub engine: EngineSection,
+    pub inventory: InventorySection,
+    pub sources: Vec<SourceEntry>,
     pub workspaces: Vec<WorkspaceRule>,
     pub labels: Vec<LabelRule>,
     /// Read-only or write per workspace / cluster, over `[ui] mode`.
@@ -40,9 +40,9 @@ pub struct Config {
     pub ui: Ui,
     pub actions: Actions,
     /// Rings and the stuck rules of the rollout view.
-    pub rollout: Rollout,
+    pub rollout: RolloutSection,
     /// `[[plugins]]`: the shipped ones with the user's merged in by name.
-    pub plugins: Vec<plugins::Plugin>,
+    pub plugins: Vec<plugins::PluginEntry>,
     /// `[keymap.<view>]` tables as written: the app reads them into its typed keymap and reports
     /// what it cannot use.
     pub keymap: toml::Table,
@@ -71,9 +71,9 @@ impl std::fmt::Display for Warning {
 #[serde(deny_unknown_fields)]
 struct Raw {
     engine: RawEngine,
-    inventory: Inventory,
+    inventory: InventorySection,
     #[serde(default)]
-    sources: Vec<Source>,
+    sources: Vec<SourceEntry>,
     #[serde(default)]
     workspaces: Vec<WorkspaceRule>,
     #[serde(default)]
@@ -84,7 +84,7 @@ struct Raw {
     actions: Actions,
     rollout: RawRollout,
     #[serde(default)]
-    plugins: Vec<plugins::Plugin>,
+    plugins: Vec<plugins::PluginEntry>,
     #[serde(default)]
     keymap: toml::Table,
 }
@@ -203,12 +203,12 @@ impl Config {
             &raw.rollout.suspect_window,
             fallback_rules.suspect_window,
         );
-        let rollout = Rollout {
+        let rollout = RolloutSection {
             rings: crate::fleet::rollouts::Rings {
                 patterns: raw.rollout.rings,
                 label: Some(raw.rollout.ring_label).filter(|l| !l.is_empty()),
             },
-            rules: crate::fleet::rollouts::Rules {
+            rules: crate::fleet::rollouts::StuckRules {
                 stuck_after,
                 max_behind: raw.rollout.max_behind,
                 suspect_window,
@@ -238,8 +238,8 @@ impl Config {
     /// Used only if the embedded defaults themselves were unreadable.
     fn fallback() -> Config {
         Config {
-            engine: Engine::fallback(),
-            inventory: Inventory {
+            engine: EngineSection::fallback(),
+            inventory: InventorySection {
                 default_workspace: "default".into(),
             },
             sources: Vec::new(),
@@ -259,7 +259,7 @@ impl Config {
                 flux_verbs: FluxVerbs::Off,
                 flux_verbs_rules: Vec::new(),
             },
-            rollout: Rollout {
+            rollout: RolloutSection {
                 rings: Default::default(),
                 rules: Default::default(),
             },

@@ -20,8 +20,8 @@ use crate::glob::glob_match;
 pub use credentials::Credentials;
 use kubeconfig::Keep;
 pub use kubeconfig::{FileStamp, Loaded, stamp_of};
-use rules::Rules;
-pub use spec::{ClusterSpec, Discovered, Inventory, Problem};
+use rules::CompiledRules;
+pub use spec::{CapiDiscovered, ClusterSpec, Inventory, Problem};
 
 /// Where to look, as the command line says.
 #[derive(Clone, Debug, Default)]
@@ -123,7 +123,7 @@ fn load_keeping(request: &Lookup, config: &Config, keep: Keep) -> Inventory {
     read_sources(&mut loader, request, config);
     let looked = looked(request, config);
     let (loaded, mut problems) = loader.finish();
-    let (rules, rule_problems) = Rules::compile(&config.workspaces, &config.labels);
+    let (rules, rule_problems) = CompiledRules::compile(&config.workspaces, &config.labels);
     problems.extend(rule_problems.into_iter().map(|message| Problem {
         source: "config".into(),
         context: None,

@@ -21,7 +21,7 @@ mod workloads;
 mod writer;
 
 pub use engine::Engine;
-pub use reader::Reader;
+pub use reader::KubeReader;
 pub use source::Kube;
 pub use task::discovery;
 pub use wire::{errors, transport};

@@ -60,7 +60,7 @@ pub struct Listening {
 
 /// What `fluxfleet mcp` says while it serves; the command line words it.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Said {
+pub enum McpSaid {
     /// A problem of the config, the inventory or the bus that leaves the rest working (server
     /// text, not yet escaped for a terminal).
     Warning(String),
@@ -78,7 +78,7 @@ pub enum Said {
 
 /// Why `fluxfleet mcp` did not serve, or stopped serving: by what the user changes.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub enum McpError {
     /// The fleet could not be opened (the config, the bus).
     #[error(transparent)]
     Open(#[from] crate::bus::BusError),
@@ -107,18 +107,18 @@ pub enum Error {
 
 /// `fluxfleet mcp`: serves until the client closes stdin (or, with `--listen`, until told to
 /// stop), telling `said` what a person should see on the way.
-pub async fn mcp(request: Serve, said: impl Fn(Said)) -> Result<(), Error> {
+pub async fn mcp(request: Serve, said: impl Fn(McpSaid)) -> Result<(), McpError> {
     let opened = crate::session::open::open(&request.sources).await?;
     for w in &opened.warnings {
-        said(Said::Warning(w.clone()));
+        said(McpSaid::Warning(w.clone()));
     }
     if opened.fleet.is_empty() {
-        return Err(Error::NoClusters(opened.fleet.empty_why()));
+        return Err(McpError::NoClusters(opened.fleet.empty_why()));
     }
     let config = opened.config.clone();
     let writing = request.write || request.propose.is_some();
     if let (Some(why), true) = (config.writes_refused(), writing) {
-        return Err(Error::WritesRefused(why));
+        return Err(McpError::WritesRefused(why));
     }
     let grant = if request.write {
         let infos = opened.fleet.clusters();
@@ -160,7 +160,7 @@ pub async fn mcp(request: Serve, said: impl Fn(Said)) -> Result<(), Error> {
         (settle, generation.clone()),
         awaited,
     ));
-    let fleet = state::Fleet::new(state::State {
+    let fleet = state::FleetServer::new(state::State {
         index,
         settled: settled.clone(),
         reader,
@@ -183,25 +183,25 @@ pub async fn mcp(request: Serve, said: impl Fn(Said)) -> Result<(), Error> {
 }
 
 /// Serves one client on stdin and stdout until it closes them.
-async fn stdio(fleet: state::Fleet) -> Result<(), Error> {
+async fn stdio(fleet: state::FleetServer) -> Result<(), McpError> {
     let service = fleet
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| Error::Handshake(e.to_string()))?;
+        .map_err(|e| McpError::Handshake(e.to_string()))?;
     service
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|e| Error::Session(e.to_string()))
+        .map_err(|e| McpError::Session(e.to_string()))
 }
 
 /// Serves many clients over HTTP, with probes and metrics, until told to stop.
 async fn listen(
-    fleet: state::Fleet,
+    fleet: state::FleetServer,
     listening: &Listening,
     settled: watch::Receiver<bool>,
-    said: &impl Fn(Said),
-) -> Result<(), Error> {
+    said: &impl Fn(McpSaid),
+) -> Result<(), McpError> {
     let proposes = fleet.state.proposing.is_some();
     let stop = &listening.stop;
     let serving = http::start(fleet, &listening.http, stop.clone()).await?;
@@ -214,14 +214,14 @@ async fn listen(
         .await
         .inspect_err(|_| stop.cancel())?;
     for served in endpoints {
-        said(Said::Endpoint(served));
+        said(McpSaid::Endpoint(served));
     }
     let scheme = if listening.http.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    said(Said::Serving {
+    said(McpSaid::Serving {
         scheme,
         addr: serving.addr,
         proposes,
@@ -234,7 +234,7 @@ async fn listen(
 /// What `mcp --listen` tells its probes and Prometheus.
 struct Status {
     settled: watch::Receiver<bool>,
-    counts: Arc<http::Counts>,
+    counts: Arc<http::RequestCounts>,
 }
 
 /// Why `mcp --listen` is not ready.

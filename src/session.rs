@@ -70,7 +70,7 @@ impl Session {
 
     /// The clusters of `inventory`, watched by the kube engine, following none of its
     /// management clusters.
-    pub fn kube(inventory: &Inventory, settings: &config::Engine) -> Session {
+    pub fn kube(inventory: &Inventory, settings: &config::EngineSection) -> Session {
         Session::start(sources(inventory, settings, &[]))
     }
 
@@ -145,7 +145,7 @@ impl Session {
 /// the management clusters of `follow` while running.
 pub fn sources(
     inventory: &Inventory,
-    settings: &config::Engine,
+    settings: &config::EngineSection,
     follow: &[Management],
 ) -> Vec<Box<dyn Source>> {
     let kube = crate::k8s::Kube::new(inventory, settings).following(follow);
@@ -230,7 +230,7 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         asked: &crate::fleet::trace::Asked,
-    ) -> Result<crate::fleet::trace::Copy, ReadError> {
+    ) -> Result<crate::fleet::trace::ClusterChain, ReadError> {
         self.of(cluster)?.trace(&cluster.key, asked).await
     }
 
@@ -252,7 +252,7 @@ impl Reader {
         &self,
         cluster: &ClusterInfo,
         root: &ObjectKey,
-    ) -> Result<crate::fleet::tree::Grown, ReadError> {
+    ) -> Result<crate::fleet::tree::ClusterTree, ReadError> {
         self.of(cluster)?.tree(&cluster.key, root).await
     }
 
@@ -266,7 +266,7 @@ impl Reader {
     pub async fn history(
         &self,
         since: jiff::Timestamp,
-    ) -> Result<Vec<crate::fleet::history::Change>, ReadError> {
+    ) -> Result<Vec<crate::fleet::history::RecordedChange>, ReadError> {
         let mut last = Err(ReadError::NoHistory);
         for reader in self.by_source.iter().flatten() {
             last = reader.history(since).await;

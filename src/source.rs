@@ -84,7 +84,7 @@ pub trait Read: Send + Sync {
         &'a self,
         _cluster: &'a ClusterKey,
         _asked: &'a crate::fleet::trace::Asked,
-    ) -> BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
+    ) -> BoxFuture<'a, Result<crate::fleet::trace::ClusterChain, ReadError>> {
         Box::pin(async {
             Err(ReadError::NoKubeconfig(
                 "where this cluster's state comes from, it cannot be traced".into(),
@@ -112,7 +112,7 @@ pub trait Read: Send + Sync {
         &'a self,
         _cluster: &'a ClusterKey,
         _root: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
+    ) -> BoxFuture<'a, Result<crate::fleet::tree::ClusterTree, ReadError>> {
         Box::pin(async {
             Err(ReadError::NoKubeconfig(
                 "where this cluster's state comes from, its trees cannot be read".into(),
@@ -133,7 +133,7 @@ pub trait Read: Send + Sync {
     fn history(
         &self,
         _since: Timestamp,
-    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, ReadError>> {
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::RecordedChange>, ReadError>> {
         Box::pin(async { Err(ReadError::NoHistory) })
     }
 

@@ -373,7 +373,7 @@ fn draw_confirm(
     area: Rect,
     model: &Model,
     theme: &Theme,
-    c: &crate::app::model::Confirm,
+    c: &crate::app::model::Unconfirmed,
 ) {
     use crate::app::model::Stage;
     use ratatui::widgets::{Block, BorderType, Clear, Wrap};

@@ -232,7 +232,7 @@ pub fn terminate(pid: Option<u32>) {
 }
 
 /// Engine settings for tests: every Flux kind, quick timeouts and retries.
-pub fn engine_settings() -> fluxfleet::config::Engine {
+pub fn engine_settings() -> fluxfleet::config::EngineSection {
     let mut engine = fluxfleet::config::Config::defaults().engine;
     engine.kinds = fluxfleet::fleet::FluxKind::ALL.to_vec();
     engine.connect_timeout = Duration::from_secs(3);

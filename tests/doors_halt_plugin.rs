@@ -38,7 +38,7 @@ fn tui_config(sim: &common::Sim, file: &Path) -> (Config, fluxfleet::inventory::
     let (mut config, warnings) = Config::parse(Some(&text), file);
     assert!(warnings.is_empty(), "{warnings:?}");
     config.engine = fleet.engine;
-    config.plugins = vec![fluxfleet::config::plugins::Plugin {
+    config.plugins = vec![fluxfleet::config::plugins::PluginEntry {
         name: "fix".into(),
         key: "P".into(),
         scopes: vec!["all".into()],

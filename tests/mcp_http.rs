@@ -266,7 +266,7 @@ fn the_mcp_manifest_is_a_team_server_over_https_acting_as_each_person() {
     let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
     let cli = fluxfleet::cli::Cli::parse_words(&args).unwrap();
-    let Some(fluxfleet::cli::Command::Mcp(mcp)) = cli.command else {
+    let Some(fluxfleet::cli::CliCommand::Mcp(mcp)) = cli.command else {
         panic!("{args:?} is not `mcp`");
     };
     // Each person's own token, and each cluster deciding for them: no shared token, and the

@@ -99,7 +99,7 @@ fn model_in(config: &Config, read_only: bool, mode: Option<Mode>) -> Model {
 /// A plugin running `sh` (on every PATH) in every view with `args`.
 fn config_with(writes: bool, read_only_args: &[&str], args: &[&str]) -> Config {
     let mut config = Config::defaults();
-    config.plugins = vec![fluxfleet::config::plugins::Plugin {
+    config.plugins = vec![fluxfleet::config::plugins::PluginEntry {
         name: "probe".into(),
         key: "P".into(),
         scopes: vec!["all".into()],

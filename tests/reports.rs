@@ -14,7 +14,7 @@ use fluxfleet_sim::{Faults, TruthCluster};
 
 use common::{Sim, fleet_of};
 
-fn settings() -> config::Engine {
+fn settings() -> config::EngineSection {
     let mut engine = common::engine_settings();
     engine.kinds = Config::defaults().engine.kinds;
     engine.report_interval = Duration::from_millis(200);

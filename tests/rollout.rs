@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fluxfleet::config::Config;
 use fluxfleet::export::Filter;
-use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Rules, Stuck};
+use fluxfleet::fleet::rollouts::{self, Matrix, Rings, Stuck, StuckRules};
 use fluxfleet::fleet::{FluxKind, Health, ObjectKey};
 use fluxfleet::headless::Output;
 use fluxfleet::session::Session;
@@ -92,7 +92,14 @@ fn tried_in(sim: &common::Sim, workspace: &str) -> String {
 }
 
 fn matrix_now(live: &Session, rings: &Rings, now: Timestamp) -> Matrix {
-    rollouts::matrix(live.index.entries(), &key(), rings, &Rules::default(), now).unwrap()
+    rollouts::matrix(
+        live.index.entries(),
+        &key(),
+        rings,
+        &StuckRules::default(),
+        now,
+    )
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -168,9 +175,9 @@ async fn a_new_revision_is_seen_ring_by_ring_as_the_truth_says() {
         &live.index,
         &filter,
         Output::Json,
-        &fluxfleet::config::Rollout {
+        &fluxfleet::config::RolloutSection {
             rings: rings.clone(),
-            rules: Rules::default(),
+            rules: StuckRules::default(),
         },
         now(),
         &mut out,
@@ -248,7 +255,7 @@ async fn stuck_are_those_that_tried_and_did_not_apply_once_long_enough() {
     let later = Timestamp::from_second(EPOCH).unwrap() + SignedDuration::from_hours(2);
     let stuck_attempts = |now: Timestamp| {
         let mut found = Vec::new();
-        for row in rollouts::spreads(live.index.entries(), None, &Rules::default(), now) {
+        for row in rollouts::spreads(live.index.entries(), None, &StuckRules::default(), now) {
             if !matches!(
                 row.key.kind,
                 FluxKind::Kustomization | FluxKind::HelmRelease
@@ -259,7 +266,7 @@ async fn stuck_are_those_that_tried_and_did_not_apply_once_long_enough() {
                 live.index.entries(),
                 &row.key,
                 &Rings::default(),
-                &Rules::default(),
+                &StuckRules::default(),
                 now,
             )
             .unwrap();
@@ -357,7 +364,7 @@ async fn the_gate_opens_once_the_ring_runs_the_revision_ready_and_soaked() {
         name: Some("flux-system".into()),
         ..Filter::default()
     };
-    let window = Rules::default().suspect_window;
+    let window = StuckRules::default().suspect_window;
     let at = |minutes: i64| Timestamp::from_second(EPOCH + 60 * minutes).unwrap();
     let hour = SignedDuration::from_hours(1);
     let gate = |live: &Session, ring: &str, now| {

@@ -15,7 +15,7 @@ use fluxfleet::app::keymap::Keymap;
 use fluxfleet::app::model::Model;
 use fluxfleet::app::update::{Msg, update};
 use fluxfleet::config::Config;
-use fluxfleet::fleet::rollouts::{self, Rules};
+use fluxfleet::fleet::rollouts::{self, StuckRules};
 use fluxfleet::session::Session;
 use fluxfleet_sim::{Scenario, TruthCluster};
 
@@ -101,7 +101,7 @@ async fn the_demo_fleet_tells_a_true_story_and_the_client_finds_it() {
         .index
         .entries()
         .filter(|(_, c)| reachable.contains(c.info.name.as_str()));
-    let spreads = rollouts::spreads(complete, None, &Rules::default(), now);
+    let spreads = rollouts::spreads(complete, None, &StuckRules::default(), now);
     let mut seen: BTreeMap<String, u32> = BTreeMap::new();
     for s in spreads.iter().filter(|s| s.stuck > 0) {
         seen.insert(

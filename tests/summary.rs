@@ -10,17 +10,17 @@ use common::truth::seen;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use fluxfleet::config::{self, Config, Watch};
+use fluxfleet::config::{self, Config, WatchMode};
 use fluxfleet::fleet::{ClusterEntry, Counted, FluxKind, Health, HealthCounts, ObjectKey, Phase};
 use fluxfleet::session::Session;
 use fluxfleet_sim::TruthCluster;
 
 use common::{Sim, fleet_of, until};
 
-fn settings() -> config::Engine {
+fn settings() -> config::EngineSection {
     let mut engine = common::engine_settings();
     engine.kinds = Config::defaults().engine.kinds;
-    engine.watch = Watch::Summary;
+    engine.watch = WatchMode::Summary;
     engine.report_interval = Duration::from_millis(300);
     engine.warm_clusters = 1;
     engine
@@ -146,7 +146,7 @@ async fn the_summary_tier_never_counts_ready_what_a_full_watch_does_not_see_read
     assert!(summarized.settle(Duration::from_secs(20)).await);
     until_summarized(&mut summarized, &truth, &kinds).await;
     let mut full_settings = settings();
-    full_settings.watch = Watch::All;
+    full_settings.watch = WatchMode::All;
     let mut watched = Session::kube(&inventory, &full_settings);
     assert!(watched.settle(Duration::from_secs(20)).await);
 

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use fluxfleet::fleet::read::ReadError;
 use fluxfleet::fleet::trace::resource::Resource;
 use fluxfleet::fleet::trace::walk::{Get, walk};
-use fluxfleet::fleet::trace::{Asked, Chain, Copy};
+use fluxfleet::fleet::trace::{Asked, Chain, ClusterChain};
 use fluxfleet::fleet::{FluxKind, ObjectKey};
 use serde_json::Value;
 
@@ -126,8 +126,8 @@ async fn traced(captured: &mut Captured, kind: &str, name: &str) -> Chain {
         name: name.into(),
     };
     match walk(captured, &asked).await.unwrap() {
-        Copy::Found(chain) => chain,
-        Copy::Absent => panic!("{kind} {name} not found"),
+        ClusterChain::Found(chain) => chain,
+        ClusterChain::Absent => panic!("{kind} {name} not found"),
     }
 }
 

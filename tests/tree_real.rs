@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use fluxfleet::fleet::read::ReadError;
 use fluxfleet::fleet::trace::walk::Get;
 use fluxfleet::fleet::tree::walk::grow;
-use fluxfleet::fleet::tree::{Grown, fold};
+use fluxfleet::fleet::tree::{ClusterTree, fold};
 use fluxfleet::fleet::{FluxKind, ObjectKey};
 use serde_json::Value;
 
@@ -138,7 +138,7 @@ fn printed(file: &str) -> Vec<(usize, String)> {
 async fn grown(moment: &mut Moment) -> Vec<(usize, String)> {
     let root = ObjectKey::new(FluxKind::Kustomization, "tree-check", "parent");
     let answer = grow(moment, &root).await;
-    assert!(matches!(answer, Ok(Grown::Found(_))), "{answer:?}");
+    assert!(matches!(answer, Ok(ClusterTree::Found(_))), "{answer:?}");
     let tree = fold(vec![("real".into(), answer)]);
     tree.nodes
         .iter()

@@ -193,7 +193,9 @@ fn keys(model: &mut Model, code: KeyCode) -> Vec<Effect> {
 /// What `fluxfleet workloads` would have read of `apps` on `clusters`: its Deployment's new pod
 /// cannot pull its image; on the last cluster the pods could not be listed.
 fn apps_evidence(clusters: &[&str]) -> fluxfleet::fleet::workload::fold::Folded {
-    use fluxfleet::fleet::workload::{Evidence, ReadError, Unread, WorkloadRef, fold, parse};
+    use fluxfleet::fleet::workload::{
+        Evidence, ReadError, ResourceUnread, WorkloadRef, fold, parse,
+    };
     let image = "registry.example.com/apps:v1.4.2";
     let deployment = serde_json::json!({"spec": {"replicas": 2}, "status": {"replicas": 3,
         "updatedReplicas": 1, "readyReplicas": 2, "conditions": [{"type": "Progressing",
@@ -215,7 +217,7 @@ fn apps_evidence(clusters: &[&str]) -> fluxfleet::fleet::workload::fold::Folded 
             (w.pods, w.pods_total, w.pods_cut) = parse::pods(&pods);
             if i + 1 == clusters.len() {
                 (w.pods, w.pods_total) = (Vec::new(), 0);
-                w.unread.push(Unread {
+                w.unread.push(ResourceUnread {
                     resource: "pods".into(),
                     why: ReadError::Forbidden("pods is forbidden".into()),
                 });

@@ -19,7 +19,7 @@ use crate::headless::Output;
 use crate::headless::opening::fleet;
 use crate::headless::table::safe;
 use crate::headless::{Edge, Said};
-use crate::proposals::{Decision, Keeper, Outcome, Proposal, ProposalStatus, StoreError};
+use crate::proposals::{Decision, Keeper, Proposal, ProposalStatus, StoreError, TargetOutcome};
 use crate::session::Session;
 use crate::session::resolve::Sources;
 
@@ -189,7 +189,7 @@ pub async fn approve(request: Approve, edge: Arc<dyn Edge>) -> Result<Approved, 
         }
     };
     let sent = send_job(job, live, (grant, permissions), tally, (sending, edge)).await;
-    let outcomes = sent.results.iter().map(Outcome::of).collect();
+    let outcomes = sent.results.iter().map(TargetOutcome::of).collect();
     let unrecorded = store.record_outcomes(&proposal.id, outcomes).await.err();
     Ok(Approved { sent, unrecorded })
 }

@@ -54,7 +54,7 @@ pub async fn carry_out(
         total: job.targets.len(),
         ..Progress::default()
     };
-    if let Err(e) = journal(job, audit::Stage::Intent, &intended(job), &how) {
+    if let Err(e) = journal(job, audit::AttemptStage::Intent, &intended(job), &how) {
         return (not_sent(job, &e.to_string(), progress, &mut report), Err(e));
     }
     let mut run = Executor {
@@ -159,7 +159,7 @@ pub async fn carry_out(
         .zip(&job.targets)
         .map(|(r, t)| r.unwrap_or_else(|| t.record.clone()))
         .collect();
-    let journaled = journal(job, audit::Stage::Outcome, &records, &how);
+    let journaled = journal(job, audit::AttemptStage::Outcome, &records, &how);
     (records, journaled)
 }
 
@@ -296,14 +296,14 @@ fn seen_handled(
     told: &[Handled],
     w: &Waiter,
     token: &str,
-) -> Option<Option<audit::Verdict>> {
+) -> Option<Option<audit::HandledState>> {
     match watch {
         Watch::Session(session) => session
             .index
             .cluster(w.cluster)
             .and_then(|c| c.objects.get(&w.key))
             .filter(|o| o.last_handled_reconcile_at() == Some(token))
-            .map(|o| Some(audit::Verdict::of(o))),
+            .map(|o| Some(audit::HandledState::of(o))),
         Watch::Told(_) => told
             .iter()
             .any(|h| h.cluster == w.cluster && h.key == w.key)
@@ -331,12 +331,12 @@ pub enum JournalError {
 
 fn journal(
     job: &Job,
-    stage: audit::Stage,
+    stage: audit::AttemptStage,
     targets: &[audit::Record],
     how: &Carry<'_>,
 ) -> Result<(), JournalError> {
     let intent = &job.intent;
-    let entry = audit::Entry {
+    let entry = audit::JournalLine {
         time: jiff::Timestamp::now(),
         stage,
         user: &intent.user,

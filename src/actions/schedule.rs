@@ -77,7 +77,7 @@ pub(super) struct Executor<'j> {
     /// When each reconcile was seen handled.
     pub(super) handled_at: Vec<Option<jiff::Timestamp>>,
     /// What each target's reconcile came to, where the watch that saw it handled showed it.
-    pub(super) verdicts: Vec<Option<crate::audit::Verdict>>,
+    pub(super) verdicts: Vec<Option<crate::audit::HandledState>>,
     /// What became of each target's Event, once its own patch was accepted.
     pub(super) events: Vec<Option<Recorded>>,
     pub(super) ready: std::collections::VecDeque<Work>,
@@ -401,7 +401,7 @@ impl<'j> Executor<'j> {
     /// it shows it).
     pub(super) fn settle(
         &mut self,
-        handled: impl Fn(&Waiter) -> Option<Option<crate::audit::Verdict>>,
+        handled: impl Fn(&Waiter) -> Option<Option<crate::audit::HandledState>>,
         report: &mut impl FnMut(&Target, Update<'_>, &Progress),
     ) {
         let mut still = Vec::new();

@@ -8,11 +8,11 @@ use std::collections::HashMap;
 use super::model::Model;
 use super::view::{View, clusters_in};
 use crate::fleet::ObjectKey;
-use crate::fleet::history::Change;
+use crate::fleet::history::RecordedChange;
 use crate::fleet::rollouts::metrics::{RingDelivery, deliveries};
 
 /// The rings' deliveries of `key` in the scope of the matrix on top, from `history`.
-pub(super) fn of(model: &Model, key: &ObjectKey, history: &[Change]) -> Vec<RingDelivery> {
+pub(super) fn of(model: &Model, key: &ObjectKey, history: &[RecordedChange]) -> Vec<RingDelivery> {
     let View::Matrix { scope, .. } = model.screen().view else {
         return Vec::new();
     };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::message::Effect;
 use super::model::Model;
-use super::view::{Scope, View, clusters_in};
+use super::view::{ListScope, View, clusters_in};
 use crate::fleet::drift::Drift;
 use crate::fleet::filter::Filter;
 use crate::fleet::{FluxKind, ObjectKey};
@@ -22,7 +22,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
     };
     let scope = match view {
         // An object's copies are on other clusters: across the fleet.
-        View::Detail { .. } => Scope::Fleet,
+        View::Detail { .. } => ListScope::Fleet,
         other => other.scope(),
     };
     let Some(key) = key else {
@@ -60,7 +60,7 @@ pub(super) fn ask(model: &mut Model) -> Vec<Effect> {
 }
 
 /// The copies were read: shown if the user still looks at (or will come back to) that view.
-pub(super) fn arrived(model: &mut Model, (scope, key): (Scope, ObjectKey), drift: Box<Drift>) {
+pub(super) fn arrived(model: &mut Model, (scope, key): (ListScope, ObjectKey), drift: Box<Drift>) {
     // An answer to an earlier question is dropped.
     if !model.reads_mut().drift_read((scope, key), drift) {
         return;

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::message::Effect;
 use super::model::Model;
 use super::planning::{admit, changed, stage_of};
-use super::view::{Confirm, RowId, Run, RunRow, RunState, Stage, View, clusters_in};
+use super::view::{RowId, Run, RunRow, RunState, Stage, Unconfirmed, View, clusters_in};
 use crate::actions::{Confirmation, Refused};
 use crate::fleet::verbs::{Intent, Outcome, Verb};
 use crate::fleet::{ClusterId, ObjectKey};
@@ -231,7 +231,7 @@ fn confirm(
     } else {
         stage_of(&admitted)
     };
-    model.ask(Confirm {
+    model.ask(Unconfirmed {
         verb,
         targets,
         tally,
@@ -290,7 +290,7 @@ pub(super) fn confirming(model: &mut Model, key: &KeyEvent) -> Vec<Effect> {
 
 /// Confirmed: through the one door again (the fleet may have moved while the person read the
 /// confirmation), and the job handed to the event loop.
-fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
+fn launch(model: &mut Model, c: Unconfirmed) -> Vec<Effect> {
     let intent = match &c.proposal {
         // Exactly what was proposed: its token, reason and suspender.
         Some(p) => p.intent(),
@@ -348,7 +348,7 @@ fn launch(model: &mut Model, c: Confirm) -> Vec<Effect> {
 }
 
 /// The intent of an action typed here: the user, the reason typed, a new token.
-fn fresh_intent(model: &mut Model, c: &Confirm) -> Intent {
+fn fresh_intent(model: &mut Model, c: &Unconfirmed) -> Intent {
     let at = model.fresh_token();
     let reason = c.reason.trim();
     Intent {

@@ -56,12 +56,12 @@ pub enum Msg {
     Decided(Result<Box<crate::proposals::Proposal>, Arc<crate::proposals::StoreError>>),
     /// Drift asked of `key` in `scope`, its copies read (`D` on a matrix or an object).
     Drift {
-        scope: super::view::Scope,
+        scope: super::view::ListScope,
         key: ObjectKey,
         drift: Box<crate::fleet::drift::Drift>,
     },
     /// The history asked for by `:history`, oldest first.
-    History(Result<Vec<crate::fleet::history::Change>, crate::fleet::read::ReadError>),
+    History(Result<Vec<crate::fleet::history::RecordedChange>, crate::fleet::read::ReadError>),
 }
 
 /// Work for the event loop to start on the model's behalf.
@@ -105,7 +105,7 @@ pub enum Effect {
     },
     /// Read the copies of the object `plan` is for (drift asked of one object in `scope`).
     ReadDrift {
-        scope: super::view::Scope,
+        scope: super::view::ListScope,
         key: ObjectKey,
         plan: Arc<crate::session::drift::Plan>,
     },

@@ -9,7 +9,8 @@ pub use super::reads::{AskedDrift, Audit, History, Proposals, Reads};
 use super::rows::Rows;
 pub use super::settings::{Fit, Settings};
 pub use super::view::{
-    Confirm, Fetched, Input, RowId, Run, RunRow, RunState, Scope, Screen, SortBy, Stage, View,
+    Fetched, Input, ListScope, RowId, Run, RunRow, RunState, Screen, SortBy, Stage, Unconfirmed,
+    View,
 };
 use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterId, Index, ObjectKey};
@@ -63,7 +64,7 @@ pub struct Model {
     /// [`Model::marks_mut`] and what [`MarkedObjects`] does.
     marks: MarkedObjects,
     /// An action waiting for the user's confirmation.
-    confirm: Option<Confirm>,
+    confirm: Option<Unconfirmed>,
     /// A plugin run waiting for the user's confirmation.
     plugin_confirm: Option<super::plugins::Launch>,
     /// The last action sent, target by target.
@@ -147,17 +148,17 @@ impl Model {
     }
 
     /// The action waiting for the user's confirmation.
-    pub fn confirming(&self) -> Option<&Confirm> {
+    pub fn confirming(&self) -> Option<&Unconfirmed> {
         self.confirm.as_ref()
     }
 
     /// `confirm` waits for the user: keys go to it until it is sent or cancelled.
-    pub fn ask(&mut self, confirm: Confirm) {
+    pub fn ask(&mut self, confirm: Unconfirmed) {
         self.confirm = Some(confirm);
     }
 
     /// The action that waited, no longer waiting.
-    pub fn take_confirm(&mut self) -> Option<Confirm> {
+    pub fn take_confirm(&mut self) -> Option<Unconfirmed> {
         self.confirm.take()
     }
 

@@ -77,7 +77,7 @@ pub const VARIABLES: [&str; 10] = [
 /// The config's plugins, checked: a key that is not a key, or a plugin with no view it can
 /// apply to, is left out with a warning; a program not on `path` (PATH) is kept as missing.
 pub fn from_config(
-    config: &[crate::config::plugins::Plugin],
+    config: &[crate::config::plugins::PluginEntry],
     path: Option<&std::ffi::OsStr>,
 ) -> (Vec<Plugin>, Vec<String>) {
     let mut plugins = Vec::new();

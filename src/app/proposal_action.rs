@@ -7,7 +7,7 @@
 use super::message::Effect;
 use super::model::Model;
 use super::planning::{admit, changed, stage_of};
-use super::view::{Confirm, View};
+use super::view::{Unconfirmed, View};
 use crate::actions::Refused;
 use crate::proposals::{Decision, Proposal, ProposalStatus};
 
@@ -81,7 +81,7 @@ pub(super) fn approve(model: &mut Model) -> Vec<Effect> {
         return refused;
     }
     let tally = admitted.tally();
-    model.ask(Confirm {
+    model.ask(Unconfirmed {
         verb: p.action,
         targets: objects,
         tally,

@@ -5,10 +5,10 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::view::{Fetched, Scope, View};
+use super::view::{Fetched, ListScope, View};
 use crate::fleet::ObjectKey;
 use crate::fleet::drift::Drift;
-use crate::fleet::history::Change;
+use crate::fleet::history::RecordedChange;
 use crate::fleet::read::ReadError;
 use crate::fleet::rollouts::metrics::RingDelivery;
 
@@ -19,7 +19,7 @@ pub type Proposals = Result<Vec<crate::proposals::Proposal>, Arc<crate::proposal
 pub type Audit = Result<Vec<String>, Arc<crate::actions::JournalError>>;
 
 /// The history as read: oldest first, or why it could not be.
-pub type History = Result<Vec<Change>, ReadError>;
+pub type History = Result<Vec<RecordedChange>, ReadError>;
 
 /// What was read from a cluster or the journal when the user asked, and how far it is scrolled.
 #[derive(Default)]
@@ -59,7 +59,7 @@ pub struct Parked {
 
 /// Drift asked of one object in a scope: none until its copies are read.
 pub struct AskedDrift {
-    scope: Scope,
+    scope: ListScope,
     key: ObjectKey,
     drift: Option<Box<Drift>>,
 }
@@ -229,7 +229,7 @@ impl Reads {
     }
 
     /// Drift asked of `key` in `scope`: its copies are being read.
-    pub fn drift_asked(&mut self, scope: Scope, key: ObjectKey) {
+    pub fn drift_asked(&mut self, scope: ListScope, key: ObjectKey) {
         self.drift = Some(AskedDrift {
             scope,
             key,
@@ -239,7 +239,7 @@ impl Reads {
 
     /// The copies of `key` in `scope` were read: kept if that is still the drift asked for
     /// (an answer to an earlier question is dropped); whether it was.
-    pub fn drift_read(&mut self, (scope, key): (Scope, ObjectKey), drift: Box<Drift>) -> bool {
+    pub fn drift_read(&mut self, (scope, key): (ListScope, ObjectKey), drift: Box<Drift>) -> bool {
         match self.drift.as_mut() {
             Some(asked) if asked.scope == scope && asked.key == key => {
                 asked.drift = Some(drift);

@@ -13,8 +13,8 @@ use jiff::Timestamp;
 use super::links::links;
 use super::spreads::SpreadCache;
 use super::triage::{Group, TriageCache, triage};
-use super::view::{RowId, Scope, Screen, SortBy, View, clusters_in};
-use crate::config::Rollout;
+use super::view::{ListScope, RowId, Screen, SortBy, View, clusters_in};
+use crate::config::RolloutSection;
 use crate::fleet::drift::{Drift, drift};
 use crate::fleet::rollouts::{self, Matrix, Spread, Standing};
 use crate::fleet::{
@@ -66,7 +66,7 @@ pub enum Differs {
 /// What rows are built with beside the index and the screen: the rollout settings, the clock,
 /// the kept spreads and triage's kept parts.
 pub struct With<'a> {
-    pub rollout: &'a Rollout,
+    pub rollout: &'a RolloutSection,
     pub now: Timestamp,
     pub spreads: &'a mut SpreadCache,
     pub triage: &'a mut TriageCache,
@@ -155,7 +155,7 @@ pub fn build(index: &Index, screen: &Screen, with: With) -> Rows {
 /// A copy odd in several ways is one row that says each.
 fn drift_rows(
     (index, matches): (&Index, Matches<'_>),
-    (scope, found): (Scope, Drift),
+    (scope, found): (ListScope, Drift),
     rows: &mut Rows,
 ) {
     let clusters = clusters_in(index, scope);
@@ -316,7 +316,7 @@ fn cluster_rows(index: &Index, screen: &Screen, id: ClusterId, matches: Matches<
 fn object_rows(
     index: &Index,
     screen: &Screen,
-    (scope, kind): (Scope, Option<FluxKind>),
+    (scope, kind): (ListScope, Option<FluxKind>),
     matches: Matches<'_>,
 ) -> Vec<RowId> {
     let mut objects: Vec<(ClusterId, &FluxSummary)> = Vec::new();
@@ -356,8 +356,8 @@ fn object_rows(
 /// The rollout view: every deployed thing of the scope, with its spread.
 fn rollout_rows(
     (index, screen, matches): (&Index, &Screen, Matches<'_>),
-    (scope, kind): (Scope, Option<FluxKind>),
-    (rollout, now, cache): (&Rollout, Timestamp, &mut SpreadCache),
+    (scope, kind): (ListScope, Option<FluxKind>),
+    (rollout, now, cache): (&RolloutSection, Timestamp, &mut SpreadCache),
     rows: &mut Rows,
 ) {
     let mut spreads: Vec<&Spread> = cache
@@ -396,8 +396,8 @@ fn rollout_rows(
 /// One thing's matrix: its copies ring by ring.
 fn matrix_rows(
     (index, screen, matches): (&Index, &Screen, Matches<'_>),
-    (scope, key): (Scope, &ObjectKey),
-    (rollout, now): (&Rollout, Timestamp),
+    (scope, key): (ListScope, &ObjectKey),
+    (rollout, now): (&RolloutSection, Timestamp),
     rows: &mut Rows,
 ) {
     let clusters = clusters_in(index, scope);

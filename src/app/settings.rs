@@ -28,7 +28,7 @@ pub struct Settings {
     /// Confirmation threshold, bulk limit and deny rules.
     pub actions: crate::config::Actions,
     /// Rings and stuck rules for the rollout view.
-    pub rollout: crate::config::Rollout,
+    pub rollout: crate::config::RolloutSection,
     /// The plugins of the config, as the keymap numbers them.
     pub plugins: Vec<super::plugins::Plugin>,
     /// The local user, recorded as the suspender.

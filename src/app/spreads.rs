@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::view::{Scope, clusters_in};
+use super::view::{ListScope, clusters_in};
 use crate::fleet::index::Change;
-use crate::fleet::rollouts::{self, Rules, Spread};
+use crate::fleet::rollouts::{self, Spread, StuckRules};
 use crate::fleet::{FluxKind, Index, ObjectKey, Rollout};
 
 /// How stale a stuck count may get.
@@ -20,7 +20,7 @@ pub const FULL_EVERY: SignedDuration = SignedDuration::from_secs(30);
 #[derive(Debug, Default)]
 pub struct SpreadCache {
     /// What the spreads are of; None before the first computation.
-    of: Option<(Scope, Option<FluxKind>)>,
+    of: Option<(ListScope, Option<FluxKind>)>,
     spreads: HashMap<ObjectKey, Spread>,
     /// Things changed since the last computation.
     dirty: HashSet<ObjectKey>,
@@ -63,9 +63,9 @@ impl SpreadCache {
     pub fn current(
         &mut self,
         index: &Index,
-        scope: Scope,
+        scope: ListScope,
         kind: Option<FluxKind>,
-        rules: &Rules,
+        rules: &StuckRules,
         now: Timestamp,
     ) -> &HashMap<ObjectKey, Spread> {
         let stale = self

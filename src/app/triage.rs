@@ -14,9 +14,9 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::view::{RowId, Scope, Screen, SortBy, clusters_in};
+use super::view::{ListScope, RowId, Screen, SortBy, clusters_in};
 use crate::fleet::graph::{Cause, Holds};
-use crate::fleet::suspect::{Copy, Tally};
+use crate::fleet::suspect::{FailingCopy, RevisionTally};
 use crate::fleet::{ClusterEntry, Index};
 pub use cache::TriageCache;
 use cache::{Entry, hash_of};
@@ -48,7 +48,7 @@ struct Forming {
     key: u64,
     group: Group,
     seen: Vec<u32>,
-    tally: Tally,
+    tally: RevisionTally,
 }
 
 /// The groups being formed, found by their key.
@@ -63,7 +63,7 @@ impl Groups {
         &mut self,
         key: u64,
         what: impl FnOnce() -> Option<GroupOf>,
-        (member, copy): (RowId, Option<&Copy>),
+        (member, copy): (RowId, Option<&FailingCopy>),
         ws: u32,
         since: Option<Timestamp>,
         recent: bool,
@@ -84,7 +84,7 @@ impl Groups {
                         incident: None,
                     },
                     seen: Vec::new(),
-                    tally: Tally::default(),
+                    tally: RevisionTally::default(),
                 });
                 self.slots.insert(key, self.forming.len() - 1);
                 self.forming.len() - 1
@@ -131,7 +131,7 @@ fn group_of(cluster: &ClusterEntry, entry: &Entry) -> Option<GroupOf> {
 pub(super) fn triage(
     index: &Index,
     screen: &Screen,
-    scope: Scope,
+    scope: ListScope,
     (now, window): (Timestamp, SignedDuration),
     matches: &dyn Fn(&str) -> bool,
     cache: &mut TriageCache,

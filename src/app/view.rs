@@ -12,7 +12,7 @@ use crate::fleet::{ClusterEntry, ClusterId, FluxKind, Index, ObjectEvent, Object
 
 /// Where a list of objects is drawn from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scope {
+pub enum ListScope {
     Fleet,
     Workspace(WorkspaceId),
     Cluster(ClusterId),
@@ -60,18 +60,18 @@ pub enum View {
     Cluster(ClusterId),
     /// Objects of every cluster in the scope, of one kind or all.
     Objects {
-        scope: Scope,
+        scope: ListScope,
         kind: Option<FluxKind>,
     },
     /// Everything not ready in the scope, identical failures grouped.
-    Triage { scope: Scope },
+    Triage { scope: ListScope },
     /// Which revision runs where: one row per deployed thing in the scope (of one kind or all).
     Rollout {
-        scope: Scope,
+        scope: ListScope,
         kind: Option<FluxKind>,
     },
     /// One deployed thing on every cluster of the scope, ring by ring.
-    Matrix { scope: Scope, key: ObjectKey },
+    Matrix { scope: ListScope, key: ObjectKey },
     /// One object.
     Detail { cluster: ClusterId, key: ObjectKey },
     /// The keys of the view below.
@@ -81,7 +81,7 @@ pub enum View {
     /// The audit journal, newest first.
     Audit,
     /// What changed in the scope since a time, newest first (the collectors' history).
-    History { scope: Scope, since: Timestamp },
+    History { scope: ListScope, since: Timestamp },
     /// What broke inside a Kustomization or HelmRelease on these clusters: its workloads'
     /// verdicts, folded (`w` on a triage group).
     Workloads {
@@ -99,7 +99,7 @@ pub enum View {
     /// than most copies on their revision, and the releases drifted live; of one object, or all
     /// (`:drift`, `D` on a rollout matrix or an object).
     Drift {
-        scope: Scope,
+        scope: ListScope,
         key: Option<ObjectKey>,
     },
 }
@@ -127,11 +127,11 @@ impl View {
     }
 
     /// The scope a `:ks` or `:triage` typed here applies to.
-    pub fn scope(&self) -> Scope {
+    pub fn scope(&self) -> ListScope {
         match self {
-            View::Workspace(w) => Scope::Workspace(*w),
-            View::Cluster(c) => Scope::Cluster(*c),
-            View::Detail { cluster, .. } => Scope::Cluster(*cluster),
+            View::Workspace(w) => ListScope::Workspace(*w),
+            View::Cluster(c) => ListScope::Cluster(*c),
+            View::Detail { cluster, .. } => ListScope::Cluster(*cluster),
             View::Objects { scope, .. }
             | View::Triage { scope }
             | View::Rollout { scope, .. }
@@ -145,7 +145,7 @@ impl View {
             | View::Proposals
             | View::Workloads { .. }
             | View::Trace(_)
-            | View::Tree(_) => Scope::Fleet,
+            | View::Tree(_) => ListScope::Fleet,
         }
     }
 
@@ -309,7 +309,7 @@ pub enum Input {
 
 /// An action the user has asked for and not yet confirmed.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Confirm {
+pub struct Unconfirmed {
     pub verb: Verb,
     pub targets: Vec<(ClusterId, ObjectKey)>,
     /// What would be sent and what is refused, as planned when the confirmation opened.
@@ -388,10 +388,10 @@ pub enum Fetched {
 }
 
 /// The clusters a scope covers, in index order.
-pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry)> {
+pub fn clusters_in(index: &Index, scope: ListScope) -> Vec<(ClusterId, &ClusterEntry)> {
     match scope {
-        Scope::Fleet => index.entries().collect(),
-        Scope::Workspace(w) => index
+        ListScope::Fleet => index.entries().collect(),
+        ListScope::Workspace(w) => index
             .workspace(w)
             .map(|ws| {
                 ws.clusters
@@ -400,6 +400,6 @@ pub fn clusters_in(index: &Index, scope: Scope) -> Vec<(ClusterId, &ClusterEntry
                     .collect()
             })
             .unwrap_or_default(),
-        Scope::Cluster(id) => index.cluster(id).map(|c| vec![(id, c)]).unwrap_or_default(),
+        ListScope::Cluster(id) => index.cluster(id).map(|c| vec![(id, c)]).unwrap_or_default(),
     }
 }

@@ -62,7 +62,7 @@ pub struct Collecting {
     /// takes them, and dropped when it hands them over.
     pub clusters: Vec<ClusterSpec>,
     pub reread: Reread,
-    pub settings: config::Engine,
+    pub settings: config::EngineSection,
     /// Reads the fleet again (kubeconfigs, management clusters) every
     /// `settings.discovery_interval`: clusters that join are shared out, clusters that leave are
     /// deleted from the bus, a changed kubeconfig reconnects.
@@ -72,7 +72,7 @@ pub struct Collecting {
     /// Where the collector says how it is, at each tick: for its probes and metrics.
     pub status: Arc<status::StatusBoard>,
     /// Ring metrics on `/metrics`, worked out from the history every so often.
-    pub rings: Option<rings::Asked>,
+    pub rings: Option<rings::RingsAsked>,
 }
 
 /// Runs until `stop` fires: then it withdraws its announcement (so that the others take its
@@ -313,7 +313,7 @@ impl Collector {
 
     /// A cluster state was written: by another collector, for a cluster this one owns?
     fn noticed(&mut self, entry: &jetstream::kv::Entry) {
-        let Some(keys::Key::Cluster(name)) = keys::parse(&entry.key) else {
+        let Some(keys::StateKey::Cluster(name)) = keys::parse(&entry.key) else {
             return;
         };
         if !self.owned.contains_key(&name) {
@@ -418,7 +418,7 @@ impl Collector {
     /// Deletes the clusters on the bus that no inventory has, among those this one would own.
     async fn forget_strangers(&mut self) -> Result<(), BusError> {
         for (key, _) in last_values(&self.stores, "c.*").await? {
-            let Some(keys::Key::Cluster(name)) = keys::parse(&key) else {
+            let Some(keys::StateKey::Cluster(name)) = keys::parse(&key) else {
                 continue;
             };
             if self.specs.contains_key(&name) || owner(&name, &self.members) != Some(&self.id) {

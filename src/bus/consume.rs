@@ -60,7 +60,7 @@ pub(crate) async fn read_all(
     what: &str,
     mut each: impl FnMut(&jetstream::Message),
 ) -> Result<(), BusError> {
-    let mut reading = Reading::start(stream, config, what).await?;
+    let mut reading = StreamRead::start(stream, config, what).await?;
     while let Some(message) = reading.next().await? {
         each(&message);
     }
@@ -69,7 +69,7 @@ pub(crate) async fn read_all(
 
 /// A read of what a stream holds now, message by message (see [`read_all`]): the caller
 /// handles each as it comes, holding none of the others.
-pub(crate) struct Reading {
+pub(crate) struct StreamRead {
     stream: jetstream::stream::Stream,
     config: jetstream::consumer::pull::OrderedConfig,
     messages: Option<jetstream::consumer::pull::Ordered>,
@@ -85,15 +85,15 @@ pub(crate) struct Reading {
     done: bool,
 }
 
-impl Reading {
+impl StreamRead {
     pub(crate) async fn start(
         stream: &jetstream::stream::Stream,
         config: jetstream::consumer::pull::OrderedConfig,
         what: &str,
-    ) -> Result<Reading, BusError> {
+    ) -> Result<StreamRead, BusError> {
         let last = last_sequence(stream, what).await?;
         let (messages, left) = consume(stream, &config, what).await?;
-        Ok(Reading {
+        Ok(StreamRead {
             stream: stream.clone(),
             config,
             done: false,

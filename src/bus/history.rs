@@ -4,7 +4,7 @@
 use async_nats::jetstream;
 use jiff::Timestamp;
 
-use super::wire::{self, Change};
+use super::wire::{self, RecordedChange};
 use super::{Options, keys};
 
 /// Every change since `since`, oldest first; `cluster` limits it to one cluster's subject.
@@ -12,7 +12,7 @@ pub async fn since(
     options: &Options,
     since: Timestamp,
     cluster: Option<&str>,
-) -> Result<Vec<Change>, super::BusError> {
+) -> Result<Vec<RecordedChange>, super::BusError> {
     let mut out = Vec::new();
     each_since(options, since, cluster, |change| out.push(change)).await?;
     Ok(out)
@@ -24,7 +24,7 @@ pub async fn each_since(
     options: &Options,
     since: Timestamp,
     cluster: Option<&str>,
-    mut each: impl FnMut(Change),
+    mut each: impl FnMut(RecordedChange),
 ) -> Result<(), super::BusError> {
     let client = super::connect(options, "fluxfleet history").await?;
     let stores = super::open(client, options, None).await?;
@@ -42,7 +42,7 @@ pub async fn each_since(
     super::read_all(&stores.history, config, "the history", |message| {
         // A change another process wrote: kept only when it reads as one, and about the
         // cluster its subject names.
-        if let Ok(change) = wire::read::<Change>(&message.payload)
+        if let Ok(change) = wire::read::<RecordedChange>(&message.payload)
             && message.subject.rsplit('.').next() == Some(keys::token(&change.cluster).as_str())
         {
             each(change);

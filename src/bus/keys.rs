@@ -76,19 +76,19 @@ pub fn objects_of(cluster: &str) -> String {
 
 /// What a key of the state bucket is about.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Key {
+pub enum StateKey {
     Cluster(String),
     Summary(String),
     Object(String, ObjectKey),
 }
 
 /// Reads a key back; None for keys fluxfleet does not write.
-pub fn parse(key: &str) -> Option<Key> {
+pub fn parse(key: &str) -> Option<StateKey> {
     let parts: Vec<&str> = key.split('.').collect();
     match parts.as_slice() {
-        ["c", cluster] => Some(Key::Cluster(untoken(cluster)?)),
-        ["s", cluster] => Some(Key::Summary(untoken(cluster)?)),
-        ["o", cluster, kind, namespace, name] => Some(Key::Object(
+        ["c", cluster] => Some(StateKey::Cluster(untoken(cluster)?)),
+        ["s", cluster] => Some(StateKey::Summary(untoken(cluster)?)),
+        ["o", cluster, kind, namespace, name] => Some(StateKey::Object(
             untoken(cluster)?,
             ObjectKey::new(
                 FluxKind::from_kind(kind)?,
@@ -125,11 +125,11 @@ mod tests {
             assert_eq!(k.split('.').count(), 5, "{k}");
             assert_eq!(
                 parse(&k),
-                Some(Key::Object(cluster.to_string(), key.clone()))
+                Some(StateKey::Object(cluster.to_string(), key.clone()))
             );
             assert_eq!(
                 parse(&super::cluster(cluster)),
-                Some(Key::Cluster(cluster.to_string()))
+                Some(StateKey::Cluster(cluster.to_string()))
             );
         }
         assert_eq!(object("a.b", &key), "o.a=2Eb.HelmRelease.team=2Ea.podinfo");

@@ -16,7 +16,7 @@ pub const KEPT: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// The proposals bucket of one fleet.
 #[derive(Clone)]
-pub struct Proposals {
+pub struct ProposalsBucket {
     kv: jetstream::kv::Store,
     pub name: String,
 }
@@ -30,7 +30,7 @@ pub enum Written {
 }
 
 /// Opens the bucket, made with as many copies as the fleet's state bucket when it is missing.
-pub async fn open(options: &Options) -> Result<Proposals, BusError> {
+pub async fn open(options: &Options) -> Result<ProposalsBucket, BusError> {
     let names = Names::of(&options.bucket)?;
     let client = super::connect(options, "fluxfleet proposals").await?;
     let js = jetstream::new(client);
@@ -44,10 +44,10 @@ pub async fn open(options: &Options) -> Result<Proposals, BusError> {
     };
     let about = "fluxfleet: actions assistants proposed, and what people decided";
     let kv = super::bucket(&js, (&name, about), KEPT, replicas).await?;
-    Ok(Proposals { kv, name })
+    Ok(ProposalsBucket { kv, name })
 }
 
-impl Proposals {
+impl ProposalsBucket {
     /// Keeps a new proposal; false when one has that id already.
     pub async fn create(&self, id: &str, value: Vec<u8>) -> Result<bool, BusError> {
         use jetstream::kv::CreateErrorKind;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 
-use super::keys::{self, Key};
+use super::keys::{self, StateKey};
 use super::wire::{self, ClusterState};
 use super::{Options, Stores};
 use crate::fleet::{ClusterInfo, ClusterKey};
@@ -139,7 +139,7 @@ async fn first_read(stores: &Stores) -> Result<FirstRead, super::BusError> {
     let last = super::last_sequence(&stores.state.stream, "the state bucket").await?;
     let (mut clusters, mut problems) = (BTreeMap::new(), Vec::new());
     super::every_value(stores, "c.*", &mut |key, value| match keys::parse(key) {
-        Some(Key::Cluster(name)) => match wire::read::<ClusterState>(value) {
+        Some(StateKey::Cluster(name)) => match wire::read::<ClusterState>(value) {
             Ok(state) if state.name == name => {
                 clusters.insert(name, state);
             }

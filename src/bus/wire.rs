@@ -164,7 +164,7 @@ pub fn object(bytes: &[u8]) -> Result<FluxSummary, super::Malformed> {
     Ok(summary.bounded())
 }
 
-pub use crate::fleet::history::Change;
+pub use crate::fleet::history::RecordedChange;
 
 /// FNV-1a: a stable hash of what was published, to skip sending it again unchanged.
 pub fn hash(bytes: &[u8]) -> u64 {

@@ -81,7 +81,7 @@ impl AlertArgs {
             alertmanagers: self.alertmanagers.clone(),
             ca: self.alertmanager_ca.clone(),
             labels: self.labels.iter().cloned().collect(),
-            rules: crate::export::alert::state::Rules {
+            rules: crate::export::alert::state::AlertTiming {
                 pending: self.pending,
                 hold: self.hold,
                 every: self.every.max(Duration::from_millis(100)),

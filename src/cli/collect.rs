@@ -122,7 +122,7 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> Result<(), Coll
             replicas: args.replicas,
         },
         clusters: inventory.clusters,
-        rings: (!args.ring_metrics_every.is_zero()).then(|| collector::rings::Asked {
+        rings: (!args.ring_metrics_every.is_zero()).then(|| collector::rings::RingsAsked {
             rings: opened.config.rollout.rings.clone(),
             window: args.ring_metrics_window,
             every: args.ring_metrics_every,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::edge::{self, Terminal, ended, exit};
 use super::process::{logs, until_stopped};
-use super::{Cli, Command};
+use super::{Cli, CliCommand};
 use crate::acting::{act, approve};
 use crate::export::alert::AlertFailed;
 use crate::export::outcome::{Ended, ReadFailed};
@@ -33,7 +33,7 @@ pub fn run(cli: Cli) -> ExitCode {
     };
     let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
     match cli.command {
-        Some(Command::Get(args)) => {
+        Some(CliCommand::Get(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
             let getting = move |query: Query| async move {
@@ -47,19 +47,19 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             report(&runtime, request, getting, ended)
         }
-        Some(Command::Rollout(args)) => {
+        Some(CliCommand::Rollout(args)) => {
             let request = args.request();
             report(&runtime, request, |r| rollout::rollout(r, edge()), ended)
         }
-        Some(Command::Gate(args)) => {
+        Some(CliCommand::Gate(args)) => {
             let request = args.request();
             report(&runtime, request, |r| gate::gate(r, edge()), ended)
         }
-        Some(Command::Drift(args)) => {
+        Some(CliCommand::Drift(args)) => {
             let request = args.request();
             report(&runtime, request, |r| drift::drift_of(r, edge()), ended)
         }
-        Some(Command::Workloads(args)) => {
+        Some(CliCommand::Workloads(args)) => {
             let request = args.request();
             report(
                 &runtime,
@@ -68,15 +68,15 @@ pub fn run(cli: Cli) -> ExitCode {
                 ended,
             )
         }
-        Some(Command::Trace(args)) => {
+        Some(CliCommand::Trace(args)) => {
             let request = args.request();
             report(&runtime, request, |r| trace::trace(r, edge()), ended)
         }
-        Some(Command::Tree(args)) => {
+        Some(CliCommand::Tree(args)) => {
             let request = args.request();
             report(&runtime, request, |r| tree::tree(r, edge()), ended)
         }
-        Some(Command::Alert(args)) => {
+        Some(CliCommand::Alert(args)) => {
             let deadline = args.stop.shutdown_timeout;
             let request = args.request();
             let alerting = move |request| async move {
@@ -85,56 +85,58 @@ pub fn run(cli: Cli) -> ExitCode {
             };
             report(&runtime, request, alerting, edge::alerted)
         }
-        Some(Command::Suspend(args)) => {
+        Some(CliCommand::Suspend(args)) => {
             let request = args.act.request(Verb::Suspend, args.reason.clone());
             report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
-        Some(Command::Resume(args)) => {
+        Some(CliCommand::Resume(args)) => {
             let request = args.request(Verb::Resume, None);
             report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
-        Some(Command::Reconcile(args)) => {
+        Some(CliCommand::Reconcile(args)) => {
             let request = args.act.request(args.verb(), None);
             report(&runtime, request, |r| act::act(r, edge()), edge::acted)
         }
-        Some(Command::Mcp(args)) => report(&runtime, args.checked(), super::mcp::run, edge::served),
-        Some(Command::Proposals(args)) => {
+        Some(CliCommand::Mcp(args)) => {
+            report(&runtime, args.checked(), super::mcp::run, edge::served)
+        }
+        Some(CliCommand::Proposals(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listed = |args: super::ProposalsArgs| {
                 proposals::list(args.id, args.output, args.bus.options(), edge())
             };
             report(&runtime, request, listed, ended)
         }
-        Some(Command::Approve(args)) => {
+        Some(CliCommand::Approve(args)) => {
             let request: Result<_, Infallible> = Ok(args.request());
             let approving = |r| approve::approve(r, edge());
             report(&runtime, request, approving, edge::approved)
         }
-        Some(Command::Reject(args)) => {
+        Some(CliCommand::Reject(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let rejecting =
                 |args: super::RejectArgs| approve::reject(args.id, args.reason, args.bus.options());
             report(&runtime, request, rejecting, edge::rejected)
         }
-        Some(Command::Inventory(args)) => {
+        Some(CliCommand::Inventory(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             let listing = |args: super::InventoryArgs| {
                 inventory::inventory(args.fleet.sources(Default::default()), args.output, edge())
             };
             report(&runtime, request, listing, ended)
         }
-        Some(Command::Sim(args)) => {
+        Some(CliCommand::Sim(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             report(&runtime, request, super::sim::run, edge::simulated)
         }
-        Some(Command::Collect(args)) => {
+        Some(CliCommand::Collect(args)) => {
             let request: Result<_, Infallible> = Ok(args);
             report(&runtime, request, super::collect::run, edge::collected)
         }
-        Some(Command::Demo(args)) => {
+        Some(CliCommand::Demo(args)) => {
             ExitCode::from(edge::looked(runtime.block_on(super::tui::demo(args))))
         }
-        Some(Command::Completions { shell }) => {
+        Some(CliCommand::Completions { shell }) => {
             use clap::CommandFactory;
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "fluxfleet", &mut std::io::stdout());

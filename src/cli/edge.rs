@@ -11,7 +11,7 @@ use crate::export::alert::AlertFailed;
 use crate::export::outcome::{Ended, ReadFailed};
 use crate::headless::table::{Table, safe};
 use crate::headless::{Confirm, Confirmed, Edge, NotLive, OpenFailed, Said};
-use crate::mcp::{Error as McpError, Said as McpSaid};
+use crate::mcp::{McpError, McpSaid};
 use crate::proposals::Proposal;
 
 /// Exit codes, documented in the README and docs/commands.md.

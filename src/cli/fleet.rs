@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::config::{Mode, Watch};
+use crate::config::{Mode, WatchMode};
 use crate::session::resolve::Sources;
 
 /// Where the fleet comes from and which config applies.
@@ -81,11 +81,11 @@ pub struct WatchArg {
     /// Which clusters have every Flux object watched: all, summary (counted from their
     /// FluxReports; the clusters you open are watched), auto (engine.watch in the config).
     #[arg(long, value_name = "MODE", value_parser = watch_mode)]
-    pub watch_mode: Option<Watch>,
+    pub watch_mode: Option<WatchMode>,
 }
 
-fn watch_mode(text: &str) -> Result<Watch, super::usage::Usage> {
-    Watch::parse(text).ok_or(super::usage::Usage::WatchMode)
+fn watch_mode(text: &str) -> Result<WatchMode, super::usage::Usage> {
+    WatchMode::parse(text).ok_or(super::usage::Usage::WatchMode)
 }
 
 /// What may be changed: for the commands that can change a cluster.

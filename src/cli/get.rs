@@ -72,7 +72,7 @@ impl GetArgs {
 
 /// How `rollout` and `gate` read the fleet once and say what they found: table or JSON.
 #[derive(Debug, Args)]
-pub struct Reading {
+pub struct ReadOnceArgs {
     #[arg(short, long, value_enum, default_value = "table", value_parser = rollout_output)]
     pub output: Output,
     /// How long to wait for every cluster to answer.
@@ -84,7 +84,7 @@ pub struct Reading {
     pub watch_mode: WatchArg,
 }
 
-impl Reading {
+impl ReadOnceArgs {
     fn sources(&self) -> crate::session::resolve::Sources {
         self.fleet.sources(self.watch_mode)
     }
@@ -104,7 +104,7 @@ pub struct RolloutArgs {
     #[arg(long, value_parser = duration, requires = "metrics")]
     pub since: Option<Duration>,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl RolloutArgs {
@@ -135,7 +135,7 @@ pub struct GateArgs {
     #[arg(long, default_value = "30m", value_parser = duration)]
     pub soak: Duration,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl GateArgs {
@@ -158,7 +158,7 @@ pub struct DriftArgs {
     #[command(flatten)]
     pub scope: Scope,
     #[command(flatten)]
-    pub reading: Reading,
+    pub reading: ReadOnceArgs,
 }
 
 impl DriftArgs {

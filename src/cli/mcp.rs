@@ -132,16 +132,16 @@ impl McpArgs {
     pub fn request(&self, stop: CancellationToken) -> crate::mcp::Serve {
         let auth = match (&self.token_file, &self.oauth_issuer, &self.oauth_audience) {
             (Some(file), _, _) => Some(crate::mcp::http::Auth::TokenFile(file.clone())),
-            (None, Some(issuer), Some(audience)) => {
-                Some(crate::mcp::http::Auth::OAuth(crate::mcp::oauth::Settings {
+            (None, Some(issuer), Some(audience)) => Some(crate::mcp::http::Auth::OAuth(
+                crate::mcp::oauth::OAuthSettings {
                     issuer: issuer.clone(),
                     audience: audience.clone(),
                     ca: self.oauth_ca.clone(),
                     username_claim: self.oauth_username_claim.clone(),
                     groups_claim: self.oauth_groups_claim.clone(),
                     impersonate: self.impersonate.then(|| self.impersonate_prefix.clone()),
-                }))
-            }
+                },
+            )),
             _ => None,
         };
         let listen = match (self.listen, auth) {

@@ -8,8 +8,9 @@ use serde::Deserialize;
 use crate::fleet::FluxKind;
 use crate::units::parse_duration;
 
+/// `[engine]` as read: how clusters are connected to, listed and watched.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Engine {
+pub struct EngineSection {
     /// Objects per list page (kubectl's `--chunk-size`).
     pub chunk_size: usize,
     /// Kinds listed by streaming watches (false: paged lists then watches).
@@ -29,7 +30,7 @@ pub struct Engine {
     /// long only where the watch cannot be held.
     pub report_interval: Duration,
     /// Which clusters have every object watched.
-    pub watch: Watch,
+    pub watch: WatchMode,
     /// With `watch = "auto"`: more clusters than this are summarized.
     pub summary_above: usize,
     /// Summarized clusters whose objects stay watched after they were opened.
@@ -42,7 +43,7 @@ pub struct Engine {
 
 /// Which clusters have every Flux object watched (`engine.watch`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Watch {
+pub enum WatchMode {
     /// Every cluster, over one connection each.
     All,
     /// Every cluster counted from its FluxReport, read every interval over a connection that is
@@ -52,12 +53,12 @@ pub enum Watch {
     Auto,
 }
 
-impl Watch {
-    pub fn parse(text: &str) -> Option<Watch> {
+impl WatchMode {
+    pub fn parse(text: &str) -> Option<WatchMode> {
         match text {
-            "all" => Some(Watch::All),
-            "summary" => Some(Watch::Summary),
-            "auto" => Some(Watch::Auto),
+            "all" => Some(WatchMode::All),
+            "summary" => Some(WatchMode::Summary),
+            "auto" => Some(WatchMode::Auto),
             _ => None,
         }
     }
@@ -65,9 +66,9 @@ impl Watch {
     /// Whether a fleet of `clusters` is past what `self` watches whole.
     fn past(self, clusters: usize, above: usize) -> bool {
         match self {
-            Watch::All => false,
-            Watch::Summary => true,
-            Watch::Auto => clusters > above,
+            WatchMode::All => false,
+            WatchMode::Summary => true,
+            WatchMode::Auto => clusters > above,
         }
     }
 }
@@ -82,7 +83,7 @@ pub enum Reading {
     Bus { counts_suffice: bool },
 }
 
-impl Engine {
+impl EngineSection {
     /// Whether a fleet of `clusters` read as `reading` is summarized (its clusters counted, the
     /// objects of those opened watched): the one decision the engine and a reader of the bus
     /// share. `engine.watch = "summary"` always; `"auto"` past `summary_above` clusters — on
@@ -93,7 +94,7 @@ impl Engine {
         match reading {
             Reading::Clusters => past,
             Reading::Bus { counts_suffice } => {
-                past && (counts_suffice || self.watch == Watch::Summary)
+                past && (counts_suffice || self.watch == WatchMode::Summary)
             }
         }
     }
@@ -121,7 +122,11 @@ pub(super) struct RawEngine {
 impl RawEngine {
     /// The settings these values make, `fallback` standing in for each bad one (and a
     /// warning saying so).
-    pub(super) fn read(&self, fallback: &Engine, warn: &mut impl FnMut(String)) -> Engine {
+    pub(super) fn read(
+        &self,
+        fallback: &EngineSection,
+        warn: &mut impl FnMut(String),
+    ) -> EngineSection {
         let mut duration = |key: &str, text: &str, default: Duration| {
             parse_duration(text).unwrap_or_else(|e| {
                 warn(format!("engine.{key}: {e}; using the default"));
@@ -151,12 +156,12 @@ impl RawEngine {
             }
             d => d,
         };
-        let watch = Watch::parse(&self.watch).unwrap_or_else(|| {
+        let watch = WatchMode::parse(&self.watch).unwrap_or_else(|| {
             warn(format!(
                 "engine.watch: {:?} is not one of all, summary, auto; using auto",
                 self.watch
             ));
-            Watch::Auto
+            WatchMode::Auto
         });
         let streaming_lists = match self.lists.as_str() {
             "streaming" => true,
@@ -186,7 +191,7 @@ impl RawEngine {
                 n
             }
         };
-        Engine {
+        EngineSection {
             chunk_size: positive("chunk_size", self.chunk_size, fallback.chunk_size),
             streaming_lists,
             connect_concurrency: positive(
@@ -214,10 +219,10 @@ impl RawEngine {
     }
 }
 
-impl Engine {
+impl EngineSection {
     /// Used only if the embedded defaults themselves were unreadable.
-    pub(super) fn fallback() -> Engine {
-        Engine {
+    pub(super) fn fallback() -> EngineSection {
+        EngineSection {
             chunk_size: 500,
             streaming_lists: true,
             connect_concurrency: 64,
@@ -237,7 +242,7 @@ impl Engine {
             max_objects: 10_000,
             discovery_interval: Duration::from_secs(30),
             report_interval: Duration::from_secs(60),
-            watch: Watch::Auto,
+            watch: WatchMode::Auto,
             summary_above: 5000,
             warm_clusters: 16,
             list_only: false,

@@ -4,10 +4,11 @@
 
 use serde::Deserialize;
 
-/// One plugin as the config writes it.
+/// One `[[plugins]]` entry: a plugin as the config writes it. serde names it `Plugin` as
+/// before, in what it says of an entry that is not a table.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Plugin {
+#[serde(rename = "Plugin", deny_unknown_fields)]
+pub struct PluginEntry {
     /// Unique: a user's plugin of the same name replaces the shipped one.
     pub name: String,
     /// The key that runs it ("K", "ctrl-k", "f5").

@@ -9,8 +9,8 @@ use toml::{Spanned, Table, Value};
 
 use super::engine::RawEngine;
 use super::modes::{Actions, ModeRule};
-use super::plugins::Plugin;
-use super::sections::{Inventory, LabelRule, RawRollout, Source, Ui, WorkspaceRule};
+use super::plugins::PluginEntry;
+use super::sections::{InventorySection, LabelRule, RawRollout, SourceEntry, Ui, WorkspaceRule};
 
 /// What can be used of a user's file.
 pub(super) struct Checked {
@@ -46,15 +46,17 @@ pub(super) fn check(user: Table, defaults: &Table, text: &str) -> Checked {
         };
         let kept = match section.as_str() {
             "engine" => keys::<RawEngine>(&section, value, defaults, &mut out, &mut refuse),
-            "inventory" => keys::<Inventory>(&section, value, defaults, &mut out, &mut refuse),
+            "inventory" => {
+                keys::<InventorySection>(&section, value, defaults, &mut out, &mut refuse)
+            }
             "ui" => keys::<Ui>(&section, value, defaults, &mut out, &mut refuse),
             "rollout" => keys::<RawRollout>(&section, value, defaults, &mut out, &mut refuse),
             "actions" => keys::<Actions>(&section, value, defaults, &mut out, &mut refuse),
-            "sources" => entries::<Source>(&section, value, &mut out, &mut refuse),
+            "sources" => entries::<SourceEntry>(&section, value, &mut out, &mut refuse),
             "workspaces" => entries::<WorkspaceRule>(&section, value, &mut out, &mut refuse),
             "labels" => entries::<LabelRule>(&section, value, &mut out, &mut refuse),
             "modes" => entries::<ModeRule>(&section, value, &mut out, &mut refuse),
-            "plugins" => entries::<Plugin>(&section, value, &mut out, &mut refuse),
+            "plugins" => entries::<PluginEntry>(&section, value, &mut out, &mut refuse),
             // Read by the app, which reports what it cannot use.
             "keymap" => Some(value),
             _ => {

@@ -20,21 +20,23 @@ pub struct Ui {
 
 /// `[rollout]`: how clusters group into rings, and when a cluster counts as stuck.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Rollout {
+pub struct RolloutSection {
     pub rings: crate::fleet::rollouts::Rings,
-    pub rules: crate::fleet::rollouts::Rules,
+    pub rules: crate::fleet::rollouts::StuckRules,
 }
 
+/// `[inventory]`: the workspace of clusters that no rule and no directory place.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Inventory {
+pub struct InventorySection {
     pub default_workspace: String,
 }
 
-/// A kubeconfig file or a directory of them.
+/// One `[[sources]]` entry: a kubeconfig file or a directory of them. serde names it `Source`
+/// as before, in what it says of an entry that is not a table.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Source {
+#[serde(rename = "Source", deny_unknown_fields)]
+pub struct SourceEntry {
     pub kubeconfig: Option<PathBuf>,
     pub dir: Option<PathBuf>,
     /// A management cluster (a context of the other sources) whose Cluster API clusters join

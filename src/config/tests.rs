@@ -139,7 +139,7 @@ fn an_explicit_missing_file_is_reported() {
 #[test]
 fn the_watch_mode_summarizes_above_its_threshold_and_a_bad_one_is_a_warning() {
     let defaults = Config::defaults().engine;
-    assert_eq!(defaults.watch, Watch::Auto);
+    assert_eq!(defaults.watch, WatchMode::Auto);
     // One decision for the engine and a reader of the bus: past the threshold the engine
     // summarizes; the bus, whose objects are collected already, only where counts suffice.
     let (kube, bus, counts) = (
@@ -156,21 +156,24 @@ fn the_watch_mode_summarizes_above_its_threshold_and_a_bad_one_is_a_warning() {
     assert!(!defaults.summarizes(5_001, bus));
     assert!(defaults.summarizes(5_001, counts));
     assert!(!defaults.summarizes(5_000, counts));
-    let with = |watch| Engine {
+    let with = |watch| EngineSection {
         watch,
         ..defaults.clone()
     };
     for reading in [kube, bus, counts] {
-        assert!(with(Watch::Summary).summarizes(1, reading), "{reading:?}");
         assert!(
-            !with(Watch::All).summarizes(100_000, reading),
+            with(WatchMode::Summary).summarizes(1, reading),
+            "{reading:?}"
+        );
+        assert!(
+            !with(WatchMode::All).summarizes(100_000, reading),
             "{reading:?}"
         );
     }
     let text = "[engine]\nwatch = \"summary\"\nwarm_clusters = 4\nreport_interval = \"2m\"\n";
     let (config, warnings) = Config::parse(Some(text), Path::new("u.toml"));
     assert_eq!(warnings, []);
-    assert_eq!(config.engine.watch, Watch::Summary);
+    assert_eq!(config.engine.watch, WatchMode::Summary);
     assert_eq!(config.engine.warm_clusters, 4);
     assert_eq!(config.engine.report_interval, Duration::from_secs(120));
     let text = "[engine]\nwatch = \"some\"\nreport_interval = \"0s\"\nwarm_clusters = 0\n";
@@ -181,7 +184,7 @@ fn the_watch_mode_summarizes_above_its_threshold_and_a_bad_one_is_a_warning() {
         text.iter()
             .any(|w| w.contains("engine.watch: \"some\" is not one of all, summary, auto"))
     );
-    assert_eq!(config.engine.watch, Watch::Auto);
+    assert_eq!(config.engine.watch, WatchMode::Auto);
     assert_eq!(config.engine.report_interval, Duration::from_secs(60));
     assert_eq!(config.engine.warm_clusters, 16);
 }

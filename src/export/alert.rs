@@ -20,7 +20,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio_util::sync::CancellationToken;
 
-use self::state::{Alerts, Labels, Note, Posted, Rules};
+use self::state::{AlertTiming, Alerts, Labels, Note, Posted};
 use self::wire::Alertmanager;
 pub use self::wire::AlertmanagerError;
 use super::outcome::Ended;
@@ -46,7 +46,7 @@ pub struct Alerting {
     pub ca: Option<PathBuf>,
     /// Labels every alert carries.
     pub labels: Labels,
-    pub rules: Rules,
+    pub rules: AlertTiming,
     /// How long to wait for every cluster to answer before the first round.
     pub timeout: Duration,
     /// Print what would be sent (one JSON array a round) instead of sending it.
@@ -161,14 +161,19 @@ pub struct Rounds {
     filter: Filter,
     window: SignedDuration,
     labels: Labels,
-    found: Vec<state::Found>,
+    found: Vec<state::Finding>,
     changed: bool,
 }
 
 impl Rounds {
     /// `filter`'s failing root causes, suspects looked for within `window`, every alert
     /// carrying `labels`.
-    pub fn new(filter: Filter, window: SignedDuration, labels: Labels, rules: Rules) -> Rounds {
+    pub fn new(
+        filter: Filter,
+        window: SignedDuration,
+        labels: Labels,
+        rules: AlertTiming,
+    ) -> Rounds {
         Rounds {
             alerts: Alerts::new(rules),
             filter: Filter {
@@ -183,7 +188,7 @@ impl Rounds {
     }
 
     /// The causes the last round found.
-    pub fn found(&self) -> &[state::Found] {
+    pub fn found(&self) -> &[state::Finding] {
         &self.found
     }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::Filter;
-use super::history::{Unread, each_change, reading};
+use super::history::{HistoryUnread, each_change, reading};
 use super::outcome::{Ended, Misuse, ReadFailed};
 use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, shown as seconds};
 use crate::fleet::{Index, ObjectKey};
@@ -38,7 +38,7 @@ impl RingScope {
     pub(crate) fn of(
         index: &Index,
         filter: &Filter,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
     ) -> RingScope {
         let mut scope = RingScope {
             ring_of: HashMap::new(),
@@ -131,7 +131,7 @@ pub(crate) async fn metrics(
     let Some(options) = &sources.nats else {
         return Err(Misuse::MetricsNeedBus.into());
     };
-    if let Err(Unread::Since(e)) = reading(since, filter) {
+    if let Err(HistoryUnread::Since(e)) = reading(since, filter) {
         return Err(Misuse::Since(e).into());
     }
     let opened = fleet(sources, edge).await?;

@@ -144,7 +144,7 @@ impl ClosedBy {
 /// The gate's verdict.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Verdict {
+pub struct GateVerdict {
     pub ring: String,
     pub revision: String,
     pub open: bool,
@@ -177,7 +177,7 @@ pub fn verdict(
     (ring, revision): (&str, &str),
     (soak, window): (SignedDuration, SignedDuration),
     now: Timestamp,
-) -> Verdict {
+) -> GateVerdict {
     let scope: Vec<&ClusterEntry> = sorted(index).filter(|c| filter.cluster(c)).collect();
     let members: Vec<&ClusterEntry> = scope
         .iter()
@@ -291,7 +291,7 @@ pub fn verdict(
             });
         }
     }
-    Verdict {
+    GateVerdict {
         ring: ring.to_string(),
         revision: revision.to_string(),
         open: closed_by.is_empty(),
@@ -304,7 +304,7 @@ pub fn verdict(
 
 /// Writes the verdict: a line, and a line per reason; or JSON.
 pub fn write(
-    verdict: &Verdict,
+    verdict: &GateVerdict,
     output: Output,
     now: Timestamp,
     out: &mut dyn Write,

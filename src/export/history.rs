@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::outcome::{Ended, Misuse, ReadFailed};
 use super::query::Query;
-use crate::bus::wire::Change;
+use crate::bus::wire::RecordedChange;
 use crate::glob::glob_match;
 use crate::headless::Output;
 use crate::headless::table::Table;
@@ -14,7 +14,7 @@ use crate::headless::writing;
 
 /// Whether `change` is in the scope of filter `f` (a cluster's own changes have no object, and
 /// pass every object filter but a kind's or a name's).
-fn selected(f: &super::Filter, change: &Change) -> bool {
+fn selected(f: &super::Filter, change: &RecordedChange) -> bool {
     f.workspace.as_ref().is_none_or(|w| *w == change.workspace)
         && (f.clusters.is_empty() || f.clusters.iter().any(|g| glob_match(g, &change.cluster)))
         && f.kind.is_none_or(|k| change.kind == Some(k))
@@ -27,7 +27,7 @@ fn selected(f: &super::Filter, change: &Change) -> bool {
 }
 
 /// Why the history of the last `since` cannot be read.
-pub(crate) enum Unread {
+pub(crate) enum HistoryUnread {
     /// `since` reaches before any time.
     Since(String),
     /// The bus could not be read.
@@ -39,11 +39,11 @@ pub(crate) enum Unread {
 pub(crate) fn reading(
     since: Duration,
     filter: &super::Filter,
-) -> Result<(jiff::Timestamp, Option<&str>), Unread> {
+) -> Result<(jiff::Timestamp, Option<&str>), HistoryUnread> {
     let from = jiff::SignedDuration::try_from(since)
         .ok()
         .and_then(|d| jiff::Timestamp::now().checked_sub(d).ok())
-        .ok_or_else(|| Unread::Since(format!("since {since:?} reaches before any time")))?;
+        .ok_or_else(|| HistoryUnread::Since(format!("since {since:?} reaches before any time")))?;
     let one = match filter.clusters.as_slice() {
         [glob] if !glob.contains(['*', '?']) => Some(glob.as_str()),
         _ => None,
@@ -56,7 +56,7 @@ pub(crate) async fn changes(
     options: &crate::bus::Options,
     since: Duration,
     filter: &super::Filter,
-) -> Result<Vec<Change>, Unread> {
+) -> Result<Vec<RecordedChange>, HistoryUnread> {
     let mut out = Vec::new();
     each_change(options, since, filter, |c| out.push(c)).await?;
     Ok(out)
@@ -67,17 +67,17 @@ pub(crate) async fn each_change(
     options: &crate::bus::Options,
     since: Duration,
     filter: &super::Filter,
-    mut each: impl FnMut(Change),
-) -> Result<(), Unread> {
+    mut each: impl FnMut(RecordedChange),
+) -> Result<(), HistoryUnread> {
     let (from, one) = reading(since, filter)?;
-    let selected = |c: Change| {
+    let selected = |c: RecordedChange| {
         if selected(filter, &c) {
             each(c);
         }
     };
     crate::bus::history::each_since(options, from, one, selected)
         .await
-        .map_err(Unread::Bus)
+        .map_err(HistoryUnread::Bus)
 }
 
 /// Prints the changes of the last `since`; exit code as `get`'s.
@@ -87,7 +87,7 @@ pub async fn write(
     request: &Query,
 ) -> Result<Ended, ReadFailed> {
     let changes = changes(options, since, &request.filter).await?;
-    let changes: Vec<&Change> = changes.iter().collect();
+    let changes: Vec<&RecordedChange> = changes.iter().collect();
     let mut out = io::BufWriter::new(io::stdout());
     let written = match request.output {
         Output::Table => {
@@ -126,11 +126,11 @@ pub async fn write(
     Ok(Ended::Done)
 }
 
-impl From<Unread> for ReadFailed {
-    fn from(unread: Unread) -> ReadFailed {
+impl From<HistoryUnread> for ReadFailed {
+    fn from(unread: HistoryUnread) -> ReadFailed {
         match unread {
-            Unread::Since(e) => ReadFailed::Misuse(Misuse::Since(e)),
-            Unread::Bus(e) => e.into(),
+            HistoryUnread::Since(e) => ReadFailed::Misuse(Misuse::Since(e)),
+            HistoryUnread::Bus(e) => e.into(),
         }
     }
 }

@@ -37,7 +37,7 @@ struct GetJson<'a> {
 
 #[derive(Serialize)]
 struct SummaryJson<'a> {
-    fleet: shapes::Fleet<'a>,
+    fleet: shapes::FleetRollup<'a>,
     workspaces: Vec<shapes::Workspace<'a>>,
     clusters: Clusters<'a>,
 }
@@ -144,7 +144,7 @@ pub(super) fn summary(
     match request.output {
         Output::Json => {
             let doc = SummaryJson {
-                fleet: shapes::Fleet::new(index),
+                fleet: shapes::FleetRollup::new(index),
                 workspaces: index
                     .workspaces()
                     .iter()

@@ -85,11 +85,11 @@ pub fn write(
     index: &Index,
     filter: &Filter,
     output: Output,
-    rollout: &crate::config::Rollout,
+    rollout: &crate::config::RolloutSection,
     now: Timestamp,
     out: &mut dyn Write,
 ) -> Result<io::Result<()>, NotOne> {
-    let crate::config::Rollout { rings, rules } = rollout;
+    let crate::config::RolloutSection { rings, rules } = rollout;
     let clusters = || index.entries().filter(|(_, c)| filter.cluster(c));
     Ok(match (filter.kind, &filter.name) {
         (Some(kind), Some(name)) => {

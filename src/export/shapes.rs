@@ -12,6 +12,8 @@ use crate::fleet::{
 };
 
 /// One Flux object of one cluster.
+/// Shares its name with `fleet::object::Object`: the same Flux object, this is how `get -o json`
+/// writes it, that is how it is read off the API server.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Object<'a> {
@@ -213,15 +215,15 @@ impl<'a> Workspace<'a> {
 /// The whole fleet's rollup.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Fleet<'a> {
+pub struct FleetRollup<'a> {
     pub clusters: u32,
     pub states: States<'a>,
     pub objects: &'a HealthCounts,
 }
 
-impl<'a> Fleet<'a> {
-    pub fn new(index: &'a Index) -> Fleet<'a> {
-        Fleet {
+impl<'a> FleetRollup<'a> {
+    pub fn new(index: &'a Index) -> FleetRollup<'a> {
+        FleetRollup {
             clusters: index.phases().total(),
             states: States(index.phases()),
             objects: index.health(),

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::Filter;
 use super::outcome::{Ended, ReadFailed};
 use super::workloads::clusters_text;
-use crate::fleet::trace::{Asked, Chain, Shape, Trace, Unread};
+use crate::fleet::trace::{Asked, Chain, ClusterUnread, Shape, Trace};
 use crate::headless::Edge;
 use crate::headless::Output;
 use crate::headless::opening::{fleet, not_live};
@@ -47,7 +47,7 @@ pub struct Traced<'a> {
     pub diverges: bool,
     pub shapes: Vec<ShapeJson<'a>>,
     pub absent: &'a [String],
-    pub unread: &'a [Unread],
+    pub unread: &'a [ClusterUnread],
 }
 
 #[derive(Serialize)]

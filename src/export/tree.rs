@@ -14,7 +14,7 @@ use super::outcome::{Ended, ReadFailed};
 use super::trace::read_scope;
 use super::workloads::clusters_text;
 use crate::fleet::ObjectKey;
-use crate::fleet::trace::Unread;
+use crate::fleet::trace::ClusterUnread;
 use crate::fleet::tree::{Node, Tree, drawn};
 use crate::headless::Edge;
 use crate::headless::Output;
@@ -50,7 +50,7 @@ pub struct Grown<'a> {
     pub differs: bool,
     pub nodes: &'a [Node],
     pub absent: &'a [String],
-    pub unread: &'a [Unread],
+    pub unread: &'a [ClusterUnread],
 }
 
 impl<'a> Grown<'a> {

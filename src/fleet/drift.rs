@@ -141,7 +141,7 @@ pub struct Drift {
     pub reconciles: Vec<Reconciles>,
     /// What was read from the clusters beyond the index: asked of one object, its copies; fleet-wide, the Kustomizations' events.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reads: Option<asked::Reads>,
+    pub reads: Option<asked::ExtraReads>,
 }
 
 impl Drift {

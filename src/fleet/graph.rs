@@ -14,11 +14,11 @@ pub use crate::fleet::sorted::Sorted;
 pub use cause::Cause;
 pub use holds::Holds;
 use standing::says_dependency_not_ready;
-pub use standing::{Standing, blocks, holds_back, standing};
+pub use standing::{GraphStanding, blocks, holds_back, standing};
 
 /// One cluster's objects by key. Boxed: inserting or removing one shifts the entries after it,
 /// 32 bytes each rather than a summary's 152.
-pub type Objects = Sorted<Box<FluxSummary>>;
+pub type ClusterObjects = Sorted<Box<FluxSummary>>;
 
 /// The objects `o` needs ready before it can be: its `dependsOn` (same kind unless named), its
 /// source (`sourceRef`, `chartRef`), and for a HelmRelease with `spec.chart` the HelmChart Flux
@@ -90,7 +90,7 @@ fn source_of<'a>(
 pub type Causes = Sorted<Cause>;
 
 /// The cause of every not-ready object of one cluster, computed from scratch.
-pub fn causes(objects: &Objects) -> Causes {
+pub fn causes(objects: &ClusterObjects) -> Causes {
     let up: HashMap<ObjectKey, Vec<ObjectKey>> = objects
         .iter()
         .map(|(k, o)| (k.clone(), upstream(o)))
@@ -114,7 +114,7 @@ pub fn causes(objects: &Objects) -> Causes {
 /// Whether the object a key names waits only for its retry, should nothing hold it back: it says
 /// `DependencyNotReady`, and every `dependsOn` it names is there (a missing dependency is its
 /// own cause: the controller cannot find it).
-fn awaiting(objects: &Objects) -> impl Fn(&ObjectKey) -> bool + '_ {
+fn awaiting(objects: &ClusterObjects) -> impl Fn(&ObjectKey) -> bool + '_ {
     |k| {
         objects.get(k).is_some_and(|o| {
             says_dependency_not_ready(o)
@@ -128,7 +128,7 @@ fn awaiting(objects: &Objects) -> impl Fn(&ObjectKey) -> bool + '_ {
 }
 
 /// Whether the object a key names holds back one of a kind that needs it.
-fn holding(objects: &Objects) -> impl Fn(FluxKind, &ObjectKey) -> bool + '_ {
+fn holding(objects: &ClusterObjects) -> impl Fn(FluxKind, &ObjectKey) -> bool + '_ {
     |by, k| objects.get(k).is_some_and(|o| holds_back(o, by))
 }
 
@@ -304,9 +304,9 @@ impl Graph {
     /// None: it is new), and needs `upstream` (None: what it needed before).
     pub fn changed(
         &mut self,
-        objects: &Objects,
+        objects: &ClusterObjects,
         key: &ObjectKey,
-        before: Option<Standing>,
+        before: Option<GraphStanding>,
         upstream: Option<Vec<ObjectKey>>,
     ) {
         let upstream = upstream.filter(|u| self.upstream(key) != u.as_slice());
@@ -321,7 +321,7 @@ impl Graph {
     }
 
     /// `key` is gone from `objects`.
-    pub fn removed(&mut self, objects: &Objects, key: &ObjectKey) {
+    pub fn removed(&mut self, objects: &ClusterObjects, key: &ObjectKey) {
         self.set_upstream(key, Vec::new());
         self.recompute(objects, key);
     }
@@ -332,7 +332,7 @@ impl Graph {
     /// redoing every kind's each time cost as much as the rest of the index.
     pub fn relisted(
         &mut self,
-        objects: &Objects,
+        objects: &ClusterObjects,
         kind: FluxKind,
         upstream: &mut dyn FnMut(&FluxSummary) -> Vec<ObjectKey>,
     ) {
@@ -354,7 +354,7 @@ impl Graph {
 
     /// The graph of `objects`, from scratch (`upstream` gives what each needs).
     pub fn of(
-        objects: &Objects,
+        objects: &ClusterObjects,
         upstream: &mut dyn FnMut(&FluxSummary) -> Vec<ObjectKey>,
     ) -> Graph {
         let mut graph = Graph::default();
@@ -367,7 +367,7 @@ impl Graph {
     }
 
     /// Every cause solved again.
-    fn solve_all(&mut self, objects: &Objects) {
+    fn solve_all(&mut self, objects: &ClusterObjects) {
         self.causes = Causes::default();
         let nodes: Vec<&ObjectKey> = objects
             .iter()
@@ -424,7 +424,7 @@ impl Graph {
     /// Solves again what a change of `key` can reach: itself, and what stands behind it through
     /// objects that block (a ready object stops the change: what is behind it sees it ready; one
     /// that blocks but holds nothing back is walked through all the same, which costs only time).
-    fn recompute(&mut self, objects: &Objects, key: &ObjectKey) {
+    fn recompute(&mut self, objects: &ClusterObjects, key: &ObjectKey) {
         let blocking = |k: &ObjectKey| objects.get(k).is_some_and(|o| blocks(o));
         // Most changes are to an object nothing needs (and so on no cycle): its own cause is
         // all there is to solve, from what it needs, without the search's sets and maps.

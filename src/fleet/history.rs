@@ -13,7 +13,7 @@ use super::{FluxKind, FluxSummary, Health, Phase};
 /// One change.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Change {
+pub struct RecordedChange {
     pub at: Timestamp,
     pub cluster: String,
     pub workspace: String,
@@ -38,7 +38,7 @@ pub struct Change {
     pub happened: Option<Timestamp>,
 }
 
-impl Change {
+impl RecordedChange {
     /// A change of the object `key` on `cluster`: `what` it was (`health`, `revision`,
     /// `deleted`), with no before, after or message yet.
     pub fn of_object(
@@ -47,8 +47,8 @@ impl Change {
         workspace: String,
         what: &str,
         key: &super::ObjectKey,
-    ) -> Change {
-        Change {
+    ) -> RecordedChange {
+        RecordedChange {
             at,
             cluster: cluster.to_string(),
             workspace,
@@ -72,10 +72,11 @@ impl Change {
         workspace: &str,
         was: (Health, Option<&str>),
         now: &FluxSummary,
-    ) -> impl Iterator<Item = Change> {
+    ) -> impl Iterator<Item = RecordedChange> {
         let (health, revision) = was;
         let turned = (health != now.health).then(|| {
-            let mut c = Change::of_object(at, cluster, workspace.into(), "health", &now.key);
+            let mut c =
+                RecordedChange::of_object(at, cluster, workspace.into(), "health", &now.key);
             c.from = Some(health.as_str().into());
             c.to = Some(now.health.as_str().into());
             c.message = now.message.as_deref().map(str::to_string);
@@ -87,7 +88,8 @@ impl Change {
             .as_deref()
             .filter(|r| revision != Some(*r))
             .map(|r| {
-                let mut c = Change::of_object(at, cluster, workspace.into(), "revision", &now.key);
+                let mut c =
+                    RecordedChange::of_object(at, cluster, workspace.into(), "revision", &now.key);
                 c.from = revision.map(str::to_string);
                 c.to = Some(r.to_string());
                 c.happened = now.rollout.as_ref().and_then(|r| r.since);
@@ -104,8 +106,8 @@ impl Change {
         from: Option<Phase>,
         to: Phase,
         message: Option<String>,
-    ) -> Change {
-        Change {
+    ) -> RecordedChange {
+        RecordedChange {
             at,
             cluster: cluster.to_string(),
             workspace: workspace.to_string(),

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::graph::{Graph, Objects};
+use super::graph::{ClusterObjects, Graph};
 use super::report::Report;
 use super::{Connection, FluxKind, FluxSummary, HealthCounts, ObjectKey, PhaseCounts};
 pub use ids::{ClusterId, ClusterInfo, ClusterKey, SourceId, WorkspaceId};
@@ -82,7 +82,7 @@ pub struct ClusterEntry {
     pub answered: bool,
     /// Boxed: a B-tree node holds eleven entries and is often half full, so an inline
     /// summary (~300 bytes) cost twice its size.
-    pub objects: Objects,
+    pub objects: ClusterObjects,
     /// What its objects depend on, and why each not-ready one is not ready.
     pub graph: Graph,
     pub health: HealthCounts,
@@ -180,7 +180,7 @@ impl Index {
             connection,
             last_event: None,
             answered: false,
-            objects: Objects::default(),
+            objects: ClusterObjects::default(),
             graph: Graph::default(),
             health: HealthCounts::default(),
             retired: false,

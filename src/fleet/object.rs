@@ -20,6 +20,8 @@ use super::annotations;
 pub use lax::{Count, Flag, Int, Lax, List, MAX_ITEMS, MAX_TEXT, Set, Text};
 
 /// A Flux object; also a watch's ERROR event's `Status` (`code`, `reason`, `message`).
+/// Shares its name with `export::shapes::Object`: the same Flux object, this is how it is read off
+/// the API server, that is how `get -o json` writes it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Object<'a> {

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::bounds::{bounded, bounded_text, limits};
 use super::object::Int;
 use super::{FluxKind, Health, HealthCounts, SharedText};
-use doc::Status;
+use doc::ReportStatus;
 pub use doc::{InstanceDoc, ReportDoc, first, first_versioned};
 
 pub mod doc;
@@ -62,7 +62,7 @@ pub struct Report {
     pub counts: HealthCounts,
 }
 
-/// A Flux controller as the report sees it.
+/// A Flux controller as the report sees it. Shares its name with `doc::Component`, its wire shape.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Component {
     pub name: SharedText,
@@ -86,7 +86,7 @@ impl Component {
     }
 }
 
-/// The objects of one kind on the cluster.
+/// The objects of one kind on the cluster. Shares its name with `doc::Reconciler`, its wire shape.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Reconciler {
@@ -103,6 +103,7 @@ pub struct Reconciler {
 }
 
 /// The cluster's own sync (the FluxInstance's `spec.sync`).
+/// Shares its name with `doc::Sync`, its shape on the wire: this is what is kept of it.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Sync {
     pub id: SharedText,
@@ -157,7 +158,7 @@ impl Instance {
 
 /// Why an object is not a report fluxfleet can read.
 #[derive(Debug, PartialEq, thiserror::Error)]
-pub enum Error {
+pub enum ReportError {
     #[error("{0} is not a FluxReport")]
     NotAReport(String),
     #[error("the FluxReport has no spec")]
@@ -210,7 +211,7 @@ impl Report {
         report: &Value,
         instance: Option<&Value>,
         read_at: Timestamp,
-    ) -> Result<Report, Error> {
+    ) -> Result<Report, ReportError> {
         let doc = ReportDoc::deserialize(report).unwrap_or_default();
         let instance = instance
             .and_then(|v| InstanceDoc::deserialize(v).ok())
@@ -223,12 +224,14 @@ impl Report {
         doc: &ReportDoc,
         instance: Option<Instance>,
         read_at: Timestamp,
-    ) -> Result<Report, Error> {
+    ) -> Result<Report, ReportError> {
         let kind = doc.kind.get().unwrap_or("");
         if kind != "FluxReport" {
-            return Err(Error::NotAReport(bounded(kind, limits::REASON).into()));
+            return Err(ReportError::NotAReport(
+                bounded(kind, limits::REASON).into(),
+            ));
         }
-        let spec = doc.spec.get().ok_or(Error::NoSpec)?;
+        let spec = doc.spec.get().ok_or(ReportError::NoSpec)?;
         let components = spec
             .components
             .0
@@ -295,7 +298,7 @@ impl Report {
             ready: doc
                 .status
                 .get()
-                .and_then(Status::ready)
+                .and_then(ReportStatus::ready)
                 .and_then(|c| c.status.get())
                 .map(|s| s == "True"),
             instance: instance.map(Arc::new),
@@ -423,7 +426,7 @@ impl Instance {
             return None;
         }
         let metadata = doc.metadata.get()?;
-        let ready = doc.status.get().and_then(Status::ready);
+        let ready = doc.status.get().and_then(ReportStatus::ready);
         Some(Instance {
             namespace: text(&metadata.namespace, limits::NAME).unwrap_or_default(),
             name: text(&metadata.name, limits::NAME)?,

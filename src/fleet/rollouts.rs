@@ -27,7 +27,7 @@ mod study;
 pub use halt::{Halt, NoHalt, halt};
 pub use rings::Rings;
 pub use spread::{
-    Counts, Matrix, Odd, Place, Revision, Ring, Rules, Spread, Standing, Stuck, shown,
+    Matrix, Odd, Place, Revision, Ring, Spread, Standing, StandingCounts, Stuck, StuckRules, shown,
 };
 
 /// The rows of the rollout view: every followed thing of `kind` (or all) on `clusters`, in
@@ -35,7 +35,7 @@ pub use spread::{
 pub fn spreads<'a>(
     clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
     kind: Option<FluxKind>,
-    rules: &Rules,
+    rules: &StuckRules,
     now: Timestamp,
 ) -> Vec<Spread> {
     let mut things: HashMap<&ObjectKey, Vec<Instance<'a>>, BuildHasherDefault<Fx>> =
@@ -68,7 +68,7 @@ pub fn spreads<'a>(
 pub fn spread_of<'a>(
     clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
     key: &ObjectKey,
-    rules: &Rules,
+    rules: &StuckRules,
     now: Timestamp,
 ) -> Option<Spread> {
     let copies = copies_of(clusters, key);
@@ -118,7 +118,7 @@ pub fn matrix<'a>(
     clusters: impl IntoIterator<Item = (ClusterId, &'a ClusterEntry)>,
     key: &ObjectKey,
     rings: &Rings,
-    rules: &Rules,
+    rules: &StuckRules,
     now: Timestamp,
 ) -> Option<Matrix> {
     let copies = copies_of(clusters, key);

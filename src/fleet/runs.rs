@@ -18,7 +18,7 @@ pub const MOST: usize = 10;
 /// One run: what was applied, how it ended, when, and how long it took.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Run {
+pub struct ControllerRun {
     /// A Kustomization's source revision (`metadata.revision`); a HelmRelease's chart name and
     /// version (`hello@0.1.0`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -52,7 +52,7 @@ pub struct Run {
     pub total: Option<i64>,
 }
 
-impl Run {
+impl ControllerRun {
     /// Ended well: a Kustomization applied and healthy, a HelmRelease's release deployed (or
     /// superseded since, which it was when it ran).
     pub fn succeeded(&self) -> bool {
@@ -69,7 +69,7 @@ impl Run {
 pub enum Runs {
     /// Its runs, newest first (none yet: it never ran).
     #[serde(rename = "yes")]
-    Recorded { runs: Vec<Run> },
+    Recorded { runs: Vec<ControllerRun> },
     /// Its controller keeps no such record: why, for a person.
     #[serde(rename = "no")]
     NotRecorded { why: &'static str },
@@ -108,7 +108,7 @@ fn ran(object: &Value) -> bool {
         .is_some_and(|g| g > 0)
 }
 
-fn run_of(kind: FluxKind, entry: &Value) -> Run {
+fn run_of(kind: FluxKind, entry: &Value) -> ControllerRun {
     let text = |path: &str| {
         entry
             .at(path)
@@ -118,7 +118,7 @@ fn run_of(kind: FluxKind, entry: &Value) -> Run {
     };
     let time = |path: &str| entry.at(path)?.as_str()?.parse::<Timestamp>().ok();
     match kind {
-        FluxKind::HelmRelease => Run {
+        FluxKind::HelmRelease => ControllerRun {
             revision: match (text("/chartName"), text("/chartVersion")) {
                 (Some(name), Some(version)) => Some(format!("{name}@{version}")),
                 (name, version) => name.or(version),
@@ -130,9 +130,9 @@ fn run_of(kind: FluxKind, entry: &Value) -> Run {
             status: text("/status"),
             first: time("/firstDeployed"),
             last: time("/lastDeployed"),
-            ..Run::default()
+            ..ControllerRun::default()
         },
-        _ => Run {
+        _ => ControllerRun {
             revision: text("/metadata/revision"),
             digest: text("/digest"),
             status: text("/lastReconciledStatus"),
@@ -140,7 +140,7 @@ fn run_of(kind: FluxKind, entry: &Value) -> Run {
             last: time("/lastReconciled"),
             duration: text("/lastReconciledDuration"),
             total: entry.at("/totalReconciliations").and_then(Value::as_i64),
-            ..Run::default()
+            ..ControllerRun::default()
         },
     }
 }
@@ -222,6 +222,6 @@ mod tests {
             panic!("recorded");
         };
         assert_eq!(runs.len(), MOST);
-        assert_eq!(runs[0], Run::default());
+        assert_eq!(runs[0], ControllerRun::default());
     }
 }

@@ -163,7 +163,7 @@ impl Entries {
 
 /// Why a JSON document cannot be summarised as a Flux object.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum Error {
+pub enum SummaryError {
     #[error("object has no metadata.name")]
     NoName,
     #[error("object name or namespace longer than Kubernetes allows")]
@@ -216,17 +216,17 @@ impl FluxSummary {
 
     /// Summarises one object of a known kind. Only `metadata.name` is required: anything else that
     /// is missing or malformed shows as absent, never as a failure to see the object at all.
-    pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, Error> {
+    pub fn of(kind: FluxKind, object: &Value) -> Result<FluxSummary, SummaryError> {
         FluxSummary::read(kind, &Object::from_value(object))
     }
 
     /// [`FluxSummary::of`] an object read as its summary reads it (the engine reads list pages
     /// and watch lines straight into [`Object`]s).
-    pub fn read(kind: FluxKind, object: &Object) -> Result<FluxSummary, Error> {
-        let name = object.name().ok_or(Error::NoName)?;
+    pub fn read(kind: FluxKind, object: &Object) -> Result<FluxSummary, SummaryError> {
+        let name = object.name().ok_or(SummaryError::NoName)?;
         let namespace = object.namespace().unwrap_or_default();
         if name.len() > limits::NAME || namespace.len() > limits::NAME {
-            return Err(Error::NameTooLong);
+            return Err(SummaryError::NameTooLong);
         }
         let short = |t: &str| bounded(t, limits::SHORT);
         let health = health(kind, object);
@@ -372,9 +372,10 @@ impl FluxSummary {
     }
 
     /// Summarises an object that names its own kind in `kind`.
-    pub fn from_object(object: &Value) -> Result<FluxSummary, Error> {
+    pub fn from_object(object: &Value) -> Result<FluxSummary, SummaryError> {
         let kind = object.get("kind").and_then(Value::as_str).unwrap_or("");
-        let kind = FluxKind::from_kind(kind).ok_or_else(|| Error::UnknownKind(kind.to_string()))?;
+        let kind =
+            FluxKind::from_kind(kind).ok_or_else(|| SummaryError::UnknownKind(kind.to_string()))?;
         FluxSummary::of(kind, object)
     }
 

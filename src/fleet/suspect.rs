@@ -38,7 +38,7 @@ impl How {
 
 /// The change before one copy's failure.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Change {
+pub struct ChangeBefore {
     /// The revision; for a change of its own, what changed: `generation 2`, `values`.
     pub revision: SharedText,
     pub how: How,
@@ -49,7 +49,7 @@ pub struct Change {
     pub just_before: bool,
 }
 
-impl Change {
+impl ChangeBefore {
     /// The change as a person reads it: "its spec changed (generation 2)", "its values
     /// changed", or the revision shortened.
     pub fn said(&self) -> String {
@@ -72,7 +72,7 @@ pub fn change_before(
     cluster: &ClusterEntry,
     o: &FluxSummary,
     window: SignedDuration,
-) -> Option<Change> {
+) -> Option<ChangeBefore> {
     // Only a failure has a change before it: what waits, progresses or is suspended has none.
     if !o.health.is_failing() {
         return None;
@@ -114,7 +114,7 @@ pub fn change_before(
             .as_ref()
             .filter(|(produced, _)| same(o.key.kind, tried, produced))
             .and_then(|(_, at)| *at);
-        return Some(Change {
+        return Some(ChangeBefore {
             revision: tried.clone(),
             how: How::Tried,
             at,
@@ -126,7 +126,7 @@ pub fn change_before(
     // moves only when a run succeeds or stalls: -1 or none for an object that never ran
     // without failing, whose spec as created is the change); a spec the controller stalled on
     // (Stalled: it will not retry until the spec changes).
-    let mine = |how, revision: String| Change {
+    let mine = |how, revision: String| ChangeBefore {
         revision: revision.into(),
         how,
         at: None,
@@ -146,7 +146,7 @@ pub fn change_before(
         && !r.proven
         && just_before(r.since)
     {
-        return Some(Change {
+        return Some(ChangeBefore {
             revision: applied,
             how: How::Applied,
             at: r.since,
@@ -158,7 +158,7 @@ pub fn change_before(
     let (produced, at) = source.filter(|(produced, _)| {
         !(same(o.key.kind, &applied, produced) || same_content(produced, &applied))
     })?;
-    just_before(at).then_some(Change {
+    just_before(at).then_some(ChangeBefore {
         revision: produced,
         how: How::Source,
         at,
@@ -179,7 +179,7 @@ fn same(kind: FluxKind, revision: &str, produced: &str) -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Suspect {
-    /// The revision; for a change of the object's own, what changed (see [`Change`]).
+    /// The revision; for a change of the object's own, what changed (see [`ChangeBefore`]).
     pub revision: SharedText,
     /// How the copies came by it: a revision (tried, applied, its source's), or their own spec
     /// or values.
@@ -232,7 +232,7 @@ impl Suspect {
         self
     }
 
-    /// The change as a person reads it ([`Change::said`]).
+    /// The change as a person reads it ([`ChangeBefore::said`]).
     pub fn said(&self) -> String {
         said(self.how, &self.revision)
     }
@@ -285,16 +285,16 @@ impl Suspect {
 /// it runs and the one it tried. Worked out once per copy (triage keeps it with the cluster's
 /// part until the cluster changes).
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Copy {
-    pub change: Option<Change>,
+pub struct FailingCopy {
+    pub change: Option<ChangeBefore>,
     pub runs: Option<SharedText>,
     pub tried: Option<SharedText>,
 }
 
-impl Copy {
-    pub fn of(cluster: &ClusterEntry, o: &FluxSummary, window: SignedDuration) -> Copy {
+impl FailingCopy {
+    pub fn of(cluster: &ClusterEntry, o: &FluxSummary, window: SignedDuration) -> FailingCopy {
         let r = o.rollout.as_deref();
-        Copy {
+        FailingCopy {
             change: change_before(cluster, o, window),
             runs: r.and_then(|r| r.applied.clone()),
             tried: r.and_then(|r| r.attempted.clone()),
@@ -304,15 +304,15 @@ impl Copy {
 
 /// The failing copies of a root cause, counted revision by revision as they are met.
 #[derive(Clone, Debug, Default)]
-pub struct Tally {
+pub struct RevisionTally {
     /// Per revision (or change of the copies' own): how they came by it, copies whose change it
     /// is, of those just before failing, and copies that run or tried it.
     revisions: Vec<(SharedText, How, usize, usize, usize)>,
     failing: usize,
 }
 
-impl Tally {
-    pub fn add(&mut self, copy: &Copy) {
+impl RevisionTally {
+    pub fn add(&mut self, copy: &FailingCopy) {
         self.failing += 1;
         if let Some(change) = &copy.change {
             let slot = self.slot(&change.revision, change.how);
@@ -387,9 +387,9 @@ pub fn suspect(
     failing: &[(&ClusterEntry, &FluxSummary)],
     window: SignedDuration,
 ) -> Option<Suspect> {
-    let mut tally = Tally::default();
+    let mut tally = RevisionTally::default();
     for (cluster, o) in failing {
-        tally.add(&Copy::of(cluster, o, window));
+        tally.add(&FailingCopy::of(cluster, o, window));
     }
     tally.suspect(window)
 }

@@ -35,7 +35,7 @@ pub const MAX_DEPTH: usize = 8;
 
 /// An object of the chain below what Flux applied, as the cluster named it.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct Link {
+pub struct ChainLink {
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -44,7 +44,7 @@ pub struct Link {
 /// Where a Flux object's content comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Source {
+pub struct SourceRef {
     pub kind: String,
     pub namespace: String,
     pub name: String,
@@ -77,7 +77,7 @@ pub struct Applier {
     /// Its source: a Kustomization's `sourceRef`, a HelmRelease's chart source (`chartRef`, or
     /// the `sourceRef` of `chart.spec`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub source: Option<Source>,
+    pub source: Option<SourceRef>,
 }
 
 /// Why a chain ends before the top (a bootstrapped Kustomization that applies itself ends
@@ -85,7 +85,7 @@ pub struct Applier {
 /// read (a chain cut by a failed read would look like one that differs).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(tag = "reason", rename_all = "camelCase")]
-pub enum Stop {
+pub enum ChainStop {
     /// The labels name a Flux object the cluster does not have.
     AppliedByMissing {
         kind: FluxKind,
@@ -102,15 +102,15 @@ pub enum Stop {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Chain {
-    pub objects: Vec<Link>,
+    pub objects: Vec<ChainLink>,
     pub appliers: Vec<Applier>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop: Option<Stop>,
+    pub stop: Option<ChainStop>,
 }
 
 /// What one cluster answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Copy {
+pub enum ClusterChain {
     /// The cluster does not have the object.
     Absent,
     Found(Chain),
@@ -126,11 +126,11 @@ pub struct Shape {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub owners: Vec<String>,
     /// The object Flux applied (the top of the owners when nothing applied it).
-    pub applied: Link,
+    pub applied: ChainLink,
     /// Empty: not managed by Flux.
     pub appliers: Vec<Applier>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop: Option<Stop>,
+    pub stop: Option<ChainStop>,
 }
 
 impl Chain {
@@ -141,7 +141,7 @@ impl Chain {
     pub fn shape(&self) -> Shape {
         let (below, top) = match self.objects.split_last() {
             Some((top, below)) => (below, top.clone()),
-            None => (&[][..], Link::default()),
+            None => (&[][..], ChainLink::default()),
         };
         Shape {
             owners: below.iter().map(|l| l.kind.clone()).collect(),
@@ -210,17 +210,17 @@ fn object_name(namespace: &str, name: &str) -> String {
     }
 }
 
-impl Stop {
+impl ChainStop {
     pub fn words(&self) -> String {
         match self {
-            Stop::AppliedByMissing {
+            ChainStop::AppliedByMissing {
                 kind,
                 namespace,
                 name,
             } => format!(
                 "its labels name {kind} {namespace}/{name}, which the cluster does not have"
             ),
-            Stop::TooDeep => format!("followed no further than {MAX_DEPTH} steps"),
+            ChainStop::TooDeep => format!("followed no further than {MAX_DEPTH} steps"),
         }
     }
 }
@@ -232,16 +232,17 @@ pub struct Trace {
     /// Clusters in the scope.
     pub clusters: usize,
     /// Each shape with the clusters whose copy has it, the most clusters first.
-    pub shapes: Vec<Group>,
+    pub shapes: Vec<ShapeGroup>,
     /// Clusters without the object.
     pub absent: Vec<String>,
     /// Clusters that could not be read, and why.
-    pub unread: Vec<Unread>,
+    pub unread: Vec<ClusterUnread>,
 }
 
+/// One shape, with the clusters whose copy has it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Group {
+pub struct ShapeGroup {
     pub shape: Shape,
     /// The chain as one line, for people.
     pub says: String,
@@ -251,8 +252,9 @@ pub struct Group {
     pub chains: Vec<Chain>,
 }
 
+/// A cluster that could not be read (for a trace or a tree), and why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Unread {
+pub struct ClusterUnread {
     pub cluster: String,
     pub error: ReadError,
 }
@@ -275,26 +277,26 @@ impl Trace {
 
 /// Folds what each cluster answered: copies grouped by shape, the most clusters first (ties:
 /// a managed shape before an unmanaged one, then by shape), clusters in name order.
-pub fn fold(read: Vec<(String, Result<Copy, ReadError>)>) -> Trace {
+pub fn fold(read: Vec<(String, Result<ClusterChain, ReadError>)>) -> Trace {
     let clusters = read.len();
     let mut groups: BTreeMap<Shape, Vec<(String, Chain)>> = BTreeMap::new();
     let (mut absent, mut unread) = (Vec::new(), Vec::new());
     for (cluster, answer) in read {
         match answer {
-            Ok(Copy::Absent) => absent.push(cluster),
-            Ok(Copy::Found(chain)) => groups
+            Ok(ClusterChain::Absent) => absent.push(cluster),
+            Ok(ClusterChain::Found(chain)) => groups
                 .entry(chain.shape())
                 .or_default()
                 .push((cluster, chain)),
-            Err(error) => unread.push(Unread { cluster, error }),
+            Err(error) => unread.push(ClusterUnread { cluster, error }),
         }
     }
-    let mut shapes: Vec<Group> = groups
+    let mut shapes: Vec<ShapeGroup> = groups
         .into_iter()
         .map(|(shape, mut copies)| {
             copies.sort_by(|a, b| a.0.cmp(&b.0));
             let (clusters, chains) = copies.into_iter().unzip();
-            Group {
+            ShapeGroup {
                 says: shape.line(),
                 shape,
                 clusters,
@@ -310,7 +312,7 @@ pub fn fold(read: Vec<(String, Result<Copy, ReadError>)>) -> Trace {
             .then_with(|| a.shape.cmp(&b.shape))
     });
     absent.sort();
-    unread.sort_by(|a: &Unread, b| a.cluster.cmp(&b.cluster));
+    unread.sort_by(|a: &ClusterUnread, b| a.cluster.cmp(&b.cluster));
     Trace {
         clusters,
         shapes,

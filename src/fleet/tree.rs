@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::health::Health;
 use super::read::ReadError;
-use super::trace::Unread;
+use super::trace::ClusterUnread;
 use super::{FluxKind, ObjectKey};
 
 /// The longest name kept of an inventory entry (Kubernetes names are at most 253 bytes).
@@ -139,7 +139,7 @@ impl Planted {
 
 /// What one cluster answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Grown {
+pub enum ClusterTree {
     /// The cluster does not have the root.
     Absent,
     Found(Planted),
@@ -179,7 +179,7 @@ pub struct Tree {
     /// Clusters without the root.
     pub absent: Vec<String>,
     /// Clusters that could not be read, and why.
-    pub unread: Vec<Unread>,
+    pub unread: Vec<ClusterUnread>,
 }
 
 impl Tree {
@@ -278,7 +278,7 @@ impl Merged {
 
 /// Folds what each cluster answered into one tree: each node's children in the order the
 /// clusters' inventories name them (the first cluster by name, then what others add).
-pub fn fold(mut read: Vec<(String, Result<Grown, ReadError>)>) -> Tree {
+pub fn fold(mut read: Vec<(String, Result<ClusterTree, ReadError>)>) -> Tree {
     read.sort_by(|a, b| a.0.cmp(&b.0));
     let mut tree = Tree {
         clusters: read.len(),
@@ -287,13 +287,13 @@ pub fn fold(mut read: Vec<(String, Result<Grown, ReadError>)>) -> Tree {
     let mut root: Option<Merged> = None;
     for (cluster, answer) in read {
         match answer {
-            Ok(Grown::Absent) => tree.absent.push(cluster),
-            Ok(Grown::Found(planted)) => {
+            Ok(ClusterTree::Absent) => tree.absent.push(cluster),
+            Ok(ClusterTree::Found(planted)) => {
                 root.get_or_insert_with(|| Merged::new(planted.entry.clone()))
                     .add(&planted, &cluster);
                 tree.found.push(cluster);
             }
-            Err(error) => tree.unread.push(Unread { cluster, error }),
+            Err(error) => tree.unread.push(ClusterUnread { cluster, error }),
         }
     }
     if let Some(root) = root {

@@ -112,7 +112,7 @@ impl std::fmt::Display for WorkloadRef {
 
 /// A condition as the workload's controller wrote it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Condition {
+pub struct WorkloadCondition {
     #[serde(rename = "type")]
     pub kind: String,
     pub status: String,
@@ -162,7 +162,7 @@ pub struct Log {
     pub cut: bool,
     /// Why it could not be read (then `lines` is empty).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub unread: Option<Unread>,
+    pub unread: Option<ResourceUnread>,
     /// Read, and empty: why, as the server said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub empty: Option<EmptyLog>,
@@ -206,7 +206,7 @@ pub struct Pod {
 /// A Warning event about the workload or one of its pods.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Event {
+pub struct WarningEvent {
     /// `Pod/<name>`, `Deployment/<name>` …
     pub object: String,
     pub reason: String,
@@ -226,16 +226,16 @@ pub struct Workload {
     pub missing: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<Replicas>,
-    pub conditions: Vec<Condition>,
+    pub conditions: Vec<WorkloadCondition>,
     /// The worst first, at most [`limits::PODS_KEPT`].
     pub pods: Vec<Pod>,
     /// How many pods its selector matched (more than were listed when `pods_cut`).
     pub pods_total: usize,
     pub pods_cut: bool,
     /// Newest first, at most [`limits::EVENTS`].
-    pub events: Vec<Event>,
+    pub events: Vec<WarningEvent>,
     /// What could not be read about it (pods, events, a log), by resource.
-    pub unread: Vec<Unread>,
+    pub unread: Vec<ResourceUnread>,
 }
 
 /// Everything read of one Flux object's workloads on one cluster.
@@ -249,12 +249,12 @@ pub struct Evidence {
     /// Requests made.
     pub requests: u32,
     /// What could not be read at all (listing a kind, the Flux object itself).
-    pub unread: Vec<Unread>,
+    pub unread: Vec<ResourceUnread>,
 }
 
 /// A resource that could not be read, and why.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct Unread {
+pub struct ResourceUnread {
     /// `pods/log`, `pods`, `deployments.apps`, `events` …
     pub resource: String,
     pub why: ReadError,

@@ -287,7 +287,7 @@ pub fn add(
         } else {
             cluster.name.clone()
         };
-        let discovered = Some(super::spec::Discovered {
+        let discovered = Some(super::spec::CapiDiscovered {
             management: management.to_vec(),
             namespace: cluster.namespace.clone(),
             lifecycle: cluster.lifecycle.clone(),

@@ -8,8 +8,9 @@ use crate::glob::glob_match;
 
 use crate::config::{LabelRule, WorkspaceRule};
 
-/// The rules, compiled once. Rules that do not compile become problems, not panics.
-pub struct Rules {
+/// The workspace and label rules, compiled once. Rules that do not compile become problems,
+/// not panics.
+pub struct CompiledRules {
     workspaces: Vec<Workspace>,
     labels: Vec<Labels>,
 }
@@ -25,9 +26,12 @@ struct Labels {
     set: BTreeMap<String, String>,
 }
 
-impl Rules {
+impl CompiledRules {
     /// Compiles the rules; the second value lists every rule that cannot be used and why.
-    pub fn compile(workspaces: &[WorkspaceRule], labels: &[LabelRule]) -> (Rules, Vec<String>) {
+    pub fn compile(
+        workspaces: &[WorkspaceRule],
+        labels: &[LabelRule],
+    ) -> (CompiledRules, Vec<String>) {
         let mut problems = Vec::new();
         let mut ws = Vec::new();
         for (i, rule) in workspaces.iter().enumerate() {
@@ -69,7 +73,7 @@ impl Rules {
             });
         }
         (
-            Rules {
+            CompiledRules {
                 workspaces: ws,
                 labels: ls,
             },
@@ -145,7 +149,7 @@ mod tests {
                 regex: Some("(".into()),
             },
         ];
-        let (rules, problems) = Rules::compile(&rules, &[]);
+        let (rules, problems) = CompiledRules::compile(&rules, &[]);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].starts_with("workspaces[2]: regex"));
         assert!(problems[1].starts_with("workspaces[3]: invalid regex"));
@@ -168,7 +172,7 @@ mod tests {
                 set: BTreeMap::new(),
             },
         ];
-        let (rules, problems) = Rules::compile(&[], &rules);
+        let (rules, problems) = CompiledRules::compile(&[], &rules);
         assert_eq!(problems, Vec::<String>::new());
         let labels = rules.labels("pay-prod-eu1");
         assert_eq!(labels["tier"], "critical");

@@ -25,7 +25,7 @@ pub struct ClusterSpec {
     pub kubeconfig: super::Credentials,
     /// Found on a management cluster (Cluster API): where, and where it is in its life.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub discovered: Option<Discovered>,
+    pub discovered: Option<CapiDiscovered>,
 }
 
 impl ClusterSpec {
@@ -83,7 +83,7 @@ impl ClusterSpec {
 
 /// How a cluster was found on a management cluster.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Discovered {
+pub struct CapiDiscovered {
     /// The management clusters above it, the top one first.
     pub management: Vec<String>,
     /// Its namespace on the management cluster.

@@ -1,5 +1,5 @@
 //! The registry of every cluster's connection, shared by the cluster tasks (which register and
-//! forget their connections), the [`super::Reader`], the [`super::KubeWriter`] and the bus's direct
+//! forget their connections), the [`super::KubeReader`], the [`super::KubeWriter`] and the bus's direct
 //! reach: which clusters are connected, over which client, serving which API versions, and how
 //! to reach a cluster for a hand-off.
 
@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use crate::fleet::notice::Identity;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use super::task::discovery::Served;
+use super::task::discovery::ServedKind;
 use super::wire::api::Http;
 use crate::fleet::read::ReadError;
 use crate::fleet::{ClusterKey, FluxKind, ObjectKey};
@@ -55,7 +55,7 @@ pub(super) struct Connected {
 
 impl Connected {
     /// A connection no task registered (one made for a read on demand).
-    pub(super) fn unregistered(http: Http, served: &[Served]) -> Connected {
+    pub(super) fn unregistered(http: Http, served: &[ServedKind]) -> Connected {
         Connected {
             http: Arc::new(http),
             versions: served.iter().map(|s| (s.kind, s.version.clone())).collect(),
@@ -99,7 +99,7 @@ impl Clients {
         self: &Arc<Self>,
         key: ClusterKey,
         http: Arc<Http>,
-        served: &[Served],
+        served: &[ServedKind],
     ) -> Registration {
         let versions = served.iter().map(|s| (s.kind, s.version.clone())).collect();
         self.connected

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tokio::sync::{Mutex, mpsc};
 
 use super::clients::{Clients, Registration};
-use super::reader::Reader;
-use super::task::connect::{self, Shared};
+use super::reader::KubeReader;
+use super::task::connect::{self, TaskShared};
 use super::writer::KubeWriter;
 use crate::config::{self, WriteGrant};
 use crate::fleet::index::Event;
@@ -21,7 +21,7 @@ use crate::source::Sink;
 
 /// The user's clusters, reachable on demand.
 pub struct Direct {
-    shared: Arc<Shared>,
+    shared: Arc<TaskShared>,
     clients: Arc<Clients>,
     timeout: std::time::Duration,
     specs: Vec<ClusterSpec>,
@@ -36,10 +36,10 @@ pub struct Direct {
 }
 
 impl Direct {
-    pub fn new(specs: Vec<ClusterSpec>, settings: &config::Engine) -> Direct {
+    pub fn new(specs: Vec<ClusterSpec>, settings: &config::EngineSection) -> Direct {
         let clients = Arc::new(Clients::default());
         let (tx, events) = mpsc::channel(1);
-        let shared = Arc::new(Shared::new(
+        let shared = Arc::new(TaskShared::new(
             settings,
             Sink::new(SourceId(0), tx),
             clients.clone(),
@@ -89,8 +89,8 @@ impl Direct {
     }
 
     /// Reads over the connections made.
-    pub fn reader(&self) -> Reader {
-        Reader {
+    pub fn reader(&self) -> KubeReader {
+        KubeReader {
             clients: self.clients.clone(),
             timeout: self.timeout,
             shared: None,

@@ -9,9 +9,9 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::clients::Clients;
-use super::reader::Reader;
+use super::reader::KubeReader;
 use super::task::cluster;
-use super::task::connect::Shared;
+use super::task::connect::TaskShared;
 use super::writer::KubeWriter;
 use crate::config::{self, WriteGrant};
 use crate::fleet::ClusterKey;
@@ -22,9 +22,9 @@ use crate::source::Sink;
 pub struct Engine {
     cancel: CancellationToken,
     tasks: JoinSet<()>,
-    reader: Reader,
-    shared: Arc<Shared>,
-    settings: config::Engine,
+    reader: KubeReader,
+    shared: Arc<TaskShared>,
+    settings: config::EngineSection,
     /// Each starting cluster's own token (a child of `cancel`): a follower may stop one.
     tokens: HashMap<ClusterKey, CancellationToken>,
 }
@@ -32,7 +32,11 @@ pub struct Engine {
 impl Engine {
     /// Starts watching `clusters`, sending what it sees into `sink`. Must run inside a tokio
     /// runtime.
-    pub fn start(clusters: Vec<ClusterSpec>, settings: &config::Engine, sink: Sink) -> Engine {
+    pub fn start(
+        clusters: Vec<ClusterSpec>,
+        settings: &config::EngineSection,
+        sink: Sink,
+    ) -> Engine {
         let fleet = clusters.len();
         Engine::start_in(clusters, fleet, settings, sink)
     }
@@ -43,12 +47,18 @@ impl Engine {
     pub fn start_in(
         clusters: Vec<ClusterSpec>,
         fleet: usize,
-        settings: &config::Engine,
+        settings: &config::EngineSection,
         sink: Sink,
     ) -> Engine {
         let clients = Arc::new(Clients::default());
         let summary = settings.summarizes(fleet, config::Reading::Clusters);
-        let shared = Arc::new(Shared::new(settings, sink, clients.clone(), fleet, summary));
+        let shared = Arc::new(TaskShared::new(
+            settings,
+            sink,
+            clients.clone(),
+            fleet,
+            summary,
+        ));
         let cancel = CancellationToken::new();
         let mut tasks = JoinSet::new();
         let mut tokens = HashMap::new();
@@ -57,7 +67,7 @@ impl Engine {
             tokens.insert(spec.key(), token.clone());
             tasks.spawn(cluster::run(spec, shared.clone(), token));
         }
-        let reader = Reader {
+        let reader = KubeReader {
             clients,
             timeout: settings.connect_timeout,
             shared: Some(shared.clone()),
@@ -83,7 +93,7 @@ impl Engine {
     }
 
     /// Reads events and YAML from connected clusters. It has no way to change anything.
-    pub fn reader(&self) -> Reader {
+    pub fn reader(&self) -> KubeReader {
         self.reader.clone()
     }
 

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::management;
 use super::task::cluster;
-use super::task::connect::Shared;
+use super::task::connect::TaskShared;
 use crate::config;
 use crate::fleet::ClusterKey;
 use crate::fleet::index::Change;
@@ -18,8 +18,8 @@ use crate::inventory::{ClusterSpec, Inventory, capi};
 pub(super) struct Follower {
     pub management: ClusterSpec,
     pub workspace_label: Option<String>,
-    pub shared: Arc<Shared>,
-    pub settings: config::Engine,
+    pub shared: Arc<TaskShared>,
+    pub settings: config::EngineSection,
     pub cancel: CancellationToken,
     /// Names of the fleet's other clusters: a discovered cluster with one of them is renamed,
     /// as at start.

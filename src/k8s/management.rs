@@ -10,7 +10,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::clients::Clients;
-use super::task::connect::{Shared, client};
+use super::task::connect::{TaskShared, client};
 use super::wire::api::{self, Http, Reason, Trouble};
 use super::wire::transport::Protocol;
 use crate::config;
@@ -46,7 +46,7 @@ pub enum ManagementError {
 /// cannot be read; a cluster whose Secret is missing or broken carries its own error.
 pub async fn discover(
     management: &ClusterSpec,
-    settings: &config::Engine,
+    settings: &config::EngineSection,
 ) -> Result<Holdings, ManagementError> {
     let within = settings.connect_timeout * 4 + settings.exec_timeout;
     match tokio::time::timeout(within, read(management, settings)).await {
@@ -57,11 +57,11 @@ pub async fn discover(
 
 async fn read(
     management: &ClusterSpec,
-    settings: &config::Engine,
+    settings: &config::EngineSection,
 ) -> Result<Holdings, ManagementError> {
     let (events, _) = mpsc::channel(1);
     let sink = crate::source::Sink::new(crate::fleet::SourceId::default(), events);
-    let shared = Arc::new(Shared::new(
+    let shared = Arc::new(TaskShared::new(
         settings,
         sink,
         Arc::new(Clients::default()),
@@ -236,7 +236,7 @@ pub struct Management {
 /// problem; a cluster that leads back up its own path (a cycle) is reported and not followed.
 pub async fn extend(
     inventory: &mut crate::inventory::Inventory,
-    settings: &config::Engine,
+    settings: &config::EngineSection,
     managements: &[Management],
 ) {
     use crate::inventory::Problem;

@@ -1,6 +1,6 @@
 //! One-off reads from a cluster the engine is connected to: an object's events and its YAML. They
 //! go over the connection the watches use (no second connection, no new credentials) and only
-//! while that cluster is connected. The [`Reader`] can only read: it has no operation that
+//! while that cluster is connected. The [`KubeReader`] can only read: it has no operation that
 //! changes anything on a cluster.
 
 use std::sync::{Arc, PoisonError};
@@ -13,21 +13,22 @@ use super::wire::api;
 use crate::fleet::workload::{Evidence, ReadError};
 use crate::fleet::{ClusterKey, ObjectEvent, ObjectKey};
 
-/// Reads from connected clusters. Cheap to clone; read-only by construction.
+/// Reads from connected clusters: the kubeconfig source's [`crate::source::Read`], which
+/// `session::Reader` routes each cluster's reads to. Cheap to clone; read-only by construction.
 #[derive(Clone)]
-pub struct Reader {
+pub struct KubeReader {
     pub(super) clients: Arc<Clients>,
     pub(super) timeout: Duration,
     /// What the cluster tasks share (None for a session's direct reach, which connects by
     /// itself): a cluster not connected now is reached through it over a connection of its own
     /// for one read (a trace, a tree, a namespace's events).
-    pub(super) shared: Option<Arc<super::task::connect::Shared>>,
+    pub(super) shared: Option<Arc<super::task::connect::TaskShared>>,
     /// The engine summarizes: a summarized cluster is opened to be read as when the user opens
     /// it.
     pub(super) summary: bool,
 }
 
-impl Reader {
+impl KubeReader {
     /// The events whose involved object is one of `keys`, newest first: an object and what
     /// `flux events --for` shows beside it (`fleet::told_with`), one list each, at once. Only
     /// the first (the object's own) must be read.
@@ -81,7 +82,7 @@ impl Reader {
     }
 
     /// The object as the cluster has it now (a summarized cluster opened first, as for
-    /// [`Reader::workloads`]).
+    /// [`KubeReader::workloads`]).
     pub async fn object(&self, cluster: &ClusterKey, key: &ObjectKey) -> Result<Value, ReadError> {
         let connected = self.reached(cluster).await?;
         let path = connected.object_path(key)?;
@@ -110,18 +111,18 @@ impl Reader {
         &self,
         cluster: &ClusterKey,
         asked: &crate::fleet::trace::Asked,
-    ) -> Result<crate::fleet::trace::Copy, ReadError> {
+    ) -> Result<crate::fleet::trace::ClusterChain, ReadError> {
         let connected = self.for_one_read(cluster).await?;
         super::trace::read(&connected, asked, self.timeout).await
     }
 
     /// `root`'s tree on `cluster` (see [`super::trace::tree`]), a summarized cluster reached
-    /// as for [`Reader::trace`].
+    /// as for [`KubeReader::trace`].
     pub async fn tree(
         &self,
         cluster: &ClusterKey,
         root: &ObjectKey,
-    ) -> Result<crate::fleet::tree::Grown, ReadError> {
+    ) -> Result<crate::fleet::tree::ClusterTree, ReadError> {
         let connected = self.for_one_read(cluster).await?;
         super::trace::tree(&connected, root, self.timeout).await
     }
@@ -207,13 +208,13 @@ impl Reader {
     }
 }
 
-impl crate::source::Read for Reader {
+impl crate::source::Read for KubeReader {
     fn events<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         objects: &'a [ObjectKey],
     ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
-        Box::pin(Reader::events(self, cluster, objects))
+        Box::pin(KubeReader::events(self, cluster, objects))
     }
 
     fn object<'a>(
@@ -221,27 +222,27 @@ impl crate::source::Read for Reader {
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
     ) -> futures::future::BoxFuture<'a, Result<Value, ReadError>> {
-        Box::pin(Reader::object(self, cluster, object))
+        Box::pin(KubeReader::object(self, cluster, object))
     }
 
     fn kubeconfig(&self, cluster: &ClusterKey) -> Result<kube::config::Kubeconfig, ReadError> {
-        Reader::kubeconfig(self, cluster)
+        KubeReader::kubeconfig(self, cluster)
     }
 
     fn trace<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         asked: &'a crate::fleet::trace::Asked,
-    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
-        Box::pin(Reader::trace(self, cluster, asked))
+    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::trace::ClusterChain, ReadError>> {
+        Box::pin(KubeReader::trace(self, cluster, asked))
     }
 
     fn tree<'a>(
         &'a self,
         cluster: &'a ClusterKey,
         root: &'a ObjectKey,
-    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
-        Box::pin(Reader::tree(self, cluster, root))
+    ) -> futures::future::BoxFuture<'a, Result<crate::fleet::tree::ClusterTree, ReadError>> {
+        Box::pin(KubeReader::tree(self, cluster, root))
     }
 
     fn kind_events<'a>(
@@ -250,7 +251,7 @@ impl crate::source::Read for Reader {
         namespace: &'a str,
         kind: crate::fleet::FluxKind,
     ) -> futures::future::BoxFuture<'a, Result<Vec<ObjectEvent>, ReadError>> {
-        Box::pin(Reader::kind_events(self, cluster, namespace, kind))
+        Box::pin(KubeReader::kind_events(self, cluster, namespace, kind))
     }
 
     fn workloads<'a>(
@@ -258,7 +259,7 @@ impl crate::source::Read for Reader {
         cluster: &'a ClusterKey,
         object: &'a ObjectKey,
     ) -> futures::future::BoxFuture<'a, Result<Evidence, ReadError>> {
-        Box::pin(Reader::workloads(self, cluster, object))
+        Box::pin(KubeReader::workloads(self, cluster, object))
     }
 
     fn open(&self, cluster: &ClusterKey) {

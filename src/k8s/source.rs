@@ -15,7 +15,7 @@ use crate::source::{Read, Sink, Source, Write};
 /// Watches every cluster of an inventory over its own connection.
 pub struct Kube {
     clusters: Vec<ClusterSpec>,
-    settings: config::Engine,
+    settings: config::EngineSection,
     follows: Vec<Follow>,
     engine: Option<Engine>,
 }
@@ -31,7 +31,7 @@ struct Follow {
 }
 
 impl Kube {
-    pub fn new(inventory: &Inventory, settings: &config::Engine) -> Kube {
+    pub fn new(inventory: &Inventory, settings: &config::EngineSection) -> Kube {
         Kube {
             clusters: inventory.clusters.clone(),
             settings: settings.clone(),

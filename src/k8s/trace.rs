@@ -13,8 +13,8 @@ use crate::fleet::ObjectKey;
 use crate::fleet::read::ReadError;
 use crate::fleet::trace::resource::flux;
 use crate::fleet::trace::walk::{Get, walk};
-use crate::fleet::trace::{Asked, Copy};
-use crate::fleet::tree::Grown;
+use crate::fleet::trace::{Asked, ClusterChain};
+use crate::fleet::tree::ClusterTree;
 use crate::fleet::tree::walk::grow;
 
 /// Bytes read from one cluster for one trace, all requests together.
@@ -57,7 +57,7 @@ pub(super) async fn tree(
     connected: &Connected,
     root: &ObjectKey,
     timeout: Duration,
-) -> Result<Grown, ReadError> {
+) -> Result<ClusterTree, ReadError> {
     let mut on = OnCluster {
         reading: Reading::new(&connected.http, timeout, BUDGET),
         connected,
@@ -70,7 +70,7 @@ pub(super) async fn read(
     connected: &Connected,
     asked: &Asked,
     timeout: Duration,
-) -> Result<Copy, ReadError> {
+) -> Result<ClusterChain, ReadError> {
     let mut on = OnCluster {
         reading: Reading::new(&connected.http, timeout, BUDGET),
         connected,

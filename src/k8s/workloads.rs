@@ -14,7 +14,7 @@ use super::wire::api::{self, Http, Reason, Trouble};
 use super::wire::body;
 use crate::fleet::read::query_escape;
 use crate::fleet::workload::{
-    Evidence, Kind, Log, ReadError, Unread, Workload, WorkloadRef, limits, parse,
+    Evidence, Kind, Log, ReadError, ResourceUnread, Workload, WorkloadRef, limits, parse,
 };
 use crate::fleet::{FluxKind, ObjectKey, Phase};
 
@@ -52,8 +52,8 @@ impl Reading<'_> {
         let reading = async {
             let response = api::get(self.http, path).await.map_err(error_of)?;
             let received = body::read(response, limit).await.map_err(|e| match e {
-                body::Error::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
-                body::Error::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
+                body::BodyError::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
+                body::BodyError::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
             })?;
             let size = received.len();
             let value: Value = received
@@ -78,17 +78,17 @@ impl Reading<'_> {
 
     /// A container's log: at most [`limits::LOG_BYTES`] read, whatever the server sends;
     /// whether it was cut, and whether the server answered it has none (204 No Content).
-    async fn log(&mut self, path: &str) -> Result<(bytes::Bytes, parse::Read), ReadError> {
+    async fn log(&mut self, path: &str) -> Result<(bytes::Bytes, parse::LogRead), ReadError> {
         self.requests += 1;
         let cap = limits::LOG_BYTES.min(self.left);
         let reading = async {
             let response = api::get(self.http, path).await.map_err(error_of)?;
             let no_content = response.status() == http::StatusCode::NO_CONTENT;
             let read = body::read_capped(response, cap).await.map_err(|e| match e {
-                body::Error::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
-                body::Error::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
+                body::BodyError::TooLarge => ReadError::OverBudget(limits::CLUSTER_BYTES),
+                body::BodyError::Broken(e) => ReadError::Unreachable(crate::errors::chain(&*e)),
             });
-            read.map(|(bytes, cut)| (bytes, parse::Read { cut, no_content }))
+            read.map(|(bytes, cut)| (bytes, parse::LogRead { cut, no_content }))
         };
         let (bytes, read) = tokio::time::timeout(self.timeout, reading)
             .await
@@ -170,7 +170,7 @@ pub(super) async fn read(
             Err(ReadError::NotFound) => parse::missing(id.clone()),
             Err(why) => {
                 let mut workload = parse::workload(id.clone(), &Value::Null);
-                workload.unread.push(Unread {
+                workload.unread.push(ResourceUnread {
                     resource: resource(id.kind),
                     why,
                 });
@@ -198,7 +198,7 @@ pub(super) async fn read(
                     about.insert(format!("{}/{}", id.kind, id.name));
                     workload.events = parse::events(list, &about, &id.name);
                 }
-                Some(Err(why)) => workload.unread.push(Unread {
+                Some(Err(why)) => workload.unread.push(ResourceUnread {
                     resource: "events".into(),
                     why: why.clone(),
                 }),
@@ -253,7 +253,7 @@ async fn helm_workloads(
             }
             // A kind the cluster does not serve has nothing of the release's.
             Err(ReadError::NotFound) => {}
-            Err(why) => evidence.unread.push(Unread {
+            Err(why) => evidence.unread.push(ResourceUnread {
                 resource: resource(kind),
                 why,
             }),
@@ -283,7 +283,7 @@ async fn pods(reading: &mut Reading<'_>, workload: &mut Workload, value: &Value)
             workload.pods_total = total;
             workload.pods_cut = cut;
         }
-        Err(why) => workload.unread.push(Unread {
+        Err(why) => workload.unread.push(ResourceUnread {
             resource: "pods".into(),
             why,
         }),
@@ -336,7 +336,7 @@ async fn logs(reading: &mut Reading<'_>, workload: &mut Workload) {
                     previous,
                     lines: Vec::new(),
                     cut: false,
-                    unread: Some(Unread {
+                    unread: Some(ResourceUnread {
                         resource: "pods/log".into(),
                         why,
                     }),

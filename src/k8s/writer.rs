@@ -4,7 +4,7 @@
 //!
 //! A [`KubeWriter`] exists only in write mode: [`super::Engine::writer`] wants a [`WriteGrant`], and the
 //! only way to get one is [`crate::config::Config::writable`] when some cluster's mode allows
-//! writes. A read-only session holds a [`super::Reader`], whose type has no way to send a
+//! writes. A read-only session holds a [`super::KubeReader`], whose type has no way to send a
 //! mutating request; the session's writer refuses every cluster whose mode is read-only before
 //! it gets here.
 

@@ -50,7 +50,7 @@ pub struct RolloutsArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct DriftArgs {
+pub struct DriftToolArgs {
     #[serde(flatten)]
     pub scope: Scope,
     #[serde(flatten)]
@@ -58,7 +58,7 @@ pub struct DriftArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct GateArgs {
+pub struct GateToolArgs {
     /// The ring: a workspace, or a ring of fluxfleet's `[rollout]` config.
     pub ring: String,
     /// The revision: `main@sha1:…` (a digest may be cut to its first 12 characters or more),

@@ -6,7 +6,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
 use super::args::Picked;
-use super::state::{Fleet, invalid};
+use super::state::{FleetServer, invalid};
 use crate::actions::{self, Admitted, Purpose, Rules};
 use crate::fleet::verbs::Verb;
 
@@ -70,7 +70,7 @@ impl Picked {
 /// `ask` through the one door on the fleet as this server sees it: to be sent (writable as
 /// `permissions` say), or a preview (None: as if every cluster were writable).
 pub(super) async fn admitted(
-    fleet: &Fleet,
+    fleet: &FleetServer,
     ask: actions::Ask,
     purpose: Purpose,
     permissions: Option<&crate::config::Permissions>,

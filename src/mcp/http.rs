@@ -31,7 +31,7 @@ use secrecy::{ExposeSecret, SecretString};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use super::state::Fleet;
+use super::state::FleetServer;
 use limits::{Limit, Limits, Who};
 
 mod challenge;
@@ -72,7 +72,7 @@ pub enum Auth {
     /// The file holding the one bearer token every request must carry.
     TokenFile(PathBuf),
     /// Access tokens of an OAuth issuer, for this server.
-    OAuth(super::oauth::Settings),
+    OAuth(super::oauth::OAuthSettings),
 }
 
 /// Why the server could not start.
@@ -103,7 +103,7 @@ pub enum ListenError {
 
 /// What was refused and served, for `/metrics`.
 #[derive(Default)]
-pub struct Counts {
+pub struct RequestCounts {
     pub served: AtomicU64,
     pub unauthorized: AtomicU64,
     pub forbidden: AtomicU64,
@@ -117,7 +117,7 @@ pub struct Counts {
 /// Principals counted for `/metrics`, at most (more are counted together as "others").
 const PRINCIPALS_COUNTED: usize = 1024;
 
-impl Counts {
+impl RequestCounts {
     fn principal(&self, who: &Who, busy: bool) {
         let mut counted = self
             .principals
@@ -150,7 +150,7 @@ struct Gate {
     writes: bool,
     /// No browser origin is allowed (`--allow-origin` not given).
     no_origins: bool,
-    counts: Arc<Counts>,
+    counts: Arc<RequestCounts>,
 }
 
 type Answer = Response<BoxBody<Bytes, Infallible>>;
@@ -379,13 +379,13 @@ fn acceptor(cert: &PathBuf, key: &PathBuf) -> Result<tokio_rustls::TlsAcceptor, 
 /// A started server: where it listens, what it counts.
 pub struct Serving {
     pub addr: SocketAddr,
-    pub counts: Arc<Counts>,
+    pub counts: Arc<RequestCounts>,
 }
 
 /// Starts serving `fleet` as `listen` says, until `stop` fires; what cannot be read or bound
 /// stops it before anything is served.
 pub async fn start(
-    fleet: Fleet,
+    fleet: FleetServer,
     listen: &Listen,
     stop: CancellationToken,
 ) -> Result<Serving, ListenError> {
@@ -422,7 +422,7 @@ pub async fn start(
         Arc::new(NeverSessionManager::default()),
         config,
     );
-    let counts = Arc::new(Counts::default());
+    let counts = Arc::new(RequestCounts::default());
     let gate = Arc::new(Gate {
         proof,
         max_request: listen.max_request,

@@ -46,7 +46,7 @@ const GROUPS_MAX: usize = 64;
 
 /// How the resource server is set up (`mcp --listen --oauth-issuer … --oauth-audience …`).
 #[derive(Clone, Debug)]
-pub struct Settings {
+pub struct OAuthSettings {
     /// The issuer's URL, exactly as its tokens' `iss` say it.
     pub issuer: String,
     /// This server's URL (the resource its tokens are minted for, their `aud`).
@@ -159,7 +159,7 @@ struct Claims {
 
 /// Checks access tokens for one issuer and one audience.
 pub struct Verifier {
-    settings: Settings,
+    settings: OAuthSettings,
     jwks_uri: Uri,
     client: IssuerClient,
     keys: tokio::sync::RwLock<Keys>,
@@ -170,7 +170,7 @@ pub struct Verifier {
 impl Verifier {
     /// Reads the issuer's discovery document and its keys: an issuer that cannot be read stops
     /// the server before anything is served.
-    pub async fn discover(settings: Settings) -> Result<Verifier, IssuerError> {
+    pub async fn discover(settings: OAuthSettings) -> Result<Verifier, IssuerError> {
         let issuer: Uri = settings
             .issuer
             .parse()
@@ -221,7 +221,7 @@ impl Verifier {
         })
     }
 
-    pub fn settings(&self) -> &Settings {
+    pub fn settings(&self) -> &OAuthSettings {
         &self.settings
     }
 

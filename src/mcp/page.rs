@@ -19,7 +19,7 @@ const LIST: usize = 50;
 
 /// Which page a call asks for.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Asked {
+pub struct PageAsked {
     offset: usize,
     limit: usize,
 }
@@ -33,10 +33,10 @@ pub enum PageError {
     Limit(u32),
 }
 
-impl Asked {
+impl PageAsked {
     /// `cursor`: what the previous page gave as `nextCursor`; `limit`: items wanted (1 to
     /// [`MAX_LIMIT`]).
-    pub fn new(cursor: Option<&str>, limit: Option<u32>) -> Result<Asked, PageError> {
+    pub fn new(cursor: Option<&str>, limit: Option<u32>) -> Result<PageAsked, PageError> {
         let offset = match cursor {
             None | Some("") => 0,
             Some(text) => text
@@ -48,14 +48,14 @@ impl Asked {
             Some(n @ 1..) if n as usize <= MAX_LIMIT => n as usize,
             Some(n) => return Err(PageError::Limit(n)),
         };
-        Ok(Asked { offset, limit })
+        Ok(PageAsked { offset, limit })
     }
 }
 
-impl Asked {
+impl PageAsked {
     /// The first page, of at most `limit` items (and [`MAX_LIMIT`]).
-    pub fn first(limit: usize) -> Asked {
-        Asked {
+    pub fn first(limit: usize) -> PageAsked {
+        PageAsked {
             offset: 0,
             limit: limit.clamp(1, MAX_LIMIT),
         }
@@ -81,7 +81,7 @@ pub struct Page {
 
 /// The page `asked` of `items`: at most its limit, within [`MAX_BYTES`] (always one item,
 /// however large, so that a page moves on).
-pub fn take<T: Serialize>(items: impl Iterator<Item = T>, asked: Asked) -> (Vec<Value>, Page) {
+pub fn take<T: Serialize>(items: impl Iterator<Item = T>, asked: PageAsked) -> (Vec<Value>, Page) {
     let mut out = Vec::new();
     let (mut bytes, mut total, mut cut) = (0, 0, false);
     let mut next = None;
@@ -169,7 +169,7 @@ mod tests {
         let mut cursor = None;
         let mut seen = Vec::new();
         loop {
-            let asked = Asked::new(cursor.as_deref(), Some(7)).unwrap();
+            let asked = PageAsked::new(cursor.as_deref(), Some(7)).unwrap();
             let (items, page) = take(all(20), asked);
             assert_eq!(page.total, 20);
             assert_eq!(page.returned, items.len());
@@ -185,11 +185,11 @@ mod tests {
     #[test]
     fn a_page_stays_within_its_bytes_and_moves_on_with_one_large_item() {
         let big = |i: usize| json!({ "n": i, "text": "x".repeat(15 * 1024) });
-        let (items, page) = take((0..10).map(big), Asked::new(None, Some(10)).unwrap());
+        let (items, page) = take((0..10).map(big), PageAsked::new(None, Some(10)).unwrap());
         assert_eq!(items.len(), 4, "four items of 15 KiB fit in 64 KiB");
         assert_eq!(page.next_cursor.as_deref(), Some("4"));
         let huge = json!({ "text": "x".repeat(2 * MAX_BYTES) });
-        let (items, page) = take([huge].into_iter(), Asked::new(None, None).unwrap());
+        let (items, page) = take([huge].into_iter(), PageAsked::new(None, None).unwrap());
         assert_eq!((items.len(), page.next_cursor), (1, None));
     }
 
@@ -199,27 +199,33 @@ mod tests {
             .map(|i| json!({ "cluster": format!("cluster-{i:05}"), "blocks": ["Kustomization/flux-system/apps"] }))
             .collect();
         let cause = json!({ "name": "apps", "clusters": copies });
-        let (items, page) = take([cause].into_iter(), Asked::new(None, None).unwrap());
+        let (items, page) = take([cause].into_iter(), PageAsked::new(None, None).unwrap());
         assert!(page.cut);
         assert_eq!(items[0]["clusters"].as_array().unwrap().len(), LIST);
         assert_eq!(items[0]["clustersOmitted"], 3000 - LIST);
         let small = json!({ "clusters": [1, 2, 3] });
-        let (items, page) = take([small.clone()].into_iter(), Asked::new(None, None).unwrap());
+        let (items, page) = take(
+            [small.clone()].into_iter(),
+            PageAsked::new(None, None).unwrap(),
+        );
         assert_eq!((items[0].clone(), page.cut), (small, false));
     }
 
     #[test]
     fn cursors_and_limits_out_of_range_are_refused_by_name() {
         assert_eq!(
-            Asked::new(Some("abc"), None),
+            PageAsked::new(Some("abc"), None),
             Err(PageError::Cursor("abc".into()))
         );
         assert_eq!(
-            Asked::new(None, Some(0)).unwrap_err().to_string(),
+            PageAsked::new(None, Some(0)).unwrap_err().to_string(),
             "limit 0: ask for 1 to 1000 items"
         );
-        assert_eq!(Asked::new(None, Some(5000)), Err(PageError::Limit(5000)));
-        let (items, page) = take(all(3), Asked::new(Some("10"), None).unwrap());
+        assert_eq!(
+            PageAsked::new(None, Some(5000)),
+            Err(PageError::Limit(5000))
+        );
+        let (items, page) = take(all(3), PageAsked::new(Some("10"), None).unwrap());
         assert_eq!((items.len(), page.total, page.next_cursor), (0, 3, None));
     }
 }

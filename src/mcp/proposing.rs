@@ -13,12 +13,12 @@ use serde_json::json;
 use super::args::{Picked, ProposeReconcileArgs, ProposeResumeArgs, ProposeSuspendArgs};
 use super::asking::{admitted, asked_by, client_tool, reconciling};
 use super::page;
-use super::state::{Fleet, Paging, Proposing, answer, invalid};
+use super::state::{FleetServer, Paging, Proposing, answer, invalid};
 use super::strict::Strict;
 use crate::actions;
 use crate::fleet::scope::Scope;
 use crate::fleet::verbs::{Intent, Verb};
-use crate::proposals::{Asked, Proposal, RolloutStep, Selection};
+use crate::proposals::{Proposal, ProposalRequest, ProposalSelection, RolloutStep};
 
 /// What the assistant is told about acting, instead of [`super::tools`]' words for `--write`.
 pub(super) const PROPOSES: &str = " Started with --propose: suspend, resume and reconcile change \
@@ -59,7 +59,7 @@ pub struct HaltArgs {
 }
 
 #[tool_router(router = proposal_tools, vis = "pub(super)")]
-impl Fleet {
+impl FleetServer {
     #[tool(
         name = "suspend",
         description = "Propose suspending Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Nothing changes until a person approves: the answer is the proposal's id, its targets and exact patches. Say why in `why`.",
@@ -121,7 +121,7 @@ impl Fleet {
             true => RolloutStep::ResumeHalted,
             false => RolloutStep::Halt,
         };
-        let selection = Selection {
+        let selection = ProposalSelection {
             scope: Scope {
                 workspace: args.workspace,
                 clusters: args.clusters,
@@ -188,7 +188,7 @@ impl Fleet {
     }
 }
 
-impl Fleet {
+impl FleetServer {
     /// Plans the action as a dry run does and keeps it as a proposal.
     async fn propose(
         &self,
@@ -207,7 +207,7 @@ impl Fleet {
         // Planned as if writes were granted: the person approving plans again with their own.
         let admitted = admitted(self, ask, actions::Purpose::Preview, None).await?;
         let Picked { scope, status, .. } = picked;
-        let selection = Selection {
+        let selection = ProposalSelection {
             scope,
             status,
             rollout: None,
@@ -237,7 +237,7 @@ impl Fleet {
         &self,
         proposing: &Proposing,
         admitted: &actions::Admitted,
-        selection: Selection,
+        selection: ProposalSelection,
         why: Option<String>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
@@ -255,7 +255,7 @@ impl Fleet {
                 intent.user, proposing.max_pending
             )));
         }
-        let asked = Asked {
+        let asked = ProposalRequest {
             proposed_by: client_tool(context),
             why,
             selection,
@@ -283,7 +283,7 @@ impl Fleet {
                 proposal.id, proposal.id
             )),
         );
-        let first = page::Asked::first(page::MAX_LIMIT);
+        let first = page::PageAsked::first(page::MAX_LIMIT);
         Ok(answer(
             doc,
             "targets",

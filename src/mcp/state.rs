@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::page::Asked;
+use super::page::PageAsked;
 use crate::actions::Handled;
 use crate::config::{Config, Permissions};
 use crate::export::{Filter, StatusFilter};
@@ -22,11 +22,11 @@ use crate::fleet::verbs::Verb;
 use crate::fleet::{ClusterId, FluxKind, Index, ObjectKey};
 use crate::session::{Reader, Writer};
 
-/// The fleet, as the tools read it.
+/// The MCP server: the fleet, as the tools read it.
 #[derive(Clone)]
-pub struct Fleet {
+pub struct FleetServer {
     pub(super) state: Arc<State>,
-    pub(super) tool_router: ToolRouter<Fleet>,
+    pub(super) tool_router: ToolRouter<FleetServer>,
 }
 
 pub(super) struct State {
@@ -104,8 +104,8 @@ pub(super) fn filter(scope: &Scope, status: Option<&str>) -> Result<Filter, Erro
 }
 
 impl Paging {
-    pub(super) fn asked(&self) -> Result<Asked, ErrorData> {
-        Asked::new(self.cursor.as_deref(), self.limit).map_err(invalid)
+    pub(super) fn asked(&self) -> Result<PageAsked, ErrorData> {
+        PageAsked::new(self.cursor.as_deref(), self.limit).map_err(invalid)
     }
 }
 
@@ -161,7 +161,7 @@ pub(super) fn visible(value: &mut Value) {
     }
 }
 
-impl Fleet {
+impl FleetServer {
     /// Waits (within the timeout) for every cluster's first answer, then runs `read` on the
     /// index as it is.
     pub(super) async fn read<T>(&self, read: impl FnOnce(&Index) -> T) -> Result<T, ErrorData> {

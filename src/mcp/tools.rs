@@ -12,11 +12,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::args::{
-    ClustersArgs, DriftArgs, GateArgs, HistoryArgs, ObjectArgs, ObjectsArgs, RolloutsArgs,
+    ClustersArgs, DriftToolArgs, GateToolArgs, HistoryArgs, ObjectArgs, ObjectsArgs, RolloutsArgs,
     SummaryArgs,
 };
 use super::page;
-use super::state::{Fleet, State, answer, invalid, kind, structured};
+use super::state::{FleetServer, State, answer, invalid, kind, structured};
 use super::strict::Strict;
 use crate::export::{Filter, output, shapes};
 use crate::fleet::{ObjectKey, told_with};
@@ -75,23 +75,23 @@ fn parsed(bytes: &[u8]) -> Result<serde_json::Map<String, Value>, ErrorData> {
 }
 
 #[tool_router]
-impl Fleet {
-    pub(super) fn new(state: State) -> Fleet {
-        let mut tool_router = Fleet::tool_router();
+impl FleetServer {
+    pub(super) fn new(state: State) -> FleetServer {
+        let mut tool_router = FleetServer::tool_router();
         if state.nats.is_none() {
             // Only collectors keep a history.
             tool_router.remove_route("history");
         }
-        tool_router.merge(Fleet::workload_tools());
-        tool_router.merge(Fleet::trace_tools());
-        tool_router.merge(Fleet::tree_tools());
+        tool_router.merge(FleetServer::workload_tools());
+        tool_router.merge(FleetServer::trace_tools());
+        tool_router.merge(FleetServer::tree_tools());
         // suspend, resume and reconcile as the mode serves them, each taking what it reads there.
         if state.proposing.is_some() {
-            tool_router.merge(Fleet::proposal_tools());
+            tool_router.merge(FleetServer::proposal_tools());
         } else if state.writes.is_some() {
-            tool_router.merge(Fleet::write_tools());
+            tool_router.merge(FleetServer::write_tools());
         }
-        Fleet {
+        FleetServer {
             state: Arc::new(state),
             tool_router,
         }
@@ -113,7 +113,7 @@ impl Fleet {
                 .map(shapes::Workspace::new)
                 .collect();
             structured(json!({
-                "fleet": shapes::Fleet::new(index),
+                "fleet": shapes::FleetRollup::new(index),
                 "workspaces": workspaces,
             }))
         })
@@ -267,7 +267,7 @@ impl Fleet {
     )]
     async fn drift(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<DriftArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<DriftToolArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = super::state::filter(&args.scope, None)?;
         if let Some(refused) = crate::export::drift::refused(&filter) {
@@ -334,7 +334,7 @@ impl Fleet {
     )]
     async fn gate(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<GateArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<GateToolArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = super::state::filter(&args.scope, None)?;
         let soak = match args.soak.as_deref() {
@@ -375,11 +375,13 @@ impl Fleet {
         let since = crate::units::parse_duration(&args.since).map_err(invalid)?;
         let filter = super::state::filter(&args.scope, None)?;
         let asked = args.paging.asked()?;
-        use crate::export::history::{Unread, changes};
+        use crate::export::history::{HistoryUnread, changes};
         let changes = match changes(options, since, &filter).await {
             Ok(changes) => changes,
-            Err(Unread::Since(e)) => return Err(invalid(e)),
-            Err(Unread::Bus(e)) => return Err(ErrorData::internal_error(e.to_string(), None)),
+            Err(HistoryUnread::Since(e)) => return Err(invalid(e)),
+            Err(HistoryUnread::Bus(e)) => {
+                return Err(ErrorData::internal_error(e.to_string(), None));
+            }
         };
         Ok(answer(
             Default::default(),
@@ -474,7 +476,7 @@ impl Fleet {
 }
 
 #[tool_handler(router = self.tool_router)]
-impl ServerHandler for Fleet {
+impl ServerHandler for FleetServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(rmcp::model::Implementation::new(

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page;
-use super::state::{Fleet, Paging, answer, invalid};
+use super::state::{FleetServer, Paging, answer, invalid};
 use super::strict::Strict;
 use crate::export::Filter;
 use crate::export::trace::Traced;
@@ -19,7 +19,7 @@ use crate::session::evidence::Gather;
 use crate::session::traced::{gather, in_scope};
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct TraceArgs {
+pub struct TraceToolArgs {
     /// The kind, as kubectl takes it: Deployment (deploy), StatefulSet, DaemonSet, Job, Pod,
     /// Service, ConfigMap, Ingress, a Flux kind, or any other as KIND.GROUP
     /// (rollouts.argoproj.io). Secrets are never read.
@@ -37,14 +37,14 @@ pub struct TraceArgs {
 }
 
 #[tool_router(router = trace_tools, vis = "pub(super)")]
-impl Fleet {
+impl FleetServer {
     #[tool(
         description = "Where an object comes from on every cluster in scope, as `fluxfleet trace KIND NAME -o json` (and `flux trace` on one cluster): each copy's owners up to what Flux applied (a Pod to its ReplicaSet to its Deployment), the Kustomization or HelmRelease that applied it and the one above, each with its revision and source; the copies folded by that chain into shapes, the most clusters first, every other shape (applied by another object, another source or revision, not managed by Flux) with its clusters. `diverges` says the copies differ; `absent` the clusters without it; `unread` those not read and why. Read now from the clusters (read-only, bounded). Pages of shapes.",
         annotations(read_only_hint = true)
     )]
     async fn trace(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<TraceArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<TraceToolArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let paging = args.paging.asked()?;
         let asked = Asked {

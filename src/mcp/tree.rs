@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page;
-use super::state::{Fleet, Paging, answer, invalid};
+use super::state::{FleetServer, Paging, answer, invalid};
 use super::strict::Strict;
 use crate::export::Filter;
 use crate::export::tree::Grown;
@@ -18,7 +18,7 @@ use crate::session::evidence::Gather;
 use crate::session::traced::{grow, in_scope};
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct TreeArgs {
+pub struct TreeToolArgs {
     /// Kustomization (ks) or HelmRelease (hr).
     pub kind: String,
     pub name: String,
@@ -34,14 +34,14 @@ pub struct TreeArgs {
 }
 
 #[tool_router(router = tree_tools, vis = "pub(super)")]
-impl Fleet {
+impl FleetServer {
     #[tool(
         description = "What a Kustomization or HelmRelease put on every cluster in scope, as `fluxfleet tree ks|hr NAME -o json` (and `flux tree ks` on one cluster): its inventory, the Kustomizations and HelmReleases in it followed down (a release's objects found by helm-controller's labels), one tree for the fleet in `flux tree`'s order (`depth` 0 is the root). Per node `on` how many of the clusters that have the root have it, `ready` how many of those hold it ready (Flux objects only), `without` the clusters that have its parent and not it, `missing` those whose parent names it and that do not have it. `differs` says some clusters' trees differ; `absent` the clusters without the root; `unread` those not read and why. Read now from the clusters (read-only, bounded). Pages of nodes.",
         annotations(read_only_hint = true)
     )]
     async fn tree(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<TreeArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<TreeToolArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let paging = args.paging.asked()?;
         let kind = match args.kind.to_ascii_lowercase().as_str() {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::page;
-use super::state::{Fleet, Paging, answer, invalid};
+use super::state::{FleetServer, Paging, answer, invalid};
 use super::strict::Strict;
 use crate::export::workloads::targets;
 use crate::fleet::FluxKind;
@@ -18,7 +18,7 @@ use crate::fleet::scope::Scope;
 use crate::session::evidence::{Gather, gather};
 
 #[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
-pub struct WorkloadsArgs {
+pub struct WorkloadsToolArgs {
     /// kind (Kustomization or HelmRelease) and name are required; workspace, cluster globs and
     /// namespace narrow where it is read.
     #[serde(flatten)]
@@ -31,14 +31,14 @@ pub struct WorkloadsArgs {
 }
 
 #[tool_router(router = workload_tools, vis = "pub(super)")]
-impl Fleet {
+impl FleetServer {
     #[tool(
         description = "What broke inside a Kustomization or HelmRelease, as `fluxfleet workloads KIND NAME -o json`: its workloads (Deployments, StatefulSets, DaemonSets, Jobs) read now from every cluster in scope where it is not ready (all: everywhere), each with a verdict (ImagePullBackOff with the image and the pull error, CrashLoopBackOff with the exit code, OOMKilled and the log line that tells, Pending with the scheduler's reason, a failing readiness probe, a Job over its backoff limit, a rollout past its deadline, or healthy); equal verdicts folded into one line with their clusters, and the clusters or reads that failed counted with why. Pages of lines; the fields beside them describe the first object named.",
         annotations(read_only_hint = true)
     )]
     async fn workloads(
         &self,
-        Parameters(Strict(args)): Parameters<Strict<WorkloadsArgs>>,
+        Parameters(Strict(args)): Parameters<Strict<WorkloadsToolArgs>>,
     ) -> Result<CallToolResult, ErrorData> {
         let filter = super::state::filter(&args.scope, None)?;
         let asked = args.paging.asked()?;

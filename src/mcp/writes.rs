@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 
 use super::args::{DryRunToken, Picked, WriteReconcileArgs, WriteResumeArgs, WriteSuspendArgs};
 use super::asking::{admitted, asked_by, client_tool, principal, reconciling};
-use super::page::{self, Asked};
-use super::state::{Awaiting, DryRun, Fleet, Writes, answer, invalid};
+use super::page::{self, PageAsked};
+use super::state::{Awaiting, DryRun, FleetServer, Writes, answer, invalid};
 use super::strict::Strict;
 use crate::actions::{self, Admitted, Carry, Purpose, Target, Update, Watch};
 use crate::config::Config;
@@ -71,7 +71,7 @@ fn writer_for(
 }
 
 #[tool_router(router = write_tools, vis = "pub(super)")]
-impl Fleet {
+impl FleetServer {
     #[tool(
         description = "Suspend Flux objects in scope (spec.suspend, with who and why recorded on them, as `flux suspend`). Without token: a dry run listing the targets and the exact patches, with a token and a count. Call again with the same arguments plus that token and count to act.",
         annotations(read_only_hint = false, destructive_hint = false)
@@ -113,7 +113,7 @@ impl Fleet {
     }
 }
 
-impl Fleet {
+impl FleetServer {
     /// A dry run (no token) or the action its token confirms.
     async fn act(
         &self,
@@ -204,7 +204,7 @@ impl Fleet {
         if let Err(e) = journaled {
             doc.insert("journalError".into(), json!(e.to_string()));
         }
-        let paged = page::take(results.iter(), Asked::first(page::MAX_LIMIT));
+        let paged = page::take(results.iter(), PageAsked::first(page::MAX_LIMIT));
         Ok(answer(doc, "results", paged))
     }
 }
@@ -294,6 +294,6 @@ fn dry_run(
     answer(
         doc,
         "targets",
-        page::take(planned, Asked::first(page::MAX_LIMIT)),
+        page::take(planned, PageAsked::first(page::MAX_LIMIT)),
     )
 }

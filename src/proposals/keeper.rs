@@ -5,9 +5,9 @@
 
 use jiff::Timestamp;
 
-use super::proposal::{Decision, Outcome, Proposal, ProposalStatus, is_id};
+use super::proposal::{Decision, Proposal, ProposalStatus, TargetOutcome, is_id};
 use super::store::{Store, StoreError};
-use crate::bus::proposals::{Proposals as Bucket, Written};
+use crate::bus::proposals::{ProposalsBucket, Written};
 
 /// A decision or outcomes written again this many times when someone wrote between the read
 /// and the write, at most.
@@ -17,7 +17,7 @@ const ATTEMPTS: usize = 5;
 #[derive(Clone)]
 pub enum Keeper {
     Files(Store),
-    Bus(Box<Bucket>),
+    Bus(Box<ProposalsBucket>),
 }
 
 impl Keeper {
@@ -111,7 +111,7 @@ impl Keeper {
     pub async fn record_outcomes(
         &self,
         id: &str,
-        outcomes: Vec<Outcome>,
+        outcomes: Vec<TargetOutcome>,
     ) -> Result<(), StoreError> {
         let bucket = match self {
             Keeper::Files(store) => return store.record_outcomes(id, outcomes),
@@ -130,7 +130,7 @@ impl Keeper {
 }
 
 /// A proposal on the bus and the revision it was read at.
-async fn read(bucket: &Bucket, id: &str) -> Result<(Proposal, u64), StoreError> {
+async fn read(bucket: &ProposalsBucket, id: &str) -> Result<(Proposal, u64), StoreError> {
     if !is_id(id) {
         return Err(StoreError::BadId(id.to_string()));
     }

@@ -24,7 +24,7 @@ const CHANGES_SAID: usize = 10;
 /// so that an object that came into scope since counts as a change.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Selection {
+pub struct ProposalSelection {
     /// The scope, as the assistant named it (its fields side by side with the status).
     #[serde(flatten)]
     pub scope: Scope,
@@ -60,7 +60,7 @@ pub enum SelectionError {
     Halt(#[from] crate::fleet::rollouts::NoHalt),
 }
 
-impl Selection {
+impl ProposalSelection {
     /// The filter that selects the same objects again.
     pub fn filter(&self) -> Result<Filter, SelectionError> {
         let status = self.status.as_deref().map(filter::StatusFilter::parse);
@@ -68,13 +68,13 @@ impl Selection {
     }
 }
 
-impl Selection {
+impl ProposalSelection {
     /// The objects this selection names on `index` now: those its filter selects, or the
     /// copies its rollout step touches (none, when there is nothing to halt or resume any more).
     pub fn select(
         &self,
         index: &crate::fleet::Index,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
         now: Timestamp,
     ) -> Result<Vec<(ClusterId, ObjectKey)>, SelectionError> {
         let Some(_) = self.rollout else {
@@ -91,7 +91,7 @@ impl Selection {
     pub fn halt(
         &self,
         index: &crate::fleet::Index,
-        rollout: &crate::config::Rollout,
+        rollout: &crate::config::RolloutSection,
         now: Timestamp,
     ) -> Result<(ObjectKey, crate::fleet::rollouts::Halt), SelectionError> {
         let filter = self.filter()?;
@@ -168,7 +168,7 @@ impl Planned {
 /// How a target ended, once an approved proposal acted.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Outcome {
+pub struct TargetOutcome {
     pub workspace: String,
     pub cluster: String,
     pub kind: String,
@@ -181,9 +181,9 @@ pub struct Outcome {
     pub handled_at: Option<Timestamp>,
 }
 
-impl Outcome {
-    pub fn of(target: &audit::Record) -> Outcome {
-        Outcome {
+impl TargetOutcome {
+    pub fn of(target: &audit::Record) -> TargetOutcome {
+        TargetOutcome {
             workspace: target.workspace.clone(),
             cluster: target.cluster.clone(),
             kind: target.kind.clone(),
@@ -271,7 +271,7 @@ pub struct Proposal {
     pub reason: Option<String>,
     /// Written as `reconcile.fluxcd.io/requestedAt` (and the journal's token).
     pub token: String,
-    pub selection: Selection,
+    pub selection: ProposalSelection,
     pub targets: Vec<Planned>,
     /// Targets that would be sent, and refused.
     pub sends: usize,
@@ -282,16 +282,16 @@ pub struct Proposal {
     pub decision: Option<Decision>,
     /// Once an approved proposal has acted: how each target ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcomes: Option<Vec<Outcome>>,
+    pub outcomes: Option<Vec<TargetOutcome>>,
 }
 
 /// What asked for a proposal, besides the action.
 #[derive(Clone, Debug)]
-pub struct Asked {
+pub struct ProposalRequest {
     /// `mcp:<client>`.
     pub proposed_by: String,
     pub why: Option<String>,
-    pub selection: Selection,
+    pub selection: ProposalSelection,
     pub expiry: Duration,
 }
 
@@ -322,7 +322,12 @@ impl Proposal {
     }
 
     /// Keeps `targets` as planned for `intent`.
-    pub fn new(intent: &Intent, targets: &[actions::Target], asked: Asked, now: Timestamp) -> Self {
+    pub fn new(
+        intent: &Intent,
+        targets: &[actions::Target],
+        asked: ProposalRequest,
+        now: Timestamp,
+    ) -> Self {
         let planned: Vec<Planned> = targets.iter().map(Planned::of).collect();
         let sends = targets.iter().filter(|t| t.plan.is_ok()).count();
         let expiry =

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 
-use super::proposal::{Decision, Outcome, Proposal, ProposalStatus, is_id};
+use super::proposal::{Decision, Proposal, ProposalStatus, TargetOutcome, is_id};
 
 /// A proposal's file, at most: its targets are at most `actions.max_targets`.
 const MAX_FILE: u64 = 64 * 1024 * 1024;
@@ -160,7 +160,11 @@ impl Store {
     }
 
     /// Records how each target of an approved proposal ended.
-    pub fn record_outcomes(&self, id: &str, outcomes: Vec<Outcome>) -> Result<(), StoreError> {
+    pub fn record_outcomes(
+        &self,
+        id: &str,
+        outcomes: Vec<TargetOutcome>,
+    ) -> Result<(), StoreError> {
         let mut proposal = self.load(id)?;
         proposal.outcomes = Some(outcomes);
         self.replace(&proposal)

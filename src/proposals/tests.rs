@@ -75,15 +75,15 @@ fn plan(index: &Index, intent: &Intent) -> Vec<actions::Target> {
 }
 
 fn proposal(index: &Index, verb: Verb) -> Proposal {
-    let asked = Asked {
+    let asked = ProposalRequest {
         proposed_by: "mcp:assistant".into(),
         why: Some("apps is flapping".into()),
-        selection: Selection {
+        selection: ProposalSelection {
             scope: Scope {
                 kind: Some("ks".into()),
                 ..Scope::default()
             },
-            ..Selection::default()
+            ..ProposalSelection::default()
         },
         expiry: Duration::from_secs(600),
     };
@@ -193,7 +193,7 @@ fn a_decision_is_taken_once_and_never_on_an_expired_proposal() {
     store
         .record_outcomes(
             &p.id,
-            vec![Outcome {
+            vec![TargetOutcome {
                 workspace: "prod".into(),
                 cluster: "eu-1".into(),
                 kind: "Kustomization".into(),

@@ -13,7 +13,7 @@ use jiff::Timestamp;
 
 use super::Reader;
 use super::evidence::Gather;
-use crate::fleet::drift::asked::{Between, NotRead, Reads};
+use crate::fleet::drift::asked::{Between, ExtraReads, NotRead};
 use crate::fleet::drift::{Drift, corrected, drift_of_copies};
 use crate::fleet::filter::Filter;
 use crate::fleet::workload::ReadError;
@@ -95,7 +95,7 @@ pub async fn asked(
     now: Timestamp,
     (how, warm): (Gather, usize),
 ) -> Drift {
-    let mut reads = Reads::default();
+    let mut reads = ExtraReads::default();
     let summarized: Vec<&ClusterInfo> = plan.summarized.iter().collect();
     let opening = Gather {
         concurrency: how.concurrency.min(warm),
@@ -198,7 +198,7 @@ async fn corrections(
     copies: &[(&ClusterInfo, &FluxSummary)],
     how: Gather,
     found: &mut Drift,
-    reads: &mut Reads,
+    reads: &mut ExtraReads,
 ) {
     let owned: Vec<(usize, ClusterInfo, ObjectKey)> = copies
         .iter()
@@ -235,7 +235,7 @@ async fn inventories(
     clusters: &[&ClusterInfo],
     how: Gather,
     found: &mut Drift,
-    reads: &mut Reads,
+    reads: &mut ExtraReads,
 ) -> usize {
     let by_name = |name: &str| clusters.iter().copied().find(|c| c.name == name);
     // What to read: (differ, variant or None for the norm, cluster).

@@ -131,7 +131,7 @@ impl Fleet {
 
     /// The sources that feed a session: the kube engine with `settings` (following the
     /// management clusters when `follow`), or the bus (collectors decide what it holds).
-    pub fn sources(self, settings: &config::Engine, follow: bool) -> Vec<Box<dyn Source>> {
+    pub fn sources(self, settings: &config::EngineSection, follow: bool) -> Vec<Box<dyn Source>> {
         match self {
             Fleet::Kubeconfigs {
                 inventory,

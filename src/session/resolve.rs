@@ -20,7 +20,7 @@ pub struct Sources {
     pub workspace_label: Option<String>,
     pub management_depth: usize,
     /// `--watch-mode`, over `engine.watch`.
-    pub watch: Option<config::Watch>,
+    pub watch: Option<config::WatchMode>,
     /// `--nats`: the fleet comes from collectors, not from kubeconfigs.
     pub nats: Option<crate::bus::Options>,
     /// The command needs the clusters' counts, not every object (the TUI, which reads the

@@ -11,7 +11,7 @@ use crate::app::handoff::{Exit, PluginEnded};
 use crate::app::update::{Effect, Msg};
 use crate::app::view::Fetched;
 use crate::app::{plugin_error, plugins};
-use crate::proposals::{Decision, Keeper, Outcome, StoreError};
+use crate::proposals::{Decision, Keeper, StoreError, TargetOutcome};
 use crate::session::{Reader, Writer};
 
 /// How long the TUI's executor waits for a requested reconcile to be handled before the journal
@@ -295,7 +295,7 @@ async fn act(
         tracing::warn!(error = %e, "audit journal");
     }
     if let (Some(proposed), Some(store)) = (job.proposal(), &executor.proposals) {
-        let outcomes = ended.iter().map(Outcome::of).collect();
+        let outcomes = ended.iter().map(TargetOutcome::of).collect();
         if let Err(e) = store.record_outcomes(&proposed.id, outcomes).await {
             tracing::warn!(error = %e, "proposal outcomes");
         }

@@ -73,7 +73,7 @@ pub fn prepare(
             (None, _) => audit::Record::cluster(&crate::fleet::ClusterInfo::new("", "")),
         };
         prepared
-            .journal_line(path, audit::Stage::Intent, &token, &target)
+            .journal_line(path, audit::AttemptStage::Intent, &token, &target)
             .map_err(|why| PluginError::Journal {
                 path: path.to_path_buf(),
                 why,
@@ -107,7 +107,8 @@ impl Prepared {
                 message: exit.to_string(),
                 ..target
             };
-            if let Err(e) = self.journal_line(&path, audit::Stage::Outcome, &token, &target) {
+            if let Err(e) = self.journal_line(&path, audit::AttemptStage::Outcome, &token, &target)
+            {
                 tracing::warn!(error = %e, "audit journal");
             }
         }
@@ -122,7 +123,7 @@ impl Prepared {
     fn journal_line(
         &self,
         path: &Path,
-        stage: audit::Stage,
+        stage: audit::AttemptStage,
         token: &str,
         target: &audit::Record,
     ) -> std::io::Result<()> {

@@ -8,22 +8,22 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Paragraph};
 
-use crate::app::model::{Model, Scope};
+use crate::app::model::{ListScope, Model};
 use crate::config::theme::{Slot, Theme};
-use crate::fleet::history::Change;
+use crate::fleet::history::RecordedChange;
 
 /// The changes of `scope`, newest first.
-pub fn in_scope(model: &Model, scope: Scope) -> Vec<&Change> {
+pub fn in_scope(model: &Model, scope: ListScope) -> Vec<&RecordedChange> {
     let Some(Ok(changes)) = model.reads().history() else {
         return Vec::new();
     };
     let index = model.index();
     let workspace = match scope {
-        Scope::Workspace(w) => index.workspace(w).map(|w| w.name.as_str()),
+        ListScope::Workspace(w) => index.workspace(w).map(|w| w.name.as_str()),
         _ => None,
     };
     let cluster = match scope {
-        Scope::Cluster(c) => index.cluster(c).map(|c| c.info.name.as_str()),
+        ListScope::Cluster(c) => index.cluster(c).map(|c| c.info.name.as_str()),
         _ => None,
     };
     changes
@@ -39,7 +39,7 @@ pub fn draw(
     area: Rect,
     model: &Model,
     theme: &Theme,
-    scope: Scope,
+    scope: ListScope,
     since: Timestamp,
 ) {
     let dim = theme.style(Slot::Dim);
@@ -89,7 +89,7 @@ pub fn draw(
 }
 
 /// `5m  payments  prod-eu-1  Kustomization flux-system/apps  health ready → failed  message`
-fn line(c: &Change, now: Timestamp, theme: &Theme) -> Line<'static> {
+fn line(c: &RecordedChange, now: Timestamp, theme: &Theme) -> Line<'static> {
     let slot = match c.to.as_deref() {
         Some("ready" | "live") => Slot::Text,
         _ if c.what == "revision" => Slot::Text,

@@ -1,7 +1,7 @@
 //! What a view calls a workspace, a cluster and a scope in its titles: the parent and every view
 //! say them alike.
 
-use crate::app::model::Scope;
+use crate::app::model::ListScope;
 use crate::fleet::{ClusterId, Index, WorkspaceId};
 
 pub(crate) fn ws_name(index: &Index, w: WorkspaceId) -> &str {
@@ -13,10 +13,10 @@ pub(crate) fn cluster_name(index: &Index, c: ClusterId) -> &str {
 }
 
 /// "the fleet", "workspace payments", "cluster eu-prod-004".
-pub(crate) fn scope_name(index: &Index, scope: Scope) -> String {
+pub(crate) fn scope_name(index: &Index, scope: ListScope) -> String {
     match scope {
-        Scope::Fleet => "the fleet".into(),
-        Scope::Workspace(w) => format!("workspace {}", ws_name(index, w)),
-        Scope::Cluster(c) => format!("cluster {}", cluster_name(index, c)),
+        ListScope::Fleet => "the fleet".into(),
+        ListScope::Workspace(w) => format!("workspace {}", ws_name(index, w)),
+        ListScope::Cluster(c) => format!("cluster {}", cluster_name(index, c)),
     }
 }

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, health_cell, highlighted, list, message_cell};
-use crate::app::model::{Model, RowId, Scope};
+use crate::app::model::{ListScope, Model, RowId};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::FluxKind;
 use crate::units::age;
@@ -15,7 +15,7 @@ pub fn draw(
     area: Rect,
     model: &Model,
     theme: &Theme,
-    scope: Scope,
+    scope: ListScope,
     kind: Option<FluxKind>,
 ) {
     let index = model.index();

@@ -8,16 +8,16 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, count_cell, highlighted, list, split_bar};
-use crate::app::model::{Model, RowId, Scope};
+use crate::app::model::{ListScope, Model, RowId};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::rollouts::metrics::RingDelivery;
-use crate::fleet::rollouts::{self, Counts, Standing};
+use crate::fleet::rollouts::{self, Standing, StandingCounts};
 use crate::fleet::{FluxKind, Health, ObjectKey};
 use crate::units::age;
 
 /// The spread bar's parts, in its order: on the newest, behind, failing on the newest,
 /// suspended.
-fn spread_bar(c: &Counts, width: usize, theme: &Theme) -> Line<'static> {
+fn spread_bar(c: &StandingCounts, width: usize, theme: &Theme) -> Line<'static> {
     let parts: [(u32, Style); 4] = [
         (c.current, standing_style(Standing::Current, theme)),
         (c.behind, standing_style(Standing::Behind, theme)),
@@ -41,7 +41,7 @@ pub fn draw(
     area: Rect,
     model: &Model,
     theme: &Theme,
-    scope: Scope,
+    scope: ListScope,
     kind: Option<FluxKind>,
 ) {
     let index = model.index();
@@ -102,7 +102,7 @@ pub fn draw_matrix(
     area: Rect,
     model: &Model,
     theme: &Theme,
-    scope: Scope,
+    scope: ListScope,
     key: &ObjectKey,
 ) {
     let index = model.index();

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::FluxKind;
-use crate::fleet::runs::{Run, Runs};
+use crate::fleet::runs::{ControllerRun, Runs};
 use crate::units::{age, truncate_hex};
 
 /// The lines of the runs pane; `now` dates them.
@@ -44,7 +44,7 @@ pub fn lines(kind: FluxKind, runs: &Runs, now: Timestamp, theme: &Theme) -> Vec<
     out
 }
 
-fn line(kind: FluxKind, r: &Run, now: Timestamp, theme: &Theme) -> Line<'static> {
+fn line(kind: FluxKind, r: &ControllerRun, now: Timestamp, theme: &Theme) -> Line<'static> {
     let slot = if r.succeeded() {
         Slot::Text
     } else {

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::ObjectKey;
-use crate::fleet::trace::{Asked, Trace, Unread};
+use crate::fleet::trace::{Asked, ClusterUnread, Trace};
 use crate::fleet::tree::{Tree, drawn};
 use crate::fleet::workload::visible;
 
@@ -69,7 +69,7 @@ fn items(trace: &Trace, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
 }
 
 /// The clusters without the object, and those not read with why.
-fn elsewhere(absent: &[String], unread: &[Unread], theme: &Theme) -> Vec<Line<'static>> {
+fn elsewhere(absent: &[String], unread: &[ClusterUnread], theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     if !absent.is_empty() {
         out.push(Line::from(""));

@@ -11,7 +11,7 @@ use ratatui::text::Span;
 use ratatui::widgets::Cell;
 
 use super::widgets::{Columns, health_cell, highlighted, list};
-use crate::app::model::{Model, RowId, Scope};
+use crate::app::model::{ListScope, Model, RowId};
 use crate::app::triage::{Group, GroupOf, headline};
 use crate::app::view::{View, clusters_in};
 use crate::config::theme::{Slot, Theme};
@@ -21,7 +21,7 @@ use crate::units::age;
 /// Names of what is held back shown in a row, before "+N".
 const NAMES: usize = 4;
 
-pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: Scope) {
+pub fn draw(frame: &mut Frame, area: Rect, model: &Model, theme: &Theme, scope: ListScope) {
     let index = model.index();
     let screen = model.screen();
     let mut title = if screen.flat {

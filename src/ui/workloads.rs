@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use crate::app::model::{Fetched, Model};
 use crate::config::theme::{Slot, Theme};
 use crate::fleet::ObjectKey;
-use crate::fleet::workload::fold::{Folded, Line as Verdict, NotRead};
+use crate::fleet::workload::fold::{Folded, Line as Verdict, ReadFailure};
 use crate::fleet::workload::visible;
 
 /// Events shown per line (the JSON of `fluxfleet workloads` has them all).
@@ -72,7 +72,7 @@ fn items(folded: &Folded, theme: &Theme) -> (Vec<Line<'static>>, Vec<usize>) {
     (out, starts)
 }
 
-fn not_read(n: &NotRead, what: &str, theme: &Theme) -> Line<'static> {
+fn not_read(n: &ReadFailure, what: &str, theme: &Theme) -> Line<'static> {
     Line::from(vec![
         Span::styled(
             format!("{what} on {}: {} ", n.clusters.len(), shown(&n.why)),

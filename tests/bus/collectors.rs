@@ -145,7 +145,7 @@ fn the_collectors_manifest_reads_and_its_arguments_are_the_collectors() {
     assert_eq!(deployment["spec"]["replicas"], 3);
     let container = &deployment["spec"]["template"]["spec"]["containers"][0];
     let cli = fluxfleet::cli::Cli::parse_words(&args).unwrap();
-    let Some(fluxfleet::cli::Command::Collect(collect)) = cli.command else {
+    let Some(fluxfleet::cli::CliCommand::Collect(collect)) = cli.command else {
         panic!("{args:?} is not `collect`");
     };
     assert_eq!(collect.id.as_deref(), Some("fluxfleet-collector-0"));

@@ -56,7 +56,7 @@ fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
     use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use fluxfleet::app::model::{Model, View};
     use fluxfleet::app::update::{Effect, Msg, update};
-    use fluxfleet::fleet::history::Change;
+    use fluxfleet::fleet::history::RecordedChange;
     use fluxfleet::fleet::{ClusterInfo, ClusterKey, Index};
     let now: jiff::Timestamp = "2026-11-24T10:00:00Z".parse().unwrap();
     let mut index = Index::new();
@@ -81,7 +81,7 @@ fn the_history_view_shows_the_changes_of_its_scope_newest_first() {
     }
     let since = now - jiff::SignedDuration::from_secs(7200);
     assert_eq!(effects, [Effect::ReadHistory(since)]);
-    let change = |minutes: i64, cluster: &str, ws: &str, what: &str, to: &str| Change {
+    let change = |minutes: i64, cluster: &str, ws: &str, what: &str, to: &str| RecordedChange {
         at: now - jiff::SignedDuration::from_mins(minutes),
         cluster: cluster.into(),
         workspace: ws.into(),

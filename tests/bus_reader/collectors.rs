@@ -129,7 +129,7 @@ async fn summarizing_collectors_name_every_failure_and_watch_what_a_reader_opens
     let names: Vec<String> = inventory.clusters.iter().map(|c| c.name.clone()).collect();
     let mut settings = common::engine_settings();
     settings.kinds = fluxfleet::config::Config::defaults().engine.kinds;
-    settings.watch = fluxfleet::config::Watch::Summary;
+    settings.watch = fluxfleet::config::WatchMode::Summary;
     // Looked at once in the test: the first look alone must publish it whole.
     settings.report_interval = Duration::from_secs(600);
     settings.warm_clusters = 1;

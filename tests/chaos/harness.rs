@@ -93,7 +93,7 @@ type Objects = BTreeMap<Object, (Health, bool)>;
 type Picture = BTreeMap<String, Objects>;
 
 /// Runs `plan` with the simulator's files in `dir`, the engine configured by `engine`.
-pub async fn run(plan: &Plan, dir: &Path, engine: &config::Engine) -> Result<Report, Error> {
+pub async fn run(plan: &Plan, dir: &Path, engine: &config::EngineSection) -> Result<Report, Error> {
     let workspaces = (plan.clusters / 50).clamp(1, 12);
     let sim = fluxfleet_sim::start(Config {
         clusters: plan.clusters,

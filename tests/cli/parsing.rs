@@ -7,7 +7,7 @@ use super::fluxfleet;
 /// named, with the usage exit code.
 #[test]
 fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
-    use fluxfleet::cli::{Cli, Command as Sub};
+    use fluxfleet::cli::{Cli, CliCommand};
     let cli = Cli::parse_words([
         "fluxfleet",
         "--nats",
@@ -18,7 +18,7 @@ fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
         "ks",
     ])
     .unwrap();
-    let Some(Sub::Get(get)) = cli.command else {
+    let Some(CliCommand::Get(get)) = cli.command else {
         panic!("not get");
     };
     assert_eq!(get.fleet.bus.nats.as_deref(), Some("nats://a:4222"));
@@ -89,7 +89,7 @@ fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
         "c1",
     ])
     .unwrap();
-    let Some(Sub::Collect(collect)) = cli.command else {
+    let Some(CliCommand::Collect(collect)) = cli.command else {
         panic!("not collect");
     };
     assert_eq!(collect.fleet.bus.nats.as_deref(), Some("nats://a:4222"));
@@ -102,9 +102,9 @@ fn options_before_the_command_are_the_commands_and_foreign_ones_are_refused() {
 /// would let the server change or propose anything.
 #[test]
 fn mcp_takes_read_only_and_refuses_it_beside_write_or_propose() {
-    use fluxfleet::cli::{Cli, Command as Sub};
+    use fluxfleet::cli::{Cli, CliCommand};
     let cli = Cli::parse_words(["fluxfleet", "mcp", "--read-only"]).unwrap();
-    let Some(Sub::Mcp(mcp)) = cli.command else {
+    let Some(CliCommand::Mcp(mcp)) = cli.command else {
         panic!("not mcp");
     };
     assert!(mcp.read_only && !mcp.write && !mcp.propose);

@@ -51,7 +51,7 @@ pub fn start_collector_of(
     options: &bus::Options,
     inventory: &fluxfleet::inventory::Inventory,
     replicas: usize,
-    settings: fluxfleet::config::Engine,
+    settings: fluxfleet::config::EngineSection,
 ) -> Running {
     let stop = CancellationToken::new();
     let request = collector::Collecting {

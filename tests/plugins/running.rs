@@ -32,7 +32,7 @@ fn script(dir: &std::path::Path, code: i32) -> std::path::PathBuf {
 /// The simulated fleet with `plugin` as its only plugin, key P.
 fn live_config(
     sim: &common::Sim,
-    plugin: fluxfleet::config::plugins::Plugin,
+    plugin: fluxfleet::config::plugins::PluginEntry,
 ) -> (Config, fluxfleet::inventory::Inventory) {
     let (mut config, inventory) = common::tui::fleet(sim);
     config.plugins = vec![plugin];
@@ -44,7 +44,7 @@ fn probe(
     out: &std::path::Path,
     background: bool,
     writes: bool,
-) -> fluxfleet::config::plugins::Plugin {
+) -> fluxfleet::config::plugins::PluginEntry {
     let args = [
         out.to_str().unwrap(),
         "$CLUSTER",
@@ -55,7 +55,7 @@ fn probe(
         "$KIND",
         "$WORKSPACE",
     ];
-    fluxfleet::config::plugins::Plugin {
+    fluxfleet::config::plugins::PluginEntry {
         name: "probe".into(),
         key: "P".into(),
         scopes: vec!["cluster".into()],

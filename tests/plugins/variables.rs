@@ -2,7 +2,7 @@
 //! and values from a cluster that a command line could misread.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use fluxfleet::app::model::{RowId, Scope, View};
+use fluxfleet::app::model::{ListScope, RowId, View};
 use fluxfleet::app::plugins::{self, Launch};
 use fluxfleet::app::update::{Msg, update};
 use fluxfleet::fleet::index::{Change, Event};
@@ -89,11 +89,11 @@ fn each_view_hands_the_plugin_what_its_selection_stands_for() {
     let dev = ClusterId(1);
     for view in [
         View::Objects {
-            scope: Scope::Fleet,
+            scope: ListScope::Fleet,
             kind: None,
         },
         View::Triage {
-            scope: Scope::Fleet,
+            scope: ListScope::Fleet,
         },
     ] {
         m.push(view);

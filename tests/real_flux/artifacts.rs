@@ -124,7 +124,7 @@ const ARTIFACTS: &[Expected] = &[
 
 #[test]
 fn generated_artifacts_read_as_flux_get_shows_them_and_lead_to_what_made_them() {
-    use fluxfleet::fleet::graph::{self, Cause, Objects};
+    use fluxfleet::fleet::graph::{self, Cause, ClusterObjects};
     let dir = format!(
         "{}/tests/fixtures/real-flux/artifacts",
         env!("CARGO_MANIFEST_DIR")
@@ -139,7 +139,7 @@ fn generated_artifacts_read_as_flux_get_shows_them_and_lead_to_what_made_them() 
             "{file} has no expectation"
         );
     }
-    let mut objects = Objects::new();
+    let mut objects = ClusterObjects::new();
     for &(file, health, ready, reason, revision, message) in ARTIFACTS {
         let s = summary(file);
         let said = s.message.as_deref().unwrap_or("");

@@ -39,9 +39,9 @@ fn what_each_waits_for_is_what_the_controllers_name() {
 /// chart the repository lacks each hold back what stands on them.
 #[test]
 fn the_root_causes_are_the_ones_the_controllers_wait_on() {
-    use fluxfleet::fleet::graph::{self, Cause, Objects};
+    use fluxfleet::fleet::graph::{self, Cause, ClusterObjects};
     let dir = format!("{}/tests/fixtures/real-flux", env!("CARGO_MANIFEST_DIR"));
-    let mut objects = Objects::new();
+    let mut objects = ClusterObjects::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let file = entry.unwrap().file_name().into_string().unwrap();
         if file.ends_with(".yaml")

@@ -303,25 +303,25 @@ fn one_target() -> Settings {
 }
 
 /// `key` on every cluster that has it.
-fn selecting(key: &ObjectKey) -> fluxfleet::proposals::Selection {
-    fluxfleet::proposals::Selection {
+fn selecting(key: &ObjectKey) -> fluxfleet::proposals::ProposalSelection {
+    fluxfleet::proposals::ProposalSelection {
         scope: fluxfleet::fleet::scope::Scope {
             kind: Some(key.kind.to_string()),
             namespace: Some(key.namespace.to_string()),
             name: Some(key.name.to_string()),
             ..Default::default()
         },
-        ..fluxfleet::proposals::Selection::default()
+        ..fluxfleet::proposals::ProposalSelection::default()
     }
 }
 
 /// What an assistant proposes for `selection`: planned through the one door as a preview.
 fn proposal_of(
     m: &Model,
-    selection: fluxfleet::proposals::Selection,
+    selection: fluxfleet::proposals::ProposalSelection,
     verb: Verb,
 ) -> fluxfleet::proposals::Proposal {
-    use fluxfleet::proposals::{Asked, Proposal};
+    use fluxfleet::proposals::{Proposal, ProposalRequest};
     let objects = fluxfleet::fleet::filter::selected(m.index(), &selection.filter().unwrap());
     let intent = fluxfleet::fleet::verbs::Intent {
         verb,
@@ -340,7 +340,7 @@ fn proposal_of(
         objects: fluxfleet::actions::Objects::Named(objects),
     };
     let admitted = fluxfleet::actions::admit(m.index(), ask, &rules).unwrap();
-    let asked = Asked {
+    let asked = ProposalRequest {
         proposed_by: "mcp:assistant".into(),
         why: Some("redis is stalled".into()),
         selection,

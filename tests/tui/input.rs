@@ -12,7 +12,7 @@ fn the_fuzzy_filter_narrows_rows_and_esc_clears_it() {
     assert_eq!(
         m.screen().view,
         View::Objects {
-            scope: fluxfleet::app::model::Scope::Fleet,
+            scope: fluxfleet::app::model::ListScope::Fleet,
             kind: Some(FluxKind::Kustomization)
         }
     );

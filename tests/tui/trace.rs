@@ -2,13 +2,13 @@
 //! once `w` has read its workloads, where the first of them comes from.
 
 use super::*;
-use fluxfleet::fleet::trace::{Applier, Chain, Copy, Link, fold};
+use fluxfleet::fleet::trace::{Applier, Chain, ChainLink, ClusterChain, fold};
 
 /// A trace of `kind apps/name`: applied by Kustomization flux-system/apps on `a`, by hand on
 /// `b`.
 fn traced(kind: &str, name: &str, a: &[&str], b: &[&str]) -> fluxfleet::fleet::trace::Trace {
     let chain = |appliers: Vec<Applier>| Chain {
-        objects: vec![Link {
+        objects: vec![ChainLink {
             kind: kind.into(),
             namespace: "apps".into(),
             name: name.into(),
@@ -26,10 +26,15 @@ fn traced(kind: &str, name: &str, a: &[&str], b: &[&str]) -> fluxfleet::fleet::t
     };
     let read = a
         .iter()
-        .map(|c| (c.to_string(), Ok(Copy::Found(chain(vec![apps.clone()])))))
+        .map(|c| {
+            (
+                c.to_string(),
+                Ok(ClusterChain::Found(chain(vec![apps.clone()]))),
+            )
+        })
         .chain(
             b.iter()
-                .map(|c| (c.to_string(), Ok(Copy::Found(chain(Vec::new()))))),
+                .map(|c| (c.to_string(), Ok(ClusterChain::Found(chain(Vec::new()))))),
         )
         .collect();
     fold(read)
@@ -126,7 +131,7 @@ fn once_w_has_read_the_workloads_t_traces_the_first_of_them() {
 
 #[test]
 fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
-    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    use fluxfleet::fleet::tree::{ClusterTree, Entry, Planted};
     let (mut m, _, redis) = redis_detail();
     let effects = keys(&mut m, KeyCode::Char('i'));
     let [Effect::FetchTree { root, infos }] = effects.as_slice() else {
@@ -148,7 +153,7 @@ fn i_shows_the_detail_views_release_as_one_tree_for_the_fleet() {
             root.children
                 .push(Planted::leaf(Entry::parse(&id("Service", "")).unwrap()));
         }
-        Ok(Grown::Found(root))
+        Ok(ClusterTree::Found(root))
     };
     let tree = fluxfleet::fleet::tree::fold(vec![
         ("pay-prod-eu".into(), planted(true)),
@@ -226,7 +231,7 @@ fn the_arrows_pick_a_chain_and_enter_opens_its_copy_and_esc_comes_back() {
 
 #[test]
 fn in_a_tree_enter_opens_a_flux_object_on_a_cluster_that_has_it() {
-    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    use fluxfleet::fleet::tree::{ClusterTree, Entry, Planted};
     let (mut m, _, redis) = redis_detail();
     keys(&mut m, KeyCode::Char('i'));
     let child = |id: &str| Planted::leaf(Entry::parse(id).unwrap());
@@ -239,7 +244,7 @@ fn in_a_tree_enter_opens_a_flux_object_on_a_cluster_that_has_it() {
                 "data_extra_kustomize.toolkit.fluxcd.io_Kustomization",
             ));
         }
-        Ok(Grown::Found(root))
+        Ok(ClusterTree::Found(root))
     };
     let tree = fluxfleet::fleet::tree::fold(vec![
         ("pay-prod-eu".into(), planted(false)),
@@ -303,7 +308,7 @@ fn in_the_workloads_view_the_arrows_pick_a_workload_and_t_traces_it() {
 
 #[test]
 fn in_a_tree_t_traces_the_node_picked() {
-    use fluxfleet::fleet::tree::{Entry, Grown, Planted};
+    use fluxfleet::fleet::tree::{ClusterTree, Entry, Planted};
     let (mut m, _, redis) = redis_detail();
     keys(&mut m, KeyCode::Char('i'));
     let mut root = Planted::leaf(Entry::of(&redis));
@@ -315,7 +320,8 @@ fn in_a_tree_t_traces_the_node_picked() {
     ] {
         root.children.push(Planted::leaf(Entry::parse(id).unwrap()));
     }
-    let tree = fluxfleet::fleet::tree::fold(vec![("pay-prod-eu".into(), Ok(Grown::Found(root)))]);
+    let tree =
+        fluxfleet::fleet::tree::fold(vec![("pay-prod-eu".into(), Ok(ClusterTree::Found(root)))]);
     update(
         &mut m,
         Msg::Grown {

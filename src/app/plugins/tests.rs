@@ -72,8 +72,13 @@ fn values_that_a_command_line_could_misread_are_refused() {
     }
 }
 
-fn plugin(name: &str, key: &str, scopes: &[&str], command: &str) -> crate::config::plugins::Plugin {
-    crate::config::plugins::Plugin {
+fn plugin(
+    name: &str,
+    key: &str,
+    scopes: &[&str],
+    command: &str,
+) -> crate::config::plugins::PluginEntry {
+    crate::config::plugins::PluginEntry {
         name: name.into(),
         key: key.into(),
         scopes: scopes.iter().map(|s| s.to_string()).collect(),

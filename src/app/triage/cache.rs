@@ -8,7 +8,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use jiff::{SignedDuration, Timestamp};
 
 use crate::fleet::graph::Cause;
-use crate::fleet::suspect::Copy;
+use crate::fleet::suspect::FailingCopy;
 use crate::fleet::{ClusterEntry, ClusterId, ObjectKey};
 
 /// A not-ready object as triage lists it: the group it joins and what the screen's toggles and
@@ -27,7 +27,7 @@ pub(super) struct Entry {
     pub holds: Box<[ObjectKey]>,
     /// The change before it failed, what it runs and what it tried: its part of its group's
     /// suspect.
-    pub copy: Copy,
+    pub copy: FailingCopy,
 }
 
 /// One cluster's entries, as of its stamp.
@@ -140,8 +140,8 @@ fn work_out(
             holds: holds.iter().map(|k| (*k).clone()).collect(),
             // Only a failure has a change before it (what waits or is suspended has none).
             copy: match cycle || !o.health.is_failing() {
-                true => Copy::default(),
-                false => Copy::of(cluster, o, window),
+                true => FailingCopy::default(),
+                false => FailingCopy::of(cluster, o, window),
             },
         });
     }

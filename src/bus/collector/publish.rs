@@ -56,7 +56,7 @@ impl Collector {
                     }
                 }
                 if before.is_none_or(|b| b.phase != state.phase) {
-                    let change = wire::Change::of_connection(
+                    let change = wire::RecordedChange::of_connection(
                         event.at,
                         &name,
                         &state.workspace,
@@ -181,7 +181,7 @@ impl Collector {
         }
         if let Some(b) = before {
             let was = (b.health, b.revision.as_deref());
-            for change in wire::Change::of_summary(at, cluster, &workspace, was, &summary) {
+            for change in wire::RecordedChange::of_summary(at, cluster, &workspace, was, &summary) {
                 self.history(cluster, &change).await;
             }
         }
@@ -200,8 +200,9 @@ impl Collector {
         let workspace = owned.workspace();
         let subject = format!("$KV.{}.{key}", self.stores.names.state);
         self.send(subject, Body::Delete, at).await;
-        if let Some(keys::Key::Object(_, object)) = keys::parse(key) {
-            let change = wire::Change::of_object(at, cluster, workspace, "deleted", &object);
+        if let Some(keys::StateKey::Object(_, object)) = keys::parse(key) {
+            let change =
+                wire::RecordedChange::of_object(at, cluster, workspace, "deleted", &object);
             self.history(cluster, &change).await;
         }
     }
@@ -257,7 +258,7 @@ impl Collector {
         }
     }
 
-    async fn history(&mut self, cluster: &str, change: &wire::Change) {
+    async fn history(&mut self, cluster: &str, change: &wire::RecordedChange) {
         let Ok(value) = serde_json::to_vec(change) else {
             return;
         };

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::announce::Aborting;
 use super::text::{family, label};
 use crate::bus::Options;
-use crate::fleet::history::Change;
+use crate::fleet::history::RecordedChange;
 use crate::fleet::rollouts::Rings;
 use crate::fleet::rollouts::metrics::{Deliveries, RingDelivery, rolled};
 use crate::inventory::ClusterSpec;
@@ -27,7 +27,7 @@ pub const RINGS: usize = 64;
 
 /// What `fluxfleet collect --ring-metrics-every` asks.
 #[derive(Clone, Debug)]
-pub struct Asked {
+pub struct RingsAsked {
     pub rings: Rings,
     /// How far back the history is read.
     pub window: Duration,
@@ -94,7 +94,7 @@ impl Working {
     /// Starts the task for the fleet of `specs`; it works nothing out until it is elected.
     pub(super) fn start<'a>(
         options: Options,
-        asked: Asked,
+        asked: RingsAsked,
         kept: Kept,
         specs: impl Iterator<Item = &'a ClusterSpec>,
     ) -> Working {
@@ -142,7 +142,7 @@ async fn keep(
     options: Options,
     members: watch::Receiver<Members>,
     mut elected: watch::Receiver<bool>,
-    asked: Asked,
+    asked: RingsAsked,
     kept: Kept,
 ) {
     let mut every = tokio::time::interval(asked.every);
@@ -167,7 +167,7 @@ async fn keep(
         let ring_of = members.borrow().clone();
         let ring = |cluster: &str| ring_of.get(cluster).cloned();
         let mut delivering = Deliveries::new(ring, asked.suspect_window);
-        let each = |change: Change| delivering.add(&change);
+        let each = |change: RecordedChange| delivering.add(&change);
         match crate::bus::history::each_since(&options, from, None, each).await {
             Ok(()) => {
                 let delivered = delivering.finish(&|_, _| None);

@@ -51,7 +51,7 @@ pub(super) async fn take_over(
         // 100,000 clusters, 200,000 values to take 8,000 clusters over.)
         let total = listed.len() + 2 * fleet;
         for key in listed {
-            if let Some(keys::Key::Object(cluster, _)) = keys::parse(&key)
+            if let Some(keys::StateKey::Object(cluster, _)) = keys::parse(&key)
                 && clusters.contains(&cluster)
             {
                 wanted.push(key);
@@ -65,7 +65,7 @@ pub(super) async fn take_over(
     };
     for (key, value) in values {
         match keys::parse(&key) {
-            Some(keys::Key::Object(cluster, _)) => {
+            Some(keys::StateKey::Object(cluster, _)) => {
                 let (Some(owned), Ok(summary)) = (out.get_mut(&cluster), wire::object(&value))
                 else {
                     continue;
@@ -82,14 +82,14 @@ pub(super) async fn take_over(
                     },
                 );
             }
-            Some(keys::Key::Cluster(cluster)) => {
+            Some(keys::StateKey::Cluster(cluster)) => {
                 if let Some(owned) = out.get_mut(&cluster) {
                     owned.state = wire::read::<ClusterState>(&value).ok();
                     owned.report = owned.state.as_ref().and_then(|s| s.report.clone());
                 }
             }
             // Counted again by the new owner.
-            Some(keys::Key::Summary(_)) | None => {}
+            Some(keys::StateKey::Summary(_)) | None => {}
         }
     }
     Ok(out)

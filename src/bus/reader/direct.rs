@@ -137,7 +137,7 @@ impl crate::source::Read for FromBus {
         &'a self,
         cluster: &'a ClusterKey,
         asked: &'a crate::fleet::trace::Asked,
-    ) -> BoxFuture<'a, Result<crate::fleet::trace::Copy, ReadError>> {
+    ) -> BoxFuture<'a, Result<crate::fleet::trace::ClusterChain, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
             let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
@@ -162,7 +162,7 @@ impl crate::source::Read for FromBus {
         &'a self,
         cluster: &'a ClusterKey,
         root: &'a ObjectKey,
-    ) -> BoxFuture<'a, Result<crate::fleet::tree::Grown, ReadError>> {
+    ) -> BoxFuture<'a, Result<crate::fleet::tree::ClusterTree, ReadError>> {
         Box::pin(async move {
             let key = reach(self.direct.as_ref(), &self.servers, cluster).await?;
             let direct = self.direct.as_ref().ok_or_else(not_on_the_bus)?;
@@ -178,7 +178,7 @@ impl crate::source::Read for FromBus {
     fn history(
         &self,
         since: jiff::Timestamp,
-    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::Change>, ReadError>> {
+    ) -> BoxFuture<'_, Result<Vec<crate::fleet::history::RecordedChange>, ReadError>> {
         Box::pin(async move {
             super::super::history::since(&self.options, since, None)
                 .await

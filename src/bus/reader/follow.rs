@@ -9,7 +9,7 @@ use async_nats::jetstream::kv::{Entry, Operation, Watch};
 use futures::StreamExt;
 
 use super::super::Stores;
-use super::super::keys::{self, Key};
+use super::super::keys::{self, StateKey};
 use super::super::wire::{self, ClusterState};
 use super::direct::{Servers, remember};
 use super::opened::{Found, Next, Opening};
@@ -292,7 +292,7 @@ impl Follow {
     ) -> Result<(), Closed> {
         let deleted = matches!(entry.operation, Operation::Delete | Operation::Purge);
         match keys::parse(&entry.key) {
-            Some(Key::Cluster(name)) => {
+            Some(StateKey::Cluster(name)) => {
                 let key = cluster_key(&name);
                 if deleted {
                     self.summaries.remove(&name);
@@ -343,7 +343,7 @@ impl Follow {
                 }
                 self.sink.send(&key, Change::Connection(shown)).await?;
             }
-            Some(Key::Summary(name)) => {
+            Some(StateKey::Summary(name)) => {
                 if deleted {
                     self.summaries.remove(&name);
                     return Ok(());
@@ -373,7 +373,7 @@ impl Follow {
                     self.ask_to_watch(&name);
                 }
             }
-            Some(Key::Object(cluster, object)) => {
+            Some(StateKey::Object(cluster, object)) => {
                 // Shown by its collector's summary: its objects going on or off the bus (being
                 // warmed, or let go) are not what it holds; they are read whole once its summary
                 // says it is watched.

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use futures::StreamExt;
 
-use super::super::keys::{self, Key};
-use super::super::{Reading, put_key};
+use super::super::keys::{self, StateKey};
+use super::super::{StreamRead, put_key};
 use super::follow::{Follow, Watches};
 use super::{cluster_key, read};
 use crate::source::Closed;
@@ -100,7 +100,7 @@ impl Follow {
                 ..Default::default()
             };
             let mut reading =
-                match Reading::start(&self.stores.state.stream, config, "the objects").await {
+                match StreamRead::start(&self.stores.state.stream, config, "the objects").await {
                     Ok(reading) => reading,
                     Err(e) => {
                         why = Some(e);
@@ -128,7 +128,7 @@ impl Follow {
 
     /// One object's value, into the session; a value that cannot be read is said in the log.
     async fn object(&self, key: &str, value: &[u8]) -> Result<(), Closed> {
-        let Some(Key::Object(cluster, _)) = keys::parse(key) else {
+        let Some(StateKey::Object(cluster, _)) = keys::parse(key) else {
             return Ok(());
         };
         // Unknown, or shown by its collector's summary (what it holds came with it).

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use super::super::keys::{self, Key};
+use super::super::keys::{self, StateKey};
 use super::super::wire::{self, ClusterState};
 use crate::fleet::index::Change;
 use crate::fleet::report::Report;
@@ -150,8 +150,8 @@ pub(super) fn summarized_report(report: Option<Report>, summary: Option<&Summed>
 pub(super) fn read(key: &str, value: &[u8]) -> Result<Option<Change>, super::super::Malformed> {
     match keys::parse(key) {
         None => Err(super::super::Malformed::NotOurKey),
-        Some(Key::Cluster(_) | Key::Summary(_)) => Ok(None),
-        Some(Key::Object(_, object)) => {
+        Some(StateKey::Cluster(_) | StateKey::Summary(_)) => Ok(None),
+        Some(StateKey::Object(_, object)) => {
             let summary = wire::object(value)?;
             if summary.key != object {
                 return Err(super::super::Malformed::OtherObject(format!(

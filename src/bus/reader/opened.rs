@@ -9,7 +9,7 @@ use async_nats::jetstream::kv::Entry;
 use futures::StreamExt;
 use tokio::sync::mpsc;
 
-use super::super::{Reading, Stores, keys, put_key};
+use super::super::{Stores, StreamRead, keys, put_key};
 use super::read;
 use crate::fleet::index::Change;
 use crate::fleet::{ClusterKey, FluxSummary};
@@ -129,7 +129,7 @@ async fn held(stores: Stores, name: String, n: u64, found: mpsc::Sender<(String,
             ..Default::default()
         };
         let mut objects = Vec::new();
-        let mut reading = Reading::start(&stores.state.stream, config, &filter).await?;
+        let mut reading = StreamRead::start(&stores.state.stream, config, &filter).await?;
         while let Some(message) = reading.next().await? {
             let Some(key) = put_key(&message, &prefix) else {
                 continue;

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeSet;
 
-use super::super::keys::{self, Key};
+use super::super::keys::{self, StateKey};
 use super::super::wire::{self, ClusterState};
-use super::super::{Reading, put_key};
+use super::super::{StreamRead, put_key};
 use super::follow::{ASK_AGAIN, Follow};
 use super::opened::Opening;
 use super::{Summed, cluster_key, read, shown, summarized_report};
@@ -36,7 +36,7 @@ impl Follow {
             ..Default::default()
         };
         let mut read = std::collections::HashSet::new();
-        match Reading::start(&self.stores.state.stream, config, "the summaries").await {
+        match StreamRead::start(&self.stores.state.stream, config, "the summaries").await {
             Ok(mut reading) => loop {
                 match reading.next().await {
                     Ok(Some(message)) => {
@@ -69,7 +69,7 @@ impl Follow {
         value: &[u8],
         said: &mut BTreeSet<String>,
     ) -> Result<(), Closed> {
-        let Some(Key::Summary(name)) = keys::parse(key) else {
+        let Some(StateKey::Summary(name)) = keys::parse(key) else {
             return Ok(());
         };
         let summary = match Summed::read(&name, value) {

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::state::{Found, Key, Labels};
+use super::state::{AlertKey, Finding, Labels};
 use crate::export::Filter;
 use crate::export::roots::{Incident, RootCause, causes, incidents};
 use crate::fleet::Index;
@@ -33,11 +33,11 @@ pub fn evaluate(
     filter: &Filter,
     (now, window): (Timestamp, SignedDuration),
     extra: &Labels,
-) -> Vec<Found> {
+) -> Vec<Finding> {
     let causes = causes(index, filter, (now, window));
     let incidents = incidents(&causes);
     let mut alone = vec![true; causes.len()];
-    let mut out: Vec<Found> = Vec::new();
+    let mut out: Vec<Finding> = Vec::new();
     for incident in &incidents {
         let group: Vec<&RootCause> = incident.members.iter().map(|&i| &causes[i]).collect();
         for &i in &incident.members {
@@ -136,8 +136,8 @@ impl<'a> Reach<'a> {
 
 /// One alert for an incident. Its labels are the endpoint and the error's class only, so that
 /// it stays one alert while it spreads; the causes under it are annotations.
-fn of_incident(incident: &Incident, group: &[&RootCause], extra: &Labels) -> Found {
-    let key = Key::Incident {
+fn of_incident(incident: &Incident, group: &[&RootCause], extra: &Labels) -> Finding {
+    let key = AlertKey::Incident {
         endpoint: clean(incident.endpoint, LABEL),
         class: incident.class.as_str(),
     };
@@ -183,7 +183,7 @@ fn of_incident(incident: &Incident, group: &[&RootCause], extra: &Labels) -> Fou
     );
     reach.annotate(&mut annotations);
     annotations.insert("status".into(), group[0].status.into());
-    Found {
+    Finding {
         line: crate::headless::table::safe(&format!("{key} — {}", reach.on())).into_owned(),
         key,
         labels,
@@ -196,7 +196,7 @@ fn of_incident(incident: &Incident, group: &[&RootCause], extra: &Labels) -> Fou
 type Object = (&'static str, String, String, String);
 
 /// One alert for the causes sharing `key`, the widest first (`causes` orders them so).
-fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &Labels) -> Found {
+fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &Labels) -> Finding {
     let widest = group[0];
     let reach = Reach::of(group);
     let suspect = widest.suspect.as_ref();
@@ -249,7 +249,7 @@ fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &
     };
     annotations.insert("suspect".into(), clean(&evidence, ANNOTATION));
 
-    let key = Key::Cause {
+    let key = AlertKey::Cause {
         kind,
         namespace,
         name,
@@ -259,7 +259,7 @@ fn found((kind, namespace, name, reason): Object, group: &[&RootCause], extra: &
         Some(revision) => format!("{key} — {on}, suspect {revision}"),
         None => format!("{key} — {on}"),
     };
-    Found {
+    Finding {
         key,
         labels,
         annotations,

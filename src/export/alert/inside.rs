@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::mpsc;
 
-use super::state::{Found, Key, Posted};
+use super::state::{AlertKey, Finding, Posted};
 use crate::export::Filter;
 use crate::export::workloads::{clusters_text, targets};
 use crate::fleet::{FluxKind, Index, ObjectKey};
@@ -53,11 +53,11 @@ impl Inside {
 
     /// Starts reading the workloads of every Kustomization and HelmRelease in `found` not read
     /// within [`AGAIN`]; forgets the verdicts of causes no longer found.
-    pub fn ask(&mut self, index: &Index, filter: &Filter, found: &[Found], now: Timestamp) {
+    pub fn ask(&mut self, index: &Index, filter: &Filter, found: &[Finding], now: Timestamp) {
         let keys: Vec<ObjectKey> = found
             .iter()
             .filter_map(|f| {
-                let Key::Cause {
+                let AlertKey::Cause {
                     kind,
                     namespace,
                     name,

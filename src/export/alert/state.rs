@@ -20,7 +20,7 @@ pub type Labels = BTreeMap<String, String>;
 
 /// What makes two evaluations' findings the same alert.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Key {
+pub enum AlertKey {
     /// An object failing for one reason.
     Cause {
         kind: &'static str,
@@ -35,24 +35,24 @@ pub enum Key {
     },
 }
 
-impl std::fmt::Display for Key {
+impl std::fmt::Display for AlertKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Key::Cause {
+            AlertKey::Cause {
                 kind,
                 namespace,
                 name,
                 reason,
             } => write!(f, "{kind} {namespace}/{name} {reason}"),
-            Key::Incident { endpoint, class } => write!(f, "incident {class} {endpoint}"),
+            AlertKey::Incident { endpoint, class } => write!(f, "incident {class} {endpoint}"),
         }
     }
 }
 
 /// One cause found by an evaluation.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Found {
-    pub key: Key,
+pub struct Finding {
+    pub key: AlertKey,
     pub labels: Labels,
     pub annotations: Labels,
     /// When its oldest copy turned not ready, when known.
@@ -63,7 +63,7 @@ pub struct Found {
 
 /// The timing rules (`fluxfleet alert --for --hold --every`).
 #[derive(Clone, Copy, Debug)]
-pub struct Rules {
+pub struct AlertTiming {
     /// How long a cause fails before it fires.
     pub pending: Duration,
     /// How long a firing cause must be gone before it resolves.
@@ -97,7 +97,7 @@ pub enum Note {
 
 #[derive(Debug)]
 struct Tracked {
-    found: Found,
+    found: Finding,
     /// When it fired (the alert's start); None while pending.
     fired: Option<Timestamp>,
     first_seen: Timestamp,
@@ -129,8 +129,8 @@ struct Resolved {
 /// Every cause being tracked, and the resolutions still being sent.
 #[derive(Debug)]
 pub struct Alerts {
-    rules: Rules,
-    tracked: BTreeMap<Key, Tracked>,
+    rules: AlertTiming,
+    tracked: BTreeMap<AlertKey, Tracked>,
     resolved: Vec<Resolved>,
 }
 
@@ -139,7 +139,7 @@ fn signed(d: Duration) -> SignedDuration {
 }
 
 impl Alerts {
-    pub fn new(rules: Rules) -> Alerts {
+    pub fn new(rules: AlertTiming) -> Alerts {
         Alerts {
             rules,
             tracked: BTreeMap::new(),
@@ -153,7 +153,7 @@ impl Alerts {
     }
 
     /// Takes one evaluation's causes at `now`: what to send, and what changed.
-    pub fn tick(&mut self, now: Timestamp, found: Vec<Found>) -> (Vec<Posted>, Vec<Note>) {
+    pub fn tick(&mut self, now: Timestamp, found: Vec<Finding>) -> (Vec<Posted>, Vec<Note>) {
         let mut notes = Vec::new();
         let mut present = std::collections::BTreeSet::new();
         for f in found {
@@ -238,16 +238,16 @@ mod tests {
         Timestamp::from_second(1_790_000_000 + seconds).unwrap()
     }
 
-    fn rules() -> Rules {
-        Rules {
+    fn rules() -> AlertTiming {
+        AlertTiming {
             pending: Duration::from_secs(60),
             hold: Duration::from_secs(300),
             every: Duration::from_secs(30),
         }
     }
 
-    fn cause(name: &str, since: Option<i64>, suspect: &str) -> Found {
-        let key = Key::Cause {
+    fn cause(name: &str, since: Option<i64>, suspect: &str) -> Finding {
+        let key = AlertKey::Cause {
             kind: "Kustomization",
             namespace: "flux-system".into(),
             name: name.into(),
@@ -258,7 +258,7 @@ mod tests {
         if !suspect.is_empty() {
             labels.insert("suspect_revision".into(), suspect.into());
         }
-        Found {
+        Finding {
             line: key.to_string(),
             key,
             labels,
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn a_resolution_is_sent_again_for_a_while_unless_the_alert_fires_again() {
-        let mut alerts = Alerts::new(Rules {
+        let mut alerts = Alerts::new(AlertTiming {
             hold: Duration::ZERO,
             ..rules()
         });

@@ -32,7 +32,7 @@ pub struct NotRead {
 /// What was read beyond the index.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Reads {
+pub struct ExtraReads {
     /// Summarized clusters read for the object.
     pub summarized: usize,
     /// Copies whose events were read (a Kustomization's).
@@ -44,7 +44,7 @@ pub struct Reads {
     pub not_read: Vec<NotRead>,
 }
 
-impl Reads {
+impl ExtraReads {
     /// What was read, in a line for people (what was not read is said cluster by cluster).
     pub fn said(&self) -> String {
         use crate::units::count;

@@ -44,7 +44,7 @@ const DEPENDENCY_NOT_READY: &str = "DependencyNotReady";
 /// needs the causes solved again: whether it needs a cause, whom it holds back, and whether it
 /// says it waits on its dependencies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Standing {
+pub struct GraphStanding {
     blocks: bool,
     holds_back: bool,
     holds_back_release: bool,
@@ -52,8 +52,8 @@ pub struct Standing {
 }
 
 /// Where `o` stands in its cluster's graph.
-pub fn standing(o: &FluxSummary) -> Standing {
-    Standing {
+pub fn standing(o: &FluxSummary) -> GraphStanding {
+    GraphStanding {
         blocks: blocks(o),
         holds_back: holds_back(o, FluxKind::Kustomization),
         holds_back_release: holds_back(o, FluxKind::HelmRelease),

@@ -36,7 +36,7 @@ fn k(name: &str) -> ObjectKey {
     ObjectKey::new(FluxKind::Kustomization, "flux-system", name)
 }
 
-fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> Objects {
+fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> ClusterObjects {
     objects.into_iter().map(|(k, o)| (k, Box::new(o))).collect()
 }
 
@@ -393,7 +393,7 @@ impl Dice {
 #[test]
 fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
     let mut dice = Dice(0x9e37_79b9_7f4a_7c15);
-    let mut objects = Objects::default();
+    let mut objects = ClusterObjects::default();
     let mut graph = Graph::default();
     let names: Vec<String> = (0..14).map(|i| format!("k{i}")).collect();
     for step in 0..20_000 {

@@ -7,15 +7,15 @@ use std::collections::VecDeque;
 
 use jiff::Timestamp;
 
-use super::Change;
-use crate::fleet::index::{Change as Event_, Event};
+use super::RecordedChange;
+use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterEntry, FluxSummary, Index};
 
 /// The changes seen, oldest first.
 #[derive(Debug)]
 pub struct Recorder {
     cap: usize,
-    changes: VecDeque<Change>,
+    changes: VecDeque<RecordedChange>,
     /// When the first event was seen: what is kept goes back no further.
     started: Option<Timestamp>,
 }
@@ -36,22 +36,23 @@ impl Recorder {
             return;
         };
         match &event.change {
-            Event_::Applied(s) => self.object(c, s, event.at),
-            Event_::Replaced(_, objects) => {
+            Change::Applied(s) => self.object(c, s, event.at),
+            Change::Replaced(_, objects) => {
                 for s in objects {
                     self.object(c, s, event.at);
                 }
             }
-            Event_::Deleted(key) if c.objects.contains_key(key) => {
+            Change::Deleted(key) if c.objects.contains_key(key) => {
                 let ws = c.info.workspace.clone();
-                let change = Change::of_object(event.at, &c.info.name, ws, "deleted", key);
+                let change = RecordedChange::of_object(event.at, &c.info.name, ws, "deleted", key);
                 self.push(change);
             }
-            Event_::Connection(conn) if conn.phase != c.connection.phase => {
+            Change::Connection(conn) if conn.phase != c.connection.phase => {
                 let (name, ws) = (&c.info.name, &c.info.workspace);
                 let message = conn.error.as_deref().map(str::to_string);
                 let from = Some(c.connection.phase);
-                let change = Change::of_connection(event.at, name, ws, from, conn.phase, message);
+                let change =
+                    RecordedChange::of_connection(event.at, name, ws, from, conn.phase, message);
                 self.push(change);
             }
             _ => {}
@@ -64,12 +65,12 @@ impl Recorder {
             return;
         };
         let was = (before.health, before.revision.as_deref());
-        for change in Change::of_summary(at, &c.info.name, &c.info.workspace, was, s) {
+        for change in RecordedChange::of_summary(at, &c.info.name, &c.info.workspace, was, s) {
             self.push(change);
         }
     }
 
-    fn push(&mut self, change: Change) {
+    fn push(&mut self, change: RecordedChange) {
         if self.changes.len() == self.cap {
             self.changes.pop_front();
         }
@@ -77,7 +78,7 @@ impl Recorder {
     }
 
     /// The changes seen since `from`, oldest first.
-    pub fn since(&self, from: Timestamp) -> Vec<Change> {
+    pub fn since(&self, from: Timestamp) -> Vec<RecordedChange> {
         let first = self.changes.partition_point(|c| c.at < from);
         self.changes.range(first..).cloned().collect()
     }

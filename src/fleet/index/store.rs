@@ -2,13 +2,13 @@
 //! dependency graph told what changed.
 
 use super::Names;
-use crate::fleet::graph::{self, Graph, Objects};
+use crate::fleet::graph::{self, ClusterObjects, Graph};
 use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
 
 /// An object's new summary, counted and stored. Most changes are a status: what the object
 /// needs stays, and the graph is not touched unless where it stands changes (graph::standing).
 pub(super) fn applied(
-    (objects, graph): (&mut Objects, &mut Graph),
+    (objects, graph): (&mut ClusterObjects, &mut Graph),
     counts: &mut Counts,
     names: &mut Names,
     summary: FluxSummary,
@@ -40,7 +40,7 @@ pub(super) fn applied(
 
 /// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
 pub(super) fn replaced(
-    (objects, graph): (&mut Objects, &mut Graph),
+    (objects, graph): (&mut ClusterObjects, &mut Graph),
     counts: &mut Counts,
     names: &mut Names,
     kind: FluxKind,

@@ -18,7 +18,7 @@ pub struct ReportDoc<'a> {
     #[serde(borrow)]
     pub spec: Lax<ReportSpec<'a>>,
     #[serde(borrow)]
-    pub status: Lax<Status<'a>>,
+    pub status: Lax<ReportStatus<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -29,7 +29,7 @@ pub struct ReportSpec<'a> {
     #[serde(borrow)]
     pub operator: Lax<Versioned<'a>>,
     #[serde(borrow)]
-    pub cluster: Lax<Cluster<'a>>,
+    pub cluster: Lax<ReportCluster<'a>>,
     #[serde(borrow)]
     pub components: List<Component<'a>>,
     #[serde(borrow)]
@@ -56,14 +56,18 @@ pub struct Versioned<'a> {
     pub version: Text<'a>,
 }
 
+/// A report's `spec.cluster`: the Kubernetes version it runs and its nodes.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct Cluster<'a> {
+pub struct ReportCluster<'a> {
     #[serde(borrow)]
     pub server_version: Text<'a>,
     pub nodes: Int,
 }
 
+/// A Flux controller as a report's `spec.components` writes it.
+/// Shares its name with `fleet::report::Component`: this is its shape on the wire, that is what
+/// is kept of it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Component<'a> {
@@ -76,6 +80,9 @@ pub struct Component<'a> {
     pub status: Text<'a>,
 }
 
+/// The objects of one kind as a report's `spec.reconcilers` writes them.
+/// Shares its name with `fleet::report::Reconciler`: this is its shape on the wire, that is what
+/// is kept of it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Reconciler<'a> {
@@ -97,6 +104,9 @@ pub struct Stats<'a> {
     pub total_size: Text<'a>,
 }
 
+/// The cluster's own sync as a report's `spec.sync` writes it.
+/// Shares its name with `fleet::report::Sync`: this is its shape on the wire, that is what is
+/// kept of it.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Sync<'a> {
@@ -114,14 +124,14 @@ pub struct Sync<'a> {
 /// A report's or an instance's status: its conditions, and an instance's applied revision.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct Status<'a> {
+pub struct ReportStatus<'a> {
     #[serde(borrow)]
     pub conditions: List<Condition<'a>>,
     #[serde(borrow)]
     pub last_applied_revision: Text<'a>,
 }
 
-impl<'a> Status<'a> {
+impl<'a> ReportStatus<'a> {
     /// Its Ready condition.
     pub fn ready(&self) -> Option<&Condition<'a>> {
         self.conditions
@@ -142,7 +152,7 @@ pub struct InstanceDoc<'a> {
     #[serde(borrow)]
     pub spec: Lax<InstanceSpec<'a>>,
     #[serde(borrow)]
-    pub status: Lax<Status<'a>>,
+    pub status: Lax<ReportStatus<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

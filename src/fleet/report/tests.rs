@@ -65,11 +65,11 @@ fn what_is_not_a_report_says_so_and_what_the_cluster_sends_is_bounded() {
     let ks = sample("kustomization-ready.yaml");
     assert_eq!(
         Report::read(&ks, None, at()),
-        Err(Error::NotAReport("Kustomization".into()))
+        Err(ReportError::NotAReport("Kustomization".into()))
     );
     let mut report = sample("fluxreport.yaml");
     report.as_object_mut().unwrap().remove("spec");
-    assert_eq!(Report::read(&report, None, at()), Err(Error::NoSpec));
+    assert_eq!(Report::read(&report, None, at()), Err(ReportError::NoSpec));
     // A hostile report: huge lists, long texts, wrong types.
     let mut report = sample("fluxreport.yaml");
     let many: Vec<Value> = (0..10_000)

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use super::super::history::Change;
+use super::super::history::RecordedChange;
 use super::super::{FluxKind, Health, ObjectKey, content_of, same_content};
 
 /// Revisions kept per ring and thing, the newest.
@@ -112,7 +112,7 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
     }
 
     /// The next change.
-    pub fn add(&mut self, c: &Change) {
+    pub fn add(&mut self, c: &RecordedChange) {
         if c.what == "revision"
             && let Some(to) = c.to.as_deref()
         {
@@ -245,7 +245,7 @@ impl<F: Fn(&str) -> Option<String>> Deliveries<F> {
 
 /// The ring deliveries the `changes` (oldest first) show: [`Deliveries`] over them all.
 pub fn deliveries(
-    changes: &[Change],
+    changes: &[RecordedChange],
     ring_of: &dyn Fn(&str) -> Option<String>,
     copies: &dyn Fn(&str, &ObjectKey) -> Option<usize>,
     window: SignedDuration,
@@ -258,7 +258,7 @@ pub fn deliveries(
 }
 
 /// When a change happened: as the cluster says, else when it was seen.
-fn when(c: &Change) -> Timestamp {
+fn when(c: &RecordedChange) -> Timestamp {
     c.happened.unwrap_or(c.at)
 }
 

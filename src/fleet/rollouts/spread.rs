@@ -10,7 +10,7 @@ use super::super::{ClusterId, ObjectKey, SharedText};
 
 /// What makes a cluster stuck, and for how long it may be so.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rules {
+pub struct StuckRules {
     /// Tried ≠ applied, or a source ahead of what was applied, for longer than this.
     pub stuck_after: SignedDuration,
     /// More newer revisions than this seen in the scope.
@@ -19,9 +19,9 @@ pub struct Rules {
     pub suspect_window: SignedDuration,
 }
 
-impl Default for Rules {
-    fn default() -> Rules {
-        Rules {
+impl Default for StuckRules {
+    fn default() -> StuckRules {
+        StuckRules {
             stuck_after: SignedDuration::from_mins(30),
             max_behind: 2,
             suspect_window: SignedDuration::from_mins(10),
@@ -150,14 +150,14 @@ impl Stuck {
 
 /// Clusters by standing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
+pub struct StandingCounts {
     pub current: u32,
     pub behind: u32,
     pub failing: u32,
     pub suspended: u32,
 }
 
-impl Counts {
+impl StandingCounts {
     pub(super) fn add(&mut self, standing: Standing) {
         *match standing {
             Standing::Current => &mut self.current,
@@ -183,7 +183,7 @@ pub struct Spread {
     /// When the newest revision first ran on one of these clusters.
     pub newest_since: Option<Timestamp>,
     /// Clusters by standing (the spread bar).
-    pub clusters: Counts,
+    pub clusters: StandingCounts,
     /// Clusters not running the newest revision, suspended ones included.
     pub behind: u32,
     /// Clusters stuck by one of the rules.

@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 
 use jiff::Timestamp;
 
-use super::spread::{Counts, Place, Revision, Rules, Spread, Standing, Stuck};
+use super::spread::{Place, Revision, Spread, Standing, StandingCounts, Stuck, StuckRules};
 use crate::fleet::deployed::{release_order, same_content};
 use crate::fleet::{
     ClusterEntry, ClusterId, FluxKind, FluxSummary, ObjectKey, ObjectRef, Rollout, SharedText,
@@ -158,7 +158,7 @@ impl Seen {
 pub(super) fn study<'a>(
     key: &ObjectKey,
     copies: &[Instance<'a>],
-    rules: &Rules,
+    rules: &StuckRules,
     now: Timestamp,
     places: bool,
 ) -> (Spread, Vec<Place>) {
@@ -170,7 +170,7 @@ pub(super) fn study<'a>(
         key: key.clone(),
         newest: newest.map(|s| s.revision.clone()),
         newest_since: newest.and_then(Seen::arrived),
-        clusters: Counts::default(),
+        clusters: StandingCounts::default(),
         behind: 0,
         stuck: 0,
         revisions: seen.iter().filter(|s| s.running > 0).count() as u32,
@@ -285,7 +285,7 @@ fn stuck<'a>(
     c: &Instance<'a>,
     at: Standpoint,
     keys: &mut SourceKeys<'a>,
-    rules: &Rules,
+    rules: &StuckRules,
     now: Timestamp,
 ) -> Option<Stuck> {
     let Standpoint {

@@ -92,7 +92,7 @@ fn default_matrix(index: &Index, key: &ObjectKey) -> Matrix {
         index.entries(),
         key,
         &Rings::default(),
-        &Rules::default(),
+        &StuckRules::default(),
         now(),
     )
     .unwrap()
@@ -120,7 +120,7 @@ fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
             )],
         ),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     assert_eq!(rows.len(), 1);
     let row = &rows[0];
     assert_eq!(
@@ -130,7 +130,7 @@ fn the_newest_revision_is_the_one_that_arrived_last_and_counts_follow_it() {
     assert_eq!(row.newest_since.unwrap().to_string(), ago(50));
     assert_eq!(
         row.clusters,
-        Counts {
+        StandingCounts {
             current: 2,
             behind: 1,
             failing: 1,
@@ -159,7 +159,7 @@ fn one_commit_reached_by_each_rings_branch_is_one_revision() {
         ),
         apps_on("real-4", "prod", ks("main@sha1:354a8afe", Some(130), None)),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     let row = &rows[0];
     assert_eq!(
         row.newest.as_ref().unwrap().revision.as_ref(),
@@ -192,7 +192,7 @@ fn stuck_is_computed_against_the_clock_and_explained() {
             ),
         ])
     };
-    let rules = Rules::default();
+    let rules = StuckRules::default();
     // Failing on the new revision for 20 minutes: not yet stuck; for 45: stuck.
     let index = failing(20);
     let m = matrix(index.entries(), &apps(), &Rings::default(), &rules, now()).unwrap();
@@ -263,7 +263,7 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
             ],
         ),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"
@@ -281,7 +281,7 @@ fn without_history_the_source_artifact_dates_a_revision_and_an_attempt_is_newer(
             vec![(K, ks("main@sha1:aaaa", None, Some(("main@sha1:bbbb", 5))))],
         ),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"
@@ -317,7 +317,7 @@ fn a_commit_that_changed_none_of_its_manifests_is_dated_by_its_source() {
             ],
         ),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"
@@ -334,7 +334,7 @@ fn helm_releases_compare_chart_versions_and_values() {
         ("b", "w", &[], vec![(h, hr("6.9.0", "sha256:1111"))]),
         ("c", "w", &[], vec![(h, hr("6.10.0", "sha256:2222"))]),
     ]);
-    let rows = spreads(index.entries(), None, &Rules::default(), now());
+    let rows = spreads(index.entries(), None, &StuckRules::default(), now());
     let row = &rows[0];
     // 6.10.0 after 6.9.0; two values digests on it are two revisions.
     assert_eq!(row.newest.as_ref().unwrap().revision.as_ref(), "6.10.0");
@@ -354,7 +354,7 @@ fn rings_follow_the_configured_order_then_the_rest() {
     ]);
     let key = apps();
     let names = |m: &Matrix| m.rings.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
-    let rules = Rules::default();
+    let rules = StuckRules::default();
 
     // Default: each workspace, by name.
     let m = matrix(index.entries(), &key, &Rings::default(), &rules, now()).unwrap();
@@ -427,7 +427,7 @@ fn a_revision_some_cluster_moved_on_from_is_older_whatever_the_clock_says() {
         ),
         ("c", "w", &[], vec![(K, moved_on("main@sha1:aaaa", None))]),
     ]);
-    let rows = spreads(index.entries(), Some(K), &Rules::default(), now());
+    let rows = spreads(index.entries(), Some(K), &StuckRules::default(), now());
     assert_eq!(
         rows[0].newest.as_ref().unwrap().revision.as_ref(),
         "main@sha1:bbbb"

@@ -66,11 +66,11 @@ fn missing_name_is_an_error_and_everything_else_is_optional() {
     assert_eq!(s.revision, None);
     assert_eq!(
         FluxSummary::of(FluxKind::Kustomization, &json!({"metadata": {}})),
-        Err(Error::NoName)
+        Err(SummaryError::NoName)
     );
     assert_eq!(
         FluxSummary::from_object(&json!({"kind": "Deployment"})),
-        Err(Error::UnknownKind("Deployment".into()))
+        Err(SummaryError::UnknownKind("Deployment".into()))
     );
 }
 
@@ -118,7 +118,7 @@ fn texts_from_the_server_are_bounded_and_overlong_names_refused() {
     let long_name = json!({"metadata": {"name": huge}});
     assert_eq!(
         FluxSummary::of(FluxKind::Kustomization, &long_name),
-        Err(Error::NameTooLong)
+        Err(SummaryError::NameTooLong)
     );
 }
 

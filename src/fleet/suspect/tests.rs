@@ -1,7 +1,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::fleet::index::{Change as IndexChange, Event};
+use crate::fleet::index::{Change, Event};
 use crate::fleet::{ClusterInfo, ClusterKey, Index};
 
 const OLD: &str = "main@sha1:1111111111111111111111111111111111111111";
@@ -34,7 +34,7 @@ fn cluster(index: &mut Index, name: &str, (produced, made): (&str, i64), ks: Val
         index.apply(Event {
             cluster: key.clone(),
             at: Timestamp::from_second(1_790_000_000).unwrap(),
-            change: IndexChange::Replaced(kind, vec![summary]),
+            change: Change::Replaced(kind, vec![summary]),
         });
     }
 }

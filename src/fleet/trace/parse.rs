@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{Applier, Link, Source};
+use super::{Applier, ChainLink, SourceRef};
 use crate::fleet::FluxKind;
 
 /// The longest name or revision kept (Kubernetes names are at most 253 bytes).
@@ -41,8 +41,8 @@ fn text(value: &Value, path: &str) -> Option<String> {
 }
 
 /// The object as a link of the chain; `kind` when the answer does not say its own.
-pub fn link(object: &Value, kind: &str) -> Link {
-    Link {
+pub fn link(object: &Value, kind: &str) -> ChainLink {
+    ChainLink {
         kind: text(object, "/kind").unwrap_or_else(|| bounded(kind)),
         namespace: text(object, "/metadata/namespace").unwrap_or_default(),
         name: text(object, "/metadata/name").unwrap_or_default(),
@@ -96,9 +96,9 @@ pub fn owner(object: &Value) -> Option<Owner> {
 pub fn applier(kind: FluxKind, object: &Value) -> Applier {
     let namespace = text(object, "/metadata/namespace").unwrap_or_default();
     let name = text(object, "/metadata/name").unwrap_or_default();
-    let reference = |at: &str| -> Option<Source> {
+    let reference = |at: &str| -> Option<SourceRef> {
         let r = object.pointer(at)?;
-        Some(Source {
+        Some(SourceRef {
             kind: text(r, "/kind")?,
             namespace: text(r, "/namespace").unwrap_or_else(|| namespace.clone()),
             name: text(r, "/name")?,
@@ -129,9 +129,9 @@ pub fn applier(kind: FluxKind, object: &Value) -> Applier {
 }
 
 /// Where a HelmChart's chart comes from (`spec.sourceRef`, in the HelmChart's namespace).
-pub fn chart_source(helm_chart: &Value) -> Option<Source> {
+pub fn chart_source(helm_chart: &Value) -> Option<SourceRef> {
     let r = helm_chart.pointer("/spec/sourceRef")?;
-    Some(Source {
+    Some(SourceRef {
         kind: text(r, "/kind")?,
         namespace: text(helm_chart, "/metadata/namespace").unwrap_or_default(),
         name: text(r, "/name")?,

@@ -3,8 +3,8 @@ use serde_json::json;
 use super::parse;
 use super::*;
 
-fn link(kind: &str, ns: &str, name: &str) -> Link {
-    Link {
+fn link(kind: &str, ns: &str, name: &str) -> ChainLink {
+    ChainLink {
         kind: kind.into(),
         namespace: ns.into(),
         name: name.into(),
@@ -18,7 +18,7 @@ fn ks(name: &str, revision: &str) -> Applier {
         name: name.into(),
         revision: Some(revision.into()),
         origin_revision: None,
-        source: Some(Source {
+        source: Some(SourceRef {
             kind: "GitRepository".into(),
             namespace: "flux-system".into(),
             name: "flux-system".into(),
@@ -30,7 +30,7 @@ fn ks(name: &str, revision: &str) -> Applier {
 }
 
 /// A pod of `apps/apps` on `cluster`, applied by `appliers`.
-fn pod(cluster: &str, appliers: Vec<Applier>) -> (String, Result<Copy, ReadError>) {
+fn pod(cluster: &str, appliers: Vec<Applier>) -> (String, Result<ClusterChain, ReadError>) {
     let chain = Chain {
         objects: vec![
             link("Pod", "apps", &format!("apps-{cluster}-x1")),
@@ -40,7 +40,7 @@ fn pod(cluster: &str, appliers: Vec<Applier>) -> (String, Result<Copy, ReadError
         appliers,
         stop: None,
     };
-    (cluster.into(), Ok(Copy::Found(chain)))
+    (cluster.into(), Ok(ClusterChain::Found(chain)))
 }
 
 #[test]
@@ -55,7 +55,7 @@ fn copies_fold_by_their_chain_not_by_the_names_of_their_pods_the_majority_first(
             "d",
             vec![ks("apps", "main@sha1:0"), ks("flux-system", "main@sha1:1")],
         ),
-        ("f".into(), Ok(Copy::Absent)),
+        ("f".into(), Ok(ClusterChain::Absent)),
         (
             "g".into(),
             Err(ReadError::TimedOut(std::time::Duration::from_secs(10))),

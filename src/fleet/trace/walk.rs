@@ -8,7 +8,7 @@ use std::future::Future;
 use serde_json::Value;
 
 use super::resource::{Resource, built_in, flux};
-use super::{Applier, Asked, Chain, Copy, MAX_DEPTH, Source, Stop, parse};
+use super::{Applier, Asked, Chain, ChainStop, ClusterChain, MAX_DEPTH, SourceRef, parse};
 use crate::fleet::read::ReadError;
 use crate::fleet::{FluxKind, ObjectKey};
 
@@ -20,7 +20,7 @@ pub trait Get {
 }
 
 /// `asked`'s chain, read through `get`.
-pub async fn walk(get: &mut impl Get, asked: &Asked) -> Result<Copy, ReadError> {
+pub async fn walk(get: &mut impl Get, asked: &Asked) -> Result<ClusterChain, ReadError> {
     let (namespace, name) = (asked.namespace.as_str(), asked.name.as_str());
     let resource = match &asked.resource {
         Some(r) => r.clone(),
@@ -28,7 +28,7 @@ pub async fn walk(get: &mut impl Get, asked: &Asked) -> Result<Copy, ReadError> 
     };
     let object = match read(get, &resource, namespace, name).await {
         Ok(object) => object,
-        Err(ReadError::NotFound) => return Ok(Copy::Absent),
+        Err(ReadError::NotFound) => return Ok(ClusterChain::Absent),
         Err(e) => return Err(e),
     };
     let mut objects = vec![parse::link(&object, &resource.kind)];
@@ -40,7 +40,7 @@ pub async fn walk(get: &mut impl Get, asked: &Asked) -> Result<Copy, ReadError> 
             break;
         };
         if objects.len() > MAX_DEPTH {
-            stop = Some(Stop::TooDeep);
+            stop = Some(ChainStop::TooDeep);
             break;
         }
         let r = owner_resource(get, &owner.api_version, &owner.kind).await?;
@@ -52,7 +52,7 @@ pub async fn walk(get: &mut impl Get, asked: &Asked) -> Result<Copy, ReadError> 
         Some(_) => Vec::new(),
         None => appliers(get, &current, &mut stop).await?,
     };
-    Ok(Copy::Found(Chain {
+    Ok(ClusterChain::Found(Chain {
         objects,
         appliers,
         stop,
@@ -78,7 +78,7 @@ async fn read(
 async fn appliers(
     get: &mut impl Get,
     applied: &Value,
-    stop: &mut Option<Stop>,
+    stop: &mut Option<ChainStop>,
 ) -> Result<Vec<Applier>, ReadError> {
     let mut out: Vec<Applier> = Vec::new();
     let mut next = parse::applied_by(applied);
@@ -90,14 +90,14 @@ async fn appliers(
             break; // It applies itself: the top.
         }
         if out.len() >= MAX_DEPTH {
-            *stop = Some(Stop::TooDeep);
+            *stop = Some(ChainStop::TooDeep);
             break;
         }
         let path = get.flux_path(&ObjectKey::new(kind, &namespace, &name));
         let object = match get.get(&path).await {
             Ok(object) => object,
             Err(ReadError::NotFound) => {
-                *stop = Some(Stop::AppliedByMissing {
+                *stop = Some(ChainStop::AppliedByMissing {
                     kind,
                     namespace,
                     name,
@@ -119,7 +119,7 @@ async fn appliers(
 /// A source with its URL, as read: one the cluster does not have said so; a HelmChart (a
 /// HelmRelease's `chartRef`) followed to where its chart comes from, as the HelmChart a
 /// release's `chart.spec` makes is.
-async fn sourced(get: &mut impl Get, mut source: Source) -> Result<Source, ReadError> {
+async fn sourced(get: &mut impl Get, mut source: SourceRef) -> Result<SourceRef, ReadError> {
     let Some(kind) = FluxKind::from_kind(&source.kind) else {
         return Ok(source);
     };

@@ -67,10 +67,10 @@ fn ks(ids: &[&str], ready: &str) -> Value {
     })
 }
 
-fn found(grown: Grown) -> Planted {
+fn found(grown: ClusterTree) -> Planted {
     match grown {
-        Grown::Found(p) => p,
-        Grown::Absent => panic!("absent"),
+        ClusterTree::Found(p) => p,
+        ClusterTree::Absent => panic!("absent"),
     }
 }
 
@@ -219,7 +219,10 @@ async fn loops_missing_objects_and_self_application_are_said() {
     assert!(gone.missing);
     // The cluster without the root.
     let absent = key(FluxKind::Kustomization, "flux-system", "none");
-    assert_eq!(grow(&mut cluster, &absent).await.unwrap(), Grown::Absent);
+    assert_eq!(
+        grow(&mut cluster, &absent).await.unwrap(),
+        ClusterTree::Absent
+    );
 }
 
 #[tokio::test]
@@ -274,7 +277,7 @@ fn the_fleet_s_tree_names_the_clusters_that_lack_a_node() {
             Some(health),
             under,
         );
-        Grown::Found(planted(
+        ClusterTree::Found(planted(
             "flux-system_root_kustomize.toolkit.fluxcd.io_Kustomization",
             None,
             vec![apps],
@@ -284,7 +287,7 @@ fn the_fleet_s_tree_names_the_clusters_that_lack_a_node() {
         ("one".into(), Ok(tree(true, Health::Ready))),
         ("two".into(), Ok(tree(false, Health::Failed))),
         ("three".into(), Ok(tree(true, Health::Ready))),
-        ("four".into(), Ok(Grown::Absent)),
+        ("four".into(), Ok(ClusterTree::Absent)),
         ("five".into(), Err(ReadError::NotFound)),
     ]);
     assert_eq!(folded.clusters, 5);

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{Entry, Grown, Planted, Stop, inventory};
+use super::{ClusterTree, Entry, Planted, Stop, inventory};
 use crate::fleet::health::health_of;
 use crate::fleet::read::ReadError;
 use crate::fleet::trace::MAX_DEPTH;
@@ -58,10 +58,10 @@ struct Spent {
 }
 
 /// `root`'s tree on one cluster, read through `get`.
-pub async fn grow(get: &mut impl Get, root: &ObjectKey) -> Result<Grown, ReadError> {
+pub async fn grow(get: &mut impl Get, root: &ObjectKey) -> Result<ClusterTree, ReadError> {
     let object = match get.get(&get.flux_path(root)).await {
         Ok(object) => object,
-        Err(ReadError::NotFound) => return Ok(Grown::Absent),
+        Err(ReadError::NotFound) => return Ok(ClusterTree::Absent),
         Err(e) => return Err(e),
     };
     let mut spent = Spent {
@@ -71,7 +71,7 @@ pub async fn grow(get: &mut impl Get, root: &ObjectKey) -> Result<Grown, ReadErr
     };
     spent.seen.insert(root.clone());
     let planted = under(get, Entry::of(root), root.kind, &object, 0, &mut spent).await?;
-    Ok(Grown::Found(planted))
+    Ok(ClusterTree::Found(planted))
 }
 
 /// The node of the Flux object `object`, and what is under it.

@@ -29,13 +29,13 @@ pub struct Line {
     pub clusters: Vec<String>,
     /// Reads this line's clusters are missing: a log, the pods, the events.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub not_read: Vec<NotRead>,
+    pub not_read: Vec<ReadFailure>,
 }
 
 /// Clusters, or reads on them, that could not be made — with why.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NotRead {
+pub struct ReadFailure {
     /// `forbidden pods/log`, `unreachable` …
     pub why: String,
     /// The first error as the server said it.
@@ -50,7 +50,7 @@ pub struct Folded {
     /// Failing verdicts first, most clusters first; healthy workloads last.
     pub lines: Vec<Line>,
     /// Clusters nothing could be read from.
-    pub not_read: Vec<NotRead>,
+    pub not_read: Vec<ReadFailure>,
     /// Clusters asked, and answered.
     pub clusters: usize,
     pub read: usize,
@@ -68,7 +68,7 @@ impl Folded {
 /// Folds each cluster's evidence (cluster names in any order).
 pub fn fold(evidence: Vec<(String, Result<Evidence, ReadError>)>) -> Folded {
     let mut lines: BTreeMap<(WorkloadRef, String), Line> = BTreeMap::new();
-    let mut not_read: BTreeMap<String, NotRead> = BTreeMap::new();
+    let mut not_read: BTreeMap<String, ReadFailure> = BTreeMap::new();
     let mut folded = Folded {
         clusters: evidence.len(),
         ..Folded::default()
@@ -117,7 +117,7 @@ pub fn fold(evidence: Vec<(String, Result<Evidence, ReadError>)>) -> Folded {
             for (why, error) in missing {
                 match line.not_read.iter_mut().find(|n| n.why == why) {
                     Some(n) => n.clusters.push(cluster.clone()),
-                    None => line.not_read.push(NotRead {
+                    None => line.not_read.push(ReadFailure {
                         why,
                         detail: error.to_string(),
                         clusters: vec![cluster.clone()],
@@ -184,9 +184,9 @@ fn merge_unlogged(mut lines: Vec<Line>) -> Vec<Line> {
     lines
 }
 
-fn note(into: &mut BTreeMap<String, NotRead>, why: String, error: &ReadError, cluster: &str) {
+fn note(into: &mut BTreeMap<String, ReadFailure>, why: String, error: &ReadError, cluster: &str) {
     into.entry(why.clone())
-        .or_insert_with(|| NotRead {
+        .or_insert_with(|| ReadFailure {
             why,
             detail: error.to_string(),
             clusters: Vec::new(),

@@ -6,7 +6,10 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{Condition, Container, Event, Kind, Log, Pod, Replicas, Workload, WorkloadRef, limits};
+use super::{
+    Container, Kind, Log, Pod, Replicas, WarningEvent, Workload, WorkloadCondition, WorkloadRef,
+    limits,
+};
 use crate::fleet::bounds::bounded;
 use crate::json::At;
 
@@ -169,7 +172,7 @@ pub fn workload(id: WorkloadRef, value: &Value) -> Workload {
         .into_iter()
         .flatten()
         .take(16)
-        .map(|c| Condition {
+        .map(|c| WorkloadCondition {
             kind: bounded(text(c, "/type"), 64).into(),
             status: bounded(text(c, "/status"), 16).into(),
             reason: bounded(text(c, "/reason"), 128).into(),
@@ -307,12 +310,12 @@ pub fn pods(list: &Value) -> (Vec<Pod>, usize, bool) {
 /// `Deployment/<name>` …), the pods named after `workload` (`<workload>-…`: those of a page not
 /// listed) and its ReplicaSets (`FailedCreate`: a quota, an admission webhook), the newest first,
 /// at most [`limits::EVENTS`].
-pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Event> {
+pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<WarningEvent> {
     let prefixes = [
         format!("Pod/{workload}-"),
         format!("ReplicaSet/{workload}-"),
     ];
-    let mut out: Vec<Event> = list
+    let mut out: Vec<WarningEvent> = list
         .get("items")
         .and_then(Value::as_array)
         .into_iter()
@@ -327,7 +330,7 @@ pub fn events(list: &Value, about: &HashSet<String>, workload: &str) -> Vec<Even
             let ours = about.contains(&object) || prefixes.iter().any(|p| object.starts_with(p));
             ours.then(|| {
                 let event = crate::fleet::ObjectEvent::from_value(e);
-                Event {
+                WarningEvent {
                     object: bounded(&object, 300).into(),
                     reason: bounded(&event.reason, 128).into(),
                     message: kept(uncombined(&event.message)),
@@ -352,7 +355,7 @@ fn uncombined(message: &str) -> &str {
 
 /// How a log read ended, beside the bytes it brought.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Read {
+pub struct LogRead {
     /// The server had more than was read.
     pub cut: bool,
     /// The server answered 204 No Content: it has no log to give.
@@ -360,8 +363,8 @@ pub struct Read {
 }
 
 /// A log tail from the bytes read: its last [`limits::LOG_LINES`] lines, each bounded.
-pub fn log(bytes: &[u8], read: Read, previous: bool) -> Log {
-    let Read { cut, no_content } = read;
+pub fn log(bytes: &[u8], read: LogRead, previous: bool) -> Log {
+    let LogRead { cut, no_content } = read;
     let text = String::from_utf8_lossy(bytes);
     let lines: Vec<&str> = text.lines().collect();
     let start = lines.len().saturating_sub(limits::LOG_LINES);

@@ -3,7 +3,7 @@ use std::collections::HashSet;
 use serde_json::{Value, json};
 
 use super::fold::{fold, normalized};
-use super::verdict::{Cause, Verdict};
+use super::verdict::{Verdict, WorkloadCause};
 use super::*;
 
 fn id(kind: Kind, name: &str) -> WorkloadRef {
@@ -161,13 +161,13 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
     );
     w.pods[0].containers[0].log = Some(parse::log(
         b"start\nwarming cache\nWARN cache at 61Mi of 64Mi\n",
-        parse::Read::default(),
+        parse::LogRead::default(),
         true,
     ));
     let v = Verdict::of(&w);
     assert!(matches!(
         v.cause,
-        Cause::Crash {
+        WorkloadCause::Crash {
             exit_code: Some(137),
             ..
         }
@@ -186,7 +186,7 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
     );
     w.pods[0].containers[0].log = Some(parse::log(
         b"panic: missing INFRA_TOKEN\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:48 +0x1c5\n",
-        parse::Read::default(),
+        parse::LogRead::default(),
         true,
     ));
     assert_eq!(
@@ -240,7 +240,7 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
     let v = Verdict::of(&workload(Kind::Job, job, vec![failed], json!([])));
     assert!(matches!(
         v.cause,
-        Cause::JobFailed {
+        WorkloadCause::JobFailed {
             exit_code: Some(2),
             ..
         }
@@ -256,7 +256,10 @@ fn each_cause_has_its_verdict_with_the_facts_that_show_it() {
         vec![ready("a")],
         json!([]),
     );
-    assert!(matches!(Verdict::of(&w).cause, Cause::RolloutStuck { .. }));
+    assert!(matches!(
+        Verdict::of(&w).cause,
+        WorkloadCause::RolloutStuck { .. }
+    ));
     let mut healthy = deployment(false);
     healthy["status"]["updatedReplicas"] = json!(2);
     let w = workload(
@@ -314,12 +317,12 @@ fn equal_verdicts_fold_across_clusters_and_what_was_not_read_is_counted_with_why
             json!([]),
         );
         w.pods[0].containers[0].log = Some(match log {
-            Some(bytes) => parse::log(bytes, parse::Read::default(), true),
+            Some(bytes) => parse::log(bytes, parse::LogRead::default(), true),
             None => Log {
                 previous: true,
                 lines: Vec::new(),
                 cut: false,
-                unread: Some(Unread {
+                unread: Some(ResourceUnread {
                     resource: "pods/log".into(),
                     why: ReadError::Forbidden("pods \"x\" is forbidden".into()),
                 }),
@@ -419,7 +422,7 @@ fn an_empty_log_says_why_as_the_server_said() {
     // A real kube-apiserver answers 204 No Content for the log of a pod on no node.
     let none = parse::log(
         b"",
-        parse::Read {
+        parse::LogRead {
             cut: false,
             no_content: true,
         },
@@ -427,10 +430,10 @@ fn an_empty_log_says_why_as_the_server_said() {
     );
     assert_eq!(none.empty, Some(EmptyLog::NoLog));
     assert!(none.empty.unwrap().to_string().contains("no log"));
-    let quiet = parse::log(b"", parse::Read::default(), true);
+    let quiet = parse::log(b"", parse::LogRead::default(), true);
     assert_eq!(quiet.empty, Some(EmptyLog::NothingWritten));
     assert_eq!(
-        parse::log(b"one\n", parse::Read::default(), true).empty,
+        parse::log(b"one\n", parse::LogRead::default(), true).empty,
         None
     );
 }
@@ -445,7 +448,7 @@ fn a_log_keeps_its_last_lines_each_bounded_and_reads_bytes_as_text_leniently() {
     text.extend_from_slice("x".repeat(10_000).as_bytes());
     let log = parse::log(
         &text,
-        parse::Read {
+        parse::LogRead {
             cut: true,
             no_content: false,
         },

@@ -24,7 +24,7 @@ pub fn scheduler_words(message: &str) -> &str {
 /// Why a workload does not run, from its worst pod up to its own conditions.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "cause", rename_all = "camelCase")]
-pub enum Cause {
+pub enum WorkloadCause {
     /// Every pod it wants is ready.
     Healthy,
     /// Its Flux object names it and the cluster does not have it.
@@ -84,7 +84,7 @@ pub enum Cause {
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
     #[serde(flatten)]
-    pub cause: Cause,
+    pub cause: WorkloadCause,
     /// `Progressing=False` with reason ProgressDeadlineExceeded.
     pub rollout_stuck: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,7 +122,7 @@ impl Verdict {
     }
 
     pub fn healthy(&self) -> bool {
-        self.cause == Cause::Healthy
+        self.cause == WorkloadCause::Healthy
     }
 
     /// The cause in one line, without counts (what folds across clusters), with the log's
@@ -144,15 +144,15 @@ impl Verdict {
 
     fn headline_with(&self, log: Option<&Log>) -> String {
         match &self.cause {
-            Cause::Healthy => "healthy".into(),
-            Cause::Missing => "not on the cluster".into(),
-            Cause::ImagePull {
+            WorkloadCause::Healthy => "healthy".into(),
+            WorkloadCause::Missing => "not on the cluster".into(),
+            WorkloadCause::ImagePull {
                 reason,
                 image,
                 message,
                 ..
             } => format!("{reason}: {image}: {}", pull_trouble(message)),
-            Cause::Crash {
+            WorkloadCause::Crash {
                 reason,
                 exit_code,
                 terminated,
@@ -169,28 +169,32 @@ impl Verdict {
                     None => format!("{reason} ({ended})"),
                 }
             }
-            Cause::Waiting {
+            WorkloadCause::Waiting {
                 reason, message, ..
             } => format!("{reason}: {message}"),
-            Cause::Unschedulable { message, .. } => {
+            WorkloadCause::Unschedulable { message, .. } => {
                 format!("Pending, unschedulable: {}", scheduler_words(message))
             }
-            Cause::JobFailed {
+            WorkloadCause::JobFailed {
                 reason, message, ..
             } => match log.and_then(telling) {
                 Some(line) => format!("Job failed, {reason}: {message}: {line}"),
                 None => format!("Job failed, {reason}: {message}"),
             },
-            Cause::ReadinessProbe { message, .. } => format!("readiness probe failing: {message}"),
-            Cause::NotReady { .. } => "running, not ready (no event says why)".into(),
-            Cause::CreateFailed { message } => format!("pods not created, FailedCreate: {message}"),
-            Cause::RolloutStuck { message } if message.is_empty() => {
+            WorkloadCause::ReadinessProbe { message, .. } => {
+                format!("readiness probe failing: {message}")
+            }
+            WorkloadCause::NotReady { .. } => "running, not ready (no event says why)".into(),
+            WorkloadCause::CreateFailed { message } => {
+                format!("pods not created, FailedCreate: {message}")
+            }
+            WorkloadCause::RolloutStuck { message } if message.is_empty() => {
                 "rollout stuck, ProgressDeadlineExceeded".into()
             }
-            Cause::RolloutStuck { message } => {
+            WorkloadCause::RolloutStuck { message } => {
                 format!("rollout stuck, ProgressDeadlineExceeded: {message}")
             }
-            Cause::Progressing => "rolling out".into(),
+            WorkloadCause::Progressing => "rolling out".into(),
         }
     }
 
@@ -198,16 +202,16 @@ impl Verdict {
     pub fn rollout(&self) -> Option<String> {
         let r = self.replicas?;
         let mut out = format!("{}/{} ready, {} updated", r.ready, r.desired, r.updated);
-        if self.rollout_stuck && !matches!(self.cause, Cause::RolloutStuck { .. }) {
+        if self.rollout_stuck && !matches!(self.cause, WorkloadCause::RolloutStuck { .. }) {
             out.push_str("; rollout stuck (ProgressDeadlineExceeded)");
         }
         Some(out)
     }
 }
 
-fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
+fn cause(w: &Workload, stuck: bool) -> (WorkloadCause, Option<Log>) {
     if w.missing {
-        return (Cause::Missing, None);
+        return (WorkloadCause::Missing, None);
     }
     let pods = &w.pods;
     if let Some((_, c)) = first_container(pods, |c| waiting_is(c, &["CrashLoopBackOff"])) {
@@ -221,7 +225,7 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
             message
         };
         return (
-            Cause::ImagePull {
+            WorkloadCause::ImagePull {
                 reason,
                 container: c.name.clone(),
                 image: c.image.clone(),
@@ -237,7 +241,7 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
     }) {
         let (reason, message) = c.waiting.clone().unwrap_or_default();
         return (
-            Cause::Waiting {
+            WorkloadCause::Waiting {
                 reason,
                 container: c.name.clone(),
                 message,
@@ -252,7 +256,7 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
         } else {
             message
         };
-        return (Cause::Unschedulable { reason, message }, None);
+        return (WorkloadCause::Unschedulable { reason, message }, None);
     }
     let failed_job = w
         .conditions
@@ -261,7 +265,7 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
     let ended_badly = first_container(pods, |c| c.terminated.as_ref().is_some_and(|t| t.1 != 0));
     if let Some(condition) = failed_job {
         return (
-            Cause::JobFailed {
+            WorkloadCause::JobFailed {
                 reason: condition.reason.clone(),
                 message: condition.message.clone(),
                 exit_code: ended_badly.and_then(|(_, c)| c.terminated.as_ref().map(|t| t.1)),
@@ -281,9 +285,9 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
             .unwrap_or_default();
         let log = pod.containers.iter().find_map(|c| c.log.clone());
         return match event(w, "Unhealthy") {
-            Some(message) => (Cause::ReadinessProbe { container, message }, log),
+            Some(message) => (WorkloadCause::ReadinessProbe { container, message }, log),
             None => (
-                Cause::NotReady {
+                WorkloadCause::NotReady {
                     pod: pod.name.clone(),
                 },
                 log,
@@ -291,7 +295,7 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
         };
     }
     if let Some(message) = event(w, "FailedCreate") {
-        return (Cause::CreateFailed { message }, None);
+        return (WorkloadCause::CreateFailed { message }, None);
     }
     if stuck {
         let message = w
@@ -300,17 +304,19 @@ fn cause(w: &Workload, stuck: bool) -> (Cause, Option<Log>) {
             .find(|c| c.kind == "Progressing")
             .map(|c| c.message.clone())
             .unwrap_or_default();
-        return (Cause::RolloutStuck { message }, None);
+        return (WorkloadCause::RolloutStuck { message }, None);
     }
     match w.replicas {
-        Some(r) if r.ready < r.desired || r.updated < r.desired => (Cause::Progressing, None),
-        _ => (Cause::Healthy, None),
+        Some(r) if r.ready < r.desired || r.updated < r.desired => {
+            (WorkloadCause::Progressing, None)
+        }
+        _ => (WorkloadCause::Healthy, None),
     }
 }
 
-fn crash(c: &Container, reason: &str) -> Cause {
+fn crash(c: &Container, reason: &str) -> WorkloadCause {
     let ended = c.last_terminated.as_ref().or(c.terminated.as_ref());
-    Cause::Crash {
+    WorkloadCause::Crash {
         reason: reason.into(),
         container: c.name.clone(),
         exit_code: ended.map(|t| t.1),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::connect::Shared;
+use super::connect::TaskShared;
 use super::reporter::Reporter;
 use super::watch::watched;
 use crate::fleet::{Connection, Phase};
@@ -20,7 +20,7 @@ use crate::source::Closed;
 /// given (a spec is 232 bytes) for its whole life, in each of ten thousand tasks.
 pub fn run(
     spec: ClusterSpec,
-    shared: Arc<Shared>,
+    shared: Arc<TaskShared>,
     cancel: CancellationToken,
 ) -> impl Future<Output = ()> + Send {
     // Held, not copied: a plugin the user runs on this cluster gets its kubeconfig from here.
@@ -38,7 +38,7 @@ pub fn run(
 async fn lifecycle(
     mut reporter: Reporter,
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
 ) -> Result<(), Closed> {
     // Not provisioned (or paused, deleting, failed) in Cluster API: say so, do not connect.
     if let Some(found) = &spec.discovered

@@ -8,7 +8,7 @@ use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::Semaphore;
 
-use super::discovery::{Served, discover};
+use super::discovery::{ServedKind, discover};
 use crate::fleet::{FluxKind, Phase};
 use crate::inventory::ClusterSpec;
 use crate::k8s::clients::Clients;
@@ -19,7 +19,7 @@ use crate::k8s::wire::transport::{self, Protocol, Transport};
 use crate::source::Sink;
 
 /// What every cluster task shares.
-pub struct Shared {
+pub struct TaskShared {
     pub transport: Transport,
     pub exec: exec::Runner,
     /// Clusters connecting at once.
@@ -47,16 +47,16 @@ pub struct Shared {
     pub warm: Arc<super::warm::Warm>,
 }
 
-impl Shared {
+impl TaskShared {
     /// What the tasks of `clusters` clusters share.
     pub fn new(
-        settings: &crate::config::Engine,
+        settings: &crate::config::EngineSection,
         events: Sink,
         clients: Arc<Clients>,
         clusters: usize,
         summary: bool,
-    ) -> Shared {
-        Shared {
+    ) -> TaskShared {
+        TaskShared {
             transport: Transport {
                 tls: transport::TlsCache::new(clusters, summary),
                 connect_timeout: settings.connect_timeout,
@@ -94,7 +94,7 @@ pub(in crate::k8s) enum Attempt {
 /// A cluster reached: its service and what it serves.
 pub(in crate::k8s) struct Connected {
     pub http: Http,
-    pub served: Vec<Served>,
+    pub served: Vec<ServedKind>,
     /// The Flux Operator's kinds are served: its report is read, then watched.
     pub operator: bool,
     pub protocol: &'static str,
@@ -125,7 +125,7 @@ pub(in crate::k8s) fn exec_of(spec: &ClusterSpec) -> Option<kube::config::ExecCo
 /// deadline (`exec_timeout`); the connection has `connect_timeout` after it.
 pub(in crate::k8s) async fn attempt(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Attempt {
     let (kubeconfig, expires) = match credentials(spec, shared).await {
@@ -150,9 +150,9 @@ pub(in crate::k8s) async fn attempt(
 /// not speak HTTP/2). Nothing registers it: it is closed when its last holder drops it.
 pub(in crate::k8s) async fn on_demand(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     timeout: Duration,
-) -> Result<(Http, Vec<Served>), crate::fleet::read::ReadError> {
+) -> Result<(Http, Vec<ServedKind>), crate::fleet::read::ReadError> {
     use crate::fleet::read::ReadError;
     let unreachable =
         |message: String| ReadError::Unreachable(format!("connecting to {}: {message}", spec.name));
@@ -176,7 +176,7 @@ pub(in crate::k8s) async fn on_demand(
 /// the credentials expire. No request is sent yet.
 pub(in crate::k8s) async fn client(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Result<(Http, Option<Timestamp>), Failure> {
     let (kubeconfig, expires) = credentials(spec, shared).await?;
@@ -187,7 +187,7 @@ pub(in crate::k8s) async fn client(
 /// credential expires.
 async fn credentials(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
 ) -> Result<(kube::config::Kubeconfig, Option<Timestamp>), Failure> {
     let mut kubeconfig = spec.kubeconfig.kubeconfig();
     let mut expires = None;
@@ -274,7 +274,7 @@ async fn token_file(path: &std::path::Path) -> Result<secrecy::SecretString, Fai
 async fn build(
     spec: &ClusterSpec,
     kubeconfig: kube::config::Kubeconfig,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Result<Http, Failure> {
     let cluster = kubeconfig
@@ -330,7 +330,7 @@ async fn connect(
     spec: &ClusterSpec,
     kubeconfig: kube::config::Kubeconfig,
     expires: Option<Timestamp>,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Attempt {
     let http = match build(spec, kubeconfig, shared, protocol).await {

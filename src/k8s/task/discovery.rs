@@ -15,7 +15,7 @@ use crate::fleet::{FluxKind, compare_versions};
 
 /// A kind and the version to watch it at.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Served {
+pub struct ServedKind {
     pub kind: FluxKind,
     pub version: String,
 }
@@ -24,7 +24,7 @@ pub struct Served {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Discovered {
     /// The wanted Flux kinds it serves, each at its best version.
-    pub served: Vec<Served>,
+    pub served: Vec<ServedKind>,
     /// The Flux Operator's group (`fluxcd.controlplane.io/v1`, FluxReport and FluxInstance) is
     /// served.
     pub operator: bool,
@@ -185,7 +185,7 @@ async fn legacy(
 }
 
 /// For each wanted kind, the most preferred version that serves it (kube-aware order).
-pub fn choose(found: &[(&str, &str, &str)], wanted: &[FluxKind]) -> Vec<Served> {
+pub fn choose(found: &[(&str, &str, &str)], wanted: &[FluxKind]) -> Vec<ServedKind> {
     wanted
         .iter()
         .filter_map(|kind| {
@@ -197,7 +197,7 @@ pub fn choose(found: &[(&str, &str, &str)], wanted: &[FluxKind]) -> Vec<Served> 
                     Ordering::Equal => a.cmp(b),
                     o => o,
                 })
-                .map(|version| Served {
+                .map(|version| ServedKind {
                     kind: *kind,
                     version: version.to_string(),
                 })
@@ -226,7 +226,7 @@ mod tests {
     fn each_kind_gets_its_own_best_version_on_every_release() {
         let wanted = FluxKind::ALL;
         let old = choose(&listing(FluxRelease(0)), &wanted);
-        let version = |served: &[Served], kind| {
+        let version = |served: &[ServedKind], kind| {
             served
                 .iter()
                 .find(|s| s.kind == kind)

@@ -12,8 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
-use super::connect::Shared;
-use super::discovery::Served;
+use super::connect::TaskShared;
+use super::discovery::ServedKind;
 use super::kind_watch::{KindWatch, Step};
 use crate::fleet::graph::upstream;
 use crate::fleet::report::Report;
@@ -60,8 +60,8 @@ pub(in crate::k8s) fn not_ready_kinds(report: &Report, kinds: &[FluxKind]) -> BT
 /// cluster's not-ready objects and their dependencies, of the kinds `served`.
 pub(in crate::k8s) async fn held(
     http: &Arc<Http>,
-    shared: &Shared,
-    served: &[Served],
+    shared: &TaskShared,
+    served: &[ServedKind],
     report: &Report,
 ) -> Result<Held, Failure> {
     let mut listed: BTreeMap<ObjectKey, FluxSummary> = BTreeMap::new();
@@ -130,8 +130,8 @@ pub(in crate::k8s) enum Listed {
 /// One kind listed once over `http`.
 pub(in crate::k8s) async fn list_once(
     http: &Arc<Http>,
-    shared: &Shared,
-    served: &Served,
+    shared: &TaskShared,
+    served: &ServedKind,
     seed: u64,
 ) -> Result<Listed, Failure> {
     let mut kind = KindWatch::new(

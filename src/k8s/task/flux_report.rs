@@ -43,7 +43,7 @@ const NAME_SELECTOR: &str = "fieldSelector=metadata.name%3Dflux&limit=1";
 struct FirstReport(Timestamp);
 
 impl<'de> DeserializeSeed<'de> for FirstReport {
-    type Value = (Option<String>, Option<Result<Report, report::Error>>);
+    type Value = (Option<String>, Option<Result<Report, report::ReportError>>);
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         let (version, doc) = first_versioned::<ReportDoc, _>(d)?;

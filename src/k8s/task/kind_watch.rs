@@ -25,7 +25,7 @@ use jiff::Timestamp;
 use kube::api::{ListParams, WatchParams};
 use tokio::time::{Instant, Sleep};
 
-use super::page::Page;
+use super::page::ListPage;
 use crate::fleet::{FluxKind, FluxSummary, Lists, Phase};
 use crate::k8s::wire::api::{self, Http, Trouble};
 use crate::k8s::wire::errors::Failure;
@@ -269,7 +269,7 @@ async fn list(
             .map_err(|e| Trouble::Failed(Failure::new(Phase::Invalid, e.to_string())))?
             .uri()
             .to_string();
-        let page = api::get_seeded(&http, &uri, Page(kind)).await?;
+        let page = api::get_seeded(&http, &uri, ListPage(kind)).await?;
         items += page.items;
         if items > max_objects {
             let what = format!("more than {max_objects} objects");

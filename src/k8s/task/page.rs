@@ -14,11 +14,11 @@ use crate::fleet::object::{Lax, Object, Text};
 use crate::fleet::{FluxKind, FluxSummary};
 
 /// Reads one list page of `kind`, summarising its items.
-pub struct Page(pub FluxKind);
+pub struct ListPage(pub FluxKind);
 
 /// What a list page holds, as kept.
 #[derive(Debug, Default)]
-pub struct Read {
+pub struct KeptPage {
     /// The items that are objects that can be summarised.
     pub summaries: Vec<FluxSummary>,
     /// Every item, summarised or not: what counts against `engine.max_objects`.
@@ -45,23 +45,23 @@ struct ListMeta<'a> {
     continue_token: Text<'a>,
 }
 
-impl<'de> DeserializeSeed<'de> for Page {
-    type Value = Read;
+impl<'de> DeserializeSeed<'de> for ListPage {
+    type Value = KeptPage;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Read, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<KeptPage, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Page {
-    type Value = Read;
+impl<'de> Visitor<'de> for ListPage {
+    type Value = KeptPage;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list of Kubernetes objects")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Read, A::Error> {
-        let mut read = Read::default();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<KeptPage, A::Error> {
+        let mut read = KeptPage::default();
         while let Some(key) = map.next_key::<Text>()? {
             match key.get() {
                 Some("items") => map.next_value_seed(Items(self.0, &mut read))?,
@@ -80,8 +80,8 @@ impl<'de> Visitor<'de> for Page {
     }
 }
 
-/// A page's `items`, summarised into the page's [`Read`] as they are read.
-struct Items<'r>(FluxKind, &'r mut Read);
+/// A page's `items`, summarised into the page's [`KeptPage`] as they are read.
+struct Items<'r>(FluxKind, &'r mut KeptPage);
 
 impl<'de> DeserializeSeed<'de> for Items<'_> {
     type Value = ();

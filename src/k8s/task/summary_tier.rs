@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::connect::{Shared, client, first_protocol};
+use super::connect::{TaskShared, client, first_protocol};
 use super::discovery::discover;
 use super::failures::{self, Held, Listed};
 use super::reporter::Reporter;
@@ -60,8 +60,8 @@ impl From<Trouble> for Missed {
 pub(in crate::k8s) async fn summarized(
     reporter: &mut Reporter,
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
-    mut flag: super::warm::Flag,
+    shared: &Arc<TaskShared>,
+    mut flag: super::warm::OpenFlag,
 ) -> Result<(), Closed> {
     let opened = &mut flag.open;
     reporter.counted(Counted::Report).await?;
@@ -151,7 +151,7 @@ async fn tell(
 /// the report (or the lists), and the connection closed again.
 async fn glance(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Result<Seen, Missed> {
     let Ok(_slot) = shared.connecting.acquire().await else {
@@ -174,7 +174,7 @@ async fn glance(
 
 async fn look(
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
     protocol: Protocol,
 ) -> Result<Seen, Missed> {
     let (http, _expires) = client(spec, shared, protocol).await?;

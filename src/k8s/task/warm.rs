@@ -27,14 +27,14 @@ struct State {
 
 /// A cluster task's flag; dropped with the task, it is forgotten (a cluster that left the
 /// fleet keeps nothing here).
-pub struct Flag {
+pub struct OpenFlag {
     pub open: watch::Receiver<bool>,
     warm: Arc<Warm>,
     key: ClusterKey,
     registration: u64,
 }
 
-impl Drop for Flag {
+impl Drop for OpenFlag {
     fn drop(&mut self) {
         let mut state = self.warm.state.lock().unwrap_or_else(|e| e.into_inner());
         // A task restarted meanwhile registered again: that flag stays.
@@ -58,14 +58,14 @@ impl Warm {
 
     /// The flag the task of `key` follows; a cluster registered again (its task restarted)
     /// keeps whether it is open.
-    pub fn register(self: &Arc<Warm>, key: &ClusterKey) -> Flag {
+    pub fn register(self: &Arc<Warm>, key: &ClusterKey) -> OpenFlag {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let open = state.order.contains(key);
         let (tx, rx) = watch::channel(open);
         state.registrations += 1;
         let registration = state.registrations;
         state.flags.insert(key.clone(), (registration, tx));
-        Flag {
+        OpenFlag {
             open: rx,
             warm: self.clone(),
             key: key.clone(),

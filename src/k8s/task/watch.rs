@@ -8,7 +8,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use jiff::Timestamp;
 
-use super::connect::{Attempt, Connected, Shared, attempt, exec_of, first_protocol};
+use super::connect::{Attempt, Connected, TaskShared, attempt, exec_of, first_protocol};
 use super::kind_watch::Step;
 use super::reporter::Reporter;
 use super::restarts::Restarts;
@@ -39,7 +39,7 @@ pub(in crate::k8s) enum Stopped {
 pub(in crate::k8s) async fn watched(
     reporter: &mut Reporter,
     spec: &ClusterSpec,
-    shared: &Arc<Shared>,
+    shared: &Arc<TaskShared>,
 ) -> Result<(), Closed> {
     let mut protocol = first_protocol(spec);
     let mut backoff = Backoff::new(Duration::from_secs(1), shared.max_backoff, reporter.seed());
@@ -126,7 +126,7 @@ enum KindState {
 pub(in crate::k8s) async fn watch(
     reporter: &mut Reporter,
     connected: Box<Connected>,
-    shared: &Shared,
+    shared: &TaskShared,
     backoff: &mut Backoff,
     permit: tokio::sync::SemaphorePermit<'_>,
 ) -> Stopped {

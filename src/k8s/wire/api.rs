@@ -313,14 +313,14 @@ async fn read_body(
         .await
         .map_err(|_| timed_out())?
         .map_err(|e| match e {
-            body::Error::TooLarge => {
+            body::BodyError::TooLarge => {
                 let size = match limit / 1024 {
                     kib if kib >= 1024 => format!("{} MiB", kib / 1024),
                     kib => format!("{kib} KiB"),
                 };
                 Trouble::garbage(format!("an answer larger than {size}"))
             }
-            body::Error::Broken(e) => Trouble::transport(&*e),
+            body::BodyError::Broken(e) => Trouble::transport(&*e),
         })
 }
 

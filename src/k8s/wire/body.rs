@@ -21,7 +21,7 @@ use super::response::ResponseBody;
 const JOIN_LIMIT: usize = 4 * 1024 * 1024;
 
 /// Why a body could not be read whole.
-pub enum Error {
+pub enum BodyError {
     TooLarge,
     Broken(BoxError),
 }
@@ -76,25 +76,25 @@ impl Received {
 }
 
 /// Reads `response`'s whole body, at most `limit` bytes.
-pub async fn read(response: Response<ResponseBody>, limit: usize) -> Result<Received, Error> {
+pub async fn read(response: Response<ResponseBody>, limit: usize) -> Result<Received, BodyError> {
     let announced = response
         .headers()
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     if announced.is_some_and(|n| n > limit) {
-        return Err(Error::TooLarge);
+        return Err(BodyError::TooLarge);
     }
     let mut body = response.into_body();
     let mut whole: Vec<u8> = Vec::with_capacity(announced.unwrap_or(0));
     let mut pieces = VecDeque::new();
     let mut total = 0;
     while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(Error::Broken)?.into_data() else {
+        let Ok(data) = frame.map_err(BodyError::Broken)?.into_data() else {
             continue;
         };
         total += data.len();
         if total > limit {
-            return Err(Error::TooLarge);
+            return Err(BodyError::TooLarge);
         }
         if announced.is_some() {
             whole.extend_from_slice(&data);
@@ -117,11 +117,11 @@ pub async fn read(response: Response<ResponseBody>, limit: usize) -> Result<Rece
 pub async fn read_capped(
     response: Response<ResponseBody>,
     cap: usize,
-) -> Result<(Bytes, bool), Error> {
+) -> Result<(Bytes, bool), BodyError> {
     let mut body = response.into_body();
     let mut out = Vec::with_capacity(cap.min(64 * 1024));
     while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.map_err(Error::Broken)?.into_data() else {
+        let Ok(data) = frame.map_err(BodyError::Broken)?.into_data() else {
             continue;
         };
         let room = cap - out.len();

@@ -10,7 +10,7 @@ fn gate(per_client: usize, per_minute: usize) -> Gate {
         proposes: false,
         writes: false,
         no_origins: true,
-        counts: Arc::new(Counts::default()),
+        counts: Arc::new(RequestCounts::default()),
     }
 }
 

@@ -47,7 +47,7 @@ fn history_without_collectors_is_what_the_session_saw() {
 /// then failed on it and was restored in 15.
 #[test]
 fn the_matrix_says_how_each_ring_delivered_from_the_history() {
-    use fluxfleet::fleet::history::Change as Changed;
+    use fluxfleet::fleet::history::RecordedChange as Changed;
     let mut m = rollout_model();
     key(&mut m, KeyCode::Char('v'));
     key(&mut m, KeyCode::Char('o'));

@@ -10,15 +10,15 @@ fn key() -> ObjectKey {
     ObjectKey::new(FluxKind::Kustomization, "flux-system", "apps")
 }
 
-fn change(minute: i64, cluster: &str, what: &str, to: &str) -> Change {
-    let mut c = Change::of_object(at(minute), cluster, "ws".into(), what, &key());
+fn change(minute: i64, cluster: &str, what: &str, to: &str) -> RecordedChange {
+    let mut c = RecordedChange::of_object(at(minute), cluster, "ws".into(), what, &key());
     c.to = Some(to.into());
     c
 }
 
 /// The source's new artifact, on a cluster of any ring.
-fn artifact(minute: i64, revision: &str) -> Change {
-    let mut c = Change::of_object(
+fn artifact(minute: i64, revision: &str) -> RecordedChange {
+    let mut c = RecordedChange::of_object(
         at(minute),
         "canary-1",
         "ws".into(),
@@ -34,7 +34,7 @@ fn ring_of(cluster: &str) -> Option<String> {
     cluster.split('-').next().map(str::to_string)
 }
 
-fn run(changes: &[Change]) -> Vec<RingDelivery> {
+fn run(changes: &[RecordedChange]) -> Vec<RingDelivery> {
     let copies = |ring: &str, _: &ObjectKey| match ring {
         "canary" => Some(2),
         "prod" => Some(4),
@@ -132,12 +132,12 @@ fn a_failure_not_yet_restored_has_no_restore_time_and_unknown_clusters_are_left_
 fn times_are_the_clusters_own_where_a_change_carries_one() {
     // Seen a minute after each happened (a collector catching up): the lead times are the
     // clusters' own.
-    let late = |mut c: Change| {
+    let late = |mut c: RecordedChange| {
         c.happened = Some(c.at);
         c.at += SignedDuration::from_mins(1);
         c
     };
-    let changes: Vec<Change> = vec![
+    let changes: Vec<RecordedChange> = vec![
         late(artifact(0, "r1")),
         late(change(2, "canary-1", "revision", "r1")),
         // This one carries no time of its own: when it was seen counts.

@@ -5,22 +5,22 @@ use super::*;
 use crate::fleet::object::{MAX_ITEMS, MAX_TEXT};
 
 /// `items` as one list page, read from its bytes (strings borrowed where they can be).
-fn page(kind: FluxKind, items: &[Value]) -> Read {
+fn page(kind: FluxKind, items: &[Value]) -> KeptPage {
     let text = serde_json::json!({"kind": "List", "metadata": {"resourceVersion": "7"},
         "items": items})
     .to_string();
     read_slice(kind, text.as_bytes())
 }
 
-fn read_slice(kind: FluxKind, bytes: &[u8]) -> Read {
-    Page(kind)
+fn read_slice(kind: FluxKind, bytes: &[u8]) -> KeptPage {
+    ListPage(kind)
         .deserialize(&mut serde_json::Deserializer::from_slice(bytes))
         .unwrap()
 }
 
 /// The same bytes through a reader: every string is copied, none borrowed.
-fn read_reader(kind: FluxKind, bytes: &[u8]) -> Read {
-    Page(kind)
+fn read_reader(kind: FluxKind, bytes: &[u8]) -> KeptPage {
+    ListPage(kind)
         .deserialize(&mut serde_json::Deserializer::from_reader(bytes))
         .unwrap()
 }

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use super::super::connect::Shared;
-use super::super::discovery::Served;
+use super::super::connect::TaskShared;
+use super::super::discovery::ServedKind;
 use super::super::kind_watch::{KindWatch, Step};
 use crate::fleet::{FluxKind, Lists};
 use crate::k8s::wire::api::Http;
@@ -12,8 +12,8 @@ use crate::k8s::wire::api::Http;
 /// tagged with its kind.
 pub(super) fn kind_watches(
     http: Arc<Http>,
-    served: &[Served],
-    shared: &Shared,
+    served: &[ServedKind],
+    shared: &TaskShared,
     seed: u64,
 ) -> Kinds {
     let watches = served.iter().enumerate().map(|(i, s)| {
