@@ -2,7 +2,8 @@
 //! benchmarks, the simulator and the HTTP/2 client included) unless it says why at its top; a
 //! module with children is `foo.rs` beside `foo/`, never `foo/mod.rs`; the README stays a user's
 //! page under [`README_LONGEST`] lines, reference living in `docs/`; a public type's name is
-//! defined once in the crate unless each definition says why it shares it ([`SAYS_WHY`]).
+//! defined once in the crate unless each definition says why it shares it ([`SAYS_WHY`]); every
+//! line for a person on stderr, and every exit, is made by the one edge ([`EDGE`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,9 @@ const LONGEST: usize = 500;
 const LONGER_BECAUSE: &str = "// Longer than 500 lines because";
 /// The README is what, install, quick start, tour, configuration, commands.
 const README_LONGEST: usize = 450;
+
+/// The one file of the crate that writes lines for a person on stderr and ends the process.
+const EDGE: &str = "src/cli/edge.rs";
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -228,4 +232,28 @@ fn a_doc_comment_says_why_through_attributes() {
     assert_eq!(defined_name("pub fn not_a_type() {}"), None);
     let plain = ["/// A thing.", "// a comment between", "pub struct Thing;"];
     assert_eq!(doc_above(&plain, 2), "");
+}
+
+#[test]
+fn only_the_edge_speaks_on_stderr_and_ends_the_process() {
+    let own = |p: &Path| {
+        p.starts_with(root().join("src"))
+            && !p.starts_with(root().join("src/sim"))
+            && !p.starts_with(root().join("src/h2"))
+    };
+    let mut speaking = Vec::new();
+    for path in rust_files().into_iter().filter(|p| own(p)) {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let said = ["eprintln!", "eprint!", "process::exit("]
+            .iter()
+            .any(|call| text.contains(call));
+        if said {
+            speaking.push(shown(&path));
+        }
+    }
+    assert_eq!(
+        speaking,
+        [EDGE],
+        "say it through the edge (cli/edge.rs), a seam's enum or an Edge's Said"
+    );
 }

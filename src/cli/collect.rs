@@ -8,13 +8,14 @@ use std::time::Duration;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
-use super::edge::CollectFailed;
+use super::edge::{CollectFailed, Terminal};
 use super::fleet::{FleetArgs, WatchArg};
 use super::probes::ProbeArgs;
 use super::process::{StopArgs, until_stopped};
 use super::usage::Usage;
 use super::usage::duration;
 use crate::bus::collector::{self, Refresh};
+use crate::headless::{Edge, Said};
 use crate::inventory::FileStamp;
 use crate::session::open::{Fleet, open};
 use crate::session::resolve::{self, Sources};
@@ -99,8 +100,8 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> Result<(), Coll
     // What the files are before they are read: one changed while they were is read again.
     let stamp = resolve::stamp(&sources);
     let opened = open(&sources).await.map_err(CollectFailed::Open)?;
-    for w in &opened.warnings {
-        eprintln!("warning: {}", crate::headless::table::safe(w));
+    for w in opened.warnings {
+        Terminal.said(Said::Warning(w));
     }
     let Fleet::Kubeconfigs { inventory, .. } = opened.fleet else {
         return Err(CollectFailed::FromBus);
@@ -138,11 +139,11 @@ async fn collect(args: CollectArgs, token: CancellationToken) -> Result<(), Coll
     args.probes
         .serve("collect", request.status.clone(), &token)
         .await?;
-    eprintln!(
+    Terminal.said(Said::Note(format!(
         "fluxfleet collect {id}: {} clusters in the fleet, publishing to bucket {}",
         request.clusters.len(),
         request.options.bucket
-    );
+    )));
     collector::run(request, token)
         .await
         .map_err(CollectFailed::Bus)

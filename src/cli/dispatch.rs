@@ -5,7 +5,7 @@ use std::convert::Infallible;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use super::edge::{self, Terminal, ended, exit};
+use super::edge::{self, Terminal, ended};
 use super::process::{logs, until_stopped};
 use super::{Cli, CliCommand};
 use crate::acting::{act, approve};
@@ -26,10 +26,7 @@ pub fn run(cli: Cli) -> ExitCode {
         .build()
     {
         Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fluxfleet: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(e) => return ExitCode::from(edge::unstarted(&e)),
     };
     let edge = || -> Arc<dyn Edge> { Arc::new(Terminal) };
     match cli.command {
@@ -195,15 +192,9 @@ where
             logs();
             match on_workers(runtime, run(request)) {
                 Ok(result) => ExitCode::from(told(result)),
-                Err(e) => {
-                    eprintln!("fluxfleet: {e}");
-                    ExitCode::from(exit::ERROR)
-                }
+                Err(unanswered) => ExitCode::from(edge::unanswered(&unanswered)),
             }
         }
-        Err(e) => {
-            eprintln!("fluxfleet: {e}");
-            ExitCode::from(exit::USAGE)
-        }
+        Err(usage) => ExitCode::from(edge::misused(&usage)),
     }
 }

@@ -1,6 +1,8 @@
-//! The one edge of the headless commands and `mcp`: what they tell on the way becomes lines on
-//! stderr (a progress line redrawn on a terminal, a confirmation asked there), and how they end
-//! becomes the exit code and its last words. The library prints nothing but a command's output.
+//! The one edge of every command — the headless ones, `mcp`, `collect`, `sim`, the TUI and
+//! `demo`: what they tell on the way becomes lines on stderr (a progress line redrawn on a
+//! terminal, a confirmation asked there), and how they end becomes the exit code and its last
+//! words — a command line refused, a signal, a command that gave no answer included. Nothing
+//! else writes to stderr (a test checks); the library prints nothing but a command's output.
 
 use std::io::{self, BufRead, IsTerminal, Write};
 
@@ -98,6 +100,37 @@ fn not_live(settled: bool, clusters: &[NotLive]) {
         true => eprintln!("\nclusters not completely visible:"),
     }
     let _ = t.write(&mut io::stderr().lock());
+}
+
+/// The async runtime could not be started: said, and its exit code.
+pub fn unstarted(e: &io::Error) -> u8 {
+    eprintln!("fluxfleet: cannot start the async runtime: {e}");
+    exit::ERROR
+}
+
+/// A command line refused before the command ran (what `usage` says to change): said, and its
+/// exit code.
+pub fn misused(usage: &dyn std::fmt::Display) -> u8 {
+    eprintln!("fluxfleet: {}", safe(&usage.to_string()));
+    exit::USAGE
+}
+
+/// A command that ended without an answer (its task panicked): said, and its exit code.
+pub fn unanswered(e: &dyn std::fmt::Display) -> u8 {
+    eprintln!("fluxfleet: {e}");
+    exit::ERROR
+}
+
+/// Told to stop by `signal`: said, with how long it has.
+pub fn stopping(who: &str, signal: &dyn std::fmt::Display, within: &str) {
+    eprintln!("{who}: {signal}: stopping (within {within}; a second signal stops at once)");
+}
+
+/// Stopped at once (`why`: a second signal, or the deadline passed): said, and the process ends
+/// with the signal's exit `code`.
+pub fn abandoned(who: &str, why: &str, code: u8) -> ! {
+    eprintln!("{who}: {why}: abandoning what was left to do");
+    std::process::exit(i32::from(code))
 }
 
 /// A reading command's end: its exit code, the failure said.

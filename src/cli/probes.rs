@@ -7,8 +7,10 @@ use std::sync::Arc;
 use clap::Args;
 use tokio_util::sync::CancellationToken;
 
+use super::edge::Terminal;
 use super::usage::Usage;
 use crate::endpoints::Endpoints;
+use crate::headless::{Edge, Said};
 
 /// `--metrics-addr`, `--health-addr`.
 #[derive(Debug, Args)]
@@ -43,7 +45,7 @@ impl ProbeArgs {
     ) -> Result<(), crate::endpoints::BindError> {
         let addresses = (self.metrics_addr, self.health_addr);
         for served in crate::endpoints::start(addresses, endpoints, stop).await? {
-            eprintln!("fluxfleet {command}: {served}");
+            Terminal.said(Said::Note(format!("fluxfleet {command}: {served}")));
         }
         Ok(())
     }

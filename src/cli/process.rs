@@ -123,19 +123,17 @@ where
         signal = signals.wait() => signal,
     };
     let within = crate::units::format_duration(deadline);
-    eprintln!("{who}: {signal}: stopping (within {within}; a second signal stops at once)");
+    super::edge::stopping(who, &signal, &within);
     stop.cancel();
     tokio::select! {
         ended = &mut run => Ok(ended),
         again = signals.wait() => {
-            eprintln!("{who}: {again} again: stopped at once, abandoning what was left to do");
-            std::process::exit(i32::from(again.exit_code()))
+            let why = format!("{again} again: stopped at once");
+            super::edge::abandoned(who, &why, again.exit_code())
         }
         _ = tokio::time::sleep(deadline) => {
-            eprintln!(
-                "{who}: not stopped within {within} (--shutdown-timeout): abandoning what was left to do"
-            );
-            std::process::exit(i32::from(signal.exit_code()))
+            let why = format!("not stopped within {within} (--shutdown-timeout)");
+            super::edge::abandoned(who, &why, signal.exit_code())
         }
     }
 }
