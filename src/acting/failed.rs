@@ -91,9 +91,4 @@ impl ProposalFailed {
             _ => false,
         }
     }
-
-    /// Whether this is only the reader closing the output (`| head`): nothing to say.
-    pub fn closed_pipe(&self) -> bool {
-        matches!(self, ProposalFailed::Act(failed) if failed.closed_pipe())
-    }
 }

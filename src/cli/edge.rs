@@ -117,7 +117,7 @@ pub fn misused(usage: &dyn std::fmt::Display) -> u8 {
 
 /// A command that ended without an answer (its task panicked): said, and its exit code.
 pub fn unanswered(e: &dyn std::fmt::Display) -> u8 {
-    eprintln!("fluxfleet: {e}");
+    eprintln!("fluxfleet: {}", safe(&e.to_string()));
     exit::ERROR
 }
 
@@ -172,9 +172,14 @@ fn open_failure(failed: &OpenFailed) -> u8 {
     }
 }
 
+/// Says `failed` in one line, made safe for a terminal.
+fn say_error(failed: &dyn std::fmt::Display) {
+    eprintln!("error: {}", safe(&failed.to_string()));
+}
+
 /// Says `failed` in one line; usage's exit code or the error's.
 fn said_failure(failed: &dyn std::fmt::Display, usage: bool) -> u8 {
-    eprintln!("error: {}", safe(&failed.to_string()));
+    say_error(failed);
     match usage {
         true => exit::USAGE,
         false => exit::ERROR,
@@ -221,7 +226,7 @@ fn proposal_failure(failed: &ProposalFailed) -> u8 {
                 eprintln!("  {}", safe(line));
             }
             if let Some(e) = unrecorded {
-                eprintln!("error: {}", safe(&e.to_string()));
+                say_error(e);
             }
             exit::ERROR
         }
@@ -252,7 +257,7 @@ pub fn approved(result: Result<Approved, ProposalFailed>) -> u8 {
             let code = sent_code(&sent);
             match unrecorded {
                 Some(e) => {
-                    eprintln!("error: {}", safe(&e.to_string()));
+                    say_error(&e);
                     exit::ERROR
                 }
                 None => code,
@@ -362,7 +367,7 @@ fn said_ending<E: std::fmt::Display>(result: Result<(), E>, code: impl FnOnce(&E
     match result {
         Ok(()) => exit::OK,
         Err(failed) => {
-            eprintln!("error: {}", safe(&failed.to_string()));
+            say_error(&failed);
             code(&failed)
         }
     }
