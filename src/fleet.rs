@@ -33,7 +33,9 @@ pub mod tree;
 pub mod verbs;
 pub mod workload;
 
-pub use connection::{Connection, FLAPPING, Lists, Phase, PhaseCounts, RESTARTS_WINDOW};
+pub use connection::{
+    Connection, FLAPPING, Lists, Phase, PhaseCounts, RESTARTS_WINDOW, ServedKind,
+};
 pub use deployed::{Rollout, content_of, same_content};
 pub use events::{ObjectEvent, newest_first, told_with};
 pub use health::{Health, condition, health_of, is_suspended};

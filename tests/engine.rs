@@ -112,8 +112,8 @@ async fn every_faulty_cluster_ends_in_the_right_state_with_a_useful_message() {
         .connection
         .watching
         .iter()
-        .find(|(k, _)| *k == FluxKind::HelmRelease)
-        .map(|(_, v)| v.to_string());
+        .find(|s| s.kind == FluxKind::HelmRelease)
+        .map(|s| s.version.to_string());
     assert_eq!(hr_version.as_deref(), Some("v2beta1"));
     let releases = entry
         .objects

@@ -50,7 +50,7 @@ fn model_in(config: &Config, read_only: bool, mode: Option<Mode>) -> Model {
             ..ClusterInfo::new(name, ws)
         });
         let mut c = Connection::new(Phase::Live);
-        c.watching = vec![(FluxKind::Kustomization, "v1".into())].into();
+        c.watching = vec![(FluxKind::Kustomization, "v1".into()).into()].into();
         for change in [
             Change::Connection(c),
             Change::Replaced(

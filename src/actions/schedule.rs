@@ -60,7 +60,7 @@ pub(super) fn watched(index: &Index, w: &Waiter) -> bool {
         c.connection
             .watching
             .iter()
-            .any(|(kind, _)| *kind == w.key.kind)
+            .any(|served| served.kind == w.key.kind)
     })
 }
 

@@ -136,8 +136,8 @@ fn served_version(model: &Model, selection: &Selection, key: &ObjectKey) -> Opti
             c.connection
                 .watching
                 .iter()
-                .find(|(kind, _)| *kind == key.kind)
-                .map(|(_, version)| version.to_string())
+                .find(|served| served.kind == key.kind)
+                .map(|served| served.version.to_string())
         });
     watching.or_else(|| key.kind.known_versions().first().map(|v| v.to_string()))
 }

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::fleet::report::Report;
 use crate::fleet::{
     ClusterInfo, ClusterKey, Connection, Counted, FluxKind, FluxSummary, Health, HealthCounts,
-    Lists, Phase,
+    Lists, Phase, ServedKind,
 };
 
 /// The most one value may be; a summary is a few hundred bytes, a report a few KiB.
@@ -38,8 +38,9 @@ pub struct ClusterState {
     pub retry_at: Option<Timestamp>,
     #[serde(default)]
     pub forbidden: Vec<FluxKind>,
+    /// `[kind, version]` pairs.
     #[serde(default)]
-    pub watching: Vec<(FluxKind, String)>,
+    pub watching: Vec<ServedKind>,
     #[serde(default)]
     pub protocol: Option<String>,
     /// Watch restarts in the last five minutes (as [`Connection::restarts`]).
@@ -72,11 +73,7 @@ impl ClusterState {
             since: connection.since,
             retry_at: connection.retry_at,
             forbidden: connection.forbidden.to_vec(),
-            watching: connection
-                .watching
-                .iter()
-                .map(|(k, v)| (*k, v.to_string()))
-                .collect(),
+            watching: connection.watching.to_vec(),
             protocol: connection.protocol.map(str::to_string),
             restarts: connection.restarts,
             lists: connection.lists,
@@ -105,11 +102,7 @@ impl ClusterState {
         c.restarts = self.restarts;
         c.lists = self.lists;
         c.forbidden = self.forbidden.clone().into();
-        c.watching = self
-            .watching
-            .iter()
-            .map(|(k, v)| (*k, v.as_str().into()))
-            .collect();
+        c.watching = ServedKind::shared(self.watching.clone());
         c.protocol = match self.protocol.as_deref() {
             Some("HTTP/2") => Some("HTTP/2"),
             Some("HTTP/1.1") => Some("HTTP/1.1"),

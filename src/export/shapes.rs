@@ -166,7 +166,7 @@ impl<'a> Cluster<'a> {
             watching: conn
                 .watching
                 .iter()
-                .map(|(k, v)| (k.as_str(), &**v))
+                .map(|served| (served.kind.as_str(), served.version.as_str()))
                 .collect(),
             forbidden: conn.forbidden.iter().map(|k| k.as_str()).collect(),
             objects: &c.health,

@@ -4,9 +4,9 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
-use super::FluxKind;
+use super::{FluxKind, SharedText};
 
 /// Where a cluster's connection stands, best last.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -142,9 +142,10 @@ pub struct Connection {
     pub retry_at: Option<Timestamp>,
     /// Kinds the credentials may not list; everything else stays visible.
     pub forbidden: Box<[FluxKind]>,
-    /// Kinds being watched, with the API version chosen for each: one list a connection, shared
-    /// by every copy of its state (the cluster's task, the index, a view).
-    pub watching: Arc<[(FluxKind, Box<str>)]>,
+    /// Kinds being watched, with the API version chosen for each: one list for every
+    /// connection that serves the same ([`ServedKind::shared`]), shared by every copy of its
+    /// state (the cluster's task, the index, a view).
+    pub watching: Arc<[ServedKind]>,
     /// `HTTP/2` or `HTTP/1.1` once a connection exists.
     pub protocol: Option<&'static str>,
     /// Watches the server broke and fluxfleet resumed at once, in the last five minutes: a
@@ -169,6 +170,52 @@ impl Connection {
             restarts: 0,
             lists: None,
         }
+    }
+}
+
+/// A kind a cluster serves, and the version it is read at (the most preferred version its
+/// server serves it at). Written as `[kind, version]`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "(FluxKind, SharedText)", into = "(FluxKind, SharedText)")]
+pub struct ServedKind {
+    pub kind: FluxKind,
+    pub version: SharedText,
+}
+
+impl From<(FluxKind, SharedText)> for ServedKind {
+    fn from((kind, version): (FluxKind, SharedText)) -> ServedKind {
+        ServedKind { kind, version }
+    }
+}
+
+impl From<ServedKind> for (FluxKind, SharedText) {
+    fn from(served: ServedKind) -> (FluxKind, SharedText) {
+        (served.kind, served.version)
+    }
+}
+
+/// The lists of served kinds handed out so far, each once: a fleet runs a few Flux releases,
+/// so ten thousand clusters serve a handful of lists. Kept as one list a connection, the kinds
+/// and their versions were ~1 KiB a cluster (the task's, the registry's and the connection's
+/// copies); 10 MiB of 10,000 clusters.
+static SERVED: Mutex<Vec<Arc<[ServedKind]>>> = Mutex::new(Vec::new());
+
+/// Distinct lists kept for sharing: a fleet of servers that each serve their own (versions
+/// nobody else serves) keeps its own lists beyond these, not a table that grows with them.
+const SERVED_KEPT: usize = 64;
+
+impl ServedKind {
+    /// `served` as the one list every connection that serves the same shares.
+    pub fn shared(served: Vec<ServedKind>) -> Arc<[ServedKind]> {
+        let mut kept = SERVED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(same) = kept.iter().find(|k| ***k == *served) {
+            return same.clone();
+        }
+        let list: Arc<[ServedKind]> = served.into();
+        if kept.len() < SERVED_KEPT {
+            kept.push(list.clone());
+        }
+        list
     }
 }
 
@@ -292,5 +339,46 @@ impl PhaseCounts {
             .iter()
             .map(|p| (*p, self.get(*p)))
             .filter(|(_, n)| *n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn served(versions: &[(FluxKind, &str)]) -> Vec<ServedKind> {
+        versions
+            .iter()
+            .map(|(kind, version)| ServedKind {
+                kind: *kind,
+                version: (*version).into(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn clusters_that_serve_the_same_kinds_share_one_list_and_others_keep_their_own() {
+        let latest = [
+            (FluxKind::Kustomization, "v1"),
+            (FluxKind::HelmRelease, "v2"),
+        ];
+        let one = ServedKind::shared(served(&latest));
+        let other = ServedKind::shared(served(&latest));
+        assert!(Arc::ptr_eq(&one, &other));
+        let older = ServedKind::shared(served(&[
+            (FluxKind::Kustomization, "v1"),
+            (FluxKind::HelmRelease, "v2beta1"),
+        ]));
+        assert!(!Arc::ptr_eq(&one, &older));
+        assert_eq!(older[1].version, "v2beta1");
+    }
+
+    #[test]
+    fn a_served_kind_is_written_as_a_pair() {
+        let pair = &served(&[(FluxKind::HelmRelease, "v2")])[0];
+        let json = serde_json::to_string(pair).unwrap();
+        assert_eq!(json, r#"["HelmRelease","v2"]"#);
+        let back: ServedKind = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, pair);
     }
 }

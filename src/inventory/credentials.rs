@@ -1,6 +1,7 @@
 //! A cluster's kubeconfig as it is kept between connections.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use kube::config::Kubeconfig;
 use secrecy::{ExposeSecret, SecretSlice};
@@ -15,7 +16,45 @@ use secrecy::{ExposeSecret, SecretSlice};
 /// None: not read (a fleet listed by name has its clusters' credentials read when they are
 /// needed, [`crate::inventory::Reread`]).
 #[derive(Clone, Default)]
-pub struct Credentials(Option<Arc<SecretSlice<u8>>>);
+pub struct Credentials(Option<Arc<Kept>>);
+
+/// A kubeconfig kept: its JSON without its cluster's CA, and the CA apart, in one text for every
+/// cluster that trusts the same ([`authority`]): clusters behind one proxy (Rancher, Teleport,
+/// a simulator) share their CA, and its base64 PEM was ~750 bytes of each cluster's ~1.2 KiB.
+struct Kept {
+    json: SecretSlice<u8>,
+    /// `clusters[0].cluster.certificate-authority-data`: a public certificate, not a secret.
+    authority: Option<Arc<str>>,
+}
+
+/// The CA texts of the clusters kept, each once. Swept of those no cluster holds any more
+/// when it has doubled since the last sweep, so a fleet read again and again does not grow it.
+struct Authorities {
+    texts: HashSet<Arc<str>>,
+    swept_at: usize,
+}
+
+static AUTHORITIES: LazyLock<Mutex<Authorities>> = LazyLock::new(|| {
+    Mutex::new(Authorities {
+        texts: HashSet::new(),
+        swept_at: 0,
+    })
+});
+
+/// `text` as the one copy every cluster that trusts the same CA holds.
+fn authority(text: String) -> Arc<str> {
+    let mut kept = AUTHORITIES.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(same) = kept.texts.get(text.as_str()) {
+        return same.clone();
+    }
+    if kept.texts.len() >= 2 * kept.swept_at.max(512) {
+        kept.texts.retain(|t| Arc::strong_count(t) > 1);
+        kept.swept_at = kept.texts.len();
+    }
+    let text: Arc<str> = text.into();
+    kept.texts.insert(text.clone());
+    text
+}
 
 impl Credentials {
     /// `kubeconfig` kept; none when it names no context.
@@ -23,9 +62,19 @@ impl Credentials {
         if kubeconfig.contexts.is_empty() {
             return Credentials::default();
         }
+        let mut kubeconfig = kubeconfig.clone();
+        let authority = kubeconfig
+            .clusters
+            .first_mut()
+            .and_then(|c| c.cluster.as_mut())
+            .and_then(|c| c.certificate_authority_data.take())
+            .map(authority);
         // kube's structs have only text keys: written as JSON, they always are.
-        match serde_json::to_vec(kubeconfig) {
-            Ok(json) => Credentials(Some(Arc::new(SecretSlice::from(json)))),
+        match serde_json::to_vec(&kubeconfig) {
+            Ok(json) => Credentials(Some(Arc::new(Kept {
+                json: SecretSlice::from(json),
+                authority,
+            }))),
             Err(_) => Credentials::default(),
         }
     }
@@ -49,7 +98,7 @@ impl Credentials {
         }
         self.0
             .as_ref()
-            .and_then(|json| serde_json::from_slice::<Users>(json.expose_secret()).ok())
+            .and_then(|kept| serde_json::from_slice::<Users>(kept.json.expose_secret()).ok())
             .and_then(|u| u.users.into_iter().next())
             .map(|n| n.name)
             .unwrap_or_default()
@@ -57,10 +106,27 @@ impl Credentials {
 
     /// The kubeconfig, read back (an empty one when none was kept).
     pub fn kubeconfig(&self) -> Kubeconfig {
-        self.0
-            .as_ref()
-            .and_then(|json| serde_json::from_slice(json.expose_secret()).ok())
-            .unwrap_or_default()
+        let Some(kept) = &self.0 else {
+            return Kubeconfig::default();
+        };
+        let Ok(mut kubeconfig) = serde_json::from_slice::<Kubeconfig>(kept.json.expose_secret())
+        else {
+            return Kubeconfig::default();
+        };
+        if let Some(cluster) = kubeconfig
+            .clusters
+            .first_mut()
+            .and_then(|c| c.cluster.as_mut())
+        {
+            cluster.certificate_authority_data = kept.authority.as_deref().map(str::to_string);
+        }
+        kubeconfig
+    }
+
+    /// The CA text, shared with every cluster that trusts the same (for the tests).
+    #[cfg(test)]
+    fn authority(&self) -> Option<&Arc<str>> {
+        self.0.as_ref().and_then(|kept| kept.authority.as_ref())
     }
 }
 
@@ -75,7 +141,9 @@ impl PartialEq for Credentials {
     fn eq(&self, other: &Credentials) -> bool {
         match (&self.0, &other.0) {
             (None, None) => true,
-            (Some(a), Some(b)) => a.expose_secret() == b.expose_secret(),
+            (Some(a), Some(b)) => {
+                a.json.expose_secret() == b.json.expose_secret() && a.authority == b.authority
+            }
             _ => false,
         }
     }
@@ -84,7 +152,10 @@ impl PartialEq for Credentials {
 /// Hashed as its words: whether a cluster is reached the same way as before.
 impl std::hash::Hash for Credentials {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.0.as_ref().map(|json| json.expose_secret()).hash(state);
+        self.0
+            .as_ref()
+            .map(|kept| (kept.json.expose_secret(), &kept.authority))
+            .hash(state);
     }
 }
 
@@ -139,5 +210,41 @@ users:
         assert_ne!(none, kept);
         assert!(none.kubeconfig().contexts.is_empty());
         assert_eq!(none.user(), "");
+    }
+
+    /// Clusters that trust one CA keep one copy of it; another CA is its own, and a changed CA
+    /// is a changed kubeconfig.
+    #[test]
+    fn clusters_that_trust_one_ca_keep_it_once() {
+        let with_ca = |ca: &str, server: &str| {
+            Kubeconfig::from_yaml(
+                &KUBECONFIG
+                    .replace("Q0E=", ca)
+                    .replace("https://10.0.0.1:6443", server),
+            )
+            .unwrap()
+        };
+        let one = Credentials::of(&with_ca("U0hBUkVE", "https://a:6443"));
+        let two = Credentials::of(&with_ca("U0hBUkVE", "https://b:6443"));
+        assert!(Arc::ptr_eq(
+            one.authority().unwrap(),
+            two.authority().unwrap()
+        ));
+        assert_ne!(one, two);
+        let other = Credentials::of(&with_ca("T1RIRVI=", "https://a:6443"));
+        assert!(!Arc::ptr_eq(
+            one.authority().unwrap(),
+            other.authority().unwrap()
+        ));
+        assert_ne!(one, other);
+        let cluster = |c: &Credentials| {
+            c.kubeconfig().clusters[0]
+                .cluster
+                .clone()
+                .unwrap()
+                .certificate_authority_data
+        };
+        assert_eq!(cluster(&two).as_deref(), Some("U0hBUkVE"));
+        assert_eq!(cluster(&other).as_deref(), Some("T1RIRVI="));
     }
 }

@@ -8,10 +8,9 @@ use std::collections::HashMap;
 use crate::fleet::notice::Identity;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use super::task::discovery::ServedKind;
 use super::wire::api::Http;
 use crate::fleet::read::ReadError;
-use crate::fleet::{ClusterKey, FluxKind, ObjectKey};
+use crate::fleet::{ClusterKey, ObjectKey, ServedKind};
 use crate::inventory::ClusterSpec;
 
 /// The connection of every connected cluster, kept by the cluster tasks.
@@ -46,8 +45,9 @@ impl Drop for Held {
 #[derive(Clone)]
 pub(super) struct Connected {
     pub(super) http: Arc<Http>,
-    /// The version served per kind, from discovery.
-    versions: Vec<(FluxKind, String)>,
+    /// The version served per kind, from discovery: the list the cluster's connection state
+    /// holds too.
+    versions: Arc<[ServedKind]>,
     /// Who the cluster authenticates this connection's credentials as, once asked (by the
     /// writer only: the review is a POST).
     pub(super) identity: Arc<tokio::sync::OnceCell<Option<Arc<Identity>>>>,
@@ -55,10 +55,10 @@ pub(super) struct Connected {
 
 impl Connected {
     /// A connection no task registered (one made for a read on demand).
-    pub(super) fn unregistered(http: Http, served: &[ServedKind]) -> Connected {
+    pub(super) fn unregistered(http: Http, served: Arc<[ServedKind]>) -> Connected {
         Connected {
             http: Arc::new(http),
-            versions: served.iter().map(|s| (s.kind, s.version.clone())).collect(),
+            versions: served,
             identity: Arc::default(),
         }
     }
@@ -75,7 +75,8 @@ impl Connected {
 
     /// `/apis/<group>/<version>/namespaces/<ns>/<plural>/<name>` at the version this cluster serves.
     pub(super) fn object_path(&self, key: &ObjectKey) -> Result<String, ReadError> {
-        let Some((_, version)) = self.versions.iter().find(|(k, _)| *k == key.kind) else {
+        let Some(ServedKind { version, .. }) = self.versions.iter().find(|s| s.kind == key.kind)
+        else {
             return Err(ReadError::NotServed(key.kind.to_string()));
         };
         Ok(format!(
@@ -99,9 +100,8 @@ impl Clients {
         self: &Arc<Self>,
         key: ClusterKey,
         http: Arc<Http>,
-        served: &[ServedKind],
+        versions: Arc<[ServedKind]>,
     ) -> Registration {
-        let versions = served.iter().map(|s| (s.kind, s.version.clone())).collect();
         self.connected
             .write()
             .unwrap_or_else(PoisonError::into_inner)

@@ -83,7 +83,7 @@ impl Direct {
         let (http, served) = connect::on_demand(spec, &self.shared, self.timeout).await?;
         held.insert(
             key.clone(),
-            self.clients.register(key.clone(), Arc::new(http), &served),
+            self.clients.register(key.clone(), Arc::new(http), served),
         );
         Ok(key)
     }

@@ -149,7 +149,7 @@ impl KubeReader {
             .await
             .map_err(|_| ReadError::Unreachable("the engine is shutting down".into()))?;
         let (http, served) = super::task::connect::on_demand(&spec, shared, self.timeout).await?;
-        Ok(Connected::unregistered(http, &served))
+        Ok(Connected::unregistered(http, served))
     }
 
     /// The connection of `cluster`; a cluster the engine only summarizes is opened first

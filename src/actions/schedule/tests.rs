@@ -7,7 +7,7 @@ fn only_objects_whose_kind_is_watched_on_their_cluster_wait_for_the_watch() {
     let mut index = Index::new();
     let cluster = index.add_cluster(ClusterInfo::new("prod", "payments"));
     let mut live = Connection::new(Phase::Live);
-    live.watching = std::sync::Arc::new([(FluxKind::Kustomization, "v1".into())]);
+    live.watching = std::sync::Arc::new([(FluxKind::Kustomization, "v1".into()).into()]);
     let key = index.cluster(cluster).map(|c| c.info.key.clone()).unwrap();
     index.apply(Event {
         cluster: key,

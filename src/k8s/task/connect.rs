@@ -8,8 +8,8 @@ use jiff::Timestamp;
 use kube::config::{ExecAuthCluster, KubeConfigOptions};
 use tokio::sync::Semaphore;
 
-use super::discovery::{ServedKind, discover};
-use crate::fleet::{FluxKind, Phase};
+use super::discovery::discover;
+use crate::fleet::{FluxKind, Phase, ServedKind};
 use crate::inventory::ClusterSpec;
 use crate::k8s::clients::Clients;
 use crate::k8s::wire::api::{Http, Reason, Trouble};
@@ -57,11 +57,11 @@ impl TaskShared {
         summary: bool,
     ) -> TaskShared {
         TaskShared {
-            transport: Transport {
-                tls: transport::TlsCache::new(clusters, summary),
-                connect_timeout: settings.connect_timeout,
-                env_proxy: hyper_util::client::proxy::matcher::Matcher::from_env(),
-            },
+            transport: Transport::new(
+                transport::TlsCache::new(clusters, summary),
+                settings.connect_timeout,
+                hyper_util::client::proxy::matcher::Matcher::from_env(),
+            ),
             exec: exec::Runner::new(settings.exec_concurrency, settings.exec_timeout),
             connecting: Semaphore::new(settings.connect_concurrency.max(1)),
             kinds: settings.kinds.clone(),
@@ -94,7 +94,7 @@ pub(in crate::k8s) enum Attempt {
 /// A cluster reached: its service and what it serves.
 pub(in crate::k8s) struct Connected {
     pub http: Http,
-    pub served: Vec<ServedKind>,
+    pub served: Arc<[ServedKind]>,
     /// The Flux Operator's kinds are served: its report is read, then watched.
     pub operator: bool,
     pub protocol: &'static str,
@@ -152,7 +152,7 @@ pub(in crate::k8s) async fn on_demand(
     spec: &ClusterSpec,
     shared: &Arc<TaskShared>,
     timeout: Duration,
-) -> Result<(Http, Vec<ServedKind>), crate::fleet::read::ReadError> {
+) -> Result<(Http, Arc<[ServedKind]>), crate::fleet::read::ReadError> {
     use crate::fleet::read::ReadError;
     let unreachable =
         |message: String| ReadError::Unreachable(format!("connecting to {}: {message}", spec.name));

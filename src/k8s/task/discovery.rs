@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use futures::future::join_all;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::APIResourceList;
@@ -11,20 +12,14 @@ use serde::Deserialize;
 
 use crate::k8s::wire::api::{self, Http, Reason, Trouble};
 
-use crate::fleet::{FluxKind, compare_versions};
-
-/// A kind and the version to watch it at.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServedKind {
-    pub kind: FluxKind,
-    pub version: String,
-}
+use crate::fleet::{FluxKind, ServedKind, SharedText, compare_versions};
 
 /// What a cluster serves that fluxfleet reads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Discovered {
-    /// The wanted Flux kinds it serves, each at its best version.
-    pub served: Vec<ServedKind>,
+    /// The wanted Flux kinds it serves, each at its best version: the list every cluster that
+    /// serves the same shares.
+    pub served: Arc<[ServedKind]>,
     /// The Flux Operator's group (`fluxcd.controlplane.io/v1`, FluxReport and FluxInstance) is
     /// served.
     pub operator: bool,
@@ -138,7 +133,7 @@ pub async fn discover(http: &Http, wanted: &[FluxKind]) -> Result<Discovered, Tr
         .map(|(g, v, k)| (g.as_str(), v.as_str(), k.as_str()))
         .collect();
     Ok(Discovered {
-        served: choose(&found, wanted),
+        served: ServedKind::shared(choose(&found, wanted)),
         operator,
         protocol,
     })
@@ -199,7 +194,7 @@ pub fn choose(found: &[(&str, &str, &str)], wanted: &[FluxKind]) -> Vec<ServedKi
                 })
                 .map(|version| ServedKind {
                     kind: *kind,
-                    version: version.to_string(),
+                    version: SharedText::read(version),
                 })
         })
         .collect()
@@ -230,7 +225,7 @@ mod tests {
             served
                 .iter()
                 .find(|s| s.kind == kind)
-                .map(|s| s.version.clone())
+                .map(|s| s.version.to_string())
         };
         assert_eq!(
             version(&old, FluxKind::HelmRelease).as_deref(),

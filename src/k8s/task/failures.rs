@@ -13,11 +13,10 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 
 use super::connect::TaskShared;
-use super::discovery::ServedKind;
 use super::kind_watch::{KindWatch, Step};
 use crate::fleet::graph::upstream;
 use crate::fleet::report::Report;
-use crate::fleet::{FluxKind, FluxSummary, HealthCounts, Lists, ObjectKey};
+use crate::fleet::{FluxKind, FluxSummary, HealthCounts, Lists, ObjectKey, ServedKind};
 use crate::k8s::wire::api::{Http, Reason};
 use crate::k8s::wire::errors::Failure;
 
@@ -137,7 +136,7 @@ pub(in crate::k8s) async fn list_once(
     let mut kind = KindWatch::new(
         http.clone(),
         served.kind,
-        &served.version,
+        served.version.clone(),
         (shared.chunk_size, shared.max_objects),
         // A look, not a watch: one list in pages, as `kubectl get` reads.
         Lists::Paged,

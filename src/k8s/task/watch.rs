@@ -166,14 +166,12 @@ pub(in crate::k8s) async fn watch(
         .collect();
     let seed = reporter.seed();
     // One-off reads (events, YAML) may use the connection while the watches run.
-    let _registration = shared
-        .clients
-        .register(reporter.key().clone(), http.clone(), &served);
+    let _registration =
+        shared
+            .clients
+            .register(reporter.key().clone(), http.clone(), served.clone());
     let mut merged = kind_watches(http, &served, shared, seed);
-    let watching: Arc<[(FluxKind, Box<str>)]> = served
-        .iter()
-        .map(|s| (s.kind, s.version.as_str().into()))
-        .collect();
+    let watching = served.clone();
     // Watches broken and resumed at once: counted for five minutes, the count said with the
     // connection and said again as each restart leaves the window.
     let mut restarts = Restarts::default();

@@ -247,7 +247,7 @@ fn kustomizations(http: Http, max_backoff: Duration, seed: u64) -> KindWatch {
     KindWatch::new(
         Arc::new(http),
         FluxKind::Kustomization,
-        "v1",
+        "v1".into(),
         (100, 10_000),
         Lists::Paged,
         max_backoff,

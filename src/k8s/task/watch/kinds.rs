@@ -3,9 +3,8 @@
 use std::sync::Arc;
 
 use super::super::connect::TaskShared;
-use super::super::discovery::ServedKind;
 use super::super::kind_watch::{KindWatch, Step};
-use crate::fleet::{FluxKind, Lists};
+use crate::fleet::{FluxKind, Lists, ServedKind};
 use crate::k8s::wire::api::Http;
 
 /// Every served kind's list-then-watch on the cluster's one connection, merged: each step
@@ -20,7 +19,7 @@ pub(super) fn kind_watches(
         let watch = KindWatch::new(
             http.clone(),
             s.kind,
-            &s.version,
+            s.version.clone(),
             (shared.chunk_size, shared.max_objects),
             // A one-shot read lists in pages, as `kubectl get` does: streaming pays for a watch
             // that stays open, and a read that lets go at once is cheaper paged (2,000 × 30:

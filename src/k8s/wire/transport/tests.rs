@@ -82,3 +82,9 @@ fn aes_128_gcm_comes_first_and_no_suite_is_lost() {
             .all(|s| format!("{s:?}").starts_with("TLS13"))
     );
 }
+
+/// A cluster's connection pool keeps its dialer: a proxy's, rare, is boxed.
+#[test]
+fn a_dialer_is_two_words() {
+    assert_eq!(std::mem::size_of::<Dial>(), 16);
+}
