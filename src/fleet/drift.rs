@@ -191,7 +191,7 @@ pub fn drift<'a>(
                 c.graph.cause(&o.key),
                 Some(Cause::Blocked(_) | Cause::AwaitsRetry)
             );
-            (&*c.info, &**o, waits)
+            (&*c.info, o, waits)
         })
     });
     drift_of_copies(copies, select, now)
