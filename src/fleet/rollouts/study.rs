@@ -27,7 +27,7 @@ impl<'a> Instance<'a> {
         let r = self.rollout()?;
         Some(Revision {
             revision: r.applied.clone()?,
-            config_digest: r.config_digest.clone(),
+            config_digest: r.helm().config_digest.clone(),
         })
     }
 
