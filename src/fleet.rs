@@ -36,7 +36,7 @@ pub mod workload;
 pub use connection::{
     Connection, FLAPPING, Lists, Phase, PhaseCounts, RESTARTS_WINDOW, ServedKind,
 };
-pub use deployed::{Rollout, content_of, same_content};
+pub use deployed::{HelmRollout, Rollout, content_of, same_content};
 pub use events::{ObjectEvent, newest_first, told_with};
 pub use health::{Health, condition, health_of, is_suspended};
 pub use index::{

@@ -270,9 +270,9 @@ fn what_runs_what_was_tried_and_since_when() {
     let hr = summary("helmrelease-ready.yaml");
     let r = hr.rollout.as_deref().unwrap();
     assert_eq!(r.applied.as_deref(), Some("6.7.1"));
-    assert_eq!(r.chart.as_deref(), Some("podinfo"));
+    assert_eq!(r.helm().chart.as_deref(), Some("podinfo"));
     assert_eq!(
-        r.config_digest.as_deref(),
+        r.helm().config_digest.as_deref(),
         Some("sha256:e788103ee15318fcd2af9b73b4ebbb33a903b020de7b307d71f5fed0f433e548")
     );
     assert_eq!(r.since.unwrap().to_string(), "2026-07-30T12:01:44Z");

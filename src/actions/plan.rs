@@ -45,7 +45,7 @@ pub(super) fn plan(
         } else if let Some(why) = &entry.info.unreachable {
             Err(Refusal::Unreachable(why.to_string()))
         } else if let Some(summary) = entry.objects.get(&key) {
-            flux::plan(intent, summary, |k| entry.objects.get(k).map(Box::as_ref))
+            flux::plan(intent, summary, |k| entry.objects.get(k))
         } else {
             Err(Refusal::NotSupported(
                 "the object is no longer on the cluster, or the cluster is not watched".into(),

@@ -290,7 +290,6 @@ fn cluster_rows(index: &Index, screen: &Screen, id: ClusterId, matches: Matches<
     let mut objects: Vec<&FluxSummary> = cluster
         .objects
         .values()
-        .map(Box::as_ref)
         .filter(|o| object_wanted(screen, o))
         .filter(|o| {
             screen.filter.is_empty()

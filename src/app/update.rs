@@ -362,7 +362,7 @@ fn fetch(model: &mut Model, action: Action) -> Vec<Effect> {
         let told = entry
             .objects
             .get(&key)
-            .map_or_else(|| vec![key.clone()], |o| crate::fleet::told_with(o));
+            .map_or_else(|| vec![key.clone()], crate::fleet::told_with);
         let effect = Effect::FetchEvents {
             cluster,
             info,

@@ -23,7 +23,6 @@ pub(crate) fn selected<'a>(
         .flat_map(move |c| {
             c.objects
                 .values()
-                .map(Box::as_ref)
                 .filter(|s| filter.object(s))
                 .map(move |s| (c, s))
         })

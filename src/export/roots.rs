@@ -182,9 +182,7 @@ pub(super) fn causes<'a>(
         if cause.cycle.is_none()
             && let Some((_, first)) = copies.first()
         {
-            let all = scope
-                .iter()
-                .filter_map(|c| c.objects.get(&first.key).map(|o| &**o));
+            let all = scope.iter().filter_map(|c| c.objects.get(&first.key));
             cause.suspect = suspect(copies, window).map(|s| s.weigh(all));
         }
     }

@@ -81,7 +81,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
     let upsert = |out: &mut Vec<Changed>, new: &FluxSummary| {
         // As the index will keep it: what the previous summary knew carried (since when it is
         // not ready, across the controller's retries).
-        let previous = cluster.objects.get(&new.key).map(Box::as_ref);
+        let previous = cluster.objects.get(&new.key);
         let mut new = new.clone();
         if let Some(previous) = previous {
             new.carry(previous);
@@ -106,7 +106,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         Change::Applied(s) => upsert(&mut out, s),
         Change::Deleted(key) => {
             if let Some(old) = cluster.objects.get(key).filter(|s| filter.object(s)) {
-                out.push(Changed::Object("DELETED", old.clone()));
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
             }
         }
         Change::Replaced(kind, objects) => {
@@ -121,7 +121,7 @@ fn changes(index: &Index, filter: &Filter, event: &Event) -> Vec<Changed> {
         // A cluster leaving: its objects are deleted, then its state says why.
         Change::Retired => {
             for old in cluster.objects.values().filter(|s| filter.object(s)) {
-                out.push(Changed::Object("DELETED", old.clone()));
+                out.push(Changed::Object("DELETED", Box::new(old.clone())));
             }
         }
         // A new cluster: its state line follows with its first Connection change.
@@ -169,7 +169,7 @@ fn replaced(
         .values()
         .filter(|s| listed(s) && !kept.contains(&s.key) && filter.object(s))
     {
-        out.push(Changed::Object("DELETED", old.clone()));
+        out.push(Changed::Object("DELETED", Box::new(old.clone())));
     }
 }
 

@@ -171,7 +171,7 @@ fn digest_of(o: &FluxSummary) -> Option<&SharedText> {
     let r = o.rollout.as_deref()?;
     match o.key.kind {
         FluxKind::Kustomization => r.digest.as_ref(),
-        FluxKind::HelmRelease => r.config_digest.as_ref(),
+        FluxKind::HelmRelease => r.helm().config_digest.as_ref(),
         _ => None,
     }
 }
@@ -191,7 +191,7 @@ pub fn drift<'a>(
                 c.graph.cause(&o.key),
                 Some(Cause::Blocked(_) | Cause::AwaitsRetry)
             );
-            (&*c.info, &**o, waits)
+            (&*c.info, o, waits)
         })
     });
     drift_of_copies(copies, select, now)
@@ -224,7 +224,7 @@ pub fn drift_of_copies<'a>(
         let Some(r) = o.rollout.as_deref() else {
             continue;
         };
-        if let Some(message) = &r.drifted {
+        if let Some(message) = &r.helm().drifted {
             found.live.push(Live {
                 kind,
                 namespace: o.key.namespace.clone(),

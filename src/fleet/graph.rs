@@ -10,15 +10,17 @@ use crate::fleet::SharedText;
 use std::collections::{HashMap, HashSet};
 
 use super::{FluxKind, FluxSummary, ObjectKey, ObjectRef};
-pub use crate::fleet::sorted::Sorted;
+pub use crate::fleet::sorted::{Sorted, SortedVec};
 pub use cause::Cause;
 pub use holds::Holds;
 use standing::says_dependency_not_ready;
 pub use standing::{GraphStanding, blocks, holds_back, standing};
 
-/// One cluster's objects by key. Boxed: inserting or removing one shifts the entries after it,
-/// 32 bytes each rather than a summary's 152.
-pub type ClusterObjects = Sorted<Box<FluxSummary>>;
+/// One cluster's objects, each under its own key, inline in one vector: 152 bytes an object. A
+/// key beside a boxed summary cost 24 + 8 bytes and the box the allocator's 160-byte class, 192
+/// bytes an object (200,000 in a fleet of 10,000 clusters watched whole: 7.6 MiB more). Inserting
+/// or removing one shifts the summaries after it, which a new or deleted object rarely costs.
+pub type ClusterObjects = SortedVec<FluxSummary>;
 
 /// The objects `o` needs ready before it can be: its `dependsOn` (same kind unless named), its
 /// source (`sourceRef`, `chartRef`), and for a HelmRelease with `spec.chart` the HelmChart Flux
@@ -310,8 +312,7 @@ impl Graph {
         upstream: Option<Vec<ObjectKey>>,
     ) {
         let upstream = upstream.filter(|u| self.upstream(key) != u.as_slice());
-        if upstream.is_none() && before.is_some() && before == objects.get(key).map(|o| standing(o))
-        {
+        if upstream.is_none() && before.is_some() && before == objects.get(key).map(standing) {
             return;
         }
         if let Some(upstream) = upstream {
@@ -425,7 +426,7 @@ impl Graph {
     /// objects that block (a ready object stops the change: what is behind it sees it ready; one
     /// that blocks but holds nothing back is walked through all the same, which costs only time).
     fn recompute(&mut self, objects: &ClusterObjects, key: &ObjectKey) {
-        let blocking = |k: &ObjectKey| objects.get(k).is_some_and(|o| blocks(o));
+        let blocking = |k: &ObjectKey| objects.get(k).is_some_and(blocks);
         // Most changes are to an object nothing needs (and so on no cycle): its own cause is
         // all there is to solve, from what it needs, without the search's sets and maps.
         if self.down.get(key).is_none_or(Vec::is_empty) {

@@ -80,8 +80,7 @@ pub struct ClusterEntry {
     /// The cluster has been live or has failed at least once: there is a first answer about it
     /// (a later reconnection does not take that back).
     pub answered: bool,
-    /// Boxed: a B-tree node holds eleven entries and is often half full, so an inline
-    /// summary (~300 bytes) cost twice its size.
+    /// Its summaries, inline in one vector sorted by their keys ([`ClusterObjects`]).
     pub objects: ClusterObjects,
     /// What its objects depend on, and why each not-ready one is not ready.
     pub graph: Graph,
@@ -364,10 +363,7 @@ impl Index {
             }
             Change::Held(_) if counts.on => {}
             Change::Held(objects) => {
-                cluster.objects = objects
-                    .into_iter()
-                    .map(|s| (s.key.clone(), Box::new(s)))
-                    .collect();
+                cluster.objects = objects.into_iter().collect();
                 cluster.graph = Graph::of(&cluster.objects, &mut |o| names.upstream(o));
                 cluster.held = true;
             }

@@ -5,65 +5,115 @@
 
 use std::collections::HashMap;
 
-use crate::fleet::{FluxKind, ObjectKey};
+use crate::fleet::{FluxKind, FluxSummary, ObjectKey};
 
-/// Keys to values, sorted by key; looked up by binary search. Inserting or removing shifts what
-/// follows (32 to 56 bytes an entry): cheap for a cluster's tens or thousands of objects; a
-/// relist puts a kind's objects back at once, and the graph replaces an entry where it stands
-/// when it can.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Sorted<V> {
-    entries: Vec<(ObjectKey, V)>,
+/// An entry of a [`SortedVec`]: the key it is sorted by, and what it holds. A summary is its own
+/// entry (it carries its key); any other value is kept beside its key.
+pub trait Keyed {
+    type Value;
+    fn key(&self) -> &ObjectKey;
+    fn value(&self) -> &Self::Value;
+    fn into_value(self) -> Self::Value;
 }
 
-impl<V> Default for Sorted<V> {
+impl<V> Keyed for (ObjectKey, V) {
+    type Value = V;
+
+    fn key(&self) -> &ObjectKey {
+        &self.0
+    }
+
+    fn value(&self) -> &V {
+        &self.1
+    }
+
+    fn into_value(self) -> V {
+        self.1
+    }
+}
+
+impl Keyed for FluxSummary {
+    type Value = FluxSummary;
+
+    fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+
+    fn value(&self) -> &FluxSummary {
+        self
+    }
+
+    fn into_value(self) -> FluxSummary {
+        self
+    }
+}
+
+/// Entries sorted by their keys, one under each; looked up by binary search. Inserting or
+/// removing shifts what follows (32 to 152 bytes an entry): cheap for a cluster's tens or
+/// thousands of objects; a relist puts a kind's entries back at once, and the graph replaces an
+/// entry where it stands when it can. Nothing hands out an entry to change in place but a map's
+/// value ([`Sorted`]): a key changed where it stands would break the order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortedVec<E> {
+    entries: Vec<E>,
+}
+
+/// Keys to values, sorted by key.
+pub type Sorted<V> = SortedVec<(ObjectKey, V)>;
+
+impl<E> Default for SortedVec<E> {
     fn default() -> Self {
-        Sorted {
+        SortedVec {
             entries: Vec::new(),
         }
     }
 }
 
 /// Collected from entries in any order; of two under one key, the last is kept.
-impl<V> FromIterator<(ObjectKey, V)> for Sorted<V> {
-    fn from_iter<I: IntoIterator<Item = (ObjectKey, V)>>(entries: I) -> Self {
-        let mut entries: Vec<(ObjectKey, V)> = entries.into_iter().collect();
+impl<E: Keyed> FromIterator<E> for SortedVec<E> {
+    fn from_iter<I: IntoIterator<Item = E>>(entries: I) -> Self {
+        let mut entries: Vec<E> = entries.into_iter().collect();
         sort_keeping_last(&mut entries);
-        Sorted { entries }
+        SortedVec { entries }
     }
 }
 
 /// Sorts `entries` by key; of several under one key, the last given is kept (as a map keeps
 /// what was put last), in the first one's place. Room fitted.
-fn sort_keeping_last<V>(entries: &mut Vec<(ObjectKey, V)>) {
+fn sort_keeping_last<E: Keyed>(entries: &mut Vec<E>) {
     // Stable: entries under one key stay in the order given.
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.sort_by(|a, b| a.key().cmp(b.key()));
     entries.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
+        let same = later.key() == kept.key();
         if same {
-            std::mem::swap(&mut later.1, &mut kept.1);
+            std::mem::swap(later, kept);
         }
         same
     });
     entries.shrink_to_fit();
 }
 
-impl<V> Sorted<V> {
+/// An entry and what it holds, as the map's iterators give them.
+fn pair<E: Keyed>(entry: &E) -> (&ObjectKey, &E::Value) {
+    (entry.key(), entry.value())
+}
+
+impl<E: Keyed> SortedVec<E> {
     pub fn new() -> Self {
-        Sorted::default()
+        SortedVec::default()
     }
 
     fn position(&self, key: &ObjectKey) -> Result<usize, usize> {
-        self.entries.binary_search_by(|(k, _)| k.cmp(key))
+        self.entries.binary_search_by(|e| e.key().cmp(key))
     }
 
-    pub fn get(&self, key: &ObjectKey) -> Option<&V> {
-        self.position(key).ok().map(|i| &self.entries[i].1)
+    pub fn get(&self, key: &ObjectKey) -> Option<&E::Value> {
+        self.position(key).ok().map(|i| self.entries[i].value())
     }
 
     /// Every entry, in the order of keys.
-    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &V)> + Clone {
-        self.entries.iter().map(|(k, v)| (k, v))
+    pub fn iter(&self) -> impl Iterator<Item = (&ObjectKey, &E::Value)> + Clone {
+        self.entries.iter().map(pair)
     }
 
     pub fn contains_key(&self, key: &ObjectKey) -> bool {
@@ -80,9 +130,93 @@ impl<V> Sorted<V> {
 
     /// Keeps the entries whose key `keep` says.
     pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
-        self.entries.retain(|(k, _)| keep(k));
+        self.entries.retain(|e| keep(e.key()));
     }
 
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.entries.iter().map(E::key)
+    }
+
+    pub fn get_key_value(&self, key: &ObjectKey) -> Option<(&ObjectKey, &E::Value)> {
+        self.position(key).ok().map(|i| pair(&self.entries[i]))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &E::Value> + Clone {
+        self.entries.iter().map(E::value)
+    }
+
+    pub fn into_values(self) -> impl Iterator<Item = E::Value> {
+        self.entries.into_iter().map(E::into_value)
+    }
+
+    pub fn clear(&mut self) {
+        self.entries = Vec::new();
+    }
+
+    /// Where the entries of `kind` stand (keys sort by kind first).
+    fn kind_range(&self, kind: FluxKind) -> std::ops::Range<usize> {
+        let start = self.entries.partition_point(|e| e.key().kind < kind);
+        let end = self.entries.partition_point(|e| e.key().kind <= kind);
+        start..end
+    }
+
+    /// The entries of one kind, in order.
+    pub fn of_kind(&self, kind: FluxKind) -> impl Iterator<Item = (&ObjectKey, &E::Value)> {
+        self.entries[self.kind_range(kind)].iter().map(pair)
+    }
+
+    /// Puts back a kind's entries, none of which is here (taken out by [`SortedVec::take_kind`]),
+    /// in any order; of two under one key, the last given is kept. One splice.
+    pub fn put_kind(&mut self, mut entries: Vec<E>) {
+        let Some(kind) = entries.first().map(|e| e.key().kind) else {
+            return;
+        };
+        sort_keeping_last(&mut entries);
+        let at = self.entries.partition_point(|e| e.key().kind < kind);
+        self.entries.splice(at..at, entries);
+        self.entries.shrink_to_fit();
+    }
+
+    /// Takes out the entries of one kind, leaving the rest in order.
+    pub fn take_kind(&mut self, kind: FluxKind) -> Vec<E> {
+        let range = self.kind_range(kind);
+        self.entries.drain(range).collect()
+    }
+
+    pub fn remove(&mut self, key: &ObjectKey) -> Option<E::Value> {
+        self.position(key)
+            .ok()
+            .map(|i| self.entries.remove(i).into_value())
+    }
+
+    /// Gives back the room that inserting one at a time left over.
+    pub fn shrink(&mut self) {
+        self.entries.shrink_to_fit();
+    }
+
+    /// Puts `entry` in its place, giving back what was under its key.
+    fn put(&mut self, entry: E) -> Option<E::Value> {
+        match self.position(entry.key()) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i], entry).into_value()),
+            Err(i) => {
+                self.insert_at(i, entry);
+                None
+            }
+        }
+    }
+
+    /// Inserts `entry` at `i`, shifting what follows. Full, the room grows by an eighth rather
+    /// than doubling: a cluster's twenty summaries take 3 KiB, and one object more should not
+    /// leave room for nineteen others (another 2.9 KiB); an eighth still keeps growth amortized.
+    fn insert_at(&mut self, i: usize, entry: E) {
+        if self.entries.len() == self.entries.capacity() {
+            self.entries.reserve_exact(self.entries.len() / 8 + 1);
+        }
+        self.entries.insert(i, entry);
+    }
+}
+
+impl<V> Sorted<V> {
     /// Adds `more` (whose keys are not here yet, or replace what is), sorted in at once and room
     /// fitted: inserting them one at a time shifts what follows each, which for the thousands of
     /// causes a large cluster can solve at once is quadratic.
@@ -99,10 +233,6 @@ impl<V> Sorted<V> {
         sort_keeping_last(&mut self.entries);
     }
 
-    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.entries.iter().map(|(k, _)| k)
-    }
-
     pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.entries.iter_mut().map(|(_, v)| v)
     }
@@ -112,7 +242,7 @@ impl<V> Sorted<V> {
         let i = match self.position(key) {
             Ok(i) => i,
             Err(i) => {
-                self.entries.insert(i, (key.clone(), make()));
+                self.insert_at(i, (key.clone(), make()));
                 i
             }
         };
@@ -125,89 +255,35 @@ impl<V> Sorted<V> {
 
     /// Puts `value` under `key`, giving back what was there.
     pub fn insert(&mut self, key: ObjectKey, value: V) -> Option<V> {
-        match self.position(&key) {
-            Ok(i) => Some(std::mem::replace(&mut self.entries[i].1, value)),
-            Err(i) => {
-                self.entries.insert(i, (key, value));
-                None
-            }
-        }
+        self.put((key, value))
     }
+}
 
-    pub fn get_key_value(&self, key: &ObjectKey) -> Option<(&ObjectKey, &V)> {
-        self.position(key)
-            .ok()
-            .map(|i| (&self.entries[i].0, &self.entries[i].1))
-    }
-
-    pub fn values(&self) -> impl Iterator<Item = &V> + Clone {
-        self.entries.iter().map(|(_, v)| v)
-    }
-
-    pub fn into_values(self) -> impl Iterator<Item = V> {
-        self.entries.into_iter().map(|(_, v)| v)
-    }
-
-    pub fn clear(&mut self) {
-        self.entries = Vec::new();
-    }
-
-    /// The entries of one kind, in order (keys sort by kind first).
-    pub fn of_kind(&self, kind: FluxKind) -> impl Iterator<Item = (&ObjectKey, &V)> {
-        let start = self.entries.partition_point(|(k, _)| k.kind < kind);
-        let end = self.entries.partition_point(|(k, _)| k.kind <= kind);
-        self.entries[start..end].iter().map(|(k, v)| (k, v))
-    }
-
-    /// Puts back a kind's entries, none of which is here (taken out by [`Sorted::take_kind`]),
-    /// in any order; of two under one key, the last given is kept.
-    pub fn put_kind(&mut self, mut entries: Vec<(ObjectKey, V)>) {
-        let Some(kind) = entries.first().map(|(k, _)| k.kind) else {
-            return;
-        };
-        sort_keeping_last(&mut entries);
-        let at = self.entries.partition_point(|(k, _)| k.kind < kind);
-        self.entries.splice(at..at, entries);
-        self.entries.shrink_to_fit();
-    }
-
-    /// Takes out the entries of one kind, leaving the rest in order.
-    pub fn take_kind(&mut self, kind: FluxKind) -> Vec<(ObjectKey, V)> {
-        let start = self.entries.partition_point(|(k, _)| k.kind < kind);
-        let end = self.entries.partition_point(|(k, _)| k.kind <= kind);
-        self.entries.drain(start..end).collect()
-    }
-
-    pub fn remove(&mut self, key: &ObjectKey) -> Option<V> {
-        self.position(key).ok().map(|i| self.entries.remove(i).1)
-    }
-
-    /// Gives back the room that inserting one at a time left over.
-    pub fn shrink(&mut self) {
-        self.entries.shrink_to_fit();
+/// A cluster's summaries, each under its own key.
+impl SortedVec<FluxSummary> {
+    /// Puts `summary` under its key, giving back the one that was there.
+    pub fn insert(&mut self, summary: FluxSummary) -> Option<FluxSummary> {
+        self.put(summary)
     }
 }
 
 /// For tests, as a map's: `causes[&key]`.
 #[cfg(test)]
 #[allow(clippy::expect_used)]
-impl<V> std::ops::Index<&ObjectKey> for Sorted<V> {
-    type Output = V;
+impl<E: Keyed> std::ops::Index<&ObjectKey> for SortedVec<E> {
+    type Output = E::Value;
 
-    fn index(&self, key: &ObjectKey) -> &V {
+    fn index(&self, key: &ObjectKey) -> &E::Value {
         self.get(key).expect("no entry for the key")
     }
 }
 
-impl<'a, V> IntoIterator for &'a Sorted<V> {
-    type Item = (&'a ObjectKey, &'a V);
-    type IntoIter = std::iter::Map<
-        std::slice::Iter<'a, (ObjectKey, V)>,
-        fn(&'a (ObjectKey, V)) -> (&'a ObjectKey, &'a V),
-    >;
+impl<'a, E: Keyed> IntoIterator for &'a SortedVec<E> {
+    type Item = (&'a ObjectKey, &'a E::Value);
+    type IntoIter = std::iter::Map<std::slice::Iter<'a, E>, fn(&'a E) -> Self::Item>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.entries.iter().map(|(k, v)| (k, v))
+        self.entries.iter().map(pair)
     }
 }
 

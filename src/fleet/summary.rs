@@ -18,7 +18,7 @@ use status::{since_of, stalled_words};
 pub use words::shared_words;
 
 /// Which object, in one cluster: kind, namespace, name. Orders by kind first, as `flux get all`.
-/// Cheap to clone (the names are shared): the index keeps one copy for its map and the summary,
+/// Cheap to clone (the names are shared): the dependency graph keeps copies for its edges,
 /// and the TUI's rows (tens of thousands, rebuilt when the data changes) refer to objects by key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct ObjectKey {

@@ -406,7 +406,7 @@ impl FleetServer {
                 let summary = cluster.objects.get(&key);
                 let object = summary.map(|s| serde_json::to_value(shapes::Object::new(cluster, s)));
                 // Its events and its source's, as `flux events --for` shows them.
-                let told = summary.map_or_else(|| vec![key.clone()], |s| told_with(s));
+                let told = summary.map_or_else(|| vec![key.clone()], told_with);
                 Some(((*cluster.info).clone(), object, told))
             })
             .await?;

@@ -49,7 +49,7 @@ pub fn wanted(index: &Index, filter: &Filter) -> Vec<Wanted> {
             by_namespace
                 .entry(o.key.namespace.to_string())
                 .or_default()
-                .push((**o).clone());
+                .push(o.clone());
         }
         out.extend(by_namespace.into_iter().map(|(namespace, copies)| Wanted {
             cluster: (*c.info).clone(),

@@ -73,7 +73,7 @@ pub fn plan_of<'a>(
         // A summarized cluster holds its failing objects only: its copy is read.
         match c.counted {
             Counted::Report => plan.summarized.push((*c.info).clone()),
-            Counted::Objects => plan.held.extend(copies.map(|o| (at, (**o).clone()))),
+            Counted::Objects => plan.held.extend(copies.map(|o| (at, o.clone()))),
         }
     }
     if namespaces.is_empty() {

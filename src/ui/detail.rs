@@ -120,7 +120,7 @@ fn facts(
                 plain(o.revision.as_deref().unwrap_or("-").to_string()),
             ));
             // Live objects that differ from the release (helm-controller's drift detection).
-            if let Some(drifted) = o.rollout.as_ref().and_then(|r| r.drifted.as_deref()) {
+            if let Some(drifted) = o.rollout.as_ref().and_then(|r| r.helm().drifted.as_deref()) {
                 lines.push(field(
                     "drifted",
                     Span::styled(drifted.to_string(), theme.style(Slot::Warning)),

@@ -188,7 +188,7 @@ pub fn triage_status(model: &Model) -> Option<String> {
     };
     let all = clusters_in(model.index(), scope)
         .into_iter()
-        .filter_map(|(_, c)| c.objects.get(key).map(|o| &**o));
+        .filter_map(|(_, c)| c.objects.get(key));
     Some(format!(" {}", suspect.weigh(all).evidence))
 }
 

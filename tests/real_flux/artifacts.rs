@@ -149,7 +149,7 @@ fn generated_artifacts_read_as_flux_get_shows_them_and_lead_to_what_made_them() 
             "{file}"
         );
         assert!(said.starts_with(message), "{file}: {said}");
-        objects.insert(s.key.clone(), Box::new(s));
+        objects.insert(s);
     }
     let name = |k: &fluxfleet::fleet::ObjectKey| format!("{}/{}", k.kind.as_str(), k.name);
     let up = |kind: &str, n: &str| -> Vec<String> {

@@ -49,7 +49,7 @@ fn the_root_causes_are_the_ones_the_controllers_wait_on() {
             && !file.starts_with("fluxreport-")
         {
             let s = summary(&file);
-            objects.insert(s.key.clone(), Box::new(s));
+            objects.insert(s);
         }
     }
     let name = |k: &fluxfleet::fleet::ObjectKey| format!("{}/{}", k.kind.as_str(), k.name);

@@ -51,7 +51,7 @@ fn the_runs_and_the_drift_the_controllers_record_are_read() {
     let said = drifted
         .rollout
         .as_ref()
-        .and_then(|r| r.drifted.as_deref())
+        .and_then(|r| r.helm().drifted.as_deref())
         .unwrap();
     assert!(
         said.starts_with("Cluster state of release default/default-hello.v1 has drifted")
@@ -59,7 +59,11 @@ fn the_runs_and_the_drift_the_controllers_record_are_read() {
         "{said}"
     );
     assert_eq!(
-        summary("helmrelease-hello.yaml").rollout.unwrap().drifted,
+        summary("helmrelease-hello.yaml")
+            .rollout
+            .unwrap()
+            .helm()
+            .drifted,
         None
     );
 }

@@ -37,7 +37,7 @@ fn k(name: &str) -> ObjectKey {
 }
 
 fn cluster(objects: Vec<(ObjectKey, FluxSummary)>) -> ClusterObjects {
-    objects.into_iter().map(|(k, o)| (k, Box::new(o))).collect()
+    objects.into_iter().map(|(_, o)| o).collect()
 }
 
 #[test]
@@ -414,8 +414,8 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
             1 => {
                 let revision = [None, Some("main@sha1:4f0c1a2b")][dice.below(2)];
                 let (key, o) = git_serving(["True", "False"][dice.below(2)], revision);
-                let before = objects.get(&key).map(|o| standing(o));
-                objects.insert(key.clone(), Box::new(o.clone()));
+                let before = objects.get(&key).map(standing);
+                objects.insert(o.clone());
                 graph.changed(&objects, &key, before, Some(upstream(&o)));
             }
             // A relist of one kind: its objects replaced by a fresh set, the rest untouched.
@@ -428,8 +428,8 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                 objects.retain(|k| k.kind != kind);
                 if kind == FluxKind::GitRepository {
                     if dice.below(2) == 0 {
-                        let (key, o) = git(["True", "False"][dice.below(2)]);
-                        objects.insert(key, Box::new(o));
+                        let (_, o) = git(["True", "False"][dice.below(2)]);
+                        objects.insert(o);
                     }
                 } else {
                     for name in &names {
@@ -438,8 +438,8 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                         }
                         let deps = [names[dice.below(names.len())].as_str()];
                         let deps = &deps[..dice.below(2)];
-                        let (key, o) = ks(name, ["True", "False"][dice.below(2)], deps);
-                        objects.insert(key, Box::new(o));
+                        let (_, o) = ks(name, ["True", "False"][dice.below(2)], deps);
+                        objects.insert(o);
                     }
                 }
                 graph.relisted(&objects, kind, &mut |o| upstream(o));
@@ -464,8 +464,8 @@ fn causes_kept_under_churn_equal_causes_solved_from_scratch() {
                     .collect();
                 let ready = ["True", "False", "Unknown"][dice.below(3)];
                 let (key, o) = ks(name, ready, &deps);
-                let before = objects.get(&key).map(|o| standing(o));
-                objects.insert(key.clone(), Box::new(o.clone()));
+                let before = objects.get(&key).map(standing);
+                objects.insert(o.clone());
                 graph.changed(&objects, &key, before, Some(upstream(&o)));
             }
         }

@@ -38,18 +38,7 @@ impl Names {
         }
         // Revisions repeat across a fleet as names do: the objects on one revision share it.
         if let Some(r) = summary.rollout.as_deref_mut() {
-            for text in [
-                &mut r.applied,
-                &mut r.attempted,
-                &mut r.origin,
-                &mut r.previous,
-                &mut r.chart,
-                &mut r.config_digest,
-                &mut r.digest,
-            ]
-            .into_iter()
-            .flatten()
-            {
+            for text in r.repeated_mut() {
                 *text = self.one(text);
             }
         }

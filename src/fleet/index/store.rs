@@ -3,7 +3,7 @@
 
 use super::Names;
 use crate::fleet::graph::{self, ClusterObjects, Graph};
-use crate::fleet::{FluxKind, FluxSummary, HealthCounts, ObjectKey};
+use crate::fleet::{FluxKind, FluxSummary, HealthCounts};
 
 /// An object's new summary, counted and stored. Most changes are a status: what the object
 /// needs stays, and the graph is not touched unless where it stands changes (graph::standing).
@@ -11,31 +11,27 @@ pub(super) fn applied(
     (objects, graph): (&mut ClusterObjects, &mut Graph),
     counts: &mut Counts,
     names: &mut Names,
-    summary: FluxSummary,
+    mut summary: FluxSummary,
 ) {
     counts.add(&summary);
     let key = summary.key.clone();
-    let (blocked, upstream) = match objects.get_mut(&key) {
-        Some(held) => {
-            let mut summary = summary;
-            summary.carry(held);
-            let old = std::mem::replace(held, Box::new(summary));
-            counts.sub(&old);
-            let new = &**held;
-            let same = old.depends_on == new.depends_on && old.source == new.source;
-            let before = graph::standing(&old);
-            if same && before == graph::standing(new) {
-                return;
-            }
-            (Some(before), (!same).then(|| names.upstream(new)))
-        }
-        None => {
-            let upstream = names.upstream(&summary);
-            objects.insert(key.clone(), Box::new(summary));
-            (None, Some(upstream))
-        }
+    let Some(held) = objects.get(&key) else {
+        let upstream = names.upstream(&summary);
+        objects.insert(summary);
+        graph.changed(objects, &key, None, Some(upstream));
+        return;
     };
-    graph.changed(objects, &key, blocked, upstream);
+    summary.carry(held);
+    let same = held.depends_on == summary.depends_on && held.source == summary.source;
+    let before = graph::standing(held);
+    let unmoved = same && before == graph::standing(&summary);
+    let upstream = (!same).then(|| names.upstream(&summary));
+    if let Some(old) = objects.insert(summary) {
+        counts.sub(&old);
+    }
+    if !unmoved {
+        graph.changed(objects, &key, Some(before), upstream);
+    }
 }
 
 /// A kind listed afresh: its objects replaced by the list, counted again, the graph told.
@@ -48,17 +44,17 @@ pub(super) fn replaced(
 ) {
     // Since when each is not ready, kept (a relist after a watch broke is no new failure).
     let before = objects.take_kind(kind);
-    for (_, old) in &before {
+    for old in &before {
         counts.sub(old);
     }
-    let listed: Vec<(ObjectKey, Box<FluxSummary>)> = listed
+    let listed: Vec<FluxSummary> = listed
         .into_iter()
         .filter(|s| s.key.kind == kind)
         .map(|mut summary| {
-            if let Ok(i) = before.binary_search_by(|(k, _)| k.cmp(&summary.key)) {
-                summary.carry(&before[i].1);
+            if let Ok(i) = before.binary_search_by(|old| old.key.cmp(&summary.key)) {
+                summary.carry(&before[i]);
             }
-            (summary.key.clone(), Box::new(summary))
+            summary
         })
         .collect();
     // Of two listed under one key, the last counts, as when they were put one at a time.

@@ -27,7 +27,7 @@ impl<'a> Instance<'a> {
         let r = self.rollout()?;
         Some(Revision {
             revision: r.applied.clone()?,
-            config_digest: r.config_digest.clone(),
+            config_digest: r.helm().config_digest.clone(),
         })
     }
 
@@ -40,10 +40,7 @@ impl<'a> Instance<'a> {
     /// The source whose artifact it applies, on the same cluster (see [`SourceKeys`]).
     fn source(&self, keys: &mut SourceKeys<'a>) -> Option<(&'a ObjectKey, &'a FluxSummary)> {
         let key = keys.of(&self.object.key, self.object.source.as_ref()?)?;
-        self.entry
-            .objects
-            .get_key_value(&key)
-            .map(|(k, o)| (k, o.as_ref()))
+        self.entry.objects.get_key_value(&key)
     }
 
     /// The source's artifact as this kind applies it: a HelmRelease runs a chart version, which

@@ -60,7 +60,7 @@ fn failing_copies(index: &Index) -> Vec<(&ClusterEntry, &FluxSummary)> {
                 .objects
                 .values()
                 .find(|o| o.key.kind == FluxKind::Kustomization)?;
-            o.health.is_failing().then_some((c, &**o))
+            o.health.is_failing().then_some((c, o))
         })
         .collect()
 }
@@ -72,7 +72,6 @@ fn all(index: &Index) -> Vec<&FluxSummary> {
             c.objects
                 .values()
                 .find(|o| o.key.kind == FluxKind::Kustomization)
-                .map(|o| &**o)
         })
         .collect()
 }
