@@ -48,8 +48,10 @@ run_tui() {
   tmux kill-session -t watch-memory 2>/dev/null
   local start
   start=$(date +%s.%N)
+  # exec: the process found below is the TUI, not a shell waiting for it (whose 4 MiB were once
+  # read as the TUI's peak).
   tmux new-session -d -s watch-memory -x 200 -y 50 \
-    "FLUXFLEET_CONFIG=/nonexistent $bin --kubeconfig-dir $DIR/kubeconfigs --watch-mode all"
+    "exec env FLUXFLEET_CONFIG=/nonexistent $bin --kubeconfig-dir $DIR/kubeconfigs --watch-mode all"
   local pid=""
   until [ -n "$pid" ]; do pid=$(pgrep -f -n -- "$bin --kubeconfig-dir $DIR/kubeconfigs"); done
   local took=""
