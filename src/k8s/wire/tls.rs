@@ -6,10 +6,13 @@
 //! after its objects). A watch connection is idle nearly always: here a record's bytes are
 //! kept only until the record is whole and decrypted, its plaintext until the HTTP/2 client has
 //! read it, and what is encrypted until the socket took it; between records the stream holds no
-//! allocation. The cryptography, the handshake and every check on what the server sends are
-//! rustls' own; this is the buffering around them, bounded: a record or handshake message is
-//! at most what TLS allows ([`MAX_INCOMING`]), and a read takes only what rustls asks for.
-//! Measured: docs/performance.md, "TLS that holds nothing between records".
+//! allocation. The handshake, and every check on what the server sends during it, are rustls'
+//! own; this is the buffering around them, bounded: a record or handshake message is at most
+//! what TLS allows ([`MAX_INCOMING`]), and a read takes only what rustls asks for. After a TLS
+//! 1.3 handshake the records are sealed and opened here with the keys rustls agreed, and the
+//! rest of its state is let go (`records.rs`).
+//! Measured: docs/performance.md, "TLS that holds nothing between records" and "The fifth
+//! pass".
 
 use std::io;
 use std::pin::Pin;
@@ -18,9 +21,8 @@ use std::task::{Context, Poll, ready};
 
 use rustls::client::UnbufferedClientConnection;
 use rustls::pki_types::ServerName;
-use rustls::unbuffered::{
-    ConnectionState, EncodeError, EncryptError, InsufficientSizeError, UnbufferedStatus,
-};
+use rustls::unbuffered::{ConnectionState, UnbufferedStatus};
+use rustls::{ContentType, ProtocolVersion};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// The most a peer may make us hold of undecrypted bytes: a handshake message may be 64 KiB
@@ -32,10 +34,18 @@ const _: () = assert!(READ < MAX_INCOMING);
 /// The most plaintext encrypted per write: one record's worth.
 const WRITE: usize = 16_384;
 
+mod encode;
+mod records;
+
+use encode::{Short, queue};
+use records::{Content, Records};
+
 /// A TLS client stream over `IO` that holds no buffer between records.
 pub struct Lean<IO> {
     io: IO,
-    conn: UnbufferedClientConnection,
+    session: Session,
+    /// The protocol ALPN settled on, once rustls is gone.
+    alpn: Option<&'static [u8]>,
     /// TLS bytes read, not yet processed: the start of a record waiting for its end.
     incoming: Vec<u8>,
     /// Decrypted, not yet read.
@@ -50,6 +60,20 @@ pub struct Lean<IO> {
     /// Our close_notify is queued.
     closing: bool,
 }
+
+/// Who protects the records.
+enum Session {
+    /// rustls: during the handshake, and after it for TLS 1.2 or a configuration that keeps its
+    /// secrets in (`enable_secret_extraction` off, as where sessions are resumed).
+    Rustls(Box<UnbufferedClientConnection>),
+    /// TLS 1.3 after the handshake: its two traffic keys, and nothing else of rustls' state.
+    Own(Box<Records>),
+    /// Between the two, for the instant of the hand-over.
+    Gone,
+}
+
+/// The protocols a client of ours offers, so that the one chosen outlives rustls' state.
+const OFFERED: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// What to give rustls where it may send application data.
 #[derive(Clone, Copy)]
@@ -86,10 +110,12 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
         name: ServerName<'static>,
         io: IO,
     ) -> io::Result<Lean<IO>> {
+        let own = config.enable_secret_extraction;
         let conn = UnbufferedClientConnection::new(config, name).map_err(invalid)?;
         let mut lean = Lean {
             io,
-            conn,
+            session: Session::Rustls(Box::new(conn)),
+            alpn: None,
             incoming: Vec::new(),
             plain: Vec::new(),
             plain_at: 0,
@@ -99,18 +125,61 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
             closing: false,
         };
         std::future::poll_fn(|cx| lean.poll_handshake(cx)).await?;
+        if own {
+            lean.own_records()?;
+        }
         Ok(lean)
     }
 
     /// The protocol ALPN settled on.
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
-        self.conn.alpn_protocol()
+        match &self.session {
+            Session::Rustls(conn) => conn.alpn_protocol(),
+            Session::Own(_) | Session::Gone => self.alpn,
+        }
+    }
+
+    /// Whether the records are ours now, rustls' state let go (tests).
+    #[cfg(test)]
+    pub fn own(&self) -> bool {
+        matches!(self.session, Session::Own(_))
+    }
+
+    /// After a TLS 1.3 handshake with one of ring's AEADs: takes the traffic keys from rustls
+    /// and lets the rest of its state go (`records.rs` says why). Anything else stays rustls'.
+    fn own_records(&mut self) -> io::Result<()> {
+        let Session::Rustls(conn) = &self.session else {
+            return Ok(());
+        };
+        let alpn = match conn.alpn_protocol() {
+            None => None,
+            Some(chosen) => match OFFERED.iter().find(|o| **o == chosen) {
+                Some(offered) => Some(*offered),
+                None => return Ok(()),
+            },
+        };
+        if conn.protocol_version() != Some(ProtocolVersion::TLSv1_3) {
+            return Ok(());
+        }
+        let Session::Rustls(conn) = std::mem::replace(&mut self.session, Session::Gone) else {
+            return Ok(());
+        };
+        // What rustls would keep to follow tickets and key updates goes: `records.rs` does
+        // without it.
+        let (secrets, _) = conn.dangerous_into_kernel_connection().map_err(invalid)?;
+        self.session = Session::Own(Box::new(Records::new(secrets).map_err(invalid)?));
+        self.alpn = alpn;
+        Ok(())
     }
 
     /// Bytes this stream holds now, in its own buffers (tests).
     #[cfg(test)]
     pub fn held(&self) -> usize {
-        self.incoming.capacity() + self.plain.capacity() + self.outgoing.capacity()
+        let records = match &self.session {
+            Session::Own(records) => records.held(),
+            Session::Rustls(_) | Session::Gone => 0,
+        };
+        self.incoming.capacity() + self.plain.capacity() + self.outgoing.capacity() + records
     }
 
     fn poll_handshake(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -154,8 +223,12 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
     /// send (handshake messages, alerts, a key update's answer) is queued in `outgoing`, and so
     /// is what `give` says, encrypted, when application data may be sent.
     fn step(&mut self, give: Give<'_>) -> io::Result<Step> {
-        let UnbufferedStatus { mut discard, state } =
-            self.conn.process_tls_records(&mut self.incoming);
+        let conn = match &mut self.session {
+            Session::Rustls(conn) => conn,
+            Session::Own(_) => return self.step_own(give),
+            Session::Gone => return Err(io::Error::other("TLS was lost in its hand-over")),
+        };
+        let UnbufferedStatus { mut discard, state } = conn.process_tls_records(&mut self.incoming);
         let step = match state.map_err(invalid)? {
             ConnectionState::ReadTraffic(mut traffic) => {
                 while let Some(record) = traffic.next_record() {
@@ -201,6 +274,43 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
         if matches!(step, Step::PeerClosed | Step::Closed) {
             self.peer_closed = true;
         }
+        Ok(step)
+    }
+
+    /// [`Lean::step`] with the records ours: the next whole record read is opened, else what
+    /// `give` says is sealed.
+    fn step_own(&mut self, give: Give<'_>) -> io::Result<Step> {
+        let Session::Own(records) = &mut self.session else {
+            return Err(io::Error::other("TLS was lost in its hand-over"));
+        };
+        let step = match give {
+            Give::Nothing => match Records::whole(&self.incoming)? {
+                None => Step::Writable,
+                Some(length) => {
+                    let opened = records.open(&mut self.incoming[..length], &mut self.plain)?;
+                    self.discard(length);
+                    match opened {
+                        Content::Data(_) => Step::Data,
+                        Content::Nothing => Step::Again,
+                        Content::Closed => {
+                            self.peer_closed = true;
+                            Step::PeerClosed
+                        }
+                    }
+                }
+            },
+            Give::Data(_) if self.closing => return Err(io::ErrorKind::BrokenPipe.into()),
+            Give::Data(data) => {
+                let data = &data[..data.len().min(WRITE)];
+                records.seal(ContentType::ApplicationData, data, &mut self.outgoing)?;
+                Step::Wrote(data.len())
+            }
+            Give::CloseNotify => {
+                // A warning-level close_notify.
+                records.seal(ContentType::Alert, &[1, 0], &mut self.outgoing)?;
+                Step::Wrote(0)
+            }
+        };
         Ok(step)
     }
 
@@ -278,63 +388,6 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
                         "TLS is not ready to send application data",
                     ));
                 }
-            }
-        }
-    }
-}
-
-/// Why rustls wrote nothing into the room it was given.
-enum Short {
-    /// It needs this many bytes.
-    Room(usize),
-    Failed(io::Error),
-}
-
-impl From<EncodeError> for Short {
-    fn from(e: EncodeError) -> Short {
-        match e {
-            EncodeError::InsufficientSize(InsufficientSizeError { required_size }) => {
-                Short::Room(required_size)
-            }
-            other => Short::Failed(io::Error::other(other.to_string())),
-        }
-    }
-}
-
-impl From<EncryptError> for Short {
-    fn from(e: EncryptError) -> Short {
-        match e {
-            EncryptError::InsufficientSize(InsufficientSizeError { required_size }) => {
-                Short::Room(required_size)
-            }
-            other => Short::Failed(io::Error::other(other.to_string())),
-        }
-    }
-}
-
-/// Encodes into the end of `out` with `room` bytes, or as many as `encode` says it needs;
-/// `out` is unchanged when it fails.
-fn queue(
-    out: &mut Vec<u8>,
-    mut room: usize,
-    mut encode: impl FnMut(&mut [u8]) -> Result<usize, Short>,
-) -> io::Result<()> {
-    let at = out.len();
-    loop {
-        out.resize(at + room, 0);
-        match encode(&mut out[at..]) {
-            Ok(n) => {
-                out.truncate(at + n);
-                return Ok(());
-            }
-            Err(Short::Room(needed)) if needed > room => room = needed,
-            Err(Short::Room(_)) => {
-                out.truncate(at);
-                return Err(io::Error::other("TLS asked for less room than it had"));
-            }
-            Err(Short::Failed(e)) => {
-                out.truncate(at);
-                return Err(e);
             }
         }
     }

@@ -9,16 +9,25 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use super::{Lean, READ};
 
-/// A server certificate for `localhost`, and a client configuration that trusts it and offers
-/// `h2`.
+/// A server certificate for `localhost`, and a client configuration that trusts it, offers
+/// `h2` and takes the records over after a TLS 1.3 handshake, as a watching connection does.
 fn configs() -> (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>) {
+    configs_with(rustls::ALL_VERSIONS, true)
+}
+
+/// [`configs`] with the server on `versions`, and the client keeping rustls throughout unless
+/// `own`.
+fn configs_with(
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    own: bool,
+) -> (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>) {
     let key = rcgen::KeyPair::generate().unwrap();
     let params = rcgen::CertificateParams::new(vec!["localhost".to_string()]).unwrap();
     let cert = params.self_signed(&key).unwrap();
     let der = CertificateDer::from(cert.der().to_vec());
     let provider = Arc::new(crate::k8s::wire::transport::crypto_provider());
     let mut server = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .unwrap()
         .with_no_client_auth()
         .with_single_cert(
@@ -35,6 +44,7 @@ fn configs() -> (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>) {
         .with_root_certificates(roots)
         .with_no_client_auth();
     client.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    client.enable_secret_extraction = own;
     (Arc::new(server), Arc::new(client))
 }
 
@@ -47,7 +57,15 @@ async fn connected() -> (
     Lean<DuplexStream>,
     tokio_rustls::server::TlsStream<DuplexStream>,
 ) {
-    let (server_config, client_config) = configs();
+    connected_with(configs()).await
+}
+
+async fn connected_with(
+    (server_config, client_config): (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>),
+) -> (
+    Lean<DuplexStream>,
+    tokio_rustls::server::TlsStream<DuplexStream>,
+) {
     // Room for the largest answer below: the test writes it whole before reading it.
     let (ours, theirs) = tokio::io::duplex(256 * 1024);
     let acceptor = tokio_rustls::TlsAcceptor::from(server_config);
@@ -60,7 +78,77 @@ async fn connected() -> (
 
 #[tokio::test]
 async fn data_both_ways_and_nothing_held_between_records() {
+    let (lean, server) = connected().await;
+    assert!(
+        lean.own(),
+        "TLS 1.3: the records are ours after the handshake"
+    );
+    both_ways(lean, server).await;
+}
+
+/// Every TLS 1.3 suite the client offers, the records ours; TLS 1.2, and a client that keeps
+/// rustls, rustls' throughout: each reads and writes the same.
+#[tokio::test]
+async fn every_suite_and_version_reads_and_writes_the_same() {
+    use rustls::crypto::ring::cipher_suite as suites;
+    for suite in [
+        suites::TLS13_AES_128_GCM_SHA256,
+        suites::TLS13_AES_256_GCM_SHA384,
+        suites::TLS13_CHACHA20_POLY1305_SHA256,
+    ] {
+        let (server, client) = configs();
+        let mut server = Arc::unwrap_or_clone(server);
+        let mut provider = crate::k8s::wire::transport::crypto_provider();
+        provider.cipher_suites = vec![suite];
+        server = rebuilt(server, provider);
+        let (lean, server) = connected_with((Arc::new(server), client)).await;
+        assert!(lean.own(), "{suite:?}");
+        both_ways(lean, server).await;
+    }
+    let (lean, server) = connected_with(configs_with(&[&rustls::version::TLS12], true)).await;
+    assert!(!lean.own(), "TLS 1.2 stays rustls'");
+    both_ways(lean, server).await;
+    let (lean, server) = connected_with(configs_with(rustls::ALL_VERSIONS, false)).await;
+    assert!(!lean.own(), "a client that keeps its secrets in");
+    both_ways(lean, server).await;
+}
+
+/// `server` again with only what `provider` offers.
+fn rebuilt(
+    server: rustls::ServerConfig,
+    provider: rustls::crypto::CryptoProvider,
+) -> rustls::ServerConfig {
+    let mut again = rustls::ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .unwrap()
+        .with_no_client_auth()
+        .with_cert_resolver(server.cert_resolver.clone());
+    again.alpn_protocols = server.alpn_protocols.clone();
+    again
+}
+
+/// A server that updates its keys: the connection fails saying so (it cannot follow), and is
+/// opened again by its pool; what came before is read.
+#[tokio::test]
+async fn a_key_update_from_the_server_fails_the_connection_by_name() {
     let (mut lean, mut server) = connected().await;
+    server.write_all(b"before").await.unwrap();
+    server.flush().await.unwrap();
+    let mut got = [0; 6];
+    lean.read_exact(&mut got).await.unwrap();
+    assert_eq!(&got, b"before");
+    server.get_mut().1.refresh_traffic_keys().unwrap();
+    server.write_all(b"after").await.unwrap();
+    server.flush().await.unwrap();
+    let e = lean.read(&mut [0; 16]).await.unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}");
+}
+
+/// Data both ways between a connected pair; nothing held between records.
+async fn both_ways(
+    mut lean: Lean<DuplexStream>,
+    mut server: tokio_rustls::server::TlsStream<DuplexStream>,
+) {
     assert_eq!(lean.alpn_protocol(), Some(&b"h2"[..]));
     assert_eq!(lean.held(), 0, "after the handshake");
     // A request out, larger than one record.
