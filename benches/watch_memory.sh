@@ -3,7 +3,10 @@
 # cluster live: `get --watch` prints once no cluster is pending), two builds in one run, rounds
 # alternating, on one simulated fleet in another process (docs/performance.md, "Ten thousand
 # clusters"). With TUI=1, the TUI instead: when its status line says every cluster is live (tmux,
-# the pane polled every 0.2 s), and its peak resident memory HOLD seconds later.
+# the pane polled every 0.2 s), and its peak resident memory HOLD seconds later; and how its loop
+# kept its frame budget until then (its frames' drawing and lateness, the fleet's updates, from
+# its own log at FLUXFLEET_LOG=fluxfleet::tui::frame=debug; "The TUI while ten thousand clusters
+# connect").
 #   BEFORE=/path/to/parent/fluxfleet AFTER=target/release/fluxfleet [TUI=1] benches/watch_memory.sh
 # CLUSTERS (10000), OBJECTS (20), ROUNDS (2), WINDOW (60 s from start to the interrupt), HOLD (30).
 set -u
@@ -46,12 +49,13 @@ run() {
 run_tui() {
   local bin=$1 label=$2
   tmux kill-session -t watch-memory 2>/dev/null
-  local start
+  local start state="$DIR.state"
+  rm -rf "$state"
   start=$(date +%s.%N)
   # exec: the process found below is the TUI, not a shell waiting for it (whose 4 MiB were once
   # read as the TUI's peak).
   tmux new-session -d -s watch-memory -x 200 -y 50 \
-    "exec env FLUXFLEET_CONFIG=/nonexistent $bin --kubeconfig-dir $DIR/kubeconfigs --watch-mode all"
+    "exec env FLUXFLEET_CONFIG=/nonexistent XDG_STATE_HOME=$state FLUXFLEET_LOG=fluxfleet::tui::frame=debug $bin --kubeconfig-dir $DIR/kubeconfigs --watch-mode all"
   local pid=""
   until [ -n "$pid" ]; do pid=$(pgrep -f -n -- "$bin --kubeconfig-dir $DIR/kubeconfigs"); done
   local took=""
@@ -67,9 +71,43 @@ run_tui() {
   peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
   printf '%s: every cluster live after %s s, peak RSS %.1f MiB\n' "$label" "${took:-never (300 s)}" \
     "$(echo "$peak / 1024" | bc -l)"
+  frames "$state/fluxfleet/fluxfleet.log" "$start" "${took:-300}"
   tmux send-keys -t watch-memory q
   sleep 2
   tmux kill-session -t watch-memory 2>/dev/null
+}
+# The TUI's frames and updates from its start until every cluster was live: how many, and the
+# median, 99th percentile and most of each (a build without the log says so).
+frames() {
+  python3 - "$@" <<'PY'
+import re, sys
+from datetime import datetime
+log, start, took = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+seen = {"drawn_us": [], "late_us": [], "updated_us": []}
+try:
+    lines = open(log).read().splitlines()
+except OSError:
+    lines = []
+for line in lines:
+    m = re.match(r"(\S+)Z\s+DEBUG fluxfleet::tui::frame: \w+ (.*)", line)
+    if not m:
+        continue
+    at = datetime.fromisoformat(m.group(1) + "+00:00").timestamp()
+    if at > start + took:
+        continue
+    for key, value in re.findall(r"(\w+)=(\d+)", m.group(2)):
+        if key in seen:
+            seen[key].append(int(value))
+if not seen["drawn_us"]:
+    print("  (no frame log: a build before it)")
+    sys.exit()
+def say(values):
+    values = sorted(values)
+    at = lambda q: values[min(len(values) - 1, int(q * len(values)))] / 1000
+    return f"median {at(0.5):.1f} ms, p99 {at(0.99):.1f} ms, most {values[-1] / 1000:.1f} ms"
+print(f"  {len(seen['drawn_us'])} frames until every cluster was live: drawn {say(seen['drawn_us'])}; late {say(seen['late_us'])}")
+print(f"  {len(seen['updated_us'])} updates of the fleet's events: {say(seen['updated_us'])}")
+PY
 }
 if [ -n "$TUI" ]; then
   echo "the TUI on $CLUSTERS clusters x $OBJECTS objects watched whole"

@@ -19,12 +19,31 @@ use crate::fleet::verbs::Verb;
 use crate::headless::Edge;
 use tokio_util::sync::CancellationToken;
 
+/// How much lower than the TUI's own thread its workers run.
+const WORKER_NICENESS: i32 = 5;
+
+/// The runtime a command runs on. With a `screen` (the TUI, the demo), the screen is drawn on
+/// the calling thread and the fleet's connections run on the workers: a worker a step below it
+/// lets a frame be drawn when it is due while ten thousand clusters connect
+/// (docs/performance.md, "The TUI while ten thousand clusters connect"), and the connections
+/// take what the screen leaves, as before.
+fn runtime(screen: bool) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    // Linux keeps a niceness for each thread; elsewhere it is the whole process's, screen and
+    // all, and each worker would lower it again.
+    if screen && cfg!(target_os = "linux") {
+        builder.on_thread_start(|| {
+            let _ = rustix::process::nice(WORKER_NICENESS);
+        });
+    }
+    builder.build()
+}
+
 /// Runs `cli`'s command on a runtime of its own; the exit code says how it went.
 pub fn run(cli: Cli) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let screen = matches!(cli.command, None | Some(CliCommand::Demo(_)));
+    let runtime = match runtime(screen) {
         Ok(rt) => rt,
         Err(e) => return ExitCode::from(edge::unstarted(&e)),
     };
@@ -196,5 +215,39 @@ where
             }
         }
         Err(usage) => ExitCode::from(edge::misused(&usage)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The niceness of a task's thread on `runtime`'s workers, and of this thread.
+    fn niceness(runtime: &tokio::runtime::Runtime) -> (i32, i32) {
+        let here = rustix::process::getpriority_process(None).unwrap_or(i32::MIN);
+        let worker = runtime
+            .block_on(runtime.spawn(async { rustix::process::getpriority_process(None) }))
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(i32::MIN);
+        (here, worker)
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn the_screens_workers_run_a_step_below_it_and_a_commands_do_not() {
+        let Ok(screen) = super::runtime(true) else {
+            panic!("no runtime");
+        };
+        let (here, worker) = niceness(&screen);
+        // A thread already at the lowest priority cannot go lower.
+        assert_eq!(
+            worker,
+            (here + super::WORKER_NICENESS).min(19),
+            "the TUI's workers"
+        );
+        let Ok(command) = super::runtime(false) else {
+            panic!("no runtime");
+        };
+        let (here, worker) = niceness(&command);
+        assert_eq!(worker, here, "a command's workers");
     }
 }

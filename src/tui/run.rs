@@ -186,6 +186,7 @@ where
     let mut last_frame = tokio::time::Instant::now() - FRAME;
     loop {
         if dirty && last_frame.elapsed() >= FRAME {
+            let (due, started) = (last_frame + FRAME, tokio::time::Instant::now());
             model.tick(now());
             let size = terminal.size().map_err(TerminalFailed::terminal)?;
             lay_out(model, theme, size.into());
@@ -194,6 +195,14 @@ where
                 .map_err(TerminalFailed::terminal)?;
             last_frame = tokio::time::Instant::now();
             dirty = false;
+            // How the loop keeps its frame budget (docs/performance.md, "The TUI while ten
+            // thousand clusters connect"): FLUXFLEET_LOG=fluxfleet::tui::frame=debug.
+            tracing::debug!(
+                target: "fluxfleet::tui::frame",
+                drawn_us = micros(last_frame - started),
+                late_us = micros(started.saturating_duration_since(due)),
+                "frame"
+            );
         }
         let next_frame = last_frame + FRAME;
         let mut msgs = Vec::new();
@@ -234,6 +243,7 @@ where
             msgs.push(Msg::Fleet(std::mem::take(&mut batch)));
         }
         let mut foreground = Vec::new();
+        let (updating, events) = (tokio::time::Instant::now(), fleet_events(&msgs));
         for msg in msgs {
             for effect in update(model, msg) {
                 match effect {
@@ -241,6 +251,14 @@ where
                     effect => effects.start(effect, results_tx.clone()),
                 }
             }
+        }
+        if events > 0 {
+            tracing::debug!(
+                target: "fluxfleet::tui::frame",
+                updated_us = micros(updating.elapsed()),
+                events,
+                "update"
+            );
         }
         for launch in foreground {
             let ended = hand_over(
@@ -262,6 +280,20 @@ where
             return Ok(());
         }
     }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// How many of the fleet's events `msgs` bring.
+fn fleet_events(msgs: &[Msg]) -> usize {
+    msgs.iter()
+        .map(|m| match m {
+            Msg::Fleet(events) => events.len(),
+            _ => 0,
+        })
+        .sum()
 }
 
 /// Gives the terminal to a plugin until it exits, and takes it back whatever its exit. The fleet
