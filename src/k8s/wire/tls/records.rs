@@ -12,8 +12,8 @@
 //! What a server may send is judged as rustls judges it: a record is application data on the
 //! outside, at most 2^14 + 256 bytes, and opens with the next sequence number or the
 //! connection fails (a forged, replayed, reordered or cut record alike); inside, at most
-//! 2^14 bytes of application data, an alert (close_notify ends the stream, any other is an
-//! error), or handshake messages — a session ticket, ignored (these connections do not resume),
+//! 2^14 bytes of application data, an alert (close_notify ends the stream, a few user_canceled
+//! warnings pass, any other is an error), or handshake messages — a session ticket, ignored (these connections do not resume),
 //! or a key update, which a connection without its traffic secret cannot follow: it fails,
 //! and the connection is opened again. A handshake message cut over records is joined, up to
 //! rustls' 64 KiB.
@@ -37,6 +37,8 @@ const TAG: usize = 16;
 const SEAL_LIMIT: u64 = 1 << 24;
 /// The most of a handshake message cut over records that is held (rustls' own limit).
 const MAX_HANDSHAKE: usize = 0xffff;
+/// The user_canceled warnings let pass before the connection fails (rustls' own count).
+const WARNINGS: u8 = 4;
 
 /// What the content of one opened record was.
 #[derive(Debug, PartialEq)]
@@ -94,6 +96,8 @@ pub struct Records {
     write: Direction,
     /// The start of a handshake message whose end is in a later record.
     handshake: Vec<u8>,
+    /// user_canceled warnings let pass so far.
+    warnings: u8,
 }
 
 fn refused(e: rustls::Error) -> io::Error {
@@ -110,6 +114,7 @@ impl Records {
             read: Direction::new(secrets.rx)?,
             write: Direction::new(secrets.tx)?,
             handshake: Vec::new(),
+            warnings: 0,
         })
     }
 
@@ -216,11 +221,18 @@ impl Records {
                 plain.extend_from_slice(content);
                 Ok(Content::Data(content.len()))
             }
-            ContentType::Alert => match content {
-                [_, 0] => Ok(Content::Closed),
-                [_, description] => Err(refused(rustls::Error::AlertReceived(
-                    AlertDescription::from(*description),
+            // As rustls reads alerts in TLS 1.3: close_notify ends the stream; a warning is
+            // an error but for user_canceled, let pass a few times; a fatal alert is an error.
+            ContentType::Alert => match *content {
+                [1 | 2, 0] => Ok(Content::Closed),
+                [1, 90] if self.warnings < WARNINGS => {
+                    self.warnings += 1;
+                    Ok(Content::Nothing)
+                }
+                [1 | 2, description] => Err(refused(rustls::Error::AlertReceived(
+                    AlertDescription::from(description),
                 ))),
+                [_, _] => Err(misbehaved("an alert of no known level")),
                 _ => Err(misbehaved("an alert of the wrong length")),
             },
             ContentType::Handshake if content.is_empty() => {

@@ -222,6 +222,22 @@ fn close_notify_ends_and_any_other_alert_is_an_error() {
     let (mut client, mut server) = pair(Aead::Aes256);
     let record = sealed(&mut server, ContentType::Alert, &[1, 0, 0]);
     assert!(opened(&mut client, record).is_err());
+    // An alert of no known level, even close_notify.
+    let (mut client, mut server) = pair(Aead::Aes256);
+    let record = sealed(&mut server, ContentType::Alert, &[3, 0]);
+    assert!(opened(&mut client, record).is_err());
+    // A warning other than user_canceled is an error in TLS 1.3.
+    let (mut client, mut server) = pair(Aead::Aes256);
+    let record = sealed(&mut server, ContentType::Alert, &[1, 42]);
+    assert!(opened(&mut client, record).is_err());
+    // user_canceled passes a few times (as rustls lets it), then not.
+    let (mut client, mut server) = pair(Aead::Aes256);
+    for _ in 0..super::WARNINGS {
+        let record = sealed(&mut server, ContentType::Alert, &[1, 90]);
+        assert_eq!(opened(&mut client, record).unwrap().0, Content::Nothing);
+    }
+    let record = sealed(&mut server, ContentType::Alert, &[1, 90]);
+    assert!(opened(&mut client, record).is_err());
     // A change_cipher_spec protected: no TLS 1.3 peer sends one.
     let (mut client, mut server) = pair(Aead::Aes256);
     let record = sealed(&mut server, ContentType::ChangeCipherSpec, &[1]);
