@@ -72,8 +72,9 @@ enum Session {
     Gone,
 }
 
-/// The protocols a client of ours offers, so that the one chosen outlives rustls' state.
-const OFFERED: [&[u8]; 2] = [b"h2", b"http/1.1"];
+/// The protocols an HTTP/2 connection offers (`h2`, and `http/1.1` so that a refusal is
+/// visible and not a TLS error); the one chosen outlives rustls' state.
+pub const OFFERED: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// What to give rustls where it may send application data.
 #[derive(Clone, Copy)]
@@ -290,7 +291,7 @@ impl<IO: AsyncRead + AsyncWrite + Unpin> Lean<IO> {
                     let opened = records.open(&mut self.incoming[..length], &mut self.plain)?;
                     self.discard(length);
                     match opened {
-                        Content::Data(_) => Step::Data,
+                        Content::Data => Step::Data,
                         Content::Nothing => Step::Again,
                         Content::Closed => {
                             self.peer_closed = true;

@@ -154,7 +154,7 @@ impl TlsCache {
     ) -> Result<Arc<rustls::ClientConfig>, kube::Error> {
         let made = |identity| -> Result<Arc<rustls::ClientConfig>, kube::Error> {
             let mut tls = self.config_for(config, identity, Protocol::Http2)?;
-            tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            tls.alpn_protocols = super::tls::OFFERED.iter().map(|p| p.to_vec()).collect();
             // A connection that does not resume needs nothing of rustls after a TLS 1.3
             // handshake but its traffic keys (`tls/records.rs`).
             tls.enable_secret_extraction = !self.reconnects;

@@ -43,8 +43,8 @@ const WARNINGS: u8 = 4;
 /// What the content of one opened record was.
 #[derive(Debug, PartialEq)]
 pub enum Content {
-    /// Application data, this many bytes, appended to the reader's plaintext.
-    Data(usize),
+    /// Application data, appended to the reader's plaintext.
+    Data,
     /// Nothing for the reader: a session ticket, or empty application data.
     Nothing,
     /// The server's close_notify.
@@ -219,7 +219,7 @@ impl Records {
             ContentType::ApplicationData if content.is_empty() => Ok(Content::Nothing),
             ContentType::ApplicationData => {
                 plain.extend_from_slice(content);
-                Ok(Content::Data(content.len()))
+                Ok(Content::Data)
             }
             // As rustls reads alerts in TLS 1.3: close_notify ends the stream; a warning is
             // an error but for user_canceled, let pass a few times; a fatal alert is an error.
