@@ -13,6 +13,7 @@ mod consume;
 mod error;
 pub mod history;
 pub mod keys;
+mod placed;
 pub mod proposals;
 pub mod reader;
 pub mod rendezvous;
@@ -24,9 +25,10 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
-pub(crate) use consume::{StreamRead, last_sequence, placed, put_key, read_all};
+pub(crate) use consume::{StreamRead, last_sequence, put_key, read_all};
 pub use consume::{every_value, last_values, listed_keys, values_of};
 pub use error::{BusError, Malformed};
+pub(crate) use placed::placed;
 pub use stores::{Names, Stores};
 
 /// How to reach the bus, as the command line says.

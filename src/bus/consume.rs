@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 
-use super::{BusError, Stores};
+use super::{BusError, Stores, placed};
 
 /// The stream's last sequence now: where a read of it ends, where following it begins.
 pub(crate) async fn last_sequence(
@@ -251,53 +251,6 @@ async fn consume(
     Ok((Some(messages), pending))
 }
 
-/// How long each try at making a consumer may take: a little longer after the first two, in
-/// case the server is merely slow. Eight tries: a try lands on the lost node one time in three
-/// (below), so four in a row did about one time in eighty — a one-shot read in every few
-/// failovers — and eight about one in six thousand.
-const TRIES: [Duration; 8] = [
-    Duration::from_secs(3),
-    Duration::from_secs(3),
-    Duration::from_secs(5),
-    Duration::from_secs(5),
-    Duration::from_secs(5),
-    Duration::from_secs(5),
-    Duration::from_secs(5),
-    Duration::from_secs(5),
-];
-
-/// Makes a consumer — a read, a watch — trying again when the server does not answer in time
-/// or says no, a bounded number of times; the last error names `what`.
-///
-/// A reader's consumer is one copy, on one node of the stream's; before nats-server 2.12 a
-/// cluster that has lost a node may place it there (nats-io/nats-server#3820, #7165) and the
-/// creation is never answered. Placed again, it lands on a live node two times in three.
-pub(crate) async fn placed<T, E, F, Fut>(what: &str, mut make: F) -> Result<T, BusError>
-where
-    E: std::fmt::Display,
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let mut why = String::new();
-    for (i, bound) in TRIES.into_iter().enumerate() {
-        match tokio::time::timeout(bound, make()).await {
-            Ok(Ok(made)) => return Ok(made),
-            Ok(Err(e)) => why = e.to_string(),
-            Err(_) => why = format!("no answer within {}s", bound.as_secs()),
-        }
-        if i + 1 < TRIES.len() {
-            tracing::debug!(what, error = %why, "making a consumer again");
-            // Not a spin on an answer that comes at once: a leader may be being elected.
-            tokio::time::sleep(Duration::from_millis(250)).await;
-        }
-    }
-    Err(BusError::Unanswered {
-        what: what.to_string(),
-        why,
-        tries: TRIES.len(),
-    })
-}
-
 /// The last value of every key of the state bucket matching `filter` (deleted ones left out),
 /// by key.
 pub async fn last_values(
@@ -408,43 +361,4 @@ async fn latest(
     })
     .await?;
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test(start_paused = true)]
-    async fn a_consumer_never_answered_is_made_again_a_bounded_number_of_times() {
-        // Placed on a lost node the first time, on a live one the second.
-        let mut tries = 0;
-        let made = placed("reading", || {
-            tries += 1;
-            let lost = tries == 1;
-            async move {
-                if lost {
-                    std::future::pending::<()>().await;
-                }
-                Ok::<_, std::io::Error>(tries)
-            }
-        })
-        .await;
-        assert_eq!(made, Ok(2));
-
-        // Never answered: it gives up, saying what and why.
-        let never = placed("watching the state bucket", || {
-            std::future::pending::<std::io::Result<()>>()
-        })
-        .await;
-        let e = never.unwrap_err();
-        assert!(e.retryable());
-        assert_eq!(
-            e,
-            BusError::Unanswered {
-                what: "watching the state bucket".into(),
-                why: "no answer within 5s".into(),
-                tries: 8
-            }
-        );
-    }
 }
