@@ -62,7 +62,7 @@ where
                 Ok(Err(e)) => {
                     why = e.to_string();
                     refused += 1;
-                    tracing::debug!(what, error = %why, asked, "making a consumer: refused");
+                    tracing::debug!(what, error = %why, asked, "an ask of the bus refused");
                     let sooner = tokio::time::Instant::now() + AFTER_NO;
                     if sooner < next.deadline() {
                         next.as_mut().reset(sooner);
@@ -70,7 +70,7 @@ where
                 }
                 Err(_) => {
                     why = format!("no answer within {}s", EACH.as_secs());
-                    tracing::debug!(what, asked, "making a consumer: unanswered");
+                    tracing::debug!(what, asked, "an ask of the bus unanswered");
                 }
             },
             () = &mut next, if more => {
